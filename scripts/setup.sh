@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building, testing and benchmarking onnx-bcast need.
+# Fast when everything is present: apt is only touched when a package is missing.
+set -euo pipefail
+packages=(
+  cmake g++ make pkg-config
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  python3-onnx python3-numpy
+)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
