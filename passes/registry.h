@@ -1,0 +1,24 @@
+// The explicit pass table: it drives --passes parsing, `opt --list-passes` and the README table.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/types/span.h"
+#include "passes/pass.h"
+
+namespace onnx_bcast::passes {
+
+struct PassInfo {
+  const char* name;     ///< command-line name, kebab-case of the file name
+  const char* summary;  ///< one line for --help
+  std::unique_ptr<Pass> (*factory)();
+};
+
+/// Every pass, in the order they are listed.
+absl::Span<const PassInfo> AllPasses();
+
+/// The pass named `name`, or null.
+const PassInfo* FindPass(std::string_view name);
+
+}  // namespace onnx_bcast::passes

@@ -1,0 +1,21 @@
+// Resource limits applied while loading a model; defaults admit every real model and refuse
+// the blow-ups that hostile files use to exhaust memory.
+#pragma once
+
+#include <cstdint>
+
+namespace onnx_bcast::proto {
+
+/// Limits checked before or while a model is parsed. All are inclusive maxima.
+struct Limits {
+  /// Size of the .onnx file itself. Protobuf cannot parse a message of 2 GiB or more.
+  int64_t max_file_bytes = (int64_t{2} << 30) - 1;
+  /// Protobuf message nesting (each subgraph level costs about three).
+  int max_nesting = 100;
+  /// Nodes in the whole model, subgraphs and functions included.
+  int64_t max_nodes = 20'000'000;
+  /// Elements of any one tensor declared in the model (initializer, constant, external).
+  int64_t max_tensor_elements = int64_t{1} << 36;
+};
+
+}  // namespace onnx_bcast::proto

@@ -1,0 +1,360 @@
+// Loading, validating and atomically saving ONNX models. Everything protobuf or libonnx throws is
+// caught here and turned into absl::Status; nothing escapes this layer.
+#include "proto/model_io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/stubs/logging.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "proto/external_data.h"
+#include "proto/tensor_util.h"
+
+namespace onnx_bcast::proto {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Errno() { return std::strerror(errno); }
+
+std::string DirName(const std::string& path) {
+  const fs::path p(path);
+  const std::string parent = p.parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+
+// Prefixes a status message with the file it is about, keeping the code.
+absl::Status WithPath(const std::string& path, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
+}
+
+// Read-only view of a whole file; mmap keeps weights embedded in the protobuf from being copied.
+class MappedFile {
+ public:
+  ~MappedFile() {
+    if (data_ != nullptr && data_ != MAP_FAILED) ::munmap(data_, size_);
+  }
+  absl::Status Open(const std::string& path, int64_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      if (errno == ENOENT) return absl::NotFoundError("no such file");
+      return absl::InvalidArgumentError(absl::StrCat("cannot open: ", Errno()));
+    }
+    absl::Cleanup closer = [fd] { ::close(fd); };
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return absl::InvalidArgumentError(Errno());
+    if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError("is a directory, not a model");
+    if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError("is not a regular file");
+    if (st.st_size == 0) {
+      // Protobuf would accept zero bytes as an empty ModelProto.
+      return absl::InvalidArgumentError("empty file, not an ONNX model");
+    }
+    if (st.st_size > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("file is ", st.st_size,
+                                                       " bytes, more than the limit of ",
+                                                       max_bytes));
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data_ == MAP_FAILED) return absl::InvalidArgumentError(absl::StrCat("mmap: ", Errno()));
+    return absl::OkStatus();
+  }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+bool ParseWithLimit(std::string_view bytes, int recursion_limit, onnx::ModelProto* proto) {
+  google::protobuf::LogSilencer silence;
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  coded.SetRecursionLimit(recursion_limit);
+  proto->Clear();
+  return proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
+// Walks the whole model (subgraphs and functions included) checking what load promises.
+class Validator {
+ public:
+  Validator(const Model& model, const Limits& limits) : model_(model), limits_(limits) {}
+
+  absl::Status Run() {
+    const onnx::ModelProto& m = model_.proto;
+    if (m.ir_version() <= 0) {
+      return absl::InvalidArgumentError(
+          "not an ONNX model: no ir_version (random or foreign bytes?)");
+    }
+    if (!m.has_graph()) return absl::InvalidArgumentError("model has no graph");
+    std::set<std::string> domains;
+    for (const auto& opset : m.opset_import()) {
+      const std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+      if (!domains.insert(domain).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "opset domain '", domain, "' is imported twice (corrupt or concatenated models)"));
+      }
+    }
+    if (m.ir_version() >= 3 && domains.empty()) {
+      return absl::InvalidArgumentError("model imports no opset (truncated file?)");
+    }
+    if (absl::Status s = Graph(m.graph(), absl::StrCat("graph '", m.graph().name(), "'"));
+        !s.ok()) {
+      return s;
+    }
+    for (const auto& fn : m.functions()) {
+      const std::string where = absl::StrCat("function '", fn.domain(), ".", fn.name(), "'");
+      for (const auto& node : fn.node()) {
+        if (absl::Status s = Node(node, where); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Graph(const onnx::GraphProto& g, const std::string& where) {
+    for (const auto& t : g.initializer()) {
+      if (absl::Status s = Tensor(t, absl::StrCat(where, " initializer")); !s.ok()) return s;
+    }
+    for (const auto& st : g.sparse_initializer()) {
+      if (absl::Status s = Sparse(st, absl::StrCat(where, " sparse initializer")); !s.ok()) {
+        return s;
+      }
+    }
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+      for (const auto& vi : *list) {
+        if (absl::Status s = Type(vi.type(), absl::StrCat(where, " value '", vi.name(), "'"));
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+    for (const auto& node : g.node()) {
+      if (absl::Status s = Node(node, where); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Node(const onnx::NodeProto& node, const std::string& where) {
+    if (++nodes_ > limits_.max_nodes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("model has more than the limit of ", limits_.max_nodes, " nodes"));
+    }
+    const std::string here = absl::StrCat(where, " node '", node.name(), "' (", node.op_type(), ")");
+    for (const auto& attr : node.attribute()) {
+      const std::string at = absl::StrCat(here, " attribute '", attr.name(), "'");
+      if (attr.has_t()) {
+        if (absl::Status s = Tensor(attr.t(), at); !s.ok()) return s;
+      }
+      for (const auto& t : attr.tensors()) {
+        if (absl::Status s = Tensor(t, at); !s.ok()) return s;
+      }
+      if (attr.has_sparse_tensor()) {
+        if (absl::Status s = Sparse(attr.sparse_tensor(), at); !s.ok()) return s;
+      }
+      if (attr.has_g()) {
+        if (absl::Status s = Graph(attr.g(), at); !s.ok()) return s;
+      }
+      for (const auto& g : attr.graphs()) {
+        if (absl::Status s = Graph(g, at); !s.ok()) return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Type(const onnx::TypeProto& type, const std::string& where) {
+    if (type.has_tensor_type() && type.tensor_type().has_shape()) {
+      for (const auto& dim : type.tensor_type().shape().dim()) {
+        if (dim.has_dim_value() && dim.dim_value() < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, " has negative dim ", dim.dim_value()));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Sparse(const onnx::SparseTensorProto& st, const std::string& where) {
+    if (absl::Status s = Tensor(st.values(), where); !s.ok()) return s;
+    return Tensor(st.indices(), where);
+  }
+
+  absl::Status Tensor(const onnx::TensorProto& t, const std::string& where) {
+    absl::StatusOr<int64_t> count = CheckedElementCount(t, limits_.max_tensor_elements);
+    if (!count.ok()) {
+      return absl::Status(count.status().code(),
+                          absl::StrCat(where, " ", count.status().message()));
+    }
+    if (t.has_segment()) return absl::OkStatus();  // a chunk of a larger tensor
+    const int32_t type = t.data_type();
+    const int bits = ElementBits(type);
+    const std::string name = absl::StrCat(where, " '", t.name(), "' ", DimsToString(t));
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      absl::StatusOr<ExternalRef> ref = ResolveExternalData(t, model_.base_dir);
+      if (!ref.ok()) {
+        return absl::Status(ref.status().code(), absl::StrCat(where, " ", ref.status().message()));
+      }
+      if (bits > 0 && ref->length != RawByteSize(type, *count)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": external data has ", ref->length, " bytes, dims need ",
+                         RawByteSize(type, *count)));
+      }
+      return absl::OkStatus();
+    }
+    if (t.has_raw_data()) {
+      if (type == onnx::TensorProto::STRING) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": STRING tensor with raw_data"));
+      }
+      if (bits > 0 && static_cast<int64_t>(t.raw_data().size()) != RawByteSize(type, *count)) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": payload has ", t.raw_data().size(),
+                                                       " bytes, dims need ",
+                                                       RawByteSize(type, *count)));
+      }
+      return absl::OkStatus();
+    }
+    int64_t have = -1, want = *count;
+    using T = onnx::TensorProto;
+    switch (type) {
+      case T::FLOAT:
+        have = t.float_data_size();
+        break;
+      case T::COMPLEX64:
+        have = t.float_data_size();
+        want = 2 * *count;
+        break;
+      case T::DOUBLE:
+        have = t.double_data_size();
+        break;
+      case T::COMPLEX128:
+        have = t.double_data_size();
+        want = 2 * *count;
+        break;
+      case T::INT64:
+        have = t.int64_data_size();
+        break;
+      case T::UINT32:
+      case T::UINT64:
+        have = t.uint64_data_size();
+        break;
+      case T::STRING:
+        have = t.string_data_size();
+        break;
+      case 21:
+      case 22:
+      case 23:  // packed 4-bit types: two per int32 element
+        have = t.int32_data_size();
+        want = (*count + 1) / 2;
+        break;
+      default:
+        if (bits > 0) have = t.int32_data_size();
+        break;
+    }
+    if (have >= 0 && have != want) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": payload has ", have, " values, dims need ", want));
+    }
+    return absl::OkStatus();
+  }
+
+  const Model& model_;
+  const Limits& limits_;
+  int64_t nodes_ = 0;
+};
+
+}  // namespace
+
+// Shared with onnx_text.cc: every load path ends with the same validation.
+absl::StatusOr<Model> FinishLoad(Model model, const Limits& limits) {
+  if (absl::Status s = ValidateModel(model, limits); !s.ok()) return WithPath(model.path, s);
+  return model;
+}
+
+absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string& label,
+                                      const std::string& base_dir, const Limits& limits) {
+  Model model;
+  model.path = label;
+  model.base_dir = base_dir;
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": empty file, not an ONNX model"));
+  }
+  if (static_cast<int64_t>(bytes.size()) > limits.max_file_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(label, ": model is ", bytes.size(),
+                                                     " bytes, more than the limit of ",
+                                                     limits.max_file_bytes));
+  }
+  if (!ParseWithLimit(bytes, limits.max_nesting, &model.proto)) {
+    // Tell nesting apart from corruption by retrying with a larger (still bounded) limit.
+    onnx::ModelProto probe;
+    if (ParseWithLimit(bytes, std::max(limits.max_nesting * 4, 400), &probe)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, ": messages nested deeper than the limit of ", limits.max_nesting));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": not a valid ONNX model (protobuf parse failed: truncated or "
+                            "corrupt data)"));
+  }
+  return FinishLoad(std::move(model), limits);
+}
+
+absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
+  if (absl::EndsWith(path, ".onnxtxt")) {
+    MappedFile file;
+    if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) {
+      return WithPath(path, s);
+    }
+    return ParseModelText(file.bytes(), path, DirName(path), limits);
+  }
+  MappedFile file;
+  if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) return WithPath(path, s);
+  return ParseModelBytes(file.bytes(), path, DirName(path), limits);
+}
+
+absl::Status ValidateModel(const Model& model, const Limits& limits) {
+  return Validator(model, limits).Run();
+}
+
+absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
+  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
+    return absl::ResourceExhaustedError("model of 2 GiB or more needs external data");
+  }
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!model.SerializeToCodedStream(&coded)) {
+      return absl::InternalError("protobuf serialization failed");
+    }
+  }
+  return out;
+}
+
+bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b, std::string* diff) {
+  google::protobuf::util::MessageDifferencer differ;
+  std::string report;
+  if (diff != nullptr) differ.ReportDifferencesToString(&report);
+  const bool equal = differ.Compare(a, b);
+  if (diff != nullptr) *diff = report;
+  return equal;
+}
+
+}  // namespace onnx_bcast::proto

@@ -1,0 +1,16 @@
+// Printing models in ONNX text form (the parser lives in model_io.h: ParseModelText).
+#pragma once
+
+#include <string>
+
+#include "proto/onnx.h"
+
+namespace onnx_bcast::proto {
+
+/// The graph in libonnx's text syntax, one node per line (stable for golden tests).
+std::string PrintGraph(const onnx::GraphProto& graph);
+
+/// One node in text syntax, e.g. `C = Add (A, B)`.
+std::string PrintNode(const onnx::NodeProto& node);
+
+}  // namespace onnx_bcast::proto

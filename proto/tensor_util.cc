@@ -1,0 +1,83 @@
+// Size facts about TensorProto payloads.
+#include "proto/tensor_util.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace onnx_bcast::proto {
+
+int ElementBits(int32_t data_type) {
+  using T = onnx::TensorProto;
+  switch (data_type) {
+    case T::FLOAT:
+    case T::INT32:
+    case T::UINT32:
+      return 32;
+    case T::UINT8:
+    case T::INT8:
+    case T::BOOL:
+      return 8;
+    case T::UINT16:
+    case T::INT16:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+      return 16;
+    case T::INT64:
+    case T::UINT64:
+    case T::DOUBLE:
+    case T::COMPLEX64:
+      return 64;
+    case T::COMPLEX128:
+      return 128;
+    // Newer IR versions: float8 variants (17-20) are one byte, int4/uint4 (21, 22) and
+    // float4e2m1 (23) are packed two to a byte.
+    case 17:
+    case 18:
+    case 19:
+    case 20:
+      return 8;
+    case 21:
+    case 22:
+    case 23:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+int64_t RawByteSize(int32_t data_type, int64_t count) {
+  const int bits = ElementBits(data_type);
+  if (bits >= 8) return count * (bits / 8);
+  return (count * bits + 7) / 8;
+}
+
+absl::StatusOr<int64_t> CheckedElementCount(const onnx::TensorProto& tensor, int64_t limit) {
+  int64_t count = 1;
+  for (int i = 0; i < tensor.dims_size(); ++i) {
+    const int64_t d = tensor.dims(i);
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", tensor.name(), "' has negative dim ", d, " at axis ", i));
+    }
+    if (d != 0 && count > limit / d) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tensor '", tensor.name(), "' declares ", DimsToString(tensor),
+                       ", more than the limit of ", limit, " elements"));
+    }
+    count *= d;
+  }
+  if (count > limit) {
+    return absl::ResourceExhaustedError(absl::StrCat("tensor '", tensor.name(), "' declares ",
+                                                     count, " elements, more than the limit of ",
+                                                     limit));
+  }
+  return count;
+}
+
+std::string DimsToString(const onnx::TensorProto& tensor) {
+  return absl::StrCat("[", absl::StrJoin(tensor.dims(), ","), "]");
+}
+
+}  // namespace onnx_bcast::proto

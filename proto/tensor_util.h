@@ -1,0 +1,24 @@
+// Size facts about TensorProto payloads: element sizes per data type and checked element counts.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "proto/onnx.h"
+
+namespace onnx_bcast::proto {
+
+/// Bits per element of an ONNX data type; 0 for STRING, UNDEFINED and types this build does
+/// not know (newer IR versions), whose payload sizes are then not checked.
+int ElementBits(int32_t data_type);
+
+/// Product of dims, refusing negative dims and int64 overflow; `limit` caps the result.
+absl::StatusOr<int64_t> CheckedElementCount(const onnx::TensorProto& tensor, int64_t limit);
+
+/// Bytes the raw encoding of `count` elements of `data_type` takes (sub-byte types packed).
+int64_t RawByteSize(int32_t data_type, int64_t count);
+
+/// Human-readable "[2,3,4]" of the tensor's dims.
+std::string DimsToString(const onnx::TensorProto& tensor);
+
+}  // namespace onnx_bcast::proto

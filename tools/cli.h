@@ -1,0 +1,62 @@
+// Command-line plumbing shared by the onnx-bcast subcommands: option tables (which also drive
+// --help), parsing, exit codes and one-line error reporting.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace onnx_bcast::cli {
+
+/// Exit codes, identical for every subcommand.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFound = 1,        ///< a broadcast error (check) or a numeric mismatch (run, verify)
+  kExitBadModel = 2,     ///< the model cannot be loaded or is invalid
+  kExitUnsupported = 3,  ///< the model needs something not supported
+  kExitCannotWrite = 4,  ///< the output cannot be written
+  kExitUsage = 64,       ///< usage error
+};
+
+/// One option of a subcommand. `metavar` is null for flags that take no value.
+struct OptionSpec {
+  const char* name;  ///< long name without dashes, e.g. "output"
+  char short_name;   ///< e.g. 'o', or 0
+  const char* metavar;
+  bool repeatable;
+  const char* help;
+};
+
+/// Parsed command line of one subcommand.
+struct ParsedArgs {
+  std::vector<std::string> positionals;
+  std::map<std::string, std::vector<std::string>> values;  ///< flags map to {"1"}
+
+  bool Has(const std::string& name) const { return values.count(name) > 0; }
+  std::string Get(const std::string& name, const std::string& fallback = "") const;
+  const std::vector<std::string>& GetAll(const std::string& name) const;
+};
+
+/// Parses `args` against `options`; errors are usage errors naming the offending argument.
+absl::Status ParseArgs(const std::vector<std::string>& args,
+                       const std::vector<OptionSpec>& options, ParsedArgs* out);
+
+/// Formats the option table for --help.
+std::string FormatOptions(const std::vector<OptionSpec>& options);
+
+/// Parses a number option; usage error naming the option when it is not one.
+absl::Status ParseDoubleOption(const ParsedArgs& args, const std::string& name, double* value);
+absl::Status ParseIntOption(const ParsedArgs& args, const std::string& name, int64_t* value);
+
+/// Maps a load-phase status to its exit code: Unimplemented -> 3, anything else -> 2.
+int LoadExitCode(const absl::Status& status);
+
+/// Prints one line to stderr (newlines folded).
+void PrintError(const std::string& message);
+
+/// True when stderr is a terminal (progress output is only printed then).
+bool StderrIsTerminal();
+
+}  // namespace onnx_bcast::cli
