@@ -1,0 +1,197 @@
+// End-to-end tests of the onnx-bcast binary: the exit-code contract, one-line errors that start
+// with the offending path, nothing left behind on failure, and lossless `opt` with no passes.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the CLI with `args` (no shell), capturing stdout and stderr.
+Result RunCli(const std::vector<std::string>& args) {
+  const std::string dir = fs::temp_directory_path() / ("bcast_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out_path = dir + "/out", err_path = dir + "/err";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::freopen(out_path.c_str(), "w", stdout);
+    std::freopen(err_path.c_str(), "w", stderr);
+    std::vector<char*> argv;
+    std::string bin = BCAST_CLI;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream o(out_path), e(err_path);
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  fs::remove_all(dir);
+  return r;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "bcast_e2e_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+  size_t Count() const {
+    return std::distance(fs::directory_iterator(path_), fs::directory_iterator());
+  }
+
+ private:
+  std::string path_;
+};
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Exactly one line on stderr, starting with `prefix`.
+void ExpectOneLineError(const Result& r, const std::string& prefix, const std::string& what) {
+  EXPECT_THAT(r.err, StartsWith(prefix));
+  EXPECT_THAT(r.err, HasSubstr(what));
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+const char kAddModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[2,3] x, float[3] b) => (float[2,3] y) { y = Add(x, b) })";
+
+std::string ValidModelBytes() {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(kAddModel);
+  EXPECT_TRUE(m.ok());
+  return *proto::SerializeModel(m->proto);
+}
+
+TEST(Cli, HelpVersionAndUsage) {
+  Result r = RunCli({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* cmd : {"check", "opt", "run", "verify"}) EXPECT_THAT(r.out, HasSubstr(cmd));
+  EXPECT_EQ(RunCli({"--version"}).code, 0);
+  r = RunCli({"help", "opt"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--in-place"));
+  r = RunCli({"opt", "--no-such-flag"});
+  EXPECT_EQ(r.code, 64);
+  ExpectOneLineError(r, "onnx-bcast opt:", "unknown option '--no-such-flag'");
+  EXPECT_EQ(RunCli({"frobnicate"}).code, 64);
+  EXPECT_EQ(RunCli({}).code, 64);
+  EXPECT_EQ(RunCli({"opt", "m.onnx"}).code, 64);  // no -o
+  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o"}).code, 64);
+  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--passes", "no-such-pass"}).code, 64);
+  EXPECT_EQ(RunCli({"verify", "a.onnx"}).code, 64);
+}
+
+TEST(Cli, OptWithoutPassesIsLosslessForEveryModel) {
+  std::vector<std::string> models;
+  for (const char* root : {"/usr/share/libonnx-testdata/data", BCAST_SOURCE_DIR "/models"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+    }
+  }
+  ASSERT_GT(models.size(), 1000u);
+  TempDir dir;
+  for (const std::string& model : models) {
+    const std::string out = dir / "out.onnx";
+    Result r = RunCli({"opt", model, "-o", out});
+    ASSERT_EQ(r.code, 0) << model << ": " << r.err;
+    absl::StatusOr<proto::Model> a = proto::LoadModel(model);
+    absl::StatusOr<proto::Model> b = proto::LoadModel(out);
+    ASSERT_TRUE(a.ok() && b.ok()) << model;
+    std::string diff;
+    EXPECT_TRUE(proto::ModelsEqual(a->proto, b->proto, &diff)) << model << "\n" << diff;
+  }
+}
+
+struct BadInput {
+  std::string name, bytes, message;
+};
+
+TEST(Cli, UnloadableModelsExitTwoAndWriteNothing) {
+  const std::string good = ValidModelBytes();
+  const std::vector<BadInput> cases = {
+      {"empty", "", "empty file"},
+      {"garbage", std::string(100, '\x07'), "not a valid ONNX model"},
+      {"truncated", good.substr(0, good.size() - 5), ""},
+      {"concatenated", good + good, "imported twice"},
+  };
+  for (const BadInput& c : cases) {
+    TempDir dir;
+    const std::string in = dir / "in.onnx";
+    WriteFile(in, c.bytes);
+    Result r = RunCli({"opt", in, "-o", dir / "out.onnx"});
+    EXPECT_EQ(r.code, 2) << c.name << ": " << r.err;
+    ExpectOneLineError(r, in, c.message);
+    EXPECT_EQ(dir.Count(), 1u) << c.name << ": output or temporary left behind";
+  }
+  Result r = RunCli({"opt", "/no/such/model.onnx", "-o", "/tmp/x.onnx"});
+  EXPECT_EQ(r.code, 2);
+  ExpectOneLineError(r, "/no/such/model.onnx", "no such file");
+}
+
+TEST(Cli, UnwritableOutputExitsFour) {
+  TempDir dir;
+  const std::string in = dir / "in.onnx";
+  WriteFile(in, ValidModelBytes());
+  Result r = RunCli({"opt", in, "-o", in});
+  EXPECT_EQ(r.code, 4);
+  ExpectOneLineError(r, in, "is the input model");
+  fs::create_directories(dir / "sub");
+  r = RunCli({"opt", in, "-o", dir / "sub/../in.onnx"});
+  EXPECT_EQ(r.code, 4);
+  ExpectOneLineError(r, dir / "sub/../in.onnx", "is the input model");
+  fs::create_symlink(in, dir / "link.onnx");
+  r = RunCli({"opt", in, "-o", dir / "link.onnx"});
+  EXPECT_EQ(r.code, 4);
+  r = RunCli({"opt", in, "-o", dir / "missing/out.onnx"});
+  EXPECT_EQ(r.code, 4);
+  ExpectOneLineError(r, dir / "missing/out.onnx", "does not exist");
+  EXPECT_EQ(dir.Count(), 3u);  // in.onnx, sub, link.onnx: nothing else
+  r = RunCli({"opt", in, "-o", in, "--in-place"});
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST(Cli, ExternalDataOptionWritesDataFile) {
+  TempDir dir;
+  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/external/mlp.onnx", "-o",
+                     dir / "mlp.onnx"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "weights/mlp.bin"));
+  r = RunCli({"opt", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx", "--external-data"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(proto::LoadModel(dir / "inline_ext.onnx").ok());
+}
+
+}  // namespace
+}  // namespace onnx_bcast
