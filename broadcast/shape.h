@@ -1,0 +1,97 @@
+// Tensor shapes whose dimensions may be known values, named symbols or unknown.
+// This is the vocabulary of the broadcast rule library; it has no ONNX dependency.
+#ifndef ONNX_BCAST_BROADCAST_SHAPE_H_
+#define ONNX_BCAST_BROADCAST_SHAPE_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace onnx_bcast::bcast {
+
+/// One dimension of a shape: a known extent (>= 0), a named symbol (an ONNX
+/// dim_param such as "N") or unknown. Two symbols with the same name denote the
+/// same extent; two unknown dims are unrelated even though they compare equal.
+class Dim {
+ public:
+  /// An unknown dimension.
+  Dim() = default;
+
+  /// A known extent. Precondition: `value >= 0`.
+  static Dim Value(int64_t value);
+  /// A named symbolic extent. Precondition: `name` is not empty.
+  static Dim Symbol(std::string name);
+  /// An extent about which nothing is known.
+  static Dim Unknown();
+
+  bool is_value() const { return kind_ == Kind::kValue; }
+  bool is_symbol() const { return kind_ == Kind::kSymbol; }
+  bool is_unknown() const { return kind_ == Kind::kUnknown; }
+  /// True when this is the known extent `v`.
+  bool Is(int64_t v) const { return is_value() && value_ == v; }
+
+  /// The extent; only meaningful when `is_value()`.
+  int64_t value() const { return value_; }
+  /// The symbol name; empty unless `is_symbol()`.
+  const std::string& symbol() const { return symbol_; }
+
+  /// "5", "N" or "?".
+  std::string ToString() const;
+
+  /// Structural equality: same kind and same value or name.
+  bool operator==(const Dim& other) const = default;
+
+ private:
+  enum class Kind { kValue, kSymbol, kUnknown };
+  Kind kind_ = Kind::kUnknown;
+  int64_t value_ = 0;
+  std::string symbol_;
+};
+
+/// A tensor shape in numpy order (outermost axis first). `rank_known == false`
+/// means the rank itself is unknown and `dims` is ignored (kept empty).
+/// Rank 0 (`[]`, a scalar) and rank 1 `[1]` are distinct shapes.
+struct Shape {
+  bool rank_known = true;
+  std::vector<Dim> dims;
+
+  /// A shape whose rank is unknown; prints as "?".
+  static Shape UnknownRank();
+  /// A fully known shape, e.g. `Shape::Of({2, 3})`; `Shape::Of({})` is rank 0.
+  static Shape Of(std::initializer_list<int64_t> extents);
+  /// A fully known shape from a vector of extents.
+  static Shape OfVector(const std::vector<int64_t>& extents);
+  /// A shape from a list of dims.
+  static Shape FromDims(std::vector<Dim> dims);
+
+  /// Parses the text form printed by `ToString()`: "[N,3,?]", "[]" (rank 0),
+  /// "?" (unknown rank). Items are non-negative integers, "?" or symbol names
+  /// (which may contain balanced parentheses, e.g. "bcast(M,N)"). Whitespace is
+  /// ignored around items.
+  static absl::StatusOr<Shape> TryParse(std::string_view text);
+  /// Like `TryParse` but aborts with a message on malformed text. Meant for
+  /// literals in code and tests, never for user input.
+  static Shape Parse(std::string_view text);
+
+  /// The rank; only meaningful when `rank_known`.
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+  /// "[2,3,4]", "[]", "[N,3]" or "?".
+  std::string ToString() const;
+  /// True when the rank and every dim are known values.
+  bool IsFullyKnown() const;
+  /// The number of elements when fully known and the product fits in int64_t.
+  std::optional<int64_t> NumElements() const;
+  /// The extents when fully known.
+  std::optional<std::vector<int64_t>> Extents() const;
+
+  bool operator==(const Shape& other) const;
+};
+
+}  // namespace onnx_bcast::bcast
+
+#endif  // ONNX_BCAST_BROADCAST_SHAPE_H_

@@ -1,0 +1,106 @@
+// Dim and Shape: factories, the "[N,3,?]" text form, rank 0 vs [1], element counts.
+#include "broadcast/shape.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace onnx_bcast::bcast {
+namespace {
+
+TEST(Dim, Kinds) {
+  EXPECT_TRUE(Dim::Value(5).is_value());
+  EXPECT_EQ(Dim::Value(5).value(), 5);
+  EXPECT_EQ(Dim::Value(5).ToString(), "5");
+  EXPECT_TRUE(Dim::Symbol("N").is_symbol());
+  EXPECT_EQ(Dim::Symbol("N").symbol(), "N");
+  EXPECT_EQ(Dim::Symbol("N").ToString(), "N");
+  EXPECT_TRUE(Dim::Unknown().is_unknown());
+  EXPECT_TRUE(Dim().is_unknown());
+  EXPECT_EQ(Dim::Unknown().ToString(), "?");
+  EXPECT_EQ(Dim::Value(0).ToString(), "0");
+  EXPECT_TRUE(Dim::Value(1).Is(1));
+  EXPECT_FALSE(Dim::Symbol("N").Is(1));
+}
+
+TEST(Dim, Equality) {
+  EXPECT_EQ(Dim::Value(3), Dim::Value(3));
+  EXPECT_NE(Dim::Value(3), Dim::Value(4));
+  EXPECT_EQ(Dim::Symbol("N"), Dim::Symbol("N"));
+  EXPECT_NE(Dim::Symbol("N"), Dim::Symbol("M"));
+  EXPECT_NE(Dim::Symbol("N"), Dim::Unknown());
+  EXPECT_NE(Dim::Value(0), Dim::Unknown());
+}
+
+TEST(Shape, ParseAndPrint) {
+  EXPECT_EQ(Shape::Parse("[2,3,4]").ToString(), "[2,3,4]");
+  EXPECT_EQ(Shape::Parse("[ N , 3 , ? ]").ToString(), "[N,3,?]");
+  EXPECT_EQ(Shape::Parse("[]").ToString(), "[]");
+  EXPECT_EQ(Shape::Parse("?").ToString(), "?");
+  EXPECT_EQ(Shape::Parse("[bcast(M,N),3]").ToString(), "[bcast(M,N),3]");
+  const Shape mixed = Shape::Parse("[N,3,?]");
+  ASSERT_EQ(mixed.rank(), 3);
+  EXPECT_TRUE(mixed.dims[0].is_symbol());
+  EXPECT_EQ(mixed.dims[1], Dim::Value(3));
+  EXPECT_TRUE(mixed.dims[2].is_unknown());
+  EXPECT_EQ(Shape::Parse("[bcast(M,N),3]").dims[0], Dim::Symbol("bcast(M,N)"));
+}
+
+TEST(Shape, ParseRejectsMalformedText) {
+  EXPECT_FALSE(Shape::TryParse("").ok());
+  EXPECT_FALSE(Shape::TryParse("[1,,2]").ok());
+  EXPECT_FALSE(Shape::TryParse("[-1]").ok());
+  EXPECT_FALSE(Shape::TryParse("[1x]").ok());
+  EXPECT_FALSE(Shape::TryParse("2,3").ok());
+  EXPECT_FALSE(Shape::TryParse("[f(a]").ok());
+  EXPECT_FALSE(Shape::TryParse("[1,2").ok());
+  EXPECT_EQ(Shape::TryParse("[-1]").status().message(),
+            "dim \"-1\" is not a non-negative integer in \"[-1]\"");
+}
+
+TEST(Shape, RankZeroAndRankOneOfOneAreDistinct) {
+  const Shape scalar = Shape::Parse("[]");
+  const Shape one = Shape::Parse("[1]");
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(one.rank(), 1);
+  EXPECT_NE(scalar, one);
+  EXPECT_EQ(scalar, Shape::Of({}));
+  EXPECT_EQ(scalar.NumElements(), 1);
+  EXPECT_EQ(one.NumElements(), 1);
+}
+
+TEST(Shape, UnknownRank) {
+  const Shape shape = Shape::UnknownRank();
+  EXPECT_FALSE(shape.rank_known);
+  EXPECT_EQ(shape.ToString(), "?");
+  EXPECT_FALSE(shape.IsFullyKnown());
+  EXPECT_EQ(shape.NumElements(), std::nullopt);
+  EXPECT_EQ(shape, Shape::Parse("?"));
+  EXPECT_NE(shape, Shape::Parse("[]"));
+}
+
+TEST(Shape, FactoriesAndQueries) {
+  EXPECT_EQ(Shape::Of({2, 3}), Shape::Parse("[2,3]"));
+  EXPECT_EQ(Shape::OfVector({2, 3}), Shape::Parse("[2,3]"));
+  EXPECT_EQ(Shape::FromDims({Dim::Symbol("N"), Dim::Value(3)}), Shape::Parse("[N,3]"));
+  EXPECT_TRUE(Shape::Parse("[2,3]").IsFullyKnown());
+  EXPECT_FALSE(Shape::Parse("[N,3]").IsFullyKnown());
+  EXPECT_FALSE(Shape::Parse("[?,3]").IsFullyKnown());
+  EXPECT_EQ(Shape::Parse("[2,3,4]").NumElements(), 24);
+  EXPECT_EQ(Shape::Parse("[2,0,4]").NumElements(), 0);
+  EXPECT_EQ(Shape::Parse("[N,3]").NumElements(), std::nullopt);
+  EXPECT_EQ(Shape::Parse("[2,3]").Extents(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Shape::Parse("[N,3]").Extents(), std::nullopt);
+}
+
+TEST(Shape, NumElementsOverflow) {
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  EXPECT_EQ(Shape::Of({big, 2}).NumElements(), std::nullopt);
+  EXPECT_EQ(Shape::Of({big, 1}).NumElements(), big);
+  // A zero extent anywhere makes the product 0 without overflow.
+  EXPECT_EQ(Shape::Of({big, big, 0}).NumElements(), 0);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::bcast
