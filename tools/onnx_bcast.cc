@@ -1,12 +1,16 @@
 // onnx-bcast: make the broadcast semantics of ONNX models explicit, checked and verified.
 // The CLI only parses arguments and calls into the library layers; no logic lives here.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "passes/check_report.h"
 #include "passes/registry.h"
+#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
 #include "tools/cli.h"
 
@@ -123,15 +127,68 @@ void PrintPassList() {
   if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
 }
 
+// Writes `text` to `path`, or stdout for "-"; false (after printing the error) on failure.
+bool WriteText(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return true;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+    PrintError(absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
+    if (f != nullptr) std::fclose(f);
+    return false;
+  }
+  if (std::fclose(f) != 0) {
+    PrintError(absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
+    return false;
+  }
+  return true;
+}
+
 int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
+  if (args.Has("annotate") != args.Has("output")) {
+    return Usage(cmd, "--annotate and -o OUT go together");
+  }
+  const std::string& path = args.positionals[0];
+  absl::StatusOr<proto::Model> model = Load(path);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
-  PrintError(absl::StrCat(args.positionals[0], ": 'check' is not available in this build yet"));
-  return kExitUnsupported;
+  passes::AnalysisOptions options;
+  options.lint = args.Has("lint");
+  proto::Model annotated;
+  absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(
+      *model, options, args.Has("annotate") ? &annotated.proto : nullptr);
+  if (!analysis.ok()) {
+    PrintError(absl::StrCat(path, ": ", analysis.status().message()));
+    return LoadExitCode(analysis.status());
+  }
+  const std::string json_path = args.Get("json");
+  if (json_path != "-") {
+    const std::string text = passes::FormatCheckText(*analysis, path, options.lint);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  if (args.Has("json") &&
+      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint))) {
+    return kExitCannotWrite;
+  }
+  if (args.Has("annotate")) {
+    annotated.path = model->path;
+    annotated.base_dir = model->base_dir;
+    if (absl::Status s = proto::SaveModel(annotated, args.Get("output")); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
+    }
+  }
+  if (analysis->HasError()) return kExitFound;
+  if (args.Has("strict") && (analysis->CountVerdict(bcast::Verdict::kConditional) > 0 ||
+                             analysis->CountVerdict(bcast::Verdict::kUnknown) > 0)) {
+    return kExitFound;
+  }
+  return kExitOk;
 }
 
 int RunOpt(const Command& cmd, const ParsedArgs& args) {

@@ -1,0 +1,78 @@
+// Whole-graph shape propagation with the project's broadcast rules, and a verdict for every
+// broadcasting node (subgraphs and model-local functions included). This is the analysis
+// behind `onnx-bcast check`; rewrite passes use the same shapes.
+//
+// libonnx 1.12 shape inference supplies shapes for non-broadcasting ops; it is wrong for
+// broadcasts with symbols (it takes a symbol as compatible with any number) and never checks
+// Gemm's C or PRelu's slope, so every broadcasting op is re-derived here with broadcast/.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "broadcast/condition.h"
+#include "broadcast/rules.h"
+#include "broadcast/shape.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::passes {
+
+/// A portability warning (check --lint).
+struct LintWarning {
+  std::string lint_class;  ///< "prelu-slope-axis", "ncnn-outer-axis", "legacy-axis"
+  std::string message;
+};
+
+/// The verdict for one broadcasting node.
+struct NodeVerdict {
+  std::string graph;  ///< "main", or a path such as "main/If 'cond'.then_branch"
+  std::string node;   ///< node name, or "<op>#<index>" when unnamed
+  std::string op;
+  std::string domain;
+  int64_t opset = 0;
+  std::vector<std::string> input_names;
+  std::vector<bcast::Shape> inputs;
+  bcast::Shape output;
+  bcast::RuleFamily rule = bcast::RuleFamily::kNumpy;
+  std::string broadcast_class;  ///< see bcast::BroadcastClassName, or "matmul-batch"
+  bcast::Verdict verdict = bcast::Verdict::kOk;
+  bcast::ConditionSet condition;
+  std::string message;  ///< one line naming node, op, shapes, rule and reason (non-ok)
+  std::vector<LintWarning> lints;
+};
+
+struct AnalysisOptions {
+  bool lint = false;
+  /// Maximum depth of model-local function calls followed (recursion guard).
+  int max_function_depth = 16;
+};
+
+/// Everything `check` reports.
+struct Analysis {
+  std::vector<NodeVerdict> nodes;
+  /// The conditions of all nodes combined (symbols are model-wide).
+  bcast::ConditionSet combined;
+  /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
+  std::string contradiction;
+  /// Inferred shapes per tensor, keyed by graph path then tensor name.
+  std::map<std::string, std::map<std::string, bcast::Shape>> shapes;
+  /// Set when libonnx shape inference could not run; shapes then come from our rules only.
+  std::string inference_note;
+
+  int64_t CountVerdict(bcast::Verdict v) const;
+  /// True when a node is proven wrong or the combined conditions contradict.
+  bool HasError() const;
+};
+
+/// Analyzes every broadcasting node of `model`. With `annotated` non-null, it receives a copy
+/// of the model with value_info for every intermediate tensor whose shape was inferred.
+absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
+                                           const AnalysisOptions& options,
+                                           onnx::ModelProto* annotated = nullptr);
+
+/// True when `op_type` in the default domain broadcasts its inputs (any opset).
+bool IsBroadcastingOp(const std::string& op_type);
+
+}  // namespace onnx_bcast::passes

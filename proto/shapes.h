@@ -1,0 +1,31 @@
+// Conversions between ONNX type/tensor protos and the broadcast library's symbolic shapes, and
+// reading small integer constants (shape inputs) whatever their encoding.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "broadcast/shape.h"
+#include "proto/onnx.h"
+
+namespace onnx_bcast::proto {
+
+/// The shape of a tensor type: dim_value -> value, dim_param -> symbol, neither -> unknown;
+/// no shape at all -> unknown rank.
+bcast::Shape ShapeOfType(const onnx::TypeProto& type);
+
+/// Writes `shape` into `type`'s tensor shape (unknown rank clears it).
+void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type);
+
+/// The dims of an initializer or constant.
+bcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor);
+
+/// The values of an integer tensor (INT64 or INT32), from typed fields, raw data or external
+/// data resolved against `base_dir`. Refuses more than `max_values` elements.
+absl::StatusOr<std::vector<int64_t>> ReadIntValues(const onnx::TensorProto& tensor,
+                                                   const std::string& base_dir,
+                                                   int64_t max_values = 1 << 16);
+
+}  // namespace onnx_bcast::proto
