@@ -1,0 +1,272 @@
+// Fast binary/ternary kernels: validation, then a driver that walks a BroadcastPlan with
+// flat inner loops (binary_loops.h), split across threads for large outputs.
+#include "runtime/kernels/binary.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/kernels/binary_loops.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+using binary_internal::InnerFns;
+
+constexpr int kMaxInputs = 3;
+
+struct Operands {
+  int num_inputs = 0;
+  std::array<const char*, kMaxInputs> in = {};
+  std::array<int64_t, kMaxInputs> in_size = {};  // bytes per element
+  char* out = nullptr;
+  int64_t out_size = 0;
+};
+
+// Computes output elements [begin, end). Only whole rows of the innermost collapsed dim
+// reach the inner loops; index arithmetic happens once per row, never per element.
+void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
+              int64_t begin, int64_t end) {
+  const int n = ops.num_inputs;
+  std::array<const void*, kMaxInputs> ptr = {};
+  switch (plan.kind()) {
+    case KernelKind::kEmpty:
+      return;
+    case KernelKind::kSameShape: {
+      for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + begin * ops.in_size[i];
+      fns.fn[0](ptr.data(), ops.out + begin * ops.out_size, end - begin);
+      return;
+    }
+    case KernelKind::kScalarLeft:
+    case KernelKind::kScalarRight: {
+      const int small = plan.broadcast_input();
+      for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + (i == small ? 0 : begin * ops.in_size[i]);
+      fns.fn[1 << small](ptr.data(), ops.out + begin * ops.out_size, end - begin);
+      return;
+    }
+    case KernelKind::kRow:
+    case KernelKind::kColumn: {
+      // [M,N]: the full input advances by N per row; the small one is either the same
+      // row of N each time (kRow) or one element per row (kColumn).
+      const int small = plan.broadcast_input();
+      const bool row = plan.kind() == KernelKind::kRow;
+      const int mask = row ? 0 : 1 << small;
+      const int64_t inner = plan.dims()[1];
+      int64_t m = begin / inner;
+      int64_t col = begin % inner;
+      for (int64_t pos = begin; pos < end; ++m, col = 0) {
+        const int64_t len = std::min(inner - col, end - pos);
+        for (int i = 0; i < n; ++i) {
+          const int64_t offset = i != small ? pos : (row ? col : m);
+          ptr[i] = ops.in[i] + offset * ops.in_size[i];
+        }
+        fns.fn[mask](ptr.data(), ops.out + pos * ops.out_size, len);
+        pos += len;
+      }
+      return;
+    }
+    case KernelKind::kGeneral:
+      break;
+  }
+
+  // kGeneral: an odometer over the outer dims, a flat loop over the innermost.
+  const int rank = plan.rank();
+  const auto& dims = plan.dims();
+  const int64_t inner = dims[rank - 1];
+  int mask = 0;
+  std::array<int64_t, kMaxInputs> inner_stride = {};
+  for (int i = 0; i < n; ++i) {
+    inner_stride[i] = plan.strides(i)[rank - 1];
+    if (inner_stride[i] == 0) mask |= 1 << i;
+  }
+  absl::InlinedVector<int64_t, 16> index(rank, 0);
+  std::array<int64_t, kMaxInputs> offset = {};  // element offset of the current row start
+  int64_t outer = begin / inner;
+  for (int d = rank - 2; d >= 0; --d) {
+    index[d] = outer % dims[d];
+    outer /= dims[d];
+    for (int i = 0; i < n; ++i) offset[i] += index[d] * plan.strides(i)[d];
+  }
+  int64_t col = begin % inner;
+  for (int64_t pos = begin; pos < end; col = 0) {
+    const int64_t len = std::min(inner - col, end - pos);
+    for (int i = 0; i < n; ++i) {
+      ptr[i] = ops.in[i] + (offset[i] + col * inner_stride[i]) * ops.in_size[i];
+    }
+    fns.fn[mask](ptr.data(), ops.out + pos * ops.out_size, len);
+    pos += len;
+    for (int d = rank - 2; d >= 0; --d) {
+      for (int i = 0; i < n; ++i) offset[i] += plan.strides(i)[d];
+      if (++index[d] < dims[d]) break;
+      for (int i = 0; i < n; ++i) offset[i] -= plan.strides(i)[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void Run(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
+         const BinaryOptions& opts) {
+  const int64_t total = plan.output_elements();
+  if (opts.threads <= 1 || total < opts.parallel_threshold || total == 0) {
+    RunRange(plan, ops, fns, 0, total);
+    return;
+  }
+  const int64_t tasks = std::min<int64_t>(opts.threads, total);
+  // Chunk edges on multiples of 64 elements keep threads off each other's cache lines.
+  constexpr int64_t kGrain = 64;
+  const int64_t units = (total + kGrain - 1) / kGrain;
+  ThreadPool& pool = opts.pool != nullptr ? *opts.pool : ThreadPool::Default();
+  pool.ParallelFor(tasks, opts.threads, [&](int64_t task) {
+    const int64_t begin = std::min(total, units * task / tasks * kGrain);
+    const int64_t end = std::min(total, units * (task + 1) / tasks * kGrain);
+    if (begin < end) RunRange(plan, ops, fns, begin, end);
+  });
+}
+
+absl::Status CheckOperand(absl::string_view what, const Tensor& t,
+                          const std::vector<int64_t>& planned) {
+  if (t.shape() != planned) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ",
+                                                   ShapeToString(t.shape()), ", plan expects ",
+                                                   ShapeToString(planned)));
+  }
+  if (t.raw_data() == nullptr && t.num_elements() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has no data"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOutput(absl::string_view op_name, const BroadcastPlan& plan, const Tensor* out,
+                         DType expected) {
+  if (out == nullptr) return absl::InvalidArgumentError(absl::StrCat(op_name, ": null output"));
+  if (out->dtype() != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(op_name, ": output dtype is ",
+                                                   DTypeName(out->dtype()), ", expected ",
+                                                   DTypeName(expected)));
+  }
+  return CheckOperand(absl::StrCat(op_name, " output"), *out, plan.output_shape());
+}
+
+Operands MakeOperands(std::initializer_list<const Tensor*> inputs, Tensor* out) {
+  Operands ops;
+  for (const Tensor* t : inputs) {
+    ops.in[ops.num_inputs] = static_cast<const char*>(t->raw_data());
+    ops.in_size[ops.num_inputs] = static_cast<int64_t>(t->element_size());
+    ++ops.num_inputs;
+  }
+  ops.out = static_cast<char*>(out->raw_data());
+  ops.out_size = static_cast<int64_t>(out->element_size());
+  return ops;
+}
+
+}  // namespace
+
+DType BinaryOutputDType(OpKind op, DType a) {
+  switch (op) {
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:
+    case OpKind::kEqual:
+    case OpKind::kGreater:
+    case OpKind::kGreaterOrEqual:
+    case OpKind::kLess:
+    case OpKind::kLessOrEqual:
+      return DType::kBool;
+    default:
+      return a;
+  }
+}
+
+absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
+                      const BinaryOptions& opts) {
+  if (out == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(OpKindName(op), ": null output"));
+  }
+  absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(a.shape(), b.shape(), out->shape());
+  if (!plan.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpKindName(op), ": ", plan.status().message()));
+  }
+  return BinaryOp(op, *plan, a, b, out, opts);
+}
+
+absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, const Tensor& b,
+                      Tensor* out, const BinaryOptions& opts) {
+  absl::StatusOr<ElemOp> elem = ResolveElemOp(op, a.dtype(), b.dtype(), opts.attrs);
+  if (!elem.ok()) return elem.status();
+  const absl::string_view name = OpKindName(op);
+  if (plan.num_inputs() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": plan has ", plan.num_inputs(), " inputs, expected 2"));
+  }
+  if (absl::Status s = CheckOperand(absl::StrCat(name, " input A"), a, plan.input_shape(0));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOperand(absl::StrCat(name, " input B"), b, plan.input_shape(1));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOutput(name, plan, out, ElemOpOutputDType(*elem, a.dtype()));
+      !s.ok()) {
+    return s;
+  }
+  InnerFns fns;
+  if (*elem == ElemOp::kPow) {
+    fns = binary_internal::LookupPow(a.dtype(), b.dtype());
+  } else {
+    fns = binary_internal::LookupArithmetic(*elem, a.dtype());
+    if (!fns.ok()) fns = binary_internal::LookupLogic(*elem, a.dtype());
+  }
+  if (!fns.ok()) {
+    return absl::InternalError(absl::StrCat(name, ": no kernel for ", DTypeName(a.dtype())));
+  }
+  Run(plan, MakeOperands({&a, &b}, out), fns, opts);
+  return absl::OkStatus();
+}
+
+absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor* out,
+                   const BinaryOptions& opts) {
+  if (out == nullptr) return absl::InvalidArgumentError("Where: null output");
+  const std::vector<int64_t> inputs[] = {cond.shape(), x.shape(), y.shape()};
+  absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(inputs, out->shape());
+  if (!plan.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Where: ", plan.status().message()));
+  }
+  return Where(*plan, cond, x, y, out, opts);
+}
+
+absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x,
+                   const Tensor& y, Tensor* out, const BinaryOptions& opts) {
+  if (cond.dtype() != DType::kBool) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Where: condition must be bool, got ", DTypeName(cond.dtype())));
+  }
+  if (x.dtype() != y.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Where: X and Y dtypes differ: ", DTypeName(x.dtype()), " vs ", DTypeName(y.dtype())));
+  }
+  if (plan.num_inputs() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Where: plan has ", plan.num_inputs(), " inputs, expected 3"));
+  }
+  const Tensor* inputs[] = {&cond, &x, &y};
+  const char* names[] = {"Where condition", "Where X", "Where Y"};
+  for (int i = 0; i < 3; ++i) {
+    if (absl::Status s = CheckOperand(names[i], *inputs[i], plan.input_shape(i)); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckOutput("Where", plan, out, x.dtype()); !s.ok()) return s;
+  const InnerFns fns = binary_internal::LookupWhere(x.element_size());
+  if (!fns.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Where: unsupported dtype ", DTypeName(x.dtype())));
+  }
+  Run(plan, MakeOperands({&cond, &x, &y}, out), fns, opts);
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::rt

@@ -1,0 +1,106 @@
+// Tensor storage: aligned allocation, borrowing, cloning.
+#include "runtime/tensor.h"
+
+#include <cstring>
+#include <limits>
+#include <new>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace onnx_bcast::rt {
+
+absl::StatusOr<int64_t> ShapeElementCount(absl::Span<const int64_t> shape) {
+  int64_t count = 1;
+  bool zero = false;
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("negative dimension in shape ", ShapeToString(shape)));
+    }
+    if (dim == 0) zero = true;
+  }
+  if (zero) return 0;
+  for (int64_t dim : shape) {
+    if (count > std::numeric_limits<int64_t>::max() / dim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("element count of shape ", ShapeToString(shape), " overflows int64"));
+    }
+    count *= dim;
+  }
+  return count;
+}
+
+std::string ShapeToString(absl::Span<const int64_t> shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
+}
+
+void Tensor::AlignedFree::operator()(std::byte* p) const {
+  ::operator delete[](p, std::align_val_t(kTensorAlignment));
+}
+
+Tensor::Tensor() = default;
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape, int64_t num_elements)
+    : dtype_(dtype), shape_(std::move(shape)), num_elements_(num_elements) {}
+
+absl::StatusOr<Tensor> Tensor::Allocate(DType dtype, std::vector<int64_t> shape) {
+  if (!IsSupported(dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::Allocate: unsupported dtype ", DTypeName(dtype)));
+  }
+  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+  if (!count.ok()) return count.status();
+  const size_t element_size = DTypeSize(dtype);
+  if (static_cast<uint64_t>(*count) > std::numeric_limits<size_t>::max() / element_size / 2) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("Tensor::Allocate: shape ", ShapeToString(shape), " is too large"));
+  }
+  Tensor tensor(dtype, std::move(shape), *count);
+  // Round up to whole cache lines and never allocate 0 bytes, so data() is non-null and
+  // vector loads past the end of the last line stay inside the allocation.
+  size_t bytes = static_cast<size_t>(*count) * element_size;
+  bytes = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  if (bytes == 0) bytes = kTensorAlignment;
+  auto* storage = static_cast<std::byte*>(
+      ::operator new[](bytes, std::align_val_t(kTensorAlignment), std::nothrow));
+  if (storage == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat("Tensor::Allocate: cannot allocate ",
+                                                     bytes, " bytes"));
+  }
+  std::memset(storage, 0, bytes);
+  tensor.owned_.reset(storage);
+  tensor.data_ = storage;
+  return tensor;
+}
+
+absl::StatusOr<Tensor> Tensor::Borrow(DType dtype, std::vector<int64_t> shape, void* data) {
+  if (!IsSupported(dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::Borrow: unsupported dtype ", DTypeName(dtype)));
+  }
+  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+  if (!count.ok()) return count.status();
+  if (data == nullptr && *count != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Tensor::Borrow: null data for non-empty shape ", ShapeToString(shape)));
+  }
+  Tensor tensor(dtype, std::move(shape), *count);
+  tensor.data_ = data;
+  return tensor;
+}
+
+Tensor Tensor::Clone() const {
+  // Allocation can only fail here on memory exhaustion, which the caller cannot handle
+  // better than a crash either.
+  Tensor copy = Allocate(dtype_, shape_).value();
+  if (byte_size() != 0) std::memcpy(copy.data_, data_, byte_size());
+  return copy;
+}
+
+std::string Tensor::DebugString() const {
+  return absl::StrCat(DTypeName(dtype_), ShapeToString(shape_));
+}
+
+}  // namespace onnx_bcast::rt

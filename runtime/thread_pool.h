@@ -1,0 +1,48 @@
+// A small reusable thread pool for kernels: blocking ParallelFor over task indices, with
+// the calling thread taking part so a busy or absent worker never stalls a call.
+#ifndef ONNX_BCAST_RUNTIME_THREAD_POOL_H_
+#define ONNX_BCAST_RUNTIME_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace onnx_bcast::rt {
+
+/// Fixed set of worker threads. Thread-safe; ParallelFor may be called from several
+/// threads at once and from inside a task (the caller then does the work itself).
+class ThreadPool {
+ public:
+  /// Starts `num_workers` threads (0 is valid: everything runs on the caller).
+  explicit ThreadPool(int num_workers);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+
+  /// Runs fn(0) .. fn(num_tasks - 1) on up to `max_parallelism` threads (the caller counts
+  /// as one) and returns when all have finished. Task order is unspecified.
+  void ParallelFor(int64_t num_tasks, int max_parallelism,
+                   const std::function<void(int64_t)>& fn);
+
+  /// A process-wide pool with max(1, hardware_concurrency - 1) workers, created on first use.
+  static ThreadPool& Default();
+
+ private:
+  void WorkerLoop();
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace onnx_bcast::rt
+
+#endif  // ONNX_BCAST_RUNTIME_THREAD_POOL_H_
