@@ -175,9 +175,9 @@ void CheckOneWay(const Dim& t, const Dim& b, int axis, Collector& out) {
 // Exact-equality check of two dims.
 void CheckEqual(const Dim& a, const Dim& b, int axis, Collector& out, const std::string& label) {
   if (a == b && !a.is_unknown()) return;
-  const std::string where =
-      label.empty() ? AxisVs(axis, a, b)
-                    : absl::StrCat(label, ": ", a.ToString(), " vs ", b.ToString());
+  const std::string where = label.empty()
+                                ? AxisVs(axis, a, b)
+                                : absl::StrCat(label, ": ", a.ToString(), " vs ", b.ToString());
   if (a.is_unknown() || b.is_unknown()) {
     out.Unknown(label.empty() ? UnknownExtent(axis) : absl::StrCat(label, ": unknown extent"));
   } else if (a.is_value() && b.is_value()) {
@@ -356,9 +356,8 @@ BroadcastResult BroadcastPdpd(const Shape& a, const Shape& b, int64_t axis) {
     }
     // Past A's last axis: only B's trailing 1s may be here (they are ignored).
     const Dim& dim = b.dims[i];
-    const std::string where =
-        absl::StrCat("B dim ", i, " (", dim.ToString(), ") at axis ", axis,
-                     " falls past the last axis of A (rank ", rank_a, ")");
+    const std::string where = absl::StrCat("B dim ", i, " (", dim.ToString(), ") at axis ", axis,
+                                           " falls past the last axis of A (rank ", rank_a, ")");
     if (dim.Is(1)) continue;
     if (dim.is_value()) {
       out.Error(-1, where);
@@ -529,9 +528,9 @@ NcnnBinaryForm ClassifyNcnn(const Shape& a_in, const Shape& b_in) {
     }
   }
   // ncnn swaps operands so that A is the larger one.
-  const bool swap = b_in.rank() > a_in.rank() ||
-                    (b_in.rank() == a_in.rank() && !OneOrEqual(a_in, b_in) &&
-                     OneOrEqual(b_in, a_in));
+  const bool swap =
+      b_in.rank() > a_in.rank() ||
+      (b_in.rank() == a_in.rank() && !OneOrEqual(a_in, b_in) && OneOrEqual(b_in, a_in));
   const Shape& a = swap ? b_in : a_in;
   const Shape& b = swap ? a_in : b_in;
   const int64_t rank_a = a.rank();
@@ -558,8 +557,8 @@ NcnnBinaryForm ClassifyNcnn(const Shape& a_in, const Shape& b_in) {
   const Shape numpy_b = PadTo(b, rank_a, false);
   const Shape pair[] = {a_in, b_in};
   const BroadcastResult numpy = BroadcastNumpy(pair);
-  result.matches_numpy = numpy.verdict == Verdict::kOk && numpy.output == result.output &&
-                         ncnn_b == numpy_b;
+  result.matches_numpy =
+      numpy.verdict == Verdict::kOk && numpy.output == result.output && ncnn_b == numpy_b;
   return result;
 }
 
@@ -613,8 +612,8 @@ BroadcastClass ClassifyOperand(const Shape& input, const Shape& output) {
   // Outer-axis: the output's leading run, then 1s.
   int64_t trailing_ones = 0;
   while (trailing_ones < rank && aligned.dims[rank - 1 - trailing_ones].Is(1)) ++trailing_ones;
-  if (trailing_ones > 0 && std::equal(aligned.dims.begin(), aligned.dims.end() - trailing_ones,
-                                      output.dims.begin())) {
+  if (trailing_ones > 0 &&
+      std::equal(aligned.dims.begin(), aligned.dims.end() - trailing_ones, output.dims.begin())) {
     return BroadcastClass::kOuterAxis;
   }
   return BroadcastClass::kGeneral;
@@ -650,8 +649,8 @@ absl::StatusOr<std::vector<int64_t>> BroadcastConcrete(
     rank = std::max(rank, shape.size());
     for (int64_t extent : shape) {
       if (extent < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("negative extent ", extent, " in [",
-                                                       absl::StrJoin(shape, ","), "]"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("negative extent ", extent, " in [", absl::StrJoin(shape, ","), "]"));
       }
     }
   }

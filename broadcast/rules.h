@@ -153,13 +153,13 @@ BroadcastResult BroadcastMatMul(const Shape& a, const Shape& b);
 
 /// How ncnn's BinaryOp would run a pair natively (seed 001).
 enum class NcnnForm {
-  kSameShape,     ///< Identical shapes.
-  kScalarLike,    ///< The smaller side is a scalar or all 1s.
-  kExplicit,      ///< Equal rank, one side's dims are each 1 or equal.
-  kInnerAxis,     ///< The lower-rank side equals the leading numpy dims of the other;
-                  ///< ncnn aligns it to the OUTER numpy axes (opposite of numpy).
-  kOuterAxisRank1,///< Rank-1 side equals the last numpy dim of the other (as numpy).
-  kUnsupported,   ///< None of the above, or rank > 4.
+  kSameShape,       ///< Identical shapes.
+  kScalarLike,      ///< The smaller side is a scalar or all 1s.
+  kExplicit,        ///< Equal rank, one side's dims are each 1 or equal.
+  kInnerAxis,       ///< The lower-rank side equals the leading numpy dims of the other;
+                    ///< ncnn aligns it to the OUTER numpy axes (opposite of numpy).
+  kOuterAxisRank1,  ///< Rank-1 side equals the last numpy dim of the other (as numpy).
+  kUnsupported,     ///< None of the above, or rank > 4.
 };
 
 /// "same", "scalar-like", "explicit", "inner-axis", "outer-axis-rank1", "unsupported".
@@ -184,18 +184,18 @@ NcnnBinaryForm ClassifyNcnn(const Shape& a, const Shape& b);
 
 /// Report classes of an elementwise broadcast.
 enum class BroadcastClass {
-  kSame,           ///< Every input already has the output shape.
-  kScalar,         ///< Broadcast inputs are scalars or all 1s.
-  kPerChannel,     ///< Output rank >= 3, broadcast inputs vary only on axis 1
-                   ///< ([N,C,H,W] with [1,C,1,1] or [C,1,1]).
-  kInnerAxis,      ///< Broadcast inputs match a trailing run of output dims
-                   ///< ([16384,1024] with [1024] or [1,1024]).
-  kOuterAxis,      ///< Broadcast inputs match a leading run, then 1s
-                   ///< ([16384,1024] with [16384,1]).
-  kBidirectional,  ///< No input has the output shape ([256,1,1024] + [1,256,1024]).
-  kGeneral,        ///< Anything else, or mixed classes.
-  kLegacyAxis,     ///< Decided by callers from the op (opset<7 axis broadcast).
-  kUnidirectional, ///< Decided by callers from the op (Gemm C, PRelu slope).
+  kSame,            ///< Every input already has the output shape.
+  kScalar,          ///< Broadcast inputs are scalars or all 1s.
+  kPerChannel,      ///< Output rank >= 3, broadcast inputs vary only on axis 1
+                    ///< ([N,C,H,W] with [1,C,1,1] or [C,1,1]).
+  kInnerAxis,       ///< Broadcast inputs match a trailing run of output dims
+                    ///< ([16384,1024] with [1024] or [1,1024]).
+  kOuterAxis,       ///< Broadcast inputs match a leading run, then 1s
+                    ///< ([16384,1024] with [16384,1]).
+  kBidirectional,   ///< No input has the output shape ([256,1,1024] + [1,256,1024]).
+  kGeneral,         ///< Anything else, or mixed classes.
+  kLegacyAxis,      ///< Decided by callers from the op (opset<7 axis broadcast).
+  kUnidirectional,  ///< Decided by callers from the op (Gemm C, PRelu slope).
 };
 
 /// "same", "scalar", "per-channel", "inner-axis", "outer-axis", "bidirectional",

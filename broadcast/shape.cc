@@ -126,8 +126,8 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
     if ((first >= '0' && first <= '9') || first == '-' || first == '+') {
       int64_t value = 0;
       if (!absl::SimpleAtoi(AV(item), &value) || value < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("dim \"", AV(item), "\" is not a non-negative integer in \"", AV(text), "\""));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dim \"", AV(item), "\" is not a non-negative integer in \"", AV(text), "\""));
       }
       shape.dims.push_back(Dim::Value(value));
       continue;

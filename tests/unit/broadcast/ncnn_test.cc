@@ -16,7 +16,7 @@ namespace {
 using ::onnx_bcast::bcast::testing::S;
 
 struct NcnnRow {
-  const char* ncnn_a;   // as written in seed 001, innermost first
+  const char* ncnn_a;  // as written in seed 001, innermost first
   const char* ncnn_b;
   const char* numpy_a;  // translated by hand to numpy order
   const char* numpy_b;
@@ -99,8 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
         NcnnRow{"[2,3,4,5]", "[1]", "[5,4,3,2]", "[1]", NcnnForm::kScalarLike, true},
         NcnnRow{"[2,3,4,5]", "[1,1]", "[5,4,3,2]", "[1,1]", NcnnForm::kScalarLike, true},
         NcnnRow{"[2,3,4,5]", "[1,1,1]", "[5,4,3,2]", "[1,1,1]", NcnnForm::kScalarLike, true},
-        NcnnRow{"[2,3,4,5]", "[1,1,1,1]", "[5,4,3,2]", "[1,1,1,1]", NcnnForm::kScalarLike,
-                true}),
+        NcnnRow{"[2,3,4,5]", "[1,1,1,1]", "[5,4,3,2]", "[1,1,1,1]", NcnnForm::kScalarLike, true}),
     RowName);
 
 // * no broadcast
@@ -156,10 +155,10 @@ INSTANTIATE_TEST_SUITE_P(
 // * implicit broadcast B with 1 dimension rank for outer axis (as numpy).
 INSTANTIATE_TEST_SUITE_P(
     Rank1OuterAxis, Seed001Ncnn,
-    ::testing::Values(
-        NcnnRow{"[2,3]", "[2]", "[3,2]", "[2]", NcnnForm::kOuterAxisRank1, true},
-        NcnnRow{"[2,3,4]", "[2]", "[4,3,2]", "[2]", NcnnForm::kOuterAxisRank1, true},
-        NcnnRow{"[2,3,4,5]", "[2]", "[5,4,3,2]", "[2]", NcnnForm::kOuterAxisRank1, true}),
+    ::testing::Values(NcnnRow{"[2,3]", "[2]", "[3,2]", "[2]", NcnnForm::kOuterAxisRank1, true},
+                      NcnnRow{"[2,3,4]", "[2]", "[4,3,2]", "[2]", NcnnForm::kOuterAxisRank1, true},
+                      NcnnRow{"[2,3,4,5]", "[2]", "[5,4,3,2]", "[2]", NcnnForm::kOuterAxisRank1,
+                              true}),
     RowName);
 
 // "When the size is the same, eg. [2,2] and [2], broadcast B for inner axis will

@@ -105,7 +105,7 @@ TEST(Numpy, RankZero) {
   EXPECT_TRUE(IsOk(Numpy2("[N]", "[]"), "[N]"));
 }
 TEST(Numpy, NaryInputs) {
-  EXPECT_TRUE(IsOk(Numpy({"[1,3]", "[2,1]", "[]"}), "[2,3]"));  // Where
+  EXPECT_TRUE(IsOk(Numpy({"[1,3]", "[2,1]", "[]"}), "[2,3]"));                    // Where
   EXPECT_TRUE(IsOk(Numpy({"[4,1,1]", "[1,5,1]", "[1,1,6]", "[6]"}), "[4,5,6]"));  // Sum
   EXPECT_TRUE(IsOk(Numpy({"[2,N]"}), "[2,N]"));
   EXPECT_TRUE(IsError(BroadcastNumpy({}), -1, "no inputs"));
@@ -127,14 +127,14 @@ TEST(Unidirectional, SymbolAgainstSymbol) {
 TEST(Unidirectional, GemmBiasAndPreluSlope) {
   EXPECT_TRUE(IsOk(BroadcastUnidirectional(S("[M,N]"), S("[N]")), "[M,N]"));
   EXPECT_TRUE(IsOk(BroadcastUnidirectional(S("[B,C,H,W]"), S("[C,1,1]")), "[B,C,H,W]"));
-  EXPECT_TRUE(IsConditional(BroadcastUnidirectional(S("[B,64,H,W]"), S("[C,1,1]")),
-                            "[B,64,H,W]", "C ∈ {1, 64}"));
+  EXPECT_TRUE(IsConditional(BroadcastUnidirectional(S("[B,64,H,W]"), S("[C,1,1]")), "[B,64,H,W]",
+                            "C ∈ {1, 64}"));
 }
 TEST(Unidirectional, NeverGrowsTarget) {
   EXPECT_TRUE(IsError(BroadcastUnidirectional(S("[2,1]"), S("[5]")), 1, "axis 1: 1 vs 5"));
   EXPECT_TRUE(IsError(BroadcastUnidirectional(S("[2,3]"), S("[4]")), 1, "axis 1: 3 vs 4"));
-  EXPECT_TRUE(
-      IsError(BroadcastUnidirectional(S("[3]"), S("[2,3]")), -1, "B has rank 2, more than rank 1 of A"));
+  EXPECT_TRUE(IsError(BroadcastUnidirectional(S("[3]"), S("[2,3]")), -1,
+                      "B has rank 2, more than rank 1 of A"));
 }
 TEST(Unidirectional, ZeroSize) {
   EXPECT_TRUE(IsOk(BroadcastUnidirectional(S("[0,3]"), S("[1,3]")), "[0,3]"));
@@ -147,7 +147,8 @@ TEST(Unidirectional, RankZero) {
                       "B has rank 1, more than rank 0 of A"));
 }
 TEST(Unidirectional, Unknown) {
-  EXPECT_TRUE(IsUnknown(BroadcastUnidirectional(S("[2,3]"), S("?")), "[2,3]", "B has unknown rank"));
+  EXPECT_TRUE(
+      IsUnknown(BroadcastUnidirectional(S("[2,3]"), S("?")), "[2,3]", "B has unknown rank"));
   EXPECT_TRUE(IsUnknown(BroadcastUnidirectional(S("?"), S("[3]")), "?", "A has unknown rank"));
   EXPECT_TRUE(
       IsUnknown(BroadcastUnidirectional(S("[2,?]"), S("[3]")), "[2,?]", "axis 1: unknown extent"));
@@ -209,16 +210,15 @@ TEST(Pdpd, AxisRange) {
                       "axis -2 is out of range for A of rank 2"));
   EXPECT_TRUE(IsError(BroadcastPdpd(S("[2,3]"), S("[3]"), 3), -1,
                       "axis 3 is out of range for A of rank 2"));
-  EXPECT_TRUE(IsError(BroadcastPdpd(S("[3]"), S("[2,3]"), -1), -1,
-                      "B has rank 2, more than rank 1 of A"));
+  EXPECT_TRUE(
+      IsError(BroadcastPdpd(S("[3]"), S("[2,3]"), -1), -1, "B has rank 2, more than rank 1 of A"));
 }
 TEST(Pdpd, OnesInBBroadcastButAsOnesDoNot) {
   EXPECT_TRUE(IsOk(BroadcastPdpd(S("[2,3,4,5]"), S("[3,1,5]"), 1), "[2,3,4,5]"));
   EXPECT_TRUE(IsError(BroadcastPdpd(S("[2,1,4,5]"), S("[3,4]"), 1), 1, "axis 1: 1 vs 3"));
 }
 TEST(Pdpd, Symbols) {
-  EXPECT_TRUE(IsConditional(BroadcastPdpd(S("[2,3,4,5]"), S("[N]"), 1), "[2,3,4,5]",
-                            "N ∈ {1, 3}"));
+  EXPECT_TRUE(IsConditional(BroadcastPdpd(S("[2,3,4,5]"), S("[N]"), 1), "[2,3,4,5]", "N ∈ {1, 3}"));
   EXPECT_TRUE(IsConditional(BroadcastPdpd(S("[2,C,4,5]"), S("[3,4]"), 1), "[2,C,4,5]", "C == 3"));
   EXPECT_TRUE(IsConditional(BroadcastPdpd(S("[2,3,4,5]"), S("[5,N]"), 3), "[2,3,4,5]", "N == 1"));
 }
@@ -279,16 +279,13 @@ TEST(LegacyOnnx, Symbols) {
 }
 
 TEST(LegacyToNumpy, UnsqueezeAxes) {
-  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[1,3,4,5]"), S("[3]"), 1),
-            (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[1,3,4,5]"), S("[3]"), 1), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[2]"), 0),
             (std::vector<int64_t>{1, 2, 3}));
-  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[3,4]"), 1),
-            (std::vector<int64_t>{2}));
+  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[3,4]"), 1), (std::vector<int64_t>{2}));
   EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[4,5]"), std::nullopt),
             (std::vector<int64_t>{}));
-  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[4,5]"), -1),
-            (std::vector<int64_t>{}));
+  EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[4,5]"), -1), (std::vector<int64_t>{}));
   EXPECT_EQ(LegacyToNumpyUnsqueezeAxes(S("[2,3,4,5]"), S("[]"), std::nullopt),
             (std::vector<int64_t>{}));
   // All-1 B overhanging A: numpy already gives the same result.
@@ -367,14 +364,14 @@ TEST(Explicit, DimsMustBeOneOrEqual) {
 }
 TEST(Explicit, SymbolsZeroRankZeroUnknown) {
   const int64_t axis1[] = {1};
-  EXPECT_TRUE(IsConditional(BroadcastExplicit(S("[K]"), S("[1,16]"), axis1), "[1,16]",
-                            "K ∈ {1, 16}"));
+  EXPECT_TRUE(
+      IsConditional(BroadcastExplicit(S("[K]"), S("[1,16]"), axis1), "[1,16]", "K ∈ {1, 16}"));
   EXPECT_TRUE(IsOk(BroadcastExplicit(S("[0]"), S("[3,0]"), axis1), "[3,0]"));
   EXPECT_TRUE(IsOk(BroadcastExplicit(S("[]"), S("[3,4]"), {}), "[3,4]"));
-  EXPECT_TRUE(IsUnknown(BroadcastExplicit(S("?"), S("[3,4]"), axis1), "[3,4]",
-                        "input has unknown rank"));
-  EXPECT_TRUE(IsUnknown(BroadcastExplicit(S("[3]"), S("?"), axis1), "?",
-                        "target has unknown rank"));
+  EXPECT_TRUE(
+      IsUnknown(BroadcastExplicit(S("?"), S("[3,4]"), axis1), "[3,4]", "input has unknown rank"));
+  EXPECT_TRUE(
+      IsUnknown(BroadcastExplicit(S("[3]"), S("?"), axis1), "?", "target has unknown rank"));
 }
 
 // ---- matmul ----
@@ -475,7 +472,8 @@ TEST(Concrete, Errors) {
   EXPECT_EQ(Concrete({{2, 3}, {2, 4}}).status(), absl::InvalidArgumentError("axis 1: 3 vs 4"));
   EXPECT_EQ(Concrete({{0}, {3}}).status(), absl::InvalidArgumentError("axis 0: 0 vs 3"));
   EXPECT_EQ(Concrete({{3}, {1}, {4}}).status(), absl::InvalidArgumentError("axis 0: 3 vs 4"));
-  EXPECT_EQ(Concrete({{2, -1}}).status(), absl::InvalidArgumentError("negative extent -1 in [2,-1]"));
+  EXPECT_EQ(Concrete({{2, -1}}).status(),
+            absl::InvalidArgumentError("negative extent -1 in [2,-1]"));
   EXPECT_EQ(Concrete({}).status(), absl::InvalidArgumentError("broadcast of no shapes"));
 }
 
@@ -483,10 +481,14 @@ TEST(Concrete, Errors) {
 
 TEST(Names, Rules) {
   const std::pair<RuleFamily, const char*> expected[] = {
-      {RuleFamily::kNumpy, "numpy"},         {RuleFamily::kUnidirectional, "unidirectional"},
-      {RuleFamily::kNone, "none"},           {RuleFamily::kPdpd, "pdpd"},
-      {RuleFamily::kLegacyAxis, "legacy-axis"}, {RuleFamily::kBidirectional, "bidirectional"},
-      {RuleFamily::kExplicit, "explicit"},   {RuleFamily::kMatMul, "matmul"},
+      {RuleFamily::kNumpy, "numpy"},
+      {RuleFamily::kUnidirectional, "unidirectional"},
+      {RuleFamily::kNone, "none"},
+      {RuleFamily::kPdpd, "pdpd"},
+      {RuleFamily::kLegacyAxis, "legacy-axis"},
+      {RuleFamily::kBidirectional, "bidirectional"},
+      {RuleFamily::kExplicit, "explicit"},
+      {RuleFamily::kMatMul, "matmul"},
       {RuleFamily::kNcnn, "ncnn"},
   };
   for (const auto& [rule, name] : expected) {

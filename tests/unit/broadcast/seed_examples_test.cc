@@ -122,13 +122,11 @@ TEST(Seed002Broadcast3, NumpyMode_C_to_NxCxHxW_NeedsC_equals_W) {
       BroadcastNumpyOneWay(S("[C]"), S("[N,C,H,W]")), "[N,C,H,W]", "C == W or C == 1"));
 }
 TEST(Seed002Broadcast3, NumpyMode_16_to_1x16x50x50_Fails) {
-  EXPECT_TRUE(
-      IsError(BroadcastNumpyOneWay(S("[16]"), S("[1,16,50,50]")), 3, "axis 3: 50 vs 16"));
+  EXPECT_TRUE(IsError(BroadcastNumpyOneWay(S("[16]"), S("[1,16,50,50]")), 3, "axis 3: 50 vs 16"));
 }
 TEST(Seed002Broadcast3, NumpyMode_16x1x1_to_1x1x50x50_Fails) {
   // Only the bidirectional mode may grow target_shape's 1s.
-  EXPECT_TRUE(
-      IsError(BroadcastNumpyOneWay(S("[16,1,1]"), S("[1,1,50,50]")), 1, "axis 1: 1 vs 16"));
+  EXPECT_TRUE(IsError(BroadcastNumpyOneWay(S("[16,1,1]"), S("[1,1,50,50]")), 1, "axis 1: 1 vs 16"));
 }
 
 // ---- Seed 003: MNN BinaryOp compatibility check. ----
@@ -153,9 +151,7 @@ TEST(Seed004Numpy, A2x3x5_Bscalar) { EXPECT_TRUE(NumpyRowOk("[2,3,5]", "[]", "[2
 TEST(Seed004Numpy, A2x1x5_B1x4x5) { EXPECT_TRUE(NumpyRowOk("[2,1,5]", "[1,4,5]", "[2,4,5]")); }
 TEST(Seed004Numpy, A6x5_B2x1x5) { EXPECT_TRUE(NumpyRowOk("[6,5]", "[2,1,5]", "[2,6,5]")); }
 TEST(Seed004Numpy, A2x1x5_B4x1) { EXPECT_TRUE(NumpyRowOk("[2,1,5]", "[4,1]", "[2,4,5]")); }
-TEST(Seed004Numpy, A3x2x1x4_B5x4) {
-  EXPECT_TRUE(NumpyRowOk("[3,2,1,4]", "[5,4]", "[3,2,5,4]"));
-}
+TEST(Seed004Numpy, A3x2x1x4_B5x4) { EXPECT_TRUE(NumpyRowOk("[3,2,1,4]", "[5,4]", "[3,2,5,4]")); }
 TEST(Seed004Numpy, A1x5x3_B5x2x1x3) {
   EXPECT_TRUE(NumpyRowOk("[1,5,3]", "[5,2,1,3]", "[5,2,5,3]"));
 }

@@ -16,8 +16,8 @@ namespace onnx_bcast::bcast::testing {
 inline Shape S(std::string_view text) { return Shape::Parse(text); }
 
 inline std::string Describe(const BroadcastResult& r) {
-  return std::string(VerdictName(r.verdict)) + " output=" + r.output.ToString() +
-         " condition=\"" + r.condition.ToString() + "\" reason=\"" + r.reason +
+  return std::string(VerdictName(r.verdict)) + " output=" + r.output.ToString() + " condition=\"" +
+         r.condition.ToString() + "\" reason=\"" + r.reason +
          "\" error_axis=" + std::to_string(r.error_axis);
 }
 
@@ -27,8 +27,7 @@ inline ::testing::AssertionResult IsOk(const BroadcastResult& r, std::string_vie
       r.reason.empty() && r.error_axis == -1) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure()
-         << "expected ok " << output << ", got " << Describe(r);
+  return ::testing::AssertionFailure() << "expected ok " << output << ", got " << Describe(r);
 }
 
 /// kError at `axis` with exactly this reason.
@@ -38,8 +37,8 @@ inline ::testing::AssertionResult IsError(const BroadcastResult& r, int axis,
       r.condition.empty()) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure() << "expected error at axis " << axis << " \"" << reason
-                                       << "\", got " << Describe(r);
+  return ::testing::AssertionFailure()
+         << "expected error at axis " << axis << " \"" << reason << "\", got " << Describe(r);
 }
 
 /// kConditional with exactly this output and printed condition.
@@ -49,8 +48,8 @@ inline ::testing::AssertionResult IsConditional(const BroadcastResult& r, std::s
       r.condition.ToString() == condition && r.error_axis == -1) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure() << "expected conditional " << output << " if \""
-                                       << condition << "\", got " << Describe(r);
+  return ::testing::AssertionFailure()
+         << "expected conditional " << output << " if \"" << condition << "\", got " << Describe(r);
 }
 
 /// kUnknown with exactly this best output and reason.
@@ -60,8 +59,8 @@ inline ::testing::AssertionResult IsUnknown(const BroadcastResult& r, std::strin
       r.condition.empty() && r.error_axis == -1) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure() << "expected unknown " << output << " \"" << reason
-                                       << "\", got " << Describe(r);
+  return ::testing::AssertionFailure()
+         << "expected unknown " << output << " \"" << reason << "\", got " << Describe(r);
 }
 
 /// numpy of two shapes given as text.
