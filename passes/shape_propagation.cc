@@ -54,7 +54,8 @@ const std::unordered_map<std::string, OpInfo>& OpTable() {
       {"Sum", {OpKind::kVariadic, 8}},
       {"Mean", {OpKind::kVariadic, 8}},
       {"Where", {OpKind::kWhere, 0}},
-      {"PRelu", {OpKind::kPRelu, 0}},
+      // PRelu-1/6 apply a 1-D slope per channel (axis 1), Caffe2 style.
+      {"PRelu", {OpKind::kPRelu, 7}},
       {"Gemm", {OpKind::kGemm, 7}},
       {"MatMul", {OpKind::kMatMul, 0}},
       {"Expand", {OpKind::kExpand, 0}},
@@ -324,6 +325,12 @@ class Analyzer {
       case OpKind::kPRelu:
         roles = {"X", "slope"};
         if (v.inputs.size() != 2) return {};
+        if (legacy) {
+          v.rule = RuleFamily::kLegacyAxis;
+          v.broadcast_class = "legacy-axis";
+          result = bcast::BroadcastLegacyOnnx(v.inputs[0], v.inputs[1], true, 1);
+          break;
+        }
         v.rule = RuleFamily::kUnidirectional;
         v.broadcast_class = "unidirectional";
         result = bcast::BroadcastUnidirectional(v.inputs[0], v.inputs[1]);
