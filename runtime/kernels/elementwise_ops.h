@@ -270,10 +270,13 @@ inline T SaturatingCast(double r) {
 template <class T>
 inline T Shift(T a, T b, bool left) {
   constexpr T kBits = static_cast<T>(sizeof(T) * 8);
-  // Shifting by the width or more is undefined in C++; every bit is shifted out.
-  if (b >= kBits) return 0;
   using U = WideUnsigned<T>;
-  return static_cast<T>(left ? static_cast<U>(a) << b : static_cast<U>(a) >> b);
+  // Shifting by the width or more is undefined in C++; every bit is shifted out, so the
+  // result is 0. Masking the amount and selecting afterwards keeps the loop branch-free.
+  const T amount = static_cast<T>(b & (kBits - 1));
+  const T shifted =
+      static_cast<T>(left ? static_cast<U>(a) << amount : static_cast<U>(a) >> amount);
+  return b >= kBits ? T{0} : shifted;
 }
 
 /// One element of `kOp` on compute-type values (see Compute<T>). Pow is the only op whose
@@ -334,17 +337,21 @@ inline auto Apply(A a, B b) {
     if constexpr (kInt) {
       return picked;
     } else {
-      // NaN propagates: a + b is NaN when either is (x != x tests NaN without a libm call,
-      // which keeps the loop vectorizable).
-      return (a != a || b != b) ? a + b : picked;
+      // NaN propagates: a + b is NaN when either is. Everything is computed unconditionally
+      // and combined with selects (x != x tests NaN without a libm call) so GCC vectorizes.
+      const A either_nan = a + b;
+      return ((a != a) | (b != b)) ? either_nan : picked;
     }
   } else if constexpr (kOp == ElemOp::kPRelu) {
     if constexpr (std::is_unsigned_v<A>) {
       return a;
     } else if constexpr (kInt) {
-      return a < 0 ? WrapMul(b, a) : a;
+      const A scaled = WrapMul(b, a);
+      return a < 0 ? scaled : a;
     } else {
-      return a < 0 ? b * a : a;
+      // Multiplying unconditionally turns the branch into a select GCC can vectorize.
+      const A scaled = b * a;
+      return a < 0 ? scaled : a;
     }
   }
 }

@@ -24,7 +24,7 @@ using testing::RandomTensor;
 using testing::ValueKind;
 
 constexpr int kMaxRank = 10;
-constexpr int64_t kBudget = 384;  // output elements per random case
+constexpr int64_t kBudget = 1024;  // output elements per random case
 
 ThreadPool& TestPool() {
   static ThreadPool* pool = new ThreadPool(2);
