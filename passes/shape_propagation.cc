@@ -417,6 +417,8 @@ class Analyzer {
       }
     }
     v.verdict = result.verdict;
+    // A class describes a valid broadcast; a proven error has none.
+    if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
     v.output = result.output;
     v.condition = result.condition;
     v.message = Describe(v, roles, result);
@@ -492,7 +494,8 @@ class Analyzer {
           const int b = v.op == "PRelu" ? 1 : 0;
           return absl::StrCat(head, ": ", roles[b], " ", v.inputs[b].ToString(),
                               " is not unidirectionally broadcastable to ", roles[1 - b], " ",
-                              v.inputs[1 - b].ToString(), " (", r.reason, ")");
+                              v.inputs[1 - b].ToString(), " (",
+                              UnidirectionalReason(v.inputs[b], v.inputs[1 - b], r), ")");
         }
         if (v.rule == RuleFamily::kBidirectional) {
           return absl::StrCat(head, ": input ", v.inputs[0].ToString(),
@@ -520,25 +523,43 @@ class Analyzer {
     return "";
   }
 
-  // For n-ary errors, names the input that conflicts with the ones before it.
+  // The library reports the target's extent first; messages name the broadcast operand
+  // first ("slope [3] ... X [2,3,4] (axis 2: 3 vs 4)"), so restate the axis that way.
+  static std::string UnidirectionalReason(const Shape& b, const Shape& target,
+                                          const BroadcastResult& r) {
+    if (r.error_axis < 0 || !b.rank_known || !target.rank_known) return r.reason;
+    const int64_t pos = r.error_axis - (target.rank() - b.rank());
+    if (pos < 0 || pos >= b.rank() || r.error_axis >= target.rank()) return r.reason;
+    return absl::StrCat("axis ", r.error_axis, ": ", b.dims[pos].ToString(), " vs ",
+                        target.dims[r.error_axis].ToString());
+  }
+
+  // For n-ary errors, names the input whose extent on the failing axis disagrees with most
+  // others (on a tie, the later input).
   static std::string Culprit(const NodeVerdict& v, const std::vector<std::string>& roles,
                              const BroadcastResult& r) {
     if (v.inputs.size() < 3 || r.error_axis < 0 || !r.output.rank_known) return "";
     const int64_t rank = r.output.rank();
-    std::optional<int64_t> seen;
+    std::vector<std::pair<size_t, int64_t>> extents;  // (input, extent) of non-1 extents
+    std::map<int64_t, int> votes;
     for (size_t k = 0; k < v.inputs.size(); ++k) {
       const Shape& s = v.inputs[k];
       if (!s.rank_known) continue;
       const int64_t pos = r.error_axis - (rank - s.rank());
-      if (pos < 0 || pos >= s.rank() || !s.dims[pos].is_value()) continue;
-      const int64_t d = s.dims[pos].value();
-      if (d == 1) continue;
-      if (!seen) {
-        seen = d;
-      } else if (*seen != d) {
-        return absl::StrCat("; ", k < roles.size() ? roles[k] : "input", " '", v.input_names[k],
-                            "' conflicts");
-      }
+      if (pos < 0 || pos >= s.rank() || !s.dims[pos].is_value() || s.dims[pos].Is(1)) continue;
+      extents.push_back({k, s.dims[pos].value()});
+      ++votes[s.dims[pos].value()];
+    }
+    if (votes.size() < 2) return "";
+    int64_t majority = extents.front().second;
+    for (const auto& [extent, count] : votes) {
+      if (count > votes[majority]) majority = extent;
+    }
+    for (auto it = extents.rbegin(); it != extents.rend(); ++it) {
+      if (it->second == majority) continue;
+      const size_t k = it->first;
+      return absl::StrCat("; ", k < roles.size() ? roles[k] : "input", " '", v.input_names[k],
+                          "' conflicts");
     }
     return "";
   }

@@ -1,0 +1,332 @@
+// `check` analysis: verdicts, messages, conditions combined across nodes, subgraphs and
+// functions, lint, annotation, JSON; and agreement with the ONNX test data's recorded outputs.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/check_report.h"
+#include "passes/shape_propagation.h"
+#include "proto/model_io.h"
+#include "proto/shapes.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using bcast::Verdict;
+
+Analysis Analyze(const std::string& text, bool lint = false, onnx::ModelProto* annotated = nullptr) {
+  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
+  EXPECT_TRUE(model.ok()) << model.status();
+  AnalysisOptions options;
+  options.lint = lint;
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*model, options, annotated);
+  EXPECT_TRUE(a.ok()) << a.status();
+  return *a;
+}
+
+const NodeVerdict& Only(const Analysis& a) {
+  EXPECT_EQ(a.nodes.size(), 1u);
+  return a.nodes.at(0);
+}
+
+struct Case {
+  std::string name;
+  std::string text;
+  Verdict verdict;
+  std::string message;  // exact, for errors and conditions
+  std::string output;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class CheckCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CheckCase, VerdictAndMessage) {
+  const Case& c = GetParam();
+  Analysis a = Analyze(c.text);
+  const NodeVerdict& v = Only(a);
+  EXPECT_EQ(v.verdict, c.verdict) << v.message;
+  EXPECT_EQ(v.message, c.message);
+  EXPECT_EQ(v.output.ToString(), c.output);
+  EXPECT_EQ(a.HasError(), c.verdict == Verdict::kError);
+}
+
+std::string Model(const std::string& inputs, const std::string& outputs, const std::string& body,
+                  int opset = 15, const std::string& inits = "") {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\n g (" + inputs +
+         ") => (" + outputs + ") " + inits + " {\n" + body + "\n}";
+}
+
+std::vector<Case> Cases() {
+  return {
+      {"GemmCDoesNotFitMN",
+       Model("float[M,5] a, float[5,5] b", "float[M,5] y", "y = Gemm(a, b, c)", 15,
+             "<float[7] c = {1.0,2.0,3.0,4.0,5.0,6.0,7.0}>"),
+       Verdict::kError,
+       "Gemm 'Gemm#0': C [7] is not unidirectionally broadcastable to (M,N) [M,5] (axis 1: 7 vs 5)",
+       "[M,5]"},
+      {"GemmTransposedVectorBias",
+       Model("float[4,M] a, float[10,4] b, float[10] c", "float[M,10] y",
+             "y = Gemm<transA=1, transB=1>(a, b, c)"),
+       Verdict::kOk, "", "[M,10]"},
+      {"PReluSlopeDoesNotFit", Model("float[2,3] x, float[4] s", "float[2,3] y", "y = PRelu(x, s)"),
+       Verdict::kError,
+       "PRelu 'PRelu#0': slope [4] is not unidirectionally broadcastable to X [2,3] (axis 1: 4 vs 3)",
+       "[2,3]"},
+      {"PReluPerChannelSlope",
+       Model("float[N,3,4,4] x, float[3,1,1] s", "float[N,3,4,4] y", "y = PRelu(x, s)"),
+       Verdict::kOk, "", "[N,3,4,4]"},
+      {"AddMismatch", Model("float[2,3] a, float[4,3] b", "float[2,3] y", "y = Add(a, b)"),
+       Verdict::kError,
+       "Add 'Add#0': A [2,3] and B [4,3] are not broadcastable (numpy rule, axis 0: 2 vs 4)", "[?,3]"},
+      {"WhereConditionConflicts",
+       Model("bool[4] c, float[2,3] x, float[2,3] z", "float[2,3] y", "y = Where(c, x, z)"),
+       Verdict::kError,
+       "Where 'Where#0': condition [4], X [2,3] and Y [2,3] are not broadcastable (numpy rule, "
+       "axis 1: 4 vs 3; condition 'c' conflicts)",
+       "[2,?]"},
+      {"SumThirdInputConflicts",
+       Model("float[2,3] a, float[1,3] b, float[4,3] c", "float[2,3] y", "y = Sum(a, b, c)"),
+       Verdict::kError,
+       "Sum 'Sum#0': data_0 [2,3], data_1 [1,3] and data_2 [4,3] are not broadcastable (numpy "
+       "rule, axis 0: 2 vs 4; data_2 'c' conflicts)",
+       "[?,3]"},
+      {"SymbolicConditional", Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
+       Verdict::kConditional,
+       "Add 'Add#0': A [N,3] and B [5,3] broadcast (numpy rule) only if N ∈ {1, 5}", "[5,3]"},
+      {"TwoSymbols", Model("float[N,3] a, float[M,3] b", "float[N,3] y", "y = Mul(a, b)"),
+       Verdict::kConditional,
+       "Mul 'Mul#0': A [N,3] and B [M,3] broadcast (numpy rule) only if N == M or N == 1 or M == 1",
+       "[bcast(M,N),3]"},
+      {"UnknownDim", Model("float[?,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
+       Verdict::kUnknown,
+       "Add 'Add#0': A [?,3] and B [5,3]: cannot decide the broadcast (numpy rule): axis 0: "
+       "unknown extent",
+       "[5,3]"},
+      {"ZeroSizeWithOne", Model("float[0,3] a, float[1,3] b", "float[0,3] y", "y = Add(a, b)"),
+       Verdict::kOk, "", "[0,3]"},
+      {"ZeroSizeWithThree", Model("float[0,3] a, float[2,3] b", "float[0,3] y", "y = Add(a, b)"),
+       Verdict::kError,
+       "Add 'Add#0': A [0,3] and B [2,3] are not broadcastable (numpy rule, axis 0: 0 vs 2)", "[?,3]"},
+      {"RankZeroWithRankOne", Model("float a, float[1] b", "float[1] y", "y = Add(a, b)"),
+       Verdict::kOk, "", "[1]"},
+      {"RankTwelve",
+       Model("float[2,1,3,1,2,1,2,1,2,1,2,3] a, float[1,4,1,5,1,1,1,1,1,1,1,3] b",
+             "float[2,4,3,5,2,1,2,1,2,1,2,3] y", "y = Add(a, b)"),
+       Verdict::kOk, "", "[2,4,3,5,2,1,2,1,2,1,2,3]"},
+      {"MatMulBatchMismatch",
+       Model("float[2,3,4] a, float[5,4,6] b", "float[2,3,6] y", "y = MatMul(a, b)"),
+       Verdict::kError,
+       "MatMul 'MatMul#0': A [2,3,4] and B [5,4,6] are not broadcastable (matmul rule, axis 0: 2 "
+       "vs 5)",
+       "[?,3,6]"},
+      {"MatMulBatchBroadcast",
+       Model("float[2,1,3,4] a, float[5,4,6] b", "float[2,5,3,6] y", "y = MatMul(a, b)"),
+       Verdict::kOk, "", "[2,5,3,6]"},
+      {"ExpandConstantShape",
+       Model("float[3,1] x", "float[2,3,4] y", "s = Constant<value = int64[3] {2, 3, 4}>()\n"
+                                              "y = Expand(x, s)"),
+       Verdict::kOk, "", "[2,3,4]"},
+      {"ExpandIncompatible",
+       Model("float[3,1] x", "float[2,4] y", "s = Constant<value = int64[2] {2, 4}>()\n"
+                                             "y = Expand(x, s)"),
+       Verdict::kError,
+       "Expand 'Expand#1': input [3,1] cannot be expanded to shape [2,4] (bidirectional rule, "
+       "axis 0: 3 vs 2)",
+       "[?,4]"},
+      {"LegacyAxisOk",
+       Model("float[1,3,4,5] a, float[3] b", "float[1,3,4,5] y",
+             "y = Add<broadcast=1, axis=1>(a, b)", 6),
+       Verdict::kOk, "", "[1,3,4,5]"},
+      {"LegacyAxisWrong",
+       Model("float[1,3,4,5] a, float[4] b", "float[1,3,4,5] y",
+             "y = Add<broadcast=1, axis=1>(a, b)", 6),
+       Verdict::kError,
+       "Add 'Add#0' (opset 6, broadcast=1): B [4] does not fit A [1,3,4,5] (legacy-axis rule, "
+       "axis 1: 3 vs 4)",
+       "[1,3,4,5]"},
+      {"LegacyNoBroadcastNeedsSameShape",
+       Model("float[2,3] a, float[3] b", "float[2,3] y", "y = Mul(a, b)", 6), Verdict::kError,
+       "Mul 'Mul#0' (opset 6): A [2,3] and B [3] must have the same shape (none rule, rank 2 vs 1)",
+       "[2,3]"},
+      {"VariadicBeforeOpset8NeedsSameShape",
+       Model("float[2,3] a, float[3] b", "float[2,3] y", "y = Max(a, b)", 7), Verdict::kError,
+       "Max 'Max#0' (opset 7): data_0 [2,3] and data_1 [3] must have the same shape (none rule, "
+       "rank 2 vs 1)",
+       "[2,3]"},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Check, CheckCase, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Check, LegacyMessagesNameTheRule) {
+  Analysis a = Analyze(Model("float[1,3,4,5] a, float[4] b", "float[1,3,4,5] y",
+                             "y = Add<broadcast=1, axis=1>(a, b)", 6));
+  EXPECT_THAT(Only(a).message, HasSubstr("legacy-axis rule"));
+  EXPECT_EQ(Only(a).rule, bcast::RuleFamily::kLegacyAxis);
+  a = Analyze(Model("float[2,3] a, float[3] b", "float[2,3] y", "y = Mul(a, b)", 6));
+  EXPECT_THAT(Only(a).message, HasSubstr("must have the same shape (none rule"));
+}
+
+TEST(Check, ConditionsCombineAcrossNodes) {
+  Analysis a = Analyze(Model("float[N,3] a, float[5,3] b, float[7,3] c",
+                             "float[5,3] y, float[7,3] z", "y = Add(a, b)\n z = Mul(a, c)"));
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.nodes[0].condition.ToString(), "N ∈ {1, 5}");
+  EXPECT_EQ(a.nodes[1].condition.ToString(), "N ∈ {1, 7}");
+  EXPECT_EQ(a.combined.ToString(), "N == 1");
+  EXPECT_FALSE(a.HasError());
+}
+
+TEST(Check, ContradictingConditionsAreAnError) {
+  // PRelu pins N to 5 (slope 5 vs X's N); the Add allows only 1 or 7.
+  Analysis a = Analyze(Model("float[N,3] x, float[5,3] s, float[7,3] c",
+                             "float[N,3] y, float[7,3] z", "y = PRelu(x, s)\n z = Add(x, c)"));
+  EXPECT_TRUE(a.HasError());
+  EXPECT_THAT(a.contradiction, HasSubstr("cannot all hold"));
+  EXPECT_THAT(a.contradiction, HasSubstr("PRelu#0"));
+  EXPECT_THAT(a.contradiction, HasSubstr("Add#1"));
+}
+
+TEST(Check, ConflictInsideIfBranchIsFoundAndLocated) {
+  Analysis a = Analyze(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (bool c, float[2,3] x, float[4,3] z) => (float[2,3] y) {
+      y = If (c) <
+        then_branch = t () => (float[2,3] ty) { ty = Add(x, z) },
+        else_branch = e () => (float[2,3] ey) { ey = Identity(x) }
+      >
+    })");
+  const NodeVerdict& v = Only(a);
+  EXPECT_EQ(v.verdict, Verdict::kError);
+  EXPECT_EQ(v.graph, "main/If 'If#0'.then_branch");
+  EXPECT_THAT(v.message, HasSubstr("axis 0: 2 vs 4"));
+}
+
+TEST(Check, FunctionBodiesUseCallSiteShapes) {
+  Analysis a = Analyze(R"(
+    <ir_version: 8, opset_import: ["" : 15, "local" : 1]>
+    g (float[2,3] a, float[4,3] b) => (float[2,3] y) { y = local.F(a, b) }
+    <domain: "local", opset_import: ["" : 15]>
+    F (x, z) => (r) { r = Add(x, z) })");
+  const NodeVerdict& v = Only(a);
+  EXPECT_EQ(v.verdict, Verdict::kError);
+  EXPECT_THAT(v.graph, HasSubstr("function local.F"));
+}
+
+TEST(Check, ShapesFlowThroughNonBroadcastingOps) {
+  // Relu and Transpose come from libonnx; the Add after them is ours.
+  Analysis a = Analyze(Model("float[N,4,3] a, float[3,4] b", "float[N,3,4] y",
+                             "r = Relu(a)\n t = Transpose<perm=[0,2,1]>(r)\n y = Add(t, b)"));
+  const NodeVerdict& v = Only(a);
+  EXPECT_EQ(v.inputs[0].ToString(), "[N,3,4]");
+  EXPECT_EQ(v.verdict, Verdict::kOk);
+  EXPECT_EQ(v.broadcast_class, "inner-axis");
+}
+
+TEST(Check, ClassesOfTheExampleModel) {
+  absl::StatusOr<proto::Model> m = proto::LoadModel(BCAST_SOURCE_DIR "/models/cnn_block.onnx");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*m, {});
+  ASSERT_TRUE(a.ok());
+  std::map<std::string, std::string> classes;
+  for (const NodeVerdict& v : a->nodes) classes[v.node] = v.broadcast_class;
+  EXPECT_EQ(classes["bias_add"], "per-channel");
+  EXPECT_EQ(classes["prelu"], "unidirectional");
+  EXPECT_EQ(classes["row_mul"], "inner-axis");
+  EXPECT_EQ(classes["center"], "outer-axis");
+  EXPECT_EQ(classes["fc"], "unidirectional");
+  EXPECT_EQ(a->CountVerdict(Verdict::kOk), 5);
+}
+
+TEST(Check, LintFlagsPortabilityHazards) {
+  Analysis a = Analyze(Model("float[1,3,4,3] x, float[3] s", "float[1,3,4,3] y", "y = PRelu(x, s)"),
+                       /*lint=*/true);
+  ASSERT_EQ(Only(a).lints.size(), 1u);
+  EXPECT_EQ(Only(a).lints[0].lint_class, "prelu-slope-axis");
+  a = Analyze(Model("float[2,2] a, float[2] b", "float[2,2] y", "y = Add(a, b)"), true);
+  ASSERT_EQ(Only(a).lints.size(), 1u);
+  EXPECT_EQ(Only(a).lints[0].lint_class, "ncnn-outer-axis");
+  a = Analyze(Model("float[3,2] a, float[2] b", "float[3,2] y", "y = Add(a, b)"), true);
+  EXPECT_TRUE(Only(a).lints.empty()) << "ncnn's rank-1 outer-axis rule agrees with numpy here";
+  a = Analyze(Model("float[1,3,4,5] a, float[3] b", "float[1,3,4,5] y",
+                    "y = Add<broadcast=1, axis=1>(a, b)", 6),
+              true);
+  ASSERT_EQ(Only(a).lints.size(), 1u);
+  EXPECT_EQ(Only(a).lints[0].lint_class, "legacy-axis");
+  a = Analyze(Model("float[2,2] a, float[2] b", "float[2,2] y", "y = Add(a, b)"), false);
+  EXPECT_TRUE(Only(a).lints.empty()) << "lint is off by default";
+}
+
+TEST(Check, AnnotateWritesInferredValueInfo) {
+  onnx::ModelProto annotated;
+  Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "t = Add(a, b)\n y = Relu(t)"),
+          false, &annotated);
+  bool found = false;
+  for (const auto& vi : annotated.graph().value_info()) {
+    if (vi.name() == "t") {
+      found = true;
+      EXPECT_EQ(proto::ShapeOfType(vi.type()).ToString(), "[5,3]");
+      EXPECT_EQ(vi.type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Check, JsonCarriesEveryField) {
+  Analysis a = Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"));
+  const std::string json = FormatCheckJson(a, "m.onnx", false);
+  for (const char* field :
+       {"\"name\": \"Add#0\"", "\"op\": \"Add\"", "\"shape\": [\n", "\"N\"", "\"rule\": \"numpy\"",
+        "\"class\": \"general\"", "\"verdict\": \"conditional\"", "\"text\": \"N ∈ {1, 5}\"",
+        "\"conditional\": 1", "\"summary\""}) {
+    EXPECT_THAT(json, HasSubstr(field));
+  }
+  const std::string text = FormatCheckText(a, "m.onnx", false);
+  EXPECT_THAT(text, HasSubstr("1 conditional"));
+  EXPECT_THAT(text, HasSubstr("combined: N ∈ {1, 5}"));
+}
+
+// Every model of the ONNX test data: no error verdict, and inferred output shapes agree with
+// the recorded outputs wherever both are known.
+TEST(Check, TestDataModelsHaveNoErrorsAndShapesAgree) {
+  const fs::path root = "/usr/share/libonnx-testdata/data";
+  int models = 0, compared = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.path().filename() != "model.onnx") continue;
+    ++models;
+    absl::StatusOr<proto::Model> m = proto::LoadModel(e.path().string());
+    ASSERT_TRUE(m.ok()) << m.status();
+    absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*m, {});
+    ASSERT_TRUE(a.ok()) << e.path();
+    for (const NodeVerdict& v : a->nodes) {
+      EXPECT_NE(v.verdict, Verdict::kError) << e.path() << ": " << v.message;
+    }
+    EXPECT_TRUE(a->contradiction.empty()) << e.path() << ": " << a->contradiction;
+    const fs::path data = e.path().parent_path() / "test_data_set_0";
+    const auto& shapes = a->shapes.at("main");
+    for (int k = 0; k < m->proto.graph().output_size(); ++k) {
+      const fs::path pb = data / ("output_" + std::to_string(k) + ".pb");
+      if (!fs::exists(pb)) continue;
+      std::ifstream in(pb, std::ios::binary);
+      onnx::TensorProto t;
+      if (!t.ParseFromIstream(&in)) continue;  // sequences/maps are stored otherwise
+      auto it = shapes.find(m->proto.graph().output(k).name());
+      if (it == shapes.end() || !it->second.IsFullyKnown()) continue;
+      EXPECT_EQ(it->second.ToString(), proto::ShapeOfTensor(t).ToString())
+          << e.path() << " output " << k;
+      ++compared;
+    }
+  }
+  EXPECT_GT(models, 1000);
+  EXPECT_GT(compared, 800);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes
