@@ -193,5 +193,63 @@ TEST(Cli, ExternalDataOptionWritesDataFile) {
   EXPECT_TRUE(proto::LoadModel(dir / "inline_ext.onnx").ok());
 }
 
+const std::string kFixtures = BCAST_SOURCE_DIR "/tests/fixtures/check/";
+
+TEST(CliCheck, InvalidModelsExitOneAndNameTheNode) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"gemm_bad_c", "Gemm 'Gemm#0': C [7] is not unidirectionally broadcastable"},
+      {"prelu_bad_slope", "PRelu 'PRelu#0': slope [4] is not unidirectionally broadcastable"},
+      {"add_mismatch", "Add 'Add#0': A [2,3] and B [4,3] are not broadcastable"},
+      {"where_bad_condition", "Where 'Where#0': condition [4]"},
+      {"sum_third_conflicts", "data_2 'c' conflicts"},
+      {"if_branch_conflict", "[in main/If 'If#0'.then_branch]"},
+  };
+  for (const auto& [name, what] : cases) {
+    Result r = RunCli({"check", kFixtures + name + ".onnxtxt"});
+    EXPECT_EQ(r.code, 1) << name << ": " << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr(what)) << name;
+    EXPECT_THAT(r.out, HasSubstr("1 error")) << name;
+  }
+}
+
+TEST(CliCheck, ConditionsAreWarningsUnlessStrict) {
+  const std::string model = kFixtures + "symbolic_batch.onnxtxt";
+  Result r = RunCli({"check", model});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("only if N ∈ {1, 5}"));
+  EXPECT_EQ(RunCli({"check", model, "--strict"}).code, 1);
+  r = RunCli({"check", model, "--json", "-"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, StartsWith("{"));
+  EXPECT_THAT(r.out, HasSubstr("\"verdict\": \"conditional\""));
+  EXPECT_THAT(r.out, HasSubstr("\"conditional\": 1"));
+}
+
+TEST(CliCheck, ValidModelsExitZeroAndAnnotate) {
+  TempDir dir;
+  Result r = RunCli({"check", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "--json",
+                     dir / "report.json", "--annotate", "-o", dir / "annotated.onnx"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("5 broadcasting nodes: 5 ok"));
+  EXPECT_TRUE(fs::exists(dir / "report.json"));
+  absl::StatusOr<proto::Model> m = proto::LoadModel(dir / "annotated.onnx");
+  ASSERT_TRUE(m.ok());
+  EXPECT_GE(m->proto.graph().value_info_size(), 8);
+  EXPECT_EQ(RunCli({"check", BCAST_SOURCE_DIR "/models/legacy_axis.onnx"}).code, 0);
+}
+
+TEST(CliCheck, ErrorsAndUsage) {
+  TempDir dir;
+  WriteFile(dir / "bad.onnx", "garbage");
+  Result r = RunCli({"check", dir / "bad.onnx"});
+  EXPECT_EQ(r.code, 2);
+  ExpectOneLineError(r, dir / "bad.onnx", "not a valid ONNX model");
+  EXPECT_EQ(RunCli({"check"}).code, 64);
+  EXPECT_EQ(RunCli({"check", "a.onnx", "--annotate"}).code, 64);
+  r = RunCli({"check", kFixtures + "add_mismatch.onnxtxt", "--json", dir / "no/such/dir.json"});
+  EXPECT_EQ(r.code, 4);
+  ExpectOneLineError(r, dir / "no/such/dir.json", "cannot write");
+}
+
 }  // namespace
 }  // namespace onnx_bcast
