@@ -45,7 +45,7 @@ void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json) {
   json->EndArray();
   json->Key("values").BeginObject();
   for (const auto& [symbol, values] : c.value_sets()) {
-    json->Key(symbol).BeginArray();
+    json->Key(symbol).BeginInlineArray();
     for (int64_t value : values) json->Int(value);
     json->EndArray();
   }
@@ -58,7 +58,7 @@ void WriteShape(const bcast::Shape& s, JsonWriter* json) {
     json->Null();
     return;
   }
-  json->BeginArray();
+  json->BeginInlineArray();
   for (const bcast::Dim& d : s.dims) {
     if (d.is_value()) {
       json->Int(d.value());

@@ -19,6 +19,12 @@ class JsonWriter {
   JsonWriter& BeginObject() { return Open('{'); }
   JsonWriter& EndObject() { return Close('}'); }
   JsonWriter& BeginArray() { return Open('['); }
+  /// An array printed on one line (for short lists of scalars such as shapes).
+  JsonWriter& BeginInlineArray() {
+    Open('[');
+    inline_.back() = true;
+    return *this;
+  }
   JsonWriter& EndArray() { return Close(']'); }
 
   /// Writes the key of the next member of the current object.
@@ -75,12 +81,15 @@ class JsonWriter {
     Separate();
     out_ += c;
     depth_.push_back(true);
+    inline_.push_back(false);
     return *this;
   }
   JsonWriter& Close(char c) {
     const bool empty = depth_.back();
+    const bool was_inline = inline_.back();
     depth_.pop_back();
-    if (!empty) Newline();
+    inline_.pop_back();
+    if (!empty && !was_inline) Newline();
     out_ += c;
     return *this;
   }
@@ -90,8 +99,13 @@ class JsonWriter {
       return;
     }
     if (depth_.empty()) return;
-    if (!depth_.back()) out_ += ',';
+    const bool first = depth_.back();
+    if (!first) out_ += ',';
     depth_.back() = false;
+    if (inline_.back()) {
+      if (!first) out_ += ' ';
+      return;
+    }
     Newline();
   }
   void Newline() {
@@ -123,7 +137,8 @@ class JsonWriter {
 
   int indent_;
   std::string out_;
-  std::vector<bool> depth_;  // per open container: still empty?
+  std::vector<bool> depth_;   // per open container: still empty?
+  std::vector<bool> inline_;  // per open container: printed on one line?
   bool after_key_ = false;
 };
 
