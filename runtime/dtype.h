@@ -6,8 +6,10 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include "absl/strings/string_view.h"
+#include <ostream>
 #include <type_traits>
+
+#include "absl/strings/string_view.h"
 
 namespace onnx_bcast::rt {
 
@@ -47,6 +49,9 @@ size_t DTypeSize(DType dtype);
 /// Lower-case name as ONNX spells it ("float32", "bfloat16", "bool"...); "undefined" or
 /// "string" for the unsupported ones, "dtype(?)" for values outside the enum.
 absl::string_view DTypeName(DType dtype);
+
+/// Prints DTypeName (for gtest and logs).
+inline std::ostream& operator<<(std::ostream& os, DType dtype) { return os << DTypeName(dtype); }
 
 /// float32, float64, float16, bfloat16.
 constexpr bool IsFloatingPoint(DType dtype) {

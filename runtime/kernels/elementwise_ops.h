@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/dtype.h"
 
 namespace onnx_bcast::rt {

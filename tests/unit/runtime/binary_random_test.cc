@@ -127,6 +127,8 @@ std::vector<OpCase> AllOpCases() {
   return cases;
 }
 
+void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
+
 class BinaryRandomTest : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(BinaryRandomTest, FastMatchesReferenceForEveryKindAndRank) {
