@@ -1,4 +1,9 @@
 // The rewrite-pass interface: a pass transforms a loaded model in place and reports what it did.
+//
+// Three outcomes, three channels: "does not apply" is silent (a reason in PassStats::debug);
+// a bad model is InvalidArgument naming node, op, shapes and rule; what a pass cannot handle
+// is Unimplemented (exit 3 in the CLI). The pass manager turns a graph broken by a pass into
+// InternalError and stops the pipeline.
 #pragma once
 
 #include <cstdint>
@@ -11,20 +16,49 @@
 
 namespace onnx_bcast::passes {
 
+struct TargetProfile;
+
+/// Knobs shared by every pass.
+struct PassOptions {
+  /// materialize-broadcast folds an Expand of a constant into a new initializer only when
+  /// the expanded payload is at most this many bytes; above it an Expand node is inserted.
+  int64_t fold_limit_bytes = 4096;
+  /// The engine description the generic `legalize` pass works for (null: not available).
+  const TargetProfile* target = nullptr;
+};
+
+/// One rewrite, for `opt --report` and --dry-run.
+struct Rewrite {
+  std::string node;    ///< the node rewritten (name, or "<op>#<index>")
+  std::string op;      ///< its op type
+  std::string action;  ///< "inserted", "folded", "removed", "upgraded", "shrunk", "converted"
+  std::string tensor;  ///< the operand or tensor concerned
+  std::string detail;  ///< e.g. "Unsqueeze axes [0,1]", "Expand to [2,3,4]"
+  std::string before;  ///< shape before, e.g. "[3]"
+  std::string after;   ///< shape after, e.g. "[1,1,3]"
+  int64_t bytes = 0;   ///< initializer bytes added (negative: saved)
+};
+
 /// What one pass did, for `opt`'s per-pass counts and --report.
 struct PassStats {
   int64_t nodes_inserted = 0;
   int64_t nodes_removed = 0;
-  int64_t initializers_rewritten = 0;
-  std::vector<std::string> log;  ///< one JSON object per rewrite
+  int64_t initializers_rewritten = 0;  ///< folded, reshaped or shrunk constants
+  int64_t bytes_added = 0;             ///< initializer bytes added by folding (net)
+  std::vector<Rewrite> log;
+  std::vector<std::string> debug;  ///< why a node was left alone ("does not apply")
+
+  bool changed() const { return !log.empty(); }
 };
 
 /// A rewrite. Run() returns InvalidArgument for a bad model (naming node, op, shapes and rule),
-/// Unimplemented for what it cannot handle, and must leave a valid graph otherwise.
+/// Unimplemented for what it cannot handle, and must leave a valid graph otherwise. Every pass
+/// is idempotent: a second run changes nothing.
 class Pass {
  public:
   virtual ~Pass() = default;
-  virtual absl::Status Run(proto::Model* model, PassStats* stats) = 0;
+  virtual absl::Status Run(proto::Model* model, const PassOptions& options,
+                           PassStats* stats) = 0;
 };
 
 }  // namespace onnx_bcast::passes

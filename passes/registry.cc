@@ -1,11 +1,36 @@
 // The explicit pass table. Add a row here for each pass; nothing registers itself.
 #include "passes/registry.h"
 
+#include "passes/align_ranks.h"
+#include "passes/eliminate_redundant_broadcast.h"
+#include "passes/legalize_ncnn.h"
+#include "passes/materialize_broadcast.h"
+#include "passes/upgrade_legacy_broadcast.h"
+
 namespace onnx_bcast::passes {
 
 absl::Span<const PassInfo> AllPasses() {
-  static const PassInfo* const kPasses = nullptr;
-  return absl::Span<const PassInfo>(kPasses, 0);
+  static const PassInfo kPasses[] = {
+      {"upgrade-legacy-broadcast",
+       "opset<7 broadcast=1/axis ops to numpy semantics (rank-only Unsqueeze of B), opset 7",
+       CreateUpgradeLegacyBroadcastPass},
+      {"align-ranks",
+       "give lower-rank broadcast operands leading 1s (folded into constants, else Unsqueeze)",
+       CreateAlignRanksPass},
+      {"materialize-broadcast",
+       "Expand every operand that needs a broadcast to its op's output shape",
+       CreateMaterializeBroadcastPass},
+      {"eliminate-redundant-broadcast",
+       "remove Expand/Unsqueeze/Reshape/Tile that only broadcast what consumers broadcast anyway",
+       CreateEliminateRedundantBroadcastPass},
+      {"legalize-ncnn",
+       "leave every binary op in a form ncnn's BinaryOp runs natively; refuse rank > 4",
+       CreateLegalizeNcnnPass},
+      {"legalize",
+       "like legalize-ncnn, for the table of the target being run (--target-file)",
+       CreateLegalizeTargetPass},
+  };
+  return absl::Span<const PassInfo>(kPasses);
 }
 
 const PassInfo* FindPass(std::string_view name) {

@@ -8,7 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
 #include "passes/check_report.h"
+#include "passes/opt_report.h"
+#include "passes/pass_manager.h"
+#include "passes/targets.h"
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "proto/model_io.h"
@@ -67,6 +72,9 @@ const std::vector<Command>& Commands() {
            {"in-place", 0, nullptr, false, "allow OUT to be MODEL itself"},
            {"external-data", 0, nullptr, false, "save large initializers to OUT.data"},
            {"list-passes", 0, nullptr, false, "list the passes and targets, then exit"},
+           {"fold-limit", 0, "BYTES", false,
+            "fold a broadcast constant into an initializer up to BYTES (default 4096)"},
+           {"debug", 0, nullptr, false, "print every rewrite and why nodes were left alone"},
            kHelp,
        },
        RunOpt},
@@ -194,29 +202,56 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
 int RunOpt(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("list-passes")) {
     PrintPassList();
+    std::printf("\nTargets:\n");
+    for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+      std::printf("  %-32s %s\n", t.name.c_str(), absl::StrJoin(t.passes, ",").c_str());
+    }
     return kExitOk;
   }
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   if (!args.Has("output") && !args.Has("dry-run")) return Usage(cmd, "needs -o OUT");
-  if (args.Has("target") && args.Has("passes")) {
-    return Usage(cmd, "give either --target or --passes, not both");
+  if (static_cast<int>(args.Has("target")) + static_cast<int>(args.Has("passes")) +
+          static_cast<int>(args.Has("target-file")) >
+      1) {
+    return Usage(cmd, "give one of --target, --target-file and --passes");
   }
-  std::vector<const passes::PassInfo*> pipeline;
+  passes::PipelineOptions options;
+  options.verify_each = args.Has("verify-each");
+  if (args.Has("fold-limit")) {
+    int64_t limit = 0;
+    if (absl::Status s = ParseIntOption(args, "fold-limit", &limit); !s.ok()) {
+      return Usage(cmd, std::string(s.message()));
+    }
+    if (limit < 0) return Usage(cmd, "--fold-limit must not be negative");
+    options.pass_options.fold_limit_bytes = limit;
+  }
+  std::vector<std::string> names;
+  passes::TargetProfile profile;
+  const bool has_target = args.Has("target") || args.Has("target-file");
   if (args.Has("passes")) {
     for (absl::string_view name :
          absl::StrSplit(args.Get("passes"), ',', absl::SkipWhitespace())) {
-      const passes::PassInfo* info = passes::FindPass(std::string(name));
-      if (info == nullptr) return Usage(cmd, absl::StrCat("unknown pass '", name, "'"));
-      pipeline.push_back(info);
+      names.emplace_back(absl::StripAsciiWhitespace(name));
     }
+  } else if (args.Has("target")) {
+    const passes::TargetProfile* t = passes::FindTarget(args.Get("target"));
+    if (t == nullptr) return Usage(cmd, absl::StrCat("unknown target '", args.Get("target"), "'"));
+    profile = *t;
+    names = profile.passes;
+  } else if (args.Has("target-file")) {
+    absl::StatusOr<passes::TargetProfile> t = passes::LoadTargetProfile(args.Get("target-file"));
+    if (!t.ok()) {
+      PrintError(std::string(t.status().message()));
+      return kExitUsage;
+    }
+    profile = *std::move(t);
+    names = profile.passes;
   }
-  if (args.Has("target")) {
-    return Usage(cmd, absl::StrCat("unknown target '", args.Get("target"), "'"));
-  }
-  if (args.Has("target-file") || args.Has("verify")) {
-    PrintError(absl::StrCat(args.positionals[0], ": ",
-                            args.Has("verify") ? "--verify" : "--target-file",
-                            " is not available in this build yet"));
+  absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
+  if (!pipeline.ok()) return Usage(cmd, std::string(pipeline.status().message()));
+  if (has_target) options.pass_options.target = &profile;
+  if (args.Has("verify")) {
+    PrintError(absl::StrCat(args.positionals[0], ": --verify is not available in this build yet"));
     return kExitUnsupported;
   }
   absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
@@ -224,12 +259,36 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
-  for (const passes::PassInfo* info : pipeline) {
-    passes::PassStats stats;
-    absl::Status s = info->factory()->Run(&*model, &stats);
-    if (!s.ok()) {
-      PrintError(absl::StrCat(args.positionals[0], ": ", info->name, ": ", s.message()));
-      return s.code() == absl::StatusCode::kUnimplemented ? kExitUnsupported : kExitBadModel;
+  passes::OptReport report;
+  report.model_path = args.positionals[0];
+  report.output_path = args.Has("dry-run") ? "" : args.Get("output");
+  report.target = has_target ? profile.name : "";
+  report.before = passes::Summarize(model->proto);
+  absl::Status status = passes::RunPipeline(&*model, *pipeline, options, &report.runs);
+  report.after = passes::Summarize(model->proto);
+  if (status.ok() && has_target) {
+    absl::StatusOr<std::vector<std::string>> violations =
+        passes::FindTargetViolations(*model, profile);
+    if (violations.ok()) report.violations = *std::move(violations);
+  }
+  if (!status.ok()) report.error = std::string(status.message());
+  if (!pipeline->empty()) {
+    const std::string text =
+        passes::FormatOptText(report, args.Has("dry-run") || args.Has("debug"), args.Has("debug"));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  if (args.Has("report") && !WriteText(args.Get("report"), passes::FormatOptJson(report))) {
+    return kExitCannotWrite;
+  }
+  if (!status.ok()) {
+    PrintError(absl::StrCat(args.positionals[0], ": ", status.message()));
+    switch (status.code()) {
+      case absl::StatusCode::kUnimplemented:
+        return kExitUnsupported;
+      case absl::StatusCode::kFailedPrecondition:
+        return kExitUsage;
+      default:
+        return kExitBadModel;
     }
   }
   if (args.Has("dry-run")) return kExitOk;

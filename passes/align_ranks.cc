@@ -1,0 +1,64 @@
+// align-ranks (see align_ranks.h).
+#include "passes/align_ranks.h"
+
+#include <algorithm>
+
+#include "passes/rewrite_context.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+class AlignRanks : public Pass {
+ public:
+  absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
+    RewriteContext ctx(model, "align-ranks", options, stats);
+    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    proto::GraphEditor& g = ctx.graph();
+    for (int id = 0; id < g.original_node_count(); ++id) {
+      const BroadcastOp op = ctx.OpOf(id);
+      if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) continue;
+      if (op.legacy) {
+        ctx.Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
+        continue;
+      }
+      const onnx::NodeProto& n = g.node(id);
+      auto rank = [&](int k) -> int64_t {
+        if (k >= n.input_size() || n.input(k).empty()) return -1;
+        const bcast::Shape s = ctx.ShapeOf(n.input(k));
+        return s.rank_known ? s.rank() : -1;
+      };
+      if (op.multidirectional()) {
+        int64_t target = 0;
+        bool known = true;
+        for (int k = 0; k < n.input_size(); ++k) {
+          known &= rank(k) >= 0;
+          target = std::max(target, rank(k));
+        }
+        if (!known) {
+          ctx.Debug(id, "an operand has an unknown rank");
+          continue;
+        }
+        for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, target);
+      } else if (op.kind == BroadcastOpKind::kPRelu) {
+        if (rank(0) >= 0) ctx.AlignOperand(id, 1, rank(0));
+      } else if (op.kind == BroadcastOpKind::kGemm) {
+        if (n.input_size() >= 3 && !n.input(2).empty()) ctx.AlignOperand(id, 2, 2);
+      } else if (op.kind == BroadcastOpKind::kMatMul) {
+        const int64_t a = rank(0), b = rank(1);
+        if (a < 2 || b < 2) {
+          if (a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
+          continue;
+        }
+        ctx.AlignOperand(id, a < b ? 0 : 1, std::max(a, b));
+      }
+    }
+    ctx.Commit();
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateAlignRanksPass() { return std::make_unique<AlignRanks>(); }
+
+}  // namespace onnx_bcast::passes

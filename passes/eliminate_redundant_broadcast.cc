@@ -1,0 +1,268 @@
+// eliminate-redundant-broadcast (see eliminate_redundant_broadcast.h).
+#include "passes/eliminate_redundant_broadcast.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "broadcast/rules.h"
+#include "passes/rewrite_context.h"
+#include "proto/shapes.h"
+#include "proto/tensor_data.h"
+#include "proto/tensor_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using bcast::Shape;
+
+// Constants larger than this are not scanned for uniform axes.
+constexpr int64_t kMaxShrinkScanBytes = int64_t{64} << 20;
+
+class EliminateRedundantBroadcast : public Pass {
+ public:
+  absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
+    RewriteContext ctx(model, "eliminate-redundant-broadcast", options, stats);
+    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    ctx_ = &ctx;
+    stats_ = stats;
+    proto::GraphEditor& g = ctx.graph();
+    for (int id = g.original_node_count() - 1; id >= 0; --id) {
+      if (g.alive(id)) TryRemove(id);
+    }
+    ShrinkConstants();
+    ctx.Commit();
+    return absl::OkStatus();
+  }
+
+ private:
+  // Why `id` is not a pure broadcast of its first input (empty: it is one).
+  std::string NotPureBroadcast(int id, const Shape& sx, const Shape& sy) {
+    proto::GraphEditor& g = ctx_->graph();
+    const onnx::NodeProto& n = g.node(id);
+    const std::string& op = n.op_type();
+    if (op == "Expand") return "";
+    if (op == "Unsqueeze") {
+      std::vector<int64_t> axes;
+      bool found = false;
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "axes") {
+          axes.assign(a.ints().begin(), a.ints().end());
+          found = true;
+        }
+      }
+      if (!found && n.input_size() >= 2) {
+        const onnx::TensorProto* t = g.ConstantValue(n.input(1));
+        if (t == nullptr) return "axes are not constant";
+        absl::StatusOr<std::vector<int64_t>> v =
+            proto::ReadIntValues(*t, ctx_->model().base_dir);
+        if (!v.ok()) return "axes are not readable";
+        axes = *v;
+      }
+      for (int64_t& a : axes) {
+        if (a < 0) a += sy.rank();
+      }
+      std::sort(axes.begin(), axes.end());
+      for (size_t i = 0; i < axes.size(); ++i) {
+        if (axes[i] != static_cast<int64_t>(i)) return "inserts a non-leading axis";
+      }
+      return sy.rank() == sx.rank() + static_cast<int64_t>(axes.size()) ? "" : "rank mismatch";
+    }
+    if (op == "Reshape") {
+      const int64_t k = sy.rank() - sx.rank();
+      if (k < 0) return "lowers the rank";
+      for (int64_t i = 0; i < sy.rank(); ++i) {
+        const bcast::Dim& d = sy.dims[i];
+        if (d.is_unknown()) return "unknown output dim";
+        if (i < k && !d.Is(1)) return "not only leading 1s added";
+        if (i >= k && (sx.dims[i - k].is_unknown() || !(sx.dims[i - k] == d))) {
+          return "changes dims";
+        }
+      }
+      return "";
+    }
+    if (op == "Tile") {
+      if (n.input_size() < 2) return "no repeats";
+      const onnx::TensorProto* t = g.ConstantValue(n.input(1));
+      if (t == nullptr) return "repeats are not constant";
+      absl::StatusOr<std::vector<int64_t>> reps = proto::ReadIntValues(*t, ctx_->model().base_dir);
+      if (!reps.ok() || static_cast<int64_t>(reps->size()) != sx.rank()) return "bad repeats";
+      for (int64_t i = 0; i < sx.rank(); ++i) {
+        if ((*reps)[i] != 1 && !sx.dims[i].Is(1)) return "tiles an axis of extent != 1";
+      }
+      return "";
+    }
+    return "not a broadcast op";
+  }
+
+  // True when every use of `y` would compute the same output shape reading a tensor of shape
+  // `sx` instead (numpy broadcasting then gives the same values).
+  bool ConsumersAccept(const std::string& y, const Shape& sx, std::string* why) {
+    proto::GraphEditor& g = ctx_->graph();
+    if (g.IsGraphOutput(y) || g.IsUsedBySubgraph(y)) {
+      *why = "output is a graph output or read by a subgraph";
+      return false;
+    }
+    const std::vector<proto::Use> uses = g.Consumers(y);
+    if (uses.empty()) {
+      *why = "output has no consumer";
+      return false;
+    }
+    for (const proto::Use& use : uses) {
+      const onnx::NodeProto& c = g.node(use.node);
+      const BroadcastOp op = ctx_->OpOf(use.node);
+      std::vector<Shape> before, after;
+      for (int k = 0; k < c.input_size(); ++k) {
+        before.push_back(ctx_->ShapeOf(c.input(k)));
+        after.push_back(c.input(k) == y ? sx : before.back());
+      }
+      bool ok = false;
+      if (op.multidirectional()) {
+        const bcast::BroadcastResult r0 = bcast::BroadcastNumpy(before);
+        const bcast::BroadcastResult r1 = bcast::BroadcastNumpy(after);
+        ok = r0.ok() && r1.ok() && r0.output == r1.output;
+      } else if (!op.legacy && op.kind == BroadcastOpKind::kPRelu && c.input_size() == 2 &&
+                 c.input(0) != y) {
+        ok = bcast::BroadcastUnidirectional(before[0], sx).ok();
+      } else if (!op.legacy && op.kind == BroadcastOpKind::kGemm && c.input_size() >= 3 &&
+                 c.input(0) != y && c.input(1) != y) {
+        const Shape mn = ctx_->ShapeOf(c.output(0));
+        ok = mn.rank_known && mn.rank() == 2 && bcast::BroadcastUnidirectional(mn, sx).ok();
+      }
+      if (!ok) {
+        *why = absl::StrCat("consumer ", ctx_->Label(use.node), " (", c.op_type(),
+                            ") would change or does not broadcast");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void TryRemove(int id) {
+    proto::GraphEditor& g = ctx_->graph();
+    const onnx::NodeProto& n = g.node(id);
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+    const std::string& op = n.op_type();
+    if (op != "Expand" && op != "Unsqueeze" && op != "Reshape" && op != "Tile") return;
+    if (n.input_size() < 1 || n.output_size() != 1 || n.input(0).empty()) return;
+    const std::string x = n.input(0);
+    const std::string y = n.output(0);
+    const Shape sx = ctx_->ShapeOf(x);
+    const Shape sy = ctx_->ShapeOf(y);
+    if (!sx.rank_known || !sy.rank_known) {
+      ctx_->Debug(id, "input or output rank unknown");
+      return;
+    }
+    if (std::string why = NotPureBroadcast(id, sx, sy); !why.empty()) {
+      ctx_->Debug(id, why);
+      return;
+    }
+    std::string why;
+    if (!ConsumersAccept(y, sx, &why)) {
+      ctx_->Debug(id, why);
+      return;
+    }
+    const std::vector<proto::Use> uses = g.Consumers(y);
+    for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, x);
+    Rewrite r;
+    r.action = "removed";
+    r.tensor = y;
+    r.before = sy.ToString();
+    r.after = sx.ToString();
+    r.detail = absl::StrCat(uses.size(), " consumer(s) now read '", x, "' directly");
+    ctx_->Record(id, std::move(r));
+    std::vector<std::string> inputs(n.input().begin() + 1, n.input().end());
+    g.RemoveNode(id);
+    ++stats_->nodes_removed;
+    for (const std::string& t : inputs) RemoveIfDead(t);
+  }
+
+  // Removes what only fed a removed node: Shape/Constant nodes and initializers.
+  void RemoveIfDead(const std::string& name) {
+    proto::GraphEditor& g = ctx_->graph();
+    if (name.empty() || g.UseCount(name) > 0 || g.IsGraphInput(name)) return;
+    const int p = g.Producer(name);
+    if (p >= 0) {
+      const onnx::NodeProto& pn = g.node(p);
+      if ((pn.op_type() != "Shape" && pn.op_type() != "Constant") || pn.output_size() != 1 ||
+          (!pn.domain().empty() && pn.domain() != "ai.onnx")) {
+        return;
+      }
+      Rewrite r;
+      r.action = "removed";
+      r.tensor = name;
+      r.detail = "no uses left";
+      ctx_->Record(p, std::move(r));
+      g.RemoveNode(p);
+      ++stats_->nodes_removed;
+      return;
+    }
+    if (g.Initializer(name) != nullptr) {
+      Rewrite r;
+      r.node = "<initializers>";
+      r.action = "removed";
+      r.tensor = name;
+      r.detail = "initializer with no uses left";
+      r.bytes = -proto::RawByteSize(g.Initializer(name)->data_type(),
+                                    ctx_->ShapeOf(name).NumElements().value_or(0));
+      stats_->bytes_added += r.bytes;
+      stats_->log.push_back(std::move(r));
+      g.RemoveInitializer(name);
+    }
+  }
+
+  // Constants that are broadcasts of a smaller tensor are cut back to it.
+  void ShrinkConstants() {
+    proto::GraphEditor& g = ctx_->graph();
+    std::vector<std::string> names;
+    for (const auto& t : g.graph()->initializer()) names.push_back(t.name());
+    for (const std::string& name : names) {
+      onnx::TensorProto* t = g.Initializer(name);
+      if (t == nullptr || g.IsGraphInput(name) || g.Consumers(name).empty()) continue;
+      if (!proto::HasFixedWidthPayload(t->data_type())) continue;
+      bool has_wide_axis = false;
+      for (int64_t d : t->dims()) has_wide_axis |= d > 1;
+      if (!has_wide_axis) continue;
+      const Shape s = proto::ShapeOfTensor(*t);
+      std::string why;
+      if (!ConsumersAccept(name, s, &why)) continue;  // only broadcast consumers qualify
+      absl::StatusOr<std::vector<int64_t>> axes =
+          proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
+      if (!axes.ok() || axes->empty()) continue;
+      Shape smaller = s;
+      for (int64_t a : *axes) smaller.dims[a] = bcast::Dim::Value(1);
+      if (!ConsumersAccept(name, smaller, &why)) continue;
+      absl::StatusOr<onnx::TensorProto> cut =
+          proto::SliceToOne(*t, *axes, ctx_->model().base_dir, kMaxShrinkScanBytes);
+      if (!cut.ok()) continue;
+      const int64_t before = proto::RawByteSize(t->data_type(), s.NumElements().value_or(0));
+      const int64_t after = proto::RawByteSize(t->data_type(), smaller.NumElements().value_or(0));
+      *t = std::move(*cut);
+      ctx_->ConstantShapeChanged(name, smaller);
+      ++stats_->initializers_rewritten;
+      stats_->bytes_added += after - before;
+      Rewrite r;
+      r.node = "<initializers>";
+      r.action = "shrunk";
+      r.tensor = name;
+      r.before = s.ToString();
+      r.after = smaller.ToString();
+      r.bytes = after - before;
+      r.detail = absl::StrCat("constant equal along axes [", absl::StrJoin(*axes, ","),
+                              "] cut to extent 1 (consumers broadcast it)");
+      stats_->log.push_back(std::move(r));
+    }
+  }
+
+  RewriteContext* ctx_ = nullptr;
+  PassStats* stats_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass() {
+  return std::make_unique<EliminateRedundantBroadcast>();
+}
+
+}  // namespace onnx_bcast::passes

@@ -1,0 +1,35 @@
+// eliminate-redundant-broadcast: the inverse of align-ranks and materialize-broadcast. Removes
+// Expand, Unsqueeze, Reshape and Tile nodes whose only effect is a broadcast that every
+// consumer performs anyway, and cuts constants that are themselves broadcasts (all slices
+// along an axis equal) back to extent 1 there.
+//
+// Before:
+//   g (float[N,3,4] x, float[3,1] v) => (float[N,3,4] y) {
+//     x_shape = Shape(x)
+//     v_expanded = Expand(v, x_shape)
+//     y = Add(x, v_expanded)
+//   }
+// After:
+//   g (float[N,3,4] x, float[3,1] v) => (float[N,3,4] y) {
+//     y = Add(x, v)
+//   }
+//
+// A node is removed only when provably equivalent: it is a pure broadcast (Expand; Unsqueeze
+// of leading axes; Reshape that only prepends 1s; Tile of extent-1 axes), its output is not a
+// graph output nor read by a subgraph, and every consumer is a numpy-broadcasting op (or
+// PRelu's slope, Gemm's C) whose output shape is unchanged without it (onnx/optimizer's
+// eliminate_nop_expand once got this wrong, its issue 275). Shape/Constant nodes and
+// initializers left without uses are removed too. Nodes are visited last to first, so chains
+// (Expand of an Unsqueeze) go in one run.
+// Requires: nothing. Guarantees: same values and output shapes. Idempotent: yes.
+#pragma once
+
+#include <memory>
+
+#include "passes/pass.h"
+
+namespace onnx_bcast::passes {
+
+std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass();
+
+}  // namespace onnx_bcast::passes

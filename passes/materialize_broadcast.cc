@@ -1,0 +1,78 @@
+// materialize-broadcast (see materialize_broadcast.h).
+#include "passes/materialize_broadcast.h"
+
+#include "absl/strings/str_cat.h"
+#include "broadcast/rules.h"
+#include "passes/rewrite_context.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+class MaterializeBroadcast : public Pass {
+ public:
+  absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
+    RewriteContext ctx(model, "materialize-broadcast", options, stats);
+    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    proto::GraphEditor& g = ctx.graph();
+    for (int id = 0; id < g.original_node_count(); ++id) {
+      const BroadcastOp op = ctx.OpOf(id);
+      if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) continue;
+      if (op.legacy) {
+        ctx.Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
+        continue;
+      }
+      const onnx::NodeProto& n = g.node(id);
+      if (op.multidirectional()) {
+        std::vector<bcast::Shape> shapes;
+        for (const std::string& in : n.input()) shapes.push_back(ctx.ShapeOf(in));
+        const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
+        if (res.verdict == bcast::Verdict::kError) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              n.op_type(), " '", ctx.Label(id), "': operands are not broadcastable (numpy rule, ",
+              res.reason, ")"));
+        }
+        if (res.verdict == bcast::Verdict::kUnknown) {
+          ctx.Debug(id, absl::StrCat("cannot decide the broadcast: ", res.reason));
+          continue;
+        }
+        for (int k = 0; k < n.input_size(); ++k) {
+          absl::StatusOr<bool> done = ctx.ExpandOperand(id, k, res.output);
+          if (!done.ok()) return done.status();
+        }
+      } else if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
+        const bcast::Shape x = ctx.ShapeOf(n.input(0));
+        if (!bcast::BroadcastUnidirectional(x, ctx.ShapeOf(n.input(1))).ok()) {
+          ctx.Debug(id, "slope not provably broadcastable to X");
+          continue;
+        }
+        absl::StatusOr<bool> done = ctx.ExpandOperand(id, 1, x);
+        if (!done.ok()) return done.status();
+      } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 &&
+                 !n.input(2).empty()) {
+        const bcast::Shape mn = ctx.ShapeOf(n.output(0));
+        if (!mn.IsFullyKnown() || mn.rank() != 2) {
+          ctx.Debug(id, "Gemm's (M,N) is not static; C left as is");
+          continue;
+        }
+        if (!bcast::BroadcastUnidirectional(mn, ctx.ShapeOf(n.input(2))).ok()) {
+          ctx.Debug(id, "C not provably broadcastable to (M,N)");
+          continue;
+        }
+        absl::StatusOr<bool> done = ctx.ExpandOperand(id, 2, mn);
+        if (!done.ok()) return done.status();
+      } else if (op.kind == BroadcastOpKind::kMatMul) {
+        ctx.Debug(id, "MatMul batch broadcast left to the engine");
+      }
+    }
+    ctx.Commit();
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateMaterializeBroadcastPass() {
+  return std::make_unique<MaterializeBroadcast>();
+}
+
+}  // namespace onnx_bcast::passes

@@ -1,0 +1,78 @@
+// The pass manager (see pass_manager.h).
+#include "passes/pass_manager.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "proto/onnx_checks.h"
+#include "proto/opsets.h"
+#include "proto/tensor_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+std::vector<std::string> Interface(const onnx::GraphProto& g) {
+  std::vector<std::string> names;
+  for (const auto& vi : g.input()) names.push_back(absl::StrCat("in:", vi.name()));
+  for (const auto& vi : g.output()) names.push_back(absl::StrCat("out:", vi.name()));
+  return names;
+}
+
+}  // namespace
+
+ModelSummary Summarize(const onnx::ModelProto& model) {
+  ModelSummary s;
+  s.nodes = model.graph().node_size();
+  s.initializers = model.graph().initializer_size();
+  for (const auto& t : model.graph().initializer()) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) continue;
+    int64_t count = 1;
+    for (int64_t d : t.dims()) count *= d;
+    s.initializer_bytes += proto::RawByteSize(t.data_type(), count);
+  }
+  s.opset = proto::DefaultOpset(model);
+  return s;
+}
+
+absl::StatusOr<std::vector<const PassInfo*>> ResolvePasses(absl::Span<const std::string> names) {
+  std::vector<const PassInfo*> out;
+  for (const std::string& name : names) {
+    const PassInfo* info = FindPass(name);
+    if (info == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
+    out.push_back(info);
+  }
+  return out;
+}
+
+absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> pipeline,
+                         const PipelineOptions& options, std::vector<PassRun>* runs) {
+  const std::vector<std::string> interface = Interface(model->proto.graph());
+  bool check_full = false;
+  bool check_structure = false;
+  if (options.verify_each) {
+    check_full = proto::CheckModel(*model, /*full=*/true).ok();
+    check_structure = check_full || proto::CheckModel(*model, /*full=*/false).ok();
+  }
+  for (const PassInfo* info : pipeline) {
+    PassRun run;
+    run.pass = info->name;
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = info->factory()->Run(model, options.pass_options, &run.stats);
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    runs->push_back(std::move(run));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));
+    if (Interface(model->proto.graph()) != interface) {
+      return absl::InternalError(
+          absl::StrCat(info->name, " broke the graph: graph input or output names changed"));
+    }
+    if (check_structure) {
+      if (absl::Status c = proto::CheckModel(*model, check_full); !c.ok()) {
+        return absl::InternalError(
+            absl::StrCat(info->name, " broke the graph: ", c.message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::passes

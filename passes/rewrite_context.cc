@@ -1,0 +1,522 @@
+// Shared state and operand rewrites of the rewrite passes (see rewrite_context.h).
+#include "passes/rewrite_context.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "broadcast/rules.h"
+#include "passes/shape_propagation.h"
+#include "proto/opsets.h"
+#include "proto/tensor_data.h"
+#include "proto/tensor_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using bcast::Shape;
+
+std::string AxesText(const std::vector<int64_t>& axes) {
+  return absl::StrCat("[", absl::StrJoin(axes, ","), "]");
+}
+
+Shape PrependOnes(const Shape& s, int64_t count) {
+  std::vector<bcast::Dim> dims(static_cast<size_t>(count), bcast::Dim::Value(1));
+  dims.insert(dims.end(), s.dims.begin(), s.dims.end());
+  return Shape::FromDims(std::move(dims));
+}
+
+int64_t PayloadBytes(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return 0;  // the copy shares the file
+  int64_t count = 1;
+  for (int64_t d : t.dims()) count *= d;
+  return proto::RawByteSize(t.data_type(), count);
+}
+
+// Ops whose meaning is unchanged (or only extended) between opset 7 and 8.
+bool SafeFrom7To8(const std::string& op) {
+  return op == "Max" || op == "Min" || op == "Sum" || op == "Mean" || op == "MaxPool";
+}
+
+}  // namespace
+
+RewriteContext::RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
+                               PassStats* stats)
+    : model_(model), pass_(std::move(pass)), options_(options), stats_(stats) {}
+
+absl::Status RewriteContext::Init() {
+  opset_ = proto::DefaultOpset(model_->proto);
+  onnx::ModelProto annotated;
+  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, AnalysisOptions(), &annotated);
+  if (!analysis.ok()) return analysis.status();
+  auto it = analysis->shapes.find("main");
+  if (it != analysis->shapes.end()) {
+    for (const auto& [name, shape] : it->second) shapes_[name] = shape;
+  }
+  const onnx::GraphProto& g = annotated.graph();
+  auto elem = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+      elems_[vi.name()] = vi.type().tensor_type().elem_type();
+    }
+  };
+  for (const auto& vi : g.value_info()) elem(vi);
+  for (const auto& vi : g.input()) elem(vi);
+  for (const auto& vi : g.output()) elem(vi);
+  for (const auto& t : g.initializer()) elems_[t.name()] = t.data_type();
+  graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
+  return absl::OkStatus();
+}
+
+void RewriteContext::Commit() { graph_->Commit(); }
+
+void RewriteContext::SetOpset(int64_t opset) {
+  proto::SetDefaultOpset(&model_->proto, opset);
+  opset_ = opset;
+}
+
+BroadcastOp RewriteContext::OpOf(int id) const {
+  const onnx::NodeProto& n = graph_->node(id);
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return {};
+  return ClassifyBroadcastOp(n.op_type(), opset_);
+}
+
+std::string RewriteContext::Label(int id) const {
+  const onnx::NodeProto& n = graph_->node(id);
+  if (!n.name().empty()) return n.name();
+  return absl::StrCat(n.op_type(), "#", id);
+}
+
+Shape RewriteContext::ShapeOf(const std::string& name) const {
+  auto it = shapes_.find(name);
+  return it == shapes_.end() ? Shape::UnknownRank() : it->second;
+}
+
+int32_t RewriteContext::ElemOf(const std::string& name) const {
+  auto it = elems_.find(name);
+  return it == elems_.end() ? 0 : it->second;
+}
+
+void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape& shape) {
+  shapes_[name] = shape;
+  if (elem != 0) elems_[name] = elem;
+  if (graph_->IsGraphInput(name) || graph_->IsGraphOutput(name)) return;
+  if (graph_->Initializer(name) != nullptr) {
+    graph_->DropValueInfo(name);
+    return;
+  }
+  graph_->SetValueInfo(name, elem, shape);
+}
+
+void RewriteContext::ConstantShapeChanged(const std::string& name, const Shape& shape) {
+  SetShape(name, ElemOf(name), shape);
+}
+
+std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
+                                          const std::string& base, int anchor) {
+  if (auto it = int64_constants_.find(values); it != int64_constants_.end()) return it->second;
+  const std::string name = graph_->UniqueName(base);
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t.add_int64_data(v);
+  if (model_->proto.ir_version() < 4) {
+    // IR < 4 requires every initializer to be a graph input; a Constant node keeps the
+    // graph inputs unchanged.
+    onnx::NodeProto node;
+    node.set_op_type("Constant");
+    node.set_name(graph_->UniqueName(absl::StrCat(name, "_const")));
+    node.add_output(name);
+    auto* attr = node.add_attribute();
+    attr->set_name("value");
+    attr->set_type(onnx::AttributeProto::TENSOR);
+    t.clear_name();
+    *attr->mutable_t() = std::move(t);
+    graph_->InsertBefore(anchor, std::move(node));
+    ++stats_->nodes_inserted;
+    SetShape(name, onnx::TensorProto::INT64, Shape::Of({static_cast<int64_t>(values.size())}));
+  } else {
+    graph_->AddInitializer(std::move(t));
+    shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
+    elems_[name] = onnx::TensorProto::INT64;
+  }
+  int64_constants_[values] = name;
+  return name;
+}
+
+std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes,
+                                            int anchor) {
+  const auto key = std::make_pair(x, axes);
+  if (auto it = unsqueezes_.find(key); it != unsqueezes_.end()) return it->second;
+  onnx::NodeProto node;
+  node.set_op_type("Unsqueeze");
+  node.set_name(graph_->UniqueName(absl::StrCat(x, "_unsqueeze")));
+  node.add_input(x);
+  if (opset_ >= 13) {
+    node.add_input(Int64Constant(axes, absl::StrCat("unsqueeze_axes_", absl::StrJoin(axes, "_")),
+                                 anchor));
+  } else {
+    auto* attr = node.add_attribute();
+    attr->set_name("axes");
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t a : axes) attr->add_ints(a);
+  }
+  const std::string out = graph_->UniqueName(absl::StrCat(x, "_unsqueezed"));
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  Shape s = ShapeOf(x);
+  if (s.rank_known) {
+    const int64_t rank = s.rank() + static_cast<int64_t>(axes.size());
+    std::vector<bcast::Dim> dims;
+    size_t next = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (std::find(axes.begin(), axes.end(), i) != axes.end()) {
+        dims.push_back(bcast::Dim::Value(1));
+      } else {
+        dims.push_back(s.dims[next++]);
+      }
+    }
+    SetShape(out, ElemOf(x), Shape::FromDims(std::move(dims)));
+  }
+  unsqueezes_[key] = out;
+  return out;
+}
+
+std::string RewriteContext::InsertReshape(const std::string& x, const std::vector<int64_t>& shape,
+                                          const Shape& out_shape, int anchor) {
+  onnx::NodeProto node;
+  node.set_op_type("Reshape");
+  node.set_name(graph_->UniqueName(absl::StrCat(x, "_reshape")));
+  node.add_input(x);
+  node.add_input(Int64Constant(shape, absl::StrCat("reshape_shape_", absl::StrJoin(shape, "_")),
+                               anchor));
+  if (opset_ >= 14 && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    auto* attr = node.add_attribute();
+    attr->set_name("allowzero");
+    attr->set_type(onnx::AttributeProto::INT);
+    attr->set_i(1);
+  }
+  const std::string out = graph_->UniqueName(absl::StrCat(x, "_reshaped"));
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  SetShape(out, ElemOf(x), out_shape);
+  return out;
+}
+
+std::string RewriteContext::InsertShape(const std::string& x, int anchor) {
+  if (auto it = shape_of_.find(x); it != shape_of_.end()) return it->second;
+  onnx::NodeProto node;
+  node.set_op_type("Shape");
+  node.set_name(graph_->UniqueName(absl::StrCat(x, "_shape_node")));
+  node.add_input(x);
+  const std::string out = graph_->UniqueName(absl::StrCat(x, "_shape"));
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  const Shape s = ShapeOf(x);
+  SetShape(out, onnx::TensorProto::INT64,
+           s.rank_known ? Shape::Of({s.rank()}) : Shape::FromDims({bcast::Dim::Unknown()}));
+  shape_of_[x] = out;
+  return out;
+}
+
+std::string RewriteContext::InsertExpand(const std::string& x, const std::string& shape_tensor,
+                                         const Shape& out_shape, int anchor) {
+  onnx::NodeProto node;
+  node.set_op_type("Expand");
+  node.set_name(graph_->UniqueName(absl::StrCat(x, "_expand")));
+  node.add_input(x);
+  node.add_input(shape_tensor);
+  const std::string out = graph_->UniqueName(absl::StrCat(x, "_expanded"));
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  SetShape(out, ElemOf(x), out_shape);
+  return out;
+}
+
+std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
+  const onnx::NodeProto& c = graph_->node(use.node);
+  const BroadcastOp op = OpOf(use.node);
+  auto rank_of = [&](int k) -> std::optional<int64_t> {
+    if (k >= c.input_size() || c.input(k).empty()) return std::nullopt;
+    const Shape s = ShapeOf(c.input(k));
+    if (!s.rank_known) return std::nullopt;
+    return s.rank();
+  };
+  if (op.multidirectional()) {
+    int64_t rank = 0;
+    for (int k = 0; k < c.input_size(); ++k) {
+      std::optional<int64_t> r = rank_of(k);
+      if (!r) return std::nullopt;
+      rank = std::max(rank, *r);
+    }
+    return rank;
+  }
+  if (op.legacy) return std::nullopt;
+  if (op.kind == BroadcastOpKind::kPRelu && use.slot == 1) return rank_of(0);
+  if (op.kind == BroadcastOpKind::kGemm && use.slot == 2) return 2;
+  if (op.kind == BroadcastOpKind::kMatMul) {
+    std::optional<int64_t> a = rank_of(0), b = rank_of(1);
+    if (!a || !b || *a < 2 || *b < 2) return std::nullopt;
+    return std::max(*a, *b);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> RewriteContext::CommonWantedRank(const std::string& name) {
+  if (graph_->IsGraphOutput(name) || graph_->IsUsedBySubgraph(name)) return std::nullopt;
+  std::optional<int64_t> common;
+  for (const proto::Use& use : graph_->Consumers(name)) {
+    std::optional<int64_t> r = WantedRank(use);
+    if (!r || (common && *common != *r)) return std::nullopt;
+    common = r;
+  }
+  return common;
+}
+
+void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
+  const std::string name = graph_->node(id).input(slot);
+  if (name.empty()) return;
+  const Shape s = ShapeOf(name);
+  if (!s.rank_known) {
+    Debug(id, absl::StrCat("input '", name, "' has an unknown rank"));
+    return;
+  }
+  const int64_t missing = rank - s.rank();
+  if (missing <= 0) return;
+  const Shape aligned = PrependOnes(s, missing);
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < missing; ++i) axes.push_back(i);
+  Rewrite r;
+  r.tensor = name;
+  r.before = s.ToString();
+  r.after = aligned.ToString();
+  if (onnx::TensorProto* t = graph_->MutableConstantValue(name); t != nullptr) {
+    if (CommonWantedRank(name) == rank) {
+      // Every user wants this rank: prepend the 1s in place (payload unchanged).
+      std::vector<int64_t> dims(static_cast<size_t>(missing), 1);
+      dims.insert(dims.end(), t->dims().begin(), t->dims().end());
+      t->clear_dims();
+      for (int64_t d : dims) t->add_dims(d);
+      ConstantShapeChanged(name, aligned);
+      ++stats_->initializers_rewritten;
+      r.action = "folded";
+      r.detail = absl::StrCat("leading 1s folded into constant '", name, "'");
+      Record(id, std::move(r));
+      return;
+    }
+    const auto key = std::make_pair(name, rank);
+    if (auto it = aligned_copies_.find(key); it != aligned_copies_.end()) {
+      graph_->SetInput(id, slot, it->second);
+      r.action = "folded";
+      r.detail = absl::StrCat("uses the rank-", rank, " copy '", it->second, "'");
+      Record(id, std::move(r));
+      return;
+    }
+    const int64_t bytes = PayloadBytes(*t);
+    if (bytes <= options_.fold_limit_bytes) {
+      onnx::TensorProto copy = *t;
+      const std::string copy_name = graph_->UniqueName(absl::StrCat(name, "_rank", rank));
+      copy.set_name(copy_name);
+      copy.clear_dims();
+      for (int64_t i = 0; i < missing; ++i) copy.add_dims(1);
+      for (int64_t d : t->dims()) copy.add_dims(d);
+      const bool as_initializer =
+          graph_->Initializer(name) != nullptr && model_->proto.ir_version() >= 4;
+      if (as_initializer) {
+        graph_->AddInitializer(std::move(copy));
+        shapes_[copy_name] = aligned;
+        elems_[copy_name] = ElemOf(name);
+      } else {
+        onnx::NodeProto node;
+        node.set_op_type("Constant");
+        node.set_name(graph_->UniqueName(absl::StrCat(copy_name, "_const")));
+        node.add_output(copy_name);
+        auto* attr = node.add_attribute();
+        attr->set_name("value");
+        attr->set_type(onnx::AttributeProto::TENSOR);
+        copy.clear_name();
+        *attr->mutable_t() = std::move(copy);
+        graph_->InsertBefore(id, std::move(node));
+        ++stats_->nodes_inserted;
+        SetShape(copy_name, ElemOf(name), aligned);
+      }
+      aligned_copies_[key] = copy_name;
+      graph_->SetInput(id, slot, copy_name);
+      ++stats_->initializers_rewritten;
+      stats_->bytes_added += bytes;
+      r.action = "folded";
+      r.bytes = bytes;
+      r.detail = absl::StrCat("copy '", copy_name, "' of shared constant '", name,
+                              "' with leading 1s");
+      Record(id, std::move(r));
+      return;
+    }
+  }
+  const std::string out = InsertUnsqueeze(name, axes, id);
+  graph_->SetInput(id, slot, out);
+  r.action = "inserted";
+  r.detail = absl::StrCat("Unsqueeze axes ", AxesText(axes), " -> '", out, "'");
+  Record(id, std::move(r));
+}
+
+absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out) {
+  const std::string name = graph_->node(id).input(slot);
+  if (name.empty()) return true;
+  const Shape s = ShapeOf(name);
+  if (s == out) return true;
+  if (!s.rank_known || !out.rank_known) {
+    Debug(id, absl::StrCat("input '", name, "' or the output has an unknown rank"));
+    return false;
+  }
+  Rewrite r;
+  r.tensor = name;
+  r.before = s.ToString();
+  r.after = out.ToString();
+  std::optional<std::vector<int64_t>> extents = out.Extents();
+  if (extents) {
+    const onnx::TensorProto* t = graph_->ConstantValue(name);
+    const int bits = t != nullptr ? proto::ElementBits(t->data_type()) : 0;
+    std::optional<int64_t> count = out.NumElements();
+    if (t != nullptr && proto::HasFixedWidthPayload(t->data_type()) && count &&
+        *count <= options_.fold_limit_bytes / std::max(1, bits / 8)) {
+      const bool in_place = graph_->Initializer(name) != nullptr && graph_->UseCount(name) == 1;
+      const std::string new_name =
+          in_place ? name : graph_->UniqueName(absl::StrCat(name, "_expanded"));
+      absl::StatusOr<onnx::TensorProto> folded = proto::BroadcastTensorTo(
+          *t, *extents, new_name, model_->base_dir, options_.fold_limit_bytes);
+      if (folded.ok()) {
+        const int64_t old_bytes = PayloadBytes(*t);
+        const int64_t new_bytes = PayloadBytes(*folded);
+        if (in_place) {
+          *graph_->Initializer(name) = std::move(*folded);
+          ConstantShapeChanged(name, out);
+          r.bytes = new_bytes - old_bytes;
+          r.detail = absl::StrCat("constant '", name, "' broadcast in place");
+        } else if (model_->proto.ir_version() >= 4) {
+          graph_->AddInitializer(std::move(*folded));
+          shapes_[new_name] = out;
+          elems_[new_name] = ElemOf(name);
+          graph_->SetInput(id, slot, new_name);
+          r.bytes = new_bytes;
+          r.detail = absl::StrCat("constant '", name, "' broadcast into '", new_name, "'");
+        } else {
+          onnx::NodeProto node;
+          node.set_op_type("Constant");
+          node.set_name(graph_->UniqueName(absl::StrCat(new_name, "_const")));
+          node.add_output(new_name);
+          auto* attr = node.add_attribute();
+          attr->set_name("value");
+          attr->set_type(onnx::AttributeProto::TENSOR);
+          folded->clear_name();
+          *attr->mutable_t() = std::move(*folded);
+          graph_->InsertBefore(id, std::move(node));
+          ++stats_->nodes_inserted;
+          SetShape(new_name, ElemOf(name), out);
+          graph_->SetInput(id, slot, new_name);
+          r.bytes = new_bytes;
+          r.detail = absl::StrCat("constant '", name, "' broadcast into Constant '", new_name,
+                                  "'");
+        }
+        stats_->bytes_added += r.bytes;
+        ++stats_->initializers_rewritten;
+        r.action = "folded";
+        Record(id, std::move(r));
+        return true;
+      }
+      Debug(id, absl::StrCat("constant '", name, "' not folded: ", folded.status().message()));
+    }
+  }
+  if (absl::Status s8 = RequireOpset(8, absl::StrCat("an Expand for ", Label(id))); !s8.ok()) {
+    return s8;
+  }
+  if (extents) {
+    const std::string target = Int64Constant(*extents, "expand_shape", id);
+    const std::string e = InsertExpand(name, target, out, id);
+    graph_->SetInput(id, slot, e);
+    r.action = "inserted";
+    r.detail = absl::StrCat("Expand to constant shape ", out.ToString(), " -> '", e, "'");
+    Record(id, std::move(r));
+    return true;
+  }
+  // Symbolic: Expand is bidirectional, so expanding against each other operand's Shape gives
+  // the broadcast of all of them.
+  const onnx::NodeProto& n = graph_->node(id);
+  std::vector<std::string> others;
+  std::vector<Shape> other_shapes;
+  for (int k = 0; k < n.input_size(); ++k) {
+    if (k == slot || n.input(k).empty()) continue;
+    const Shape sk = ShapeOf(n.input(k));
+    if (!sk.rank_known) {
+      Debug(id, absl::StrCat("input '", n.input(k), "' has an unknown rank"));
+      return false;
+    }
+    others.push_back(n.input(k));
+    other_shapes.push_back(sk);
+  }
+  std::string cur = name;
+  Shape cur_shape = s;
+  std::vector<std::string> via;
+  for (size_t k = 0; k < others.size(); ++k) {
+    const Shape pair[] = {cur_shape, other_shapes[k]};
+    const bcast::BroadcastResult br = bcast::BroadcastNumpy(pair);
+    if (br.verdict == bcast::Verdict::kError || br.verdict == bcast::Verdict::kUnknown) {
+      Debug(id, absl::StrCat("cannot expand '", name, "': ", br.ToString()));
+      return false;
+    }
+    if (br.output == cur_shape) continue;
+    cur = InsertExpand(cur, InsertShape(others[k], id), br.output, id);
+    cur_shape = br.output;
+    via.push_back(others[k]);
+  }
+  graph_->SetInput(id, slot, cur);
+  r.action = "inserted";
+  r.after = cur_shape.ToString();
+  r.detail = absl::StrCat("Expand to Shape(", absl::StrJoin(via, "), Shape("), ") -> '", cur, "'");
+  Record(id, std::move(r));
+  return true;
+}
+
+absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why) {
+  if (opset_ >= needed) return absl::OkStatus();
+  if (opset_ < 7) {
+    return absl::UnimplementedError(
+        absl::StrCat(why, " needs default-domain opset >= ", needed, " but the model has opset ",
+                     opset_, " (run upgrade-legacy-broadcast first)"));
+  }
+  std::vector<std::string> blocking;
+  for (const std::string& op : proto::OpsChangedBetween(model_->proto, opset_, needed)) {
+    if (!(needed == 8 && SafeFrom7To8(op))) blocking.push_back(op);
+  }
+  if (!blocking.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        why, " needs default-domain opset >= ", needed, "; raising it from ", opset_,
+        " would change ", absl::StrJoin(blocking, ", ")));
+  }
+  Rewrite r;
+  r.node = "<model>";
+  r.action = "upgraded";
+  r.detail = absl::StrCat("default-domain opset ", opset_, " -> ", needed, " (for ", why, ")");
+  SetOpset(needed);
+  stats_->log.push_back(std::move(r));
+  return absl::OkStatus();
+}
+
+void RewriteContext::Record(int id, Rewrite rewrite) {
+  if (id >= 0) {
+    rewrite.node = Label(id);
+    rewrite.op = graph_->node(id).op_type();
+  }
+  stats_->log.push_back(std::move(rewrite));
+}
+
+void RewriteContext::Debug(int id, const std::string& why) {
+  stats_->debug.push_back(
+      absl::StrCat(pass_, ": ", id >= 0 ? Label(id) : std::string("<model>"), ": ", why));
+}
+
+}  // namespace onnx_bcast::passes

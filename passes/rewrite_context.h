@@ -1,0 +1,116 @@
+// What every rewrite pass shares: the main graph's use-def index, the shapes and element types
+// of its tensors (computed once per pass by the broadcast analysis and kept current as the pass
+// edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
+// constants), the two operand rewrites (align a rank, expand to a shape) and the rewrite log.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "broadcast/shape.h"
+#include "passes/broadcast_ops.h"
+#include "passes/pass.h"
+#include "proto/graph.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::passes {
+
+class RewriteContext {
+ public:
+  RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
+                 PassStats* stats);
+
+  /// Runs the shape analysis and indexes the main graph. Call once, before anything else.
+  absl::Status Init();
+  /// Applies the queued edits (one linear rebuild of the node list).
+  void Commit();
+
+  proto::Model& model() { return *model_; }
+  proto::GraphEditor& graph() { return *graph_; }
+  const PassOptions& options() const { return options_; }
+  int64_t opset() const { return opset_; }
+  /// Raises the default-domain opset (callers check that nothing else changes meaning).
+  void SetOpset(int64_t opset);
+
+  /// The node's broadcasting form at the model's opset.
+  BroadcastOp OpOf(int id) const;
+  /// The node's name, or "<op>#<index>" (its index in the original graph) when unnamed.
+  std::string Label(int id) const;
+
+  /// The tensor's shape (unknown rank when not known) and element type (0 when not known).
+  bcast::Shape ShapeOf(const std::string& name) const;
+  int32_t ElemOf(const std::string& name) const;
+  /// Records the shape of a new or changed tensor, and writes its value_info when it is an
+  /// intermediate tensor (not a graph input, output or initializer).
+  void SetShape(const std::string& name, int32_t elem, const bcast::Shape& shape);
+
+  /// An int64 1-D constant (an initializer, or a Constant node before `anchor` for IR < 4,
+  /// where initializers must be graph inputs), shared by equal values.
+  std::string Int64Constant(const std::vector<int64_t>& values, const std::string& base,
+                            int anchor);
+  /// `Unsqueeze(x, axes)` before node `anchor`, shared by equal (x, axes).
+  std::string InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes,
+                              int anchor);
+  /// `Reshape(x, shape)` before `anchor` (allowzero=1 from opset 14 when a target dim is 0).
+  std::string InsertReshape(const std::string& x, const std::vector<int64_t>& shape,
+                            const bcast::Shape& out, int anchor);
+  /// `Shape(x)` before `anchor`, shared by equal x.
+  std::string InsertShape(const std::string& x, int anchor);
+  /// `Expand(x, shape_tensor)` before `anchor`, whose output has shape `out`.
+  std::string InsertExpand(const std::string& x, const std::string& shape_tensor,
+                           const bcast::Shape& out, int anchor);
+
+  /// Gives input `slot` of node `id` leading 1s up to `rank`: folded into a constant (in
+  /// place when every use of it wants the same rank, else a copy up to the fold limit), or
+  /// an inserted Unsqueeze (rank-only, correct for symbolic and zero dims). No-op when the
+  /// rank is already `rank` or unknown.
+  void AlignOperand(int id, int slot, int64_t rank);
+
+  /// Makes input `slot` of node `id` have exactly shape `out` (the node's broadcast output):
+  /// a constant is broadcast into a new initializer when that costs at most the fold limit;
+  /// otherwise `Expand` to a constant shape (static `out`) or to `Shape` of the other
+  /// operands (symbolic). False (with a debug reason) when it does not apply; Unimplemented
+  /// when Expand needs an opset the model cannot be raised to.
+  absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out);
+
+  /// The rank every use of `name` wants (see AlignOperand), or nullopt when uses disagree or
+  /// a use is not a broadcast operand.
+  std::optional<int64_t> CommonWantedRank(const std::string& name);
+
+  /// Adds `rewrite` to the log (node label and op filled from `id` when >= 0).
+  void Record(int id, Rewrite rewrite);
+  /// A "does not apply" reason, shown under --debug.
+  void Debug(int id, const std::string& why);
+
+  /// Requires default-domain opset >= `needed` for a node the pass inserts, raising it when
+  /// only ops that keep their meaning change in between; else Unimplemented.
+  absl::Status RequireOpset(int64_t needed, const std::string& why);
+
+  /// Constants folded by this pass keep their value_info in sync.
+  void ConstantShapeChanged(const std::string& name, const bcast::Shape& shape);
+
+ private:
+  // The rank a broadcast operand use wants, or nullopt.
+  std::optional<int64_t> WantedRank(const proto::Use& use);
+
+  proto::Model* model_;
+  std::string pass_;
+  PassOptions options_;
+  PassStats* stats_;
+  std::unique_ptr<proto::GraphEditor> graph_;
+  int64_t opset_ = 0;
+  std::unordered_map<std::string, bcast::Shape> shapes_;
+  std::unordered_map<std::string, int32_t> elems_;
+  std::map<std::vector<int64_t>, std::string> int64_constants_;
+  std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
+  std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;
+  std::map<std::string, std::string> shape_of_;
+};
+
+}  // namespace onnx_bcast::passes

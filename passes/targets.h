@@ -1,0 +1,71 @@
+// Targets: named pipelines with a table describing what an engine runs natively, declared as
+// data. Built-in targets are rows of a table; a user describes a new engine in a profile file
+// (`opt --target-file FILE`) in the same vocabulary, without writing code.
+//
+// Profile file format (one `key = value` per line, `#` starts a comment, lists are
+// comma-separated, unknown keys are errors):
+//   name = myengine
+//   description = my engine's BinaryOp
+//   passes = upgrade-legacy-broadcast, align-ranks, legalize
+//   classes = same, scalar, per-channel, inner-axis, outer-axis, general, unidirectional
+//   max_rank = 4            # 0: no limit
+//   batch_axis = true       # a leading axis of extent 1 or symbolic does not count
+//   equal_rank = true       # operands of a broadcasting op must have equal rank
+//   scalar_any_rank = true  # ...except scalar-like ones (rank 0 or all 1s)
+// Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
+// bidirectional, general, unidirectional, matmul-batch, legacy-axis.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "broadcast/shape.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::passes {
+
+/// What an engine runs natively, and the pipeline that gets a model there.
+struct TargetProfile {
+  std::string name;
+  std::string description;
+  std::vector<std::string> passes;          ///< registry names, in order
+  std::vector<std::string> native_classes;  ///< broadcast classes the engine runs natively
+  int64_t max_rank = 0;                     ///< 0: no limit
+  bool batch_axis = false;       ///< a leading axis of extent 1 or symbolic is not counted
+  bool equal_rank = false;       ///< broadcast operands must have equal rank
+  bool scalar_any_rank = false;  ///< scalar-like operands are exempt from equal_rank
+
+  /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
+  bool Runs(std::string_view broadcast_class) const;
+  /// The rank that counts toward max_rank.
+  int64_t EffectiveRank(const bcast::Shape& shape) const;
+  /// True when `shape` exceeds max_rank.
+  bool TooHighRank(const bcast::Shape& shape) const;
+};
+
+/// The built-in targets: explicit, ncnn, none, canonical.
+absl::Span<const TargetProfile> BuiltinTargets();
+
+/// The built-in target named `name`, or null.
+const TargetProfile* FindTarget(std::string_view name);
+
+/// Parses a profile file's text. Errors (InvalidArgument) name `label`, the line and the key.
+absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const std::string& label);
+
+/// Reads and parses a profile file.
+absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path);
+
+/// The profile in file form (round-trips through ParseTargetProfile).
+std::string FormatTargetProfile(const TargetProfile& profile);
+
+/// Every main-graph broadcasting node outside `profile`'s table: one message per node naming
+/// it, its op, class and shapes, and the rule of the table it breaks. Empty when the model
+/// conforms. Nodes whose shapes are unknown are not counted.
+absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model& model,
+                                                              const TargetProfile& profile);
+
+}  // namespace onnx_bcast::passes

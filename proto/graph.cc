@@ -1,0 +1,322 @@
+// Use-def index and batched edits over one GraphProto (see graph.h).
+#include "proto/graph.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "proto/shapes.h"
+
+namespace onnx_bcast::proto {
+namespace {
+
+// Every name read by nodes of `g` and of its nested graphs (over-approximates outer-scope
+// reads: a name also defined inside the subgraph still counts, which only makes passes
+// more careful).
+void CollectSubgraphReads(const onnx::GraphProto& g, std::unordered_set<std::string>* out) {
+  for (const auto& node : g.node()) {
+    for (const std::string& name : node.input()) {
+      if (!name.empty()) out->insert(name);
+    }
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) CollectSubgraphReads(attr.g(), out);
+      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, out);
+    }
+  }
+}
+
+const std::vector<Use>& NoUses() {
+  static const auto* const kEmpty = new std::vector<Use>();
+  return *kEmpty;
+}
+
+}  // namespace
+
+GraphEditor::GraphEditor(onnx::GraphProto* graph)
+    : graph_(graph), original_count_(graph->node_size()), dead_(graph->node_size(), false) {
+  for (const auto& vi : graph_->input()) graph_inputs_.insert(vi.name());
+  for (const auto& vi : graph_->output()) graph_outputs_.insert(vi.name());
+  for (int i = 0; i < graph_->initializer_size(); ++i) {
+    initializer_index_[graph_->initializer(i).name()] = i;
+  }
+  for (int id = 0; id < original_count_; ++id) {
+    Index(id);
+    for (const auto& attr : graph_->node(id).attribute()) {
+      if (attr.has_g()) CollectSubgraphReads(attr.g(), &subgraph_uses_);
+      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, &subgraph_uses_);
+    }
+  }
+  CollectNames(*graph_, false);
+}
+
+void GraphEditor::AddName(const std::string& name) {
+  if (!name.empty()) names_.insert(name);
+}
+
+void GraphEditor::CollectNames(const onnx::GraphProto& g, bool nested) {
+  for (const auto& vi : g.input()) AddName(vi.name());
+  for (const auto& vi : g.output()) AddName(vi.name());
+  for (const auto& vi : g.value_info()) AddName(vi.name());
+  for (const auto& t : g.initializer()) AddName(t.name());
+  for (const auto& t : g.sparse_initializer()) AddName(t.values().name());
+  for (const auto& node : g.node()) {
+    AddName(node.name());
+    for (const std::string& n : node.input()) AddName(n);
+    for (const std::string& n : node.output()) AddName(n);
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) CollectNames(attr.g(), true);
+      for (const auto& sub : attr.graphs()) CollectNames(sub, true);
+    }
+  }
+  (void)nested;
+}
+
+const onnx::NodeProto& GraphEditor::node(int id) const {
+  return id < original_count_ ? graph_->node(id) : *inserted_[id - original_count_];
+}
+
+onnx::NodeProto* GraphEditor::mutable_node(int id) {
+  return id < original_count_ ? graph_->mutable_node(id) : inserted_[id - original_count_].get();
+}
+
+void GraphEditor::Index(int id) {
+  const onnx::NodeProto& n = node(id);
+  for (int k = 0; k < n.input_size(); ++k) {
+    if (!n.input(k).empty()) consumers_[n.input(k)].push_back({id, k});
+  }
+  for (const std::string& out : n.output()) {
+    if (!out.empty()) producer_[out] = id;
+  }
+}
+
+void GraphEditor::Unindex(int id) {
+  const onnx::NodeProto& n = node(id);
+  for (int k = 0; k < n.input_size(); ++k) {
+    if (n.input(k).empty()) continue;
+    auto it = consumers_.find(n.input(k));
+    if (it == consumers_.end()) continue;
+    auto& uses = it->second;
+    uses.erase(std::remove_if(uses.begin(), uses.end(),
+                              [&](const Use& u) { return u.node == id && u.slot == k; }),
+               uses.end());
+  }
+  for (const std::string& out : n.output()) {
+    auto it = producer_.find(out);
+    if (it != producer_.end() && it->second == id) producer_.erase(it);
+  }
+}
+
+std::vector<int> GraphEditor::NodeOrder() const {
+  // Pending insertions go before their original anchor, ordered by rank.
+  std::vector<int> order;
+  order.reserve(original_count_ + inserted_.size());
+  std::vector<std::vector<int>> pending(original_count_ + 1);
+  for (size_t k = 0; k < inserted_.size(); ++k) {
+    pending[inserted_anchor_[k]].push_back(original_count_ + static_cast<int>(k));
+  }
+  for (int id = 0; id <= original_count_; ++id) {
+    // Within an anchor, a node inserted "before an inserted node" carries a lower rank.
+    std::vector<int>& list = pending[id];
+    std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
+      return insert_rank_[a - original_count_] < insert_rank_[b - original_count_];
+    });
+    for (int n : list) {
+      if (!dead_[n]) order.push_back(n);
+    }
+    if (id < original_count_ && !dead_[id]) order.push_back(id);
+  }
+  return order;
+}
+
+int GraphEditor::Producer(const std::string& name) const {
+  auto it = producer_.find(name);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+const std::vector<Use>& GraphEditor::Consumers(const std::string& name) const {
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? NoUses() : it->second;
+}
+
+int GraphEditor::UseCount(const std::string& name) const {
+  return static_cast<int>(Consumers(name).size()) + (IsGraphOutput(name) ? 1 : 0) +
+         (IsUsedBySubgraph(name) ? 1 : 0);
+}
+
+onnx::TensorProto* GraphEditor::Initializer(const std::string& name) {
+  if (removed_initializers_.count(name) > 0) return nullptr;
+  auto it = initializer_index_.find(name);
+  if (it == initializer_index_.end()) return nullptr;
+  if (it->second >= 0) return graph_->mutable_initializer(it->second);
+  return new_initializers_[-it->second - 1].get();
+}
+
+onnx::TensorProto* GraphEditor::MutableConstantValue(const std::string& name) {
+  if (IsGraphInput(name)) return nullptr;
+  if (onnx::TensorProto* t = Initializer(name); t != nullptr) return t;
+  const int id = Producer(name);
+  if (id < 0) return nullptr;
+  onnx::NodeProto* n = mutable_node(id);
+  if (n->op_type() != "Constant" || !n->domain().empty() || n->output_size() != 1) {
+    return nullptr;
+  }
+  for (auto& attr : *n->mutable_attribute()) {
+    if (attr.name() == "value" && attr.has_t()) return attr.mutable_t();
+  }
+  return nullptr;
+}
+
+const onnx::TensorProto* GraphEditor::ConstantValue(const std::string& name) {
+  return MutableConstantValue(name);
+}
+
+std::string GraphEditor::UniqueName(std::string_view base) {
+  std::string name(base);
+  if (names_.insert(name).second) return name;
+  int& next = next_suffix_[name];
+  while (true) {
+    std::string candidate = absl::StrCat(name, "_", ++next);
+    if (names_.insert(candidate).second) return candidate;
+  }
+}
+
+int GraphEditor::InsertBefore(int anchor, onnx::NodeProto node) {
+  const int id = original_count_ + static_cast<int>(inserted_.size());
+  int rank = 0;
+  if (anchor >= original_count_) {
+    // Before an inserted node: same original anchor, ranked just below it.
+    const int k = anchor - original_count_;
+    rank = insert_rank_[k] - 1;
+    anchor = inserted_anchor_[k];
+  } else {
+    rank = next_rank_;
+  }
+  // Ranks leave room below each insertion for nodes placed before it.
+  next_rank_ += 1 << 16;
+  inserted_.push_back(std::make_unique<onnx::NodeProto>(std::move(node)));
+  inserted_anchor_.push_back(anchor);
+  insert_rank_.push_back(rank);
+  dead_.push_back(false);
+  const onnx::NodeProto& n = *inserted_.back();
+  AddName(n.name());
+  for (const std::string& out : n.output()) AddName(out);
+  Index(id);
+  return id;
+}
+
+void GraphEditor::SetInput(int id, int slot, const std::string& name) {
+  onnx::NodeProto* n = mutable_node(id);
+  const std::string old = n->input(slot);
+  if (old == name) return;
+  if (!old.empty()) {
+    auto& uses = consumers_[old];
+    uses.erase(std::remove_if(uses.begin(), uses.end(),
+                              [&](const Use& u) { return u.node == id && u.slot == slot; }),
+               uses.end());
+  }
+  n->set_input(slot, name);
+  if (!name.empty()) consumers_[name].push_back({id, slot});
+}
+
+void GraphEditor::RemoveNode(int id) {
+  if (dead_[id]) return;
+  for (const std::string& out : node(id).output()) {
+    if (!out.empty()) DropValueInfo(out);
+  }
+  Unindex(id);
+  dead_[id] = true;
+}
+
+onnx::TensorProto* GraphEditor::AddInitializer(onnx::TensorProto tensor) {
+  AddName(tensor.name());
+  const std::string name = tensor.name();
+  new_initializers_.push_back(std::make_unique<onnx::TensorProto>(std::move(tensor)));
+  initializer_index_[name] = -static_cast<int>(new_initializers_.size());
+  removed_initializers_.erase(name);
+  return new_initializers_.back().get();
+}
+
+void GraphEditor::RemoveInitializer(const std::string& name) {
+  removed_initializers_.insert(name);
+  DropValueInfo(name);
+}
+
+void GraphEditor::SetValueInfo(const std::string& name, int32_t elem, const bcast::Shape& shape) {
+  onnx::ValueInfoProto vi;
+  vi.set_name(name);
+  if (elem == 0) {
+    for (const auto& old : graph_->value_info()) {
+      if (old.name() == name && old.type().has_tensor_type()) {
+        elem = old.type().tensor_type().elem_type();
+      }
+    }
+  }
+  if (elem == 0) {
+    DropValueInfo(name);
+    return;
+  }
+  vi.mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  SetShapeOfType(shape, vi.mutable_type());
+  dropped_value_info_.insert(name);  // the old entry, if any
+  new_value_info_[name] = std::move(vi);
+}
+
+void GraphEditor::DropValueInfo(const std::string& name) {
+  dropped_value_info_.insert(name);
+  new_value_info_.erase(name);
+}
+
+void GraphEditor::Commit() {
+  // Nodes.
+  const std::vector<int> order = NodeOrder();
+  std::vector<onnx::NodeProto> nodes;
+  nodes.reserve(order.size());
+  for (int id : order) nodes.push_back(std::move(*mutable_node(id)));
+  graph_->clear_node();
+  for (auto& n : nodes) *graph_->add_node() = std::move(n);
+  // Initializers: existing ones in place, new ones appended in creation order.
+  if (!removed_initializers_.empty() || !new_initializers_.empty()) {
+    std::vector<onnx::TensorProto> inits;
+    for (auto& t : *graph_->mutable_initializer()) {
+      if (removed_initializers_.count(t.name()) == 0) inits.push_back(std::move(t));
+    }
+    for (auto& t : new_initializers_) {
+      if (removed_initializers_.count(t->name()) == 0) inits.push_back(std::move(*t));
+    }
+    graph_->clear_initializer();
+    for (auto& t : inits) *graph_->add_initializer() = std::move(t);
+  }
+  // value_info: drop stale entries, then add new ones sorted by name (deterministic).
+  if (!dropped_value_info_.empty() || !new_value_info_.empty()) {
+    std::vector<onnx::ValueInfoProto> kept;
+    for (auto& vi : *graph_->mutable_value_info()) {
+      if (dropped_value_info_.count(vi.name()) == 0) kept.push_back(std::move(vi));
+    }
+    std::vector<std::string> names;
+    for (const auto& [name, vi] : new_value_info_) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) kept.push_back(std::move(new_value_info_[name]));
+    graph_->clear_value_info();
+    for (auto& vi : kept) *graph_->add_value_info() = std::move(vi);
+  }
+  // Re-index over the committed graph so the editor stays usable.
+  inserted_.clear();
+  inserted_anchor_.clear();
+  insert_rank_.clear();
+  next_rank_ = 0;
+  new_initializers_.clear();
+  removed_initializers_.clear();
+  new_value_info_.clear();
+  dropped_value_info_.clear();
+  original_count_ = graph_->node_size();
+  dead_.assign(original_count_, false);
+  producer_.clear();
+  consumers_.clear();
+  initializer_index_.clear();
+  for (int i = 0; i < graph_->initializer_size(); ++i) {
+    initializer_index_[graph_->initializer(i).name()] = i;
+  }
+  for (int id = 0; id < original_count_; ++id) Index(id);
+}
+
+}  // namespace onnx_bcast::proto

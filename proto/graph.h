@@ -1,0 +1,118 @@
+// A use-def index over one GraphProto and batched, linear-time edits: rewrite passes query
+// producers and consumers in O(1), queue insertions and removals, and Commit() rebuilds the
+// node list once. Names of new nodes and tensors are deterministic and never collide.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "broadcast/shape.h"
+#include "proto/onnx.h"
+
+namespace onnx_bcast::proto {
+
+/// One use of a tensor as a node input.
+struct Use {
+  int node = -1;  ///< node id (see GraphEditor)
+  int slot = -1;  ///< input index
+};
+
+/// Use-def index and editor of one graph. Node ids are the graph's node indices at
+/// construction; inserted nodes get ids from `original_node_count()` upward. Ids stay valid
+/// until Commit(). Subgraphs (If/Loop/Scan bodies) are not edited, but every name they read
+/// from this graph counts as a use that no pass may rewire.
+class GraphEditor {
+ public:
+  /// Indexes `graph`, which must outlive the editor.
+  explicit GraphEditor(onnx::GraphProto* graph);
+
+  GraphEditor(const GraphEditor&) = delete;
+  GraphEditor& operator=(const GraphEditor&) = delete;
+
+  onnx::GraphProto* graph() { return graph_; }
+  int original_node_count() const { return original_count_; }
+  /// Every node id, in graph order with pending insertions placed before their anchor.
+  std::vector<int> NodeOrder() const;
+
+  const onnx::NodeProto& node(int id) const;
+  onnx::NodeProto* mutable_node(int id);
+  bool alive(int id) const { return !dead_[id]; }
+
+  /// The id of the node producing `name`, or -1 (graph input, initializer, unknown).
+  int Producer(const std::string& name) const;
+  /// Live node inputs reading `name` (subgraph and graph-output uses are not listed).
+  const std::vector<Use>& Consumers(const std::string& name) const;
+  /// Consumers + 1 if a graph output + 1 if read inside a subgraph.
+  int UseCount(const std::string& name) const;
+  bool IsGraphInput(const std::string& name) const { return graph_inputs_.count(name) > 0; }
+  bool IsGraphOutput(const std::string& name) const { return graph_outputs_.count(name) > 0; }
+  bool IsUsedBySubgraph(const std::string& name) const { return subgraph_uses_.count(name) > 0; }
+
+  /// The initializer named `name`, or null.
+  onnx::TensorProto* Initializer(const std::string& name);
+  /// A value fixed at load time: an initializer that is not also a graph input (IR < 4
+  /// lists initializers among the inputs, where a caller may override them), or the `value`
+  /// of a Constant node. Null otherwise.
+  const onnx::TensorProto* ConstantValue(const std::string& name);
+  /// Like ConstantValue, but writable (the initializer or the Constant node's attribute).
+  onnx::TensorProto* MutableConstantValue(const std::string& name);
+
+  /// A fresh name starting with `base` ("base", then "base_1", "base_2", ...), unused by any
+  /// tensor, node, initializer or value_info of this graph or its subgraphs.
+  std::string UniqueName(std::string_view base);
+
+  /// Queues `node` to be placed right before node `anchor` (an original id; inserting before
+  /// an inserted node places it before that node's anchor). Names in `node` must be fresh.
+  /// Returns the new node's id.
+  int InsertBefore(int anchor, onnx::NodeProto node);
+  /// Points input `slot` of node `id` at `name`.
+  void SetInput(int id, int slot, const std::string& name);
+  /// Removes node `id` (its outputs must have no uses left).
+  void RemoveNode(int id);
+  /// Adds an initializer (its name must be fresh); returns it.
+  onnx::TensorProto* AddInitializer(onnx::TensorProto tensor);
+  /// Removes the initializer `name` at Commit.
+  void RemoveInitializer(const std::string& name);
+
+  /// Sets (or replaces) the value_info of `name`; elem 0 keeps the existing element type.
+  void SetValueInfo(const std::string& name, int32_t elem, const bcast::Shape& shape);
+  /// Drops the value_info of `name` (its shape changed and is now unknown, or it is gone).
+  void DropValueInfo(const std::string& name);
+
+  /// Applies the queued edits: one pass over the nodes, initializers and value_info.
+  void Commit();
+
+ private:
+  void Index(int id);
+  void Unindex(int id);
+  void AddName(const std::string& name);
+  void CollectNames(const onnx::GraphProto& g, bool nested);
+
+  onnx::GraphProto* graph_;
+  int original_count_;
+  std::vector<std::unique_ptr<onnx::NodeProto>> inserted_;
+  std::vector<int> inserted_anchor_;
+  std::vector<int64_t> insert_rank_;
+  int64_t next_rank_ = 0;
+  std::vector<bool> dead_;
+  std::unordered_map<std::string, int> producer_;
+  std::unordered_map<std::string, std::vector<Use>> consumers_;
+  std::unordered_set<std::string> graph_inputs_;
+  std::unordered_set<std::string> graph_outputs_;
+  std::unordered_set<std::string> subgraph_uses_;
+  std::unordered_map<std::string, int> initializer_index_;
+  std::vector<std::unique_ptr<onnx::TensorProto>> new_initializers_;
+  std::unordered_set<std::string> removed_initializers_;
+  std::unordered_map<std::string, onnx::ValueInfoProto> new_value_info_;
+  std::unordered_set<std::string> dropped_value_info_;
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, int> next_suffix_;
+};
+
+}  // namespace onnx_bcast::proto
