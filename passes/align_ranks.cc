@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "broadcast/rules.h"
 #include "passes/rewrite_context.h"
 
 namespace onnx_bcast::passes {
@@ -37,6 +40,16 @@ class AlignRanks : public Pass {
         if (!known) {
           ctx.Debug(id, "an operand has an unknown rank");
           continue;
+        }
+        std::vector<bcast::Shape> shapes;
+        for (const std::string& in : n.input()) shapes.push_back(ctx.ShapeOf(in));
+        const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
+        if (res.verdict == bcast::Verdict::kError) {
+          std::vector<std::string> texts;
+          for (const bcast::Shape& s : shapes) texts.push_back(s.ToString());
+          return absl::InvalidArgumentError(absl::StrCat(
+              n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
+              " are not broadcastable (numpy rule, ", res.reason, ")"));
         }
         for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, target);
       } else if (op.kind == BroadcastOpKind::kPRelu) {

@@ -17,7 +17,8 @@
 // Covers Add/Sub/.../Equal, Sum/Mean/Max/Min (opset >= 8), Where, PRelu's slope (to X's rank),
 // Gemm's C (to rank 2) and MatMul batch dims (both operands of rank >= 2).
 // Requires: numpy semantics (opset >= 7; legacy-form nodes are left alone, see
-// upgrade-legacy-broadcast). Operands of unknown rank are left alone.
+// upgrade-legacy-broadcast). Operands of unknown rank are left alone; operands that cannot
+// broadcast are an InvalidArgument error naming the node, its shapes and the rule.
 // Guarantees: every covered op whose operand ranks are known has operands of equal rank;
 // values and output shapes are unchanged (Unsqueeze and dims changes are exact).
 // Idempotent: yes.

@@ -29,7 +29,8 @@ class EliminateRedundantBroadcast : public Pass {
     stats_ = stats;
     proto::GraphEditor& g = ctx.graph();
     for (int id = g.original_node_count() - 1; id >= 0; --id) {
-      if (g.alive(id)) TryRemove(id);
+      if (!g.alive(id)) continue;
+      if (absl::Status s = TryRemove(id); !s.ok()) return s;
     }
     ShrinkConstants();
     ctx.Commit();
@@ -96,9 +97,9 @@ class EliminateRedundantBroadcast : public Pass {
     return "not a broadcast op";
   }
 
-  // True when every use of `y` would compute the same output shape reading a tensor of shape
-  // `sx` instead (numpy broadcasting then gives the same values).
-  bool ConsumersAccept(const std::string& y, const Shape& sx, std::string* why) {
+  // True when every use of `y` (of shape `sy`) would compute the same output shape reading a
+  // tensor of shape `sx` instead (numpy broadcasting then gives the same values).
+  bool ConsumersAccept(const std::string& y, const Shape& sy, const Shape& sx, std::string* why) {
     proto::GraphEditor& g = ctx_->graph();
     if (g.IsGraphOutput(y) || g.IsUsedBySubgraph(y)) {
       *why = "output is a graph output or read by a subgraph";
@@ -114,7 +115,7 @@ class EliminateRedundantBroadcast : public Pass {
       const BroadcastOp op = ctx_->OpOf(use.node);
       std::vector<Shape> before, after;
       for (int k = 0; k < c.input_size(); ++k) {
-        before.push_back(ctx_->ShapeOf(c.input(k)));
+        before.push_back(c.input(k) == y ? sy : ctx_->ShapeOf(c.input(k)));
         after.push_back(c.input(k) == y ? sx : before.back());
       }
       bool ok = false;
@@ -124,44 +125,79 @@ class EliminateRedundantBroadcast : public Pass {
         ok = r0.ok() && r1.ok() && r0.output == r1.output;
       } else if (!op.legacy && op.kind == BroadcastOpKind::kPRelu && c.input_size() == 2 &&
                  c.input(0) != y) {
-        ok = bcast::BroadcastUnidirectional(before[0], sx).ok();
+        ok = bcast::BroadcastUnidirectional(before[0], sy).ok() &&
+             bcast::BroadcastUnidirectional(before[0], sx).ok();
       } else if (!op.legacy && op.kind == BroadcastOpKind::kGemm && c.input_size() >= 3 &&
                  c.input(0) != y && c.input(1) != y) {
         const Shape mn = ctx_->ShapeOf(c.output(0));
-        ok = mn.rank_known && mn.rank() == 2 && bcast::BroadcastUnidirectional(mn, sx).ok();
+        ok = bcast::BroadcastUnidirectional(mn, sy).ok() && mn.rank_known && mn.rank() == 2 && bcast::BroadcastUnidirectional(mn, sx).ok();
       }
       if (!ok) {
+        std::vector<std::string> b, a;
+        for (const Shape& t : before) b.push_back(t.ToString());
+        for (const Shape& t : after) a.push_back(t.ToString());
         *why = absl::StrCat("consumer ", ctx_->Label(use.node), " (", c.op_type(),
-                            ") would change or does not broadcast");
+                            ") would change or does not broadcast: ", absl::StrJoin(b, " and "),
+                            " vs ", absl::StrJoin(a, " and "));
         return false;
       }
     }
     return true;
   }
 
-  void TryRemove(int id) {
+  absl::Status TryRemove(int id) {
     proto::GraphEditor& g = ctx_->graph();
     const onnx::NodeProto& n = g.node(id);
-    if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return absl::OkStatus();
     const std::string& op = n.op_type();
-    if (op != "Expand" && op != "Unsqueeze" && op != "Reshape" && op != "Tile") return;
-    if (n.input_size() < 1 || n.output_size() != 1 || n.input(0).empty()) return;
+    if (op != "Expand" && op != "Unsqueeze" && op != "Reshape" && op != "Tile") {
+      return absl::OkStatus();
+    }
+    if (n.input_size() < 1 || n.output_size() != 1 || n.input(0).empty()) {
+      return absl::OkStatus();
+    }
     const std::string x = n.input(0);
     const std::string y = n.output(0);
     const Shape sx = ctx_->ShapeOf(x);
-    const Shape sy = ctx_->ShapeOf(y);
+    Shape sy = ctx_->ShapeOf(y);
+    if (op == "Expand" && n.input_size() == 2 && sx.rank_known) {
+      // Expand(x, Shape(z)) broadcasts x with z's shape; libonnx's inference does not follow
+      // Shape's value and invents symbols (unk__0) for it, which would hide the equality.
+      const int p = g.Producer(n.input(1));
+      if (p >= 0 && g.node(p).op_type() == "Shape" && g.node(p).attribute_size() == 0) {
+        const bcast::BroadcastResult r =
+            bcast::BroadcastBidirectional(sx, ctx_->ShapeOf(g.node(p).input(0)));
+        if (r.ok()) sy = r.output;
+      }
+    }
+    if (op == "Expand" && n.input_size() == 2 && sx.rank_known) {
+      if (const onnx::TensorProto* t = g.ConstantValue(n.input(1)); t != nullptr) {
+        absl::StatusOr<std::vector<int64_t>> target =
+            proto::ReadIntValues(*t, ctx_->model().base_dir);
+        if (target.ok()) {
+          const bcast::BroadcastResult r =
+              bcast::BroadcastBidirectional(sx, Shape::OfVector(*target));
+          if (r.verdict == bcast::Verdict::kError) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "Expand '", ctx_->Label(id), "': input ", sx.ToString(),
+                " cannot be expanded to shape [", absl::StrJoin(*target, ","),
+                "] (bidirectional rule, ", r.reason, ")"));
+          }
+        }
+      }
+    }
     if (!sx.rank_known || !sy.rank_known) {
       ctx_->Debug(id, "input or output rank unknown");
-      return;
+      return absl::OkStatus();
     }
     if (std::string why = NotPureBroadcast(id, sx, sy); !why.empty()) {
       ctx_->Debug(id, why);
-      return;
+      return absl::OkStatus();
     }
     std::string why;
-    if (!ConsumersAccept(y, sx, &why)) {
+    if (!ConsumersAccept(y, sy, sx, &why)) {
       ctx_->Debug(id, why);
-      return;
+      return absl::OkStatus();
     }
     const std::vector<proto::Use> uses = g.Consumers(y);
     for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, x);
@@ -176,6 +212,7 @@ class EliminateRedundantBroadcast : public Pass {
     g.RemoveNode(id);
     ++stats_->nodes_removed;
     for (const std::string& t : inputs) RemoveIfDead(t);
+    return absl::OkStatus();
   }
 
   // Removes what only fed a removed node: Shape/Constant nodes and initializers.
@@ -226,13 +263,13 @@ class EliminateRedundantBroadcast : public Pass {
       if (!has_wide_axis) continue;
       const Shape s = proto::ShapeOfTensor(*t);
       std::string why;
-      if (!ConsumersAccept(name, s, &why)) continue;  // only broadcast consumers qualify
+      if (!ConsumersAccept(name, s, s, &why)) continue;  // only broadcast consumers qualify
       absl::StatusOr<std::vector<int64_t>> axes =
           proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
       if (!axes.ok() || axes->empty()) continue;
       Shape smaller = s;
       for (int64_t a : *axes) smaller.dims[a] = bcast::Dim::Value(1);
-      if (!ConsumersAccept(name, smaller, &why)) continue;
+      if (!ConsumersAccept(name, s, smaller, &why)) continue;
       absl::StatusOr<onnx::TensorProto> cut =
           proto::SliceToOne(*t, *axes, ctx_->model().base_dir, kMaxShrinkScanBytes);
       if (!cut.ok()) continue;

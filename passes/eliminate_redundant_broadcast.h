@@ -21,7 +21,8 @@
 // eliminate_nop_expand once got this wrong, its issue 275). Shape/Constant nodes and
 // initializers left without uses are removed too. Nodes are visited last to first, so chains
 // (Expand of an Unsqueeze) go in one run.
-// Requires: nothing. Guarantees: same values and output shapes. Idempotent: yes.
+// Requires: nothing; an Expand whose input cannot be expanded to its constant shape is an
+// InvalidArgument error. Guarantees: same values and output shapes. Idempotent: yes.
 #pragma once
 
 #include <memory>

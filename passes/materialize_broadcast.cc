@@ -35,8 +35,9 @@ class MaterializeBroadcast : public Pass {
           ctx.Debug(id, absl::StrCat("cannot decide the broadcast: ", res.reason));
           continue;
         }
+        const std::vector<std::string> operands(n.input().begin(), n.input().end());
         for (int k = 0; k < n.input_size(); ++k) {
-          absl::StatusOr<bool> done = ctx.ExpandOperand(id, k, res.output);
+          absl::StatusOr<bool> done = ctx.ExpandOperand(id, k, res.output, &operands);
           if (!done.ok()) return done.status();
         }
       } else if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {

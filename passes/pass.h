@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,10 @@ struct PassOptions {
   int64_t fold_limit_bytes = 4096;
   /// The engine description the generic `legalize` pass works for (null: not available).
   const TargetProfile* target = nullptr;
+  /// Labels of unnamed nodes ("<op>#<index>") use their index in the model the pipeline
+  /// started from, found by first output name; filled by the pass manager. Null: the index in
+  /// the graph the pass sees.
+  const std::unordered_map<std::string, int>* original_index = nullptr;
 };
 
 /// One rewrite, for `opt --report` and --dry-run.

@@ -53,11 +53,18 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     check_full = proto::CheckModel(*model, /*full=*/true).ok();
     check_structure = check_full || proto::CheckModel(*model, /*full=*/false).ok();
   }
+  std::unordered_map<std::string, int> original_index;
+  for (int i = 0; i < model->proto.graph().node_size(); ++i) {
+    const auto& n = model->proto.graph().node(i);
+    if (n.output_size() > 0) original_index.emplace(n.output(0), i);
+  }
+  PassOptions pass_options = options.pass_options;
+  pass_options.original_index = &original_index;
   for (const PassInfo* info : pipeline) {
     PassRun run;
     run.pass = info->name;
     const auto start = std::chrono::steady_clock::now();
-    absl::Status s = info->factory()->Run(model, options.pass_options, &run.stats);
+    absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     runs->push_back(std::move(run));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));

@@ -84,6 +84,10 @@ BroadcastOp RewriteContext::OpOf(int id) const {
 std::string RewriteContext::Label(int id) const {
   const onnx::NodeProto& n = graph_->node(id);
   if (!n.name().empty()) return n.name();
+  if (options_.original_index != nullptr && n.output_size() > 0) {
+    auto it = options_.original_index->find(n.output(0));
+    if (it != options_.original_index->end()) return absl::StrCat(n.op_type(), "#", it->second);
+  }
   return absl::StrCat(n.op_type(), "#", id);
 }
 
@@ -108,6 +112,19 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   graph_->SetValueInfo(name, elem, shape);
 }
 
+void RewriteContext::AllowInitializers() {
+  if (model_->proto.ir_version() >= 4) return;
+  // IR < 4 requires every initializer to be a graph input, and Constant before opset 9 holds
+  // only floats; IR 4 only relaxes the former, so raising it changes no meaning.
+  Rewrite r;
+  r.node = "<model>";
+  r.action = "upgraded";
+  r.detail = absl::StrCat("ir_version ", model_->proto.ir_version(),
+                          " -> 4 (initializers that are not graph inputs)");
+  stats_->log.push_back(std::move(r));
+  model_->proto.set_ir_version(4);
+}
+
 void RewriteContext::ConstantShapeChanged(const std::string& name, const Shape& shape) {
   SetShape(name, ElemOf(name), shape);
 }
@@ -121,26 +138,11 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
   t.set_data_type(onnx::TensorProto::INT64);
   t.add_dims(static_cast<int64_t>(values.size()));
   for (int64_t v : values) t.add_int64_data(v);
-  if (model_->proto.ir_version() < 4) {
-    // IR < 4 requires every initializer to be a graph input; a Constant node keeps the
-    // graph inputs unchanged.
-    onnx::NodeProto node;
-    node.set_op_type("Constant");
-    node.set_name(graph_->UniqueName(absl::StrCat(name, "_const")));
-    node.add_output(name);
-    auto* attr = node.add_attribute();
-    attr->set_name("value");
-    attr->set_type(onnx::AttributeProto::TENSOR);
-    t.clear_name();
-    *attr->mutable_t() = std::move(t);
-    graph_->InsertBefore(anchor, std::move(node));
-    ++stats_->nodes_inserted;
-    SetShape(name, onnx::TensorProto::INT64, Shape::Of({static_cast<int64_t>(values.size())}));
-  } else {
-    graph_->AddInitializer(std::move(t));
-    shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
-    elems_[name] = onnx::TensorProto::INT64;
-  }
+  (void)anchor;
+  AllowInitializers();
+  graph_->AddInitializer(std::move(t));
+  shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
+  elems_[name] = onnx::TensorProto::INT64;
   int64_constants_[values] = name;
   return name;
 }
@@ -238,6 +240,11 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
   return out;
 }
 
+void RewriteContext::DropIfUnused(const std::string& name) {
+  if (graph_->UseCount(name) > 0 || graph_->IsGraphInput(name)) return;
+  if (graph_->Initializer(name) != nullptr) graph_->RemoveInitializer(name);
+}
+
 std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
   const onnx::NodeProto& c = graph_->node(use.node);
   const BroadcastOp op = OpOf(use.node);
@@ -296,6 +303,15 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   r.before = s.ToString();
   r.after = aligned.ToString();
   if (onnx::TensorProto* t = graph_->MutableConstantValue(name); t != nullptr) {
+    const auto key = std::make_pair(name, rank);
+    if (auto it = aligned_copies_.find(key); it != aligned_copies_.end()) {
+      graph_->SetInput(id, slot, it->second);
+      DropIfUnused(name);
+      r.action = "folded";
+      r.detail = absl::StrCat("uses the rank-", rank, " copy '", it->second, "'");
+      Record(id, std::move(r));
+      return;
+    }
     if (CommonWantedRank(name) == rank) {
       // Every user wants this rank: prepend the 1s in place (payload unchanged).
       std::vector<int64_t> dims(static_cast<size_t>(missing), 1);
@@ -309,14 +325,6 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       Record(id, std::move(r));
       return;
     }
-    const auto key = std::make_pair(name, rank);
-    if (auto it = aligned_copies_.find(key); it != aligned_copies_.end()) {
-      graph_->SetInput(id, slot, it->second);
-      r.action = "folded";
-      r.detail = absl::StrCat("uses the rank-", rank, " copy '", it->second, "'");
-      Record(id, std::move(r));
-      return;
-    }
     const int64_t bytes = PayloadBytes(*t);
     if (bytes <= options_.fold_limit_bytes) {
       onnx::TensorProto copy = *t;
@@ -325,9 +333,9 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       copy.clear_dims();
       for (int64_t i = 0; i < missing; ++i) copy.add_dims(1);
       for (int64_t d : t->dims()) copy.add_dims(d);
-      const bool as_initializer =
-          graph_->Initializer(name) != nullptr && model_->proto.ir_version() >= 4;
+      const bool as_initializer = graph_->Initializer(name) != nullptr;
       if (as_initializer) {
+        AllowInitializers();
         graph_->AddInitializer(std::move(copy));
         shapes_[copy_name] = aligned;
         elems_[copy_name] = ElemOf(name);
@@ -347,6 +355,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       }
       aligned_copies_[key] = copy_name;
       graph_->SetInput(id, slot, copy_name);
+      DropIfUnused(name);
       ++stats_->initializers_rewritten;
       stats_->bytes_added += bytes;
       r.action = "folded";
@@ -364,7 +373,8 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   Record(id, std::move(r));
 }
 
-absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out) {
+absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out,
+                                                   const std::vector<std::string>* operands) {
   const std::string name = graph_->node(id).input(slot);
   if (name.empty()) return true;
   const Shape s = ShapeOf(name);
@@ -397,7 +407,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
           ConstantShapeChanged(name, out);
           r.bytes = new_bytes - old_bytes;
           r.detail = absl::StrCat("constant '", name, "' broadcast in place");
-        } else if (model_->proto.ir_version() >= 4) {
+        } else if (graph_->Initializer(name) != nullptr) {
+          AllowInitializers();
           graph_->AddInitializer(std::move(*folded));
           shapes_[new_name] = out;
           elems_[new_name] = ElemOf(name);
@@ -446,16 +457,18 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
   // Symbolic: Expand is bidirectional, so expanding against each other operand's Shape gives
   // the broadcast of all of them.
   const onnx::NodeProto& n = graph_->node(id);
+  const std::vector<std::string> inputs =
+      operands != nullptr ? *operands : std::vector<std::string>(n.input().begin(), n.input().end());
   std::vector<std::string> others;
   std::vector<Shape> other_shapes;
-  for (int k = 0; k < n.input_size(); ++k) {
-    if (k == slot || n.input(k).empty()) continue;
-    const Shape sk = ShapeOf(n.input(k));
+  for (int k = 0; k < static_cast<int>(inputs.size()); ++k) {
+    if (k == slot || inputs[k].empty()) continue;
+    const Shape sk = ShapeOf(inputs[k]);
     if (!sk.rank_known) {
-      Debug(id, absl::StrCat("input '", n.input(k), "' has an unknown rank"));
+      Debug(id, absl::StrCat("input '", inputs[k], "' has an unknown rank"));
       return false;
     }
-    others.push_back(n.input(k));
+    others.push_back(inputs[k]);
     other_shapes.push_back(sk);
   }
   std::string cur = name;

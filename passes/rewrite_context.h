@@ -50,8 +50,8 @@ class RewriteContext {
   /// intermediate tensor (not a graph input, output or initializer).
   void SetShape(const std::string& name, int32_t elem, const bcast::Shape& shape);
 
-  /// An int64 1-D constant (an initializer, or a Constant node before `anchor` for IR < 4,
-  /// where initializers must be graph inputs), shared by equal values.
+  /// An int64 1-D constant initializer, shared by equal values (raises IR 3 to 4, see
+  /// AllowInitializers).
   std::string Int64Constant(const std::vector<int64_t>& values, const std::string& base,
                             int anchor);
   /// `Unsqueeze(x, axes)` before node `anchor`, shared by equal (x, axes).
@@ -77,7 +77,10 @@ class RewriteContext {
   /// otherwise `Expand` to a constant shape (static `out`) or to `Shape` of the other
   /// operands (symbolic). False (with a debug reason) when it does not apply; Unimplemented
   /// when Expand needs an opset the model cannot be raised to.
-  absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out);
+  /// `operands` (default: the node's current inputs) are the tensors whose Shape the
+  /// symbolic form expands against.
+  absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out,
+                                     const std::vector<std::string>* operands = nullptr);
 
   /// The rank every use of `name` wants (see AlignOperand), or nullopt when uses disagree or
   /// a use is not a broadcast operand.
@@ -91,6 +94,12 @@ class RewriteContext {
   /// Requires default-domain opset >= `needed` for a node the pass inserts, raising it when
   /// only ops that keep their meaning change in between; else Unimplemented.
   absl::Status RequireOpset(int64_t needed, const std::string& why);
+
+  /// IR < 4 requires every initializer to be a graph input (and Constant before opset 9 holds
+  /// only floats); raises ir_version to 4, which only relaxes that rule, and logs it.
+  void AllowInitializers();
+  /// Removes initializer `name` when nothing reads it any more.
+  void DropIfUnused(const std::string& name);
 
   /// Constants folded by this pass keep their value_info in sync.
   void ConstantShapeChanged(const std::string& name, const bcast::Shape& shape);

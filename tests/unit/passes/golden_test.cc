@@ -1,0 +1,182 @@
+// Golden tests of the rewrite passes, FileCheck style: each file in golden/ names a pass, an
+// input model in ONNX text form and what must hold afterwards — `check` lines that must appear
+// in order in the printed result, `check-not` substrings, `expect: no-change`, or
+// `expect: error CODE` with the message substring. Every case that succeeds is run a second time
+// to prove idempotence, and must pass libonnx's full check whenever its input does.
+//
+// File format:
+//   # comment
+//   pass: align-ranks
+//   fold-limit: 0                      (optional)
+//   expect: change | no-change | error INVALID_ARGUMENT
+//   error: substring of the message    (with expect: error)
+//   === input
+//   <ONNX text>
+//   === check
+//   lines, each a substring of a later line of the printed result
+//   === check-not
+//   substrings that must not appear
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/registry.h"
+#include "proto/onnx_checks.h"
+#include "tests/unit/passes/test_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::GoldenForm;
+
+const char kGoldenDir[] = BCAST_SOURCE_DIR "/tests/unit/passes/golden";
+
+struct GoldenCase {
+  std::string file;
+  std::map<std::string, std::string> header;
+  std::map<std::string, std::string> sections;
+};
+
+GoldenCase ReadCase(const std::string& path) {
+  GoldenCase c;
+  c.file = fs::path(path).filename().string();
+  std::ifstream in(path);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.rfind("=== ", 0) == 0) {
+      section = line.substr(4);
+      c.sections[section];
+      continue;
+    }
+    if (section.empty()) {
+      if (line.empty() || line[0] == '#') continue;
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      c.header[std::string(absl::StripAsciiWhitespace(line.substr(0, colon)))] =
+          std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    } else {
+      c.sections[section] += line + "\n";
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> GoldenFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kGoldenDir)) {
+    if (e.path().extension() == ".txt") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::path(info.param).stem().string();
+  for (char& ch : name) {
+    if (!absl::ascii_isalnum(ch)) ch = '_';
+  }
+  return name;
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, Matches) {
+  const GoldenCase c = ReadCase(GetParam());
+  ASSERT_TRUE(c.header.count("pass")) << c.file << ": no 'pass:' header";
+  ASSERT_TRUE(c.sections.count("input")) << c.file << ": no '=== input' section";
+  const std::string pass = c.header.at("pass");
+  const std::string expect = c.header.count("expect") ? c.header.at("expect") : "change";
+  PassOptions options;
+  if (c.header.count("fold-limit")) {
+    ASSERT_TRUE(absl::SimpleAtoi(c.header.at("fold-limit"), &options.fold_limit_bytes));
+  }
+  const TargetProfile* ncnn = FindTarget("ncnn");
+  options.target = ncnn;
+  proto::Model model = testing::Parse(c.sections.at("input"));
+  const proto::Model original = model;
+  PassStats stats;
+  const absl::Status status = testing::RunPass(pass, &model, &stats, options);
+  if (expect.rfind("error", 0) == 0) {
+    const std::string code = std::string(absl::StripAsciiWhitespace(expect.substr(5)));
+    ASSERT_FALSE(status.ok()) << c.file << ": expected an error, got\n" << GoldenForm(model.proto);
+    EXPECT_EQ(absl::StatusCodeToString(status.code()), code) << c.file << ": " << status;
+    if (c.header.count("error")) {
+      EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(c.header.at("error")))
+          << c.file;
+    }
+    return;
+  }
+  ASSERT_TRUE(status.ok()) << c.file << ": " << status;
+  const std::string printed = GoldenForm(model.proto);
+  std::string diff;
+  if (expect == "no-change") {
+    EXPECT_TRUE(proto::ModelsEqual(original.proto, model.proto, &diff))
+        << c.file << ": expected no change\n" << diff << printed;
+    EXPECT_TRUE(stats.log.empty()) << c.file;
+  } else {
+    EXPECT_FALSE(proto::ModelsEqual(original.proto, model.proto)) << c.file << ": nothing changed";
+    EXPECT_FALSE(stats.log.empty()) << c.file;
+  }
+  if (c.sections.count("check")) {
+    const std::vector<std::string> lines = absl::StrSplit(printed, '\n');
+    size_t at = 0;
+    for (absl::string_view want : absl::StrSplit(c.sections.at("check"), '\n')) {
+      const std::string w(absl::StripAsciiWhitespace(want));
+      if (w.empty()) continue;
+      while (at < lines.size() && lines[at].find(w) == std::string::npos) ++at;
+      ASSERT_LT(at, lines.size()) << c.file << ": check line not found (in order): " << w
+                                  << "\n--- got:\n" << printed;
+      ++at;
+    }
+  }
+  if (c.sections.count("check-not")) {
+    for (absl::string_view bad : absl::StrSplit(c.sections.at("check-not"), '\n')) {
+      const std::string b(absl::StripAsciiWhitespace(bad));
+      if (b.empty()) continue;
+      EXPECT_EQ(printed.find(b), std::string::npos)
+          << c.file << ": must not appear: " << b << "\n--- got:\n" << printed;
+    }
+  }
+  // libonnx's full check holds afterwards whenever it held before.
+  if (proto::CheckModel(original, /*full=*/true).ok()) {
+    EXPECT_TRUE(proto::CheckModel(model, /*full=*/true).ok())
+        << c.file << ": " << proto::CheckModel(model, true) << "\n" << printed;
+  }
+  // Idempotence: a second run changes nothing.
+  const proto::Model once = model;
+  PassStats again;
+  ASSERT_TRUE(testing::RunPass(pass, &model, &again, options).ok()) << c.file;
+  EXPECT_TRUE(proto::ModelsEqual(once.proto, model.proto, &diff))
+      << c.file << ": second run changed the model\n" << diff;
+  EXPECT_TRUE(again.log.empty()) << c.file << ": second run logged " << again.log.size();
+}
+
+INSTANTIATE_TEST_SUITE_P(Passes, GoldenTest, ::testing::ValuesIn(GoldenFiles()), CaseName);
+
+// Every registered pass has a golden change case, a no-change case and an error (or refusal)
+// case.
+TEST(GoldenCoverage, EveryPassHasChangeNoChangeAndInvalidCases) {
+  std::map<std::string, std::set<std::string>> kinds;
+  for (const std::string& file : GoldenFiles()) {
+    const GoldenCase c = ReadCase(file);
+    const std::string expect = c.header.count("expect") ? c.header.at("expect") : "change";
+    kinds[c.header.count("pass") ? c.header.at("pass") : ""].insert(expect.rfind("error", 0) == 0 ? "error" : expect);
+  }
+  for (const PassInfo& info : AllPasses()) {
+    if (std::string(info.name) == "legalize") continue;  // legalize-ncnn's code, tested there
+    EXPECT_TRUE(kinds[info.name].count("change")) << info.name;
+    EXPECT_TRUE(kinds[info.name].count("no-change")) << info.name;
+    EXPECT_TRUE(kinds[info.name].count("error")) << info.name << ": no invalid case";
+  }
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes

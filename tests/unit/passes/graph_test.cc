@@ -1,0 +1,129 @@
+// GraphEditor: the use-def index, fresh names, batched insertion order, and linear-time passes.
+#include "proto/graph.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/passes/test_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
+  t = Add (x, w)
+  y = Mul (t, t)
+})");
+  proto::GraphEditor g(m.proto.mutable_graph());
+  EXPECT_EQ(g.Producer("t"), 0);
+  EXPECT_EQ(g.Producer("x"), -1);
+  EXPECT_EQ(g.Consumers("t").size(), 2u);
+  EXPECT_EQ(g.UseCount("y"), 1);  // graph output
+  EXPECT_NE(g.ConstantValue("w"), nullptr);
+  EXPECT_EQ(g.ConstantValue("x"), nullptr);
+}
+
+TEST(GraphEditor, InitializerThatIsAGraphInputIsNotAConstant) {
+  proto::Model m = testing::Parse(R"(<ir_version: 3, opset_import: ["" : 6]>
+g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1, 2}> {
+  y = Add (x, w)
+})");
+  proto::GraphEditor g(m.proto.mutable_graph());
+  EXPECT_NE(g.Initializer("w"), nullptr);
+  EXPECT_EQ(g.ConstantValue("w"), nullptr);
+}
+
+TEST(GraphEditor, FreshNamesAvoidEveryNameIncludingSubgraphs) {
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (bool c, float[2] x) => (float[2] y) {
+  y = If (c) <then_branch = g1 () => (float[2] x_1) { x_1 = Identity (x) },
+              else_branch = g2 () => (float[2] x_2) { x_2 = Identity (x) }>
+})");
+  proto::GraphEditor g(m.proto.mutable_graph());
+  EXPECT_EQ(g.UniqueName("x"), "x_3");
+  EXPECT_EQ(g.UniqueName("x"), "x_4");
+  EXPECT_EQ(g.UniqueName("fresh"), "fresh");
+  EXPECT_EQ(g.UniqueName("fresh"), "fresh_1");
+  EXPECT_TRUE(g.IsUsedBySubgraph("x"));
+}
+
+TEST(GraphEditor, InsertionsLandBeforeTheirAnchorInOrder) {
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) {
+  a = Relu (x)
+  y = Neg (a)
+})");
+  proto::GraphEditor g(m.proto.mutable_graph());
+  auto node = [](const std::string& op, const std::string& in, const std::string& out) {
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    n.add_input(in);
+    n.add_output(out);
+    return n;
+  };
+  const int first = g.InsertBefore(1, node("Abs", "a", "b"));
+  g.InsertBefore(1, node("Abs", "b", "c"));
+  g.InsertBefore(first, node("Sigmoid", "a", "s"));  // before an inserted node
+  g.SetInput(1, 0, "c");
+  EXPECT_EQ(g.Consumers("a").size(), 2u);
+  g.Commit();
+  std::vector<std::string> ops;
+  for (const auto& n : m.proto.graph().node()) ops.push_back(n.output(0));
+  EXPECT_THAT(ops, ElementsAre("a", "s", "b", "c", "y"));
+  EXPECT_EQ(m.proto.graph().node(4).input(0), "c");
+}
+
+TEST(GraphEditor, RemoveNodeAndInitializer) {
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
+  t = Add (x, w)
+  y = Relu (x)
+})");
+  proto::GraphEditor g(m.proto.mutable_graph());
+  g.RemoveNode(0);
+  EXPECT_EQ(g.UseCount("w"), 0);
+  g.RemoveInitializer("w");
+  g.Commit();
+  EXPECT_EQ(m.proto.graph().node_size(), 1);
+  EXPECT_EQ(m.proto.graph().initializer_size(), 0);
+}
+
+// A chain of `n` Adds, each with its own rank-1 operand, so align-ranks inserts n Unsqueezes
+// spread over the whole graph.
+proto::Model Chain(int n) {
+  std::string body;
+  for (int i = 0; i < n; ++i) {
+    absl::StrAppend(&body, "  v", i, " = Relu (v)\n  t", i + 1, " = Add (t", i, ", v", i, ")\n");
+  }
+  return testing::Parse(absl::StrCat(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,4] t0, float[4] v) => (float[2,4] t)", n, R"() {
+)", body, "}"));
+}
+
+double AlignSeconds(int n, int64_t* inserted) {
+  proto::Model m = Chain(n);
+  PassStats stats;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(testing::RunPass("align-ranks", &m, &stats).ok());
+  *inserted = stats.nodes_inserted;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(GraphEditor, AlignRanksIsLinearInTheGraphSize) {
+  int64_t small_inserted = 0, large_inserted = 0;
+  AlignSeconds(2000, &small_inserted);  // warm up
+  const double small = AlignSeconds(10000, &small_inserted);
+  const double large = AlignSeconds(40000, &large_inserted);
+  EXPECT_EQ(small_inserted, 10000);
+  EXPECT_EQ(large_inserted, 40000);
+  // Four times the nodes: about four times the time (a quadratic pass would take 16x).
+  EXPECT_LT(large, 8 * small + 0.05) << "10k nodes: " << small << " s, 40k nodes: " << large;
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes

@@ -1,0 +1,87 @@
+// Helpers shared by the pass tests (see test_util.h).
+#include "tests/unit/passes/test_util.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "passes/registry.h"
+#include "passes/shape_propagation.h"
+#include "proto/onnx_text.h"
+#include "proto/opsets.h"
+
+namespace onnx_bcast::passes::testing {
+
+std::string GoldenForm(const onnx::ModelProto& model) {
+  std::string out = absl::StrCat("opset: ", proto::DefaultOpset(model), "\n");
+  for (const auto& t : model.graph().initializer()) {
+    absl::StrAppend(&out, "init ", t.name(), ": ",
+                    onnx::TensorProto::DataType_Name(
+                        static_cast<onnx::TensorProto::DataType>(t.data_type())),
+                    "[", absl::StrJoin(t.dims(), ","), "]\n");
+  }
+  absl::StrAppend(&out, proto::PrintGraph(model.graph()));
+  return out;
+}
+
+proto::Model Parse(const std::string& text) {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : proto::Model();
+}
+
+absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* stats,
+                     const PassOptions& options) {
+  const PassInfo* info = FindPass(name);
+  if (info == nullptr) return absl::NotFoundError(name);
+  PassStats local;
+  return info->factory()->Run(model, options, stats != nullptr ? stats : &local);
+}
+
+absl::Status RunTarget(const TargetProfile& target, proto::Model* model,
+                       std::vector<PassRun>* runs, const PassOptions& options) {
+  absl::StatusOr<std::vector<const PassInfo*>> pipeline = ResolvePasses(target.passes);
+  if (!pipeline.ok()) return pipeline.status();
+  PipelineOptions po;
+  po.pass_options = options;
+  po.pass_options.target = &target;
+  po.verify_each = true;
+  std::vector<PassRun> local;
+  return RunPipeline(model, *pipeline, po, runs != nullptr ? runs : &local);
+}
+
+namespace {
+
+std::vector<std::string> Mismatches(const proto::Model& model, bool shapes) {
+  std::vector<std::string> out;
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(model, AnalysisOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  if (!a.ok()) return out;
+  for (const NodeVerdict& v : a->nodes) {
+    if (v.graph != "main" || v.rule != bcast::RuleFamily::kNumpy) continue;
+    bool known = true;
+    for (const bcast::Shape& s : v.inputs) known &= s.rank_known;
+    if (!known || v.inputs.empty()) continue;
+    for (const bcast::Shape& s : v.inputs) {
+      const bool differ = shapes ? !(s == v.inputs[0]) : s.rank() != v.inputs[0].rank();
+      if (differ) {
+        std::vector<std::string> texts;
+        for (const bcast::Shape& t : v.inputs) texts.push_back(t.ToString());
+        out.push_back(absl::StrCat(v.op, " '", v.node, "': ", absl::StrJoin(texts, " and ")));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> RankMismatches(const proto::Model& model) {
+  return Mismatches(model, false);
+}
+
+std::vector<std::string> ShapeMismatches(const proto::Model& model) {
+  return Mismatches(model, true);
+}
+
+}  // namespace onnx_bcast::passes::testing

@@ -1,0 +1,35 @@
+// Helpers shared by the pass tests: a stable printed form of a model for golden comparisons,
+// and running a pass or a target in-process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "passes/pass.h"
+#include "passes/pass_manager.h"
+#include "passes/targets.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::passes::testing {
+
+/// "opset: N", one "init NAME: TYPE[dims]" line per initializer, then libonnx's printed graph
+/// (whose printer leaves initializers out).
+std::string GoldenForm(const onnx::ModelProto& model);
+
+/// Parses ONNX text or fails the test.
+proto::Model Parse(const std::string& text);
+
+/// Runs the named pass once.
+absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* stats = nullptr,
+                     const PassOptions& options = {});
+
+/// Runs a target's pipeline (with verify_each).
+absl::Status RunTarget(const TargetProfile& target, proto::Model* model,
+                       std::vector<PassRun>* runs = nullptr, const PassOptions& options = {});
+
+/// Every broadcasting node (main graph) with operands of different rank / different shape.
+std::vector<std::string> RankMismatches(const proto::Model& model);
+std::vector<std::string> ShapeMismatches(const proto::Model& model);
+
+}  // namespace onnx_bcast::passes::testing
