@@ -81,13 +81,18 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
     inner_stride[i] = plan.strides(i)[rank - 1];
     if (inner_stride[i] == 0) mask |= 1 << i;
   }
+  // Strides copied per (dim, input) so the odometer reads one small contiguous table.
+  absl::InlinedVector<std::array<int64_t, kMaxInputs>, 16> stride(rank);
+  for (int d = 0; d < rank; ++d) {
+    for (int i = 0; i < n; ++i) stride[d][i] = plan.strides(i)[d];
+  }
   absl::InlinedVector<int64_t, 16> index(rank, 0);
   std::array<int64_t, kMaxInputs> offset = {};  // element offset of the current row start
   int64_t outer = begin / inner;
   for (int d = rank - 2; d >= 0; --d) {
     index[d] = outer % dims[d];
     outer /= dims[d];
-    for (int i = 0; i < n; ++i) offset[i] += index[d] * plan.strides(i)[d];
+    for (int i = 0; i < n; ++i) offset[i] += index[d] * stride[d][i];
   }
   int64_t col = begin % inner;
   for (int64_t pos = begin; pos < end; col = 0) {
@@ -98,9 +103,9 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
     fns.fn[mask](ptr.data(), ops.out + pos * ops.out_size, len);
     pos += len;
     for (int d = rank - 2; d >= 0; --d) {
-      for (int i = 0; i < n; ++i) offset[i] += plan.strides(i)[d];
+      for (int i = 0; i < n; ++i) offset[i] += stride[d][i];
       if (++index[d] < dims[d]) break;
-      for (int i = 0; i < n; ++i) offset[i] -= plan.strides(i)[d] * dims[d];
+      for (int i = 0; i < n; ++i) offset[i] -= stride[d][i] * dims[d];
       index[d] = 0;
     }
   }
