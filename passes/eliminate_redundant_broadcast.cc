@@ -2,7 +2,9 @@
 #include "passes/eliminate_redundant_broadcast.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,6 +35,7 @@ class EliminateRedundantBroadcast : public Pass {
       if (absl::Status s = TryRemove(id); !s.ok()) return s;
     }
     ShrinkConstants();
+    MergeShrunkConstants();
     ctx.Commit();
     return absl::OkStatus();
   }
@@ -254,29 +257,55 @@ class EliminateRedundantBroadcast : public Pass {
     proto::GraphEditor& g = ctx_->graph();
     std::vector<std::string> names;
     for (const auto& t : g.graph()->initializer()) names.push_back(t.name());
+    for (int id = 0; id < g.original_node_count(); ++id) {
+      const onnx::NodeProto& n = g.node(id);
+      if (g.alive(id) && n.op_type() == "Constant" && n.output_size() == 1) {
+        names.push_back(n.output(0));
+      }
+    }
     for (const std::string& name : names) {
-      onnx::TensorProto* t = g.Initializer(name);
-      if (t == nullptr || g.IsGraphInput(name) || g.Consumers(name).empty()) continue;
+      onnx::TensorProto* t = g.MutableConstantValue(name);
+      if (t == nullptr || g.Consumers(name).empty()) continue;
       if (!proto::HasFixedWidthPayload(t->data_type())) continue;
-      bool has_wide_axis = false;
-      for (int64_t d : t->dims()) has_wide_axis |= d > 1;
-      if (!has_wide_axis) continue;
       const Shape s = proto::ShapeOfTensor(*t);
       std::string why;
       if (!ConsumersAccept(name, s, s, &why)) continue;  // only broadcast consumers qualify
-      absl::StatusOr<std::vector<int64_t>> axes =
-          proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
-      if (!axes.ok() || axes->empty()) continue;
       Shape smaller = s;
-      for (int64_t a : *axes) smaller.dims[a] = bcast::Dim::Value(1);
-      if (!ConsumersAccept(name, s, smaller, &why)) continue;
-      absl::StatusOr<onnx::TensorProto> cut =
-          proto::SliceToOne(*t, *axes, ctx_->model().base_dir, kMaxShrinkScanBytes);
-      if (!cut.ok()) continue;
+      std::vector<int64_t> axes;
+      bool has_wide_axis = false;
+      for (int64_t d : t->dims()) has_wide_axis |= d > 1;
+      if (has_wide_axis) {
+        absl::StatusOr<std::vector<int64_t>> uniform =
+            proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
+        if (uniform.ok()) axes = *uniform;
+        for (int64_t a : axes) smaller.dims[a] = bcast::Dim::Value(1);
+        if (!axes.empty() && !ConsumersAccept(name, s, smaller, &why)) {
+          axes.clear();
+          smaller = s;
+        }
+      }
+      // Leading 1s the consumers would prepend anyway (keeping rank >= 1).
+      int64_t leading = 0;
+      while (leading + 1 < smaller.rank() && smaller.dims[leading].Is(1)) ++leading;
+      Shape stripped = Shape::FromDims({smaller.dims.begin() + leading, smaller.dims.end()});
+      if (leading > 0 && !ConsumersAccept(name, s, stripped, &why)) {
+        leading = 0;
+        stripped = smaller;
+      }
+      if (axes.empty() && leading == 0) continue;
+      if (!axes.empty()) {
+        absl::StatusOr<onnx::TensorProto> cut =
+            proto::SliceToOne(*t, axes, ctx_->model().base_dir, kMaxShrinkScanBytes);
+        if (!cut.ok()) continue;
+        cut->set_name(t->name());
+        *t = std::move(*cut);
+      }
+      t->clear_dims();
+      for (const bcast::Dim& d : stripped.dims) t->add_dims(d.value());
       const int64_t before = proto::RawByteSize(t->data_type(), s.NumElements().value_or(0));
-      const int64_t after = proto::RawByteSize(t->data_type(), smaller.NumElements().value_or(0));
-      *t = std::move(*cut);
-      ctx_->ConstantShapeChanged(name, smaller);
+      const int64_t after = proto::RawByteSize(t->data_type(), stripped.NumElements().value_or(0));
+      shrunk_.insert(name);
+      ctx_->ConstantShapeChanged(name, stripped);
       ++stats_->initializers_rewritten;
       stats_->bytes_added += after - before;
       Rewrite r;
@@ -284,16 +313,79 @@ class EliminateRedundantBroadcast : public Pass {
       r.action = "shrunk";
       r.tensor = name;
       r.before = s.ToString();
-      r.after = smaller.ToString();
+      r.after = stripped.ToString();
       r.bytes = after - before;
-      r.detail = absl::StrCat("constant equal along axes [", absl::StrJoin(*axes, ","),
-                              "] cut to extent 1 (consumers broadcast it)");
+      std::vector<std::string> what;
+      if (!axes.empty()) {
+        what.push_back(absl::StrCat("equal along axes [", absl::StrJoin(axes, ","),
+                                    "] cut to extent 1"));
+      }
+      if (leading > 0) what.push_back(absl::StrCat(leading, " leading 1s dropped"));
+      r.detail = absl::StrCat("constant ", absl::StrJoin(what, ", "),
+                              " (its consumers broadcast it)");
       stats_->log.push_back(std::move(r));
+    }
+  }
+
+  // A shrunk constant identical to another constant (type, dims, bytes) is replaced by it:
+  // materialize-broadcast's per-shape copies of one constant come back together.
+  void MergeShrunkConstants() {
+    if (shrunk_.empty()) return;
+    proto::GraphEditor& g = ctx_->graph();
+    struct Entry {
+      std::string name;
+      int node = -1;  // producing Constant node, or -1 for an initializer
+    };
+    std::vector<Entry> entries;
+    for (const auto& t : g.graph()->initializer()) {
+      if (!g.IsGraphInput(t.name())) entries.push_back({t.name(), -1});
+    }
+    for (int id = 0; id < g.original_node_count(); ++id) {
+      const onnx::NodeProto& n = g.node(id);
+      if (g.alive(id) && n.op_type() == "Constant" && n.output_size() == 1) {
+        entries.push_back({n.output(0), id});
+      }
+    }
+    std::map<std::string, std::string> first;  // content key -> name
+    for (const Entry& e : entries) {
+      const onnx::TensorProto* t = g.ConstantValue(e.name);
+      if (t == nullptr || !proto::HasFixedWidthPayload(t->data_type())) continue;
+      absl::StatusOr<std::string> bytes = proto::ReadRawBytes(*t, ctx_->model().base_dir, 4096);
+      if (!bytes.ok()) continue;
+      const std::string key = absl::StrCat(t->data_type(), "|", absl::StrJoin(t->dims(), ","),
+                                           "|", *bytes);
+      auto it = first.find(key);
+      if (it == first.end()) {
+        first.emplace(key, e.name);
+        continue;
+      }
+      if ((shrunk_.count(e.name) == 0 && shrunk_.count(it->second) == 0) ||
+          g.IsGraphOutput(e.name) || g.IsUsedBySubgraph(e.name)) {
+        continue;
+      }
+      const std::vector<proto::Use> uses = g.Consumers(e.name);
+      for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, it->second);
+      Rewrite r;
+      r.node = e.node >= 0 ? ctx_->Label(e.node) : "<initializers>";
+      r.op = e.node >= 0 ? "Constant" : "";
+      r.action = "removed";
+      r.tensor = e.name;
+      r.detail = absl::StrCat("identical to constant '", it->second, "'");
+      r.bytes = -static_cast<int64_t>(bytes->size());
+      stats_->bytes_added += r.bytes;
+      stats_->log.push_back(std::move(r));
+      if (e.node >= 0) {
+        g.RemoveNode(e.node);
+        ++stats_->nodes_removed;
+      } else {
+        g.RemoveInitializer(e.name);
+      }
     }
   }
 
   RewriteContext* ctx_ = nullptr;
   PassStats* stats_ = nullptr;
+  std::set<std::string> shrunk_;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // eliminate-redundant-broadcast: the inverse of align-ranks and materialize-broadcast. Removes
 // Expand, Unsqueeze, Reshape and Tile nodes whose only effect is a broadcast that every
-// consumer performs anyway, and cuts constants that are themselves broadcasts (all slices
-// along an axis equal) back to extent 1 there.
+// consumer performs anyway, cuts constants that are themselves broadcasts (all slices along an
+// axis equal) back to extent 1 there, drops leading 1s of constants (keeping rank >= 1), and
+// merges constants that became identical.
 //
 // Before:
 //   g (float[N,3,4] x, float[3,1] v) => (float[N,3,4] y) {

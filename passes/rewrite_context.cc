@@ -109,7 +109,16 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
     graph_->DropValueInfo(name);
     return;
   }
-  graph_->SetValueInfo(name, elem, shape);
+  // Symbols libonnx invents per inference run (unk__0) and the analysis's derived ones
+  // (bcast(M,N)) mean nothing in another run: they are written as unknown dims.
+  Shape written = shape;
+  for (bcast::Dim& d : written.dims) {
+    if (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
+                          d.symbol().find('(') != std::string::npos)) {
+      d = bcast::Dim::Unknown();
+    }
+  }
+  graph_->SetValueInfo(name, elem, written);
 }
 
 void RewriteContext::AllowInitializers() {
@@ -242,7 +251,15 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
 
 void RewriteContext::DropIfUnused(const std::string& name) {
   if (graph_->UseCount(name) > 0 || graph_->IsGraphInput(name)) return;
-  if (graph_->Initializer(name) != nullptr) graph_->RemoveInitializer(name);
+  if (graph_->Initializer(name) != nullptr) {
+    graph_->RemoveInitializer(name);
+    return;
+  }
+  const int p = graph_->Producer(name);
+  if (p >= 0 && graph_->node(p).op_type() == "Constant" && graph_->node(p).output_size() == 1) {
+    graph_->RemoveNode(p);
+    ++stats_->nodes_removed;
+  }
 }
 
 std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
@@ -394,7 +411,17 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
     std::optional<int64_t> count = out.NumElements();
     if (t != nullptr && proto::HasFixedWidthPayload(t->data_type()) && count &&
         *count <= options_.fold_limit_bytes / std::max(1, bits / 8)) {
-      const bool in_place = graph_->Initializer(name) != nullptr && graph_->UseCount(name) == 1;
+      const auto key = std::make_pair(name, out.ToString());
+      if (auto it = folded_copies_.find(key); it != folded_copies_.end()) {
+        graph_->SetInput(id, slot, it->second);
+        DropIfUnused(name);
+        r.action = "folded";
+        r.detail = absl::StrCat("uses the broadcast copy '", it->second, "'");
+        Record(id, std::move(r));
+        return true;
+      }
+      const bool in_place = graph_->UseCount(name) == 1;
+      const bool is_initializer = graph_->Initializer(name) != nullptr;
       const std::string new_name =
           in_place ? name : graph_->UniqueName(absl::StrCat(name, "_expanded"));
       absl::StatusOr<onnx::TensorProto> folded = proto::BroadcastTensorTo(
@@ -403,16 +430,19 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
         const int64_t old_bytes = PayloadBytes(*t);
         const int64_t new_bytes = PayloadBytes(*folded);
         if (in_place) {
-          *graph_->Initializer(name) = std::move(*folded);
+          onnx::TensorProto* target = graph_->MutableConstantValue(name);
+          if (!is_initializer) folded->set_name(target->name());
+          *target = std::move(*folded);
           ConstantShapeChanged(name, out);
           r.bytes = new_bytes - old_bytes;
           r.detail = absl::StrCat("constant '", name, "' broadcast in place");
-        } else if (graph_->Initializer(name) != nullptr) {
+        } else if (is_initializer) {
           AllowInitializers();
           graph_->AddInitializer(std::move(*folded));
           shapes_[new_name] = out;
           elems_[new_name] = ElemOf(name);
           graph_->SetInput(id, slot, new_name);
+          folded_copies_[key] = new_name;
           r.bytes = new_bytes;
           r.detail = absl::StrCat("constant '", name, "' broadcast into '", new_name, "'");
         } else {
@@ -429,6 +459,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
           ++stats_->nodes_inserted;
           SetShape(new_name, ElemOf(name), out);
           graph_->SetInput(id, slot, new_name);
+          folded_copies_[key] = new_name;
           r.bytes = new_bytes;
           r.detail = absl::StrCat("constant '", name, "' broadcast into Constant '", new_name,
                                   "'");

@@ -98,7 +98,7 @@ class RewriteContext {
   /// IR < 4 requires every initializer to be a graph input (and Constant before opset 9 holds
   /// only floats); raises ir_version to 4, which only relaxes that rule, and logs it.
   void AllowInitializers();
-  /// Removes initializer `name` when nothing reads it any more.
+  /// Removes initializer (or Constant node) `name` when nothing reads it any more.
   void DropIfUnused(const std::string& name);
 
   /// Constants folded by this pass keep their value_info in sync.
@@ -120,6 +120,7 @@ class RewriteContext {
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
   std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;
   std::map<std::string, std::string> shape_of_;
+  std::map<std::pair<std::string, std::string>, std::string> folded_copies_;
 };
 
 }  // namespace onnx_bcast::passes

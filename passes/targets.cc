@@ -24,6 +24,26 @@ const std::set<std::string>& KnownClasses() {
   return *kClasses;
 }
 
+// Symbols libonnx invents per inference run (unk__N) and the analysis's derived ones
+// (bcast(M,N)) do not identify an extent across tensors: they count as unknown dims.
+bcast::Shape Sanitized(const bcast::Shape& s) {
+  bcast::Shape out = s;
+  for (bcast::Dim& d : out.dims) {
+    if (d.is_symbol() &&
+        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
+      d = bcast::Dim::Unknown();
+    }
+  }
+  return out;
+}
+
+bool HasUnknownDim(const bcast::Shape& s) {
+  for (const bcast::Dim& d : s.dims) {
+    if (d.is_unknown()) return true;
+  }
+  return false;
+}
+
 bool ScalarLike(const bcast::Shape& s) {
   if (!s.rank_known) return false;
   for (const bcast::Dim& d : s.dims) {
@@ -207,6 +227,19 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
     for (const bcast::Shape& s : v.inputs) known &= s.rank_known;
     if (!known) continue;
     std::string cls = v.broadcast_class;
+    if (v.rule == bcast::RuleFamily::kNumpy) {
+      // Classes that depend on comparing dims are not decided by invented symbols.
+      std::vector<bcast::Shape> inputs;
+      bool vague = false;
+      for (const bcast::Shape& s : v.inputs) {
+        inputs.push_back(Sanitized(s));
+        vague |= HasUnknownDim(inputs.back());
+      }
+      const bcast::Shape output = Sanitized(v.output);
+      if (vague || HasUnknownDim(output)) {
+        if (cls == "bidirectional" || cls == "general") continue;
+      }
+    }
     if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
       cls = v.inputs[0] == v.inputs[1] ? "same" : "unidirectional";
     }

@@ -59,7 +59,15 @@ std::vector<std::string> Mismatches(const proto::Model& model, bool shapes) {
   for (const NodeVerdict& v : a->nodes) {
     if (v.graph != "main" || v.rule != bcast::RuleFamily::kNumpy) continue;
     bool known = true;
-    for (const bcast::Shape& s : v.inputs) known &= s.rank_known;
+    for (const bcast::Shape& s : v.inputs) {
+      known &= s.rank_known;
+      // Unknown dims and symbols libonnx invents per run (unk__N, and the analysis's
+      // bcast(...) of them) decide nothing.
+      for (const bcast::Dim& d : s.dims) {
+        known &= !d.is_unknown() &&
+                 !(d.is_symbol() && (d.symbol().find("unk__") != std::string::npos));
+      }
+    }
     if (!known || v.inputs.empty()) continue;
     for (const bcast::Shape& s : v.inputs) {
       const bool differ = shapes ? !(s == v.inputs[0]) : s.rank() != v.inputs[0].rank();
