@@ -47,9 +47,9 @@ class AlignRanks : public Pass {
         if (res.verdict == bcast::Verdict::kError) {
           std::vector<std::string> texts;
           for (const bcast::Shape& s : shapes) texts.push_back(s.ToString());
-          return absl::InvalidArgumentError(absl::StrCat(
-              n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
-              " are not broadcastable (numpy rule, ", res.reason, ")"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
+                           " are not broadcastable (numpy rule, ", res.reason, ")"));
         }
         for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, target);
       } else if (op.kind == BroadcastOpKind::kPRelu) {

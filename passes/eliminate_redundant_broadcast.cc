@@ -59,8 +59,7 @@ class EliminateRedundantBroadcast : public Pass {
       if (!found && n.input_size() >= 2) {
         const onnx::TensorProto* t = g.ConstantValue(n.input(1));
         if (t == nullptr) return "axes are not constant";
-        absl::StatusOr<std::vector<int64_t>> v =
-            proto::ReadIntValues(*t, ctx_->model().base_dir);
+        absl::StatusOr<std::vector<int64_t>> v = proto::ReadIntValues(*t, ctx_->model().base_dir);
         if (!v.ok()) return "axes are not readable";
         axes = *v;
       }
@@ -133,7 +132,8 @@ class EliminateRedundantBroadcast : public Pass {
       } else if (!op.legacy && op.kind == BroadcastOpKind::kGemm && c.input_size() >= 3 &&
                  c.input(0) != y && c.input(1) != y) {
         const Shape mn = ctx_->ShapeOf(c.output(0));
-        ok = bcast::BroadcastUnidirectional(mn, sy).ok() && mn.rank_known && mn.rank() == 2 && bcast::BroadcastUnidirectional(mn, sx).ok();
+        ok = bcast::BroadcastUnidirectional(mn, sy).ok() && mn.rank_known && mn.rank() == 2 &&
+             bcast::BroadcastUnidirectional(mn, sx).ok();
       }
       if (!ok) {
         std::vector<std::string> b, a;
@@ -181,10 +181,10 @@ class EliminateRedundantBroadcast : public Pass {
           const bcast::BroadcastResult r =
               bcast::BroadcastBidirectional(sx, Shape::OfVector(*target));
           if (r.verdict == bcast::Verdict::kError) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "Expand '", ctx_->Label(id), "': input ", sx.ToString(),
-                " cannot be expanded to shape [", absl::StrJoin(*target, ","),
-                "] (bidirectional rule, ", r.reason, ")"));
+            return absl::InvalidArgumentError(
+                absl::StrCat("Expand '", ctx_->Label(id), "': input ", sx.ToString(),
+                             " cannot be expanded to shape [", absl::StrJoin(*target, ","),
+                             "] (bidirectional rule, ", r.reason, ")"));
           }
         }
       }
@@ -317,12 +317,12 @@ class EliminateRedundantBroadcast : public Pass {
       r.bytes = after - before;
       std::vector<std::string> what;
       if (!axes.empty()) {
-        what.push_back(absl::StrCat("equal along axes [", absl::StrJoin(axes, ","),
-                                    "] cut to extent 1"));
+        what.push_back(
+            absl::StrCat("equal along axes [", absl::StrJoin(axes, ","), "] cut to extent 1"));
       }
       if (leading > 0) what.push_back(absl::StrCat(leading, " leading 1s dropped"));
-      r.detail = absl::StrCat("constant ", absl::StrJoin(what, ", "),
-                              " (its consumers broadcast it)");
+      r.detail =
+          absl::StrCat("constant ", absl::StrJoin(what, ", "), " (its consumers broadcast it)");
       stats_->log.push_back(std::move(r));
     }
   }
@@ -352,8 +352,8 @@ class EliminateRedundantBroadcast : public Pass {
       if (t == nullptr || !proto::HasFixedWidthPayload(t->data_type())) continue;
       absl::StatusOr<std::string> bytes = proto::ReadRawBytes(*t, ctx_->model().base_dir, 4096);
       if (!bytes.ok()) continue;
-      const std::string key = absl::StrCat(t->data_type(), "|", absl::StrJoin(t->dims(), ","),
-                                           "|", *bytes);
+      const std::string key =
+          absl::StrCat(t->data_type(), "|", absl::StrJoin(t->dims(), ","), "|", *bytes);
       auto it = first.find(key);
       if (it == first.end()) {
         first.emplace(key, e.name);

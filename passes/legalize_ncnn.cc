@@ -93,9 +93,9 @@ class Legalize : public Pass {
       }
       const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
       if (res.verdict == bcast::Verdict::kError) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            n.op_type(), " '", ctx->Label(id), "': ", absl::StrJoin(texts, " and "),
-            " are not broadcastable (numpy rule, ", res.reason, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(n.op_type(), " '", ctx->Label(id), "': ", absl::StrJoin(texts, " and "),
+                         " are not broadcastable (numpy rule, ", res.reason, ")"));
       }
       if (res.verdict == bcast::Verdict::kUnknown) return absl::OkStatus();
       for (size_t round = 0; round <= shapes.size(); ++round) {
@@ -123,10 +123,10 @@ class Legalize : public Pass {
         if (!*done) break;
         shapes = InputShapes(ctx, id);
       }
-      return absl::UnimplementedError(absl::StrCat(
-          n.op_type(), " '", ctx->Label(id), "': cannot make the broadcast of ",
-          absl::StrJoin(texts, " and "), " one that ", p.name, " runs natively (classes: ",
-          absl::StrJoin(p.native_classes, ", "), ")"));
+      return absl::UnimplementedError(
+          absl::StrCat(n.op_type(), " '", ctx->Label(id), "': cannot make the broadcast of ",
+                       absl::StrJoin(texts, " and "), " one that ", p.name,
+                       " runs natively (classes: ", absl::StrJoin(p.native_classes, ", "), ")"));
     }
     if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
       if (p.equal_rank && !(p.scalar_any_rank && ScalarLike(shapes[1]))) {

@@ -27,9 +27,9 @@ class MaterializeBroadcast : public Pass {
         for (const std::string& in : n.input()) shapes.push_back(ctx.ShapeOf(in));
         const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
         if (res.verdict == bcast::Verdict::kError) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              n.op_type(), " '", ctx.Label(id), "': operands are not broadcastable (numpy rule, ",
-              res.reason, ")"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(n.op_type(), " '", ctx.Label(id),
+                           "': operands are not broadcastable (numpy rule, ", res.reason, ")"));
         }
         if (res.verdict == bcast::Verdict::kUnknown) {
           ctx.Debug(id, absl::StrCat("cannot decide the broadcast: ", res.reason));
@@ -48,8 +48,7 @@ class MaterializeBroadcast : public Pass {
         }
         absl::StatusOr<bool> done = ctx.ExpandOperand(id, 1, x);
         if (!done.ok()) return done.status();
-      } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 &&
-                 !n.input(2).empty()) {
+      } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
         const bcast::Shape mn = ctx.ShapeOf(n.output(0));
         if (!mn.IsFullyKnown() || mn.rank() != 2) {
           ctx.Debug(id, "Gemm's (M,N) is not static; C left as is");

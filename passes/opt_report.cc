@@ -10,8 +10,8 @@ namespace onnx_bcast::passes {
 namespace {
 
 std::string RewriteLine(const Rewrite& r) {
-  std::string line = absl::StrCat("  ", r.node, r.op.empty() ? "" : absl::StrCat(" (", r.op, ")"),
-                                  ": ", r.action);
+  std::string line =
+      absl::StrCat("  ", r.node, r.op.empty() ? "" : absl::StrCat(" (", r.op, ")"), ": ", r.action);
   if (!r.tensor.empty()) absl::StrAppend(&line, " '", r.tensor, "'");
   if (!r.before.empty() || !r.after.empty()) {
     absl::StrAppend(&line, " ", r.before, " -> ", r.after);

@@ -62,8 +62,7 @@ struct PassStats {
 class Pass {
  public:
   virtual ~Pass() = default;
-  virtual absl::Status Run(proto::Model* model, const PassOptions& options,
-                           PassStats* stats) = 0;
+  virtual absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) = 0;
 };
 
 }  // namespace onnx_bcast::passes

@@ -38,7 +38,8 @@ absl::StatusOr<std::vector<const PassInfo*>> ResolvePasses(absl::Span<const std:
   std::vector<const PassInfo*> out;
   for (const std::string& name : names) {
     const PassInfo* info = FindPass(name);
-    if (info == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
+    if (info == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
     out.push_back(info);
   }
   return out;
@@ -74,8 +75,7 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     }
     if (check_structure) {
       if (absl::Status c = proto::CheckModel(*model, check_full); !c.ok()) {
-        return absl::InternalError(
-            absl::StrCat(info->name, " broke the graph: ", c.message()));
+        return absl::InternalError(absl::StrCat(info->name, " broke the graph: ", c.message()));
       }
     }
   }

@@ -26,8 +26,7 @@ absl::Span<const PassInfo> AllPasses() {
       {"legalize-ncnn",
        "leave every binary op in a form ncnn's BinaryOp runs natively; refuse rank > 4",
        CreateLegalizeNcnnPass},
-      {"legalize",
-       "like legalize-ncnn, for the table of the target being run (--target-file)",
+      {"legalize", "like legalize-ncnn, for the table of the target being run (--target-file)",
        CreateLegalizeTargetPass},
   };
   return absl::Span<const PassInfo>(kPasses);

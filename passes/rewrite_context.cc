@@ -9,6 +9,7 @@
 #include "broadcast/rules.h"
 #include "passes/shape_propagation.h"
 #include "proto/opsets.h"
+#include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
 
@@ -113,8 +114,8 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   // (bcast(M,N)) mean nothing in another run: they are written as unknown dims.
   Shape written = shape;
   for (bcast::Dim& d : written.dims) {
-    if (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
-                          d.symbol().find('(') != std::string::npos)) {
+    if (d.is_symbol() &&
+        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
       d = bcast::Dim::Unknown();
     }
   }
@@ -165,8 +166,8 @@ std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vec
   node.set_name(graph_->UniqueName(absl::StrCat(x, "_unsqueeze")));
   node.add_input(x);
   if (opset_ >= 13) {
-    node.add_input(Int64Constant(axes, absl::StrCat("unsqueeze_axes_", absl::StrJoin(axes, "_")),
-                                 anchor));
+    node.add_input(
+        Int64Constant(axes, absl::StrCat("unsqueeze_axes_", absl::StrJoin(axes, "_")), anchor));
   } else {
     auto* attr = node.add_attribute();
     attr->set_name("axes");
@@ -201,8 +202,8 @@ std::string RewriteContext::InsertReshape(const std::string& x, const std::vecto
   node.set_op_type("Reshape");
   node.set_name(graph_->UniqueName(absl::StrCat(x, "_reshape")));
   node.add_input(x);
-  node.add_input(Int64Constant(shape, absl::StrCat("reshape_shape_", absl::StrJoin(shape, "_")),
-                               anchor));
+  node.add_input(
+      Int64Constant(shape, absl::StrCat("reshape_shape_", absl::StrJoin(shape, "_")), anchor));
   if (opset_ >= 14 && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
     auto* attr = node.add_attribute();
     attr->set_name("allowzero");
@@ -260,6 +261,51 @@ void RewriteContext::DropIfUnused(const std::string& name) {
     graph_->RemoveNode(p);
     ++stats_->nodes_removed;
   }
+}
+
+bool RewriteContext::FoldIntoProducerUnsqueeze(const std::string& name, int64_t missing,
+                                               const Shape& aligned) {
+  const int p = graph_->Producer(name);
+  if (p < 0 || graph_->UseCount(name) != 1) return false;
+  onnx::NodeProto* n = graph_->mutable_node(p);
+  if (n->op_type() != "Unsqueeze" || (!n->domain().empty() && n->domain() != "ai.onnx")) {
+    return false;
+  }
+  const Shape out = ShapeOf(name);
+  if (!out.rank_known) return false;
+  std::vector<int64_t> axes;
+  onnx::AttributeProto* attr = nullptr;
+  for (auto& a : *n->mutable_attribute()) {
+    if (a.name() == "axes") attr = &a;
+  }
+  if (attr != nullptr) {
+    axes.assign(attr->ints().begin(), attr->ints().end());
+  } else if (n->input_size() >= 2) {
+    const onnx::TensorProto* t = graph_->ConstantValue(n->input(1));
+    if (t == nullptr) return false;
+    absl::StatusOr<std::vector<int64_t>> v = proto::ReadIntValues(*t, model_->base_dir);
+    if (!v.ok()) return false;
+    axes = *v;
+  } else {
+    return false;
+  }
+  // Axes index the output; the new leading axes shift the old ones.
+  std::vector<int64_t> merged;
+  for (int64_t i = 0; i < missing; ++i) merged.push_back(i);
+  for (int64_t a : axes) merged.push_back((a < 0 ? a + out.rank() : a) + missing);
+  std::sort(merged.begin(), merged.end());
+  if (attr != nullptr) {
+    attr->clear_ints();
+    for (int64_t a : merged) attr->add_ints(a);
+  } else {
+    const std::string old = n->input(1);
+    graph_->SetInput(
+        p, 1,
+        Int64Constant(merged, absl::StrCat("unsqueeze_axes_", absl::StrJoin(merged, "_")), p));
+    DropIfUnused(old);
+  }
+  SetShape(name, ElemOf(name), aligned);
+  return true;
 }
 
 std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
@@ -377,11 +423,17 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       stats_->bytes_added += bytes;
       r.action = "folded";
       r.bytes = bytes;
-      r.detail = absl::StrCat("copy '", copy_name, "' of shared constant '", name,
-                              "' with leading 1s");
+      r.detail =
+          absl::StrCat("copy '", copy_name, "' of shared constant '", name, "' with leading 1s");
       Record(id, std::move(r));
       return;
     }
+  }
+  if (FoldIntoProducerUnsqueeze(name, missing, aligned)) {
+    r.action = "folded";
+    r.detail = absl::StrCat("leading axes added to the Unsqueeze producing '", name, "'");
+    Record(id, std::move(r));
+    return;
   }
   const std::string out = InsertUnsqueeze(name, axes, id);
   graph_->SetInput(id, slot, out);
@@ -461,8 +513,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
           graph_->SetInput(id, slot, new_name);
           folded_copies_[key] = new_name;
           r.bytes = new_bytes;
-          r.detail = absl::StrCat("constant '", name, "' broadcast into Constant '", new_name,
-                                  "'");
+          r.detail = absl::StrCat("constant '", name, "' broadcast into Constant '", new_name, "'");
         }
         stats_->bytes_added += r.bytes;
         ++stats_->initializers_rewritten;
@@ -489,7 +540,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
   // the broadcast of all of them.
   const onnx::NodeProto& n = graph_->node(id);
   const std::vector<std::string> inputs =
-      operands != nullptr ? *operands : std::vector<std::string>(n.input().begin(), n.input().end());
+      operands != nullptr ? *operands
+                          : std::vector<std::string>(n.input().begin(), n.input().end());
   std::vector<std::string> others;
   std::vector<Shape> other_shapes;
   for (int k = 0; k < static_cast<int>(inputs.size()); ++k) {
@@ -528,18 +580,18 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
 absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why) {
   if (opset_ >= needed) return absl::OkStatus();
   if (opset_ < 7) {
-    return absl::UnimplementedError(
-        absl::StrCat(why, " needs default-domain opset >= ", needed, " but the model has opset ",
-                     opset_, " (run upgrade-legacy-broadcast first)"));
+    return absl::UnimplementedError(absl::StrCat(why, " needs default-domain opset >= ", needed,
+                                                 " but the model has opset ", opset_,
+                                                 " (run upgrade-legacy-broadcast first)"));
   }
   std::vector<std::string> blocking;
   for (const std::string& op : proto::OpsChangedBetween(model_->proto, opset_, needed)) {
     if (!(needed == 8 && SafeFrom7To8(op))) blocking.push_back(op);
   }
   if (!blocking.empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        why, " needs default-domain opset >= ", needed, "; raising it from ", opset_,
-        " would change ", absl::StrJoin(blocking, ", ")));
+    return absl::UnimplementedError(absl::StrCat(why, " needs default-domain opset >= ", needed,
+                                                 "; raising it from ", opset_, " would change ",
+                                                 absl::StrJoin(blocking, ", ")));
   }
   Rewrite r;
   r.node = "<model>";

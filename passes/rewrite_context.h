@@ -55,8 +55,7 @@ class RewriteContext {
   std::string Int64Constant(const std::vector<int64_t>& values, const std::string& base,
                             int anchor);
   /// `Unsqueeze(x, axes)` before node `anchor`, shared by equal (x, axes).
-  std::string InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes,
-                              int anchor);
+  std::string InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes, int anchor);
   /// `Reshape(x, shape)` before `anchor` (allowzero=1 from opset 14 when a target dim is 0).
   std::string InsertReshape(const std::string& x, const std::vector<int64_t>& shape,
                             const bcast::Shape& out, int anchor);
@@ -105,6 +104,10 @@ class RewriteContext {
   void ConstantShapeChanged(const std::string& name, const bcast::Shape& shape);
 
  private:
+  // When `name` is the only use of an Unsqueeze's output, adds `missing` leading axes to that
+  // Unsqueeze instead of inserting another one.
+  bool FoldIntoProducerUnsqueeze(const std::string& name, int64_t missing,
+                                 const bcast::Shape& aligned);
   // The rank a broadcast operand use wants, or nullopt.
   std::optional<int64_t> WantedRank(const proto::Use& use);
 

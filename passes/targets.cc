@@ -19,7 +19,7 @@ namespace {
 
 const std::set<std::string>& KnownClasses() {
   static const auto* const kClasses = new std::set<std::string>{
-      "same",    "scalar",         "per-channel",  "inner-axis",  "outer-axis",
+      "same",    "scalar",        "per-channel",    "inner-axis",   "outer-axis",
       "general", "bidirectional", "unidirectional", "matmul-batch", "legacy-axis"};
   return *kClasses;
 }
@@ -95,25 +95,37 @@ absl::Span<const TargetProfile> BuiltinTargets() {
        {"upgrade-legacy-broadcast", "align-ranks"},
        {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional",
         "unidirectional", "matmul-batch"},
-       0, false, true, false},
+       0,
+       false,
+       true,
+       false},
       {"ncnn",
        "ncnn BinaryOp (seed 001): equal ranks, one side of each pair has the output shape, "
        "rank <= 4 beyond a leading batch of 1",
        {"upgrade-legacy-broadcast", "align-ranks", "legalize-ncnn"},
        {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "unidirectional",
         "matmul-batch"},
-       4, true, true, true},
+       4,
+       true,
+       true,
+       true},
       {"none",
        "no implicit broadcast anywhere: every operand has its op's output shape",
        {"upgrade-legacy-broadcast", "align-ranks", "materialize-broadcast"},
        {"same", "matmul-batch"},
-       0, false, true, false},
+       0,
+       false,
+       true,
+       false},
       {"canonical",
        "the smallest graph that relies on numpy broadcasting",
        {"upgrade-legacy-broadcast", "eliminate-redundant-broadcast"},
        {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional",
         "unidirectional", "matmul-batch"},
-       0, false, false, false},
+       0,
+       false,
+       false,
+       false},
   };
   return *kTargets;
 }
@@ -159,8 +171,8 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
       p.native_classes = ParseList(value);
       for (const std::string& c : p.native_classes) {
         if (KnownClasses().count(c) == 0) {
-          return fail(absl::StrCat("unknown broadcast class '", c, "' (known: ",
-                                   absl::StrJoin(KnownClasses(), ", "), ")"));
+          return fail(absl::StrCat("unknown broadcast class '", c,
+                                   "' (known: ", absl::StrJoin(KnownClasses(), ", "), ")"));
         }
       }
     } else if (key == "max_rank") {
@@ -170,8 +182,9 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
     } else if (key == "batch_axis" || key == "equal_rank" || key == "scalar_any_rank") {
       absl::StatusOr<bool> b = ParseBool(value);
       if (!b.ok()) return fail(absl::StrCat(key, ": ", b.status().message()));
-      (key == "batch_axis" ? p.batch_axis : key == "equal_rank" ? p.equal_rank
-                                                                 : p.scalar_any_rank) = *b;
+      (key == "batch_axis"   ? p.batch_axis
+       : key == "equal_rank" ? p.equal_rank
+                             : p.scalar_any_rank) = *b;
     } else {
       return fail(absl::StrCat("unknown key '", key, "'"));
     }
@@ -273,8 +286,8 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
     bool too_high = p.TooHighRank(v.output);
     for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
     if (too_high) {
-      out.push_back(absl::StrCat(head, ": ", shape_text, " -> ", v.output.ToString(),
-                                 " exceeds ", p.name, "'s maximum rank ", p.max_rank));
+      out.push_back(absl::StrCat(head, ": ", shape_text, " -> ", v.output.ToString(), " exceeds ",
+                                 p.name, "'s maximum rank ", p.max_rank));
     }
   }
   return out;

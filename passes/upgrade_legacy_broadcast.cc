@@ -60,9 +60,9 @@ class UpgradeLegacyBroadcast : public Pass {
     const int64_t opset = proto::DefaultOpset(model->proto);
     if (opset >= kNumpyOpset || opset == 0) return absl::OkStatus();
     if (const onnx::NodeProto* n = LegacyInSubgraph(model->proto.graph(), false)) {
-      return absl::UnimplementedError(absl::StrCat(
-          n->op_type(), " '", n->name(), "' inside a subgraph uses opset-", opset,
-          " broadcasting; upgrading subgraphs is not supported"));
+      return absl::UnimplementedError(
+          absl::StrCat(n->op_type(), " '", n->name(), "' inside a subgraph uses opset-", opset,
+                       " broadcasting; upgrading subgraphs is not supported"));
     }
     RewriteContext ctx(model, "upgrade-legacy-broadcast", options, stats);
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
@@ -106,9 +106,9 @@ class UpgradeLegacyBroadcast : public Pass {
       }
       model->proto = std::move(*converted);
       r.action = "converted";
-      r.detail = absl::StrCat("default-domain opset ", opset, " -> ", kNumpyOpset,
-                              " by libonnx's version converter (for ",
-                              absl::StrJoin(others, ", "), ")");
+      r.detail =
+          absl::StrCat("default-domain opset ", opset, " -> ", kNumpyOpset,
+                       " by libonnx's version converter (for ", absl::StrJoin(others, ", "), ")");
     }
     stats->log.push_back(std::move(r));
     return absl::OkStatus();
@@ -122,8 +122,8 @@ class UpgradeLegacyBroadcast : public Pass {
     const std::optional<int64_t> axis = IntAttr(n, "axis");
     if (!broadcast || n.input_size() != 2) {
       // Equal shapes under both rules; the attributes only go.
-      const bool dropped = RemoveAttr(g.mutable_node(id), "broadcast") |
-                           RemoveAttr(g.mutable_node(id), "axis");
+      const bool dropped =
+          RemoveAttr(g.mutable_node(id), "broadcast") | RemoveAttr(g.mutable_node(id), "axis");
       if (dropped) {
         Rewrite r;
         r.action = "upgraded";
@@ -136,8 +136,8 @@ class UpgradeLegacyBroadcast : public Pass {
     const bcast::Shape sa = ctx->ShapeOf(n.input(0));
     const bcast::Shape sb = ctx->ShapeOf(b);
     const std::string head =
-        absl::StrCat(n.op_type(), " '", ctx->Label(id), "' (opset ", opset, ", broadcast=1, axis=",
-                     axis ? absl::StrCat(*axis) : "default", ")");
+        absl::StrCat(n.op_type(), " '", ctx->Label(id), "' (opset ", opset,
+                     ", broadcast=1, axis=", axis ? absl::StrCat(*axis) : "default", ")");
     if (!sa.rank_known || !sb.rank_known) {
       return absl::UnimplementedError(absl::StrCat(head, ": the rank of A ", sa.ToString(),
                                                    " or B ", sb.ToString(), " is unknown"));
@@ -156,8 +156,8 @@ class UpgradeLegacyBroadcast : public Pass {
             bcast::LegacyToNumpyUnsqueezeAxes(sa, sb, axis)) {
       if (!axes->empty()) {
         out = ctx->InsertUnsqueeze(b, *axes, id);
-        r.detail = absl::StrCat("Unsqueeze axes [", absl::StrJoin(*axes, ","), "] -> '", out,
-                                "'; ");
+        r.detail =
+            absl::StrCat("Unsqueeze axes [", absl::StrJoin(*axes, ","), "] -> '", out, "'; ");
       }
     } else if (std::optional<bcast::Shape> target = bcast::LegacyToNumpyBShape(sa, sb, axis)) {
       // Kept dims are copied with 0 (Reshape-5 semantics), the rest are 1s.
@@ -196,9 +196,9 @@ class UpgradeLegacyBroadcast : public Pass {
     }
     if (!bcast::BroadcastLegacyOnnx(sx, ss, true, 1).ok()) {
       if (bcast::BroadcastUnidirectional(sx, ss).ok()) return absl::OkStatus();
-      return absl::InvalidArgumentError(absl::StrCat(
-          "PRelu '", ctx->Label(id), "' (opset ", opset, "): slope ", ss.ToString(),
-          " fits X ", sx.ToString(), " neither per channel nor unidirectionally"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("PRelu '", ctx->Label(id), "' (opset ", opset, "): slope ", ss.ToString(),
+                       " fits X ", sx.ToString(), " neither per channel nor unidirectionally"));
     }
     std::optional<std::vector<int64_t>> axes = bcast::LegacyToNumpyUnsqueezeAxes(sx, ss, 1);
     if (!axes || axes->empty()) return absl::OkStatus();

@@ -22,8 +22,7 @@ int64_t SchemaSinceVersion(const std::string& op_type, int64_t opset);
 
 /// Default-domain op types used anywhere in the main graph (subgraphs included) whose schema
 /// differs between `from` and `to` (or that do not exist at `to`). Sorted, unique.
-std::vector<std::string> OpsChangedBetween(const onnx::ModelProto& model, int64_t from,
-                                           int64_t to);
+std::vector<std::string> OpsChangedBetween(const onnx::ModelProto& model, int64_t from, int64_t to);
 
 /// libonnx's version converter (ConvertVersion) to `to`; its exceptions become
 /// UnimplementedError with libonnx's message.

@@ -49,16 +49,16 @@ absl::StatusOr<std::string> ReadRawBytes(const onnx::TensorProto& tensor,
                                          const std::string& base_dir, int64_t max_bytes) {
   const int32_t type = tensor.data_type();
   if (!HasFixedWidthPayload(type)) {
-    return absl::UnimplementedError(absl::StrCat("tensor '", tensor.name(), "' of data type ",
-                                                 type, " has no fixed-width payload"));
+    return absl::UnimplementedError(absl::StrCat("tensor '", tensor.name(), "' of data type ", type,
+                                                 " has no fixed-width payload"));
   }
   const int width = ElementBits(type) / 8;
   absl::StatusOr<int64_t> count = CheckedElementCount(tensor, max_bytes / width + 1);
   if (!count.ok()) return count.status();
   const int64_t bytes = *count * width;
   if (bytes > max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("tensor '", tensor.name(), "' has ", bytes,
-                                                     " bytes, more than ", max_bytes));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("tensor '", tensor.name(), "' has ", bytes, " bytes, more than ", max_bytes));
   }
   std::string out;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -117,9 +117,9 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
   const std::vector<int64_t> dims = DimsOf(tensor);
   const size_t rank = target.size();
   if (dims.size() > rank) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", tensor.name(), "' ",
-                                                   DimsToString(tensor), " has a higher rank than [",
-                                                   absl::StrJoin(target, ","), "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", tensor.name(), "' ", DimsToString(tensor),
+                     " has a higher rank than [", absl::StrJoin(target, ","), "]"));
   }
   std::vector<int64_t> aligned(rank - dims.size(), 1);
   aligned.insert(aligned.end(), dims.begin(), dims.end());
@@ -132,17 +132,16 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
     }
     out_count *= target[i];
   }
-  const int width = HasFixedWidthPayload(tensor.data_type())
-                        ? ElementBits(tensor.data_type()) / 8
-                        : 0;
+  const int width =
+      HasFixedWidthPayload(tensor.data_type()) ? ElementBits(tensor.data_type()) / 8 : 0;
   if (width == 0) {
     return absl::UnimplementedError(
         absl::StrCat("tensor '", tensor.name(), "' has no fixed-width payload"));
   }
   if (out_count > max_bytes / width) {
     return absl::ResourceExhaustedError(absl::StrCat("broadcast of '", tensor.name(), "' to [",
-                                                     absl::StrJoin(target, ","),
-                                                     "] exceeds ", max_bytes, " bytes"));
+                                                     absl::StrJoin(target, ","), "] exceeds ",
+                                                     max_bytes, " bytes"));
   }
   absl::StatusOr<std::string> in = ReadRawBytes(tensor, base_dir, max_bytes);
   if (!in.ok()) return in.status();

@@ -24,8 +24,7 @@ absl::StatusOr<std::string> ReadRawBytes(const onnx::TensorProto& tensor,
 absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& tensor,
                                                     const std::vector<int64_t>& target,
                                                     const std::string& name,
-                                                    const std::string& base_dir,
-                                                    int64_t max_bytes);
+                                                    const std::string& base_dir, int64_t max_bytes);
 
 /// Axes (extent > 1) along which every slice of `tensor` holds the same values.
 absl::StatusOr<std::vector<int64_t>> UniformAxes(const onnx::TensorProto& tensor,

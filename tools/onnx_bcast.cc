@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "passes/check_report.h"
 #include "passes/opt_report.h"
 #include "passes/pass_manager.h"
-#include "passes/targets.h"
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
+#include "passes/targets.h"
 #include "proto/model_io.h"
 #include "tools/cli.h"
 

@@ -119,7 +119,8 @@ TEST_P(GoldenTest, Matches) {
   std::string diff;
   if (expect == "no-change") {
     EXPECT_TRUE(proto::ModelsEqual(original.proto, model.proto, &diff))
-        << c.file << ": expected no change\n" << diff << printed;
+        << c.file << ": expected no change\n"
+        << diff << printed;
     EXPECT_TRUE(stats.log.empty()) << c.file;
   } else {
     EXPECT_FALSE(proto::ModelsEqual(original.proto, model.proto)) << c.file << ": nothing changed";
@@ -133,7 +134,8 @@ TEST_P(GoldenTest, Matches) {
       if (w.empty()) continue;
       while (at < lines.size() && lines[at].find(w) == std::string::npos) ++at;
       ASSERT_LT(at, lines.size()) << c.file << ": check line not found (in order): " << w
-                                  << "\n--- got:\n" << printed;
+                                  << "\n--- got:\n"
+                                  << printed;
       ++at;
     }
   }
@@ -142,20 +144,23 @@ TEST_P(GoldenTest, Matches) {
       const std::string b(absl::StripAsciiWhitespace(bad));
       if (b.empty()) continue;
       EXPECT_EQ(printed.find(b), std::string::npos)
-          << c.file << ": must not appear: " << b << "\n--- got:\n" << printed;
+          << c.file << ": must not appear: " << b << "\n--- got:\n"
+          << printed;
     }
   }
   // libonnx's full check holds afterwards whenever it held before.
   if (proto::CheckModel(original, /*full=*/true).ok()) {
     EXPECT_TRUE(proto::CheckModel(model, /*full=*/true).ok())
-        << c.file << ": " << proto::CheckModel(model, true) << "\n" << printed;
+        << c.file << ": " << proto::CheckModel(model, true) << "\n"
+        << printed;
   }
   // Idempotence: a second run changes nothing.
   const proto::Model once = model;
   PassStats again;
   ASSERT_TRUE(testing::RunPass(pass, &model, &again, options).ok()) << c.file;
   EXPECT_TRUE(proto::ModelsEqual(once.proto, model.proto, &diff))
-      << c.file << ": second run changed the model\n" << diff;
+      << c.file << ": second run changed the model\n"
+      << diff;
   EXPECT_TRUE(again.log.empty()) << c.file << ": second run logged " << again.log.size();
 }
 
@@ -168,7 +173,8 @@ TEST(GoldenCoverage, EveryPassHasChangeNoChangeAndInvalidCases) {
   for (const std::string& file : GoldenFiles()) {
     const GoldenCase c = ReadCase(file);
     const std::string expect = c.header.count("expect") ? c.header.at("expect") : "change";
-    kinds[c.header.count("pass") ? c.header.at("pass") : ""].insert(expect.rfind("error", 0) == 0 ? "error" : expect);
+    kinds[c.header.count("pass") ? c.header.at("pass") : ""].insert(
+        expect.rfind("error", 0) == 0 ? "error" : expect);
   }
   for (const PassInfo& info : AllPasses()) {
     if (std::string(info.name) == "legalize") continue;  // legalize-ncnn's code, tested there

@@ -101,8 +101,10 @@ proto::Model Chain(int n) {
     absl::StrAppend(&body, "  v", i, " = Relu (v)\n  t", i + 1, " = Add (t", i, ", v", i, ")\n");
   }
   return testing::Parse(absl::StrCat(R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[2,4] t0, float[4] v) => (float[2,4] t)", n, R"() {
-)", body, "}"));
+g (float[2,4] t0, float[4] v) => (float[2,4] t)",
+                                     n, R"() {
+)",
+                                     body, "}"));
 }
 
 double AlignSeconds(int n, int64_t* inserted) {

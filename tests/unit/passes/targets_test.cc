@@ -39,12 +39,13 @@ TEST(Targets, ProfileFileErrorsNameTheLine) {
                               .status()
                               .message()),
               HasSubstr("f:3: max_rank 'four'"));
-  EXPECT_THAT(std::string(ParseTargetProfile("name = x\nclasses = sideways\n", "f").status().message()),
-              HasSubstr("f:2: unknown broadcast class 'sideways'"));
-  EXPECT_THAT(std::string(ParseTargetProfile("name = x\nclasses = same\npasses = frob\n", "f")
-                              .status()
-                              .message()),
-              HasSubstr("f:3: unknown pass 'frob'"));
+  EXPECT_THAT(
+      std::string(ParseTargetProfile("name = x\nclasses = sideways\n", "f").status().message()),
+      HasSubstr("f:2: unknown broadcast class 'sideways'"));
+  EXPECT_THAT(
+      std::string(
+          ParseTargetProfile("name = x\nclasses = same\npasses = frob\n", "f").status().message()),
+      HasSubstr("f:3: unknown pass 'frob'"));
   EXPECT_THAT(std::string(ParseTargetProfile("colour = red\n", "f").status().message()),
               HasSubstr("f:1: unknown key 'colour'"));
   absl::StatusOr<TargetProfile> p =
@@ -106,8 +107,12 @@ TEST(Targets, EveryTargetOnTheExampleModelsSatisfiesItsTable) {
       } else {
         EXPECT_THAT(*v, IsEmpty()) << path << " " << t.name;
       }
-      if (t.name == "explicit") EXPECT_THAT(testing::RankMismatches(m), IsEmpty()) << path;
-      if (t.name == "none") EXPECT_THAT(testing::ShapeMismatches(m), IsEmpty()) << path;
+      if (t.name == "explicit") {
+        EXPECT_THAT(testing::RankMismatches(m), IsEmpty()) << path;
+      }
+      if (t.name == "none") {
+        EXPECT_THAT(testing::ShapeMismatches(m), IsEmpty()) << path;
+      }
       // Idempotent as a whole.
       proto::Model again = m;
       ASSERT_TRUE(testing::RunTarget(t, &again).ok());

@@ -14,10 +14,10 @@ namespace onnx_bcast::passes::testing {
 std::string GoldenForm(const onnx::ModelProto& model) {
   std::string out = absl::StrCat("opset: ", proto::DefaultOpset(model), "\n");
   for (const auto& t : model.graph().initializer()) {
-    absl::StrAppend(&out, "init ", t.name(), ": ",
-                    onnx::TensorProto::DataType_Name(
-                        static_cast<onnx::TensorProto::DataType>(t.data_type())),
-                    "[", absl::StrJoin(t.dims(), ","), "]\n");
+    absl::StrAppend(
+        &out, "init ", t.name(), ": ",
+        onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())),
+        "[", absl::StrJoin(t.dims(), ","), "]\n");
   }
   absl::StrAppend(&out, proto::PrintGraph(model.graph()));
   return out;
@@ -37,8 +37,8 @@ absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* st
   return info->factory()->Run(model, options, stats != nullptr ? stats : &local);
 }
 
-absl::Status RunTarget(const TargetProfile& target, proto::Model* model,
-                       std::vector<PassRun>* runs, const PassOptions& options) {
+absl::Status RunTarget(const TargetProfile& target, proto::Model* model, std::vector<PassRun>* runs,
+                       const PassOptions& options) {
   absl::StatusOr<std::vector<const PassInfo*>> pipeline = ResolvePasses(target.passes);
   if (!pipeline.ok()) return pipeline.status();
   PipelineOptions po;
@@ -64,8 +64,8 @@ std::vector<std::string> Mismatches(const proto::Model& model, bool shapes) {
       // Unknown dims and symbols libonnx invents per run (unk__N, and the analysis's
       // bcast(...) of them) decide nothing.
       for (const bcast::Dim& d : s.dims) {
-        known &= !d.is_unknown() &&
-                 !(d.is_symbol() && (d.symbol().find("unk__") != std::string::npos));
+        known &=
+            !d.is_unknown() && !(d.is_symbol() && (d.symbol().find("unk__") != std::string::npos));
       }
     }
     if (!known || v.inputs.empty()) continue;
