@@ -21,13 +21,20 @@ std::string ShapeList(absl::Span<const std::vector<int64_t>> shapes) {
 
 absl::string_view KernelKindName(KernelKind kind) {
   switch (kind) {
-    case KernelKind::kEmpty: return "empty";
-    case KernelKind::kSameShape: return "same_shape";
-    case KernelKind::kScalarLeft: return "scalar_left";
-    case KernelKind::kScalarRight: return "scalar_right";
-    case KernelKind::kRow: return "row";
-    case KernelKind::kColumn: return "column";
-    case KernelKind::kGeneral: return "general";
+    case KernelKind::kEmpty:
+      return "empty";
+    case KernelKind::kSameShape:
+      return "same_shape";
+    case KernelKind::kScalarLeft:
+      return "scalar_left";
+    case KernelKind::kScalarRight:
+      return "scalar_right";
+    case KernelKind::kRow:
+      return "row";
+    case KernelKind::kColumn:
+      return "column";
+    case KernelKind::kGeneral:
+      return "general";
   }
   return "unknown";
 }
@@ -40,8 +47,8 @@ absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const int64_t> a,
   return Create(inputs, output);
 }
 
-absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(
-    absl::Span<const std::vector<int64_t>> inputs, absl::Span<const int64_t> output) {
+absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const std::vector<int64_t>> inputs,
+                                                    absl::Span<const int64_t> output) {
   if (inputs.empty()) return absl::InvalidArgumentError("BroadcastPlan: no inputs");
   BroadcastPlan plan;
   plan.output_shape_.assign(output.begin(), output.end());
@@ -110,8 +117,7 @@ absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(
   plan.dims_ = std::move(dims);
 
   auto is = [&](size_t input, std::initializer_list<bool> pattern) {
-    return std::equal(pattern.begin(), pattern.end(), present[input].begin(),
-                      present[input].end());
+    return std::equal(pattern.begin(), pattern.end(), present[input].begin(), present[input].end());
   };
   plan.kind_ = KernelKind::kGeneral;
   bool all_full = true;

@@ -31,21 +31,36 @@ size_t DTypeSize(DType dtype) {
 
 absl::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kUndefined: return "undefined";
-    case DType::kFloat32: return "float32";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt8: return "int8";
-    case DType::kUInt16: return "uint16";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kString: return "string";
-    case DType::kBool: return "bool";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat64: return "float64";
-    case DType::kUInt32: return "uint32";
-    case DType::kUInt64: return "uint64";
-    case DType::kBFloat16: return "bfloat16";
+    case DType::kUndefined:
+      return "undefined";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt8:
+      return "int8";
+    case DType::kUInt16:
+      return "uint16";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kString:
+      return "string";
+    case DType::kBool:
+      return "bool";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kUInt64:
+      return "uint64";
+    case DType::kBFloat16:
+      return "bfloat16";
   }
   return "dtype(?)";
 }

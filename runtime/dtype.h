@@ -145,20 +145,35 @@ inline BFloat16 ToBFloat16(float f) { return BFloat16{FloatToBFloat16Bits(f)}; }
 /// The DType whose storage type is T (kUndefined for other types).
 template <class T>
 constexpr DType DTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
-  else if constexpr (std::is_same_v<T, Float16>) return DType::kFloat16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DType::kBFloat16;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::kInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::kInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kUInt16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kUInt32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
-  else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
-  else return DType::kUndefined;
+  if constexpr (std::is_same_v<T, float>) {
+    return DType::kFloat32;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return DType::kFloat64;
+  } else if constexpr (std::is_same_v<T, Float16>) {
+    return DType::kFloat16;
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return DType::kBFloat16;
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    return DType::kInt8;
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    return DType::kInt16;
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    return DType::kInt32;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return DType::kInt64;
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    return DType::kUInt8;
+  } else if constexpr (std::is_same_v<T, uint16_t>) {
+    return DType::kUInt16;
+  } else if constexpr (std::is_same_v<T, uint32_t>) {
+    return DType::kUInt32;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return DType::kUInt64;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return DType::kBool;
+  } else {
+    return DType::kUndefined;
+  }
 }
 
 /// Tag carrying a storage type through generic lambdas.
@@ -172,20 +187,34 @@ struct TypeTag {
 template <class R, class Fn>
 R VisitDType(DType dtype, R fallback, Fn&& fn) {
   switch (dtype) {
-    case DType::kFloat32: return fn(TypeTag<float>{});
-    case DType::kFloat64: return fn(TypeTag<double>{});
-    case DType::kFloat16: return fn(TypeTag<Float16>{});
-    case DType::kBFloat16: return fn(TypeTag<BFloat16>{});
-    case DType::kInt8: return fn(TypeTag<int8_t>{});
-    case DType::kInt16: return fn(TypeTag<int16_t>{});
-    case DType::kInt32: return fn(TypeTag<int32_t>{});
-    case DType::kInt64: return fn(TypeTag<int64_t>{});
-    case DType::kUInt8: return fn(TypeTag<uint8_t>{});
-    case DType::kUInt16: return fn(TypeTag<uint16_t>{});
-    case DType::kUInt32: return fn(TypeTag<uint32_t>{});
-    case DType::kUInt64: return fn(TypeTag<uint64_t>{});
-    case DType::kBool: return fn(TypeTag<bool>{});
-    default: return fallback;
+    case DType::kFloat32:
+      return fn(TypeTag<float>{});
+    case DType::kFloat64:
+      return fn(TypeTag<double>{});
+    case DType::kFloat16:
+      return fn(TypeTag<Float16>{});
+    case DType::kBFloat16:
+      return fn(TypeTag<BFloat16>{});
+    case DType::kInt8:
+      return fn(TypeTag<int8_t>{});
+    case DType::kInt16:
+      return fn(TypeTag<int16_t>{});
+    case DType::kInt32:
+      return fn(TypeTag<int32_t>{});
+    case DType::kInt64:
+      return fn(TypeTag<int64_t>{});
+    case DType::kUInt8:
+      return fn(TypeTag<uint8_t>{});
+    case DType::kUInt16:
+      return fn(TypeTag<uint16_t>{});
+    case DType::kUInt32:
+      return fn(TypeTag<uint32_t>{});
+    case DType::kUInt64:
+      return fn(TypeTag<uint64_t>{});
+    case DType::kBool:
+      return fn(TypeTag<bool>{});
+    default:
+      return fallback;
   }
 }
 

@@ -66,8 +66,8 @@ absl::StatusOr<Tensor> Tensor::Allocate(DType dtype, std::vector<int64_t> shape)
   auto* storage = static_cast<std::byte*>(
       ::operator new[](bytes, std::align_val_t(kTensorAlignment), std::nothrow));
   if (storage == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat("Tensor::Allocate: cannot allocate ",
-                                                     bytes, " bytes"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("Tensor::Allocate: cannot allocate ", bytes, " bytes"));
   }
   std::memset(storage, 0, bytes);
   tensor.owned_.reset(storage);
@@ -83,8 +83,8 @@ absl::StatusOr<Tensor> Tensor::Borrow(DType dtype, std::vector<int64_t> shape, v
   absl::StatusOr<int64_t> count = ShapeElementCount(shape);
   if (!count.ok()) return count.status();
   if (data == nullptr && *count != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Tensor::Borrow: null data for non-empty shape ", ShapeToString(shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::Borrow: null data for non-empty shape ", ShapeToString(shape)));
   }
   Tensor tensor(dtype, std::move(shape), *count);
   tensor.data_ = data;

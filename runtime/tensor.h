@@ -41,8 +41,7 @@ class Tensor {
 
   /// Allocates a tensor of `shape` holding `values` (row-major). T's dtype is DTypeOf<T>().
   template <class T>
-  static absl::StatusOr<Tensor> FromValues(std::vector<int64_t> shape,
-                                           absl::Span<const T> values);
+  static absl::StatusOr<Tensor> FromValues(std::vector<int64_t> shape, absl::Span<const T> values);
   template <class T>
   static absl::StatusOr<Tensor> FromValues(std::vector<int64_t> shape,
                                            std::initializer_list<T> values) {
@@ -107,8 +106,7 @@ class Tensor {
 };
 
 template <class T>
-absl::StatusOr<Tensor> Tensor::FromValues(std::vector<int64_t> shape,
-                                          absl::Span<const T> values) {
+absl::StatusOr<Tensor> Tensor::FromValues(std::vector<int64_t> shape, absl::Span<const T> values) {
   absl::StatusOr<Tensor> tensor = Allocate(DTypeOf<T>(), std::move(shape));
   if (!tensor.ok()) return tensor.status();
   if (static_cast<int64_t>(values.size()) != tensor->num_elements()) {

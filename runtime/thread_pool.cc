@@ -66,8 +66,8 @@ void ThreadPool::WorkerLoop() {
 void ThreadPool::ParallelFor(int64_t num_tasks, int max_parallelism,
                              const std::function<void(int64_t)>& fn) {
   if (num_tasks <= 0) return;
-  const int64_t helpers = std::min<int64_t>(
-      {static_cast<int64_t>(max_parallelism) - 1, num_tasks - 1, num_workers()});
+  const int64_t helpers =
+      std::min<int64_t>({static_cast<int64_t>(max_parallelism) - 1, num_tasks - 1, num_workers()});
   if (helpers <= 0) {
     for (int64_t task = 0; task < num_tasks; ++task) fn(task);
     return;

@@ -27,8 +27,7 @@ class ThreadPool {
 
   /// Runs fn(0) .. fn(num_tasks - 1) on up to `max_parallelism` threads (the caller counts
   /// as one) and returns when all have finished. Task order is unspecified.
-  void ParallelFor(int64_t num_tasks, int max_parallelism,
-                   const std::function<void(int64_t)>& fn);
+  void ParallelFor(int64_t num_tasks, int max_parallelism, const std::function<void(int64_t)>& fn);
 
   /// A process-wide pool with max(1, hardware_concurrency - 1) workers, created on first use.
   static ThreadPool& Default();

@@ -27,8 +27,8 @@ struct Operands {
 
 // Computes output elements [begin, end). Only whole rows of the innermost collapsed dim
 // reach the inner loops; index arithmetic happens once per row, never per element.
-void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
-              int64_t begin, int64_t end) {
+void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns, int64_t begin,
+              int64_t end) {
   const int n = ops.num_inputs;
   std::array<const void*, kMaxInputs> ptr = {};
   switch (plan.kind()) {
@@ -133,9 +133,8 @@ void Run(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
 absl::Status CheckOperand(absl::string_view what, const Tensor& t,
                           const std::vector<int64_t>& planned) {
   if (t.shape() != planned) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ",
-                                                   ShapeToString(t.shape()), ", plan expects ",
-                                                   ShapeToString(planned)));
+    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", ShapeToString(t.shape()),
+                                                   ", plan expects ", ShapeToString(planned)));
   }
   if (t.raw_data() == nullptr && t.num_elements() != 0) {
     return absl::InvalidArgumentError(absl::StrCat(what, " has no data"));
@@ -191,8 +190,7 @@ absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
   }
   absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(a.shape(), b.shape(), out->shape());
   if (!plan.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(OpKindName(op), ": ", plan.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(OpKindName(op), ": ", plan.status().message()));
   }
   return BinaryOp(op, *plan, a, b, out, opts);
 }
@@ -214,8 +212,7 @@ absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, con
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckOutput(name, plan, out, ElemOpOutputDType(*elem, a.dtype()));
-      !s.ok()) {
+  if (absl::Status s = CheckOutput(name, plan, out, ElemOpOutputDType(*elem, a.dtype())); !s.ok()) {
     return s;
   }
   InnerFns fns;
@@ -243,8 +240,8 @@ absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor*
   return Where(*plan, cond, x, y, out, opts);
 }
 
-absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x,
-                   const Tensor& y, Tensor* out, const BinaryOptions& opts) {
+absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x, const Tensor& y,
+                   Tensor* out, const BinaryOptions& opts) {
   if (cond.dtype() != DType::kBool) {
     return absl::InvalidArgumentError(
         absl::StrCat("Where: condition must be bool, got ", DTypeName(cond.dtype())));

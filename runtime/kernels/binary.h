@@ -46,8 +46,8 @@ absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor*
                    const BinaryOptions& opts = {});
 
 /// As above with a plan prepared for (cond, x, y) -> out->shape().
-absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x,
-                   const Tensor& y, Tensor* out, const BinaryOptions& opts = {});
+absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x, const Tensor& y,
+                   Tensor* out, const BinaryOptions& opts = {});
 
 }  // namespace onnx_bcast::rt
 

@@ -36,30 +36,49 @@ InnerFns MakeWhereFns() {
 
 InnerFns LookupLogic(ElemOp op, DType dtype) {
   switch (op) {
-    case ElemOp::kEqual: return LookupSameType<ElemOp::kEqual>(dtype);
-    case ElemOp::kGreater: return LookupSameType<ElemOp::kGreater>(dtype);
-    case ElemOp::kGreaterOrEqual: return LookupSameType<ElemOp::kGreaterOrEqual>(dtype);
-    case ElemOp::kLess: return LookupSameType<ElemOp::kLess>(dtype);
-    case ElemOp::kLessOrEqual: return LookupSameType<ElemOp::kLessOrEqual>(dtype);
-    case ElemOp::kAnd: return LookupSameType<ElemOp::kAnd>(dtype);
-    case ElemOp::kOr: return LookupSameType<ElemOp::kOr>(dtype);
-    case ElemOp::kXor: return LookupSameType<ElemOp::kXor>(dtype);
-    case ElemOp::kBitwiseAnd: return LookupSameType<ElemOp::kBitwiseAnd>(dtype);
-    case ElemOp::kBitwiseOr: return LookupSameType<ElemOp::kBitwiseOr>(dtype);
-    case ElemOp::kBitwiseXor: return LookupSameType<ElemOp::kBitwiseXor>(dtype);
-    case ElemOp::kShiftLeft: return LookupSameType<ElemOp::kShiftLeft>(dtype);
-    case ElemOp::kShiftRight: return LookupSameType<ElemOp::kShiftRight>(dtype);
-    default: return InnerFns{};
+    case ElemOp::kEqual:
+      return LookupSameType<ElemOp::kEqual>(dtype);
+    case ElemOp::kGreater:
+      return LookupSameType<ElemOp::kGreater>(dtype);
+    case ElemOp::kGreaterOrEqual:
+      return LookupSameType<ElemOp::kGreaterOrEqual>(dtype);
+    case ElemOp::kLess:
+      return LookupSameType<ElemOp::kLess>(dtype);
+    case ElemOp::kLessOrEqual:
+      return LookupSameType<ElemOp::kLessOrEqual>(dtype);
+    case ElemOp::kAnd:
+      return LookupSameType<ElemOp::kAnd>(dtype);
+    case ElemOp::kOr:
+      return LookupSameType<ElemOp::kOr>(dtype);
+    case ElemOp::kXor:
+      return LookupSameType<ElemOp::kXor>(dtype);
+    case ElemOp::kBitwiseAnd:
+      return LookupSameType<ElemOp::kBitwiseAnd>(dtype);
+    case ElemOp::kBitwiseOr:
+      return LookupSameType<ElemOp::kBitwiseOr>(dtype);
+    case ElemOp::kBitwiseXor:
+      return LookupSameType<ElemOp::kBitwiseXor>(dtype);
+    case ElemOp::kShiftLeft:
+      return LookupSameType<ElemOp::kShiftLeft>(dtype);
+    case ElemOp::kShiftRight:
+      return LookupSameType<ElemOp::kShiftRight>(dtype);
+    default:
+      return InnerFns{};
   }
 }
 
 InnerFns LookupWhere(size_t element_size) {
   switch (element_size) {
-    case 1: return MakeWhereFns<uint8_t>();
-    case 2: return MakeWhereFns<uint16_t>();
-    case 4: return MakeWhereFns<uint32_t>();
-    case 8: return MakeWhereFns<uint64_t>();
-    default: return InnerFns{};
+    case 1:
+      return MakeWhereFns<uint8_t>();
+    case 2:
+      return MakeWhereFns<uint16_t>();
+    case 4:
+      return MakeWhereFns<uint32_t>();
+    case 8:
+      return MakeWhereFns<uint64_t>();
+    default:
+      return InnerFns{};
   }
 }
 

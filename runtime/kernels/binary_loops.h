@@ -32,8 +32,8 @@ void BinaryLoop(const void* const* in, void* out, int64_t n) {
   TO* o = static_cast<TO*>(out);
 #pragma GCC ivdep
   for (int64_t i = 0; i < n; ++i) {
-    o[i] = elem::Store<TO>(elem::Apply<kOp>(elem::Load(a[kScalarA ? 0 : i]),
-                                            elem::Load(b[kScalarB ? 0 : i])));
+    o[i] = elem::Store<TO>(
+        elem::Apply<kOp>(elem::Load(a[kScalarA ? 0 : i]), elem::Load(b[kScalarB ? 0 : i])));
   }
 }
 

@@ -146,8 +146,7 @@ constexpr DType ElemOpOutputDType(ElemOp op, DType a) {
 
 /// Folds attributes into the op and checks dtypes; InvalidArgumentError naming the op and
 /// dtypes when ONNX does not define the combination (e.g. float Mod with fmod=0).
-absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b,
-                                     const BinaryAttributes& attrs);
+absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAttributes& attrs);
 
 namespace elem {
 
@@ -180,8 +179,8 @@ inline T Store(C v) {
 // can overflow), so integer arithmetic runs on an unsigned type at least as wide as int and
 // wraps modulo 2^bits, like every hardware ONNX runtime in practice.
 template <class T>
-using WideUnsigned = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
-                                        std::make_unsigned_t<T>>;
+using WideUnsigned =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 template <class T>
 inline T WrapAdd(T a, T b) {
@@ -285,13 +284,29 @@ template <ElemOp kOp, class A, class B>
 inline auto Apply(A a, B b) {
   constexpr bool kInt = std::is_integral_v<A>;
   if constexpr (kOp == ElemOp::kAdd) {
-    if constexpr (kInt) return WrapAdd(a, b); else return a + b;
+    if constexpr (kInt) {
+      return WrapAdd(a, b);
+    } else {
+      return a + b;
+    }
   } else if constexpr (kOp == ElemOp::kSub) {
-    if constexpr (kInt) return WrapSub(a, b); else return a - b;
+    if constexpr (kInt) {
+      return WrapSub(a, b);
+    } else {
+      return a - b;
+    }
   } else if constexpr (kOp == ElemOp::kMul) {
-    if constexpr (kInt) return WrapMul(a, b); else return a * b;
+    if constexpr (kInt) {
+      return WrapMul(a, b);
+    } else {
+      return a * b;
+    }
   } else if constexpr (kOp == ElemOp::kDiv) {
-    if constexpr (kInt) return IntDiv(a, b); else return a / b;
+    if constexpr (kInt) {
+      return IntDiv(a, b);
+    } else {
+      return a / b;
+    }
   } else if constexpr (kOp == ElemOp::kPow) {
     if constexpr (kInt && std::is_integral_v<B>) {
       return IntPow(a, b);
@@ -305,7 +320,11 @@ inline auto Apply(A a, B b) {
   } else if constexpr (kOp == ElemOp::kModFloor) {
     return IntModFloor(a, b);
   } else if constexpr (kOp == ElemOp::kModTrunc) {
-    if constexpr (kInt) return IntModTrunc(a, b); else return std::fmod(a, b);
+    if constexpr (kInt) {
+      return IntModTrunc(a, b);
+    } else {
+      return std::fmod(a, b);
+    }
   } else if constexpr (kOp == ElemOp::kShiftLeft) {
     return Shift(a, b, true);
   } else if constexpr (kOp == ElemOp::kShiftRight) {

@@ -20,10 +20,9 @@ absl::Status CheckBroadcast(std::initializer_list<const Tensor*> inputs, const T
       ok = dim == 1 || dim == out.shape()[out.rank() - k];
     }
     if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat("reference: shape ",
-                                                     ShapeToString(in->shape()),
-                                                     " does not broadcast to ",
-                                                     ShapeToString(out.shape())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("reference: shape ", ShapeToString(in->shape()), " does not broadcast to ",
+                       ShapeToString(out.shape())));
     }
   }
   return absl::OkStatus();
@@ -116,7 +115,8 @@ absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
       using TA = typename decltype(a_tag)::type;
       return VisitDType(b.dtype(), 0, [&](auto b_tag) {
         using TB = typename decltype(b_tag)::type;
-        if constexpr (ElemOpAccepts(kOp, DTypeOf<TA>(), DTypeOf<TB>())) Loop<kOp, TA, TB>(a, b, out);
+        if constexpr (ElemOpAccepts(kOp, DTypeOf<TA>(), DTypeOf<TB>()))
+          Loop<kOp, TA, TB>(a, b, out);
         return 0;
       });
     });

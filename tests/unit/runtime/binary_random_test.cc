@@ -83,10 +83,9 @@ ShapePair Generate(std::mt19937_64& rng, KernelKind kind, int rank) {
   return p;
 }
 
-constexpr KernelKind kKinds[] = {KernelKind::kSameShape, KernelKind::kScalarLeft,
-                                 KernelKind::kScalarRight, KernelKind::kRow,
-                                 KernelKind::kColumn,     KernelKind::kGeneral,
-                                 KernelKind::kEmpty};
+constexpr KernelKind kKinds[] = {
+    KernelKind::kSameShape, KernelKind::kScalarLeft, KernelKind::kScalarRight, KernelKind::kRow,
+    KernelKind::kColumn,    KernelKind::kGeneral,    KernelKind::kEmpty};
 
 struct OpCase {
   OpKind op;
@@ -98,13 +97,13 @@ struct OpCase {
 
 std::vector<OpCase> AllOpCases() {
   std::vector<OpCase> cases;
-  const OpKind ops[] = {OpKind::kAdd,        OpKind::kSub,        OpKind::kMul,
-                        OpKind::kDiv,        OpKind::kPow,        OpKind::kMod,
-                        OpKind::kBitShift,   OpKind::kAnd,        OpKind::kOr,
-                        OpKind::kXor,        OpKind::kBitwiseAnd, OpKind::kBitwiseOr,
-                        OpKind::kBitwiseXor, OpKind::kEqual,      OpKind::kGreater,
-                        OpKind::kGreaterOrEqual, OpKind::kLess,   OpKind::kLessOrEqual,
-                        OpKind::kMax,        OpKind::kMin,        OpKind::kPRelu};
+  const OpKind ops[] = {
+      OpKind::kAdd,        OpKind::kSub,         OpKind::kMul,        OpKind::kDiv,
+      OpKind::kPow,        OpKind::kMod,         OpKind::kBitShift,   OpKind::kAnd,
+      OpKind::kOr,         OpKind::kXor,         OpKind::kBitwiseAnd, OpKind::kBitwiseOr,
+      OpKind::kBitwiseXor, OpKind::kEqual,       OpKind::kGreater,    OpKind::kGreaterOrEqual,
+      OpKind::kLess,       OpKind::kLessOrEqual, OpKind::kMax,        OpKind::kMin,
+      OpKind::kPRelu};
   for (OpKind op : ops) {
     std::vector<std::pair<BinaryAttributes, std::string>> variants = {{{}, ""}};
     if (op == OpKind::kMod) variants = {{{false}, "_floor"}, {{true}, "_fmod"}};
@@ -134,8 +133,7 @@ class BinaryRandomTest : public ::testing::TestWithParam<OpCase> {};
 TEST_P(BinaryRandomTest, FastMatchesReferenceForEveryKindAndRank) {
   const OpCase& c = GetParam();
   std::mt19937_64 rng(std::hash<std::string>{}(c.name));
-  const ValueKind b_values =
-      c.op == OpKind::kBitShift ? ValueKind::kShiftAmount : ValueKind::kAny;
+  const ValueKind b_values = c.op == OpKind::kBitShift ? ValueKind::kShiftAmount : ValueKind::kAny;
   int runs = 0;
   for (KernelKind kind : kKinds) {
     for (int rank = 0; rank <= kMaxRank; ++rank) {
@@ -151,9 +149,9 @@ TEST_P(BinaryRandomTest, FastMatchesReferenceForEveryKindAndRank) {
         found = plan->kind() == kind;
       }
       if (!found) continue;
-      const std::string where = absl::StrCat(c.name, " kind=", KernelKindName(kind), " a=",
-                                             ShapeToString(shapes.a), " b=",
-                                             ShapeToString(shapes.b));
+      const std::string where =
+          absl::StrCat(c.name, " kind=", KernelKindName(kind), " a=", ShapeToString(shapes.a),
+                       " b=", ShapeToString(shapes.b));
       Tensor a = RandomTensor(rng, c.a, shapes.a);
       Tensor b = RandomTensor(rng, c.b, shapes.b, b_values);
       const DType out_dtype = BinaryOutputDType(c.op, c.a);
@@ -199,8 +197,8 @@ TEST_P(WhereRandomTest, FastMatchesReference) {
       std::vector<int64_t> out_shape =
           BroadcastShapes(BroadcastShapes(shapes[0], shapes[1]), shapes[2]);
       const std::string where =
-          absl::StrCat(DTypeName(dtype), " cond=", ShapeToString(shapes[0]), " x=",
-                       ShapeToString(shapes[1]), " y=", ShapeToString(shapes[2]));
+          absl::StrCat(DTypeName(dtype), " cond=", ShapeToString(shapes[0]),
+                       " x=", ShapeToString(shapes[1]), " y=", ShapeToString(shapes[2]));
       Tensor cond = RandomTensor(rng, DType::kBool, shapes[0]);
       Tensor x = RandomTensor(rng, dtype, shapes[1]);
       Tensor y = RandomTensor(rng, dtype, shapes[2]);

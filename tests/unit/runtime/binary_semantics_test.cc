@@ -26,7 +26,7 @@ Tensor Make(std::vector<int64_t> shape, std::initializer_list<T> values) {
 // result as a vector of TO.
 template <class TO>
 std::vector<TO> RunBoth(OpKind op, const Tensor& a, const Tensor& b, std::vector<int64_t> out_shape,
-                    BinaryAttributes attrs = {}) {
+                        BinaryAttributes attrs = {}) {
   Tensor out = Tensor::Allocate(DTypeOf<TO>(), out_shape).value();
   Tensor ref = Tensor::Allocate(DTypeOf<TO>(), out_shape).value();
   BinaryOptions opts;
@@ -148,8 +148,9 @@ TEST(BinarySemanticsTest, BitShift) {
               ElementsAre(8, 1, 0, 127, 0));
   Tensor x32 = Make<uint32_t>({2}, {1, 0x80000000u});
   Tensor y32 = Make<uint32_t>({2}, {32, 31});
-  EXPECT_THAT(RunBoth<uint32_t>(OpKind::kBitShift, x32, y32, {2}, {.direction = ShiftDirection::kRight}),
-              ElementsAre(0, 1));
+  EXPECT_THAT(
+      RunBoth<uint32_t>(OpKind::kBitShift, x32, y32, {2}, {.direction = ShiftDirection::kRight}),
+      ElementsAre(0, 1));
   Tensor x64 = Make<uint64_t>({1}, {1});
   Tensor y64 = Make<uint64_t>({1}, {63});
   EXPECT_THAT(RunBoth<uint64_t>(OpKind::kBitShift, x64, y64, {1}), ElementsAre(1ULL << 63));

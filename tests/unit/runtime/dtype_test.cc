@@ -44,8 +44,9 @@ TEST(DTypeTest, SizesNamesAndClasses) {
   EXPECT_FALSE(IsNumeric(DType::kBool));
   for (DType d : kAllDTypes) {
     EXPECT_TRUE(IsSupported(d)) << DTypeName(d);
-    EXPECT_EQ(VisitDType(d, size_t{0}, [](auto tag) { return sizeof(typename decltype(tag)::type); }),
-              DTypeSize(d));
+    EXPECT_EQ(
+        VisitDType(d, size_t{0}, [](auto tag) { return sizeof(typename decltype(tag)::type); }),
+        DTypeSize(d));
     EXPECT_EQ(VisitDType(d, DType::kUndefined,
                          [](auto tag) { return DTypeOf<typename decltype(tag)::type>(); }),
               d);
@@ -78,8 +79,8 @@ TEST(DTypeTest, HalfRoundsToNearestEven) {
   EXPECT_EQ(FloatToHalfBits(1.0f + 0x1p-11f), 0x3c00);      // tie: even
   EXPECT_EQ(FloatToHalfBits(1.0f + 3 * 0x1p-11f), 0x3c02);  // tie: even (up)
   EXPECT_EQ(FloatToHalfBits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
-  EXPECT_EQ(FloatToHalfBits(0x1p-24f), 0x0001);   // smallest subnormal
-  EXPECT_EQ(FloatToHalfBits(0x1p-25f), 0x0000);   // tie: even (zero)
+  EXPECT_EQ(FloatToHalfBits(0x1p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(FloatToHalfBits(0x1p-25f), 0x0000);  // tie: even (zero)
   EXPECT_EQ(FloatToHalfBits(3 * 0x1p-25f), 0x0002);
   EXPECT_EQ(FloatToHalfBits(0x1p-14f - 0x1p-25f), 0x0400);  // rounds up into the normals
   EXPECT_EQ(FloatToHalfBits(-0.0f), 0x8000);
@@ -132,7 +133,8 @@ TEST(DTypeTest, BFloat16RoundTripsAndRounds) {
   EXPECT_EQ(FloatToBFloat16Bits(std::numeric_limits<float>::max()), 0x7f80);  // to inf
   EXPECT_EQ(FloatToBFloat16Bits(std::numeric_limits<float>::infinity()), 0x7f80);
   // A NaN whose payload sits only in the dropped bits stays NaN.
-  EXPECT_TRUE(std::isnan(BFloat16BitsToFloat(FloatToBFloat16Bits(std::bit_cast<float>(0x7f800001u)))));
+  EXPECT_TRUE(
+      std::isnan(BFloat16BitsToFloat(FloatToBFloat16Bits(std::bit_cast<float>(0x7f800001u)))));
 }
 
 }  // namespace

@@ -102,9 +102,13 @@ T RandomValue(std::mt19937_64& rng, ValueKind kind) {
     } else {
       v = std::uniform_real_distribution<float>(-10.0f, 10.0f)(rng);
     }
-    if constexpr (std::is_same_v<T, Float16>) return ToFloat16(v);
-    else if constexpr (std::is_same_v<T, BFloat16>) return ToBFloat16(v);
-    else return static_cast<T>(v);
+    if constexpr (std::is_same_v<T, Float16>) {
+      return ToFloat16(v);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      return ToBFloat16(v);
+    } else {
+      return static_cast<T>(v);
+    }
   }
 }
 
