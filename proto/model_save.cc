@@ -143,39 +143,6 @@ absl::Status CopyFileInto(const std::string& src, PendingFile* dst) {
   return status;
 }
 
-// Calls `fn` on every tensor of the model that can carry a payload.
-void ForEachTensor(onnx::GraphProto* g, const std::function<void(onnx::TensorProto*)>& fn);
-
-void ForEachTensorInNode(onnx::NodeProto* node,
-                         const std::function<void(onnx::TensorProto*)>& fn) {
-  for (auto& attr : *node->mutable_attribute()) {
-    if (attr.has_t()) fn(attr.mutable_t());
-    for (auto& t : *attr.mutable_tensors()) fn(&t);
-    if (attr.has_sparse_tensor()) {
-      fn(attr.mutable_sparse_tensor()->mutable_values());
-      fn(attr.mutable_sparse_tensor()->mutable_indices());
-    }
-    if (attr.has_g()) ForEachTensor(attr.mutable_g(), fn);
-    for (auto& g : *attr.mutable_graphs()) ForEachTensor(&g, fn);
-  }
-}
-
-void ForEachTensor(onnx::GraphProto* g, const std::function<void(onnx::TensorProto*)>& fn) {
-  for (auto& t : *g->mutable_initializer()) fn(&t);
-  for (auto& st : *g->mutable_sparse_initializer()) {
-    fn(st.mutable_values());
-    fn(st.mutable_indices());
-  }
-  for (auto& node : *g->mutable_node()) ForEachTensorInNode(&node, fn);
-}
-
-void ForEachModelTensor(onnx::ModelProto* m, const std::function<void(onnx::TensorProto*)>& fn) {
-  ForEachTensor(m->mutable_graph(), fn);
-  for (auto& f : *m->mutable_functions()) {
-    for (auto& node : *f.mutable_node()) ForEachTensorInNode(&node, fn);
-  }
-}
-
 // Little-endian raw bytes of a tensor held in typed fields; false for types kept inline.
 template <typename Src, typename Dst>
 void PackAs(const Src& values, std::string* out) {

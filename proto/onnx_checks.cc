@@ -2,11 +2,14 @@
 #include "proto/onnx_checks.h"
 
 #include <exception>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
+#include "proto/external_data.h"
+#include "proto/tensor_util.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -19,18 +22,34 @@ std::string OneLine(const std::string& text) {
 }  // namespace
 
 absl::Status CheckModel(const Model& model, bool full) {
+  // libonnx's in-memory check_model looks for external data relative to the current directory.
+  // We validate external references ourselves (confined to base_dir, sizes checked), so the
+  // checker sees a copy whose external payloads are replaced by empty raw data.
+  std::unique_ptr<onnx::ModelProto> stripped;
+  bool has_external = false;
+  ForEachModelTensor(const_cast<onnx::ModelProto*>(&model.proto), [&](onnx::TensorProto* t) {
+    has_external |= t->data_location() == onnx::TensorProto::EXTERNAL;
+  });
+  if (has_external) {
+    stripped = std::make_unique<onnx::ModelProto>(model.proto);
+    absl::Status status;
+    ForEachModelTensor(stripped.get(), [&](onnx::TensorProto* t) {
+      if (t->data_location() != onnx::TensorProto::EXTERNAL || !status.ok()) return;
+      if (absl::StatusOr<ExternalRef> ref = ResolveExternalData(*t, model.base_dir); !ref.ok()) {
+        status = ref.status();
+        return;
+      }
+      t->clear_external_data();
+      t->set_data_location(onnx::TensorProto::DEFAULT);
+      t->set_raw_data("");
+    });
+    if (!status.ok()) return status;
+  }
+  const onnx::ModelProto& checked = stripped ? *stripped : model.proto;
   try {
-    onnx::checker::CheckerContext ctx;
-    ctx.set_ir_version(static_cast<int>(model.proto.ir_version()));
-    std::unordered_map<std::string, int> opsets;
-    for (const auto& opset : model.proto.opset_import()) {
-      opsets[opset.domain()] = static_cast<int>(opset.version());
-    }
-    ctx.set_opset_imports(opsets);
-    ctx.set_model_dir(model.base_dir);
-    onnx::checker::check_model(model.proto);
+    onnx::checker::check_model(checked);
     if (full) {
-      onnx::ModelProto copy = model.proto;
+      onnx::ModelProto copy = checked;
       onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1);
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
     }

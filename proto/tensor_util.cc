@@ -1,6 +1,7 @@
 // Size facts about TensorProto payloads.
 #include "proto/tensor_util.h"
 
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,39 @@ absl::StatusOr<int64_t> CheckedElementCount(const onnx::TensorProto& tensor, int
 
 std::string DimsToString(const onnx::TensorProto& tensor) {
   return absl::StrCat("[", absl::StrJoin(tensor.dims(), ","), "]");
+}
+
+static void ForEachTensor(onnx::GraphProto* g, const std::function<void(onnx::TensorProto*)>& fn);
+
+static void ForEachTensorInNode(onnx::NodeProto* node,
+                         const std::function<void(onnx::TensorProto*)>& fn) {
+  for (auto& attr : *node->mutable_attribute()) {
+    if (attr.has_t()) fn(attr.mutable_t());
+    for (auto& t : *attr.mutable_tensors()) fn(&t);
+    if (attr.has_sparse_tensor()) {
+      fn(attr.mutable_sparse_tensor()->mutable_values());
+      fn(attr.mutable_sparse_tensor()->mutable_indices());
+    }
+    if (attr.has_g()) ForEachTensor(attr.mutable_g(), fn);
+    for (auto& g : *attr.mutable_graphs()) ForEachTensor(&g, fn);
+  }
+}
+
+static void ForEachTensor(onnx::GraphProto* g,
+                          const std::function<void(onnx::TensorProto*)>& fn) {
+  for (auto& t : *g->mutable_initializer()) fn(&t);
+  for (auto& st : *g->mutable_sparse_initializer()) {
+    fn(st.mutable_values());
+    fn(st.mutable_indices());
+  }
+  for (auto& node : *g->mutable_node()) ForEachTensorInNode(&node, fn);
+}
+
+void ForEachModelTensor(onnx::ModelProto* m, const std::function<void(onnx::TensorProto*)>& fn) {
+  ForEachTensor(m->mutable_graph(), fn);
+  for (auto& f : *m->mutable_functions()) {
+    for (auto& node : *f.mutable_node()) ForEachTensorInNode(&node, fn);
+  }
 }
 
 }  // namespace onnx_bcast::proto

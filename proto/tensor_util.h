@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "proto/onnx.h"
@@ -20,5 +22,10 @@ int64_t RawByteSize(int32_t data_type, int64_t count);
 
 /// Human-readable "[2,3,4]" of the tensor's dims.
 std::string DimsToString(const onnx::TensorProto& tensor);
+
+/// Calls `fn` on every tensor of the model that can carry a payload: initializers, sparse
+/// initializers, Constant and other tensor attributes, in subgraphs and functions too.
+void ForEachModelTensor(onnx::ModelProto* model,
+                        const std::function<void(onnx::TensorProto*)>& fn);
 
 }  // namespace onnx_bcast::proto

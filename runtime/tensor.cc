@@ -1,6 +1,7 @@
 // Tensor storage: aligned allocation, borrowing, cloning.
 #include "runtime/tensor.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -35,6 +36,10 @@ absl::StatusOr<int64_t> ShapeElementCount(absl::Span<const int64_t> shape) {
 std::string ShapeToString(absl::Span<const int64_t> shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
 }
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
 
 void Tensor::AlignedFree::operator()(std::byte* p) const {
   ::operator delete[](p, std::align_val_t(kTensorAlignment));
@@ -71,8 +76,24 @@ absl::StatusOr<Tensor> Tensor::Allocate(DType dtype, std::vector<int64_t> shape)
   }
   std::memset(storage, 0, bytes);
   tensor.owned_.reset(storage);
+  tensor.capacity_bytes_ = bytes;
   tensor.data_ = storage;
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   return tensor;
+}
+
+int64_t Tensor::AllocationCount() { return g_allocations.load(std::memory_order_relaxed); }
+
+bool Tensor::ReuseAs(DType dtype, const std::vector<int64_t>& shape) {
+  if (owned_ == nullptr || !IsSupported(dtype)) return false;
+  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+  if (!count.ok()) return false;
+  const size_t bytes = static_cast<size_t>(*count) * DTypeSize(dtype);
+  if (bytes > capacity_bytes_) return false;
+  dtype_ = dtype;
+  shape_ = shape;
+  num_elements_ = *count;
+  return true;
 }
 
 absl::StatusOr<Tensor> Tensor::Borrow(DType dtype, std::vector<int64_t> shape, void* data) {

@@ -56,6 +56,17 @@ class Tensor {
   /// A deep copy with owned storage.
   Tensor Clone() const;
 
+  /// Gives this tensor `dtype` and `shape`, keeping its owned storage when that is large
+  /// enough (contents then unspecified). Returns false, changing nothing, when it is not owned
+  /// or too small; the caller then allocates. This is how the executor reuses buffers.
+  bool ReuseAs(DType dtype, const std::vector<int64_t>& shape);
+
+  /// Bytes of owned storage (0 when borrowed).
+  size_t capacity_bytes() const { return capacity_bytes_; }
+
+  /// Owned buffers allocated so far by this process (tests prove buffer reuse with it).
+  static int64_t AllocationCount();
+
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -102,6 +113,7 @@ class Tensor {
   std::vector<int64_t> shape_ = {0};
   int64_t num_elements_ = 0;
   std::unique_ptr<std::byte[], AlignedFree> owned_;
+  size_t capacity_bytes_ = 0;
   void* data_ = nullptr;
 };
 

@@ -1,0 +1,72 @@
+// OpContext: input access, output buffers reused across runs, error helpers.
+#include "runtime/ops/op.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace onnx_bcast::rt {
+
+OpContext::OpContext(const Node& node, std::vector<const Value*> inputs,
+                     std::vector<Value>* outputs, const RunOptions& options,
+                     SubgraphRunner* runner)
+    : node_(node), inputs_(std::move(inputs)), outputs_(outputs), options_(options),
+      runner_(runner) {}
+
+bool OpContext::has_input(int i) const {
+  return i >= 0 && i < num_inputs() && inputs_[i] != nullptr && !inputs_[i]->is_none();
+}
+
+const Tensor* OpContext::input(int i) const {
+  if (!has_input(i) || !inputs_[i]->is_tensor()) return nullptr;
+  return inputs_[i]->tensor.get();
+}
+
+const Value* OpContext::input_value(int i) const {
+  if (i < 0 || i >= num_inputs()) return nullptr;
+  return inputs_[i];
+}
+
+absl::StatusOr<const Tensor*> OpContext::RequireInput(int i) const {
+  const Tensor* t = input(i);
+  if (t == nullptr) return Error(absl::StrCat("input ", i, " is missing or not a tensor"));
+  return t;
+}
+
+bool OpContext::output_wanted(int i) const {
+  return i >= 0 && i < static_cast<int>(node_.outputs.size()) && !node_.outputs[i].empty();
+}
+
+absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int64_t> shape) {
+  if (i < 0 || i >= num_outputs()) return Error(absl::StrCat("no output ", i));
+  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+  if (!count.ok()) return Error(std::string(count.status().message()));
+  if (*count > options_.max_tensor_elements) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(node_.Label(), ": output ", i, " ", ShapeToString(shape), " has ", *count,
+                     " elements, more than the limit of ", options_.max_tensor_elements));
+  }
+  Value& slot = (*outputs_)[i];
+  // Reuse last run's buffer unless someone else (a sequence, a caller) still holds it.
+  if (slot.is_tensor() && slot.tensor != nullptr && slot.tensor.use_count() == 1 &&
+      slot.tensor->ReuseAs(dtype, shape)) {
+    return slot.tensor.get();
+  }
+  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
+  if (!t.ok()) return t.status();
+  slot = Value::Of(std::make_shared<Tensor>(std::move(*t)));
+  return slot.tensor.get();
+}
+
+void OpContext::SetOutput(int i, Value value) {
+  if (i >= 0 && i < num_outputs()) (*outputs_)[i] = std::move(value);
+}
+
+absl::Status OpContext::Error(const std::string& message) const {
+  return absl::InvalidArgumentError(absl::StrCat(node_.Label(), ": ", message));
+}
+
+absl::Status OpContext::Unsupported(const std::string& message) const {
+  return absl::UnimplementedError(absl::StrCat(node_.Label(), " (domain '", node_.domain,
+                                               "', opset ", node_.opset, "): ", message));
+}
+
+}  // namespace onnx_bcast::rt

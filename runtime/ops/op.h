@@ -1,0 +1,102 @@
+// The contract between the executor and op kernels. An op reads its inputs and attributes from
+// an OpContext, computes output shapes, asks the context for output buffers (reused across runs)
+// and calls flat kernels. Ops know nothing of the graph around them; the executor does no
+// arithmetic.
+#ifndef ONNX_BCAST_RUNTIME_OPS_OP_H_
+#define ONNX_BCAST_RUNTIME_OPS_OP_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/graph.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+#include "runtime/value.h"
+
+namespace onnx_bcast::rt {
+
+/// How to run: threads and resource limits.
+struct RunOptions {
+  /// Threads per kernel (the caller counts as one).
+  int threads = 1;
+  ThreadPool* pool = nullptr;
+  /// Refuse (ResourceExhausted) to allocate a tensor with more elements than this.
+  int64_t max_tensor_elements = int64_t{1} << 32;
+};
+
+/// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
+/// does not define resolve to the values visible where the calling node runs.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  /// Binds `inputs` to `graph.inputs` in order and returns the values of `graph.outputs`.
+  virtual absl::StatusOr<std::vector<Value>> Run(const Graph& graph, std::vector<Value> inputs) = 0;
+};
+
+/// What a kernel sees of one node execution.
+class OpContext {
+ public:
+  /// `outputs` must have node.outputs.size() entries; entries may hold the previous run's values,
+  /// whose buffers Allocate() reuses.
+  OpContext(const Node& node, std::vector<const Value*> inputs, std::vector<Value>* outputs,
+            const RunOptions& options, SubgraphRunner* runner = nullptr);
+
+  const Node& node() const { return node_; }
+  int64_t opset() const { return node_.opset; }
+  const RunOptions& options() const { return options_; }
+  int threads() const { return options_.threads; }
+  ThreadPool* pool() const { return options_.pool; }
+  SubgraphRunner* subgraphs() const { return runner_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  /// True when input `i` was given (not omitted, not an empty optional).
+  bool has_input(int i) const;
+  /// Input `i` as a tensor, or nullptr when omitted or not a tensor.
+  const Tensor* input(int i) const;
+  /// Input `i` as a value, or nullptr when omitted.
+  const Value* input_value(int i) const;
+  /// Input `i` as a tensor, or InvalidArgument naming the op when missing or not a tensor.
+  absl::StatusOr<const Tensor*> RequireInput(int i) const;
+
+  int num_outputs() const { return static_cast<int>(outputs_->size()); }
+  /// True when output `i` is used (its name is not empty).
+  bool output_wanted(int i) const;
+  /// Output `i` with `dtype` and `shape`, reusing the previous run's buffer when it is big
+  /// enough and not shared. Contents are unspecified (not zeroed) when reused.
+  absl::StatusOr<Tensor*> Allocate(int i, DType dtype, std::vector<int64_t> shape);
+  /// Sets output `i` to a value (sequences, optionals, or a tensor passed through).
+  void SetOutput(int i, Value value);
+  void SetOutput(int i, std::shared_ptr<Tensor> tensor) { SetOutput(i, Value::Of(std::move(tensor))); }
+
+  /// InvalidArgument "Op 'name': message" (a bad model or bad input data).
+  absl::Status Error(const std::string& message) const;
+  /// Unimplemented "Op 'name' (domain, opset N): message" (exit 3 in the CLI).
+  absl::Status Unsupported(const std::string& message) const;
+
+ private:
+  const Node& node_;
+  std::vector<const Value*> inputs_;
+  std::vector<Value>* outputs_;
+  const RunOptions& options_;
+  SubgraphRunner* runner_;
+};
+
+/// An op kernel.
+using OpKernelFn = absl::Status (*)(OpContext& ctx);
+
+/// One row of an op family's table: the kernel applies from `since_version` up to the next
+/// row of the same (domain, op_type).
+struct OpRegistration {
+  const char* domain;  ///< "" for the default ONNX domain
+  const char* op_type;
+  int64_t since_version;
+  OpKernelFn fn;
+};
+
+}  // namespace onnx_bcast::rt
+
+#endif  // ONNX_BCAST_RUNTIME_OPS_OP_H_

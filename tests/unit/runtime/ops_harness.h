@@ -1,0 +1,78 @@
+// Test harness for op kernels: builds a Node and runs its kernel through an OpContext, with no
+// executor and no model.
+#ifndef ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_
+#define ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/ops/op.h"
+#include "runtime/ops/registry.h"
+
+namespace onnx_bcast::rt::testing {
+
+/// Runs `node` (its op looked up in the registry at node.opset) on `inputs` (nullptr entries
+/// are omitted optional inputs) and returns its outputs.
+inline absl::StatusOr<std::vector<Value>> RunNode(const Node& node,
+                                                  const std::vector<const Tensor*>& inputs,
+                                                  const RunOptions& options = {}) {
+  const OpRegistration* op = FindOp(node.domain, node.op_type, node.opset);
+  if (op == nullptr) return absl::NotFoundError("no kernel for " + node.op_type);
+  std::vector<Value> holders;
+  holders.reserve(inputs.size());
+  std::vector<const Value*> values;
+  for (const Tensor* t : inputs) {
+    if (t == nullptr) {
+      values.push_back(nullptr);
+      continue;
+    }
+    holders.push_back(Value::Of(std::make_shared<Tensor>(t->Clone())));
+    values.push_back(&holders.back());
+  }
+  std::vector<Value> outputs(node.outputs.size());
+  OpContext ctx(node, values, &outputs, options);
+  if (absl::Status s = op->fn(ctx); !s.ok()) return s;
+  return outputs;
+}
+
+/// A node with `n_in` inputs and `n_out` outputs named in0.. and out0...
+inline Node MakeNode(const std::string& op_type, int n_in, int n_out = 1, int64_t opset = 17) {
+  Node node;
+  node.op_type = op_type;
+  node.name = op_type + "_test";
+  node.opset = opset;
+  for (int i = 0; i < n_in; ++i) node.inputs.push_back("in" + std::to_string(i));
+  for (int i = 0; i < n_out; ++i) node.outputs.push_back("out" + std::to_string(i));
+  return node;
+}
+
+inline Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.type = Attribute::Type::kInt;
+  a.i = v;
+  return a;
+}
+inline Attribute IntsAttr(std::vector<int64_t> v) {
+  Attribute a;
+  a.type = Attribute::Type::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+inline Attribute FloatAttr(float v) {
+  Attribute a;
+  a.type = Attribute::Type::kFloat;
+  a.f = v;
+  return a;
+}
+inline Attribute StringAttr(std::string v) {
+  Attribute a;
+  a.type = Attribute::Type::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+}  // namespace onnx_bcast::rt::testing
+
+#endif  // ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_

@@ -1,0 +1,7 @@
+// Entry point of ops_test (op kernels and the executor).
+#include "gtest/gtest.h"
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
