@@ -1,5 +1,5 @@
-// Which default-domain ops broadcast, how, and from which opset on (the rewrite passes' view;
-// shape_propagation.cc keeps the same facts for `check`).
+// Which default-domain ops broadcast, how, and from which opset on. The one table shared by
+// `check` (shape_propagation.cc) and the rewrite passes.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,9 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "passes/broadcast_ops.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
 
@@ -19,49 +21,6 @@ using bcast::BroadcastResult;
 using bcast::RuleFamily;
 using bcast::Shape;
 using bcast::Verdict;
-
-enum class OpKind { kBinary, kVariadic, kWhere, kPRelu, kGemm, kMatMul, kExpand };
-
-struct OpInfo {
-  OpKind kind;
-  int64_t numpy_since;  ///< default-domain opset where numpy semantics begin
-};
-
-const std::unordered_map<std::string, OpInfo>& OpTable() {
-  static const auto* const kTable = new std::unordered_map<std::string, OpInfo>{
-      // Opset 1-6 forms carry the legacy `broadcast`/`axis` attributes.
-      {"Add", {OpKind::kBinary, 7}},
-      {"Sub", {OpKind::kBinary, 7}},
-      {"Mul", {OpKind::kBinary, 7}},
-      {"Div", {OpKind::kBinary, 7}},
-      {"Pow", {OpKind::kBinary, 7}},
-      {"And", {OpKind::kBinary, 7}},
-      {"Or", {OpKind::kBinary, 7}},
-      {"Xor", {OpKind::kBinary, 7}},
-      {"Equal", {OpKind::kBinary, 7}},
-      {"Greater", {OpKind::kBinary, 7}},
-      {"Less", {OpKind::kBinary, 7}},
-      {"Mod", {OpKind::kBinary, 0}},
-      {"BitShift", {OpKind::kBinary, 0}},
-      {"GreaterOrEqual", {OpKind::kBinary, 0}},
-      {"LessOrEqual", {OpKind::kBinary, 0}},
-      {"BitwiseAnd", {OpKind::kBinary, 0}},
-      {"BitwiseOr", {OpKind::kBinary, 0}},
-      {"BitwiseXor", {OpKind::kBinary, 0}},
-      // Before opset 8 the variadic ops required identical shapes.
-      {"Max", {OpKind::kVariadic, 8}},
-      {"Min", {OpKind::kVariadic, 8}},
-      {"Sum", {OpKind::kVariadic, 8}},
-      {"Mean", {OpKind::kVariadic, 8}},
-      {"Where", {OpKind::kWhere, 0}},
-      // PRelu-1/6 apply a 1-D slope per channel (axis 1), Caffe2 style.
-      {"PRelu", {OpKind::kPRelu, 7}},
-      {"Gemm", {OpKind::kGemm, 7}},
-      {"MatMul", {OpKind::kMatMul, 0}},
-      {"Expand", {OpKind::kExpand, 0}},
-  };
-  return *kTable;
-}
 
 bool IsBoolResult(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
@@ -82,6 +41,16 @@ ValueType FromTypeProto(const onnx::TypeProto& type) {
   return v;
 }
 
+// libonnx names dims it cannot infer "unk__<n>"; they are unknown, not symbols shared with
+// anything (two of them would otherwise look like distinct symbols that must broadcast).
+ValueType FromInferredType(const onnx::TypeProto& type) {
+  ValueType v = FromTypeProto(type);
+  for (bcast::Dim& d : v.shape.dims) {
+    if (d.is_symbol() && absl::StartsWith(d.symbol(), "unk__")) d = bcast::Dim::Unknown();
+  }
+  return v;
+}
+
 // Names visible in one graph; lookups fall through to the enclosing graph (outer scope).
 struct Scope {
   const Scope* parent = nullptr;
@@ -92,6 +61,16 @@ struct Scope {
     for (const Scope* s = this; s != nullptr; s = s->parent) {
       auto it = s->values.find(name);
       if (it != s->values.end()) return &it->second;
+    }
+    return nullptr;
+  }
+  /// For outputs of Shape nodes (whole shape, known rank): the shape they hold.
+  std::unordered_map<std::string, Shape> shape_of;
+
+  const Shape* FindShapeOf(const std::string& name) const {
+    for (const Scope* s = this; s != nullptr; s = s->parent) {
+      auto it = s->shape_of.find(name);
+      if (it != s->shape_of.end()) return &it->second;
     }
     return nullptr;
   }
@@ -156,8 +135,8 @@ class Analyzer {
                  const onnx::NodeProto* caller, int fn_depth) {
     // Types libonnx inferred for this graph's values (non-broadcasting ops rely on them).
     std::unordered_map<std::string, ValueType> inferred;
-    for (const auto& vi : g->value_info()) inferred[vi.name()] = FromTypeProto(vi.type());
-    for (const auto& vi : g->output()) inferred[vi.name()] = FromTypeProto(vi.type());
+    for (const auto& vi : g->value_info()) inferred[vi.name()] = FromInferredType(vi.type());
+    for (const auto& vi : g->output()) inferred[vi.name()] = FromInferredType(vi.type());
     for (const auto& vi : g->input()) scope->values[vi.name()] = FromTypeProto(vi.type());
     for (const auto& t : g->initializer()) {
       ValueType v;
@@ -187,6 +166,14 @@ class Analyzer {
           inner.parent = scope;
           WalkGraph(attr.mutable_graphs(k), absl::StrCat(sub, "[", k, "]"), &inner, opsets,
                     caller, fn_depth);
+        }
+      }
+      if (node->op_type() == "Shape" && node->input_size() == 1 && node->output_size() == 1) {
+        bool whole = true;
+        for (const auto& attr : node->attribute()) whole &= attr.name() != "start" && attr.name() != "end";
+        const ValueType* in = scope->Find(node->input(0));
+        if (whole && in != nullptr && in->shape.rank_known) {
+          scope->shape_of[node->output(0)] = in->shape;
         }
       }
       if (node->op_type() == "Constant" && node->output_size() == 1) {
@@ -249,11 +236,10 @@ class Analyzer {
       return CallFunction(*fit->second, node, index, path, scope, fn_depth);
     }
     if (!domain.empty()) return {};
-    auto it = OpTable().find(node.op_type());
-    if (it == OpTable().end()) return {};
-    const OpInfo& info = it->second;
     auto oit = opsets.find("");
     const int64_t opset = oit == opsets.end() ? 0 : oit->second;
+    const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
+    if (info.kind == BroadcastOpKind::kNone) return {};
 
     NodeVerdict v;
     v.graph = path;
@@ -268,11 +254,11 @@ class Analyzer {
       v.inputs.push_back(t != nullptr ? t->shape : Shape::UnknownRank());
       if (elem == 0 && t != nullptr) elem = t->elem;
     }
-    const bool legacy = opset < info.numpy_since;
+    const bool legacy = info.legacy;
     BroadcastResult result;
     std::vector<std::string> roles;
     switch (info.kind) {
-      case OpKind::kBinary: {
+      case BroadcastOpKind::kBinary: {
         roles = {"A", "B"};
         if (v.inputs.size() != 2) return {};
         if (legacy) {
@@ -298,7 +284,7 @@ class Analyzer {
         }
         break;
       }
-      case OpKind::kVariadic:
+      case BroadcastOpKind::kVariadic:
         roles.clear();
         for (size_t k = 0; k < v.inputs.size(); ++k) roles.push_back(absl::StrCat("data_", k));
         if (v.inputs.empty()) return {};
@@ -313,7 +299,7 @@ class Analyzer {
               bcast::Classify(v.inputs, result.output)));
         }
         break;
-      case OpKind::kWhere:
+      case BroadcastOpKind::kWhere:
         roles = {"condition", "X", "Y"};
         if (v.inputs.size() != 3) return {};
         v.rule = RuleFamily::kNumpy;
@@ -322,7 +308,7 @@ class Analyzer {
             std::string(bcast::BroadcastClassName(bcast::Classify(v.inputs, result.output)));
         if (const ValueType* x = scope.Find(v.input_names[1]); x != nullptr) elem = x->elem;
         break;
-      case OpKind::kPRelu:
+      case BroadcastOpKind::kPRelu:
         roles = {"X", "slope"};
         if (v.inputs.size() != 2) return {};
         if (legacy) {
@@ -336,7 +322,7 @@ class Analyzer {
         result = bcast::BroadcastUnidirectional(v.inputs[0], v.inputs[1]);
         if (options_.lint) PReluLint(&v);
         break;
-      case OpKind::kGemm: {
+      case BroadcastOpKind::kGemm: {
         roles = {"C"};
         if (v.inputs.size() < 3 || v.input_names[2].empty()) return {};
         const Shape& a = v.inputs[0];
@@ -365,7 +351,7 @@ class Analyzer {
         roles = {"C", "(M,N)"};
         break;
       }
-      case OpKind::kMatMul: {
+      case BroadcastOpKind::kMatMul: {
         roles = {"A", "B"};
         if (v.inputs.size() != 2) return {};
         v.rule = RuleFamily::kMatMul;
@@ -383,11 +369,19 @@ class Analyzer {
         }
         break;
       }
-      case OpKind::kExpand: {
+      case BroadcastOpKind::kNone:
+        return {};
+      case BroadcastOpKind::kExpand: {
         roles = {"input", "shape"};
         if (v.inputs.size() != 2) return {};
         v.rule = RuleFamily::kBidirectional;
         v.broadcast_class = "bidirectional";
+        if (const Shape* shape_of = scope.FindShapeOf(v.input_names[1]); shape_of != nullptr) {
+          // Expand(x, Shape(y)): the target is y's (possibly symbolic) shape.
+          v.inputs[1] = *shape_of;
+          result = bcast::BroadcastBidirectional(v.inputs[0], *shape_of);
+          break;
+        }
         const onnx::TensorProto* t = scope.FindConstant(v.input_names[1]);
         std::optional<std::vector<int64_t>> target;
         if (t != nullptr) {
@@ -616,7 +610,10 @@ bool Analysis::HasError() const {
   return CountVerdict(bcast::Verdict::kError) > 0 || !contradiction.empty();
 }
 
-bool IsBroadcastingOp(const std::string& op_type) { return OpTable().count(op_type) > 0; }
+bool IsBroadcastingOp(const std::string& op_type) {
+  // Any opset: the kind does not depend on it.
+  return ClassifyBroadcastOp(op_type, 1).kind != BroadcastOpKind::kNone;
+}
 
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,

@@ -165,6 +165,25 @@ std::vector<Case> Cases() {
 INSTANTIATE_TEST_SUITE_P(Check, CheckCase, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return info.param.name; });
 
+TEST(Check, ExpandToTheShapeOfAnotherTensor) {
+  Analysis a = Analyze(Model("float[N,1,16] x, float[N,8,1] y", "float[N,8,16] z",
+                             "s = Shape(y)\n e = Expand(x, s)\n z = Add(e, y)"));
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.nodes[0].op, "Expand");
+  EXPECT_EQ(a.nodes[0].verdict, Verdict::kOk);
+  EXPECT_EQ(a.nodes[0].output.ToString(), "[N,8,16]");
+  EXPECT_EQ(a.nodes[1].inputs[0].ToString(), "[N,8,16]");
+}
+
+TEST(Check, InventedDimsOfShapeInferenceAreUnknownNotSymbols) {
+  // libonnx names the unknown output dims of NonZero "unk__<n>"; they must not be taken as
+  // model symbols (which would make this Add look conditional).
+  Analysis a = Analyze(Model("float[3,4] x", "int64[2,?] y",
+                             "n = NonZero(x)\n y = Add(n, n)"));
+  const NodeVerdict& v = Only(a);
+  EXPECT_EQ(v.verdict, Verdict::kUnknown) << v.message;
+}
+
 TEST(Check, LegacyMessagesNameTheRule) {
   Analysis a = Analyze(Model("float[1,3,4,5] a, float[4] b", "float[1,3,4,5] y",
                              "y = Add<broadcast=1, axis=1>(a, b)", 6));
