@@ -251,5 +251,63 @@ TEST(CliCheck, ErrorsAndUsage) {
   ExpectOneLineError(r, dir / "no/such/dir.json", "cannot write");
 }
 
+TEST(CliOpt, EveryTargetOnTheExampleModels) {
+  TempDir dir;
+  for (const char* target : {"explicit", "ncnn", "none", "canonical"}) {
+    for (const char* model : {"cnn_block.onnx", "legacy_axis.onnx", "external/mlp.onnx"}) {
+      const std::string out = dir / (std::string(target) + "_" + fs::path(model).filename().string());
+      Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/" + std::string(model), "-o", out,
+                         "--target", target, "--report", out + ".json", "--verify-each"});
+      EXPECT_EQ(r.code, 0) << target << " " << model << ": " << r.err;
+      EXPECT_THAT(r.out, HasSubstr("target " + std::string(target))) << r.out;
+      EXPECT_TRUE(fs::exists(out + ".json"));
+      // The result is a valid model that `check` finds no error in.
+      Result c = RunCli({"check", out});
+      EXPECT_EQ(c.code, 0) << target << " " << model << ": " << c.out;
+    }
+  }
+}
+
+TEST(CliOpt, ExplicitUpgradesTheLegacyAxisBroadcast) {
+  TempDir dir;
+  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/legacy_axis.onnx", "-o",
+                     dir / "up.onnx", "--target", "explicit"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  absl::StatusOr<proto::Model> m = proto::LoadModel(dir / "up.onnx");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->proto.opset_import(0).version(), 7);
+  Result c = RunCli({"check", dir / "up.onnx"});
+  EXPECT_THAT(c.out, HasSubstr("[1,3,4,5] , [1,3,1,1] -> [1,3,4,5]")) << c.out;
+}
+
+TEST(CliOpt, DryRunWritesNothingAndReportsChanges) {
+  TempDir dir;
+  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "-o", dir / "x.onnx",
+                     "--target", "explicit", "--dry-run"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("align-ranks"));
+  EXPECT_EQ(dir.Count(), 0u);
+}
+
+TEST(CliOpt, TargetFilesAndUsageErrors) {
+  TempDir dir;
+  WriteFile(dir / "tiny.profile",
+            "name = tiny\nclasses = same, scalar\nmax_rank = 4\nequal_rank = true\n");
+  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "-o", dir / "t.onnx",
+                     "--target-file", dir / "tiny.profile"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "t.onnx"));
+  WriteFile(dir / "bad.profile", "classes = sideways\n");
+  r = RunCli({"opt", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "-o", dir / "b.onnx",
+              "--target-file", dir / "bad.profile"});
+  EXPECT_EQ(r.code, 64) << r.err;
+  EXPECT_THAT(r.err, StartsWith(dir / "bad.profile"));
+  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--target", "no-such-target"}).code, 64);
+  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--target", "ncnn", "--passes", "align-ranks"})
+                .code,
+            64);
+  EXPECT_FALSE(fs::exists(dir / "b.onnx"));
+}
+
 }  // namespace
 }  // namespace onnx_bcast
