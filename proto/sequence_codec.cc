@@ -1,0 +1,146 @@
+// SequenceProto / OptionalProto test-data files decoded into RawTensors and written back.
+#include "proto/sequence_codec.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx-data.pb.h"
+
+namespace onnx_bcast::proto {
+namespace {
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+absl::Status WriteFile(const std::string& bytes, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      std::remove(tmp.c_str());
+      return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeSequence(const onnx::SequenceProto& seq, const std::string& path,
+                            RawValue* out) {
+  if (seq.elem_type() != onnx::SequenceProto::TENSOR &&
+      seq.elem_type() != onnx::SequenceProto::UNDEFINED) {
+    return absl::UnimplementedError(
+        absl::StrCat(path, ": sequences of element kind ", seq.elem_type(), " not supported"));
+  }
+  out->kind = RawValue::Kind::kSequence;
+  out->name = seq.name();
+  for (const onnx::TensorProto& t : seq.tensor_values()) {
+    absl::StatusOr<RawTensor> decoded = DecodeTensor(t, DirOf(path));
+    if (!decoded.ok()) {
+      return absl::Status(decoded.status().code(),
+                          absl::StrCat(path, ": ", decoded.status().message()));
+    }
+    if (out->elem_type == 0) out->elem_type = decoded->data_type;
+    out->sequence.push_back(std::move(*decoded));
+  }
+  return absl::OkStatus();
+}
+
+int32_t TensorElemType(const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return type.tensor_type().elem_type();
+  if (type.has_sequence_type()) return TensorElemType(type.sequence_type().elem_type());
+  if (type.has_optional_type()) return TensorElemType(type.optional_type().elem_type());
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::TypeProto* type) {
+  RawValue out;
+  if (type == nullptr || type->has_tensor_type() || type->value_case() == 0) {
+    absl::StatusOr<RawTensor> t = LoadTensorFile(path);
+    if (!t.ok()) return t.status();
+    out.name = t->name;
+    out.tensor = std::move(*t);
+    return out;
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  if (type->has_sequence_type()) {
+    onnx::SequenceProto seq;
+    if (!seq.ParseFromString(*bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not a SequenceProto"));
+    }
+    if (absl::Status s = DecodeSequence(seq, path, &out); !s.ok()) return s;
+    if (out.elem_type == 0) out.elem_type = TensorElemType(*type);
+    return out;
+  }
+  if (type->has_optional_type()) {
+    onnx::OptionalProto opt;
+    if (!opt.ParseFromString(*bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not an OptionalProto"));
+    }
+    out.name = opt.name();
+    out.elem_type = TensorElemType(*type);
+    if (opt.has_tensor_value()) {
+      absl::StatusOr<RawTensor> t = DecodeTensor(opt.tensor_value(), DirOf(path));
+      if (!t.ok()) {
+        return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
+      }
+      out.tensor = std::move(*t);
+      return out;
+    }
+    if (opt.has_sequence_value()) {
+      if (absl::Status s = DecodeSequence(opt.sequence_value(), path, &out); !s.ok()) return s;
+      out.name = opt.name();
+      if (out.elem_type == 0) out.elem_type = TensorElemType(*type);
+      return out;
+    }
+    if (opt.has_map_value() || opt.has_optional_value() || opt.has_sparse_tensor_value()) {
+      return absl::UnimplementedError(absl::StrCat(path, ": optional of this kind not supported"));
+    }
+    out.kind = RawValue::Kind::kEmptyOptional;
+    return out;
+  }
+  return absl::UnimplementedError(absl::StrCat(path, ": values of this type not supported"));
+}
+
+absl::Status SaveValueFile(const RawValue& value, const std::string& path) {
+  switch (value.kind) {
+    case RawValue::Kind::kTensor: {
+      RawTensor t = value.tensor;
+      if (t.name.empty()) t.name = value.name;
+      return SaveTensorFile(t, path);
+    }
+    case RawValue::Kind::kSequence: {
+      onnx::SequenceProto seq;
+      seq.set_name(value.name);
+      seq.set_elem_type(onnx::SequenceProto::TENSOR);
+      for (const RawTensor& t : value.sequence) *seq.add_tensor_values() = EncodeTensor(t);
+      return WriteFile(seq.SerializeAsString(), path);
+    }
+    case RawValue::Kind::kEmptyOptional: {
+      onnx::OptionalProto opt;
+      opt.set_name(value.name);
+      opt.set_elem_type(onnx::OptionalProto::TENSOR);
+      return WriteFile(opt.SerializeAsString(), path);
+    }
+  }
+  return absl::InternalError("unknown value kind");
+}
+
+}  // namespace onnx_bcast::proto

@@ -1,0 +1,349 @@
+// Graph plans (order, kernels, value slots, last uses) built once; runs walk them over a frame
+// of values per graph execution. The executor does no arithmetic.
+#include "runtime/exec/executor.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/ops/registry.h"
+
+namespace onnx_bcast::rt {
+
+struct Executor::GraphPlan {
+  struct NodePlan {
+    const Node* node = nullptr;
+    const OpRegistration* op = nullptr;
+    std::vector<int> inputs;   ///< slots, -1 for omitted inputs
+    std::vector<int> outputs;  ///< slots, -1 for omitted outputs
+    std::vector<int> free_after;
+    /// The node's outputs, kept across runs so Allocate() can reuse their buffers.
+    std::vector<Value> held;
+  };
+  const Graph* graph = nullptr;
+  std::unordered_map<std::string, int> slot_of;
+  std::vector<std::string> names;
+  std::vector<int> input_slots;
+  std::vector<int> output_slots;
+  std::vector<std::pair<int, std::shared_ptr<Tensor>>> initializers;
+  std::vector<int> outer_slots;  ///< bound from the enclosing frame by name
+  std::vector<NodePlan> nodes;   ///< topological order
+};
+
+struct Executor::Frame {
+  const GraphPlan* plan = nullptr;
+  const Frame* parent = nullptr;
+  std::vector<Value> values;
+};
+
+namespace {
+
+using NameSet = std::unordered_set<std::string>;
+
+// Names a graph reads but does not define (its outer-scope references), nested graphs included.
+const NameSet& FreeNames(const Graph& graph, std::unordered_map<const Graph*, NameSet>* memo) {
+  auto it = memo->find(&graph);
+  if (it != memo->end()) return it->second;
+  NameSet defined(graph.inputs.begin(), graph.inputs.end());
+  for (const auto& [name, t] : graph.initializers) defined.insert(name);
+  for (const Node& node : graph.nodes) defined.insert(node.outputs.begin(), node.outputs.end());
+  NameSet free;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && defined.count(name) == 0) free.insert(name);
+  };
+  for (const Node& node : graph.nodes) {
+    for (const std::string& in : node.inputs) use(in);
+    for (const auto& [attr_name, attr] : node.attrs) {
+      if (attr.g) {
+        for (const std::string& n : FreeNames(*attr.g, memo)) use(n);
+      }
+      for (const auto& g : attr.graphs) {
+        for (const std::string& n : FreeNames(*g, memo)) use(n);
+      }
+    }
+  }
+  for (const std::string& out : graph.outputs) use(out);
+  return (*memo)[&graph] = std::move(free);
+}
+
+// Every subgraph held by a node's attributes.
+std::vector<const Graph*> Subgraphs(const Node& node) {
+  std::vector<const Graph*> out;
+  for (const auto& [name, attr] : node.attrs) {
+    if (attr.g) out.push_back(attr.g.get());
+    for (const auto& g : attr.graphs) out.push_back(g.get());
+  }
+  return out;
+}
+
+absl::Status WithNode(const Node& node, const absl::Status& status) {
+  const std::string label = node.Label();
+  if (absl::StartsWith(status.message(), label)) return status;
+  return absl::Status(status.code(), absl::StrCat(label, ": ", status.message()));
+}
+
+absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
+    const Graph& graph, std::unordered_map<const Graph*, NameSet>* memo) {
+  auto plan = std::make_unique<Executor::GraphPlan>();
+  plan->graph = &graph;
+  auto add_slot = [&](const std::string& name) {
+    auto [it, inserted] = plan->slot_of.emplace(name, static_cast<int>(plan->names.size()));
+    if (inserted) plan->names.push_back(name);
+    return it->second;
+  };
+  for (const auto& [name, tensor] : graph.initializers) {
+    plan->initializers.emplace_back(add_slot(name), std::const_pointer_cast<Tensor>(tensor));
+  }
+  for (const std::string& in : graph.inputs) {
+    if (plan->slot_of.count(in) > 0 && graph.initializers.count(in) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", in, "' is listed twice"));
+    }
+    plan->input_slots.push_back(add_slot(in));
+  }
+  // Producers, with values defined twice refused (SSA).
+  const size_t n = graph.nodes.size();
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < n; ++i) {
+    for (const std::string& out : graph.nodes[i].outputs) {
+      if (out.empty()) continue;
+      if (plan->slot_of.count(out) > 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            graph.nodes[i].Label(), ": output '", out, "' is already defined in the graph"));
+      }
+      add_slot(out);
+      producer[out] = i;
+    }
+  }
+  for (const std::string& name : FreeNames(graph, memo)) {
+    plan->outer_slots.push_back(add_slot(name));
+  }
+  // Uses of each node: its inputs and the outer names of its subgraphs.
+  std::vector<std::vector<std::string>> uses(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = graph.nodes[i];
+    for (const std::string& in : node.inputs) {
+      if (!in.empty()) uses[i].push_back(in);
+    }
+    for (const Graph* g : Subgraphs(node)) {
+      const NameSet& free = FreeNames(*g, memo);
+      uses[i].insert(uses[i].end(), free.begin(), free.end());
+    }
+  }
+  // Kahn's algorithm, taking ready nodes in model order so sorted graphs keep their order.
+  std::vector<std::vector<size_t>> consumers(n);
+  std::vector<int> pending(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    std::unordered_set<size_t> deps;
+    for (const std::string& name : uses[i]) {
+      auto it = producer.find(name);
+      if (it != producer.end()) deps.insert(it->second);
+    }
+    for (size_t d : deps) {
+      consumers[d].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (pending[i] > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(graph.nodes[i].Label(), ": the graph has a cycle through this node"));
+      }
+    }
+  }
+  // Node plans and last uses (graph outputs live to the end).
+  std::vector<int> last_use(plan->names.size(), -1);
+  NameSet keep(graph.outputs.begin(), graph.outputs.end());
+  for (size_t pos = 0; pos < n; ++pos) {
+    const Node& node = graph.nodes[order[pos]];
+    Executor::GraphPlan::NodePlan np;
+    np.node = &node;
+    np.op = FindOp(node.domain, node.op_type, node.opset);
+    if (np.op == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("no kernel for op ", node.op_type, " (domain '",
+                       node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.opset,
+                       ") needed by node '", node.name, "'"));
+    }
+    for (const std::string& in : node.inputs) {
+      np.inputs.push_back(in.empty() ? -1 : plan->slot_of.at(in));
+    }
+    for (const std::string& out : node.outputs) {
+      np.outputs.push_back(out.empty() ? -1 : plan->slot_of.at(out));
+    }
+    np.held.resize(node.outputs.size());
+    for (const std::string& name : uses[order[pos]]) {
+      last_use[plan->slot_of.at(name)] = static_cast<int>(pos);
+    }
+    plan->nodes.push_back(std::move(np));
+  }
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (int slot : plan->nodes[pos].outputs) {
+      if (slot >= 0 && last_use[slot] < static_cast<int>(pos)) last_use[slot] = pos;
+    }
+  }
+  for (size_t slot = 0; slot < plan->names.size(); ++slot) {
+    if (last_use[slot] >= 0 && keep.count(plan->names[slot]) == 0) {
+      plan->nodes[last_use[slot]].free_after.push_back(static_cast<int>(slot));
+    }
+  }
+  for (const std::string& out : graph.outputs) plan->output_slots.push_back(plan->slot_of.at(out));
+  return plan;
+}
+
+}  // namespace
+
+// Runs subgraphs of one node with the node's frame as the enclosing scope.
+class Executor::Runner : public SubgraphRunner {
+ public:
+  Runner(Executor* executor, const Frame* parent) : executor_(executor), parent_(parent) {}
+
+  absl::StatusOr<std::vector<Value>> Run(const Graph& graph, std::vector<Value> inputs) override {
+    auto it = executor_->plans_.find(&graph);
+    if (it == executor_->plans_.end()) {
+      return absl::InternalError(absl::StrCat("subgraph '", graph.name, "' was not planned"));
+    }
+    GraphPlan& plan = *it->second;
+    if (inputs.size() != plan.input_slots.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("subgraph '", graph.name, "' takes ",
+                                                     plan.input_slots.size(), " inputs, got ",
+                                                     inputs.size()));
+    }
+    Frame frame;
+    frame.plan = &plan;
+    frame.parent = parent_;
+    frame.values.resize(plan.names.size());
+    for (int slot : plan.outer_slots) {
+      const std::string& name = plan.names[slot];
+      auto found = parent_->plan->slot_of.find(name);
+      if (found == parent_->plan->slot_of.end()) {
+        return absl::InternalError(absl::StrCat("outer value '", name, "' not in scope"));
+      }
+      frame.values[slot] = parent_->values[found->second];
+    }
+    for (const auto& [slot, tensor] : plan.initializers) frame.values[slot] = Value::Of(tensor);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      frame.values[plan.input_slots[i]] = std::move(inputs[i]);
+    }
+    if (absl::Status s = executor_->Execute(plan, frame); !s.ok()) return s;
+    std::vector<Value> outputs;
+    outputs.reserve(plan.output_slots.size());
+    for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);
+    return outputs;
+  }
+
+ private:
+  Executor* executor_;
+  const Frame* parent_;
+};
+
+Executor::Executor(std::shared_ptr<const Model> model, RunOptions options)
+    : model_(std::move(model)), options_(options) {}
+
+Executor::~Executor() = default;
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Model> model,
+                                                           RunOptions options) {
+  if (model == nullptr || model->main == nullptr) {
+    return absl::InvalidArgumentError("no model to run");
+  }
+  std::unique_ptr<Executor> exec(new Executor(std::move(model), options));
+  if (exec->options_.threads > 1 && exec->options_.pool == nullptr) {
+    exec->pool_ = std::make_unique<ThreadPool>(exec->options_.threads - 1);
+    exec->options_.pool = exec->pool_.get();
+  }
+  std::unordered_map<const Graph*, NameSet> memo;
+  const NameSet& free = FreeNames(*exec->model_->main, &memo);
+  if (!free.empty()) {
+    std::vector<std::string> sorted(free.begin(), free.end());
+    std::sort(sorted.begin(), sorted.end());
+    return absl::InvalidArgumentError(
+        absl::StrCat("value '", sorted[0], "' is used but defined nowhere"));
+  }
+  std::vector<const Graph*> todo = {exec->model_->main.get()};
+  while (!todo.empty()) {
+    const Graph* g = todo.back();
+    todo.pop_back();
+    if (exec->plans_.count(g) > 0) continue;
+    absl::StatusOr<std::unique_ptr<GraphPlan>> plan = BuildPlan(*g, &memo);
+    if (!plan.ok()) return plan.status();
+    for (const Node& node : g->nodes) {
+      for (const Graph* sub : Subgraphs(node)) todo.push_back(sub);
+    }
+    exec->plans_[g] = std::move(*plan);
+  }
+  return exec;
+}
+
+absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
+  std::vector<const Value*> inputs;
+  for (GraphPlan::NodePlan& np : plan.nodes) {
+    if (deadline_ != absl::InfiniteFuture() && absl::Now() > deadline_) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("time limit reached before ", np.node->Label()));
+    }
+    inputs.clear();
+    for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
+    Runner runner(this, &frame);
+    OpContext ctx(*np.node, inputs, &np.held, options_, &runner);
+    if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
+    for (size_t i = 0; i < np.outputs.size(); ++i) {
+      if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
+    }
+    for (int slot : np.free_after) frame.values[slot] = Value();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
+  GraphPlan& plan = *plans_.at(model_->main.get());
+  Frame frame;
+  frame.plan = &plan;
+  frame.values.resize(plan.names.size());
+  for (const auto& [slot, tensor] : plan.initializers) frame.values[slot] = Value::Of(tensor);
+  std::vector<bool> fed(plan.names.size(), false);
+  for (const auto& [name, value] : feeds) {
+    auto it = plan.slot_of.find(name);
+    const bool is_input =
+        it != plan.slot_of.end() &&
+        (std::find(plan.input_slots.begin(), plan.input_slots.end(), it->second) !=
+             plan.input_slots.end() ||
+         model_->main->initializers.count(name) > 0);
+    if (!is_input) {
+      return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not an input of the model"));
+    }
+    frame.values[it->second] = value;
+    fed[it->second] = true;
+  }
+  for (int slot : plan.input_slots) {
+    if (!fed[slot]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", plan.names[slot], "' was not given"));
+    }
+  }
+  if (absl::Status s = Execute(plan, frame); !s.ok()) return s;
+  std::vector<Value> outputs;
+  outputs.reserve(plan.output_slots.size());
+  for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);
+  return outputs;
+}
+
+}  // namespace onnx_bcast::rt

@@ -1,0 +1,67 @@
+// The executor: runs a loaded graph node by node in topological order over a value table,
+// resolves subgraph names in the enclosing scopes, frees values after their last use and keeps
+// each node's output buffers across runs so that a repeated run allocates nothing new.
+#ifndef ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
+#define ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "runtime/graph.h"
+#include "runtime/ops/op.h"
+#include "runtime/thread_pool.h"
+#include "runtime/value.h"
+
+namespace onnx_bcast::rt {
+
+/// Named values fed to a run: graph inputs, or initializers to override.
+using Feeds = std::vector<std::pair<std::string, Value>>;
+
+/// Runs one model. Not thread-safe: one Run at a time per Executor.
+class Executor {
+ public:
+  /// Plans every graph of `model` (subgraphs included): orders nodes topologically, finds each
+  /// kernel, resolves outer-scope names. Errors: Unimplemented naming the first op without a
+  /// kernel (op, domain, opset); InvalidArgument for cycles, values produced twice and names
+  /// defined nowhere.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::shared_ptr<const Model> model,
+                                                          RunOptions options = {});
+  ~Executor();
+
+  /// Runs the main graph. Every graph input must be fed; a feed may also replace an
+  /// initializer. Returns the graph outputs in order. Errors name the failing node; inside
+  /// subgraphs the chain of enclosing nodes.
+  absl::StatusOr<std::vector<Value>> Run(const Feeds& feeds);
+
+  /// Runs stop once `deadline` has passed, between nodes with DeadlineExceeded (a guard for
+  /// test drivers; kernels themselves are not interrupted).
+  void set_deadline(absl::Time deadline) { deadline_ = deadline; }
+
+  const Model& model() const { return *model_; }
+  const Graph& graph() const { return *model_->main; }
+  const RunOptions& options() const { return options_; }
+
+  struct GraphPlan;
+  struct Frame;
+
+ private:
+  Executor(std::shared_ptr<const Model> model, RunOptions options);
+  absl::Status Execute(GraphPlan& plan, Frame& frame);
+
+  class Runner;
+
+  std::shared_ptr<const Model> model_;
+  RunOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::map<const Graph*, std::unique_ptr<GraphPlan>> plans_;
+  absl::Time deadline_ = absl::InfiniteFuture();
+};
+
+}  // namespace onnx_bcast::rt
+
+#endif  // ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
