@@ -1,12 +1,19 @@
 // onnx-bcast: make the broadcast semantics of ONNX models explicit, checked and verified.
 // The CLI only parses arguments and calls into the library layers; no logic lives here.
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -17,7 +24,13 @@
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
 #include "proto/model_io.h"
+#include "runtime/exec/compare.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+#include "runtime/exec/test_data.h"
 #include "tools/cli.h"
+#include "verify/verify.h"
 
 namespace onnx_bcast::cli {
 namespace {
@@ -83,13 +96,13 @@ const std::vector<Command>& Commands() {
        {
            {"test-data", 0, "DIR", true, "inputs input_K.pb, compared with output_K.pb"},
            {"input", 0, "NAME=FILE.pb", true, "bind one input from a TensorProto file"},
-           {"dim", 0, "SYMBOL=N", true, "bind a symbolic dim for random inputs"},
-           {"seed", 0, "S", false, "seed for random inputs"},
+           {"dim", 0, "SYMBOL=N", true, "bind a symbolic dim for random inputs (default 1)"},
+           {"seed", 0, "S", false, "seed for random inputs (default 0)"},
            {"output-dir", 0, "DIR", false, "write outputs as output_K.pb"},
            {"rtol", 0, "R", false, "relative tolerance (default 1e-3)"},
            {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},
-           {"threads", 0, "N", false, "worker threads"},
-           {"bench", 0, "N", false, "time N runs after a warm-up"},
+           {"threads", 0, "N", false, "threads per kernel (default 1)"},
+           {"bench", 0, "N", false, "time N runs after a warm-up, print one bench: line"},
            kHelp,
        },
        RunRun},
@@ -97,10 +110,15 @@ const std::vector<Command>& Commands() {
        "prove numerically that two models compute the same outputs",
        {
            {"test-data", 0, "DIR", true, "use these inputs instead of random ones"},
-           {"seed", 0, "S", false, "seed for random inputs"},
-           {"samples", 0, "K", false, "random input sets (default 3)"},
-           {"rtol", 0, "R", false, "relative tolerance"},
-           {"atol", 0, "A", false, "absolute tolerance"},
+           {"seed", 0, "S", false, "seed for random inputs (default 0)"},
+           {"samples", 0, "K", false, "random input sets (default 3): symbols 1, then > 1"},
+           {"edge-cases", 0, nullptr, false, "add a sample with every symbol bound to 0"},
+           {"rtol", 0, "R", false,
+            "relative tolerance (default: bit-exact when only exact ops changed, else 1e-3)"},
+           {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},
+           {"local", 0, nullptr, false, "check node by node instead of running whole models"},
+           {"report", 0, "FILE", false, "the opt --report of the rewrite, to name the pass"},
+           {"threads", 0, "N", false, "threads per kernel (default 1)"},
            kHelp,
        },
        RunVerify},
@@ -250,15 +268,14 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
   if (!pipeline.ok()) return Usage(cmd, std::string(pipeline.status().message()));
   if (has_target) options.pass_options.target = &profile;
-  if (args.Has("verify")) {
-    PrintError(absl::StrCat(args.positionals[0], ": --verify is not available in this build yet"));
-    return kExitUnsupported;
-  }
   absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
+  // --verify compares against the model as loaded.
+  std::optional<proto::Model> original;
+  if (args.Has("verify")) original = *model;
   passes::OptReport report;
   report.model_path = args.positionals[0];
   report.output_path = args.Has("dry-run") ? "" : args.Get("output");
@@ -291,6 +308,23 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
         return kExitBadModel;
     }
   }
+  if (original.has_value()) {
+    verify::VerifyOptions vopts;
+    vopts.report_path = args.Get("report");
+    absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original, *model, vopts);
+    if (!result.ok()) {
+      PrintError(absl::StrCat(args.positionals[0], ": --verify: ", result.status().message()));
+      return LoadExitCode(result.status());
+    }
+    const std::string text =
+        verify::FormatVerifyText(*result, args.positionals[0], args.Get("output", "(rewritten)"));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (!result->match) {
+      PrintError(absl::StrCat(args.Get("output", args.positionals[0]),
+                              ": the rewritten model differs from the original; not written"));
+      return kExitFound;
+    }
+  }
   if (args.Has("dry-run")) return kExitOk;
   proto::SaveOptions save;
   save.in_place = args.Has("in-place");
@@ -302,25 +336,226 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   return kExitOk;
 }
 
-int NotYet(const Command& cmd, const ParsedArgs& args) {
-  if (args.positionals.empty()) return Usage(cmd, "expects a MODEL");
+// Binds --dim SYMBOL=N and --input NAME=FILE.pb; usage errors name the argument.
+absl::Status ParseRunBindings(const ParsedArgs& args, std::map<std::string, int64_t>* dims,
+                              std::vector<std::pair<std::string, std::string>>* inputs) {
+  for (const std::string& spec : args.GetAll("dim")) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    int64_t n = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--dim expects SYMBOL=N, got '", spec, "'"));
+    }
+    (*dims)[kv.first] = n;
+  }
+  for (const std::string& spec : args.GetAll("input")) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input expects NAME=FILE.pb, got '", spec, "'"));
+    }
+    inputs->push_back(std::move(kv));
+  }
+  return absl::OkStatus();
+}
+
+// Exit code of a failed run: unsupported -> 3, anything else (a bad model) -> 2.
+int RunFailure(const absl::Status& status) {
+  PrintError(std::string(status.message()));
+  return status.code() == absl::StatusCode::kUnimplemented ? kExitUnsupported : kExitBadModel;
+}
+
+int RunRun(const Command& cmd, const ParsedArgs& args) {
+  if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
+  rt::Tolerance tolerance;
+  int64_t threads = 1, bench = 0, seed = 0;
+  for (absl::Status s : {ParseDoubleOption(args, "rtol", &tolerance.rtol),
+                         ParseDoubleOption(args, "atol", &tolerance.atol),
+                         ParseIntOption(args, "threads", &threads),
+                         ParseIntOption(args, "bench", &bench),
+                         ParseIntOption(args, "seed", &seed)}) {
+    if (!s.ok()) return Usage(cmd, std::string(s.message()));
+  }
+  if (threads < 1 || bench < 0) return Usage(cmd, "--threads must be >= 1 and --bench >= 0");
+  rt::RandomInputOptions random;
+  random.seed = static_cast<uint64_t>(seed);
+  std::vector<std::pair<std::string, std::string>> input_files;
+  if (absl::Status s = ParseRunBindings(args, &random.dims, &input_files); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
+
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
+  if (!model.ok()) {
+    PrintError(std::string(model.status().message()));
+    return LoadExitCode(model.status());
+  }
+  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model);
+  if (!loaded.ok()) {
+    PrintError(absl::StrCat(model->path, ": ", loaded.status().message()));
+    return LoadExitCode(loaded.status());
+  }
+  rt::RunOptions options;
+  options.threads = static_cast<int>(threads);
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
+  if (!exec.ok()) {
+    PrintError(absl::StrCat(model->path, ": ", exec.status().message()));
+    return LoadExitCode(exec.status());
+  }
+  const rt::Graph& graph = (*exec)->graph();
+
+  // --input files, typed by the model's declaration of the input.
+  rt::Feeds given;
+  for (const auto& [name, path] : input_files) {
+    const onnx::TypeProto* type = nullptr;
+    for (const onnx::ValueInfoProto& v : model->proto.graph().input()) {
+      if (v.name() == name) type = &v.type();
+    }
+    if (type == nullptr) return Usage(cmd, absl::StrCat("the model has no input '", name, "'"));
+    absl::StatusOr<rt::Value> value = rt::LoadValue(path, type);
+    if (!value.ok()) {
+      PrintError(std::string(value.status().message()));
+      return kExitBadModel;
+    }
+    given.emplace_back(name, std::move(*value));
+  }
+  auto with_given = [&](rt::Feeds feeds) {
+    for (const auto& [name, value] : given) {
+      auto it = std::find_if(feeds.begin(), feeds.end(),
+                             [&](const auto& f) { return f.first == name; });
+      if (it != feeds.end()) {
+        it->second = value;
+      } else {
+        feeds.emplace_back(name, value);
+      }
+    }
+    return feeds;
+  };
+
+  // One run per test data set, or one on random inputs.
+  struct Job {
+    std::string label;
+    rt::Feeds feeds;
+    std::vector<rt::Value> expected;
+    std::vector<std::string> expected_names;
+  };
+  std::vector<Job> jobs;
+  for (const std::string& dir : args.GetAll("test-data")) {
+    absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(*model, dir);
+    if (!set.ok()) {
+      PrintError(std::string(set.status().message()));
+      return set.status().code() == absl::StatusCode::kUnimplemented ? kExitUnsupported
+                                                                       : kExitBadModel;
+    }
+    jobs.push_back({dir, with_given(std::move(set->feeds)), std::move(set->expected),
+                    std::move(set->output_names)});
+  }
+  if (jobs.empty()) {
+    std::set<std::string> skip;
+    for (const auto& [name, value] : given) skip.insert(name);
+    absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, skip);
+    if (!feeds.ok()) return RunFailure(feeds.status());
+    jobs.push_back({"random inputs", with_given(std::move(*feeds)), {}, {}});
+  }
+
+  const bool quiet = bench > 0;
+  bool mismatch = false;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const Job& job = jobs[j];
+    absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
+    if (!outputs.ok()) return RunFailure(outputs.status());
+    for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
+      rt::Comparison c =
+          rt::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance);
+      if (!c.match) {
+        PrintError(absl::StrCat(job.label, ": ", c.message));
+        mismatch = true;
+      }
+    }
+    if (!quiet) {
+      for (size_t k = 0; k < outputs->size(); ++k) {
+        const rt::Value& v = (*outputs)[k];
+        std::string what = v.is_tensor()     ? v.tensor->DebugString()
+                           : v.is_sequence() ? absl::StrCat("sequence of ", v.sequence.size())
+                                             : std::string("empty optional");
+        std::printf("%s: output '%s' %s\n", job.label.c_str(), graph.outputs[k].c_str(),
+                    what.c_str());
+      }
+      if (!job.expected.empty() && !mismatch) {
+        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n", job.label.c_str(),
+                    job.expected.size(), tolerance.rtol, tolerance.atol);
+      }
+    }
+    if (args.Has("output-dir")) {
+      std::string dir = args.Get("output-dir");
+      if (jobs.size() > 1) {
+        const size_t slash = job.label.find_last_of('/');
+        dir = absl::StrCat(dir, "/", slash == std::string::npos ? job.label
+                                                                 : job.label.substr(slash + 1));
+      }
+      if (absl::Status s = rt::SaveOutputs(*outputs, graph.outputs, dir); !s.ok()) {
+        PrintError(std::string(s.message()));
+        return kExitCannotWrite;
+      }
+    }
+  }
+  if (bench > 0) {
+    // The runs above were the warm-up; buffers are reused from here on.
+    std::vector<double> ms;
+    for (int64_t i = 0; i < bench; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(jobs[0].feeds);
+      const auto end = std::chrono::steady_clock::now();
+      if (!outputs.ok()) return RunFailure(outputs.status());
+      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median =
+        ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    std::printf("bench: runs=%lld median_ms=%.3f min_ms=%.3f\n", static_cast<long long>(bench),
+                median, ms.front());
+  }
+  return mismatch ? kExitFound : kExitOk;
+}
+
+int RunVerify(const Command& cmd, const ParsedArgs& args) {
+  if (args.positionals.size() != 2) return Usage(cmd, "expects ORIGINAL and REWRITTEN");
+  verify::VerifyOptions options;
+  options.test_data = args.GetAll("test-data");
+  options.edge_cases = args.Has("edge-cases");
+  options.local = args.Has("local");
+  options.report_path = args.Get("report");
+  int64_t seed = 0, samples = 3, threads = 1;
+  double rtol = 1e-3, atol = 1e-7;
+  for (absl::Status s : {ParseIntOption(args, "seed", &seed), ParseIntOption(args, "samples", &samples),
+                         ParseIntOption(args, "threads", &threads),
+                         ParseDoubleOption(args, "rtol", &rtol),
+                         ParseDoubleOption(args, "atol", &atol)}) {
+    if (!s.ok()) return Usage(cmd, std::string(s.message()));
+  }
+  if (samples < 1 || threads < 1) return Usage(cmd, "--samples and --threads must be >= 1");
+  options.seed = static_cast<uint64_t>(seed);
+  options.samples = static_cast<int>(samples);
+  options.threads = static_cast<int>(threads);
+  if (args.Has("rtol") || args.Has("atol")) {
+    options.tolerance = verify::Tolerance{false, rtol, atol};
+  }
+  std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
     absl::StatusOr<proto::Model> model = Load(path);
     if (!model.ok()) {
       PrintError(std::string(model.status().message()));
       return LoadExitCode(model.status());
     }
+    models.push_back(*std::move(model));
   }
-  PrintError(absl::StrCat(args.positionals[0], ": '", cmd.name,
-                          "' is not available in this build yet"));
-  return kExitUnsupported;
-}
-
-int RunRun(const Command& cmd, const ParsedArgs& args) { return NotYet(cmd, args); }
-
-int RunVerify(const Command& cmd, const ParsedArgs& args) {
-  if (args.positionals.size() != 2) return Usage(cmd, "expects ORIGINAL and REWRITTEN");
-  return NotYet(cmd, args);
+  absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
+  if (!result.ok()) {
+    PrintError(absl::StrCat(args.positionals[0], ": ", result.status().message()));
+    return LoadExitCode(result.status());
+  }
+  const std::string text =
+      verify::FormatVerifyText(*result, args.positionals[0], args.positionals[1]);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return result->match ? kExitOk : kExitFound;
 }
 
 const Command* FindCommand(const std::string& name) {

@@ -1,0 +1,95 @@
+// Differential verification of a rewritten model against its original: both run on the same
+// inputs on the bundled executor, outputs compared by name (bit-exact when only exact ops were
+// inserted), the first diverging node found by bisecting intermediate tensors, and a local
+// per-node check when the whole model cannot run. Verification sits above passes and runtime:
+// passes never execute and the runtime never rewrites.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/model_io.h"
+#include "verify/compare.h"
+
+namespace onnx_bcast::verify {
+
+struct VerifyOptions {
+  /// test_data_set directories (ONNX layout); random inputs when empty.
+  std::vector<std::string> test_data;
+  uint64_t seed = 0;
+  int samples = 3;
+  /// Adds a sample with every symbol bound to 0.
+  bool edge_cases = false;
+  /// Tolerance given by the user; when absent, bit-exact if only exact ops (Reshape, Unsqueeze,
+  /// Squeeze, Expand, Shape, Identity, Constant, Flatten, Tile) were inserted or removed,
+  /// otherwise rtol 1e-3, atol 1e-7.
+  std::optional<Tolerance> tolerance;
+  /// Verify node by node only (no whole-model run).
+  bool local = false;
+  /// An `opt --report` JSON; names the pass and rewrite behind a divergence.
+  std::string report_path;
+  int threads = 1;
+};
+
+/// One graph output in one sample.
+struct OutputResult {
+  std::string name;
+  Comparison comparison;
+};
+
+struct SampleResult {
+  std::string label;  ///< "test_data_set_0" or "random sample 1 (N=2)"
+  std::vector<OutputResult> outputs;
+  bool match = true;
+  std::string error;  ///< set when the rewritten model failed where the original ran
+};
+
+/// The first intermediate tensor whose values differ, in the original's topological order.
+struct Divergence {
+  std::string sample;
+  std::string tensor;
+  std::string node;  ///< the rewritten model's node producing it
+  std::string op;
+  std::vector<std::string> input_shapes;  ///< "name [2,3]" of that node's inputs
+  std::string pass;     ///< from the report, when given and it names the node
+  std::string rewrite;  ///< the report's description of the rewrite
+  Comparison comparison;
+};
+
+/// One node checked in isolation (local mode).
+struct LocalResult {
+  std::string node;
+  std::string op;
+  bool match = true;
+  std::string detail;  ///< the comparison or why it was skipped
+  bool skipped = false;
+};
+
+struct VerifyResult {
+  bool match = true;
+  std::string mode;  ///< "whole-model" or "local"
+  std::string note;  ///< why local mode was used
+  Tolerance tolerance;
+  std::vector<std::string> structural;  ///< missing or extra graph outputs
+  std::vector<SampleResult> samples;
+  std::optional<Divergence> divergence;
+  std::vector<LocalResult> local;
+};
+
+/// Verifies `rewritten` against `original`. Errors: InvalidArgument when the original model
+/// itself fails on every input; the result carries every mismatch.
+absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
+                                    const VerifyOptions& options);
+
+/// True when every node type inserted into or removed from `original` to give `rewritten` only
+/// moves or copies data (so outputs must be bit-identical).
+bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewritten);
+
+/// The readable report: one line per sample and output, the divergence, the local checks.
+std::string FormatVerifyText(const VerifyResult& result, const std::string& original_path,
+                             const std::string& rewritten_path);
+
+}  // namespace onnx_bcast::verify
