@@ -1,0 +1,242 @@
+// Data-movement kernels: shapes normalized first (size-1 dims dropped, contiguous dims merged),
+// then flat loops typed by element size; memcpy for contiguous runs, tiles for transposes.
+#include "runtime/kernels/movement.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+namespace onnx_bcast::rt {
+namespace {
+
+// A dim of the copy: extent and strides (elements) on both sides.
+struct CopyDim {
+  int64_t size;
+  int64_t src_stride;
+  int64_t dst_stride;
+};
+
+// Calls fn(TypeTag) with an unsigned integer type of `elem_size` bytes, or with std::byte
+// arrays through memcpy for other sizes.
+template <size_t N>
+struct Bytes {
+  std::byte b[N];
+};
+
+template <class Fn>
+void VisitElemSize(size_t elem_size, Fn&& fn) {
+  switch (elem_size) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    case 16:
+      return fn(Bytes<16>{});
+    default:
+      return fn(std::byte{});  // sentinel: memcpy per element
+  }
+}
+
+// One run of `n` elements: dst[i * ds] = src[i * ss].
+template <class T>
+void CopyRun(const std::byte* src, int64_t ss, std::byte* dst, int64_t ds, int64_t n,
+             size_t elem_size) {
+  if constexpr (std::is_same_v<T, std::byte>) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(dst + i * ds * static_cast<int64_t>(elem_size),
+                  src + i * ss * static_cast<int64_t>(elem_size), elem_size);
+    }
+  } else {
+    const T* s = reinterpret_cast<const T*>(src);
+    T* d = reinterpret_cast<T*>(dst);
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+  }
+}
+
+// Copies a 2-D block (rows x cols, strides per side) in square tiles so that both the reads
+// and the writes stay within a few cache lines per tile.
+template <class T>
+void CopyTiled(const std::byte* src, int64_t src_row, int64_t src_col, std::byte* dst,
+               int64_t dst_row, int64_t dst_col, int64_t rows, int64_t cols, size_t elem_size) {
+  constexpr int64_t kTile = 32;
+  const int64_t es = static_cast<int64_t>(elem_size);
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        CopyRun<T>(src + (r * src_row + c0 * src_col) * es, src_col,
+                   dst + (r * dst_row + c0 * dst_col) * es, dst_col, c1 - c0, elem_size);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t j = shape.size(); j-- > 1;) strides[j - 1] = strides[j] * shape[j];
+  return strides;
+}
+
+void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst) {
+  if (count > 0 && src != dst) std::memmove(dst, src, static_cast<size_t>(count) * elem_size);
+}
+
+void FillElements(const void* value, int64_t count, size_t elem_size, void* dst) {
+  VisitElemSize(elem_size, [&](auto tag) {
+    using T = decltype(tag);
+    auto* out = static_cast<std::byte*>(dst);
+    if constexpr (std::is_same_v<T, std::byte>) {
+      for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * elem_size, value, elem_size);
+    } else {
+      T v;
+      std::memcpy(&v, value, sizeof(T));
+      T* d = reinterpret_cast<T*>(out);
+      std::fill(d, d + count, v);
+    }
+  });
+}
+
+void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
+                 absl::Span<const int64_t> shape, size_t elem_size, void* dst) {
+  const std::vector<int64_t> dst_strides = DenseStrides(shape);
+  std::vector<CopyDim> dims;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    if (shape[j] == 0) return;
+    if (shape[j] == 1) continue;
+    dims.push_back({shape[j], strides[j], dst_strides[j]});
+  }
+  // Merge an outer dim into the next inner one when both sides step through it as one run.
+  std::vector<CopyDim> merged;
+  for (const CopyDim& d : dims) {
+    if (!merged.empty()) {
+      CopyDim& prev = merged.back();
+      if (prev.src_stride == d.src_stride * d.size && prev.dst_stride == d.dst_stride * d.size) {
+        prev = {prev.size * d.size, d.src_stride, d.dst_stride};
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  const auto* in = static_cast<const std::byte*>(src) + offset * static_cast<int64_t>(elem_size);
+  auto* out = static_cast<std::byte*>(dst);
+  const int64_t es = static_cast<int64_t>(elem_size);
+  if (merged.empty()) {
+    std::memcpy(out, in, elem_size);
+    return;
+  }
+  // The dims walked by the inner kernel: the innermost, plus (for a transpose) the dim that is
+  // contiguous in the source, tiled against it.
+  const int64_t last = static_cast<int64_t>(merged.size()) - 1;
+  int64_t tile_dim = -1;
+  if (merged[last].src_stride != 1 && merged[last].src_stride != 0) {
+    for (int64_t j = last - 1; j >= 0; --j) {
+      if (merged[j].src_stride == 1) {
+        tile_dim = j;
+        break;
+      }
+    }
+  }
+  std::vector<CopyDim> outer;
+  for (int64_t j = 0; j < last; ++j) {
+    if (j != tile_dim) outer.push_back(merged[j]);
+  }
+  const CopyDim inner = merged[last];
+  std::vector<int64_t> index(outer.size(), 0);
+  VisitElemSize(elem_size, [&](auto tag) {
+    using T = decltype(tag);
+    int64_t src_pos = 0;
+    int64_t dst_pos = 0;
+    while (true) {
+      const std::byte* s = in + src_pos * es;
+      std::byte* d = out + dst_pos * es;
+      if (tile_dim >= 0) {
+        const CopyDim& t = merged[tile_dim];
+        CopyTiled<T>(s, t.src_stride, inner.src_stride, d, t.dst_stride, inner.dst_stride, t.size,
+                     inner.size, elem_size);
+      } else if (inner.src_stride == 1) {
+        std::memcpy(d, s, static_cast<size_t>(inner.size) * elem_size);
+      } else if (inner.src_stride == 0) {
+        FillElements(s, inner.size, elem_size, d);
+      } else {
+        CopyRun<T>(s, inner.src_stride, d, 1, inner.size, elem_size);
+      }
+      // Odometer over the outer dims.
+      int64_t j = static_cast<int64_t>(outer.size()) - 1;
+      for (; j >= 0; --j) {
+        src_pos += outer[j].src_stride;
+        dst_pos += outer[j].dst_stride;
+        if (++index[j] < outer[j].size) break;
+        src_pos -= outer[j].src_stride * outer[j].size;
+        dst_pos -= outer[j].dst_stride * outer[j].size;
+        index[j] = 0;
+      }
+      if (j < 0) return;
+    }
+  });
+}
+
+void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
+                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size,
+                 const void* fill, void* dst) {
+  const int64_t rank = static_cast<int64_t>(maps.size());
+  for (const auto& m : maps) {
+    if (m.empty()) return;
+  }
+  const auto* in = static_cast<const std::byte*>(src);
+  auto* out = static_cast<std::byte*>(dst);
+  if (rank == 0) {
+    std::memcpy(out, in, elem_size);
+    return;
+  }
+  const std::vector<int64_t> src_strides = DenseStrides(src_shape);
+  const std::vector<int64_t>& inner = maps[rank - 1];
+  const int64_t n_inner = static_cast<int64_t>(inner.size());
+  const int64_t es = static_cast<int64_t>(elem_size);
+  // Source offset of each outer position; -1 when some outer map entry is the fill.
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t dst_pos = 0;
+  VisitElemSize(elem_size, [&](auto tag) {
+    using T = decltype(tag);
+    while (true) {
+      int64_t base = 0;
+      bool filled = false;
+      for (int64_t j = 0; j + 1 < rank; ++j) {
+        const int64_t k = maps[j][index[j]];
+        if (k < 0) filled = true;
+        base += k * src_strides[j];
+      }
+      std::byte* d = out + dst_pos * es;
+      if (filled) {
+        FillElements(fill, n_inner, elem_size, d);
+      } else {
+        const std::byte* s = in + base * es;
+        for (int64_t i = 0; i < n_inner; ++i) {
+          const int64_t k = inner[i];
+          if constexpr (std::is_same_v<T, std::byte>) {
+            std::memcpy(d + i * es, k < 0 ? fill : s + k * es, elem_size);
+          } else {
+            T v;
+            std::memcpy(&v, k < 0 ? fill : s + k * es, sizeof(T));
+            reinterpret_cast<T*>(d)[i] = v;
+          }
+        }
+      }
+      dst_pos += n_inner;
+      int64_t j = rank - 2;
+      for (; j >= 0; --j) {
+        if (++index[j] < static_cast<int64_t>(maps[j].size())) break;
+        index[j] = 0;
+      }
+      if (j < 0) return;
+    }
+  });
+}
+
+}  // namespace onnx_bcast::rt

@@ -1,0 +1,41 @@
+// Data-movement kernels: dense copies of strided views (Transpose, Expand, Slice, DepthToSpace)
+// and per-axis index-map copies (Pad, Tile). Flat loops on raw bytes; they know nothing of
+// nodes, only of element sizes, shapes and strides.
+#ifndef ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_
+#define ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace onnx_bcast::rt {
+
+/// Row-major strides (in elements) of a dense tensor of `shape`.
+std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape);
+
+/// Fills `dst` (dense, `shape`) from a strided view of `src`:
+/// dst[i_0..i_k] = src[offset + sum_j i_j * strides[j]], strides in elements (0 repeats,
+/// negative walks backwards). `elem_size` is the bytes per element. Dims of size 1 are
+/// dropped and dims that are contiguous in both are merged before copying; an innermost
+/// unit stride is copied with memcpy, and a 2-D transpose innermost is copied in tiles.
+void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
+                 absl::Span<const int64_t> shape, size_t elem_size, void* dst);
+
+/// Fills `dst` (dense, shape = sizes of `maps`) from `src` (dense, `src_shape`): axis j of the
+/// output takes input index maps[j][i_j], or the bytes of `fill` where any map entry is -1.
+/// `fill` may be null when no entry is -1.
+void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
+                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size,
+                 const void* fill, void* dst);
+
+/// Copies `count` elements of `elem_size` bytes from `src` to `dst` (may be zero-size).
+void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst);
+
+/// Writes `count` copies of the element at `value` to `dst`.
+void FillElements(const void* value, int64_t count, size_t elem_size, void* dst);
+
+}  // namespace onnx_bcast::rt
+
+#endif  // ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_

@@ -1,0 +1,495 @@
+// Movement ops that copy views of their input: Expand, Transpose, Concat, Split, Slice, Tile,
+// Pad, DepthToSpace, SpaceToDepth, ReverseSequence, Trilu. Shapes and strides are worked out
+// here; the copies are kernels/movement.h.
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "broadcast/rules.h"
+#include "runtime/kernels/movement.h"
+#include "runtime/ops/movement_util.h"
+
+namespace onnx_bcast::rt::movement {
+namespace {
+
+// Copies `x` viewed as dense `view` dims, permuted by `perm`, into output 0 of `out_shape`.
+absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int64_t>& view,
+                          const std::vector<int64_t>& perm, std::vector<int64_t> out_shape) {
+  const std::vector<int64_t> view_strides = DenseStrides(view);
+  std::vector<int64_t> shape(perm.size());
+  std::vector<int64_t> strides(perm.size());
+  for (size_t j = 0; j < perm.size(); ++j) {
+    shape[j] = view[perm[j]];
+    strides[j] = view_strides[perm[j]];
+  }
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, x.dtype(), std::move(out_shape));
+  if (!out.ok()) return out.status();
+  StridedCopy(x.raw_data(), 0, strides, shape, x.element_size(), (*out)->raw_data());
+  return absl::OkStatus();
+}
+
+// Product of dims [from, to).
+int64_t DimProduct(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
+  int64_t p = 1;
+  for (int64_t j = from; j < to; ++j) p *= dims[j];
+  return p;
+}
+
+}  // namespace
+
+absl::Status Expand(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> target = InputInt64s(ctx, 1);
+  if (!target.ok()) return target.status();
+  for (int64_t d : *target) {
+    if (d < 0) return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
+  }
+  const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
+  absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
+  if (!shape.ok()) {
+    return ctx.Error(absl::StrCat("cannot expand ", (*x)->DebugString(), " to ",
+                                  ShapeToString(*target), ": ", shape.status().message()));
+  }
+  const int64_t rank = static_cast<int64_t>(shape->size());
+  const int64_t lead = rank - (*x)->rank();
+  const std::vector<int64_t> in_strides = DenseStrides((*x)->shape());
+  std::vector<int64_t> strides(rank, 0);
+  for (int64_t j = lead; j < rank; ++j) {
+    strides[j] = (*x)->shape()[j - lead] == 1 ? 0 : in_strides[j - lead];
+  }
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), *shape);
+  if (!out.ok()) return out.status();
+  StridedCopy((*x)->raw_data(), 0, strides, *shape, (*x)->element_size(), (*out)->raw_data());
+  return absl::OkStatus();
+}
+
+absl::Status Transpose(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const int64_t rank = (*x)->rank();
+  std::vector<int64_t> perm = ctx.node().GetInts("perm");
+  if (!ctx.node().Has("perm")) {
+    for (int64_t j = rank - 1; j >= 0; --j) perm.push_back(j);
+  }
+  if (static_cast<int64_t>(perm.size()) != rank) {
+    return ctx.Error(absl::StrCat("perm has ", perm.size(), " entries for rank ", rank));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t& p : perm) {
+    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, p, rank, "perm entry");
+    if (!axis.ok()) return axis.status();
+    if (seen[*axis]) return ctx.Error("perm is not a permutation");
+    seen[*axis] = true;
+    p = *axis;
+  }
+  std::vector<int64_t> out_shape(rank);
+  for (int64_t j = 0; j < rank; ++j) out_shape[j] = (*x)->shape()[perm[j]];
+  return PermutedCopy(ctx, **x, (*x)->shape(), perm, std::move(out_shape));
+}
+
+absl::Status Concat(OpContext& ctx) {
+  std::vector<const Tensor*> parts;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    parts.push_back(*t);
+  }
+  if (parts.empty()) return ctx.Error("no inputs");
+  const Tensor& first = *parts[0];
+  const int64_t rank = first.rank();
+  if (rank == 0) return ctx.Error("cannot concatenate scalars");
+  absl::StatusOr<int64_t> axis =
+      NormalizeAxis(ctx, ctx.node().GetInt("axis", ctx.opset() < 4 ? 1 : 0), rank);
+  if (!axis.ok()) return axis.status();
+  std::vector<int64_t> shape = first.shape();
+  shape[*axis] = 0;
+  for (const Tensor* t : parts) {
+    bool same = t->rank() == rank && t->dtype() == first.dtype();
+    for (int64_t j = 0; same && j < rank; ++j) {
+      same = j == *axis || t->shape()[j] == first.shape()[j];
+    }
+    if (!same) {
+      return ctx.Error(absl::StrCat("cannot concatenate ", first.DebugString(), " and ",
+                                    t->DebugString(), " on axis ", *axis));
+    }
+    shape[*axis] += t->shape()[*axis];
+  }
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, first.dtype(), shape);
+  if (!out.ok()) return out.status();
+  const int64_t outer = DimProduct(shape, 0, *axis);
+  const int64_t inner = DimProduct(shape, *axis + 1, rank);
+  const size_t es = first.element_size();
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* t : parts) {
+      const int64_t block = t->shape()[*axis] * inner;
+      CopyElements(static_cast<const std::byte*>(t->raw_data()) + o * block * es, block, es, dst);
+      dst += block * es;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Split(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const int64_t rank = (*x)->rank();
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
+  if (!axis.ok()) return axis.status();
+  const int64_t dim = (*x)->shape()[*axis];
+  const int64_t n = ctx.num_outputs();
+  std::vector<int64_t> sizes;
+  if (ctx.has_input(1)) {
+    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
+    if (!s.ok()) return s.status();
+    sizes = *std::move(s);
+  } else if (ctx.node().Has("split")) {
+    sizes = ctx.node().GetInts("split");
+  } else if (ctx.node().Has("num_outputs")) {
+    const int64_t parts = ctx.node().GetInt("num_outputs", n);
+    if (parts != n || parts <= 0) return ctx.Error("num_outputs differs from the outputs");
+    const int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i) {
+      sizes.push_back(std::clamp<int64_t>(dim - i * chunk, 0, chunk));
+    }
+  } else {
+    if (n <= 0 || dim % n != 0) {
+      return ctx.Error(absl::StrCat("cannot split dim ", dim, " into ", n, " equal parts"));
+    }
+    sizes.assign(n, dim / n);
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) return ctx.Error("negative split size");
+    total += s;
+  }
+  if (static_cast<int64_t>(sizes.size()) != n || total != dim) {
+    return ctx.Error(absl::StrCat("split sizes ", ShapeToString(sizes), " do not cover dim ", dim,
+                                  " with ", n, " outputs"));
+  }
+  const int64_t outer = DimProduct((*x)->shape(), 0, *axis);
+  const int64_t inner = DimProduct((*x)->shape(), *axis + 1, rank);
+  const size_t es = (*x)->element_size();
+  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
+  int64_t start = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> shape = (*x)->shape();
+    shape[*axis] = sizes[i];
+    absl::StatusOr<Tensor*> out = ctx.Allocate(static_cast<int>(i), (*x)->dtype(), shape);
+    if (!out.ok()) return out.status();
+    auto* dst = static_cast<std::byte*>((*out)->raw_data());
+    const int64_t block = sizes[i] * inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      CopyElements(src + (o * dim + start) * inner * es, block, es, dst + o * block * es);
+    }
+    start += sizes[i];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Slice(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const int64_t rank = (*x)->rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.node().GetInts("starts");
+    ends = ctx.node().GetInts("ends");
+    axes = ctx.node().GetInts("axes");
+  } else {
+    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
+    if (!s.ok()) return s.status();
+    absl::StatusOr<std::vector<int64_t>> e = InputInt64s(ctx, 2);
+    if (!e.ok()) return e.status();
+    starts = *std::move(s);
+    ends = *std::move(e);
+    if (ctx.has_input(3)) {
+      absl::StatusOr<std::vector<int64_t>> a = InputInt64s(ctx, 3);
+      if (!a.ok()) return a.status();
+      axes = *std::move(a);
+    }
+    if (ctx.has_input(4)) {
+      absl::StatusOr<std::vector<int64_t>> st = InputInt64s(ctx, 4);
+      if (!st.ok()) return st.status();
+      steps = *std::move(st);
+    }
+  }
+  if (axes.empty()) {
+    for (size_t j = 0; j < starts.size(); ++j) axes.push_back(static_cast<int64_t>(j));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    return ctx.Error("starts, ends, axes and steps differ in length");
+  }
+  const std::vector<int64_t>& dims = (*x)->shape();
+  const std::vector<int64_t> in_strides = DenseStrides(dims);
+  std::vector<int64_t> shape = dims;
+  std::vector<int64_t> strides = in_strides;
+  std::vector<bool> seen(rank, false);
+  int64_t offset = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, axes[i], rank);
+    if (!axis.ok()) return axis.status();
+    if (seen[*axis]) return ctx.Error(absl::StrCat("axis ", axes[i], " is repeated"));
+    seen[*axis] = true;
+    const int64_t dim = dims[*axis];
+    const int64_t step = steps[i];
+    if (step == 0) return ctx.Error("step is 0");
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t count = 0;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      if (end > start) count = (end - start - 1) / step + 1;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      // Unsigned negation: step may be INT64_MIN.
+      const uint64_t stride = uint64_t{0} - static_cast<uint64_t>(step);
+      if (start > end) count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / stride) + 1;
+    }
+    shape[*axis] = count;
+    if (count > 0) offset += start * in_strides[*axis];
+    // With one element the step is never taken (and step * stride might overflow).
+    if (count > 1) strides[*axis] = step * in_strides[*axis];
+  }
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), shape);
+  if (!out.ok()) return out.status();
+  StridedCopy((*x)->raw_data(), offset, strides, shape, (*x)->element_size(), (*out)->raw_data());
+  return absl::OkStatus();
+}
+
+absl::Status Tile(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> repeats = InputInt64s(ctx, 1);
+  if (!repeats.ok()) return repeats.status();
+  const int64_t rank = (*x)->rank();
+  if (static_cast<int64_t>(repeats->size()) != rank) {
+    return ctx.Error(absl::StrCat(repeats->size(), " repeats for rank ", rank));
+  }
+  const std::vector<int64_t> in_strides = DenseStrides((*x)->shape());
+  std::vector<int64_t> out_shape(rank), view, strides;
+  for (int64_t j = 0; j < rank; ++j) {
+    const int64_t r = (*repeats)[j];
+    if (r < 0) return ctx.Error(absl::StrCat("negative repeat ", r));
+    if (__builtin_mul_overflow((*x)->shape()[j], r, &out_shape[j])) {
+      return ctx.Error("tiled shape overflows int64");
+    }
+    // Axis j of the output is [r, d] row-major: the repeat index walks nothing.
+    view.insert(view.end(), {r, (*x)->shape()[j]});
+    strides.insert(strides.end(), {0, in_strides[j]});
+  }
+  absl::StatusOr<int64_t> count = Product(ctx, out_shape);
+  if (!count.ok()) return count.status();
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), out_shape);
+  if (!out.ok()) return out.status();
+  StridedCopy((*x)->raw_data(), 0, strides, view, (*x)->element_size(), (*out)->raw_data());
+  return absl::OkStatus();
+}
+
+absl::Status Pad(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const int64_t rank = (*x)->rank();
+  const DType dtype = (*x)->dtype();
+  const std::string mode = ctx.node().GetString("mode", "constant");
+  std::vector<int64_t> pads;
+  std::vector<std::byte> fill;
+  std::vector<int64_t> axes;
+  if (ctx.opset() < 11) {
+    pads = ctx.node().GetInts(ctx.opset() < 2 ? "paddings" : "pads");
+    fill = ScalarBytes(dtype, ctx.node().GetFloat("value", 0.0f));
+  } else {
+    absl::StatusOr<std::vector<int64_t>> p = InputInt64s(ctx, 1);
+    if (!p.ok()) return p.status();
+    pads = *std::move(p);
+    fill.assign((*x)->element_size(), std::byte{0});
+    if (const Tensor* v = ctx.input(2); v != nullptr) {
+      if (v->dtype() != dtype || v->num_elements() != 1) {
+        return ctx.Error("constant_value must be one element of the input's dtype");
+      }
+      std::memcpy(fill.data(), v->raw_data(), fill.size());
+    }
+    if (ctx.has_input(3)) {
+      absl::StatusOr<std::vector<int64_t>> a = InputInt64s(ctx, 3);
+      if (!a.ok()) return a.status();
+      axes = *std::move(a);
+    }
+  }
+  if (axes.empty()) {
+    for (int64_t j = 0; j < rank; ++j) axes.push_back(j);
+  }
+  const int64_t n_axes = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * n_axes) {
+    return ctx.Error(absl::StrCat(pads.size(), " pads for ", n_axes, " axes"));
+  }
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (int64_t i = 0; i < n_axes; ++i) {
+    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, axes[i], rank);
+    if (!axis.ok()) return axis.status();
+    begin[*axis] = pads[i];
+    end[*axis] = pads[i + n_axes];
+  }
+  std::vector<std::vector<int64_t>> maps(rank);
+  std::vector<int64_t> out_shape(rank);
+  for (int64_t j = 0; j < rank; ++j) {
+    const int64_t dim = (*x)->shape()[j];
+    int64_t size = 0;
+    if (__builtin_add_overflow(dim, begin[j], &size) ||
+        __builtin_add_overflow(size, end[j], &size) || size < 0) {
+      return ctx.Error(absl::StrCat("pads give axis ", j, " an invalid size"));
+    }
+    if (size > ctx.options().max_tensor_elements) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(ctx.node().Label(), ": padded axis ", j, " has ", size, " elements"));
+    }
+    out_shape[j] = size;
+    if (size > 0 && dim == 0 && mode != "constant") {
+      return ctx.Error(absl::StrCat("cannot ", mode, "-pad an empty axis"));
+    }
+    std::vector<int64_t>& map = maps[j];
+    map.resize(size);
+    for (int64_t o = 0; o < size; ++o) {
+      int64_t i = o - begin[j];
+      if (mode == "constant") {
+        map[o] = i >= 0 && i < dim ? i : -1;
+      } else if (mode == "edge") {
+        map[o] = std::clamp<int64_t>(i, 0, dim - 1);
+      } else if (mode == "reflect") {
+        if (dim == 1) {
+          i = 0;
+        } else {
+          const int64_t period = 2 * (dim - 1);
+          i %= period;
+          if (i < 0) i += period;
+          if (i >= dim) i = period - i;
+        }
+        map[o] = i;
+      } else if (mode == "wrap") {
+        i %= dim;
+        map[o] = i < 0 ? i + dim : i;
+      } else {
+        return ctx.Unsupported(absl::StrCat("mode '", mode, "'"));
+      }
+    }
+  }
+  absl::StatusOr<int64_t> count = Product(ctx, out_shape);
+  if (!count.ok()) return count.status();
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
+  if (!out.ok()) return out.status();
+  AxisMapCopy((*x)->raw_data(), (*x)->shape(), maps, (*x)->element_size(), fill.data(),
+              (*out)->raw_data());
+  return absl::OkStatus();
+}
+
+absl::Status DepthToSpace(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
+  const int64_t b = ctx.node().GetInt("blocksize", 0);
+  const std::vector<int64_t>& d = (*x)->shape();
+  if (b <= 0 || d[1] % (b * b) != 0) {
+    return ctx.Error(absl::StrCat("blocksize ", b, " does not divide the channels ", d[1]));
+  }
+  const int64_t c = d[1] / (b * b);
+  const std::vector<int64_t> out_shape = {d[0], c, d[2] * b, d[3] * b};
+  if (ctx.node().GetString("mode", "DCR") == "CRD") {
+    return PermutedCopy(ctx, **x, {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3}, out_shape);
+  }
+  return PermutedCopy(ctx, **x, {d[0], b, b, c, d[2], d[3]}, {0, 3, 4, 1, 5, 2}, out_shape);
+}
+
+absl::Status SpaceToDepth(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
+  const int64_t b = ctx.node().GetInt("blocksize", 0);
+  const std::vector<int64_t>& d = (*x)->shape();
+  if (b <= 0 || d[2] % b != 0 || d[3] % b != 0) {
+    return ctx.Error(absl::StrCat("blocksize ", b, " does not divide ", ShapeToString(d)));
+  }
+  return PermutedCopy(ctx, **x, {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4},
+                      {d[0], d[1] * b * b, d[2] / b, d[3] / b});
+}
+
+absl::Status ReverseSequence(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> lens = InputInt64s(ctx, 1);
+  if (!lens.ok()) return lens.status();
+  const int64_t batch_axis = ctx.node().GetInt("batch_axis", 1);
+  const int64_t time_axis = ctx.node().GetInt("time_axis", 0);
+  const std::vector<int64_t>& d = (*x)->shape();
+  if (d.size() < 2 || batch_axis + time_axis != 1 || (batch_axis != 0 && batch_axis != 1)) {
+    return ctx.Error("needs rank >= 2 and batch_axis, time_axis being 0 and 1");
+  }
+  const int64_t batch = d[batch_axis];
+  const int64_t steps = d[time_axis];
+  if (static_cast<int64_t>(lens->size()) != batch) {
+    return ctx.Error(absl::StrCat(lens->size(), " sequence lengths for batch ", batch));
+  }
+  absl::StatusOr<Tensor*> copied = CopyToOutput(ctx, 0, **x, d);
+  if (!copied.ok()) return copied.status();
+  Tensor* out = *copied;
+  const int64_t inner = DimProduct(d, 2, static_cast<int64_t>(d.size()));
+  const int64_t es = static_cast<int64_t>((*x)->element_size());
+  const int64_t batch_stride = (batch_axis == 0 ? steps : 1) * inner;
+  const int64_t time_stride = (time_axis == 0 ? batch : 1) * inner;
+  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
+  auto* dst = static_cast<std::byte*>(out->raw_data());
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t len = (*lens)[b];
+    if (len < 0 || len > steps) {
+      return ctx.Error(absl::StrCat("sequence length ", len, " outside [0, ", steps, "]"));
+    }
+    for (int64_t t = 0; t < len; ++t) {
+      std::memcpy(dst + (b * batch_stride + t * time_stride) * es,
+                  src + (b * batch_stride + (len - 1 - t) * time_stride) * es,
+                  static_cast<size_t>(inner * es));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trilu(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const std::vector<int64_t>& d = (*x)->shape();
+  if (d.size() < 2) return ctx.Error("input must have rank >= 2");
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    absl::StatusOr<std::vector<int64_t>> kv = InputInt64s(ctx, 1);
+    if (!kv.ok()) return kv.status();
+    if (kv->size() != 1) return ctx.Error("k must be a scalar");
+    k = (*kv)[0];
+  }
+  const bool upper = ctx.node().GetInt("upper", 1) != 0;
+  absl::StatusOr<Tensor*> copied = CopyToOutput(ctx, 0, **x, d);
+  if (!copied.ok()) return copied.status();
+  Tensor* out = *copied;
+  const int64_t rows = d[d.size() - 2];
+  const int64_t cols = d[d.size() - 1];
+  k = std::clamp<int64_t>(k, -rows - 1, cols + 1);  // beyond that nothing changes; no overflow
+  const int64_t mats = DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2);
+  const int64_t es = static_cast<int64_t>((*x)->element_size());
+  auto* data = static_cast<std::byte*>(out->raw_data());
+  // Zero bits are zero in every dtype. Keep j - i >= k (upper) or j - i <= k (lower).
+  for (int64_t m = 0; m < mats; ++m) {
+    for (int64_t i = 0; i < rows; ++i) {
+      std::byte* row = data + (m * rows + i) * cols * es;
+      const int64_t edge = std::clamp<int64_t>(upper ? i + k : i + k + 1, 0, cols);
+      if (upper) {
+        std::memset(row, 0, static_cast<size_t>(edge * es));
+      } else {
+        std::memset(row + edge * es, 0, static_cast<size_t>((cols - edge) * es));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::rt::movement

@@ -1,0 +1,571 @@
+// Movement ops driven by index or value data: Gather, GatherElements, GatherND, Scatter,
+// ScatterElements, ScatterND, OneHot, Compress, NonZero, TopK, Unique, CumSum.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/kernels/movement.h"
+#include "runtime/ops/movement_util.h"
+
+namespace onnx_bcast::rt::movement {
+namespace {
+
+int64_t DimProduct(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
+  int64_t p = 1;
+  for (int64_t j = from; j < to; ++j) p *= dims[j];
+  return p;
+}
+
+// Index `i` into an axis of `dim`, negative counting from the end; -1 when out of range.
+int64_t WrapIndex(int64_t i, int64_t dim) {
+  if (i < 0) i += dim;
+  return i >= 0 && i < dim ? i : -1;
+}
+
+// Reads the index tensor at input `i`, which must be int32 or int64.
+absl::StatusOr<std::vector<int64_t>> IndexInput(const OpContext& ctx, int i) {
+  absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+  if (!t.ok()) return t.status();
+  if ((*t)->dtype() != DType::kInt32 && (*t)->dtype() != DType::kInt64) {
+    return ctx.Error(absl::StrCat("indices have dtype ", DTypeName((*t)->dtype())));
+  }
+  return ReadInt64s(**t);
+}
+
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+absl::StatusOr<Reduction> ReadReduction(const OpContext& ctx) {
+  const std::string r = ctx.node().GetString("reduction", "none");
+  if (r == "none") return Reduction::kNone;
+  if (r == "add") return Reduction::kAdd;
+  if (r == "mul") return Reduction::kMul;
+  if (r == "max") return Reduction::kMax;
+  if (r == "min") return Reduction::kMin;
+  return ctx.Error(absl::StrCat("unknown reduction '", r, "'"));
+}
+
+// dst = reduce(dst, src) for one element of type T.
+template <class T>
+void Combine(Reduction r, const T& src, T* dst) {
+  switch (r) {
+    case Reduction::kNone:
+      *dst = src;
+      break;
+    case Reduction::kAdd:
+      *dst = AddValues(*dst, src);
+      break;
+    case Reduction::kMul:
+      *dst = MulValues(*dst, src);
+      break;
+    case Reduction::kMax:
+      if (LessValues(*dst, src)) *dst = src;
+      break;
+    case Reduction::kMin:
+      if (LessValues(src, *dst)) *dst = src;
+      break;
+  }
+}
+
+}  // namespace
+
+absl::Status Gather(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
+  if (!indices.ok()) return indices.status();
+  const std::vector<int64_t>& d = (*data)->shape();
+  const int64_t rank = (*data)->rank();
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
+  if (!axis.ok()) return axis.status();
+  std::vector<int64_t> shape(d.begin(), d.begin() + *axis);
+  const std::vector<int64_t>& ishape = ctx.input(1)->shape();
+  shape.insert(shape.end(), ishape.begin(), ishape.end());
+  shape.insert(shape.end(), d.begin() + *axis + 1, d.end());
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), shape);
+  if (!out.ok()) return out.status();
+  const int64_t outer = DimProduct(d, 0, *axis);
+  const int64_t inner = DimProduct(d, *axis + 1, rank);
+  const int64_t dim = d[*axis];
+  const int64_t es = static_cast<int64_t>((*data)->element_size());
+  const int64_t n = static_cast<int64_t>(indices->size());
+  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  for (int64_t k = 0; k < n; ++k) {
+    if (WrapIndex((*indices)[k], dim) < 0) {
+      return ctx.Error(absl::StrCat("index ", (*indices)[k], " is out of range for dim ", dim));
+    }
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = WrapIndex((*indices)[k], dim);
+      std::memcpy(dst + (o * n + k) * inner * es, src + (o * dim + i) * inner * es,
+                  static_cast<size_t>(inner * es));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GatherElements(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
+  if (!indices.ok()) return indices.status();
+  const std::vector<int64_t>& d = (*data)->shape();
+  const std::vector<int64_t>& ishape = ctx.input(1)->shape();
+  const int64_t rank = (*data)->rank();
+  if (static_cast<int64_t>(ishape.size()) != rank || rank == 0) {
+    return ctx.Error("indices must have the data's rank (>= 1)");
+  }
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
+  if (!axis.ok()) return axis.status();
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), ishape);
+  if (!out.ok()) return out.status();
+  const std::vector<int64_t> strides = DenseStrides(d);
+  const int64_t es = static_cast<int64_t>((*data)->element_size());
+  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  std::vector<int64_t> pos(rank, 0);
+  for (size_t flat = 0; flat < indices->size(); ++flat) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < rank; ++j) {
+      int64_t i = pos[j];
+      if (j == *axis) {
+        i = WrapIndex((*indices)[flat], d[j]);
+        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[flat], " out of range"));
+      } else if (i >= d[j]) {
+        return ctx.Error("indices are larger than the data off the axis");
+      }
+      offset += i * strides[j];
+    }
+    std::memcpy(dst + flat * es, src + offset * es, static_cast<size_t>(es));
+    for (int64_t j = rank - 1; j >= 0 && ++pos[j] == ishape[j]; --j) pos[j] = 0;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GatherND(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
+  if (!indices.ok()) return indices.status();
+  const std::vector<int64_t>& d = (*data)->shape();
+  const std::vector<int64_t>& ishape = ctx.input(1)->shape();
+  const int64_t r = (*data)->rank();
+  const int64_t q = static_cast<int64_t>(ishape.size());
+  const int64_t b = ctx.node().GetInt("batch_dims", 0);
+  if (q < 1 || b < 0 || b >= std::min(r, q)) return ctx.Error("invalid batch_dims or ranks");
+  const int64_t last = ishape[q - 1];
+  if (last < 1 || last > r - b) return ctx.Error("indices' last dim exceeds the data's rank");
+  for (int64_t j = 0; j < b; ++j) {
+    if (d[j] != ishape[j]) return ctx.Error("batch dims of data and indices differ");
+  }
+  std::vector<int64_t> shape(ishape.begin(), ishape.end() - 1);
+  shape.insert(shape.end(), d.begin() + b + last, d.end());
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), shape);
+  if (!out.ok()) return out.status();
+  const int64_t batches = DimProduct(d, 0, b);
+  const int64_t per_batch = DimProduct(ishape, b, q - 1);
+  const int64_t block = DimProduct(d, b + last, r);
+  const int64_t batch_size = DimProduct(d, b, r);
+  const std::vector<int64_t> strides = DenseStrides(d);
+  const int64_t es = static_cast<int64_t>((*data)->element_size());
+  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    for (int64_t k = 0; k < per_batch; ++k) {
+      const int64_t tuple = (bi * per_batch + k) * last;
+      int64_t offset = bi * batch_size;
+      for (int64_t j = 0; j < last; ++j) {
+        const int64_t i = WrapIndex((*indices)[tuple + j], d[b + j]);
+        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[tuple + j], " out of range"));
+        offset += i * strides[b + j];
+      }
+      std::memcpy(dst + (bi * per_batch + k) * block * es, src + offset * es,
+                  static_cast<size_t>(block * es));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScatterElements(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
+  if (!indices.ok()) return indices.status();
+  absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
+  if (!updates.ok()) return updates.status();
+  absl::StatusOr<Reduction> reduction = ReadReduction(ctx);
+  if (!reduction.ok()) return reduction.status();
+  const std::vector<int64_t>& d = (*data)->shape();
+  const std::vector<int64_t>& ishape = ctx.input(1)->shape();
+  const int64_t rank = (*data)->rank();
+  if (static_cast<int64_t>(ishape.size()) != rank || (*updates)->shape() != ishape ||
+      (*updates)->dtype() != (*data)->dtype() || rank == 0) {
+    return ctx.Error("indices and updates must share a shape of the data's rank");
+  }
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
+  if (!axis.ok()) return axis.status();
+  absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
+  if (!out.ok()) return out.status();
+  const std::vector<int64_t> strides = DenseStrides(d);
+  return VisitDType((*data)->dtype(), absl::OkStatus(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    T* dst = (*out)->template data<T>();
+    const T* upd = (*updates)->template data<T>();
+    std::vector<int64_t> pos(rank, 0);
+    for (size_t flat = 0; flat < indices->size(); ++flat) {
+      int64_t offset = 0;
+      for (int64_t j = 0; j < rank; ++j) {
+        int64_t i = pos[j];
+        if (j == *axis) {
+          i = WrapIndex((*indices)[flat], d[j]);
+          if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[flat], " out of range"));
+        } else if (i >= d[j]) {
+          return ctx.Error("indices are larger than the data off the axis");
+        }
+        offset += i * strides[j];
+      }
+      Combine(*reduction, upd[flat], dst + offset);
+      for (int64_t j = rank - 1; j >= 0 && ++pos[j] == ishape[j]; --j) pos[j] = 0;
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ScatterND(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
+  if (!indices.ok()) return indices.status();
+  absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
+  if (!updates.ok()) return updates.status();
+  absl::StatusOr<Reduction> reduction = ReadReduction(ctx);
+  if (!reduction.ok()) return reduction.status();
+  const std::vector<int64_t>& d = (*data)->shape();
+  const std::vector<int64_t>& ishape = ctx.input(1)->shape();
+  const int64_t r = (*data)->rank();
+  const int64_t q = static_cast<int64_t>(ishape.size());
+  if (q < 1) return ctx.Error("indices must have rank >= 1");
+  const int64_t k = ishape[q - 1];
+  if (k > r) return ctx.Error("indices' last dim exceeds the data's rank");
+  std::vector<int64_t> ushape(ishape.begin(), ishape.end() - 1);
+  ushape.insert(ushape.end(), d.begin() + k, d.end());
+  if ((*updates)->shape() != ushape || (*updates)->dtype() != (*data)->dtype()) {
+    return ctx.Error(absl::StrCat("updates must be ", ShapeToString(ushape)));
+  }
+  absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
+  if (!out.ok()) return out.status();
+  const std::vector<int64_t> strides = DenseStrides(d);
+  const int64_t block = DimProduct(d, k, r);
+  const int64_t tuples = DimProduct(ishape, 0, q - 1);
+  return VisitDType((*data)->dtype(), absl::OkStatus(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    T* dst = (*out)->template data<T>();
+    const T* upd = (*updates)->template data<T>();
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t offset = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t i = WrapIndex((*indices)[t * k + j], d[j]);
+        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[t * k + j], " out of range"));
+        offset += i * strides[j];
+      }
+      for (int64_t e = 0; e < block; ++e) Combine(*reduction, upd[t * block + e], dst + offset + e);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status OneHot(OpContext& ctx) {
+  absl::StatusOr<std::vector<int64_t>> indices = InputInt64s(ctx, 0);
+  if (!indices.ok()) return indices.status();
+  absl::StatusOr<std::vector<int64_t>> depth_v = InputInt64s(ctx, 1);
+  if (!depth_v.ok()) return depth_v.status();
+  absl::StatusOr<const Tensor*> values = ctx.RequireInput(2);
+  if (!values.ok()) return values.status();
+  if (depth_v->size() != 1 || (*depth_v)[0] < 1) return ctx.Error("depth must be a positive scalar");
+  if ((*values)->num_elements() != 2) return ctx.Error("values must hold [off, on]");
+  const int64_t depth = (*depth_v)[0];
+  const std::vector<int64_t>& ishape = ctx.input(0)->shape();
+  const int64_t rank = static_cast<int64_t>(ishape.size()) + 1;
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
+  if (!axis.ok()) return axis.status();
+  std::vector<int64_t> shape = ishape;
+  shape.insert(shape.begin() + *axis, depth);
+  absl::StatusOr<int64_t> count = Product(ctx, shape);
+  if (!count.ok()) return count.status();
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*values)->dtype(), shape);
+  if (!out.ok()) return out.status();
+  const int64_t es = static_cast<int64_t>((*values)->element_size());
+  const auto* off_on = static_cast<const std::byte*>((*values)->raw_data());
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  FillElements(off_on, *count, static_cast<size_t>(es), dst);
+  const int64_t inner = DimProduct(ishape, *axis, rank - 1);
+  for (size_t flat = 0; flat < indices->size(); ++flat) {
+    const int64_t i = WrapIndex((*indices)[flat], depth);
+    if (i < 0) continue;
+    const int64_t o = static_cast<int64_t>(flat) / inner;
+    const int64_t n = static_cast<int64_t>(flat) % inner;
+    std::memcpy(dst + ((o * depth + i) * inner + n) * es, off_on + es, static_cast<size_t>(es));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Compress(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> cond = InputInt64s(ctx, 1);
+  if (!cond.ok()) return cond.status();
+  const int64_t es = static_cast<int64_t>((*x)->element_size());
+  std::vector<int64_t> d = (*x)->shape();
+  int64_t axis = 0;
+  if (ctx.node().Has("axis")) {
+    absl::StatusOr<int64_t> a = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), (*x)->rank());
+    if (!a.ok()) return a.status();
+    axis = *a;
+  } else {
+    d = {(*x)->num_elements()};
+  }
+  const int64_t dim = d[axis];
+  if (static_cast<int64_t>(cond->size()) > dim) return ctx.Error("condition is longer than the axis");
+  std::vector<int64_t> keep;
+  for (size_t i = 0; i < cond->size(); ++i) {
+    if ((*cond)[i] != 0) keep.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<int64_t> shape = d;
+  shape[axis] = static_cast<int64_t>(keep.size());
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), shape);
+  if (!out.ok()) return out.status();
+  const int64_t outer = DimProduct(d, 0, axis);
+  const int64_t inner = DimProduct(d, axis + 1, static_cast<int64_t>(d.size()));
+  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
+  auto* dst = static_cast<std::byte*>((*out)->raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i : keep) {
+      std::memcpy(dst, src + (o * dim + i) * inner * es, static_cast<size_t>(inner * es));
+      dst += inner * es;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NonZero(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  std::vector<int64_t> hits;
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = (*x)->template data<T>();
+    for (int64_t i = 0; i < (*x)->num_elements(); ++i) {
+      if (Widen(p[i]) != decltype(Widen(p[i])){}) hits.push_back(i);
+    }
+    return 0;
+  });
+  // A scalar counts as rank 1 (numpy's nonzero on 0-d arrays).
+  std::vector<int64_t> d = (*x)->shape();
+  if (d.empty()) d = {1};
+  const int64_t rank = static_cast<int64_t>(d.size());
+  const int64_t n = static_cast<int64_t>(hits.size());
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
+  if (!out.ok()) return out.status();
+  int64_t* o = (*out)->data<int64_t>();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t rest = hits[k];
+    for (int64_t j = rank - 1; j >= 0; --j) {
+      o[j * n + k] = rest % d[j];
+      rest /= d[j];
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TopK(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  int64_t k = ctx.node().GetInt("k", 0);
+  if (ctx.opset() >= 10) {
+    absl::StatusOr<std::vector<int64_t>> kv = InputInt64s(ctx, 1);
+    if (!kv.ok()) return kv.status();
+    if (kv->size() != 1) return ctx.Error("K must hold one value");
+    k = (*kv)[0];
+  }
+  const std::vector<int64_t>& d = (*x)->shape();
+  const int64_t rank = (*x)->rank();
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
+  if (!axis.ok()) return axis.status();
+  const int64_t dim = d[*axis];
+  if (k < 0 || k > dim) return ctx.Error(absl::StrCat("k ", k, " outside [0, ", dim, "]"));
+  const bool largest = ctx.node().GetInt("largest", 1) != 0;
+  std::vector<int64_t> shape = d;
+  shape[*axis] = k;
+  absl::StatusOr<Tensor*> values = ctx.Allocate(0, (*x)->dtype(), shape);
+  if (!values.ok()) return values.status();
+  absl::StatusOr<Tensor*> indices = ctx.Allocate(1, DType::kInt64, shape);
+  if (!indices.ok()) return indices.status();
+  const int64_t outer = DimProduct(d, 0, *axis);
+  const int64_t inner = DimProduct(d, *axis + 1, rank);
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = (*x)->template data<T>();
+    T* vo = (*values)->template data<T>();
+    int64_t* io = (*indices)->template data<int64_t>();
+    std::vector<int64_t> order(dim);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t n = 0; n < inner; ++n) {
+        const T* line = src + o * dim * inner + n;
+        std::iota(order.begin(), order.end(), 0);
+        // Ties keep the smaller index first.
+        auto before = [&](int64_t a, int64_t b) {
+          const T va = line[a * inner];
+          const T vb = line[b * inner];
+          if (largest ? LessValues(vb, va) : LessValues(va, vb)) return true;
+          if (largest ? LessValues(va, vb) : LessValues(vb, va)) return false;
+          return a < b;
+        };
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        for (int64_t i = 0; i < k; ++i) {
+          const int64_t at = (o * k + i) * inner + n;
+          vo[at] = line[order[i] * inner];
+          io[at] = order[i];
+        }
+      }
+    }
+    return 0;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status Unique(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  const bool sorted = ctx.node().GetInt("sorted", 1) != 0;
+  std::vector<int64_t> d = (*x)->shape();
+  int64_t axis = 0;
+  const bool has_axis = ctx.node().Has("axis");
+  if (has_axis) {
+    absl::StatusOr<int64_t> a = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), (*x)->rank());
+    if (!a.ok()) return a.status();
+    axis = *a;
+  } else {
+    d = {(*x)->num_elements()};
+  }
+  const int64_t rank = static_cast<int64_t>(d.size());
+  const int64_t outer = DimProduct(d, 0, axis);
+  const int64_t dim = d[axis];
+  const int64_t inner = DimProduct(d, axis + 1, rank);
+  // Slice s is the elements (o, s, n) for every o, n; compare slices lexicographically.
+  std::vector<int64_t> first;    // first occurrence of each unique slice, in output order
+  std::vector<int64_t> inverse(dim);
+  std::vector<int64_t> counts;
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = (*x)->template data<T>();
+    auto compare = [&](int64_t a, int64_t b) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t n = 0; n < inner; ++n) {
+          const T va = p[(o * dim + a) * inner + n];
+          const T vb = p[(o * dim + b) * inner + n];
+          if (LessValues(va, vb)) return -1;
+          if (LessValues(vb, va)) return 1;
+        }
+      }
+      return 0;
+    };
+    std::vector<int64_t> order(dim);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
+    // Groups of equal slices, each led by its first occurrence (stable sort).
+    std::vector<int64_t> group_of(dim);
+    std::vector<int64_t> leaders;
+    for (int64_t i = 0; i < dim; ++i) {
+      if (i == 0 || compare(order[i - 1], order[i]) != 0) leaders.push_back(order[i]);
+      group_of[order[i]] = static_cast<int64_t>(leaders.size()) - 1;
+    }
+    std::vector<int64_t> rank_of(leaders.size());
+    std::vector<int64_t> group_order(leaders.size());
+    std::iota(group_order.begin(), group_order.end(), 0);
+    if (!sorted) {
+      std::sort(group_order.begin(), group_order.end(),
+                [&](int64_t a, int64_t b) { return leaders[a] < leaders[b]; });
+    }
+    for (size_t r = 0; r < group_order.size(); ++r) rank_of[group_order[r]] = r;
+    first.resize(leaders.size());
+    counts.assign(leaders.size(), 0);
+    for (size_t g = 0; g < leaders.size(); ++g) first[rank_of[g]] = leaders[g];
+    for (int64_t i = 0; i < dim; ++i) {
+      inverse[i] = rank_of[group_of[i]];
+      ++counts[inverse[i]];
+    }
+    return 0;
+  });
+  const int64_t u = static_cast<int64_t>(first.size());
+  std::vector<int64_t> shape = d;
+  shape[axis] = u;
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*x)->dtype(), shape);
+  if (!y.ok()) return y.status();
+  const int64_t es = static_cast<int64_t>((*x)->element_size());
+  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
+  auto* dst = static_cast<std::byte*>((*y)->raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t g = 0; g < u; ++g) {
+      std::memcpy(dst + (o * u + g) * inner * es, src + (o * dim + first[g]) * inner * es,
+                  static_cast<size_t>(inner * es));
+    }
+  }
+  const std::vector<int64_t>* extra[] = {&first, &inverse, &counts};
+  for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
+    if (!ctx.output_wanted(i)) continue;
+    const std::vector<int64_t>& v = *extra[i - 1];
+    absl::StatusOr<Tensor*> t = ctx.Allocate(i, DType::kInt64, {static_cast<int64_t>(v.size())});
+    if (!t.ok()) return t.status();
+    std::copy(v.begin(), v.end(), (*t)->data<int64_t>());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CumSum(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> axis_v = InputInt64s(ctx, 1);
+  if (!axis_v.ok()) return axis_v.status();
+  if (axis_v->size() != 1) return ctx.Error("axis must be a scalar");
+  if (!IsNumeric((*x)->dtype())) return ctx.Error("input must be numeric");
+  const std::vector<int64_t>& d = (*x)->shape();
+  const int64_t rank = (*x)->rank();
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, (*axis_v)[0], std::max<int64_t>(rank, 1));
+  if (!axis.ok()) return axis.status();
+  const bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
+  const bool reverse = ctx.node().GetInt("reverse", 0) != 0;
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
+  if (!out.ok()) return out.status();
+  const int64_t outer = rank == 0 ? 1 : DimProduct(d, 0, *axis);
+  const int64_t dim = rank == 0 ? 1 : d[*axis];
+  const int64_t inner = rank == 0 ? 1 : DimProduct(d, *axis + 1, rank);
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = (*x)->template data<T>();
+    T* dst = (*out)->template data<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t n = 0; n < inner; ++n) {
+        T sum = Narrow<T>(0);
+        for (int64_t s = 0; s < dim; ++s) {
+          const int64_t i = reverse ? dim - 1 - s : s;
+          const int64_t at = (o * dim + i) * inner + n;
+          const T v = src[at];
+          if (exclusive) {
+            dst[at] = sum;
+            sum = AddValues(sum, v);
+          } else {
+            sum = AddValues(sum, v);
+            dst[at] = sum;
+          }
+        }
+      }
+    }
+    return 0;
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::rt::movement
