@@ -510,7 +510,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     std::sort(ms.begin(), ms.end());
     const double median =
         ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-    std::printf("bench: runs=%lld median_ms=%.3f min_ms=%.3f\n", static_cast<long long>(bench),
+    std::printf("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n", static_cast<long long>(bench),
                 median, ms.front());
   }
   return mismatch ? kExitFound : kExitOk;
