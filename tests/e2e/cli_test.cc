@@ -309,5 +309,31 @@ TEST(CliOpt, TargetFilesAndUsageErrors) {
   EXPECT_FALSE(fs::exists(dir / "b.onnx"));
 }
 
+TEST(CliVerify, ExitCodesAndOptVerify) {
+  TempDir dir;
+  const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
+  Result r = RunCli({"opt", model, "-o", dir / "none.onnx", "--target", "none", "--verify"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("EQUAL (whole-model, bit-exact)"));
+  EXPECT_TRUE(fs::exists(dir / "none.onnx"));
+  r = RunCli({"verify", model, dir / "none.onnx", "--samples", "2", "--edge-cases"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("N=0"));
+  r = RunCli({"verify", model, dir / "none.onnx", "--local"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("5 node(s) checked"));
+  // A model with another output name is not equivalent.
+  WriteFile(dir / "a.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 15]>
+    g (float[N,3] x, float[3] b) => (float[N,3] y) { y = Add(x, b) })");
+  WriteFile(dir / "b.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 15]>
+    g (float[N,3] x, float[3] b) => (float[N,3] y) { y = Sub(x, b) })");
+  r = RunCli({"verify", dir / "a.onnxtxt", dir / "b.onnxtxt"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("DIFFERENT"));
+  EXPECT_THAT(r.out, HasSubstr("first divergence"));
+  EXPECT_EQ(RunCli({"verify", dir / "a.onnxtxt", dir / "missing.onnx"}).code, 2);
+  EXPECT_EQ(RunCli({"verify", dir / "a.onnxtxt", dir / "b.onnxtxt", "--samples", "x"}).code, 64);
+}
+
 }  // namespace
 }  // namespace onnx_bcast
