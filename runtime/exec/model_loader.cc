@@ -34,6 +34,13 @@ OpsetMap WithImports(OpsetMap base,
   return base;
 }
 
+int32_t TensorElemType(const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return type.tensor_type().elem_type();
+  if (type.has_sequence_type()) return TensorElemType(type.sequence_type().elem_type());
+  if (type.has_optional_type()) return TensorElemType(type.optional_type().elem_type());
+  return 0;
+}
+
 class Loader {
  public:
   Loader(const proto::Model& model, const LoadOptions& options)
@@ -62,6 +69,7 @@ class Loader {
                                              const OpsetMap& opsets);
   absl::StatusOr<std::shared_ptr<const Tensor>> ConvertTensor(const onnx::TensorProto& proto);
   std::vector<onnx::TypeProto> InputTypes(const onnx::NodeProto& node);
+  void GuessOutputTypes(const onnx::NodeProto& node);
 
   const proto::Model& model_;
   const LoadOptions& options_;
@@ -79,13 +87,6 @@ absl::StatusOr<std::shared_ptr<const Tensor>> Loader::ConvertTensor(
   absl::StatusOr<Tensor> t = TensorFromRaw(*raw);
   if (!t.ok()) return t.status();
   return std::make_shared<const Tensor>(std::move(*t));
-}
-
-int32_t TensorElemType(const onnx::TypeProto& type) {
-  if (type.has_tensor_type()) return type.tensor_type().elem_type();
-  if (type.has_sequence_type()) return TensorElemType(type.sequence_type().elem_type());
-  if (type.has_optional_type()) return TensorElemType(type.optional_type().elem_type());
-  return 0;
 }
 
 absl::StatusOr<Attribute> Loader::ConvertAttribute(const onnx::AttributeProto& proto,
@@ -181,6 +182,46 @@ std::vector<onnx::TypeProto> Loader::InputTypes(const onnx::NodeProto& node) {
   return types;
 }
 
+// Element types of values inside inlined bodies, which shape inference never saw: enough for
+// the context-dependent bodies of nested calls (SoftmaxCrossEntropyLoss calls
+// NegativeLogLikelihoodLoss on a LogSoftmax output). Shapes are left unknown.
+void Loader::GuessOutputTypes(const onnx::NodeProto& node) {
+  int32_t elem = 0;
+  const std::string& op = node.op_type();
+  if (op == "Cast") {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.name() == "to") elem = static_cast<int32_t>(a.i());
+    }
+  } else if (op == "Constant" || op == "ConstantOfShape") {
+    elem = onnx::TensorProto::FLOAT;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_t()) elem = a.t().data_type();
+    }
+  } else if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" ||
+             op == "NonZero") {
+    elem = onnx::TensorProto::INT64;
+  } else if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+             op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or" || op == "Xor" ||
+             op == "IsNaN" || op == "IsInf") {
+    elem = onnx::TensorProto::BOOL;
+  } else if (op == "CastLike" && node.input_size() > 1) {
+    auto it = types_.find(node.input(1));
+    if (it != types_.end()) elem = TensorElemType(it->second);
+  } else {
+    // Where's first input is the condition; its value inputs carry the type.
+    for (int i = op == "Where" ? 1 : 0; i < node.input_size() && elem == 0; ++i) {
+      auto it = types_.find(node.input(i));
+      if (it != types_.end()) elem = TensorElemType(it->second);
+    }
+  }
+  if (elem == 0) return;
+  for (const std::string& out : node.output()) {
+    if (!out.empty() && types_.count(out) == 0) {
+      types_[out].mutable_tensor_type()->set_elem_type(elem);
+    }
+  }
+}
+
 absl::Status Loader::Inline(const onnx::NodeProto& call, const onnx::FunctionProto& body,
                             const OpsetMap& opsets, int depth, Graph* graph) {
   const std::string label = call.name().empty() ? call.op_type() : call.name();
@@ -192,6 +233,7 @@ absl::Status Loader::Inline(const onnx::NodeProto& call, const onnx::FunctionPro
     if (it != types_.end()) types_.emplace(body.input(i), it->second);
   }
   for (const onnx::NodeProto& node : proto::InlineCall(call, body, prefix)) {
+    GuessOutputTypes(node);
     if (absl::Status s = ConvertNode(node, body_opsets, depth + 1, graph); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -84,6 +84,13 @@ absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::stri
 absl::StatusOr<Value> LoadValue(const std::string& path, const onnx::TypeProto* type) {
   absl::StatusOr<proto::RawValue> raw = proto::LoadValueFile(path, type);
   if (!raw.ok()) return raw.status();
+  // ONNX 1.12 stores bfloat16 test data as uint16 bit patterns; the model's type says which.
+  if (type != nullptr && type->has_tensor_type() &&
+      type->tensor_type().elem_type() == static_cast<int32_t>(DType::kBFloat16) &&
+      raw->kind == proto::RawValue::Kind::kTensor &&
+      raw->tensor.data_type == static_cast<int32_t>(DType::kUInt16)) {
+    raw->tensor.data_type = static_cast<int32_t>(DType::kBFloat16);
+  }
   absl::StatusOr<Value> v = ValueFromRaw(*raw);
   if (!v.ok()) return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
   return v;
