@@ -1,8 +1,375 @@
-// Op family table: control_flow. Rows are added as kernels land.
+// Op family table: control flow. If, Loop, Scan (v8 batched and v9+ with per-input axes and
+// directions) and SequenceMap run their bodies through the executor's SubgraphRunner; this file
+// only slices, stacks and threads values between iterations.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
 #include "runtime/ops/registry.h"
 
 namespace onnx_bcast::rt {
+namespace {
 
-absl::Span<const OpRegistration> ControlFlowOps() { return {}; }
+using TensorPtr = std::shared_ptr<Tensor>;
+
+absl::StatusOr<const Graph*> Body(OpContext& ctx, const char* attr) {
+  const Attribute* a = ctx.node().Find(attr);
+  if (a == nullptr || a->g == nullptr) return ctx.Error(absl::StrCat("missing graph attribute '", attr, "'"));
+  if (ctx.subgraphs() == nullptr) return ctx.Error("no subgraph runner");
+  return a->g.get();
+}
+
+// True when a scalar condition tensor is nonzero.
+absl::StatusOr<bool> Truth(OpContext& ctx, const Tensor& t, const char* what) {
+  if (t.num_elements() != 1) {
+    return ctx.Error(absl::StrCat(what, " must have one element, got ", t.DebugString()));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(t.raw_data());
+  for (size_t i = 0; i < t.element_size(); ++i) {
+    if (bytes[i] != 0) return true;
+  }
+  return false;
+}
+
+TensorPtr Scalar(int64_t v) {
+  auto t = std::make_shared<Tensor>(*Tensor::FromValues<int64_t>({}, {v}));
+  return t;
+}
+
+TensorPtr BoolScalar(bool v) { return std::make_shared<Tensor>(*Tensor::FromValues<bool>({}, {v})); }
+
+// Slice `index` of `t` along `axis`, with that axis removed.
+absl::StatusOr<TensorPtr> SliceAxis(const Tensor& t, int64_t axis, int64_t index) {
+  std::vector<int64_t> shape = t.shape();
+  const int64_t len = shape[axis];
+  shape.erase(shape.begin() + axis);
+  absl::StatusOr<Tensor> out = Tensor::Allocate(t.dtype(), shape);
+  if (!out.ok()) return out.status();
+  int64_t outer = 1, inner = static_cast<int64_t>(t.element_size());
+  for (int64_t d = 0; d < axis; ++d) outer *= t.shape()[d];
+  for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= t.shape()[d];
+  const auto* src = static_cast<const char*>(t.raw_data());
+  auto* dst = static_cast<char*>(out->raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + o * inner, src + (o * len + index) * inner, static_cast<size_t>(inner));
+  }
+  return std::make_shared<Tensor>(std::move(*out));
+}
+
+// Stacks `items` (equal shapes and dtypes) along a new axis `axis` into output `i`.
+absl::Status Stack(OpContext& ctx, int i, const std::vector<TensorPtr>& items, int64_t axis,
+                   DType empty_dtype) {
+  if (items.empty()) {
+    absl::StatusOr<Tensor*> out = ctx.Allocate(i, empty_dtype, {0});
+    return out.status();
+  }
+  const Tensor& first = *items[0];
+  for (const TensorPtr& t : items) {
+    if (t->shape() != first.shape() || t->dtype() != first.dtype()) {
+      return ctx.Error(absl::StrCat("scan output ", i, " changes from ", first.DebugString(),
+                                    " to ", t->DebugString(), " between iterations"));
+    }
+  }
+  if (axis < 0) axis += first.rank() + 1;
+  if (axis < 0 || axis > first.rank()) return ctx.Error(absl::StrCat("scan output axis out of range"));
+  std::vector<int64_t> shape = first.shape();
+  const int64_t count = static_cast<int64_t>(items.size());
+  shape.insert(shape.begin() + axis, count);
+  absl::StatusOr<Tensor*> out = ctx.Allocate(i, first.dtype(), shape);
+  if (!out.ok()) return out.status();
+  int64_t outer = 1, inner = static_cast<int64_t>(first.element_size());
+  for (int64_t d = 0; d < axis; ++d) outer *= first.shape()[d];
+  for (int64_t d = axis; d < first.rank(); ++d) inner *= first.shape()[d];
+  auto* dst = static_cast<char*>((*out)->raw_data());
+  for (int64_t t = 0; t < count; ++t) {
+    const auto* src = static_cast<const char*>(items[t]->raw_data());
+    for (int64_t o = 0; o < outer; ++o) {
+      std::memcpy(dst + (o * count + t) * inner, src + o * inner, static_cast<size_t>(inner));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunIf(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> cond = ctx.RequireInput(0);
+  if (!cond.ok()) return cond.status();
+  absl::StatusOr<bool> truth = Truth(ctx, **cond, "cond");
+  if (!truth.ok()) return truth.status();
+  absl::StatusOr<const Graph*> body = Body(ctx, *truth ? "then_branch" : "else_branch");
+  if (!body.ok()) return body.status();
+  absl::StatusOr<std::vector<Value>> outputs = ctx.subgraphs()->Run(**body, {});
+  if (!outputs.ok()) return outputs.status();
+  if (static_cast<int>(outputs->size()) < ctx.num_outputs()) {
+    return ctx.Error(absl::StrCat("branch returns ", outputs->size(), " values for ",
+                                  ctx.num_outputs(), " outputs"));
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move((*outputs)[i]));
+  return absl::OkStatus();
+}
+
+absl::Status RunLoop(OpContext& ctx) {
+  absl::StatusOr<const Graph*> body = Body(ctx, "body");
+  if (!body.ok()) return body.status();
+  int64_t max_trips = std::numeric_limits<int64_t>::max();
+  if (const Tensor* m = ctx.input(0); m != nullptr) {
+    if (m->num_elements() != 1 || m->dtype() != DType::kInt64) {
+      return ctx.Error("M must be an int64 scalar");
+    }
+    max_trips = m->data<int64_t>()[0];
+  }
+  bool cond = true;
+  if (const Tensor* c = ctx.input(1); c != nullptr) {
+    absl::StatusOr<bool> t = Truth(ctx, *c, "cond");
+    if (!t.ok()) return t.status();
+    cond = *t;
+  }
+  const int num_carried = ctx.num_inputs() - 2;
+  std::vector<Value> carried;
+  for (int i = 0; i < num_carried; ++i) {
+    const Value* v = ctx.input_value(2 + i);
+    carried.push_back(v == nullptr ? Value() : *v);
+  }
+  const int num_scans = static_cast<int>((*body)->outputs.size()) - 1 - num_carried;
+  if (num_scans < 0) return ctx.Error("body has fewer outputs than loop-carried values + 1");
+  std::vector<std::vector<TensorPtr>> scans(num_scans);
+  for (int64_t trip = 0; trip < max_trips && cond; ++trip) {
+    std::vector<Value> in;
+    in.reserve(2 + carried.size());
+    in.push_back(Value::Of(Scalar(trip)));
+    in.push_back(Value::Of(BoolScalar(cond)));
+    for (const Value& v : carried) in.push_back(v);
+    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(**body, std::move(in));
+    if (!out.ok()) return out.status();
+    if ((*out)[0].is_tensor()) {
+      absl::StatusOr<bool> t = Truth(ctx, *(*out)[0].tensor, "cond_out");
+      if (!t.ok()) return t.status();
+      cond = *t;
+    }
+    for (int i = 0; i < num_carried; ++i) carried[i] = std::move((*out)[1 + i]);
+    for (int k = 0; k < num_scans; ++k) {
+      Value& v = (*out)[1 + num_carried + k];
+      if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
+      scans[k].push_back(v.tensor);
+    }
+  }
+  for (int i = 0; i < num_carried && i < ctx.num_outputs(); ++i) {
+    ctx.SetOutput(i, std::move(carried[i]));
+  }
+  for (int k = 0; k < num_scans && num_carried + k < ctx.num_outputs(); ++k) {
+    if (absl::Status s = Stack(ctx, num_carried + k, scans[k], 0, DType::kFloat32); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One Scan over unbatched inputs: `states` threaded, `scan_inputs` sliced along `in_axes`.
+absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>>> ScanOnce(
+    OpContext& ctx, const Graph& body, std::vector<Value> states,
+    const std::vector<const Tensor*>& scan_inputs, const std::vector<int64_t>& in_axes,
+    const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_dirs) {
+  int64_t len = -1;
+  for (size_t j = 0; j < scan_inputs.size(); ++j) {
+    const int64_t l = scan_inputs[j]->shape()[in_axes[j]];
+    if (len >= 0 && l != len) return ctx.Error("scan inputs have different sequence lengths");
+    len = l;
+  }
+  if (len < 0) len = 0;
+  const int num_scan_out = static_cast<int>(body.outputs.size() - states.size());
+  std::vector<std::vector<TensorPtr>> scans(num_scan_out);
+  for (int64_t t = 0; t < len; ++t) {
+    std::vector<Value> in = states;
+    for (size_t j = 0; j < scan_inputs.size(); ++j) {
+      const int64_t idx = in_dirs[j] == 1 ? len - 1 - t : t;
+      absl::StatusOr<TensorPtr> slice = SliceAxis(*scan_inputs[j], in_axes[j], idx);
+      if (!slice.ok()) return slice.status();
+      in.push_back(Value::Of(std::move(*slice)));
+    }
+    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(body, std::move(in));
+    if (!out.ok()) return out.status();
+    for (size_t i = 0; i < states.size(); ++i) states[i] = std::move((*out)[i]);
+    for (int k = 0; k < num_scan_out; ++k) {
+      Value& v = (*out)[states.size() + k];
+      if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
+      scans[k].push_back(v.tensor);
+    }
+  }
+  for (int k = 0; k < num_scan_out; ++k) {
+    if (k < static_cast<int>(out_dirs.size()) && out_dirs[k] == 1) {
+      std::reverse(scans[k].begin(), scans[k].end());
+    }
+  }
+  return std::make_pair(std::move(states), std::move(scans));
+}
+
+std::vector<int64_t> Padded(std::vector<int64_t> v, size_t n) {
+  v.resize(std::max(v.size(), n), 0);
+  return v;
+}
+
+absl::Status RunScan9(OpContext& ctx) {
+  absl::StatusOr<const Graph*> body = Body(ctx, "body");
+  if (!body.ok()) return body.status();
+  const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
+  const int n = ctx.num_inputs() - m;
+  if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
+  std::vector<Value> states;
+  for (int i = 0; i < n; ++i) {
+    const Value* v = ctx.input_value(i);
+    states.push_back(v == nullptr ? Value() : *v);
+  }
+  std::vector<const Tensor*> scan_inputs;
+  std::vector<int64_t> axes = Padded(ctx.node().GetInts("scan_input_axes"), m);
+  for (int j = 0; j < m; ++j) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(n + j);
+    if (!t.ok()) return t.status();
+    if (axes[j] < 0) axes[j] += (*t)->rank();
+    if (axes[j] < 0 || axes[j] >= (*t)->rank()) return ctx.Error("scan_input_axes out of range");
+    scan_inputs.push_back(*t);
+  }
+  const int num_scan_out = static_cast<int>((*body)->outputs.size()) - n;
+  auto result = ScanOnce(ctx, **body, std::move(states), scan_inputs, axes,
+                         Padded(ctx.node().GetInts("scan_input_directions"), m),
+                         Padded(ctx.node().GetInts("scan_output_directions"), num_scan_out));
+  if (!result.ok()) return result.status();
+  for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
+    ctx.SetOutput(i, std::move(result->first[i]));
+  }
+  const std::vector<int64_t> out_axes =
+      Padded(ctx.node().GetInts("scan_output_axes"), num_scan_out);
+  for (int k = 0; k < num_scan_out && n + k < ctx.num_outputs(); ++k) {
+    if (absl::Status s = Stack(ctx, n + k, result->second[k], out_axes[k], DType::kFloat32);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Scan-8: a batch axis 0 on every input and output, the scan axis 1; sequence_lens unsupported
+// unless every batch entry uses the full length.
+absl::Status RunScan8(OpContext& ctx) {
+  absl::StatusOr<const Graph*> body = Body(ctx, "body");
+  if (!body.ok()) return body.status();
+  const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
+  const int n = ctx.num_inputs() - 1 - m;
+  if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
+  const int num_scan_out = static_cast<int>((*body)->outputs.size()) - n;
+  std::vector<const Tensor*> all;
+  int64_t batch = -1;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    if ((*t)->rank() < 1) return ctx.Error("Scan-8 inputs need a batch axis");
+    batch = (*t)->shape()[0];
+    all.push_back(*t);
+  }
+  if (const Tensor* lens = ctx.input(0); lens != nullptr) {
+    const int64_t full = all[n]->rank() > 1 ? all[n]->shape()[1] : 0;
+    for (int64_t b = 0; b < lens->num_elements(); ++b) {
+      const int64_t l = lens->dtype() == DType::kInt64 ? lens->data<int64_t>()[b]
+                                                        : lens->data<int32_t>()[b];
+      if (l != full) return ctx.Unsupported("sequence_lens shorter than the sequence");
+    }
+  }
+  const std::vector<int64_t> dirs = Padded(ctx.node().GetInts("directions"), m);
+  std::vector<std::vector<TensorPtr>> final_states(n), scan_items(num_scan_out);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Value> states;
+    std::vector<TensorPtr> keep;
+    std::vector<const Tensor*> scan_inputs;
+    for (int i = 0; i < n + m; ++i) {
+      absl::StatusOr<TensorPtr> s = SliceAxis(*all[i], 0, b);
+      if (!s.ok()) return s.status();
+      keep.push_back(*s);
+      if (i < n) {
+        states.push_back(Value::Of(*s));
+      } else {
+        scan_inputs.push_back(s->get());
+      }
+    }
+    auto result = ScanOnce(ctx, **body, std::move(states), scan_inputs,
+                           std::vector<int64_t>(m, 0), dirs, {});
+    if (!result.ok()) return result.status();
+    for (int i = 0; i < n; ++i) {
+      if (!result->first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");
+      final_states[i].push_back(result->first[i].tensor);
+    }
+    for (int k = 0; k < num_scan_out; ++k) {
+      // Stack this batch entry's items along axis 0 into one tensor, then batch them below.
+      std::vector<int64_t> shape;
+      const auto& items = result->second[k];
+      if (items.empty()) return ctx.Unsupported("Scan-8 with an empty sequence");
+      shape = items[0]->shape();
+      shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
+      absl::StatusOr<Tensor> stacked = Tensor::Allocate(items[0]->dtype(), shape);
+      if (!stacked.ok()) return stacked.status();
+      auto* dst = static_cast<char*>(stacked->raw_data());
+      for (size_t t = 0; t < items.size(); ++t) {
+        std::memcpy(dst + t * items[t]->byte_size(), items[t]->raw_data(), items[t]->byte_size());
+      }
+      scan_items[k].push_back(std::make_shared<Tensor>(std::move(*stacked)));
+    }
+  }
+  for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
+    if (absl::Status s = Stack(ctx, i, final_states[i], 0, DType::kFloat32); !s.ok()) return s;
+  }
+  for (int k = 0; k < num_scan_out && n + k < ctx.num_outputs(); ++k) {
+    if (absl::Status s = Stack(ctx, n + k, scan_items[k], 0, DType::kFloat32); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunSequenceMap(OpContext& ctx) {
+  absl::StatusOr<const Graph*> body = Body(ctx, "body");
+  if (!body.ok()) return body.status();
+  const Value* seq = ctx.input_value(0);
+  if (seq == nullptr || !seq->is_sequence()) return ctx.Error("input 0 must be a sequence");
+  const size_t len = seq->sequence.size();
+  for (int j = 1; j < ctx.num_inputs(); ++j) {
+    const Value* v = ctx.input_value(j);
+    if (v != nullptr && v->is_sequence() && v->sequence.size() != len) {
+      return ctx.Error("additional sequences must have the length of the input sequence");
+    }
+  }
+  std::vector<std::vector<TensorPtr>> outs(ctx.num_outputs());
+  for (size_t i = 0; i < len; ++i) {
+    std::vector<Value> in = {Value::Of(seq->sequence[i])};
+    for (int j = 1; j < ctx.num_inputs(); ++j) {
+      const Value* v = ctx.input_value(j);
+      if (v == nullptr) {
+        in.emplace_back();
+      } else if (v->is_sequence()) {
+        in.push_back(Value::Of(v->sequence[i]));
+      } else {
+        in.push_back(*v);
+      }
+    }
+    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(**body, std::move(in));
+    if (!out.ok()) return out.status();
+    for (int k = 0; k < ctx.num_outputs() && k < static_cast<int>(out->size()); ++k) {
+      if (!(*out)[k].is_tensor()) return ctx.Error("body outputs must be tensors");
+      outs[k].push_back((*out)[k].tensor);
+    }
+  }
+  for (int k = 0; k < ctx.num_outputs(); ++k) {
+    DType elem = outs[k].empty() ? DType::kUndefined : outs[k][0]->dtype();
+    ctx.SetOutput(k, Value::Sequence(std::move(outs[k]), elem));
+  }
+  return absl::OkStatus();
+}
+
+constexpr OpRegistration kControlFlowOps[] = {
+    {"", "If", 1, RunIf},
+    {"", "Loop", 1, RunLoop},
+    {"", "Scan", 8, RunScan8},
+    {"", "Scan", 9, RunScan9},
+    {"", "SequenceMap", 17, RunSequenceMap},
+};
+
+}  // namespace
+
+absl::Span<const OpRegistration> ControlFlowOps() { return kControlFlowOps; }
 
 }  // namespace onnx_bcast::rt
