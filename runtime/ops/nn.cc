@@ -1,8 +1,762 @@
-// Op family table: nn. Rows are added as kernels land.
+// Op family table: neural-network ops. Convolutions and pooling (window geometry from
+// kernel_shape/strides/dilations/pads/auto_pad, then kernels/conv.h and pool.h) and the
+// normalizations; Resize/Upsample live in nn_resize.cc, GridSample in nn_grid_sample.cc.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/kernels/conv.h"
+#include "runtime/kernels/pool.h"
+#include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
 namespace onnx_bcast::rt {
 
-absl::Span<const OpRegistration> NnOps() { return {}; }
+// nn_resize.cc.
+absl::Status ResizeOp(OpContext& ctx);
+absl::Status UpsampleOp(OpContext& ctx);
+// nn_grid_sample.cc.
+absl::Status GridSampleOp(OpContext& ctx);
+
+namespace {
+
+using kernels::WindowGeometry;
+
+// Window geometry of a conv or pool over `in` with `kernel`; `ceil_mode` for pooling.
+absl::StatusOr<WindowGeometry> MakeGeometry(const OpContext& ctx, const std::vector<int64_t>& in,
+                                            const std::vector<int64_t>& kernel, bool ceil_mode) {
+  const Node& node = ctx.node();
+  const size_t rank = in.size();
+  WindowGeometry g;
+  g.in = in;
+  g.kernel = kernel;
+  g.strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
+  g.dilations = node.GetInts("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
+  if (kernel.size() != rank || g.strides.size() != rank || g.dilations.size() != rank ||
+      pads.size() != 2 * rank) {
+    return ctx.Error(absl::StrCat("kernel_shape/strides/dilations/pads do not match ", rank,
+                                  " spatial dims"));
+  }
+  const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  for (size_t d = 0; d < rank; ++d) {
+    if (g.strides[d] <= 0 || g.dilations[d] <= 0 || kernel[d] <= 0 || pads[d] < 0 ||
+        pads[d + rank] < 0) {
+      return ctx.Error("strides, dilations and kernel must be positive, pads non-negative");
+    }
+    if (kernel[d] > (int64_t{1} << 31) || g.dilations[d] > (int64_t{1} << 31)) {
+      return ctx.Error("kernel or dilation too large");
+    }
+    const int64_t ek = (kernel[d] - 1) * g.dilations[d] + 1;
+    const int64_t s = g.strides[d];
+    int64_t pb = pads[d], pe = pads[d + rank], out;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (in[d] + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in[d]);
+      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else if (auto_pad == "VALID") {
+      pb = pe = 0;
+      out = in[d] >= ek ? (in[d] - ek) / s + 1 : 0;
+    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
+      const int64_t span = in[d] + pb + pe - ek;
+      if (span < 0) {
+        out = 0;
+      } else if (ceil_mode) {
+        out = (span + s - 1) / s + 1;
+        // The last window must start inside the input or the left padding.
+        if ((out - 1) * s >= in[d] + pb) --out;
+      } else {
+        out = span / s + 1;
+      }
+    } else {
+      return ctx.Error("unknown auto_pad '" + auto_pad + "'");
+    }
+    g.pads_begin.push_back(pb);
+    g.pads_end.push_back(pe);
+    g.out.push_back(out);
+  }
+  return g;
+}
+
+// The spatial dims of an [N, C, spatial...] tensor, or an error.
+absl::StatusOr<std::vector<int64_t>> Spatial(const OpContext& ctx, const Tensor& x) {
+  if (x.rank() < 3) {
+    return ctx.Error("input " + ShapeToString(x.shape()) + " must be [N, C, spatial...]");
+  }
+  return std::vector<int64_t>(x.shape().begin() + 2, x.shape().end());
+}
+
+std::vector<int64_t> OutShape(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> s = {n, c};
+  s.insert(s.end(), spatial.begin(), spatial.end());
+  return s;
+}
+
+absl::Status ConvOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
+  if (!ws.ok()) return ws.status();
+  const Tensor &x = **xs, &w = **ws;
+  const Tensor* b = ctx.input(2);
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  const int64_t group = ctx.node().GetInt("group", 1);
+  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
+  if (group <= 0 || c != w.shape()[1] * group || m % group != 0) {
+    return ctx.Error(absl::StrCat("channels do not match: X ", ShapeToString(x.shape()), " W ",
+                                  ShapeToString(w.shape()), " group ", group));
+  }
+  if (b != nullptr && b->num_elements() != m) return ctx.Error("B must have M elements");
+  if (x.dtype() != w.dtype()) return ctx.Error("X and W dtypes differ");
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  if (ctx.node().Has("kernel_shape") && ctx.node().GetInts("kernel_shape") != kernel) {
+    return ctx.Error("kernel_shape does not match W");
+  }
+  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, false);
+  if (!g.ok()) return g.status();
+  if (std::optional<int64_t> col = nn::CheckedMul(c / group * g->kernel_size(), g->out_size());
+      !col || *col > ctx.options().max_tensor_elements) {
+    return absl::ResourceExhaustedError(ctx.node().Label() + ": im2col buffer too large");
+  }
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g->out));
+  if (!y.ok()) return y.status();
+  if ((*y)->num_elements() == 0) return absl::OkStatus();
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x), wv(w);
+    std::optional<nn::ComputeIn<C>> bv;
+    if (b != nullptr) bv.emplace(*b);
+    nn::ComputeOut<C> yv(*y);
+    kernels::Conv<C>(*g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr,
+                     yv.data());
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+// An 8-bit tensor minus its zero point (scalar, or per `channel_axis` slice) as double.
+absl::StatusOr<std::vector<double>> CenterInts(const OpContext& ctx, const Tensor& t,
+                                               const Tensor* zp) {
+  std::vector<int64_t> v = nn::LoadInts(t);
+  std::vector<int64_t> z = zp != nullptr ? nn::LoadInts(*zp) : std::vector<int64_t>{0};
+  if (z.empty()) z = {0};
+  const int64_t per = z.size() > 1 && t.rank() > 0 ? t.num_elements() / t.shape()[0] : 1;
+  if (z.size() > 1 && (t.rank() == 0 || static_cast<int64_t>(z.size()) != t.shape()[0])) {
+    return ctx.Error("zero point size does not match");
+  }
+  std::vector<double> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[i] = static_cast<double>(v[i] - (z.size() == 1 ? z[0] : z[i / per]));
+  }
+  return out;
+}
+
+absl::Status ConvIntegerOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
+  if (!ws.ok()) return ws.status();
+  const Tensor &x = **xs, &w = **ws;
+  for (const Tensor* t : {&x, &w}) {
+    if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
+      return ctx.Error("ConvInteger takes int8 or uint8 inputs");
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  const int64_t group = ctx.node().GetInt("group", 1);
+  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
+  if (group <= 0 || c != w.shape()[1] * group || m % group != 0) {
+    return ctx.Error("channels do not match");
+  }
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, false);
+  if (!g.ok()) return g.status();
+  const Tensor* xz = ctx.input(2);
+  if (xz != nullptr && xz->num_elements() > 1) {
+    return ctx.Unsupported("per-channel x_zero_point");
+  }
+  absl::StatusOr<std::vector<double>> xv = CenterInts(ctx, x, xz);
+  if (!xv.ok()) return xv.status();
+  absl::StatusOr<std::vector<double>> wv = CenterInts(ctx, w, ctx.input(3));
+  if (!wv.ok()) return wv.status();
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, DType::kInt32, OutShape(n, m, g->out));
+  if (!y.ok()) return y.status();
+  std::vector<double> out(static_cast<size_t>((*y)->num_elements()));
+  if (!out.empty()) {
+    kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), nullptr, out.data());
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    (*y)->data<int32_t>()[i] = static_cast<int32_t>(std::llround(out[i]));
+  }
+  return absl::OkStatus();
+}
+
+// Python-style floor division (ConvTranspose pads may come out negative).
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+absl::Status ConvTransposeOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
+  if (!ws.ok()) return ws.status();
+  const Tensor &x = **xs, &w = **ws;
+  const Tensor* b = ctx.input(2);
+  const Node& node = ctx.node();
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  const size_t rank = in->size();
+  const int64_t group = node.GetInt("group", 1);
+  if (w.rank() != x.rank() || group <= 0) return ctx.Error("W must have the rank of X");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[1] * group;
+  if (w.shape()[0] != c || c % group != 0) return ctx.Error("channels do not match");
+  if (b != nullptr && b->num_elements() != m) return ctx.Error("B must have M elements");
+  if (x.dtype() != w.dtype()) return ctx.Error("X and W dtypes differ");
+  WindowGeometry g;
+  g.in = *in;
+  g.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  g.strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
+  g.dilations = node.GetInts("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
+  std::vector<int64_t> out_pad = node.GetInts("output_padding", std::vector<int64_t>(rank, 0));
+  std::vector<int64_t> out_shape = node.GetInts("output_shape");
+  if (out_shape.size() == rank + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  if (g.strides.size() != rank || g.dilations.size() != rank || pads.size() != 2 * rank ||
+      out_pad.size() != rank || (!out_shape.empty() && out_shape.size() != rank)) {
+    return ctx.Error("attributes do not match the spatial rank");
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0) {
+      return ctx.Error("strides, dilations and kernel must be positive");
+    }
+    const int64_t ek = (g.kernel[d] - 1) * g.dilations[d] + 1;
+    const int64_t full = g.strides[d] * (g.in[d] - 1) + out_pad[d] + ek;
+    int64_t out, pb, pe;
+    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = !out_shape.empty() ? out_shape[d] : g.in[d] * g.strides[d];
+      const int64_t total = full - out;
+      if (auto_pad == "SAME_UPPER") {
+        pb = FloorDiv(total, 2);
+        pe = total - pb;
+      } else {
+        pe = FloorDiv(total, 2);
+        pb = total - pe;
+      }
+    } else {
+      pb = auto_pad == "VALID" ? 0 : pads[d];
+      pe = auto_pad == "VALID" ? 0 : pads[d + rank];
+      out = full - pb - pe;
+    }
+    if (out < 0) return ctx.Error("negative output size");
+    g.out.push_back(out);
+    g.pads_begin.push_back(pb);
+    g.pads_end.push_back(pe);
+  }
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out));
+  if (!y.ok()) return y.status();
+  if ((*y)->num_elements() == 0) return absl::OkStatus();
+  if (std::optional<int64_t> col = nn::CheckedMul(m / group * g.kernel_size(), g.in_size());
+      !col || *col > ctx.options().max_tensor_elements) {
+    return absl::ResourceExhaustedError(ctx.node().Label() + ": column buffer too large");
+  }
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x), wv(w);
+    std::optional<nn::ComputeIn<C>> bv;
+    if (b != nullptr) bv.emplace(*b);
+    nn::ComputeOut<C> yv(*y);
+    kernels::ConvTranspose<C>(g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr,
+                              yv.data());
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+// Runs `fn(const C* x, C* y)` with compute views for float types, or through a float copy for
+// 8-bit integer inputs (MaxPool on int8/uint8).
+template <class Fn>
+absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
+  if (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8) {
+    std::vector<float> xv(static_cast<size_t>(x.num_elements()));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(nn::LoadAsDouble(x, i));
+    std::vector<float> yv(static_cast<size_t>(y->num_elements()));
+    fn(xv.data(), yv.data());
+    VisitDType(x.dtype(), 0, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (size_t i = 0; i < yv.size(); ++i) y->data<T>()[i] = static_cast<T>(yv[i]);
+      return 0;
+    });
+    return absl::OkStatus();
+  }
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x);
+    nn::ComputeOut<C> yv(y);
+    fn(xv.data(), yv.data());
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+template <kernels::PoolKind kKind>
+absl::Status PoolOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  const Tensor& x = **xs;
+  const Node& node = ctx.node();
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+  if (kernel.empty()) return ctx.Error("kernel_shape is required");
+  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, node.GetInt("ceil_mode", 0));
+  if (!g.ok()) return g.status();
+  kernels::PoolOptions opt;
+  opt.kind = kKind;
+  opt.count_include_pad = node.GetInt("count_include_pad", 0) != 0;
+  if (kKind == kernels::PoolKind::kLp) {
+    const Attribute* p = node.Find("p");
+    opt.p = p == nullptr ? 2.0 : (p->type == Attribute::Type::kFloat ? p->f : p->i);
+  }
+  opt.column_major_indices = node.GetInt("storage_order", 0) != 0;
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  const std::vector<int64_t> out_shape = OutShape(n, c, g->out);
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
+  if (!y.ok()) return y.status();
+  int64_t* indices = nullptr;
+  if (kKind == kernels::PoolKind::kMax && ctx.output_wanted(1)) {
+    absl::StatusOr<Tensor*> idx = ctx.Allocate(1, DType::kInt64, out_shape);
+    if (!idx.ok()) return idx.status();
+    indices = (*idx)->data<int64_t>();
+  }
+  if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kFloat64 &&
+      x.dtype() != DType::kFloat16 && x.dtype() != DType::kBFloat16 &&
+      !(kKind == kernels::PoolKind::kMax &&
+        (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8))) {
+    return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
+  }
+  return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
+    kernels::Pool(opt, *g, n * c, xv, yv, indices);
+  });
+}
+
+template <kernels::PoolKind kKind>
+absl::Status GlobalPoolOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  const Tensor& x = **xs;
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  WindowGeometry g;
+  g.in = *in;
+  g.kernel = *in;
+  g.out.assign(in->size(), 1);
+  g.strides.assign(in->size(), 1);
+  g.dilations.assign(in->size(), 1);
+  g.pads_begin.assign(in->size(), 0);
+  g.pads_end.assign(in->size(), 0);
+  kernels::PoolOptions opt;
+  opt.kind = kKind;
+  opt.p = static_cast<double>(ctx.node().GetInt("p", 2));
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
+  if (!y.ok()) return y.status();
+  return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
+    kernels::Pool(opt, g, n * c, xv, yv, nullptr);
+  });
+}
+
+absl::Status MaxUnpoolOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  absl::StatusOr<const Tensor*> is = ctx.RequireInput(1);
+  if (!is.ok()) return is.status();
+  const Tensor &x = **xs, &indices = **is;
+  const Node& node = ctx.node();
+  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
+  if (!in.ok()) return in.status();
+  if (indices.shape() != x.shape()) return ctx.Error("I must have the shape of X");
+  const size_t rank = in->size();
+  std::vector<int64_t> out_shape;
+  if (const Tensor* os = ctx.input(2); os != nullptr) {
+    out_shape = nn::LoadInts(*os);
+    if (out_shape.size() != rank + 2) return ctx.Error("output_shape must have rank of X");
+  } else {
+    std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+    std::vector<int64_t> strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
+    std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
+    if (kernel.size() != rank || strides.size() != rank || pads.size() != 2 * rank) {
+      return ctx.Error("kernel_shape/strides/pads do not match the spatial rank");
+    }
+    out_shape = {x.shape()[0], x.shape()[1]};
+    for (size_t d = 0; d < rank; ++d) {
+      out_shape.push_back(((*in)[d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank]);
+    }
+  }
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
+  if (!y.ok()) return y.status();
+  std::memset((*y)->raw_data(), 0, (*y)->byte_size());
+  std::vector<int64_t> idx = nn::LoadInts(indices);
+  const int64_t total = (*y)->num_elements();
+  const size_t esize = x.element_size();
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= total) return ctx.Error("index out of range");
+    std::memcpy(static_cast<char*>((*y)->raw_data()) + idx[i] * esize,
+                static_cast<const char*>(x.raw_data()) + i * esize, esize);
+  }
+  return absl::OkStatus();
+}
+
+// Per-channel affine normalization helpers: y = (x - mean) * scale / sqrt(var + eps) + bias
+// over [n, c, inner] with per-channel parameters.
+template <class C>
+void NormalizeChannels(const C* x, int64_t n, int64_t c, int64_t inner, const double* mean,
+                       const double* inv_std, const C* scale, const C* bias, C* y,
+                       bool per_instance) {
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t stat = per_instance ? b * c + ch : ch;
+      const double s = static_cast<double>(scale[ch]) * inv_std[stat];
+      const double t = static_cast<double>(bias[ch]) - mean[stat] * s;
+      const C* xp = x + (b * c + ch) * inner;
+      C* yp = y + (b * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) yp[i] = static_cast<C>(xp[i] * s + t);
+    }
+  }
+}
+
+absl::Status BatchNormOp(OpContext& ctx) {
+  std::vector<const Tensor*> in(5);
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    in[i] = *t;
+  }
+  const Tensor& x = *in[0];
+  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  const int64_t inner = nn::Product(x.shape(), 2, x.rank());
+  for (int i = 1; i < 5; ++i) {
+    if (in[i]->num_elements() != c) {
+      return ctx.Unsupported("parameters must have C elements (spatial=0 is not supported)");
+    }
+  }
+  const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
+  const double momentum = ctx.node().GetFloat("momentum", 0.9f);
+  const bool training = ctx.opset() >= 14 && ctx.node().GetInt("training_mode", 0) != 0;
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
+  if (!y.ok()) return y.status();
+  std::vector<double> mean(c), var(c), inv_std(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    mean[ch] = nn::LoadAsDouble(*in[3], ch);
+    var[ch] = nn::LoadAsDouble(*in[4], ch);
+  }
+  if (training) {
+    // Outputs 1 and 2 are the running statistics.
+    Tensor* running[2] = {nullptr, nullptr};
+    for (int o = 1; o <= 2; ++o) {
+      if (!ctx.output_wanted(o)) continue;
+      absl::StatusOr<Tensor*> t = ctx.Allocate(o, in[3]->dtype(), in[3]->shape());
+      if (!t.ok()) return t.status();
+      running[o - 1] = *t;
+    }
+    const double count = static_cast<double>(n * inner);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double s = 0, ss = 0;
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const double v = nn::LoadAsDouble(x, (b * c + ch) * inner + i);
+          s += v;
+          ss += v * v;
+        }
+      }
+      const double bm = count > 0 ? s / count : 0, bv = count > 0 ? ss / count - bm * bm : 0;
+      const double stat[2] = {mean[ch] * momentum + bm * (1 - momentum),
+                              var[ch] * momentum + bv * (1 - momentum)};
+      mean[ch] = bm;
+      var[ch] = bv;
+      for (int o = 0; o < 2; ++o) {
+        if (running[o] == nullptr) continue;
+        VisitDType(running[o]->dtype(), 0, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          running[o]->data<T>()[ch] = nn::FromFloat<T>(stat[o]);
+          return 0;
+        });
+      }
+    }
+  }
+  for (int64_t ch = 0; ch < c; ++ch) inv_std[ch] = 1.0 / std::sqrt(var[ch] + eps);
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
+    nn::ComputeOut<C> yv(*y);
+    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                         bv.data(), yv.data(), false);
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status InstanceNormOp(OpContext& ctx) {
+  std::vector<const Tensor*> in(3);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    in[i] = *t;
+  }
+  const Tensor& x = *in[0];
+  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  const int64_t inner = nn::Product(x.shape(), 2, x.rank());
+  if (in[1]->num_elements() != c || in[2]->num_elements() != c) {
+    return ctx.Error("scale and B must have C elements");
+  }
+  const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
+  if (!y.ok()) return y.status();
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
+    std::vector<double> mean(n * c), inv_std(n * c);
+    for (int64_t p = 0; p < n * c; ++p) {
+      double s = 0, ss = 0;
+      for (int64_t i = 0; i < inner; ++i) s += xv.data()[p * inner + i];
+      const double m = inner > 0 ? s / inner : 0;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = xv.data()[p * inner + i] - m;
+        ss += d * d;
+      }
+      mean[p] = m;
+      inv_std[p] = 1.0 / std::sqrt((inner > 0 ? ss / inner : 0) + eps);
+    }
+    nn::ComputeOut<C> yv(*y);
+    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                         bv.data(), yv.data(), true);
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+// Values of `t` broadcast (numpy, right-aligned) to `shape`, flattened.
+template <class C>
+absl::StatusOr<std::vector<C>> BroadcastTo(const OpContext& ctx, const Tensor& t,
+                                           const std::vector<int64_t>& shape) {
+  nn::ComputeIn<C> v(t);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (t.rank() > rank) return ctx.Error("parameter rank exceeds the normalized rank");
+  std::vector<int64_t> strides(rank, 0);
+  int64_t s = 1;
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    const int64_t td = t.rank() - 1 - d, od = rank - 1 - d;
+    if (t.shape()[td] != 1 && t.shape()[td] != shape[od]) {
+      return ctx.Error("parameter " + ShapeToString(t.shape()) + " does not broadcast to " +
+                       ShapeToString(shape));
+    }
+    if (t.shape()[td] != 1) strides[od] = s;
+    s *= t.shape()[td];
+  }
+  const int64_t total = nn::Product(shape, 0, shape.size());
+  std::vector<C> out(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i, off = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      off += (rem % shape[d]) * strides[d];
+      rem /= shape[d];
+    }
+    out[i] = v.data()[off];
+  }
+  return out;
+}
+
+absl::Status LayerNormOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  absl::StatusOr<const Tensor*> ss = ctx.RequireInput(1);
+  if (!ss.ok()) return ss.status();
+  const Tensor &x = **xs, &scale = **ss;
+  const Tensor* bias = ctx.input(2);
+  const int64_t rank = x.rank();
+  absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
+  if (!axis.ok()) return axis.status();
+  const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
+  const int64_t rows = nn::Product(x.shape(), 0, *axis);
+  const std::vector<int64_t> norm_shape(x.shape().begin() + *axis, x.shape().end());
+  const int64_t cols = nn::Product(norm_shape, 0, norm_shape.size());
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
+  if (!y.ok()) return y.status();
+  std::vector<int64_t> stat_shape = x.shape();
+  for (int64_t d = *axis; d < rank; ++d) stat_shape[d] = 1;
+  const DType stash = static_cast<DType>(ctx.node().GetInt("stash_type", 1));
+  Tensor* mean_out = nullptr;
+  Tensor* inv_out = nullptr;
+  for (int o = 1; o <= 2; ++o) {
+    if (!ctx.output_wanted(o)) continue;
+    absl::StatusOr<Tensor*> t = ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(),
+                                             stat_shape);
+    if (!t.ok()) return t.status();
+    (o == 1 ? mean_out : inv_out) = *t;
+  }
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x);
+    absl::StatusOr<std::vector<C>> sv = BroadcastTo<C>(ctx, scale, norm_shape);
+    if (!sv.ok()) return sv.status();
+    std::vector<C> bv(static_cast<size_t>(cols), C(0));
+    if (bias != nullptr) {
+      absl::StatusOr<std::vector<C>> b = BroadcastTo<C>(ctx, *bias, norm_shape);
+      if (!b.ok()) return b.status();
+      bv = *std::move(b);
+    }
+    nn::ComputeOut<C> yv(*y);
+    for (int64_t r = 0; r < rows; ++r) {
+      const C* xp = xv.data() + r * cols;
+      C* yp = yv.data() + r * cols;
+      double s = 0, ss = 0;
+      for (int64_t i = 0; i < cols; ++i) s += xp[i];
+      const double m = cols > 0 ? s / cols : 0;
+      for (int64_t i = 0; i < cols; ++i) ss += (xp[i] - m) * (xp[i] - m);
+      const double inv = 1.0 / std::sqrt((cols > 0 ? ss / cols : 0) + eps);
+      for (int64_t i = 0; i < cols; ++i) {
+        yp[i] = static_cast<C>((xp[i] - m) * inv * static_cast<double>((*sv)[i]) +
+                               static_cast<double>(bv[i]));
+      }
+      for (Tensor* t : {mean_out, inv_out}) {
+        if (t == nullptr) continue;
+        const double v = t == mean_out ? m : inv;
+        VisitDType(t->dtype(), 0, [&](auto tt) {
+          using T = typename decltype(tt)::type;
+          t->data<T>()[r] = nn::FromFloat<T>(v);
+          return 0;
+        });
+      }
+    }
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status LrnOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  const Tensor& x = **xs;
+  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
+  const Node& node = ctx.node();
+  const int64_t size = node.GetInt("size", 0);
+  if (size <= 0) return ctx.Error("size must be positive");
+  const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
+  const double bias = node.GetFloat("bias", 1.0f);
+  const int64_t n = x.shape()[0], c = x.shape()[1], inner = nn::Product(x.shape(), 2, x.rank());
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
+  if (!y.ok()) return y.status();
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x);
+    nn::ComputeOut<C> yv(*y);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min(c - 1, ch + after);
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = lo; k <= hi; ++k) {
+            const double v = xv.data()[(b * c + k) * inner + i];
+            sq += v * v;
+          }
+          const int64_t j = (b * c + ch) * inner + i;
+          yv.data()[j] =
+              static_cast<C>(xv.data()[j] / std::pow(bias + alpha / size * sq, beta));
+        }
+      }
+    }
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+absl::Status MvnOp(OpContext& ctx) {
+  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
+  if (!xs.ok()) return xs.status();
+  const Tensor& x = **xs;
+  const int64_t rank = x.rank();
+  std::vector<bool> reduce(rank, false);
+  for (int64_t a : ctx.node().GetInts("axes", {0, 2, 3})) {
+    absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, a, rank);
+    if (!axis.ok()) return axis.status();
+    reduce[*axis] = true;
+  }
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
+  if (!y.ok()) return y.status();
+  const int64_t total = x.num_elements();
+  // Output index of each element in the reduced (keepdims) layout.
+  std::vector<int64_t> stat_index(total);
+  int64_t stats = 1;
+  for (int64_t d = 0; d < rank; ++d) stats *= reduce[d] ? 1 : x.shape()[d];
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i, o = 0, stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t k = rem % x.shape()[d];
+      rem /= x.shape()[d];
+      if (!reduce[d]) {
+        o += k * stride;
+        stride *= x.shape()[d];
+      }
+    }
+    stat_index[i] = o;
+  }
+  return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> xv(x);
+    nn::ComputeOut<C> yv(*y);
+    std::vector<double> s(stats, 0), ss(stats, 0), cnt(stats, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      const double v = xv.data()[i];
+      s[stat_index[i]] += v;
+      ss[stat_index[i]] += v * v;
+      cnt[stat_index[i]] += 1;
+    }
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t k = stat_index[i];
+      const double m = s[k] / cnt[k];
+      const double sd = std::sqrt(std::max(0.0, ss[k] / cnt[k] - m * m));
+      // The ONNX function body adds 1e-9 to the standard deviation.
+      yv.data()[i] = static_cast<C>((xv.data()[i] - m) / (sd + 1e-9));
+    }
+    yv.Finish();
+    return absl::OkStatus();
+  });
+}
+
+constexpr OpRegistration kNnOps[] = {
+    {"", "Conv", 1, ConvOp},
+    {"", "ConvInteger", 10, ConvIntegerOp},
+    {"", "ConvTranspose", 1, ConvTransposeOp},
+    {"", "MaxPool", 1, PoolOp<kernels::PoolKind::kMax>},
+    {"", "AveragePool", 1, PoolOp<kernels::PoolKind::kAverage>},
+    {"", "LpPool", 1, PoolOp<kernels::PoolKind::kLp>},
+    {"", "GlobalMaxPool", 1, GlobalPoolOp<kernels::PoolKind::kMax>},
+    {"", "GlobalAveragePool", 1, GlobalPoolOp<kernels::PoolKind::kAverage>},
+    {"", "GlobalLpPool", 1, GlobalPoolOp<kernels::PoolKind::kLp>},
+    {"", "MaxUnpool", 9, MaxUnpoolOp},
+    {"", "BatchNormalization", 1, BatchNormOp},
+    {"", "InstanceNormalization", 1, InstanceNormOp},
+    {"", "LayerNormalization", 17, LayerNormOp},
+    {"", "LRN", 1, LrnOp},
+    {"", "MeanVarianceNormalization", 9, MvnOp},
+    {"", "Resize", 10, ResizeOp},
+    {"", "Upsample", 7, UpsampleOp},
+    {"", "GridSample", 16, GridSampleOp},
+};
+
+}  // namespace
+
+absl::Span<const OpRegistration> NnOps() { return kNnOps; }
 
 }  // namespace onnx_bcast::rt

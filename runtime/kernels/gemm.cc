@@ -1,0 +1,49 @@
+// GEMM through OpenBLAS's CBLAS interface (row-major), guarding the cases BLAS handles
+// badly: empty products and beta == 0 over uninitialised memory.
+#include "runtime/kernels/gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+namespace onnx_bcast::rt::kernels {
+namespace {
+
+template <class T>
+void FillScaled(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+  }
+}
+
+// BLAS requires ld >= max(1, columns) even when a dim is 0 or 1.
+int Ld(int64_t ld, int64_t cols) { return static_cast<int>(std::max<int64_t>({ld, cols, 1})); }
+
+}  // namespace
+
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  // OpenBLAS skips reading C when beta == 0, but clear it first so K == 0 is well defined.
+  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
+  if (k == 0) return;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, Ld(lda, trans_a ? m : k), b, Ld(ldb, trans_b ? k : n),
+              beta, c, Ld(ldc, n));
+}
+
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
+  if (k == 0) return;
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, Ld(lda, trans_a ? m : k), b, Ld(ldb, trans_b ? k : n),
+              beta, c, Ld(ldc, n));
+}
+
+}  // namespace onnx_bcast::rt::kernels

@@ -1,0 +1,67 @@
+// Matrix products: row-major C = alpha * op(A) * op(B) + beta * C through OpenBLAS for float
+// and double, plain loops for integers, and batched MatMul over broadcast batch offsets.
+#ifndef ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_
+#define ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_
+
+#include <cstdint>
+#include <type_traits>
+
+namespace onnx_bcast::rt::kernels {
+
+/// Largest M, N or K (and leading dimension) the BLAS path accepts (its ints are 32-bit).
+inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
+
+/// Row-major GEMM: c[M,N] = alpha * op(a) * op(b) + beta * c, where op(a) is [M,K] (a is
+/// [K,M] when `trans_a`) and op(b) is [K,N]; lda/ldb/ldc are row strides. With beta == 0, c
+/// is only written (NaNs in it do not propagate). Dims must be <= kMaxBlasDim.
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc);
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc);
+
+/// Integer GEMM by loops, same contract; products accumulate in 64 bits and wrap on store.
+template <class T>
+void GemmLoops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+               const T* a, int64_t lda, const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
+  using Acc = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      Acc sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const Acc x = static_cast<Acc>(trans_a ? a[p * lda + i] : a[i * lda + p]);
+        const Acc y = static_cast<Acc>(trans_b ? b[j * ldb + p] : b[p * ldb + j]);
+        sum = static_cast<Acc>(static_cast<uint64_t>(sum) +
+                               static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+      }
+      T& out = c[i * ldc + j];
+      if (alpha == 1 && beta == 0) {
+        out = static_cast<T>(sum);
+      } else {
+        out = static_cast<T>(alpha * static_cast<double>(sum) +
+                             (beta == 0 ? 0.0 : beta * static_cast<double>(out)));
+      }
+    }
+  }
+}
+
+/// Batched matrix product: for each of `batch` products, a[a_offset[i]..] [M,K] times
+/// b[b_offset[i]..] [K,N] into out + i*M*N. T is float, double or an integer type.
+template <class T>
+void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
+                   const int64_t* a_offset, const T* b, const int64_t* b_offset, T* out) {
+  for (int64_t i = 0; i < batch; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      Gemm(false, false, m, n, k, T(1), a + a_offset[i], k, b + b_offset[i], n, T(0),
+           out + i * m * n, n);
+    } else {
+      GemmLoops<T>(false, false, m, n, k, 1.0, a + a_offset[i], k, b + b_offset[i], n, 0.0,
+                   out + i * m * n, n);
+    }
+  }
+}
+
+}  // namespace onnx_bcast::rt::kernels
+
+#endif  // ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_

@@ -1,0 +1,137 @@
+// Pooling kernels over N-D spatial dims: max (with flat indices), average (with or without
+// padding in the divisor) and Lp, per (batch, channel) plane, window clipped to the input.
+#ifndef ONNX_BCAST_RUNTIME_KERNELS_POOL_H_
+#define ONNX_BCAST_RUNTIME_KERNELS_POOL_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "runtime/kernels/conv.h"
+
+namespace onnx_bcast::rt::kernels {
+
+/// The pooling operators.
+enum class PoolKind { kMax, kAverage, kLp };
+
+/// Options of Pool.
+struct PoolOptions {
+  PoolKind kind = PoolKind::kMax;
+  /// AveragePool: divide by the window size inside the padded input (true) or by the number
+  /// of real input elements (false).
+  bool count_include_pad = false;
+  /// LpPool's p.
+  double p = 2;
+  /// MaxPool indices in column-major spatial order (storage_order 1).
+  bool column_major_indices = false;
+};
+
+/// Pools `planes` planes of x [planes, in...] into y [planes, out...]. `indices` (may be null)
+/// gets MaxPool's flat input index (plane * in_size + spatial offset).
+template <class T>
+void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const T* x, T* y,
+          int64_t* indices) {
+  const int64_t rank = g.rank(), isize = g.in_size(), osize = g.out_size();
+  // Per dim, for each output position: the first and last+1 valid kernel offsets and the
+  // count of window positions inside the padded input.
+  std::vector<std::vector<int64_t>> k_begin(rank), k_end(rank), padded(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    for (int64_t o = 0; o < g.out[d]; ++o) {
+      const int64_t start = o * g.strides[d] - g.pads_begin[d];
+      int64_t kb = 0, ke = 0, pc = 0;
+      bool seen = false;
+      for (int64_t k = 0; k < g.kernel[d]; ++k) {
+        const int64_t i = start + k * g.dilations[d];
+        if (i < g.in[d] + g.pads_end[d]) ++pc;
+        if (i < 0 || i >= g.in[d]) continue;
+        if (!seen) kb = k;
+        seen = true;
+        ke = k + 1;
+      }
+      k_begin[d].push_back(kb);
+      k_end[d].push_back(seen ? ke : kb);
+      padded[d].push_back(pc);
+    }
+  }
+  std::vector<int64_t> opos(rank, 0), k(rank, 0);
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xp = x + plane * isize;
+    std::fill(opos.begin(), opos.end(), 0);
+    for (int64_t o = 0; o < osize; ++o) {
+      double acc = opt.kind == PoolKind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      int64_t best = -1, count = 0, window = 1;
+      bool empty = false;
+      for (int64_t d = 0; d < rank; ++d) {
+        k[d] = k_begin[d][opos[d]];
+        empty = empty || k[d] >= k_end[d][opos[d]];
+        window *= padded[d][opos[d]];
+      }
+      while (!empty) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          off = off * g.in[d] + opos[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+        }
+        const double v = static_cast<double>(xp[off]);
+        switch (opt.kind) {
+          case PoolKind::kMax:
+            if (v > acc || best < 0) {
+              acc = v;
+              best = off;
+            }
+            break;
+          case PoolKind::kAverage:
+            acc += v;
+            break;
+          case PoolKind::kLp:
+            acc += std::pow(std::fabs(v), opt.p);
+            break;
+        }
+        ++count;
+        int64_t d = rank - 1;
+        for (; d >= 0; --d) {
+          if (++k[d] < k_end[d][opos[d]]) break;
+          k[d] = k_begin[d][opos[d]];
+        }
+        if (d < 0) break;
+      }
+      double result = acc;
+      if (opt.kind == PoolKind::kAverage) {
+        const int64_t div = opt.count_include_pad ? window : count;
+        result = div > 0 ? acc / static_cast<double>(div) : 0.0;
+      } else if (opt.kind == PoolKind::kLp) {
+        result = std::pow(acc, 1.0 / opt.p);
+      } else if (best < 0) {
+        result = 0;
+      }
+      y[plane * osize + o] = static_cast<T>(result);
+      if (indices != nullptr) {
+        int64_t idx = std::max<int64_t>(best, 0);
+        if (opt.column_major_indices) {
+          // Re-linearize the spatial offset with the first dim fastest.
+          int64_t rem = idx, col = 0, stride = 1;
+          std::vector<int64_t> coord(rank);
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            coord[d] = rem % g.in[d];
+            rem /= g.in[d];
+          }
+          for (int64_t d = 0; d < rank; ++d) {
+            col += coord[d] * stride;
+            stride *= g.in[d];
+          }
+          idx = col;
+        }
+        indices[plane * osize + o] = plane * isize + idx;
+      }
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++opos[d] < g.out[d]) break;
+        opos[d] = 0;
+      }
+    }
+  }
+}
+
+}  // namespace onnx_bcast::rt::kernels
+
+#endif  // ONNX_BCAST_RUNTIME_KERNELS_POOL_H_

@@ -1,0 +1,246 @@
+// Reduction kernels: Reduce* over any set of axes (dims collapsed first, then one flat pass
+// with per-dim output strides), ArgMax/ArgMin and the Softmax family over [outer, n, inner].
+#ifndef ONNX_BCAST_RUNTIME_KERNELS_REDUCE_H_
+#define ONNX_BCAST_RUNTIME_KERNELS_REDUCE_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace onnx_bcast::rt::kernels {
+
+/// The Reduce* operators.
+enum class ReduceKind {
+  kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare,
+};
+
+/// Accumulator of a reduction over T: double for floating T, 64-bit integers otherwise
+/// (integer results wrap on the final cast, as numpy's do).
+template <class T>
+using ReduceAcc = std::conditional_t<std::is_floating_point_v<T>, double,
+                                     std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+
+/// Identity of `kind`'s accumulation (what an empty reduction starts from).
+template <class A>
+A ReduceInit(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMax:
+    case ReduceKind::kLogSumExp:
+      return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::lowest();
+    case ReduceKind::kMin:
+      return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::max();
+    case ReduceKind::kProd:
+      return A(1);
+    default:
+      return A(0);
+  }
+}
+
+/// Folds one value into an accumulator (LogSumExp is done in two passes by the caller).
+template <class A>
+inline A ReduceStep(ReduceKind kind, A acc, A x) {
+  switch (kind) {
+    case ReduceKind::kMax:
+      return (x > acc || x != x) ? x : acc;
+    case ReduceKind::kMin:
+      return (x < acc || x != x) ? x : acc;
+    case ReduceKind::kProd:
+      return acc * x;
+    case ReduceKind::kL1:
+      if constexpr (std::is_signed_v<A>) return acc + (x < 0 ? A(0) - x : x);
+      return acc + x;
+    case ReduceKind::kL2:
+    case ReduceKind::kSumSquare:
+      return acc + x * x;
+    default:
+      return acc + x;
+  }
+}
+
+/// Turns an accumulator into the output value; `count` is the number of reduced elements.
+template <class T, class A>
+inline T ReduceFinish(ReduceKind kind, A acc, int64_t count) {
+  switch (kind) {
+    case ReduceKind::kMean:
+      if (count == 0) return static_cast<T>(std::numeric_limits<double>::quiet_NaN());
+      if constexpr (std::is_floating_point_v<T>) {
+        return static_cast<T>(static_cast<double>(acc) / static_cast<double>(count));
+      } else {
+        return static_cast<T>(acc / static_cast<A>(count));
+      }
+    case ReduceKind::kL2:
+      return static_cast<T>(std::sqrt(static_cast<double>(acc)));
+    case ReduceKind::kLogSum:
+      return static_cast<T>(std::log(static_cast<double>(acc)));
+    default:
+      return static_cast<T>(acc);
+  }
+}
+
+/// Reduces `in` (dims `shape`) over the dims where `reduce[d]` is true into `out`, whose
+/// elements are laid out as the input with reduced dims set to 1.
+template <class T>
+void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
+            const std::vector<bool>& reduce, T* out) {
+  using A = ReduceAcc<T>;
+  // Collapse runs of dims that are all reduced or all kept; dims of size 1 join either.
+  std::vector<int64_t> dims;
+  std::vector<bool> red;
+  int64_t total = 1, out_count = 1, count = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    total *= shape[d];
+    if (reduce[d]) {
+      count *= shape[d];
+    } else {
+      out_count *= shape[d];
+    }
+    if (shape[d] == 1) continue;
+    if (!dims.empty() && red.back() == reduce[d]) {
+      dims.back() *= shape[d];
+    } else {
+      dims.push_back(shape[d]);
+      red.push_back(reduce[d]);
+    }
+  }
+  std::vector<A> acc(static_cast<size_t>(out_count), ReduceInit<A>(kind));
+  if (kind == ReduceKind::kLogSumExp) {
+    std::vector<T> max(static_cast<size_t>(out_count));
+    Reduce(ReduceKind::kMax, in, shape, reduce, max.data());
+    std::vector<A> shifted(static_cast<size_t>(out_count), A(0));
+    // Second pass below accumulates exp(x - max) into `shifted`.
+    const int rank = static_cast<int>(dims.size());
+    std::vector<int64_t> ostride(rank, 0), idx(rank, 0);
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (!red[d]) {
+        ostride[d] = s;
+        s *= dims[d];
+      }
+    }
+    int64_t o = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      const double m = static_cast<double>(max[o]);
+      const double shift = std::isinf(m) ? 0.0 : m;
+      shifted[o] += static_cast<A>(std::exp(static_cast<double>(in[i]) - shift));
+      for (int d = rank - 1; d >= 0; --d) {
+        o += ostride[d];
+        if (++idx[d] < dims[d]) break;
+        o -= ostride[d] * dims[d];
+        idx[d] = 0;
+      }
+    }
+    for (int64_t j = 0; j < out_count; ++j) {
+      const double m = static_cast<double>(max[j]);
+      const double shift = std::isinf(m) ? 0.0 : m;
+      out[j] = static_cast<T>(shift + std::log(static_cast<double>(shifted[j])));
+    }
+    return;
+  }
+  if (total > 0) {
+    if (!red.empty() && red.back() && (dims.size() == 1 || (dims.size() == 2 && !red[0]))) {
+      // [kept..., reduced]: contiguous rows, the common case (last axis, keepdims or not).
+      const int64_t n = dims.back();
+      for (int64_t j = 0; j < out_count; ++j) {
+        const T* row = in + j * n;
+        A a = acc[j];
+        for (int64_t k = 0; k < n; ++k) a = ReduceStep<A>(kind, a, static_cast<A>(row[k]));
+        acc[j] = a;
+      }
+    } else {
+      const int rank = static_cast<int>(dims.size());
+      std::vector<int64_t> ostride(rank, 0), idx(rank, 0);
+      int64_t s = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        if (!red[d]) {
+          ostride[d] = s;
+          s *= dims[d];
+        }
+      }
+      // Innermost collapsed dim as a flat loop with a fixed output stride.
+      const int64_t inner = rank > 0 ? dims[rank - 1] : 1;
+      const int64_t inner_stride = rank > 0 ? ostride[rank - 1] : 0;
+      int64_t o = 0;
+      for (int64_t i = 0; i < total; i += inner) {
+        for (int64_t k = 0; k < inner; ++k) {
+          A& a = acc[o + k * inner_stride];
+          a = ReduceStep<A>(kind, a, static_cast<A>(in[i + k]));
+        }
+        for (int d = rank - 2; d >= 0; --d) {
+          o += ostride[d];
+          if (++idx[d] < dims[d]) break;
+          o -= ostride[d] * dims[d];
+          idx[d] = 0;
+        }
+      }
+    }
+  }
+  for (int64_t j = 0; j < out_count; ++j) out[j] = ReduceFinish<T, A>(kind, acc[j], count);
+}
+
+/// ArgMax (`is_max`) or ArgMin over the middle dim of [outer, n, inner]; ties pick the first
+/// index, or the last with `select_last`. NaN counts as the extreme.
+template <class T>
+void ArgReduce(bool is_max, bool select_last, const T* in, int64_t outer, int64_t n,
+               int64_t inner, int64_t* out) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* base = in + o * n * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        const T x = base[k * inner], b = base[best * inner];
+        if (b != b) break;
+        const bool better = x != x || (is_max ? x > b : x < b);
+        if (better || (select_last && x == b)) best = k;
+      }
+      out[o * inner + i] = best;
+    }
+  }
+}
+
+/// The Softmax family.
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
+/// Softmax, LogSoftmax or Hardmax over the middle dim of [outer, n, inner].
+template <class T>
+void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t inner, T* out) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* x = in + o * n * inner + i;
+      T* y = out + o * n * inner + i;
+      if (n == 0) continue;
+      int64_t arg = 0;
+      T max = x[0];
+      for (int64_t k = 1; k < n; ++k) {
+        if (x[k * inner] > max) {
+          max = x[k * inner];
+          arg = k;
+        }
+      }
+      if (kind == SoftmaxKind::kHardmax) {
+        for (int64_t k = 0; k < n; ++k) y[k * inner] = T(k == arg ? 1 : 0);
+        continue;
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k) sum += std::exp(static_cast<double>(x[k * inner] - max));
+      if (kind == SoftmaxKind::kSoftmax) {
+        const double inv = 1.0 / sum;
+        for (int64_t k = 0; k < n; ++k) {
+          y[k * inner] = static_cast<T>(std::exp(static_cast<double>(x[k * inner] - max)) * inv);
+        }
+      } else {
+        const double log_sum = std::log(sum);
+        for (int64_t k = 0; k < n; ++k) {
+          y[k * inner] = static_cast<T>(static_cast<double>(x[k * inner] - max) - log_sum);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace onnx_bcast::rt::kernels
+
+#endif  // ONNX_BCAST_RUNTIME_KERNELS_REDUCE_H_

@@ -1,0 +1,163 @@
+// MatMul, Gemm, MatMulInteger, Einsum and Det: the BLAS GEMM against the reference triple loop
+// on random shapes, and ops against hand-computed values.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/gemm.h"
+#include "runtime/kernels/reference/gemm.h"
+#include "tests/unit/runtime/ops_harness.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+using testing::FloatAttr;
+using testing::IntAttr;
+using testing::MakeNode;
+using testing::RunNode;
+using testing::StringAttr;
+
+TEST(GemmKernel, BlasMatchesReferenceOnRandomShapes) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int64_t m = rng() % 9, n = rng() % 9, k = rng() % 9;
+    const bool ta = rng() & 1, tb = rng() & 1;
+    const float alpha = (rng() & 1) ? 1.0f : 0.5f, beta = (rng() % 3) * 0.5f;
+    std::vector<float> a(m * k), b(k * n), c(m * n), ref;
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    for (float& v : c) v = dist(rng);
+    ref = c;
+    const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+    kernels::Gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), n);
+    kernels::reference::Gemm<float>(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
+                                    ref.data(), n);
+    for (int64_t i = 0; i < m * n; ++i) EXPECT_NEAR(c[i], ref[i], 1e-5) << iter;
+  }
+}
+
+TEST(GemmKernel, IntegerLoopsMatchReference) {
+  std::mt19937_64 rng(5);
+  for (int iter = 0; iter < 50; ++iter) {
+    const int64_t m = rng() % 6 + 1, n = rng() % 6 + 1, k = rng() % 6 + 1;
+    std::vector<int32_t> a(m * k), b(k * n), c(m * n), ref(m * n);
+    for (int32_t& v : a) v = static_cast<int32_t>(rng() % 21) - 10;
+    for (int32_t& v : b) v = static_cast<int32_t>(rng() % 21) - 10;
+    kernels::GemmLoops<int32_t>(false, false, m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(),
+                                n);
+    kernels::reference::Gemm<int32_t>(false, false, m, n, k, 1, a.data(), k, b.data(), n, 0,
+                                      ref.data(), n);
+    EXPECT_EQ(c, ref);
+  }
+}
+
+Tensor Floats(std::vector<int64_t> shape, std::vector<float> v) {
+  return *Tensor::FromValues<float>(std::move(shape), absl::Span<const float>(v));
+}
+
+TEST(MatMulOp, BatchBroadcastAndVectorPromotion) {
+  Node node = MakeNode("MatMul", 2, 1, 13);
+  // [2,1,2] x [2] -> [2,1].
+  Tensor a = Floats({2, 1, 2}, {1, 2, 3, 4});
+  Tensor v = Floats({2}, {1, 1});
+  auto out = RunNode(node, {&a, &v});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 7);
+  // [1,2,2] x [3,2,1] -> [3,2,1] (a broadcast over b's batch).
+  Tensor a2 = Floats({1, 2, 2}, {1, 0, 0, 2});
+  Tensor b2 = Floats({3, 2, 1}, {1, 1, 2, 2, 3, 3});
+  out = RunNode(node, {&a2, &b2});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{3, 2, 1}));
+  const std::vector<float> want = {1, 2, 2, 4, 3, 6};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ((*out)[0].tensor->data<float>()[i], want[i]);
+}
+
+TEST(MatMulOp, MismatchedKIsAnError) {
+  Node node = MakeNode("MatMul", 2, 1, 13);
+  Tensor a = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = Floats({2, 2}, {1, 2, 3, 4});
+  auto out = RunNode(node, {&a, &b});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MatMulOp, Int64UsesLoops) {
+  Node node = MakeNode("MatMul", 2, 1, 13);
+  Tensor a = *Tensor::FromValues<int64_t>({1, 2}, {3, 4});
+  Tensor b = *Tensor::FromValues<int64_t>({2, 1}, {5, 6});
+  auto out = RunNode(node, {&a, &b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<int64_t>()[0], 39);
+}
+
+TEST(GemmOp, TransposesAlphaBetaAndRowBias) {
+  Node node = MakeNode("Gemm", 3, 1, 13);
+  node.attrs["transA"] = IntAttr(1);
+  node.attrs["alpha"] = FloatAttr(2);
+  node.attrs["beta"] = FloatAttr(0.5f);
+  Tensor a = Floats({2, 1}, {1, 2});   // A^T = [1, 2]
+  Tensor b = Floats({2, 2}, {1, 0, 0, 1});
+  Tensor c = Floats({2}, {10, 20});
+  auto out = RunNode(node, {&a, &b, &c});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<float>()[0], 2 * 1 + 5);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 2 * 2 + 10);
+}
+
+TEST(GemmOp, CThatDoesNotBroadcastIsAnError) {
+  Node node = MakeNode("Gemm", 3, 1, 13);
+  Tensor a = Floats({2, 2}, {1, 2, 3, 4});
+  Tensor c = Floats({3}, {1, 2, 3});
+  auto out = RunNode(node, {&a, &a, &c});
+  ASSERT_FALSE(out.ok());
+}
+
+TEST(MatMulIntegerOp, ZeroPointsAreSubtracted) {
+  Node node = MakeNode("MatMulInteger", 4, 1, 10);
+  Tensor a = *Tensor::FromValues<uint8_t>({1, 2}, {3, 4});
+  Tensor b = *Tensor::FromValues<uint8_t>({2, 1}, {5, 6});
+  Tensor az = *Tensor::FromValues<uint8_t>({}, {1});
+  Tensor bz = *Tensor::FromValues<uint8_t>({}, {2});
+  auto out = RunNode(node, {&a, &b, &az, &bz});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<int32_t>()[0], 2 * 3 + 3 * 4);
+}
+
+TEST(EinsumOp, TransposeBatchMatMulTraceAndImplicitOutput) {
+  Node node = MakeNode("Einsum", 2, 1, 12);
+  node.attrs["equation"] = StringAttr("...ij,...jk->...ik");
+  Tensor a = Floats({1, 2, 2}, {1, 2, 3, 4});
+  Tensor b = Floats({2, 1}, {1, 1});
+  auto out = RunNode(node, {&a, &b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{1, 2, 1}));
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 7);
+  Node trace = MakeNode("Einsum", 1, 1, 12);
+  trace.attrs["equation"] = StringAttr("ii");
+  Tensor sq = Floats({2, 2}, {1, 2, 3, 4});
+  out = RunNode(trace, {&sq});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->rank(), 0);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[0], 5);
+  Node transpose = MakeNode("Einsum", 1, 1, 12);
+  transpose.attrs["equation"] = StringAttr("ji");  // implicit output "ij"
+  out = RunNode(transpose, {&sq});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 3);
+}
+
+TEST(DetOp, BatchOfMatrices) {
+  Node node = MakeNode("Det", 1, 1, 11);
+  Tensor x = Floats({2, 2, 2}, {1, 2, 3, 4, 2, 0, 0, 3});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].tensor->data<float>()[0], -2, 1e-6);
+  EXPECT_NEAR((*out)[0].tensor->data<float>()[1], 6, 1e-6);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt

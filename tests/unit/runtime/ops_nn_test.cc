@@ -1,0 +1,268 @@
+// Conv, ConvTranspose, pooling, normalizations and Resize: im2col/col2im convolutions and the
+// separable resampler against direct reference kernels on random geometries, and ops against
+// hand-computed values.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/conv.h"
+#include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/resize.h"
+#include "runtime/kernels/resize.h"
+#include "tests/unit/runtime/ops_harness.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+using testing::FloatAttr;
+using testing::IntAttr;
+using testing::IntsAttr;
+using testing::MakeNode;
+using testing::RunNode;
+using testing::StringAttr;
+
+// A random geometry of `rank` spatial dims; `transposed` fills `out` from the transposed
+// formula instead of the forward one.
+kernels::WindowGeometry RandomGeometry(std::mt19937_64& rng, int rank, bool transposed) {
+  kernels::WindowGeometry g;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t k = rng() % 3 + 1, s = rng() % 2 + 1, dl = rng() % 2 + 1;
+    const int64_t ek = (k - 1) * dl + 1;
+    const int64_t pb = rng() % 2, pe = rng() % 2, in = rng() % 4 + ek + 1;
+    g.in.push_back(in);
+    g.kernel.push_back(k);
+    g.strides.push_back(s);
+    g.dilations.push_back(dl);
+    g.pads_begin.push_back(pb);
+    g.pads_end.push_back(pe);
+    g.out.push_back(transposed ? s * (in - 1) + ek - pb - pe : (in + pb + pe - ek) / s + 1);
+  }
+  return g;
+}
+
+std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {
+  std::mt19937_64 rng(1);
+  for (int iter = 0; iter < 120; ++iter) {
+    const int rank = iter % 3 + 1;
+    const kernels::WindowGeometry g = RandomGeometry(rng, rank, false);
+    const int64_t group = rng() % 2 + 1, n = rng() % 2 + 1;
+    const int64_t c = group * (rng() % 2 + 1), m = group * (rng() % 3 + 1);
+    const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * (c / group) * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
+    const float* bias = (iter & 1) ? b.data() : nullptr;
+    kernels::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
+    kernels::reference::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << iter;
+  }
+}
+
+TEST(ConvKernel, ConvTransposeMatchesDirectOnRandomGeometries) {
+  std::mt19937_64 rng(2);
+  for (int iter = 0; iter < 120; ++iter) {
+    const int rank = iter % 3 + 1;
+    const kernels::WindowGeometry g = RandomGeometry(rng, rank, true);
+    const int64_t group = rng() % 2 + 1, n = rng() % 2 + 1;
+    const int64_t c = group * (rng() % 2 + 1), m = group * (rng() % 3 + 1);
+    const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, c * (m / group) * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
+    const float* bias = (iter & 1) ? b.data() : nullptr;
+    kernels::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
+    kernels::reference::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias,
+                                             ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << iter;
+  }
+}
+
+TEST(ResizeKernel, SeparableMatchesDirectOnRandomTaps) {
+  std::mt19937_64 rng(4);
+  for (int iter = 0; iter < 100; ++iter) {
+    const int rank = iter % 4 + 1;
+    std::vector<int64_t> shape;
+    std::vector<kernels::ResizeTaps> taps;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t in = rng() % 4 + 1, out = rng() % 5 + 1;
+      shape.push_back(in);
+      kernels::ResizeTaps t;
+      t.begin.push_back(0);
+      for (int64_t j = 0; j < out; ++j) {
+        const int64_t taps_here = rng() % 3;
+        for (int64_t k = 0; k < taps_here; ++k) {
+          t.index.push_back(rng() % in);
+          t.weight.push_back(RandomFloats(rng, 1)[0]);
+        }
+        t.begin.push_back(static_cast<int64_t>(t.index.size()));
+        t.extrapolate.push_back(rng() % 7 == 0);
+      }
+      taps.push_back(t);
+    }
+    int64_t in_total = 1, out_total = 1;
+    for (int d = 0; d < rank; ++d) {
+      in_total *= shape[d];
+      out_total *= taps[d].out_size();
+    }
+    const std::vector<float> x = RandomFloats(rng, in_total);
+    std::vector<float> fast(out_total), ref(out_total);
+    kernels::Resize<float>(shape, taps, -7, x.data(), fast.data());
+    kernels::reference::Resize<float>(shape, taps, -7, x.data(), ref.data());
+    for (int64_t i = 0; i < out_total; ++i) ASSERT_NEAR(fast[i], ref[i], 1e-5) << iter;
+  }
+}
+
+Tensor Floats(std::vector<int64_t> shape, std::vector<float> v) {
+  return *Tensor::FromValues<float>(std::move(shape), absl::Span<const float>(v));
+}
+
+std::vector<float> Values(const Value& v) {
+  auto s = v.tensor->values<float>();
+  return std::vector<float>(s.begin(), s.end());
+}
+
+TEST(ConvOp, SamePaddingAndBias) {
+  Node node = MakeNode("Conv", 3, 1, 11);
+  node.attrs["auto_pad"] = StringAttr("SAME_UPPER");
+  Tensor x = Floats({1, 1, 3}, {1, 2, 3});
+  Tensor w = Floats({1, 1, 3}, {1, 1, 1});
+  Tensor b = Floats({1}, {10});
+  auto out = RunNode(node, {&x, &w, &b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{13, 16, 15}));
+}
+
+TEST(ConvOp, ChannelMismatchIsAnError) {
+  Node node = MakeNode("Conv", 2, 1, 11);
+  Tensor x = Floats({1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor w = Floats({1, 1, 3}, {1, 1, 1});
+  EXPECT_FALSE(RunNode(node, {&x, &w}).ok());
+}
+
+TEST(ConvTransposeOp, StridesAndOutputShape) {
+  Node node = MakeNode("ConvTranspose", 2, 1, 11);
+  node.attrs["strides"] = IntsAttr({2});
+  Tensor x = Floats({1, 1, 2}, {1, 2});
+  Tensor w = Floats({1, 1, 2}, {1, 10});
+  auto out = RunNode(node, {&x, &w});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 10, 2, 20}));
+  node.attrs["output_shape"] = IntsAttr({5});
+  out = RunNode(node, {&x, &w});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 10, 2, 20, 0}));
+}
+
+TEST(PoolOps, MaxPoolIndicesAndCeilMode) {
+  Node node = MakeNode("MaxPool", 1, 2, 12);
+  node.attrs["kernel_shape"] = IntsAttr({2, 2});
+  node.attrs["strides"] = IntsAttr({2, 2});
+  node.attrs["ceil_mode"] = IntAttr(1);
+  Tensor x = Floats({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{5, 6, 8, 9}));
+  const auto idx = (*out)[1].tensor->values<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(idx.begin(), idx.end()), (std::vector<int64_t>{4, 5, 7, 8}));
+}
+
+TEST(PoolOps, AveragePoolCountIncludePad) {
+  Node node = MakeNode("AveragePool", 1, 1, 11);
+  node.attrs["kernel_shape"] = IntsAttr({3});
+  node.attrs["pads"] = IntsAttr({1, 1});
+  Tensor x = Floats({1, 1, 3}, {3, 6, 9});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{4.5f, 6, 7.5f}));
+  node.attrs["count_include_pad"] = IntAttr(1);
+  out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{3, 6, 5}));
+}
+
+TEST(PoolOps, GlobalAveragePool) {
+  Node node = MakeNode("GlobalAveragePool", 1, 1, 11);
+  Tensor x = Floats({1, 2, 2}, {1, 3, 5, 7});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{1, 2, 1}));
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{2, 6}));
+}
+
+TEST(NormOps, BatchNormalizationInference) {
+  Node node = MakeNode("BatchNormalization", 5, 1, 15);
+  node.attrs["epsilon"] = FloatAttr(0);
+  Tensor x = Floats({1, 2, 1}, {3, 5});
+  Tensor scale = Floats({2}, {2, 1});
+  Tensor bias = Floats({2}, {1, 0});
+  Tensor mean = Floats({2}, {1, 1});
+  Tensor var = Floats({2}, {4, 16});
+  auto out = RunNode(node, {&x, &scale, &bias, &mean, &var});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{3, 1}));
+}
+
+TEST(NormOps, LayerNormalizationWithStats) {
+  Node node = MakeNode("LayerNormalization", 2, 3, 17);
+  node.attrs["epsilon"] = FloatAttr(0);
+  Tensor x = Floats({2, 2}, {1, 3, 2, 2});
+  Tensor scale = Floats({2}, {1, 2});
+  auto out = RunNode(node, {&x, &scale, nullptr});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0])[0], -1);
+  EXPECT_EQ(Values((*out)[0])[1], 2);
+  EXPECT_EQ((*out)[1].tensor->shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(Values((*out)[1]), (std::vector<float>{2, 2}));
+  EXPECT_EQ(Values((*out)[2])[0], 1);
+}
+
+TEST(NormOps, InstanceNormalization) {
+  Node node = MakeNode("InstanceNormalization", 3, 1, 6);
+  node.attrs["epsilon"] = FloatAttr(0);
+  Tensor x = Floats({1, 1, 2}, {1, 3});
+  Tensor scale = Floats({1}, {2});
+  Tensor bias = Floats({1}, {1});
+  auto out = RunNode(node, {&x, &scale, &bias});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{-1, 3}));
+}
+
+TEST(ResizeOp, NearestUpsampleByScalesAndLinearAlignCorners) {
+  Node node = MakeNode("Resize", 3, 1, 13);
+  Tensor x = Floats({1, 2}, {1, 2});
+  Tensor scales = Floats({2}, {1, 2});
+  auto out = RunNode(node, {&x, nullptr, &scales});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 1, 2, 2}));
+  node.attrs["mode"] = StringAttr("linear");
+  node.attrs["coordinate_transformation_mode"] = StringAttr("align_corners");
+  Tensor scales3 = Floats({2}, {1, 1.5f});
+  out = RunNode(node, {&x, nullptr, &scales3});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{1, 1.5f, 2}));
+}
+
+TEST(ResizeOp, SizesInputAndTfCropExtrapolation) {
+  Node node = MakeNode("Resize", 4, 1, 13);
+  node.attrs["mode"] = StringAttr("linear");
+  node.attrs["coordinate_transformation_mode"] = StringAttr("tf_crop_and_resize");
+  node.attrs["extrapolation_value"] = FloatAttr(-1);
+  Tensor x = Floats({2}, {0, 10});
+  Tensor roi = Floats({2}, {0.5f, 1.5f});
+  Tensor sizes = *Tensor::FromValues<int64_t>({1}, {3});
+  auto out = RunNode(node, {&x, &roi, nullptr, &sizes});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{5, 10, -1}));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt

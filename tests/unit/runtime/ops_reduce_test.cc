@@ -1,0 +1,189 @@
+// Reduce*, ArgMax/ArgMin and the Softmax family: fast kernels against the reference on random
+// shapes and axis sets, and ops against hand-computed values.
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/reduce.h"
+#include "runtime/kernels/reference/reduce.h"
+#include "tests/unit/runtime/ops_harness.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+using kernels::ReduceKind;
+using testing::IntAttr;
+using testing::IntsAttr;
+using testing::MakeNode;
+using testing::RunNode;
+
+constexpr ReduceKind kAllKinds[] = {
+    ReduceKind::kSum, ReduceKind::kMean,      ReduceKind::kMax,      ReduceKind::kMin,
+    ReduceKind::kProd, ReduceKind::kL1,       ReduceKind::kL2,       ReduceKind::kLogSum,
+    ReduceKind::kLogSumExp, ReduceKind::kSumSquare,
+};
+
+TEST(ReduceKernel, FastMatchesReferenceOnRandomShapesAndAxes) {
+  std::mt19937_64 rng(7);
+  for (int iter = 0; iter < 300; ++iter) {
+    const int rank = static_cast<int>(rng() % 5);
+    std::vector<int64_t> shape(rank);
+    std::vector<bool> reduce(rank);
+    int64_t total = 1, out = 1;
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = static_cast<int64_t>(rng() % 4) + (iter % 17 == 0 ? 0 : 1);
+      reduce[d] = rng() & 1;
+      total *= shape[d];
+      out *= reduce[d] ? 1 : shape[d];
+    }
+    std::vector<double> x(total);
+    std::uniform_real_distribution<double> dist(0.1, 2.0);
+    for (double& v : x) v = dist(rng);
+    for (ReduceKind kind : kAllKinds) {
+      std::vector<double> fast(out), ref(out);
+      kernels::Reduce<double>(kind, x.data(), shape, reduce, fast.data());
+      kernels::reference::Reduce<double>(kind, x.data(), shape, reduce, ref.data());
+      for (int64_t i = 0; i < out; ++i) {
+        if (fast[i] == ref[i]) continue;
+        if (std::isnan(ref[i])) {
+          EXPECT_TRUE(std::isnan(fast[i]));
+        } else {
+          EXPECT_NEAR(fast[i], ref[i], 1e-9 * (1 + std::fabs(ref[i])))
+              << "kind " << static_cast<int>(kind) << " iter " << iter;
+        }
+      }
+    }
+  }
+}
+
+TEST(ReduceKernel, IntegerSumAndMaxMatchReference) {
+  std::mt19937_64 rng(3);
+  for (int iter = 0; iter < 100; ++iter) {
+    std::vector<int64_t> shape = {static_cast<int64_t>(rng() % 4 + 1),
+                                  static_cast<int64_t>(rng() % 4 + 1),
+                                  static_cast<int64_t>(rng() % 4 + 1)};
+    std::vector<bool> reduce = {static_cast<bool>(rng() & 1), static_cast<bool>(rng() & 1),
+                                static_cast<bool>(rng() & 1)};
+    std::vector<int32_t> x(shape[0] * shape[1] * shape[2]);
+    for (int32_t& v : x) v = static_cast<int32_t>(rng() % 200) - 100;
+    for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin,
+                            ReduceKind::kL1, ReduceKind::kProd}) {
+      std::vector<int32_t> fast(x.size()), ref(x.size());
+      kernels::Reduce<int32_t>(kind, x.data(), shape, reduce, fast.data());
+      kernels::reference::Reduce<int32_t>(kind, x.data(), shape, reduce, ref.data());
+      EXPECT_EQ(fast, ref);
+    }
+  }
+}
+
+Tensor Floats(std::vector<int64_t> shape, std::vector<float> v) {
+  return *Tensor::FromValues<float>(std::move(shape), absl::Span<const float>(v));
+}
+
+TEST(ReduceOps, SumWithAxesInputKeepdims) {
+  Node node = MakeNode("ReduceSum", 2, 1, 13);
+  Tensor x = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor axes = *Tensor::FromValues<int64_t>({1}, {1});
+  auto out = RunNode(node, {&x, &axes});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ((*out)[0].tensor->data<float>()[0], 6);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 15);
+}
+
+TEST(ReduceOps, MeanAxesAttributeBeforeOpset18NoKeepdims) {
+  Node node = MakeNode("ReduceMean", 1, 1, 13);
+  node.attrs["axes"] = IntsAttr({0});
+  node.attrs["keepdims"] = IntAttr(0);
+  Tensor x = Floats({2, 2}, {1, 2, 3, 6});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ((*out)[0].tensor->data<float>()[0], 2);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 4);
+}
+
+TEST(ReduceOps, EmptyAxesNoopIsIdentity) {
+  Node node = MakeNode("ReduceMax", 2, 1, 18);
+  node.attrs["noop_with_empty_axes"] = IntAttr(1);
+  Tensor x = Floats({3}, {1, 5, 2});
+  Tensor axes = *Tensor::FromValues<int64_t>({0}, absl::Span<const int64_t>());
+  auto out = RunNode(node, {&x, &axes});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{3}));
+}
+
+TEST(ReduceOps, LogSumExpIsStableForLargeValues) {
+  Node node = MakeNode("ReduceLogSumExp", 1, 1, 13);
+  Tensor x = Floats({2}, {1000, 1000});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].tensor->data<float>()[0], 1000 + std::log(2.0), 1e-3);
+}
+
+TEST(ReduceOps, BadAxisNamesTheNode) {
+  Node node = MakeNode("ReduceSum", 1, 1, 11);
+  node.attrs["axes"] = IntsAttr({3});
+  Tensor x = Floats({2}, {1, 2});
+  auto out = RunNode(node, {&x});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("ReduceSum_test"), std::string::npos);
+}
+
+TEST(ArgOps, SelectLastIndexAndKeepdims) {
+  Node node = MakeNode("ArgMax", 1, 1, 13);
+  node.attrs["axis"] = IntAttr(1);
+  node.attrs["select_last_index"] = IntAttr(1);
+  Tensor x = Floats({2, 3}, {1, 3, 3, 4, 2, 4});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ((*out)[0].tensor->data<int64_t>()[0], 2);
+  EXPECT_EQ((*out)[0].tensor->data<int64_t>()[1], 2);
+  node.op_type = "ArgMin";
+  node.attrs["select_last_index"] = IntAttr(0);
+  node.attrs["keepdims"] = IntAttr(0);
+  out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ((*out)[0].tensor->data<int64_t>()[0], 0);
+  EXPECT_EQ((*out)[0].tensor->data<int64_t>()[1], 1);
+}
+
+TEST(SoftmaxOps, LegacyCoercesTo2DAndNewIsPerAxis) {
+  Tensor x = Floats({1, 2, 2}, {0, 0, 0, 0});
+  Node legacy = MakeNode("Softmax", 1, 1, 11);  // axis 1: rows of 4
+  auto out = RunNode(legacy, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FLOAT_EQ((*out)[0].tensor->data<float>()[0], 0.25f);
+  Node current = MakeNode("Softmax", 1, 1, 13);  // axis -1: rows of 2
+  out = RunNode(current, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FLOAT_EQ((*out)[0].tensor->data<float>()[0], 0.5f);
+}
+
+TEST(SoftmaxOps, LogSoftmaxAndHardmaxValues) {
+  Tensor x = Floats({3}, {1, 2, 3});
+  Node log_softmax = MakeNode("LogSoftmax", 1, 1, 13);
+  auto out = RunNode(log_softmax, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  EXPECT_NEAR((*out)[0].tensor->data<float>()[2], 3 - lse, 1e-6);
+  Node hardmax = MakeNode("Hardmax", 1, 1, 13);
+  out = RunNode(hardmax, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<float>()[0], 0);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[2], 1);
+}
+
+TEST(SoftmaxOps, Float16GoesThroughFloat) {
+  Tensor x = *Tensor::FromValues<Float16>({2}, {ToFloat16(0), ToFloat16(0)});
+  Node node = MakeNode("Softmax", 1, 1, 13);
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(ToFloat((*out)[0].tensor->data<Float16>()[1]), 0.5f);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
