@@ -269,6 +269,11 @@ absl::Status Range(OpContext& ctx) {
       const __int128 d = delta;
       __int128 count = span / d;
       if (count * d != span) ++count;  // span and d have the same sign when count > 0
+      if (count > ctx.options().max_tensor_elements) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            ctx.node().Label(), ": range of more than ", ctx.options().max_tensor_elements,
+            " elements"));
+      }
       n = static_cast<int64_t>(std::max<__int128>(count, 0));
     } else {
       const double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
