@@ -385,31 +385,49 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   if (!in.ok()) return in.status();
   if (indices.shape() != x.shape()) return ctx.Error("I must have the shape of X");
   const size_t rank = in->size();
-  std::vector<int64_t> out_shape;
+  // Indices refer to the shape the pooling would have unpooled to (from the attributes);
+  // an explicit output_shape only re-places them (PyTorch export semantics).
+  std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+  std::vector<int64_t> strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
+  if (kernel.size() != rank || strides.size() != rank || pads.size() != 2 * rank) {
+    return ctx.Error("kernel_shape/strides/pads do not match the spatial rank");
+  }
+  std::vector<int64_t> inferred = {x.shape()[0], x.shape()[1]};
+  for (size_t d = 0; d < rank; ++d) {
+    inferred.push_back(((*in)[d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank]);
+    if (inferred.back() < 0) return ctx.Error("negative output size");
+  }
+  std::vector<int64_t> out_shape = inferred;
   if (const Tensor* os = ctx.input(2); os != nullptr) {
     out_shape = nn::LoadInts(*os);
-    if (out_shape.size() != rank + 2) return ctx.Error("output_shape must have rank of X");
-  } else {
-    std::vector<int64_t> kernel = node.GetInts("kernel_shape");
-    std::vector<int64_t> strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
-    std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
-    if (kernel.size() != rank || strides.size() != rank || pads.size() != 2 * rank) {
-      return ctx.Error("kernel_shape/strides/pads do not match the spatial rank");
-    }
-    out_shape = {x.shape()[0], x.shape()[1]};
-    for (size_t d = 0; d < rank; ++d) {
-      out_shape.push_back(((*in)[d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank]);
+    if (out_shape.size() != rank + 2 || out_shape[0] != inferred[0] ||
+        out_shape[1] != inferred[1]) {
+      return ctx.Error("output_shape must be [N, C, spatial...] of X's rank");
     }
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
   std::memset((*y)->raw_data(), 0, (*y)->byte_size());
   std::vector<int64_t> idx = nn::LoadInts(indices);
-  const int64_t total = (*y)->num_elements();
+  const int64_t in_plane = nn::Product(inferred, 2, inferred.size());
+  const int64_t out_plane = nn::Product(out_shape, 2, out_shape.size());
+  const int64_t planes = inferred[0] * inferred[1];
   const size_t esize = x.element_size();
   for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= total) return ctx.Error("index out of range");
-    std::memcpy(static_cast<char*>((*y)->raw_data()) + idx[i] * esize,
+    if (idx[i] < 0 || idx[i] >= planes * in_plane) return ctx.Error("index out of range");
+    const int64_t plane = idx[i] / in_plane;
+    int64_t rem = idx[i] % in_plane, off = 0, stride = 1;
+    bool inside = true;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coord = rem % inferred[d + 2];
+      rem /= inferred[d + 2];
+      inside = inside && coord < out_shape[d + 2];
+      off += coord * stride;
+      stride *= out_shape[d + 2];
+    }
+    if (!inside) continue;
+    std::memcpy(static_cast<char*>((*y)->raw_data()) + (plane * out_plane + off) * esize,
                 static_cast<const char*>(x.raw_data()) + i * esize, esize);
   }
   return absl::OkStatus();

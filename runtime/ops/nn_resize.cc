@@ -25,18 +25,21 @@ struct ResizeAttrs {
 };
 
 // The source coordinate of output index `x` along one dim.
-double SourceCoord(const ResizeAttrs& a, int64_t x, double scale, int64_t in, int64_t out,
-                   double roi_start, double roi_end) {
+double SourceCoord(const ResizeAttrs& a, int64_t x, double scale, int64_t in, double roi_start,
+                   double roi_end) {
   const double xf = static_cast<double>(x);
+  // align_corners and tf_crop_and_resize divide by the unrounded resized length in * scale
+  // (equal to the output size when sizes were given), as the ONNX reference does.
+  const double resized = static_cast<double>(in) * scale;
   if (a.coord == "half_pixel") return (xf + 0.5) / scale - 0.5;
-  if (a.coord == "pytorch_half_pixel") return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
+  if (a.coord == "pytorch_half_pixel") return resized > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
   if (a.coord == "align_corners") {
-    return out == 1 ? 0.0 : xf * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    return resized == 1 ? 0.0 : xf * static_cast<double>(in - 1) / (resized - 1);
   }
   if (a.coord == "tf_half_pixel_for_nn") return (xf + 0.5) / scale;
   if (a.coord == "tf_crop_and_resize") {
     const double len = static_cast<double>(in - 1);
-    return out > 1 ? roi_start * len + xf * (roi_end - roi_start) * len / (out - 1)
+    return resized != 1 ? roi_start * len + xf * (roi_end - roi_start) * len / (resized - 1)
                    : 0.5 * (roi_start + roi_end) * len;
   }
   return xf / scale;  // asymmetric
@@ -63,7 +66,7 @@ ResizeTaps DimTaps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   ResizeTaps taps;
   taps.begin.push_back(0);
   for (int64_t x = 0; x < out; ++x) {
-    const double src = SourceCoord(a, x, scale, in, out, roi_start, roi_end);
+    const double src = SourceCoord(a, x, scale, in, roi_start, roi_end);
     const bool outside = a.coord == "tf_crop_and_resize" && (src < 0 || src > in - 1);
     taps.extrapolate.push_back(outside);
     if (!outside && in > 0) {
@@ -159,15 +162,18 @@ std::vector<double> LoadDoubles(const Tensor& t) {
   return v;
 }
 
-// Output dims floor(in * scale).
+// Output dims floor(in * scale), times the roi extent (end - start) when `roi` is given.
 absl::StatusOr<std::vector<int64_t>> ScaledShape(const OpContext& ctx, const Tensor& x,
-                                                 const std::vector<double>& scales) {
+                                                 const std::vector<double>& scales,
+                                                 const std::vector<double>& roi = {}) {
   if (scales.size() != static_cast<size_t>(x.rank())) {
     return ctx.Error(absl::StrCat("scales has ", scales.size(), " values for rank ", x.rank()));
   }
   std::vector<int64_t> out;
   for (int64_t d = 0; d < x.rank(); ++d) {
-    const double v = std::floor(static_cast<double>(x.shape()[d]) * scales[d]);
+    const double extent =
+        roi.size() == 2 * scales.size() ? roi[d + scales.size()] - roi[d] : 1.0;
+    const double v = std::floor(static_cast<double>(x.shape()[d]) * extent * scales[d]);
     if (!(scales[d] > 0) || v > 9e15) return ctx.Error("scales must be positive and finite");
     out.push_back(static_cast<int64_t>(v));
   }
@@ -210,7 +216,8 @@ absl::Status ResizeOp(OpContext& ctx) {
     }
   } else if (scales_t != nullptr) {
     scales = LoadDoubles(*scales_t);
-    absl::StatusOr<std::vector<int64_t>> s = ScaledShape(ctx, x, scales);
+    absl::StatusOr<std::vector<int64_t>> s =
+        ScaledShape(ctx, x, scales, a.coord == "tf_crop_and_resize" ? roi : std::vector<double>{});
     if (!s.ok()) return s.status();
     out_shape = *s;
   } else {
