@@ -90,8 +90,7 @@ absl::StatusOr<FunctionBody> SchemaFunctionBody(const onnx::NodeProto& call,
     }
     return absl::NotFoundError(absl::StrCat(call.op_type(), " has no function body"));
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(call.op_type(), ": function body: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(call.op_type(), ": function body: ", e.what()));
   }
 }
 

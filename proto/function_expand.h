@@ -31,7 +31,6 @@ absl::StatusOr<FunctionBody> SchemaFunctionBody(const onnx::NodeProto& call,
 /// the body is renamed "<prefix><name>", attributes with ref_attr_name take the call's value
 /// (and are dropped when the call has none), and the same renaming applies inside subgraphs.
 std::vector<onnx::NodeProto> InlineCall(const onnx::NodeProto& call,
-                                        const onnx::FunctionProto& body,
-                                        const std::string& prefix);
+                                        const onnx::FunctionProto& body, const std::string& prefix);
 
 }  // namespace onnx_bcast::proto

@@ -109,8 +109,8 @@ Comparison CompareValues(const Value& actual, const Value& expected, const std::
   Comparison out;
   if (actual.kind != expected.kind) {
     out.match = false;
-    out.message =
-        absl::StrCat("output '", name, "' is ", KindName(actual), ", expected ", KindName(expected));
+    out.message = absl::StrCat("output '", name, "' is ", KindName(actual), ", expected ",
+                               KindName(expected));
     return out;
   }
   if (actual.is_tensor()) return CompareTensors(*actual.tensor, *expected.tensor, name, tolerance);

@@ -111,8 +111,8 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
     for (const std::string& out : graph.nodes[i].outputs) {
       if (out.empty()) continue;
       if (plan->slot_of.count(out) > 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            graph.nodes[i].Label(), ": output '", out, "' is already defined in the graph"));
+        return absl::InvalidArgumentError(absl::StrCat(graph.nodes[i].Label(), ": output '", out,
+                                                       "' is already defined in the graph"));
       }
       add_slot(out);
       producer[out] = i;
@@ -178,10 +178,10 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
     np.node = &node;
     np.op = FindOp(node.domain, node.op_type, node.opset);
     if (np.op == nullptr) {
-      return absl::UnimplementedError(
-          absl::StrCat("no kernel for op ", node.op_type, " (domain '",
-                       node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.opset,
-                       ") needed by node '", node.name, "'"));
+      return absl::UnimplementedError(absl::StrCat("no kernel for op ", node.op_type, " (domain '",
+                                                   node.domain.empty() ? "ai.onnx" : node.domain,
+                                                   "', opset ", node.opset, ") needed by node '",
+                                                   node.name, "'"));
     }
     for (const std::string& in : node.inputs) {
       np.inputs.push_back(in.empty() ? -1 : plan->slot_of.at(in));
@@ -323,10 +323,9 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   for (const auto& [name, value] : feeds) {
     auto it = plan.slot_of.find(name);
     const bool is_input =
-        it != plan.slot_of.end() &&
-        (std::find(plan.input_slots.begin(), plan.input_slots.end(), it->second) !=
-             plan.input_slots.end() ||
-         model_->main->initializers.count(name) > 0);
+        it != plan.slot_of.end() && (std::find(plan.input_slots.begin(), plan.input_slots.end(),
+                                               it->second) != plan.input_slots.end() ||
+                                     model_->main->initializers.count(name) > 0);
     if (!is_input) {
       return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not an input of the model"));
     }

@@ -22,9 +22,7 @@ using OpsetMap = std::map<std::string, int64_t>;
 // Function calls nest at most this deep (a function calling itself is refused).
 constexpr int kMaxInlineDepth = 16;
 
-std::string NormalizeDomain(const std::string& domain) {
-  return domain == "ai.onnx" ? "" : domain;
-}
+std::string NormalizeDomain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
 
 OpsetMap WithImports(OpsetMap base,
                      const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
@@ -43,8 +41,7 @@ int32_t TensorElemType(const onnx::TypeProto& type) {
 
 class Loader {
  public:
-  Loader(const proto::Model& model, const LoadOptions& options)
-      : model_(model), options_(options) {
+  Loader(const proto::Model& model, const LoadOptions& options) : model_(model), options_(options) {
     for (const onnx::FunctionProto& f : model.proto.functions()) {
       functions_[{NormalizeDomain(f.domain()), f.name()}] = &f;
     }
@@ -197,8 +194,7 @@ void Loader::GuessOutputTypes(const onnx::NodeProto& node) {
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (a.has_t()) elem = a.t().data_type();
     }
-  } else if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" ||
-             op == "NonZero") {
+  } else if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" || op == "NonZero") {
     elem = onnx::TensorProto::INT64;
   } else if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
              op == "GreaterOrEqual" || op == "Not" || op == "And" || op == "Or" || op == "Xor" ||
@@ -261,17 +257,16 @@ absl::Status Loader::ConvertNode(const onnx::NodeProto& proto, const OpsetMap& o
   node.op_type = proto.op_type();
   node.domain = domain;
   node.opset = opset;
-  node.name = proto.name().empty()
-                  ? absl::StrCat(proto.op_type(), "#", graph->nodes.size())
-                  : proto.name();
+  node.name =
+      proto.name().empty() ? absl::StrCat(proto.op_type(), "#", graph->nodes.size()) : proto.name();
   node.inputs.assign(proto.input().begin(), proto.input().end());
   node.outputs.assign(proto.output().begin(), proto.output().end());
   for (const onnx::AttributeProto& attr : proto.attribute()) {
     absl::StatusOr<Attribute> a = ConvertAttribute(attr, opsets);
     if (!a.ok()) {
-      return absl::Status(a.status().code(), absl::StrCat(node.Label(), ": attribute '",
-                                                          attr.name(), "': ",
-                                                          a.status().message()));
+      return absl::Status(
+          a.status().code(),
+          absl::StrCat(node.Label(), ": attribute '", attr.name(), "': ", a.status().message()));
     }
     node.attrs[attr.name()] = std::move(*a);
   }
@@ -286,8 +281,8 @@ absl::StatusOr<std::shared_ptr<Graph>> Loader::ConvertGraph(const onnx::GraphPro
   for (const onnx::TensorProto& init : proto.initializer()) {
     absl::StatusOr<std::shared_ptr<const Tensor>> t = ConvertTensor(init);
     if (!t.ok()) {
-      return absl::Status(t.status().code(), absl::StrCat("initializer '", init.name(), "': ",
-                                                          t.status().message()));
+      return absl::Status(t.status().code(),
+                          absl::StrCat("initializer '", init.name(), "': ", t.status().message()));
     }
     graph->initializers[init.name()] = std::move(*t);
   }
@@ -330,10 +325,9 @@ absl::StatusOr<Tensor> TensorFromRaw(const proto::RawTensor& raw) {
   absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, raw.dims);
   if (!t.ok()) return t.status();
   if (raw.bytes.size() != t->byte_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", raw.name, "' has ",
-                                                   raw.bytes.size(), " bytes, shape ",
-                                                   ShapeToString(raw.dims), " needs ",
-                                                   t->byte_size()));
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", raw.name, "' has ", raw.bytes.size(),
+                                                   " bytes, shape ", ShapeToString(raw.dims),
+                                                   " needs ", t->byte_size()));
   }
   if (t->byte_size() > 0) std::memcpy(t->raw_data(), raw.bytes.data(), raw.bytes.size());
   if (dtype == DType::kBool) {

@@ -92,7 +92,8 @@ absl::StatusOr<Value> LoadValue(const std::string& path, const onnx::TypeProto* 
     raw->tensor.data_type = static_cast<int32_t>(DType::kBFloat16);
   }
   absl::StatusOr<Value> v = ValueFromRaw(*raw);
-  if (!v.ok()) return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
+  if (!v.ok())
+    return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
   return v;
 }
 
@@ -114,9 +115,8 @@ absl::StatusOr<TestDataSet> LoadTestDataSet(const proto::Model& model, const std
   }
   const auto& bind = input_files.size() > real_inputs.size() ? all_inputs : real_inputs;
   if (input_files.size() > bind.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(dir, ": ", input_files.size(),
-                                                   " input files for ", bind.size(),
-                                                   " model inputs"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": ", input_files.size(), " input files for ", bind.size(), " model inputs"));
   }
   for (size_t k = 0; k < input_files.size(); ++k) {
     absl::StatusOr<Value> v = LoadValue(input_files[k], &bind[k]->type());

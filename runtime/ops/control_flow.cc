@@ -15,7 +15,8 @@ using TensorPtr = std::shared_ptr<Tensor>;
 
 absl::StatusOr<const Graph*> Body(OpContext& ctx, const char* attr) {
   const Attribute* a = ctx.node().Find(attr);
-  if (a == nullptr || a->g == nullptr) return ctx.Error(absl::StrCat("missing graph attribute '", attr, "'"));
+  if (a == nullptr || a->g == nullptr)
+    return ctx.Error(absl::StrCat("missing graph attribute '", attr, "'"));
   if (ctx.subgraphs() == nullptr) return ctx.Error("no subgraph runner");
   return a->g.get();
 }
@@ -37,7 +38,9 @@ TensorPtr Scalar(int64_t v) {
   return t;
 }
 
-TensorPtr BoolScalar(bool v) { return std::make_shared<Tensor>(*Tensor::FromValues<bool>({}, {v})); }
+TensorPtr BoolScalar(bool v) {
+  return std::make_shared<Tensor>(*Tensor::FromValues<bool>({}, {v}));
+}
 
 // Slice `index` of `t` along `axis`, with that axis removed.
 absl::StatusOr<TensorPtr> SliceAxis(const Tensor& t, int64_t axis, int64_t index) {
@@ -72,7 +75,8 @@ absl::Status Stack(OpContext& ctx, int i, const std::vector<TensorPtr>& items, i
     }
   }
   if (axis < 0) axis += first.rank() + 1;
-  if (axis < 0 || axis > first.rank()) return ctx.Error(absl::StrCat("scan output axis out of range"));
+  if (axis < 0 || axis > first.rank())
+    return ctx.Error(absl::StrCat("scan output axis out of range"));
   std::vector<int64_t> shape = first.shape();
   const int64_t count = static_cast<int64_t>(items.size());
   shape.insert(shape.begin() + axis, count);
@@ -268,8 +272,8 @@ absl::Status RunScan8(OpContext& ctx) {
   if (const Tensor* lens = ctx.input(0); lens != nullptr) {
     const int64_t full = all[n]->rank() > 1 ? all[n]->shape()[1] : 0;
     for (int64_t b = 0; b < lens->num_elements(); ++b) {
-      const int64_t l = lens->dtype() == DType::kInt64 ? lens->data<int64_t>()[b]
-                                                        : lens->data<int32_t>()[b];
+      const int64_t l =
+          lens->dtype() == DType::kInt64 ? lens->data<int64_t>()[b] : lens->data<int32_t>()[b];
       if (l != full) return ctx.Unsupported("sequence_lens shorter than the sequence");
     }
   }
@@ -289,8 +293,8 @@ absl::Status RunScan8(OpContext& ctx) {
         scan_inputs.push_back(s->get());
       }
     }
-    auto result = ScanOnce(ctx, **body, std::move(states), scan_inputs,
-                           std::vector<int64_t>(m, 0), dirs, {});
+    auto result =
+        ScanOnce(ctx, **body, std::move(states), scan_inputs, std::vector<int64_t>(m, 0), dirs, {});
     if (!result.ok()) return result.status();
     for (int i = 0; i < n; ++i) {
       if (!result->first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");

@@ -286,8 +286,8 @@ int Main(int argc, char** argv) {
   if (options.list) {
     for (const Result& r : results) {
       if (r.outcome == Outcome::kPass) continue;
-      std::printf("%s %s: %s\n", r.outcome == Outcome::kFail ? "FAIL" : "UNSUPPORTED",
-                  r.id.c_str(), r.reason.c_str());
+      std::printf("%s %s: %s\n", r.outcome == Outcome::kFail ? "FAIL" : "UNSUPPORTED", r.id.c_str(),
+                  r.reason.c_str());
     }
     std::printf("\n");
   }

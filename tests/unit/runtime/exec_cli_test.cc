@@ -59,7 +59,7 @@ class RunCli : public ::testing::Test {
 
 TEST_F(RunCli, MatchingTestDataExitsZero) {
   Result r = RunBinary(Case("test_add") + "/model.onnx --test-data " + Case("test_add") +
-                 "/test_data_set_0");
+                       "/test_data_set_0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("1 output(s) match"));
 }
@@ -67,7 +67,7 @@ TEST_F(RunCli, MatchingTestDataExitsZero) {
 TEST_F(RunCli, MismatchExitsOneNamingOutputIndexAndErrors) {
   // Sub's data has Add's shapes but other values.
   Result r = RunBinary(Case("test_add") + "/model.onnx --test-data " + Case("test_sub") +
-                 "/test_data_set_0");
+                       "/test_data_set_0");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_THAT(r.out, MatchesRegex("(.|\n)*output 'sum' differs at index [0-9]+: got .*, expected "
                                   ".*; max abs error .*, max rel error .*(.|\n)*"));
@@ -82,9 +82,7 @@ TEST_F(RunCli, UnsupportedOpExitsThree) {
   EXPECT_THAT(r.out, HasSubstr("Frobnicate (domain 'com.example', opset 2)"));
 }
 
-TEST_F(RunCli, MissingModelExitsTwo) {
-  EXPECT_EQ(RunBinary("/nonexistent/model.onnx").code, 2);
-}
+TEST_F(RunCli, MissingModelExitsTwo) { EXPECT_EQ(RunBinary("/nonexistent/model.onnx").code, 2); }
 
 TEST_F(RunCli, BenchPrintsExactlyOneLine) {
   Result r = RunBinary(Case("test_add") + "/model.onnx --bench 3 --seed 7");
@@ -96,8 +94,8 @@ TEST_F(RunCli, OutputDirRoundTrips) {
   const std::string dir = ::testing::TempDir() + "/run_outputs";
   fs::remove_all(dir);
   Result r = RunBinary(Case("test_add") + "/model.onnx --input x=" + Case("test_add") +
-                 "/test_data_set_0/input_0.pb --input y=" + Case("test_add") +
-                 "/test_data_set_0/input_1.pb --output-dir " + dir);
+                       "/test_data_set_0/input_0.pb --input y=" + Case("test_add") +
+                       "/test_data_set_0/input_1.pb --output-dir " + dir);
   ASSERT_EQ(r.code, 0) << r.out;
   // The written output is itself valid test data for the model.
   fs::copy_file(Case("test_add") + "/test_data_set_0/input_0.pb", dir + "/input_0.pb");

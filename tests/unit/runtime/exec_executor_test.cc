@@ -48,8 +48,8 @@ Value V(std::vector<int64_t> shape, std::initializer_list<T> values) {
 
 Value Filled(int64_t n, float value) {
   std::vector<float> values(static_cast<size_t>(n), value);
-  return Value::Of(std::make_shared<Tensor>(
-      *Tensor::FromValues<float>({n}, absl::Span<const float>(values))));
+  return Value::Of(
+      std::make_shared<Tensor>(*Tensor::FromValues<float>({n}, absl::Span<const float>(values))));
 }
 
 template <class T>
@@ -80,10 +80,9 @@ TEST(Executor, MissingAndUnknownInputsAreRefused) {
     g (float[2] x) => (float[2] z) { z = Identity(x) })");
   ASSERT_TRUE(exec.ok()) << exec.status();
   EXPECT_THAT((*exec)->Run({}).status().message(), HasSubstr("input 'x' was not given"));
-  EXPECT_THAT((*exec)->Run({{"x", V<float>({2}, {1, 2})}, {"nope", V<float>({1}, {1})}})
-                  .status()
-                  .message(),
-              HasSubstr("'nope' is not an input"));
+  EXPECT_THAT(
+      (*exec)->Run({{"x", V<float>({2}, {1, 2})}, {"nope", V<float>({1}, {1})}}).status().message(),
+      HasSubstr("'nope' is not an input"));
 }
 
 TEST(Executor, SortsNodesGivenOutOfOrder) {
@@ -241,8 +240,8 @@ TEST(Executor, ScanReversedInputAndOutputAxes) {
       >
     })");
   ASSERT_TRUE(exec.ok()) << exec.status();
-  auto out = (*exec)->Run({{"init", V<float>({2}, {0, 0})},
-                           {"x", V<float>({3, 2}, {1, 2, 3, 4, 5, 6})}});
+  auto out =
+      (*exec)->Run({{"init", V<float>({2}, {0, 0})}, {"x", V<float>({3, 2}, {1, 2, 3, 4, 5, 6})}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(9, 12));
   // Iterations see rows 2, 1, 0: sums [5,6], [8,10], [9,12]; stacked along axis 1.
@@ -260,9 +259,8 @@ TEST(Executor, ErrorsInsideSubgraphsNameTheChainOfNodes) {
       >
     })");
   ASSERT_TRUE(exec.ok()) << exec.status();
-  auto out = (*exec)->Run({{"c", V<bool>({}, {true})},
-                           {"x", V<float>({2}, {1, 2})},
-                           {"y", V<float>({3}, {1, 2, 3})}});
+  auto out = (*exec)->Run(
+      {{"c", V<bool>({}, {true})}, {"x", V<float>({2}, {1, 2})}, {"y", V<float>({3}, {1, 2, 3})}});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("If 'If#0'"));
   EXPECT_THAT(out.status().message(), HasSubstr("Add 'Add#0'"));
@@ -383,8 +381,8 @@ TEST(Compare, TolerancesNaNAndExactIntegers) {
 TEST(TestData, SequencesAndEmptyOptionalsRoundTrip) {
   const std::string dir = ::testing::TempDir() + "/exec_test_data";
   std::filesystem::remove_all(dir);
-  Value seq = Value::Sequence({V<float>({2}, {1, 2}).tensor, V<float>({1}, {3}).tensor},
-                              DType::kFloat32);
+  Value seq =
+      Value::Sequence({V<float>({2}, {1, 2}).tensor, V<float>({1}, {3}).tensor}, DType::kFloat32);
   Value none = Value::EmptyOptional(DType::kFloat32);
   ASSERT_TRUE(SaveOutputs({seq, none}, {"s", "o"}, dir).ok());
   onnx::TypeProto seq_type;
