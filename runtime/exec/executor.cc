@@ -31,12 +31,15 @@ struct Executor::GraphPlan {
   std::vector<int> output_slots;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> initializers;
   std::vector<int> outer_slots;  ///< bound from the enclosing frame by name
-  std::vector<NodePlan> nodes;   ///< topological order
+  /// The enclosing graph's plan (null for the main graph) and, for each outer slot, its slot
+  /// there: a subgraph belongs to exactly one node, so this is resolved once at planning.
+  const GraphPlan* parent = nullptr;
+  std::vector<int> outer_parent_slots;
+  std::vector<NodePlan> nodes;  ///< topological order
 };
 
 struct Executor::Frame {
   const GraphPlan* plan = nullptr;
-  const Frame* parent = nullptr;
   std::vector<Value> values;
 };
 
@@ -227,17 +230,14 @@ class Executor::Runner : public SubgraphRunner {
                                                      plan.input_slots.size(), " inputs, got ",
                                                      inputs.size()));
     }
+    if (plan.parent != parent_->plan) {
+      return absl::InternalError(absl::StrCat("subgraph '", graph.name, "' run out of its scope"));
+    }
     Frame frame;
     frame.plan = &plan;
-    frame.parent = parent_;
     frame.values.resize(plan.names.size());
-    for (int slot : plan.outer_slots) {
-      const std::string& name = plan.names[slot];
-      auto found = parent_->plan->slot_of.find(name);
-      if (found == parent_->plan->slot_of.end()) {
-        return absl::InternalError(absl::StrCat("outer value '", name, "' not in scope"));
-      }
-      frame.values[slot] = parent_->values[found->second];
+    for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
+      frame.values[plan.outer_slots[i]] = parent_->values[plan.outer_parent_slots[i]];
     }
     for (const auto& [slot, tensor] : plan.initializers) frame.values[slot] = Value::Of(tensor);
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -278,15 +278,27 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
     return absl::InvalidArgumentError(
         absl::StrCat("value '", sorted[0], "' is used but defined nowhere"));
   }
-  std::vector<const Graph*> todo = {exec->model_->main.get()};
+  // Plans, each subgraph's planned after its enclosing graph's.
+  std::vector<std::pair<const Graph*, const GraphPlan*>> todo = {
+      {exec->model_->main.get(), nullptr}};
   while (!todo.empty()) {
-    const Graph* g = todo.back();
+    const auto [g, parent] = todo.back();
     todo.pop_back();
-    if (exec->plans_.count(g) > 0) continue;
+    if (exec->plans_.count(g) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph '", g->name, "' is the body of more than one node"));
+    }
     absl::StatusOr<std::unique_ptr<GraphPlan>> plan = BuildPlan(*g, &memo);
     if (!plan.ok()) return plan.status();
+    (*plan)->parent = parent;
+    if (parent != nullptr) {
+      for (int slot : (*plan)->outer_slots) {
+        // FreeNames(sub) is within what the parent defines or itself reads from outside.
+        (*plan)->outer_parent_slots.push_back(parent->slot_of.at((*plan)->names[slot]));
+      }
+    }
     for (const Node& node : g->nodes) {
-      for (const Graph* sub : Subgraphs(node)) todo.push_back(sub);
+      for (const Graph* sub : Subgraphs(node)) todo.emplace_back(sub, plan->get());
     }
     exec->plans_[g] = std::move(*plan);
   }
