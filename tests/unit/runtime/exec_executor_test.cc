@@ -226,6 +226,57 @@ TEST(Executor, LoopStopsOnCondition) {
   EXPECT_EQ((*none)[1].tensor->num_elements(), 0);
 }
 
+TEST(Executor, NestedSubgraphsSeeEveryEnclosingScope) {
+  // A Loop inside an If branch: the body reads `k` from the main graph and `s` from the branch.
+  auto exec = FromText(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (bool c, int64 m, int64 k) => (int64 z) {
+      z = If (c) <
+        then_branch = t () => (int64 tz) {
+          s = Add(k, k)
+          tz = Loop (m, , k) <
+            body = b (int64 i, bool cin, int64 acc) => (bool cout, int64 acc_out) {
+              cout = Identity(cin)
+              acc_out = Add(acc, s)
+            }
+          >
+        },
+        else_branch = e () => (int64 ez) { ez = Identity(k) }
+      >
+    })");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  // k + 3 * (2k) with k = 5.
+  auto out = (*exec)->Run(
+      {{"c", V<bool>({}, {true})}, {"m", V<int64_t>({}, {3})}, {"k", V<int64_t>({}, {5})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(35));
+}
+
+TEST(Executor, ThreadsGiveTheSameResults) {
+  constexpr char kText[] = R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[100000] x, float[100000] y) => (float[100000] z) {
+      a = Mul(x, y)
+      z = Add(a, x)
+    })";
+  auto one = FromText(kText);
+  ASSERT_TRUE(one.ok()) << one.status();
+  absl::StatusOr<proto::Model> model = proto::ParseModelText(kText);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto loaded = LoadRuntimeModel(*model);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  RunOptions options;
+  options.threads = 2;
+  auto two = Executor::Create(*loaded, options);
+  ASSERT_TRUE(two.ok()) << two.status();
+  Feeds feeds = {{"x", Filled(100000, 1.5f)}, {"y", Filled(100000, -2.0f)}};
+  auto a = (*one)->Run(feeds);
+  auto b = (*two)->Run(feeds);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(CompareValues((*a)[0], (*b)[0], "z", {0, 0}).match);
+  EXPECT_THAT(Values<float>((*b)[0]), ::testing::Each(-1.5f));
+}
+
 TEST(Executor, ScanReversedInputAndOutputAxes) {
   // Running sum over rows of x [3,2], input scanned backwards, outputs stacked along axis 1.
   auto exec = FromText(R"(
