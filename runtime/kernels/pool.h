@@ -39,17 +39,15 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
   std::vector<std::vector<int64_t>> k_begin(rank), k_end(rank), padded(rank);
   for (int64_t d = 0; d < rank; ++d) {
     for (int64_t o = 0; o < g.out[d]; ++o) {
-      const int64_t start = o * g.strides[d] - g.pads_begin[d];
-      int64_t kb = 0, ke = 0, pc = 0;
-      bool seen = false;
-      for (int64_t k = 0; k < g.kernel[d]; ++k) {
-        const int64_t i = start + k * g.dilations[d];
-        if (i < g.in[d] + g.pads_end[d]) ++pc;
-        if (i < 0 || i >= g.in[d]) continue;
-        if (!seen) kb = k;
-        seen = true;
-        ke = k + 1;
-      }
+      // Taps k with 0 <= start + k * dilation < in are a contiguous range; computed in
+      // closed form so that huge kernels cost nothing per output.
+      const int64_t start = o * g.strides[d] - g.pads_begin[d], dl = g.dilations[d];
+      const int64_t kb = start >= 0 ? 0 : (-start + dl - 1) / dl;
+      const int64_t last = g.in[d] - 1 - start;  // largest k * dl still inside
+      const int64_t ke = last < 0 ? kb : std::min(g.kernel[d], last / dl + 1);
+      const int64_t padded_last = g.in[d] + g.pads_end[d] - 1 - start;
+      const int64_t pc = padded_last < 0 ? 0 : std::min(g.kernel[d], padded_last / dl + 1);
+      const bool seen = ke > kb;
       k_begin[d].push_back(kb);
       k_end[d].push_back(seen ? ke : kb);
       padded[d].push_back(pc);

@@ -55,6 +55,10 @@ absl::StatusOr<MatMulPlan> PlanMatMul(const OpContext& ctx, const std::vector<in
     return absl::ResourceExhaustedError(
         absl::StrCat(ctx.node().Label(), ": output ", ShapeToString(plan.out_shape), " too large"));
   }
+  if (*out_count == 0) {
+    plan.batch = 0;
+    return plan;
+  }
   const int64_t batch = nn::Product(*batch_shape, 0, batch_shape->size());
   const int64_t a_count = nn::Product(a_batch, 0, a_batch.size());
   const int64_t b_count = nn::Product(b_batch, 0, b_batch.size());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -48,8 +49,10 @@ absl::StatusOr<WindowGeometry> MakeGeometry(const OpContext& ctx, const std::vec
         pads[d + rank] < 0) {
       return ctx.Error("strides, dilations and kernel must be positive, pads non-negative");
     }
-    if (kernel[d] > (int64_t{1} << 31) || g.dilations[d] > (int64_t{1} << 31)) {
-      return ctx.Error("kernel or dilation too large");
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (kernel[d] > kLimit || g.dilations[d] > kLimit || g.strides[d] > kLimit ||
+        pads[d] > kLimit || pads[d + rank] > kLimit) {
+      return ctx.Error("kernel, dilation, stride or pad above 2^31");
     }
     const int64_t ek = (kernel[d] - 1) * g.dilations[d] + 1;
     const int64_t s = g.strides[d];
@@ -109,7 +112,7 @@ absl::Status ConvOp(OpContext& ctx) {
   const int64_t group = ctx.node().GetInt("group", 1);
   if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
   const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
-  if (group <= 0 || c != w.shape()[1] * group || m % group != 0) {
+  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
     return ctx.Error(absl::StrCat("channels do not match: X ", ShapeToString(x.shape()), " W ",
                                   ShapeToString(w.shape()), " group ", group));
   }
@@ -174,7 +177,7 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
   const int64_t group = ctx.node().GetInt("group", 1);
   if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
   const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
-  if (group <= 0 || c != w.shape()[1] * group || m % group != 0) {
+  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
     return ctx.Error("channels do not match");
   }
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
@@ -216,7 +219,9 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   const size_t rank = in->size();
   const int64_t group = node.GetInt("group", 1);
   if (w.rank() != x.rank() || group <= 0) return ctx.Error("W must have the rank of X");
-  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[1] * group;
+  const std::optional<int64_t> maps = nn::CheckedMul(w.shape()[1], group);
+  if (!maps) return ctx.Error("group too large");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = *maps;
   if (w.shape()[0] != c || c % group != 0) return ctx.Error("channels do not match");
   if (b != nullptr && b->num_elements() != m) return ctx.Error("B must have M elements");
   if (x.dtype() != w.dtype()) return ctx.Error("X and W dtypes differ");
@@ -235,8 +240,11 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
     return ctx.Error("attributes do not match the spatial rank");
   }
   for (size_t d = 0; d < rank; ++d) {
-    if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0) {
-      return ctx.Error("strides, dilations and kernel must be positive");
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || g.strides[d] > kLimit ||
+        g.dilations[d] > kLimit || std::abs(pads[d]) > kLimit || std::abs(pads[d + rank]) > kLimit ||
+        std::abs(out_pad[d]) > kLimit || (!out_shape.empty() && std::abs(out_shape[d]) > kLimit)) {
+      return ctx.Error("strides, dilations and kernel must be positive and below 2^31");
     }
     const int64_t ek = (g.kernel[d] - 1) * g.dilations[d] + 1;
     const int64_t full = g.strides[d] * (g.in[d] - 1) + out_pad[d] + ek;

@@ -117,6 +117,13 @@ absl::Status RunResize(OpContext& ctx, const ResizeAttrs& a, const Tensor& x,
   if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
     return ctx.Error("unknown mode '" + a.mode + "'");
   }
+  // Check the output size before building per-index taps for it.
+  absl::StatusOr<int64_t> count = ShapeElementCount(out_shape);
+  if (!count.ok()) return ctx.Error(std::string(count.status().message()));
+  if (*count > ctx.options().max_tensor_elements) {
+    return absl::ResourceExhaustedError(ctx.node().Label() + ": output " +
+                                        ShapeToString(out_shape) + " too large");
+  }
   std::vector<ResizeTaps> taps;
   for (int64_t d = 0; d < rank; ++d) {
     if (out_shape[d] < 0) return ctx.Error("negative output size");

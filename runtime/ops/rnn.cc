@@ -1,5 +1,6 @@
 // Op family table: recurrent layers (RNN, GRU, LSTM). Reads directions, activations and
 // layout, transposes batch-first (layout 1) data, and runs kernels/rnn.h per direction.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -72,6 +73,13 @@ absl::Status RecurrentOp(OpContext& ctx) {
     if (t != nullptr && t->num_elements() != dirs * batch * hidden) {
       return ctx.Error("initial state has the wrong size");
     }
+  }
+  // The kernel's input projection holds seq * batch * gates * hidden values.
+  std::optional<int64_t> steps = nn::CheckedMul(seq, batch);
+  std::optional<int64_t> work =
+      steps ? nn::CheckedMul(*steps, gates * std::max<int64_t>(hidden, 0)) : std::nullopt;
+  if (!work || *work > ctx.options().max_tensor_elements || hidden > (int64_t{1} << 30)) {
+    return absl::ResourceExhaustedError(ctx.node().Label() + ": recurrent state too large");
   }
   std::vector<int64_t> lens;
   if (lens_t != nullptr) {

@@ -266,3 +266,53 @@ TEST(ResizeOp, SizesInputAndTfCropExtrapolation) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+using testing::IntsAttr;
+using testing::MakeNode;
+using testing::RunNode;
+
+TEST(HostileShapes, ResizeToHugeSizesIsRefusedBeforeAllocating) {
+  Node node = MakeNode("Resize", 4, 1, 13);
+  Tensor x = *Tensor::FromValues<float>({1, 1}, {1});
+  Tensor sizes = *Tensor::FromValues<int64_t>({2}, {int64_t{1} << 40, int64_t{1} << 20});
+  auto out = RunNode(node, {&x, nullptr, nullptr, &sizes});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(HostileShapes, HugeKernelAndPadsAreRejectedOrCheap) {
+  Node node = MakeNode("MaxPool", 1, 1, 12);
+  node.attrs["kernel_shape"] = IntsAttr({int64_t{1} << 40});
+  Tensor x = *Tensor::FromValues<float>({1, 1, 2}, {1, 2});
+  EXPECT_FALSE(RunNode(node, {&x}).ok());
+  node.attrs["kernel_shape"] = IntsAttr({int64_t{1} << 30});
+  node.attrs["pads"] = IntsAttr({int64_t{1} << 30, 0});
+  auto out = RunNode(node, {&x});  // windows end at -1, 0 and 1
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{1, 1, 3}));
+  EXPECT_EQ((*out)[0].tensor->data<float>()[1], 1);
+  EXPECT_EQ((*out)[0].tensor->data<float>()[2], 2);
+}
+
+TEST(HostileShapes, ConvGroupOverflowIsAnError) {
+  Node node = MakeNode("Conv", 2, 1, 11);
+  node.attrs["group"] = testing::IntAttr(int64_t{1} << 62);
+  Tensor x = *Tensor::FromValues<float>({1, 4, 1}, {1, 2, 3, 4});
+  Tensor w = *Tensor::FromValues<float>({4, 4, 1}, std::vector<float>(16, 1));
+  EXPECT_FALSE(RunNode(node, {&x, &w}).ok());
+}
+
+TEST(HostileShapes, MatMulWithEmptyHugeBatchAllocatesNothing) {
+  Node node = MakeNode("MatMul", 2, 1, 13);
+  Tensor a = *Tensor::Allocate(DType::kFloat32, {int64_t{1} << 40, 0, 2});
+  Tensor b = *Tensor::Allocate(DType::kFloat32, {2, 3});
+  auto out = RunNode(node, {&a, &b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->num_elements(), 0);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
