@@ -183,8 +183,8 @@ void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> stri
 }
 
 void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
-                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size,
-                 const void* fill, void* dst) {
+                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size, const void* fill,
+                 void* dst) {
   const int64_t rank = static_cast<int64_t>(maps.size());
   for (const auto& m : maps) {
     if (m.empty()) return;

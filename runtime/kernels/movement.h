@@ -27,8 +27,8 @@ void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> stri
 /// output takes input index maps[j][i_j], or the bytes of `fill` where any map entry is -1.
 /// `fill` may be null when no entry is -1.
 void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
-                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size,
-                 const void* fill, void* dst);
+                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size, const void* fill,
+                 void* dst);
 
 /// Copies `count` elements of `elem_size` bytes from `src` to `dst` (may be zero-size).
 void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst);

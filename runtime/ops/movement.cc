@@ -1,11 +1,12 @@
 // Op family table: movement (reshapes, copies, gathers and scatters, sorting ops), and the
 // helpers shared by movement_*.cc.
+#include "runtime/kernels/movement.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 #include "runtime/ops/registry.h"
 
@@ -47,8 +48,8 @@ absl::StatusOr<std::vector<int64_t>> InputInt64s(const OpContext& ctx, int i) {
   absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
   if (!t.ok()) return t.status();
   if (!IsSupported((*t)->dtype())) {
-    return ctx.Error(absl::StrCat("input ", i, " has dtype ", DTypeName((*t)->dtype()),
-                                  ", expected integers"));
+    return ctx.Error(
+        absl::StrCat("input ", i, " has dtype ", DTypeName((*t)->dtype()), ", expected integers"));
   }
   return ReadInt64s(**t);
 }
@@ -95,7 +96,8 @@ std::vector<std::byte> ScalarBytes(DType dtype, double value) {
   return bytes;
 }
 
-absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src, std::vector<int64_t> shape) {
+absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
+                                     std::vector<int64_t> shape) {
   absl::StatusOr<Tensor*> out = ctx.Allocate(i, src.dtype(), std::move(shape));
   if (!out.ok()) return out.status();
   if ((*out)->num_elements() != src.num_elements()) {

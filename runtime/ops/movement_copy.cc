@@ -249,7 +249,8 @@ absl::Status Slice(OpContext& ctx) {
       end = std::clamp<int64_t>(end, -1, dim - 1);
       // Unsigned negation: step may be INT64_MIN.
       const uint64_t stride = uint64_t{0} - static_cast<uint64_t>(step);
-      if (start > end) count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / stride) + 1;
+      if (start > end)
+        count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / stride) + 1;
     }
     shape[*axis] = count;
     if (count > 0) offset += start * in_strides[*axis];
@@ -334,26 +335,34 @@ absl::Status Pad(OpContext& ctx) {
     begin[*axis] = pads[i];
     end[*axis] = pads[i + n_axes];
   }
-  std::vector<std::vector<int64_t>> maps(rank);
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap") {
+    return ctx.Unsupported(absl::StrCat("mode '", mode, "'"));
+  }
   std::vector<int64_t> out_shape(rank);
   for (int64_t j = 0; j < rank; ++j) {
     const int64_t dim = (*x)->shape()[j];
     int64_t size = 0;
-    if (__builtin_add_overflow(dim, begin[j], &size) ||
+    // Cropping more than the axis holds is refused (it would also overflow o - begin below).
+    if (begin[j] < -dim || end[j] < -dim || __builtin_add_overflow(dim, begin[j], &size) ||
         __builtin_add_overflow(size, end[j], &size) || size < 0) {
       return ctx.Error(absl::StrCat("pads give axis ", j, " an invalid size"));
     }
-    if (size > ctx.options().max_tensor_elements) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(ctx.node().Label(), ": padded axis ", j, " has ", size, " elements"));
-    }
-    out_shape[j] = size;
     if (size > 0 && dim == 0 && mode != "constant") {
       return ctx.Error(absl::StrCat("cannot ", mode, "-pad an empty axis"));
     }
+    out_shape[j] = size;
+  }
+  // Allocate (which enforces the element limit) before building the per-axis maps, whose
+  // size follows the output's.
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
+  if (!out.ok()) return out.status();
+  if ((*out)->num_elements() == 0) return absl::OkStatus();
+  std::vector<std::vector<int64_t>> maps(rank);
+  for (int64_t j = 0; j < rank; ++j) {
+    const int64_t dim = (*x)->shape()[j];
     std::vector<int64_t>& map = maps[j];
-    map.resize(size);
-    for (int64_t o = 0; o < size; ++o) {
+    map.resize(out_shape[j]);
+    for (int64_t o = 0; o < out_shape[j]; ++o) {
       int64_t i = o - begin[j];
       if (mode == "constant") {
         map[o] = i >= 0 && i < dim ? i : -1;
@@ -369,18 +378,12 @@ absl::Status Pad(OpContext& ctx) {
           if (i >= dim) i = period - i;
         }
         map[o] = i;
-      } else if (mode == "wrap") {
+      } else {
         i %= dim;
         map[o] = i < 0 ? i + dim : i;
-      } else {
-        return ctx.Unsupported(absl::StrCat("mode '", mode, "'"));
       }
     }
   }
-  absl::StatusOr<int64_t> count = Product(ctx, out_shape);
-  if (!count.ok()) return count.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
-  if (!out.ok()) return out.status();
   AxisMapCopy((*x)->raw_data(), (*x)->shape(), maps, (*x)->element_size(), fill.data(),
               (*out)->raw_data());
   return absl::OkStatus();

@@ -283,7 +283,8 @@ absl::Status OneHot(OpContext& ctx) {
   if (!depth_v.ok()) return depth_v.status();
   absl::StatusOr<const Tensor*> values = ctx.RequireInput(2);
   if (!values.ok()) return values.status();
-  if (depth_v->size() != 1 || (*depth_v)[0] < 1) return ctx.Error("depth must be a positive scalar");
+  if (depth_v->size() != 1 || (*depth_v)[0] < 1)
+    return ctx.Error("depth must be a positive scalar");
   if ((*values)->num_elements() != 2) return ctx.Error("values must hold [off, on]");
   const int64_t depth = (*depth_v)[0];
   const std::vector<int64_t>& ishape = ctx.input(0)->shape();
@@ -327,7 +328,8 @@ absl::Status Compress(OpContext& ctx) {
     d = {(*x)->num_elements()};
   }
   const int64_t dim = d[axis];
-  if (static_cast<int64_t>(cond->size()) > dim) return ctx.Error("condition is longer than the axis");
+  if (static_cast<int64_t>(cond->size()) > dim)
+    return ctx.Error("condition is longer than the axis");
   std::vector<int64_t> keep;
   for (size_t i = 0; i < cond->size(); ++i) {
     if ((*cond)[i] != 0) keep.push_back(static_cast<int64_t>(i));
@@ -454,7 +456,7 @@ absl::Status Unique(OpContext& ctx) {
   const int64_t dim = d[axis];
   const int64_t inner = DimProduct(d, axis + 1, rank);
   // Slice s is the elements (o, s, n) for every o, n; compare slices lexicographically.
-  std::vector<int64_t> first;    // first occurrence of each unique slice, in output order
+  std::vector<int64_t> first;  // first occurrence of each unique slice, in output order
   std::vector<int64_t> inverse(dim);
   std::vector<int64_t> counts;
   VisitDType((*x)->dtype(), 0, [&](auto tag) {

@@ -57,8 +57,8 @@ absl::Status Reshape(OpContext& ctx) {
   const int64_t total = (*x)->num_elements();
   if (infer_at >= 0) {
     if (known == 0 || total % known != 0) {
-      return ctx.Error(absl::StrCat("cannot reshape ", (*x)->DebugString(), " to ",
-                                    ShapeToString(shape)));
+      return ctx.Error(
+          absl::StrCat("cannot reshape ", (*x)->DebugString(), " to ", ShapeToString(shape)));
     }
     shape[infer_at] = total / known;
   } else if (known != total) {
@@ -270,9 +270,9 @@ absl::Status Range(OpContext& ctx) {
       __int128 count = span / d;
       if (count * d != span) ++count;  // span and d have the same sign when count > 0
       if (count > ctx.options().max_tensor_elements) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            ctx.node().Label(), ": range of more than ", ctx.options().max_tensor_elements,
-            " elements"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat(ctx.node().Label(), ": range of more than ",
+                         ctx.options().max_tensor_elements, " elements"));
       }
       n = static_cast<int64_t>(std::max<__int128>(count, 0));
     } else {

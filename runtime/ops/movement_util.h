@@ -34,7 +34,8 @@ absl::StatusOr<int64_t> Product(const OpContext& ctx, const std::vector<int64_t>
 std::vector<std::byte> ScalarBytes(DType dtype, double value);
 
 /// Allocates output `i` as a copy of `src` with shape `shape` (same element count).
-absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src, std::vector<int64_t> shape);
+absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
+                                     std::vector<int64_t> shape);
 
 /// Arithmetic through float for float16/bfloat16, wrapping for integers, or/and for bool.
 template <class T>

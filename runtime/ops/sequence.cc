@@ -31,8 +31,8 @@ absl::StatusOr<std::shared_ptr<Tensor>> NewTensor(const OpContext& ctx, DType dt
   absl::StatusOr<int64_t> count = ShapeElementCount(shape);
   if (!count.ok()) return ctx.Error(std::string(count.status().message()));
   if (*count > ctx.options().max_tensor_elements) {
-    return absl::ResourceExhaustedError(absl::StrCat(ctx.node().Label(), ": element of ", *count,
-                                                     " elements is over the limit"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(ctx.node().Label(), ": element of ", *count, " elements is over the limit"));
   }
   absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
   if (!t.ok()) return t.status();
@@ -55,7 +55,8 @@ absl::StatusOr<int64_t> Position(const OpContext& ctx, int i, int64_t size, int6
 }
 
 absl::Status SequenceEmpty(OpContext& ctx) {
-  DType dtype = static_cast<DType>(ctx.node().GetInt("dtype", static_cast<int64_t>(DType::kFloat32)));
+  DType dtype =
+      static_cast<DType>(ctx.node().GetInt("dtype", static_cast<int64_t>(DType::kFloat32)));
   ctx.SetOutput(0, Value::Sequence({}, dtype));
   return absl::OkStatus();
 }
@@ -64,7 +65,8 @@ absl::Status SequenceConstruct(OpContext& ctx) {
   std::vector<std::shared_ptr<Tensor>> items;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     const Value* v = ctx.input_value(i);
-    if (v == nullptr || !v->is_tensor()) return ctx.Error(absl::StrCat("input ", i, " is not a tensor"));
+    if (v == nullptr || !v->is_tensor())
+      return ctx.Error(absl::StrCat("input ", i, " is not a tensor"));
     if (!items.empty() && v->tensor->dtype() != items[0]->dtype()) {
       return ctx.Error("tensors of a sequence must share a dtype");
     }
@@ -87,8 +89,8 @@ absl::Status SequenceInsert(OpContext& ctx) {
   DType dtype = (*seq)->elem_type;
   if (!(*seq)->sequence.empty()) dtype = (*seq)->sequence[0]->dtype();
   if (dtype != DType::kUndefined && dtype != t->tensor->dtype()) {
-    return ctx.Error(absl::StrCat("cannot insert ", t->tensor->DebugString(), " into a sequence of ",
-                                  DTypeName(dtype)));
+    return ctx.Error(absl::StrCat("cannot insert ", t->tensor->DebugString(),
+                                  " into a sequence of ", DTypeName(dtype)));
   }
   std::vector<std::shared_ptr<Tensor>> items = (*seq)->sequence;
   items.insert(items.begin() + *pos, t->tensor);
@@ -209,8 +211,8 @@ absl::Status ConcatFromSequence(OpContext& ctx) {
       same = static_cast<int64_t>(j) == *axis || s[j] == base[j];
     }
     if (!same) {
-      return ctx.Error(absl::StrCat("cannot concatenate ", first.DebugString(), " and ",
-                                    t->DebugString()));
+      return ctx.Error(
+          absl::StrCat("cannot concatenate ", first.DebugString(), " and ", t->DebugString()));
     }
     shape[*axis] += s[*axis];
   }

@@ -23,8 +23,8 @@ void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> stri
 }
 
 void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
-                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size,
-                 const void* fill, void* dst) {
+                 const std::vector<std::vector<int64_t>>& maps, size_t elem_size, const void* fill,
+                 void* dst) {
   int64_t count = 1;
   for (const auto& m : maps) count *= static_cast<int64_t>(m.size());
   const auto* in = static_cast<const std::byte*>(src);
@@ -42,8 +42,8 @@ void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
       pos += k * stride;
       stride *= src_shape[j];
     }
-    std::memcpy(out + flat * elem_size,
-                filled ? fill : in + pos * static_cast<int64_t>(elem_size), elem_size);
+    std::memcpy(out + flat * elem_size, filled ? fill : in + pos * static_cast<int64_t>(elem_size),
+                elem_size);
   }
 }
 

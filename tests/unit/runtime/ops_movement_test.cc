@@ -252,8 +252,7 @@ TEST(EyeLike, OffDiagonalWithDtype) {
   Node node = MakeNode("EyeLike", 1);
   node.attrs["k"] = IntAttr(1);
   node.attrs["dtype"] = IntAttr(static_cast<int64_t>(DType::kInt32));
-  EXPECT_THAT(Values<int32_t>(Run1(node, {&x})),
-              ElementsAre(0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1));
+  EXPECT_THAT(Values<int32_t>(Run1(node, {&x})), ElementsAre(0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1));
 }
 
 TEST(Range, IntegerAndFloatAndHostile) {
@@ -341,8 +340,7 @@ TEST(Slice, NegativeStepsClampingAndOpset1Attributes) {
   v1.attrs["axes"] = IntsAttr({1});
   EXPECT_THAT(Values<float>(Run1(v1, {&x})), ElementsAre(1, 2, 6, 7));
   Tensor min_step = I64({1}, {std::numeric_limits<int64_t>::min()});
-  EXPECT_THAT(Values<float>(Run1(node, {&x, &starts, &ends, &axes, &min_step})),
-              ElementsAre(4, 9));
+  EXPECT_THAT(Values<float>(Run1(node, {&x, &starts, &ends, &axes, &min_step})), ElementsAre(4, 9));
 }
 
 TEST(Tile, RepeatsAndOverflow) {
@@ -377,6 +375,14 @@ TEST(Pad, ModesAttributesAndAxes) {
   EXPECT_THAT(Values<float>(Run1(v18, {&m, &p1, nullptr, &axes})), ElementsAre(0, 0, 1, 0, 2, 3));
   Tensor hostile = I64({2}, {std::numeric_limits<int64_t>::max(), 1});
   EXPECT_FALSE(RunStatus(node, {&x, &hostile}).ok());
+  Tensor under =
+      I64({2}, {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()});
+  EXPECT_EQ(RunStatus(node, {&x, &under}).code(), absl::StatusCode::kInvalidArgument);
+  Tensor wide = I64({4}, {int64_t{1} << 31, int64_t{1} << 31, 0, 0});
+  EXPECT_EQ(RunStatus(node, {&m, &wide}).code(), absl::StatusCode::kResourceExhausted);
+  Tensor empty_wide = I64({4}, {0, int64_t{1} << 40, -2, 0});
+  EXPECT_THAT(Run1(c, {&m, &empty_wide, nullptr}).tensor->shape(),
+              ElementsAre(0, 2 + (int64_t{1} << 40)));
 }
 
 TEST(DepthToSpace, DcrAndCrdInvertedBySpaceToDepth) {
