@@ -13,29 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/elementwise_ops.h"
+#include "runtime/kernels/unary_internal.h"
 
 namespace onnx_bcast::rt {
 namespace {
 
-// Runs fn(begin, end) over [0, n), split across threads for large n. Edges fall on multiples
-// of 64 elements so results never depend on the thread count.
-template <class Fn>
-void ForRange(int64_t n, const UnaryOptions& opts, Fn&& fn) {
-  if (n <= 0) return;
-  if (opts.threads <= 1 || n < opts.parallel_threshold) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  constexpr int64_t kGrain = 64;
-  const int64_t units = (n + kGrain - 1) / kGrain;
-  const int64_t tasks = std::min<int64_t>(opts.threads, units);
-  ThreadPool& pool = opts.pool != nullptr ? *opts.pool : ThreadPool::Default();
-  pool.ParallelFor(tasks, opts.threads, [&](int64_t task) {
-    const int64_t begin = std::min(n, units * task / tasks * kGrain);
-    const int64_t end = std::min(n, units * (task + 1) / tasks * kGrain);
-    if (begin < end) fn(begin, end);
-  });
-}
+using unary_internal::ForRange;
 
 template <UnaryKind kOp, class T>
 using UnaryOut = std::conditional_t<UnaryOutputDType(kOp, DTypeOf<T>()) == DType::kBool, bool, T>;

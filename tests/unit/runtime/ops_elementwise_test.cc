@@ -377,5 +377,40 @@ TEST(ElementwiseOps, EveryOpIsRegistered) {
   EXPECT_EQ(FindOp("", "CastLike", 14), nullptr);
 }
 
+TEST(ElementwiseQuantize, QuantizeSaturatesAndRoundsHalfToEven) {
+  const Tensor x = T_<float>({6}, {0, 2, 3, 1000, -254, -1000});
+  const Tensor scale = T_<float>({}, {2});
+  const Tensor zp = T_<uint8_t>({}, {128});
+  EXPECT_THAT(Values<uint8_t>(Run1(MakeNode("QuantizeLinear", 3, 1, 13), {&x, &scale, &zp})),
+              ElementsAre(128, 129, 130, 255, 1, 0));
+  // No zero point: uint8 with zero point 0.
+  const Value no_zp = Run1(MakeNode("QuantizeLinear", 2, 1, 13), {&x, &scale});
+  EXPECT_EQ(no_zp.tensor->dtype(), DType::kUInt8);
+}
+
+TEST(ElementwiseQuantize, PerAxisFromOpset13) {
+  const Tensor x = T_<int8_t>({1, 2, 2}, {1, 2, 3, 4});
+  const Tensor scale = T_<float>({2}, {0.5f, 2});
+  const Tensor zp = T_<int8_t>({2}, {1, -1});
+  EXPECT_THAT(Values<float>(Run1(MakeNode("DequantizeLinear", 3, 1, 13), {&x, &scale, &zp})),
+              ElementsAre(0, 0.5f, 8, 10));
+  EXPECT_EQ(RunNode(MakeNode("DequantizeLinear", 3, 1, 10), {&x, &scale, &zp}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  Node bad_axis = MakeNode("DequantizeLinear", 3, 1, 13);
+  bad_axis.attrs["axis"] = IntAttr(0);  // x has 1 element along axis 0, scale has 2
+  EXPECT_EQ(RunNode(bad_axis, {&x, &scale, &zp}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ElementwiseQuantize, DynamicQuantizeLinearOutputsScaleAndZeroPoint) {
+  const Tensor x = T_<float>({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f});
+  absl::StatusOr<std::vector<Value>> out =
+      RunNode(MakeNode("DynamicQuantizeLinear", 1, 3, 11), {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<uint8_t>((*out)[0]), ElementsAre(153, 255, 0, 26, 221, 179));
+  EXPECT_FLOAT_EQ((*out)[1].tensor->data<float>()[0], 5.0f / 255);
+  EXPECT_EQ((*out)[2].tensor->data<uint8_t>()[0], 153);
+}
+
 }  // namespace
 }  // namespace onnx_bcast::rt

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/unary.h"
+#include "runtime/kernels/reference/unary_quantize.h"
 #include "runtime/kernels/unary.h"
+#include "runtime/kernels/unary_quantize.h"
 #include "runtime/thread_pool.h"
 #include "tests/unit/runtime/test_util.h"
 
@@ -251,6 +253,57 @@ TEST(CastRandom, DoubleToHalfRoundsOnce) {
   // the tie and then down to even; rounding once goes up.
   const double above_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
   EXPECT_EQ(DoubleToHalfBits(above_tie), 0x3c01);
+}
+
+TEST(QuantizeRandom, FastMatchesReferencePerTensorAndPerAxis) {
+  std::mt19937_64 rng(19);
+  const std::vector<int64_t> shape = {2, 3, 4, 5};
+  for (DType x_type : {DType::kFloat32, DType::kFloat16, DType::kInt32}) {
+    for (DType q_type : {DType::kUInt8, DType::kInt8}) {
+      for (int64_t axis : {-1, 0, 1, 3}) {
+        const int64_t channels = axis < 0 ? 1 : shape[axis];
+        int64_t inner = 1;
+        for (int64_t k = axis + 1; axis >= 0 && k < 4; ++k) inner *= shape[k];
+        if (axis < 0) inner = 120;
+        Tensor x = RandomTensor(rng, x_type, shape);
+        Tensor scale = Tensor::Allocate(DType::kFloat32, {channels}).value();
+        for (float& s : scale.values<float>()) {
+          s = std::uniform_real_distribution<float>(0.05f, 3.0f)(rng);
+        }
+        Tensor zp = RandomTensor(rng, q_type, {channels});
+        Tensor fast = Tensor::Allocate(q_type, shape).value();
+        Tensor ref = Tensor::Allocate(q_type, shape).value();
+        ASSERT_TRUE(QuantizeLinear(x, scale, &zp, inner, &fast).ok());
+        ASSERT_TRUE(
+            reference::QuantizeLinear(x, scale, &zp, std::max<int64_t>(axis, 0), &ref).ok());
+        EXPECT_EQ(FirstMismatch(fast, ref), -1) << x_type << "->" << q_type << " axis " << axis;
+
+        Tensor back = Tensor::Allocate(DType::kFloat32, shape).value();
+        Tensor back_ref = Tensor::Allocate(DType::kFloat32, shape).value();
+        ASSERT_TRUE(DequantizeLinear(fast, scale, &zp, inner, &back).ok());
+        ASSERT_TRUE(
+            reference::DequantizeLinear(fast, scale, &zp, std::max<int64_t>(axis, 0), &back_ref)
+                .ok());
+        EXPECT_EQ(FirstMismatch(back, back_ref), -1) << q_type << " axis " << axis;
+      }
+    }
+  }
+}
+
+TEST(QuantizeRandom, ThreadedMatchesSingleThreaded) {
+  std::mt19937_64 rng(23);
+  Tensor x = RandomTensor(rng, DType::kFloat32, {7, 333});
+  Tensor scale = Tensor::FromValues<float>({7}, {0.1f, 0.2f, 0.3f, 0.5f, 1, 2, 4}).value();
+  UnaryOptions threaded;
+  threaded.threads = 3;
+  threaded.pool = &TestPool();
+  threaded.parallel_threshold = 100;
+  Tensor one = Tensor::Allocate(DType::kInt8, x.shape()).value();
+  Tensor many = Tensor::Allocate(DType::kInt8, x.shape()).value();
+  Tensor zp = Tensor::Allocate(DType::kInt8, {7}).value();
+  ASSERT_TRUE(QuantizeLinear(x, scale, &zp, 333, &one).ok());
+  ASSERT_TRUE(QuantizeLinear(x, scale, &zp, 333, &many, threaded).ok());
+  EXPECT_EQ(FirstMismatch(one, many), -1);
 }
 
 }  // namespace

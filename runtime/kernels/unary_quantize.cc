@@ -1,0 +1,196 @@
+// Fast linear quantization: each thread walks whole runs of one channel, so the scale and zero
+// point are loaded once per run and the inner loop is a plain divide/round/clamp.
+#include "runtime/kernels/unary_quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/kernels/elementwise_ops.h"
+#include "runtime/kernels/unary_internal.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+using unary_internal::ForRange;
+
+// Calls fn(begin, end, channel) for the runs of [b, e) that share a channel.
+template <class Fn>
+void ForChannelRuns(int64_t b, int64_t e, int64_t inner, int64_t channels, Fn&& fn) {
+  for (int64_t i = b; i < e;) {
+    const int64_t block = i / inner;
+    const int64_t run_end = std::min(e, (block + 1) * inner);
+    fn(i, run_end, block % channels);
+    i = run_end;
+  }
+}
+
+absl::Status CheckOperands(absl::string_view op, const Tensor& x, const Tensor& scale,
+                           const Tensor* zero_point, int64_t inner, const Tensor& y,
+                           DType zero_point_dtype) {
+  const int64_t channels = scale.num_elements();
+  if (channels < 1 || inner < 1 || x.shape() != y.shape() ||
+      (x.num_elements() % (channels * inner)) != 0 || !IsFloatingPoint(scale.dtype())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": x ", x.DebugString(), ", scale ", scale.DebugString(), ", inner ",
+                     inner, " and y ", y.DebugString(), " do not fit together"));
+  }
+  if (zero_point != nullptr &&
+      (zero_point->num_elements() != channels || zero_point->dtype() != zero_point_dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": zero point ", zero_point->DebugString(),
+                                                   " does not match scale ", scale.DebugString(),
+                                                   " of ", DTypeName(zero_point_dtype)));
+  }
+  return absl::OkStatus();
+}
+
+// Per-channel float scale and integer zero point, read once.
+template <class Q>
+void ReadParams(const Tensor& scale, const Tensor* zero_point, std::vector<float>* s,
+                std::vector<int64_t>* zp) {
+  const int64_t channels = scale.num_elements();
+  s->resize(channels);
+  zp->assign(channels, 0);
+  VisitDType(scale.dtype(), 0, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (int64_t c = 0; c < channels; ++c) {
+      (*s)[c] = static_cast<float>(elem::Load(scale.data<S>()[c]));
+    }
+    return 0;
+  });
+  if (zero_point != nullptr) {
+    for (int64_t c = 0; c < channels; ++c) (*zp)[c] = zero_point->data<Q>()[c];
+  }
+}
+
+// An already rounded value clamped to Q's range (NaN -> 0).
+template <class Q>
+inline Q SaturateRounded(float v) {
+  return elem::SaturatingCast<Q>(static_cast<double>(v));
+}
+
+}  // namespace
+
+absl::Status QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
+                            int64_t inner, Tensor* y, const UnaryOptions& opts) {
+  if (absl::Status s = CheckOperands("QuantizeLinear", x, scale, zero_point, inner, *y, y->dtype());
+      !s.ok()) {
+    return s;
+  }
+  if (!IsInteger(y->dtype()) || !(IsFloatingPoint(x.dtype()) || x.dtype() == DType::kInt32)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("QuantizeLinear from ", DTypeName(x.dtype()), " to ", DTypeName(y->dtype())));
+  }
+  const absl::Status bad = absl::InvalidArgumentError("QuantizeLinear: bad dtype");
+  return VisitDType(y->dtype(), bad, [&](auto qtag) -> absl::Status {
+    using Q = typename decltype(qtag)::type;
+    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
+      return bad;
+    } else {
+      std::vector<float> s;
+      std::vector<int64_t> zp;
+      ReadParams<Q>(scale, zero_point, &s, &zp);
+      return VisitDType(x.dtype(), bad, [&](auto xtag) -> absl::Status {
+        using X = typename decltype(xtag)::type;
+        if constexpr (std::is_same_v<X, bool>) {
+          return bad;
+        } else {
+          const X* in = x.data<X>();
+          Q* out = y->data<Q>();
+          ForRange(x.num_elements(), opts, [&](int64_t b, int64_t e) {
+            ForChannelRuns(b, e, inner, static_cast<int64_t>(s.size()),
+                           [&](int64_t rb, int64_t re, int64_t c) {
+                             const float sc = s[c];
+                             const float z = static_cast<float>(zp[c]);
+                             for (int64_t i = rb; i < re; ++i) {
+                               const float v = static_cast<float>(elem::Load(in[i])) / sc;
+                               out[i] = SaturateRounded<Q>(std::nearbyint(v) + z);
+                             }
+                           });
+          });
+          return absl::OkStatus();
+        }
+      });
+    }
+  });
+}
+
+absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
+                              int64_t inner, Tensor* y, const UnaryOptions& opts) {
+  if (absl::Status s =
+          CheckOperands("DequantizeLinear", x, scale, zero_point, inner, *y, x.dtype());
+      !s.ok()) {
+    return s;
+  }
+  if (!IsInteger(x.dtype()) || y->dtype() != scale.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat("DequantizeLinear from ", DTypeName(x.dtype()),
+                                                   " to ", DTypeName(y->dtype())));
+  }
+  const absl::Status bad = absl::InvalidArgumentError("DequantizeLinear: bad dtype");
+  return VisitDType(x.dtype(), bad, [&](auto qtag) -> absl::Status {
+    using Q = typename decltype(qtag)::type;
+    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
+      return bad;
+    } else {
+      std::vector<float> s;
+      std::vector<int64_t> zp;
+      ReadParams<Q>(scale, zero_point, &s, &zp);
+      return VisitDType(y->dtype(), bad, [&](auto ytag) -> absl::Status {
+        using Y = typename decltype(ytag)::type;
+        if constexpr (std::is_integral_v<Y>) {
+          return bad;
+        } else {
+          const Q* in = x.data<Q>();
+          Y* out = y->data<Y>();
+          ForRange(x.num_elements(), opts, [&](int64_t b, int64_t e) {
+            ForChannelRuns(b, e, inner, static_cast<int64_t>(s.size()),
+                           [&](int64_t rb, int64_t re, int64_t c) {
+                             const float sc = s[c];
+                             const int64_t z = zp[c];
+                             for (int64_t i = rb; i < re; ++i) {
+                               const float v = static_cast<float>(static_cast<int64_t>(in[i]) - z);
+                               out[i] = elem::Store<Y>(v * sc);
+                             }
+                           });
+          });
+          return absl::OkStatus();
+        }
+      });
+    }
+  });
+}
+
+absl::Status DynamicQuantizeLinear(const Tensor& x, Tensor* y, Tensor* scale, Tensor* zero_point) {
+  if (x.dtype() != DType::kFloat32 || y->dtype() != DType::kUInt8 || y->shape() != x.shape() ||
+      scale->dtype() != DType::kFloat32 || scale->num_elements() != 1 ||
+      zero_point->dtype() != DType::kUInt8 || zero_point->num_elements() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DynamicQuantizeLinear: x ", x.DebugString(), ", y ", y->DebugString()));
+  }
+  const float* in = x.data<float>();
+  float lo = 0, hi = 0;  // the range always includes 0
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    lo = in[i] < lo ? in[i] : lo;
+    hi = in[i] > hi ? in[i] : hi;
+  }
+  const float s = (hi - lo) / 255.0f;
+  uint8_t* out = y->data<uint8_t>();
+  if (!(s > 0) || !std::isfinite(s)) {
+    // All zeros (or NaN/inf in the data): nothing to quantize meaningfully.
+    scale->data<float>()[0] = std::isfinite(s) ? s : 0.0f;
+    zero_point->data<uint8_t>()[0] = 0;
+    std::fill(out, out + x.num_elements(), uint8_t{0});
+    return absl::OkStatus();
+  }
+  const uint8_t zp = SaturateRounded<uint8_t>(std::nearbyint((0.0f - lo) / s));
+  scale->data<float>()[0] = s;
+  zero_point->data<uint8_t>()[0] = zp;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    out[i] = SaturateRounded<uint8_t>(std::nearbyint(in[i] / s) + static_cast<float>(zp));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::rt
