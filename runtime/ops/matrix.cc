@@ -1,5 +1,6 @@
-// Op family table: matrix products. MatMul and MatMulInteger (numpy batch broadcasting through
-// bcast::BroadcastMatMul), Gemm (C broadcast unidirectionally), Einsum (a plain loop) and Det.
+// Op family table: matrix products. MatMul, MatMulInteger and QLinearMatMul (numpy batch
+// broadcasting through bcast::BroadcastMatMul), Gemm (C broadcast unidirectionally), Einsum
+// (a plain loop) and Det.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -183,6 +184,60 @@ absl::Status MatMulIntegerOp(OpContext& ctx) {
   kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x->data(),
                                   plan->a_offset.data(), y->data(), plan->b_offset.data(),
                                   (*out)->data<int32_t>());
+  return absl::OkStatus();
+}
+
+// The per-element values of a scale or zero-point input (scalar or 1-D) as doubles.
+std::vector<double> ParamValues(const Tensor* t, double fallback) {
+  if (t == nullptr || t->num_elements() == 0) return {fallback};
+  std::vector<double> v(static_cast<size_t>(t->num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = nn::LoadAsDouble(*t, i);
+  return v;
+}
+
+absl::Status QLinearMatMulOp(OpContext& ctx) {
+  std::vector<const Tensor*> in(8);
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    in[i] = *t;
+  }
+  const Tensor &a = *in[0], &b = *in[3], &y_zp = *in[7];
+  for (const Tensor* t : {&a, &b, &y_zp}) {
+    if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
+      return ctx.Error("QLinearMatMul takes int8 or uint8 tensors");
+    }
+  }
+  absl::StatusOr<MatMulPlan> plan = PlanMatMul(ctx, a.shape(), b.shape());
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::vector<int32_t>> x = Centered(ctx, a, in[2], 2);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int32_t>> y = Centered(ctx, b, in[5], 1);
+  if (!y.ok()) return y.status();
+  const std::vector<double> a_scale = ParamValues(in[1], 1), b_scale = ParamValues(in[4], 1);
+  const double y_scale = nn::LoadAsDouble(*in[6], 0);
+  const int64_t zp = static_cast<int64_t>(nn::LoadAsDouble(y_zp, 0));
+  if (y_scale == 0) return ctx.Error("y_scale is zero");
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, y_zp.dtype(), plan->out_shape);
+  if (!out.ok()) return out.status();
+  const int64_t count = (*out)->num_elements();
+  if (count == 0) return absl::OkStatus();
+  std::vector<int32_t> acc(static_cast<size_t>(count));
+  kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x->data(),
+                                  plan->a_offset.data(), y->data(), plan->b_offset.data(),
+                                  acc.data());
+  // Rows of the output are M (per-row a_scale), columns N (per-column b_scale).
+  const int64_t n = plan->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
+  for (int64_t i = 0; i < count; ++i) {
+    const double sa = a_scale.size() == 1 ? a_scale[0] : a_scale[(i / n) % m];
+    const double sb = b_scale.size() == 1 ? b_scale[0] : b_scale[i % n];
+    const double real = static_cast<double>(acc[i]) * sa * sb / y_scale;
+    if (y_zp.dtype() == DType::kUInt8) {
+      (*out)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
+    } else {
+      (*out)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -503,6 +558,7 @@ absl::Status EinsumOp(OpContext& ctx) {
 constexpr OpRegistration kMatrixOps[] = {
     {"", "MatMul", 1, MatMulOp},
     {"", "MatMulInteger", 10, MatMulIntegerOp},
+    {"", "QLinearMatMul", 10, QLinearMatMulOp},
     {"", "Gemm", 1, GemmOp},
     {"", "Det", 11, DetOp},
     {"", "Einsum", 12, EinsumOp},

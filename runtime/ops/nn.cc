@@ -1,6 +1,7 @@
 // Op family table: neural-network ops. Convolutions and pooling (window geometry from
 // kernel_shape/strides/dilations/pads/auto_pad, then kernels/conv.h and pool.h) and the
-// normalizations; Resize/Upsample live in nn_resize.cc, GridSample in nn_grid_sample.cc.
+// normalizations; Resize/Upsample live in nn_resize.cc, GridSample in nn_grid_sample.cc,
+// RoiAlign in nn_roi_align.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +23,8 @@ absl::Status ResizeOp(OpContext& ctx);
 absl::Status UpsampleOp(OpContext& ctx);
 // nn_grid_sample.cc.
 absl::Status GridSampleOp(OpContext& ctx);
+// nn_roi_align.cc.
+absl::Status RoiAlignOp(OpContext& ctx);
 
 namespace {
 
@@ -199,6 +202,67 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
   }
   for (size_t i = 0; i < out.size(); ++i) {
     (*y)->data<int32_t>()[i] = static_cast<int32_t>(std::llround(out[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status QLinearConvOp(OpContext& ctx) {
+  std::vector<const Tensor*> in(8);
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
+    if (!t.ok()) return t.status();
+    in[i] = *t;
+  }
+  const Tensor &x = *in[0], &w = *in[3], &y_zp = *in[7];
+  const Tensor* bias = ctx.input(8);
+  for (const Tensor* t : {&x, &w, &y_zp}) {
+    if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
+      return ctx.Error("QLinearConv takes int8 or uint8 tensors");
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> sp = Spatial(ctx, x);
+  if (!sp.ok()) return sp.status();
+  const int64_t group = ctx.node().GetInt("group", 1);
+  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
+  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
+    return ctx.Error("channels do not match");
+  }
+  if (in[2]->num_elements() > 1) return ctx.Unsupported("per-channel x_zero_point");
+  if (bias != nullptr && bias->num_elements() != m) return ctx.Error("B must have M elements");
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *sp, kernel, false);
+  if (!g.ok()) return g.status();
+  absl::StatusOr<std::vector<double>> xv = CenterInts(ctx, x, in[2]);
+  if (!xv.ok()) return xv.status();
+  absl::StatusOr<std::vector<double>> wv = CenterInts(ctx, w, in[5]);
+  if (!wv.ok()) return wv.status();
+  const Tensor& w_scale = *in[4];
+  if (w_scale.num_elements() != 1 && w_scale.num_elements() != m) {
+    return ctx.Error("w_scale must be a scalar or have M elements");
+  }
+  const double x_scale = nn::LoadAsDouble(*in[1], 0), y_scale = nn::LoadAsDouble(*in[6], 0);
+  if (y_scale == 0) return ctx.Error("y_scale is zero");
+  const int64_t zp = static_cast<int64_t>(nn::LoadAsDouble(y_zp, 0));
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, y_zp.dtype(), OutShape(n, m, g->out));
+  if (!y.ok()) return y.status();
+  std::vector<double> acc(static_cast<size_t>((*y)->num_elements()));
+  if (acc.empty()) return absl::OkStatus();
+  std::vector<double> b(static_cast<size_t>(m), 0.0);
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < m; ++i) b[i] = nn::LoadAsDouble(*bias, i);
+  }
+  kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), b.data(), acc.data());
+  const int64_t osize = g->out_size();
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const int64_t map = static_cast<int64_t>(i) / osize % m;
+    const double ws = nn::LoadAsDouble(w_scale, w_scale.num_elements() == 1 ? 0 : map);
+    const double real = std::nearbyint(acc[i]) * x_scale * ws / y_scale;
+    if (y_zp.dtype() == DType::kUInt8) {
+      (*y)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
+    } else {
+      (*y)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
+    }
   }
   return absl::OkStatus();
 }
@@ -763,6 +827,7 @@ absl::Status MvnOp(OpContext& ctx) {
 constexpr OpRegistration kNnOps[] = {
     {"", "Conv", 1, ConvOp},
     {"", "ConvInteger", 10, ConvIntegerOp},
+    {"", "QLinearConv", 10, QLinearConvOp},
     {"", "ConvTranspose", 1, ConvTransposeOp},
     {"", "MaxPool", 1, PoolOp<kernels::PoolKind::kMax>},
     {"", "AveragePool", 1, PoolOp<kernels::PoolKind::kAverage>},
@@ -779,6 +844,7 @@ constexpr OpRegistration kNnOps[] = {
     {"", "Resize", 10, ResizeOp},
     {"", "Upsample", 7, UpsampleOp},
     {"", "GridSample", 16, GridSampleOp},
+    {"", "RoiAlign", 10, RoiAlignOp},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #ifndef ONNX_BCAST_RUNTIME_OPS_NN_COMMON_H_
 #define ONNX_BCAST_RUNTIME_OPS_NN_COMMON_H_
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -121,6 +122,15 @@ absl::Status VisitFloat(const OpContext& ctx, DType dtype, Fn&& fn) {
     default:
       return ctx.Unsupported(absl::StrCat("dtype ", DTypeName(dtype), " is not supported"));
   }
+}
+
+/// Requantizes a real value to integer type T: round half to even, add `zero_point`, saturate.
+template <class T>
+inline T Quantize(double real, int64_t zero_point) {
+  const double q = std::nearbyint(real) + static_cast<double>(zero_point);
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  return static_cast<T>(q < lo ? lo : (q > hi ? hi : q));
 }
 
 /// `axis` in [-rank, rank) made non-negative, or an error naming the op.

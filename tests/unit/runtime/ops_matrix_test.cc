@@ -161,3 +161,23 @@ TEST(DetOp, BatchOfMatrices) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(QLinearMatMulOp, RequantizesWithZeroPointAndSaturates) {
+  Node node = testing::MakeNode("QLinearMatMul", 8, 1, 10);
+  Tensor a = *Tensor::FromValues<uint8_t>({1, 2}, {2, 4});
+  Tensor a_scale = *Tensor::FromValues<float>({}, {0.5f});
+  Tensor zp0 = *Tensor::FromValues<uint8_t>({}, {0});
+  Tensor b = *Tensor::FromValues<uint8_t>({2, 2}, {1, 100, 1, 100});
+  Tensor one = *Tensor::FromValues<float>({}, {1});
+  Tensor y_zp = *Tensor::FromValues<uint8_t>({}, {10});
+  auto out = testing::RunNode(node, {&a, &a_scale, &zp0, &b, &one, &zp0, &one, &y_zp});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[0], 13);   // 6 * 0.5 + 10
+  EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[1], 255);  // 300 + 10 saturates
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt

@@ -316,3 +316,41 @@ TEST(HostileShapes, MatMulWithEmptyHugeBatchAllocatesNothing) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+using testing::IntAttr;
+using testing::MakeNode;
+using testing::RunNode;
+
+TEST(QuantizedOps, QLinearConvRequantizes) {
+  Node node = MakeNode("QLinearConv", 8, 1, 10);
+  Tensor x = *Tensor::FromValues<uint8_t>({1, 1, 2}, {3, 5});
+  Tensor x_scale = *Tensor::FromValues<float>({}, {1});
+  Tensor x_zp = *Tensor::FromValues<uint8_t>({}, {1});
+  Tensor w = *Tensor::FromValues<uint8_t>({1, 1, 1}, {2});
+  Tensor w_scale = *Tensor::FromValues<float>({}, {0.5f});
+  Tensor w_zp = *Tensor::FromValues<uint8_t>({}, {0});
+  Tensor y_scale = *Tensor::FromValues<float>({}, {1});
+  Tensor y_zp = *Tensor::FromValues<uint8_t>({}, {250});
+  auto out = RunNode(node, {&x, &x_scale, &x_zp, &w, &w_scale, &w_zp, &y_scale, &y_zp});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[0], 252);
+  EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[1], 254);
+}
+
+TEST(QuantizedOps, RoiAlignAveragesBilinearSamples) {
+  Node node = MakeNode("RoiAlign", 3, 1, 16);
+  node.attrs["sampling_ratio"] = IntAttr(1);
+  Tensor x = *Tensor::FromValues<float>({1, 1, 2, 2}, {0, 1, 2, 3});
+  Tensor rois = *Tensor::FromValues<float>({1, 4}, {0.5f, 0.5f, 1.5f, 1.5f});
+  Tensor idx = *Tensor::FromValues<int64_t>({1}, {0});
+  auto out = RunNode(node, {&x, &rois, &idx});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // half_pixel: the roi is [0,1]x[0,1] in pixel centres; its one sample sits at (0.5, 0.5).
+  EXPECT_FLOAT_EQ((*out)[0].tensor->data<float>()[0], 1.5f);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
