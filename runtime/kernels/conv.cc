@@ -129,8 +129,7 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
   const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   // col2im works on the "forward" view: the transposed conv's output is the forward conv's
   // input, so swap in/out in the geometry.
-  const WindowGeometry fwd{g.out, g.in, g.kernel, g.strides, g.dilations, g.pads_begin,
-                           g.pads_end};
+  const WindowGeometry fwd{g.out, g.in, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end};
   std::vector<T> col(static_cast<size_t>(mg * ksize * isize));
   for (int64_t n = 0; n < batch; ++n) {
     T* yn = y + n * maps * osize;
@@ -153,8 +152,8 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
 
 template void Conv<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const float*,
                           const float*, const float*, float*);
-template void Conv<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                           const double*, const double*, const double*, double*);
+template void Conv<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const double*,
+                           const double*, const double*, double*);
 template void ConvTranspose<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
                                    const float*, const float*, const float*, float*);
 template void ConvTranspose<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,

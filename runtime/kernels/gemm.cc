@@ -21,9 +21,8 @@ int Ld(int64_t ld, int64_t cols) { return static_cast<int>(std::max<int64_t>({ld
 
 }  // namespace
 
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-          int64_t ldc) {
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   // OpenBLAS skips reading C when beta == 0, but clear it first so K == 0 is well defined.
   if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);

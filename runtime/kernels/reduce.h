@@ -13,7 +13,16 @@ namespace onnx_bcast::rt::kernels {
 
 /// The Reduce* operators.
 enum class ReduceKind {
-  kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare,
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kLogSum,
+  kLogSumExp,
+  kSumSquare,
 };
 
 /// Accumulator of a reduction over T: double for floating T, 64-bit integers otherwise
@@ -184,8 +193,8 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
 /// ArgMax (`is_max`) or ArgMin over the middle dim of [outer, n, inner]; ties pick the first
 /// index, or the last with `select_last`. NaN counts as the extreme.
 template <class T>
-void ArgReduce(bool is_max, bool select_last, const T* in, int64_t outer, int64_t n,
-               int64_t inner, int64_t* out) {
+void ArgReduce(bool is_max, bool select_last, const T* in, int64_t outer, int64_t n, int64_t inner,
+               int64_t* out) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const T* base = in + o * n * inner + i;

@@ -40,11 +40,12 @@ void Resize(const std::vector<int64_t>& shape, const std::vector<ResizeTaps>& ta
             double extrapolation_value, const T* x, T* y) {
   const size_t rank = shape.size();
   std::vector<int64_t> cur = shape;
-  std::vector<double> buf(x, x + [&] {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }());
+  std::vector<double> buf(
+      x, x + [&] {
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        return n;
+      }());
   std::vector<double> next;
   for (size_t d = 0; d < rank; ++d) {
     if (taps[d].identity) continue;
@@ -70,9 +71,8 @@ void Resize(const std::vector<int64_t>& shape, const std::vector<ResizeTaps>& ta
   for (int64_t v : cur) total *= v;
   bool any_extrapolation = false;
   for (const ResizeTaps& t : taps) {
-    any_extrapolation = any_extrapolation ||
-                        std::find(t.extrapolate.begin(), t.extrapolate.end(), true) !=
-                            t.extrapolate.end();
+    any_extrapolation = any_extrapolation || std::find(t.extrapolate.begin(), t.extrapolate.end(),
+                                                       true) != t.extrapolate.end();
   }
   std::vector<int64_t> idx(rank, 0);
   for (int64_t i = 0; i < total; ++i) {

@@ -8,8 +8,7 @@
 
 namespace onnx_bcast::rt::kernels {
 
-bool RnnActivation::Parse(const std::string& name, double alpha, double beta,
-                          RnnActivation* out) {
+bool RnnActivation::Parse(const std::string& name, double alpha, double beta, RnnActivation* out) {
   struct Row {
     const char* name;
     Kind kind;
@@ -53,8 +52,8 @@ template void RnnDirectionFast<float>(const RnnParams&, const float*, const floa
                                       const float*, const float*, const int64_t*, const float*,
                                       const float*, float*, int64_t, float*, float*);
 template void RnnDirectionFast<double>(const RnnParams&, const double*, const double*,
-                                       const double*, const double*, const double*,
-                                       const int64_t*, const double*, const double*, double*,
-                                       int64_t, double*, double*);
+                                       const double*, const double*, const double*, const int64_t*,
+                                       const double*, const double*, double*, int64_t, double*,
+                                       double*);
 
 }  // namespace onnx_bcast::rt::kernels

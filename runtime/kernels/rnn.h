@@ -14,8 +14,17 @@ namespace onnx_bcast::rt::kernels {
 /// One activation function of a recurrent cell, with its alpha/beta.
 struct RnnActivation {
   enum class Kind {
-    kSigmoid, kTanh, kRelu, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-    kElu, kSoftsign, kSoftplus,
+    kSigmoid,
+    kTanh,
+    kRelu,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
+    kSoftplus,
   };
   Kind kind = Kind::kSigmoid;
   double alpha = 0, beta = 0;
@@ -81,9 +90,9 @@ struct RnnParams {
 /// the last states to yh/yc [batch, hidden] when not null. `matmul(m, n, k, a, b, c)` computes
 /// c[m,n] = a[m,k] * b[n,k]^T; the fast kernel passes a BLAS GEMM, the reference plain loops.
 template <class T, class MatMulBT>
-void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const T* b,
-                  const T* peep, const int64_t* lens, const T* h0, const T* c0, T* y,
-                  int64_t y_step_stride, T* yh, T* yc, MatMulBT&& matmul) {
+void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const T* b, const T* peep,
+                  const int64_t* lens, const T* h0, const T* c0, T* y, int64_t y_step_stride, T* yh,
+                  T* yc, MatMulBT&& matmul) {
   const int64_t gates = RnnGates(p.cell), hs = p.hidden, bs = p.batch;
   const int64_t gh = gates * hs;
   // Input projection of every step: [seq*batch, G*hidden].
@@ -102,7 +111,8 @@ void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const 
   };
   auto len = [&](int64_t bi) { return lens == nullptr ? p.seq : std::min(lens[bi], p.seq); };
   if (y != nullptr) {
-    for (int64_t t = 0; t < p.seq; ++t) std::fill(y + t * y_step_stride, y + t * y_step_stride + bs * hs, T(0));
+    for (int64_t t = 0; t < p.seq; ++t)
+      std::fill(y + t * y_step_stride, y + t * y_step_stride + bs * hs, T(0));
   }
   for (int64_t step = 0; step < p.seq; ++step) {
     // H_{t-1} R^T for every gate; GRU's h gate is redone below when r must apply first.

@@ -278,8 +278,8 @@ absl::Status GemmOp(OpContext& ctx) {
     bcast::BroadcastResult r = bcast::BroadcastUnidirectional(bcast::Shape::Of({m, n}),
                                                               bcast::Shape::OfVector(c->shape()));
     if (!r.ok() || c->rank() > 2) {
-      return ctx.Error(absl::StrCat("C ", ShapeToString(c->shape()), " does not broadcast to [",
-                                    m, ",", n, "]: ", r.reason));
+      return ctx.Error(absl::StrCat("C ", ShapeToString(c->shape()), " does not broadcast to [", m,
+                                    ",", n, "]: ", r.reason));
     }
   }
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*a)->dtype(), {m, n});
@@ -309,8 +309,8 @@ absl::Status GemmOp(OpContext& ctx) {
                         T* z = (*out)->data<T>();
                         if (c != nullptr) FillBroadcastC(c->data<T>(), c->shape(), m, n, z);
                         kernels::GemmLoops<T>(ta, tb, m, n, k, alpha, (*a)->data<T>(), lda,
-                                              (*b)->data<T>(), ldb, c != nullptr ? beta : 0.0,
-                                              z, n);
+                                              (*b)->data<T>(), ldb, c != nullptr ? beta : 0.0, z,
+                                              n);
                         return absl::OkStatus();
                       }
                       return ctx.Unsupported("Gemm on " + std::string(DTypeName(dtype)));
@@ -496,8 +496,8 @@ absl::Status EinsumOp(OpContext& ctx) {
   auto fill = [&](const Term& term, const std::vector<int64_t>& shape, std::vector<int64_t>& s) {
     int64_t stride = 1;
     for (int d = static_cast<int>(term.size()) - 1; d >= 0; --d) {
-      const int l = static_cast<int>(std::find(labels.begin(), labels.end(), term[d]) -
-                                     labels.begin());
+      const int l =
+          static_cast<int>(std::find(labels.begin(), labels.end(), term[d]) - labels.begin());
       if (shape[d] != 1) s[l] += stride;
       stride *= shape[d];
     }

@@ -43,8 +43,8 @@ absl::StatusOr<WindowGeometry> MakeGeometry(const OpContext& ctx, const std::vec
   std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
   if (kernel.size() != rank || g.strides.size() != rank || g.dilations.size() != rank ||
       pads.size() != 2 * rank) {
-    return ctx.Error(absl::StrCat("kernel_shape/strides/dilations/pads do not match ", rank,
-                                  " spatial dims"));
+    return ctx.Error(
+        absl::StrCat("kernel_shape/strides/dilations/pads do not match ", rank, " spatial dims"));
   }
   const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
   for (size_t d = 0; d < rank; ++d) {
@@ -306,8 +306,9 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   for (size_t d = 0; d < rank; ++d) {
     constexpr int64_t kLimit = int64_t{1} << 31;
     if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || g.strides[d] > kLimit ||
-        g.dilations[d] > kLimit || std::abs(pads[d]) > kLimit || std::abs(pads[d + rank]) > kLimit ||
-        std::abs(out_pad[d]) > kLimit || (!out_shape.empty() && std::abs(out_shape[d]) > kLimit)) {
+        g.dilations[d] > kLimit || std::abs(pads[d]) > kLimit ||
+        std::abs(pads[d + rank]) > kLimit || std::abs(out_pad[d]) > kLimit ||
+        (!out_shape.empty() && std::abs(out_shape[d]) > kLimit)) {
       return ctx.Error("strides, dilations and kernel must be positive and below 2^31");
     }
     const int64_t ek = (g.kernel[d] - 1) * g.dilations[d] + 1;
@@ -441,9 +442,8 @@ absl::Status GlobalPoolOp(OpContext& ctx) {
   const int64_t n = x.shape()[0], c = x.shape()[1];
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
   if (!y.ok()) return y.status();
-  return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
-    kernels::Pool(opt, g, n * c, xv, yv, nullptr);
-  });
+  return WithPoolData(
+      ctx, x, *y, [&](const auto* xv, auto* yv) { kernels::Pool(opt, g, n * c, xv, yv, nullptr); });
 }
 
 absl::Status MaxUnpoolOp(OpContext& ctx) {
@@ -588,8 +588,8 @@ absl::Status BatchNormOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     nn::ComputeOut<C> yv(*y);
-    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
-                         bv.data(), yv.data(), false);
+    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
+                         yv.data(), false);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -628,8 +628,8 @@ absl::Status InstanceNormOp(OpContext& ctx) {
       inv_std[p] = 1.0 / std::sqrt((inner > 0 ? ss / inner : 0) + eps);
     }
     nn::ComputeOut<C> yv(*y);
-    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
-                         bv.data(), yv.data(), true);
+    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
+                         yv.data(), true);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -689,8 +689,8 @@ absl::Status LayerNormOp(OpContext& ctx) {
   Tensor* inv_out = nullptr;
   for (int o = 1; o <= 2; ++o) {
     if (!ctx.output_wanted(o)) continue;
-    absl::StatusOr<Tensor*> t = ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(),
-                                             stat_shape);
+    absl::StatusOr<Tensor*> t =
+        ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), stat_shape);
     if (!t.ok()) return t.status();
     (o == 1 ? mean_out : inv_out) = *t;
   }
@@ -761,8 +761,7 @@ absl::Status LrnOp(OpContext& ctx) {
             sq += v * v;
           }
           const int64_t j = (b * c + ch) * inner + i;
-          yv.data()[j] =
-              static_cast<C>(xv.data()[j] / std::pow(bias + alpha / size * sq, beta));
+          yv.data()[j] = static_cast<C>(xv.data()[j] / std::pow(bias + alpha / size * sq, beta));
         }
       }
     }

@@ -40,7 +40,7 @@ double SourceCoord(const ResizeAttrs& a, int64_t x, double scale, int64_t in, do
   if (a.coord == "tf_crop_and_resize") {
     const double len = static_cast<double>(in - 1);
     return resized != 1 ? roi_start * len + xf * (roi_end - roi_start) * len / (resized - 1)
-                   : 0.5 * (roi_start + roi_end) * len;
+                        : 0.5 * (roi_start + roi_end) * len;
   }
   return xf / scale;  // asymmetric
 }
@@ -178,8 +178,7 @@ absl::StatusOr<std::vector<int64_t>> ScaledShape(const OpContext& ctx, const Ten
   }
   std::vector<int64_t> out;
   for (int64_t d = 0; d < x.rank(); ++d) {
-    const double extent =
-        roi.size() == 2 * scales.size() ? roi[d + scales.size()] - roi[d] : 1.0;
+    const double extent = roi.size() == 2 * scales.size() ? roi[d + scales.size()] - roi[d] : 1.0;
     const double v = std::floor(static_cast<double>(x.shape()[d]) * extent * scales[d]);
     if (!(scales[d] > 0) || v > 9e15) return ctx.Error("scales must be positive and finite");
     out.push_back(static_cast<int64_t>(v));
@@ -218,8 +217,7 @@ absl::Status ResizeOp(OpContext& ctx) {
     out_shape = nn::LoadInts(*sizes_t);
     if (out_shape.size() != static_cast<size_t>(rank)) return ctx.Error("sizes rank mismatch");
     for (int64_t d = 0; d < rank; ++d) {
-      scales.push_back(x.shape()[d] == 0 ? 1.0
-                                         : static_cast<double>(out_shape[d]) / x.shape()[d]);
+      scales.push_back(x.shape()[d] == 0 ? 1.0 : static_cast<double>(out_shape[d]) / x.shape()[d]);
     }
   } else if (scales_t != nullptr) {
     scales = LoadDoubles(*scales_t);

@@ -60,9 +60,8 @@ absl::Status RoiAlignOp(OpContext& ctx) {
   const int64_t ratio = node.GetInt("sampling_ratio", 0);
   const double scale = node.GetFloat("spatial_scale", 1.0f);
   const bool max_mode = node.GetString("mode", "avg") == "max";
-  const bool half_pixel =
-      ctx.opset() >= 16 &&
-      node.GetString("coordinate_transformation_mode", "half_pixel") == "half_pixel";
+  const bool half_pixel = ctx.opset() >= 16 && node.GetString("coordinate_transformation_mode",
+                                                              "half_pixel") == "half_pixel";
   if (oh <= 0 || ow <= 0 || ratio < 0 || oh > (1 << 20) || ow > (1 << 20)) {
     return ctx.Error("output_height/output_width must be positive, sampling_ratio >= 0");
   }

@@ -1,11 +1,12 @@
 // Op family table: reductions (Reduce*, ArgMax/ArgMin) and the Softmax family. Ops read axes
 // from attributes or inputs per opset, compute the output shape and call kernels/reduce.h.
+#include "runtime/kernels/reduce.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/kernels/reduce.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -184,7 +185,8 @@ absl::Status SoftmaxOp(OpContext& ctx) {
   });
 }
 
-#define BCAST_REDUCE_ROW(name, kind) {"", #name, 1, ReduceOp<ReduceKind::kind>}
+#define BCAST_REDUCE_ROW(name, kind) \
+  { "", #name, 1, ReduceOp<ReduceKind::kind> }
 
 constexpr OpRegistration kReduceOps[] = {
     BCAST_REDUCE_ROW(ReduceSum, kSum),

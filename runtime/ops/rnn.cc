@@ -1,5 +1,7 @@
 // Op family table: recurrent layers (RNN, GRU, LSTM). Reads directions, activations and
 // layout, transposes batch-first (layout 1) data, and runs kernels/rnn.h per direction.
+#include "runtime/kernels/rnn.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/kernels/rnn.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -25,7 +26,8 @@ std::vector<C> SwapLeading(const C* x, int64_t a, int64_t b, int64_t rest) {
   std::vector<C> out(static_cast<size_t>(a * b * rest));
   for (int64_t i = 0; i < a; ++i) {
     for (int64_t j = 0; j < b; ++j) {
-      std::copy(x + (i * b + j) * rest, x + (i * b + j + 1) * rest, out.begin() + (j * a + i) * rest);
+      std::copy(x + (i * b + j) * rest, x + (i * b + j + 1) * rest,
+                out.begin() + (j * a + i) * rest);
     }
   }
   return out;
@@ -117,9 +119,8 @@ absl::Status RecurrentOp(OpContext& ctx) {
       return ctx.Unsupported("activation '" + names[i] + "'");
     }
   }
-  const std::vector<int64_t> y_shape =
-      layout == 0 ? std::vector<int64_t>{seq, dirs, batch, hidden}
-                  : std::vector<int64_t>{batch, seq, dirs, hidden};
+  const std::vector<int64_t> y_shape = layout == 0 ? std::vector<int64_t>{seq, dirs, batch, hidden}
+                                                   : std::vector<int64_t>{batch, seq, dirs, hidden};
   const std::vector<int64_t> h_shape = layout == 0 ? std::vector<int64_t>{dirs, batch, hidden}
                                                    : std::vector<int64_t>{batch, dirs, hidden};
   Tensor* outs[3] = {nullptr, nullptr, nullptr};

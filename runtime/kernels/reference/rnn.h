@@ -11,9 +11,9 @@ namespace onnx_bcast::rt::kernels::reference {
 
 /// Same contract as kernels::RnnDirectionFast.
 template <class T>
-void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const T* b,
-                  const T* peep, const int64_t* lens, const T* h0, const T* c0, T* y,
-                  int64_t y_step_stride, T* yh, T* yc) {
+void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const T* b, const T* peep,
+                  const int64_t* lens, const T* h0, const T* c0, T* y, int64_t y_step_stride, T* yh,
+                  T* yc) {
   kernels::RnnDirection<T>(p, x, w, r, b, peep, lens, h0, c0, y, y_step_stride, yh, yc,
                            [](int64_t m, int64_t n, int64_t k, const T* a, const T* bt, T* c) {
                              for (int64_t i = 0; i < m; ++i) {

@@ -45,8 +45,7 @@ TEST(GemmKernel, IntegerLoopsMatchReference) {
     std::vector<int32_t> a(m * k), b(k * n), c(m * n), ref(m * n);
     for (int32_t& v : a) v = static_cast<int32_t>(rng() % 21) - 10;
     for (int32_t& v : b) v = static_cast<int32_t>(rng() % 21) - 10;
-    kernels::GemmLoops<int32_t>(false, false, m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(),
-                                n);
+    kernels::GemmLoops<int32_t>(false, false, m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(), n);
     kernels::reference::Gemm<int32_t>(false, false, m, n, k, 1, a.data(), k, b.data(), n, 0,
                                       ref.data(), n);
     EXPECT_EQ(c, ref);
@@ -99,7 +98,7 @@ TEST(GemmOp, TransposesAlphaBetaAndRowBias) {
   node.attrs["transA"] = IntAttr(1);
   node.attrs["alpha"] = FloatAttr(2);
   node.attrs["beta"] = FloatAttr(0.5f);
-  Tensor a = Floats({2, 1}, {1, 2});   // A^T = [1, 2]
+  Tensor a = Floats({2, 1}, {1, 2});  // A^T = [1, 2]
   Tensor b = Floats({2, 2}, {1, 0, 0, 1});
   Tensor c = Floats({2}, {10, 20});
   auto out = RunNode(node, {&a, &b, &c});

@@ -19,8 +19,8 @@ using testing::MakeNode;
 using testing::RunNode;
 
 constexpr ReduceKind kAllKinds[] = {
-    ReduceKind::kSum, ReduceKind::kMean,      ReduceKind::kMax,      ReduceKind::kMin,
-    ReduceKind::kProd, ReduceKind::kL1,       ReduceKind::kL2,       ReduceKind::kLogSum,
+    ReduceKind::kSum,       ReduceKind::kMean,      ReduceKind::kMax, ReduceKind::kMin,
+    ReduceKind::kProd,      ReduceKind::kL1,        ReduceKind::kL2,  ReduceKind::kLogSum,
     ReduceKind::kLogSumExp, ReduceKind::kSumSquare,
 };
 
@@ -67,8 +67,8 @@ TEST(ReduceKernel, IntegerSumAndMaxMatchReference) {
                                 static_cast<bool>(rng() & 1)};
     std::vector<int32_t> x(shape[0] * shape[1] * shape[2]);
     for (int32_t& v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-    for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin,
-                            ReduceKind::kL1, ReduceKind::kProd}) {
+    for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin, ReduceKind::kL1,
+                            ReduceKind::kProd}) {
       std::vector<int32_t> fast(x.size()), ref(x.size());
       kernels::Reduce<int32_t>(kind, x.data(), shape, reduce, fast.data());
       kernels::reference::Reduce<int32_t>(kind, x.data(), shape, reduce, ref.data());

@@ -54,9 +54,9 @@ TEST(RnnKernel, FastMatchesReferenceForEveryCell) {
     kernels::RnnDirectionFast<float>(p, x.data(), w.data(), r.data(), b.data(), peep.data(),
                                      lens.data(), h0.data(), h0.data(), y1.data(), bh, h1.data(),
                                      c1.data());
-    kernels::reference::RnnDirection<float>(p, x.data(), w.data(), r.data(), b.data(),
-                                            peep.data(), lens.data(), h0.data(), h0.data(),
-                                            y2.data(), bh, h2.data(), c2.data());
+    kernels::reference::RnnDirection<float>(p, x.data(), w.data(), r.data(), b.data(), peep.data(),
+                                            lens.data(), h0.data(), h0.data(), y2.data(), bh,
+                                            h2.data(), c2.data());
     for (size_t i = 0; i < y1.size(); ++i) ASSERT_NEAR(y1[i], y2[i], 1e-5) << iter;
     for (size_t i = 0; i < h1.size(); ++i) ASSERT_NEAR(h1[i], h2[i], 1e-5) << iter;
     for (size_t i = 0; i < c1.size(); ++i) ASSERT_NEAR(c1[i], c2[i], 1e-5) << iter;
