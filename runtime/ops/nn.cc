@@ -1,7 +1,7 @@
 // Op family table: neural-network ops. Convolutions and pooling (window geometry from
 // kernel_shape/strides/dilations/pads/auto_pad, then kernels/conv.h and pool.h) and the
 // normalizations; Resize/Upsample live in nn_resize.cc, GridSample in nn_grid_sample.cc,
-// RoiAlign in nn_roi_align.cc.
+// RoiAlign in nn_roi_align.cc, NonMaxSuppression in nn_nms.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -25,6 +25,8 @@ absl::Status UpsampleOp(OpContext& ctx);
 absl::Status GridSampleOp(OpContext& ctx);
 // nn_roi_align.cc.
 absl::Status RoiAlignOp(OpContext& ctx);
+// nn_nms.cc.
+absl::Status NonMaxSuppressionOp(OpContext& ctx);
 
 namespace {
 
@@ -844,6 +846,7 @@ constexpr OpRegistration kNnOps[] = {
     {"", "Upsample", 7, UpsampleOp},
     {"", "GridSample", 16, GridSampleOp},
     {"", "RoiAlign", 10, RoiAlignOp},
+    {"", "NonMaxSuppression", 10, NonMaxSuppressionOp},
 };
 
 }  // namespace

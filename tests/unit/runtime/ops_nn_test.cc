@@ -354,3 +354,25 @@ TEST(QuantizedOps, RoiAlignAveragesBilinearSamples) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(NonMaxSuppressionOp, SuppressesOverlapsAndLimitsPerClass) {
+  Node node = testing::MakeNode("NonMaxSuppression", 5, 1, 11);
+  // Boxes 0 and 1 overlap with IoU 0.81; box 2 is apart.
+  Tensor boxes = *Tensor::FromValues<float>({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.0f, 5, 5, 6, 6});
+  Tensor scores = *Tensor::FromValues<float>({1, 1, 3}, {0.9f, 0.95f, 0.3f});
+  Tensor max_out = *Tensor::FromValues<int64_t>({1}, {3});
+  Tensor iou = *Tensor::FromValues<float>({1}, {0.5f});
+  Tensor score = *Tensor::FromValues<float>({1}, {0.2f});
+  auto out = testing::RunNode(node, {&boxes, &scores, &max_out, &iou, &score});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto v = (*out)[0].tensor->values<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(v.begin(), v.end()), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  Tensor bad = *Tensor::FromValues<float>({1, 3}, {0, 0, 1});
+  EXPECT_FALSE(testing::RunNode(node, {&bad, &scores}).ok());
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
