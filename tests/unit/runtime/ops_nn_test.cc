@@ -7,7 +7,9 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/pool.h"
 #include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/pool.h"
 #include "runtime/kernels/reference/resize.h"
 #include "runtime/kernels/resize.h"
 #include "tests/unit/runtime/ops_harness.h"
@@ -82,6 +84,33 @@ TEST(ConvKernel, ConvTransposeMatchesDirectOnRandomGeometries) {
     kernels::reference::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias,
                                              ref.data());
     for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << iter;
+  }
+}
+
+TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
+  std::mt19937_64 rng(3);
+  for (int iter = 0; iter < 300; ++iter) {
+    const int rank = iter % 3 + 1;
+    kernels::WindowGeometry g = RandomGeometry(rng, rank, false);
+    for (int d = 0; d < rank; ++d) {
+      // ceil_mode-like extra outputs whose windows run past the padded input.
+      if (rng() % 3 == 0) ++g.out[d];
+    }
+    kernels::PoolOptions opt;
+    opt.kind = static_cast<kernels::PoolKind>(iter % 3);
+    opt.count_include_pad = rng() & 1;
+    opt.column_major_indices = rng() & 1;
+    opt.p = static_cast<double>(rng() % 3 + 1);
+    const int64_t planes = rng() % 3 + 1;
+    const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
+    std::vector<float> fast(planes * g.out_size()), ref(fast.size());
+    std::vector<int64_t> fast_idx(fast.size()), ref_idx(fast.size());
+    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), fast_idx.data());
+    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-5) << iter;
+    if (opt.kind == kernels::PoolKind::kMax) {
+      EXPECT_EQ(fast_idx, ref_idx) << iter;
+    }
   }
 }
 
