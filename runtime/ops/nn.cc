@@ -843,7 +843,7 @@ constexpr OpRegistration kNnOps[] = {
     {"", "LRN", 1, LrnOp},
     {"", "MeanVarianceNormalization", 9, MvnOp},
     {"", "Resize", 10, ResizeOp},
-    {"", "Upsample", 7, UpsampleOp},
+    {"", "Upsample", 1, UpsampleOp},
     {"", "GridSample", 16, GridSampleOp},
     {"", "RoiAlign", 10, RoiAlignOp},
     {"", "NonMaxSuppression", 10, NonMaxSuppressionOp},

@@ -1,4 +1,4 @@
-// Resize (opset 10, 11, 13+) and Upsample (7, 9): output size from scales or sizes, then the
+// Resize (opset 10, 11, 13+) and Upsample (1, 7, 9): output size from scales or sizes, then the
 // separable interpolation in kernels/resize.h with per-dim taps from the coordinate mode.
 #include <cmath>
 #include <cstdint>
@@ -245,8 +245,13 @@ absl::Status UpsampleOp(OpContext& ctx) {
     absl::StatusOr<const Tensor*> s = ctx.RequireInput(1);
     if (!s.ok()) return s.status();
     scales = LoadDoubles(**s);
-  } else {
+  } else if (ctx.opset() >= 7) {
     for (float f : ctx.node().GetFloats("scales")) scales.push_back(f);
+  } else {
+    // Upsample-1: NCHW with height_scale and width_scale attributes.
+    if (x.rank() != 4) return ctx.Error("Upsample-1 takes a 4-D NCHW input");
+    scales = {1.0, 1.0, ctx.node().GetFloat("height_scale", 1.0f),
+              ctx.node().GetFloat("width_scale", 1.0f)};
   }
   absl::StatusOr<std::vector<int64_t>> out_shape = ScaledShape(ctx, x, scales);
   if (!out_shape.ok()) return out_shape.status();

@@ -405,3 +405,25 @@ TEST(NonMaxSuppressionOp, SuppressesOverlapsAndLimitsPerClass) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(UpsampleOp, Opset1AttributesAndOpset9ScalesInput) {
+  Node v1 = testing::MakeNode("Upsample", 1, 1, 1);
+  v1.attrs["height_scale"] = testing::FloatAttr(2);
+  v1.attrs["width_scale"] = testing::FloatAttr(1);
+  Tensor x = *Tensor::FromValues<float>({1, 1, 1, 2}, {1, 2});
+  auto out = testing::RunNode(v1, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{1, 1, 2, 2}));
+  Node v9 = testing::MakeNode("Upsample", 2, 1, 9);
+  Tensor scales = *Tensor::FromValues<float>({4}, {1, 1, 1, 2});
+  out = testing::RunNode(v9, {&x, &scales});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto v = (*out)[0].tensor->values<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1, 1, 2, 2}));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
