@@ -79,7 +79,12 @@ absl::Status GridSampleOp(OpContext& ctx) {
       for (int64_t i = 0; i < ho; ++i) {
         for (int64_t j = 0; j < wo; ++j) {
           const C* g = gv.data() + ((b * ho + i) * wo + j) * 2;
-          const double ux = Unnormalize(g[0], w, align), uy = Unnormalize(g[1], h, align);
+          // Huge coordinates are clamped where they still sample only padding (or the
+          // border), so the integer conversions below stay defined; NaN samples nothing.
+          const bool usable =
+              !std::isnan(static_cast<double>(g[0])) && !std::isnan(static_cast<double>(g[1]));
+          const double ux = std::clamp(Unnormalize(g[0], w, align), -1e15, 1e15);
+          const double uy = std::clamp(Unnormalize(g[1], h, align), -1e15, 1e15);
           for (int64_t ch = 0; ch < c; ++ch) {
             const C* plane = xv.data() + (b * c + ch) * h * w;
             auto at = [&](int64_t yy, int64_t xx) -> double {
@@ -87,7 +92,9 @@ absl::Status GridSampleOp(OpContext& ctx) {
               return static_cast<double>(plane[yy * w + xx]);
             };
             double v = 0;
-            if (mode == "bicubic") {
+            if (!usable) {
+              v = 0;
+            } else if (mode == "bicubic") {
               const double x0 = std::floor(ux), y0 = std::floor(uy);
               const double tx = ux - x0, ty = uy - y0;
               for (int dy = -1; dy <= 2; ++dy) {

@@ -80,6 +80,11 @@ absl::Status RoiAlignOp(OpContext& ctx) {
     const double offset = half_pixel ? 0.5 : 0.0;
     for (int64_t i = 0; i < r; ++i) {
       const C* roi = rv.data() + i * 4;
+      for (int k = 0; k < 4; ++k) {
+        if (!std::isfinite(static_cast<double>(roi[k])) || std::fabs(roi[k] * scale) > 1e9) {
+          return ctx.Error("rois must be finite and below 1e9 after spatial_scale");
+        }
+      }
       const double sw = roi[0] * scale - offset, sh = roi[1] * scale - offset;
       double rw = roi[2] * scale - offset - sw, rh = roi[3] * scale - offset - sh;
       if (!half_pixel) {

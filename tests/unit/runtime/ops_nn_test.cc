@@ -2,6 +2,7 @@
 // separable resampler against direct reference kernels on random geometries, and ops against
 // hand-computed values.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -423,6 +424,30 @@ TEST(UpsampleOp, Opset1AttributesAndOpset9ScalesInput) {
   ASSERT_TRUE(out.ok()) << out.status();
   const auto v = (*out)[0].tensor->values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1, 1, 2, 2}));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(HostileShapes, GridSampleAndRoiAlignWithNonFiniteCoordinates) {
+  Node grid_node = testing::MakeNode("GridSample", 2, 1, 16);
+  Tensor x = *Tensor::FromValues<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor grid = *Tensor::FromValues<float>({1, 1, 3, 2}, {NAN, 0, inf, 0, -1e30f, 1e30f});
+  for (const char* padding : {"zeros", "border", "reflection"}) {
+    for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+      grid_node.attrs["padding_mode"] = testing::StringAttr(padding);
+      grid_node.attrs["mode"] = testing::StringAttr(mode);
+      EXPECT_TRUE(testing::RunNode(grid_node, {&x, &grid}).ok()) << padding << " " << mode;
+    }
+  }
+  Node roi_node = testing::MakeNode("RoiAlign", 3, 1, 16);
+  Tensor rois = *Tensor::FromValues<float>({1, 4}, {0, 0, NAN, 1});
+  Tensor idx = *Tensor::FromValues<int64_t>({1}, {0});
+  EXPECT_FALSE(testing::RunNode(roi_node, {&x, &rois, &idx}).ok());
 }
 
 }  // namespace
