@@ -52,21 +52,54 @@ A ReduceInit(ReduceKind kind) {
 /// Folds one value into an accumulator (LogSumExp is done in two passes by the caller).
 template <class A>
 inline A ReduceStep(ReduceKind kind, A acc, A x) {
+  // Integer accumulators wrap (modulo 2^64) instead of overflowing, which would be undefined.
+  auto add = [](A a, A b) -> A {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    } else {
+      return a + b;
+    }
+  };
+  auto mul = [](A a, A b) -> A {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    } else {
+      return a * b;
+    }
+  };
   switch (kind) {
     case ReduceKind::kMax:
       return (x > acc || x != x) ? x : acc;
     case ReduceKind::kMin:
       return (x < acc || x != x) ? x : acc;
     case ReduceKind::kProd:
-      return acc * x;
+      return mul(acc, x);
     case ReduceKind::kL1:
-      if constexpr (std::is_signed_v<A>) return acc + (x < 0 ? A(0) - x : x);
-      return acc + x;
+      if constexpr (std::is_signed_v<A>) return add(acc, x < 0 ? mul(A(-1), x) : x);
+      return add(acc, x);
     case ReduceKind::kL2:
     case ReduceKind::kSumSquare:
-      return acc + x * x;
+      return add(acc, mul(x, x));
     default:
-      return acc + x;
+      return add(acc, x);
+  }
+}
+
+/// Converts a double result to T; for integer T, NaN gives 0 and out-of-range values saturate
+/// (a plain cast would be undefined, e.g. ReduceLogSum of zeros on int32).
+template <class T>
+inline T FromDouble(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    if (v != v) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+      return std::numeric_limits<T>::lowest();
+    }
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+      return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(v);
   }
 }
 
@@ -75,16 +108,16 @@ template <class T, class A>
 inline T ReduceFinish(ReduceKind kind, A acc, int64_t count) {
   switch (kind) {
     case ReduceKind::kMean:
-      if (count == 0) return static_cast<T>(std::numeric_limits<double>::quiet_NaN());
+      if (count == 0) return FromDouble<T>(std::numeric_limits<double>::quiet_NaN());
       if constexpr (std::is_floating_point_v<T>) {
-        return static_cast<T>(static_cast<double>(acc) / static_cast<double>(count));
+        return FromDouble<T>(static_cast<double>(acc) / static_cast<double>(count));
       } else {
         return static_cast<T>(acc / static_cast<A>(count));
       }
     case ReduceKind::kL2:
-      return static_cast<T>(std::sqrt(static_cast<double>(acc)));
+      return FromDouble<T>(std::sqrt(static_cast<double>(acc)));
     case ReduceKind::kLogSum:
-      return static_cast<T>(std::log(static_cast<double>(acc)));
+      return FromDouble<T>(std::log(static_cast<double>(acc)));
     default:
       return static_cast<T>(acc);
   }
@@ -119,7 +152,7 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
   if (kind == ReduceKind::kLogSumExp) {
     std::vector<T> max(static_cast<size_t>(out_count));
     Reduce(ReduceKind::kMax, in, shape, reduce, max.data());
-    std::vector<A> shifted(static_cast<size_t>(out_count), A(0));
+    std::vector<double> shifted(static_cast<size_t>(out_count), 0.0);
     // Second pass below accumulates exp(x - max) into `shifted`.
     const int rank = static_cast<int>(dims.size());
     std::vector<int64_t> ostride(rank, 0), idx(rank, 0);
@@ -134,7 +167,7 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
     for (int64_t i = 0; i < total; ++i) {
       const double m = static_cast<double>(max[o]);
       const double shift = std::isinf(m) ? 0.0 : m;
-      shifted[o] += static_cast<A>(std::exp(static_cast<double>(in[i]) - shift));
+      shifted[o] += std::exp(static_cast<double>(in[i]) - shift);
       for (int d = rank - 1; d >= 0; --d) {
         o += ostride[d];
         if (++idx[d] < dims[d]) break;
@@ -145,7 +178,7 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
     for (int64_t j = 0; j < out_count; ++j) {
       const double m = static_cast<double>(max[j]);
       const double shift = std::isinf(m) ? 0.0 : m;
-      out[j] = static_cast<T>(shift + std::log(static_cast<double>(shifted[j])));
+      out[j] = FromDouble<T>(shift + std::log(shifted[j]));
     }
     return;
   }

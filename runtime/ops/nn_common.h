@@ -128,6 +128,7 @@ absl::Status VisitFloat(const OpContext& ctx, DType dtype, Fn&& fn) {
 template <class T>
 inline T Quantize(double real, int64_t zero_point) {
   const double q = std::nearbyint(real) + static_cast<double>(zero_point);
+  if (q != q) return static_cast<T>(zero_point);
   const double lo = static_cast<double>(std::numeric_limits<T>::min());
   const double hi = static_cast<double>(std::numeric_limits<T>::max());
   return static_cast<T>(q < lo ? lo : (q > hi ? hi : q));

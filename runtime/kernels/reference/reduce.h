@@ -52,7 +52,7 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
   }
   for (int64_t j = 0; j < out_count; ++j) {
     const double m = std::isinf(static_cast<double>(acc[j])) ? 0.0 : static_cast<double>(acc[j]);
-    out[j] = static_cast<T>(m + std::log(sum[j]));
+    out[j] = FromDouble<T>(m + std::log(sum[j]));
   }
 }
 

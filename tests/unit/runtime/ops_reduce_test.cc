@@ -1,6 +1,7 @@
 // Reduce*, ArgMax/ArgMin and the Softmax family: fast kernels against the reference on random
 // shapes and axis sets, and ops against hand-computed values.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -67,8 +68,7 @@ TEST(ReduceKernel, IntegerSumAndMaxMatchReference) {
                                 static_cast<bool>(rng() & 1)};
     std::vector<int32_t> x(shape[0] * shape[1] * shape[2]);
     for (int32_t& v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-    for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin, ReduceKind::kL1,
-                            ReduceKind::kProd}) {
+    for (ReduceKind kind : kAllKinds) {
       std::vector<int32_t> fast(x.size()), ref(x.size());
       kernels::Reduce<int32_t>(kind, x.data(), shape, reduce, fast.data());
       kernels::reference::Reduce<int32_t>(kind, x.data(), shape, reduce, ref.data());
@@ -120,6 +120,19 @@ TEST(ReduceOps, LogSumExpIsStableForLargeValues) {
   auto out = RunNode(node, {&x});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NEAR((*out)[0].tensor->data<float>()[0], 1000 + std::log(2.0), 1e-3);
+}
+
+TEST(ReduceOps, IntegerLogSumOfZerosSaturatesInsteadOfOverflowing) {
+  Node node = MakeNode("ReduceLogSum", 1, 1, 13);
+  Tensor x = *Tensor::FromValues<int32_t>({2}, {0, 0});
+  auto out = RunNode(node, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<int32_t>()[0], std::numeric_limits<int32_t>::lowest());
+  Node lse = MakeNode("ReduceLogSumExp", 1, 1, 13);
+  Tensor y = *Tensor::FromValues<int32_t>({2}, {3, 3});
+  out = RunNode(lse, {&y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].tensor->data<int32_t>()[0], 3);  // 3 + log(2), truncated
 }
 
 TEST(ReduceOps, BadAxisNamesTheNode) {
