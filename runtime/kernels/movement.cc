@@ -103,8 +103,11 @@ void FillElements(const void* value, int64_t count, size_t elem_size, void* dst)
   });
 }
 
-void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
-                 absl::Span<const int64_t> shape, size_t elem_size, void* dst) {
+namespace {
+
+// StridedCopy on the calling thread.
+void SerialStridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
+                       absl::Span<const int64_t> shape, size_t elem_size, void* dst) {
   const std::vector<int64_t> dst_strides = DenseStrides(shape);
   std::vector<CopyDim> dims;
   for (size_t j = 0; j < shape.size(); ++j) {
@@ -179,6 +182,36 @@ void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> stri
       }
       if (j < 0) return;
     }
+  });
+}
+
+}  // namespace
+
+void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
+                 absl::Span<const int64_t> shape, size_t elem_size, void* dst,
+                 const CopyOptions& opts) {
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  size_t split = 0;
+  while (split < shape.size() && shape[split] == 1) ++split;
+  if (opts.threads <= 1 || total == 0 || total < opts.parallel_threshold || split == shape.size()) {
+    SerialStridedCopy(src, offset, strides, shape, elem_size, dst);
+    return;
+  }
+  // Leading dims before `split` are 1, so a range of dim `split` is a contiguous output block.
+  const int64_t dim = shape[split];
+  const int64_t block = total / dim;
+  const int64_t tasks = std::min<int64_t>(opts.threads, dim);
+  ThreadPool& pool = opts.pool != nullptr ? *opts.pool : ThreadPool::Default();
+  pool.ParallelFor(tasks, opts.threads, [&](int64_t task) {
+    const int64_t begin = dim * task / tasks;
+    const int64_t end = dim * (task + 1) / tasks;
+    if (begin >= end) return;
+    std::vector<int64_t> part(shape.begin(), shape.end());
+    part[split] = end - begin;
+    SerialStridedCopy(
+        src, offset + begin * strides[split], strides, part, elem_size,
+        static_cast<std::byte*>(dst) + begin * block * static_cast<int64_t>(elem_size));
   });
 }
 

@@ -9,19 +9,32 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "runtime/thread_pool.h"
 
 namespace onnx_bcast::rt {
 
 /// Row-major strides (in elements) of a dense tensor of `shape`.
 std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape);
 
+/// How to run a copy.
+struct CopyOptions {
+  /// Threads to use (the caller counts as one); <= 1 runs on the caller only.
+  int threads = 1;
+  /// Pool for the extra threads; nullptr means ThreadPool::Default().
+  ThreadPool* pool = nullptr;
+  /// Outputs with fewer elements run on one thread.
+  int64_t parallel_threshold = int64_t{1} << 16;
+};
+
 /// Fills `dst` (dense, `shape`) from a strided view of `src`:
 /// dst[i_0..i_k] = src[offset + sum_j i_j * strides[j]], strides in elements (0 repeats,
 /// negative walks backwards). `elem_size` is the bytes per element. Dims of size 1 are
 /// dropped and dims that are contiguous in both are merged before copying; an innermost
 /// unit stride is copied with memcpy, and a 2-D transpose innermost is copied in tiles.
+/// With threads, the outermost non-1 dim is split between them (results do not depend on it).
 void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
-                 absl::Span<const int64_t> shape, size_t elem_size, void* dst);
+                 absl::Span<const int64_t> shape, size_t elem_size, void* dst,
+                 const CopyOptions& opts = {});
 
 /// Fills `dst` (dense, shape = sizes of `maps`) from `src` (dense, `src_shape`): axis j of the
 /// output takes input index maps[j][i_j], or the bytes of `fill` where any map entry is -1.

@@ -12,6 +12,13 @@
 namespace onnx_bcast::rt::movement {
 namespace {
 
+CopyOptions Threads(const OpContext& ctx) {
+  CopyOptions opts;
+  opts.threads = ctx.threads();
+  opts.pool = ctx.pool();
+  return opts;
+}
+
 // Copies `x` viewed as dense `view` dims, permuted by `perm`, into output 0 of `out_shape`.
 absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int64_t>& view,
                           const std::vector<int64_t>& perm, std::vector<int64_t> out_shape) {
@@ -24,7 +31,7 @@ absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int
   }
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, x.dtype(), std::move(out_shape));
   if (!out.ok()) return out.status();
-  StridedCopy(x.raw_data(), 0, strides, shape, x.element_size(), (*out)->raw_data());
+  StridedCopy(x.raw_data(), 0, strides, shape, x.element_size(), (*out)->raw_data(), Threads(ctx));
   return absl::OkStatus();
 }
 
@@ -60,7 +67,8 @@ absl::Status Expand(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), *shape);
   if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), 0, strides, *shape, (*x)->element_size(), (*out)->raw_data());
+  StridedCopy((*x)->raw_data(), 0, strides, *shape, (*x)->element_size(), (*out)->raw_data(),
+              Threads(ctx));
   return absl::OkStatus();
 }
 
@@ -259,7 +267,8 @@ absl::Status Slice(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), shape);
   if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), offset, strides, shape, (*x)->element_size(), (*out)->raw_data());
+  StridedCopy((*x)->raw_data(), offset, strides, shape, (*x)->element_size(), (*out)->raw_data(),
+              Threads(ctx));
   return absl::OkStatus();
 }
 
@@ -288,7 +297,8 @@ absl::Status Tile(OpContext& ctx) {
   if (!count.ok()) return count.status();
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), out_shape);
   if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), 0, strides, view, (*x)->element_size(), (*out)->raw_data());
+  StridedCopy((*x)->raw_data(), 0, strides, view, (*x)->element_size(), (*out)->raw_data(),
+              Threads(ctx));
   return absl::OkStatus();
 }
 

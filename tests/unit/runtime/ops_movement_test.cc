@@ -112,6 +112,26 @@ TEST(MovementKernel, StridedCopyTransposesLargeMatricesInTiles) {
   EXPECT_EQ(testing::FirstMismatch(fast, ref), -1);
 }
 
+TEST(MovementKernel, ThreadedStridedCopyMatchesReference) {
+  std::mt19937_64 rng(5);
+  ThreadPool pool(3);
+  CopyOptions opts;
+  opts.threads = 4;
+  opts.pool = &pool;
+  opts.parallel_threshold = 1;
+  // A transpose with a leading 1, an odd split dim and an expand with a stride-0 dim.
+  const std::vector<std::vector<int64_t>> shapes = {{1, 7, 33, 20}, {5, 1, 300}, {3, 64, 64}};
+  const std::vector<std::vector<int64_t>> strides = {{0, 1, 140, 7}, {300, 0, 1}, {0, 1, 64}};
+  for (size_t c = 0; c < shapes.size(); ++c) {
+    Tensor src = testing::RandomTensor(rng, DType::kInt16, {7 * 33 * 20});
+    Tensor fast = Tensor::Allocate(DType::kInt16, shapes[c]).value();
+    Tensor ref = Tensor::Allocate(DType::kInt16, shapes[c]).value();
+    StridedCopy(src.raw_data(), 0, strides[c], shapes[c], 2, fast.raw_data(), opts);
+    reference::StridedCopy(src.raw_data(), 0, strides[c], shapes[c], 2, ref.raw_data());
+    EXPECT_EQ(testing::FirstMismatch(fast, ref), -1) << "case " << c;
+  }
+}
+
 TEST(MovementKernel, AxisMapCopyMatchesReference) {
   std::mt19937_64 rng(11);
   for (int iter = 0; iter < 300; ++iter) {
