@@ -4,6 +4,7 @@
 #define ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace onnx_bcast::rt::kernels {
@@ -38,8 +39,12 @@ void GemmLoops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doub
       if (alpha == 1 && beta == 0) {
         out = static_cast<T>(sum);
       } else {
-        out = static_cast<T>(alpha * static_cast<double>(sum) +
-                             (beta == 0 ? 0.0 : beta * static_cast<double>(out)));
+        // Scaled results saturate to T (an out-of-range cast would be undefined).
+        const double v =
+            alpha * static_cast<double>(sum) + (beta == 0 ? 0.0 : beta * static_cast<double>(out));
+        const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        out = v != v ? T(0) : static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
       }
     }
   }

@@ -515,8 +515,15 @@ absl::Status EinsumOp(OpContext& ctx) {
       std::vector<int64_t> idx(rank, 0), off(inputs.size() + 1, 0);
       for (int64_t w = 0; w < work; ++w) {
         A p = A(1);
-        for (size_t t = 0; t < inputs.size(); ++t) p *= load(t, off[t]);
-        acc[off.back()] += p;
+        if constexpr (std::is_integral_v<A>) {
+          // Wrap modulo 2^64 like the other integer kernels (signed overflow is undefined).
+          uint64_t q = 1;
+          for (size_t t = 0; t < inputs.size(); ++t) q *= static_cast<uint64_t>(load(t, off[t]));
+          acc[off.back()] = static_cast<A>(static_cast<uint64_t>(acc[off.back()]) + q);
+        } else {
+          for (size_t t = 0; t < inputs.size(); ++t) p *= load(t, off[t]);
+          acc[off.back()] += p;
+        }
         for (int d = rank - 1; d >= 0; --d) {
           for (size_t t = 0; t <= inputs.size(); ++t) off[t] += strides[t][d];
           if (++idx[d] < dims[d]) break;

@@ -1,7 +1,9 @@
 // Resize (opset 10, 11, 13+) and Upsample (1, 7, 9): output size from scales or sizes, then the
 // separable interpolation in kernels/resize.h with per-dim taps from the coordinate mode.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -146,8 +148,14 @@ absl::Status RunResize(OpContext& ctx, const ResizeAttrs& a, const Tensor& x,
     kernels::Resize<double>(x.shape(), taps, a.extrapolation, xv.data(), yv.data());
     VisitDType(x.dtype(), 0, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      for (size_t i = 0; i < yv.size(); ++i) {
-        (*y)->data<T>()[i] = static_cast<T>(a.mode == "nearest" ? yv[i] : std::round(yv[i]));
+      if constexpr (std::is_integral_v<T>) {
+        for (size_t i = 0; i < yv.size(); ++i) {
+          // Cubic weights overshoot; saturate to T's range rather than cast out of range.
+          const double v = std::clamp(a.mode == "nearest" ? yv[i] : std::round(yv[i]),
+                                      static_cast<double>(std::numeric_limits<T>::lowest()),
+                                      static_cast<double>(std::numeric_limits<T>::max()));
+          (*y)->data<T>()[i] = static_cast<T>(v);
+        }
       }
       return 0;
     });
