@@ -101,6 +101,24 @@ class EliminateRedundantBroadcast : public Pass {
 
   // True when every use of `y` (of shape `sy`) would compute the same output shape reading a
   // tensor of shape `sx` instead (numpy broadcasting then gives the same values).
+  // True when `sy` is `sx` with leading 1s and another operand already has sy's rank: the
+  // leading 1s then change neither the broadcast result nor its values, whatever the other
+  // extents are (unknown ones included).
+  static bool LeadingOnesOnly(const Shape& sy, const Shape& sx, const std::vector<Shape>& after) {
+    if (!sy.rank_known || !sx.rank_known || sy.rank() < sx.rank()) return false;
+    const int64_t lead = sy.rank() - sx.rank();
+    for (int64_t i = 0; i < sy.rank(); ++i) {
+      if (i < lead ? !sy.dims[i].Is(1)
+                   : sy.dims[i].is_unknown() || !(sy.dims[i] == sx.dims[i - lead])) {
+        return false;
+      }
+    }
+    for (const Shape& other : after) {
+      if (other.rank_known && other.rank() >= sy.rank()) return true;
+    }
+    return false;
+  }
+
   bool ConsumersAccept(const std::string& y, const Shape& sy, const Shape& sx, std::string* why) {
     proto::GraphEditor& g = ctx_->graph();
     if (g.IsGraphOutput(y) || g.IsUsedBySubgraph(y)) {
@@ -124,7 +142,8 @@ class EliminateRedundantBroadcast : public Pass {
       if (op.multidirectional()) {
         const bcast::BroadcastResult r0 = bcast::BroadcastNumpy(before);
         const bcast::BroadcastResult r1 = bcast::BroadcastNumpy(after);
-        ok = r0.ok() && r1.ok() && r0.output == r1.output;
+        ok = (r0.ok() && r1.ok() && r0.output == r1.output) ||
+             LeadingOnesOnly(sy, sx, after);
       } else if (!op.legacy && op.kind == BroadcastOpKind::kPRelu && c.input_size() == 2 &&
                  c.input(0) != y) {
         ok = bcast::BroadcastUnidirectional(before[0], sy).ok() &&
