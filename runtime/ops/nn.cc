@@ -418,8 +418,18 @@ absl::Status PoolOp(OpContext& ctx) {
         (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8))) {
     return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
   }
+  const int64_t in_size = g->in_size(), out_size = g->out_size();
   return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
-    kernels::Pool(opt, *g, n * c, xv, yv, indices);
+    nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
+      kernels::Pool(opt, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
+                    indices == nullptr ? nullptr : indices + p0 * out_size);
+    });
+    if (indices != nullptr && in_size > 0) {
+      // Each chunk numbered its planes from 0; shift them to global plane offsets.
+      for (int64_t i = 0; i < n * c * out_size; ++i) {
+        indices[i] += (i / out_size) * in_size - (indices[i] / in_size) * in_size;
+      }
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 #ifndef ONNX_BCAST_RUNTIME_OPS_NN_COMMON_H_
 #define ONNX_BCAST_RUNTIME_OPS_NN_COMMON_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -132,6 +133,23 @@ inline T Quantize(double real, int64_t zero_point) {
   const double lo = static_cast<double>(std::numeric_limits<T>::min());
   const double hi = static_cast<double>(std::numeric_limits<T>::max());
   return static_cast<T>(q < lo ? lo : (q > hi ? hi : q));
+}
+
+/// Runs fn(begin, end) over [0, n) split into contiguous chunks on the context's pool when it
+/// has one, more than one thread is allowed and the work (n * cost_per_item) is worth it;
+/// otherwise fn(0, n) on the caller. Chunks are disjoint, so results do not depend on threads.
+template <class Fn>
+void ParallelChunks(const OpContext& ctx, int64_t n, int64_t cost_per_item, Fn&& fn) {
+  constexpr int64_t kMinWork = 1 << 16;
+  const int threads = ctx.threads();
+  if (ctx.pool() == nullptr || threads <= 1 || n < 2 ||
+      n * std::max<int64_t>(cost_per_item, 1) < kMinWork) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  const int64_t chunks = std::min<int64_t>(n, 4 * static_cast<int64_t>(threads));
+  ctx.pool()->ParallelFor(chunks, threads,
+                          [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); });
 }
 
 /// `axis` in [-rank, rank) made non-negative, or an error naming the op.

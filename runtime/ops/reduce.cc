@@ -179,7 +179,11 @@ absl::Status SoftmaxOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> src(in);
     nn::ComputeOut<C> dst(*out);
-    kernels::Softmax<C>(kKind, src.data(), s.outer, s.n, s.inner, dst.data());
+    nn::ParallelChunks(ctx, s.outer, s.n * s.inner * 8, [&](int64_t o0, int64_t o1) {
+      const int64_t row = s.n * s.inner;
+      kernels::Softmax<C>(kKind, src.data() + o0 * row, o1 - o0, s.n, s.inner,
+                          dst.data() + o0 * row);
+    });
     dst.Finish();
     return absl::OkStatus();
   });

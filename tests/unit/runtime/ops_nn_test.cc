@@ -2,6 +2,7 @@
 // separable resampler against direct reference kernels on random geometries, and ops against
 // hand-computed values.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "runtime/kernels/reference/pool.h"
 #include "runtime/kernels/reference/resize.h"
 #include "runtime/kernels/resize.h"
+#include "runtime/thread_pool.h"
 #include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
@@ -448,6 +450,38 @@ TEST(HostileShapes, GridSampleAndRoiAlignWithNonFiniteCoordinates) {
   Tensor rois = *Tensor::FromValues<float>({1, 4}, {0, 0, NAN, 1});
   Tensor idx = *Tensor::FromValues<int64_t>({1}, {0});
   EXPECT_FALSE(testing::RunNode(roi_node, {&x, &rois, &idx}).ok());
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(Threads, PoolingAndSoftmaxAreIdenticalOnAnyThreadCount) {
+  std::mt19937_64 rng(8);
+  const std::vector<float> values = RandomFloats(rng, 2 * 16 * 20 * 20);
+  Tensor x = *Tensor::FromValues<float>({2, 16, 20, 20}, absl::Span<const float>(values));
+  ThreadPool pool(3);
+  RunOptions threaded;
+  threaded.threads = 4;
+  threaded.pool = &pool;
+  Node max_pool = testing::MakeNode("MaxPool", 1, 2, 12);
+  max_pool.attrs["kernel_shape"] = testing::IntsAttr({3, 3});
+  max_pool.attrs["pads"] = testing::IntsAttr({1, 1, 1, 1});
+  Node softmax = testing::MakeNode("Softmax", 1, 1, 13);
+  softmax.attrs["axis"] = testing::IntAttr(1);
+  for (const Node* node : {&max_pool, &softmax}) {
+    auto serial = testing::RunNode(*node, {&x});
+    auto parallel = testing::RunNode(*node, {&x}, threaded);
+    ASSERT_TRUE(serial.ok() && parallel.ok()) << node->op_type;
+    for (size_t o = 0; o < serial->size(); ++o) {
+      const Tensor& a = *(*serial)[o].tensor;
+      const Tensor& b = *(*parallel)[o].tensor;
+      ASSERT_EQ(a.byte_size(), b.byte_size());
+      EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()), 0) << node->op_type;
+    }
+  }
 }
 
 }  // namespace
