@@ -3,6 +3,7 @@
 // must agree bit for bit; libm-based ones within a per-op tolerance in output ULPs.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -304,6 +305,58 @@ TEST(QuantizeRandom, ThreadedMatchesSingleThreaded) {
   ASSERT_TRUE(QuantizeLinear(x, scale, &zp, 333, &one).ok());
   ASSERT_TRUE(QuantizeLinear(x, scale, &zp, 333, &many, threaded).ok());
   EXPECT_EQ(FirstMismatch(one, many), -1);
+}
+
+template <class T>
+void CheckRoundingEdges() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> values = {T(0),
+                                 -T(0),
+                                 T(0.3),
+                                 T(-0.3),
+                                 T(0.5),
+                                 T(-0.5),
+                                 T(0.7),
+                                 T(-0.7),
+                                 T(1.5),
+                                 T(-1.5),
+                                 T(2.5),
+                                 T(-2.5),
+                                 T(8388607.5),
+                                 T(-8388607.5),
+                                 T(8388608),
+                                 T(1e10),
+                                 T(-1e10),
+                                 inf,
+                                 -inf,
+                                 T(1e-40),
+                                 T(-1e-40),
+                                 std::numeric_limits<T>::quiet_NaN(),
+                                 T(4503599627370495.5),
+                                 T(-4503599627370495.5)};
+  Tensor x = Tensor::FromValues<T>({static_cast<int64_t>(values.size())}, values).value();
+  Tensor y = Tensor::Allocate(DTypeOf<T>(), x.shape()).value();
+  for (UnaryKind op : {UnaryKind::kFloor, UnaryKind::kCeil, UnaryKind::kRound}) {
+    ASSERT_TRUE(Unary(op, {}, x, &y).ok());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const T v = values[i];
+      const T want = op == UnaryKind::kFloor  ? std::floor(v)
+                     : op == UnaryKind::kCeil ? std::ceil(v)
+                                              : std::nearbyint(v);
+      const T got = y.data<T>()[i];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << UnaryKindName(op) << " " << v;
+        continue;
+      }
+      EXPECT_EQ(got, want) << UnaryKindName(op) << " " << v;
+      EXPECT_EQ(std::signbit(got), std::signbit(want)) << UnaryKindName(op) << " " << v;
+    }
+  }
+}
+
+TEST(UnaryEdges, FloorCeilRoundMatchLibmIncludingSignedZeros) {
+  CheckRoundingEdges<float>();
+  CheckRoundingEdges<double>();
 }
 
 }  // namespace
