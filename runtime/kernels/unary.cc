@@ -145,16 +145,16 @@ absl::Status CheckSameShape(absl::string_view what, const Tensor& x, const Tenso
 
 absl::string_view UnaryKindName(UnaryKind op) {
   static constexpr absl::string_view kNames[] = {
-      "Abs",       "Neg",      "Sign",       "Floor",
-      "Ceil",      "Round",    "Reciprocal", "Sqrt",
-      "Exp",       "Log",      "Erf",        "Sin",
-      "Cos",       "Tan",      "Asin",       "Acos",
-      "Atan",      "Sinh",     "Cosh",       "Asinh",
-      "Acosh",     "Atanh",    "Sigmoid",    "HardSigmoid",
-      "HardSwish", "Tanh",     "Relu",       "LeakyRelu",
-      "Elu",       "Selu",     "Celu",       "ThresholdedRelu",
-      "Softplus",  "Softsign", "Shrink",     "Not",
-      "IsNaN",     "IsInf",
+      "Abs",        "Neg",      "Sign",       "Floor",
+      "Ceil",       "Round",    "Reciprocal", "Sqrt",
+      "Exp",        "Log",      "Erf",        "Sin",
+      "Cos",        "Tan",      "Asin",       "Acos",
+      "Atan",       "Sinh",     "Cosh",       "Asinh",
+      "Acosh",      "Atanh",    "Sigmoid",    "HardSigmoid",
+      "HardSwish",  "Tanh",     "Relu",       "LeakyRelu",
+      "Elu",        "Selu",     "Celu",       "ThresholdedRelu",
+      "Softplus",   "Softsign", "Shrink",     "Not",
+      "BitwiseNot", "IsNaN",    "IsInf",
   };
   static_assert(std::size(kNames) == kNumUnaryKinds);
   const size_t i = static_cast<size_t>(op);

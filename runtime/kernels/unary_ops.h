@@ -52,6 +52,7 @@ enum class UnaryKind {
   kSoftsign,
   kShrink,
   kNot,
+  kBitwiseNot,
   kIsNaN,
   kIsInf,
 };
@@ -76,7 +77,8 @@ inline constexpr UnaryKind kAllUnaryKinds[] = {
     UnaryKind::kCelu,       UnaryKind::kThresholdedRelu,
     UnaryKind::kSoftplus,   UnaryKind::kSoftsign,
     UnaryKind::kShrink,     UnaryKind::kNot,
-    UnaryKind::kIsNaN,      UnaryKind::kIsInf,
+    UnaryKind::kBitwiseNot, UnaryKind::kIsNaN,
+    UnaryKind::kIsInf,
 };
 
 /// The ONNX op_type: "Abs", "HardSigmoid", "IsInf"...
@@ -108,6 +110,8 @@ constexpr bool UnaryAccepts(UnaryKind op, DType dtype) {
       return IsFloatingPoint(dtype) || signed_int;
     case UnaryKind::kNot:
       return dtype == DType::kBool;
+    case UnaryKind::kBitwiseNot:
+      return IsInteger(dtype);
     default:
       return IsFloatingPoint(dtype);
   }
@@ -261,6 +265,8 @@ inline auto ApplyUnary(C x, const UnaryParams& p) {
     }
   } else if constexpr (kOp == UnaryKind::kNot) {
     return !x;
+  } else if constexpr (kOp == UnaryKind::kBitwiseNot) {
+    return static_cast<C>(~x);
   } else if constexpr (kOp == UnaryKind::kIsNaN) {
     return x != x;
   } else if constexpr (kOp == UnaryKind::kIsInf) {

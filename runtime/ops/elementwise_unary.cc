@@ -269,6 +269,7 @@ constexpr OpRegistration kUnaryRows[] = {
     {"", "Softsign", 1, RunUnary<UnaryKind::kSoftsign>},
     {"", "Shrink", 9, RunUnary<UnaryKind::kShrink>},
     {"", "Not", 1, RunUnary<UnaryKind::kNot>},
+    {"", "BitwiseNot", 18, RunUnary<UnaryKind::kBitwiseNot>},
     {"", "IsNaN", 9, RunUnary<UnaryKind::kIsNaN>},
     {"", "IsInf", 10, RunUnary<UnaryKind::kIsInf>},
     {"", "Clip", 1, RunClip},

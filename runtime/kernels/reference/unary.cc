@@ -165,6 +165,8 @@ T IntOp(UnaryKind op, const UnaryParams& p, T v) {
       return static_cast<T>(x > 0 ? 1 : (x < 0 ? -1 : 0));
     case UnaryKind::kRelu:
       return static_cast<T>(x < 0 ? 0 : x);
+    case UnaryKind::kBitwiseNot:
+      return static_cast<T>(-x - 1);  // ~x in two's complement
     case UnaryKind::kShrink: {
       const double r = FloatOp(op, p, static_cast<double>(v));
       if (r >= static_cast<double>(std::numeric_limits<T>::max())) {

@@ -251,6 +251,14 @@ TEST(ElementwiseUnary, IntegerAbsNegSignWrap) {
   EXPECT_THAT(Values<int8_t>(Run1(MakeNode("Sign", 1), {&x})), ElementsAre(-1, -1, 0));
 }
 
+TEST(ElementwiseUnary, BitwiseNotFlipsEveryBit) {
+  const Tensor x = T_<uint8_t>({2}, {0, 0x0f});
+  EXPECT_THAT(Values<uint8_t>(Run1(MakeNode("BitwiseNot", 1, 1, 18), {&x})),
+              ElementsAre(0xff, 0xf0));
+  const Tensor y = T_<int16_t>({2}, {0, -1});
+  EXPECT_THAT(Values<int16_t>(Run1(MakeNode("BitwiseNot", 1, 1, 18), {&y})), ElementsAre(-1, 0));
+}
+
 TEST(ElementwiseUnary, WrongDTypeIsInvalid) {
   const Tensor x = T_<int32_t>({1}, {1});
   absl::StatusOr<std::vector<Value>> out = RunNode(MakeNode("Exp", 1), {&x});

@@ -51,6 +51,7 @@ Tolerance ToleranceOf(UnaryKind op) {
     case UnaryKind::kThresholdedRelu:
     case UnaryKind::kShrink:
     case UnaryKind::kNot:
+    case UnaryKind::kBitwiseNot:
     case UnaryKind::kIsNaN:
     case UnaryKind::kIsInf:
       return {0, 0};  // correctly rounded in both kernels
