@@ -536,7 +536,7 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
   options.samples = static_cast<int>(samples);
   options.threads = static_cast<int>(threads);
   if (args.Has("rtol") || args.Has("atol")) {
-    options.tolerance = verify::Tolerance{false, rtol, atol};
+    options.tolerance = rt::Tolerance{rtol, atol, /*exact=*/false};
   }
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {

@@ -16,6 +16,7 @@
 #include "proto/shapes.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
 #include "verify/inputs.h"
 
@@ -94,7 +95,7 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
 // ---------------------------------------------------------------- bisect
 
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
-                                 const Tolerance& tolerance, const std::string& label,
+                                 const rt::Tolerance& tolerance, const std::string& label,
                                  const std::string& report_path, int threads) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
@@ -128,7 +129,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
   for (size_t i = 0; i < common.size(); ++i) {
     const rt::Value& x = (*va)[base_a + i];
     const rt::Value& y = *values_b[common[i]];
-    Comparison c = CompareValues(x, y, tolerance);
+    rt::Comparison c = rt::CompareValues(y, x, common[i], tolerance);
     if (c.match) continue;
     Divergence d;
     d.sample = label;
@@ -250,7 +251,7 @@ absl::StatusOr<SubModel> MakeSubModel(const proto::Model& source,
 }
 
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
-                                     const VerifyOptions& options, const Tolerance& tolerance) {
+                                     const VerifyOptions& options, const rt::Tolerance& tolerance) {
   std::vector<LocalResult> results;
   onnx::ModelProto annotated_a, annotated_b;
   if (!passes::AnalyzeBroadcasts(original, {}, &annotated_a).ok() ||
@@ -363,8 +364,8 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       std::map<std::string, rt::Value> values;
       uint64_t k = 0;
       for (const auto& [name, dims] : shapes) {
-        absl::StatusOr<rt::Tensor> t = RandomTensor(static_cast<rt::DType>(elems[name]), dims,
-                                                    options.seed * 7919u + s * 104729u + k++);
+        absl::StatusOr<rt::Tensor> t = rt::RandomTensor(
+            static_cast<rt::DType>(elems[name]), dims, options.seed * 7919u + s * 104729u + k++);
         if (!t.ok()) {
           lr.skipped = true;
           lr.detail = std::string(t.status().message());
@@ -392,14 +393,13 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       }
       if (results_ab.size() != 2) break;
       for (size_t o = 0; o < outs.size(); ++o) {
-        Comparison c = CompareValues(results_ab[0][o], results_ab[1][o], tolerance);
+        rt::Comparison c = rt::CompareValues(results_ab[1][o], results_ab[0][o], outs[o], tolerance);
         if (!c.match) {
           lr.match = false;
-          lr.detail = absl::StrCat("output '", outs[o], "' (", BindingsToString(samples[s]),
-                                   "): ", c.Summary());
+          lr.detail = absl::StrCat(BindingsToString(samples[s]), ": ", c.message);
           break;
         }
-        lr.detail = absl::StrCat("equal on ", samples.size(), " sample(s); ", c.Summary());
+        lr.detail = absl::StrCat("equal on ", samples.size(), " sample(s); ", c.Figures());
       }
     }
     results.push_back(std::move(lr));
@@ -484,7 +484,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     const std::vector<Bindings> bindings =
         SampleBindings(InputSymbols(*ma->main), options.samples, options.edge_cases);
     for (size_t k = 0; k < bindings.size(); ++k) {
-      absl::StatusOr<rt::Feeds> feeds = RandomFeeds(*ma->main, bindings[k], options.seed + k);
+      rt::RandomInputOptions random;
+      random.seed = options.seed + k;
+      random.dims = bindings[k];
+      random.default_dim = 2;
+      absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*ma->main, random);
       if (!feeds.ok()) return go_local(std::string(feeds.status().message()));
       sets.emplace_back(absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
                         std::move(*feeds));
@@ -515,7 +519,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
         if (it == outs_b.end()) continue;
         OutputResult o;
         o.name = outs_a[i];
-        o.comparison = CompareValues((*va)[i], (*vb)[it - outs_b.begin()], r.tolerance);
+        o.comparison = rt::CompareValues((*vb)[it - outs_b.begin()], (*va)[i], o.name, r.tolerance);
         sample.match &= o.comparison.match;
         sample.outputs.push_back(std::move(o));
       }
@@ -552,15 +556,18 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
     absl::StrAppend(&out, "  ", s.label, ": ", s.match ? "equal" : "DIFFERENT", "\n");
     if (!s.error.empty()) absl::StrAppend(&out, "    ", s.error, "\n");
     for (const OutputResult& o : s.outputs) {
-      absl::StrAppend(&out, "    output '", o.name, "': ", o.comparison.match ? "equal" : "DIFFERENT",
-                      "; ", o.comparison.Summary(), "\n");
+      absl::StrAppend(&out, "    ",
+                      o.comparison.match
+                          ? absl::StrCat("output '", o.name, "': equal; ", o.comparison.Figures())
+                          : o.comparison.message,
+                      "\n");
     }
   }
   if (r.divergence) {
     const Divergence& d = *r.divergence;
     absl::StrAppend(&out, "first divergence (", d.sample, "): tensor '", d.tensor,
                     "' produced by ", d.op, " '", d.node, "' with inputs ",
-                    absl::StrJoin(d.input_shapes, ", "), "; ", d.comparison.Summary(), "\n");
+                    absl::StrJoin(d.input_shapes, ", "), "; ", d.comparison.message, "\n");
     if (!d.pass.empty()) {
       absl::StrAppend(&out, "  introduced by pass ", d.pass, ": ", d.rewrite, "\n");
     }

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/model_io.h"
-#include "verify/compare.h"
+#include "runtime/exec/compare.h"
 
 namespace onnx_bcast::verify {
 
@@ -26,7 +26,7 @@ struct VerifyOptions {
   /// Tolerance given by the user; when absent, bit-exact if only exact ops (Reshape, Unsqueeze,
   /// Squeeze, Expand, Shape, Identity, Constant, Flatten, Tile) were inserted or removed,
   /// otherwise rtol 1e-3, atol 1e-7.
-  std::optional<Tolerance> tolerance;
+  std::optional<rt::Tolerance> tolerance;
   /// Verify node by node only (no whole-model run).
   bool local = false;
   /// An `opt --report` JSON; names the pass and rewrite behind a divergence.
@@ -37,7 +37,7 @@ struct VerifyOptions {
 /// One graph output in one sample.
 struct OutputResult {
   std::string name;
-  Comparison comparison;
+  rt::Comparison comparison;
 };
 
 struct SampleResult {
@@ -56,7 +56,7 @@ struct Divergence {
   std::vector<std::string> input_shapes;  ///< "name [2,3]" of that node's inputs
   std::string pass;     ///< from the report, when given and it names the node
   std::string rewrite;  ///< the report's description of the rewrite
-  Comparison comparison;
+  rt::Comparison comparison;
 };
 
 /// One node checked in isolation (local mode).
@@ -72,7 +72,7 @@ struct VerifyResult {
   bool match = true;
   std::string mode;  ///< "whole-model" or "local"
   std::string note;  ///< why local mode was used
-  Tolerance tolerance;
+  rt::Tolerance tolerance;
   std::vector<std::string> structural;  ///< missing or extra graph outputs
   std::vector<SampleResult> samples;
   std::optional<Divergence> divergence;

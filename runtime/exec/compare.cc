@@ -2,9 +2,13 @@
 #include "runtime/exec/compare.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "runtime/tensor.h"
 
 namespace onnx_bcast::rt {
@@ -17,6 +21,34 @@ double AsDouble(T v) {
   } else {
     return static_cast<double>(v);
   }
+}
+
+// Maps a float's bits to an integer ordered like the floats, so differences count ULPs.
+template <class T>
+int64_t OrderedBits(T v) {
+  if constexpr (std::is_same_v<T, double>) {
+    int64_t i;
+    std::memcpy(&i, &v, 8);
+    return i < 0 ? std::numeric_limits<int64_t>::min() - i : i;
+  } else if constexpr (std::is_same_v<T, float>) {
+    int32_t i;
+    std::memcpy(&i, &v, 4);
+    return i < 0 ? int64_t{std::numeric_limits<int32_t>::min()} - i : i;
+  } else {
+    const int16_t i = static_cast<int16_t>(v.bits);
+    return i < 0 ? int64_t{std::numeric_limits<int16_t>::min()} - i : i;
+  }
+}
+
+std::string MultiIndex(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (int64_t a = static_cast<int64_t>(shape.size()) - 1; a >= 0; --a) {
+    if (shape[a] > 0) {
+      index[a] = flat % shape[a];
+      flat /= shape[a];
+    }
+  }
+  return absl::StrCat("[", absl::StrJoin(index, ","), "]");
 }
 
 std::string Format(double v, bool floating) {
@@ -56,7 +88,16 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, const st
           ok = x == y;
         } else {
           const double abs_err = std::fabs(x - y);
-          ok = abs_err <= tol.atol + tol.rtol * std::fabs(y);
+          if constexpr (!std::is_integral_v<T>) {
+            const int64_t ulp = std::llabs(OrderedBits(a[i]) - OrderedBits(e[i]));
+            out.max_ulp = std::max(out.max_ulp, ulp);
+            // Exact means identical bits: +0 and -0 are one ULP-ordinal apart from nothing,
+            // yet a rewrite must not flip a sign.
+            ok = tol.exact ? std::memcmp(&a[i], &e[i], sizeof(T)) == 0
+                           : abs_err <= tol.atol + tol.rtol * std::fabs(y);
+          } else {
+            ok = abs_err == 0;
+          }
           out.max_abs_error = std::max(out.max_abs_error, abs_err);
           if (y != 0) out.max_rel_error = std::max(out.max_rel_error, abs_err / std::fabs(y));
         }
@@ -69,6 +110,7 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, const st
           }
         }
       }
+      if (!ok) ++out.mismatches;
       if (!ok && first < 0) {
         first = i;
         first_actual = x;
@@ -79,11 +121,14 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, const st
   });
   if (first >= 0) {
     out.match = false;
-    out.message = absl::StrCat("output '", name, "' differs at index ", first, ": got ",
+    out.message = absl::StrCat("output '", name, "' differs at index ", first, " ",
+                               MultiIndex(first, actual.shape()), ": got ",
                                Format(first_actual, floating), ", expected ",
-                               Format(first_expected, floating), "; max abs error ",
+                               Format(first_expected, floating), "; ", out.mismatches,
+                               " element(s) differ; max abs error ",
                                absl::StrFormat("%.3g", out.max_abs_error), ", max rel error ",
-                               absl::StrFormat("%.3g", out.max_rel_error));
+                               absl::StrFormat("%.3g", out.max_rel_error),
+                               floating ? absl::StrCat(", max ULP ", out.max_ulp) : "");
   }
   return out;
 }
@@ -103,6 +148,11 @@ const char* KindName(const Value& v) {
 }
 
 }  // namespace
+
+std::string Comparison::Figures() const {
+  return absl::StrFormat("max abs %.3g, max rel %.3g, max ULP %d", max_abs_error, max_rel_error,
+                         max_ulp);
+}
 
 Comparison CompareValues(const Value& actual, const Value& expected, const std::string& name,
                          const Tolerance& tolerance) {
@@ -126,6 +176,8 @@ Comparison CompareValues(const Value& actual, const Value& expected, const std::
                                        absl::StrCat(name, "[", i, "]"), tolerance);
       out.max_abs_error = std::max(out.max_abs_error, item.max_abs_error);
       out.max_rel_error = std::max(out.max_rel_error, item.max_rel_error);
+      out.max_ulp = std::max(out.max_ulp, item.max_ulp);
+      out.mismatches += item.mismatches;
       if (!item.match && out.match) {
         out.match = false;
         out.message = item.message;

@@ -1,6 +1,7 @@
-// Numeric comparison of run outputs with expected values, with the ONNX backend tests'
-// tolerances: |actual - expected| <= atol + rtol * |expected|; NaN matches NaN; integers and
-// bools exactly; shapes, dtypes and value kinds must match.
+// Numeric comparison of runtime values, shared by `run` (against test data), the conformance
+// driver and `verify` (two models): within rtol/atol (the ONNX backend tests' rule) or
+// bit-exact; NaN matches NaN and infinities match by sign; integers and bools exactly; shapes,
+// dtypes and value kinds must match. Reports what a user needs to judge a mismatch.
 #ifndef ONNX_BCAST_RUNTIME_EXEC_COMPARE_H_
 #define ONNX_BCAST_RUNTIME_EXEC_COMPARE_H_
 
@@ -15,16 +16,23 @@ namespace onnx_bcast::rt {
 struct Tolerance {
   double rtol = 1e-3;
   double atol = 1e-7;
+  /// Identical bits instead (NaN payloads aside; +0 and -0 differ).
+  bool exact = false;
 };
 
 /// The outcome of comparing one value.
 struct Comparison {
   bool match = true;
-  /// When !match: one line naming the output, the first differing (flat) index, both values
-  /// and the largest absolute and relative errors over all elements.
+  /// When !match: one line naming the output, the first differing index (flat and as a
+  /// multi-index), both values, how many elements differ and the largest errors.
   std::string message;
   double max_abs_error = 0;
   double max_rel_error = 0;
+  /// Largest distance in units in the last place (floating types).
+  int64_t max_ulp = 0;
+  int64_t mismatches = 0;
+  /// "max abs 1.2e-05, max rel 3.4e-06, max ULP 12".
+  std::string Figures() const;
 };
 
 /// Compares `actual` with `expected`; `name` labels the output in the message.

@@ -7,9 +7,37 @@
 
 namespace onnx_bcast::rt {
 
+absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape,
+                                    uint64_t seed) {
+  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, shape);
+  if (!t.ok()) return t.status();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  VisitDType(dtype, 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* data = t->data<T>();
+    for (int64_t k = 0; k < t->num_elements(); ++k) {
+      if constexpr (std::is_same_v<T, bool>) {
+        data[k] = small(rng) % 2 == 1;
+      } else if constexpr (std::is_same_v<T, Float16>) {
+        data[k] = ToFloat16(static_cast<float>(real(rng)));
+      } else if constexpr (std::is_same_v<T, BFloat16>) {
+        data[k] = ToBFloat16(static_cast<float>(real(rng)));
+      } else if constexpr (std::is_floating_point_v<T>) {
+        data[k] = static_cast<T>(real(rng));
+      } else {
+        data[k] = static_cast<T>(small(rng));
+      }
+    }
+    return 0;
+  });
+  return t;
+}
+
 absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions& options,
                                    const std::set<std::string>& skip) {
-  std::mt19937_64 rng(options.seed);
+  // One stream per input position, so an input's values do not depend on the others' sizes.
   Feeds feeds;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const std::string& name = graph.inputs[i];
@@ -30,28 +58,8 @@ absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions&
       auto it = symbol.empty() ? options.dims.end() : options.dims.find(symbol);
       shape[d] = it == options.dims.end() ? options.default_dim : it->second;
     }
-    absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, shape);
+    absl::StatusOr<Tensor> t = RandomTensor(dtype, shape, options.seed * 1000003u + i);
     if (!t.ok()) return t.status();
-    std::uniform_real_distribution<double> real(-1.0, 1.0);
-    std::uniform_int_distribution<int> small(0, 9);
-    VisitDType(dtype, 0, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* data = t->data<T>();
-      for (int64_t k = 0; k < t->num_elements(); ++k) {
-        if constexpr (std::is_same_v<T, bool>) {
-          data[k] = small(rng) % 2 == 1;
-        } else if constexpr (std::is_same_v<T, Float16>) {
-          data[k] = ToFloat16(static_cast<float>(real(rng)));
-        } else if constexpr (std::is_same_v<T, BFloat16>) {
-          data[k] = ToBFloat16(static_cast<float>(real(rng)));
-        } else if constexpr (std::is_floating_point_v<T>) {
-          data[k] = static_cast<T>(real(rng));
-        } else {
-          data[k] = static_cast<T>(small(rng));
-        }
-      }
-      return 0;
-    });
     feeds.emplace_back(name, Value::Of(std::make_shared<Tensor>(std::move(*t))));
   }
   return feeds;

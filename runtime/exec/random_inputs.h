@@ -23,6 +23,10 @@ struct RandomInputOptions {
   int64_t default_dim = 1;
 };
 
+/// A tensor of `dtype` and `shape` with the values RandomInputs uses, from its own `seed`.
+absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape,
+                                    uint64_t seed);
+
 /// Random feeds for the graph inputs not named in `skip`: floats uniform in [-1, 1), integers
 /// in [0, 10), bools 0/1. Unimplemented for inputs that are not tensors or have no known rank.
 absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions& options,

@@ -69,8 +69,9 @@ TEST_F(RunCli, MismatchExitsOneNamingOutputIndexAndErrors) {
   Result r = RunBinary(Case("test_add") + "/model.onnx --test-data " + Case("test_sub") +
                        "/test_data_set_0");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_THAT(r.out, MatchesRegex("(.|\n)*output 'sum' differs at index [0-9]+: got .*, expected "
-                                  ".*; max abs error .*, max rel error .*(.|\n)*"));
+  EXPECT_THAT(r.out, MatchesRegex("(.|\n)*output 'sum' differs at index [0-9]+ \\[[0-9,]*\\]: got "
+                                  ".*, expected .*; [0-9]+ element\\(s\\) differ; max abs error "
+                                  ".*, max rel error .*, max ULP [0-9]+(.|\n)*"));
 }
 
 TEST_F(RunCli, UnsupportedOpExitsThree) {

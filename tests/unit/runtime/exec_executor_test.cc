@@ -418,7 +418,7 @@ TEST(Compare, TolerancesNaNAndExactIntegers) {
   EXPECT_TRUE(CompareValues(V<float>({2}, {1.0f, NAN}), V<float>({2}, {1.0005f, NAN}), "y").match);
   Comparison off = CompareValues(V<float>({3}, {1, 2, 3}), V<float>({3}, {1, 2.5, 3}), "y");
   EXPECT_FALSE(off.match);
-  EXPECT_THAT(off.message, HasSubstr("'y' differs at index 1: got 2, expected 2.5"));
+  EXPECT_THAT(off.message, HasSubstr("'y' differs at index 1 [1]: got 2, expected 2.5; 1 element(s) differ"));
   EXPECT_DOUBLE_EQ(off.max_abs_error, 0.5);
   EXPECT_DOUBLE_EQ(off.max_rel_error, 0.2);
   EXPECT_FALSE(CompareValues(V<int64_t>({1}, {3}), V<int64_t>({1}, {4}), "i").match);

@@ -176,19 +176,26 @@ TEST(Inputs, SymbolsAreOneThenDistinctAboveOne) {
   EXPECT_EQ(b[3].at("N"), 0);
 }
 
-TEST(Compare, ReportsFiguresAndNaNs) {
-  absl::StatusOr<rt::Tensor> x = rt::Tensor::FromValues<float>({2, 2}, {1, 2, NAN, 4});
-  absl::StatusOr<rt::Tensor> y = rt::Tensor::FromValues<float>({2, 2}, {1, 2.5f, NAN, 4});
-  Comparison c = CompareTensors(*x, *y, {});
+TEST(Compare, ReportsFiguresUlpsAndExactness) {
+  auto v = [](std::vector<int64_t> shape, std::initializer_list<float> values) {
+    return rt::Value::Of(std::make_shared<rt::Tensor>(*rt::Tensor::FromValues<float>(shape, values)));
+  };
+  rt::Comparison c = rt::CompareValues(v({2, 2}, {1, 2.5f, NAN, 4}), v({2, 2}, {1, 2, NAN, 4}), "y");
   EXPECT_FALSE(c.match);
-  EXPECT_EQ(c.first_index, 1);
   EXPECT_EQ(c.mismatches, 1);
-  EXPECT_DOUBLE_EQ(c.max_abs, 0.5);
-  EXPECT_THAT(c.Summary(), HasSubstr("[0,1]"));
-  Tolerance loose{false, 0.5, 0};
-  EXPECT_TRUE(CompareTensors(*x, *y, loose).match);
-  absl::StatusOr<rt::Tensor> z = rt::Tensor::FromValues<float>({4}, {1, 2, NAN, 4});
-  EXPECT_THAT(CompareTensors(*x, *z, {}).reason, HasSubstr("shape"));
+  EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
+  EXPECT_THAT(c.message, HasSubstr("index 1 [0,1]"));
+  EXPECT_THAT(c.message, HasSubstr("max ULP"));
+  EXPECT_TRUE(rt::CompareValues(v({2}, {1, 2.5f}), v({2}, {1, 2}), "y", {0.5, 0}).match);
+  // One ULP apart: within the default tolerance, not bit-exact.
+  const float one_up = std::nextafter(1.0f, 2.0f);
+  EXPECT_TRUE(rt::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y").match);
+  rt::Comparison exact = rt::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y", {0, 0, true});
+  EXPECT_FALSE(exact.match);
+  EXPECT_EQ(exact.max_ulp, 1);
+  EXPECT_FALSE(rt::CompareValues(v({1}, {-0.0f}), v({1}, {0.0f}), "y", {0, 0, true}).match);
+  EXPECT_THAT(rt::CompareValues(v({4}, {1, 2, 3, 4}), v({2, 2}, {1, 2, 3, 4}), "y").message,
+              HasSubstr("shape"));
 }
 
 TEST(JsonParse, ReadsReports) {
