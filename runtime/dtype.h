@@ -218,6 +218,34 @@ R VisitDType(DType dtype, R fallback, Fn&& fn) {
   }
 }
 
+/// The type arithmetic on T happens in: float for float16/bfloat16, T itself otherwise.
+template <class T>
+using ComputeType =
+    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
+
+/// A stored value widened for arithmetic (float16/bfloat16 to float, others unchanged).
+template <class T>
+inline ComputeType<T> LoadCompute(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+    return ToFloat(v);
+  } else {
+    return v;
+  }
+}
+
+/// A computed value stored as T: float16/bfloat16 round to nearest even through float, other
+/// types convert with static_cast. The one conversion every kernel family uses.
+template <class T, class C>
+inline T StoreCompute(C v) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    return ToFloat16(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return ToBFloat16(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
 }  // namespace onnx_bcast::rt
 
 #endif  // ONNX_BCAST_RUNTIME_DTYPE_H_

@@ -152,27 +152,16 @@ namespace elem {
 
 /// The type arithmetic happens in: float for float16/bfloat16, the storage type otherwise.
 template <class T>
-using Compute =
-    std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
+using Compute = ComputeType<T>;
 
 template <class T>
 inline Compute<T> Load(T v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    return ToFloat(v);
-  } else {
-    return v;
-  }
+  return LoadCompute(v);
 }
 
 template <class T, class C>
 inline T Store(C v) {
-  if constexpr (std::is_same_v<T, Float16>) {
-    return ToFloat16(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return ToBFloat16(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
+  return StoreCompute<T>(v);
 }
 
 // Signed overflow is undefined in C++ and small types promote to int (where uint16*uint16

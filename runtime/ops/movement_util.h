@@ -40,21 +40,11 @@ absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
 /// Arithmetic through float for float16/bfloat16, wrapping for integers, or/and for bool.
 template <class T>
 auto Widen(T v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    return ToFloat(v);
-  } else {
-    return v;
-  }
+  return LoadCompute(v);
 }
 template <class T, class W>
 T Narrow(W v) {
-  if constexpr (std::is_same_v<T, Float16>) {
-    return ToFloat16(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return ToBFloat16(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
+  return StoreCompute<T>(v);
 }
 template <class T>
 T AddValues(T a, T b) {

@@ -49,13 +49,7 @@ inline std::vector<int64_t> LoadInts(const Tensor& t) {
 /// Converts one float-like value to storage type T.
 template <class T>
 inline T FromFloat(double v) {
-  if constexpr (std::is_same_v<T, Float16>) {
-    return ToFloat16(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return ToBFloat16(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
+  return StoreCompute<T>(v);
 }
 
 /// A read view of a floating tensor as compute type C (float for float32/16/bfloat16, double

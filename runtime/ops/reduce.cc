@@ -20,32 +20,16 @@ using kernels::SoftmaxKind;
 // double and integers, float for float16/bfloat16 (the op converts through ComputeIn/Out).
 template <class Fn>
 absl::Status VisitReduceType(const OpContext& ctx, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32:
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return fn(TypeTag<float>{});
-    case DType::kFloat64:
-      return fn(TypeTag<double>{});
-    case DType::kInt8:
-      return fn(TypeTag<int8_t>{});
-    case DType::kInt16:
-      return fn(TypeTag<int16_t>{});
-    case DType::kInt32:
-      return fn(TypeTag<int32_t>{});
-    case DType::kInt64:
-      return fn(TypeTag<int64_t>{});
-    case DType::kUInt8:
-      return fn(TypeTag<uint8_t>{});
-    case DType::kUInt16:
-      return fn(TypeTag<uint16_t>{});
-    case DType::kUInt32:
-      return fn(TypeTag<uint32_t>{});
-    case DType::kUInt64:
-      return fn(TypeTag<uint64_t>{});
-    default:
-      return ctx.Unsupported(absl::StrCat("dtype ", DTypeName(dtype), " is not supported"));
-  }
+  const absl::Status unsupported =
+      ctx.Unsupported(absl::StrCat("dtype ", DTypeName(dtype), " is not supported"));
+  return VisitDType(dtype, unsupported, [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      return unsupported;
+    } else {
+      return fn(TypeTag<ComputeType<T>>{});
+    }
+  });
 }
 
 // Copies `in` into `out` (same dtype and element count).
