@@ -2,6 +2,7 @@
 #include "passes/align_ranks.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -18,12 +19,9 @@ class AlignRanks : public Pass {
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
-      const BroadcastOp op = ctx.OpOf(id);
-      if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) continue;
-      if (op.legacy) {
-        ctx.Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
-        continue;
-      }
+      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+      if (!found) continue;
+      const BroadcastOp op = *found;
       const onnx::NodeProto& n = g.node(id);
       auto rank = [&](int k) -> int64_t {
         if (k >= n.input_size() || n.input(k).empty()) return -1;

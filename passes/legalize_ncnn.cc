@@ -2,6 +2,7 @@
 #include "passes/legalize_ncnn.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -35,12 +36,9 @@ class Legalize : public Pass {
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
-      const BroadcastOp op = ctx.OpOf(id);
-      if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) continue;
-      if (op.legacy) {
-        ctx.Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
-        continue;
-      }
+      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+      if (!found) continue;
+      const BroadcastOp op = *found;
       if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok()) return s;
     }
     ctx.Commit();

@@ -2,6 +2,8 @@
 #include "passes/materialize_broadcast.h"
 
 #include "absl/strings/str_cat.h"
+#include <optional>
+
 #include "broadcast/rules.h"
 #include "passes/rewrite_context.h"
 
@@ -15,12 +17,9 @@ class MaterializeBroadcast : public Pass {
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
-      const BroadcastOp op = ctx.OpOf(id);
-      if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) continue;
-      if (op.legacy) {
-        ctx.Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
-        continue;
-      }
+      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+      if (!found) continue;
+      const BroadcastOp op = *found;
       const onnx::NodeProto& n = g.node(id);
       if (op.multidirectional()) {
         std::vector<bcast::Shape> shapes;

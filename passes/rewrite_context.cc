@@ -82,6 +82,16 @@ BroadcastOp RewriteContext::OpOf(int id) const {
   return ClassifyBroadcastOp(n.op_type(), opset_);
 }
 
+std::optional<BroadcastOp> RewriteContext::NumpyFormBroadcast(int id) {
+  const BroadcastOp op = OpOf(id);
+  if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) return std::nullopt;
+  if (op.legacy) {
+    Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
+    return std::nullopt;
+  }
+  return op;
+}
+
 std::string RewriteContext::Label(int id) const {
   const onnx::NodeProto& n = graph_->node(id);
   if (!n.name().empty()) return n.name();

@@ -40,6 +40,11 @@ class RewriteContext {
 
   /// The node's broadcasting form at the model's opset.
   BroadcastOp OpOf(int id) const;
+
+  /// OpOf(id) when the node broadcasts in numpy form (the rewrite passes' subject); nullopt for
+  /// non-broadcasting ops, Expand, and legacy forms (which get a debug note: run
+  /// upgrade-legacy-broadcast first).
+  std::optional<BroadcastOp> NumpyFormBroadcast(int id);
   /// The node's name, or "<op>#<index>" (its index in the original graph) when unnamed.
   std::string Label(int id) const;
 
