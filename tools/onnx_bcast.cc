@@ -51,7 +51,47 @@ int Usage(const Command& cmd, const std::string& message) {
   return kExitUsage;
 }
 
-absl::StatusOr<proto::Model> Load(const std::string& path) { return proto::LoadModel(path); }
+// Resource limits every subcommand accepts (hostile models are refused with exit 2 before
+// they can exhaust memory); defaults admit every real model.
+const std::vector<OptionSpec>& LimitOptions() {
+  static const std::vector<OptionSpec> kLimits = {
+      {"max-file-bytes", 0, "N", false, "refuse model files larger than N bytes (default 2 GiB - 1)"},
+      {"max-nodes", 0, "N", false, "refuse models with more than N nodes (default 20000000)"},
+      {"max-tensor-elements", 0, "N", false,
+       "refuse tensors (declared or computed) with more than N elements (default 2^32 at run)"},
+      {"max-nesting", 0, "N", false, "refuse messages nested deeper than N (default 100)"},
+  };
+  return kLimits;
+}
+
+std::vector<OptionSpec> AllOptions(const Command& cmd) {
+  std::vector<OptionSpec> options = cmd.options;
+  options.insert(options.end() - 1, LimitOptions().begin(), LimitOptions().end());
+  return options;
+}
+
+// The limits given on the command line; a usage error for a non-positive or non-integer value.
+absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
+  proto::Limits limits;
+  int64_t nesting = limits.max_nesting;
+  for (absl::Status s : {ParseIntOption(args, "max-file-bytes", &limits.max_file_bytes),
+                         ParseIntOption(args, "max-nodes", &limits.max_nodes),
+                         ParseIntOption(args, "max-tensor-elements", &limits.max_tensor_elements),
+                         ParseIntOption(args, "max-nesting", &nesting)}) {
+    if (!s.ok()) return s;
+  }
+  if (limits.max_file_bytes <= 0 || limits.max_nodes <= 0 || limits.max_tensor_elements <= 0 ||
+      nesting <= 0 || nesting > 10000) {
+    return absl::InvalidArgumentError("limits must be positive (and --max-nesting <= 10000)");
+  }
+  limits.max_nesting = static_cast<int>(nesting);
+  return limits;
+}
+
+absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args) {
+  // Validated in Main before any command runs.
+  return proto::LoadModel(path, *LimitsFrom(args));
+}
 
 int RunCheck(const Command& cmd, const ParsedArgs& args);
 int RunOpt(const Command& cmd, const ParsedArgs& args);
@@ -142,7 +182,7 @@ void PrintTopHelp() {
 
 void PrintCommandHelp(const Command& cmd) {
   std::printf("Usage: %s\n\n%s.\n\nOptions:\n%s", cmd.usage, cmd.summary,
-              FormatOptions(cmd.options).c_str());
+              FormatOptions(AllOptions(cmd)).c_str());
 }
 
 void PrintPassList() {
@@ -178,7 +218,7 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
   const std::string& path = args.positionals[0];
-  absl::StatusOr<proto::Model> model = Load(path);
+  absl::StatusOr<proto::Model> model = Load(path, args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
@@ -268,7 +308,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
   if (!pipeline.ok()) return Usage(cmd, std::string(pipeline.status().message()));
   if (has_target) options.pass_options.target = &profile;
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
@@ -383,7 +423,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, std::string(s.message()));
   }
 
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0]);
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
@@ -395,6 +435,9 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   }
   rt::RunOptions options;
   options.threads = static_cast<int>(threads);
+  if (args.Has("max-tensor-elements")) {
+    options.max_tensor_elements = LimitsFrom(args)->max_tensor_elements;
+  }
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
   if (!exec.ok()) {
     PrintError(absl::StrCat(model->path, ": ", exec.status().message()));
@@ -540,7 +583,7 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
   }
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
-    absl::StatusOr<proto::Model> model = Load(path);
+    absl::StatusOr<proto::Model> model = Load(path, args);
     if (!model.ok()) {
       PrintError(std::string(model.status().message()));
       return LoadExitCode(model.status());
@@ -599,9 +642,12 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   ParsedArgs parsed;
-  if (absl::Status s = ParseArgs({args.begin() + 1, args.end()}, cmd->options, &parsed);
+  if (absl::Status s = ParseArgs({args.begin() + 1, args.end()}, AllOptions(*cmd), &parsed);
       !s.ok()) {
     return Usage(*cmd, std::string(s.message()));
+  }
+  if (absl::StatusOr<proto::Limits> limits = LimitsFrom(parsed); !limits.ok()) {
+    return Usage(*cmd, std::string(limits.status().message()));
   }
   if (parsed.Has("help")) {
     PrintCommandHelp(*cmd);

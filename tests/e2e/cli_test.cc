@@ -335,5 +335,23 @@ TEST(CliVerify, ExitCodesAndOptVerify) {
   EXPECT_EQ(RunCli({"verify", dir / "a.onnxtxt", dir / "b.onnxtxt", "--samples", "x"}).code, 64);
 }
 
+TEST(CliLimits, EveryCommandTakesResourceLimits) {
+  TempDir dir;
+  const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
+  Result r = RunCli({"check", model, "--max-nodes", "3"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  ExpectOneLineError(r, model, "more than the limit of 3 nodes");
+  r = RunCli({"opt", model, "-o", dir / "x.onnx", "--max-tensor-elements", "100"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  ExpectOneLineError(r, model, "more than the limit of 100 elements");
+  r = RunCli({"run", model, "--max-file-bytes", "1000"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(RunCli({"verify", model, model, "--max-nesting", "0"}).code, 64);
+  EXPECT_EQ(RunCli({"check", model, "--max-nodes", "many"}).code, 64);
+  EXPECT_EQ(RunCli({"check", model, "--max-nodes", "100"}).code, 0);
+  EXPECT_THAT(RunCli({"help", "run"}).out, HasSubstr("--max-tensor-elements"));
+  EXPECT_EQ(dir.Count(), 0u);
+}
+
 }  // namespace
 }  // namespace onnx_bcast
