@@ -55,6 +55,13 @@ struct SaveOptions {
 absl::Status SaveModel(const Model& model, const std::string& out_path,
                        const SaveOptions& options = {});
 
+/// Writes `bytes` to `path` the way SaveModel writes models: a temporary in the same directory,
+/// fsync, rename; nothing is left behind on failure. Messages start with the path.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+
+/// The whole file; NotFound/InvalidArgument with a message starting with the path.
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
+
 /// Serializes deterministically (for tests and in-memory use).
 absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <memory>
@@ -338,6 +340,22 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
 }
 
 }  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  PendingFile file;
+  absl::Status s = file.Create(path);
+  if (s.ok()) s = file.Append(bytes.data(), bytes.size());
+  if (s.ok()) s = file.Finish();
+  if (s.ok()) s = file.Commit();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 absl::Status SaveModel(const Model& model, const std::string& out_path,
                        const SaveOptions& options) {

@@ -1,12 +1,9 @@
 // SequenceProto / OptionalProto test-data files decoded into RawTensors and written back.
 #include "proto/sequence_codec.h"
 
-#include <cstdio>
-#include <fstream>
-#include <iterator>
-
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx-data.pb.h"
+#include "proto/model_io.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -14,29 +11,6 @@ namespace {
 std::string DirOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-absl::Status WriteFile(const std::string& bytes, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status DecodeSequence(const onnx::SequenceProto& seq, const std::string& path,
@@ -78,7 +52,7 @@ absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::Type
     out.tensor = std::move(*t);
     return out;
   }
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
   if (type->has_sequence_type()) {
     onnx::SequenceProto seq;
@@ -131,13 +105,13 @@ absl::Status SaveValueFile(const RawValue& value, const std::string& path) {
       seq.set_name(value.name);
       seq.set_elem_type(onnx::SequenceProto::TENSOR);
       for (const RawTensor& t : value.sequence) *seq.add_tensor_values() = EncodeTensor(t);
-      return WriteFile(seq.SerializeAsString(), path);
+      return WriteFileAtomically(path, seq.SerializeAsString());
     }
     case RawValue::Kind::kEmptyOptional: {
       onnx::OptionalProto opt;
       opt.set_name(value.name);
       opt.set_elem_type(onnx::OptionalProto::TENSOR);
-      return WriteFile(opt.SerializeAsString(), path);
+      return WriteFileAtomically(path, opt.SerializeAsString());
     }
   }
   return absl::InternalError("unknown value kind");

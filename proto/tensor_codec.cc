@@ -2,7 +2,6 @@
 #include "proto/tensor_codec.h"
 
 #include <fstream>
-#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "proto/model_io.h"
@@ -68,11 +67,10 @@ bool IsTensorFile(const std::string& path) {
 }
 
 absl::StatusOr<RawTensor> LoadTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
   onnx::TensorProto t;
-  if (!t.ParseFromString(bytes) || t.data_type() == 0) {
+  if (!t.ParseFromString(*bytes) || t.data_type() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a TensorProto"));
   }
   const size_t slash = path.find_last_of('/');
@@ -86,21 +84,7 @@ absl::StatusOr<RawTensor> LoadTensorFile(const std::string& path) {
 }
 
 absl::Status SaveTensorFile(const RawTensor& tensor, const std::string& path) {
-  const std::string bytes = EncodeTensor(tensor).SerializeAsString();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write"));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, EncodeTensor(tensor).SerializeAsString());
 }
 
 }  // namespace onnx_bcast::proto
