@@ -166,6 +166,29 @@ absl::StatusOr<std::vector<double>> CenterInts(const OpContext& ctx, const Tenso
   return out;
 }
 
+// What ConvInteger and QLinearConv both derive from X and W: batch, channels, feature maps,
+// group, and the window geometry of the spatial dims.
+struct IntegerConvShape {
+  int64_t n, c, m, group;
+  WindowGeometry geometry;
+};
+
+absl::StatusOr<IntegerConvShape> IntegerConvGeometry(OpContext& ctx, const Tensor& x,
+                                                     const Tensor& w) {
+  absl::StatusOr<std::vector<int64_t>> spatial = Spatial(ctx, x);
+  if (!spatial.ok()) return spatial.status();
+  const int64_t group = ctx.node().GetInt("group", 1);
+  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
+  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
+  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
+    return ctx.Error("channels do not match");
+  }
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *spatial, kernel, false);
+  if (!g.ok()) return g.status();
+  return IntegerConvShape{n, c, m, group, *std::move(g)};
+}
+
 absl::Status ConvIntegerOp(OpContext& ctx) {
   absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
   if (!xs.ok()) return xs.status();
@@ -177,17 +200,10 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
       return ctx.Error("ConvInteger takes int8 or uint8 inputs");
     }
   }
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
-  const int64_t group = ctx.node().GetInt("group", 1);
-  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
-  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
-  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
-    return ctx.Error("channels do not match");
-  }
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, false);
-  if (!g.ok()) return g.status();
+  absl::StatusOr<IntegerConvShape> shape = IntegerConvGeometry(ctx, x, w);
+  if (!shape.ok()) return shape.status();
+  const int64_t n = shape->n, c = shape->c, m = shape->m, group = shape->group;
+  const WindowGeometry* g = &shape->geometry;
   const Tensor* xz = ctx.input(2);
   if (xz != nullptr && xz->num_elements() > 1) {
     return ctx.Unsupported("per-channel x_zero_point");
@@ -222,19 +238,12 @@ absl::Status QLinearConvOp(OpContext& ctx) {
       return ctx.Error("QLinearConv takes int8 or uint8 tensors");
     }
   }
-  absl::StatusOr<std::vector<int64_t>> sp = Spatial(ctx, x);
-  if (!sp.ok()) return sp.status();
-  const int64_t group = ctx.node().GetInt("group", 1);
-  if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
-  const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
-  if (group <= 0 || nn::CheckedMul(w.shape()[1], group) != c || m % group != 0) {
-    return ctx.Error("channels do not match");
-  }
+  absl::StatusOr<IntegerConvShape> shape = IntegerConvGeometry(ctx, x, w);
+  if (!shape.ok()) return shape.status();
+  const int64_t n = shape->n, c = shape->c, m = shape->m, group = shape->group;
+  const WindowGeometry* g = &shape->geometry;
   if (in[2]->num_elements() > 1) return ctx.Unsupported("per-channel x_zero_point");
   if (bias != nullptr && bias->num_elements() != m) return ctx.Error("B must have M elements");
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *sp, kernel, false);
-  if (!g.ok()) return g.status();
   absl::StatusOr<std::vector<double>> xv = CenterInts(ctx, x, in[2]);
   if (!xv.ok()) return xv.status();
   absl::StatusOr<std::vector<double>> wv = CenterInts(ctx, w, in[5]);
