@@ -72,6 +72,7 @@ void ThreadPool::ParallelFor(int64_t num_tasks, int max_parallelism,
     for (int64_t task = 0; task < num_tasks; ++task) fn(task);
     return;
   }
+  handoffs_.fetch_add(1, std::memory_order_relaxed);
   auto state = std::make_shared<ParallelForState>(num_tasks, &fn);
   state->unfinished.store(num_tasks, std::memory_order_relaxed);
   {

@@ -3,6 +3,7 @@
 #ifndef ONNX_BCAST_RUNTIME_THREAD_POOL_H_
 #define ONNX_BCAST_RUNTIME_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,6 +30,10 @@ class ThreadPool {
   /// as one) and returns when all have finished. Task order is unspecified.
   void ParallelFor(int64_t num_tasks, int max_parallelism, const std::function<void(int64_t)>& fn);
 
+  /// ParallelFor calls so far that handed tasks to workers (not those run on the caller
+  /// alone); tests use it to prove that small kernels never touch the pool.
+  int64_t handoffs() const { return handoffs_.load(std::memory_order_relaxed); }
+
   /// A process-wide pool with max(1, hardware_concurrency - 1) workers, created on first use.
   static ThreadPool& Default();
 
@@ -40,6 +45,7 @@ class ThreadPool {
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
+  std::atomic<int64_t> handoffs_{0};
 };
 
 }  // namespace onnx_bcast::rt

@@ -4,15 +4,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/binary_loops.h"
+#include "runtime/kernels/stream_store.h"
 
 namespace onnx_bcast::rt {
 namespace {
 
+using binary_internal::InnerFn;
 using binary_internal::InnerFns;
 
 constexpr int kMaxInputs = 3;
@@ -25,9 +28,55 @@ struct Operands {
   int64_t out_size = 0;
 };
 
+// Output bytes staged per non-temporal chunk: small enough to stay in L1 beside the input
+// lines in flight, large enough that the per-chunk call costs nothing.
+constexpr int64_t kStageBytes = 4096;
+// Rows shorter than this are written directly even when streaming: a partial line written
+// with non-temporal stores costs more than the read-for-ownership it saves.
+constexpr int64_t kMinStreamRowBytes = 256;
+
+// Runs one contiguous inner loop, either straight into the output or, when streaming,
+// chunk by chunk through an L1 staging buffer that StreamStore then writes past the caches.
+struct Emitter {
+  const InnerFns* fns;
+  const Operands* ops;
+  bool stream;
+
+  void operator()(int mask, const std::array<const void*, kMaxInputs>& ptr, char* out,
+                  int64_t len) const {
+    const InnerFn fn = fns->fn[mask];
+    const int64_t os = ops->out_size;
+    if (!stream || len * os < kMinStreamRowBytes) {
+      fn(ptr.data(), out, len);
+      return;
+    }
+    // Ordinary stores up to the first 64-byte boundary, so every staged chunk after that
+    // starts on a cache line.
+    int64_t done = 0;
+    const int64_t misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(out) & 63);
+    if (misalign != 0 && (64 - misalign) % os == 0) {
+      done = std::min(len, (64 - misalign) / os);
+      fn(ptr.data(), out, done);
+    }
+    alignas(64) char stage[kStageBytes];
+    const int64_t chunk = kStageBytes / os;
+    std::array<const void*, kMaxInputs> sub = {};
+    while (done < len) {
+      const int64_t n = std::min(chunk, len - done);
+      for (int i = 0; i < ops->num_inputs; ++i) {
+        sub[i] = (mask >> i) & 1 ? ptr[i]
+                                 : static_cast<const char*>(ptr[i]) + done * ops->in_size[i];
+      }
+      fn(sub.data(), stage, n);
+      StreamStore(out + done * os, stage, static_cast<size_t>(n * os));
+      done += n;
+    }
+  }
+};
+
 // Computes output elements [begin, end). Only whole rows of the innermost collapsed dim
 // reach the inner loops; index arithmetic happens once per row, never per element.
-void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns, int64_t begin,
+void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emit, int64_t begin,
               int64_t end) {
   const int n = ops.num_inputs;
   std::array<const void*, kMaxInputs> ptr = {};
@@ -36,14 +85,14 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
       return;
     case KernelKind::kSameShape: {
       for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + begin * ops.in_size[i];
-      fns.fn[0](ptr.data(), ops.out + begin * ops.out_size, end - begin);
+      emit(0, ptr, ops.out + begin * ops.out_size, end - begin);
       return;
     }
     case KernelKind::kScalarLeft:
     case KernelKind::kScalarRight: {
       const int small = plan.broadcast_input();
       for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + (i == small ? 0 : begin * ops.in_size[i]);
-      fns.fn[1 << small](ptr.data(), ops.out + begin * ops.out_size, end - begin);
+      emit(1 << small, ptr, ops.out + begin * ops.out_size, end - begin);
       return;
     }
     case KernelKind::kRow:
@@ -62,7 +111,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
           const int64_t offset = i != small ? pos : (row ? col : m);
           ptr[i] = ops.in[i] + offset * ops.in_size[i];
         }
-        fns.fn[mask](ptr.data(), ops.out + pos * ops.out_size, len);
+        emit(mask, ptr, ops.out + pos * ops.out_size, len);
         pos += len;
       }
       return;
@@ -100,7 +149,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
     for (int i = 0; i < n; ++i) {
       ptr[i] = ops.in[i] + (offset[i] + col * inner_stride[i]) * ops.in_size[i];
     }
-    fns.fn[mask](ptr.data(), ops.out + pos * ops.out_size, len);
+    emit(mask, ptr, ops.out + pos * ops.out_size, len);
     pos += len;
     for (int d = rank - 2; d >= 0; --d) {
       for (int i = 0; i < n; ++i) offset[i] += stride[d][i];
@@ -114,30 +163,44 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fn
 void Run(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
          const BinaryOptions& opts) {
   const int64_t total = plan.output_elements();
+  const Emitter emit{&fns, &ops, total * ops.out_size >= opts.streaming_threshold_bytes};
+  auto run_range = [&](int64_t begin, int64_t end) {
+    RunRange(plan, ops, emit, begin, end);
+    // Non-temporal stores are weakly ordered: fence them before the pool's hand-back (or
+    // the caller) lets anyone read the output.
+    if (emit.stream) StreamFence();
+  };
   if (opts.threads <= 1 || total < opts.parallel_threshold || total == 0) {
-    RunRange(plan, ops, fns, 0, total);
+    run_range(0, total);
     return;
   }
-  const int64_t tasks = std::min<int64_t>(opts.threads, total);
+  // A few tasks per thread, taken from a shared counter, so a thread that starts late
+  // (the machine is busy, a helper is slow to wake) costs a fraction of its share.
+  constexpr int kTasksPerThread = 4;
   // Chunk edges on multiples of 64 elements keep threads off each other's cache lines.
   constexpr int64_t kGrain = 64;
   const int64_t units = (total + kGrain - 1) / kGrain;
+  const int64_t tasks = std::min<int64_t>(int64_t{opts.threads} * kTasksPerThread, units);
   ThreadPool& pool = opts.pool != nullptr ? *opts.pool : ThreadPool::Default();
   pool.ParallelFor(tasks, opts.threads, [&](int64_t task) {
     const int64_t begin = std::min(total, units * task / tasks * kGrain);
     const int64_t end = std::min(total, units * (task + 1) / tasks * kGrain);
-    if (begin < end) RunRange(plan, ops, fns, begin, end);
+    if (begin < end) run_range(begin, end);
   });
 }
 
-absl::Status CheckOperand(absl::string_view what, const Tensor& t,
+// `op` and `role` ("Add", "input A") are only joined on failure: the success path of a
+// small kernel call must not allocate.
+absl::Status CheckOperand(absl::string_view op, absl::string_view role, const Tensor& t,
                           const std::vector<int64_t>& planned) {
   if (t.shape() != planned) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", ShapeToString(t.shape()),
+    return absl::InvalidArgumentError(absl::StrCat(op, role.empty() ? "" : " ", role,
+                                                   " has shape ", ShapeToString(t.shape()),
                                                    ", plan expects ", ShapeToString(planned)));
   }
   if (t.raw_data() == nullptr && t.num_elements() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " has no data"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, role.empty() ? "" : " ", role, " has no data"));
   }
   return absl::OkStatus();
 }
@@ -150,7 +213,7 @@ absl::Status CheckOutput(absl::string_view op_name, const BroadcastPlan& plan, c
                                                    DTypeName(out->dtype()), ", expected ",
                                                    DTypeName(expected)));
   }
-  return CheckOperand(absl::StrCat(op_name, " output"), *out, plan.output_shape());
+  return CheckOperand(op_name, "output", *out, plan.output_shape());
 }
 
 Operands MakeOperands(std::initializer_list<const Tensor*> inputs, Tensor* out) {
@@ -204,11 +267,11 @@ absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, con
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": plan has ", plan.num_inputs(), " inputs, expected 2"));
   }
-  if (absl::Status s = CheckOperand(absl::StrCat(name, " input A"), a, plan.input_shape(0));
+  if (absl::Status s = CheckOperand(name, "input A", a, plan.input_shape(0));
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckOperand(absl::StrCat(name, " input B"), b, plan.input_shape(1));
+  if (absl::Status s = CheckOperand(name, "input B", b, plan.input_shape(1));
       !s.ok()) {
     return s;
   }
@@ -257,7 +320,7 @@ absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& 
   const Tensor* inputs[] = {&cond, &x, &y};
   const char* names[] = {"Where condition", "Where X", "Where Y"};
   for (int i = 0; i < 3; ++i) {
-    if (absl::Status s = CheckOperand(names[i], *inputs[i], plan.input_shape(i)); !s.ok()) {
+    if (absl::Status s = CheckOperand(names[i], "", *inputs[i], plan.input_shape(i)); !s.ok()) {
       return s;
     }
   }

@@ -158,9 +158,11 @@ TEST_P(BinaryRandomTest, FastMatchesReferenceForEveryKindAndRank) {
       Tensor expected = Tensor::Allocate(out_dtype, out_shape).value();
       Tensor fast = Tensor::Allocate(out_dtype, out_shape).value();
       Tensor threaded = Tensor::Allocate(out_dtype, out_shape).value();
+      Tensor streamed = Tensor::Allocate(out_dtype, out_shape).value();
       Poison(expected);
       Poison(fast);
       Poison(threaded);
+      Poison(streamed);
       ASSERT_TRUE(reference::BinaryOp(c.op, a, b, &expected, c.attrs).ok()) << where;
       BinaryOptions opts;
       opts.attrs = c.attrs;
@@ -169,8 +171,13 @@ TEST_P(BinaryRandomTest, FastMatchesReferenceForEveryKindAndRank) {
       opts.pool = &TestPool();
       opts.parallel_threshold = 1;
       ASSERT_TRUE(BinaryOp(c.op, a, b, &threaded, opts).ok()) << where;
+      // Non-temporal stores through the staging buffer (binary_stream_test.cc has the
+      // long-row and alignment cases).
+      opts.streaming_threshold_bytes = 0;
+      ASSERT_TRUE(BinaryOp(c.op, a, b, &streamed, opts).ok()) << where;
       ASSERT_EQ(FirstMismatch(fast, expected), -1) << where;
       ASSERT_EQ(FirstMismatch(threaded, fast), -1) << where << " (threads=3)";
+      ASSERT_EQ(FirstMismatch(streamed, fast), -1) << where << " (streamed)";
       ++runs;
     }
   }

@@ -1,0 +1,232 @@
+// Peer comparison of issue #7 (run by bench/peer/compare.sh): for each case and thread
+// count, interleaves sample by sample
+//   ours    - BinaryOp on a cached plan, timed inside bench_peer_driver (a child process);
+//   ORT     - onnxruntime's kernel time for the same single-node model, read from its
+//             profiler ("<node>_kernel_time" events, microseconds), so the Node binding's
+//             input/output copies are not counted;
+//   STREAM  - a[i] = b[i] + c[i] over the case's float32 byte volume, ordinary and
+//             non-temporal stores (the bandwidth limit is the faster of the two),
+// and prints medians and ratios. With --e2e it also times whole models: `onnx-bcast run
+// MODEL --bench` against ORT's "model_run" profiler event, same thread count.
+import { spawn, execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+
+function parseArgs(argv) {
+  const args = { threads: [1, 2], reps: 15, tinyBatch: 2000, e2e: [], e2eRuns: 30 };
+  for (let i = 2; i < argv.length; ++i) {
+    const [key, value] = [argv[i], argv[i + 1]];
+    switch (key) {
+      case '--driver': args.driver = value; ++i; break;
+      case '--models': args.models = value; ++i; break;
+      case '--cases': args.cases = value; ++i; break;
+      case '--threads': args.threads = value.split(',').map(Number); ++i; break;
+      case '--reps': args.reps = Number(value); ++i; break;
+      case '--json': args.json = value; ++i; break;
+      case '--e2e': args.e2e.push(value); ++i; break;
+      case '--e2e-runs': args.e2eRuns = Number(value); ++i; break;
+      case '--onnx-bcast': args.onnxBcast = value; ++i; break;
+      case '--only': args.only = new RegExp(value); ++i; break;
+      default: throw new Error(`unknown argument ${key}`);
+    }
+  }
+  return args;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// One line in, one line out, to the C++ driver.
+class Driver {
+  constructor(binary) {
+    this.child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+  }
+  async ask(command) {
+    this.child.stdin.write(command + '\n');
+    const { value, done } = await this.lines.next();
+    if (done) throw new Error(`driver exited on: ${command}`);
+    const [status, ...rest] = value.split(' ');
+    if (status !== 'ok') throw new Error(`driver: ${value}`);
+    return rest;
+  }
+  close() { this.child.stdin.end('quit\n'); }
+}
+
+function filledInput(dtype, dims) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  if (dtype === 'float32') {
+    const x = new Float32Array(n);
+    for (let i = 0; i < n; ++i) x[i] = (1 + (i % 7)) * 0.25;
+    return new ort.Tensor('float32', x, dims);
+  }
+  if (dtype === 'int32') {
+    const x = new Int32Array(n);
+    for (let i = 0; i < n; ++i) x[i] = 1 + (i % 7);
+    return new ort.Tensor('int32', x, dims);
+  }
+  const x = new Uint8Array(n);
+  for (let i = 0; i < n; ++i) x[i] = i % 3 !== 0 ? 1 : 0;
+  return new ort.Tensor('bool', x, dims);
+}
+
+function sessionOptions(threads, profileDir, prefix) {
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    enableProfiling: true,
+    profileFilePrefix: path.join(profileDir, prefix),
+    // ORT's pool spins after each parallel section; off, so the spinning thread does not
+    // steal the core our next sample runs on (costs ORT at most a wake-up per call).
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
+}
+
+// Ends profiling and returns the trace file: onnxruntime-node's endProfiling() returns no
+// name, so it is the one file in `dir` that starts with `prefix`.
+async function endProfiling(session, dir, prefix) {
+  const returned = await session.endProfiling();
+  if (typeof returned === 'string' && fs.existsSync(returned)) return returned;
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'));
+  if (files.length !== 1) throw new Error(`expected one profile ${prefix}*.json, found ${files.length}`);
+  return path.join(dir, files[0]);
+}
+
+// Durations (microseconds) of profiler events matching `pick`, in order.
+function profileEvents(file, pick) {
+  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return events.filter(pick).map((e) => e.dur);
+}
+
+const isKernel = (e) => e.cat === 'Node' && String(e.name).endsWith('_kernel_time');
+const isModelRun = (e) => e.cat === 'Session' && e.name === 'model_run';
+
+async function runKernelCase(driver, c, threads, args, profileDir) {
+  const tiny = !c.large;
+  const session = await ort.InferenceSession.create(
+      path.join(args.models, `${c.id}.onnx`), sessionOptions(threads, profileDir, `${c.id}_t${threads}_`));
+  const feeds = { A: filledInput(c.dtype, c.a), B: filledInput(c.dtype, c.b) };
+  const warm = 3;
+  const reps = tiny ? args.reps * 4 : args.reps;
+  const ours = [], plain = [], nt = [];
+  const batch = tiny ? args.tinyBatch : 1;
+  for (let r = 0; r < warm + reps; ++r) {
+    const [o] = await driver.ask(`ours ${threads} 1 ${batch}`);
+    await session.run(feeds);
+    await sleep(2);  // let ORT's workers go idle before our next sample
+    if (!tiny) {
+      const [p] = await driver.ask(`stream ${threads} 0 1`);
+      const [n] = await driver.ask(`stream ${threads} 1 1`);
+      if (r >= warm) { plain.push(Number(p)); nt.push(Number(n)); }
+    }
+    if (r >= warm) ours.push(Number(o));
+  }
+  const file = await endProfiling(session, profileDir, `${c.id}_t${threads}_`);
+  await session.release?.();
+  const kernel = profileEvents(file, isKernel);
+  fs.rmSync(file, { force: true });
+  if (kernel.length !== warm + reps) {
+    throw new Error(`${c.id}: ${kernel.length} ORT kernel events for ${warm + reps} runs`);
+  }
+  return {
+    ours_ns: median(ours),
+    ort_ns: median(kernel.slice(warm)) * 1000,
+    stream_plain_ns: median(plain),
+    stream_nt_ns: median(nt),
+    samples: reps,
+  };
+}
+
+async function runE2E(model, threads, args, profileDir) {
+  const out = execFileSync(args.onnxBcast,
+      ['run', model, '--bench', String(args.e2eRuns), '--threads', String(threads)],
+      { encoding: 'utf8' });
+  const m = /bench: runs=\d+ median_ms=([\d.]+)/.exec(out);
+  if (!m) throw new Error(`no bench line from onnx-bcast run ${model}: ${out}`);
+  const session = await ort.InferenceSession.create(
+      model, sessionOptions(threads, profileDir, `e2e_${path.basename(model, '.onnx')}_t${threads}_`));
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const meta = session.inputMetadata?.find?.((x) => x.name === name);
+    const dims = (meta?.shape ?? []).map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+    const type = meta?.type ?? 'float32';
+    feeds[name] = filledInput(type === 'tensor(float)' ? 'float32' : type, dims);
+  }
+  const warm = 3;
+  const wall = [];
+  for (let r = 0; r < warm + args.e2eRuns; ++r) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    if (r >= warm) wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const file = await endProfiling(session, profileDir, `e2e_${path.basename(model, '.onnx')}_t${threads}_`);
+  await session.release?.();
+  const runs = profileEvents(file, isModelRun).slice(warm).map((us) => us / 1000);
+  fs.rmSync(file, { force: true });
+  return { ours_ms: Number(m[1]), ort_ms: median(runs), ort_wall_ms: median(wall) };
+}
+
+const fmtTime = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1e3).toFixed(2)} us`);
+
+async function main() {
+  const args = parseArgs(process.argv);
+  const cases = JSON.parse(fs.readFileSync(args.cases, 'utf8'))
+      .filter((c) => !args.only || args.only.test(c.id));
+  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcast-peer-'));
+  const driver = new Driver(args.driver);
+  const results = [];
+  console.log(`onnxruntime-node ${ort.env.versions?.common ?? ''}; threads ${args.threads.join(',')};` +
+              ` ${args.reps} interleaved samples per large case (x4 for tiny), medians`);
+  const header = ['case', 'thr', 'ours', 'ORT kernel', 'STREAM', 'STREAM nt', 'ours GB/s',
+                  'ORT/ours', 'ours/limit'];
+  console.log(header.join('\t'));
+  for (const c of cases) {
+    const [kind] = await driver.ask(`prep ${c.op} ${c.dtype} ${c.a.join('x') || 's'} ${c.b.join('x') || 's'}`);
+    const [bytes, streamBytes, variant] = (await driver.ask('info')).map((x, i) => (i < 2 ? Number(x) : x));
+    for (const threads of args.threads) {
+      const r = await runKernelCase(driver, c, threads, args, profileDir);
+      const oursGBs = bytes / r.ours_ns;
+      const limitGBs = Math.max(streamBytes / r.stream_plain_ns, streamBytes / r.stream_nt_ns);
+      const row = { ...c, kind, threads, bytes, stream_bytes: streamBytes, store_variant: variant,
+                    ...r, ours_gbs: oursGBs, limit_gbs: c.large ? limitGBs : null,
+                    speedup_vs_ort: r.ort_ns / r.ours_ns,
+                    fraction_of_limit: c.large ? oursGBs / limitGBs : null };
+      results.push(row);
+      console.log([c.id, threads, fmtTime(r.ours_ns), fmtTime(r.ort_ns),
+                   c.large ? fmtTime(r.stream_plain_ns) : '-', c.large ? fmtTime(r.stream_nt_ns) : '-',
+                   oursGBs.toFixed(1), `${row.speedup_vs_ort.toFixed(2)}x`,
+                   c.large ? row.fraction_of_limit.toFixed(2) : '-'].join('\t'));
+    }
+  }
+  driver.close();
+  const e2e = [];
+  if (args.e2e.length > 0) {
+    console.log(['model', 'thr', 'ours run', 'ORT model_run', 'ORT wall', 'ours/ORT'].join('\t'));
+    for (const model of args.e2e) {
+      for (const threads of args.threads) {
+        const r = await runE2E(model, threads, args, profileDir);
+        const row = { model: path.basename(model), threads, ...r, ratio: r.ours_ms / r.ort_ms };
+        e2e.push(row);
+        console.log([row.model, threads, `${r.ours_ms.toFixed(3)} ms`, `${r.ort_ms.toFixed(3)} ms`,
+                     `${r.ort_wall_ms.toFixed(3)} ms`, `${row.ratio.toFixed(2)}x`].join('\t'));
+      }
+    }
+  }
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  if (args.json) {
+    fs.writeFileSync(args.json, JSON.stringify({
+      date: new Date().toISOString(), machine: `${os.cpus()[0]?.model} x${os.cpus().length}`,
+      ort: ort.env.versions?.common ?? null, kernels: results, e2e }, null, 1));
+  }
+}
+
+main().catch((e) => { console.error(`ort_kernel.mjs: ${e.message}`); process.exit(1); });
