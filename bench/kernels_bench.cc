@@ -12,7 +12,6 @@
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "runtime/kernels/binary.h"
-#include "runtime/kernels/stream_store.h"
 #include "runtime/tensor.h"
 
 namespace onnx_bcast::bench {
@@ -101,7 +100,6 @@ void RegisterAll() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("stream_store", onnx_bcast::rt::StreamStoreVariant());
   onnx_bcast::bench::RegisterAll();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -5,7 +5,7 @@
 //                       plan once, and STREAM arrays of the float32 byte volume of the case
 //   ours T N BATCH      N samples of BATCH calls of BinaryOp on T threads
 //   stream T NT N       N samples of the STREAM add (NT: 1 non-temporal stores, 0 ordinary)
-//   info                bytes moved by the kernel and by one STREAM pass, store variant
+//   info                bytes moved by the kernel and by one STREAM pass
 //   quit
 // Samples are answered as "ok ns ns ...": nanoseconds per call.
 #include <chrono>
@@ -22,7 +22,6 @@
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "runtime/kernels/binary.h"
-#include "runtime/kernels/stream_store.h"
 
 namespace onnx_bcast::bench {
 namespace {
@@ -119,8 +118,7 @@ int Main() {
         }
       }
     } else if (cmd == "info") {
-      reply = c ? "ok " + std::to_string(c->bytes) + " " + std::to_string(c->stream->bytes()) +
-                      " " + rt::StreamStoreVariant()
+      reply = c ? "ok " + std::to_string(c->bytes) + " " + std::to_string(c->stream->bytes())
                 : "error no case";
     } else if (cmd == "ours" || cmd == "stream") {
       int64_t threads = 1, x = 0, n = 0;

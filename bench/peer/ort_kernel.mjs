@@ -191,12 +191,12 @@ async function main() {
   console.log(header.join('\t'));
   for (const c of cases) {
     const [kind] = await driver.ask(`prep ${c.op} ${c.dtype} ${c.a.join('x') || 's'} ${c.b.join('x') || 's'}`);
-    const [bytes, streamBytes, variant] = (await driver.ask('info')).map((x, i) => (i < 2 ? Number(x) : x));
+    const [bytes, streamBytes] = (await driver.ask('info')).map(Number);
     for (const threads of args.threads) {
       const r = await runKernelCase(driver, c, threads, args, profileDir);
       const oursGBs = bytes / r.ours_ns;
       const limitGBs = Math.max(streamBytes / r.stream_plain_ns, streamBytes / r.stream_nt_ns);
-      const row = { ...c, kind, threads, bytes, stream_bytes: streamBytes, store_variant: variant,
+      const row = { ...c, kind, threads, bytes, stream_bytes: streamBytes,
                     ...r, ours_gbs: oursGBs, limit_gbs: c.large ? limitGBs : null,
                     speedup_vs_ort: r.ort_ns / r.ours_ns,
                     fraction_of_limit: c.large ? oursGBs / limitGBs : null };

@@ -28,48 +28,23 @@ struct Operands {
   int64_t out_size = 0;
 };
 
-// Output bytes staged per non-temporal chunk: small enough to stay in L1 beside the input
-// lines in flight, large enough that the per-chunk call costs nothing.
-constexpr int64_t kStageBytes = 4096;
 // Rows shorter than this are written directly even when streaming: a partial line written
 // with non-temporal stores costs more than the read-for-ownership it saves.
 constexpr int64_t kMinStreamRowBytes = 256;
 
-// Runs one contiguous inner loop, either straight into the output or, when streaming,
-// chunk by chunk through an L1 staging buffer that StreamStore then writes past the caches.
+// Runs one contiguous inner loop, straight into the output or, for outputs too large to
+// stay in cache, with non-temporal stores (binary_loops.h, StreamingLoop).
 struct Emitter {
   const InnerFns* fns;
-  const Operands* ops;
   bool stream;
 
   void operator()(int mask, const std::array<const void*, kMaxInputs>& ptr, char* out,
-                  int64_t len) const {
-    const InnerFn fn = fns->fn[mask];
-    const int64_t os = ops->out_size;
-    if (!stream || len * os < kMinStreamRowBytes) {
-      fn(ptr.data(), out, len);
-      return;
-    }
-    // Ordinary stores up to the first 64-byte boundary, so every staged chunk after that
-    // starts on a cache line.
-    int64_t done = 0;
-    const int64_t misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(out) & 63);
-    if (misalign != 0 && (64 - misalign) % os == 0) {
-      done = std::min(len, (64 - misalign) / os);
-      fn(ptr.data(), out, done);
-    }
-    alignas(64) char stage[kStageBytes];
-    const int64_t chunk = kStageBytes / os;
-    std::array<const void*, kMaxInputs> sub = {};
-    while (done < len) {
-      const int64_t n = std::min(chunk, len - done);
-      for (int i = 0; i < ops->num_inputs; ++i) {
-        sub[i] = (mask >> i) & 1 ? ptr[i]
-                                 : static_cast<const char*>(ptr[i]) + done * ops->in_size[i];
-      }
-      fn(sub.data(), stage, n);
-      StreamStore(out + done * os, stage, static_cast<size_t>(n * os));
-      done += n;
+                  int64_t len, int64_t out_size) const {
+    const InnerFn streaming = stream ? fns->stream[mask] : nullptr;
+    if (streaming != nullptr && len * out_size >= kMinStreamRowBytes) {
+      streaming(ptr.data(), out, len);
+    } else {
+      fns->fn[mask](ptr.data(), out, len);
     }
   }
 };
@@ -85,14 +60,14 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emi
       return;
     case KernelKind::kSameShape: {
       for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + begin * ops.in_size[i];
-      emit(0, ptr, ops.out + begin * ops.out_size, end - begin);
+      emit(0, ptr, ops.out + begin * ops.out_size, end - begin, ops.out_size);
       return;
     }
     case KernelKind::kScalarLeft:
     case KernelKind::kScalarRight: {
       const int small = plan.broadcast_input();
       for (int i = 0; i < n; ++i) ptr[i] = ops.in[i] + (i == small ? 0 : begin * ops.in_size[i]);
-      emit(1 << small, ptr, ops.out + begin * ops.out_size, end - begin);
+      emit(1 << small, ptr, ops.out + begin * ops.out_size, end - begin, ops.out_size);
       return;
     }
     case KernelKind::kRow:
@@ -111,7 +86,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emi
           const int64_t offset = i != small ? pos : (row ? col : m);
           ptr[i] = ops.in[i] + offset * ops.in_size[i];
         }
-        emit(mask, ptr, ops.out + pos * ops.out_size, len);
+        emit(mask, ptr, ops.out + pos * ops.out_size, len, ops.out_size);
         pos += len;
       }
       return;
@@ -149,7 +124,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emi
     for (int i = 0; i < n; ++i) {
       ptr[i] = ops.in[i] + (offset[i] + col * inner_stride[i]) * ops.in_size[i];
     }
-    emit(mask, ptr, ops.out + pos * ops.out_size, len);
+    emit(mask, ptr, ops.out + pos * ops.out_size, len, ops.out_size);
     pos += len;
     for (int d = rank - 2; d >= 0; --d) {
       for (int i = 0; i < n; ++i) offset[i] += stride[d][i];
@@ -163,7 +138,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emi
 void Run(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
          const BinaryOptions& opts) {
   const int64_t total = plan.output_elements();
-  const Emitter emit{&fns, &ops, total * ops.out_size >= opts.streaming_threshold_bytes};
+  const Emitter emit{&fns, total * ops.out_size >= opts.streaming_threshold_bytes};
   auto run_range = [&](int64_t begin, int64_t end) {
     RunRange(plan, ops, emit, begin, end);
     // Non-temporal stores are weakly ordered: fence them before the pool's hand-back (or

@@ -24,9 +24,9 @@ struct BinaryOptions {
   ThreadPool* pool = nullptr;
   /// Outputs with fewer elements run on one thread: a hand-off costs microseconds.
   int64_t parallel_threshold = int64_t{1} << 16;
-  /// Outputs of at least this many bytes are written with non-temporal stores (through a
-  /// small cache-resident staging buffer): they would not stay in cache anyway, and
-  /// bypassing it saves the read-for-ownership of every output line. 0 streams everything
+  /// Outputs of at least this many bytes are written with non-temporal stores, a cache
+  /// line at a time: they would not stay in cache anyway, and bypassing it saves the
+  /// read-for-ownership of every output line. 0 streams everything
   /// (tests), INT64_MAX nothing.
   int64_t streaming_threshold_bytes = int64_t{8} << 20;
 };

@@ -9,6 +9,7 @@
 
 #include "runtime/dtype.h"
 #include "runtime/kernels/elementwise_ops.h"
+#include "runtime/kernels/stream_store.h"
 
 namespace onnx_bcast::rt::binary_internal {
 
@@ -17,10 +18,47 @@ using InnerFn = void (*)(const void* const* in, void* out, int64_t n);
 
 /// The loops of one op and dtype tuple, indexed by a mask whose bit k is set when input k
 /// is one element repeated over the loop (stride 0). Null entries mean "not defined".
+/// `stream` holds the same loops writing the output with non-temporal stores (null: use
+/// `fn`); `in` must then point at three readable pointers, unused ones included.
 struct InnerFns {
   InnerFn fn[8] = {};
+  InnerFn stream[8] = {};
   bool ok() const { return fn[0] != nullptr; }
 };
+
+/// `kFn` (a flat loop of InnerFn shape) with its output written past the caches: ordinary
+/// stores up to the first 64-byte boundary, then one cache line at a time computed into an
+/// L1 line and streamed out (fine-grained, so loads and stores stay in flight together),
+/// then the tail. Inputs of element size kInK advance unless bit K of kMask says they
+/// are one repeated element. Outputs not aligned to their element size are written
+/// directly.
+template <InnerFn kFn, size_t kOut, unsigned kMask, size_t kIn0, size_t kIn1, size_t kIn2>
+void StreamingLoop(const void* const* in, void* out, int64_t n) {
+  constexpr int64_t kLine = static_cast<int64_t>(64 / kOut);
+  constexpr size_t kIn[3] = {kMask & 1 ? 0 : kIn0, kMask & 2 ? 0 : kIn1, kMask & 4 ? 0 : kIn2};
+  const char* p[3] = {static_cast<const char*>(in[0]), static_cast<const char*>(in[1]),
+                      static_cast<const char*>(in[2])};
+  char* o = static_cast<char*>(out);
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(o);
+  int64_t head = addr % kOut != 0 ? n : static_cast<int64_t>((64 - addr % 64) % 64 / kOut);
+  head = head < n ? head : n;
+  auto advance = [&](int64_t k) {
+    for (int t = 0; t < 3; ++t) p[t] += k * static_cast<int64_t>(kIn[t]);
+    o += k * static_cast<int64_t>(kOut);
+    n -= k;
+  };
+  if (head > 0) {
+    kFn(reinterpret_cast<const void* const*>(p), o, head);
+    advance(head);
+  }
+  while (n >= kLine) {
+    alignas(64) unsigned char line[64];
+    kFn(reinterpret_cast<const void* const*>(p), line, kLine);
+    StreamLine(o, line);
+    advance(kLine);
+  }
+  if (n > 0) kFn(reinterpret_cast<const void* const*>(p), o, n);
+}
 
 // ivdep: the output may alias an input at the same index (in-place Sum chains), which
 // carries no dependence between iterations, so vectorizing stays correct; __restrict
@@ -45,6 +83,13 @@ InnerFns MakeBinaryFns() {
   fns.fn[1] = &BinaryLoop<kOp, TA, TB, TO, true, false>;
   fns.fn[2] = &BinaryLoop<kOp, TA, TB, TO, false, true>;
   fns.fn[3] = &BinaryLoop<kOp, TA, TB, TO, true, true>;
+  fns.stream[0] =
+      &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, false>, sizeof(TO), 0, sizeof(TA),
+                     sizeof(TB), 0>;
+  fns.stream[1] = &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, true, false>, sizeof(TO), 1,
+                                 sizeof(TA), sizeof(TB), 0>;
+  fns.stream[2] = &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, true>, sizeof(TO), 2,
+                                 sizeof(TA), sizeof(TB), 0>;
   return fns;
 }
 

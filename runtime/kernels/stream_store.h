@@ -1,28 +1,47 @@
 // Non-temporal ("streaming") stores for kernels whose output is too large to stay in cache:
 // the output bypasses the caches, so it costs no read-for-ownership and evicts nothing the
-// inputs need. The vector width is picked at run time (AVX-512, AVX, else the SSE2 baseline
-// every x86-64 has); other architectures fall back to memcpy.
+// inputs need. Written with SSE2, which every x86-64 has, so no run-time dispatch is
+// needed; other architectures fall back to ordinary copies.
 #ifndef ONNX_BCAST_RUNTIME_KERNELS_STREAM_STORE_H_
 #define ONNX_BCAST_RUNTIME_KERNELS_STREAM_STORE_H_
 
-#include <cstddef>
+#include <atomic>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace onnx_bcast::rt {
 
-/// Copies `bytes` from `src` to `dst` (non-overlapping). The part of `dst` that is aligned to
-/// the vector width is written with non-temporal stores, the unaligned head and tail with
-/// ordinary ones. Call StreamFence() before other threads may read `dst`.
-void StreamStore(void* dst, const void* src, size_t bytes);
+/// Writes the 64-byte line at `src` (64-byte aligned, normally in L1) to `dst` (64-byte
+/// aligned) with non-temporal stores. Call StreamFence() before others may read `dst`.
+inline void StreamLine(void* dst, const void* src) {
+#if defined(__SSE2__)
+  const __m128i* s = static_cast<const __m128i*>(src);
+  __m128i* d = static_cast<__m128i*>(dst);
+  const __m128i v0 = _mm_load_si128(s);
+  const __m128i v1 = _mm_load_si128(s + 1);
+  const __m128i v2 = _mm_load_si128(s + 2);
+  const __m128i v3 = _mm_load_si128(s + 3);
+  _mm_stream_si128(d, v0);
+  _mm_stream_si128(d + 1, v1);
+  _mm_stream_si128(d + 2, v2);
+  _mm_stream_si128(d + 3, v3);
+#else
+  std::memcpy(dst, src, 64);
+#endif
+}
 
-/// Orders earlier non-temporal stores of this thread before its later stores (sfence).
-void StreamFence();
-
-/// "avx512f", "avx", "sse2" or "memcpy": the variant StreamStore uses on this machine.
-const char* StreamStoreVariant();
-
-/// Forces a variant by name for tests ("avx512f", "avx", "sse2", "memcpy"); returns false,
-/// changing nothing, when this machine cannot run it. "" restores the automatic choice.
-bool SetStreamStoreVariantForTesting(const char* name);
+/// Orders this thread's earlier non-temporal stores before its later stores (sfence):
+/// they are weakly ordered, so a kernel fences before handing its output on.
+inline void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 }  // namespace onnx_bcast::rt
 
