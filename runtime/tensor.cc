@@ -7,6 +7,10 @@
 #include <new>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -39,10 +43,26 @@ std::string ShapeToString(absl::Span<const int64_t> shape) {
 
 namespace {
 std::atomic<int64_t> g_allocations{0};
+
+// Buffers of at least two huge pages are aligned to one and offered to the kernel for
+// transparent huge pages (Debian's default THP mode is "madvise"): memory-bound kernels
+// then take one TLB miss per 2 MiB instead of per 4 KiB, which matters most under nested
+// paging in a VM. Purely advisory; a refusal changes nothing.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+void AdviseHugePages(std::byte* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const size_t whole = bytes / kHugePage * kHugePage;
+  if (whole > 0) madvise(p, whole, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 }  // namespace
 
 void Tensor::AlignedFree::operator()(std::byte* p) const {
-  ::operator delete[](p, std::align_val_t(kTensorAlignment));
+  ::operator delete[](p, std::align_val_t(alignment));
 }
 
 Tensor::Tensor() = default;
@@ -68,14 +88,16 @@ absl::StatusOr<Tensor> Tensor::Allocate(DType dtype, std::vector<int64_t> shape)
   size_t bytes = static_cast<size_t>(*count) * element_size;
   bytes = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (bytes == 0) bytes = kTensorAlignment;
+  const size_t alignment = bytes >= 2 * kHugePage ? kHugePage : kTensorAlignment;
   auto* storage = static_cast<std::byte*>(
-      ::operator new[](bytes, std::align_val_t(kTensorAlignment), std::nothrow));
+      ::operator new[](bytes, std::align_val_t(alignment), std::nothrow));
   if (storage == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("Tensor::Allocate: cannot allocate ", bytes, " bytes"));
   }
-  std::memset(storage, 0, bytes);
-  tensor.owned_.reset(storage);
+  if (alignment == kHugePage) AdviseHugePages(storage, bytes);
+  std::memset(storage, 0, bytes);  // first touch, after the advice
+  tensor.owned_ = std::unique_ptr<std::byte[], AlignedFree>(storage, AlignedFree{alignment});
   tensor.capacity_bytes_ = bytes;
   tensor.data_ = storage;
   g_allocations.fetch_add(1, std::memory_order_relaxed);

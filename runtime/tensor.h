@@ -104,6 +104,9 @@ class Tensor {
 
  private:
   struct AlignedFree {
+    AlignedFree() : alignment(kTensorAlignment) {}
+    explicit AlignedFree(size_t a) : alignment(a) {}
+    size_t alignment;  // what the storage was allocated with
     void operator()(std::byte* p) const;
   };
 

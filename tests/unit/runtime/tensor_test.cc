@@ -72,3 +72,22 @@ TEST(TensorTest, RejectsBadShapesAndDTypes) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+TEST(TensorHugePageTest, LargeBuffersAreHugePageAlignedAndZeroed) {
+  // 4 MiB and more: aligned to 2 MiB (offered for transparent huge pages); smaller ones to
+  // a cache line. Both zero-filled and freed with the alignment they were allocated with.
+  Tensor big = Tensor::Allocate(DType::kFloat32, {1 << 20}).value();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.raw_data()) % (size_t{2} << 20), 0u);
+  for (int64_t i = 0; i < big.num_elements(); i += 4099) ASSERT_EQ(big.data<float>()[i], 0.0f);
+  Tensor small = Tensor::Allocate(DType::kFloat32, {1000}).value();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.raw_data()) % kTensorAlignment, 0u);
+  Tensor copy = big.Clone();
+  EXPECT_EQ(copy.byte_size(), big.byte_size());
+  EXPECT_TRUE(big.ReuseAs(DType::kInt8, {3, 5}));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
