@@ -7,6 +7,7 @@ packages=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   python3-onnx python3-numpy
+  pybind11-dev python3-dev
 )
 missing=()
 for p in "${packages[@]}"; do
