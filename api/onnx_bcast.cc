@@ -1,0 +1,622 @@
+// The public API (api/include/onnx_bcast/onnx_bcast.h) over the library layers: each function
+// loads or validates a model through proto/, calls the same layer functions as the CLI command
+// of the same name, and copies the layer's result into the public plain structs.
+#include "onnx_bcast/onnx_bcast.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "passes/check_report.h"
+#include "passes/opt_report.h"
+#include "passes/pass_manager.h"
+#include "passes/registry.h"
+#include "passes/shape_propagation.h"
+#include "passes/targets.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+#include "verify/verify.h"
+
+namespace onnx_bcast {
+namespace {
+
+constexpr char kMemoryLabel[] = "<memory>";
+
+// The layers convert protobuf and libonnx exceptions already; this catches whatever is left
+// (std::bad_alloc above all) so that nothing crosses the API.
+template <class F>
+auto Guard(const char* what, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(what, ": ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(what, ": unknown exception"));
+  }
+}
+
+proto::Limits ToLimits(const LoadOptions& o) {
+  proto::Limits limits;
+  limits.max_file_bytes = o.max_file_bytes;
+  limits.max_nesting = o.max_nesting;
+  limits.max_nodes = o.max_nodes;
+  limits.max_tensor_elements = o.max_tensor_elements;
+  return limits;
+}
+
+absl::Status CheckLimits(const LoadOptions& o) {
+  if (o.max_file_bytes <= 0 || o.max_nodes <= 0 || o.max_tensor_elements <= 0 ||
+      o.max_nesting <= 0 || o.max_nesting > 10000) {
+    return absl::InvalidArgumentError(
+        "LoadOptions: limits must be positive (and max_nesting <= 10000)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<proto::Model> LoadInternal(const std::string& path, const LoadOptions& options) {
+  if (absl::Status s = CheckLimits(options); !s.ok()) return s;
+  return proto::LoadModel(path, ToLimits(options));
+}
+
+// An in-memory model validated like a loaded file. Copies `model` (the layers own their
+// proto::Model); messages name it "<memory>".
+absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOptions& options,
+                                   const char* label = kMemoryLabel) {
+  if (absl::Status s = CheckLimits(options); !s.ok()) return s;
+  proto::Model out;
+  out.proto = model;
+  out.path = label;
+  out.base_dir = options.base_dir.empty() ? "." : options.base_dir;
+  if (absl::Status s = proto::ValidateModel(out, ToLimits(options)); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
+  }
+  return out;
+}
+
+// Prefixes the model's label to a layer message that does not start with it already.
+absl::Status Named(const proto::Model& model, const absl::Status& s) {
+  if (s.ok() || absl::StartsWith(s.message(), model.path)) return s;
+  return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
+}
+
+Verdict ToVerdict(bcast::Verdict v) {
+  switch (v) {
+    case bcast::Verdict::kOk:
+      return Verdict::kProven;
+    case bcast::Verdict::kError:
+      return Verdict::kError;
+    case bcast::Verdict::kConditional:
+      return Verdict::kConditional;
+    case bcast::Verdict::kUnknown:
+      break;
+  }
+  return Verdict::kUnknown;
+}
+
+CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, bool lint) {
+  CheckResult out;
+  out.nodes.reserve(a.nodes.size());
+  for (const passes::NodeVerdict& v : a.nodes) {
+    NodeVerdict n;
+    n.graph = v.graph;
+    n.node = v.node;
+    n.op = v.op;
+    n.domain = v.domain;
+    n.opset = v.opset;
+    n.input_names = v.input_names;
+    for (const bcast::Shape& s : v.inputs) n.input_shapes.push_back(s.ToString());
+    n.output_shape = v.output.ToString();
+    n.rule = std::string(bcast::RuleName(v.rule));
+    n.broadcast_class = v.broadcast_class;
+    n.verdict = ToVerdict(v.verdict);
+    if (!v.condition.empty()) n.condition = v.condition.ToString();
+    n.message = v.message;
+    for (const passes::LintWarning& w : v.lints) {
+      n.lints.push_back(absl::StrCat(w.lint_class, ": ", w.message));
+    }
+    out.nodes.push_back(std::move(n));
+  }
+  if (!a.combined.empty()) out.combined_condition = a.combined.ToString();
+  out.contradiction = a.contradiction;
+  out.inference_note = a.inference_note;
+  out.text = passes::FormatCheckText(a, label, lint);
+  out.json = passes::FormatCheckJson(a, label, lint);
+  return out;
+}
+
+absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOptions& options) {
+  passes::AnalysisOptions analysis_options;
+  analysis_options.lint = options.lint;
+  absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(model, analysis_options);
+  if (!analysis.ok()) return Named(model, analysis.status());
+  return ToCheckResult(*analysis, model.path, options.lint);
+}
+
+ModelStats ToStats(const passes::ModelSummary& s) {
+  return ModelStats{s.nodes, s.initializers, s.initializer_bytes, s.opset};
+}
+
+// Resolves the options' target or pass list into a pipeline, as `opt` does.
+struct Pipeline {
+  std::vector<const passes::PassInfo*> passes;
+  std::optional<passes::TargetProfile> profile;
+};
+
+absl::StatusOr<Pipeline> ResolvePipeline(const OptimizeOptions& options) {
+  const int given = static_cast<int>(!options.target.empty()) +
+                    static_cast<int>(!options.target_file.empty()) +
+                    static_cast<int>(!options.passes.empty());
+  if (given > 1) {
+    return absl::InvalidArgumentError(
+        "OptimizeOptions: give one of target, target_file and passes");
+  }
+  if (options.fold_limit_bytes < 0) {
+    return absl::InvalidArgumentError("OptimizeOptions: fold_limit_bytes must not be negative");
+  }
+  Pipeline pipeline;
+  std::vector<std::string> names = options.passes;
+  if (!options.target.empty()) {
+    const passes::TargetProfile* t = passes::FindTarget(options.target);
+    if (t == nullptr) {
+      std::vector<std::string> known;
+      for (const passes::TargetProfile& p : passes::BuiltinTargets()) known.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown target '", options.target,
+                                                     "' (known: ", absl::StrJoin(known, ", "),
+                                                     ")"));
+    }
+    pipeline.profile = *t;
+  } else if (!options.target_file.empty()) {
+    absl::StatusOr<passes::TargetProfile> t = passes::LoadTargetProfile(options.target_file);
+    if (!t.ok()) return t.status();
+    pipeline.profile = *std::move(t);
+  }
+  if (pipeline.profile.has_value()) names = pipeline.profile->passes;
+  absl::StatusOr<std::vector<const passes::PassInfo*>> resolved = passes::ResolvePasses(names);
+  if (!resolved.ok()) return resolved.status();
+  pipeline.passes = *std::move(resolved);
+  return pipeline;
+}
+
+// Runs the pipeline over `model` (changed in place even on error: callers work on a copy).
+absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const OptimizeOptions& options,
+                                             const std::string& output_path) {
+  absl::StatusOr<Pipeline> pipeline = ResolvePipeline(options);
+  if (!pipeline.ok()) return pipeline.status();
+  passes::PipelineOptions pipeline_options;
+  pipeline_options.verify_each = options.verify_each;
+  pipeline_options.pass_options.fold_limit_bytes = options.fold_limit_bytes;
+  if (pipeline->profile.has_value()) pipeline_options.pass_options.target = &*pipeline->profile;
+
+  passes::OptReport report;
+  report.model_path = model->path;
+  report.output_path = output_path;
+  report.target = pipeline->profile.has_value() ? pipeline->profile->name : "";
+  report.before = passes::Summarize(model->proto);
+  absl::Status status =
+      passes::RunPipeline(model, pipeline->passes, pipeline_options, &report.runs);
+  if (!status.ok()) return Named(*model, status);
+  report.after = passes::Summarize(model->proto);
+  if (pipeline->profile.has_value()) {
+    absl::StatusOr<std::vector<std::string>> violations =
+        passes::FindTargetViolations(*model, *pipeline->profile);
+    if (violations.ok()) report.violations = *std::move(violations);
+  }
+
+  OptimizeReport out;
+  out.target = report.target;
+  out.before = ToStats(report.before);
+  out.after = ToStats(report.after);
+  out.violations = report.violations;
+  for (const passes::PassRun& run : report.runs) {
+    PassReport p;
+    p.pass = run.pass;
+    p.nodes_inserted = run.stats.nodes_inserted;
+    p.nodes_removed = run.stats.nodes_removed;
+    p.initializers_rewritten = run.stats.initializers_rewritten;
+    p.bytes_added = run.stats.bytes_added;
+    p.seconds = run.seconds;
+    for (const passes::Rewrite& r : run.stats.log) {
+      p.rewrites.push_back(
+          Rewrite{r.node, r.op, r.action, r.tensor, r.detail, r.before, r.after, r.bytes});
+    }
+    out.passes.push_back(std::move(p));
+  }
+  out.text = passes::FormatOptText(report, /*rewrites=*/false, /*debug=*/false);
+  out.json = passes::FormatOptJson(report);
+  return out;
+}
+
+DataType ToDataType(rt::DType d) { return static_cast<DataType>(static_cast<int32_t>(d)); }
+rt::DType ToDType(DataType d) { return static_cast<rt::DType>(static_cast<int32_t>(d)); }
+
+// A runtime tensor from a public one, checked against the input's declaration.
+absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t,
+                                     const rt::Graph& graph) {
+  const rt::DType dtype = ToDType(t.dtype);
+  if (!rt::IsSupported(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': unsupported data type ",
+                                                   static_cast<int32_t>(t.dtype)));
+  }
+  for (int64_t d : t.dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "': negative dim in ", rt::ShapeToString(t.dims)));
+    }
+  }
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    if (graph.inputs[i] != name) continue;
+    if (i < graph.input_types.size() && graph.input_types[i] != rt::DType::kUndefined &&
+        graph.input_types[i] != dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "': given ", rt::DTypeName(dtype), ", the model declares ",
+          rt::DTypeName(graph.input_types[i])));
+    }
+    if (i < graph.input_shapes.size() && i < graph.input_shape_known.size() &&
+        graph.input_shape_known[i]) {
+      const std::vector<int64_t>& declared = graph.input_shapes[i];
+      bool fits = declared.size() == t.dims.size();
+      for (size_t k = 0; fits && k < declared.size(); ++k) {
+        fits = declared[k] < 0 || declared[k] == t.dims[k];
+      }
+      if (!fits) {
+        std::vector<std::string> dims;
+        for (size_t k = 0; k < declared.size(); ++k) {
+          const std::string& symbol =
+              i < graph.input_symbols.size() && k < graph.input_symbols[i].size()
+                  ? graph.input_symbols[i][k]
+                  : std::string();
+          dims.push_back(declared[k] >= 0 ? absl::StrCat(declared[k])
+                                          : (symbol.empty() ? "?" : symbol));
+        }
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", name, "': given shape ", rt::ShapeToString(t.dims),
+            ", the model declares [", absl::StrJoin(dims, ","), "]"));
+      }
+    }
+  }
+  absl::StatusOr<rt::Tensor> tensor = rt::Tensor::Allocate(dtype, t.dims);
+  if (!tensor.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ",
+                                                   tensor.status().message()));
+  }
+  if (t.data.size() != tensor->byte_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", name, "': ", t.data.size(), " bytes of data, ", rt::DTypeName(dtype),
+        rt::ShapeToString(t.dims), " needs ", tensor->byte_size()));
+  }
+  if (!t.data.empty()) std::memcpy(tensor->raw_data(), t.data.data(), t.data.size());
+  return tensor;
+}
+
+Tensor FromRuntime(const rt::Tensor& t) {
+  Tensor out;
+  out.dtype = ToDataType(t.dtype());
+  out.dims = t.shape();
+  out.data.assign(static_cast<const char*>(t.raw_data()), t.byte_size());
+  return out;
+}
+
+absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap& inputs,
+                                      const RunOptions& options) {
+  if (options.threads < 1 || options.max_tensor_elements <= 0) {
+    return absl::InvalidArgumentError(
+        "RunOptions: threads must be >= 1 and max_tensor_elements positive");
+  }
+  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(model);
+  if (!loaded.ok()) return Named(model, loaded.status());
+  rt::RunOptions run_options;
+  run_options.threads = options.threads;
+  run_options.max_tensor_elements = options.max_tensor_elements;
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec =
+      rt::Executor::Create(*loaded, run_options);
+  if (!exec.ok()) return Named(model, exec.status());
+  const rt::Graph& graph = (*exec)->graph();
+
+  rt::Feeds feeds;
+  std::set<std::string> given;
+  for (const auto& [name, tensor] : inputs) {
+    const bool is_input =
+        std::find(graph.inputs.begin(), graph.inputs.end(), name) != graph.inputs.end();
+    if (!is_input && graph.initializers.count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model.path, ": the model has no input or initializer '", name, "' (inputs: ",
+          absl::StrJoin(graph.inputs, ", "), ")"));
+    }
+    absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor, graph);
+    if (!t.ok()) return Named(model, t.status());
+    feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(*std::move(t))));
+    given.insert(name);
+  }
+  std::vector<std::string> missing;
+  for (const std::string& name : graph.inputs) {
+    if (given.count(name) == 0) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    if (!options.random_missing_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat(model.path, ": no value for input(s) ",
+                                                     absl::StrJoin(missing, ", ")));
+    }
+    rt::RandomInputOptions random;
+    random.seed = options.seed;
+    random.dims = options.dims;
+    absl::StatusOr<rt::Feeds> extra = rt::RandomInputs(graph, random, given);
+    if (!extra.ok()) return Named(model, extra.status());
+    for (auto& feed : *extra) feeds.push_back(std::move(feed));
+  }
+
+  absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(feeds);
+  if (!outputs.ok()) return Named(model, outputs.status());
+  NamedTensors out;
+  for (size_t k = 0; k < outputs->size(); ++k) {
+    const rt::Value& v = (*outputs)[k];
+    const std::string& name = graph.outputs[k];
+    if (!v.is_tensor()) {
+      return absl::UnimplementedError(absl::StrCat(
+          model.path, ": output '", name, "' is ", v.is_sequence() ? "a sequence" : "empty",
+          "; Run returns tensors only (the CLI's run --output-dir writes any value)"));
+    }
+    out.emplace_back(name, FromRuntime(*v.tensor));
+  }
+  return out;
+}
+
+absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
+                                          const proto::Model& rewritten,
+                                          const VerifyOptions& options) {
+  if (options.samples < 1 || options.threads < 1) {
+    return absl::InvalidArgumentError("VerifyOptions: samples and threads must be >= 1");
+  }
+  verify::VerifyOptions vopts;
+  vopts.test_data = options.test_data;
+  vopts.seed = options.seed;
+  vopts.samples = options.samples;
+  vopts.edge_cases = options.edge_cases;
+  vopts.local = options.local;
+  vopts.threads = options.threads;
+  if (options.rtol.has_value() || options.atol.has_value()) {
+    vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
+                                    /*exact=*/false};
+  }
+  absl::StatusOr<verify::VerifyResult> r = verify::Verify(original, rewritten, vopts);
+  if (!r.ok()) return Named(original, r.status());
+
+  VerifyResult out;
+  out.match = r->match;
+  out.mode = r->mode;
+  out.note = r->note;
+  out.rtol = r->tolerance.rtol;
+  out.atol = r->tolerance.atol;
+  out.exact = r->tolerance.exact;
+  out.structural = r->structural;
+  for (const verify::SampleResult& s : r->samples) {
+    if (!s.error.empty()) out.sample_errors.push_back(absl::StrCat(s.label, ": ", s.error));
+    for (const verify::OutputResult& o : s.outputs) {
+      const rt::Comparison& c = o.comparison;
+      out.outputs.push_back(OutputComparison{s.label, o.name, c.match, c.max_abs_error,
+                                             c.max_rel_error, c.max_ulp, c.mismatches,
+                                             c.message});
+      out.max_abs_error = std::max(out.max_abs_error, c.max_abs_error);
+      out.max_ulp = std::max(out.max_ulp, c.max_ulp);
+    }
+  }
+  if (r->divergence.has_value()) {
+    const verify::Divergence& d = *r->divergence;
+    std::string message = d.comparison.message;
+    if (!d.pass.empty()) absl::StrAppend(&message, "; introduced by pass ", d.pass, ": ", d.rewrite);
+    out.divergence = Divergence{d.sample, d.tensor, d.node, d.op, d.input_shapes, message};
+  }
+  for (const verify::LocalResult& l : r->local) {
+    out.local.push_back(LocalCheck{l.node, l.op, l.match, l.skipped, l.detail});
+  }
+  out.text = verify::FormatVerifyText(*r, original.path, rewritten.path);
+  return out;
+}
+
+}  // namespace
+
+// --- Library facts ---------------------------------------------------------------------------
+
+std::string Version() { return BCAST_VERSION; }
+
+std::vector<PassInfo> ListPasses() {
+  std::vector<PassInfo> out;
+  for (const passes::PassInfo& p : passes::AllPasses()) out.push_back({p.name, p.summary});
+  return out;
+}
+
+std::vector<PassInfo> ListTargets() {
+  std::vector<PassInfo> out;
+  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+    out.push_back({t.name, absl::StrJoin(t.passes, ",")});
+  }
+  return out;
+}
+
+// --- Loading and saving ----------------------------------------------------------------------
+
+absl::StatusOr<onnx::ModelProto> LoadModel(const std::string& path, const LoadOptions& options) {
+  return Guard(path.c_str(), [&]() -> absl::StatusOr<onnx::ModelProto> {
+    absl::StatusOr<proto::Model> model = LoadInternal(path, options);
+    if (!model.ok()) return model.status();
+    return std::move(model->proto);
+  });
+}
+
+absl::StatusOr<onnx::ModelProto> ParseModel(std::string_view bytes, const LoadOptions& options) {
+  return Guard(kMemoryLabel, [&]() -> absl::StatusOr<onnx::ModelProto> {
+    if (absl::Status s = CheckLimits(options); !s.ok()) return s;
+    absl::StatusOr<proto::Model> model =
+        proto::ParseModelBytes(bytes, kMemoryLabel, options.base_dir, ToLimits(options));
+    if (!model.ok()) return model.status();
+    return std::move(model->proto);
+  });
+}
+
+absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
+  return Guard(kMemoryLabel, [&] { return proto::SerializeModel(model); });
+}
+
+absl::Status SaveModel(const onnx::ModelProto& model, const std::string& path,
+                       const SaveOptions& options) {
+  return Guard(path.c_str(), [&]() -> absl::Status {
+    proto::Model m;
+    m.proto = model;
+    m.path = kMemoryLabel;
+    m.base_dir = options.base_dir.empty() ? "." : options.base_dir;
+    proto::SaveOptions save;
+    save.external_data = options.external_data;
+    save.external_threshold_bytes = options.external_threshold_bytes;
+    return proto::SaveModel(m, path, save);
+  });
+}
+
+// --- Check -----------------------------------------------------------------------------------
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kProven:
+      return "ok";
+    case Verdict::kError:
+      return "error";
+    case Verdict::kConditional:
+      return "conditional";
+    case Verdict::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+int64_t CheckResult::Count(Verdict verdict) const {
+  int64_t n = 0;
+  for (const NodeVerdict& v : nodes) n += v.verdict == verdict ? 1 : 0;
+  return n;
+}
+
+bool CheckResult::HasError() const { return Count(Verdict::kError) > 0 || !contradiction.empty(); }
+
+absl::Status CheckResult::ErrorStatus() const {
+  for (const NodeVerdict& v : nodes) {
+    if (v.verdict == Verdict::kError) return absl::InvalidArgumentError(v.message);
+  }
+  if (!contradiction.empty()) return absl::InvalidArgumentError(contradiction);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CheckResult> Check(const onnx::ModelProto& model, const CheckOptions& options) {
+  return Guard(kMemoryLabel, [&]() -> absl::StatusOr<CheckResult> {
+    absl::StatusOr<proto::Model> m = Adopt(model, options.load);
+    if (!m.ok()) return m.status();
+    return CheckModel(*m, options);
+  });
+}
+
+absl::StatusOr<CheckResult> Check(const std::string& path, const CheckOptions& options) {
+  return Guard(path.c_str(), [&]() -> absl::StatusOr<CheckResult> {
+    absl::StatusOr<proto::Model> m = LoadInternal(path, options.load);
+    if (!m.ok()) return m.status();
+    return CheckModel(*m, options);
+  });
+}
+
+// --- Optimize --------------------------------------------------------------------------------
+
+bool OptimizeReport::Changed() const {
+  for (const PassReport& p : passes) {
+    if (!p.rewrites.empty()) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<OptimizeReport> Optimize(onnx::ModelProto* model, const OptimizeOptions& options) {
+  return Guard(kMemoryLabel, [&]() -> absl::StatusOr<OptimizeReport> {
+    if (model == nullptr) return absl::InvalidArgumentError("Optimize: model is null");
+    // Work on a copy so that *model stays untouched on any error.
+    absl::StatusOr<proto::Model> m = Adopt(*model, options.load);
+    if (!m.ok()) return m.status();
+    absl::StatusOr<OptimizeReport> report = OptimizeModel(&*m, options, "");
+    if (!report.ok()) return report.status();
+    model->Swap(&m->proto);
+    return report;
+  });
+}
+
+absl::StatusOr<OptimizeReport> Optimize(const std::string& input_path,
+                                        const std::string& output_path,
+                                        const OptimizeOptions& options, const SaveOptions& save) {
+  return Guard(input_path.c_str(), [&]() -> absl::StatusOr<OptimizeReport> {
+    absl::StatusOr<proto::Model> m = LoadInternal(input_path, options.load);
+    if (!m.ok()) return m.status();
+    absl::StatusOr<OptimizeReport> report = OptimizeModel(&*m, options, output_path);
+    if (!report.ok()) return report.status();
+    proto::SaveOptions save_options;
+    save_options.external_data = save.external_data;
+    save_options.external_threshold_bytes = save.external_threshold_bytes;
+    if (absl::Status s = proto::SaveModel(*m, output_path, save_options); !s.ok()) return s;
+    return report;
+  });
+}
+
+// --- Run -------------------------------------------------------------------------------------
+
+size_t DataTypeSize(DataType dtype) { return rt::DTypeSize(ToDType(dtype)); }
+
+const char* DataTypeName(DataType dtype) {
+  // DTypeName returns views of string literals, so data() is NUL-terminated.
+  return rt::DTypeName(ToDType(dtype)).data();
+}
+
+absl::StatusOr<NamedTensors> Run(const onnx::ModelProto& model, const TensorMap& inputs,
+                                 const RunOptions& options) {
+  return Guard(kMemoryLabel, [&]() -> absl::StatusOr<NamedTensors> {
+    absl::StatusOr<proto::Model> m = Adopt(model, options.load);
+    if (!m.ok()) return m.status();
+    return RunModel(*m, inputs, options);
+  });
+}
+
+absl::StatusOr<NamedTensors> Run(const std::string& path, const TensorMap& inputs,
+                                 const RunOptions& options) {
+  return Guard(path.c_str(), [&]() -> absl::StatusOr<NamedTensors> {
+    absl::StatusOr<proto::Model> m = LoadInternal(path, options.load);
+    if (!m.ok()) return m.status();
+    return RunModel(*m, inputs, options);
+  });
+}
+
+// --- Verify ----------------------------------------------------------------------------------
+
+absl::StatusOr<VerifyResult> Verify(const onnx::ModelProto& original,
+                                    const onnx::ModelProto& rewritten,
+                                    const VerifyOptions& options) {
+  return Guard(kMemoryLabel, [&]() -> absl::StatusOr<VerifyResult> {
+    absl::StatusOr<proto::Model> a = Adopt(original, options.load, "<original>");
+    if (!a.ok()) return a.status();
+    absl::StatusOr<proto::Model> b = Adopt(rewritten, options.load, "<rewritten>");
+    if (!b.ok()) return b.status();
+    return VerifyModels(*a, *b, options);
+  });
+}
+
+absl::StatusOr<VerifyResult> Verify(const std::string& original_path,
+                                    const std::string& rewritten_path,
+                                    const VerifyOptions& options) {
+  return Guard(original_path.c_str(), [&]() -> absl::StatusOr<VerifyResult> {
+    absl::StatusOr<proto::Model> a = LoadInternal(original_path, options.load);
+    if (!a.ok()) return a.status();
+    absl::StatusOr<proto::Model> b = LoadInternal(rewritten_path, options.load);
+    if (!b.ok()) return b.status();
+    return VerifyModels(*a, *b, options);
+  });
+}
+
+}  // namespace onnx_bcast

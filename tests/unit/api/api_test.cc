@@ -1,0 +1,431 @@
+// Tests of the public C++ API (onnx_bcast/onnx_bcast.h) through the shared library exactly as a
+// converter links it: every function on files and on in-memory models, the error paths, and
+// that results agree with the CLI's reports.
+#include "onnx_bcast/onnx_bcast.h"
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kModels = BCAST_SOURCE_DIR "/models";
+const std::string kFixtures = BCAST_SOURCE_DIR "/tests/fixtures/check";
+
+// A fresh directory for one test's outputs.
+fs::path TempDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("onnx_bcast_api_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// y = Add(a [2,3], b [3]) at opset 15, built with the protobuf API as a converter would.
+onnx::ModelProto AddModel(int64_t b_extent) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(15);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("add");
+  auto add_input = [&](const std::string& name, std::vector<int64_t> dims,
+                       google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list) {
+    onnx::ValueInfoProto* v = list->Add();
+    v->set_name(name);
+    onnx::TypeProto::Tensor* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  add_input("a", {2, 3}, g->mutable_input());
+  add_input("b", {b_extent}, g->mutable_input());
+  add_input("y", {2, 3}, g->mutable_output());
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("the_add");
+  n->set_op_type("Add");
+  n->add_input("a");
+  n->add_input("b");
+  n->add_output("y");
+  return m;
+}
+
+TEST(ApiTest, VersionAndTables) {
+  EXPECT_FALSE(onnx_bcast::Version().empty());
+  std::vector<std::string> passes;
+  for (const auto& p : onnx_bcast::ListPasses()) passes.push_back(p.name);
+  EXPECT_THAT(passes, testing::Contains("align-ranks"));
+  EXPECT_THAT(passes, testing::Contains("upgrade-legacy-broadcast"));
+  std::vector<std::string> targets;
+  for (const auto& t : onnx_bcast::ListTargets()) {
+    targets.push_back(t.name);
+    EXPECT_FALSE(t.summary.empty() && t.name != "none") << t.name;
+  }
+  EXPECT_THAT(targets, testing::IsSupersetOf({"explicit", "ncnn", "canonical"}));
+}
+
+TEST(ApiTest, LoadSerializeParseSaveRoundTrip) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(kModels + "/cnn_block.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::string> bytes = onnx_bcast::SerializeModel(*model);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<onnx::ModelProto> parsed = onnx_bcast::ParseModel(*bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->graph().node_size(), model->graph().node_size());
+
+  const fs::path dir = TempDir("roundtrip");
+  ASSERT_TRUE(onnx_bcast::SaveModel(*parsed, (dir / "m.onnx").string()).ok());
+  absl::StatusOr<onnx::ModelProto> again = onnx_bcast::LoadModel((dir / "m.onnx").string());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*onnx_bcast::SerializeModel(*again), *bytes);
+}
+
+TEST(ApiTest, LoadErrorsAreStatuses) {
+  absl::StatusOr<onnx::ModelProto> missing = onnx_bcast::LoadModel("/nonexistent/m.onnx");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nonexistent/m.onnx"));
+
+  absl::StatusOr<onnx::ModelProto> garbage = onnx_bcast::ParseModel("\xff\xff\xff not a model");
+  EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(garbage.status().message()), HasSubstr("<memory>"));
+
+  onnx_bcast::LoadOptions tiny;
+  tiny.max_file_bytes = 10;
+  EXPECT_EQ(onnx_bcast::LoadModel(kModels + "/cnn_block.onnx", tiny).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  tiny.max_file_bytes = 0;
+  EXPECT_EQ(onnx_bcast::LoadModel(kModels + "/cnn_block.onnx", tiny).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ApiTest, CheckCleanModelFromPathAndMemoryAgree) {
+  absl::StatusOr<onnx_bcast::CheckResult> from_path =
+      onnx_bcast::Check(kModels + "/cnn_block.onnx");
+  ASSERT_TRUE(from_path.ok()) << from_path.status();
+  EXPECT_FALSE(from_path->HasError());
+  EXPECT_TRUE(from_path->ErrorStatus().ok());
+  EXPECT_GE(from_path->nodes.size(), 5u);
+  // The Gemm's C [10] against [N,10] and the PRelu slope are among the verdicts.
+  bool saw_prelu = false;
+  for (const auto& n : from_path->nodes) {
+    EXPECT_NE(n.verdict, onnx_bcast::Verdict::kError) << n.message;
+    EXPECT_FALSE(n.input_shapes.empty()) << n.node;
+    if (n.op == "PRelu") {
+      saw_prelu = true;
+      EXPECT_EQ(n.input_shapes.size(), 2u);
+      EXPECT_EQ(n.input_shapes[1], "[8,1,1]");
+    }
+  }
+  EXPECT_TRUE(saw_prelu);
+  EXPECT_THAT(from_path->text, HasSubstr("cnn_block.onnx"));
+  EXPECT_THAT(from_path->json, HasSubstr("\"summary\""));
+
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(kModels + "/cnn_block.onnx");
+  ASSERT_TRUE(model.ok());
+  absl::StatusOr<onnx_bcast::CheckResult> from_memory = onnx_bcast::Check(*model);
+  ASSERT_TRUE(from_memory.ok()) << from_memory.status();
+  ASSERT_EQ(from_memory->nodes.size(), from_path->nodes.size());
+  for (size_t i = 0; i < from_path->nodes.size(); ++i) {
+    EXPECT_EQ(from_memory->nodes[i].node, from_path->nodes[i].node);
+    EXPECT_EQ(from_memory->nodes[i].verdict, from_path->nodes[i].verdict);
+    EXPECT_EQ(from_memory->nodes[i].output_shape, from_path->nodes[i].output_shape);
+  }
+  for (auto v : {onnx_bcast::Verdict::kProven, onnx_bcast::Verdict::kError,
+                 onnx_bcast::Verdict::kConditional, onnx_bcast::Verdict::kUnknown}) {
+    EXPECT_EQ(from_memory->Count(v), from_path->Count(v)) << onnx_bcast::VerdictName(v);
+  }
+}
+
+TEST(ApiTest, CheckFindsTheBroadcastErrorAndNamesTheNode) {
+  // In memory: b [4] cannot broadcast against a [2,3].
+  absl::StatusOr<onnx_bcast::CheckResult> bad = onnx_bcast::Check(AddModel(4));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  ASSERT_EQ(bad->nodes.size(), 1u);
+  const onnx_bcast::NodeVerdict& v = bad->nodes[0];
+  EXPECT_EQ(v.verdict, onnx_bcast::Verdict::kError);
+  EXPECT_EQ(v.node, "the_add");
+  EXPECT_EQ(v.op, "Add");
+  EXPECT_EQ(v.input_shapes, (std::vector<std::string>{"[2,3]", "[4]"}));
+  EXPECT_THAT(v.message, HasSubstr("the_add"));
+  EXPECT_TRUE(bad->HasError());
+  absl::Status s = bad->ErrorStatus();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the_add"));
+
+  absl::StatusOr<onnx_bcast::CheckResult> good = onnx_bcast::Check(AddModel(3));
+  ASSERT_TRUE(good.ok()) << good.status();
+  ASSERT_EQ(good->nodes.size(), 1u);
+  EXPECT_EQ(good->nodes[0].verdict, onnx_bcast::Verdict::kProven);
+  EXPECT_EQ(good->nodes[0].output_shape, "[2,3]");
+
+  // From a file (ONNX text form).
+  absl::StatusOr<onnx_bcast::CheckResult> fixture =
+      onnx_bcast::Check(kFixtures + "/gemm_bad_c.onnxtxt");
+  ASSERT_TRUE(fixture.ok()) << fixture.status();
+  EXPECT_TRUE(fixture->HasError());
+}
+
+TEST(ApiTest, CheckConditionalVerdictCarriesTheCondition) {
+  absl::StatusOr<onnx_bcast::CheckResult> r =
+      onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt");
+  ASSERT_TRUE(r.ok()) << r.status();
+  bool saw_conditional = false;
+  for (const auto& n : r->nodes) {
+    if (n.verdict == onnx_bcast::Verdict::kConditional) {
+      saw_conditional = true;
+      EXPECT_FALSE(n.condition.empty()) << n.node;
+    }
+  }
+  EXPECT_TRUE(saw_conditional);
+  EXPECT_FALSE(r->combined_condition.empty());
+}
+
+TEST(ApiTest, CheckRejectsAnInvalidModelWithAStatus) {
+  onnx::ModelProto no_graph;
+  no_graph.set_ir_version(8);
+  absl::StatusOr<onnx_bcast::CheckResult> r = onnx_bcast::Check(no_graph);
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("<memory>"));
+  EXPECT_EQ(onnx_bcast::Check(std::string("/nonexistent.onnx")).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(ApiTest, OptimizeInMemoryUpgradesLegacyAxis) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(kModels + "/legacy_axis.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const onnx::ModelProto original = *model;
+  onnx_bcast::OptimizeOptions options;
+  options.target = "explicit";
+  absl::StatusOr<onnx_bcast::OptimizeReport> report = onnx_bcast::Optimize(&*model, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->Changed());
+  EXPECT_EQ(report->target, "explicit");
+  ASSERT_FALSE(report->passes.empty());
+  EXPECT_EQ(report->passes[0].pass, "upgrade-legacy-broadcast");
+  EXPECT_FALSE(report->passes[0].rewrites.empty());
+  EXPECT_EQ(report->before.opset, 6);
+  EXPECT_GT(report->after.opset, 6);
+  EXPECT_THAT(report->json, HasSubstr("upgrade-legacy-broadcast"));
+  // The model changed in place: no more broadcast/axis attributes, and it computes the same.
+  for (const auto& node : model->graph().node()) {
+    for (const auto& attr : node.attribute()) EXPECT_NE(attr.name(), "axis") << node.name();
+  }
+  onnx_bcast::VerifyOptions vopts;
+  absl::StatusOr<onnx_bcast::VerifyResult> v = onnx_bcast::Verify(original, *model, vopts);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->match) << v->text;
+
+  // Idempotent: a second run changes nothing.
+  absl::StatusOr<onnx_bcast::OptimizeReport> again = onnx_bcast::Optimize(&*model, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->Changed());
+}
+
+TEST(ApiTest, OptimizeFilesWritesTheOutput) {
+  const fs::path dir = TempDir("optimize_files");
+  const std::string out = (dir / "cnn_ncnn.onnx").string();
+  onnx_bcast::OptimizeOptions options;
+  options.passes = {"align-ranks"};
+  absl::StatusOr<onnx_bcast::OptimizeReport> report =
+      onnx_bcast::Optimize(kModels + "/cnn_block.onnx", out, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->target.empty());
+  ASSERT_EQ(report->passes.size(), 1u);
+  EXPECT_GT(report->passes[0].nodes_inserted + report->passes[0].initializers_rewritten, 0);
+  ASSERT_TRUE(fs::exists(out));
+  absl::StatusOr<onnx_bcast::VerifyResult> v =
+      onnx_bcast::Verify(kModels + "/cnn_block.onnx", out);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->match) << v->text;
+  EXPECT_TRUE(v->exact) << "align-ranks inserts only data-movement ops";
+
+  // Refuses to overwrite its input.
+  absl::StatusOr<onnx_bcast::OptimizeReport> in_place = onnx_bcast::Optimize(out, out, options);
+  EXPECT_FALSE(in_place.ok());
+}
+
+TEST(ApiTest, OptimizeErrorsLeaveTheModelUntouched) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(kModels + "/legacy_axis.onnx");
+  ASSERT_TRUE(model.ok());
+  const std::string before = *onnx_bcast::SerializeModel(*model);
+
+  onnx_bcast::OptimizeOptions unknown_pass;
+  unknown_pass.passes = {"align-ranks", "no-such-pass"};
+  absl::StatusOr<onnx_bcast::OptimizeReport> r = onnx_bcast::Optimize(&*model, unknown_pass);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("no-such-pass"));
+
+  onnx_bcast::OptimizeOptions unknown_target;
+  unknown_target.target = "tpu9000";
+  r = onnx_bcast::Optimize(&*model, unknown_target);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("tpu9000"));
+
+  onnx_bcast::OptimizeOptions both;
+  both.target = "explicit";
+  both.passes = {"align-ranks"};
+  EXPECT_EQ(onnx_bcast::Optimize(&*model, both).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(onnx_bcast::Optimize(nullptr, both).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(*onnx_bcast::SerializeModel(*model), before);
+
+  // A model with a broadcast error: the pass names the node, the model stays as it was.
+  onnx::ModelProto bad = AddModel(4);
+  const std::string bad_before = *onnx_bcast::SerializeModel(bad);
+  onnx_bcast::OptimizeOptions materialize;
+  materialize.passes = {"materialize-broadcast"};
+  r = onnx_bcast::Optimize(&bad, materialize);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("the_add"));
+  EXPECT_EQ(*onnx_bcast::SerializeModel(bad), bad_before);
+}
+
+TEST(ApiTest, RunMatchesAHandComputedBroadcast) {
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> b = {10, 20, 30};
+  onnx_bcast::TensorMap inputs;
+  inputs["a"] = onnx_bcast::Tensor::From<float>({2, 3}, a);
+  inputs["b"] = onnx_bcast::Tensor::From<float>({3}, b);
+  absl::StatusOr<onnx_bcast::NamedTensors> out = onnx_bcast::Run(AddModel(3), inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].first, "y");
+  const onnx_bcast::Tensor& y = (*out)[0].second;
+  EXPECT_EQ(y.dtype, onnx_bcast::DataType::kFloat);
+  EXPECT_EQ(y.dims, (std::vector<int64_t>{2, 3}));
+  absl::StatusOr<std::vector<float>> values = y.Values<float>();
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(*values, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_FALSE(y.Values<double>().ok());
+}
+
+TEST(ApiTest, RunFromPathWithRandomInputsIsSeeded) {
+  onnx_bcast::RunOptions options;
+  options.random_missing_inputs = true;
+  options.dims = {{"N", 2}};
+  const std::string path = kModels + "/cnn_block.onnx";
+  absl::StatusOr<onnx_bcast::NamedTensors> first = onnx_bcast::Run(path, {}, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].second.dims, (std::vector<int64_t>{2, 10}));
+  absl::StatusOr<onnx_bcast::NamedTensors> second = onnx_bcast::Run(path, {}, options);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*first)[0].second.data, (*second)[0].second.data);
+  options.seed = 7;
+  absl::StatusOr<onnx_bcast::NamedTensors> other = onnx_bcast::Run(path, {}, options);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*first)[0].second.data, (*other)[0].second.data);
+}
+
+TEST(ApiTest, RunInputErrorsNameTheInput) {
+  onnx_bcast::TensorMap inputs;
+  inputs["a"] = onnx_bcast::Tensor::From<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  // Missing b.
+  absl::StatusOr<onnx_bcast::NamedTensors> r = onnx_bcast::Run(AddModel(3), inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("input(s) b"));
+  // Wrong dtype.
+  inputs["b"] = onnx_bcast::Tensor::From<double>({3}, {1, 2, 3});
+  r = onnx_bcast::Run(AddModel(3), inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("input 'b'"));
+  // Wrong shape.
+  inputs["b"] = onnx_bcast::Tensor::From<float>({4}, {1, 2, 3, 4});
+  r = onnx_bcast::Run(AddModel(3), inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("[4]"));
+  // Data size disagreeing with dims.
+  inputs["b"] = onnx_bcast::Tensor::From<float>({3}, {1, 2, 3});
+  inputs["b"].data.pop_back();
+  r = onnx_bcast::Run(AddModel(3), inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("bytes"));
+  // Unknown name.
+  inputs["b"] = onnx_bcast::Tensor::From<float>({3}, {1, 2, 3});
+  inputs["c"] = onnx_bcast::Tensor::From<float>({3}, {1, 2, 3});
+  r = onnx_bcast::Run(AddModel(3), inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("'c'"));
+}
+
+TEST(ApiTest, VerifyDetectsAnAlteredModel) {
+  absl::StatusOr<onnx::ModelProto> original = onnx_bcast::LoadModel(kModels + "/cnn_block.onnx");
+  ASSERT_TRUE(original.ok());
+  onnx::ModelProto altered = *original;
+  // Nudge one float of the first float initializer that has several.
+  bool nudged = false;
+  for (onnx::TensorProto& t : *altered.mutable_graph()->mutable_initializer()) {
+    if (t.data_type() != onnx::TensorProto::FLOAT || nudged) continue;
+    if (t.raw_data().size() >= 8) {
+      std::string raw = t.raw_data();
+      float f;
+      std::memcpy(&f, raw.data(), 4);
+      f += 0.5f;
+      std::memcpy(raw.data(), &f, 4);
+      t.set_raw_data(raw);
+      nudged = true;
+    } else if (t.float_data_size() >= 2) {
+      t.set_float_data(0, t.float_data(0) + 0.5f);
+      nudged = true;
+    }
+  }
+  ASSERT_TRUE(nudged);
+  absl::StatusOr<onnx_bcast::VerifyResult> same = onnx_bcast::Verify(*original, *original);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->match);
+  EXPECT_EQ(same->max_abs_error, 0);
+
+  onnx_bcast::VerifyOptions options;
+  options.samples = 2;
+  absl::StatusOr<onnx_bcast::VerifyResult> r = onnx_bcast::Verify(*original, altered, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->match);
+  EXPECT_GT(r->max_abs_error, 0);
+  bool any_mismatch = false;
+  for (const auto& o : r->outputs) {
+    if (!o.match) {
+      any_mismatch = true;
+      EXPECT_FALSE(o.message.empty());
+      EXPECT_GT(o.mismatches, 0);
+    }
+  }
+  EXPECT_TRUE(any_mismatch);
+  EXPECT_THAT(r->text, HasSubstr("DIFFERENT"));
+  EXPECT_TRUE(r->divergence.has_value());
+
+  // Bad options and unreadable models are statuses.
+  onnx_bcast::VerifyOptions bad;
+  bad.samples = 0;
+  EXPECT_EQ(onnx_bcast::Verify(*original, altered, bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(onnx_bcast::Verify(std::string("/nonexistent.onnx"), kModels + "/cnn_block.onnx")
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(ApiTest, ExternalDataResolvesAgainstBaseDir) {
+  const std::string path = kModels + "/external/mlp.onnx";
+  onnx_bcast::RunOptions options;
+  options.random_missing_inputs = true;
+  absl::StatusOr<onnx_bcast::NamedTensors> from_path = onnx_bcast::Run(path, {}, options);
+  ASSERT_TRUE(from_path.ok()) << from_path.status();
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(path);
+  ASSERT_TRUE(model.ok());
+  options.load.base_dir = kModels + "/external";
+  absl::StatusOr<onnx_bcast::NamedTensors> from_memory = onnx_bcast::Run(*model, {}, options);
+  ASSERT_TRUE(from_memory.ok()) << from_memory.status();
+  EXPECT_EQ((*from_path)[0].second.data, (*from_memory)[0].second.data);
+  // Without the base dir the weights cannot be found: an error, not a crash.
+  options.load.base_dir = "/nonexistent";
+  EXPECT_FALSE(onnx_bcast::Run(*model, {}, options).ok());
+}
+
+}  // namespace
