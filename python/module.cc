@@ -1,0 +1,490 @@
+// The Python module `onnx_bcast` (pybind11) over the public C++ API: check, optimize, run and
+// verify taking an onnx.ModelProto, serialized bytes or a path, and returning plain Python data
+// (reports as dicts, tensors as numpy arrays). Errors become ValueError, FileNotFoundError,
+// NotImplementedError, ... with the API's one-line message. The GIL is released while the
+// library works.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnx_bcast/onnx_bcast.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// Raises the Python exception matching the status code; returns normally for OK.
+void Raise(const absl::Status& status) {
+  if (status.ok()) return;
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      PyErr_SetString(PyExc_PermissionError, message.c_str());
+      break;
+    case absl::StatusCode::kUnimplemented:
+      PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+      break;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kDataLoss:
+      PyErr_SetString(PyExc_ValueError, message.c_str());
+      break;
+    default:
+      PyErr_SetString(PyExc_RuntimeError, message.c_str());
+      break;
+  }
+  throw py::error_already_set();
+}
+
+template <class T>
+T Take(absl::StatusOr<T> result) {
+  if (!result.ok()) Raise(result.status());
+  return *std::move(result);
+}
+
+// A model argument: a path, or the serialized bytes of an in-memory model.
+struct ModelArg {
+  enum class Kind { kPath, kBytes, kProto } kind = Kind::kPath;
+  std::string path;
+  std::string bytes;
+  py::object proto_type;  ///< type(model) for kProto, to build the result of the same class
+};
+
+ModelArg ToModelArg(const py::handle& obj, const char* what) {
+  ModelArg arg;
+  if (py::hasattr(obj, "SerializeToString")) {
+    arg.kind = ModelArg::Kind::kProto;
+    arg.bytes = obj.attr("SerializeToString")().cast<std::string>();
+    arg.proto_type = py::type::of(obj);
+  } else if (py::isinstance<py::bytes>(obj) || py::isinstance<py::bytearray>(obj) ||
+             py::isinstance<py::memoryview>(obj)) {
+    arg.kind = ModelArg::Kind::kBytes;
+    arg.bytes = py::bytes(py::module_::import("builtins").attr("bytes")(obj)).cast<std::string>();
+  } else if (py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__")) {
+    arg.kind = ModelArg::Kind::kPath;
+    arg.path = py::module_::import("os").attr("fspath")(obj).cast<std::string>();
+  } else {
+    throw py::type_error(std::string(what) +
+                         ": expected an onnx.ModelProto, bytes or a path, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  return arg;
+}
+
+// Parses an in-memory argument (GIL released by the caller).
+absl::StatusOr<onnx::ModelProto> Parse(const ModelArg& arg, const onnx_bcast::LoadOptions& load) {
+  return onnx_bcast::ParseModel(arg.bytes, load);
+}
+
+// ---- check ------------------------------------------------------------------------------------
+
+py::dict CheckToDict(const onnx_bcast::CheckResult& r) {
+  py::list nodes;
+  for (const onnx_bcast::NodeVerdict& n : r.nodes) {
+    py::dict d;
+    d["graph"] = n.graph;
+    d["node"] = n.node;
+    d["op"] = n.op;
+    d["domain"] = n.domain;
+    d["opset"] = n.opset;
+    d["input_names"] = n.input_names;
+    d["input_shapes"] = n.input_shapes;
+    d["output_shape"] = n.output_shape;
+    d["rule"] = n.rule;
+    d["class"] = n.broadcast_class;
+    d["verdict"] = onnx_bcast::VerdictName(n.verdict);
+    d["condition"] = n.condition.empty() ? py::object(py::none()) : py::str(n.condition);
+    d["message"] = n.message;
+    d["lints"] = n.lints;
+    nodes.append(d);
+  }
+  py::dict summary;
+  summary["ok"] = r.Count(onnx_bcast::Verdict::kProven);
+  summary["error"] = r.Count(onnx_bcast::Verdict::kError);
+  summary["conditional"] = r.Count(onnx_bcast::Verdict::kConditional);
+  summary["unknown"] = r.Count(onnx_bcast::Verdict::kUnknown);
+  py::dict out;
+  out["nodes"] = nodes;
+  out["summary"] = summary;
+  out["has_error"] = r.HasError();
+  out["combined_condition"] =
+      r.combined_condition.empty() ? py::object(py::none()) : py::str(r.combined_condition);
+  out["contradiction"] =
+      r.contradiction.empty() ? py::object(py::none()) : py::str(r.contradiction);
+  out["inference_note"] = r.inference_note;
+  out["text"] = r.text;
+  return out;
+}
+
+py::dict Check(const py::object& model, bool lint, const std::string& base_dir) {
+  ModelArg arg = ToModelArg(model, "check");
+  onnx_bcast::CheckOptions options;
+  options.lint = lint;
+  options.load.base_dir = base_dir;
+  absl::StatusOr<onnx_bcast::CheckResult> result;
+  {
+    py::gil_scoped_release release;
+    if (arg.kind == ModelArg::Kind::kPath) {
+      result = onnx_bcast::Check(arg.path, options);
+    } else {
+      absl::StatusOr<onnx::ModelProto> proto = Parse(arg, options.load);
+      result = proto.ok() ? onnx_bcast::Check(*proto, options)
+                          : absl::StatusOr<onnx_bcast::CheckResult>(proto.status());
+    }
+  }
+  return CheckToDict(Take(std::move(result)));
+}
+
+// ---- optimize ---------------------------------------------------------------------------------
+
+py::dict OptimizeToDict(const onnx_bcast::OptimizeReport& r) {
+  auto stats = [](const onnx_bcast::ModelStats& s) {
+    py::dict d;
+    d["nodes"] = s.nodes;
+    d["initializers"] = s.initializers;
+    d["initializer_bytes"] = s.initializer_bytes;
+    d["opset"] = s.opset;
+    return d;
+  };
+  py::list passes;
+  for (const onnx_bcast::PassReport& p : r.passes) {
+    py::list rewrites;
+    for (const onnx_bcast::Rewrite& w : p.rewrites) {
+      py::dict d;
+      d["node"] = w.node;
+      d["op"] = w.op;
+      d["action"] = w.action;
+      d["tensor"] = w.tensor;
+      d["detail"] = w.detail;
+      d["before"] = w.before;
+      d["after"] = w.after;
+      d["bytes"] = w.bytes;
+      rewrites.append(d);
+    }
+    py::dict d;
+    d["pass"] = p.pass;
+    d["nodes_inserted"] = p.nodes_inserted;
+    d["nodes_removed"] = p.nodes_removed;
+    d["initializers_rewritten"] = p.initializers_rewritten;
+    d["bytes_added"] = p.bytes_added;
+    d["seconds"] = p.seconds;
+    d["rewrites"] = rewrites;
+    passes.append(d);
+  }
+  py::dict out;
+  out["target"] = r.target.empty() ? py::object(py::none()) : py::str(r.target);
+  out["passes"] = passes;
+  out["changed"] = r.Changed();
+  out["before"] = stats(r.before);
+  out["after"] = stats(r.after);
+  out["violations"] = r.violations;
+  out["text"] = r.text;
+  return out;
+}
+
+py::tuple Optimize(const py::object& model, const std::optional<std::string>& target,
+                   const std::optional<std::vector<std::string>>& passes,
+                   const std::optional<std::string>& target_file,
+                   const std::optional<py::object>& output, int64_t fold_limit_bytes,
+                   bool verify_each, bool external_data, const std::string& base_dir) {
+  ModelArg arg = ToModelArg(model, "optimize");
+  onnx_bcast::OptimizeOptions options;
+  options.target = target.value_or("");
+  options.target_file = target_file.value_or("");
+  options.passes = passes.value_or(std::vector<std::string>{});
+  options.fold_limit_bytes = fold_limit_bytes;
+  options.verify_each = verify_each;
+  options.load.base_dir = base_dir;
+  std::string output_path;
+  if (output.has_value() && !output->is_none()) {
+    output_path = py::module_::import("os").attr("fspath")(*output).cast<std::string>();
+  }
+  onnx_bcast::SaveOptions save;
+  save.external_data = external_data;
+  save.base_dir = base_dir;
+
+  absl::StatusOr<onnx_bcast::OptimizeReport> report;
+  std::string bytes;
+  {
+    py::gil_scoped_release release;
+    report = [&]() -> absl::StatusOr<onnx_bcast::OptimizeReport> {
+      if (arg.kind == ModelArg::Kind::kPath && !output_path.empty()) {
+        return onnx_bcast::Optimize(arg.path, output_path, options, save);
+      }
+      absl::StatusOr<onnx::ModelProto> proto =
+          arg.kind == ModelArg::Kind::kPath ? onnx_bcast::LoadModel(arg.path, options.load)
+                                            : Parse(arg, options.load);
+      if (!proto.ok()) return proto.status();
+      if (arg.kind == ModelArg::Kind::kPath) {
+        // External data of a file model resolves against the file's directory.
+        const size_t slash = arg.path.find_last_of('/');
+        options.load.base_dir = slash == std::string::npos ? "." : arg.path.substr(0, slash + 1);
+        save.base_dir = options.load.base_dir;
+      }
+      absl::StatusOr<onnx_bcast::OptimizeReport> r = onnx_bcast::Optimize(&*proto, options);
+      if (!r.ok()) return r;
+      if (!output_path.empty()) {
+        if (absl::Status s = onnx_bcast::SaveModel(*proto, output_path, save); !s.ok()) return s;
+        return r;
+      }
+      absl::StatusOr<std::string> serialized = onnx_bcast::SerializeModel(*proto);
+      if (!serialized.ok()) return serialized.status();
+      bytes = *std::move(serialized);
+      return r;
+    }();
+  }
+  py::dict report_dict = OptimizeToDict(Take(std::move(report)));
+  if (!output_path.empty()) return py::make_tuple(py::str(output_path), report_dict);
+  if (arg.kind == ModelArg::Kind::kProto) {
+    py::object result = arg.proto_type();
+    result.attr("ParseFromString")(py::bytes(bytes));
+    return py::make_tuple(result, report_dict);
+  }
+  return py::make_tuple(py::bytes(bytes), report_dict);
+}
+
+// ---- run --------------------------------------------------------------------------------------
+
+// numpy dtype <-> DataType. bfloat16 has no numpy dtype: it travels as uint16 bit patterns.
+onnx_bcast::DataType FromNumpy(const py::dtype& dtype, const std::string& name) {
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  using D = onnx_bcast::DataType;
+  if (kind == 'f' && size == 4) return D::kFloat;
+  if (kind == 'f' && size == 8) return D::kDouble;
+  if (kind == 'f' && size == 2) return D::kFloat16;
+  if (kind == 'b' && size == 1) return D::kBool;
+  if (kind == 'i' && size == 1) return D::kInt8;
+  if (kind == 'i' && size == 2) return D::kInt16;
+  if (kind == 'i' && size == 4) return D::kInt32;
+  if (kind == 'i' && size == 8) return D::kInt64;
+  if (kind == 'u' && size == 1) return D::kUInt8;
+  if (kind == 'u' && size == 2) return D::kUInt16;
+  if (kind == 'u' && size == 4) return D::kUInt32;
+  if (kind == 'u' && size == 8) return D::kUInt64;
+  throw py::value_error("input '" + name + "': numpy dtype " + py::repr(dtype).cast<std::string>() +
+                        " has no ONNX tensor type here");
+}
+
+py::dtype ToNumpy(onnx_bcast::DataType dtype) {
+  using D = onnx_bcast::DataType;
+  switch (dtype) {
+    case D::kFloat: return py::dtype("float32");
+    case D::kDouble: return py::dtype("float64");
+    case D::kFloat16: return py::dtype("float16");
+    case D::kBFloat16: return py::dtype("uint16");
+    case D::kBool: return py::dtype("bool");
+    case D::kInt8: return py::dtype("int8");
+    case D::kInt16: return py::dtype("int16");
+    case D::kInt32: return py::dtype("int32");
+    case D::kInt64: return py::dtype("int64");
+    case D::kUInt8: return py::dtype("uint8");
+    case D::kUInt16: return py::dtype("uint16");
+    case D::kUInt32: return py::dtype("uint32");
+    case D::kUInt64: return py::dtype("uint64");
+  }
+  throw py::value_error("unknown output data type");
+}
+
+py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, bool random,
+             uint64_t seed, const std::map<std::string, int64_t>& dims, int threads,
+             const std::string& base_dir) {
+  ModelArg arg = ToModelArg(model, "run");
+  onnx_bcast::TensorMap feeds;
+  if (inputs.has_value()) {
+    for (const auto& [key, value] : *inputs) {
+      const std::string name = py::str(key);
+      py::array array = py::array::ensure(value, py::array::c_style);
+      if (!array) {
+        throw py::type_error("input '" + name + "': expected a numpy array");
+      }
+      onnx_bcast::Tensor t;
+      t.dtype = FromNumpy(array.dtype(), name);
+      t.dims.assign(array.shape(), array.shape() + array.ndim());
+      t.data.assign(static_cast<const char*>(array.data()), static_cast<size_t>(array.nbytes()));
+      feeds.emplace(name, std::move(t));
+    }
+  }
+  onnx_bcast::RunOptions options;
+  options.random_missing_inputs = random;
+  options.seed = seed;
+  options.dims = dims;
+  options.threads = threads;
+  options.load.base_dir = base_dir;
+  absl::StatusOr<onnx_bcast::NamedTensors> outputs;
+  {
+    py::gil_scoped_release release;
+    if (arg.kind == ModelArg::Kind::kPath) {
+      outputs = onnx_bcast::Run(arg.path, feeds, options);
+    } else {
+      absl::StatusOr<onnx::ModelProto> proto = Parse(arg, options.load);
+      outputs = proto.ok() ? onnx_bcast::Run(*proto, feeds, options)
+                           : absl::StatusOr<onnx_bcast::NamedTensors>(proto.status());
+    }
+  }
+  py::dict out;
+  for (auto& [name, tensor] : Take(std::move(outputs))) {
+    std::vector<py::ssize_t> shape(tensor.dims.begin(), tensor.dims.end());
+    py::array array(ToNumpy(tensor.dtype), shape);
+    if (!tensor.data.empty()) std::memcpy(array.mutable_data(), tensor.data.data(), tensor.data.size());
+    out[py::str(name)] = array;
+  }
+  return out;
+}
+
+// ---- verify -----------------------------------------------------------------------------------
+
+py::dict VerifyToDict(const onnx_bcast::VerifyResult& r) {
+  py::list outputs;
+  for (const onnx_bcast::OutputComparison& o : r.outputs) {
+    py::dict d;
+    d["sample"] = o.sample;
+    d["output"] = o.output;
+    d["match"] = o.match;
+    d["max_abs_error"] = o.max_abs_error;
+    d["max_rel_error"] = o.max_rel_error;
+    d["max_ulp"] = o.max_ulp;
+    d["mismatches"] = o.mismatches;
+    d["message"] = o.message;
+    outputs.append(d);
+  }
+  py::list local;
+  for (const onnx_bcast::LocalCheck& l : r.local) {
+    py::dict d;
+    d["node"] = l.node;
+    d["op"] = l.op;
+    d["match"] = l.match;
+    d["skipped"] = l.skipped;
+    d["detail"] = l.detail;
+    local.append(d);
+  }
+  py::object divergence = py::none();
+  if (r.divergence.has_value()) {
+    py::dict d;
+    d["sample"] = r.divergence->sample;
+    d["tensor"] = r.divergence->tensor;
+    d["node"] = r.divergence->node;
+    d["op"] = r.divergence->op;
+    d["input_shapes"] = r.divergence->input_shapes;
+    d["message"] = r.divergence->message;
+    divergence = d;
+  }
+  py::dict out;
+  out["match"] = r.match;
+  out["mode"] = r.mode;
+  out["note"] = r.note;
+  out["rtol"] = r.rtol;
+  out["atol"] = r.atol;
+  out["exact"] = r.exact;
+  out["max_abs_error"] = r.max_abs_error;
+  out["max_ulp"] = r.max_ulp;
+  out["structural"] = r.structural;
+  out["sample_errors"] = r.sample_errors;
+  out["outputs"] = outputs;
+  out["divergence"] = divergence;
+  out["local"] = local;
+  out["text"] = r.text;
+  return out;
+}
+
+py::dict Verify(const py::object& original, const py::object& rewritten, int samples,
+                uint64_t seed, std::optional<double> rtol, std::optional<double> atol,
+                bool edge_cases, bool local, const std::vector<std::string>& test_data,
+                int threads, const std::string& base_dir) {
+  ModelArg a = ToModelArg(original, "verify");
+  ModelArg b = ToModelArg(rewritten, "verify");
+  onnx_bcast::VerifyOptions options;
+  options.samples = samples;
+  options.seed = seed;
+  options.rtol = rtol;
+  options.atol = atol;
+  options.edge_cases = edge_cases;
+  options.local = local;
+  options.test_data = test_data;
+  options.threads = threads;
+  options.load.base_dir = base_dir;
+  absl::StatusOr<onnx_bcast::VerifyResult> result;
+  {
+    py::gil_scoped_release release;
+    if (a.kind == ModelArg::Kind::kPath && b.kind == ModelArg::Kind::kPath) {
+      result = onnx_bcast::Verify(a.path, b.path, options);
+    } else {
+      result = [&]() -> absl::StatusOr<onnx_bcast::VerifyResult> {
+        auto load = [&](const ModelArg& arg) {
+          return arg.kind == ModelArg::Kind::kPath ? onnx_bcast::LoadModel(arg.path, options.load)
+                                                   : Parse(arg, options.load);
+        };
+        absl::StatusOr<onnx::ModelProto> pa = load(a);
+        if (!pa.ok()) return pa.status();
+        absl::StatusOr<onnx::ModelProto> pb = load(b);
+        if (!pb.ok()) return pb.status();
+        return onnx_bcast::Verify(*pa, *pb, options);
+      }();
+    }
+  }
+  return VerifyToDict(Take(std::move(result)));
+}
+
+py::list PassList(const std::vector<onnx_bcast::PassInfo>& infos) {
+  py::list out;
+  for (const onnx_bcast::PassInfo& p : infos) out.append(py::make_tuple(p.name, p.summary));
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(onnx_bcast, m) {
+  m.doc() =
+      "onnx-bcast: check, rewrite, run and verify the broadcasts of ONNX models.\n\n"
+      "Every function takes a model as an onnx.ModelProto, serialized bytes or a path.";
+  m.attr("__version__") = onnx_bcast::Version();
+
+  m.def("list_passes", [] { return PassList(onnx_bcast::ListPasses()); },
+        "[(name, summary)] of every rewrite pass.");
+  m.def("list_targets", [] { return PassList(onnx_bcast::ListTargets()); },
+        "[(name, 'pass,pass,...')] of the built-in targets.");
+
+  m.def("check", &Check, py::arg("model"), py::kw_only(), py::arg("lint") = false,
+        py::arg("base_dir") = ".",
+        "Gives every broadcasting node a verdict. Returns {'nodes': [{'node', 'op', "
+        "'input_shapes', 'verdict' ('ok'|'error'|'conditional'|'unknown'), 'condition', "
+        "'message', ...}], 'summary': {...}, 'has_error', 'combined_condition', "
+        "'contradiction', 'text'}. Broadcast errors are data; an unreadable model raises.");
+
+  m.def("optimize", &Optimize, py::arg("model"), py::kw_only(), py::arg("target") = py::none(),
+        py::arg("passes") = py::none(), py::arg("target_file") = py::none(),
+        py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
+        py::arg("verify_each") = false, py::arg("external_data") = false,
+        py::arg("base_dir") = ".",
+        "Rewrites broadcasts for a target (or a pass list). Returns (model, report): the model "
+        "as given (a ModelProto for a ModelProto, bytes for bytes or a path), or the output "
+        "path when output= is given (the model is then saved there).");
+
+  m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
+        py::arg("random") = false, py::arg("seed") = 0,
+        py::arg("dims") = std::map<std::string, int64_t>{}, py::arg("threads") = 1,
+        py::arg("base_dir") = ".",
+        "Runs the model on the bundled reference executor. inputs: {name: numpy array}; with "
+        "random=True missing inputs are seeded random values (symbolic dims from dims=). "
+        "Returns {output name: numpy array} in graph order (bfloat16 as uint16 bits).");
+
+  m.def("verify", &Verify, py::arg("original"), py::arg("rewritten"), py::kw_only(),
+        py::arg("samples") = 3, py::arg("seed") = 0, py::arg("rtol") = py::none(),
+        py::arg("atol") = py::none(), py::arg("edge_cases") = false, py::arg("local") = false,
+        py::arg("test_data") = std::vector<std::string>{}, py::arg("threads") = 1,
+        py::arg("base_dir") = ".",
+        "Runs both models on the same inputs and compares every output. Returns {'match', "
+        "'max_abs_error', 'max_ulp', 'outputs': [...], 'divergence', 'text', ...}; a mismatch "
+        "is match=False, not an exception.");
+}

@@ -1,0 +1,237 @@
+"""Tests of the onnx_bcast Python module (python/module.cc) with Debian's python3-onnx and
+python3-numpy: every function on ModelProto, bytes and path arguments, real results checked
+against onnx.checker and numpy, and the exceptions raised for bad input."""
+import os
+import pathlib
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import onnx_bcast
+
+SOURCE_DIR = pathlib.Path(os.environ.get(
+    "BCAST_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+MODELS = SOURCE_DIR / "models"
+
+
+def add_model(a_shape, b_shape, out_shape, opset=15):
+    """y = Add(a, b), built with onnx.helper as a converter would."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"], name="the_add")], "add",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, a_shape),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, b_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+class CheckTest(unittest.TestCase):
+    def test_bad_broadcast_is_an_error_verdict_naming_the_node(self):
+        result = onnx_bcast.check(add_model([2, 3], [4], [2, 3]))
+        self.assertTrue(result["has_error"])
+        self.assertEqual(result["summary"]["error"], 1)
+        (node,) = result["nodes"]
+        self.assertEqual(node["verdict"], "error")
+        self.assertEqual(node["node"], "the_add")
+        self.assertEqual(node["op"], "Add")
+        self.assertEqual(node["input_shapes"], ["[2,3]", "[4]"])
+        self.assertIn("the_add", node["message"])
+
+    def test_good_model_from_proto_bytes_and_path_agree(self):
+        path = MODELS / "cnn_block.onnx"
+        model = onnx.load(str(path))
+        results = [onnx_bcast.check(model), onnx_bcast.check(model.SerializeToString()),
+                   onnx_bcast.check(path), onnx_bcast.check(str(path))]
+        for r in results:
+            self.assertFalse(r["has_error"])
+            self.assertEqual(r["summary"], results[0]["summary"])
+            self.assertEqual([n["verdict"] for n in r["nodes"]],
+                             [n["verdict"] for n in results[0]["nodes"]])
+        prelu = [n for n in results[0]["nodes"] if n["op"] == "PRelu"]
+        self.assertEqual(len(prelu), 1)
+        self.assertEqual(prelu[0]["input_shapes"][1], "[8,1,1]")
+        self.assertIn("cnn_block.onnx", results[2]["text"])
+
+    def test_symbolic_dims_give_a_condition(self):
+        result = onnx_bcast.check(add_model(["N", 3], ["M", 3], ["N", 3]))
+        (node,) = result["nodes"]
+        self.assertEqual(node["verdict"], "conditional")
+        self.assertIn("M", node["condition"])
+        self.assertIsNotNone(result["combined_condition"])
+
+    def test_errors_are_python_exceptions(self):
+        with self.assertRaises(FileNotFoundError) as cm:
+            onnx_bcast.check("/nonexistent/model.onnx")
+        self.assertIn("/nonexistent/model.onnx", str(cm.exception))
+        with self.assertRaises(ValueError):
+            onnx_bcast.check(b"\xff\xff not a model")
+        with self.assertRaises(TypeError):
+            onnx_bcast.check(42)
+
+
+class OptimizeTest(unittest.TestCase):
+    def test_legacy_axis_is_upgraded_and_passes_the_checker(self):
+        model = onnx.load(str(MODELS / "legacy_axis.onnx"))
+        rewritten, report = onnx_bcast.optimize(model, target="explicit")
+        self.assertIsInstance(rewritten, onnx.ModelProto)
+        self.assertTrue(report["changed"])
+        self.assertEqual(report["target"], "explicit")
+        self.assertEqual(report["passes"][0]["pass"], "upgrade-legacy-broadcast")
+        self.assertGreater(len(report["passes"][0]["rewrites"]), 0)
+        self.assertEqual(report["before"]["opset"], 6)
+        self.assertGreater(report["after"]["opset"], 6)
+        onnx.checker.check_model(rewritten, full_check=True)
+        for node in rewritten.graph.node:
+            self.assertNotIn("axis", [a.name for a in node.attribute])
+        # The input proto is not modified.
+        self.assertEqual(model.opset_import[0].version, 6)
+        self.assertTrue(onnx_bcast.verify(model, rewritten)["match"])
+
+    def test_bytes_in_bytes_out_and_output_path(self):
+        data = (MODELS / "cnn_block.onnx").read_bytes()
+        rewritten, report = onnx_bcast.optimize(data, passes=["align-ranks"])
+        self.assertIsInstance(rewritten, bytes)
+        self.assertGreater(report["passes"][0]["nodes_inserted"]
+                           + report["passes"][0]["initializers_rewritten"], 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "out.onnx"
+            written, _ = onnx_bcast.optimize(MODELS / "cnn_block.onnx", target="ncnn",
+                                             output=out)
+            self.assertEqual(written, str(out))
+            onnx.checker.check_model(onnx.load(str(out)))
+            self.assertTrue(onnx_bcast.verify(MODELS / "cnn_block.onnx", out)["match"])
+
+    def test_bad_options_and_bad_models_raise(self):
+        model = onnx.load(str(MODELS / "cnn_block.onnx"))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.optimize(model, passes=["no-such-pass"])
+        self.assertIn("no-such-pass", str(cm.exception))
+        with self.assertRaises(ValueError):
+            onnx_bcast.optimize(model, target="tpu9000")
+        with self.assertRaises(ValueError):
+            onnx_bcast.optimize(model, target="ncnn", passes=["align-ranks"])
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.optimize(add_model([2, 3], [4], [2, 3]),
+                                passes=["materialize-broadcast"])
+        self.assertIn("the_add", str(cm.exception))
+
+    def test_tables(self):
+        self.assertIn("align-ranks", [name for name, _ in onnx_bcast.list_passes()])
+        self.assertIn("ncnn", [name for name, _ in onnx_bcast.list_targets()])
+        self.assertTrue(onnx_bcast.__version__)
+
+
+class RunTest(unittest.TestCase):
+    def test_broadcast_add_matches_numpy(self):
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+        b = rng.standard_normal((3, 1)).astype(np.float32)
+        outputs = onnx_bcast.run(add_model([2, 3, 4], [3, 1], [2, 3, 4]), {"a": a, "b": b})
+        self.assertEqual(list(outputs), ["y"])
+        self.assertEqual(outputs["y"].dtype, np.float32)
+        np.testing.assert_array_equal(outputs["y"], a + b)
+
+    def test_non_contiguous_inputs_are_accepted(self):
+        a = np.arange(12, dtype=np.float32).reshape(3, 4).T  # (4, 3), Fortran order
+        b = np.array([1, 2, 3], dtype=np.float32)
+        outputs = onnx_bcast.run(add_model([4, 3], [3], [4, 3]), {"a": a, "b": b})
+        np.testing.assert_array_equal(outputs["y"], a + b)
+
+    def test_random_inputs_are_seeded(self):
+        path = MODELS / "cnn_block.onnx"
+        first = onnx_bcast.run(path, random=True, dims={"N": 2})
+        second = onnx_bcast.run(path, random=True, dims={"N": 2})
+        other = onnx_bcast.run(path, random=True, dims={"N": 2}, seed=5)
+        (name,) = first
+        self.assertEqual(first[name].shape, (2, 10))
+        np.testing.assert_array_equal(first[name], second[name])
+        self.assertFalse(np.array_equal(first[name], other[name]))
+
+    def test_model_with_initializers_matches_numpy(self):
+        w = np.arange(6, dtype=np.float32).reshape(2, 3)
+        graph = helper.make_graph(
+            [helper.make_node("Mul", ["x", "w"], ["m"]),
+             helper.make_node("Sub", ["m", "x"], ["y"])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+            [numpy_helper.from_array(w, "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+        np.testing.assert_array_equal(onnx_bcast.run(model, {"x": x})["y"], x * w - x)
+
+    def test_input_errors(self):
+        model = add_model([2, 3], [3], [2, 3])
+        a = np.zeros((2, 3), np.float32)
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(model, {"a": a})
+        self.assertIn("b", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(model, {"a": a, "b": np.zeros(3, np.float64)})
+        self.assertIn("float64", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(model, {"a": a, "b": np.zeros(4, np.float32)})
+        self.assertIn("[4]", str(cm.exception))
+        with self.assertRaises(ValueError):
+            onnx_bcast.run(model, {"a": a, "b": np.zeros(3, np.complex64)})
+
+    def test_runs_in_threads(self):
+        # The GIL is released during runs: concurrent calls work and give the same results.
+        model = add_model([64, 64], [64], [64, 64]).SerializeToString()
+        a = np.ones((64, 64), np.float32)
+        b = np.arange(64, dtype=np.float32)
+        results = []
+
+        def work():
+            results.append(onnx_bcast.run(model, {"a": a, "b": b})["y"])
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(results), 4)
+        for r in results:
+            np.testing.assert_array_equal(r, a + b)
+
+
+class VerifyTest(unittest.TestCase):
+    def test_detects_an_altered_model(self):
+        model = onnx.load(str(MODELS / "cnn_block.onnx"))
+        altered = onnx.ModelProto()
+        altered.CopyFrom(model)
+        init = next(t for t in altered.graph.initializer
+                    if t.data_type == TensorProto.FLOAT and np.prod(t.dims) > 1)
+        values = numpy_helper.to_array(init).copy()
+        values.flat[0] += 0.5
+        init.CopyFrom(numpy_helper.from_array(values, init.name))
+
+        same = onnx_bcast.verify(model, model)
+        self.assertTrue(same["match"])
+        self.assertEqual(same["max_abs_error"], 0)
+
+        result = onnx_bcast.verify(model, altered, samples=2)
+        self.assertFalse(result["match"])
+        self.assertGreater(result["max_abs_error"], 0)
+        bad = [o for o in result["outputs"] if not o["match"]]
+        self.assertTrue(bad)
+        self.assertGreater(bad[0]["mismatches"], 0)
+        self.assertIn("DIFFERENT", result["text"])
+        self.assertIsNotNone(result["divergence"])
+
+    def test_tolerance_and_errors(self):
+        model = onnx.load(str(MODELS / "cnn_block.onnx"))
+        result = onnx_bcast.verify(model, model, rtol=1e-2, atol=1e-5)
+        self.assertTrue(result["match"])
+        self.assertAlmostEqual(result["rtol"], 1e-2)
+        self.assertFalse(result["exact"])
+        with self.assertRaises(ValueError):
+            onnx_bcast.verify(model, model, samples=0)
+        with self.assertRaises(FileNotFoundError):
+            onnx_bcast.verify("/nonexistent.onnx", model)
+
+
+if __name__ == "__main__":
+    unittest.main()
