@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# CI step: for every model given, fail the job on a broadcast error, or when the model rewritten
+# for $TARGET does not compute the same outputs. Uses the CLI's exit codes: 0 ok, 1 found (a
+# broadcast error or a numeric mismatch), 2 bad model, 3 unsupported, 4 cannot write, 64 usage.
+#
+#   ONNX_BCAST=onnx-bcast TARGET=ncnn examples/ci/check_models.sh models/*.onnx
+set -uo pipefail
+onnx_bcast=${ONNX_BCAST:-onnx-bcast}
+target=${TARGET:-explicit}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+failed=0
+for model in "$@"; do
+  name=$(basename "$model")
+  # --strict would also fail on conditions that depend on symbolic dims; errors always fail.
+  "$onnx_bcast" check "$model"
+  case $? in
+    0) ;;
+    1) echo "FAIL $model: broadcast error (see above)" >&2; failed=1; continue ;;
+    *) echo "FAIL $model: cannot be checked" >&2; failed=1; continue ;;
+  esac
+  "$onnx_bcast" opt "$model" --target "$target" -o "$work/$name" ||
+    { echo "FAIL $model: opt --target $target failed" >&2; failed=1; continue; }
+  "$onnx_bcast" verify "$model" "$work/$name"
+  case $? in
+    0) echo "ok   $model" ;;
+    1) echo "FAIL $model: the $target rewrite computes different outputs" >&2; failed=1 ;;
+    *) echo "FAIL $model: cannot be verified" >&2; failed=1 ;;
+  esac
+done
+exit "$failed"

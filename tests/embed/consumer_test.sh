@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Out-of-tree consumer test: installs the build into a fresh prefix, builds the README's C++
+# example (examples/converter, a separate CMake project doing find_package(onnx_bcast)) against
+# that prefix only, and runs it on a good and a bad model.
+#   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER
+set -euo pipefail
+cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5
+rm -rf "$scratch"
+mkdir -p "$scratch"
+scratch=$(cd "$scratch" && pwd) src=$(cd "$src" && pwd) build=$(cd "$build" && pwd)
+prefix=$scratch/prefix
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# (a) Install, as a packager would (no DESTDIR).
+"$cmake" --install "$build" --prefix "$prefix" >"$scratch/install.log"
+lib=$(ls "$prefix"/lib*/libonnx_bcast.so 2>/dev/null | head -1)
+[ -n "$lib" ] || fail "no libonnx_bcast.so under $prefix"
+[ -f "$prefix/include/onnx_bcast/onnx_bcast.h" ] || fail "header not installed"
+ls "$prefix"/lib*/cmake/onnx_bcast/onnx_bcastConfig.cmake >/dev/null || fail "no package config"
+[ -x "$prefix/bin/onnx-bcast" ] || fail "CLI not installed"
+# Only the public API is exported: no symbol of the internal layers leaks out.
+symbols=$(nm -DC --defined-only "$lib")
+leaked=$(grep -E 'onnx_bcast::(proto|passes|rt|bcast|verify|cli)::' <<<"$symbols" | head -5 || true)
+[ -z "$leaked" ] || fail "internal symbols exported: $leaked"
+for f in 'Check(' 'Optimize(' 'Run(' 'Verify(' 'LoadModel(' 'SaveModel('; do
+  grep -qF "onnx_bcast::$f" <<<"$symbols" || fail "onnx_bcast::$f not exported"
+done
+# The installed header stands alone (no project-internal includes).
+if grep -E '#include "(proto|passes|runtime|verify|broadcast)/' \
+    "$prefix/include/onnx_bcast/onnx_bcast.h"; then
+  fail "public header includes internal headers"
+fi
+
+# (b) Configure and build the converter against the prefix only (the source tree is not on any
+# include path: the example sees the installed header and library).
+"$cmake" -S "$src/examples/converter" -B "$scratch/converter" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$scratch/configure.log" ||
+  { cat "$scratch/configure.log"; fail "configure"; }
+"$cmake" --build "$scratch/converter" -j2 >"$scratch/build.log" 2>&1 ||
+  { cat "$scratch/build.log"; fail "build"; }
+converter=$scratch/converter/converter
+ldd "$converter" | grep -q "$prefix/.*libonnx_bcast.so" ||
+  { ldd "$converter"; fail "converter does not load the installed libonnx_bcast.so"; }
+
+# (c) Run it: a good model is checked, rewritten for ncnn, verified and written.
+"$converter" "$src/models/cnn_block.onnx" ncnn "$scratch/cnn_ncnn.onnx" >"$scratch/good.out" 2>&1 ||
+  { cat "$scratch/good.out"; fail "converter on cnn_block.onnx exited $?"; }
+cat "$scratch/good.out"
+grep -q '^check: [0-9]* broadcasting nodes' "$scratch/good.out" || fail "no check line"
+grep -q '^align-ranks: ' "$scratch/good.out" || fail "no pass report"
+grep -q '^verify: equal' "$scratch/good.out" || fail "no verify line"
+[ -s "$scratch/cnn_ncnn.onnx" ] || fail "no output model"
+"$prefix/bin/onnx-bcast" check "$scratch/cnn_ncnn.onnx" >/dev/null || fail "output does not check"
+
+# External data: the weights stay beside the input and are carried to the output.
+mkdir -p "$scratch/ext"
+"$converter" "$src/models/external/mlp.onnx" explicit "$scratch/ext/mlp.onnx" >"$scratch/ext.out" 2>&1 ||
+  { cat "$scratch/ext.out"; fail "converter on external/mlp.onnx"; }
+"$prefix/bin/onnx-bcast" verify "$src/models/external/mlp.onnx" "$scratch/ext/mlp.onnx" >/dev/null ||
+  fail "external-data output does not verify"
+
+# A broadcast error: exit 1, the node named, nothing written.
+set +e
+"$converter" "$src/tests/fixtures/check/add_mismatch.onnxtxt" ncnn "$scratch/bad.onnx" \
+  >"$scratch/bad.out" 2>&1
+code=$?
+set -e
+cat "$scratch/bad.out"
+[ "$code" = 1 ] || fail "bad model: exit $code, expected 1"
+grep -q 'Add' "$scratch/bad.out" || fail "bad model: the node is not named"
+[ ! -e "$scratch/bad.onnx" ] || fail "bad model: output written"
+
+# Unknown target: an error status, exit 2.
+set +e
+"$converter" "$src/models/cnn_block.onnx" no-such-target "$scratch/x.onnx" >"$scratch/usage.out" 2>&1
+code=$?
+set -e
+[ "$code" = 2 ] || fail "unknown target: exit $code, expected 2"
+grep -q "no-such-target" "$scratch/usage.out" || fail "unknown target not named"
+echo "consumer test: passed"
