@@ -284,15 +284,24 @@ absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t,
       }
     }
   }
+  // Sizes are compared before allocating: dims that disagree with the data must not cost
+  // memory.
+  absl::StatusOr<int64_t> count = rt::ShapeElementCount(t.dims);
+  if (!count.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ",
+                                                   count.status().message()));
+  }
+  const size_t element_size = rt::DTypeSize(dtype);
+  if (static_cast<uint64_t>(*count) > t.data.size() / element_size ||
+      static_cast<size_t>(*count) * element_size != t.data.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", name, "': ", t.data.size(), " bytes of data, ", rt::DTypeName(dtype),
+        rt::ShapeToString(t.dims), " needs ", *count, " elements of ", element_size, " bytes"));
+  }
   absl::StatusOr<rt::Tensor> tensor = rt::Tensor::Allocate(dtype, t.dims);
   if (!tensor.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ",
                                                    tensor.status().message()));
-  }
-  if (t.data.size() != tensor->byte_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", name, "': ", t.data.size(), " bytes of data, ", rt::DTypeName(dtype),
-        rt::ShapeToString(t.dims), " needs ", tensor->byte_size()));
   }
   if (!t.data.empty()) std::memcpy(tensor->raw_data(), t.data.data(), t.data.size());
   return tensor;

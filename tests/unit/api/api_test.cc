@@ -347,6 +347,15 @@ TEST(ApiTest, RunInputErrorsNameTheInput) {
   r = onnx_bcast::Run(AddModel(3), inputs);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("bytes"));
+  // Huge dims with a few bytes: refused before anything is allocated.
+  // (b's declared shape is dropped so that only the data size can refuse it.)
+  onnx::ModelProto shapeless_b = AddModel(3);
+  shapeless_b.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()
+      ->clear_shape();
+  inputs["b"] = onnx_bcast::Tensor::From<float>({int64_t{1} << 31, int64_t{1} << 31}, {1});
+  r = onnx_bcast::Run(shapeless_b, inputs);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("4 bytes of data"));
   // Unknown name.
   inputs["b"] = onnx_bcast::Tensor::From<float>({3}, {1, 2, 3});
   inputs["c"] = onnx_bcast::Tensor::From<float>({3}, {1, 2, 3});
