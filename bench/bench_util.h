@@ -121,14 +121,62 @@ inline void StreamAddNt(const float* a, const float* b, float* c, int64_t n) {
   StreamAddPlain(a, b, c, n);
 }
 
-/// Three float arrays holding about `bytes` in total, for STREAM-style adds.
+// c[i] = s * a[i] (one read per write) and c[i] = s (writes only), ordinary and
+// non-temporal stores.
+static __attribute__((target_clones("avx512f", "avx2", "default"), noinline)) void StreamScalePlain(
+    const float* __restrict a, float* __restrict c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = 1.5f * a[i];
+}
+static __attribute__((target_clones("avx512f", "avx2", "default"), noinline)) void StreamFillPlain(
+    float* __restrict c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) c[i] = 1.5f;
+}
+#if defined(__x86_64__)
+static __attribute__((target("avx512f"), noinline)) void StreamScaleNt512(const float* a, float* c,
+                                                                          int64_t n) {
+  const __m512 s = _mm512_set1_ps(1.5f);
+  for (int64_t i = 0; i < n; i += 16) _mm512_stream_ps(c + i, _mm512_mul_ps(s, _mm512_loadu_ps(a + i)));
+  _mm_sfence();
+}
+static __attribute__((target("avx512f"), noinline)) void StreamFillNt512(float* c, int64_t n) {
+  const __m512 s = _mm512_set1_ps(1.5f);
+  for (int64_t i = 0; i < n; i += 16) _mm512_stream_ps(c + i, s);
+  _mm_sfence();
+}
+#endif
+
+/// The read/write mix of a STREAM-style baseline: `add` reads two floats per float written
+/// (the classic triad shape), `scale` one, `fill` none.
+enum class StreamMix { kAdd, kScale, kFill };
+
+inline const char* StreamMixName(StreamMix mix) {
+  return mix == StreamMix::kAdd ? "add" : mix == StreamMix::kScale ? "scale" : "fill";
+}
+
+/// The mix that matches a kernel: the inputs too large to stay in cache (at least 1/16 of
+/// the output) are what it reads from memory; the output is what it writes. Zen-class
+/// parts write to memory at about half the rate they read, so a kernel is only fairly
+/// compared with a baseline of the same mix.
+inline StreamMix MatchingMix(const Shape& a, const Shape& b, size_t in_size, size_t out_size) {
+  const double out = static_cast<double>(Elements(Broadcast(a, b)) * static_cast<int64_t>(out_size));
+  double reads = 0;
+  for (const Shape* s : {&a, &b}) {
+    const double bytes = static_cast<double>(Elements(*s) * static_cast<int64_t>(in_size));
+    if (bytes * 16 >= out) reads += bytes;
+  }
+  return reads >= 1.5 * out ? StreamMix::kAdd : reads >= 0.5 * out ? StreamMix::kScale : StreamMix::kFill;
+}
+
+/// Float arrays holding about `bytes` in total for one STREAM-style kernel of `mix`.
 struct StreamArrays {
-  explicit StreamArrays(int64_t bytes)
-      : n(std::max<int64_t>(bytes / 12 / 64 * 64, 64)),
-        a(Filled(rt::DType::kFloat32, {n})),
-        b(Filled(rt::DType::kFloat32, {n})),
+  explicit StreamArrays(int64_t bytes, StreamMix m = StreamMix::kAdd)
+      : mix(m),
+        n(std::max<int64_t>(bytes / (4 * Arrays(m)) / 64 * 64, 64)),
+        a(Filled(rt::DType::kFloat32, {m == StreamMix::kFill ? 1 : n})),
+        b(Filled(rt::DType::kFloat32, {m == StreamMix::kAdd ? n : 1})),
         c(Filled(rt::DType::kFloat32, {n})) {}
-  int64_t bytes() const { return n * 12; }
+  static int64_t Arrays(StreamMix m) { return m == StreamMix::kAdd ? 3 : m == StreamMix::kScale ? 2 : 1; }
+  int64_t bytes() const { return n * 4 * Arrays(mix); }
 
   /// One pass on `threads` threads of the default pool, each taking one contiguous share
   /// of the arrays (chunk edges on 64 elements, so on cache lines).
@@ -140,10 +188,29 @@ struct StreamArrays {
     auto body = [&](int64_t t) {
       const int64_t begin = units * t / threads * 64;
       const int64_t end = units * (t + 1) / threads * 64;
-      if (non_temporal) {
-        StreamAddNt(pa + begin, pb + begin, pc + begin, end - begin);
-      } else {
-        StreamAddPlain(pa + begin, pb + begin, pc + begin, end - begin);
+      const int64_t len = end - begin;
+      switch (mix) {
+        case StreamMix::kAdd:
+          if (non_temporal) {
+            StreamAddNt(pa + begin, pb + begin, pc + begin, len);
+          } else {
+            StreamAddPlain(pa + begin, pb + begin, pc + begin, len);
+          }
+          return;
+        case StreamMix::kScale:
+#if defined(__x86_64__)
+          if (non_temporal && __builtin_cpu_supports("avx512f")) {
+            return StreamScaleNt512(pa + begin, pc + begin, len);
+          }
+#endif
+          return StreamScalePlain(pa + begin, pc + begin, len);
+        case StreamMix::kFill:
+#if defined(__x86_64__)
+          if (non_temporal && __builtin_cpu_supports("avx512f")) {
+            return StreamFillNt512(pc + begin, len);
+          }
+#endif
+          return StreamFillPlain(pc + begin, len);
       }
     };
     if (threads <= 1) {
@@ -153,6 +220,7 @@ struct StreamArrays {
     }
   }
 
+  StreamMix mix;
   int64_t n;
   rt::Tensor a, b, c;
 };

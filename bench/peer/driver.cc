@@ -2,10 +2,13 @@
 // per line, and answers each with one line, so the Node.js side can interleave our kernel,
 // onnxruntime's and the STREAM-style add sample by sample:
 //   prep OP DTYPE A B   allocate inputs/output (shapes like 4x64x256x256, "s" = rank 0),
-//                       plan once, and STREAM arrays of the float32 byte volume of the case
+//                       plan once, and STREAM arrays of the float32 byte volume of the
+//                       case: an add (2 reads per write) and one of the case's own mix
 //   ours T N BATCH      N samples of BATCH calls of BinaryOp on T threads
 //   stream T NT N       N samples of the STREAM add (NT: 1 non-temporal stores, 0 ordinary)
-//   info                bytes moved by the kernel and by one STREAM pass
+//   matched T NT N      the same for the baseline of the case's read/write mix
+//   info                bytes moved by the kernel, by one STREAM add pass, by one matched
+//                       pass, and the matched mix (add, scale or fill)
 //   quit
 // Samples are answered as "ok ns ns ...": nanoseconds per call.
 #include <chrono>
@@ -62,6 +65,7 @@ struct Case {
   rt::Tensor a, b, out;
   std::unique_ptr<rt::BroadcastPlan> plan;
   std::unique_ptr<StreamArrays> stream;
+  std::unique_ptr<StreamArrays> matched;
   int64_t bytes = 0;
 };
 
@@ -114,13 +118,16 @@ int Main() {
           c->plan = std::make_unique<rt::BroadcastPlan>(*std::move(plan));
           c->bytes = BytesMoved(*sa, *sb, c->a.element_size(), c->out.element_size());
           c->stream = std::make_unique<StreamArrays>(BytesMoved(*sa, *sb, 4, 4));
+          c->matched = std::make_unique<StreamArrays>(
+              c->bytes, MatchingMix(*sa, *sb, c->a.element_size(), c->out.element_size()));
           reply = "ok " + std::string(rt::KernelKindName(c->plan->kind()));
         }
       }
     } else if (cmd == "info") {
-      reply = c ? "ok " + std::to_string(c->bytes) + " " + std::to_string(c->stream->bytes())
+      reply = c ? "ok " + std::to_string(c->bytes) + " " + std::to_string(c->stream->bytes()) + " " +
+                      std::to_string(c->matched->bytes()) + " " + StreamMixName(c->matched->mix)
                 : "error no case";
-    } else if (cmd == "ours" || cmd == "stream") {
+    } else if (cmd == "ours" || cmd == "stream" || cmd == "matched") {
       int64_t threads = 1, x = 0, n = 0;
       in >> threads >> x >> n;
       if (!c || !c->plan) {
@@ -135,7 +142,8 @@ int Main() {
         });
         if (failed) reply = "error BinaryOp failed";
       } else {
-        reply = Sample(n, 1, [&] { c->stream->Run(static_cast<int>(threads), x != 0); });
+        StreamArrays& arrays = cmd == "stream" ? *c->stream : *c->matched;
+        reply = Sample(n, 1, [&] { arrays.Run(static_cast<int>(threads), x != 0); });
       }
     } else {
       reply = "error unknown command: " + line;

@@ -117,7 +117,7 @@ async function runKernelCase(driver, c, threads, args, profileDir) {
   const feeds = { A: filledInput(c.dtype, c.a), B: filledInput(c.dtype, c.b) };
   const warm = 3;
   const reps = tiny ? args.reps * 4 : args.reps;
-  const ours = [], plain = [], nt = [];
+  const ours = [], plain = [], nt = [], mplain = [], mnt = [];
   const batch = tiny ? args.tinyBatch : 1;
   for (let r = 0; r < warm + reps; ++r) {
     const [o] = await driver.ask(`ours ${threads} 1 ${batch}`);
@@ -126,7 +126,11 @@ async function runKernelCase(driver, c, threads, args, profileDir) {
     if (!tiny) {
       const [p] = await driver.ask(`stream ${threads} 0 1`);
       const [n] = await driver.ask(`stream ${threads} 1 1`);
-      if (r >= warm) { plain.push(Number(p)); nt.push(Number(n)); }
+      const [mp] = await driver.ask(`matched ${threads} 0 1`);
+      const [mn] = await driver.ask(`matched ${threads} 1 1`);
+      if (r >= warm) {
+        plain.push(Number(p)); nt.push(Number(n)); mplain.push(Number(mp)); mnt.push(Number(mn));
+      }
     }
     if (r >= warm) ours.push(Number(o));
   }
@@ -142,6 +146,8 @@ async function runKernelCase(driver, c, threads, args, profileDir) {
     ort_ns: median(kernel.slice(warm)) * 1000,
     stream_plain_ns: median(plain),
     stream_nt_ns: median(nt),
+    matched_plain_ns: median(mplain),
+    matched_nt_ns: median(mnt),
     samples: reps,
   };
 }
@@ -187,24 +193,31 @@ async function main() {
   console.log(`onnxruntime-node ${ort.env.versions?.common ?? ''}; threads ${args.threads.join(',')};` +
               ` ${args.reps} interleaved samples per large case (x4 for tiny), medians`);
   const header = ['case', 'thr', 'ours', 'ORT kernel', 'STREAM', 'STREAM nt', 'ours GB/s',
-                  'ORT/ours', 'ours/limit'];
+                  'limit GB/s', 'ORT/ours', 'ours/limit', 'mix', 'mix GB/s', 'ours/mix'];
   console.log(header.join('\t'));
   for (const c of cases) {
     const [kind] = await driver.ask(`prep ${c.op} ${c.dtype} ${c.a.join('x') || 's'} ${c.b.join('x') || 's'}`);
-    const [bytes, streamBytes] = (await driver.ask('info')).map(Number);
+    const info = await driver.ask('info');
+    const [bytes, streamBytes, matchedBytes] = info.slice(0, 3).map(Number);
+    const mix = info[3];
     for (const threads of args.threads) {
       const r = await runKernelCase(driver, c, threads, args, profileDir);
       const oursGBs = bytes / r.ours_ns;
       const limitGBs = Math.max(streamBytes / r.stream_plain_ns, streamBytes / r.stream_nt_ns);
-      const row = { ...c, kind, threads, bytes, stream_bytes: streamBytes,
-                    ...r, ours_gbs: oursGBs, limit_gbs: c.large ? limitGBs : null,
+      const mixGBs = Math.max(matchedBytes / r.matched_plain_ns, matchedBytes / r.matched_nt_ns);
+      const row = { ...c, kind, threads, bytes, stream_bytes: streamBytes, mix,
+                    matched_bytes: matchedBytes, ...r, ours_gbs: oursGBs,
+                    limit_gbs: c.large ? limitGBs : null, mix_gbs: c.large ? mixGBs : null,
                     speedup_vs_ort: r.ort_ns / r.ours_ns,
-                    fraction_of_limit: c.large ? oursGBs / limitGBs : null };
+                    fraction_of_limit: c.large ? oursGBs / limitGBs : null,
+                    fraction_of_mix: c.large ? oursGBs / mixGBs : null };
       results.push(row);
       console.log([c.id, threads, fmtTime(r.ours_ns), fmtTime(r.ort_ns),
                    c.large ? fmtTime(r.stream_plain_ns) : '-', c.large ? fmtTime(r.stream_nt_ns) : '-',
-                   oursGBs.toFixed(1), `${row.speedup_vs_ort.toFixed(2)}x`,
-                   c.large ? row.fraction_of_limit.toFixed(2) : '-'].join('\t'));
+                   oursGBs.toFixed(1), c.large ? limitGBs.toFixed(1) : '-',
+                   `${row.speedup_vs_ort.toFixed(2)}x`,
+                   c.large ? row.fraction_of_limit.toFixed(2) : '-', c.large ? mix : '-',
+                   c.large ? mixGBs.toFixed(1) : '-', c.large ? row.fraction_of_mix.toFixed(2) : '-'].join('\t'));
     }
   }
   driver.close();
@@ -222,6 +235,24 @@ async function main() {
     }
   }
   fs.rmSync(profileDir, { recursive: true, force: true });
+  // The same figures as a Markdown table, for docs/performance-kernels.md.
+  console.log('\n| case | thr | ours | ORT kernel | ours GB/s | STREAM add limit GB/s | ORT/ours | ours/limit | mix | mix limit GB/s | ours/mix limit |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const big = (x) => (r.large ? x : '-');
+    console.log(`| ${r.id} | ${r.threads} | ${fmtTime(r.ours_ns)} | ${fmtTime(r.ort_ns)} | ` +
+                `${r.ours_gbs.toFixed(1)} | ${big(r.limit_gbs?.toFixed(1))} | ${r.speedup_vs_ort.toFixed(2)}x | ` +
+                `${big(r.fraction_of_limit?.toFixed(2))} | ${big(r.mix)} | ${big(r.mix_gbs?.toFixed(1))} | ` +
+                `${big(r.fraction_of_mix?.toFixed(2))} |`);
+  }
+  if (e2e.length > 0) {
+    console.log('\n| model | threads | ours run | ORT model_run | ORT wall | ours/ORT |');
+    console.log('|---|---|---|---|---|---|');
+    for (const r of e2e) {
+      console.log(`| ${r.model} | ${r.threads} | ${r.ours_ms.toFixed(3)} ms | ${r.ort_ms.toFixed(3)} ms | ` +
+                  `${r.ort_wall_ms.toFixed(3)} ms | ${r.ratio.toFixed(2)}x |`);
+    }
+  }
   if (args.json) {
     fs.writeFileSync(args.json, JSON.stringify({
       date: new Date().toISOString(), machine: `${os.cpus()[0]?.model} x${os.cpus().length}`,
