@@ -46,11 +46,22 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph)
       for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, &subgraph_uses_);
     }
   }
-  CollectNames(*graph_, false);
 }
 
 void GraphEditor::AddName(const std::string& name) {
-  if (!name.empty()) names_.insert(name);
+  // Before the first UniqueName the set is not built yet; it will see this name then.
+  if (names_collected_ && !name.empty()) names_.insert(name);
+}
+
+void GraphEditor::CollectAllNames() {
+  // Built on first use: most passes on most models never need a fresh name.
+  names_collected_ = true;
+  CollectNames(*graph_, false);
+  for (const auto& n : inserted_) {
+    AddName(n->name());
+    for (const std::string& out : n->output()) AddName(out);
+  }
+  for (const auto& t : new_initializers_) AddName(t->name());
 }
 
 void GraphEditor::CollectNames(const onnx::GraphProto& g, bool nested) {
@@ -171,6 +182,7 @@ const onnx::TensorProto* GraphEditor::ConstantValue(const std::string& name) {
 }
 
 std::string GraphEditor::UniqueName(std::string_view base) {
+  if (!names_collected_) CollectAllNames();
   std::string name(base);
   if (names_.insert(name).second) return name;
   int& next = next_suffix_[name];
@@ -225,6 +237,7 @@ void GraphEditor::RemoveNode(int id) {
   }
   Unindex(id);
   dead_[id] = true;
+  removed_any_ = true;
 }
 
 onnx::TensorProto* GraphEditor::AddInitializer(onnx::TensorProto tensor) {
@@ -267,13 +280,17 @@ void GraphEditor::DropValueInfo(const std::string& name) {
 }
 
 void GraphEditor::Commit() {
-  // Nodes.
-  const std::vector<int> order = NodeOrder();
-  std::vector<onnx::NodeProto> nodes;
-  nodes.reserve(order.size());
-  for (int id : order) nodes.push_back(std::move(*mutable_node(id)));
-  graph_->clear_node();
-  for (auto& n : nodes) *graph_->add_node() = std::move(n);
+  // Nodes: rebuilt (and re-indexed below) only when some were inserted or removed; input
+  // changes alone are already in the graph and the index.
+  const bool structural = !inserted_.empty() || removed_any_;
+  if (structural) {
+    const std::vector<int> order = NodeOrder();
+    std::vector<onnx::NodeProto> nodes;
+    nodes.reserve(order.size());
+    for (int id : order) nodes.push_back(std::move(*mutable_node(id)));
+    graph_->clear_node();
+    for (auto& n : nodes) *graph_->add_node() = std::move(n);
+  }
   // Initializers: existing ones in place, new ones appended in creation order.
   if (!removed_initializers_.empty() || !new_initializers_.empty()) {
     std::vector<onnx::TensorProto> inits;
@@ -299,6 +316,7 @@ void GraphEditor::Commit() {
     graph_->clear_value_info();
     for (auto& vi : kept) *graph_->add_value_info() = std::move(vi);
   }
+  const bool initializers_changed = !removed_initializers_.empty() || !new_initializers_.empty();
   // Re-index over the committed graph so the editor stays usable.
   inserted_.clear();
   inserted_anchor_.clear();
@@ -308,14 +326,18 @@ void GraphEditor::Commit() {
   removed_initializers_.clear();
   new_value_info_.clear();
   dropped_value_info_.clear();
+  if (initializers_changed) {
+    initializer_index_.clear();
+    for (int i = 0; i < graph_->initializer_size(); ++i) {
+      initializer_index_[graph_->initializer(i).name()] = i;
+    }
+  }
+  if (!structural) return;
+  removed_any_ = false;
   original_count_ = graph_->node_size();
   dead_.assign(original_count_, false);
   producer_.clear();
   consumers_.clear();
-  initializer_index_.clear();
-  for (int i = 0; i < graph_->initializer_size(); ++i) {
-    initializer_index_[graph_->initializer(i).name()] = i;
-  }
   for (int id = 0; id < original_count_; ++id) Index(id);
 }
 

@@ -93,6 +93,7 @@ class GraphEditor {
   void Unindex(int id);
   void AddName(const std::string& name);
   void CollectNames(const onnx::GraphProto& g, bool nested);
+  void CollectAllNames();
 
   onnx::GraphProto* graph_;
   int original_count_;
@@ -111,6 +112,8 @@ class GraphEditor {
   std::unordered_set<std::string> removed_initializers_;
   std::unordered_map<std::string, onnx::ValueInfoProto> new_value_info_;
   std::unordered_set<std::string> dropped_value_info_;
+  bool names_collected_ = false;
+  bool removed_any_ = false;
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> next_suffix_;
 };

@@ -94,6 +94,19 @@ bool ParseWithLimit(std::string_view bytes, int recursion_limit, onnx::ModelProt
   return proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
+// Where a validated item sits ("graph 'g' node 'n' (Add) attribute 'value'"), as pieces that
+// are joined only when a message needs them: load stays free of per-node string building.
+struct Where {
+  const Where* parent = nullptr;
+  std::string_view pieces[5];
+
+  std::string Text() const {
+    std::string text = parent != nullptr ? parent->Text() : std::string();
+    for (std::string_view p : pieces) text.append(p.data(), p.size());
+    return text;
+  }
+};
+
 // Walks the whole model (subgraphs and functions included) checking what load promises.
 class Validator {
  public:
@@ -117,12 +130,12 @@ class Validator {
     if (m.ir_version() >= 3 && domains.empty()) {
       return absl::InvalidArgumentError("model imports no opset (truncated file?)");
     }
-    if (absl::Status s = Graph(m.graph(), absl::StrCat("graph '", m.graph().name(), "'"));
+    if (absl::Status s = Graph(m.graph(), Where{nullptr, {"graph '", m.graph().name(), "'"}});
         !s.ok()) {
       return s;
     }
     for (const auto& fn : m.functions()) {
-      const std::string where = absl::StrCat("function '", fn.domain(), ".", fn.name(), "'");
+      const Where where{nullptr, {"function '", fn.domain(), ".", fn.name(), "'"}};
       for (const auto& node : fn.node()) {
         if (absl::Status s = Node(node, where); !s.ok()) return s;
       }
@@ -131,18 +144,18 @@ class Validator {
   }
 
  private:
-  absl::Status Graph(const onnx::GraphProto& g, const std::string& where) {
+  absl::Status Graph(const onnx::GraphProto& g, const Where& where) {
     for (const auto& t : g.initializer()) {
-      if (absl::Status s = Tensor(t, absl::StrCat(where, " initializer")); !s.ok()) return s;
+      if (absl::Status s = Tensor(t, Where{&where, {" initializer"}}); !s.ok()) return s;
     }
     for (const auto& st : g.sparse_initializer()) {
-      if (absl::Status s = Sparse(st, absl::StrCat(where, " sparse initializer")); !s.ok()) {
+      if (absl::Status s = Sparse(st, Where{&where, {" sparse initializer"}}); !s.ok()) {
         return s;
       }
     }
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& vi : *list) {
-        if (absl::Status s = Type(vi.type(), absl::StrCat(where, " value '", vi.name(), "'"));
+        if (absl::Status s = Type(vi.type(), Where{&where, {" value '", vi.name(), "'"}});
             !s.ok()) {
           return s;
         }
@@ -154,14 +167,14 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status Node(const onnx::NodeProto& node, const std::string& where) {
+  absl::Status Node(const onnx::NodeProto& node, const Where& where) {
     if (++nodes_ > limits_.max_nodes) {
       return absl::ResourceExhaustedError(
           absl::StrCat("model has more than the limit of ", limits_.max_nodes, " nodes"));
     }
-    const std::string here = absl::StrCat(where, " node '", node.name(), "' (", node.op_type(), ")");
+    const Where here{&where, {" node '", node.name(), "' (", node.op_type(), ")"}};
     for (const auto& attr : node.attribute()) {
-      const std::string at = absl::StrCat(here, " attribute '", attr.name(), "'");
+      const Where at{&here, {" attribute '", attr.name(), "'"}};
       if (attr.has_t()) {
         if (absl::Status s = Tensor(attr.t(), at); !s.ok()) return s;
       }
@@ -181,52 +194,53 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status Type(const onnx::TypeProto& type, const std::string& where) {
+  absl::Status Type(const onnx::TypeProto& type, const Where& where) {
     if (type.has_tensor_type() && type.tensor_type().has_shape()) {
       for (const auto& dim : type.tensor_type().shape().dim()) {
         if (dim.has_dim_value() && dim.dim_value() < 0) {
           return absl::InvalidArgumentError(
-              absl::StrCat(where, " has negative dim ", dim.dim_value()));
+              absl::StrCat(where.Text(), " has negative dim ", dim.dim_value()));
         }
       }
     }
     return absl::OkStatus();
   }
 
-  absl::Status Sparse(const onnx::SparseTensorProto& st, const std::string& where) {
+  absl::Status Sparse(const onnx::SparseTensorProto& st, const Where& where) {
     if (absl::Status s = Tensor(st.values(), where); !s.ok()) return s;
     return Tensor(st.indices(), where);
   }
 
-  absl::Status Tensor(const onnx::TensorProto& t, const std::string& where) {
+  absl::Status Tensor(const onnx::TensorProto& t, const Where& where) {
     absl::StatusOr<int64_t> count = CheckedElementCount(t, limits_.max_tensor_elements);
     if (!count.ok()) {
       return absl::Status(count.status().code(),
-                          absl::StrCat(where, " ", count.status().message()));
+                          absl::StrCat(where.Text(), " ", count.status().message()));
     }
     if (t.has_segment()) return absl::OkStatus();  // a chunk of a larger tensor
     const int32_t type = t.data_type();
     const int bits = ElementBits(type);
-    const std::string name = absl::StrCat(where, " '", t.name(), "' ", DimsToString(t));
+    auto name = [&] { return absl::StrCat(where.Text(), " '", t.name(), "' ", DimsToString(t)); };
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       absl::StatusOr<ExternalRef> ref = ResolveExternalData(t, model_.base_dir);
       if (!ref.ok()) {
-        return absl::Status(ref.status().code(), absl::StrCat(where, " ", ref.status().message()));
+        return absl::Status(ref.status().code(),
+                            absl::StrCat(where.Text(), " ", ref.status().message()));
       }
       if (bits > 0 && ref->length != RawByteSize(type, *count)) {
         return absl::InvalidArgumentError(
-            absl::StrCat(name, ": external data has ", ref->length, " bytes, dims need ",
+            absl::StrCat(name(), ": external data has ", ref->length, " bytes, dims need ",
                          RawByteSize(type, *count)));
       }
       return absl::OkStatus();
     }
     if (t.has_raw_data()) {
       if (type == onnx::TensorProto::STRING) {
-        return absl::InvalidArgumentError(absl::StrCat(name, ": STRING tensor with raw_data"));
+        return absl::InvalidArgumentError(absl::StrCat(name(), ": STRING tensor with raw_data"));
       }
       if (bits > 0 && static_cast<int64_t>(t.raw_data().size()) != RawByteSize(type, *count)) {
-        return absl::InvalidArgumentError(absl::StrCat(name, ": payload has ", t.raw_data().size(),
-                                                       " bytes, dims need ",
+        return absl::InvalidArgumentError(absl::StrCat(name(), ": payload has ",
+                                                       t.raw_data().size(), " bytes, dims need ",
                                                        RawByteSize(type, *count)));
       }
       return absl::OkStatus();
@@ -270,7 +284,7 @@ class Validator {
     }
     if (have >= 0 && have != want) {
       return absl::InvalidArgumentError(
-          absl::StrCat(name, ": payload has ", have, " values, dims need ", want));
+          absl::StrCat(name(), ": payload has ", have, " values, dims need ", want));
     }
     return absl::OkStatus();
   }
