@@ -48,20 +48,20 @@ RewriteContext::RewriteContext(proto::Model* model, std::string pass, const Pass
 
 absl::Status RewriteContext::Init() {
   opset_ = proto::DefaultOpset(model_->proto);
-  onnx::ModelProto annotated;
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, AnalysisOptions(), &annotated);
+  AnalysisOptions shapes_only;
+  shapes_only.verdicts = false;
+  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, shapes_only);
   if (!analysis.ok()) return analysis.status();
   auto it = analysis->shapes.find("main");
-  if (it != analysis->shapes.end()) {
-    for (const auto& [name, shape] : it->second) shapes_[name] = shape;
-  }
-  const onnx::GraphProto& g = annotated.graph();
+  if (it != analysis->shapes.end()) shapes_ = std::move(it->second);
+  elems_ = std::move(analysis->elems);
+  // Declared types of the interface and initializers take precedence, as in the model.
+  const onnx::GraphProto& g = model_->proto.graph();
   auto elem = [&](const onnx::ValueInfoProto& vi) {
     if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
       elems_[vi.name()] = vi.type().tensor_type().elem_type();
     }
   };
-  for (const auto& vi : g.value_info()) elem(vi);
   for (const auto& vi : g.input()) elem(vi);
   for (const auto& vi : g.output()) elem(vi);
   for (const auto& t : g.initializer()) elems_[t.name()] = t.data_type();
@@ -102,9 +102,10 @@ std::string RewriteContext::Label(int id) const {
   return absl::StrCat(n.op_type(), "#", id);
 }
 
-Shape RewriteContext::ShapeOf(const std::string& name) const {
+const Shape& RewriteContext::ShapeOf(const std::string& name) const {
+  static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
   auto it = shapes_.find(name);
-  return it == shapes_.end() ? Shape::UnknownRank() : it->second;
+  return it == shapes_.end() ? *kUnknown : it->second;
 }
 
 int32_t RewriteContext::ElemOf(const std::string& name) const {

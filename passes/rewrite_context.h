@@ -49,7 +49,8 @@ class RewriteContext {
   std::string Label(int id) const;
 
   /// The tensor's shape (unknown rank when not known) and element type (0 when not known).
-  bcast::Shape ShapeOf(const std::string& name) const;
+  /// (A reference into the context's table: valid until that tensor's shape is set again.)
+  const bcast::Shape& ShapeOf(const std::string& name) const;
   int32_t ElemOf(const std::string& name) const;
   /// Records the shape of a new or changed tensor, and writes its value_info when it is an
   /// intermediate tensor (not a graph input, output or initializer).

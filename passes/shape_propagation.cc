@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "passes/broadcast_ops.h"
+#include "proto/node_inference.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
 
@@ -97,8 +98,9 @@ std::string ShapeList(const std::vector<std::string>& roles, const std::vector<S
 
 class Analyzer {
  public:
-  Analyzer(const proto::Model& model, const AnalysisOptions& options, Analysis* out)
-      : model_(model), options_(options), out_(out) {
+  Analyzer(const proto::Model& model, const AnalysisOptions& options, Analysis* out,
+           proto::NodeInference* node_inference = nullptr)
+      : model_(model), options_(options), out_(out), infer_(node_inference) {
     for (const auto& opset : model.proto.opset_import()) {
       model_opsets_[opset.domain() == "ai.onnx" ? "" : opset.domain()] = opset.version();
     }
@@ -110,6 +112,27 @@ class Analyzer {
   void Run(onnx::GraphProto* graph) {
     Scope scope;
     WalkGraph(graph, "main", &scope, model_opsets_, nullptr, 0);
+  }
+
+  /// The fast path (libonnx inference node by node, see AnalyzeBroadcasts): walks `graph`
+  /// without changing it; false when a node needs whole-graph inference after all (a declared
+  /// type conflicts, a schema's inference fails, a non-tensor type merges), and the caller
+  /// then takes the whole-graph path. With `annotated`, writes the value_info there.
+  bool RunNodeByNode(const onnx::GraphProto& graph, onnx::GraphProto* annotated) {
+    Scope scope;
+    for (const auto& vi : graph.value_info()) {
+      if (vi.has_type()) declared_[vi.name()] = &vi.type();
+    }
+    for (const auto& vi : graph.output()) {
+      if (vi.has_type()) declared_[vi.name()] = &vi.type();
+      graph_outputs_.insert(vi.name());
+    }
+    for (const auto& vi : graph.input()) {
+      if (vi.has_type() && !vi.type().has_tensor_type()) full_types_[vi.name()] = vi.type();
+    }
+    WalkGraph(const_cast<onnx::GraphProto*>(&graph), "main", &scope, model_opsets_, nullptr, 0,
+              annotated);
+    return !fast_failed_;
   }
 
  private:
@@ -131,12 +154,19 @@ class Analyzer {
     return std::nullopt;
   }
 
+  // `annotate_into` (fast path only): where value_info is written; the whole-graph path writes
+  // it into `g` itself (the inferred copy).
   void WalkGraph(onnx::GraphProto* g, const std::string& path, Scope* scope, const Opsets& opsets,
-                 const onnx::NodeProto* caller, int fn_depth) {
-    // Types libonnx inferred for this graph's values (non-broadcasting ops rely on them).
+                 const onnx::NodeProto* caller, int fn_depth,
+                 onnx::GraphProto* annotate_into = nullptr) {
+    const bool fast = infer_ != nullptr;
+    // Types libonnx inferred for this graph's values (non-broadcasting ops rely on them); in
+    // the fast path they are inferred node by node as the walk reaches them.
     std::unordered_map<std::string, ValueType> inferred;
-    for (const auto& vi : g->value_info()) inferred[vi.name()] = FromInferredType(vi.type());
-    for (const auto& vi : g->output()) inferred[vi.name()] = FromInferredType(vi.type());
+    if (!fast) {
+      for (const auto& vi : g->value_info()) inferred[vi.name()] = FromInferredType(vi.type());
+      for (const auto& vi : g->output()) inferred[vi.name()] = FromInferredType(vi.type());
+    }
     for (const auto& vi : g->input()) scope->values[vi.name()] = FromTypeProto(vi.type());
     for (const auto& t : g->initializer()) {
       ValueType v;
@@ -144,6 +174,18 @@ class Analyzer {
       v.shape = proto::ShapeOfTensor(t);
       scope->values[t.name()] = v;
       scope->constants[t.name()] = &t;
+    }
+    // Sized once: rehashing and regrowing these dominate large graphs otherwise.
+    scope->values.reserve(scope->values.size() + static_cast<size_t>(g->node_size()) +
+                          static_cast<size_t>(g->initializer_size()));
+    {
+      auto oit = opsets.find("");
+      const int64_t opset = oit == opsets.end() ? 0 : oit->second;
+      size_t broadcasting = 0;
+      for (const auto& node : g->node()) {
+        broadcasting += ClassifyBroadcastOp(node.op_type(), opset).kind != BroadcastOpKind::kNone;
+      }
+      out_->nodes.reserve(out_->nodes.size() + broadcasting);
     }
     std::unordered_set<std::string> declared;  // graph inputs, outputs, initializers
     for (const auto& vi : g->input()) declared.insert(vi.name());
@@ -154,6 +196,7 @@ class Analyzer {
       onnx::NodeProto* node = g->mutable_node(i);
       // Subgraphs first: they see the values defined so far (outer scope).
       for (auto& attr : *node->mutable_attribute()) {
+        if (!attr.has_g() && attr.graphs_size() == 0) continue;
         const std::string sub = absl::StrCat(path, "/", node->op_type(), " '", NodeName(*node, i),
                                              "'.", attr.name());
         if (attr.has_g()) {
@@ -182,42 +225,175 @@ class Analyzer {
         }
       }
       std::vector<ValueType> outputs = VisitNode(*node, i, path, *scope, opsets, caller, fn_depth);
+      if (fast) {
+        bool need = false;
+        for (int k = 0; k < node->output_size(); ++k) {
+          need |= k >= static_cast<int>(outputs.size()) || !outputs[k].shape.rank_known ||
+                  outputs[k].elem == 0;
+        }
+        for (const std::string& name : node->output()) need |= graph_outputs_.count(name) > 0;
+        if (need) InferNode(*node, *scope, &inferred);
+        if (fast_failed_) return;
+      }
       for (int k = 0; k < node->output_size(); ++k) {
         const std::string& name = node->output(k);
         if (name.empty()) continue;
         ValueType v;
         if (k < static_cast<int>(outputs.size()) && outputs[k].shape.rank_known) {
-          v = outputs[k];
+          v = std::move(outputs[k]);
           if (v.elem == 0) {
             auto it = inferred.find(name);
             if (it != inferred.end()) v.elem = it->second.elem;
           }
         } else if (auto it = inferred.find(name); it != inferred.end()) {
-          v = it->second;
+          v = fast ? std::move(it->second) : it->second;  // fast: each entry is read once
         }
-        scope->values[name] = v;
+        scope->values.insert_or_assign(name, std::move(v));
       }
     }
-    // Record shapes, and (for --annotate) write them back as value_info.
+    // For --annotate, write the shapes back as value_info (the whole-graph path writes into
+    // its inferred copy `g`; the fast path into `annotate_into` when asked).
+    onnx::GraphProto* annotate = fast ? annotate_into : g;
+    if (annotate != nullptr) {
+      if (fast) {
+        // Graph outputs carry libonnx's merge of inferred into declared types.
+        for (auto& vi : *annotate->mutable_output()) {
+          auto it = merged_outputs_.find(vi.name());
+          if (it != merged_outputs_.end()) *vi.mutable_type() = it->second;
+        }
+      }
+      annotate->clear_value_info();
+      for (const auto& node : annotate->node()) {
+        for (const std::string& name : node.output()) {
+          if (name.empty() || declared.count(name) > 0) continue;
+          auto it = scope->values.find(name);
+          if (it == scope->values.end() || it->second.elem == 0) continue;
+          auto* vi = annotate->add_value_info();
+          vi->set_name(name);
+          vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second.elem);
+          proto::SetShapeOfType(it->second.shape, vi->mutable_type());
+        }
+      }
+      for (auto& vi : *annotate->mutable_output()) {
+        auto it = scope->values.find(vi.name());
+        if (it == scope->values.end() || !it->second.shape.rank_known) continue;
+        if (!proto::ShapeOfType(vi.type()).rank_known && vi.type().has_tensor_type()) {
+          proto::SetShapeOfType(it->second.shape, vi.mutable_type());
+        }
+      }
+    }
+    // Record shapes and (main graph) element types. The main graph's scope ends here, so its
+    // shapes move; subgraph and function scopes are still read by their callers.
     auto& shapes = out_->shapes[path];
-    for (const auto& [name, v] : scope->values) shapes[name] = v.shape;
-    g->clear_value_info();
-    for (const auto& node : g->node()) {
-      for (const std::string& name : node.output()) {
-        if (name.empty() || declared.count(name) > 0) continue;
-        auto it = scope->values.find(name);
-        if (it == scope->values.end() || it->second.elem == 0) continue;
-        auto* vi = g->add_value_info();
-        vi->set_name(name);
-        vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second.elem);
-        proto::SetShapeOfType(it->second.shape, vi->mutable_type());
+    shapes.reserve(shapes.size() + scope->values.size());
+    if (path == "main") {
+      out_->elems.reserve(scope->values.size());
+      for (auto& [name, v] : scope->values) {
+        if (v.elem != 0) out_->elems.emplace(name, v.elem);
+        shapes.insert_or_assign(name, std::move(v.shape));
+      }
+      scope->values.clear();
+    } else {
+      for (const auto& [name, v] : scope->values) shapes[name] = v.shape;
+    }
+  }
+
+  // Fast path: libonnx's view of `node`'s outputs, written into `inferred` (merged with declared
+  // types the way libonnx merges them). Common shape-preserving ops are answered here; the
+  // rest through the op schema's inference function.
+  void InferNode(const onnx::NodeProto& node, const Scope& scope,
+                 std::unordered_map<std::string, ValueType>* inferred) {
+    std::vector<onnx::TypeProto> out;
+    const std::string& op = node.op_type();
+    const int n_in = node.input_size();
+    bool native = false;
+    if (node.domain().empty() && node.output_size() == 1) {
+      if (op == "Constant" && node.attribute_size() == 1 && node.attribute(0).name() == "value" &&
+          node.attribute(0).has_t()) {
+        const onnx::TensorProto& t = node.attribute(0).t();
+        out.resize(1);
+        auto* tt = out[0].mutable_tensor_type();
+        tt->set_elem_type(t.data_type());
+        auto* shape = tt->mutable_shape();
+        for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+        native = true;
+      } else if (n_in == 1 && IsShapePreserving(op) && !node.input(0).empty() &&
+                 full_types_.count(node.input(0)) == 0) {
+        const ValueType* in = scope.Find(node.input(0));
+        out.resize(1);
+        if (in != nullptr && in->elem != 0) {
+          out[0].mutable_tensor_type()->set_elem_type(in->elem);
+          if (in->shape.rank_known) SetScrubbedShape(in->shape, &out[0]);
+        }
+        native = true;
       }
     }
-    for (auto& vi : *g->mutable_output()) {
-      auto it = scope->values.find(vi.name());
-      if (it == scope->values.end() || !it->second.shape.rank_known) continue;
-      if (!proto::ShapeOfType(vi.type()).rank_known && vi.type().has_tensor_type()) {
-        proto::SetShapeOfType(it->second.shape, vi.mutable_type());
+    if (!native) {
+      std::vector<onnx::TypeProto> storage(static_cast<size_t>(n_in));
+      std::vector<const onnx::TypeProto*> types(static_cast<size_t>(n_in), nullptr);
+      std::vector<const onnx::TensorProto*> data(static_cast<size_t>(n_in), nullptr);
+      for (int k = 0; k < n_in; ++k) {
+        const std::string& name = node.input(k);
+        if (name.empty()) continue;
+        data[k] = scope.FindConstant(name);
+        if (auto it = full_types_.find(name); it != full_types_.end()) {
+          types[k] = &it->second;
+          continue;
+        }
+        const ValueType* v = scope.Find(name);
+        if (v == nullptr) {
+          // libonnx reads a type declared in value_info even for a name nothing defines.
+          if (auto d = declared_.find(name); d != declared_.end()) types[k] = d->second;
+          continue;
+        }
+        if (v->elem == 0 && !v->shape.rank_known) continue;
+        storage[k].mutable_tensor_type()->set_elem_type(v->elem);
+        if (v->shape.rank_known) SetScrubbedShape(v->shape, &storage[k]);
+        types[k] = &storage[k];
+      }
+      // A failing node infers nothing, as in libonnx's non-strict mode.
+      if (!infer_->Infer(node, types, data, &out).ok()) out.clear();
+    }
+    const onnx::TypeProto none;
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string& name = node.output(k);
+      if (name.empty()) continue;
+      const onnx::TypeProto& type = k < static_cast<int>(out.size()) ? out[k] : none;
+      onnx::TypeProto merged;
+      if (auto d = declared_.find(name); d != declared_.end()) {
+        merged = *d->second;
+        if (!proto::NodeInference::MergeInto(type, &merged).ok()) {
+          fast_failed_ = true;
+          return;
+        }
+      } else if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+        continue;  // nothing known, nothing declared
+      } else {
+        merged = type;
+      }
+      if (!merged.has_tensor_type()) full_types_[name] = merged;
+      (*inferred)[name] = FromInferredType(merged);
+      if (graph_outputs_.count(name) > 0) merged_outputs_[name] = std::move(merged);
+    }
+  }
+
+  // Ops whose libonnx inference copies input 0's type (propagateShapeAndTypeFromFirstInput).
+  static bool IsShapePreserving(const std::string& op) {
+    static const std::unordered_set<std::string> kOps = {
+        "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
+        "Floor", "Ceil", "Erf", "Sin", "Cos", "Softsign", "Softplus", "LeakyRelu", "Elu",
+        "Selu", "HardSigmoid"};
+    return kOps.count(op) > 0;
+  }
+
+  // Our symbols derived from a broadcast ("bcast(N,M)") are unknown dims to libonnx.
+  static void SetScrubbedShape(const Shape& shape, onnx::TypeProto* type) {
+    auto* s = type->mutable_tensor_type()->mutable_shape();
+    for (const bcast::Dim& d : shape.dims) {
+      auto* dim = s->add_dim();
+      if (d.is_value()) dim->set_dim_value(d.value());
+      if (d.is_symbol() && d.symbol().find('(') == std::string::npos) {
+        dim->set_dim_param(d.symbol());
       }
     }
   }
@@ -252,7 +428,9 @@ class Analyzer {
       v.input_names.push_back(name);
       const ValueType* t = name.empty() ? nullptr : scope.Find(name);
       v.inputs.push_back(t != nullptr ? t->shape : Shape::UnknownRank());
-      if (elem == 0 && t != nullptr) elem = t->elem;
+      // Where's condition (input 0) is bool; its result has the type of the other inputs.
+      const bool condition = info.kind == BroadcastOpKind::kWhere && v.inputs.size() == 1;
+      if (elem == 0 && t != nullptr && !condition) elem = t->elem;
     }
     const bool legacy = info.legacy;
     BroadcastResult result;
@@ -278,8 +456,10 @@ class Analyzer {
         } else {
           v.rule = RuleFamily::kNumpy;
           result = bcast::BroadcastNumpy(v.inputs);
-          v.broadcast_class = std::string(bcast::BroadcastClassName(
-              bcast::Classify(v.inputs, result.output)));
+          if (options_.verdicts) {
+            v.broadcast_class = std::string(bcast::BroadcastClassName(
+                bcast::Classify(v.inputs, result.output)));
+          }
           if (options_.lint && result.verdict != Verdict::kError) NcnnLint(&v);
         }
         break;
@@ -295,8 +475,10 @@ class Analyzer {
         } else {
           v.rule = RuleFamily::kNumpy;
           result = bcast::BroadcastNumpy(v.inputs);
-          v.broadcast_class = std::string(bcast::BroadcastClassName(
-              bcast::Classify(v.inputs, result.output)));
+          if (options_.verdicts) {
+            v.broadcast_class = std::string(bcast::BroadcastClassName(
+                bcast::Classify(v.inputs, result.output)));
+          }
         }
         break;
       case BroadcastOpKind::kWhere:
@@ -415,6 +597,13 @@ class Analyzer {
     if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
     v.output = result.output;
     v.condition = result.condition;
+    ValueType result_type;
+    result_type.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
+    if (!options_.verdicts) {
+      // Shapes only (rewrite passes): no messages, no combined conditions, no verdict list.
+      if (v.verdict != Verdict::kError) result_type.shape = std::move(v.output);
+      return {std::move(result_type)};
+    }
     v.message = Describe(v, roles, result);
     for (const bcast::Clause& clause : v.condition.clauses()) {
       for (const bcast::Atom& atom : clause.atoms) {
@@ -440,8 +629,6 @@ class Analyzer {
                          absl::StrJoin(where, ", "), ")");
       }
     }
-    ValueType result_type;
-    result_type.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
     result_type.shape = v.output;
     if (v.verdict == Verdict::kError) result_type.shape = Shape::UnknownRank();
     out_->nodes.push_back(std::move(v));
@@ -596,6 +783,13 @@ class Analyzer {
   Opsets model_opsets_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::map<std::string, std::vector<std::string>> symbol_nodes_;
+  // Fast path state (infer_ non-null).
+  proto::NodeInference* infer_ = nullptr;
+  bool fast_failed_ = false;
+  std::unordered_map<std::string, const onnx::TypeProto*> declared_;  // value_info, outputs
+  std::unordered_map<std::string, onnx::TypeProto> full_types_;       // non-tensor values
+  std::unordered_set<std::string> graph_outputs_;
+  std::unordered_map<std::string, onnx::TypeProto> merged_outputs_;
 };
 
 }  // namespace
@@ -610,6 +804,25 @@ bool Analysis::HasError() const {
   return CountVerdict(bcast::Verdict::kError) > 0 || !contradiction.empty();
 }
 
+namespace {
+
+// The node-by-node path covers flat default-domain graphs whose every op has a libonnx
+// inference function; subgraphs, model-local functions and other domains take the whole-graph
+// path (libonnx infers those with context this walk does not rebuild).
+bool NodeByNodeApplies(const onnx::ModelProto& model) {
+  if (model.functions_size() > 0 || model.ir_version() < 4) return false;
+  proto::NodeInference inference(model);
+  for (const auto& node : model.graph().node()) {
+    if (!inference.Supported(node)) return false;
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g() || attr.graphs_size() > 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool IsBroadcastingOp(const std::string& op_type) {
   // Any opset: the kind does not depend on it.
   return ClassifyBroadcastOp(op_type, 1).kind != BroadcastOpKind::kNone;
@@ -618,6 +831,17 @@ bool IsBroadcastingOp(const std::string& op_type) {
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,
                                            onnx::ModelProto* annotated) {
+  if (!options.whole_graph_inference && NodeByNodeApplies(model.proto)) {
+    Analysis analysis;
+    proto::NodeInference inference(model.proto);
+    Analyzer analyzer(model, options, &analysis, &inference);
+    onnx::GraphProto* annotate = nullptr;
+    if (annotated != nullptr) {
+      *annotated = model.proto;
+      annotate = annotated->mutable_graph();
+    }
+    if (analyzer.RunNodeByNode(model.proto.graph(), annotate)) return analysis;
+  }
   Analysis analysis;
   auto work = std::make_unique<onnx::ModelProto>(model.proto);
   if (absl::Status s = proto::InferShapes(work.get(), /*strict=*/false); !s.ok()) {

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +48,12 @@ struct AnalysisOptions {
   bool lint = false;
   /// Maximum depth of model-local function calls followed (recursion guard).
   int max_function_depth = 16;
+  /// Run libonnx's whole-graph InferShapes first, as for models the node-by-node path does
+  /// not cover (subgraphs, functions, other domains); for tests comparing the two paths.
+  bool whole_graph_inference = false;
+  /// False: shapes and element types only (what rewrite passes read); `nodes`, `combined`
+  /// and `contradiction` stay empty.
+  bool verdicts = true;
 };
 
 /// Everything `check` reports.
@@ -57,7 +64,9 @@ struct Analysis {
   /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
   std::string contradiction;
   /// Inferred shapes per tensor, keyed by graph path then tensor name.
-  std::map<std::string, std::map<std::string, bcast::Shape>> shapes;
+  std::map<std::string, std::unordered_map<std::string, bcast::Shape>> shapes;
+  /// Element types of the main graph's tensors (where known).
+  std::unordered_map<std::string, int32_t> elems;
   /// Set when libonnx shape inference could not run; shapes then come from our rules only.
   std::string inference_note;
 

@@ -228,12 +228,15 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
   std::vector<std::string> out;
   for (const NodeVerdict& v : analysis->nodes) {
     if (v.graph != "main" || v.op == "Expand") continue;
-    const std::string head = absl::StrCat(v.op, " '", v.node, "'");
-    std::vector<std::string> shapes;
-    for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
-    const std::string shape_text = absl::StrJoin(shapes, " and ");
+    // Texts are built only for a violation: most nodes of a large model conform.
+    auto head = [&] { return absl::StrCat(v.op, " '", v.node, "'"); };
+    auto shape_text = [&] {
+      std::vector<std::string> shapes;
+      for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+      return absl::StrJoin(shapes, " and ");
+    };
     if (v.verdict == bcast::Verdict::kError) {
-      out.push_back(absl::StrCat(head, ": broadcast error: ", v.message));
+      out.push_back(absl::StrCat(head(), ": broadcast error: ", v.message));
       continue;
     }
     bool known = v.output.rank_known;
@@ -257,7 +260,7 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
       cls = v.inputs[0] == v.inputs[1] ? "same" : "unidirectional";
     }
     if (!p.Runs(cls)) {
-      out.push_back(absl::StrCat(head, ": ", shape_text, " broadcast as '", cls, "', which ",
+      out.push_back(absl::StrCat(head(), ": ", shape_text(), " broadcast as '", cls, "', which ",
                                  p.name, " does not run natively"));
       continue;
     }
@@ -278,7 +281,7 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
                   v.inputs[0].rank() != v.inputs[1].rank();
       }
       if (unequal) {
-        out.push_back(absl::StrCat(head, ": operands ", shape_text, " have different ranks; ",
+        out.push_back(absl::StrCat(head(), ": operands ", shape_text(), " have different ranks; ",
                                    p.name, " needs equal ranks"));
         continue;
       }
@@ -286,8 +289,8 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
     bool too_high = p.TooHighRank(v.output);
     for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
     if (too_high) {
-      out.push_back(absl::StrCat(head, ": ", shape_text, " -> ", v.output.ToString(), " exceeds ",
-                                 p.name, "'s maximum rank ", p.max_rank));
+      out.push_back(absl::StrCat(head(), ": ", shape_text(), " -> ", v.output.ToString(),
+                                 " exceeds ", p.name, "'s maximum rank ", p.max_rank));
     }
   }
   return out;
