@@ -1,7 +1,8 @@
 // Broadcast kernel throughput over the case table of issue #7 (bench_util.h): float32 Add,
 // Mul, Div, Max, int32 Add and bool And on every case, each on 1 and 2 threads, with
-// STREAM-style adds (ordinary and non-temporal stores) of each large case's byte volume so
-// the ratio to the memory bandwidth limit can be read off the bytes_per_second column.
+// STREAM-style passes (ordinary and non-temporal stores) of each large case's byte volume
+// (the add, and the case's own read/write mix) so the ratio to the memory bandwidth limit
+// can be read off the bytes_per_second column.
 // Not run by ctest; bench/peer/compare.sh drives the peer comparison.
 #include <cstdint>
 #include <string>
@@ -44,9 +45,9 @@ void BM_Binary(benchmark::State& state, OpKind op, DType dtype, Shape sa, Shape 
   state.SetLabel(std::string(rt::KernelKindName(plan.kind())));
 }
 
-// c[i] = a[i] + b[i] over three float arrays holding `bytes` in total.
-void BM_Stream(benchmark::State& state, int64_t bytes, bool non_temporal) {
-  StreamArrays arrays(bytes);
+// A STREAM-style pass of `mix` over float arrays holding `bytes` in total.
+void BM_Stream(benchmark::State& state, int64_t bytes, StreamMix mix, bool non_temporal) {
+  StreamArrays arrays(bytes, mix);
   const int threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
     arrays.Run(threads, non_temporal);
@@ -80,16 +81,23 @@ void RegisterAll() {
           ->Unit(c.large ? benchmark::kMillisecond : benchmark::kNanosecond);
     }
     if (!c.large) continue;
+    // The STREAM add of the issue, and when the case reads less per byte written, a
+    // baseline of its own read/write mix (bench_util.h, MatchingMix).
     const int64_t bytes = BytesMoved(c.a, c.b, 4, 4);
-    for (bool nt : {false, true}) {
-      benchmark::RegisterBenchmark(
-          absl::StrCat(nt ? "STREAM_add_nt/" : "STREAM_add/", c.name).c_str(), BM_Stream, bytes,
-          nt)
-          ->ArgName("threads")
-          ->Arg(1)
-          ->Arg(2)
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+    std::vector<StreamMix> mixes = {StreamMix::kAdd};
+    const StreamMix own = MatchingMix(c.a, c.b, 4, 4);
+    if (own != StreamMix::kAdd) mixes.push_back(own);
+    for (StreamMix mix : mixes) {
+      for (bool nt : {false, true}) {
+        benchmark::RegisterBenchmark(
+            absl::StrCat("STREAM_", StreamMixName(mix), nt ? "_nt/" : "/", c.name).c_str(),
+            BM_Stream, bytes, mix, nt)
+            ->ArgName("threads")
+            ->Arg(1)
+            ->Arg(2)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
 }

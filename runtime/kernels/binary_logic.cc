@@ -29,20 +29,20 @@ InnerFns MakeWhereFns() {
   fns.fn[5] = &WhereLoop<T, true, false, true>;
   fns.fn[6] = &WhereLoop<T, false, true, true>;
   fns.fn[7] = &WhereLoop<T, true, true, true>;
-  fns.stream[0] = &StreamingLoop<&WhereLoop<T, false, false, false>, sizeof(T), 0, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[1] = &StreamingLoop<&WhereLoop<T, true, false, false>, sizeof(T), 1, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[2] = &StreamingLoop<&WhereLoop<T, false, true, false>, sizeof(T), 2, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[3] = &StreamingLoop<&WhereLoop<T, true, true, false>, sizeof(T), 3, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[4] = &StreamingLoop<&WhereLoop<T, false, false, true>, sizeof(T), 4, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[5] = &StreamingLoop<&WhereLoop<T, true, false, true>, sizeof(T), 5, 1, sizeof(T),
-                                 sizeof(T)>;
-  fns.stream[6] = &StreamingLoop<&WhereLoop<T, false, true, true>, sizeof(T), 6, 1, sizeof(T),
-                                 sizeof(T)>;
+  fns.stream[0] =
+      PickStreamingLoop<&WhereLoop<T, false, false, false>, sizeof(T), 0, 1, sizeof(T), sizeof(T)>();
+  fns.stream[1] =
+      PickStreamingLoop<&WhereLoop<T, true, false, false>, sizeof(T), 1, 1, sizeof(T), sizeof(T)>();
+  fns.stream[2] =
+      PickStreamingLoop<&WhereLoop<T, false, true, false>, sizeof(T), 2, 1, sizeof(T), sizeof(T)>();
+  fns.stream[3] =
+      PickStreamingLoop<&WhereLoop<T, true, true, false>, sizeof(T), 3, 1, sizeof(T), sizeof(T)>();
+  fns.stream[4] =
+      PickStreamingLoop<&WhereLoop<T, false, false, true>, sizeof(T), 4, 1, sizeof(T), sizeof(T)>();
+  fns.stream[5] =
+      PickStreamingLoop<&WhereLoop<T, true, false, true>, sizeof(T), 5, 1, sizeof(T), sizeof(T)>();
+  fns.stream[6] =
+      PickStreamingLoop<&WhereLoop<T, false, true, true>, sizeof(T), 6, 1, sizeof(T), sizeof(T)>();
   return fns;
 }
 

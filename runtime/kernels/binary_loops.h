@@ -28,40 +28,68 @@ struct InnerFns {
 
 /// `kFn` (a flat loop of InnerFn shape) with its output written past the caches: ordinary
 /// stores up to the first 64-byte boundary, then one cache line at a time computed into an
-/// L1 line and streamed out (fine-grained, so loads and stores stay in flight together),
-/// then the tail. Inputs of element size kInK advance unless bit K of kMask says they
-/// are one repeated element. Outputs not aligned to their element size are written
-/// directly.
+/// L1 line and streamed out by STORE_LINE (fine-grained, so loads and stores stay in flight
+/// together), then the tail. Inputs of element size kInK advance unless bit K of kMask says
+/// they are one repeated element. Outputs not aligned to their element size are written
+/// directly. A macro because the AVX-512 copy needs the store intrinsic inlined into a
+/// function built for that target, which a shared helper or lambda would not be.
+#define BCAST_STREAMING_BODY(STORE_LINE)                                                      \
+  constexpr int64_t kLine = static_cast<int64_t>(64 / kOut);                                  \
+  constexpr size_t kIn[3] = {kMask & 1 ? 0 : kIn0, kMask & 2 ? 0 : kIn1, kMask & 4 ? 0 : kIn2}; \
+  const char* p[3] = {static_cast<const char*>(in[0]), static_cast<const char*>(in[1]),       \
+                      static_cast<const char*>(in[2])};                                       \
+  char* o = static_cast<char*>(out);                                                          \
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(o);                                      \
+  int64_t head = addr % kOut != 0 ? n : static_cast<int64_t>((64 - addr % 64) % 64 / kOut);   \
+  head = head < n ? head : n;                                                                 \
+  auto advance = [&](int64_t k) {                                                             \
+    for (int t = 0; t < 3; ++t) p[t] += k * static_cast<int64_t>(kIn[t]);                     \
+    o += k * static_cast<int64_t>(kOut);                                                      \
+    n -= k;                                                                                   \
+  };                                                                                          \
+  if (head > 0) {                                                                             \
+    kFn(reinterpret_cast<const void* const*>(p), o, head);                                    \
+    advance(head);                                                                            \
+  }                                                                                           \
+  while (n >= kLine) {                                                                        \
+    alignas(64) unsigned char line[64];                                                       \
+    /* The count is hidden from the optimizer: with a constant 16 GCC unrolls the loop */     \
+    /* completely before vectorizing it and then leaves selects (Max, Min, PRelu) scalar. */  \
+    int64_t count = kLine;                                                                    \
+    asm("" : "+r"(count));                                                                    \
+    kFn(reinterpret_cast<const void* const*>(p), line, count);                                \
+    STORE_LINE(o, line);                                                                      \
+    advance(kLine);                                                                           \
+  }                                                                                           \
+  if (n > 0) kFn(reinterpret_cast<const void* const*>(p), o, n);
+
 template <InnerFn kFn, size_t kOut, unsigned kMask, size_t kIn0, size_t kIn1, size_t kIn2>
 void StreamingLoop(const void* const* in, void* out, int64_t n) {
-  constexpr int64_t kLine = static_cast<int64_t>(64 / kOut);
-  constexpr size_t kIn[3] = {kMask & 1 ? 0 : kIn0, kMask & 2 ? 0 : kIn1, kMask & 4 ? 0 : kIn2};
-  const char* p[3] = {static_cast<const char*>(in[0]), static_cast<const char*>(in[1]),
-                      static_cast<const char*>(in[2])};
-  char* o = static_cast<char*>(out);
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(o);
-  int64_t head = addr % kOut != 0 ? n : static_cast<int64_t>((64 - addr % 64) % 64 / kOut);
-  head = head < n ? head : n;
-  auto advance = [&](int64_t k) {
-    for (int t = 0; t < 3; ++t) p[t] += k * static_cast<int64_t>(kIn[t]);
-    o += k * static_cast<int64_t>(kOut);
-    n -= k;
-  };
-  if (head > 0) {
-    kFn(reinterpret_cast<const void* const*>(p), o, head);
-    advance(head);
-  }
-  while (n >= kLine) {
-    alignas(64) unsigned char line[64];
-    // The count is hidden from the optimizer: with a constant 16 GCC unrolls the loop
-    // completely before vectorizing it and then leaves selects (Max, Min, PRelu) scalar.
-    int64_t count = kLine;
-    asm("" : "+r"(count));
-    kFn(reinterpret_cast<const void* const*>(p), line, count);
-    StreamLine(o, line);
-    advance(kLine);
-  }
-  if (n > 0) kFn(reinterpret_cast<const void* const*>(p), o, n);
+  BCAST_STREAMING_BODY(StreamLine)
+}
+
+#if BCAST_HAVE_STREAM_LINE_512
+// The same compiled for AVX-512: the loop body vectorizes wider and every line leaves in
+// one full-line store, which write-combining never has to merge (partial merges that
+// get flushed early turn into read-modify-writes at the memory controller).
+#define BCAST_STREAM_LINE_512(dst, src) \
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src))
+template <InnerFn kFn, size_t kOut, unsigned kMask, size_t kIn0, size_t kIn1, size_t kIn2>
+__attribute__((target("avx512f"))) void StreamingLoop512(const void* const* in, void* out,
+                                                         int64_t n) {
+  BCAST_STREAMING_BODY(BCAST_STREAM_LINE_512)
+}
+#undef BCAST_STREAM_LINE_512
+#endif
+#undef BCAST_STREAMING_BODY
+
+/// StreamingLoop for this machine: the AVX-512 build where the CPU has it.
+template <InnerFn kFn, size_t kOut, unsigned kMask, size_t kIn0, size_t kIn1, size_t kIn2>
+InnerFn PickStreamingLoop() {
+#if BCAST_HAVE_STREAM_LINE_512
+  if (CpuHasAvx512()) return &StreamingLoop512<kFn, kOut, kMask, kIn0, kIn1, kIn2>;
+#endif
+  return &StreamingLoop<kFn, kOut, kMask, kIn0, kIn1, kIn2>;
 }
 
 // ivdep: the output may alias an input at the same index (in-place Sum chains), which
@@ -87,13 +115,12 @@ InnerFns MakeBinaryFns() {
   fns.fn[1] = &BinaryLoop<kOp, TA, TB, TO, true, false>;
   fns.fn[2] = &BinaryLoop<kOp, TA, TB, TO, false, true>;
   fns.fn[3] = &BinaryLoop<kOp, TA, TB, TO, true, true>;
-  fns.stream[0] =
-      &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, false>, sizeof(TO), 0, sizeof(TA),
-                     sizeof(TB), 0>;
-  fns.stream[1] = &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, true, false>, sizeof(TO), 1,
-                                 sizeof(TA), sizeof(TB), 0>;
-  fns.stream[2] = &StreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, true>, sizeof(TO), 2,
-                                 sizeof(TA), sizeof(TB), 0>;
+  fns.stream[0] = PickStreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, false>, sizeof(TO), 0,
+                                    sizeof(TA), sizeof(TB), 0>();
+  fns.stream[1] = PickStreamingLoop<&BinaryLoop<kOp, TA, TB, TO, true, false>, sizeof(TO), 1,
+                                    sizeof(TA), sizeof(TB), 0>();
+  fns.stream[2] = PickStreamingLoop<&BinaryLoop<kOp, TA, TB, TO, false, true>, sizeof(TO), 2,
+                                    sizeof(TA), sizeof(TB), 0>();
   return fns;
 }
 

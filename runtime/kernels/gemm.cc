@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace onnx_bcast::rt::kernels {
 namespace {
@@ -20,6 +21,14 @@ void FillScaled(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
 int Ld(int64_t ld, int64_t cols) { return static_cast<int>(std::max<int64_t>({ld, cols, 1})); }
 
 }  // namespace
+
+void SetBlasThreads(int threads) {
+  static std::atomic<int> current{0};
+  threads = std::max(1, threads);
+  if (current.exchange(threads, std::memory_order_relaxed) != threads) {
+    openblas_set_num_threads(threads);
+  }
+}
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

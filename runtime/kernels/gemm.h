@@ -12,6 +12,12 @@ namespace onnx_bcast::rt::kernels {
 /// Largest M, N or K (and leading dimension) the BLAS path accepts (its ints are 32-bit).
 inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
 
+/// Threads OpenBLAS may use in the Gemm calls below (process-wide; the executor sets it to
+/// the run's thread count). Left alone, OpenBLAS starts one thread per core and its idle
+/// threads spin in sched_yield, which on a busy or single-threaded run costs more than the
+/// products. Cheap when unchanged.
+void SetBlasThreads(int threads);
+
 /// Row-major GEMM: c[M,N] = alpha * op(a) * op(b) + beta * c, where op(a) is [M,K] (a is
 /// [K,M] when `trans_a`) and op(b) is [K,N]; lda/ldb/ldc are row strides. With beta == 0, c
 /// is only written (NaNs in it do not propagate). Dims must be <= kMaxBlasDim.

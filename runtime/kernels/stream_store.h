@@ -1,15 +1,16 @@
 // Non-temporal ("streaming") stores for kernels whose output is too large to stay in cache:
 // the output bypasses the caches, so it costs no read-for-ownership and evicts nothing the
-// inputs need. Written with SSE2, which every x86-64 has, so no run-time dispatch is
-// needed; other architectures fall back to ordinary copies.
+// inputs need. StreamLine uses SSE2, which every x86-64 has; loops compiled for AVX-512
+// (binary_loops.h) store whole lines and are picked at run time (CpuHasAvx512); other
+// architectures fall back to ordinary copies.
 #ifndef ONNX_BCAST_RUNTIME_KERNELS_STREAM_STORE_H_
 #define ONNX_BCAST_RUNTIME_KERNELS_STREAM_STORE_H_
 
 #include <atomic>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace onnx_bcast::rt {
@@ -32,6 +33,17 @@ inline void StreamLine(void* dst, const void* src) {
   std::memcpy(dst, src, 64);
 #endif
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BCAST_HAVE_STREAM_LINE_512 1
+/// Whether this CPU runs AVX-512F (checked once).
+inline bool CpuHasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#else
+#define BCAST_HAVE_STREAM_LINE_512 0
+#endif
 
 /// Orders this thread's earlier non-temporal stores before its later stores (sfence):
 /// they are weakly ordered, so a kernel fences before handing its output on.
