@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/gemm.h"
 #include "runtime/ops/registry.h"
 
 namespace onnx_bcast::rt {
@@ -306,6 +307,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
 }
 
 absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
+  kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
   std::vector<const Value*> inputs;
   for (GraphPlan::NodePlan& np : plan.nodes) {
     if (deadline_ != absl::InfiniteFuture() && absl::Now() > deadline_) {
