@@ -2,9 +2,9 @@
 # Out-of-tree consumer test: installs the build into a fresh prefix, builds the README's C++
 # example (examples/converter, a separate CMake project doing find_package(onnx_bcast)) against
 # that prefix only, and runs it on a good and a bad model.
-#   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER
+#   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER [CXX_FLAGS]
 set -euo pipefail
-cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5
+cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5 cxx_flags=${6:-}
 rm -rf "$scratch"
 mkdir -p "$scratch"
 scratch=$(cd "$scratch" && pwd) src=$(cd "$src" && pwd) build=$(cd "$build" && pwd)
@@ -35,7 +35,8 @@ fi
 # (b) Configure and build the converter against the prefix only (the source tree is not on any
 # include path: the example sees the installed header and library).
 "$cmake" -S "$src/examples/converter" -B "$scratch/converter" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$scratch/configure.log" ||
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_PREFIX_PATH="$prefix" \
+  >"$scratch/configure.log" ||
   { cat "$scratch/configure.log"; fail "configure"; }
 "$cmake" --build "$scratch/converter" -j2 >"$scratch/build.log" 2>&1 ||
   { cat "$scratch/build.log"; fail "build"; }
