@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/conv.h"
@@ -27,6 +28,42 @@ struct PoolOptions {
   /// MaxPool indices in column-major spatial order (storage_order 1).
   bool column_major_indices = false;
 };
+
+/// MaxPool over 2 spatial dims without indices, the common CNN case, with the general
+/// loop's exact semantics (the first tap starts the maximum, so a NaN there stays; a later
+/// NaN never wins; an empty window gives 0) but no per-tap odometer or double accumulator.
+/// k_begin/k_end: the valid kernel offsets per dim and output position.
+template <class T>
+void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
+               const std::vector<std::vector<int64_t>>& k_begin,
+               const std::vector<std::vector<int64_t>>& k_end) {
+  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1], ph = g.pads_begin[0], pw = g.pads_begin[1];
+  const int64_t dh = g.dilations[0], dw = g.dilations[1];
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xp = x + plane * in_h * in_w;
+    T* yp = y + plane * out_h * out_w;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const int64_t h0 = oh * sh - ph, khb = k_begin[0][oh], khe = k_end[0][oh];
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const int64_t w0 = ow * sw - pw, kwb = k_begin[1][ow], kwe = k_end[1][ow];
+        if (khb >= khe || kwb >= kwe) {
+          yp[oh * out_w + ow] = T(0);
+          continue;
+        }
+        T acc = xp[(h0 + khb * dh) * in_w + w0 + kwb * dw];
+        for (int64_t kh = khb; kh < khe; ++kh) {
+          const T* row = xp + (h0 + kh * dh) * in_w + w0;
+          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+            const T v = row[kw * dw];
+            acc = v > acc ? v : acc;
+          }
+        }
+        yp[oh * out_w + ow] = acc;
+      }
+    }
+  }
+}
 
 /// Pools `planes` planes of x [planes, in...] into y [planes, out...]. `indices` (may be null)
 /// gets MaxPool's flat input index (plane * in_size + spatial offset).
@@ -51,6 +88,12 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
       k_begin[d].push_back(kb);
       k_end[d].push_back(seen ? ke : kb);
       padded[d].push_back(pc);
+    }
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (opt.kind == PoolKind::kMax && indices == nullptr && rank == 2) {
+      MaxPool2D(g, planes, x, y, k_begin, k_end);
+      return;
     }
   }
   std::vector<int64_t> opos(rank, 0), k(rank, 0);

@@ -117,6 +117,36 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
   }
 }
 
+TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
+  // The 2-D MaxPool fast path (no indices): random geometries with padding, dilation,
+  // windows past the padded input, and NaNs placed at first and later taps.
+  std::mt19937_64 rng(31);
+  for (int iter = 0; iter < 300; ++iter) {
+    kernels::WindowGeometry g = RandomGeometry(rng, 2, false);
+    for (int d = 0; d < 2; ++d) {
+      if (rng() % 3 == 0) ++g.out[d];
+    }
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kMax;
+    const int64_t planes = rng() % 3 + 1;
+    std::vector<float> x = RandomFloats(rng, planes * g.in_size());
+    if (iter % 4 == 0) {
+      for (int k = 0; k < 3; ++k) x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
+    }
+    std::vector<float> fast(planes * g.out_size()), ref(fast.size());
+    std::vector<int64_t> ref_idx(fast.size());
+    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
+    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+    for (size_t i = 0; i < fast.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
+      } else {
+        ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(ResizeKernel, SeparableMatchesDirectOnRandomTaps) {
   std::mt19937_64 rng(4);
   for (int iter = 0; iter < 100; ++iter) {
