@@ -82,8 +82,8 @@ args=(--driver "$build/bin/bench_peer_driver" --models "$tmp" --cases "$tmp/case
 [[ -n "$json" ]] && args+=(--json "$json")
 if [[ $e2e == 1 ]]; then
   args+=(--onnx-bcast "$build/bin/onnx-bcast" --e2e "$root/models/cnn_block.onnx")
-  /usr/bin/python3 "$here/make_cnn.py" "$tmp/cnn_224.onnx"
-  args+=(--e2e "$tmp/cnn_224.onnx")
+  /usr/bin/python3 "$here/make_cnn.py" "$tmp/cnn_64.onnx"
+  args+=(--e2e "$tmp/cnn_64.onnx")
 fi
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus; $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
 cd "$here" && node ort_kernel.mjs "${args[@]}"
