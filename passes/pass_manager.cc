@@ -54,10 +54,16 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     check_full = proto::CheckModel(*model, /*full=*/true).ok();
     check_structure = check_full || proto::CheckModel(*model, /*full=*/false).ok();
   }
+  // Labels of unnamed nodes need their original index; a graph whose nodes all have names
+  // (most large ones) skips building that table.
   std::unordered_map<std::string, int> original_index;
-  for (int i = 0; i < model->proto.graph().node_size(); ++i) {
-    const auto& n = model->proto.graph().node(i);
-    if (n.output_size() > 0) original_index.emplace(n.output(0), i);
+  bool unnamed = false;
+  for (const auto& n : model->proto.graph().node()) unnamed |= n.name().empty();
+  if (unnamed) {
+    for (int i = 0; i < model->proto.graph().node_size(); ++i) {
+      const auto& n = model->proto.graph().node(i);
+      if (n.output_size() > 0) original_index.emplace(n.output(0), i);
+    }
   }
   PassOptions pass_options = options.pass_options;
   pass_options.original_index = &original_index;

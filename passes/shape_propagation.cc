@@ -187,10 +187,6 @@ class Analyzer {
       }
       out_->nodes.reserve(out_->nodes.size() + broadcasting);
     }
-    std::unordered_set<std::string> declared;  // graph inputs, outputs, initializers
-    for (const auto& vi : g->input()) declared.insert(vi.name());
-    for (const auto& vi : g->output()) declared.insert(vi.name());
-    for (const auto& t : g->initializer()) declared.insert(t.name());
 
     for (int i = 0; i < g->node_size(); ++i) {
       onnx::NodeProto* node = g->mutable_node(i);
@@ -262,6 +258,10 @@ class Analyzer {
           if (it != merged_outputs_.end()) *vi.mutable_type() = it->second;
         }
       }
+      std::unordered_set<std::string> declared;  // graph inputs, outputs, initializers
+      for (const auto& vi : annotate->input()) declared.insert(vi.name());
+      for (const auto& vi : annotate->output()) declared.insert(vi.name());
+      for (const auto& t : annotate->initializer()) declared.insert(t.name());
       annotate->clear_value_info();
       for (const auto& node : annotate->node()) {
         for (const std::string& name : node.output()) {
@@ -284,6 +284,7 @@ class Analyzer {
     }
     // Record shapes and (main graph) element types. The main graph's scope ends here, so its
     // shapes move; subgraph and function scopes are still read by their callers.
+    if (!options_.record_shapes) return;
     auto& shapes = out_->shapes[path];
     shapes.reserve(shapes.size() + scope->values.size());
     if (path == "main") {

@@ -54,6 +54,8 @@ struct AnalysisOptions {
   /// False: shapes and element types only (what rewrite passes read); `nodes`, `combined`
   /// and `contradiction` stay empty.
   bool verdicts = true;
+  /// False: `shapes` and `elems` stay empty (callers that read only the verdicts).
+  bool record_shapes = true;
 };
 
 /// Everything `check` reports.

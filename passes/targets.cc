@@ -223,7 +223,9 @@ std::string FormatTargetProfile(const TargetProfile& p) {
 
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model& model,
                                                               const TargetProfile& p) {
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, AnalysisOptions());
+  AnalysisOptions verdicts_only;
+  verdicts_only.record_shapes = false;
+  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
   if (!analysis.ok()) return analysis.status();
   std::vector<std::string> out;
   for (const NodeVerdict& v : analysis->nodes) {
