@@ -27,8 +27,8 @@ struct InnerFns {
 };
 
 /// `kFn` (a flat loop of InnerFn shape) with its output written past the caches: ordinary
-/// stores up to the first 64-byte boundary, then one cache line at a time computed into an
-/// L1 line and streamed out by STORE_LINE (fine-grained, so loads and stores stay in flight
+/// stores up to the first 64-byte boundary, then four cache lines at a time (then single
+/// lines) computed into an L1 block and streamed out by STORE_LINE (fine-grained, so loads and stores stay in flight
 /// together), then the tail. Inputs of element size kInK advance unless bit K of kMask says
 /// they are one repeated element. Outputs not aligned to their element size are written
 /// directly. A macro because the AVX-512 copy needs the store intrinsic inlined into a
@@ -51,10 +51,23 @@ struct InnerFns {
     kFn(reinterpret_cast<const void* const*>(p), o, head);                                    \
     advance(head);                                                                            \
   }                                                                                           \
+  /* Four lines per call: one line's worth is too short for the vectorized loop, whose */  \
+  /* scalar remainder then did all the work (Max and Min ran at half speed). */              \
+  while (n >= 4 * kLine) {                                                                    \
+    alignas(64) unsigned char block[256];                                                     \
+    /* The count is hidden from the optimizer: with a constant GCC unrolls the loop */        \
+    /* completely before vectorizing it and then leaves selects (Max, Min, PRelu) scalar. */  \
+    int64_t count = 4 * kLine;                                                                \
+    asm("" : "+r"(count));                                                                    \
+    kFn(reinterpret_cast<const void* const*>(p), block, count);                               \
+    STORE_LINE(o, block);                                                                     \
+    STORE_LINE(o + 64, block + 64);                                                           \
+    STORE_LINE(o + 128, block + 128);                                                         \
+    STORE_LINE(o + 192, block + 192);                                                         \
+    advance(4 * kLine);                                                                       \
+  }                                                                                           \
   while (n >= kLine) {                                                                        \
     alignas(64) unsigned char line[64];                                                       \
-    /* The count is hidden from the optimizer: with a constant 16 GCC unrolls the loop */     \
-    /* completely before vectorizing it and then leaves selects (Max, Min, PRelu) scalar. */  \
     int64_t count = kLine;                                                                    \
     asm("" : "+r"(count));                                                                    \
     kFn(reinterpret_cast<const void* const*>(p), line, count);                                \
