@@ -22,6 +22,15 @@ struct JsonValue {
   std::vector<JsonValue> array;
   std::vector<std::pair<std::string, JsonValue>> object;  ///< in document order
 
+  // Defined in the .cc: clang with libstdc++ refuses to instantiate pair<string, JsonValue>
+  // for implicit members while JsonValue is still incomplete.
+  JsonValue();
+  JsonValue(const JsonValue&);
+  JsonValue(JsonValue&&) noexcept;
+  JsonValue& operator=(const JsonValue&);
+  JsonValue& operator=(JsonValue&&) noexcept;
+  ~JsonValue();
+
   /// Member `key` of an object, or null when absent or not an object.
   const JsonValue* Get(std::string_view key) const;
   /// Member `key` as a string ("" when absent or not a string).

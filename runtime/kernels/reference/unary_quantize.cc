@@ -79,21 +79,27 @@ absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor
   const int64_t channels = scale.num_elements();
   return VisitDType(x.dtype(), absl::InvalidArgumentError("x"), [&](auto qtag) -> absl::Status {
     using Q = typename decltype(qtag)::type;
-    return VisitDType(y->dtype(), absl::InvalidArgumentError("y"), [&](auto ytag) -> absl::Status {
-      using Y = typename decltype(ytag)::type;
-      if constexpr (std::is_integral_v<Y> || !std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
-        return absl::InvalidArgumentError(
-            "reference DequantizeLinear: integer x, floating-point y");
-      } else {
-        for (int64_t i = 0; i < x.num_elements(); ++i) {
-          const int64_t c = ChannelOf(x.shape(), axis, channels, i);
-          const int64_t zp = zero_point ? static_cast<int64_t>(zero_point->data<Q>()[c]) : 0;
-          const float diff = static_cast<float>(static_cast<int64_t>(x.data<Q>()[i]) - zp);
-          y->data<Y>()[i] = elem::Store<Y>(diff * ScaleAt(scale, c));
+    // The test on Q sits outside the inner lambda: clang checks the inner body's expressions on
+    // Q as soon as Q is known, before the if constexpr on Y can discard them.
+    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
+      return absl::InvalidArgumentError("reference DequantizeLinear: integer x, floating-point y");
+    } else {
+      return VisitDType(y->dtype(), absl::InvalidArgumentError("y"), [&](auto ytag) -> absl::Status {
+        using Y = typename decltype(ytag)::type;
+        if constexpr (std::is_integral_v<Y>) {
+          return absl::InvalidArgumentError(
+              "reference DequantizeLinear: integer x, floating-point y");
+        } else {
+          for (int64_t i = 0; i < x.num_elements(); ++i) {
+            const int64_t c = ChannelOf(x.shape(), axis, channels, i);
+            const int64_t zp = zero_point ? static_cast<int64_t>(zero_point->data<Q>()[c]) : 0;
+            const float diff = static_cast<float>(static_cast<int64_t>(x.data<Q>()[i]) - zp);
+            y->data<Y>()[i] = elem::Store<Y>(diff * ScaleAt(scale, c));
+          }
+          return absl::OkStatus();
         }
-        return absl::OkStatus();
-      }
-    });
+      });
+    }
   });
 }
 
