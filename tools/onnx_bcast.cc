@@ -23,6 +23,7 @@
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
+#include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
@@ -90,7 +91,13 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
 
 absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args) {
   // Validated in Main before any command runs.
-  return proto::LoadModel(path, *LimitsFrom(args));
+  absl::StatusOr<proto::Model> model = proto::LoadModel(path, *LimitsFrom(args));
+  // A cycle, a value defined twice or nowhere, or a recursive function is refused by every
+  // command alike (libonnx inference would recurse forever on the last).
+  if (model.ok()) {
+    if (absl::Status s = proto::CheckGraphStructure(*model); !s.ok()) return s;
+  }
+  return model;
 }
 
 int RunCheck(const Command& cmd, const ParsedArgs& args);
@@ -494,6 +501,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   if (jobs.empty()) {
     std::set<std::string> skip;
     for (const auto& [name, value] : given) skip.insert(name);
+    random.max_elements = options.max_tensor_elements;
     absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, skip);
     if (!feeds.ok()) return RunFailure(feeds.status());
     jobs.push_back({"random inputs", with_given(std::move(*feeds)), {}, {}});

@@ -58,6 +58,16 @@ absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions&
       auto it = symbol.empty() ? options.dims.end() : options.dims.find(symbol);
       shape[d] = it == options.dims.end() ? options.default_dim : it->second;
     }
+    absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+    if (!count.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' ", ShapeToString(shape),
+                                                     ": ", count.status().message()));
+    }
+    if (*count > options.max_elements) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("input '", name, "' ", ShapeToString(shape), " has ", *count,
+                       " elements, more than the limit of ", options.max_elements));
+    }
     absl::StatusOr<Tensor> t = RandomTensor(dtype, shape, options.seed * 1000003u + i);
     if (!t.ok()) return t.status();
     feeds.emplace_back(name, Value::Of(std::make_shared<Tensor>(std::move(*t))));

@@ -21,6 +21,9 @@ struct RandomInputOptions {
   std::map<std::string, int64_t> dims;
   /// Extent of symbolic dims not in `dims` and of unknown dims.
   int64_t default_dim = 1;
+  /// Refuse (ResourceExhausted) an input with more elements than this, before allocating: a
+  /// declared shape like [100000, 100000, 100000] must not exhaust memory.
+  int64_t max_elements = int64_t{1} << 32;
 };
 
 /// A tensor of `dtype` and `shape` with the values RandomInputs uses, from its own `seed`.

@@ -1,0 +1,183 @@
+// Structural graph checks (see graph_structure.h). Linear in the size of the model: one pass
+// per graph with hash sets, Kahn's algorithm for cycles, depth-first search over the function
+// call graph.
+#include "proto/graph_structure.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace onnx_bcast::proto {
+namespace {
+
+using Names = std::unordered_set<std::string>;
+
+std::string NodeLabel(const onnx::NodeProto& node, int index) {
+  return absl::StrCat("node '", node.name().empty() ? absl::StrCat("#", index) : node.name(),
+                      "' (", node.op_type(), ")");
+}
+
+absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std::string& where) {
+  Names defined = outer;
+  Names local;  // defined in this graph: a second definition is an error
+  auto define = [&](const std::string& name, const std::string& by) -> absl::Status {
+    if (name.empty()) return absl::OkStatus();
+    if (!local.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by, ")"));
+    }
+    defined.insert(name);
+    return absl::OkStatus();
+  };
+  for (const auto& v : g.input()) {
+    if (absl::Status s = define(v.name(), "a graph input"); !s.ok()) return s;
+  }
+  for (const auto& t : g.initializer()) {
+    // An initializer may also be listed as a graph input (its default value).
+    if (local.count(t.name()) > 0) continue;
+    if (absl::Status s = define(t.name(), "an initializer"); !s.ok()) return s;
+  }
+  for (const auto& t : g.sparse_initializer()) {
+    if (local.count(t.values().name()) > 0) continue;
+    if (absl::Status s = define(t.values().name(), "a sparse initializer"); !s.ok()) return s;
+  }
+  const Names sources = local;
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string& out : g.node(i).output()) {
+      if (absl::Status s = define(out, NodeLabel(g.node(i), i)); !s.ok()) return s;
+      if (!out.empty()) producer[out] = i;
+    }
+  }
+  // Inputs defined somewhere; edges between nodes for the cycle check.
+  std::vector<int> pending(static_cast<size_t>(g.node_size()), 0);
+  std::vector<std::vector<int>> users(static_cast<size_t>(g.node_size()));
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    for (const std::string& in : node.input()) {
+      if (in.empty()) continue;
+      if (defined.count(in) == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", NodeLabel(node, i),
+                                                       " reads '", in, "', defined nowhere"));
+      }
+      auto it = producer.find(in);
+      if (it != producer.end() && sources.count(in) == 0) {
+        users[static_cast<size_t>(it->second)].push_back(i);
+        ++pending[static_cast<size_t>(i)];
+      }
+    }
+  }
+  std::vector<int> ready;
+  for (int i = 0; i < g.node_size(); ++i) {
+    if (pending[static_cast<size_t>(i)] == 0) ready.push_back(i);
+  }
+  int done = 0;
+  while (!ready.empty()) {
+    const int i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (int u : users[static_cast<size_t>(i)]) {
+      if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
+    }
+  }
+  if (done < g.node_size()) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (pending[static_cast<size_t>(i)] > 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": the graph has a cycle through ", NodeLabel(g.node(i), i)));
+      }
+    }
+  }
+  for (const auto& v : g.output()) {
+    if (!v.name().empty() && defined.count(v.name()) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": graph output '", v.name(), "' is produced by no node"));
+    }
+  }
+  // Subgraphs see every name of this graph and of the enclosing scopes.
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& attr : g.node(i).attribute()) {
+      const std::string at = absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '",
+                                          attr.name(), "'");
+      if (attr.has_g()) {
+        if (absl::Status s = CheckGraph(attr.g(), defined, at); !s.ok()) return s;
+      }
+      for (const auto& sub : attr.graphs()) {
+        if (absl::Status s = CheckGraph(sub, defined, at); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Calls a node list makes to model-local functions, subgraphs included.
+void CollectCalls(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                  const std::map<std::string, int>& index, std::set<int>* calls) {
+  for (const auto& node : nodes) {
+    auto it = index.find(absl::StrCat(node.domain(), "\n", node.op_type()));
+    if (it != index.end()) calls->insert(it->second);
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) CollectCalls(attr.g().node(), index, calls);
+      for (const auto& sub : attr.graphs()) CollectCalls(sub.node(), index, calls);
+    }
+  }
+}
+
+absl::Status CheckFunctions(const onnx::ModelProto& m) {
+  std::map<std::string, int> index;
+  for (int i = 0; i < m.functions_size(); ++i) {
+    index.emplace(absl::StrCat(m.functions(i).domain(), "\n", m.functions(i).name()), i);
+  }
+  const int n = m.functions_size();
+  std::vector<std::set<int>> calls(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) CollectCalls(m.functions(i).node(), index, &calls[i]);
+  // Iterative depth-first search: 0 unvisited, 1 on the stack, 2 finished.
+  std::vector<int> state(static_cast<size_t>(n), 0);
+  for (int root = 0; root < n; ++root) {
+    if (state[root] != 0) continue;
+    std::vector<std::pair<int, std::set<int>::const_iterator>> stack = {{root, calls[root].begin()}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [f, it] = stack.back();
+      if (it == calls[f].end()) {
+        state[f] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const int next = *it++;
+      if (state[next] == 1) {
+        std::string chain;
+        bool in = false;
+        for (const auto& [g, unused] : stack) {
+          in = in || g == next;
+          if (in) absl::StrAppend(&chain, m.functions(g).name(), " -> ");
+        }
+        return absl::InvalidArgumentError(
+            absl::StrCat("function '", m.functions(next).domain(), ".", m.functions(next).name(),
+                         "' is recursive (", chain, m.functions(next).name(), ")"));
+      }
+      if (state[next] == 0) {
+        state[next] = 1;
+        stack.push_back({next, calls[next].begin()});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckGraphStructure(const Model& model) {
+  const onnx::ModelProto& m = model.proto;
+  absl::Status s = CheckFunctions(m);
+  if (s.ok()) s = CheckGraph(m.graph(), {}, absl::StrCat("graph '", m.graph().name(), "'"));
+  if (s.ok()) return s;
+  return absl::InvalidArgumentError(absl::StrCat(model.path, ": ", s.message()));
+}
+
+}  // namespace onnx_bcast::proto

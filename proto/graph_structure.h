@@ -1,0 +1,18 @@
+// Structural checks of a model's graphs that loading does not make (load keeps any graph it can
+// hold, so tools can still inspect broken ones): every value defined once and before use, no
+// cycle, every graph output produced, and no model-local function that calls itself. The CLI
+// runs them before any command, so `check`, `opt` and `run` refuse a broken graph alike instead
+// of analysing, rewriting or recursing through it.
+#pragma once
+
+#include "absl/status/status.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::proto {
+
+/// InvalidArgument naming the graph, node and value at fault: a node input or graph output
+/// defined nowhere (inputs, initializers, node outputs, enclosing scopes of a subgraph), a
+/// value produced twice, a cycle, or a (mutually) recursive model-local function.
+absl::Status CheckGraphStructure(const Model& model);
+
+}  // namespace onnx_bcast::proto
