@@ -233,6 +233,34 @@ void ClearPayload(onnx::TensorProto* t) {
   t->clear_uint64_data();
 }
 
+// After a save with external data: removes the data files earlier saves of `out_name` wrote
+// ("OUT.data", "OUT.<n>.data") that the new model does not reference. Best effort: a leftover
+// file is only disk space, never a wrong weight.
+void RemoveStaleDataFiles(const std::string& dir, const std::string& out_name,
+                          const std::string& keep,
+                          const std::map<std::string, std::string>& referenced) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name == keep || referenced.count(name) > 0) continue;
+    if (name.size() < out_name.size() + 5 || name.compare(0, out_name.size(), out_name) != 0 ||
+        name.compare(name.size() - 5, 5, ".data") != 0) {
+      continue;
+    }
+    // Between "OUT" and ".data": nothing, or "." and decimal digits.
+    const std::string middle = name.substr(out_name.size(), name.size() - out_name.size() - 5);
+    bool ours = middle.empty();
+    if (middle.size() >= 2 && middle[0] == '.') {
+      ours = middle.find_first_not_of("0123456789", 1) == std::string::npos;
+    }
+    struct stat st;
+    if (ours && ::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      ::unlink(it->path().c_str());
+    }
+  }
+}
+
 absl::Status SaveImpl(const Model& model, const std::string& out_path,
                       const SaveOptions& options) {
   const fs::path out(out_path);
@@ -305,17 +333,27 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
   }
 
   // 2. Move large payloads out of the protobuf when asked, or when it would not fit in 2 GiB.
+  std::string keep_data_name;
   const bool externalize =
       options.external_data || model.proto.ByteSizeLong() > static_cast<size_t>(INT_MAX);
   if (externalize) {
     copy = std::make_unique<onnx::ModelProto>(model.proto);
     to_write = copy.get();
+    // The data file is committed before the model, so it must never replace a file the model
+    // now at OUT may reference: a kill between the two renames would leave the old model reading
+    // new bytes. It gets the first free name of OUT.data, OUT.1.data, ...; the ones left from
+    // earlier saves are removed once the new model is in place.
+    const std::string data_path_first =
+        absl::StrCat(out_dir_real, "/", out.filename().string(), ".data");
+    if (absl::Status s = CheckNotSymlink(data_path_first); !s.ok()) return s;
     std::string data_name = absl::StrCat(out.filename().string(), ".data");
-    for (int i = 1; locations.count(data_name) > 0; ++i) {
+    for (int i = 1; locations.count(data_name) > 0 ||
+                    ::lstat(absl::StrCat(out_dir_real, "/", data_name).c_str(), &st) == 0;
+         ++i) {
       data_name = absl::StrCat(out.filename().string(), ".", i, ".data");
     }
     const std::string data_path = absl::StrCat(out_dir_real, "/", data_name);
-    if (absl::Status s = CheckNotSymlink(data_path); !s.ok()) return s;
+    keep_data_name = data_name;
     auto file = std::make_unique<PendingFile>();
     if (absl::Status s = file->Create(data_path); !s.ok()) return s;
     absl::Status status;
@@ -362,6 +400,8 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
   for (auto& file : pending) {
     if (absl::Status s = file->Commit(); !s.ok()) return s;
   }
+  if (externalize) RemoveStaleDataFiles(out_dir_real, out.filename().string(), keep_data_name,
+                                        locations);
   return absl::OkStatus();
 }
 
