@@ -9,6 +9,7 @@ packages=(
   python3-onnx python3-numpy
   pybind11-dev python3-dev
   strace
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

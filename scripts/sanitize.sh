@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer, plus a short run of
+# each libFuzzer harness on its committed corpus: one clang tree (build-san by default) with
+# BCAST_SANITIZE=ON and BCAST_BUILD_FUZZ=ON. Any sanitizer report fails the test that hit it.
+#   scripts/sanitize.sh                 configure, build, run everything
+#   BCAST_SAN_BUILD=dir JOBS=n ...      another build dir / parallelism
+#   scripts/sanitize.sh -L fuzz         extra arguments go to ctest (here: only the fuzz runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BCAST_SAN_BUILD:-build-san}
+jobs=${JOBS:-2}
+
+# -O1 keeps the instrumented suite fast while leaving stacks readable; line tables are enough
+# for symbolized reports and cost far less to build and link than full -g.
+cmake -S . -B "$build" \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+  -DBCAST_SANITIZE=ON -DBCAST_BUILD_FUZZ=ON -DBCAST_BUILD_BENCH=OFF
+cmake --build "$build" -j"$jobs"
+
+# halt_on_error/abort_on_error: a report is a failed test, never a warning in a log.
+# detect_leaks stays on for our tests; the fuzz entries set their own options (fuzz/CMakeLists.txt).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" -j"$jobs" --output-on-failure "$@"

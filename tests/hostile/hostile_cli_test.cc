@@ -1,0 +1,753 @@
+// The hostile-input catalogue: one table of bad inputs run through the onnx-bcast binary, the
+// contract users see in CI. Every row builds its files in a fresh directory, runs one command,
+// and asserts the exit code, a one-line message containing a given text, and that nothing in
+// the directory changed (no output, no temporary, no file touched outside the model's folder).
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------------------------
+// Running the CLI and watching the directory.
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs the CLI with `args` (no shell); stdout and stderr go to files outside the watched tree.
+Result RunCli(const std::vector<std::string>& args, const std::string& scratch) {
+  const std::string out_path = scratch + "/stdout", err_path = scratch + "/stderr";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (std::freopen(out_path.c_str(), "w", stdout) == nullptr ||
+        std::freopen(err_path.c_str(), "w", stderr) == nullptr) {
+      ::_exit(126);
+    }
+    std::vector<std::string> copy = args;
+    std::string bin = BCAST_CLI;
+    std::vector<char*> argv = {bin.data()};
+    for (std::string& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadAll(out_path);
+  r.err = ReadAll(err_path);
+  return r;
+}
+
+// Everything observable about a tree without following links: path, kind, size, mode,
+// modification time, link count and link target.
+std::map<std::string, std::string> Snapshot(const std::string& root) {
+  std::map<std::string, std::string> entries;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string path = it->path().string();
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    std::string what = absl::StrCat(st.st_mode, " ", st.st_size, " ", st.st_nlink, " ",
+                                    st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
+    if (S_ISLNK(st.st_mode)) absl::StrAppend(&what, " -> ", fs::read_symlink(path).string());
+    // A directory's mtime changes when a temporary is created and removed in it; sizes and
+    // listings of its entries are compared instead.
+    if (S_ISDIR(st.st_mode)) what = absl::StrCat(st.st_mode);
+    entries[path.substr(root.size())] = what;
+  }
+  return entries;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The directory a row works in: in/ holds the model, out/ receives outputs, outside/ stands for
+// the rest of the machine.
+
+class Env {
+ public:
+  Env() {
+    std::string pattern = (fs::temp_directory_path() / "bcast_hostile_XXXXXX").string();
+    base_ = ::mkdtemp(pattern.data());
+    root_ = base_ + "/tree";
+    for (const char* d : {"/in", "/out", "/outside"}) fs::create_directories(root_ + d);
+    fs::create_directories(base_ + "/scratch");
+  }
+  ~Env() {
+    for (const std::string& path : immutable_) SetImmutable(path, false);
+    std::error_code ec;
+    fs::permissions(root_ + "/out", fs::perms::owner_all, ec);
+    fs::remove_all(base_, ec);
+  }
+  const std::string& root() const { return root_; }
+  std::string in(const std::string& name = "") const { return root_ + "/in/" + name; }
+  std::string out(const std::string& name = "") const { return root_ + "/out/" + name; }
+  std::string outside(const std::string& name = "") const { return root_ + "/outside/" + name; }
+  std::string scratch() const { return base_ + "/scratch"; }
+
+  // Makes `dir` unwritable even for root (CI runs as root, which ignores mode bits): mode 0555,
+  // plus the immutable attribute when we may set it. False when neither holds.
+  bool MakeReadOnly(const std::string& dir) {
+    ::chmod(dir.c_str(), 0555);
+    if (SetImmutable(dir, true)) immutable_.push_back(dir);
+    const std::string probe = dir + "/.probe";
+    const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY, 0644);
+    if (fd < 0) return true;
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return false;
+  }
+
+ private:
+  static bool SetImmutable(const std::string& path, bool on) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return false;
+    int flags = 0;
+    bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    if (ok) {
+      flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+      ok = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+    }
+    ::close(fd);
+    return ok;
+  }
+
+  std::string base_, root_;
+  std::vector<std::string> immutable_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Building models.
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+onnx::ModelProto Text(const char* text) {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(text);
+  if (!m.ok()) {
+    ADD_FAILURE() << m.status();
+    return {};
+  }
+  return m->proto;
+}
+
+std::string Bytes(const onnx::ModelProto& m) { return proto::SerializeModel(m).value(); }
+
+const char kAdd[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[2,3] x) => (float[2,3] y) {
+    w = Constant<value = float[1,3] {1, 2, 3}>()
+    y = Add(x, w)
+  })";
+
+// Add with an initializer `w` [2,3] that a row then corrupts.
+onnx::ModelProto WithInitializer(const std::function<void(onnx::TensorProto*)>& edit) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x) => (float[2,3] y) <float[2,3] w = {1, 2, 3, 4, 5, 6}> { y = Add(x, w) })");
+  edit(m.mutable_graph()->mutable_initializer(0));
+  return m;
+}
+
+// Add whose initializer `w` (6 floats) lives in external data described by the given entries.
+onnx::ModelProto External(const std::string& location, const std::string& offset = "",
+                          const std::string& length = "") {
+  return WithInitializer([&](onnx::TensorProto* t) {
+    t->clear_float_data();
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* key, const std::string& value) {
+      auto* e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    };
+    add("location", location);
+    if (!offset.empty()) add("offset", offset);
+    if (!length.empty()) add("length", length);
+  });
+}
+
+std::string SixFloats() { return std::string(24, '\0'); }
+
+// If nodes nested `depth` deep through their then branches (else branches are leaves, so the
+// model stays linear in `depth`).
+onnx::ModelProto NestedIfs(int depth) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c) => (float[1] y) { y = Constant<value = float[1] {1}>() })");
+  onnx::GraphProto leaf = m.graph();
+  leaf.clear_input();
+  onnx::GraphProto inner = leaf;
+  for (int i = 0; i < depth; ++i) {
+    onnx::GraphProto outer;
+    outer.set_name(absl::StrCat("level", i));
+    *outer.add_output() = m.graph().output(0);
+    onnx::NodeProto* node = outer.add_node();
+    node->set_op_type("If");
+    node->add_input("c");
+    node->add_output("y");
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      onnx::AttributeProto* a = node->add_attribute();
+      a->set_name(branch);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = branch[0] == 't' ? inner : leaf;
+    }
+    inner = std::move(outer);
+  }
+  *m.mutable_graph()->mutable_node() = inner.node();
+  return m;
+}
+
+// A model of `count` nodes in a chain of Identity.
+onnx::ModelProto Chain(int count) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = Identity(x) })");
+  m.mutable_graph()->clear_node();
+  for (int i = 0; i < count; ++i) {
+    onnx::NodeProto* n = m.mutable_graph()->add_node();
+    n->set_op_type("Identity");
+    n->add_input(i == 0 ? "x" : absl::StrCat("t", i));
+    n->add_output(i + 1 == count ? "y" : absl::StrCat("t", i + 1));
+  }
+  return m;
+}
+
+std::string Pseudorandom(size_t n, uint32_t seed) {
+  std::string bytes(n, '\0');
+  for (char& c : bytes) {
+    seed = seed * 1103515245 + 12345;
+    c = static_cast<char>(seed >> 16);
+  }
+  return bytes;
+}
+
+// A run-time allocation bomb: a tiny model whose one node asks for a huge output.
+onnx::ModelProto Bomb(const char* body) {
+  const std::string text = absl::StrCat(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[] y) {)",
+                                        body, "}");
+  return Text(text.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue.
+
+enum class Stream { kStderr, kStdout };
+
+struct Row {
+  std::string name;
+  std::function<void(Env&)> build;
+  // "{in}", "{out}", "{outside}" expand to the row's directories (with a trailing slash).
+  std::vector<std::string> args;
+  int code;
+  std::string message;
+  // Where the one-line message appears: stderr for refusals; stdout for check's verdicts.
+  Stream stream = Stream::kStderr;
+};
+
+std::function<void(Env&)> Model(std::function<onnx::ModelProto()> make) {
+  return [make](Env& env) { WriteFile(env.in("m.onnx"), Bytes(make())); };
+}
+std::function<void(Env&)> Raw(std::function<std::string()> make) {
+  return [make](Env& env) { WriteFile(env.in("m.onnx"), make()); };
+}
+std::function<void(Env&)> ExternalModel(std::function<onnx::ModelProto()> make,
+                                        std::function<void(Env&)> files) {
+  return [make, files](Env& env) {
+    WriteFile(env.in("m.onnx"), Bytes(make()));
+    files(env);
+  };
+}
+
+const std::vector<std::string> kOpt = {"opt", "{in}m.onnx", "-o", "{out}o.onnx"};
+const std::vector<std::string> kCheck = {"check", "{in}m.onnx"};
+const std::vector<std::string> kRun = {"run", "{in}m.onnx", "--output-dir", "{out}res"};
+
+std::vector<std::string> With(std::vector<std::string> args,
+                              std::initializer_list<std::string> more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::vector<Row> MalformedProtobuf() {
+  const std::string good = Bytes(WithInitializer([](onnx::TensorProto*) {}));
+  onnx::ModelProto no_opset = Text(kAdd);
+  no_opset.clear_opset_import();
+  return {
+      {"Empty", Raw([] { return std::string(); }), kOpt, 2, "empty file"},
+      {"RandomBytes", Raw([] { return Pseudorandom(4096, 7); }), kOpt, 2, "not a valid ONNX model"},
+      {"RandomBytesCheck", Raw([] { return Pseudorandom(100000, 8); }), kCheck, 2,
+       "not a valid ONNX model"},
+      {"TruncatedMidField", Raw([good] { return good.substr(0, good.size() - 5); }), kOpt, 2,
+       "not a valid ONNX model"},
+      // Everything up to the graph: the ir_version and opset fields come after it in the
+      // serialized order, so what is left parses and is caught by validation.
+      {"TruncatedAtFieldBoundary", Raw([no_opset] { return Bytes(no_opset); }), kOpt, 2,
+       "imports no opset"},
+      {"ConcatenatedModels", Raw([good] { return good + good; }), kOpt, 2, "imported twice"},
+      {"NestingPastDefaultLimit", Model([] { return NestedIfs(40); }), kCheck, 2,
+       "nested deeper than the limit"},
+      {"NestingPastGivenLimit", Model([] { return NestedIfs(8); }),
+       With(kRun, {"--max-nesting", "16"}), 2, "nested deeper than the limit of 16"},
+      {"FileLargerThanLimit", Model([] { return Chain(10); }),
+       With(kOpt, {"--max-file-bytes", "64"}), 2, "more than the limit of 64"},
+      {"MoreNodesThanLimit", Model([] { return Chain(50); }), With(kOpt, {"--max-nodes", "49"}),
+       2, "more than the limit of 49 nodes"},
+      {"ManyEmptyNodes",  // Debian protobuf: 10 MB of empty nodes costs about 1 GB parsed
+       Raw([] {
+         std::string bytes = Bytes(Chain(1));
+         // graph (field 7) holding 5M empty nodes (field 1, length 0): "\x0a\x00" each.
+         std::string nodes;
+         for (int i = 0; i < 5'000'000; ++i) nodes += std::string("\x0a\x00", 2);
+         std::string len;
+         for (uint64_t v = nodes.size(); ; v >>= 7) {
+           if (v < 0x80) { len += static_cast<char>(v); break; }
+           len += static_cast<char>((v & 0x7f) | 0x80);
+         }
+         return bytes + "\x3a" + len + nodes;
+       }),
+       With(kOpt, {"--max-file-bytes", "1000000"}), 2, "more than the limit of 1000000"},
+      {"ModelIsADirectory", [](Env& env) { fs::create_directories(env.in("m.onnx")); }, kOpt, 2,
+       "is a directory"},
+      {"ModelIsAFifo", [](Env& env) { ::mkfifo(env.in("m.onnx").c_str(), 0644); }, kOpt, 2,
+       "not a regular file"},
+      {"ModelMissing", [](Env&) {}, kOpt, 2, "no such file"},
+      {"TextFormGarbage", [](Env& env) { WriteFile(env.in("m.onnxtxt"), "<ir_version: 8> g ((("); },
+       {"opt", "{in}m.onnxtxt", "-o", "{out}o.onnx"}, 2, "m.onnxtxt"},
+  };
+}
+
+std::vector<Row> HostileSizes() {
+  return {
+      {"NegativeDimInInitializer",
+       Model([] { return WithInitializer([](onnx::TensorProto* t) { t->set_dims(0, -2); }); }),
+       kOpt, 2, "negative dim -2"},
+      {"NegativeDimInInputType", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+             ->mutable_shape()->mutable_dim(0)->set_dim_value(-5);
+         return m;
+       }),
+       kCheck, 2, "negative dim -5"},
+      {"DimsProductOverflowsInt64", Model([] {
+         return WithInitializer([](onnx::TensorProto* t) {
+           t->set_dims(0, int64_t{1} << 40);
+           t->set_dims(1, int64_t{1} << 40);
+         });
+       }),
+       kOpt, 2, "more than the limit"},
+      {"RawPayloadShorterThanDims", Model([] {
+         return WithInitializer([](onnx::TensorProto* t) {
+           t->clear_float_data();
+           t->set_raw_data(std::string(12, '\0'));
+         });
+       }),
+       kOpt, 2, "payload has 12 bytes, dims need 24"},
+      {"TypedPayloadLongerThanDims", Model([] {
+         return WithInitializer([](onnx::TensorProto* t) { t->add_float_data(7); });
+       }),
+       kRun, 2, "payload has 7 values, dims need 6"},
+      {"HugeDeclaredInitializerNoData", Model([] {
+         return WithInitializer([](onnx::TensorProto* t) {
+           t->clear_float_data();
+           t->set_dims(0, 1000000);
+           t->set_dims(1, 1000000);
+         });
+       }),
+       kOpt, 2, "more than the limit"},
+      {"HugeConstantAttributeNoData", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         onnx::TensorProto* t = m.mutable_graph()->mutable_node(0)->mutable_attribute(0)
+                                    ->mutable_t();
+         t->clear_float_data();
+         t->set_dims(0, 3000000);
+         t->set_dims(1, 3000000);
+         return m;
+       }),
+       kCheck, 2, "more than the limit"},
+      {"TensorPastGivenElementLimit", Model([] { return WithInitializer([](onnx::TensorProto*) {}); }),
+       With(kOpt, {"--max-tensor-elements", "5"}), 2, "more than the limit of 5"},
+      // Declared input shapes cost nothing to check; `run` must refuse to make them up.
+      {"HugeDeclaredInputRun", Model([] {
+         return Text(R"(
+           <ir_version: 8, opset_import: ["" : 17]>
+           g (float[100000,100000,100000] x) => (float[100000,100000,100000] y) { y = Relu(x) })");
+       }),
+       kRun, 2, "input 'x' [100000,100000,100000] has 1000000000000000 elements"},
+      {"HugeDeclaredInputPastGivenLimit", Model([] {
+         return Text(R"(
+           <ir_version: 8, opset_import: ["" : 17]>
+           g (float[N,1000] x) => (float[N,1000] y) { y = Relu(x) })");
+       }),
+       With(kRun, {"--dim", "N=1000", "--max-tensor-elements", "999999"}), 2,
+       "more than the limit of 999999"},
+      {"InputDimsOverflowInt64Run", Model([] {
+         return Text(R"(
+           <ir_version: 8, opset_import: ["" : 17]>
+           g (float[4294967296,4294967296,4] x) => (float[4294967296,4294967296,4] y) {
+             y = Relu(x)
+           })");
+       }),
+       kRun, 2, "input 'x'"},
+  };
+}
+
+std::vector<Row> HostileExternalData() {
+  auto six = [](const char* name) {
+    return [name](Env& env) { WriteFile(env.in(name), SixFloats()); };
+  };
+  return {
+      {"ParentDirectory", ExternalModel([] { return External("../outside/w.bin"); },
+                                        [](Env& env) { WriteFile(env.outside("w.bin"), SixFloats()); }),
+       kOpt, 2, "w.bin"},
+      {"DotDotInsidePath", ExternalModel([] { return External("a/../../outside/w.bin"); },
+                                         [](Env& env) {
+                                           fs::create_directories(env.in("a"));
+                                           WriteFile(env.outside("w.bin"), SixFloats());
+                                         }),
+       kOpt, 2, "a/../../outside/w.bin"},
+      {"AbsolutePath", ExternalModel([] { return External("/etc/passwd"); }, [](Env&) {}), kOpt,
+       2, "/etc/passwd"},
+      {"SymlinkToOutside", ExternalModel([] { return External("w.bin"); },
+                                         [](Env& env) {
+                                           WriteFile(env.outside("w.bin"), SixFloats());
+                                           fs::create_symlink(env.outside("w.bin"), env.in("w.bin"));
+                                         }),
+       kOpt, 2, "w.bin"},
+      {"SymlinkedDirectoryToOutside",
+       ExternalModel([] { return External("d/w.bin"); },
+                     [](Env& env) {
+                       WriteFile(env.outside("w.bin"), SixFloats());
+                       fs::create_directory_symlink(env.outside(), env.in("d"));
+                     }),
+       kRun, 2, "d/w.bin"},
+      {"HardLinkToOutside", ExternalModel([] { return External("w.bin"); },
+                                          [](Env& env) {
+                                            WriteFile(env.outside("w.bin"), SixFloats());
+                                            fs::create_hard_link(env.outside("w.bin"), env.in("w.bin"));
+                                          }),
+       kOpt, 2, "w.bin"},
+      {"LocationIsADirectory", ExternalModel([] { return External("w.bin"); },
+                                             [](Env& env) { fs::create_directories(env.in("w.bin")); }),
+       kOpt, 2, "w.bin"},
+      {"LocationIsAFifo", ExternalModel([] { return External("w.bin"); },
+                                        [](Env& env) { ::mkfifo(env.in("w.bin").c_str(), 0644); }),
+       kRun, 2, "w.bin"},
+      {"LocationMissing", ExternalModel([] { return External("w.bin"); }, [](Env&) {}), kOpt, 2,
+       "w.bin"},
+      {"LocationEmpty", ExternalModel([] { return External(""); }, [](Env&) {}), kOpt, 2,
+       "location"},
+      {"OffsetPastEnd", ExternalModel([] { return External("w.bin", "25", "24"); }, six("w.bin")),
+       kOpt, 2, "w.bin"},
+      {"OffsetPlusLengthPastEnd",
+       ExternalModel([] { return External("w.bin", "8", "24"); }, six("w.bin")), kRun, 2,
+       "w.bin"},
+      {"OffsetPlusLengthOverflows",
+       ExternalModel([] { return External("w.bin", "9223372036854775800", "24"); }, six("w.bin")),
+       kOpt, 2, "w.bin"},
+      {"LengthTooLargeForInt64",
+       ExternalModel([] { return External("w.bin", "0", "99999999999999999999"); }, six("w.bin")),
+       kOpt, 2, "not a non-negative decimal"},
+      {"LengthHex", ExternalModel([] { return External("w.bin", "0", "0x18"); }, six("w.bin")),
+       kOpt, 2, "not a non-negative decimal"},
+      {"LengthSigned", ExternalModel([] { return External("w.bin", "0", "+24"); }, six("w.bin")),
+       kOpt, 2, "not a non-negative decimal"},
+      {"LengthTrailingSpace",
+       ExternalModel([] { return External("w.bin", "0", "24 "); }, six("w.bin")), kOpt, 2,
+       "not a non-negative decimal"},
+      {"OffsetNegative", ExternalModel([] { return External("w.bin", "-1", "24"); }, six("w.bin")),
+       kOpt, 2, "not a non-negative decimal"},
+      {"LengthDisagreesWithDims",
+       ExternalModel([] { return External("w.bin", "0", "20"); }, six("w.bin")), kRun, 2,
+       "external data has 20 bytes, dims need 24"},
+  };
+}
+
+std::vector<Row> GraphFaults() {
+  const char* cycle = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { a = Add(x, b)  b = Relu(a)  y = Identity(b) })";
+  const char* undefined = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = Add(x, nowhere) })";
+  const char* duplicate = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = Relu(x)  y = Neg(x) })";
+  const char* unproduced = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y, float[2] z) { y = Relu(x) })";
+  const char* recursive = R"(
+    <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+    g (float[2] x) => (float[2] y) { y = local.F(x) }
+    <domain: "local", opset_import: ["" : 17, "local" : 1]>
+    F (a) => (b) { b = local.F(a) })";
+  const char* mutual = R"(
+    <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+    g (float[2] x) => (float[2] y) { y = local.F(x) }
+    <domain: "local", opset_import: ["" : 17, "local" : 1]>
+    F (a) => (b) { b = local.G(a) }
+    <domain: "local", opset_import: ["" : 17, "local" : 1]>
+    G (a) => (b) { t = Relu(a)  b = local.F(t) })";
+  auto text = [](const char* t) { return Model([t] { return Text(t); }); };
+  return {
+      {"CycleCheck", text(cycle), kCheck, 2, "cycle"},
+      {"CycleRun", text(cycle), kRun, 2, "cycle"},
+      {"CycleOpt", text(cycle), With(kOpt, {"--target", "none"}), 2, "cycle"},
+      {"UndefinedInputCheck", text(undefined), kCheck, 2, "nowhere"},
+      {"UndefinedInputRun", text(undefined), kRun, 2, "nowhere"},
+      {"DuplicateOutputCheck", text(duplicate), kCheck, 2, "'y'"},
+      {"DuplicateOutputRun", text(duplicate), kRun, 2, "'y'"},
+      {"GraphOutputNothingProducesCheck", text(unproduced), kCheck, 2, "'z'"},
+      {"GraphOutputNothingProducesRun", text(unproduced), kRun, 2, "'z'"},
+      {"MissingOpsetImport", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         m.clear_opset_import();
+         return m;
+       }),
+       kCheck, 2, "imports no opset"},
+      {"DuplicatedOpsetImport", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         auto* o = m.add_opset_import();
+         o->set_domain("ai.onnx");
+         o->set_version(13);
+         return m;
+       }),
+       kRun, 2, "imported twice"},
+      {"RecursiveFunctionCheck", text(recursive), kCheck, 2, "recursive"},
+      {"RecursiveFunctionRun", text(recursive), kRun, 2, "recursive"},
+      {"RecursiveFunctionOpt", text(recursive), With(kOpt, {"--target", "none"}), 2,
+       "recursive"},
+      {"MutuallyRecursiveFunctionsRun", text(mutual), kRun, 2, "recursive"},
+      {"NoGraph", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         m.clear_graph();
+         return m;
+       }),
+       kOpt, 2, "no graph"},
+  };
+}
+
+std::vector<Row> BroadcastFaults() {
+  auto text = [](const char* t) { return Model([t] { return Text(t); }); };
+  const char* incompatible = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] a, float[4] b) => (float[2,3] y) { y = Add(a, b) })";
+  const char* rank12 = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,1,1,1,1,1,1,1,1,1,1,3] a, float[2,3] b) => (float[2,1,1,1,1,1,1,1,1,1,2,3] y) {
+      y = Add(a, b)
+    })";
+  const char* rank0 = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float a, float[1] b) => (float[1] y) { y = Mul(a, b) })";
+  const char* zero_ok = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[0,3] a, float[1,3] b) => (float[0,3] y) { y = Add(a, b) })";
+  const char* zero_bad = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[0,3] a, float[2,3] b) => (float[0,3] y) { y = Add(a, b) })";
+  return {
+      {"IncompatibleCheck", text(incompatible), kCheck, 1, "[2,3]", Stream::kStdout},
+      {"IncompatibleRun", text(incompatible), kRun, 2, "[2,3]"},
+      {"IncompatibleOpt", text(incompatible), With(kOpt, {"--target", "none"}), 2, "[4]"},
+      {"ZeroVersusTwoCheck", text(zero_bad), kCheck, 1, "[0,3]", Stream::kStdout},
+      {"ZeroVersusTwoRun", text(zero_bad), kRun, 2, "[0,3]"},
+      // Valid edge cases: accepted everywhere (the write goes to out/res, checked below).
+      {"Rank12Check", text(rank12), kCheck, 0, "", Stream::kStdout},
+      {"Rank12Run", text(rank12), {"run", "{in}m.onnx"}, 0, "[2,1,1,1,1,1,1,1,1,1,2,3]",
+       Stream::kStdout},
+      {"Rank0VersusOneRun", text(rank0), {"run", "{in}m.onnx"}, 0, "[1]", Stream::kStdout},
+      {"ZeroSizeRun", text(zero_ok), {"run", "{in}m.onnx"}, 0, "[0,3]", Stream::kStdout},
+  };
+}
+
+std::vector<Row> IoFaults() {
+  auto good = [](Env& env) { WriteFile(env.in("m.onnx"), Bytes(Text(kAdd))); };
+  return {
+      {"OutputDirectoryMissing", good, {"opt", "{in}m.onnx", "-o", "{out}nope/o.onnx"}, 4,
+       "does not exist"},
+      {"OutputDirectoryReadOnly",
+       [good](Env& env) {
+         good(env);
+         if (!env.MakeReadOnly(env.out())) GTEST_SKIP() << "cannot make a read-only directory";
+       },
+       kOpt, 4, "o.onnx"},
+      {"OutputDirectoryInSysfs", good, {"opt", "{in}m.onnx", "-o", "/sys/kernel/o.onnx"}, 4,
+       "/sys/kernel/o.onnx"},
+      {"OutputIsADirectory", [good](Env& env) {
+         good(env);
+         fs::create_directories(env.out("o.onnx"));
+       },
+       kOpt, 4, "is a directory"},
+      {"OutputIsInputThroughSymlink", [good](Env& env) {
+         good(env);
+         fs::create_symlink(env.in("m.onnx"), env.out("o.onnx"));
+       },
+       kOpt, 4, "is the input model"},
+      {"OutputIsInputThroughDotDot", good, {"opt", "{in}m.onnx", "-o", "{out}../in/m.onnx"}, 4,
+       "is the input model"},
+      {"OutputIsInputThroughHardLink", [good](Env& env) {
+         good(env);
+         fs::create_hard_link(env.in("m.onnx"), env.out("o.onnx"));
+       },
+       kOpt, 4, "is the input model"},
+      {"OutputIsASymlinkElsewhere", [good](Env& env) {
+         good(env);
+         WriteFile(env.outside("victim"), "precious");
+         fs::create_symlink(env.outside("victim"), env.out("o.onnx"));
+       },
+       kOpt, 4, "symlink"},
+      {"OutputDataFileIsASymlink", [good](Env& env) {
+         WriteFile(env.in("m.onnx"), Bytes(WithInitializer([](onnx::TensorProto* t) {
+                     for (int i = 0; i < 600; ++i) t->add_float_data(0);
+                     t->set_dims(0, 202);
+                   })));
+         WriteFile(env.outside("victim"), "precious");
+         fs::create_symlink(env.outside("victim"), env.out("o.onnx.data"));
+       },
+       With(kOpt, {"--external-data"}), 4, "symlink"},
+      {"CheckAnnotateOutputMissingDirectory", good,
+       {"check", "{in}m.onnx", "--annotate", "-o", "{out}nope/o.onnx"}, 4, "does not exist"},
+      {"CheckJsonIntoMissingDirectory", good,
+       {"check", "{in}m.onnx", "--json", "{out}nope/r.json"}, 4, "r.json"},
+      {"OptReportIntoMissingDirectory", good,
+       With(kOpt, {"--report", "{out}nope/r.json", "--target", "none"}), 4, "r.json"},
+      {"RunOutputDirIsAFile", [good](Env& env) {
+         good(env);
+         WriteFile(env.out("res"), "a file");
+       },
+       kRun, 4, "res"},
+  };
+}
+
+std::vector<Row> RunAllocationLimits() {
+  auto bomb = [](const char* body) { return Model([body] { return Bomb(body); }); };
+  return {
+      {"ConstantOfShape",
+       bomb("s = Constant<value = int64[3] {100000, 100000, 100000}>()  y = ConstantOfShape(s)"),
+       kRun, 2, "more than the limit"},
+      {"Expand",
+       bomb("s = Constant<value = int64[3] {100000, 100000, 2}>()  y = Expand(x, s)"), kRun, 2,
+       "more than the limit"},
+      {"Tile", bomb("r = Constant<value = int64[1] {4000000000000}>()  y = Tile(x, r)"), kRun, 2,
+       "more than the limit"},
+      {"Range",
+       bomb("a = Constant<value = float {0}>()  b = Constant<value = float {1e18}>()"
+            "  d = Constant<value = float {1}>()  y = Range(a, b, d)"),
+       kRun, 2, "range of 1e+18 elements"},
+      {"RangeInt64",
+       bomb("a = Constant<value = int64 {-9223372036854775807}>()"
+            "  b = Constant<value = int64 {9223372036854775807}>()"
+            "  d = Constant<value = int64 {1}>()  r = Range(a, b, d)  y = Cast<to = 1>(r)"),
+       kRun, 2, "range of more than 4294967296 elements"},
+      {"ResizeScales",
+       bomb("e = Constant<value = float[0] {}>()  s = Constant<value = float[1] {1e12}>()"
+            "  y = Resize(x, e, s)"),
+       kRun, 2, "too large"},
+      {"ResizeSizes",
+       bomb("e = Constant<value = float[0] {}>()  s = Constant<value = int64[1] {5000000000000}>()"
+            "  y = Resize(x, e, e, s)"),
+       kRun, 2, "output [5000000000000] too large"},
+      {"Pad", bomb("p = Constant<value = int64[2] {0, 5000000000000}>()  y = Pad(x, p)"), kRun, 2,
+       "more than the limit"},
+      {"OneHot",
+       bomb("i = Constant<value = int64[1] {0}>()  d = Constant<value = int64 {5000000000000}>()"
+            "  v = Constant<value = float[2] {0, 1}>()  y = OneHot(i, d, v)"),
+       kRun, 2, "more than the limit"},
+      {"Reshape", bomb("s = Constant<value = int64[2] {4000000000, 4000000000}>()  y = Reshape(x, s)"),
+       kRun, 2, "shape overflows"},
+      {"ExpandPastGivenLimit",
+       bomb("s = Constant<value = int64[2] {5000, 2}>()  t = Expand(x, s)  y = Identity(t)"),
+       With(kRun, {"--max-tensor-elements", "9999"}), 2, "more than the limit of 9999"},
+  };
+}
+
+std::vector<Row> AllRows() {
+  std::vector<Row> all;
+  auto add = [&](const char* group, std::vector<Row> rows) {
+    for (Row& r : rows) {
+      r.name = absl::StrCat(group, "_", r.name);
+      all.push_back(std::move(r));
+    }
+  };
+  add("Protobuf", MalformedProtobuf());
+  add("Sizes", HostileSizes());
+  add("ExternalData", HostileExternalData());
+  add("Graph", GraphFaults());
+  add("Broadcast", BroadcastFaults());
+  add("Io", IoFaults());
+  add("RunLimit", RunAllocationLimits());
+  return all;
+}
+
+// gtest prints parameters on failure; the row's name is what identifies it.
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
+
+class Catalogue : public ::testing::TestWithParam<Row> {};
+
+TEST_P(Catalogue, RefusedCleanly) {
+  const Row& row = GetParam();
+  Env env;
+  row.build(env);
+  if (::testing::Test::IsSkipped()) return;
+  std::vector<std::string> args;
+  for (const std::string& a : row.args) {
+    args.push_back(absl::StrReplaceAll(
+        a, {{"{in}", env.in()}, {"{out}", env.out()}, {"{outside}", env.outside()}}));
+  }
+  const std::map<std::string, std::string> before = Snapshot(env.root());
+  const Result r = RunCli(args, env.scratch());
+
+  EXPECT_EQ(r.code, row.code) << "stdout: " << r.out << "\nstderr: " << r.err;
+  if (row.code == 0 || row.stream == Stream::kStdout) {
+    EXPECT_THAT(r.out, HasSubstr(row.message));
+    if (row.code == 0) EXPECT_EQ(r.err, "");
+  }
+  if (row.stream == Stream::kStderr && row.code != 0) {
+    // One line, naming what was refused (stdout may hold what the command did before it).
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(row.message));
+  }
+  // Nothing written, nothing left behind, nothing outside touched.
+  EXPECT_EQ(Snapshot(env.root()), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hostile, Catalogue, ::testing::ValuesIn(AllRows()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace onnx_bcast
