@@ -2,6 +2,7 @@
 #include "passes/pass_manager.h"
 
 #include <chrono>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "proto/onnx_checks.h"
@@ -67,12 +68,27 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
   }
   PassOptions pass_options = options.pass_options;
   pass_options.original_index = &original_index;
+  // A pass that changes nothing hands its analysis to the next one (see AnalysisCarry).
+  AnalysisCarry carry;
+  pass_options.carry = &carry;
   for (const PassInfo* info : pipeline) {
+    const onnx::GraphProto& g = model->proto.graph();
+    const auto size_before = std::make_tuple(g.node_size(), g.initializer_size(),
+                                             g.value_info_size(), model->proto.ir_version(),
+                                             proto::DefaultOpset(model->proto));
     PassRun run;
     run.pass = info->name;
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Belt and braces: a pass reporting a change, or one whose graph visibly changed, ends
+    // the carry whatever its context decided.
+    if (run.stats.changed() ||
+        size_before != std::make_tuple(g.node_size(), g.initializer_size(), g.value_info_size(),
+                                       model->proto.ir_version(),
+                                       proto::DefaultOpset(model->proto))) {
+      carry.valid = false;
+    }
     runs->push_back(std::move(run));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));
     if (Interface(model->proto.graph()) != interface) {

@@ -46,8 +46,33 @@ RewriteContext::RewriteContext(proto::Model* model, std::string pass, const Pass
                                PassStats* stats)
     : model_(model), pass_(std::move(pass)), options_(options), stats_(stats) {}
 
+RewriteContext::~RewriteContext() {
+  AnalysisCarry* carry = options_.carry;
+  if (carry == nullptr || graph_ == nullptr) return;
+  // Only the tables of a graph this pass left exactly as it found them are handed on.
+  const bool unchanged = !touched_ && stats_->log.size() == log_at_init_ &&
+                         stats_->nodes_inserted == 0 && stats_->nodes_removed == 0 &&
+                         stats_->initializers_rewritten == 0;
+  if (!unchanged) {
+    carry->valid = false;
+    return;
+  }
+  carry->shapes = std::move(shapes_);
+  carry->elems = std::move(elems_);
+  carry->valid = true;
+}
+
 absl::Status RewriteContext::Init() {
   opset_ = proto::DefaultOpset(model_->proto);
+  log_at_init_ = stats_->log.size();
+  if (options_.carry != nullptr && options_.carry->valid) {
+    // The previous pass analyzed this very graph and changed nothing.
+    shapes_ = std::move(options_.carry->shapes);
+    elems_ = std::move(options_.carry->elems);
+    options_.carry->valid = false;
+    graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
+    return absl::OkStatus();
+  }
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
   absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, shapes_only);
@@ -72,6 +97,7 @@ absl::Status RewriteContext::Init() {
 void RewriteContext::Commit() { graph_->Commit(); }
 
 void RewriteContext::SetOpset(int64_t opset) {
+  touched_ = true;
   proto::SetDefaultOpset(&model_->proto, opset);
   opset_ = opset;
 }
@@ -114,6 +140,7 @@ int32_t RewriteContext::ElemOf(const std::string& name) const {
 }
 
 void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape& shape) {
+  touched_ = true;
   shapes_[name] = shape;
   if (elem != 0) elems_[name] = elem;
   if (graph_->IsGraphInput(name) || graph_->IsGraphOutput(name)) return;
@@ -135,6 +162,7 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
 
 void RewriteContext::AllowInitializers() {
   if (model_->proto.ir_version() >= 4) return;
+  touched_ = true;
   // IR < 4 requires every initializer to be a graph input, and Constant before opset 9 holds
   // only floats; IR 4 only relaxes the former, so raising it changes no meaning.
   Rewrite r;
@@ -162,6 +190,7 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
   (void)anchor;
   AllowInitializers();
   graph_->AddInitializer(std::move(t));
+  touched_ = true;
   shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
   elems_[name] = onnx::TensorProto::INT64;
   int64_constants_[values] = name;
@@ -263,6 +292,7 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
 
 void RewriteContext::DropIfUnused(const std::string& name) {
   if (graph_->UseCount(name) > 0 || graph_->IsGraphInput(name)) return;
+  touched_ = true;
   if (graph_->Initializer(name) != nullptr) {
     graph_->RemoveInitializer(name);
     return;
@@ -411,6 +441,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       if (as_initializer) {
         AllowInitializers();
         graph_->AddInitializer(std::move(copy));
+        touched_ = true;
         shapes_[copy_name] = aligned;
         elems_[copy_name] = ElemOf(name);
       } else {
@@ -502,6 +533,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
         } else if (is_initializer) {
           AllowInitializers();
           graph_->AddInitializer(std::move(*folded));
+          touched_ = true;
           shapes_[new_name] = out;
           elems_[new_name] = ElemOf(name);
           graph_->SetInput(id, slot, new_name);

@@ -25,6 +25,10 @@ class RewriteContext {
  public:
   RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
                  PassStats* stats);
+  /// Hands the analysis on (options.carry) when the pass changed nothing.
+  ~RewriteContext();
+  RewriteContext(const RewriteContext&) = delete;
+  RewriteContext& operator=(const RewriteContext&) = delete;
 
   /// Runs the shape analysis and indexes the main graph. Call once, before anything else.
   absl::Status Init();
@@ -123,6 +127,10 @@ class RewriteContext {
   PassStats* stats_;
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
+  // Set by anything that edits the tables or the model's header: the tables then no longer
+  // describe the graph the pass started from and are not carried on.
+  bool touched_ = false;
+  size_t log_at_init_ = 0;
   std::unordered_map<std::string, bcast::Shape> shapes_;
   std::unordered_map<std::string, int32_t> elems_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
