@@ -25,7 +25,7 @@ class AlignRanks : public Pass {
       const onnx::NodeProto& n = g.node(id);
       auto rank = [&](int k) -> int64_t {
         if (k >= n.input_size() || n.input(k).empty()) return -1;
-        const bcast::Shape s = ctx.ShapeOf(n.input(k));
+        const bcast::Shape& s = ctx.ShapeOf(n.input(k));
         return s.rank_known ? s.rank() : -1;
       };
       if (op.multidirectional()) {

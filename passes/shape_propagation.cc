@@ -163,6 +163,8 @@ class Analyzer {
     // Types libonnx inferred for this graph's values (non-broadcasting ops rely on them); in
     // the fast path they are inferred node by node as the walk reaches them.
     std::unordered_map<std::string, ValueType> inferred;
+    // Fast path: the current node's inferred outputs, by output slot (no per-tensor map).
+    std::vector<std::optional<ValueType>> node_inferred;
     if (!fast) {
       for (const auto& vi : g->value_info()) inferred[vi.name()] = FromInferredType(vi.type());
       for (const auto& vi : g->output()) inferred[vi.name()] = FromInferredType(vi.type());
@@ -228,9 +230,19 @@ class Analyzer {
                   outputs[k].elem == 0;
         }
         for (const std::string& name : node->output()) need |= graph_outputs_.count(name) > 0;
-        if (need) InferNode(*node, *scope, &inferred);
+        node_inferred.clear();
+        if (need) InferNode(*node, *scope, &node_inferred);
         if (fast_failed_) return;
       }
+      auto find_inferred = [&](int k, const std::string& name) -> ValueType* {
+        if (fast) {
+          return k < static_cast<int>(node_inferred.size()) && node_inferred[k].has_value()
+                     ? &*node_inferred[k]
+                     : nullptr;
+        }
+        auto it = inferred.find(name);
+        return it == inferred.end() ? nullptr : &it->second;
+      };
       for (int k = 0; k < node->output_size(); ++k) {
         const std::string& name = node->output(k);
         if (name.empty()) continue;
@@ -238,11 +250,10 @@ class Analyzer {
         if (k < static_cast<int>(outputs.size()) && outputs[k].shape.rank_known) {
           v = std::move(outputs[k]);
           if (v.elem == 0) {
-            auto it = inferred.find(name);
-            if (it != inferred.end()) v.elem = it->second.elem;
+            if (const ValueType* in = find_inferred(k, name)) v.elem = in->elem;
           }
-        } else if (auto it = inferred.find(name); it != inferred.end()) {
-          v = fast ? std::move(it->second) : it->second;  // fast: each entry is read once
+        } else if (ValueType* in = find_inferred(k, name)) {
+          v = fast ? std::move(*in) : *in;  // fast: each entry is read once
         }
         scope->values.insert_or_assign(name, std::move(v));
       }
@@ -299,11 +310,11 @@ class Analyzer {
     }
   }
 
-  // Fast path: libonnx's view of `node`'s outputs, written into `inferred` (merged with declared
+  // Fast path: libonnx's view of `node`'s outputs, written into `inferred` by output slot (merged with declared
   // types the way libonnx merges them). Common shape-preserving ops are answered here; the
   // rest through the op schema's inference function.
   void InferNode(const onnx::NodeProto& node, const Scope& scope,
-                 std::unordered_map<std::string, ValueType>* inferred) {
+                 std::vector<std::optional<ValueType>>* inferred) {
     std::vector<onnx::TypeProto> out;
     const std::string& op = node.op_type();
     const int n_in = node.input_size();
@@ -373,7 +384,8 @@ class Analyzer {
         merged = type;
       }
       if (!merged.has_tensor_type()) full_types_[name] = merged;
-      (*inferred)[name] = FromInferredType(merged);
+      if (inferred->size() <= static_cast<size_t>(k)) inferred->resize(static_cast<size_t>(k) + 1);
+      (*inferred)[k] = FromInferredType(merged);
       if (graph_outputs_.count(name) > 0) merged_outputs_[name] = std::move(merged);
     }
   }
@@ -665,6 +677,8 @@ class Analyzer {
 
   static std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles,
                               const BroadcastResult& r) {
+    // Most nodes of a large model are fine: their (empty) message costs no allocation.
+    if (r.verdict == Verdict::kOk) return "";
     const std::string head = absl::StrCat(v.op, " '", v.node, "'");
     const std::string rule(std::string(bcast::RuleName(v.rule)));
     switch (r.verdict) {

@@ -26,20 +26,14 @@ const std::set<std::string>& KnownClasses() {
 
 // Symbols libonnx invents per inference run (unk__N) and the analysis's derived ones
 // (bcast(M,N)) do not identify an extent across tensors: they count as unknown dims.
-bcast::Shape Sanitized(const bcast::Shape& s) {
-  bcast::Shape out = s;
-  for (bcast::Dim& d : out.dims) {
-    if (d.is_symbol() &&
-        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
-      d = bcast::Dim::Unknown();
-    }
-  }
-  return out;
-}
-
-bool HasUnknownDim(const bcast::Shape& s) {
+// True when `s` has such a dim or an unknown one.
+bool Vague(const bcast::Shape& s) {
   for (const bcast::Dim& d : s.dims) {
     if (d.is_unknown()) return true;
+    if (d.is_symbol() &&
+        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
+      return true;
+    }
   }
   return false;
 }
@@ -245,18 +239,12 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
     for (const bcast::Shape& s : v.inputs) known &= s.rank_known;
     if (!known) continue;
     std::string cls = v.broadcast_class;
-    if (v.rule == bcast::RuleFamily::kNumpy) {
-      // Classes that depend on comparing dims are not decided by invented symbols.
-      std::vector<bcast::Shape> inputs;
-      bool vague = false;
-      for (const bcast::Shape& s : v.inputs) {
-        inputs.push_back(Sanitized(s));
-        vague |= HasUnknownDim(inputs.back());
-      }
-      const bcast::Shape output = Sanitized(v.output);
-      if (vague || HasUnknownDim(output)) {
-        if (cls == "bidirectional" || cls == "general") continue;
-      }
+    if (v.rule == bcast::RuleFamily::kNumpy && (cls == "bidirectional" || cls == "general")) {
+      // Classes that depend on comparing dims are not decided by invented symbols (checked
+      // in place: most nodes have other classes and need no sanitized copies).
+      bool vague = Vague(v.output);
+      for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
+      if (vague) continue;
     }
     if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
       cls = v.inputs[0] == v.inputs[1] ? "same" : "unidirectional";
