@@ -93,8 +93,12 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
       }
     }
   }
-  for (const auto& v : g.output()) {
-    if (!v.name().empty() && defined.count(v.name()) == 0) {
+  for (int k = 0; k < g.output_size(); ++k) {
+    const auto& v = g.output(k);
+    if (v.name().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": graph output ", k, " has no name"));
+    }
+    if (defined.count(v.name()) == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": graph output '", v.name(), "' is produced by no node"));
     }

@@ -209,7 +209,14 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       plan->nodes[last_use[slot]].free_after.push_back(static_cast<int>(slot));
     }
   }
-  for (const std::string& out : graph.outputs) plan->output_slots.push_back(plan->slot_of.at(out));
+  for (const std::string& out : graph.outputs) {
+    // An output nothing defines (an empty name included) is a malformed graph, not a crash.
+    auto it = plan->slot_of.find(out);
+    if (it == plan->slot_of.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("graph output '", out, "' is defined nowhere"));
+    }
+    plan->output_slots.push_back(it->second);
+  }
   return plan;
 }
 

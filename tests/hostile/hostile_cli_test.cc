@@ -532,6 +532,13 @@ std::vector<Row> GraphFaults() {
       {"DuplicateOutputRun", text(duplicate), kRun, 2, "'y'"},
       {"GraphOutputNothingProducesCheck", text(unproduced), kCheck, 2, "'z'"},
       {"GraphOutputNothingProducesRun", text(unproduced), kRun, 2, "'z'"},
+      // Found by fuzz_run: an unnamed graph output made the executor throw (abort).
+      {"UnnamedGraphOutputRun", Model([] {
+         onnx::ModelProto m = Text(kAdd);
+         m.mutable_graph()->mutable_output(0)->set_name("");
+         return m;
+       }),
+       kRun, 2, "graph output 0 has no name"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
