@@ -36,6 +36,11 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph)
     : graph_(graph), original_count_(graph->node_size()), dead_(graph->node_size(), false) {
   for (const auto& vi : graph_->input()) graph_inputs_.insert(vi.name());
   for (const auto& vi : graph_->output()) graph_outputs_.insert(vi.name());
+  // Sized once: rehashing these tables dominates building them on large graphs.
+  initializer_index_.reserve(static_cast<size_t>(graph_->initializer_size()));
+  producer_.reserve(static_cast<size_t>(original_count_));
+  consumers_.reserve(static_cast<size_t>(original_count_) +
+                     static_cast<size_t>(graph_->initializer_size()));
   for (int i = 0; i < graph_->initializer_size(); ++i) {
     initializer_index_[graph_->initializer(i).name()] = i;
   }
@@ -56,6 +61,10 @@ void GraphEditor::AddName(const std::string& name) {
 void GraphEditor::CollectAllNames() {
   // Built on first use: most passes on most models never need a fresh name.
   names_collected_ = true;
+  // Node names and outputs, initializers and value_info: sized once, not rehashed.
+  names_.reserve(2 * static_cast<size_t>(graph_->node_size()) +
+                 static_cast<size_t>(graph_->initializer_size()) +
+                 static_cast<size_t>(graph_->value_info_size()) + inserted_.size() * 2);
   CollectNames(*graph_, false);
   for (const auto& n : inserted_) {
     AddName(n->name());
