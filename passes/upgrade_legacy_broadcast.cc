@@ -122,8 +122,10 @@ class UpgradeLegacyBroadcast : public Pass {
     const std::optional<int64_t> axis = IntAttr(n, "axis");
     if (!broadcast || n.input_size() != 2) {
       // Equal shapes under both rules; the attributes only go.
-      const bool dropped =
-          RemoveAttr(g.mutable_node(id), "broadcast") | RemoveAttr(g.mutable_node(id), "axis");
+      // Both attributes go, so no short-circuit.
+      const bool dropped_broadcast = RemoveAttr(g.mutable_node(id), "broadcast");
+      const bool dropped_axis = RemoveAttr(g.mutable_node(id), "axis");
+      const bool dropped = dropped_broadcast || dropped_axis;
       if (dropped) {
         Rewrite r;
         r.action = "upgraded";

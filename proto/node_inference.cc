@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
+#include "proto/inference_guards.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -54,6 +55,7 @@ class Context : public onnx::InferenceContext {
 }  // namespace
 
 NodeInference::NodeInference(const onnx::ModelProto& model) {
+  InstallInferenceGuards();
   for (const auto& opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") {
       default_opset_ = static_cast<int>(opset.version());

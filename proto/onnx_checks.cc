@@ -1,6 +1,8 @@
 // libonnx's checker and shape inference behind absl::Status.
 #include "proto/onnx_checks.h"
 
+#include "proto/inference_guards.h"
+
 #include <exception>
 #include <memory>
 
@@ -9,6 +11,7 @@
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 #include "proto/external_data.h"
+#include "proto/inference_guards.h"
 #include "proto/tensor_util.h"
 
 namespace onnx_bcast::proto {
@@ -46,6 +49,7 @@ absl::Status CheckModel(const Model& model, bool full) {
     if (!status.ok()) return status;
   }
   const onnx::ModelProto& checked = stripped ? *stripped : model.proto;
+  InstallInferenceGuards();
   try {
     onnx::checker::check_model(checked);
     if (full) {
@@ -60,6 +64,7 @@ absl::Status CheckModel(const Model& model, bool full) {
 }
 
 absl::Status InferShapes(onnx::ModelProto* model, bool strict) {
+  InstallInferenceGuards();
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, strict ? 1 : 0);
     onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);

@@ -521,6 +521,9 @@ std::vector<Row> GraphFaults() {
     F (a) => (b) { b = local.G(a) }
     <domain: "local", opset_import: ["" : 17, "local" : 1]>
     G (a) => (b) { t = Relu(a)  b = local.F(t) })";
+  const char* conv_transpose_ranks = R"(
+    <ir_version: 6, opset_import: ["" : 11]>
+    g (float[1,3] X, float[1,2,3] W) => (float[1] Y) { Y = ConvTranspose(X, W) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
   return {
       {"CycleCheck", text(cycle), kCheck, 2, "cycle"},
@@ -539,6 +542,14 @@ std::vector<Row> GraphFaults() {
          return m;
        }),
        kRun, 2, "graph output 0 has no name"},
+      // Found by fuzz_check: libonnx 1.12's ConvTranspose inference read past W's dims when X
+      // has rank 2 and W rank 3 (segfault in check and opt); proto/inference_guards.cc.
+      {"ConvTransposeRankMismatchCheck", text(conv_transpose_ranks), kCheck, 0, "",
+       Stream::kStdout},
+      {"ConvTransposeRankMismatchOpt", text(conv_transpose_ranks),
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"ConvTransposeRankMismatchRun", text(conv_transpose_ranks), kRun, 2,
+       "must be [N, C, spatial...]"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
