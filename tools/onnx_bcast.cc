@@ -469,8 +469,10 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   }
   auto with_given = [&](rt::Feeds feeds) {
     for (const auto& [name, value] : given) {
+      // A structured binding cannot be captured by clang 14: capture a plain reference.
+      const std::string& wanted = name;
       auto it = std::find_if(feeds.begin(), feeds.end(),
-                             [&](const auto& f) { return f.first == name; });
+                             [&wanted](const auto& f) { return f.first == wanted; });
       if (it != feeds.end()) {
         it->second = value;
       } else {
