@@ -37,6 +37,7 @@ for h in $harnesses; do
   mkdir -p "$out/$h/corpus" "$out/$h/artifacts"
   n=$(ls "$out/$h"/chunk-*.log 2>/dev/null | wc -l)
   while [ "$(execs_of "$h")" -lt "$target" ]; do
+    before=$(execs_of "$h")
     n=$((n + 1))
     log="$out/$h/chunk-$n.log"
     start=$(date +%s)
@@ -45,6 +46,11 @@ for h in $harnesses; do
       "$out/$h/corpus" "$src/corpus/$h" > "$log" 2>&1
     echo "#campaign-seconds $(( $(date +%s) - start ))" >> "$log"
     summary
+    # A chunk that executed nothing (missing binary, unwritable folder) would loop for ever.
+    if [ "$(execs_of "$h")" -le "$before" ]; then
+      echo "campaign: fuzz_$h made no progress, see $log" >&2
+      exit 1
+    fi
     # A harness that keeps crashing needs a fix, not more CPU.
     if [ "$(ls "$out/$h/artifacts" | wc -l)" -ge 20 ]; then break; fi
   done
