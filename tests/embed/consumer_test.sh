@@ -41,8 +41,10 @@ fi
 "$cmake" --build "$scratch/converter" -j2 >"$scratch/build.log" 2>&1 ||
   { cat "$scratch/build.log"; fail "build"; }
 converter=$scratch/converter/converter
-ldd "$converter" | grep -q "$prefix/.*libonnx_bcast.so" ||
-  { ldd "$converter"; fail "converter does not load the installed libonnx_bcast.so"; }
+# Capture first: with pipefail, `ldd | grep -q` fails when grep exits early and ldd gets SIGPIPE.
+deps=$(ldd "$converter")
+grep -q "$prefix/.*libonnx_bcast.so" <<<"$deps" ||
+  { echo "$deps"; fail "converter does not load the installed libonnx_bcast.so"; }
 
 # (c) Run it: a good model is checked, rewritten for ncnn, verified and written.
 "$converter" "$src/models/cnn_block.onnx" ncnn "$scratch/cnn_ncnn.onnx" >"$scratch/good.out" 2>&1 ||
