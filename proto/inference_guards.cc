@@ -1,6 +1,9 @@
-// See inference_guards.h. Why our own code: libonnx 1.12's convTransposeShapeInference takes the
-// number of spatial dims from X and then reads W's dims and the attribute lists at those
-// indices without checking their lengths (X of rank 2 with W of rank 3 segfaults).
+// See inference_guards.h. Why our own code: libonnx 1.12's inference functions trust what the
+// checker would have verified (found by fuzz_check): convTransposeShapeInference takes the number
+// of spatial dims from X and reads W's dims and the attribute lists at those indices unchecked
+// (X of rank 2 with W of rank 3 segfaults); Gemm reads dim 1 of a rank-1 A or B; Scan-9
+// dereferences a missing num_scan_inputs. Every schema gets the arity/attribute check, a few ops
+// a specific one.
 #include "proto/inference_guards.h"
 
 #include <mutex>
@@ -55,18 +58,74 @@ void CheckConvTransposeInputs(onnx::InferenceContext& ctx) {
   CheckListLength(ctx, "pads", 2 * spatial, spatial);
 }
 
-void Guard(const char* op, int since_version, void (*check)(onnx::InferenceContext&)) {
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, since_version, "");
-  if (schema == nullptr || schema->SinceVersion() != since_version ||
+// What onnx::checker would refuse and inference functions take for granted (Scan-9 dereferences
+// its required num_scan_inputs unchecked): arity within the schema's bounds, every required
+// attribute present, and a present attribute of the declared type. libonnx's own
+// OpSchema::Verify needs the NodeProto, which an InferenceContext does not expose.
+void CheckAgainstSchema(const onnx::OpSchema& schema, onnx::InferenceContext& ctx) {
+  const int inputs = static_cast<int>(ctx.getNumInputs());
+  const int outputs = static_cast<int>(ctx.getNumOutputs());
+  if (inputs < schema.min_input() || inputs > schema.max_input()) {
+    fail_shape_inference(schema.Name(), ": ", inputs, " inputs, the schema allows ",
+                         schema.min_input(), " to ", schema.max_input());
+  }
+  if (outputs < schema.min_output() || outputs > schema.max_output()) {
+    fail_shape_inference(schema.Name(), ": ", outputs, " outputs, the schema allows ",
+                         schema.min_output(), " to ", schema.max_output());
+  }
+  for (const auto& [name, attr] : schema.attributes()) {
+    const onnx::AttributeProto* given = ctx.getAttribute(name);
+    if (given == nullptr) {
+      if (attr.required) {
+        fail_shape_inference(schema.Name(), ": required attribute '", name, "' is missing");
+      }
+      continue;
+    }
+    if (given->type() != onnx::AttributeProto::UNDEFINED && given->type() != attr.type) {
+      fail_shape_inference(schema.Name(), ": attribute '", name, "' has type ",
+                           static_cast<int>(given->type()), ", the schema declares ",
+                           static_cast<int>(attr.type));
+    }
+  }
+}
+
+// Gemm (every version) reads dims 0 and 1 of A and B without checking their rank.
+void CheckGemmInputs(onnx::InferenceContext& ctx) {
+  for (size_t i : {0, 1}) {
+    const int rank = KnownRank(ctx, i);
+    if (rank >= 0 && rank != 2) {
+      fail_shape_inference("Gemm: input ", i == 0 ? "A" : "B", " has rank ", rank,
+                           ", expected 2");
+    }
+  }
+}
+
+using OpCheck = void (*)(onnx::InferenceContext&);
+
+// Op-specific checks, run after the schema check (any version of the op).
+OpCheck SpecificCheck(const std::string& op, const std::string& domain) {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  if (op == "ConvTranspose") return CheckConvTransposeInputs;
+  if (op == "Gemm") return CheckGemmInputs;
+  return nullptr;
+}
+
+void Guard(const onnx::OpSchema& copy) {
+  // The history lists copies; the registry's own schema is the one inference calls.
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(copy.Name(), copy.SinceVersion(), copy.domain());
+  if (schema == nullptr || schema->SinceVersion() != copy.SinceVersion() ||
       !schema->has_type_and_shape_inference_function()) {
     return;
   }
   onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+  const OpCheck specific = SpecificCheck(schema->Name(), schema->domain());
   // The registry hands out const schemas, but they live in its own mutable map; setting the
   // inference function is the documented way to define one.
   const_cast<onnx::OpSchema*>(schema)->TypeAndShapeInferenceFunction(
-      [check, original = std::move(original)](onnx::InferenceContext& ctx) {
-        check(ctx);
+      [schema, specific, original = std::move(original)](onnx::InferenceContext& ctx) {
+        CheckAgainstSchema(*schema, ctx);
+        if (specific != nullptr) specific(ctx);
         original(ctx);
       });
 }
@@ -76,7 +135,9 @@ void Guard(const char* op, int since_version, void (*check)(onnx::InferenceConte
 void InstallInferenceGuards() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int version : {1, 11}) Guard("ConvTranspose", version, CheckConvTransposeInputs);
+    for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+      Guard(schema);
+    }
   });
 }
 

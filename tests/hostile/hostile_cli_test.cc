@@ -524,7 +524,23 @@ std::vector<Row> GraphFaults() {
   const char* conv_transpose_ranks = R"(
     <ir_version: 6, opset_import: ["" : 11]>
     g (float[1,3] X, float[1,2,3] W) => (float[1] Y) { Y = ConvTranspose(X, W) })";
+  const char* gemm_rank1 = R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[2,3] A, float[4] B, float[4] C) => (float[2,4] Y) { Y = Gemm(A, B, C) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
+  // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
+  auto scan_without_count = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 4, opset_import: ["" : 9]>
+      g (float[2] init, float[3,2] x) => (float[2] y, float[3,2] z) {
+        y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
+            float[2] c) { o = Add(s, n)  c = Identity(o) }> (init, x)
+      })");
+    for (auto& attr : *m.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+      if (attr.name() == "num_scan_inputs") attr.set_name("num_scan_inputz");
+    }
+    return m;
+  });
   return {
       {"CycleCheck", text(cycle), kCheck, 2, "cycle"},
       {"CycleRun", text(cycle), kRun, 2, "cycle"},
@@ -550,6 +566,16 @@ std::vector<Row> GraphFaults() {
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ConvTransposeRankMismatchRun", text(conv_transpose_ranks), kRun, 2,
        "must be [N, C, spatial...]"},
+      // Found by fuzz_check: libonnx 1.12's Gemm inference read dim 1 of a rank-1 B, Scan-9's
+      // dereferenced a missing num_scan_inputs (segfaults in check and opt).
+      {"GemmRank1Check", text(gemm_rank1), kCheck, 0, "", Stream::kStdout},
+      {"GemmRank1Opt", text(gemm_rank1),
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"GemmRank1Run", text(gemm_rank1), kRun, 2, "must be 2-D"},
+      {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
+      {"ScanWithoutNumScanInputsOpt", scan_without_count,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"ScanWithoutNumScanInputsRun", scan_without_count, kRun, 2, "num_scan_inputs"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
