@@ -89,19 +89,14 @@ absl::Status Named(const proto::Model& model, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
 }
 
-Verdict ToVerdict(bcast::Verdict v) {
-  switch (v) {
-    case bcast::Verdict::kOk:
-      return Verdict::kProven;
-    case bcast::Verdict::kError:
-      return Verdict::kError;
-    case bcast::Verdict::kConditional:
-      return Verdict::kConditional;
-    case bcast::Verdict::kUnknown:
-      break;
-  }
-  return Verdict::kUnknown;
-}
+// The public enum mirrors the rule library's one value for value (kProven is its kOk), so the
+// two convert by a cast; the asserts keep them in step.
+static_assert(static_cast<int>(Verdict::kProven) == static_cast<int>(bcast::Verdict::kOk));
+static_assert(static_cast<int>(Verdict::kError) == static_cast<int>(bcast::Verdict::kError));
+static_assert(static_cast<int>(Verdict::kConditional) ==
+              static_cast<int>(bcast::Verdict::kConditional));
+static_assert(static_cast<int>(Verdict::kUnknown) == static_cast<int>(bcast::Verdict::kUnknown));
+Verdict ToVerdict(bcast::Verdict v) { return static_cast<Verdict>(static_cast<int>(v)); }
 
 CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, bool lint) {
   CheckResult out;
@@ -236,6 +231,24 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   return out;
 }
 
+// Both enums carry onnx::TensorProto::DataType numbers; the public one lists the types the
+// executor runs. The asserts keep the two in step.
+#define BCAST_SAME_DTYPE(pub, rt_name)                                                  \
+  static_assert(static_cast<int32_t>(DataType::pub) == static_cast<int32_t>(rt::DType::rt_name))
+BCAST_SAME_DTYPE(kFloat, kFloat32);
+BCAST_SAME_DTYPE(kUInt8, kUInt8);
+BCAST_SAME_DTYPE(kInt8, kInt8);
+BCAST_SAME_DTYPE(kUInt16, kUInt16);
+BCAST_SAME_DTYPE(kInt16, kInt16);
+BCAST_SAME_DTYPE(kInt32, kInt32);
+BCAST_SAME_DTYPE(kInt64, kInt64);
+BCAST_SAME_DTYPE(kBool, kBool);
+BCAST_SAME_DTYPE(kFloat16, kFloat16);
+BCAST_SAME_DTYPE(kDouble, kFloat64);
+BCAST_SAME_DTYPE(kUInt32, kUInt32);
+BCAST_SAME_DTYPE(kUInt64, kUInt64);
+BCAST_SAME_DTYPE(kBFloat16, kBFloat16);
+#undef BCAST_SAME_DTYPE
 DataType ToDataType(rt::DType d) { return static_cast<DataType>(static_cast<int32_t>(d)); }
 rt::DType ToDType(DataType d) { return static_cast<rt::DType>(static_cast<int32_t>(d)); }
 
@@ -492,17 +505,8 @@ absl::Status SaveModel(const onnx::ModelProto& model, const std::string& path,
 // --- Check -----------------------------------------------------------------------------------
 
 const char* VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kProven:
-      return "ok";
-    case Verdict::kError:
-      return "error";
-    case Verdict::kConditional:
-      return "conditional";
-    case Verdict::kUnknown:
-      break;
-  }
-  return "unknown";
+  // The rule library's names are string literals, so data() is NUL-terminated.
+  return bcast::VerdictName(static_cast<bcast::Verdict>(static_cast<int>(verdict))).data();
 }
 
 int64_t CheckResult::Count(Verdict verdict) const {

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
 namespace {
@@ -21,36 +22,13 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = test_support::CliResult;
 
 // Runs the CLI with `args` (no shell), capturing stdout and stderr.
 Result RunCli(const std::vector<std::string>& args) {
   const std::string dir = fs::temp_directory_path() / ("bcast_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string out_path = dir + "/out", err_path = dir + "/err";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::freopen(out_path.c_str(), "w", stdout);
-    std::freopen(err_path.c_str(), "w", stderr);
-    std::vector<char*> argv;
-    std::string bin = BCAST_CLI;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream o(out_path), e(err_path);
-  r.out.assign(std::istreambuf_iterator<char>(o), {});
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  Result r = test_support::RunCliIn(BCAST_CLI, args, dir);
   fs::remove_all(dir);
   return r;
 }

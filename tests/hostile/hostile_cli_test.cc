@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
 namespace {
@@ -34,40 +35,12 @@ using ::testing::HasSubstr;
 // ---------------------------------------------------------------------------------------------
 // Running the CLI and watching the directory.
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using Result = test_support::CliResult;
+using test_support::ReadAll;
 
 // Runs the CLI with `args` (no shell); stdout and stderr go to files outside the watched tree.
 Result RunCli(const std::vector<std::string>& args, const std::string& scratch) {
-  const std::string out_path = scratch + "/stdout", err_path = scratch + "/stderr";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (std::freopen(out_path.c_str(), "w", stdout) == nullptr ||
-        std::freopen(err_path.c_str(), "w", stderr) == nullptr) {
-      ::_exit(126);
-    }
-    std::vector<std::string> copy = args;
-    std::string bin = BCAST_CLI;
-    std::vector<char*> argv = {bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadAll(out_path);
-  r.err = ReadAll(err_path);
-  return r;
+  return test_support::RunCliIn(BCAST_CLI, args, scratch);
 }
 
 // Everything observable about a tree without following links: path, kind, size, mode,

@@ -32,44 +32,24 @@
 #include "gtest/gtest.h"
 #include "proto/external_data.h"
 #include "proto/model_io.h"
+#include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test_support::ReadAll;
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 pid_t Spawn(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (std::freopen("/dev/null", "w", stdout) == nullptr ||
-        std::freopen("/dev/null", "w", stderr) == nullptr) {
-      ::_exit(126);
-    }
-    std::vector<std::string> copy = args;
-    std::string bin = BCAST_CLI;
-    std::vector<char*> argv = {bin.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return test_support::SpawnCli(BCAST_CLI, args, "/dev/null", "/dev/null");
 }
 
-int Wait(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+int Wait(pid_t pid) { return test_support::WaitExitCode(pid); }
 
 // A model of `tensors` initializers of `floats` floats each, summed; `salt` changes every value
 // so two models of the same shape differ in every payload byte.
