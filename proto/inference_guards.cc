@@ -1,11 +1,12 @@
 // See inference_guards.h. Why our own code: libonnx 1.12's inference functions trust what the
 // checker would have verified (found by fuzz_check): convTransposeShapeInference takes the number
 // of spatial dims from X and reads W's dims and the attribute lists at those indices unchecked
-// (X of rank 2 with W of rank 3 segfaults); Gemm reads dim 1 of a rank-1 A or B; Scan-9
+// (X of rank 2 with W of rank 3 segfaults); conv/pool inference divides by a zero stride; Gemm reads dim 1 of a rank-1 A or B; Scan-9
 // dereferences a missing num_scan_inputs. Every schema gets the arity/attribute check, a few ops
 // a specific one.
 #include "proto/inference_guards.h"
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -100,12 +101,33 @@ void CheckGemmInputs(onnx::InferenceContext& ctx) {
   }
 }
 
+// Conv/pool inference (convPoolShapeInference) divides by strides and multiplies by dilations
+// and kernel extents without checking them: a zero stride is a SIGFPE.
+void CheckPositiveLists(onnx::InferenceContext& ctx) {
+  for (const char* name : {"strides", "dilations", "kernel_shape"}) {
+    const onnx::AttributeProto* attr = ctx.getAttribute(name);
+    if (attr == nullptr) continue;
+    for (int64_t v : attr->ints()) {
+      if (v < 1) fail_shape_inference("attribute ", name, " has value ", v, ", expected >= 1");
+    }
+  }
+}
+
+void CheckConvTranspose(onnx::InferenceContext& ctx) {
+  CheckPositiveLists(ctx);
+  CheckConvTransposeInputs(ctx);
+}
+
 using OpCheck = void (*)(onnx::InferenceContext&);
 
 // Op-specific checks, run after the schema check (any version of the op).
 OpCheck SpecificCheck(const std::string& op, const std::string& domain) {
   if (!domain.empty() && domain != "ai.onnx") return nullptr;
-  if (op == "ConvTranspose") return CheckConvTransposeInputs;
+  if (op == "ConvTranspose") return CheckConvTranspose;
+  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "AveragePool" ||
+      op == "MaxPool" || op == "LpPool" || op == "MaxUnpool") {
+    return CheckPositiveLists;
+  }
   if (op == "Gemm") return CheckGemmInputs;
   return nullptr;
 }

@@ -500,6 +500,11 @@ std::vector<Row> GraphFaults() {
   const char* gemm_rank1 = R"(
     <ir_version: 3, opset_import: ["" : 6]>
     g (float[2,3] A, float[4] B, float[4] C) => (float[2,4] Y) { Y = Gemm(A, B, C) })";
+  const char* conv_zero_stride = R"(
+    <ir_version: 7, opset_import: ["" : 11]>
+    g (float[1,1,6,6] X, float[1,1,3,3] W) => (float[1,1,4,6] Y) {
+      Y = Conv <strides = [0, 1]> (X, W)
+    })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
   // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
   auto scan_without_count = Model([] {
@@ -545,6 +550,11 @@ std::vector<Row> GraphFaults() {
       {"GemmRank1Opt", text(gemm_rank1),
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"GemmRank1Run", text(gemm_rank1), kRun, 2, "must be 2-D"},
+      // Found by fuzz_check: conv/pool inference divided by a zero stride (SIGFPE).
+      {"ConvZeroStrideCheck", text(conv_zero_stride), kCheck, 0, "", Stream::kStdout},
+      {"ConvZeroStrideOpt", text(conv_zero_stride),
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"ConvZeroStrideRun", text(conv_zero_stride), kRun, 2, "must be positive"},
       {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsOpt", scan_without_count,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
