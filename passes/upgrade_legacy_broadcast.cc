@@ -97,7 +97,10 @@ class UpgradeLegacyBroadcast : public Pass {
       r.detail = absl::StrCat("default-domain opset ", opset, " -> ", kNumpyOpset);
     } else {
       absl::StatusOr<onnx::ModelProto> converted =
-          proto::ConvertDefaultOpset(model->proto, kNumpyOpset);
+          proto::ConvertDefaultOpset(*model, kNumpyOpset);
+      if (!converted.ok() && absl::IsInvalidArgument(converted.status())) {
+        return converted.status();  // an invalid model (exit 2), not a missing feature
+      }
       if (!converted.ok()) {
         return absl::UnimplementedError(absl::StrCat(
             "ops ", absl::StrJoin(others, ", "), " change between opset ", opset, " and ",

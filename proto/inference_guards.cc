@@ -1,7 +1,7 @@
 // See inference_guards.h. Why our own code: libonnx 1.12's inference functions trust what the
 // checker would have verified (found by fuzz_check): convTransposeShapeInference takes the number
 // of spatial dims from X and reads W's dims and the attribute lists at those indices unchecked
-// (X of rank 2 with W of rank 3 segfaults); conv/pool inference divides by a zero stride; Gemm reads dim 1 of a rank-1 A or B; Scan-9
+// (X of rank 2 with W of rank 3 segfaults); conv/pool inference divides by a zero stride; LayerNormalization indexes a shapeless X; Gemm reads dim 1 of a rank-1 A or B; Scan-9
 // dereferences a missing num_scan_inputs. Every schema gets the arity/attribute check, a few ops
 // a specific one.
 #include "proto/inference_guards.h"
@@ -118,6 +118,23 @@ void CheckConvTranspose(onnx::InferenceContext& ctx) {
   CheckConvTransposeInputs(ctx);
 }
 
+// LayerNormalization-17 shapes Mean and InvStdDev by indexing X's dims at `axis` unchecked: X
+// without a shape (or an axis outside its rank) segfaults.
+void CheckLayerNormalization(onnx::InferenceContext& ctx) {
+  const int rank = KnownRank(ctx, 0);
+  if (rank < 0) {
+    if (ctx.getNumOutputs() > 1) {
+      fail_shape_inference("LayerNormalization: X has no shape; Mean and InvStdDev need its rank");
+    }
+    return;
+  }
+  const onnx::AttributeProto* attr = ctx.getAttribute("axis");
+  const int64_t axis = attr != nullptr ? attr->i() : -1;
+  if (axis < -rank || axis >= rank) {
+    fail_shape_inference("LayerNormalization: axis ", axis, " is outside X's rank ", rank);
+  }
+}
+
 using OpCheck = void (*)(onnx::InferenceContext&);
 
 // Op-specific checks, run after the schema check (any version of the op).
@@ -129,6 +146,7 @@ OpCheck SpecificCheck(const std::string& op, const std::string& domain) {
     return CheckPositiveLists;
   }
   if (op == "Gemm") return CheckGemmInputs;
+  if (op == "LayerNormalization") return CheckLayerNormalization;
   return nullptr;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
+#include "proto/onnx_checks.h"
 #include "onnx/version_converter/convert.h"
 
 namespace onnx_bcast::proto {
@@ -63,9 +64,14 @@ std::vector<std::string> OpsChangedBetween(const onnx::ModelProto& model, int64_
   return changed;
 }
 
-absl::StatusOr<onnx::ModelProto> ConvertDefaultOpset(const onnx::ModelProto& model, int64_t to) {
+absl::StatusOr<onnx::ModelProto> ConvertDefaultOpset(const Model& model, int64_t to) {
+  if (absl::Status s = CheckModel(model, /*full=*/false); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the version converter needs a model the onnx checker accepts: ",
+                     s.message()));
+  }
   try {
-    return onnx::version_conversion::ConvertVersion(model, static_cast<int>(to));
+    return onnx::version_conversion::ConvertVersion(model.proto, static_cast<int>(to));
   } catch (const std::exception& e) {
     std::string msg = e.what();
     for (char& c : msg) {

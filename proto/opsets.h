@@ -9,6 +9,8 @@
 #include "absl/status/statusor.h"
 #include "proto/onnx.h"
 
+#include "proto/model_io.h"
+
 namespace onnx_bcast::proto {
 
 /// The model's default-domain ("" or "ai.onnx") opset, or 0 when none is imported.
@@ -25,7 +27,9 @@ int64_t SchemaSinceVersion(const std::string& op_type, int64_t opset);
 std::vector<std::string> OpsChangedBetween(const onnx::ModelProto& model, int64_t from, int64_t to);
 
 /// libonnx's version converter (ConvertVersion) to `to`; its exceptions become
-/// UnimplementedError with libonnx's message.
-absl::StatusOr<onnx::ModelProto> ConvertDefaultOpset(const onnx::ModelProto& model, int64_t to);
+/// UnimplementedError with libonnx's message. The model must first pass libonnx's structural
+/// checker (InvalidArgument otherwise): the converter's adapters index node inputs unchecked
+/// (an opset-6 Add without inputs segfaults it; found by fuzz_opt).
+absl::StatusOr<onnx::ModelProto> ConvertDefaultOpset(const Model& model, int64_t to);
 
 }  // namespace onnx_bcast::proto

@@ -505,6 +505,16 @@ std::vector<Row> GraphFaults() {
     g (float[1,1,6,6] X, float[1,1,3,3] W) => (float[1,1,4,6] Y) {
       Y = Conv <strides = [0, 1]> (X, W)
     })";
+  const char* layer_norm_shapeless = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float X, float[5] W, float[5] B) => (float[2,5] Y, float M, float I) {
+      Y, M, I = LayerNormalization(X, W, B)
+    })";
+  // An opset-6 model the version converter must handle (Dropout changes at 7) holding an Add
+  // without inputs.
+  const char* converter_bad_node = R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[1] x) => (float[1] z) { y = Add()  z = Dropout(x) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
   // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
   auto scan_without_count = Model([] {
@@ -555,6 +565,14 @@ std::vector<Row> GraphFaults() {
       {"ConvZeroStrideOpt", text(conv_zero_stride),
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ConvZeroStrideRun", text(conv_zero_stride), kRun, 2, "must be positive"},
+      // Found by fuzz_opt: LayerNormalization-17 inference indexed a shapeless X (segfault);
+      // libonnx's version converter indexed the inputs of an Add that has none (segfault), now
+      // refused by the checker first.
+      {"LayerNormShapelessXCheck", text(layer_norm_shapeless), kCheck, 0, "", Stream::kStdout},
+      {"LayerNormShapelessXOpt", text(layer_norm_shapeless),
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"VersionConverterBadNodeOpt", text(converter_bad_node),
+       {"opt", "{in}m.onnx", "-o", "{out}o.onnx", "--target", "none"}, 2, "input size 0"},
       {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsOpt", scan_without_count,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
