@@ -207,6 +207,20 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
   return std::make_pair(std::move(states), std::move(scans));
 }
 
+// The body takes the N states then the M scan slices, and returns the N states then the scan
+// outputs (found by fuzz_run: a body with fewer outputs than states made the count negative).
+absl::Status CheckScanBody(OpContext& ctx, const Graph& body, int n, int m) {
+  if (static_cast<int>(body.inputs.size()) != n + m) {
+    return ctx.Error(absl::StrCat("body has ", body.inputs.size(), " inputs, expected ", n + m,
+                                  " (", n, " states and ", m, " scan inputs)"));
+  }
+  if (static_cast<int>(body.outputs.size()) < n) {
+    return ctx.Error(absl::StrCat("body has ", body.outputs.size(), " outputs, fewer than the ", n,
+                                  " states"));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<int64_t> Padded(std::vector<int64_t> v, size_t n) {
   v.resize(std::max(v.size(), n), 0);
   return v;
@@ -218,6 +232,7 @@ absl::Status RunScan9(OpContext& ctx) {
   const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
   const int n = ctx.num_inputs() - m;
   if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
+  if (absl::Status s = CheckScanBody(ctx, **body, n, m); !s.ok()) return s;
   std::vector<Value> states;
   for (int i = 0; i < n; ++i) {
     const Value* v = ctx.input_value(i);
@@ -259,6 +274,7 @@ absl::Status RunScan8(OpContext& ctx) {
   const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
   const int n = ctx.num_inputs() - 1 - m;
   if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
+  if (absl::Status s = CheckScanBody(ctx, **body, n, m); !s.ok()) return s;
   const int num_scan_out = static_cast<int>((*body)->outputs.size()) - n;
   std::vector<const Tensor*> all;
   int64_t batch = -1;

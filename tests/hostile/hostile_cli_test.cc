@@ -517,15 +517,27 @@ std::vector<Row> GraphFaults() {
     g (float[1] x) => (float[1] z) { y = Add()  z = Dropout(x) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
   // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
-  auto scan_without_count = Model([] {
-    onnx::ModelProto m = Text(R"(
+  auto scan_model = [] {
+    return Text(R"(
       <ir_version: 4, opset_import: ["" : 9]>
       g (float[2] init, float[3,2] x) => (float[2] y, float[3,2] z) {
         y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
             float[2] c) { o = Add(s, n)  c = Identity(o) }> (init, x)
       })");
+  };
+  auto scan_without_count = Model([scan_model] {
+    onnx::ModelProto m = scan_model();
     for (auto& attr : *m.mutable_graph()->mutable_node(0)->mutable_attribute()) {
       if (attr.name() == "num_scan_inputs") attr.set_name("num_scan_inputz");
+    }
+    return m;
+  });
+  // Found by fuzz_run: a Scan body with fewer outputs than states made the scan-output count
+  // negative (std::length_error, abort).
+  auto scan_empty_body = Model([scan_model] {
+    onnx::ModelProto m = scan_model();
+    for (auto& attr : *m.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+      if (attr.name() == "body") attr.mutable_g()->Clear();
     }
     return m;
   });
@@ -577,6 +589,7 @@ std::vector<Row> GraphFaults() {
       {"ScanWithoutNumScanInputsOpt", scan_without_count,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsRun", scan_without_count, kRun, 2, "num_scan_inputs"},
+      {"ScanEmptyBodyRun", scan_empty_body, kRun, 2, "body has 0 inputs, expected 2"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
