@@ -8,6 +8,7 @@ packages=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   python3-onnx python3-numpy
   pybind11-dev python3-dev
+  libmimalloc-dev
   strace
   clang libclang-rt-14-dev
 )

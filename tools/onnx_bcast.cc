@@ -32,6 +32,9 @@
 #include "runtime/exec/test_data.h"
 #include "tools/cli.h"
 #include "verify/verify.h"
+#ifdef BCAST_WITH_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 namespace onnx_bcast::cli {
 namespace {
@@ -669,4 +672,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace onnx_bcast::cli
 
-int main(int argc, char** argv) { return onnx_bcast::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+#ifdef BCAST_WITH_MIMALLOC
+  // 2 MiB pages (transparent huge pages when none are reserved) for the allocator's segments:
+  // large graphs otherwise spend much of their time in first-touch page faults.
+  mi_option_enable(mi_option_large_os_pages);
+#endif
+  return onnx_bcast::cli::Main(argc, argv);
+}
