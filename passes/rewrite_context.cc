@@ -390,6 +390,8 @@ std::optional<int64_t> RewriteContext::CommonWantedRank(const std::string& name)
 }
 
 void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
+  // A node may lack the operand (a PRelu without slope; found by fuzz_opt).
+  if (slot < 0 || slot >= graph_->node(id).input_size()) return;
   const std::string name = graph_->node(id).input(slot);
   if (name.empty()) return;
   const Shape s = ShapeOf(name);
@@ -486,6 +488,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
 
 absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out,
                                                    const std::vector<std::string>* operands) {
+  if (slot < 0 || slot >= graph_->node(id).input_size()) return true;  // no such operand
   const std::string name = graph_->node(id).input(slot);
   if (name.empty()) return true;
   const Shape s = ShapeOf(name);

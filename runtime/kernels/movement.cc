@@ -79,8 +79,14 @@ void CopyTiled(const std::byte* src, int64_t src_row, int64_t src_col, std::byte
 }  // namespace
 
 std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape) {
+  // A shape with a zero dim may have other dims whose product overflows int64 (found by
+  // fuzz_run through Tile); its strides address nothing, so they are computed modulo 2^64
+  // rather than overflowing. A shape with elements is bounded by the tensor limits.
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t j = shape.size(); j-- > 1;) strides[j - 1] = strides[j] * shape[j];
+  for (size_t j = shape.size(); j-- > 1;) {
+    strides[j - 1] = static_cast<int64_t>(static_cast<uint64_t>(strides[j]) *
+                                          static_cast<uint64_t>(shape[j]));
+  }
   return strides;
 }
 
@@ -190,6 +196,9 @@ void SerialStridedCopy(const void* src, int64_t offset, absl::Span<const int64_t
 void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
                  absl::Span<const int64_t> shape, size_t elem_size, void* dst,
                  const CopyOptions& opts) {
+  for (int64_t d : shape) {
+    if (d == 0) return;  // nothing to copy (and the other dims' product may overflow)
+  }
   int64_t total = 1;
   for (int64_t d : shape) total *= d;
   size_t split = 0;
