@@ -115,6 +115,13 @@ std::optional<BroadcastOp> RewriteContext::NumpyFormBroadcast(int id) {
     Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
     return std::nullopt;
   }
+  // Passes read output 0 (Gemm's (M,N), the broadcast result); a node without one is malformed
+  // and left alone (found by fuzz_opt: a Gemm without outputs).
+  const onnx::NodeProto& n = graph_->node(id);
+  if (n.output_size() < 1 || n.output(0).empty()) {
+    Debug(id, "the node has no output");
+    return std::nullopt;
+  }
   return op;
 }
 

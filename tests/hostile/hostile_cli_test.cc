@@ -515,7 +515,30 @@ std::vector<Row> GraphFaults() {
   const char* converter_bad_node = R"(
     <ir_version: 3, opset_import: ["" : 6]>
     g (float[1] x) => (float[1] z) { y = Add()  z = Dropout(x) })";
+  // Found by fuzz_run: Tile to a zero-size shape whose other dims multiply past int64 (signed
+  // overflow computing dense strides).
+  const char* tile_zero_huge = R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,1,1,2] x) => (float[A,B,C,D] y) {
+      r = Constant <value = int64[4] {562949953421313, 0, 720575940379279363, 134217732}> ()
+      y = Tile(x, r)
+    })";
+  // Found by fuzz_opt: operands or outputs a broadcasting node lacks (protobuf CHECK failure,
+  // abort): a PRelu without slope, a Gemm without output.
+  const char* prelu_without_slope = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x) => (float[2,3] y) { y = PRelu(x) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
+  auto gemm_without_output = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,3] a, float[3,4] b, float[4] c) => (float[2,4] y) {
+        t = Gemm(a, b, c)
+        y = Gemm(a, b, c)
+      })");
+    m.mutable_graph()->mutable_node(0)->clear_output();
+    return m;
+  });
   // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
   auto scan_model = [] {
     return Text(R"(
@@ -585,6 +608,12 @@ std::vector<Row> GraphFaults() {
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"VersionConverterBadNodeOpt", text(converter_bad_node),
        {"opt", "{in}m.onnx", "-o", "{out}o.onnx", "--target", "none"}, 2, "input size 0"},
+      {"TileZeroSizeHugeDimsRun", text(tile_zero_huge), {"run", "{in}m.onnx"}, 0,
+       "float32[562949953421313,0,720575940379279363,268435464]", Stream::kStdout},
+      {"PReluWithoutSlopeOptExplicit", text(prelu_without_slope),
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "explicit"}, 0, "", Stream::kStdout},
+      {"GemmWithoutOutputOptNone", gemm_without_output,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsOpt", scan_without_count,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
