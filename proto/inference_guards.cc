@@ -1,9 +1,10 @@
 // See inference_guards.h. Why our own code: libonnx 1.12's inference functions trust what the
 // checker would have verified (found by fuzz_check): convTransposeShapeInference takes the number
 // of spatial dims from X and reads W's dims and the attribute lists at those indices unchecked
-// (X of rank 2 with W of rank 3 segfaults); conv/pool inference divides by a zero stride; LayerNormalization indexes a shapeless X; Gemm reads dim 1 of a rank-1 A or B; Scan-9
-// dereferences a missing num_scan_inputs. Every schema gets the arity/attribute check, a few ops
-// a specific one.
+// (X of rank 2 with W of rank 3 segfaults), Conv does the same with X of rank 3 and W of rank
+// 4; conv/pool inference divides by a zero stride; LayerNormalization indexes a shapeless X;
+// Gemm reads dim 1 of a rank-1 A or B; Scan-9 dereferences a missing num_scan_inputs. Every
+// schema gets the arity/attribute check, a few ops a specific one.
 #include "proto/inference_guards.h"
 
 #include <cstdint>
@@ -25,39 +26,67 @@ int KnownRank(onnx::InferenceContext& ctx, size_t input) {
 }
 
 // A list attribute, when present, must have `want` entries.
-void CheckListLength(onnx::InferenceContext& ctx, const char* name, int want, int spatial) {
+void CheckListLength(onnx::InferenceContext& ctx, const char* op, const char* name, int want,
+                     int spatial) {
   const onnx::AttributeProto* attr = ctx.getAttribute(name);
   if (attr != nullptr && attr->ints_size() != want) {
-    fail_shape_inference("ConvTranspose: attribute ", name, " has ", attr->ints_size(),
+    fail_shape_inference(op, ": attribute ", name, " has ", attr->ints_size(),
                          " values, expected ", want, " for ", spatial, " spatial dims");
   }
 }
 
-// Conv-family inputs: X is [N, C, D1..Dk] with k >= 1 and W has the same rank; every per-axis
-// attribute list matches k.
-void CheckConvTransposeInputs(onnx::InferenceContext& ctx) {
+// Conv/pool inference (convPoolShapeInference) divides by strides and multiplies by dilations
+// and kernel extents without checking them: a zero stride is a SIGFPE.
+void CheckPositiveLists(onnx::InferenceContext& ctx) {
+  for (const char* name : {"strides", "dilations", "kernel_shape"}) {
+    const onnx::AttributeProto* attr = ctx.getAttribute(name);
+    if (attr == nullptr) continue;
+    for (int64_t v : attr->ints()) {
+      if (v < 1) fail_shape_inference("attribute ", name, " has value ", v, ", expected >= 1");
+    }
+  }
+}
+
+// Conv-family and pooling inputs: X is [N, C, D1..Dk] with k >= 1, W (input `w_input`, -1 for
+// pools) has the same rank, every per-axis attribute list has k entries (pads 2k) and the
+// strides, dilations and kernel extents are positive. libonnx 1.12 takes k from W or
+// kernel_shape and then reads X's dims and the lists at those indices unchecked.
+void CheckConvLike(onnx::InferenceContext& ctx, const char* op, int w_input, bool transpose) {
+  CheckPositiveLists(ctx);
   const int x_rank = KnownRank(ctx, 0);
-  const int w_rank = KnownRank(ctx, 1);
+  const int w_rank = w_input >= 0 ? KnownRank(ctx, static_cast<size_t>(w_input)) : -1;
   if (x_rank >= 0 && x_rank < 3) {
-    fail_shape_inference("ConvTranspose: X has rank ", x_rank, ", expected at least 3 (N, C, D1...)");
+    fail_shape_inference(op, ": X has rank ", x_rank, ", expected at least 3 (N, C, D1...)");
   }
   if (x_rank >= 0 && w_rank >= 0 && x_rank != w_rank) {
-    fail_shape_inference("ConvTranspose: W has rank ", w_rank, ", X has rank ", x_rank,
+    fail_shape_inference(op, ": W has rank ", w_rank, ", X has rank ", x_rank,
                          "; they must be equal");
   }
   const int rank = x_rank >= 0 ? x_rank : w_rank;
   if (rank < 0) return;  // nothing known: the original infers nothing either
-  if (rank < 3) {
-    fail_shape_inference("ConvTranspose: W has rank ", rank, ", expected at least 3");
-  }
+  if (rank < 3) fail_shape_inference(op, ": W has rank ", rank, ", expected at least 3");
   const int spatial = rank - 2;
-  CheckListLength(ctx, "kernel_shape", spatial, spatial);
-  CheckListLength(ctx, "strides", spatial, spatial);
-  CheckListLength(ctx, "dilations", spatial, spatial);
-  CheckListLength(ctx, "output_padding", spatial, spatial);
-  CheckListLength(ctx, "output_shape", spatial, spatial);
-  CheckListLength(ctx, "pads", 2 * spatial, spatial);
+  CheckListLength(ctx, op, "kernel_shape", spatial, spatial);
+  CheckListLength(ctx, op, "strides", spatial, spatial);
+  CheckListLength(ctx, op, "dilations", spatial, spatial);
+  CheckListLength(ctx, op, "pads", 2 * spatial, spatial);
+  if (transpose) {
+    CheckListLength(ctx, op, "output_padding", spatial, spatial);
+    CheckListLength(ctx, op, "output_shape", spatial, spatial);
+  }
 }
+
+void CheckConv(onnx::InferenceContext& ctx) { CheckConvLike(ctx, "Conv", 1, false); }
+void CheckConvInteger(onnx::InferenceContext& ctx) {
+  CheckConvLike(ctx, "ConvInteger", 1, false);
+}
+void CheckQLinearConv(onnx::InferenceContext& ctx) {
+  CheckConvLike(ctx, "QLinearConv", 3, false);
+}
+void CheckConvTranspose(onnx::InferenceContext& ctx) {
+  CheckConvLike(ctx, "ConvTranspose", 1, true);
+}
+void CheckPool(onnx::InferenceContext& ctx) { CheckConvLike(ctx, "pooling", -1, false); }
 
 // What onnx::checker would refuse and inference functions take for granted (Scan-9 dereferences
 // its required num_scan_inputs unchecked): arity within the schema's bounds, every required
@@ -101,23 +130,6 @@ void CheckGemmInputs(onnx::InferenceContext& ctx) {
   }
 }
 
-// Conv/pool inference (convPoolShapeInference) divides by strides and multiplies by dilations
-// and kernel extents without checking them: a zero stride is a SIGFPE.
-void CheckPositiveLists(onnx::InferenceContext& ctx) {
-  for (const char* name : {"strides", "dilations", "kernel_shape"}) {
-    const onnx::AttributeProto* attr = ctx.getAttribute(name);
-    if (attr == nullptr) continue;
-    for (int64_t v : attr->ints()) {
-      if (v < 1) fail_shape_inference("attribute ", name, " has value ", v, ", expected >= 1");
-    }
-  }
-}
-
-void CheckConvTranspose(onnx::InferenceContext& ctx) {
-  CheckPositiveLists(ctx);
-  CheckConvTransposeInputs(ctx);
-}
-
 // LayerNormalization-17 shapes Mean and InvStdDev by indexing X's dims at `axis` unchecked: X
 // without a shape (or an axis outside its rank) segfaults.
 void CheckLayerNormalization(onnx::InferenceContext& ctx) {
@@ -141,9 +153,11 @@ using OpCheck = void (*)(onnx::InferenceContext&);
 OpCheck SpecificCheck(const std::string& op, const std::string& domain) {
   if (!domain.empty() && domain != "ai.onnx") return nullptr;
   if (op == "ConvTranspose") return CheckConvTranspose;
-  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "AveragePool" ||
-      op == "MaxPool" || op == "LpPool" || op == "MaxUnpool") {
-    return CheckPositiveLists;
+  if (op == "Conv") return CheckConv;
+  if (op == "ConvInteger") return CheckConvInteger;
+  if (op == "QLinearConv") return CheckQLinearConv;
+  if (op == "AveragePool" || op == "MaxPool" || op == "LpPool" || op == "MaxUnpool") {
+    return CheckPool;
   }
   if (op == "Gemm") return CheckGemmInputs;
   if (op == "LayerNormalization") return CheckLayerNormalization;

@@ -528,6 +528,11 @@ std::vector<Row> GraphFaults() {
   const char* prelu_without_slope = R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x) => (float[2,3] y) { y = PRelu(x) })";
+  // Found by fuzz_check: Conv inference took two spatial dims from a rank-4 W and read past a
+  // rank-3 X (segfault).
+  const char* conv_rank_mismatch = R"(
+    <ir_version: 7, opset_import: ["" : 13]>
+    g (float[1,3,16] X, float[8,3,3,3] W) => (float[1,8,14] Y) { Y = Conv(X, W) })";
   auto text = [](const char* t) { return Model([t] { return Text(t); }); };
   auto gemm_without_output = Model([] {
     onnx::ModelProto m = Text(R"(
@@ -614,6 +619,8 @@ std::vector<Row> GraphFaults() {
        {"opt", "{in}m.onnx", "--dry-run", "--target", "explicit"}, 0, "", Stream::kStdout},
       {"GemmWithoutOutputOptNone", gemm_without_output,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
+      {"ConvRankMismatchCheck", text(conv_rank_mismatch), kCheck, 0, "", Stream::kStdout},
+      {"ConvRankMismatchRun", text(conv_rank_mismatch), kRun, 2, "Conv"},
       {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsOpt", scan_without_count,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
