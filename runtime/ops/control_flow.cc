@@ -175,6 +175,12 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
     const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_dirs) {
   int64_t len = -1;
   for (size_t j = 0; j < scan_inputs.size(); ++j) {
+    // Scan-8 slices off the batch axis first: a rank-1 scan input has no sequence axis left
+    // (found by fuzz_run).
+    if (j >= in_axes.size() || j >= in_dirs.size() || in_axes[j] < 0 ||
+        in_axes[j] >= scan_inputs[j]->rank()) {
+      return ctx.Error(absl::StrCat("scan input ", j, " has no axis to scan"));
+    }
     const int64_t l = scan_inputs[j]->shape()[in_axes[j]];
     if (len >= 0 && l != len) return ctx.Error("scan inputs have different sequence lengths");
     len = l;

@@ -560,6 +560,19 @@ std::vector<Row> GraphFaults() {
     }
     return m;
   });
+  // Found by fuzz_run: a Scan-8 scan input of rank 1 has no sequence axis once the batch axis
+  // is sliced off (null reference indexing its shape).
+  auto scan8_rank1 = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 3, opset_import: ["" : 8]>
+      g (int64[1] lens, float[1,2] init, float[1] x) => (float[1,2] y, float[1,3,2] z) {
+        y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
+            float[2] c) { o = Add(s, n)  c = Identity(o) }> (lens, init, x)
+      })");
+    m.mutable_graph()->mutable_node(0)->set_input(0, "");  // no sequence_lens
+    m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
+    return m;
+  });
   // Found by fuzz_run: a Scan body with fewer outputs than states made the scan-output count
   // negative (std::length_error, abort).
   auto scan_empty_body = Model([scan_model] {
@@ -626,6 +639,7 @@ std::vector<Row> GraphFaults() {
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ScanWithoutNumScanInputsRun", scan_without_count, kRun, 2, "num_scan_inputs"},
       {"ScanEmptyBodyRun", scan_empty_body, kRun, 2, "body has 0 inputs, expected 2"},
+      {"Scan8Rank1ScanInputRun", scan8_rank1, kRun, 2, "scan input 0 has no axis to scan"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
