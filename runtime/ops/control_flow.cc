@@ -288,6 +288,12 @@ absl::Status RunScan8(OpContext& ctx) {
     absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
     if (!t.ok()) return t.status();
     if ((*t)->rank() < 1) return ctx.Error("Scan-8 inputs need a batch axis");
+    // Every input is sliced at each batch index (found by fuzz_run: a shorter one was read
+    // past its end).
+    if (batch >= 0 && (*t)->shape()[0] != batch) {
+      return ctx.Error(absl::StrCat("Scan-8 inputs have different batch sizes (", batch, " and ",
+                                    (*t)->shape()[0], ")"));
+    }
     batch = (*t)->shape()[0];
     all.push_back(*t);
   }

@@ -573,6 +573,19 @@ std::vector<Row> GraphFaults() {
     m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
     return m;
   });
+  // Found by fuzz_run: Scan-8 inputs with different batch sizes (heap overflow slicing the
+  // shorter one).
+  auto scan8_batches = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 3, opset_import: ["" : 8]>
+      g (int64[1] lens, float[1,2] init, float[3,4,2] x) => (float[1,2] y, float[1,4,2] z) {
+        y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
+            float[2] c) { o = Add(s, n)  c = Identity(o) }> (lens, init, x)
+      })");
+    m.mutable_graph()->mutable_node(0)->set_input(0, "");  // no sequence_lens
+    m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
+    return m;
+  });
   // Found by fuzz_run: a Scan body with fewer outputs than states made the scan-output count
   // negative (std::length_error, abort).
   auto scan_empty_body = Model([scan_model] {
@@ -640,6 +653,7 @@ std::vector<Row> GraphFaults() {
       {"ScanWithoutNumScanInputsRun", scan_without_count, kRun, 2, "num_scan_inputs"},
       {"ScanEmptyBodyRun", scan_empty_body, kRun, 2, "body has 0 inputs, expected 2"},
       {"Scan8Rank1ScanInputRun", scan8_rank1, kRun, 2, "scan input 0 has no axis to scan"},
+      {"Scan8BatchMismatchRun", scan8_batches, kRun, 2, "different batch sizes (1 and 3)"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_opset_import();
