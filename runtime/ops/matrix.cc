@@ -228,6 +228,14 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
                                   acc.data());
   // Rows of the output are M (per-row a_scale), columns N (per-column b_scale).
   const int64_t n = plan->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
+  // Scales are per tensor, per row of A or per column of B (found by fuzz_run: a longer or
+  // shorter list was indexed past its end).
+  if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != m) ||
+      (b_scale.size() != 1 && static_cast<int64_t>(b_scale.size()) != n)) {
+    return ctx.Error(absl::StrCat("a_scale has ", a_scale.size(), " values and b_scale ",
+                                  b_scale.size(), "; expected 1 or ", m, " (rows of A) and 1 or ",
+                                  n, " (columns of B)"));
+  }
   for (int64_t i = 0; i < count; ++i) {
     const double sa = a_scale.size() == 1 ? a_scale[0] : a_scale[(i / n) % m];
     const double sb = b_scale.size() == 1 ? b_scale[0] : b_scale[i % n];

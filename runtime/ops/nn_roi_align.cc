@@ -15,7 +15,9 @@ namespace {
 template <class C>
 double Sample(const C* plane, int64_t h, int64_t w, double y, double x, bool max_mode,
               double* max_term) {
-  if (y < -1.0 || y > h || x < -1.0 || x > w) {
+  // Written so that NaN (from a NaN roi or scale) counts as outside, like onnxruntime's
+  // bounds test; casting it to an index is undefined (found by fuzz_run).
+  if (!(y >= -1.0 && y <= h && x >= -1.0 && x <= w)) {
     *max_term = 0;
     return 0;
   }
