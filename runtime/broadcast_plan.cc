@@ -126,7 +126,10 @@ absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const std::vector
   }
   if (rank == 0 || all_full) {
     plan.kind_ = KernelKind::kSameShape;
-  } else if (n == 2 && rank == 1) {
+  } else if (n == 2 && rank == 1 && present[0][0] != present[1][0]) {
+    // Exactly one input is a repeated element. Both repeated (Min(x, x, y) with x [1] and an
+    // output of [50]: the first pair broadcasts to a shape neither has) is the general kind;
+    // taking it as scalar-vs-full read the "full" one past its end (found by fuzz_run).
     plan.broadcast_input_ = present[0][0] ? 1 : 0;
     plan.kind_ = present[0][0] ? KernelKind::kScalarRight : KernelKind::kScalarLeft;
   } else if (n == 2 && rank == 2) {

@@ -586,6 +586,18 @@ std::vector<Row> GraphFaults() {
     m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
     return m;
   });
+  // Found by fuzz_opt: libonnx's inference read a sparse graph input's dims as a dense
+  // tensor's (segfault in a Gemm taking it twice).
+  auto gemm_sparse_input = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 3, opset_import: ["" : 6]>
+      g (float[2,3] a, float[3,4] b, float[4] c) => (float[2,4] y) { y = Gemm(a, a, c) })");
+    onnx::TypeProto* t = m.mutable_graph()->mutable_input(0)->mutable_type();
+    onnx::TypeProto dense = *t;
+    t->mutable_sparse_tensor_type()->set_elem_type(dense.tensor_type().elem_type());
+    *t->mutable_sparse_tensor_type()->mutable_shape() = dense.tensor_type().shape();
+    return m;
+  });
   // Found by fuzz_run: a Scan body with fewer outputs than states made the scan-output count
   // negative (std::length_error, abort).
   auto scan_empty_body = Model([scan_model] {
@@ -653,6 +665,9 @@ std::vector<Row> GraphFaults() {
       {"ScanWithoutNumScanInputsRun", scan_without_count, kRun, 2, "num_scan_inputs"},
       {"ScanEmptyBodyRun", scan_empty_body, kRun, 2, "body has 0 inputs, expected 2"},
       {"Scan8Rank1ScanInputRun", scan8_rank1, kRun, 2, "scan input 0 has no axis to scan"},
+      {"GemmSparseInputCheck", gemm_sparse_input, kCheck, 0, "", Stream::kStdout},
+      {"GemmSparseInputOpt", gemm_sparse_input,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"Scan8BatchMismatchRun", scan8_batches, kRun, 2, "different batch sizes (1 and 3)"},
       {"MissingOpsetImport", Model([] {
          onnx::ModelProto m = Text(kAdd);

@@ -55,6 +55,21 @@ TEST(BroadcastPlanTest, ScalarOnEitherSide) {
   EXPECT_THAT(left.strides(1), ElementsAre(1));
 }
 
+// Variadic ops (Min(x, x, y)) plan a pair into the output shape of all inputs, so both inputs
+// of a pair can be repeated elements (found by fuzz_run: taken as scalar-vs-full, the second
+// was read 50 elements deep).
+TEST(BroadcastPlanTest, BothInputsRepeatedIsGeneralWithStrideZero) {
+  BroadcastPlan p = Plan({1}, {1}, {50});
+  EXPECT_EQ(p.kind(), KernelKind::kGeneral);
+  EXPECT_THAT(p.dims(), ElementsAre(50));
+  EXPECT_THAT(p.strides(0), ElementsAre(0));
+  EXPECT_THAT(p.strides(1), ElementsAre(0));
+  BroadcastPlan q = Plan({}, {1, 1}, {4, 5});
+  EXPECT_EQ(q.kind(), KernelKind::kGeneral);
+  EXPECT_THAT(q.strides(0), ElementsAre(0));
+  EXPECT_THAT(q.strides(1), ElementsAre(0));
+}
+
 TEST(BroadcastPlanTest, InnerAxisRow) {
   BroadcastPlan p = Plan({16384, 1024}, {1024}, {16384, 1024});
   EXPECT_EQ(p.kind(), KernelKind::kRow);
