@@ -562,30 +562,26 @@ std::vector<Row> GraphFaults() {
   });
   // Found by fuzz_run: a Scan-8 scan input of rank 1 has no sequence axis once the batch axis
   // is sliced off (null reference indexing its shape).
-  auto scan8_rank1 = Model([] {
-    onnx::ModelProto m = Text(R"(
-      <ir_version: 3, opset_import: ["" : 8]>
-      g (int64[1] lens, float[1,2] init, float[1] x) => (float[1,2] y, float[1,3,2] z) {
-        y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
-            float[2] c) { o = Add(s, n)  c = Identity(o) }> (lens, init, x)
-      })");
-    m.mutable_graph()->mutable_node(0)->set_input(0, "");  // no sequence_lens
-    m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
-    return m;
-  });
+  // A Scan-8 without sequence_lens whose scan input is `x_and_z` (its declaration and the
+  // scan output's, e.g. "float[1] x) => (float[1,2] y, float[1,3,2] z").
+  auto scan8 = [](std::string x_and_z) {
+    return Model([x_and_z] {
+      const std::string text = absl::StrCat(R"(
+        <ir_version: 3, opset_import: ["" : 8]>
+        g (int64[1] lens, float[1,2] init, )", x_and_z, R"() {
+          y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
+              float[2] c) { o = Add(s, n)  c = Identity(o) }> (lens, init, x)
+        })");
+      onnx::ModelProto m = Text(text.c_str());
+      m.mutable_graph()->mutable_node(0)->set_input(0, "");  // no sequence_lens
+      m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
+      return m;
+    });
+  };
+  auto scan8_rank1 = scan8("float[1] x) => (float[1,2] y, float[1,3,2] z");
   // Found by fuzz_run: Scan-8 inputs with different batch sizes (heap overflow slicing the
   // shorter one).
-  auto scan8_batches = Model([] {
-    onnx::ModelProto m = Text(R"(
-      <ir_version: 3, opset_import: ["" : 8]>
-      g (int64[1] lens, float[1,2] init, float[3,4,2] x) => (float[1,2] y, float[1,4,2] z) {
-        y, z = Scan <num_scan_inputs = 1, body = body (float[2] s, float[2] n) => (float[2] o,
-            float[2] c) { o = Add(s, n)  c = Identity(o) }> (lens, init, x)
-      })");
-    m.mutable_graph()->mutable_node(0)->set_input(0, "");  // no sequence_lens
-    m.mutable_graph()->mutable_input()->DeleteSubrange(0, 1);
-    return m;
-  });
+  auto scan8_batches = scan8("float[3,4,2] x) => (float[1,2] y, float[1,4,2] z");
   // Found by fuzz_opt: libonnx's inference read a sparse graph input's dims as a dense
   // tensor's (segfault in a Gemm taking it twice).
   auto gemm_sparse_input = Model([] {
