@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
-#include "proto/onnx_checks.h"
 #include "onnx/version_converter/convert.h"
+#include "proto/onnx_checks.h"
 
 namespace onnx_bcast::proto {
 namespace {

@@ -175,12 +175,6 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
     const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_dirs) {
   int64_t len = -1;
   for (size_t j = 0; j < scan_inputs.size(); ++j) {
-    // Scan-8 slices off the batch axis first: a rank-1 scan input has no sequence axis left
-    // (found by fuzz_run).
-    if (j >= in_axes.size() || j >= in_dirs.size() || in_axes[j] < 0 ||
-        in_axes[j] >= scan_inputs[j]->rank()) {
-      return ctx.Error(absl::StrCat("scan input ", j, " has no axis to scan"));
-    }
     const int64_t l = scan_inputs[j]->shape()[in_axes[j]];
     if (len >= 0 && l != len) return ctx.Error("scan inputs have different sequence lengths");
     len = l;
@@ -288,6 +282,11 @@ absl::Status RunScan8(OpContext& ctx) {
     absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
     if (!t.ok()) return t.status();
     if ((*t)->rank() < 1) return ctx.Error("Scan-8 inputs need a batch axis");
+    // A scan input keeps its sequence axis once the batch axis is sliced off (found by
+    // fuzz_run: a rank-1 one had none). Scan-9 checks its scan_input_axes the same way.
+    if (i - 1 >= n && (*t)->rank() < 2) {
+      return ctx.Error(absl::StrCat("scan input ", i - 1 - n, " has no axis to scan"));
+    }
     // Every input is sliced at each batch index (found by fuzz_run: a shorter one was read
     // past its end).
     if (batch >= 0 && (*t)->shape()[0] != batch) {
@@ -298,7 +297,7 @@ absl::Status RunScan8(OpContext& ctx) {
     all.push_back(*t);
   }
   if (const Tensor* lens = ctx.input(0); lens != nullptr) {
-    const int64_t full = all[n]->rank() > 1 ? all[n]->shape()[1] : 0;
+    const int64_t full = all[n]->shape()[1];  // scan inputs have rank >= 2 (checked above)
     for (int64_t b = 0; b < lens->num_elements(); ++b) {
       const int64_t l =
           lens->dtype() == DType::kInt64 ? lens->data<int64_t>()[b] : lens->data<int32_t>()[b];
