@@ -1,0 +1,80 @@
+// Shape functions over dim expressions, and value propagation for the small integer tensors
+// that carry shapes (Shape -> Gather -> Concat -> Reshape, ...). One function per op; the
+// shape analysis (shape_propagation) calls `InferSymbolic` once per node and falls back to
+// libonnx's per-node inference only for ops without a function here.
+//
+// Requires: input types as the analysis knows them (shapes may hold expressions; small
+// integer tensors may carry their elements as expressions).
+// Guarantees: outputs whose dims follow from the inputs are expressions of the inputs' dims
+// (Conv of a symbolic H gives floor((H + pads - dilation*(k-1) - 1)/stride) + 1, never '?');
+// extents that depend on tensor data the analysis cannot see are fresh symbols named after
+// the node; nothing is guessed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "broadcast/shape.h"
+#include "proto/onnx.h"
+
+namespace onnx_bcast::passes {
+
+/// What the analysis knows of one tensor.
+struct SymTensor {
+  int32_t elem = 0;  ///< onnx::TensorProto::DataType; 0 when unknown
+  bcast::Shape shape = bcast::Shape::UnknownRank();
+  /// For integer tensors of rank 0 or 1 with at most kMaxValueElements elements: each element
+  /// as a dim (a value, a symbol or an expression; Dim::Unknown() for an element not known).
+  /// nullopt when the contents are not tracked.
+  std::optional<std::vector<bcast::Dim>> value;
+  /// For float tensors of rank 0 or 1 with at most kMaxValueElements elements whose contents
+  /// are constant (Resize/Upsample scales): the elements.
+  std::optional<std::vector<double>> float_value;
+};
+
+/// Tensors larger than this are not value-tracked (shape tensors are tiny).
+inline constexpr int64_t kMaxValueElements = 64;
+
+/// Deterministic fresh symbols for data-dependent extents (NonZero, Unique, NMS, TopK with a
+/// computed k, ...), named after the node that makes them, e.g. "NonZero_3:0:1" for output 0,
+/// axis 1. The analysis owns it so that names are unique across the model.
+class SymbolSource {
+ public:
+  virtual ~SymbolSource() = default;
+  virtual bcast::Dim Fresh(std::string_view node_name, int output, int axis) = 0;
+};
+
+/// Everything a shape function may read.
+struct ShapeFnContext {
+  const onnx::NodeProto* node = nullptr;
+  /// The node's name as reports print it ("<op>#<index>" when unnamed).
+  std::string_view node_name;
+  /// The default-domain opset in effect for the node.
+  int64_t opset = 0;
+  /// One entry per node input; null for an absent optional input or a value the analysis
+  /// knows nothing about.
+  absl::Span<const SymTensor* const> inputs;
+  /// The calling node when `node` is inside a model-local function (attributes with
+  /// ref_attr_name resolve there); null otherwise.
+  const onnx::NodeProto* caller = nullptr;
+  SymbolSource* symbols = nullptr;
+};
+
+/// The outputs' types when there is a shape function for the node's op (default domain),
+/// nullopt when there is none (the caller falls back to libonnx's inference). An output this
+/// function cannot determine has an unknown rank and/or elem 0; the caller may fill those
+/// parts from libonnx.
+std::optional<std::vector<SymTensor>> InferSymbolic(const ShapeFnContext& ctx);
+
+/// True when `InferSymbolic` has a function for `op_type` (default domain).
+bool HasShapeFunction(std::string_view op_type);
+
+/// A constant (initializer or Constant's value) as the analysis tracks it: elem, shape and,
+/// for small integer or float tensors, the contents. External data is never read here.
+SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor);
+
+}  // namespace onnx_bcast::passes
