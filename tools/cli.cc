@@ -114,9 +114,32 @@ int LoadExitCode(const absl::Status& status) {
   return status.code() == absl::StatusCode::kUnimplemented ? kExitUnsupported : kExitBadModel;
 }
 
+std::string TerminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      absl::StrAppend(&out, "\\u00", absl::Hex(next, absl::kZeroPad2));
+      ++i;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
 void PrintError(const std::string& message) {
-  const std::string line = absl::StrReplaceAll(message, {{"\n", " "}});
+  const std::string line = TerminalSafe(absl::StrReplaceAll(message, {{"\n", " "}}));
   std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void PrintOut(std::string_view text) {
+  const std::string safe = TerminalSafe(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }

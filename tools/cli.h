@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,8 +54,17 @@ absl::Status ParseIntOption(const ParsedArgs& args, const std::string& name, int
 /// Maps a load-phase status to its exit code: Unimplemented -> 3, anything else -> 2.
 int LoadExitCode(const absl::Status& status);
 
-/// Prints one line to stderr (newlines folded).
+/// `text` with every control character a terminal would act on made visible: C0 controls but
+/// newline and tab, DEL, and UTF-8-encoded C1 controls (U+0080..U+009F, e.g. CSI) become
+/// \xHH or \u00HH. A model's names are data: a carriage return or an ANSI escape in a name
+/// must not rewrite what the user sees. Every printer of the CLI goes through it.
+std::string TerminalSafe(std::string_view text);
+
+/// Prints one line to stderr (newlines folded, TerminalSafe).
 void PrintError(const std::string& message);
+
+/// Writes `text` to stdout, TerminalSafe.
+void PrintOut(std::string_view text);
 
 /// True when stderr is a terminal (progress output is only printed then).
 bool StderrIsTerminal();

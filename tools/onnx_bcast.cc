@@ -6,13 +6,16 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
+#include <new>
 #include <optional>
+#include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -48,6 +51,11 @@ struct Command {
 };
 
 const OptionSpec kHelp = {"help", 'h', nullptr, false, "show this help"};
+
+// Upper bounds of --threads (one OS thread each) and verify's --samples (all held at once):
+// far above any useful value, far below what exhausts the process.
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxSamples = 100000;
 
 int Usage(const Command& cmd, const std::string& message) {
   PrintError(absl::StrCat("onnx-bcast ", cmd.name, ": ", message, " (see 'onnx-bcast help ",
@@ -244,8 +252,7 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   const std::string json_path = args.Get("json");
   if (json_path != "-") {
-    const std::string text = passes::FormatCheckText(*analysis, path, options.lint);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    PrintOut(passes::FormatCheckText(*analysis, path, options.lint));
   }
   if (args.Has("json") &&
       !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint))) {
@@ -340,9 +347,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   if (!status.ok()) report.error = std::string(status.message());
   if (!pipeline->empty()) {
-    const std::string text =
-        passes::FormatOptText(report, args.Has("dry-run") || args.Has("debug"), args.Has("debug"));
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    PrintOut(passes::FormatOptText(report, args.Has("dry-run") || args.Has("debug"),
+                                   args.Has("debug")));
   }
   if (args.Has("report") && !WriteText(args.Get("report"), passes::FormatOptJson(report))) {
     return kExitCannotWrite;
@@ -366,9 +372,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
       PrintError(absl::StrCat(args.positionals[0], ": --verify: ", result.status().message()));
       return LoadExitCode(result.status());
     }
-    const std::string text =
-        verify::FormatVerifyText(*result, args.positionals[0], args.Get("output", "(rewritten)"));
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    PrintOut(verify::FormatVerifyText(*result, args.positionals[0],
+                                      args.Get("output", "(rewritten)")));
     if (!result->match) {
       PrintError(absl::StrCat(args.Get("output", args.positionals[0]),
                               ": the rewritten model differs from the original; not written"));
@@ -408,9 +413,13 @@ absl::Status ParseRunBindings(const ParsedArgs& args, std::map<std::string, int6
   return absl::OkStatus();
 }
 
-// Exit code of a failed run: unsupported -> 3, anything else (a bad model) -> 2.
-int RunFailure(const absl::Status& status) {
-  PrintError(std::string(status.message()));
+// Exit code of a failed run: unsupported -> 3, anything else (a bad model) -> 2. The message
+// names the model first, as every other refusal does.
+int RunFailure(const std::string& model_path, const absl::Status& status) {
+  const absl::string_view message = status.message();
+  PrintError(absl::StartsWith(message, absl::StrCat(model_path, ": "))
+                 ? std::string(message)
+                 : absl::StrCat(model_path, ": ", message));
   return status.code() == absl::StatusCode::kUnimplemented ? kExitUnsupported : kExitBadModel;
 }
 
@@ -425,7 +434,10 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
                          ParseIntOption(args, "seed", &seed)}) {
     if (!s.ok()) return Usage(cmd, std::string(s.message()));
   }
-  if (threads < 1 || bench < 0) return Usage(cmd, "--threads must be >= 1 and --bench >= 0");
+  if (threads < 1 || threads > kMaxThreads || bench < 0) {
+    return Usage(cmd, absl::StrCat("--threads must be between 1 and ", kMaxThreads,
+                                   " and --bench >= 0"));
+  }
   rt::RandomInputOptions random;
   random.seed = static_cast<uint64_t>(seed);
   std::vector<std::pair<std::string, std::string>> input_files;
@@ -508,7 +520,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     for (const auto& [name, value] : given) skip.insert(name);
     random.max_elements = options.max_tensor_elements;
     absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, skip);
-    if (!feeds.ok()) return RunFailure(feeds.status());
+    if (!feeds.ok()) return RunFailure(model->path, feeds.status());
     jobs.push_back({"random inputs", with_given(std::move(*feeds)), {}, {}});
   }
 
@@ -517,7 +529,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
     absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
-    if (!outputs.ok()) return RunFailure(outputs.status());
+    if (!outputs.ok()) return RunFailure(model->path, outputs.status());
     for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
       rt::Comparison c =
           rt::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance);
@@ -532,12 +544,12 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
         std::string what = v.is_tensor()     ? v.tensor->DebugString()
                            : v.is_sequence() ? absl::StrCat("sequence of ", v.sequence.size())
                                              : std::string("empty optional");
-        std::printf("%s: output '%s' %s\n", job.label.c_str(), graph.outputs[k].c_str(),
-                    what.c_str());
+        PrintOut(absl::StrCat(job.label, ": output '", graph.outputs[k], "' ", what, "\n"));
       }
       if (!job.expected.empty() && !mismatch) {
-        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n", job.label.c_str(),
-                    job.expected.size(), tolerance.rtol, tolerance.atol);
+        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n",
+                    TerminalSafe(job.label).c_str(), job.expected.size(), tolerance.rtol,
+                    tolerance.atol);
       }
     }
     if (args.Has("output-dir")) {
@@ -560,7 +572,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
       const auto start = std::chrono::steady_clock::now();
       absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(jobs[0].feeds);
       const auto end = std::chrono::steady_clock::now();
-      if (!outputs.ok()) return RunFailure(outputs.status());
+      if (!outputs.ok()) return RunFailure(model->path, outputs.status());
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     }
     std::sort(ms.begin(), ms.end());
@@ -587,7 +599,11 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
                          ParseDoubleOption(args, "atol", &atol)}) {
     if (!s.ok()) return Usage(cmd, std::string(s.message()));
   }
-  if (samples < 1 || threads < 1) return Usage(cmd, "--samples and --threads must be >= 1");
+  // Bounded: every sample is held at once, and a value past INT_MAX must not wrap.
+  if (samples < 1 || samples > kMaxSamples || threads < 1 || threads > kMaxThreads) {
+    return Usage(cmd, absl::StrCat("--samples must be between 1 and ", kMaxSamples,
+                                   ", --threads between 1 and ", kMaxThreads));
+  }
   options.seed = static_cast<uint64_t>(seed);
   options.samples = static_cast<int>(samples);
   options.threads = static_cast<int>(threads);
@@ -608,9 +624,7 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
     PrintError(absl::StrCat(args.positionals[0], ": ", result.status().message()));
     return LoadExitCode(result.status());
   }
-  const std::string text =
-      verify::FormatVerifyText(*result, args.positionals[0], args.positionals[1]);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  PrintOut(verify::FormatVerifyText(*result, args.positionals[0], args.positionals[1]));
   return result->match ? kExitOk : kExitFound;
 }
 
@@ -666,7 +680,22 @@ int Main(int argc, char** argv) {
     PrintCommandHelp(*cmd);
     return kExitOk;
   }
-  return cmd->run(*cmd, parsed);
+  // The command boundary: an allocation that fails (the allocator throws instead of aborting,
+  // see main) or a thread that cannot start ends the command with exit 2 and one line naming
+  // the model, never a signal.
+  const std::string subject =
+      parsed.positionals.empty() ? absl::StrCat("onnx-bcast ", cmd->name) : parsed.positionals[0];
+  try {
+    return cmd->run(*cmd, parsed);
+  } catch (const std::bad_alloc&) {
+    PrintError(absl::StrCat(subject, ": out of memory (the model needs more memory than the "
+                                     "process may use; see --max-tensor-elements)"));
+  } catch (const std::system_error& e) {
+    PrintError(absl::StrCat(subject, ": out of resources: ", e.what()));
+  } catch (const std::exception& e) {
+    PrintError(absl::StrCat(subject, ": internal error: ", e.what()));
+  }
+  return kExitBadModel;
 }
 
 }  // namespace
@@ -674,6 +703,11 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
 #ifdef BCAST_WITH_MIMALLOC
+  // A failed `new` throws std::bad_alloc (tools/allocator.cc replaces mimalloc's aborting
+  // operator new), caught at the command boundary in Main.
+  // Allocation failures are reported by us, in one line; mimalloc prints nothing.
+  mi_option_disable(mi_option_show_errors);
+  mi_option_disable(mi_option_verbose);
   // 2 MiB pages (transparent huge pages when none are reserved) for the allocator's segments:
   // large graphs otherwise spend much of their time in first-touch page faults.
   mi_option_enable(mi_option_large_os_pages);
