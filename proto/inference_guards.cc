@@ -3,14 +3,18 @@
 // of spatial dims from X and reads W's dims and the attribute lists at those indices unchecked
 // (X of rank 2 with W of rank 3 segfaults), Conv does the same with X of rank 3 and W of rank
 // 4; conv/pool inference divides by a zero stride; LayerNormalization indexes a shapeless X;
-// Gemm reads dim 1 of a rank-1 A or B; Scan-9 dereferences a missing num_scan_inputs. Every
+// Gemm reads dim 1 of a rank-1 A or B; Scan-9 dereferences a missing num_scan_inputs;
+// DepthToSpace/SpaceToDepth square a blocksize of 2^32 to 0 and divide by it, SplitToSequence
+// divides by a scalar split of 0 (SIGFPE, issue 14). Every
 // schema gets the arity/attribute check, a few ops a specific one.
 #include "proto/inference_guards.h"
 
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
@@ -155,6 +159,69 @@ void CheckLayerNormalization(onnx::InferenceContext& ctx) {
   }
 }
 
+// A known dim of input `input` at `axis`, or -1.
+int64_t KnownDim(onnx::InferenceContext& ctx, size_t input, int axis) {
+  if (KnownRank(ctx, input) <= axis) return -1;
+  const auto& dim = ctx.getInputType(input)->tensor_type().shape().dim(axis);
+  return dim.has_dim_value() ? dim.dim_value() : -1;
+}
+
+// DepthToSpace/SpaceToDepth inference divides C by blocksize * blocksize and multiplies the
+// spatial dims by blocksize: a blocksize of 2^32 squares to 0 (SIGFPE), larger products
+// overflow. The blocksize must be positive, its square and every product must fit int64.
+void CheckBlocksize(onnx::InferenceContext& ctx, const char* op, bool to_space) {
+  const onnx::AttributeProto* attr = ctx.getAttribute("blocksize");
+  if (attr == nullptr) return;  // required: the schema check reports it
+  const int64_t b = attr->i();
+  int64_t square = 0;
+  if (b < 1 || __builtin_mul_overflow(b, b, &square)) {
+    fail_shape_inference(op, ": blocksize ", b, " must be positive and its square fit int64");
+  }
+  for (int axis : {1, 2, 3}) {
+    const int64_t dim = KnownDim(ctx, 0, axis);
+    int64_t product = 0;
+    const int64_t factor = axis == 1 ? square : b;
+    // DepthToSpace multiplies H and W, SpaceToDepth multiplies C.
+    if (dim > 0 && (axis == 1) != to_space && __builtin_mul_overflow(dim, factor, &product)) {
+      fail_shape_inference(op, ": dim ", axis, " (", dim, ") times blocksize ", b,
+                           " overflows int64");
+    }
+  }
+}
+void CheckDepthToSpace(onnx::InferenceContext& ctx) {
+  CheckBlocksize(ctx, "DepthToSpace", true);
+}
+void CheckSpaceToDepth(onnx::InferenceContext& ctx) {
+  CheckBlocksize(ctx, "SpaceToDepth", false);
+}
+
+// SplitToSequence inference divides the split axis by a scalar `split` (0 is a SIGFPE); the
+// operator requires positive lengths.
+void CheckSplitToSequence(onnx::InferenceContext& ctx) {
+  if (ctx.getNumInputs() < 2) return;
+  const onnx::TensorProto* split = ctx.getInputData(1);
+  if (split == nullptr) return;
+  std::vector<int64_t> values;
+  if (split->data_type() == onnx::TensorProto::INT64) {
+    values.assign(split->int64_data().begin(), split->int64_data().end());
+    for (size_t i = 0; i + 8 <= split->raw_data().size(); i += 8) {
+      int64_t v;
+      std::memcpy(&v, split->raw_data().data() + i, 8);
+      values.push_back(v);
+    }
+  } else if (split->data_type() == onnx::TensorProto::INT32) {
+    values.assign(split->int32_data().begin(), split->int32_data().end());
+    for (size_t i = 0; i + 4 <= split->raw_data().size(); i += 4) {
+      int32_t v;
+      std::memcpy(&v, split->raw_data().data() + i, 4);
+      values.push_back(v);
+    }
+  }
+  for (int64_t v : values) {
+    if (v < 1) fail_shape_inference("SplitToSequence: split has length ", v, ", expected >= 1");
+  }
+}
+
 using OpCheck = void (*)(onnx::InferenceContext&);
 
 // Op-specific checks, run after the schema check (any version of the op).
@@ -169,6 +236,9 @@ OpCheck SpecificCheck(const std::string& op, const std::string& domain) {
   }
   if (op == "Gemm") return CheckGemmInputs;
   if (op == "LayerNormalization") return CheckLayerNormalization;
+  if (op == "DepthToSpace") return CheckDepthToSpace;
+  if (op == "SpaceToDepth") return CheckSpaceToDepth;
+  if (op == "SplitToSequence") return CheckSplitToSequence;
   return nullptr;
 }
 
