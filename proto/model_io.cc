@@ -3,7 +3,6 @@
 #include "proto/model_io.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,12 +45,11 @@ absl::Status WithPath(const std::string& path, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
 }
 
-// Read-only view of a whole file; mmap keeps weights embedded in the protobuf from being copied.
-class MappedFile {
+// A whole model file, read into memory through the descriptor that was checked. Not mmap: a
+// file truncated by another process while mapped turns the next page access into SIGBUS
+// (issue 14); read() returns short instead, which is refused with one line.
+class ModelFile {
  public:
-  ~MappedFile() {
-    if (data_ != nullptr && data_ != MAP_FAILED) ::munmap(data_, size_);
-  }
   absl::Status Open(const std::string& path, int64_t max_bytes) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -72,16 +70,24 @@ class MappedFile {
                                                        " bytes, more than the limit of ",
                                                        max_bytes));
     }
-    size_ = static_cast<size_t>(st.st_size);
-    data_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data_ == MAP_FAILED) return absl::InvalidArgumentError(absl::StrCat("mmap: ", Errno()));
+    bytes_.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes_.size()) {
+      const ssize_t n = ::read(fd, bytes_.data() + done, bytes_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read: ", Errno()));
+      if (n == 0) {
+        return absl::InvalidArgumentError(
+            "the file shrank while it was read (changed by another process?)");
+      }
+      done += static_cast<size_t>(n);
+    }
     return absl::OkStatus();
   }
-  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+  std::string_view bytes() const { return bytes_; }
 
  private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
+  std::string bytes_;
 };
 
 bool ParseWithLimit(std::string_view bytes, int recursion_limit, onnx::ModelProto* proto) {
@@ -331,13 +337,13 @@ absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string&
 
 absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
   if (absl::EndsWith(path, ".onnxtxt")) {
-    MappedFile file;
+    ModelFile file;
     if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) {
       return WithPath(path, s);
     }
     return ParseModelText(file.bytes(), path, DirName(path), limits);
   }
-  MappedFile file;
+  ModelFile file;
   if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) return WithPath(path, s);
   return ParseModelBytes(file.bytes(), path, DirName(path), limits);
 }

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx-data.pb.h"
 #include "proto/model_io.h"
+#include "proto/tensor_codec.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -52,7 +53,7 @@ absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::Type
     out.tensor = std::move(*t);
     return out;
   }
-  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::string> bytes = ReadTestDataFile(path);
   if (!bytes.ok()) return bytes.status();
   if (type->has_sequence_type()) {
     onnx::SequenceProto seq;

@@ -1,8 +1,14 @@
 // Tensors decoded from and encoded to TensorProto, and .pb tensor files.
 #include "proto/tensor_codec.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "proto/model_io.h"
 #include "proto/tensor_data.h"
@@ -58,16 +64,47 @@ onnx::TensorProto EncodeTensor(const RawTensor& tensor) {
   return t;
 }
 
+absl::StatusOr<std::string> ReadTestDataFile(const std::string& path, int64_t max_bytes) {
+  auto error = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+  };
+  // O_NONBLOCK: opening a FIFO for reading does not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+    return error(absl::StrCat("cannot open: ", std::strerror(errno)));
+  }
+  absl::Cleanup closer = [fd] { ::close(fd); };
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return error(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return error("is a directory, not a tensor file");
+  if (!S_ISREG(st.st_mode)) return error("is not a regular file (FIFO, device or socket)");
+  if (st.st_size > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": file is ", st.st_size, " bytes, more than the limit of ", max_bytes));
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return error(absl::StrCat("cannot read: ", std::strerror(errno)));
+    if (n == 0) return error("the file shrank while it was read");
+    done += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
 bool IsTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  absl::StatusOr<std::string> bytes = ReadTestDataFile(path);
   onnx::TensorProto t;
   // Sequence/Map/Optional protos of the newer test data parse as TensorProtos with unknown
   // fields only; a real tensor has a data type.
-  return in && t.ParseFromIstream(&in) && t.data_type() != 0;
+  return bytes.ok() && t.ParseFromString(*bytes) && t.data_type() != 0;
 }
 
 absl::StatusOr<RawTensor> LoadTensorFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::string> bytes = ReadTestDataFile(path);
   if (!bytes.ok()) return bytes.status();
   onnx::TensorProto t;
   if (!t.ParseFromString(*bytes) || t.data_type() == 0) {

@@ -35,6 +35,13 @@ absl::StatusOr<RawTensor> DecodeTensor(const onnx::TensorProto& tensor,
 /// Encodes as raw_data (strings as string_data).
 onnx::TensorProto EncodeTensor(const RawTensor& tensor);
 
+/// The bytes of a test-data file (input_K.pb, output_K.pb, --input FILE.pb): only a regular
+/// file (a FIFO would hang, /dev/zero never ends), only when its size is at most `max_bytes`
+/// (checked with fstat before anything is allocated), read through the descriptor that was
+/// checked. Messages start with the path.
+absl::StatusOr<std::string> ReadTestDataFile(const std::string& path,
+                                             int64_t max_bytes = (int64_t{2} << 30) - 1);
+
 /// Reads a TensorProto file (input_K.pb / output_K.pb). Messages start with the path.
 absl::StatusOr<RawTensor> LoadTensorFile(const std::string& path);
 
