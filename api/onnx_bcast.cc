@@ -19,6 +19,7 @@
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
+#include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
@@ -63,9 +64,20 @@ absl::Status CheckLimits(const LoadOptions& o) {
   return absl::OkStatus();
 }
 
+// The one front door, shared with the CLI: after loading and validation, the structural checks
+// (a cycle, a value defined twice or nowhere, a recursive model-local function) refuse a
+// broken graph before any layer walks it. Without them a recursive function overflowed the
+// stack in Check() and so in the Python module (issue 14).
+absl::StatusOr<proto::Model> Admit(absl::StatusOr<proto::Model> model) {
+  if (model.ok()) {
+    if (absl::Status s = proto::CheckGraphStructure(*model); !s.ok()) return s;
+  }
+  return model;
+}
+
 absl::StatusOr<proto::Model> LoadInternal(const std::string& path, const LoadOptions& options) {
   if (absl::Status s = CheckLimits(options); !s.ok()) return s;
-  return proto::LoadModel(path, ToLimits(options));
+  return Admit(proto::LoadModel(path, ToLimits(options)));
 }
 
 // An in-memory model validated like a loaded file. Copies `model` (the layers own their
@@ -80,7 +92,7 @@ absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOpti
   if (absl::Status s = proto::ValidateModel(out, ToLimits(options)); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
   }
-  return out;
+  return Admit(std::move(out));
 }
 
 // Prefixes the model's label to a layer message that does not start with it already.
@@ -330,9 +342,10 @@ Tensor FromRuntime(const rt::Tensor& t) {
 
 absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap& inputs,
                                       const RunOptions& options) {
-  if (options.threads < 1 || options.max_tensor_elements <= 0) {
+  // The CLI's bounds: one OS thread per worker.
+  if (options.threads < 1 || options.threads > 1024 || options.max_tensor_elements <= 0) {
     return absl::InvalidArgumentError(
-        "RunOptions: threads must be >= 1 and max_tensor_elements positive");
+        "RunOptions: threads must be in 1..1024 and max_tensor_elements positive");
   }
   absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(model);
   if (!loaded.ok()) return Named(model, loaded.status());
@@ -395,8 +408,11 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
 absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
                                           const proto::Model& rewritten,
                                           const VerifyOptions& options) {
-  if (options.samples < 1 || options.threads < 1) {
-    return absl::InvalidArgumentError("VerifyOptions: samples and threads must be >= 1");
+  // The CLI's bounds: every sample is held at once, one OS thread per worker.
+  if (options.samples < 1 || options.samples > 100000 || options.threads < 1 ||
+      options.threads > 1024) {
+    return absl::InvalidArgumentError(
+        "VerifyOptions: samples must be in 1..100000 and threads in 1..1024");
   }
   verify::VerifyOptions vopts;
   vopts.test_data = options.test_data;
@@ -477,8 +493,8 @@ absl::StatusOr<onnx::ModelProto> LoadModel(const std::string& path, const LoadOp
 absl::StatusOr<onnx::ModelProto> ParseModel(std::string_view bytes, const LoadOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<onnx::ModelProto> {
     if (absl::Status s = CheckLimits(options); !s.ok()) return s;
-    absl::StatusOr<proto::Model> model =
-        proto::ParseModelBytes(bytes, kMemoryLabel, options.base_dir, ToLimits(options));
+    absl::StatusOr<proto::Model> model = Admit(
+        proto::ParseModelBytes(bytes, kMemoryLabel, options.base_dir, ToLimits(options)));
     if (!model.ok()) return model.status();
     return std::move(model->proto);
   });

@@ -3,6 +3,7 @@
 // call graph.
 #include "proto/graph_structure.h"
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -22,6 +23,69 @@ std::string NodeLabel(const onnx::NodeProto& node, int index) {
                       "' (", node.op_type(), ")");
 }
 
+// A sparse tensor (sparse initializer or a sparse attribute) must describe what it claims, the
+// way onnx::checker requires: dims non-negative with a product that fits int64, values 1-D
+// [NNZ], indices INT64 [NNZ] (linearized) or [NNZ, rank], each index inside the dims and the
+// (linearized) indices strictly increasing. Payload sizes are checked at load; indices held
+// in external data are checked where they are read.
+absl::Status CheckSparse(const onnx::SparseTensorProto& st, const std::string& where) {
+  const std::string name = absl::StrCat(where, ": sparse tensor '", st.values().name(), "'");
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " ", what));
+  };
+  int64_t dense = 1;
+  for (int64_t d : st.dims()) {
+    if (d < 0 || __builtin_mul_overflow(dense, d, &dense)) {
+      return bad("has negative dims or dims whose product overflows int64");
+    }
+  }
+  if (st.dims_size() == 0) return bad("has no dims");
+  if (st.values().dims_size() != 1) return bad("values must be 1-D [NNZ]");
+  const int64_t nnz = st.values().dims(0);
+  const onnx::TensorProto& ix = st.indices();
+  if (nnz > 0 || ix.dims_size() > 0) {
+    if (ix.data_type() != onnx::TensorProto::INT64) return bad("indices must be INT64");
+    const bool linear = ix.dims_size() == 1;
+    if (!(linear || ix.dims_size() == 2) || ix.dims(0) != nnz ||
+        (!linear && ix.dims(1) != st.dims_size())) {
+      return bad(absl::StrCat("indices must be [", nnz, "] or [", nnz, ", ", st.dims_size(),
+                              "]"));
+    }
+    if (ix.data_location() == onnx::TensorProto::EXTERNAL) return absl::OkStatus();
+    const int64_t count = linear ? nnz : nnz * st.dims_size();
+    const bool raw = ix.has_raw_data();
+    if (raw ? static_cast<int64_t>(ix.raw_data().size()) != count * 8
+            : ix.int64_data_size() != count) {
+      return bad("indices payload does not match its dims");
+    }
+    auto index = [&](int64_t k) {
+      if (!raw) return ix.int64_data(static_cast<int>(k));
+      int64_t v;
+      std::memcpy(&v, ix.raw_data().data() + k * 8, 8);
+      return v;
+    };
+    int64_t previous = -1;
+    for (int64_t e = 0; e < nnz; ++e) {
+      int64_t flat = 0;
+      if (linear) {
+        flat = index(e);
+        if (flat < 0 || flat >= dense) return bad(absl::StrCat("index ", flat, " out of range"));
+      } else {
+        for (int j = 0; j < st.dims_size(); ++j) {
+          const int64_t v = index(e * st.dims_size() + j);
+          if (v < 0 || v >= st.dims(j)) {
+            return bad(absl::StrCat("index ", v, " out of range on axis ", j));
+          }
+          flat = flat * st.dims(j) + v;  // < dense: no overflow
+        }
+      }
+      if (flat <= previous) return bad("indices are not strictly increasing");
+      previous = flat;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std::string& where) {
   Names defined = outer;
   Names local;  // defined in this graph: a second definition is an error
@@ -37,14 +101,25 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
   for (const auto& v : g.input()) {
     if (absl::Status s = define(v.name(), "a graph input"); !s.ok()) return s;
   }
+  // An initializer may also be listed as a graph input (its default value), but one name has
+  // one initializer: with two, which value a consumer sees depends on the tool.
+  Names initializers;
+  auto define_initializer = [&](const std::string& name, const char* by) -> absl::Status {
+    if (!initializers.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by, ")"));
+    }
+    if (local.count(name) > 0) return absl::OkStatus();
+    return define(name, by);
+  };
   for (const auto& t : g.initializer()) {
-    // An initializer may also be listed as a graph input (its default value).
-    if (local.count(t.name()) > 0) continue;
-    if (absl::Status s = define(t.name(), "an initializer"); !s.ok()) return s;
+    if (absl::Status s = define_initializer(t.name(), "an initializer"); !s.ok()) return s;
   }
   for (const auto& t : g.sparse_initializer()) {
-    if (local.count(t.values().name()) > 0) continue;
-    if (absl::Status s = define(t.values().name(), "a sparse initializer"); !s.ok()) return s;
+    if (absl::Status s = CheckSparse(t, where); !s.ok()) return s;
+    if (absl::Status s = define_initializer(t.values().name(), "a sparse initializer"); !s.ok()) {
+      return s;
+    }
   }
   const Names sources = local;
   std::unordered_map<std::string, int> producer;
@@ -108,6 +183,9 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
     for (const auto& attr : g.node(i).attribute()) {
       const std::string at = absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '",
                                           attr.name(), "'");
+      if (attr.has_sparse_tensor()) {
+        if (absl::Status s = CheckSparse(attr.sparse_tensor(), at); !s.ok()) return s;
+      }
       if (attr.has_g()) {
         if (absl::Status s = CheckGraph(attr.g(), defined, at); !s.ok()) return s;
       }
