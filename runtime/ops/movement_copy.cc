@@ -36,10 +36,12 @@ absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int
 }
 
 // Product of dims [from, to).
+// Modulo 2^64: the dims of a zero-size tensor may multiply past int64 (UBSan); callers use the
+// product only for tensors that hold elements, where it is exact.
 int64_t DimProduct(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
-  int64_t p = 1;
-  for (int64_t j = from; j < to; ++j) p *= dims[j];
-  return p;
+  uint64_t p = 1;
+  for (int64_t j = from; j < to; ++j) p *= static_cast<uint64_t>(dims[j]);
+  return static_cast<int64_t>(p);
 }
 
 }  // namespace
@@ -170,7 +172,9 @@ absl::Status Split(OpContext& ctx) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) return ctx.Error("negative split size");
-    total += s;
+    if (__builtin_add_overflow(total, s, &total)) {
+      return ctx.Error(absl::StrCat("split sizes ", ShapeToString(sizes), " overflow int64"));
+    }
   }
   if (static_cast<int64_t>(sizes.size()) != n || total != dim) {
     return ctx.Error(absl::StrCat("split sizes ", ShapeToString(sizes), " do not cover dim ", dim,
@@ -186,6 +190,7 @@ absl::Status Split(OpContext& ctx) {
     shape[*axis] = sizes[i];
     absl::StatusOr<Tensor*> out = ctx.Allocate(static_cast<int>(i), (*x)->dtype(), shape);
     if (!out.ok()) return out.status();
+    if ((*x)->num_elements() == 0) continue;  // outer may be huge (and wrapped): no copies
     auto* dst = static_cast<std::byte*>((*out)->raw_data());
     const int64_t block = sizes[i] * inner;
     for (int64_t o = 0; o < outer; ++o) {
@@ -405,11 +410,14 @@ absl::Status DepthToSpace(OpContext& ctx) {
   if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
   const int64_t b = ctx.node().GetInt("blocksize", 0);
   const std::vector<int64_t>& d = (*x)->shape();
-  if (b <= 0 || d[1] % (b * b) != 0) {
+  // blocksize is model data: 2^32 squares to 0 (SIGFPE), larger values overflow (issue 14).
+  int64_t square = 0, h = 0, w = 0;
+  if (b <= 0 || __builtin_mul_overflow(b, b, &square) || d[1] % square != 0 ||
+      __builtin_mul_overflow(d[2], b, &h) || __builtin_mul_overflow(d[3], b, &w)) {
     return ctx.Error(absl::StrCat("blocksize ", b, " does not divide the channels ", d[1]));
   }
-  const int64_t c = d[1] / (b * b);
-  const std::vector<int64_t> out_shape = {d[0], c, d[2] * b, d[3] * b};
+  const int64_t c = d[1] / square;
+  const std::vector<int64_t> out_shape = {d[0], c, h, w};
   if (ctx.node().GetString("mode", "DCR") == "CRD") {
     return PermutedCopy(ctx, **x, {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3}, out_shape);
   }
@@ -422,11 +430,13 @@ absl::Status SpaceToDepth(OpContext& ctx) {
   if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
   const int64_t b = ctx.node().GetInt("blocksize", 0);
   const std::vector<int64_t>& d = (*x)->shape();
-  if (b <= 0 || d[2] % b != 0 || d[3] % b != 0) {
+  int64_t channels = 0;
+  if (b <= 0 || d[2] % b != 0 || d[3] % b != 0 || __builtin_mul_overflow(d[1], b, &channels) ||
+      __builtin_mul_overflow(channels, b, &channels)) {
     return ctx.Error(absl::StrCat("blocksize ", b, " does not divide ", ShapeToString(d)));
   }
   return PermutedCopy(ctx, **x, {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4},
-                      {d[0], d[1] * b * b, d[2] / b, d[3] / b});
+                      {d[0], channels, d[2] / b, d[3] / b});
 }
 
 absl::Status ReverseSequence(OpContext& ctx) {
@@ -445,9 +455,16 @@ absl::Status ReverseSequence(OpContext& ctx) {
   if (static_cast<int64_t>(lens->size()) != batch) {
     return ctx.Error(absl::StrCat(lens->size(), " sequence lengths for batch ", batch));
   }
+  for (int64_t len : *lens) {
+    if (len < 0 || len > steps) {
+      return ctx.Error(absl::StrCat("sequence length ", len, " outside [0, ", steps, "]"));
+    }
+  }
   absl::StatusOr<Tensor*> copied = CopyToOutput(ctx, 0, **x, d);
   if (!copied.ok()) return copied.status();
   Tensor* out = *copied;
+  // A zero-size tensor's other dims may multiply past int64 (UBSan): nothing to reverse.
+  if (out->num_elements() == 0) return absl::OkStatus();
   const int64_t inner = DimProduct(d, 2, static_cast<int64_t>(d.size()));
   const int64_t es = static_cast<int64_t>((*x)->element_size());
   const int64_t batch_stride = (batch_axis == 0 ? steps : 1) * inner;
@@ -456,9 +473,6 @@ absl::Status ReverseSequence(OpContext& ctx) {
   auto* dst = static_cast<std::byte*>(out->raw_data());
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t len = (*lens)[b];
-    if (len < 0 || len > steps) {
-      return ctx.Error(absl::StrCat("sequence length ", len, " outside [0, ", steps, "]"));
-    }
     for (int64_t t = 0; t < len; ++t) {
       std::memcpy(dst + (b * batch_stride + t * time_stride) * es,
                   src + (b * batch_stride + (len - 1 - t) * time_stride) * es,

@@ -290,7 +290,8 @@ absl::Status Range(OpContext& ctx) {
     T* o = (*out)->template data<T>();
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_integral_v<decltype(start)>) {
-        o[i] = static_cast<T>(start + static_cast<decltype(start)>(i) * delta);
+        // In 128 bits: i * delta may pass int64 even when start + i * delta does not (UBSan).
+        o[i] = static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
       } else {
         o[i] = Narrow<T>(start + static_cast<decltype(start)>(i) * delta);
       }

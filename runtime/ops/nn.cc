@@ -316,17 +316,25 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   }
   for (size_t d = 0; d < rank; ++d) {
     constexpr int64_t kLimit = int64_t{1} << 31;
+    // Compared both ways, not through std::abs: |INT64_MIN| overflows (UBSan, issue 14).
+    auto within = [](int64_t v) { return v >= -kLimit && v <= kLimit; };
     if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || g.strides[d] > kLimit ||
-        g.dilations[d] > kLimit || std::abs(pads[d]) > kLimit ||
-        std::abs(pads[d + rank]) > kLimit || std::abs(out_pad[d]) > kLimit ||
-        (!out_shape.empty() && std::abs(out_shape[d]) > kLimit)) {
+        g.dilations[d] > kLimit || g.kernel[d] > kLimit || !within(pads[d]) ||
+        !within(pads[d + rank]) || !within(out_pad[d]) ||
+        (!out_shape.empty() && !within(out_shape[d]))) {
       return ctx.Error("strides, dilations and kernel must be positive and below 2^31");
     }
     const int64_t ek = (g.kernel[d] - 1) * g.dilations[d] + 1;
-    const int64_t full = g.strides[d] * (g.in[d] - 1) + out_pad[d] + ek;
+    // Every term is below 2^62 but the input extent, which the stride multiplies.
+    int64_t full = 0, upsampled = 0;
+    if (__builtin_mul_overflow(g.strides[d], g.in[d] - 1, &full) ||
+        __builtin_add_overflow(full, out_pad[d] + ek, &full) ||
+        __builtin_mul_overflow(g.in[d], g.strides[d], &upsampled)) {
+      return ctx.Error(absl::StrCat("output extent of spatial axis ", d, " overflows int64"));
+    }
     int64_t out, pb, pe;
     if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = !out_shape.empty() ? out_shape[d] : g.in[d] * g.strides[d];
+      out = !out_shape.empty() ? out_shape[d] : upsampled;
       const int64_t total = full - out;
       if (auto_pad == "SAME_UPPER") {
         pb = FloorDiv(total, 2);
@@ -491,7 +499,15 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   }
   std::vector<int64_t> inferred = {x.shape()[0], x.shape()[1]};
   for (size_t d = 0; d < rank; ++d) {
-    inferred.push_back(((*in)[d] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + rank]);
+    // Attributes are model data: checked arithmetic, no overflow (UBSan).
+    int64_t size = 0;
+    if (__builtin_mul_overflow((*in)[d] - 1, strides[d], &size) ||
+        __builtin_add_overflow(size, kernel[d], &size) ||
+        __builtin_sub_overflow(size, pads[d], &size) ||
+        __builtin_sub_overflow(size, pads[d + rank], &size)) {
+      return ctx.Error(absl::StrCat("output extent of spatial axis ", d, " overflows int64"));
+    }
+    inferred.push_back(size);
     if (inferred.back() < 0) return ctx.Error("negative output size");
   }
   std::vector<int64_t> out_shape = inferred;
