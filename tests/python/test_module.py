@@ -9,6 +9,7 @@ import unittest
 
 import numpy as np
 import onnx
+import onnx.parser
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_bcast
@@ -231,6 +232,81 @@ class VerifyTest(unittest.TestCase):
             onnx_bcast.verify(model, model, samples=0)
         with self.assertRaises(FileNotFoundError):
             onnx_bcast.verify("/nonexistent.onnx", model)
+
+
+# The hostile catalogue's structural refusals (and crash rows) through the module: it runs the
+# same checks as the CLI before anything (issue 14: a recursive model-local function overflowed
+# the stack in check()).
+STRUCTURAL = {
+    "cycle": ("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2] x) => (float[2] y) { a = Add(x, b)  b = Relu(a)  y = Identity(b) }""",
+              "cycle"),
+    "undefined": ("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2] x) => (float[2] y) { y = Add(x, nowhere) }""", "defined nowhere"),
+    "defined_twice": ("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2] x) => (float[2] y) { y = Relu(x)  y = Neg(x) }""", "defined twice"),
+    "unproduced_output": ("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2] x) => (float[2] y, float[2] z) { y = Relu(x) }""", "produced by no node"),
+    "two_initializers": ("""<ir_version: 8, opset_import: ["" : 17]>
+        g (float[2] x) => (float[2] y) <float[2] w = {1, 2}, float[2] w = {3, 4}> {
+          y = Add(x, w)
+        }""", "value 'w' is defined twice"),
+    "recursive": ("""<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+        g (float[2] x) => (float[2] y) { y = local.F(x) }
+        <domain: "local", opset_import: ["" : 17, "local" : 1]>
+        F (a) => (b) { b = local.F(a) }""", "is recursive"),
+    "mutually_recursive": ("""<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+        g (float[2] x) => (float[2] y) { y = local.F(x) }
+        <domain: "local", opset_import: ["" : 17, "local" : 1]>
+        F (a) => (b) { b = local.G(a) }
+        <domain: "local", opset_import: ["" : 17, "local" : 1]>
+        G (a) => (b) { t = Relu(a)  b = local.F(t) }""", "is recursive"),
+}
+
+
+class FrontDoorTest(unittest.TestCase):
+    def test_structural_refusals_through_every_function(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, (text, message) in STRUCTURAL.items():
+                path = pathlib.Path(tmp) / (name + ".onnxtxt")
+                path.write_text(text)
+                calls = {
+                    "check": lambda m: onnx_bcast.check(m),
+                    "optimize": lambda m: onnx_bcast.optimize(m, target="none"),
+                    "run": lambda m: onnx_bcast.run(m, random=True),
+                    "verify": lambda m: onnx_bcast.verify(m, m),
+                }
+                for call, fn in calls.items():
+                    with self.subTest(model=name, call=call):
+                        with self.assertRaises(ValueError) as cm:
+                            fn(path)
+                        self.assertIn(message, str(cm.exception))
+                        self.assertTrue(str(cm.exception).startswith(str(path) + ": "),
+                                        str(cm.exception))
+            # nothing written beside the models
+            self.assertEqual(sorted(os.listdir(tmp)), sorted(n + ".onnxtxt" for n in STRUCTURAL))
+
+    def test_recursive_function_in_memory_and_bytes(self):
+        model = onnx.parser.parse_model(STRUCTURAL["recursive"][0])
+        for arg in (model, model.SerializeToString()):
+            for fn in (onnx_bcast.check, lambda m: onnx_bcast.optimize(m, target="none"),
+                       lambda m: onnx_bcast.run(m, random=True),
+                       lambda m: onnx_bcast.verify(m, m)):
+                with self.assertRaises(ValueError) as cm:
+                    fn(arg)
+                self.assertIn("function 'local.F' is recursive", str(cm.exception))
+
+    def test_crash_rows_are_exceptions_not_signals(self):
+        d2s = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 13]>
+            g (float[1,4,2,2] x) => (float[1,1,4,4] y) {
+              y = DepthToSpace<blocksize = 4294967296>(x)
+            }""")
+        self.assertEqual(onnx_bcast.check(d2s)["summary"]["error"], 0)
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(d2s, random=True)
+        self.assertIn("blocksize 4294967296", str(cm.exception))
+        with self.assertRaises(ValueError):
+            onnx_bcast.run(d2s, random=True, threads=100000)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -438,3 +439,151 @@ TEST(ApiTest, ExternalDataResolvesAgainstBaseDir) {
 }
 
 }  // namespace
+
+// --- One front door (issue 14) ----------------------------------------------------------------
+// The hostile catalogue's structural refusals and crash rows through the API: every entry point
+// runs the structural checks the CLI runs before anything, so a broken graph is an error Status
+// naming the file, never a stack overflow (a recursive model-local function did overflow the
+// stack in Check()) or a signal.
+
+struct HostileModel {
+  const char* name;
+  const char* text;
+  const char* message;  // in every entry point's error
+};
+
+const HostileModel kStructural[] = {
+    {"cycle", R"(<ir_version: 8, opset_import: ["" : 17]>
+       g (float[2] x) => (float[2] y) { a = Add(x, b)  b = Relu(a)  y = Identity(b) })",
+     "cycle"},
+    {"undefined", R"(<ir_version: 8, opset_import: ["" : 17]>
+       g (float[2] x) => (float[2] y) { y = Add(x, nowhere) })",
+     "'nowhere', defined nowhere"},
+    {"defined_twice", R"(<ir_version: 8, opset_import: ["" : 17]>
+       g (float[2] x) => (float[2] y) { y = Relu(x)  y = Neg(x) })",
+     "value 'y' is defined twice"},
+    {"unproduced_output", R"(<ir_version: 8, opset_import: ["" : 17]>
+       g (float[2] x) => (float[2] y, float[2] z) { y = Relu(x) })",
+     "graph output 'z' is produced by no node"},
+    {"two_initializers", R"(<ir_version: 8, opset_import: ["" : 17]>
+       g (float[2] x) => (float[2] y) <float[2] w = {1, 2}, float[2] w = {3, 4}> { y = Add(x, w) })",
+     "value 'w' is defined twice"},
+    {"recursive", R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+       g (float[2] x) => (float[2] y) { y = local.F(x) }
+       <domain: "local", opset_import: ["" : 17, "local" : 1]>
+       F (a) => (b) { b = local.F(a) })",
+     "is recursive"},
+    {"mutually_recursive", R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+       g (float[2] x) => (float[2] y) { y = local.F(x) }
+       <domain: "local", opset_import: ["" : 17, "local" : 1]>
+       F (a) => (b) { b = local.G(a) }
+       <domain: "local", opset_import: ["" : 17, "local" : 1]>
+       G (a) => (b) { t = Relu(a)  b = local.F(t) })",
+     "is recursive"},
+};
+
+fs::path WriteText(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path path = dir / (name + ".onnxtxt");
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ApiFrontDoor, StructuralRefusalsFromFiles) {
+  const fs::path dir = TempDir("front_door_files");
+  for (const HostileModel& h : kStructural) {
+    SCOPED_TRACE(h.name);
+    const std::string path = WriteText(dir, h.name, h.text).string();
+    std::vector<absl::Status> errors = {
+        onnx_bcast::LoadModel(path).status(),
+        onnx_bcast::Check(path).status(),
+        onnx_bcast::Run(path, {}).status(),
+        onnx_bcast::Optimize(path, (dir / "out.onnx").string(), {}).status(),
+        onnx_bcast::Verify(path, path).status(),
+    };
+    for (const absl::Status& s : errors) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s.message(), HasSubstr(h.message));
+      EXPECT_EQ(s.message().rfind(path + ": ", 0), 0u) << s;
+    }
+    EXPECT_FALSE(fs::exists(dir / "out.onnx"));
+  }
+}
+
+// The model the issue names, built in memory as a converter would: y = F(x), F calls itself.
+onnx::ModelProto RecursiveFunctionModel() {
+  onnx::ModelProto m = AddModel(3);
+  m.add_opset_import()->set_domain("local");
+  m.mutable_opset_import(1)->set_version(1);
+  onnx::NodeProto* call = m.mutable_graph()->mutable_node(0);
+  call->set_op_type("F");
+  call->set_domain("local");
+  onnx::FunctionProto* f = m.add_functions();
+  f->set_name("F");
+  f->set_domain("local");
+  f->add_input("p");
+  f->add_input("q");
+  f->add_output("r");
+  *f->add_opset_import() = m.opset_import(0);
+  *f->add_opset_import() = m.opset_import(1);
+  onnx::NodeProto* self = f->add_node();
+  self->set_op_type("F");
+  self->set_domain("local");
+  self->add_input("p");
+  self->add_input("q");
+  self->add_output("r");
+  return m;
+}
+
+TEST(ApiFrontDoor, RecursiveFunctionInMemoryIsAStatusEverywhere) {
+  onnx::ModelProto m = RecursiveFunctionModel();
+  const std::string bytes = *onnx_bcast::SerializeModel(m);
+  const onnx::ModelProto before = m;
+  std::vector<absl::Status> errors = {
+      onnx_bcast::ParseModel(bytes).status(),
+      onnx_bcast::Check(m).status(),
+      onnx_bcast::Run(m, {}).status(),
+      onnx_bcast::Optimize(&m, {}).status(),
+      onnx_bcast::Verify(m, m).status(),
+  };
+  for (const absl::Status& s : errors) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("function 'local.F' is recursive"));
+  }
+  EXPECT_EQ(m.SerializeAsString(), before.SerializeAsString());  // Optimize left it untouched
+}
+
+// Crash rows of the catalogue: the guards live below the front door, so the API gets them too.
+TEST(ApiFrontDoor, CrashRowsAreStatusesOrVerdicts) {
+  const fs::path dir = TempDir("front_door_crashes");
+  const std::string d2s = WriteText(dir, "d2s", R"(<ir_version: 8, opset_import: ["" : 13]>
+      g (float[1,4,2,2] x) => (float[1,1,4,4] y) { y = DepthToSpace<blocksize = 4294967296>(x) })")
+                              .string();
+  onnx_bcast::RunOptions random;
+  random.random_missing_inputs = true;
+  EXPECT_TRUE(onnx_bcast::Check(d2s).ok());  // inference refuses the node; no SIGFPE
+  absl::Status run = onnx_bcast::Run(d2s, {}, random).status();
+  EXPECT_THAT(run.message(), HasSubstr("blocksize 4294967296")) << run;
+  const std::string split = WriteText(dir, "split", R"(<ir_version: 8, opset_import: ["" : 13]>
+      g (float[6,4] x) => (float[6,4] y) {
+        s = Constant<value = int64 {0}>()  q = SplitToSequence(x, s)
+        i = Constant<value = int64 {0}>()  y = SequenceAt(q, i)
+      })")
+                                .string();
+  EXPECT_TRUE(onnx_bcast::Check(split).ok());
+  EXPECT_THAT(onnx_bcast::Run(split, {}, random).status().message(),
+              HasSubstr("split must be positive"));
+  std::string nested = "y = Constant<value = float[1] {1}>()";
+  for (int i = 0; i < 6000; ++i) {
+    nested = "y = If(c) <then_branch = t () => (float[1] y) { " + nested +
+             " }, else_branch = e () => (float[1] y) { y = Constant<value = float[1] {1}>() }>";
+  }
+  const std::string deep = WriteText(dir, "deep", R"(<ir_version: 8, opset_import: ["" : 17]>
+      g (bool c) => (float[1] y) {)" + nested + "}")
+                               .string();
+  absl::Status s = onnx_bcast::Check(deep).status();
+  EXPECT_THAT(s.message(), HasSubstr("nested deeper than the limit of 100")) << s;
+  onnx_bcast::RunOptions threads = random;
+  threads.threads = 100000;
+  EXPECT_EQ(onnx_bcast::Run(d2s, {}, threads).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
