@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <memory>
 
 namespace onnx_bcast::rt {
@@ -20,11 +21,20 @@ struct ParallelForState {
   std::mutex mu;
   std::condition_variable done;
 
+  // The first exception a task threw (std::bad_alloc above all), rethrown by the caller: an
+  // exception leaving a helper thread would be std::terminate, i.e. SIGABRT (issue 14).
+  std::exception_ptr error;
+
   void RunTasks() {
     for (;;) {
       const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
       if (task >= num_tasks) return;
-      (*fn)(task);
+      try {
+        (*fn)(task);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+      }
       if (unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> lock(mu);
         done.notify_all();
@@ -87,6 +97,7 @@ void ThreadPool::ParallelFor(int64_t num_tasks, int max_parallelism,
   state->RunTasks();
   std::unique_lock<std::mutex> lock(state->mu);
   state->done.wait(lock, [&] { return state->unfinished.load(std::memory_order_acquire) == 0; });
+  if (state->error) std::rethrow_exception(state->error);
 }
 
 ThreadPool& ThreadPool::Default() {

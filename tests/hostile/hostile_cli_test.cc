@@ -679,13 +679,15 @@ std::vector<Row> GraphFaults() {
       {"ConvTransposeRankMismatchOpt", text(conv_transpose_ranks),
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
       {"ConvTransposeRankMismatchRun", text(conv_transpose_ranks), kRun, 2,
-       "must be [N, C, spatial...]"},
+       "must be [N, C, spatial...]", Stream::kStderr, "{in}m.onnx: "},
       // Found by fuzz_check: libonnx 1.12's Gemm inference read dim 1 of a rank-1 B, Scan-9's
       // dereferenced a missing num_scan_inputs (segfaults in check and opt).
       {"GemmRank1Check", text(gemm_rank1), kCheck, 0, "", Stream::kStdout},
       {"GemmRank1Opt", text(gemm_rank1),
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 0, "", Stream::kStdout},
-      {"GemmRank1Run", text(gemm_rank1), kRun, 2, "must be 2-D"},
+      // run's executor errors start with the model, as every other refusal does (issue 14).
+      {"GemmRank1Run", text(gemm_rank1), kRun, 2, "must be 2-D", Stream::kStderr,
+       "{in}m.onnx: "},
       // Found by fuzz_check: conv/pool inference divided by a zero stride (SIGFPE).
       {"ConvZeroStrideCheck", text(conv_zero_stride), kCheck, 0, "", Stream::kStdout},
       {"ConvZeroStrideOpt", text(conv_zero_stride),
