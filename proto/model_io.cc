@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -70,10 +71,12 @@ class ModelFile {
                                                        " bytes, more than the limit of ",
                                                        max_bytes));
     }
-    bytes_.resize(static_cast<size_t>(st.st_size));
+    // Uninitialized: read() is the first touch of every page (no zero-fill pass first).
+    size_ = static_cast<size_t>(st.st_size);
+    bytes_.reset(new char[size_]);
     size_t done = 0;
-    while (done < bytes_.size()) {
-      const ssize_t n = ::read(fd, bytes_.data() + done, bytes_.size() - done);
+    while (done < size_) {
+      const ssize_t n = ::read(fd, bytes_.get() + done, size_ - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return absl::InvalidArgumentError(absl::StrCat("cannot read: ", Errno()));
       if (n == 0) {
@@ -84,10 +87,11 @@ class ModelFile {
     }
     return absl::OkStatus();
   }
-  std::string_view bytes() const { return bytes_; }
+  std::string_view bytes() const { return {bytes_.get(), size_}; }
 
  private:
-  std::string bytes_;
+  std::unique_ptr<char[]> bytes_;
+  size_t size_ = 0;
 };
 
 bool ParseWithLimit(std::string_view bytes, int recursion_limit, onnx::ModelProto* proto) {
