@@ -552,6 +552,38 @@ TEST(ApiFrontDoor, RecursiveFunctionInMemoryIsAStatusEverywhere) {
   EXPECT_EQ(m.SerializeAsString(), before.SerializeAsString());  // Optimize left it untouched
 }
 
+// The structural refusals text form cannot express, built in memory.
+TEST(ApiFrontDoor, UnnamedOutputAndBadSparseInitializerInMemory) {
+  onnx::ModelProto unnamed = AddModel(3);
+  unnamed.mutable_graph()->mutable_output(0)->set_name("");
+  onnx::ModelProto sparse = AddModel(3);
+  sparse.mutable_graph()->mutable_input()->RemoveLast();  // b becomes a sparse initializer
+  onnx::SparseTensorProto* st = sparse.mutable_graph()->add_sparse_initializer();
+  st->add_dims(3);
+  st->mutable_values()->set_name("b");
+  st->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  st->mutable_values()->add_dims(1);
+  st->mutable_values()->add_float_data(1);
+  st->mutable_indices()->set_data_type(onnx::TensorProto::INT64);
+  st->mutable_indices()->add_dims(1);
+  st->mutable_indices()->add_int64_data(7);  // outside [0, 3)
+  const std::pair<onnx::ModelProto, const char*> cases[] = {
+      {unnamed, "graph output 0 has no name"},
+      {sparse, "sparse tensor 'b' index 7 out of range"},
+  };
+  for (const auto& [model, message] : cases) {
+    SCOPED_TRACE(message);
+    onnx::ModelProto copy = model;
+    for (const absl::Status& s :
+         {onnx_bcast::ParseModel(*onnx_bcast::SerializeModel(model)).status(),
+          onnx_bcast::Check(model).status(), onnx_bcast::Run(model, {}).status(),
+          onnx_bcast::Optimize(&copy, {}).status(), onnx_bcast::Verify(model, model).status()}) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s.message(), HasSubstr(message));
+    }
+  }
+}
+
 // Crash rows of the catalogue: the guards live below the front door, so the API gets them too.
 TEST(ApiFrontDoor, CrashRowsAreStatusesOrVerdicts) {
   const fs::path dir = TempDir("front_door_crashes");
