@@ -24,6 +24,12 @@ Atom Atom::EqSymbol(std::string symbol, std::string other) {
   return atom;
 }
 
+Atom Atom::EqExpr(Expr a, Expr b) {
+  if (a.AsConst() && !b.AsConst()) std::swap(a, b);
+  if (std::optional<int64_t> v = b.AsConst()) return Eq(a.ToString(), *v);
+  return EqSymbol(a.ToString(), b.ToString());
+}
+
 std::string Atom::ToString() const {
   if (is_value()) return absl::StrCat(symbol, " == ", *value);
   return absl::StrCat(symbol, " == ", other);

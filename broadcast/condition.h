@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "broadcast/expr.h"
+
 namespace onnx_bcast::bcast {
 
 /// `symbol == value` (when `value` is set) or `symbol == other` (otherwise).
@@ -23,6 +25,8 @@ struct Atom {
   static Atom Eq(std::string symbol, int64_t value);
   /// `symbol == other`.
   static Atom EqSymbol(std::string symbol, std::string other);
+  /// `a == b` over dim expressions.
+  static Atom EqExpr(Expr a, Expr b);
 
   bool is_value() const { return value.has_value(); }
   /// "N == 5" or "N == M".

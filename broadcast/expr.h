@@ -31,6 +31,7 @@
 
 namespace onnx_bcast::bcast {
 
+class Dim;
 struct ExprNode;  // Defined in expr.cc; pool-owned, never freed while the process runs.
 
 /// An integer expression in canonical form. Default-constructed: the constant 0.
@@ -43,6 +44,11 @@ class Expr {
   /// The symbol `name` (an ONNX dim_param, or a fresh name such as "NonZero_3.out0").
   /// Precondition: `name` is not empty.
   static Expr Symbol(std::string_view name);
+  /// A fresh symbol that equals nothing but itself, named "opaque#<n>". The builders return
+  /// one instead of an expression that would exceed the size bound (256 tree nodes or depth
+  /// 32) or whose folded constants overflow int64, so hostile models cannot blow up memory
+  /// or time; like every symbol it ranges over the integers >= 1.
+  static Expr Opaque();
 
   /// Arithmetic; every result is canonical. Overflow of a folded constant, or a divisor that
   /// is not a positive constant, yields nullopt from the `Try` forms; the operator forms of
@@ -67,6 +73,11 @@ class Expr {
   bool IsConst(int64_t v) const { return AsConst() == v; }
   /// The symbol's name, when this is a single symbol.
   std::optional<std::string_view> AsSymbol() const;
+  /// The symbol's name, kept by the pool for the life of the process; empty when this is not
+  /// a single symbol.
+  const std::string& SymbolName() const;
+  /// True for a symbol made by `Opaque()`.
+  bool IsOpaque() const;
   /// Every symbol this expression mentions, sorted.
   std::vector<std::string> Symbols() const;
 
@@ -97,6 +108,7 @@ class Expr {
  private:
   explicit Expr(const ExprNode* node) : node_(node) {}
   friend struct ExprPool;
+  friend class Dim;
   const ExprNode* node_;
 };
 
@@ -112,6 +124,16 @@ enum class Truth { kAlways, kNever, kSometimes };
 /// parts dominate, brute force below it) and for a constant difference; `kSometimes`
 /// otherwise when it cannot prove either.
 Truth DecideEqual(Expr a, Expr b);
+
+/// The shape of the zero set of a one-symbol expression d(H): for H >= threshold, d(H) == 0
+/// exactly when d(H + period) == 0, so evaluating H in [1, threshold + period) decides every
+/// equality in H. nullopt when d mentions several symbols, is not built from +, constant *,
+/// floor, mod, min and max of H (e.g. H*H), or the span is beyond 2^20. A constant gives {1, 1}.
+struct ZeroSetShape {
+  int64_t threshold = 1;
+  int64_t period = 1;
+};
+std::optional<ZeroSetShape> ZeroSetPeriodicity(Expr d);
 
 }  // namespace onnx_bcast::bcast
 

@@ -89,49 +89,88 @@ std::string AxisVs(int axis, const Dim& a, const Dim& b) {
 
 std::string UnknownExtent(int axis) { return absl::StrCat("axis ", axis, ": unknown extent"); }
 
+// Facts about one symbolic-or-value dim used by every rule.
+bool ProvablyOne(const Dim& d) {
+  if (d.is_value()) return d.value() == 1;
+  if (!d.is_symbolic()) return false;
+  return DecideEqual(*d.expr(), Expr::Const(1)) == Truth::kAlways;
+}
+
+bool CanBeOne(const Dim& d) {
+  if (d.is_value()) return d.value() == 1;
+  if (!d.is_symbolic()) return true;
+  return DecideEqual(*d.expr(), Expr::Const(1)) != Truth::kNever;
+}
+
+// The atom `a == b`, the symbolic side first.
+Atom EqAtom(const Dim& a, const Dim& b) {
+  if (a.is_value() && !b.is_value()) return EqAtom(b, a);
+  return Atom::EqExpr(*a.expr(), *b.expr());
+}
+
+// The clause under which two known dims broadcast (`a == b or a == 1 or b == 1`, atoms that
+// can never hold left out); nullopt when it is always true; an empty clause when never.
+std::optional<Clause> PairClause(const Dim& a, const Dim& b, bool a_may_be_one,
+                                 bool b_may_be_one) {
+  const Truth eq = DecideEqual(*a.expr(), *b.expr());
+  if (eq == Truth::kAlways) return std::nullopt;
+  Clause clause;
+  if (eq != Truth::kNever) clause.atoms.push_back(EqAtom(a, b));
+  if (a_may_be_one && CanBeOne(a)) clause.atoms.push_back(EqAtom(a, Dim::Value(1)));
+  if (b_may_be_one && CanBeOne(b)) clause.atoms.push_back(EqAtom(b, Dim::Value(1)));
+  return clause;
+}
+
 // numpy rule for the dims that meet on one output axis (missing dims omitted).
 Dim MergeNumpyAxis(const std::vector<Dim>& dims, int axis, Collector& out) {
-  std::vector<Dim> values;  // distinct non-1 values, in input order
-  std::vector<std::string> symbols;
-  bool unknown = false;
+  // Dims that are not provably 1, distinct, in input order; unknowns each count.
+  std::vector<Dim> rest;
+  int unknowns = 0;
   for (const Dim& dim : dims) {
     if (dim.is_unknown()) {
-      unknown = true;
-    } else if (dim.is_symbol()) {
-      if (std::find(symbols.begin(), symbols.end(), dim.symbol()) == symbols.end()) {
-        symbols.push_back(dim.symbol());
-      }
-    } else if (!dim.Is(1) && std::find(values.begin(), values.end(), dim) == values.end()) {
-      values.push_back(dim);
+      ++unknowns;
+      rest.push_back(dim);
+    } else if (!ProvablyOne(dim) && std::find(rest.begin(), rest.end(), dim) == rest.end()) {
+      rest.push_back(dim);
     }
+  }
+  // A single dim against 1s broadcasts whatever its extent, even unknown.
+  if (rest.empty()) return Dim::Value(1);
+  if (rest.size() == 1) return rest.front();
+  std::vector<Dim> known;
+  for (const Dim& dim : rest) {
+    if (!dim.is_unknown()) known.push_back(dim);
+  }
+  std::vector<Dim> values;
+  for (const Dim& dim : known) {
+    if (dim.is_value()) values.push_back(dim);
   }
   if (values.size() > 1) {
     out.Error(axis, AxisVs(axis, values[0], values[1]));
     return Dim::Unknown();
   }
-  if (!values.empty()) {
-    const int64_t v = values.front().value();
-    for (const std::string& symbol : symbols) {
-      out.Condition(Clause::InSet(symbol, {1, v}), AxisVs(axis, Dim::Symbol(symbol), values[0]));
+  // With a constant c on the axis, each other dim being 1 or c implies every pair.
+  for (size_t i = 0; i < known.size(); ++i) {
+    for (size_t j = i + 1; j < known.size(); ++j) {
+      if (!values.empty() && !known[i].is_value() && !known[j].is_value()) continue;
+      std::optional<Clause> clause = PairClause(known[i], known[j], true, true);
+      if (!clause) continue;
+      if (clause->atoms.empty()) {
+        out.Error(axis, AxisVs(axis, known[i], known[j]));
+        return Dim::Unknown();
+      }
+      out.Condition(*std::move(clause), AxisVs(axis, known[i], known[j]));
     }
-    if (unknown) out.Unknown(UnknownExtent(axis));
-    return values.front();
   }
-  if (unknown) {
+  if (unknowns > 0) {
     out.Unknown(UnknownExtent(axis));
-    return Dim::Unknown();
+    return values.empty() ? Dim::Unknown() : values.front();
   }
-  if (symbols.empty()) return Dim::Value(1);
-  if (symbols.size() == 1) return Dim::Symbol(symbols.front());
-  for (size_t i = 0; i < symbols.size(); ++i) {
-    for (size_t j = i + 1; j < symbols.size(); ++j) {
-      const std::string& n = symbols[i];
-      const std::string& m = symbols[j];
-      out.Condition(Clause::Of({Atom::EqSymbol(n, m), Atom::Eq(n, 1), Atom::Eq(m, 1)}),
-                    AxisVs(axis, Dim::Symbol(n), Dim::Symbol(m)));
-    }
-  }
-  return Dim::Symbol(DerivedSymbolName(symbols));
+  if (!values.empty()) return values.front();
+  // Under the condition every extent is the common one or 1, so the max is exact.
+  Expr result = *known.front().expr();
+  for (size_t i = 1; i < known.size(); ++i) result = Expr::Max(result, *known[i].expr());
+  return Dim::FromExpr(result);
 }
 
 // numpy rule over known-rank shapes; returns the output shape.
@@ -154,21 +193,18 @@ Shape NumpyKnownRanks(const std::vector<const Shape*>& shapes, Collector& out) {
 
 // One-way check: `b` (broadcast source) against `t` (target extent).
 void CheckOneWay(const Dim& t, const Dim& b, int axis, Collector& out) {
-  if (b.Is(1)) return;
+  if (ProvablyOne(b)) return;
   if (b == t && !b.is_unknown()) return;
   if (b.is_unknown() || t.is_unknown()) {
     out.Unknown(UnknownExtent(axis));
     return;
   }
-  if (b.is_value() && t.is_value()) {
+  std::optional<Clause> clause = PairClause(b, t, true, false);
+  if (!clause) return;
+  if (clause->atoms.empty()) {
     out.Error(axis, AxisVs(axis, t, b));
-  } else if (b.is_symbol() && t.is_value()) {
-    out.Condition(Clause::InSet(b.symbol(), {1, t.value()}), AxisVs(axis, t, b));
-  } else if (b.is_value()) {
-    out.Condition(Clause::Of({Atom::Eq(t.symbol(), b.value())}), AxisVs(axis, t, b));
   } else {
-    out.Condition(Clause::Of({Atom::EqSymbol(b.symbol(), t.symbol()), Atom::Eq(b.symbol(), 1)}),
-                  AxisVs(axis, t, b));
+    out.Condition(*std::move(clause), AxisVs(axis, t, b));
   }
 }
 
@@ -180,14 +216,14 @@ void CheckEqual(const Dim& a, const Dim& b, int axis, Collector& out, const std:
                                 : absl::StrCat(label, ": ", a.ToString(), " vs ", b.ToString());
   if (a.is_unknown() || b.is_unknown()) {
     out.Unknown(label.empty() ? UnknownExtent(axis) : absl::StrCat(label, ": unknown extent"));
-  } else if (a.is_value() && b.is_value()) {
+    return;
+  }
+  std::optional<Clause> clause = PairClause(a, b, false, false);
+  if (!clause) return;
+  if (clause->atoms.empty()) {
     out.Error(label.empty() ? axis : -1, where);
-  } else if (a.is_symbol() && b.is_symbol()) {
-    out.Condition(Clause::Of({Atom::EqSymbol(a.symbol(), b.symbol())}), where);
-  } else if (a.is_symbol()) {
-    out.Condition(Clause::Of({Atom::Eq(a.symbol(), b.value())}), where);
   } else {
-    out.Condition(Clause::Of({Atom::Eq(b.symbol(), a.value())}), where);
+    out.Condition(*std::move(clause), where);
   }
 }
 
@@ -253,12 +289,6 @@ std::optional<RuleFamily> RuleFromName(std::string_view name) {
   return std::nullopt;
 }
 
-std::string DerivedSymbolName(std::vector<std::string> symbols) {
-  std::sort(symbols.begin(), symbols.end());
-  symbols.erase(std::unique(symbols.begin(), symbols.end()), symbols.end());
-  return absl::StrCat("bcast(", absl::StrJoin(symbols, ","), ")");
-}
-
 BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
   Collector out;
   if (inputs.empty()) {
@@ -275,7 +305,20 @@ BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
     }
   }
   Shape output = NumpyKnownRanks(known, out);
-  if (unknown_rank_input >= 0) {
+  // A scalar or all-ones operand broadcasts against anything, so when every other input is
+  // one, an input of unknown rank decides nothing but the output.
+  bool others_all_ones = true;
+  int unknown_ranks = 0;
+  for (const Shape& input : inputs) {
+    if (!input.rank_known) {
+      ++unknown_ranks;
+      continue;
+    }
+    for (const Dim& dim : input.dims) others_all_ones = others_all_ones && ProvablyOne(dim);
+  }
+  if (unknown_rank_input >= 0 && unknown_ranks == 1 && others_all_ones) {
+    output = Shape::UnknownRank();
+  } else if (unknown_rank_input >= 0) {
     out.Unknown(absl::StrCat("input ", unknown_rank_input, " has unknown rank"));
     output = Shape::UnknownRank();
   }
@@ -358,13 +401,13 @@ BroadcastResult BroadcastPdpd(const Shape& a, const Shape& b, int64_t axis) {
     const Dim& dim = b.dims[i];
     const std::string where = absl::StrCat("B dim ", i, " (", dim.ToString(), ") at axis ", axis,
                                            " falls past the last axis of A (rank ", rank_a, ")");
-    if (dim.Is(1)) continue;
-    if (dim.is_value()) {
-      out.Error(-1, where);
-    } else if (dim.is_symbol()) {
-      out.Condition(Clause::Of({Atom::Eq(dim.symbol(), 1)}), where);
-    } else {
+    if (ProvablyOne(dim)) continue;
+    if (dim.is_unknown()) {
       out.Unknown(where);
+    } else if (!CanBeOne(dim)) {
+      out.Error(-1, where);
+    } else {
+      out.Condition(Clause::Of({EqAtom(dim, Dim::Value(1))}), where);
     }
   }
   return out.Finish(a);

@@ -74,17 +74,15 @@ std::string_view RuleName(RuleFamily rule);
 /// The inverse of `RuleName`.
 std::optional<RuleFamily> RuleFromName(std::string_view name);
 
-/// The name of the opaque symbol standing for the broadcast of several distinct
-/// symbols on one axis: "bcast(" + names sorted and joined by "," + ")", e.g.
-/// {N, M} -> "bcast(M,N)". Sorting makes it independent of operand order.
-std::string DerivedSymbolName(std::vector<std::string> symbols);
-
 /// ONNX multidirectional broadcasting (numpy), n-ary: Add/Sub/.../Sum/Mean/
 /// Max/Min and Where's three inputs. Right-aligned; each axis must be 1 or a
 /// common extent (0 with 1 gives 0; 0 with 3 is an error). Per axis with
-/// symbols: {N,1} -> N; {N,N} -> N; {N,5} -> 5 if N ∈ {1, 5}; {N,M} ->
-/// `DerivedSymbolName` if `N == M or N == 1 or M == 1` (pairwise clauses for
-/// three or more symbols). Unknown dims/ranks give kUnknown with the best
+/// dim expressions (expr.h): dims provably 1 drop out, and a single remaining
+/// dim is the output whatever it is (even unknown: `[?,65,?]` with `[]` is
+/// ok); {N,N} -> N; {N,5} -> 5 if N ∈ {1, 5}; {N,M} -> max(M, N) if
+/// `N == M or N == 1 or M == 1` (pairwise clauses for three or more; atoms
+/// that can never hold are left out, and when none can hold it is an error,
+/// e.g. 3 vs N+3). Unknown dims/ranks otherwise give kUnknown with the best
 /// output (unknown rank in, unknown rank out). No inputs is an error.
 BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs);
 

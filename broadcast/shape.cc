@@ -16,29 +16,42 @@ namespace onnx_bcast::bcast {
 
 Dim Dim::Value(int64_t value) {
   Dim dim;
-  dim.kind_ = Kind::kValue;
   dim.value_ = value;
   return dim;
 }
 
-Dim Dim::Symbol(std::string name) {
-  Dim dim;
-  dim.kind_ = Kind::kSymbol;
-  dim.symbol_ = std::move(name);
-  return dim;
-}
+Dim Dim::Symbol(std::string_view name) { return FromExpr(Expr::Symbol(name)); }
 
 Dim Dim::Unknown() { return Dim(); }
 
-std::string Dim::ToString() const {
-  switch (kind_) {
-    case Kind::kValue:
-      return absl::StrCat(value_);
-    case Kind::kSymbol:
-      return symbol_;
-    case Kind::kUnknown:
-      break;
+Dim Dim::FromExpr(Expr e) {
+  Dim dim;
+  if (std::optional<int64_t> c = e.AsConst()) {
+    if (*c >= 0) dim.value_ = *c;
+    return dim;
   }
+  dim.value_ = 0;
+  dim.node_ = e.node();
+  return dim;
+}
+
+bool Dim::is_symbol() const { return node_ != nullptr && Expr(node_).AsSymbol().has_value(); }
+
+const std::string& Dim::symbol() const {
+  static const std::string* const kEmpty = new std::string();
+  if (node_ == nullptr) return *kEmpty;
+  return Expr(node_).SymbolName();
+}
+
+std::optional<Expr> Dim::expr() const {
+  if (node_ != nullptr) return Expr(node_);
+  if (value_ >= 0) return Expr::Const(value_);
+  return std::nullopt;
+}
+
+std::string Dim::ToString() const {
+  if (node_ != nullptr) return Expr(node_).ToString();
+  if (value_ >= 0) return absl::StrCat(value_);
   return "?";
 }
 
@@ -132,7 +145,16 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
       shape.dims.push_back(Dim::Value(value));
       continue;
     }
-    shape.dims.push_back(Dim::Symbol(std::string(item)));
+    absl::StatusOr<Expr> e = Expr::Parse(item);
+    if (!e.ok()) {
+      shape.dims.push_back(Dim::Symbol(item));
+      continue;
+    }
+    if (e->AsConst() && *e->AsConst() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", AV(item), "\" is a negative constant in \"", AV(text), "\""));
+    }
+    shape.dims.push_back(Dim::FromExpr(*e));
   }
   return shape;
 }

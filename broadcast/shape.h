@@ -11,12 +11,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "broadcast/expr.h"
 
 namespace onnx_bcast::bcast {
 
 /// One dimension of a shape: a known extent (>= 0), a named symbol (an ONNX
-/// dim_param such as "N") or unknown. Two symbols with the same name denote the
-/// same extent; two unknown dims are unrelated even though they compare equal.
+/// dim_param such as "N"), a compound dim expression over symbols
+/// ("floor(H/2)", "past + seq"; see expr.h) or unknown. Two symbolic dims are
+/// equal exactly when their expressions are (canonical form); two unknown dims
+/// are unrelated even though they compare equal.
+///
+/// A Dim is 16 bytes and trivially copyable: a value, or a handle to a
+/// hash-consed expression node.
 class Dim {
  public:
   /// An unknown dimension.
@@ -25,32 +31,40 @@ class Dim {
   /// A known extent. Precondition: `value >= 0`.
   static Dim Value(int64_t value);
   /// A named symbolic extent. Precondition: `name` is not empty.
-  static Dim Symbol(std::string name);
+  static Dim Symbol(std::string_view name);
   /// An extent about which nothing is known.
   static Dim Unknown();
+  /// From an expression: a constant >= 0 gives a value, a negative constant
+  /// gives unknown, a single symbol gives a symbol, anything else an
+  /// expression dim.
+  static Dim FromExpr(Expr e);
 
-  bool is_value() const { return kind_ == Kind::kValue; }
-  bool is_symbol() const { return kind_ == Kind::kSymbol; }
-  bool is_unknown() const { return kind_ == Kind::kUnknown; }
+  bool is_value() const { return node_ == nullptr && value_ >= 0; }
+  bool is_unknown() const { return node_ == nullptr && value_ < 0; }
+  bool is_symbol() const;
+  /// A compound expression (not a value, not a single symbol).
+  bool is_expr() const { return node_ != nullptr && !is_symbol(); }
+  /// A symbol or a compound expression.
+  bool is_symbolic() const { return node_ != nullptr; }
   /// True when this is the known extent `v`.
-  bool Is(int64_t v) const { return is_value() && value_ == v; }
+  bool Is(int64_t v) const { return node_ == nullptr && value_ == v && v >= 0; }
 
   /// The extent; only meaningful when `is_value()`.
   int64_t value() const { return value_; }
   /// The symbol name; empty unless `is_symbol()`.
-  const std::string& symbol() const { return symbol_; }
+  const std::string& symbol() const;
+  /// The expression of a value, symbol or expression dim; nullopt when unknown.
+  std::optional<Expr> expr() const;
 
-  /// "5", "N" or "?".
+  /// "5", "N", "floor(H/2)" or "?".
   std::string ToString() const;
 
-  /// Structural equality: same kind and same value or name.
+  /// Same value, or the same (canonical) expression.
   bool operator==(const Dim& other) const = default;
 
  private:
-  enum class Kind { kValue, kSymbol, kUnknown };
-  Kind kind_ = Kind::kUnknown;
-  int64_t value_ = 0;
-  std::string symbol_;
+  int64_t value_ = -1;  // the extent when node_ is null; -1: unknown
+  const ExprNode* node_ = nullptr;
 };
 
 /// A tensor shape in numpy order (outermost axis first). `rank_known == false`
@@ -70,9 +84,10 @@ struct Shape {
   static Shape FromDims(std::vector<Dim> dims);
 
   /// Parses the text form printed by `ToString()`: "[N,3,?]", "[]" (rank 0),
-  /// "?" (unknown rank). Items are non-negative integers, "?" or symbol names
-  /// (which may contain balanced parentheses, e.g. "bcast(M,N)"). Whitespace is
-  /// ignored around items.
+  /// "?" (unknown rank), "[N,floor(H/2),3]". Items are non-negative integers,
+  /// "?" or dim expressions (`Expr::Parse`); an item that is not a valid
+  /// expression is taken whole as a symbol name (which may contain balanced
+  /// parentheses, e.g. "bcast(M,N)"). Whitespace is ignored around items.
   static absl::StatusOr<Shape> TryParse(std::string_view text);
   /// Like `TryParse` but aborts with a message on malformed text. Meant for
   /// literals in code and tests, never for user input.

@@ -64,6 +64,8 @@ void WriteShape(const bcast::Shape& s, JsonWriter* json) {
       json->Int(d.value());
     } else if (d.is_symbol()) {
       json->String(d.symbol());
+    } else if (d.is_expr()) {
+      json->String(d.ToString());
     } else {
       json->String("?");
     }

@@ -34,6 +34,14 @@ class MaterializeBroadcast : public Pass {
           ctx.Debug(id, absl::StrCat("cannot decide the broadcast: ", res.reason));
           continue;
         }
+        // A scalar or all-ones operand is ok against unknown extents, but its expanded shape
+        // would be computed at run time; left as is (as when such verdicts were unknown).
+        bool vague_output = !res.output.rank_known;
+        for (const bcast::Dim& d : res.output.dims) vague_output |= d.is_unknown();
+        if (vague_output) {
+          ctx.Debug(id, absl::StrCat("output extent not known: ", res.output.ToString()));
+          continue;
+        }
         const std::vector<std::string> operands(n.input().begin(), n.input().end());
         for (int k = 0; k < n.input_size(); ++k) {
           absl::StatusOr<bool> done = ctx.ExpandOperand(id, k, res.output, &operands);

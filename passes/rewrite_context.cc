@@ -159,8 +159,8 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   // (bcast(M,N)) mean nothing in another run: they are written as unknown dims.
   Shape written = shape;
   for (bcast::Dim& d : written.dims) {
-    if (d.is_symbol() &&
-        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
+    if (d.is_expr() || (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
+                                          d.symbol().find('(') != std::string::npos))) {
       d = bcast::Dim::Unknown();
     }
   }

@@ -30,8 +30,8 @@ const std::set<std::string>& KnownClasses() {
 bool Vague(const bcast::Shape& s) {
   for (const bcast::Dim& d : s.dims) {
     if (d.is_unknown()) return true;
-    if (d.is_symbol() &&
-        (d.symbol().rfind("unk__", 0) == 0 || d.symbol().find('(') != std::string::npos)) {
+    if (d.is_expr() || (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
+                                          d.symbol().find('(') != std::string::npos))) {
       return true;
     }
   }

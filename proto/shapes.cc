@@ -38,6 +38,7 @@ void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type) {
     auto* dim = s->add_dim();
     if (d.is_value()) dim->set_dim_value(d.value());
     if (d.is_symbol()) dim->set_dim_param(d.symbol());
+    if (d.is_expr()) dim->set_dim_param(d.ToString());
   }
 }
 

@@ -39,16 +39,16 @@ TEST(Numpy, SymbolWithFiveIsConditional) {
 TEST(Numpy, SymbolWithOneIsSymbol) { EXPECT_TRUE(IsOk(Numpy2("[N,3]", "[1,3]"), "[N,3]")); }
 TEST(Numpy, SymbolWithMissingAxisIsSymbol) { EXPECT_TRUE(IsOk(Numpy2("[N,3]", "[3]"), "[N,3]")); }
 TEST(Numpy, SameSymbolIsSymbol) { EXPECT_TRUE(IsOk(Numpy2("[N,M]", "[N,M]"), "[N,M]")); }
-TEST(Numpy, TwoSymbolsGiveDerivedSymbol) {
+TEST(Numpy, TwoSymbolsGiveTheirMax) {
   const BroadcastResult r = Numpy2("[N]", "[M]");
-  EXPECT_TRUE(IsConditional(r, "[bcast(M,N)]", "N == M or N == 1 or M == 1"));
+  EXPECT_TRUE(IsConditional(r, "[max(M, N)]", "N == M or N == 1 or M == 1"));
   EXPECT_EQ(r.reason, "axis 0: N vs M");
-  // The derived name does not depend on operand order.
-  EXPECT_EQ(Numpy2("[M]", "[N]").output.ToString(), "[bcast(M,N)]");
+  // The output (exact under the condition) does not depend on operand order.
+  EXPECT_EQ(Numpy2("[M]", "[N]").output.ToString(), "[max(M, N)]");
 }
 TEST(Numpy, ThreeSymbolsGivePairwiseClauses) {
   const BroadcastResult r = Numpy({"[N]", "[M]", "[K]"});
-  EXPECT_TRUE(IsConditional(r, "[bcast(K,M,N)]",
+  EXPECT_TRUE(IsConditional(r, "[max(K, M, N)]",
                             "N == M or N == 1 or M == 1 and N == K or N == 1 or K == 1 and "
                             "M == K or M == 1 or K == 1"));
 }
@@ -60,8 +60,8 @@ TEST(Numpy, ConditionsOnOneSymbolCombineAcrossAxes) {
   EXPECT_TRUE(IsConditional(r, "[5,7]", "N == 1"));
   EXPECT_EQ(r.reason, "axis 0: N vs 5; axis 1: N vs 7");
 }
-TEST(Numpy, DerivedSymbolFeedsLaterConditions) {
-  EXPECT_TRUE(IsConditional(Numpy2("[bcast(M,N)]", "[4]"), "[4]", "bcast(M,N) ∈ {1, 4}"));
+TEST(Numpy, DerivedExpressionFeedsLaterConditions) {
+  EXPECT_TRUE(IsConditional(Numpy2("[max(M,N)]", "[4]"), "[4]", "max(M, N) ∈ {1, 4}"));
 }
 TEST(Numpy, ErrorWinsOverConditions) {
   EXPECT_TRUE(IsError(Numpy({"[N]", "[5]", "[7]"}), 0, "axis 0: 5 vs 7"));
@@ -78,10 +78,11 @@ TEST(Numpy, ErrorReportsLeftmostAxis) {
 }
 TEST(Numpy, UnknownDimGivesBestOutput) {
   EXPECT_TRUE(IsUnknown(Numpy2("[?,3]", "[5,3]"), "[5,3]", "axis 0: unknown extent"));
-  EXPECT_TRUE(IsUnknown(Numpy2("[?,3]", "[1,3]"), "[?,3]", "axis 0: unknown extent"));
+  // Against 1 (or a missing axis) any extent broadcasts: the verdict is decided.
+  EXPECT_TRUE(IsOk(Numpy2("[?,3]", "[1,3]"), "[?,3]"));
   EXPECT_TRUE(IsUnknown(Numpy2("[?]", "[N]"), "[?]", "axis 0: unknown extent"));
-  // An unknown dim facing only a missing axis is passed through.
-  EXPECT_TRUE(IsUnknown(Numpy2("[?,3]", "[3]"), "[?,3]", "axis 0: unknown extent"));
+  EXPECT_TRUE(IsOk(Numpy2("[?,3]", "[3]"), "[?,3]"));
+  EXPECT_TRUE(IsUnknown(Numpy2("[?,3]", "[?,3]"), "[?,3]", "axis 0: unknown extent"));
 }
 TEST(Numpy, UnknownWinsOverConditions) {
   EXPECT_TRUE(IsUnknown(Numpy2("[N,?]", "[5,4]"), "[5,4]", "axis 1: unknown extent"));
@@ -96,7 +97,8 @@ TEST(Numpy, ZeroSize) {
   EXPECT_TRUE(IsOk(Numpy2("[0,3]", "[3]"), "[0,3]"));
   EXPECT_TRUE(IsOk(Numpy2("[0]", "[0]"), "[0]"));
   EXPECT_TRUE(IsError(Numpy2("[0]", "[3]"), 0, "axis 0: 0 vs 3"));
-  EXPECT_TRUE(IsConditional(Numpy2("[N]", "[0]"), "[0]", "N ∈ {0, 1}"));
+  // Symbols range over extents >= 1, so N must be 1 against 0.
+  EXPECT_TRUE(IsConditional(Numpy2("[N]", "[0]"), "[0]", "N == 1"));
 }
 TEST(Numpy, RankZero) {
   EXPECT_TRUE(IsOk(Numpy2("[]", "[]"), "[]"));
@@ -505,8 +507,8 @@ TEST(Names, VerdictsAndResultText) {
   EXPECT_EQ(Numpy2("[2,3]", "[3]").ToString(), "ok [2,3]");
   EXPECT_EQ(Numpy2("[N,3]", "[5,3]").ToString(), "conditional [5,3] if N ∈ {1, 5}");
   EXPECT_EQ(Numpy2("[2,3]", "[2,4]").ToString(), "error: axis 1: 3 vs 4");
-  EXPECT_EQ(Numpy2("[?]", "[1]").ToString(), "unknown [?]: axis 0: unknown extent");
-  EXPECT_EQ(DerivedSymbolName({"N", "M", "N"}), "bcast(M,N)");
+  EXPECT_EQ(Numpy2("[?]", "[1]").ToString(), "ok [?]");
+  EXPECT_EQ(Numpy2("[?]", "[2]").ToString(), "unknown [2]: axis 0: unknown extent");
 }
 
 }  // namespace

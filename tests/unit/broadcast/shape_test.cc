@@ -38,7 +38,11 @@ TEST(Shape, ParseAndPrint) {
   EXPECT_EQ(Shape::Parse("[ N , 3 , ? ]").ToString(), "[N,3,?]");
   EXPECT_EQ(Shape::Parse("[]").ToString(), "[]");
   EXPECT_EQ(Shape::Parse("?").ToString(), "?");
-  EXPECT_EQ(Shape::Parse("[bcast(M,N),3]").ToString(), "[bcast(M,N),3]");
+  // A name that is not an expression is kept whole as a symbol, printed in backquotes.
+  EXPECT_EQ(Shape::Parse("[bcast(M,N),3]").ToString(), "[`bcast(M,N)`,3]");
+  EXPECT_EQ(Shape::Parse("[`bcast(M,N)`,3]").dims[0], Dim::Symbol("bcast(M,N)"));
+  EXPECT_EQ(Shape::Parse("[N,floor(H/2),3]").ToString(), "[N,floor(H/2),3]");
+  EXPECT_TRUE(Shape::Parse("[N,floor(H/2),3]").dims[1].is_expr());
   const Shape mixed = Shape::Parse("[N,3,?]");
   ASSERT_EQ(mixed.rank(), 3);
   EXPECT_TRUE(mixed.dims[0].is_symbol());

@@ -102,7 +102,7 @@ std::vector<Case> Cases() {
       {"TwoSymbols", Model("float[N,3] a, float[M,3] b", "float[N,3] y", "y = Mul(a, b)"),
        Verdict::kConditional,
        "Mul 'Mul#0': A [N,3] and B [M,3] broadcast (numpy rule) only if N == M or N == 1 or M == 1",
-       "[bcast(M,N),3]"},
+       "[max(M, N),3]"},
       {"UnknownDim", Model("float[?,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
        Verdict::kUnknown,
        "Add 'Add#0': A [?,3] and B [5,3]: cannot decide the broadcast (numpy rule): axis 0: "
