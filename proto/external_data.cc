@@ -1,5 +1,8 @@
 // External tensor data: validation that keeps every location inside the model directory
 // (the path traversal and link escapes of CVE-2022-25882 / CVE-2024-27318), and lazy reads.
+// Requires: nothing but the tensor and the model's directory. Guarantees: a payload is read only
+// from a descriptor reached by openat() from the model directory without following any
+// symlink, and checked (regular file, one link, size) on that very descriptor.
 #include "proto/external_data.h"
 
 #include <fcntl.h>
@@ -8,8 +11,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -17,18 +20,24 @@
 namespace onnx_bcast::proto {
 namespace {
 
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) return "";
-  return buf;
-}
-
 absl::Status Bad(const onnx::TensorProto& t, const std::string& why) {
   return absl::InvalidArgumentError(
       absl::StrCat("tensor '", t.name(), "': external data ", why));
 }
 
 }  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 bool ParseStrictDecimal(const std::string& text, int64_t* value) {
   if (text.empty() || text.size() > 19) return false;
@@ -43,9 +52,19 @@ bool ParseStrictDecimal(const std::string& text, int64_t* value) {
   return true;
 }
 
-absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
-                                                const std::string& base_dir) {
-  ExternalRef ref;
+absl::StatusOr<UniqueFd> OpenModelDir(const std::string& base_dir) {
+  const std::string dir = base_dir.empty() ? "." : base_dir;
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) {
+    return absl::InvalidArgumentError(absl::StrCat("base directory '", dir,
+                                                   "' cannot be opened: ", std::strerror(errno)));
+  }
+  return fd;
+}
+
+absl::StatusOr<ExternalFile> OpenExternalData(const onnx::TensorProto& tensor, int base_dir_fd) {
+  ExternalFile file;
+  ExternalRef& ref = file.ref;
   bool has_location = false, has_offset = false, has_length = false;
   for (const auto& entry : tensor.external_data()) {
     const std::string& key = entry.key();
@@ -83,22 +102,47 @@ absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
       return Bad(tensor, absl::StrCat("location '", loc, "' escapes the model directory"));
     }
   }
-  const std::string base = RealPath(base_dir.empty() ? "." : base_dir);
-  if (base.empty()) {
-    return Bad(tensor, absl::StrCat("base directory '", base_dir, "' cannot be resolved"));
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(loc, '/', absl::SkipEmpty())) {
+    if (part != ".") parts.emplace_back(part);
   }
-  const std::string joined = absl::StrCat(base, "/", loc);
-  ref.resolved = RealPath(joined);
-  if (ref.resolved.empty()) {
-    return absl::NotFoundError(absl::StrCat("tensor '", tensor.name(), "': external data file '",
-                                            loc, "' not found: ", std::strerror(errno)));
+  if (parts.empty()) return Bad(tensor, absl::StrCat("location '", loc, "' names no file"));
+
+  // Walk the components ourselves: the kernel never follows a link, and what is checked below
+  // is the file that will be read (no path is resolved twice).
+  UniqueFd dir;
+  int at = base_dir_fd;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; the fstat below refuses it.
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY);
+    UniqueFd next(::openat(at, parts[i].c_str(), flags));
+    if (!next) {
+      const int err = errno;
+      struct stat st;
+      if (err == ELOOP ||
+          (::fstatat(at, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
+        return Bad(tensor, absl::StrCat("location '", loc, "' goes through the symlink '",
+                                        parts[i], "'; refusing it (a link may lead outside the "
+                                        "model directory)"));
+      }
+      if (err == ENOENT) {
+        return absl::NotFoundError(absl::StrCat("tensor '", tensor.name(),
+                                                "': external data file '", loc,
+                                                "' not found: ", std::strerror(err)));
+      }
+      if (err == ENOTDIR) {
+        return Bad(tensor, absl::StrCat("location '", loc, "': '", parts[i],
+                                        "' is not a directory"));
+      }
+      return Bad(tensor, absl::StrCat("file '", loc, "' cannot be read: ", std::strerror(err)));
+    }
+    dir = std::move(next);
+    at = dir.get();
   }
-  // A symlink may stay inside the directory; whatever it resolves to must too.
-  if (ref.resolved.compare(0, base.size() + 1, base + "/") != 0) {
-    return Bad(tensor, absl::StrCat("location '", loc, "' resolves outside the model directory"));
-  }
+  file.fd = std::move(dir);
   struct stat st;
-  if (::stat(ref.resolved.c_str(), &st) != 0) {
+  if (::fstat(file.fd.get(), &st) != 0) {
     return Bad(tensor, absl::StrCat("file '", loc, "' cannot be read: ", std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
@@ -109,6 +153,8 @@ absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
     return Bad(tensor, absl::StrCat("location '", loc,
                                     "' is a hard link (may lead outside the model directory)"));
   }
+  ref.dev = st.st_dev;
+  ref.ino = st.st_ino;
   ref.file_size = st.st_size;
   if (ref.offset > ref.file_size) {
     return Bad(tensor, absl::StrCat("offset ", ref.offset, " is past the end of '", loc, "' (",
@@ -121,34 +167,37 @@ absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
                                     " is past the end of '", loc, "' (", ref.file_size,
                                     " bytes)"));
   }
-  return ref;
+  return file;
+}
+
+absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
+                                                const std::string& base_dir) {
+  absl::StatusOr<UniqueFd> dir = OpenModelDir(base_dir);
+  if (!dir.ok()) return Bad(tensor, std::string(dir.status().message()));
+  absl::StatusOr<ExternalFile> file = OpenExternalData(tensor, dir->get());
+  if (!file.ok()) return file.status();
+  return file->ref;
 }
 
 absl::StatusOr<std::string> ReadExternalData(const onnx::TensorProto& tensor,
                                              const std::string& base_dir) {
-  absl::StatusOr<ExternalRef> ref = ResolveExternalData(tensor, base_dir);
-  if (!ref.ok()) return ref.status();
-  const int fd = ::open(ref->resolved.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open '", ref->location, "': ", std::strerror(errno)));
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != ref->file_size) {
-    ::close(fd);
-    return absl::DataLossError(absl::StrCat("'", ref->location, "' changed while being read"));
-  }
-  std::string data(static_cast<size_t>(ref->length), '\0');
+  absl::StatusOr<UniqueFd> dir = OpenModelDir(base_dir);
+  if (!dir.ok()) return Bad(tensor, std::string(dir.status().message()));
+  absl::StatusOr<ExternalFile> file = OpenExternalData(tensor, dir->get());
+  if (!file.ok()) return file.status();
+  const ExternalRef& ref = file->ref;
+  std::string data(static_cast<size_t>(ref.length), '\0');
   int64_t done = 0;
-  while (done < ref->length) {
-    const ssize_t n = ::pread(fd, data.data() + done, ref->length - done, ref->offset + done);
+  while (done < ref.length) {
+    const ssize_t n =
+        ::pread(file->fd.get(), data.data() + done, ref.length - done, ref.offset + done);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      ::close(fd);
-      return absl::DataLossError(absl::StrCat("short read from '", ref->location, "'"));
+      return absl::DataLossError(absl::StrCat("tensor '", tensor.name(), "': short read from '",
+                                              ref.location, "' (file changed while read?)"));
     }
     done += n;
   }
-  ::close(fd);
   return data;
 }
 

@@ -51,7 +51,7 @@ absl::Status WithPath(const std::string& path, const absl::Status& status) {
 // (issue 14); read() returns short instead, which is refused with one line.
 class ModelFile {
  public:
-  absl::Status Open(const std::string& path, int64_t max_bytes) {
+  absl::Status Open(const std::string& path, int64_t max_bytes, Model* identity = nullptr) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       if (errno == ENOENT) return absl::NotFoundError("no such file");
@@ -70,6 +70,10 @@ class ModelFile {
       return absl::ResourceExhaustedError(absl::StrCat("file is ", st.st_size,
                                                        " bytes, more than the limit of ",
                                                        max_bytes));
+    }
+    if (identity != nullptr) {
+      identity->file_dev = st.st_dev;
+      identity->file_ino = st.st_ino;
     }
     // Uninitialized: read() is the first touch of every page (no zero-fill pass first).
     size_ = static_cast<size_t>(st.st_size);
@@ -148,6 +152,20 @@ class Validator {
       const Where where{nullptr, {"function '", fn.domain(), ".", fn.name(), "'"}};
       for (const auto& node : fn.node()) {
         if (absl::Status s = Node(node, where); !s.ok()) return s;
+      }
+    }
+    // Training graphs carry tensors (and external data) like the main graph.
+    for (const auto& info : m.training_info()) {
+      if (info.has_initialization()) {
+        const Where where{nullptr,
+                          {"training_info initialization graph '", info.initialization().name(),
+                           "'"}};
+        if (absl::Status s = Graph(info.initialization(), where); !s.ok()) return s;
+      }
+      if (info.has_algorithm()) {
+        const Where where{nullptr,
+                          {"training_info algorithm graph '", info.algorithm().name(), "'"}};
+        if (absl::Status s = Graph(info.algorithm(), where); !s.ok()) return s;
       }
     }
     return absl::OkStatus();
@@ -340,16 +358,20 @@ absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string&
 }
 
 absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
-  if (absl::EndsWith(path, ".onnxtxt")) {
-    ModelFile file;
-    if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) {
-      return WithPath(path, s);
-    }
-    return ParseModelText(file.bytes(), path, DirName(path), limits);
-  }
+  Model identity;
   ModelFile file;
-  if (absl::Status s = file.Open(path, limits.max_file_bytes); !s.ok()) return WithPath(path, s);
-  return ParseModelBytes(file.bytes(), path, DirName(path), limits);
+  if (absl::Status s = file.Open(path, limits.max_file_bytes, &identity); !s.ok()) {
+    return WithPath(path, s);
+  }
+  absl::StatusOr<Model> model =
+      absl::EndsWith(path, ".onnxtxt")
+          ? ParseModelText(file.bytes(), path, DirName(path), limits)
+          : ParseModelBytes(file.bytes(), path, DirName(path), limits);
+  if (model.ok()) {
+    model->file_dev = identity.file_dev;
+    model->file_ino = identity.file_ino;
+  }
+  return model;
 }
 
 absl::Status ValidateModel(const Model& model, const Limits& limits) {

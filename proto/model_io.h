@@ -2,6 +2,8 @@
 // directory, strict validation of sizes, and atomic, lossless saving.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,9 @@ struct Model {
   onnx::ModelProto proto;
   std::string path;      ///< the file it was loaded from; "<memory>" or "<text>" otherwise
   std::string base_dir;  ///< directory external data locations are relative to
+  /// Identity of the file it was loaded from (0 when none): outputs must never replace it.
+  dev_t file_dev = 0;
+  ino_t file_ino = 0;
 };
 
 /// Loads a binary .onnx model, or ONNX text form when the file name ends in ".onnxtxt".
@@ -38,25 +43,36 @@ absl::StatusOr<Model> ParseModelText(std::string_view text, const std::string& l
 /// tensor dims and payload sizes consistent, external data references safe and in range.
 absl::Status ValidateModel(const Model& model, const Limits& limits = {});
 
+class InputFiles;
+
 struct SaveOptions {
   /// Allows the output to be the input file itself.
   bool in_place = false;
   /// Moves initializer payloads of at least `external_threshold_bytes` to "<out>.data".
   bool external_data = false;
   int64_t external_threshold_bytes = 1024;
+  /// More files the output must not be, besides the model's own file and external data (e.g.
+  /// what the model read before passes rewrote it). Not owned; may be null.
+  const InputFiles* inputs = nullptr;
 };
 
 /// Saves atomically: a temporary in the destination directory, fsync, rename. On failure the
-/// destination is untouched and no temporary remains. Refuses to overwrite `model.path` unless
-/// `in_place`. External data files referenced by the model are carried beside the output when
-/// it goes to another directory; models over 2 GiB are saved with external data.
+/// destination is untouched and no temporary remains. Refuses to overwrite the input model
+/// unless `in_place`, and always refuses an output that is one of its external data files, a
+/// symlink or not a regular file. Only files named after the output are written: external
+/// data the model references is copied, when the output goes to another directory, into
+/// "OUT.data", "OUT.1.data", ... (the first free names, never replacing a file) and the
+/// saved model's `location` fields are rewritten to them; models over 2 GiB are saved with
+/// external data. Data files earlier saves of OUT left and the new model does not reference
+/// are removed after the model is in place.
 /// Errors carry the code FailedPrecondition/PermissionDenied/Internal; messages start with the
 /// output path.
 absl::Status SaveModel(const Model& model, const std::string& out_path,
                        const SaveOptions& options = {});
 
 /// Writes `bytes` to `path` the way SaveModel writes models: a temporary in the same directory,
-/// fsync, rename; nothing is left behind on failure. Messages start with the path.
+/// fsync, rename; nothing is left behind on failure; a symlink, directory or non-regular file
+/// at `path` is refused. Messages start with the path.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
 /// The whole file; NotFound/InvalidArgument with a message starting with the path.

@@ -1,11 +1,17 @@
 // Atomic, lossless saving: every file is written to a temporary in its destination directory,
 // fsynced, and renamed only once all of them are complete; on failure nothing is left behind.
+// Requires: a loaded (validated) model. Guarantees: the only names written are the output's
+// and "OUT.data" / "OUT.<n>.data" beside it (see proto/safe_write.h for how); the model's
+// `location` fields are data we rewrite, never paths we write to.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -16,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +30,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "proto/external_data.h"
 #include "proto/model_io.h"
+#include "proto/safe_write.h"
 #include "proto/tensor_util.h"
 
 namespace onnx_bcast::proto {
@@ -32,113 +40,18 @@ namespace fs = std::filesystem;
 
 std::string Errno() { return std::strerror(errno); }
 
-std::string RealPath(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) return "";
-  return buf;
-}
-
-absl::Status WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrCat("write failed: ", Errno()));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-// A file being written under a temporary name, renamed over its destination on Commit().
-class PendingFile {
- public:
-  ~PendingFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
-  }
-  absl::Status Create(const std::string& dest) {
-    dest_ = dest;
-    const fs::path p(dest);
-    const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
-    std::string pattern = absl::StrCat(dir, "/.", p.filename().string(), ".tmp.XXXXXX");
-    fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
-    if (fd_ < 0) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot create a temporary file in '", dir, "': ", Errno()));
-    }
-    temp_ = pattern;
-    return absl::OkStatus();
-  }
-  int fd() const { return fd_; }
-  absl::Status Append(const char* data, size_t size) {
-    if (absl::Status s = WriteAll(fd_, data, size); !s.ok()) return s;
-    written_ += static_cast<int64_t>(size);
-    return absl::OkStatus();
-  }
-  int64_t written() const { return written_; }
-  absl::Status Finish() {
-    if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0) {
-      return absl::InternalError(absl::StrCat("cannot sync '", temp_, "': ", Errno()));
-    }
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      return absl::InternalError(absl::StrCat("cannot close '", temp_, "': ", Errno()));
-    }
-    fd_ = -1;
-    return absl::OkStatus();
-  }
-  absl::Status Commit() {
-    if (::rename(temp_.c_str(), dest_.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("cannot rename onto '", dest_, "': ", Errno()));
-    }
-    committed_ = true;
-    const fs::path p(dest_);
-    const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  std::string dest_, temp_;
-  int fd_ = -1;
-  int64_t written_ = 0;
-  bool committed_ = false;
-};
-
-// Refuses a destination that is a symlink: writing "through" it could clobber any file.
-absl::Status CheckNotSymlink(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", path, "' is a symlink; refusing to write through it"));
-  }
-  return absl::OkStatus();
-}
-
-bool SameInode(const std::string& a, const std::string& b) {
-  struct stat sa, sb;
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
-// Copies `src` into `dst` inside the kernel: a reflink (FICLONE) where the filesystem shares
-// extents, else copy_file_range. Weight files then never pass through this process's memory
-// (peak RSS stays flat whatever their size, and no read() of a weight byte happens here).
-// Falls back to read/write only where neither is supported (old kernels, some filesystems).
-absl::Status CopyFileInto(const std::string& src, PendingFile* dst) {
-  const int fd = ::open(src.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot read '", src, "': ", Errno()));
+// Copies the whole file behind `src_fd` (a descriptor validated by OpenExternalData) into
+// `dst` inside the kernel: a reflink (FICLONE) where the filesystem shares extents, else
+// copy_file_range. Weight files then never pass through this process's memory (peak RSS stays
+// flat whatever their size). Falls back to pread/write only where neither is supported.
+absl::Status CopyFileInto(int src_fd, const std::string& label, PendingFile* dst) {
   absl::Status status;
-  bool done = ::ioctl(dst->fd(), FICLONE, fd) == 0;
+  bool done = ::ioctl(dst->fd(), FICLONE, src_fd) == 0;
   bool copied_any = false;
+  loff_t in_offset = 0;
   while (!done) {
-    const ssize_t n = ::copy_file_range(fd, nullptr, dst->fd(), nullptr, size_t{1} << 30, 0);
+    const ssize_t n =
+        ::copy_file_range(src_fd, &in_offset, dst->fd(), nullptr, size_t{1} << 30, 0);
     if (n > 0) {
       copied_any = true;
       continue;
@@ -149,25 +62,26 @@ absl::Status CopyFileInto(const std::string& src, PendingFile* dst) {
       continue;
     } else if (copied_any || (errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
                               errno != EOPNOTSUPP && errno != EBADF)) {
-      status = absl::InternalError(absl::StrCat("cannot copy '", src, "': ", Errno()));
+      status = absl::InternalError(absl::StrCat("cannot copy '", label, "': ", Errno()));
       done = true;
     } else {
       break;  // not supported here: copy through a buffer
     }
   }
   std::vector<char> buf(done ? 0 : 1 << 20);
+  off_t offset = 0;
   while (!done) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    const ssize_t n = ::pread(src_fd, buf.data(), buf.size(), offset);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      status = absl::InternalError(absl::StrCat("cannot read '", src, "': ", Errno()));
+      status = absl::InternalError(absl::StrCat("cannot read '", label, "': ", Errno()));
       break;
     }
     if (n == 0) break;
+    offset += n;
     status = dst->Append(buf.data(), static_cast<size_t>(n));
     if (!status.ok()) break;
   }
-  ::close(fd);
   return status;
 }
 
@@ -233,129 +147,186 @@ void ClearPayload(onnx::TensorProto* t) {
   t->clear_uint64_data();
 }
 
-// After a save with external data: removes the data files earlier saves of `out_name` wrote
-// ("OUT.data", "OUT.<n>.data") that the new model does not reference. Best effort: a leftover
-// file is only disk space, never a wrong weight.
-void RemoveStaleDataFiles(const std::string& dir, const std::string& out_name,
-                          const std::string& keep,
-                          const std::map<std::string, std::string>& referenced) {
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name == keep || referenced.count(name) > 0) continue;
-    if (name.size() < out_name.size() + 5 || name.compare(0, out_name.size(), out_name) != 0 ||
-        name.compare(name.size() - 5, 5, ".data") != 0) {
+// True for the names data files of a save to `out_name` get: "OUT.data" and "OUT.<n>.data".
+bool IsDataFileName(const std::string& name, const std::string& out_name) {
+  if (name.size() < out_name.size() + 5 || name.compare(0, out_name.size(), out_name) != 0 ||
+      name.compare(name.size() - 5, 5, ".data") != 0) {
+    return false;
+  }
+  const std::string middle = name.substr(out_name.size(), name.size() - out_name.size() - 5);
+  return middle.empty() || (middle.size() >= 2 && middle[0] == '.' &&
+                            middle.find_first_not_of("0123456789", 1) == std::string::npos);
+}
+
+// After a save with data files: removes the data files earlier saves of `out_name` wrote that
+// the new model does not reference. Never one of `keep` (the new data files, and every file the
+// input model reads, whatever name it has). Best effort: a leftover is only disk space.
+void RemoveStaleDataFiles(const OutputDir& dir, const std::string& out_name,
+                          const std::vector<FileId>& keep, const InputFiles& inputs) {
+  const int fd = ::openat(dir.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* listing = ::fdopendir(fd);
+  if (listing == nullptr) {
+    ::close(fd);
+    return;
+  }
+  std::vector<std::string> stale;
+  while (const struct dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (!IsDataFileName(name, out_name)) continue;
+    struct stat st;
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
       continue;
     }
-    // Between "OUT" and ".data": nothing, or "." and decimal digits.
-    const std::string middle = name.substr(out_name.size(), name.size() - out_name.size() - 5);
-    bool ours = middle.empty();
-    if (middle.size() >= 2 && middle[0] == '.') {
-      ours = middle.find_first_not_of("0123456789", 1) == std::string::npos;
+    const FileId id{st.st_dev, st.st_ino};
+    if (std::find(keep.begin(), keep.end(), id) != keep.end() || inputs.Find(id) != nullptr) {
+      continue;
     }
-    struct stat st;
-    if (ours && ::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      ::unlink(it->path().c_str());
+    stale.push_back(name);
+  }
+  ::closedir(listing);
+  for (const std::string& name : stale) ::unlinkat(dir.fd(), name.c_str(), 0);
+}
+
+// Sets the `location` entry of an external tensor (adding it when missing).
+void SetLocation(onnx::TensorProto* t, const std::string& location) {
+  for (auto& entry : *t->mutable_external_data()) {
+    if (entry.key() == "location") {
+      entry.set_value(location);
+      return;
     }
   }
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value(location);
 }
+
+// Holds an exclusive flock on the output directory while data files and the model are
+// committed and stale data files removed, so that concurrent saves to the same directory do
+// not remove each other's data before their model is in place.
+class DirLock {
+ public:
+  explicit DirLock(const OutputDir& dir) {
+    fd_ = ::openat(dir.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ >= 0) {
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~DirLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// A data file being written, and the tensors whose `location` will name it.
+struct DataFile {
+  std::unique_ptr<PendingFile> file;
+  std::vector<onnx::TensorProto*> tensors;
+};
 
 absl::Status SaveImpl(const Model& model, const std::string& out_path,
                       const SaveOptions& options) {
   const fs::path out(out_path);
-  const std::string out_dir = out.parent_path().empty() ? "." : out.parent_path().string();
-  struct stat st;
-  if (out.filename().empty()) return absl::FailedPreconditionError("is a directory");
-  if (::stat(out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("output directory '", out_dir, "' does not exist"));
-  }
-  if (::stat(out_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const std::string name = out.filename().string();
+  if (name.empty() || name == "." || name == "..") {
     return absl::FailedPreconditionError("is a directory");
   }
-  const std::string out_dir_real = RealPath(out_dir);
-  const std::string out_real =
-      absl::StrCat(out_dir_real, "/", out.filename().string());
-  const bool out_exists = ::lstat(out_path.c_str(), &st) == 0;
-  const bool out_is_symlink = out_exists && S_ISLNK(st.st_mode);
-  if (!model.path.empty() && model.path[0] != '<') {
-    const std::string in_real = RealPath(model.path);
-    const bool same = in_real == out_real || (out_is_symlink && RealPath(out_path) == in_real) ||
-                      (out_exists && SameInode(out_path, model.path));
-    if (same && !options.in_place) {
-      return absl::FailedPreconditionError(
-          "is the input model; refusing to overwrite it (pass --in-place to allow)");
-    }
-  }
-  if (out_is_symlink && !options.in_place) {
-    return absl::FailedPreconditionError("is a symlink; refusing to replace it");
+  absl::StatusOr<std::shared_ptr<const OutputDir>> opened =
+      OutputDir::Open(out.parent_path().empty() ? "." : out.parent_path().string());
+  if (!opened.ok()) return opened.status();
+  const std::shared_ptr<const OutputDir> dir = *std::move(opened);
+
+  // What the model reads: the output must be none of it. Collected while opening every
+  // external data file once, through the validated descriptors the copies are made from.
+  absl::StatusOr<InputFiles> inputs_or = InputFilesOf(model);
+  if (!inputs_or.ok()) return inputs_or.status();
+  InputFiles& inputs = *inputs_or;
+  if (options.inputs != nullptr) inputs.AddAll(*options.inputs);
+  if (absl::Status s = CheckDestination(*dir, name, inputs, options.in_place); !s.ok()) {
+    return s;
   }
 
-  // Everything pending, in commit order: external data files first, the model last.
-  std::vector<std::unique_ptr<PendingFile>> pending;
+  bool has_external = false;
+  ForEachModelTensor(const_cast<onnx::ModelProto*>(&model.proto), [&](onnx::TensorProto* t) {
+    has_external = has_external || t->data_location() == onnx::TensorProto::EXTERNAL;
+  });
+  std::optional<UniqueFd> base;
+  bool same_dir = false;
+  if (has_external) {
+    absl::StatusOr<UniqueFd> b = OpenModelDir(model.base_dir);
+    if (!b.ok()) return b.status();
+    base = *std::move(b);
+    struct stat st;
+    same_dir = ::fstat(base->get(), &st) == 0 && FileId{st.st_dev, st.st_ino} == dir->id();
+  }
+  const bool copy_external = has_external && !same_dir;
+  const bool externalize =
+      options.external_data || model.proto.ByteSizeLong() > static_cast<size_t>(INT_MAX);
+
   const onnx::ModelProto* to_write = &model.proto;
   std::unique_ptr<onnx::ModelProto> copy;
+  if (copy_external || externalize) {
+    copy = std::make_unique<onnx::ModelProto>(model.proto);
+    to_write = copy.get();
+  }
+  std::vector<DataFile> data_files;  // in commit order
+  const std::string first_data_name = absl::StrCat(name, ".data");
+  auto refuse_symlinked_data = [&]() -> absl::Status {
+    struct stat st;
+    if (::fstatat(dir->fd(), first_data_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", dir->path(), "/", first_data_name, "' is a symlink; refusing to write through it"));
+    }
+    return absl::OkStatus();
+  };
 
-  // 1. Carry referenced external data files to the new directory.
-  const std::string in_dir_real = RealPath(model.base_dir.empty() ? "." : model.base_dir);
-  std::map<std::string, std::string> locations;  // location -> resolved source
-  {
+  // 1. Another directory: the model's external data files are copied into files we name
+  // after the output, one per source file (offsets stay valid), and the saved model's
+  // `location` fields are rewritten to them. No location is ever used as a path to write.
+  if (copy_external) {
+    if (absl::Status s = refuse_symlinked_data(); !s.ok()) return s;
+    std::vector<std::pair<FileId, size_t>> index;
     absl::Status status;
-    ForEachModelTensor(const_cast<onnx::ModelProto*>(&model.proto), [&](onnx::TensorProto* t) {
+    ForEachModelTensor(copy.get(), [&](onnx::TensorProto* t) {
       if (!status.ok() || t->data_location() != onnx::TensorProto::EXTERNAL) return;
-      absl::StatusOr<ExternalRef> ref = ResolveExternalData(*t, model.base_dir);
-      if (!ref.ok()) {
-        status = ref.status();
+      absl::StatusOr<ExternalFile> source = OpenExternalData(*t, base->get());
+      if (!source.ok()) {
+        status = source.status();
         return;
       }
-      locations[ref->location] = ref->resolved;
+      const FileId id{source->ref.dev, source->ref.ino};
+      for (const auto& [known, i] : index) {
+        if (known == id) {
+          data_files[i].tensors.push_back(t);
+          return;
+        }
+      }
+      inputs.Add(id, absl::StrCat("the external data file '", source->ref.location,
+                                  "' of the input model"));
+      DataFile data;
+      data.file = std::make_unique<PendingFile>(dir, first_data_name);
+      data.tensors.push_back(t);
+      status = data.file->Create();
+      if (status.ok()) status = CopyFileInto(source->fd.get(), source->ref.location, data.file.get());
+      if (status.ok()) status = data.file->Finish();
+      index.emplace_back(id, data_files.size());
+      data_files.push_back(std::move(data));
     });
     if (!status.ok()) return status;
   }
-  if (!locations.empty() && in_dir_real != out_dir_real) {
-    for (const auto& [location, source] : locations) {
-      const std::string dest = absl::StrCat(out_dir_real, "/", location);
-      if (absl::Status s = CheckNotSymlink(dest); !s.ok()) return s;
-      if (SameInode(dest, source)) continue;
-      std::error_code ec;
-      fs::create_directories(fs::path(dest).parent_path(), ec);
-      if (ec) {
-        return absl::PermissionDeniedError(absl::StrCat("cannot create directory for '", dest,
-                                                        "': ", ec.message()));
-      }
-      auto file = std::make_unique<PendingFile>();
-      if (absl::Status s = file->Create(dest); !s.ok()) return s;
-      if (absl::Status s = CopyFileInto(source, file.get()); !s.ok()) return s;
-      if (absl::Status s = file->Finish(); !s.ok()) return s;
-      pending.push_back(std::move(file));
-    }
-  }
 
   // 2. Move large payloads out of the protobuf when asked, or when it would not fit in 2 GiB.
-  std::string keep_data_name;
-  const bool externalize =
-      options.external_data || model.proto.ByteSizeLong() > static_cast<size_t>(INT_MAX);
   if (externalize) {
-    copy = std::make_unique<onnx::ModelProto>(model.proto);
-    to_write = copy.get();
-    // The data file is committed before the model, so it must never replace a file the model
-    // now at OUT may reference: a kill between the two renames would leave the old model reading
-    // new bytes. It gets the first free name of OUT.data, OUT.1.data, ...; the ones left from
-    // earlier saves are removed once the new model is in place.
-    const std::string data_path_first =
-        absl::StrCat(out_dir_real, "/", out.filename().string(), ".data");
-    if (absl::Status s = CheckNotSymlink(data_path_first); !s.ok()) return s;
-    std::string data_name = absl::StrCat(out.filename().string(), ".data");
-    for (int i = 1; locations.count(data_name) > 0 ||
-                    ::lstat(absl::StrCat(out_dir_real, "/", data_name).c_str(), &st) == 0;
-         ++i) {
-      data_name = absl::StrCat(out.filename().string(), ".", i, ".data");
-    }
-    const std::string data_path = absl::StrCat(out_dir_real, "/", data_name);
-    keep_data_name = data_name;
-    auto file = std::make_unique<PendingFile>();
-    if (absl::Status s = file->Create(data_path); !s.ok()) return s;
+    if (absl::Status s = refuse_symlinked_data(); !s.ok()) return s;
+    DataFile data;
+    data.file = std::make_unique<PendingFile>(dir, first_data_name);
+    PendingFile* file = data.file.get();
+    if (absl::Status s = file->Create(); !s.ok()) return s;
     absl::Status status;
     std::string bytes;
     ForEachModelTensor(copy.get(), [&](onnx::TensorProto* t) {
@@ -373,48 +344,70 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
       ClearPayload(t);
       t->set_data_location(onnx::TensorProto::EXTERNAL);
       t->clear_external_data();
+      SetLocation(t, "");  // named once the file has its final name
       auto* e = t->add_external_data();
-      e->set_key("location");
-      e->set_value(data_name);
-      e = t->add_external_data();
       e->set_key("offset");
       e->set_value(absl::StrCat(offset));
       e = t->add_external_data();
       e->set_key("length");
       e->set_value(absl::StrCat(bytes.size()));
+      data.tensors.push_back(t);
     });
     if (!status.ok()) return status;
     if (absl::Status s = file->Finish(); !s.ok()) return s;
-    if (file->written() > 0) pending.push_back(std::move(file));
+    if (!data.tensors.empty()) data_files.push_back(std::move(data));
   }
 
-  // 3. The model itself.
+  // 3. Commit. Each data file takes the first free name of OUT.data, OUT.1.data, ... and
+  // never replaces a file (RENAME_NOREPLACE): not the one the model now at OUT may reference
+  // (a kill between the renames would leave the old model reading new bytes), not a file a
+  // concurrent save just made, not an input. Then the model, which names them, is serialized
+  // and renamed into place last.
+  std::optional<DirLock> lock;
+  if (!data_files.empty()) lock.emplace(*dir);
+  std::vector<FileId> committed_ids;
+  std::vector<std::string> committed_names;
+  auto undo = [&](const absl::Status& s) {
+    // Our own committed data files, by name and inode, so a failure leaves no trace.
+    for (size_t i = 0; i < committed_names.size(); ++i) {
+      struct stat st;
+      if (::fstatat(dir->fd(), committed_names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          FileId{st.st_dev, st.st_ino} == committed_ids[i]) {
+        ::unlinkat(dir->fd(), committed_names[i].c_str(), 0);
+      }
+    }
+    return s;
+  };
+  int next = 0;
+  for (DataFile& data : data_files) {
+    for (;; ++next) {
+      const std::string candidate =
+          next == 0 ? first_data_name : absl::StrCat(name, ".", next, ".data");
+      absl::Status s = data.file->CommitNoReplace(candidate);
+      if (s.ok()) break;
+      if (!absl::IsAlreadyExists(s) || next > 100000) return undo(s);
+    }
+    ++next;
+    committed_ids.push_back(data.file->id());
+    committed_names.push_back(data.file->name());
+    for (onnx::TensorProto* t : data.tensors) SetLocation(t, data.file->name());
+  }
   absl::StatusOr<std::string> bytes = SerializeModel(*to_write);
-  if (!bytes.ok()) return bytes.status();
-  auto model_file = std::make_unique<PendingFile>();
-  if (absl::Status s = model_file->Create(out_real); !s.ok()) return s;
-  if (absl::Status s = model_file->Append(bytes->data(), bytes->size()); !s.ok()) return s;
-  if (absl::Status s = model_file->Finish(); !s.ok()) return s;
-  pending.push_back(std::move(model_file));
-
-  for (auto& file : pending) {
-    if (absl::Status s = file->Commit(); !s.ok()) return s;
-  }
-  if (externalize) RemoveStaleDataFiles(out_dir_real, out.filename().string(), keep_data_name,
-                                        locations);
+  if (!bytes.ok()) return undo(bytes.status());
+  PendingFile model_file(dir, name);
+  absl::Status s = model_file.Create();
+  if (s.ok()) s = model_file.Append(bytes->data(), bytes->size());
+  if (s.ok()) s = model_file.Finish();
+  if (s.ok()) s = model_file.Commit();
+  if (!s.ok()) return undo(s);
+  if (!data_files.empty()) RemoveStaleDataFiles(*dir, name, committed_ids, inputs);
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
-  PendingFile file;
-  absl::Status s = file.Create(path);
-  if (s.ok()) s = file.Append(bytes.data(), bytes.size());
-  if (s.ok()) s = file.Finish();
-  if (s.ok()) s = file.Commit();
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return WriteOutputFile(path, bytes, InputFiles());
 }
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {

@@ -94,28 +94,34 @@ absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::Type
   return absl::UnimplementedError(absl::StrCat(path, ": values of this type not supported"));
 }
 
-absl::Status SaveValueFile(const RawValue& value, const std::string& path) {
+absl::StatusOr<std::string> SerializeValueFile(const RawValue& value) {
   switch (value.kind) {
     case RawValue::Kind::kTensor: {
       RawTensor t = value.tensor;
       if (t.name.empty()) t.name = value.name;
-      return SaveTensorFile(t, path);
+      return EncodeTensor(t).SerializeAsString();
     }
     case RawValue::Kind::kSequence: {
       onnx::SequenceProto seq;
       seq.set_name(value.name);
       seq.set_elem_type(onnx::SequenceProto::TENSOR);
       for (const RawTensor& t : value.sequence) *seq.add_tensor_values() = EncodeTensor(t);
-      return WriteFileAtomically(path, seq.SerializeAsString());
+      return seq.SerializeAsString();
     }
     case RawValue::Kind::kEmptyOptional: {
       onnx::OptionalProto opt;
       opt.set_name(value.name);
       opt.set_elem_type(onnx::OptionalProto::TENSOR);
-      return WriteFileAtomically(path, opt.SerializeAsString());
+      return opt.SerializeAsString();
     }
   }
   return absl::InternalError("unknown value kind");
+}
+
+absl::Status SaveValueFile(const RawValue& value, const std::string& path) {
+  absl::StatusOr<std::string> bytes = SerializeValueFile(value);
+  if (!bytes.ok()) return bytes.status();
+  return WriteFileAtomically(path, *bytes);
 }
 
 }  // namespace onnx_bcast::proto

@@ -29,6 +29,9 @@ struct RawValue {
 /// OptionalProto, otherwise TensorProto. Messages start with the path.
 absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::TypeProto* type);
 
+/// The bytes of `value`'s TensorProto, SequenceProto or OptionalProto file.
+absl::StatusOr<std::string> SerializeValueFile(const RawValue& value);
+
 /// Writes `value` as a TensorProto, SequenceProto or OptionalProto file (atomically).
 absl::Status SaveValueFile(const RawValue& value, const std::string& path);
 

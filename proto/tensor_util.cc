@@ -112,6 +112,10 @@ void ForEachModelTensor(onnx::ModelProto* m, const std::function<void(onnx::Tens
   for (auto& f : *m->mutable_functions()) {
     for (auto& node : *f.mutable_node()) ForEachTensorInNode(&node, fn);
   }
+  for (auto& info : *m->mutable_training_info()) {
+    if (info.has_initialization()) ForEachTensor(info.mutable_initialization(), fn);
+    if (info.has_algorithm()) ForEachTensor(info.mutable_algorithm(), fn);
+  }
 }
 
 }  // namespace onnx_bcast::proto

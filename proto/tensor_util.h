@@ -24,7 +24,8 @@ int64_t RawByteSize(int32_t data_type, int64_t count);
 std::string DimsToString(const onnx::TensorProto& tensor);
 
 /// Calls `fn` on every tensor of the model that can carry a payload: initializers, sparse
-/// initializers, Constant and other tensor attributes, in subgraphs and functions too.
+/// initializers, Constant and other tensor attributes, in subgraphs, functions and training_info
+/// graphs too.
 void ForEachModelTensor(onnx::ModelProto* model,
                         const std::function<void(onnx::TensorProto*)>& fn);
 

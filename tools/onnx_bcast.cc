@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <new>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "passes/targets.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
+#include "proto/safe_write.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
@@ -211,20 +213,18 @@ void PrintPassList() {
   if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
 }
 
-// Writes `text` to `path`, or stdout for "-"; false (after printing the error) on failure.
-bool WriteText(const std::string& path, const std::string& text) {
+// Writes `text` to `path`, or stdout for "-"; false (after printing the error) on failure. The
+// file is written atomically and never onto a link, a non-regular file or one of `inputs`.
+bool WriteText(const std::string& path, const std::string& text,
+               const absl::StatusOr<proto::InputFiles>& inputs) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return true;
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-    PrintError(absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
-    if (f != nullptr) std::fclose(f);
-    return false;
-  }
-  if (std::fclose(f) != 0) {
-    PrintError(absl::StrCat(path, ": cannot write: ", std::strerror(errno)));
+  absl::Status s = inputs.ok() ? proto::WriteOutputFile(path, text, *inputs) : inputs.status();
+  if (!s.ok()) {
+    PrintError(inputs.ok() ? std::string(s.message())
+                           : absl::StrCat(path, ": cannot write: ", s.message()));
     return false;
   }
   return true;
@@ -255,12 +255,15 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     PrintOut(passes::FormatCheckText(*analysis, path, options.lint));
   }
   if (args.Has("json") &&
-      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint))) {
+      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint),
+                 proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
   }
   if (args.Has("annotate")) {
     annotated.path = model->path;
     annotated.base_dir = model->base_dir;
+    annotated.file_dev = model->file_dev;
+    annotated.file_ino = model->file_ino;
     if (absl::Status s = proto::SaveModel(annotated, args.Get("output")); !s.ok()) {
       PrintError(std::string(s.message()));
       return kExitCannotWrite;
@@ -330,6 +333,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
+  // The files the model reads as loaded: no output may replace one, whatever the passes do.
+  const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
   // --verify compares against the model as loaded.
   std::optional<proto::Model> original;
   if (args.Has("verify")) original = *model;
@@ -350,7 +355,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     PrintOut(passes::FormatOptText(report, args.Has("dry-run") || args.Has("debug"),
                                    args.Has("debug")));
   }
-  if (args.Has("report") && !WriteText(args.Get("report"), passes::FormatOptJson(report))) {
+  if (args.Has("report") &&
+      !WriteText(args.Get("report"), passes::FormatOptJson(report), inputs)) {
     return kExitCannotWrite;
   }
   if (!status.ok()) {
@@ -384,6 +390,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   proto::SaveOptions save;
   save.in_place = args.Has("in-place");
   save.external_data = args.Has("external-data");
+  if (inputs.ok()) save.inputs = &*inputs;
   if (absl::Status s = proto::SaveModel(*model, args.Get("output"), save); !s.ok()) {
     PrintError(std::string(s.message()));
     return kExitCannotWrite;
@@ -421,6 +428,32 @@ int RunFailure(const std::string& model_path, const absl::Status& status) {
                  ? std::string(message)
                  : absl::StrCat(model_path, ": ", message));
   return status.code() == absl::StatusCode::kUnimplemented ? kExitUnsupported : kExitBadModel;
+}
+
+// Writes run's output files (atomically, as one set): never onto a link, a non-regular file,
+// the model, its external data, an --input file or a file of a --test-data directory.
+absl::Status WriteRunOutputs(const proto::Model& model, const ParsedArgs& args,
+                             const std::vector<std::string>& dirs,
+                             const std::vector<proto::OutputFile>& files) {
+  absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(model);
+  if (!inputs.ok()) return inputs.status();
+  for (const std::string& spec : args.GetAll("input")) {
+    const size_t eq = spec.find('=');
+    if (eq != std::string::npos) inputs->AddPath(spec.substr(eq + 1), "an --input file");
+  }
+  for (const std::string& dir : args.GetAll("test-data")) {
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(dir, ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      inputs->AddPath(it->path().string(), "a --test-data file");
+    }
+  }
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
+  }
+  return proto::WriteOutputFiles(files, *inputs);
 }
 
 int RunRun(const Command& cmd, const ParsedArgs& args) {
@@ -526,6 +559,8 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
 
   const bool quiet = bench > 0;
   bool mismatch = false;
+  std::vector<proto::OutputFile> output_files;
+  std::vector<std::string> output_dirs;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
     absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
@@ -559,10 +594,22 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
         dir = absl::StrCat(dir, "/", slash == std::string::npos ? job.label
                                                                  : job.label.substr(slash + 1));
       }
-      if (absl::Status s = rt::SaveOutputs(*outputs, graph.outputs, dir); !s.ok()) {
-        PrintError(std::string(s.message()));
-        return kExitCannotWrite;
+      for (size_t k = 0; k < outputs->size(); ++k) {
+        absl::StatusOr<proto::RawValue> raw =
+            rt::RawFromValue((*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "");
+        absl::StatusOr<std::string> bytes =
+            raw.ok() ? proto::SerializeValueFile(*raw) : raw.status();
+        if (!bytes.ok()) return RunFailure(bytes.status());
+        output_files.push_back({absl::StrCat(dir, "/output_", k, ".pb"), *std::move(bytes)});
       }
+      output_dirs.push_back(dir);
+    }
+  }
+  // Every output file is written only once all runs succeeded, all of them or none.
+  if (!output_files.empty()) {
+    if (absl::Status s = WriteRunOutputs(*model, args, output_dirs, output_files); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
     }
   }
   if (bench > 0) {

@@ -165,7 +165,9 @@ TEST(Cli, ExternalDataOptionWritesDataFile) {
   Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/external/mlp.onnx", "-o",
                      dir / "mlp.onnx"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(fs::exists(dir / "weights/mlp.bin"));
+  // The weights are copied under a name derived from the output's, never the model's location.
+  EXPECT_TRUE(fs::exists(dir / "mlp.onnx.data"));
+  EXPECT_FALSE(fs::exists(dir / "weights"));
   r = RunCli({"opt", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx", "--external-data"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(proto::LoadModel(dir / "inline_ext.onnx").ok());
