@@ -599,7 +599,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
             rt::RawFromValue((*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "");
         absl::StatusOr<std::string> bytes =
             raw.ok() ? proto::SerializeValueFile(*raw) : raw.status();
-        if (!bytes.ok()) return RunFailure(bytes.status());
+        if (!bytes.ok()) return RunFailure(model->path, bytes.status());
         output_files.push_back({absl::StrCat(dir, "/output_", k, ".pb"), *std::move(bytes)});
       }
       output_dirs.push_back(dir);
