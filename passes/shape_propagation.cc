@@ -1,16 +1,28 @@
-// Whole-graph shape propagation and broadcast verdicts (see shape_propagation.h).
+// One node-by-node walk over every graph of a model (main graph, If/Loop/Scan bodies, model-local
+// functions per call site) deriving symbolic shapes and a verdict for every broadcasting node
+// (see shape_propagation.h).
+//
+// Per node, in this order, each computed once: broadcasting ops get their shapes and verdicts
+// from broadcast/'s rules; other default-domain ops from passes::InferSymbolic; what that leaves
+// unknown (no function, an unknown rank or dim, no element type) from libonnx's per-node
+// inference, which sees our symbolic dims as opaque dim_param tokens mapped back afterwards.
+// Small integer/float tensors carry their contents (SymTensor.value) through the scope, so
+// shape arithmetic (Shape -> Gather -> Concat -> Reshape) stays exact.
 #include "passes/shape_propagation.h"
 
-#include <functional>
+#include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "absl/strings/str_cat.h"
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/broadcast_ops.h"
+#include "passes/shape_functions.h"
 #include "proto/node_inference.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
@@ -19,6 +31,7 @@ namespace onnx_bcast::passes {
 namespace {
 
 using bcast::BroadcastResult;
+using bcast::Dim;
 using bcast::RuleFamily;
 using bcast::Shape;
 using bcast::Verdict;
@@ -29,59 +42,83 @@ bool IsBoolResult(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
-// A tensor's element type and shape as known during the walk.
-struct ValueType {
-  int32_t elem = 0;
-  Shape shape = Shape::UnknownRank();
+// Ops whose output extents depend on tensor contents (an unknown they produce is theirs).
+bool IsDataDependent(const std::string& op) {
+  static const std::unordered_set<std::string> kOps = {
+      "NonZero", "Unique", "NonMaxSuppression", "TopK", "Compress", "StringSplit"};
+  return kOps.count(op) > 0;
+}
+
+// Ops whose libonnx inference copies input 0's type (propagateShapeAndTypeFromFirstInput):
+// answered here without building protos.
+bool IsShapePreserving(const std::string& op) {
+  static const std::unordered_set<std::string> kOps = {
+      "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
+      "Floor", "Ceil", "Erf", "Sin", "Cos", "Softsign", "Softplus", "LeakyRelu", "Elu",
+      "Selu", "HardSigmoid"};
+  return kOps.count(op) > 0;
+}
+
+bool HasUnknownPart(const SymTensor& t) {
+  if (!t.shape.rank_known) return true;
+  for (const Dim& d : t.shape.dims) {
+    if (d.is_unknown()) return true;
+  }
+  return false;
+}
+
+bool Complete(const SymTensor& t) { return t.elem != 0 && !HasUnknownPart(t); }
+
+// Where an unknown rank or dim was first lost: the node (or graph input) responsible.
+struct Origin {
+  enum class Kind { kNode, kCustomOp, kDataDependent, kGraphInput, kMerge };
+  Kind kind = Kind::kNode;
+  const onnx::NodeProto* node = nullptr;
+  std::string name;  // the node's report name, or the graph input's name
 };
 
-ValueType FromTypeProto(const onnx::TypeProto& type) {
-  ValueType v;
-  if (type.has_tensor_type()) v.elem = type.tensor_type().elem_type();
-  v.shape = proto::ShapeOfType(type);
-  return v;
-}
+// A tensor as the walk knows it.
+struct Value {
+  SymTensor t;
+  const onnx::TensorProto* constant = nullptr;  // initializer or Constant value (libonnx data)
+  const onnx::TypeProto* full_type = nullptr;   // sequence/optional/map types (libonnx only)
+  int32_t origin = -1;                          // index into the origins, when HasUnknownPart
+  const onnx::NodeProto* producer = nullptr;    // the node that made it (null: input/initializer)
+  int32_t producer_index = 0;
+};
 
-// libonnx names dims it cannot infer "unk__<n>"; they are unknown, not symbols shared with
-// anything (two of them would otherwise look like distinct symbols that must broadcast).
-ValueType FromInferredType(const onnx::TypeProto& type) {
-  ValueType v = FromTypeProto(type);
-  for (bcast::Dim& d : v.shape.dims) {
-    if (d.is_symbol() && absl::StartsWith(d.symbol(), "unk__")) d = bcast::Dim::Unknown();
-  }
-  return v;
-}
-
-// Names visible in one graph; lookups fall through to the enclosing graph (outer scope).
+// Names visible in one graph; lookups chain to the enclosing graph (outer scope) without
+// copying it. Function bodies get a scope without parent (they see only their inputs).
 struct Scope {
   const Scope* parent = nullptr;
-  std::unordered_map<std::string, ValueType> values;
-  std::unordered_map<std::string, const onnx::TensorProto*> constants;
+  std::unordered_map<std::string, Value> values;
 
-  const ValueType* Find(const std::string& name) const {
+  const Value* Find(const std::string& name) const {
     for (const Scope* s = this; s != nullptr; s = s->parent) {
       auto it = s->values.find(name);
       if (it != s->values.end()) return &it->second;
     }
     return nullptr;
   }
-  /// For outputs of Shape nodes (whole shape, known rank): the shape they hold.
-  std::unordered_map<std::string, Shape> shape_of;
+};
 
-  const Shape* FindShapeOf(const std::string& name) const {
-    for (const Scope* s = this; s != nullptr; s = s->parent) {
-      auto it = s->shape_of.find(name);
-      if (it != s->shape_of.end()) return &it->second;
-    }
-    return nullptr;
+// Fresh symbols "<node>:<output>:<axis>"; a name issued again (a function called twice, a
+// repeated node name) gets "#<n>" so distinct extents never share a symbol.
+class FreshSymbols : public SymbolSource {
+ public:
+  Dim Fresh(std::string_view node_name, int output, int axis) override {
+    std::string name = absl::StrCat(std::string(node_name), ":", output, ":", axis);
+    const int n = ++issued_[name];
+    if (n > 1) absl::StrAppend(&name, "#", n);
+    fresh_.insert(name);
+    return Dim::Symbol(std::move(name));
   }
-  const onnx::TensorProto* FindConstant(const std::string& name) const {
-    for (const Scope* s = this; s != nullptr; s = s->parent) {
-      auto it = s->constants.find(name);
-      if (it != s->constants.end()) return it->second;
-    }
-    return nullptr;
-  }
+  /// True for a symbol this source made (an extent nothing but the data decides).
+  bool IsFresh(const Dim& d) const { return d.is_symbol() && fresh_.count(d.symbol()) > 0; }
+
+ private:
+  std::unordered_map<std::string, int> issued_;
+  std::unordered_set<std::string> fresh_;
 };
 
 std::string ShapeList(const std::vector<std::string>& roles, const std::vector<Shape>& shapes) {
@@ -96,11 +133,66 @@ std::string ShapeList(const std::vector<std::string>& roles, const std::vector<S
   return absl::StrCat(absl::StrJoin(parts, ", "), " and ", last);
 }
 
+std::string NodeName(const onnx::NodeProto& node, int index) {
+  return node.name().empty() ? absl::StrCat(node.op_type(), "#", index) : node.name();
+}
+
+// A dim as written into a proto for people and tools: value, or the printed symbol/expression.
+void WriteShape(const Shape& shape, onnx::TypeProto* type) {
+  auto* tt = type->mutable_tensor_type();
+  if (!shape.rank_known) {
+    tt->clear_shape();
+    return;
+  }
+  auto* s = tt->mutable_shape();
+  s->clear_dim();
+  for (const Dim& d : shape.dims) {
+    auto* dim = s->add_dim();
+    if (d.is_value()) {
+      dim->set_dim_value(d.value());
+    } else if (!d.is_unknown()) {
+      dim->set_dim_param(d.ToString());
+    }
+  }
+}
+
+// A declared dim (value_info, graph outputs, body inputs): unnamed dims are unknown.
+SymTensor DeclaredTensor(const onnx::TypeProto& type) {
+  SymTensor t;
+  if (type.has_tensor_type()) t.elem = type.tensor_type().elem_type();
+  t.shape = proto::ShapeOfType(type);
+  return t;
+}
+
+// Fills what `v` does not know from a declared type (libonnx's merge, without its failure on
+// a conflict: the derived type wins there). A fresh data-dependent symbol takes a declared
+// extent (the model states what the data gives).
+void MergeDeclared(const onnx::TypeProto& declared, Value* v, const FreshSymbols& fresh) {
+  if (!declared.has_tensor_type()) {
+    if (v->full_type == nullptr) v->full_type = &declared;
+    return;
+  }
+  if (v->t.elem == 0) v->t.elem = declared.tensor_type().elem_type();
+  if (!declared.tensor_type().has_shape()) return;
+  const Shape d = proto::ShapeOfType(declared);
+  if (!v->t.shape.rank_known) {
+    v->t.shape = d;
+  } else if (v->t.shape.rank() == d.rank()) {
+    for (size_t i = 0; i < d.dims.size(); ++i) {
+      Dim& ours = v->t.shape.dims[i];
+      if (ours.is_unknown() || (fresh.IsFresh(ours) && !d.dims[i].is_unknown())) ours = d.dims[i];
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
 class Analyzer {
  public:
-  Analyzer(const proto::Model& model, const AnalysisOptions& options, Analysis* out,
-           proto::NodeInference* node_inference = nullptr)
-      : model_(model), options_(options), out_(out), infer_(node_inference) {
+  Analyzer(const proto::Model& model, const AnalysisOptions& options, Analysis* out)
+      : model_(model), options_(options), out_(out), infer_(model.proto) {
     for (const auto& opset : model.proto.opset_import()) {
       model_opsets_[opset.domain() == "ai.onnx" ? "" : opset.domain()] = opset.version();
     }
@@ -109,190 +201,161 @@ class Analyzer {
     }
   }
 
-  void Run(onnx::GraphProto* graph) {
+  void Run(onnx::GraphProto* annotate) {
     Scope scope;
-    WalkGraph(graph, "main", &scope, model_opsets_, nullptr, 0);
+    const onnx::GraphProto& g = model_.proto.graph();
+    for (const auto& vi : g.input()) scope.values[vi.name()] = MainInput(vi);
+    WalkGraph(g, "main", &scope, model_opsets_, nullptr, 0, annotate);
   }
 
-  /// The fast path (libonnx inference node by node, see AnalyzeBroadcasts): walks `graph`
-  /// without changing it; false when a node needs whole-graph inference after all (a declared
-  /// type conflicts, a schema's inference fails, a non-tensor type merges), and the caller
-  /// then takes the whole-graph path. With `annotated`, writes the value_info there.
-  bool RunNodeByNode(const onnx::GraphProto& graph, onnx::GraphProto* annotated) {
-    Scope scope;
-    for (const auto& vi : graph.value_info()) {
-      if (vi.has_type()) declared_[vi.name()] = &vi.type();
-    }
-    for (const auto& vi : graph.output()) {
-      if (vi.has_type()) declared_[vi.name()] = &vi.type();
-      graph_outputs_.insert(vi.name());
-    }
-    for (const auto& vi : graph.input()) {
-      if (vi.has_type() && !vi.type().has_tensor_type()) full_types_[vi.name()] = vi.type();
-    }
-    WalkGraph(const_cast<onnx::GraphProto*>(&graph), "main", &scope, model_opsets_, nullptr, 0,
-              annotated);
-    return !fast_failed_;
-  }
+  /// Set when model-local functions nest deeper than the limit (the walk stopped there).
+  const std::string& depth_error() const { return depth_error_; }
 
  private:
   using Opsets = std::map<std::string, int64_t>;
 
+  // A main-graph input: every dim that is not a number is a symbol, its dim_param or, when
+  // unnamed, "<input name>:<axis>" (docs/symbolic-shapes.md).
+  Value MainInput(const onnx::ValueInfoProto& vi) {
+    Value v;
+    if (!vi.has_type()) return WithOrigin(std::move(v), Origin::Kind::kGraphInput, vi.name());
+    if (!vi.type().has_tensor_type()) {
+      v.full_type = &vi.type();
+      return v;
+    }
+    v.t = DeclaredTensor(vi.type());
+    if (!v.t.shape.rank_known) {
+      return WithOrigin(std::move(v), Origin::Kind::kGraphInput, vi.name());
+    }
+    for (size_t axis = 0; axis < v.t.shape.dims.size(); ++axis) {
+      Dim& d = v.t.shape.dims[axis];
+      if (d.is_unknown()) d = Dim::Symbol(absl::StrCat(vi.name(), ":", axis));
+    }
+    return v;
+  }
+
+  Value WithOrigin(Value v, Origin::Kind kind, const std::string& name,
+                   const onnx::NodeProto* node = nullptr) {
+    v.origin = static_cast<int32_t>(origins_.size());
+    origins_.push_back({kind, node, name});
+    return v;
+  }
+
+  static std::string DescribeOrigin(const Origin& o) {
+    const std::string op = o.node != nullptr ? o.node->op_type() : "";
+    switch (o.kind) {
+      case Origin::Kind::kGraphInput:
+        return absl::StrCat("graph input '", o.name, "' (no shape declared)");
+      case Origin::Kind::kCustomOp:
+        return absl::StrCat("custom op ", op, " '", o.name, "' (domain ", o.node->domain(),
+                            ") with no shape function");
+      case Origin::Kind::kDataDependent:
+        return absl::StrCat(op, " '", o.name, "' (data-dependent)");
+      case Origin::Kind::kMerge:
+        return absl::StrCat(op, " '", o.name, "' (its branches or iterations differ in rank)");
+      case Origin::Kind::kNode:
+        break;
+    }
+    return absl::StrCat(op, " '", o.name, "' (its output shape is not inferred)");
+  }
+
+  // "the shape of 'x' comes from NonZero 'nz' (data-dependent)" for the first input of `node`
+  // with an unknown part, or "".
+  std::string UnknownSource(const onnx::NodeProto& node, const Scope& scope) const {
+    for (const std::string& name : node.input()) {
+      const Value* v = name.empty() ? nullptr : scope.Find(name);
+      if (v == nullptr || v->origin < 0 || !HasUnknownPart(v->t)) continue;
+      return absl::StrCat("the shape of '", name, "' comes from ",
+                          DescribeOrigin(origins_[static_cast<size_t>(v->origin)]));
+    }
+    return "";
+  }
+
   // Resolves an int attribute, following `ref_attr_name` into the calling node's attributes.
   static std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& name,
                                         const onnx::NodeProto* caller) {
+    const onnx::AttributeProto* a = Attr(node, name, caller);
+    if (a == nullptr) return std::nullopt;
+    return a->i();
+  }
+  static const onnx::AttributeProto* Attr(const onnx::NodeProto& node, const std::string& name,
+                                          const onnx::NodeProto* caller) {
     for (const auto& a : node.attribute()) {
       if (a.name() != name) continue;
-      if (!a.ref_attr_name().empty() && caller != nullptr) {
+      if (!a.ref_attr_name().empty()) {
+        if (caller == nullptr) return nullptr;
         for (const auto& ca : caller->attribute()) {
-          if (ca.name() == a.ref_attr_name()) return ca.i();
+          if (ca.name() == a.ref_attr_name()) return &ca;
         }
-        return std::nullopt;
+        return nullptr;
       }
-      return a.i();
+      return &a;
     }
-    return std::nullopt;
+    return nullptr;
   }
 
-  // `annotate_into` (fast path only): where value_info is written; the whole-graph path writes
-  // it into `g` itself (the inferred copy).
-  void WalkGraph(onnx::GraphProto* g, const std::string& path, Scope* scope, const Opsets& opsets,
-                 const onnx::NodeProto* caller, int fn_depth,
-                 onnx::GraphProto* annotate_into = nullptr) {
-    const bool fast = infer_ != nullptr;
-    // Types libonnx inferred for this graph's values (non-broadcasting ops rely on them); in
-    // the fast path they are inferred node by node as the walk reaches them.
-    std::unordered_map<std::string, ValueType> inferred;
-    // Fast path: the current node's inferred outputs, by output slot (no per-tensor map).
-    std::vector<std::optional<ValueType>> node_inferred;
-    if (!fast) {
-      for (const auto& vi : g->value_info()) inferred[vi.name()] = FromInferredType(vi.type());
-      for (const auto& vi : g->output()) inferred[vi.name()] = FromInferredType(vi.type());
+  void WalkGraph(const onnx::GraphProto& g, const std::string& path, Scope* scope,
+                 const Opsets& opsets, const onnx::NodeProto* caller, int fn_depth,
+                 onnx::GraphProto* annotate) {
+    // Inputs the caller did not type (If branches have none; Loop/Scan/function bodies are
+    // typed from the node) take their declared types.
+    for (const auto& vi : g.input()) {
+      if (scope->values.count(vi.name()) > 0) continue;
+      Value v;
+      if (vi.has_type()) {
+        v.t = DeclaredTensor(vi.type());
+        if (!vi.type().has_tensor_type()) v.full_type = &vi.type();
+      }
+      if (HasUnknownPart(v.t)) v = WithOrigin(std::move(v), Origin::Kind::kGraphInput, vi.name());
+      scope->values.emplace(vi.name(), std::move(v));
     }
-    for (const auto& vi : g->input()) scope->values[vi.name()] = FromTypeProto(vi.type());
-    for (const auto& t : g->initializer()) {
-      ValueType v;
-      v.elem = t.data_type();
-      v.shape = proto::ShapeOfTensor(t);
-      scope->values[t.name()] = v;
-      scope->constants[t.name()] = &t;
+    for (const auto& t : g.initializer()) {
+      Value v;
+      v.t = SymTensorOfConstant(t);
+      v.constant = &t;
+      scope->values.insert_or_assign(t.name(), std::move(v));
     }
     // Sized once: rehashing and regrowing these dominate large graphs otherwise.
-    scope->values.reserve(scope->values.size() + static_cast<size_t>(g->node_size()) +
-                          static_cast<size_t>(g->initializer_size()));
+    scope->values.reserve(scope->values.size() + static_cast<size_t>(g.node_size()));
+    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    for (const auto& vi : g.value_info()) {
+      if (vi.has_type()) declared[vi.name()] = &vi.type();
+    }
+    for (const auto& vi : g.output()) {
+      if (vi.has_type()) declared[vi.name()] = &vi.type();
+    }
+    const int64_t opset = DefaultOpset(opsets);
     {
-      auto oit = opsets.find("");
-      const int64_t opset = oit == opsets.end() ? 0 : oit->second;
       size_t broadcasting = 0;
-      for (const auto& node : g->node()) {
+      for (const auto& node : g.node()) {
         broadcasting += ClassifyBroadcastOp(node.op_type(), opset).kind != BroadcastOpKind::kNone;
       }
       out_->nodes.reserve(out_->nodes.size() + broadcasting);
     }
 
-    for (int i = 0; i < g->node_size(); ++i) {
-      onnx::NodeProto* node = g->mutable_node(i);
-      // Subgraphs first: they see the values defined so far (outer scope).
-      for (auto& attr : *node->mutable_attribute()) {
-        if (!attr.has_g() && attr.graphs_size() == 0) continue;
-        const std::string sub = absl::StrCat(path, "/", node->op_type(), " '", NodeName(*node, i),
-                                             "'.", attr.name());
-        if (attr.has_g()) {
-          Scope inner;
-          inner.parent = scope;
-          WalkGraph(attr.mutable_g(), sub, &inner, opsets, caller, fn_depth);
-        }
-        for (int k = 0; k < attr.graphs_size(); ++k) {
-          Scope inner;
-          inner.parent = scope;
-          WalkGraph(attr.mutable_graphs(k), absl::StrCat(sub, "[", k, "]"), &inner, opsets,
-                    caller, fn_depth);
-        }
-      }
-      if (node->op_type() == "Shape" && node->input_size() == 1 && node->output_size() == 1) {
-        bool whole = true;
-        for (const auto& attr : node->attribute()) whole &= attr.name() != "start" && attr.name() != "end";
-        const ValueType* in = scope->Find(node->input(0));
-        if (whole && in != nullptr && in->shape.rank_known) {
-          scope->shape_of[node->output(0)] = in->shape;
-        }
-      }
-      if (node->op_type() == "Constant" && node->output_size() == 1) {
-        for (const auto& attr : node->attribute()) {
-          if (attr.name() == "value" && attr.has_t()) scope->constants[node->output(0)] = &attr.t();
-        }
-      }
-      std::vector<ValueType> outputs = VisitNode(*node, i, path, *scope, opsets, caller, fn_depth);
-      if (fast) {
-        bool need = false;
-        for (int k = 0; k < node->output_size(); ++k) {
-          need |= k >= static_cast<int>(outputs.size()) || !outputs[k].shape.rank_known ||
-                  outputs[k].elem == 0;
-        }
-        for (const std::string& name : node->output()) need |= graph_outputs_.count(name) > 0;
-        node_inferred.clear();
-        if (need) InferNode(*node, *scope, &node_inferred);
-        if (fast_failed_) return;
-      }
-      auto find_inferred = [&](int k, const std::string& name) -> ValueType* {
-        if (fast) {
-          return k < static_cast<int>(node_inferred.size()) && node_inferred[k].has_value()
-                     ? &*node_inferred[k]
-                     : nullptr;
-        }
-        auto it = inferred.find(name);
-        return it == inferred.end() ? nullptr : &it->second;
-      };
-      for (int k = 0; k < node->output_size(); ++k) {
-        const std::string& name = node->output(k);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      std::vector<Value> outs =
+          VisitNode(node, i, path, *scope, opsets, caller, fn_depth,
+                    annotate != nullptr ? annotate->mutable_node(i) : nullptr);
+      if (!depth_error_.empty()) return;
+      outs.resize(static_cast<size_t>(node.output_size()));
+      for (int k = 0; k < node.output_size(); ++k) {
+        const std::string& name = node.output(k);
         if (name.empty()) continue;
-        ValueType v;
-        if (k < static_cast<int>(outputs.size()) && outputs[k].shape.rank_known) {
-          v = std::move(outputs[k]);
-          if (v.elem == 0) {
-            if (const ValueType* in = find_inferred(k, name)) v.elem = in->elem;
-          }
-        } else if (ValueType* in = find_inferred(k, name)) {
-          v = fast ? std::move(*in) : *in;  // fast: each entry is read once
+        Value& v = outs[static_cast<size_t>(k)];
+        if (!declared.empty()) {
+          if (auto d = declared.find(name); d != declared.end()) MergeDeclared(*d->second, &v, symbols_);
+        }
+        v.producer = &node;
+        v.producer_index = i;
+        if (v.origin < 0 && HasUnknownPart(v.t) && v.full_type == nullptr) {
+          v.origin = OriginFor(node, i, *scope);
         }
         scope->values.insert_or_assign(name, std::move(v));
       }
     }
-    // For --annotate, write the shapes back as value_info (the whole-graph path writes into
-    // its inferred copy `g`; the fast path into `annotate_into` when asked).
-    onnx::GraphProto* annotate = fast ? annotate_into : g;
-    if (annotate != nullptr) {
-      if (fast) {
-        // Graph outputs carry libonnx's merge of inferred into declared types.
-        for (auto& vi : *annotate->mutable_output()) {
-          auto it = merged_outputs_.find(vi.name());
-          if (it != merged_outputs_.end()) *vi.mutable_type() = it->second;
-        }
-      }
-      std::unordered_set<std::string> declared;  // graph inputs, outputs, initializers
-      for (const auto& vi : annotate->input()) declared.insert(vi.name());
-      for (const auto& vi : annotate->output()) declared.insert(vi.name());
-      for (const auto& t : annotate->initializer()) declared.insert(t.name());
-      annotate->clear_value_info();
-      for (const auto& node : annotate->node()) {
-        for (const std::string& name : node.output()) {
-          if (name.empty() || declared.count(name) > 0) continue;
-          auto it = scope->values.find(name);
-          if (it == scope->values.end() || it->second.elem == 0) continue;
-          auto* vi = annotate->add_value_info();
-          vi->set_name(name);
-          vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second.elem);
-          proto::SetShapeOfType(it->second.shape, vi->mutable_type());
-        }
-      }
-      for (auto& vi : *annotate->mutable_output()) {
-        auto it = scope->values.find(vi.name());
-        if (it == scope->values.end() || !it->second.shape.rank_known) continue;
-        if (!proto::ShapeOfType(vi.type()).rank_known && vi.type().has_tensor_type()) {
-          proto::SetShapeOfType(it->second.shape, vi.mutable_type());
-        }
-      }
-    }
+    if (annotate != nullptr) Annotate(scope, annotate);
     // Record shapes and (main graph) element types. The main graph's scope ends here, so its
     // shapes move; subgraph and function scopes are still read by their callers.
     if (!options_.record_shapes) return;
@@ -301,149 +364,594 @@ class Analyzer {
     if (path == "main") {
       out_->elems.reserve(scope->values.size());
       for (auto& [name, v] : scope->values) {
-        if (v.elem != 0) out_->elems.emplace(name, v.elem);
-        shapes.insert_or_assign(name, std::move(v.shape));
+        if (v.t.elem != 0) out_->elems.emplace(name, v.t.elem);
+        shapes.insert_or_assign(name, std::move(v.t.shape));
       }
       scope->values.clear();
     } else {
-      for (const auto& [name, v] : scope->values) shapes[name] = v.shape;
+      for (const auto& [name, v] : scope->values) shapes[name] = v.t.shape;
     }
   }
 
-  // Fast path: libonnx's view of `node`'s outputs, written into `inferred` by output slot (merged with declared
-  // types the way libonnx merges them). Common shape-preserving ops are answered here; the
-  // rest through the op schema's inference function.
-  void InferNode(const onnx::NodeProto& node, const Scope& scope,
-                 std::vector<std::optional<ValueType>>* inferred) {
-    std::vector<onnx::TypeProto> out;
-    const std::string& op = node.op_type();
-    const int n_in = node.input_size();
-    bool native = false;
-    if (node.domain().empty() && node.output_size() == 1) {
-      if (op == "Constant" && node.attribute_size() == 1 && node.attribute(0).name() == "value" &&
-          node.attribute(0).has_t()) {
-        const onnx::TensorProto& t = node.attribute(0).t();
-        out.resize(1);
-        auto* tt = out[0].mutable_tensor_type();
-        tt->set_elem_type(t.data_type());
-        auto* shape = tt->mutable_shape();
-        for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
-        native = true;
-      } else if (n_in == 1 && IsShapePreserving(op) && !node.input(0).empty() &&
-                 full_types_.count(node.input(0)) == 0) {
-        const ValueType* in = scope.Find(node.input(0));
-        out.resize(1);
-        if (in != nullptr && in->elem != 0) {
-          out[0].mutable_tensor_type()->set_elem_type(in->elem);
-          if (in->shape.rank_known) SetScrubbedShape(in->shape, &out[0]);
-        }
-        native = true;
+  // The origin of an unknown part of `node`'s outputs: the node itself when it is a custom op,
+  // data-dependent, or none of its inputs has an unknown part; else the first such input's.
+  int32_t OriginFor(const onnx::NodeProto& node, int index, const Scope& scope) {
+    const bool custom = !node.domain().empty() && node.domain() != "ai.onnx";
+    Origin::Kind kind = custom ? Origin::Kind::kCustomOp
+                        : IsDataDependent(node.op_type()) ? Origin::Kind::kDataDependent
+                                                           : Origin::Kind::kNode;
+    if (kind == Origin::Kind::kNode) {
+      for (const std::string& name : node.input()) {
+        const Value* v = name.empty() ? nullptr : scope.Find(name);
+        if (v != nullptr && v->origin >= 0 && HasUnknownPart(v->t)) return v->origin;
       }
     }
-    if (!native) {
-      std::vector<onnx::TypeProto> storage(static_cast<size_t>(n_in));
-      std::vector<const onnx::TypeProto*> types(static_cast<size_t>(n_in), nullptr);
-      std::vector<const onnx::TensorProto*> data(static_cast<size_t>(n_in), nullptr);
-      for (int k = 0; k < n_in; ++k) {
-        const std::string& name = node.input(k);
-        if (name.empty()) continue;
-        data[k] = scope.FindConstant(name);
-        if (auto it = full_types_.find(name); it != full_types_.end()) {
-          types[k] = &it->second;
-          continue;
-        }
-        const ValueType* v = scope.Find(name);
-        if (v == nullptr) {
-          // libonnx reads a type declared in value_info even for a name nothing defines.
-          if (auto d = declared_.find(name); d != declared_.end()) types[k] = d->second;
-          continue;
-        }
-        if (v->elem == 0 && !v->shape.rank_known) continue;
-        storage[k].mutable_tensor_type()->set_elem_type(v->elem);
-        if (v->shape.rank_known) SetScrubbedShape(v->shape, &storage[k]);
-        types[k] = &storage[k];
-      }
-      // A failing node infers nothing, as in libonnx's non-strict mode.
-      if (!infer_->Infer(node, types, data, &out).ok()) out.clear();
-    }
-    const onnx::TypeProto none;
-    for (int k = 0; k < node.output_size(); ++k) {
-      const std::string& name = node.output(k);
-      if (name.empty()) continue;
-      const onnx::TypeProto& type = k < static_cast<int>(out.size()) ? out[k] : none;
-      onnx::TypeProto merged;
-      if (auto d = declared_.find(name); d != declared_.end()) {
-        merged = *d->second;
-        if (!proto::NodeInference::MergeInto(type, &merged).ok()) {
-          fast_failed_ = true;
-          return;
-        }
-      } else if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) {
-        continue;  // nothing known, nothing declared
-      } else {
-        merged = type;
-      }
-      if (!merged.has_tensor_type()) full_types_[name] = merged;
-      if (inferred->size() <= static_cast<size_t>(k)) inferred->resize(static_cast<size_t>(k) + 1);
-      (*inferred)[k] = FromInferredType(merged);
-      if (graph_outputs_.count(name) > 0) merged_outputs_[name] = std::move(merged);
-    }
+    origins_.push_back({kind, &node, NodeName(node, index)});
+    return static_cast<int32_t>(origins_.size() - 1);
   }
 
-  // Ops whose libonnx inference copies input 0's type (propagateShapeAndTypeFromFirstInput).
-  static bool IsShapePreserving(const std::string& op) {
-    static const std::unordered_set<std::string> kOps = {
-        "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
-        "Floor", "Ceil", "Erf", "Sin", "Cos", "Softsign", "Softplus", "LeakyRelu", "Elu",
-        "Selu", "HardSigmoid"};
-    return kOps.count(op) > 0;
-  }
-
-  // Our symbols derived from a broadcast ("bcast(N,M)") are unknown dims to libonnx.
-  static void SetScrubbedShape(const Shape& shape, onnx::TypeProto* type) {
-    auto* s = type->mutable_tensor_type()->mutable_shape();
-    for (const bcast::Dim& d : shape.dims) {
-      auto* dim = s->add_dim();
-      if (d.is_value()) dim->set_dim_value(d.value());
-      if (d.is_symbol() && d.symbol().find('(') == std::string::npos) {
-        dim->set_dim_param(d.symbol());
+  // --annotate: value_info for every tensor this graph makes (dims as values or the printed
+  // symbol/expression), and graph outputs completed where their declared type is silent.
+  void Annotate(const Scope* scope, onnx::GraphProto* annotate) {
+    std::unordered_set<std::string> declared;  // graph inputs, outputs, initializers
+    for (const auto& vi : annotate->input()) declared.insert(vi.name());
+    for (const auto& vi : annotate->output()) declared.insert(vi.name());
+    for (const auto& t : annotate->initializer()) declared.insert(t.name());
+    annotate->clear_value_info();
+    for (const auto& node : annotate->node()) {
+      for (const std::string& name : node.output()) {
+        if (name.empty() || declared.count(name) > 0) continue;
+        auto it = scope->values.find(name);
+        if (it == scope->values.end() || it->second.t.elem == 0) continue;
+        auto* vi = annotate->add_value_info();
+        vi->set_name(name);
+        vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second.t.elem);
+        WriteShape(it->second.t.shape, vi->mutable_type());
+      }
+    }
+    for (auto& vi : *annotate->mutable_output()) {
+      auto it = scope->values.find(vi.name());
+      if (it == scope->values.end() || !vi.type().has_tensor_type()) continue;
+      const SymTensor& t = it->second.t;
+      auto* tt = vi.mutable_type()->mutable_tensor_type();
+      if (tt->elem_type() == 0) tt->set_elem_type(t.elem);
+      if (!t.shape.rank_known) continue;
+      if (!tt->has_shape()) {
+        WriteShape(t.shape, vi.mutable_type());
+      } else if (tt->shape().dim_size() == t.shape.rank()) {
+        for (int k = 0; k < tt->shape().dim_size(); ++k) {
+          auto* dim = tt->mutable_shape()->mutable_dim(k);
+          const Dim& d = t.shape.dims[static_cast<size_t>(k)];
+          if (dim->has_dim_value() || dim->has_dim_param() || d.is_unknown()) continue;
+          if (d.is_value()) {
+            dim->set_dim_value(d.value());
+          } else {
+            dim->set_dim_param(d.ToString());
+          }
+        }
       }
     }
   }
 
-  static std::string NodeName(const onnx::NodeProto& node, int index) {
-    return node.name().empty() ? absl::StrCat(node.op_type(), "#", index) : node.name();
+  static int64_t DefaultOpset(const Opsets& opsets) {
+    auto it = opsets.find("");
+    return it == opsets.end() ? 0 : it->second;
   }
 
-  // Returns the output types this analysis derives (empty: take libonnx's).
-  std::vector<ValueType> VisitNode(const onnx::NodeProto& node, int index,
-                                   const std::string& path, const Scope& scope,
-                                   const Opsets& opsets, const onnx::NodeProto* caller,
-                                   int fn_depth) {
-    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  // Outputs of `node` with nothing known, the node named as the origin.
+  std::vector<Value> UnknownOutputs(const onnx::NodeProto& node, int index, Origin::Kind kind) {
+    std::vector<Value> outs(static_cast<size_t>(node.output_size()));
+    if (!outs.empty()) {
+      origins_.push_back({kind, &node, NodeName(node, index)});
+      for (Value& v : outs) v.origin = static_cast<int32_t>(origins_.size() - 1);
+    }
+    return outs;
+  }
+
+  std::vector<Value> VisitNode(const onnx::NodeProto& node, int index, const std::string& path,
+                               const Scope& scope, const Opsets& opsets,
+                               const onnx::NodeProto* caller, int fn_depth,
+                               onnx::NodeProto* annotate) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    bool has_graphs = false;
+    for (const auto& attr : node.attribute()) has_graphs |= attr.has_g() || attr.graphs_size() > 0;
+    if (has_graphs) {
+      const std::string& op = node.op_type();
+      if (default_domain && (op == "If" || op == "Loop" || op == "Scan")) {
+        return VisitControlFlow(node, index, path, scope, opsets, caller, fn_depth, annotate);
+      }
+      // Other ops with subgraphs: the bodies are checked with their declared input types.
+      WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate, {});
+      if (!depth_error_.empty()) return {};
+    }
     if (auto fit = functions_.find({node.domain(), node.op_type()}); fit != functions_.end()) {
       return CallFunction(*fit->second, node, index, path, scope, fn_depth);
     }
-    if (!domain.empty()) return {};
-    auto oit = opsets.find("");
-    const int64_t opset = oit == opsets.end() ? 0 : oit->second;
+    if (!default_domain) return UnknownOutputs(node, index, Origin::Kind::kCustomOp);
+    const int64_t opset = DefaultOpset(opsets);
     const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
-    if (info.kind == BroadcastOpKind::kNone) return {};
+    if (info.kind != BroadcastOpKind::kNone) {
+      return VisitBroadcast(node, index, path, scope, opset, caller, info);
+    }
+    return Infer(node, index, scope, opset, caller);
+  }
 
+  // Walks each subgraph of `node` in a scope chained to `scope`; `typed` gives the body
+  // inputs' values for an attribute name (Loop/Scan), others keep their declared types.
+  // Returns each walked graph's output values, by attribute name.
+  std::map<std::string, std::vector<Value>> WalkSubgraphs(
+      const onnx::NodeProto& node, int index, const std::string& path, const Scope& scope,
+      const Opsets& opsets, const onnx::NodeProto* caller, int fn_depth,
+      onnx::NodeProto* annotate, std::map<std::string, std::vector<Value>> typed) {
+    std::map<std::string, std::vector<Value>> outputs;
+    for (int a = 0; a < node.attribute_size(); ++a) {
+      const onnx::AttributeProto& attr = node.attribute(a);
+      if (!attr.has_g() && attr.graphs_size() == 0) continue;
+      const std::string sub = absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, index),
+                                           "'.", attr.name());
+      onnx::AttributeProto* ann = annotate != nullptr ? annotate->mutable_attribute(a) : nullptr;
+      auto walk = [&](const onnx::GraphProto& body, const std::string& body_path,
+                      onnx::GraphProto* ann_graph, std::vector<Value>* out) {
+        Scope inner;
+        inner.parent = &scope;
+        if (auto it = typed.find(attr.name()); it != typed.end()) {
+          for (int k = 0; k < body.input_size() && k < static_cast<int>(it->second.size()); ++k) {
+            inner.values.insert_or_assign(body.input(k).name(), it->second[static_cast<size_t>(k)]);
+          }
+        }
+        WalkGraph(body, body_path, &inner, opsets, caller, fn_depth, ann_graph);
+        if (out == nullptr || !depth_error_.empty()) return;
+        for (const auto& vi : body.output()) {
+          const Value* v = inner.Find(vi.name());
+          Value copy = v != nullptr ? *v : Value();
+          if (vi.has_type()) MergeDeclared(vi.type(), &copy, symbols_);
+          out->push_back(std::move(copy));
+        }
+      };
+      if (attr.has_g()) {
+        walk(attr.g(), sub, ann != nullptr ? ann->mutable_g() : nullptr, &outputs[attr.name()]);
+      }
+      for (int k = 0; k < attr.graphs_size(); ++k) {
+        walk(attr.graphs(k), absl::StrCat(sub, "[", k, "]"),
+             ann != nullptr ? ann->mutable_graphs(k) : nullptr, nullptr);
+      }
+      if (!depth_error_.empty()) break;
+    }
+    return outputs;
+  }
+
+  // Merges two views of one tensor (If branches; a loop-carried value before and after an
+  // iteration): equal dims stay, unequal ones become fresh symbols named after `node`.
+  Value MergeValues(const Value& a, const Value& b, const onnx::NodeProto& node, int index,
+                    int output) {
+    Value r;
+    r.t.elem = a.t.elem != 0 ? a.t.elem : b.t.elem;
+    if (a.full_type != nullptr) r.full_type = a.full_type;
+    if (!a.t.shape.rank_known || !b.t.shape.rank_known || a.t.shape.rank() != b.t.shape.rank()) {
+      const Value& unknown = !a.t.shape.rank_known ? a : b;
+      if (unknown.origin >= 0 && !unknown.t.shape.rank_known) {
+        r.origin = unknown.origin;
+      } else {
+        r = WithOrigin(std::move(r), Origin::Kind::kMerge, NodeName(node, index), &node);
+      }
+      return r;
+    }
+    r.t.shape = Shape::FromDims({});
+    r.t.shape.dims.reserve(a.t.shape.dims.size());
+    for (size_t axis = 0; axis < a.t.shape.dims.size(); ++axis) {
+      const Dim& x = a.t.shape.dims[axis];
+      const Dim& y = b.t.shape.dims[axis];
+      if (x.is_unknown() || y.is_unknown()) {
+        r.t.shape.dims.push_back(Dim::Unknown());
+        if (r.origin < 0) r.origin = x.is_unknown() ? a.origin : b.origin;
+      } else if (x == y) {
+        r.t.shape.dims.push_back(x);
+      } else {
+        r.t.shape.dims.push_back(
+            symbols_.Fresh(NodeName(node, index), output, static_cast<int>(axis)));
+      }
+    }
+    if (a.t.value && b.t.value && *a.t.value == *b.t.value) r.t.value = a.t.value;
+    if (a.t.float_value && b.t.float_value && *a.t.float_value == *b.t.float_value) {
+      r.t.float_value = a.t.float_value;
+    }
+    return r;
+  }
+
+  // The single known element of a tracked scalar, if any.
+  static std::optional<Dim> ScalarValue(const Value* v) {
+    if (v == nullptr || !v->t.value || v->t.value->size() != 1) return std::nullopt;
+    const Dim& d = v->t.value->front();
+    if (d.is_unknown()) return std::nullopt;
+    return d;
+  }
+
+  // A loop-carried or state value as a body sees it: same type, contents not constant.
+  static Value Carried(const Value* v) {
+    Value r;
+    if (v == nullptr) return r;
+    r.t.elem = v->t.elem;
+    r.t.shape = v->t.shape;
+    r.full_type = v->full_type;
+    r.origin = v->origin;
+    return r;
+  }
+
+  static Shape WithoutAxes(const Shape& s, std::initializer_list<int64_t> axes) {
+    if (!s.rank_known) return s;
+    for (int64_t a : axes) {
+      if (a < 0 || a >= s.rank()) return Shape::UnknownRank();
+    }
+    Shape r;
+    for (int64_t k = 0; k < s.rank(); ++k) {
+      if (std::find(axes.begin(), axes.end(), k) == axes.end()) r.dims.push_back(s.dims[k]);
+    }
+    return r;
+  }
+
+  static std::optional<int64_t> AxisAttr(const onnx::NodeProto& node, const std::string& name,
+                                         size_t k, const onnx::NodeProto* caller) {
+    const onnx::AttributeProto* a = Attr(node, name, caller);
+    if (a == nullptr || static_cast<int>(k) >= a->ints_size()) return 0;
+    return a->ints(static_cast<int>(k));
+  }
+
+  // If, Loop and Scan: bodies walked in scopes chained to the enclosing one, outputs from
+  // the bodies' outputs (see shape_propagation.h).
+  std::vector<Value> VisitControlFlow(const onnx::NodeProto& node, int index,
+                                      const std::string& path, const Scope& scope,
+                                      const Opsets& opsets, const onnx::NodeProto* caller,
+                                      int fn_depth, onnx::NodeProto* annotate) {
+    const std::string& op = node.op_type();
+    std::vector<const Value*> ins;
+    for (const std::string& name : node.input()) {
+      ins.push_back(name.empty() ? nullptr : scope.Find(name));
+    }
+    const int n_out = node.output_size();
+    std::vector<Value> outs(static_cast<size_t>(n_out));
+    const std::string name = NodeName(node, index);
+    if (op == "If") {
+      auto branches = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate, {});
+      if (!depth_error_.empty()) return {};
+      std::vector<Value>& then_out = branches["then_branch"];
+      std::vector<Value>& else_out = branches["else_branch"];
+      const std::optional<Dim> cond = ScalarValue(ins.empty() ? nullptr : ins[0]);
+      const std::vector<Value>* live = nullptr;
+      if (cond && cond->is_value()) live = cond->value() != 0 ? &then_out : &else_out;
+      for (int k = 0; k < n_out; ++k) {
+        const size_t kk = static_cast<size_t>(k);
+        if (live != nullptr) {
+          if (kk < live->size()) outs[kk] = (*live)[kk];
+        } else if (kk < then_out.size() && kk < else_out.size()) {
+          outs[kk] = MergeValues(then_out[kk], else_out[kk], node, index, k);
+        }
+      }
+      return outs;
+    }
+    if (op == "Loop") {
+      // Inputs: M, cond, carried...; body: (iteration, cond, carried...) ->
+      // (cond, carried..., scan outputs...).
+      const size_t carried = ins.size() >= 2 ? ins.size() - 2 : 0;
+      std::vector<Value> body_in(2 + carried);
+      body_in[0].t.elem = onnx::TensorProto::INT64;
+      body_in[0].t.shape = Shape::FromDims({});
+      body_in[1].t.elem = onnx::TensorProto::BOOL;
+      body_in[1].t.shape = Shape::FromDims({});
+      if (ins.size() >= 2 && ins[1] != nullptr) body_in[1].t.value = ins[1]->t.value;
+      for (size_t k = 0; k < carried; ++k) body_in[2 + k] = Carried(ins[2 + k]);
+      auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
+                                  {{"body", body_in}});
+      if (!depth_error_.empty()) return {};
+      const std::vector<Value>& body_out = bodies["body"];
+      // The trip count is M when nothing can stop the loop early.
+      std::optional<Dim> trip = ScalarValue(ins.empty() ? nullptr : ins[0]);
+      if (trip && ins.size() >= 2 && !node.input(1).empty()) {
+        const std::optional<Dim> c0 = ScalarValue(ins[1]);
+        const std::optional<Dim> c1 =
+            body_out.empty() ? std::nullopt : ScalarValue(&body_out[0]);
+        if (!(c0 && c0->is_value() && c0->value() != 0 && c1 && c1->is_value() &&
+              c1->value() != 0)) {
+          trip.reset();
+        }
+      }
+      for (int k = 0; k < n_out; ++k) {
+        const size_t kk = static_cast<size_t>(k);
+        if (1 + kk >= body_out.size()) break;
+        const Value& b = body_out[1 + kk];
+        if (kk < carried) {
+          outs[kk] = MergeValues(body_in[2 + kk], b, node, index, k);
+          continue;
+        }
+        outs[kk] = Stacked(b, trip ? *trip : symbols_.Fresh(name, k, 0), 0);
+      }
+      return outs;
+    }
+    // Scan.
+    const int64_t opset = DefaultOpset(opsets);
+    const std::optional<int64_t> m = IntAttr(node, "num_scan_inputs", caller);
+    const int64_t first = opset < 9 ? 1 : 0;  // Scan-8's sequence_lens
+    const int64_t n_state = m ? static_cast<int64_t>(ins.size()) - first - *m : -1;
+    if (!m || *m < 1 || n_state < 0) {
+      WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate, {});
+      return UnknownOutputs(node, index, Origin::Kind::kNode);
+    }
+    std::vector<Value> body_in;
+    std::optional<Dim> batch, length;
+    auto dim_of = [](const Value* v, int64_t axis) -> std::optional<Dim> {
+      if (v == nullptr || !v->t.shape.rank_known) return std::nullopt;
+      if (axis < 0) axis += v->t.shape.rank();
+      if (axis < 0 || axis >= v->t.shape.rank() || v->t.shape.dims[axis].is_unknown()) {
+        return std::nullopt;
+      }
+      return v->t.shape.dims[axis];
+    };
+    for (int64_t k = 0; k < n_state; ++k) {
+      Value s = Carried(ins[static_cast<size_t>(first + k)]);
+      if (opset < 9) s.t.shape = WithoutAxes(s.t.shape, {0});
+      body_in.push_back(std::move(s));
+    }
+    for (int64_t j = 0; j < *m; ++j) {
+      const Value* in = ins[static_cast<size_t>(first + n_state + j)];
+      Value s = Carried(in);
+      if (opset < 9) {
+        s.t.shape = WithoutAxes(s.t.shape, {0, 1});
+        if (j == 0) batch = dim_of(in, 0), length = dim_of(in, 1);
+      } else {
+        int64_t axis = AxisAttr(node, "scan_input_axes", static_cast<size_t>(j), caller).value_or(0);
+        if (s.t.shape.rank_known && axis < 0) axis += s.t.shape.rank();
+        if (j == 0) length = dim_of(in, axis);
+        s.t.shape = WithoutAxes(s.t.shape, {axis});
+      }
+      body_in.push_back(std::move(s));
+    }
+    auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
+                                {{"body", body_in}});
+    if (!depth_error_.empty()) return {};
+    const std::vector<Value>& body_out = bodies["body"];
+    if (!batch && opset < 9) batch = symbols_.Fresh(name, 0, 0);
+    for (int k = 0; k < n_out && static_cast<size_t>(k) < body_out.size(); ++k) {
+      const size_t kk = static_cast<size_t>(k);
+      if (k < n_state) {
+        outs[kk] = MergeValues(body_in[kk], body_out[kk], node, index, k);
+        if (opset < 9) outs[kk] = Stacked(outs[kk], *batch, 0);
+        continue;
+      }
+      const Dim len = length ? *length : symbols_.Fresh(name, k, opset < 9 ? 1 : 0);
+      if (opset < 9) {
+        outs[kk] = Stacked(Stacked(body_out[kk], len, 0), *batch, 0);
+      } else {
+        const int64_t axis = AxisAttr(node, "scan_output_axes",
+                                      static_cast<size_t>(k - n_state), caller).value_or(0);
+        outs[kk] = Stacked(body_out[kk], len, axis);
+      }
+    }
+    return outs;
+  }
+
+  // `v` with a new axis of extent `extent` inserted at `axis` (negative: from the end of the
+  // result), as Loop/Scan stack per-iteration values.
+  static Value Stacked(const Value& v, const Dim& extent, int64_t axis) {
+    Value r;
+    r.t.elem = v.t.elem;
+    r.origin = v.origin;
+    if (!v.t.shape.rank_known) {
+      r.t.shape = Shape::UnknownRank();
+      return r;
+    }
+    const int64_t rank = v.t.shape.rank() + 1;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) {
+      r.t.shape = Shape::UnknownRank();
+      return r;
+    }
+    r.t.shape = v.t.shape;
+    r.t.shape.dims.insert(r.t.shape.dims.begin() + axis, extent);
+    return r;
+  }
+
+  // A non-broadcasting default-domain node: the symbolic shape function, then libonnx for
+  // what it leaves unknown.
+  std::vector<Value> Infer(const onnx::NodeProto& node, int index, const Scope& scope,
+                           int64_t opset, const onnx::NodeProto* caller) {
+    const size_t n_out = static_cast<size_t>(node.output_size());
+    std::vector<Value> outs(n_out);
+    std::vector<const Value*> ins(static_cast<size_t>(node.input_size()), nullptr);
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (!node.input(k).empty()) ins[static_cast<size_t>(k)] = scope.Find(node.input(k));
+    }
+    if (node.op_type() == "Constant" && n_out == 1) {
+      if (const onnx::AttributeProto* a = Attr(node, "value", caller); a != nullptr && a->has_t()) {
+        outs[0].t = SymTensorOfConstant(a->t());
+        outs[0].constant = &a->t();
+        return outs;
+      }
+    }
+    bool complete = false;
+    if (HasShapeFunction(node.op_type())) {
+      std::vector<const SymTensor*> sym_ins(ins.size(), nullptr);
+      for (size_t k = 0; k < ins.size(); ++k) {
+        if (ins[k] != nullptr) sym_ins[k] = &ins[k]->t;
+      }
+      const std::string name = NodeName(node, index);
+      ShapeFnContext ctx;
+      ctx.node = &node;
+      ctx.node_name = name;
+      ctx.opset = opset;
+      ctx.inputs = sym_ins;
+      ctx.caller = caller;
+      ctx.symbols = &symbols_;
+      if (std::optional<std::vector<SymTensor>> r = InferSymbolic(ctx)) {
+        complete = r->size() >= n_out;
+        for (size_t k = 0; k < n_out && k < r->size(); ++k) {
+          outs[k].t = std::move((*r)[k]);
+          complete &= node.output(static_cast<int>(k)).empty() || Complete(outs[k].t);
+        }
+      }
+    }
+    if (!complete) Fallback(node, ins, caller, &outs);
+    return outs;
+  }
+
+  // Fills the unknown parts of `to` from `from` (same rank) or takes `from`'s shape.
+  static void FillGaps(const SymTensor& from, SymTensor* to) {
+    if (to->elem == 0) to->elem = from.elem;
+    if (!from.shape.rank_known) return;
+    if (!to->shape.rank_known) {
+      to->shape = from.shape;
+      return;
+    }
+    if (to->shape.rank() != from.shape.rank()) return;
+    for (size_t k = 0; k < from.shape.dims.size(); ++k) {
+      if (to->shape.dims[k].is_unknown()) to->shape.dims[k] = from.shape.dims[k];
+    }
+  }
+
+  // libonnx's per-node inference for what the symbolic functions left unknown. Our dims are
+  // passed as dim_param tokens (a symbol's own name; for other expressions a token mapped
+  // back afterwards), so they survive the ops libonnx propagates; its "unk__" dims are unknown.
+  void Fallback(const onnx::NodeProto& node, const std::vector<const Value*>& ins,
+                const onnx::NodeProto* caller, std::vector<Value>* outs) {
+    if (IsShapePreserving(node.op_type()) && ins.size() == 1 && outs->size() == 1 &&
+        ins[0] != nullptr && ins[0]->full_type == nullptr) {
+      FillGaps(ins[0]->t, &(*outs)[0].t);
+      return;
+    }
+    if (!infer_.Supported(node)) return;
+    const size_t n_in = ins.size();
+    std::vector<onnx::TypeProto> storage(n_in);
+    std::vector<const onnx::TypeProto*> types(n_in, nullptr);
+    std::vector<const onnx::TensorProto*> data(n_in, nullptr);
+    std::vector<onnx::TensorProto> synthesized(n_in);
+    std::vector<std::pair<std::string, Dim>> tokens;
+    for (size_t k = 0; k < n_in; ++k) {
+      const Value* v = ins[k];
+      if (v == nullptr) continue;
+      data[k] = v->constant;
+      if (data[k] == nullptr && Synthesize(v->t, &synthesized[k])) data[k] = &synthesized[k];
+      if (v->full_type != nullptr) {
+        types[k] = v->full_type;
+        continue;
+      }
+      if (v->t.elem == 0 && !v->t.shape.rank_known) continue;
+      auto* tt = storage[k].mutable_tensor_type();
+      tt->set_elem_type(v->t.elem);
+      if (v->t.shape.rank_known) {
+        auto* s = tt->mutable_shape();
+        for (const Dim& d : v->t.shape.dims) {
+          auto* dim = s->add_dim();
+          if (d.is_value()) {
+            dim->set_dim_value(d.value());
+          } else if (d.is_symbol()) {
+            dim->set_dim_param(d.symbol());
+          } else if (!d.is_unknown()) {
+            std::string token = absl::StrCat("__bcast_dim_", tokens.size());
+            dim->set_dim_param(token);
+            tokens.emplace_back(std::move(token), d);
+          }
+        }
+      }
+      types[k] = &storage[k];
+    }
+    // Attributes referring to the calling node's (inside a function body) are resolved first.
+    const onnx::NodeProto* subject = &node;
+    onnx::NodeProto resolved;
+    if (caller != nullptr) {
+      bool refs = false;
+      for (const auto& a : node.attribute()) refs |= !a.ref_attr_name().empty();
+      if (refs) {
+        resolved = node;
+        resolved.clear_attribute();
+        for (const auto& a : node.attribute()) {
+          const onnx::AttributeProto* r = Attr(node, a.name(), caller);
+          if (r == nullptr) continue;
+          onnx::AttributeProto* copy = resolved.add_attribute();
+          *copy = *r;
+          copy->set_name(a.name());
+          copy->clear_ref_attr_name();
+        }
+        subject = &resolved;
+      }
+    }
+    std::vector<onnx::TypeProto> lib;
+    if (!infer_.Infer(*subject, types, data, &lib).ok()) return;  // infers nothing, as libonnx
+    for (size_t k = 0; k < outs->size() && k < lib.size(); ++k) {
+      const onnx::TypeProto& type = lib[k];
+      if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+      Value& v = (*outs)[k];
+      if (!type.has_tensor_type()) {
+        owned_types_.push_back(type);
+        v.full_type = &owned_types_.back();
+        continue;
+      }
+      SymTensor t;
+      t.elem = type.tensor_type().elem_type();
+      if (type.tensor_type().has_shape()) {
+        t.shape = Shape::FromDims({});
+        t.shape.dims.reserve(static_cast<size_t>(type.tensor_type().shape().dim_size()));
+        for (const auto& d : type.tensor_type().shape().dim()) {
+          t.shape.dims.push_back(FromLibonnx(d, tokens));
+        }
+      } else {
+        t.shape = Shape::UnknownRank();
+      }
+      FillGaps(t, &v.t);
+    }
+  }
+
+  static Dim FromLibonnx(const onnx::TensorShapeProto::Dimension& d,
+                         const std::vector<std::pair<std::string, Dim>>& tokens) {
+    if (d.has_dim_value()) return d.dim_value() >= 0 ? Dim::Value(d.dim_value()) : Dim();
+    if (!d.has_dim_param() || d.dim_param().empty()) return Dim();
+    if (absl::StartsWith(d.dim_param(), "unk__")) return Dim();
+    for (const auto& [token, dim] : tokens) {
+      if (token == d.dim_param()) return dim;
+    }
+    return Dim::Symbol(d.dim_param());
+  }
+
+  // A tracked integer tensor with constant contents as a TensorProto (libonnx reads shape
+  // inputs' data: Reshape, Expand, ...).
+  static bool Synthesize(const SymTensor& t, onnx::TensorProto* out) {
+    if (!t.value || !t.shape.rank_known || t.shape.rank() > 1) return false;
+    if (t.elem != onnx::TensorProto::INT64 && t.elem != onnx::TensorProto::INT32) return false;
+    for (const Dim& d : *t.value) {
+      if (!d.is_value()) return false;
+    }
+    out->set_data_type(t.elem);
+    if (t.shape.rank() == 1) out->add_dims(static_cast<int64_t>(t.value->size()));
+    for (const Dim& d : *t.value) {
+      if (t.elem == onnx::TensorProto::INT64) {
+        out->add_int64_data(d.value());
+      } else {
+        out->add_int32_data(static_cast<int32_t>(d.value()));
+      }
+    }
+    return true;
+  }
+
+  // A broadcasting node: shapes and verdict from broadcast/'s rules; the contents of small
+  // tracked tensors (shape arithmetic) from the symbolic functions.
+  std::vector<Value> VisitBroadcast(const onnx::NodeProto& node, int index,
+                                    const std::string& path, const Scope& scope, int64_t opset,
+                                    const onnx::NodeProto* caller, const BroadcastOp& info) {
     NodeVerdict v;
     v.graph = path;
     v.node = NodeName(node, index);
     v.op = node.op_type();
-    v.domain = domain;
+    v.domain = "";
     v.opset = opset;
     int32_t elem = 0;
+    std::vector<const Value*> ins;
+    bool tracked = false;
     for (const std::string& name : node.input()) {
       v.input_names.push_back(name);
-      const ValueType* t = name.empty() ? nullptr : scope.Find(name);
-      v.inputs.push_back(t != nullptr ? t->shape : Shape::UnknownRank());
+      const Value* t = name.empty() ? nullptr : scope.Find(name);
+      ins.push_back(t);
+      v.inputs.push_back(t != nullptr ? t->t.shape : Shape::UnknownRank());
+      tracked |= t != nullptr && (t->t.value.has_value() || t->t.float_value.has_value());
       // Where's condition (input 0) is bool; its result has the type of the other inputs.
       const bool condition = info.kind == BroadcastOpKind::kWhere && v.inputs.size() == 1;
-      if (elem == 0 && t != nullptr && !condition) elem = t->elem;
+      if (elem == 0 && t != nullptr && !condition) elem = t->t.elem;
     }
     const bool legacy = info.legacy;
     BroadcastResult result;
@@ -501,7 +1009,7 @@ class Analyzer {
         result = bcast::BroadcastNumpy(v.inputs);
         v.broadcast_class =
             std::string(bcast::BroadcastClassName(bcast::Classify(v.inputs, result.output)));
-        if (const ValueType* x = scope.Find(v.input_names[1]); x != nullptr) elem = x->elem;
+        if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
         break;
       case BroadcastOpKind::kPRelu:
         roles = {"X", "slope"};
@@ -571,36 +1079,44 @@ class Analyzer {
         if (v.inputs.size() != 2) return {};
         v.rule = RuleFamily::kBidirectional;
         v.broadcast_class = "bidirectional";
-        if (const Shape* shape_of = scope.FindShapeOf(v.input_names[1]); shape_of != nullptr) {
-          // Expand(x, Shape(y)): the target is y's (possibly symbolic) shape.
-          v.inputs[1] = *shape_of;
-          result = bcast::BroadcastBidirectional(v.inputs[0], *shape_of);
-          break;
+        // The target: the shape tensor's tracked contents (Expand(x, Shape(y)) gives y's
+        // symbolic shape), else a constant read whatever its encoding.
+        std::optional<Shape> target;
+        if (const Value* s = ins[1]; s != nullptr && s->t.value) {
+          bool known = true;
+          for (const Dim& d : *s->t.value) known &= !d.is_unknown();
+          if (known) target = Shape::FromDims(*s->t.value);
         }
-        const onnx::TensorProto* t = scope.FindConstant(v.input_names[1]);
-        std::optional<std::vector<int64_t>> target;
-        if (t != nullptr) {
-          absl::StatusOr<std::vector<int64_t>> vals = proto::ReadIntValues(*t, model_.base_dir);
-          if (vals.ok()) target = *vals;
+        std::optional<std::vector<int64_t>> constant;
+        if (!target && ins[1] != nullptr && ins[1]->constant != nullptr) {
+          absl::StatusOr<std::vector<int64_t>> vals =
+              proto::ReadIntValues(*ins[1]->constant, model_.base_dir);
+          if (vals.ok()) constant = *vals;
+        }
+        if (constant) {
+          bool negative = false;
+          for (int64_t d : *constant) negative |= d < 0;
+          if (negative) {
+            result.verdict = Verdict::kError;
+            result.reason = absl::StrCat("negative extent in target shape [",
+                                         absl::StrJoin(*constant, ","), "]");
+            break;
+          }
+          target = Shape::OfVector(*constant);
         }
         if (!target) {
           result.verdict = Verdict::kUnknown;
           result.output = Shape::UnknownRank();
           result.reason = "the target shape is not a constant";
-          // libonnx may still know the output shape.
+          if (const Value* s = ins[1]; s != nullptr && s->producer != nullptr) {
+            absl::StrAppend(&result.reason, " ('", v.input_names[1], "' comes from ",
+                            s->producer->op_type(), " '",
+                            NodeName(*s->producer, s->producer_index), "')");
+          }
           v.inputs[1] = Shape::UnknownRank();
         } else {
-          Shape target_shape = Shape::OfVector(*target);
-          bool negative = false;
-          for (int64_t d : *target) negative |= d < 0;
-          if (negative) {
-            result.verdict = Verdict::kError;
-            result.reason = absl::StrCat("negative extent in target shape [",
-                                         absl::StrJoin(*target, ","), "]");
-          } else {
-            v.inputs[1] = target_shape;
-            result = bcast::BroadcastBidirectional(v.inputs[0], target_shape);
-          }
+          v.inputs[1] = *target;
+          result = bcast::BroadcastBidirectional(v.inputs[0], *target);
         }
         break;
       }
@@ -610,14 +1126,20 @@ class Analyzer {
     if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
     v.output = result.output;
     v.condition = result.condition;
-    ValueType result_type;
-    result_type.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
+    Value out;
+    out.t.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
+    if (tracked && HasShapeFunction(node.op_type())) TrackContents(node, index, opset, caller, ins, &out);
     if (!options_.verdicts) {
       // Shapes only (rewrite passes): no messages, no combined conditions, no verdict list.
-      if (v.verdict != Verdict::kError) result_type.shape = std::move(v.output);
-      return {std::move(result_type)};
+      if (v.verdict != Verdict::kError) out.t.shape = std::move(v.output);
+      return Single(std::move(out));
     }
     v.message = Describe(v, roles, result);
+    if (v.verdict == Verdict::kUnknown) {
+      if (std::string source = UnknownSource(node, scope); !source.empty()) {
+        absl::StrAppend(&v.message, "; ", source);
+      }
+    }
     for (const bcast::Clause& clause : v.condition.clauses()) {
       for (const bcast::Atom& atom : clause.atoms) {
         symbol_nodes_[atom.symbol].push_back(v.node);
@@ -642,35 +1164,75 @@ class Analyzer {
                          absl::StrJoin(where, ", "), ")");
       }
     }
-    result_type.shape = v.output;
-    if (v.verdict == Verdict::kError) result_type.shape = Shape::UnknownRank();
+    out.t.shape = v.output;
+    if (v.verdict == Verdict::kError) out.t.shape = Shape::UnknownRank();
     out_->nodes.push_back(std::move(v));
-    return {result_type};
+    return Single(std::move(out));
   }
 
-  std::vector<ValueType> CallFunction(const onnx::FunctionProto& fn, const onnx::NodeProto& call,
-                                      int index, const std::string& path, const Scope& scope,
-                                      int fn_depth) {
-    if (fn_depth >= options_.max_function_depth) return {};
+  static std::vector<Value> Single(Value v) {
+    std::vector<Value> outs;
+    outs.push_back(std::move(v));
+    return outs;
+  }
+
+  // The contents of a broadcasting op's output over tracked inputs (Add of shape values,
+  // Equal/Where of the exporters' -1 patterns); the shape stays the rules'.
+  void TrackContents(const onnx::NodeProto& node, int index, int64_t opset,
+                     const onnx::NodeProto* caller, const std::vector<const Value*>& ins,
+                     Value* out) {
+    std::vector<const SymTensor*> sym_ins(ins.size(), nullptr);
+    for (size_t k = 0; k < ins.size(); ++k) {
+      if (ins[k] != nullptr) sym_ins[k] = &ins[k]->t;
+    }
+    const std::string name = NodeName(node, index);
+    ShapeFnContext ctx;
+    ctx.node = &node;
+    ctx.node_name = name;
+    ctx.opset = opset;
+    ctx.inputs = sym_ins;
+    ctx.caller = caller;
+    ctx.symbols = &symbols_;
+    std::optional<std::vector<SymTensor>> r = InferSymbolic(ctx);
+    if (!r || r->empty()) return;
+    out->t.value = std::move((*r)[0].value);
+    out->t.float_value = std::move((*r)[0].float_value);
+    if (out->t.elem == 0) out->t.elem = (*r)[0].elem;
+  }
+
+  std::vector<Value> CallFunction(const onnx::FunctionProto& fn, const onnx::NodeProto& call,
+                                  int index, const std::string& path, const Scope& scope,
+                                  int fn_depth) {
+    if (fn_depth >= options_.max_function_depth) {
+      // Reported, never skipped silently: the verdicts below this call would be missing.
+      if (depth_error_.empty()) {
+        depth_error_ = absl::StrCat(
+            "model-local functions nest deeper than ", options_.max_function_depth,
+            " calls: node '", NodeName(call, index), "' calls function ", fn.domain(), ".",
+            fn.name(), " in ", path);
+      }
+      return {};
+    }
     Opsets opsets = model_opsets_;
     for (const auto& opset : fn.opset_import()) {
       opsets[opset.domain() == "ai.onnx" ? "" : opset.domain()] = opset.version();
     }
-    // A function body is a graph whose inputs take the call site's types.
-    onnx::GraphProto body;
-    *body.mutable_node() = fn.node();
+    // A function body is walked as a graph whose inputs take the call site's values.
+    auto [body_it, fresh] = function_bodies_.try_emplace(&fn);
+    if (fresh) *body_it->second.mutable_node() = fn.node();
     Scope inner;
     for (int k = 0; k < fn.input_size() && k < call.input_size(); ++k) {
-      const ValueType* t = call.input(k).empty() ? nullptr : scope.Find(call.input(k));
+      const Value* t = call.input(k).empty() ? nullptr : scope.Find(call.input(k));
       if (t != nullptr) inner.values[fn.input(k)] = *t;
     }
     const std::string sub = absl::StrCat(path, "/", call.op_type(), " '", NodeName(call, index),
                                          "' (function ", fn.domain(), ".", fn.name(), ")");
-    WalkGraph(&body, sub, &inner, opsets, &call, fn_depth + 1);
-    std::vector<ValueType> outputs;
+    WalkGraph(body_it->second, sub, &inner, opsets, &call, fn_depth + 1, nullptr);
+    std::vector<Value> outputs;
+    if (!depth_error_.empty()) return outputs;
     for (const std::string& name : fn.output()) {
       auto it = inner.values.find(name);
-      outputs.push_back(it == inner.values.end() ? ValueType() : it->second);
+      outputs.push_back(it == inner.values.end() ? Value() : it->second);
     }
     return outputs;
   }
@@ -795,16 +1357,15 @@ class Analyzer {
   const proto::Model& model_;
   const AnalysisOptions& options_;
   Analysis* out_;
+  proto::NodeInference infer_;
   Opsets model_opsets_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
+  std::unordered_map<const onnx::FunctionProto*, onnx::GraphProto> function_bodies_;
   std::map<std::string, std::vector<std::string>> symbol_nodes_;
-  // Fast path state (infer_ non-null).
-  proto::NodeInference* infer_ = nullptr;
-  bool fast_failed_ = false;
-  std::unordered_map<std::string, const onnx::TypeProto*> declared_;  // value_info, outputs
-  std::unordered_map<std::string, onnx::TypeProto> full_types_;       // non-tensor values
-  std::unordered_set<std::string> graph_outputs_;
-  std::unordered_map<std::string, onnx::TypeProto> merged_outputs_;
+  FreshSymbols symbols_;
+  std::vector<Origin> origins_;
+  std::deque<onnx::TypeProto> owned_types_;  // non-tensor types libonnx inferred
+  std::string depth_error_;
 };
 
 }  // namespace
@@ -819,25 +1380,6 @@ bool Analysis::HasError() const {
   return CountVerdict(bcast::Verdict::kError) > 0 || !contradiction.empty();
 }
 
-namespace {
-
-// The node-by-node path covers flat default-domain graphs whose every op has a libonnx
-// inference function; subgraphs, model-local functions and other domains take the whole-graph
-// path (libonnx infers those with context this walk does not rebuild).
-bool NodeByNodeApplies(const onnx::ModelProto& model) {
-  if (model.functions_size() > 0 || model.ir_version() < 4) return false;
-  proto::NodeInference inference(model);
-  for (const auto& node : model.graph().node()) {
-    if (!inference.Supported(node)) return false;
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g() || attr.graphs_size() > 0) return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 bool IsBroadcastingOp(const std::string& op_type) {
   // Any opset: the kind does not depend on it.
   return ClassifyBroadcastOp(op_type, 1).kind != BroadcastOpKind::kNone;
@@ -846,26 +1388,17 @@ bool IsBroadcastingOp(const std::string& op_type) {
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,
                                            onnx::ModelProto* annotated) {
-  if (!options.whole_graph_inference && NodeByNodeApplies(model.proto)) {
-    Analysis analysis;
-    proto::NodeInference inference(model.proto);
-    Analyzer analyzer(model, options, &analysis, &inference);
-    onnx::GraphProto* annotate = nullptr;
-    if (annotated != nullptr) {
-      *annotated = model.proto;
-      annotate = annotated->mutable_graph();
-    }
-    if (analyzer.RunNodeByNode(model.proto.graph(), annotate)) return analysis;
-  }
   Analysis analysis;
-  auto work = std::make_unique<onnx::ModelProto>(model.proto);
-  if (absl::Status s = proto::InferShapes(work.get(), /*strict=*/false); !s.ok()) {
-    // Our rules still run; shapes of other ops are then unknown past the failing point.
-    analysis.inference_note = std::string(s.message());
-    *work = model.proto;
+  onnx::GraphProto* annotate = nullptr;
+  if (annotated != nullptr) {
+    *annotated = model.proto;
+    annotate = annotated->mutable_graph();
   }
-  Analyzer(model, options, &analysis).Run(work->mutable_graph());
-  if (annotated != nullptr) *annotated = std::move(*work);
+  Analyzer analyzer(model, options, &analysis);
+  analyzer.Run(annotate);
+  if (!analyzer.depth_error().empty()) {
+    return absl::UnimplementedError(analyzer.depth_error());
+  }
   return analysis;
 }
 

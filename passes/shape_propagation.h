@@ -1,10 +1,19 @@
-// Whole-graph shape propagation with the project's broadcast rules, and a verdict for every
-// broadcasting node (subgraphs and model-local functions included). This is the analysis
-// behind `onnx-bcast check`; rewrite passes use the same shapes.
+// Symbolic shape propagation over every graph of a model, with the project's broadcast rules,
+// and a verdict for every broadcasting node (subgraphs and model-local functions included).
+// This is the analysis behind `onnx-bcast check`; rewrite passes use the same shapes.
 //
-// libonnx 1.12 shape inference supplies shapes for non-broadcasting ops; it is wrong for
-// broadcasts with symbols (it takes a symbol as compatible with any number) and never checks
-// Gemm's C or PRelu's slope, so every broadcasting op is re-derived here with broadcast/.
+// Requires: a model that passed the structure checks (proto/onnx_checks: no cycles, names
+// defined before use, no recursive functions).
+// Guarantees: one walk, node by node, linear in the model: the main graph, If/Loop/Scan bodies
+// (outer-scope names seen through the enclosing scopes) and model-local function bodies once
+// per call site. Broadcasting ops are derived with broadcast/ (libonnx 1.12 takes a symbol as
+// compatible with any number and never checks Gemm's C or PRelu's slope); other ops with
+// passes/shape_functions (InferSymbolic), and what that leaves unknown with libonnx's per-node
+// inference. Graph-input dims that are not numbers are symbols (the dim_param, or
+// "<input>:<axis>" when unnamed); extents that depend on data are fresh symbols named after
+// their node; `unknown` remains only where a shape cannot be seen, and its message names the
+// node it comes from. Functions nested deeper than `max_function_depth` are an error
+// (Unimplemented), never skipped silently.
 #pragma once
 
 #include <map>
@@ -46,11 +55,9 @@ struct NodeVerdict {
 
 struct AnalysisOptions {
   bool lint = false;
-  /// Maximum depth of model-local function calls followed (recursion guard).
+  /// Maximum depth of model-local function calls followed; deeper is an Unimplemented
+  /// error naming the call (the analysis cannot vouch for what it did not see).
   int max_function_depth = 16;
-  /// Run libonnx's whole-graph InferShapes first, as for models the node-by-node path does
-  /// not cover (subgraphs, functions, other domains); for tests comparing the two paths.
-  bool whole_graph_inference = false;
   /// False: shapes and element types only (what rewrite passes read); `nodes`, `combined`
   /// and `contradiction` stay empty.
   bool verdicts = true;
@@ -69,7 +76,7 @@ struct Analysis {
   std::map<std::string, std::unordered_map<std::string, bcast::Shape>> shapes;
   /// Element types of the main graph's tensors (where known).
   std::unordered_map<std::string, int32_t> elems;
-  /// Set when libonnx shape inference could not run; shapes then come from our rules only.
+  /// Kept for API compatibility; the walk infers node by node and leaves it empty.
   std::string inference_note;
 
   int64_t CountVerdict(bcast::Verdict v) const;
@@ -78,7 +85,9 @@ struct Analysis {
 };
 
 /// Analyzes every broadcasting node of `model`. With `annotated` non-null, it receives a copy
-/// of the model with value_info for every intermediate tensor whose shape was inferred.
+/// of the model with value_info for every intermediate tensor whose shape was inferred (every
+/// graph; symbolic dims as dim_param strings of the printed symbol or expression).
+/// Unimplemented when model-local functions nest deeper than `max_function_depth`.
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,
                                            onnx::ModelProto* annotated = nullptr);

@@ -738,6 +738,21 @@ std::vector<Row> GraphFaults() {
       {"RecursiveFunctionOpt", text(recursive), With(kOpt, {"--target", "none"}), 2,
        "recursive"},
       {"MutuallyRecursiveFunctionsRun", text(mutual), kRun, 2, "recursive"},
+      // Issue 14 group 5: functions nested past the analysis's depth limit (16) are reported
+      // (exit 3, naming the call), never skipped with "0 broadcasting nodes".
+      {"FunctionsNestedTooDeepCheck", Model([] {
+         // F0 calls F1 ... F17 calls nothing: no recursion, 18 levels.
+         std::string t = R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+           g (float[2] x, float[3] z) => (float[2] y) { y = local.F0(x, z) })";
+         for (int i = 0; i < 18; ++i) {
+           absl::StrAppend(&t, "\n<domain: \"local\", opset_import: [\"\" : 17, \"local\" : 1]>",
+                           "\nF", i, " (a, b) => (r) { r = ",
+                           i < 17 ? absl::StrCat("local.F", i + 1, "(a, b)") : "Add(a, b)", " }");
+         }
+         return Text(t.c_str());
+       }),
+       With(kCheck, {"--strict"}), 3,
+       "nest deeper than 16 calls: node 'F16#0' calls function local.F16"},
       {"NoGraph", Model([] {
          onnx::ModelProto m = Text(kAdd);
          m.clear_graph();

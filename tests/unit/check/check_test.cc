@@ -103,10 +103,10 @@ std::vector<Case> Cases() {
        Verdict::kConditional,
        "Mul 'Mul#0': A [N,3] and B [M,3] broadcast (numpy rule) only if N == M or N == 1 or M == 1",
        "[max(M, N),3]"},
-      {"UnknownDim", Model("float[?,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
-       Verdict::kUnknown,
-       "Add 'Add#0': A [?,3] and B [5,3]: cannot decide the broadcast (numpy rule): axis 0: "
-       "unknown extent",
+      // An unnamed input dim is the symbol "<input>:<axis>" (docs/symbolic-shapes.md).
+      {"UnnamedDimIsASymbol", Model("float[?,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
+       Verdict::kConditional,
+       "Add 'Add#0': A [a:0,3] and B [5,3] broadcast (numpy rule) only if a:0 ∈ {1, 5}",
        "[5,3]"},
       {"ZeroSizeWithOne", Model("float[0,3] a, float[1,3] b", "float[0,3] y", "y = Add(a, b)"),
        Verdict::kOk, "", "[0,3]"},

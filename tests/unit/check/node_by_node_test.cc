@@ -1,9 +1,9 @@
-// The analysis's node-by-node path (libonnx's op-schema inference per node, no whole-graph
-// InferShapes) against the whole-graph path: the same verdicts, messages, classes, shapes,
-// element types and annotated model on every model of the ONNX test data and on small models
-// covering what the node-by-node path answers itself (Constant, shape-preserving ops, declared
-// value_info merged as libonnx merges it, inference failures).
+// The analysis's single node-by-node walk against libonnx's whole-graph InferShapes, which it
+// replaces: on every model of the ONNX test data (subgraphs and functions included) and on
+// small models covering what the walk answers itself (Constant, shape-preserving ops, declared
+// value_info, inference failures), the walk knows every rank and dim value libonnx knows.
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,66 +11,50 @@
 #include "gtest/gtest.h"
 #include "passes/shape_propagation.h"
 #include "proto/model_io.h"
+#include "proto/onnx_checks.h"
+#include "proto/shapes.h"
 
 namespace onnx_bcast::passes {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Everything a caller sees of an Analysis, as text, so a difference reads as a diff.
-std::string Describe(const Analysis& a) {
-  std::string out;
-  for (const NodeVerdict& v : a.nodes) {
-    absl::StrAppend(&out, v.graph, " ", v.node, " ", v.op, " ", v.broadcast_class, " ",
-                    static_cast<int>(v.verdict), " ", v.output.ToString(), " ", v.message, " ",
-                    v.condition.ToString(), " in:");
-    for (const bcast::Shape& s : v.inputs) absl::StrAppend(&out, " ", s.ToString());
-    absl::StrAppend(&out, "\n");
-  }
-  absl::StrAppend(&out, "contradiction: ", a.contradiction, "\n");
-  for (const auto& [graph, shapes] : a.shapes) {
-    std::vector<std::string> lines;
-    for (const auto& [name, s] : shapes) {
-      auto e = graph == "main" ? a.elems.find(name) : a.elems.end();
-      lines.push_back(absl::StrCat(graph, " ", name, " ", s.ToString(), " elem ",
-                                   e == a.elems.end() ? 0 : e->second));
+// libonnx's whole-graph InferShapes on `model`, then for every tensor of the main graph it
+// types: the walk knows the same rank, and every dim libonnx knows as a number the walk knows
+// as that number (the walk may know more: symbols where libonnx has none).
+void ExpectAtLeastLibonnx(const proto::Model& model, const std::string& label) {
+  onnx::ModelProto inferred = model.proto;
+  if (!proto::InferShapes(&inferred, /*strict=*/false).ok()) return;
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(model, AnalysisOptions());
+  ASSERT_TRUE(a.ok()) << label << ": " << a.status();
+  const auto& shapes = a->shapes.at("main");
+  std::set<std::string> produced;
+  for (const auto& node : inferred.graph().node()) produced.insert(node.output().begin(), node.output().end());
+  auto compare = [&](const onnx::ValueInfoProto& vi) {
+    // Declared value_info for names nothing makes (text-form declarations) are not tensors.
+    if (!vi.type().has_tensor_type() || produced.count(vi.name()) == 0) return;
+    const bcast::Shape theirs = proto::ShapeOfType(vi.type());
+    auto it = shapes.find(vi.name());
+    ASSERT_NE(it, shapes.end()) << label << ": " << vi.name();
+    const bcast::Shape& ours = it->second;
+    if (!theirs.rank_known) return;
+    ASSERT_TRUE(ours.rank_known) << label << ": " << vi.name() << " libonnx " << theirs.ToString();
+    ASSERT_EQ(ours.rank(), theirs.rank()) << label << ": " << vi.name() << " ours "
+                                          << ours.ToString() << " libonnx " << theirs.ToString();
+    for (size_t k = 0; k < theirs.dims.size(); ++k) {
+      if (!theirs.dims[k].is_value()) continue;
+      EXPECT_EQ(ours.dims[k], theirs.dims[k]) << label << ": " << vi.name() << " ours "
+                                              << ours.ToString() << " libonnx "
+                                              << theirs.ToString();
     }
-    std::sort(lines.begin(), lines.end());
-    for (const std::string& l : lines) absl::StrAppend(&out, l, "\n");
-  }
-  return out;
-}
-
-// libonnx names dims it cannot infer "unk__<n>" from a counter over the whole run; the
-// node-by-node path leaves them empty. Both mean "unknown" (the analysis reads them so).
-void ForgetInventedDims(onnx::ModelProto* m) {
-  auto clean = [](onnx::ValueInfoProto& vi) {
-    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
-    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-      if (d.has_dim_param() && d.dim_param().rfind("unk__", 0) == 0) d.clear_dim_param();
+    auto e = a->elems.find(vi.name());
+    if (vi.type().tensor_type().elem_type() != 0) {
+      EXPECT_TRUE(e != a->elems.end() && e->second == vi.type().tensor_type().elem_type())
+          << label << ": element type of " << vi.name();
     }
   };
-  for (auto& vi : *m->mutable_graph()->mutable_output()) clean(vi);
-  for (auto& vi : *m->mutable_graph()->mutable_value_info()) clean(vi);
-}
-
-// Compares both paths on `model`; fails the test where they differ.
-void ExpectSamePaths(const proto::Model& model, const std::string& label) {
-  AnalysisOptions whole;
-  whole.whole_graph_inference = true;
-  onnx::ModelProto annotated_whole, annotated_fast;
-  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(model, whole, &annotated_whole);
-  absl::StatusOr<Analysis> b = AnalyzeBroadcasts(model, AnalysisOptions(), &annotated_fast);
-  ASSERT_EQ(a.ok(), b.ok()) << label;
-  if (!a.ok()) return;
-  EXPECT_EQ(Describe(*a), Describe(*b)) << label;
-  if (a->inference_note.empty()) {
-    ForgetInventedDims(&annotated_whole);
-    ForgetInventedDims(&annotated_fast);
-    std::string diff;
-    EXPECT_TRUE(proto::ModelsEqual(annotated_whole, annotated_fast, &diff)) << label << "\n"
-                                                                           << diff;
-  }
+  for (const auto& vi : inferred.graph().value_info()) compare(vi);
+  for (const auto& vi : inferred.graph().output()) compare(vi);
 }
 
 proto::Model Parse(const std::string& text) {
@@ -79,7 +63,7 @@ proto::Model Parse(const std::string& text) {
   return *m;
 }
 
-TEST(NodeByNode, SameAsWholeGraphOnEveryTestDataModel) {
+TEST(NodeByNode, KnowsWhatWholeGraphInferenceKnowsOnEveryTestDataModel) {
   const fs::path root = "/usr/share/libonnx-testdata/data";
   if (!fs::exists(root)) GTEST_SKIP() << "no ONNX test data installed";
   std::vector<std::string> models;
@@ -91,7 +75,7 @@ TEST(NodeByNode, SameAsWholeGraphOnEveryTestDataModel) {
   for (const std::string& path : models) {
     absl::StatusOr<proto::Model> model = proto::LoadModel(path);
     if (!model.ok()) continue;
-    ExpectSamePaths(*model, path);
+    ExpectAtLeastLibonnx(*model, path);
     ++compared;
   }
   EXPECT_GT(compared, 500);
@@ -102,16 +86,17 @@ TEST(NodeByNode, ExampleModels) {
     absl::StatusOr<proto::Model> model =
         proto::LoadModel(absl::StrCat(BCAST_SOURCE_DIR, "/models/", name));
     ASSERT_TRUE(model.ok()) << model.status();
-    ExpectSamePaths(*model, name);
+    ExpectAtLeastLibonnx(*model, name);
   }
 }
 
 TEST(NodeByNode, ChainsThroughSchemaAndNativeOps) {
   // Constant, Relu (answered natively), Transpose, ReduceMean, Conv (op schemas), symbolic
   // batch through all of them, and a broadcast of a derived symbol.
-  ExpectSamePaths(Parse(R"(
+  ExpectAtLeastLibonnx(Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[N,2,3,4] x, float[M] m) => (float[N,2,3,4] y, float[K] z) <float[2,2,1,1] w> {
+    g (float[N,2,3,4] x, float[M] m) => (float[N,2,3,4] y, float[K] z)
+        <float[2,2,1,1] w = {1.0, 0.0, 0.0, 1.0}> {
       c = Constant <value = float[4] {1.0, 2.0, 3.0, 4.0}> ()
       a = Add(x, c)
       r = Relu(a)
@@ -129,7 +114,7 @@ TEST(NodeByNode, ChainsThroughSchemaAndNativeOps) {
 
 TEST(NodeByNode, DeclaredValueInfoMergesLikeLibonnx) {
   // A declared dim without a value takes the inferred one; a declared value stays.
-  ExpectSamePaths(Parse(R"(
+  ExpectAtLeastLibonnx(Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3] x) => (float[N,?] y) <float[N,?] r> {
       r = Relu(x)
@@ -139,7 +124,7 @@ TEST(NodeByNode, DeclaredValueInfoMergesLikeLibonnx) {
 
 TEST(NodeByNode, InferenceFailureInfersNothingDownstream) {
   // Reshape to a shape of the wrong size fails in libonnx; the rest goes on without it.
-  ExpectSamePaths(Parse(R"(
+  ExpectAtLeastLibonnx(Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, float[7] b) => (float[?] y) <int64[1] s = {7}> {
       r = Reshape(x, s)
