@@ -566,6 +566,27 @@ class Analyzer {
     return d;
   }
 
+  // A boolean or integer scalar's constant truth (If/Loop conditions): from the tracked
+  // contents, else from a constant tensor's data (bool tensors keep it in int32_data or raw).
+  static std::optional<bool> ConstTruth(const Value* v) {
+    if (const std::optional<Dim> d = ScalarValue(v); d && d->is_value()) return d->value() != 0;
+    if (v == nullptr || v->constant == nullptr) return std::nullopt;
+    const onnx::TensorProto& t = *v->constant;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+    int64_t n = 1;
+    for (int64_t d : t.dims()) n *= d;
+    if (n != 1) return std::nullopt;
+    if (t.data_type() == onnx::TensorProto::BOOL || t.data_type() == onnx::TensorProto::INT32) {
+      if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
+      if (t.raw_data().size() >= 1) return t.raw_data().find_first_not_of('\0') != std::string::npos;
+    }
+    if (t.data_type() == onnx::TensorProto::INT64) {
+      if (t.int64_data_size() == 1) return t.int64_data(0) != 0;
+      if (t.raw_data().size() == 8) return t.raw_data().find_first_not_of('\0') != std::string::npos;
+    }
+    return std::nullopt;
+  }
+
   // A loop-carried or state value as a body sees it: same type, contents not constant.
   static Value Carried(const Value* v) {
     Value r;
@@ -615,9 +636,9 @@ class Analyzer {
       if (!depth_error_.empty()) return {};
       std::vector<Value>& then_out = branches["then_branch"];
       std::vector<Value>& else_out = branches["else_branch"];
-      const std::optional<Dim> cond = ScalarValue(ins.empty() ? nullptr : ins[0]);
+      const std::optional<bool> cond = ConstTruth(ins.empty() ? nullptr : ins[0]);
       const std::vector<Value>* live = nullptr;
-      if (cond && cond->is_value()) live = cond->value() != 0 ? &then_out : &else_out;
+      if (cond) live = *cond ? &then_out : &else_out;
       for (int k = 0; k < n_out; ++k) {
         const size_t kk = static_cast<size_t>(k);
         if (live != nullptr) {
@@ -643,16 +664,25 @@ class Analyzer {
                                   {{"body", body_in}});
       if (!depth_error_.empty()) return {};
       const std::vector<Value>& body_out = bodies["body"];
-      // The trip count is M when nothing can stop the loop early.
+      // The trip count is M when nothing can stop the loop early: no condition, or a true one
+      // the body passes on unchanged (directly or through Identity) or keeps constant true.
       std::optional<Dim> trip = ScalarValue(ins.empty() ? nullptr : ins[0]);
       if (trip && ins.size() >= 2 && !node.input(1).empty()) {
-        const std::optional<Dim> c0 = ScalarValue(ins[1]);
-        const std::optional<Dim> c1 =
-            body_out.empty() ? std::nullopt : ScalarValue(&body_out[0]);
-        if (!(c0 && c0->is_value() && c0->value() != 0 && c1 && c1->is_value() &&
-              c1->value() != 0)) {
-          trip.reset();
+        const std::optional<bool> initial = ConstTruth(ins[1]);
+        bool stays = !body_out.empty() && ConstTruth(&body_out[0]).value_or(false);
+        if (const onnx::AttributeProto* b = Attr(node, "body", caller);
+            !stays && b != nullptr && b->has_g() && b->g().input_size() >= 2 &&
+            b->g().output_size() >= 1) {
+          const std::string& cond_in = b->g().input(1).name();
+          const std::string& cond_out = b->g().output(0).name();
+          stays = cond_out == cond_in;
+          for (const auto& n : b->g().node()) {
+            if (n.output_size() == 1 && n.output(0) == cond_out) {
+              stays = n.op_type() == "Identity" && n.input_size() == 1 && n.input(0) == cond_in;
+            }
+          }
         }
+        if (!(initial.value_or(false) && stays)) trip.reset();
       }
       for (int k = 0; k < n_out; ++k) {
         const size_t kk = static_cast<size_t>(k);
