@@ -182,6 +182,20 @@ TEST(Check, InventedDimsOfShapeInferenceAreUnknownNotSymbols) {
                              "n = NonZero(x)\n y = Add(n, n)"));
   const NodeVerdict& v = Only(a);
   EXPECT_EQ(v.verdict, Verdict::kUnknown) << v.message;
+  // The unknown names the node the shape comes from.
+  EXPECT_THAT(v.message,
+              HasSubstr("the shape of 'n' comes from NonZero 'NonZero#0' (data-dependent)"));
+}
+
+TEST(Check, ExpressionDimsSurviveOpsOnlyLibonnxInfers) {
+  // Mul gives the expression dim max(M, N); Transpose (libonnx's inference) sees it as an
+  // opaque dim_param token and the walk maps it back to the same expression.
+  Analysis a = Analyze(Model("float[N,3] a, float[M,3] b, float[3,1] c", "float[3,?] y",
+                             "t = Mul(a, b)\n tr = Transpose<perm=[1,0]>(t)\n y = Add(tr, c)"));
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(a.nodes[0].output.ToString(), "[max(M, N),3]");
+  EXPECT_EQ(a.nodes[1].inputs[0].ToString(), "[3,max(M, N)]");
+  EXPECT_EQ(a.nodes[1].verdict, Verdict::kOk) << a.nodes[1].message;
 }
 
 TEST(Check, LegacyMessagesNameTheRule) {
