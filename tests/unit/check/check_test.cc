@@ -312,6 +312,24 @@ TEST(Check, AnnotateWritesInferredValueInfo) {
   EXPECT_TRUE(found);
 }
 
+TEST(Check, AnnotateWritesExpressionDimsAsDimParams) {
+  onnx::ModelProto annotated;
+  Analyze(Model("float[N,3] a, float[M,3] b", "float[?,3] y", "t = Mul(a, b)\n y = Relu(t)"),
+          false, &annotated);
+  std::string t_dims;
+  for (const auto& vi : annotated.graph().value_info()) {
+    if (vi.name() != "t") continue;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      t_dims += d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
+      t_dims += ";";
+    }
+  }
+  EXPECT_EQ(t_dims, "max(M, N);3;");
+  // The graph output's unnamed dim is completed from the analysis.
+  EXPECT_EQ(annotated.graph().output(0).type().tensor_type().shape().dim(0).dim_param(),
+            "max(M, N)");
+}
+
 TEST(Check, JsonCarriesEveryField) {
   Analysis a = Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"));
   const std::string json = FormatCheckJson(a, "m.onnx", false);
