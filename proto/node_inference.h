@@ -1,6 +1,7 @@
-// libonnx's type and shape inference one node at a time, for the analysis's linear fast path:
-// the caller walks the graph, keeps the types, and asks only for the nodes it does not derive
-// itself, so no whole-graph InferShapes (and its per-node map building) runs on large models.
+// libonnx's type and shape inference one node at a time, the fallback of the analysis's single
+// walk (passes/shape_propagation): the caller walks every graph, keeps the types, and asks only
+// for what its own rules and shape functions leave unknown, so no whole-graph InferShapes (and
+// its per-node map building) runs.
 // Semantics match libonnx 1.12's InferShapes for a flat graph: the op schema's inference
 // function sees the input types, the constant inputs (initializers and Constant values), the
 // node's attributes; the result is merged into any declared type as libonnx merges it.
@@ -22,7 +23,8 @@ class NodeInference {
   explicit NodeInference(const onnx::ModelProto& model);
 
   /// True when libonnx has a schema with an inference function for `node` (default domain
-  /// only; other domains and function-only schemas are left to whole-graph inference).
+  /// only; other domains and function-only schemas are the caller's to handle). Subgraph ops
+  /// (If/Loop/Scan) fail in Infer: the caller walks their bodies itself.
   bool Supported(const onnx::NodeProto& node);
 
   /// Runs the schema's inference function. `input_types[i]` / `input_data[i]` may be null
