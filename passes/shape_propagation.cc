@@ -660,10 +660,9 @@ class Analyzer {
       body_in[1].t.shape = Shape::FromDims({});
       if (ins.size() >= 2 && ins[1] != nullptr) body_in[1].t.value = ins[1]->t.value;
       for (size_t k = 0; k < carried; ++k) body_in[2 + k] = Carried(ins[2 + k]);
-      auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
-                                  {{"body", body_in}});
+      const std::vector<Value> body_out = WalkBody(node, index, path, scope, opsets, caller,
+                                                   fn_depth, annotate, &body_in, 2, 1, carried);
       if (!depth_error_.empty()) return {};
-      const std::vector<Value>& body_out = bodies["body"];
       // The trip count is M when nothing can stop the loop early: no condition, or a true one
       // the body passes on unchanged (directly or through Identity) or keeps constant true.
       std::optional<Dim> trip = ScalarValue(ins.empty() ? nullptr : ins[0]);
@@ -734,10 +733,10 @@ class Analyzer {
       }
       body_in.push_back(std::move(s));
     }
-    auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
-                                {{"body", body_in}});
+    const std::vector<Value> body_out =
+        WalkBody(node, index, path, scope, opsets, caller, fn_depth, annotate, &body_in, 0, 0,
+                 static_cast<size_t>(n_state));
     if (!depth_error_.empty()) return {};
-    const std::vector<Value>& body_out = bodies["body"];
     if (!batch && opset < 9) batch = symbols_.Fresh(name, 0, 0);
     for (int k = 0; k < n_out && static_cast<size_t>(k) < body_out.size(); ++k) {
       const size_t kk = static_cast<size_t>(k);
@@ -756,6 +755,53 @@ class Analyzer {
       }
     }
     return outs;
+  }
+
+  static bool SameShape(const Value& a, const Value& b) {
+    if (!a.t.shape.rank_known || !b.t.shape.rank_known) {
+      return !a.t.shape.rank_known && !b.t.shape.rank_known;
+    }
+    if (a.t.shape.rank() != b.t.shape.rank()) return false;
+    for (size_t k = 0; k < a.t.shape.dims.size(); ++k) {
+      const Dim& x = a.t.shape.dims[k];
+      if (x.is_unknown() || !(x == b.t.shape.dims[k])) return false;
+    }
+    return true;
+  }
+
+  // Walks a Loop/Scan body with `body_in`. When a carried value (body inputs from `in_first`,
+  // body outputs from `out_first`, `n` of them) changes shape across an iteration, the body is
+  // walked again with those values generalized (changing dims become fresh symbols), and the
+  // second walk's verdicts replace the first's: later iterations see the general shapes. Only
+  // such loops are walked twice. Returns the body's output values.
+  std::vector<Value> WalkBody(const onnx::NodeProto& node, int index, const std::string& path,
+                              const Scope& scope, const Opsets& opsets,
+                              const onnx::NodeProto* caller, int fn_depth,
+                              onnx::NodeProto* annotate, std::vector<Value>* body_in,
+                              size_t in_first, size_t out_first, size_t n) {
+    const size_t mark = out_->nodes.size();
+    const bcast::ConditionSet combined = out_->combined;
+    const std::string contradiction = out_->contradiction;
+    auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
+                                {{"body", *body_in}});
+    std::vector<Value> body_out = std::move(bodies["body"]);
+    if (!depth_error_.empty()) return body_out;
+    bool changed = false;
+    for (size_t k = 0; k < n && out_first + k < body_out.size(); ++k) {
+      Value& in = (*body_in)[in_first + k];
+      if (SameShape(in, body_out[out_first + k])) continue;
+      changed = true;
+      const Value general = MergeValues(in, body_out[out_first + k], node, index,
+                                        static_cast<int>(k));
+      in = Carried(&general);
+    }
+    if (!changed) return body_out;
+    out_->nodes.resize(mark);
+    out_->combined = combined;
+    out_->contradiction = contradiction;
+    bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
+                           {{"body", *body_in}});
+    return std::move(bodies["body"]);
   }
 
   // `v` with a new axis of extent `extent` inserted at `axis` (negative: from the end of the

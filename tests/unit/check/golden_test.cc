@@ -110,6 +110,14 @@ TEST(Walk, LoopBodySeesOuterScopeAndStacksScanOutputs) {
   EXPECT_EQ(a.shapes.at("main").at("y").ToString(), "[N,3]");
 }
 
+TEST(Walk, LoopBodyIsCheckedWithTheShapesOfLaterIterations) {
+  const Analysis a = AnalyzeFixture("golden_loop_growing_carried.onnxtxt");
+  ASSERT_EQ(a.nodes.size(), 1u) << "the first walk's verdicts are replaced, not repeated";
+  EXPECT_EQ(a.nodes[0].inputs[0].ToString(), "[N,`Loop#0:0:1`]");
+  EXPECT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
+  EXPECT_EQ(a.combined.ToString(), "`Loop#0:0:1` ∈ {1, 3}");
+}
+
 TEST(Walk, UnnamedInputDimsAreNamedAfterTheirInput) {
   const Analysis a = AnalyzeFixture("golden_unnamed_dims.onnxtxt");
   const NodeVerdict& mul = Find(a, "Mul");
