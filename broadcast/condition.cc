@@ -1,24 +1,102 @@
-// ConditionSet simplification: value-set intersection, substitution of pinned
-// symbols, removal of true clauses and duplicates, contradiction detection.
+// Conditions over dim expressions: atoms, clauses, exact one-symbol sets (SymbolSet) and the
+// simplifying conjunction (ConditionSet).
+//
+// Requires: expr.h's canonical form and ZeroSetPeriodicity.
+// Guarantees: every simplification preserves the set of symbol values (>= 1) that satisfy
+// the conjunction; one-symbol clauses are decided exactly (by one period beyond the
+// threshold where floor/mod/min/max expressions turn periodic), others are kept as written.
 #include "broadcast/condition.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace onnx_bcast::bcast {
+namespace {
+
+// One-symbol sets are solved by enumerating [1, threshold + period); beyond this they stay
+// as written.
+constexpr int64_t kMaxSpan = int64_t{1} << 16;
+// Atoms over symbols with finite sets are decided by enumeration up to this many cases.
+constexpr int64_t kMaxEnumeration = 4096;
+
+std::string AtomSide(const Expr& e) { return e.ToString(); }
+
+// True when `set` and the residue pattern agree at v.
+bool Pattern(const SymbolSet& s, int64_t v) { return s.residues.count(v % s.period) > 0; }
+
+// Makes `s` minimal: smallest period, then smallest threshold.
+void Normalize(SymbolSet& s) {
+  for (int64_t d = 1; d < s.period; ++d) {
+    if (s.period % d != 0) continue;
+    bool periodic = true;
+    for (int64_t r = 0; r < s.period && periodic; ++r) {
+      periodic = s.residues.count(r) == s.residues.count(r % d);
+    }
+    if (periodic) {
+      std::set<int64_t> reduced;
+      for (int64_t r : s.residues) reduced.insert(r % d);
+      s.residues = std::move(reduced);
+      s.period = d;
+      break;
+    }
+  }
+  while (s.threshold > 1 && (s.small.count(s.threshold - 1) > 0) == Pattern(s, s.threshold - 1)) {
+    s.small.erase(s.threshold - 1);
+    --s.threshold;
+  }
+}
+
+// The set of v in [1, threshold + period) satisfying `member`, as a SymbolSet.
+template <typename Member>
+SymbolSet Tabulate(int64_t threshold, int64_t period, const Member& member) {
+  SymbolSet s;
+  s.threshold = threshold;
+  s.period = period;
+  s.residues.clear();
+  for (int64_t v = 1; v < threshold; ++v) {
+    if (member(v)) s.small.insert(v);
+  }
+  for (int64_t v = threshold; v < threshold + period; ++v) {
+    if (member(v)) s.residues.insert(v % period);
+  }
+  Normalize(s);
+  return s;
+}
+
+bool LcmBounded(int64_t a, int64_t b, int64_t& out) {
+  const int64_t g = std::gcd(a, b);
+  return !__builtin_mul_overflow(a / g, b, &out) && out <= kMaxSpan;
+}
+
+// An atom as an unordered pair, for duplicate detection.
+std::pair<Expr, Expr> Unordered(const Atom& a) {
+  return a.rhs < a.lhs ? std::make_pair(a.rhs, a.lhs) : std::make_pair(a.lhs, a.rhs);
+}
+
+std::vector<std::pair<Expr, Expr>> CanonicalAtoms(const Clause& clause) {
+  std::vector<std::pair<Expr, Expr>> atoms;
+  for (const Atom& a : clause.atoms) atoms.push_back(Unordered(a));
+  std::sort(atoms.begin(), atoms.end());
+  atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
+  return atoms;
+}
+
+}  // namespace
+
+// ---- Atom ----
 
 Atom Atom::Eq(std::string symbol, int64_t value) {
-  Atom atom;
-  atom.symbol = std::move(symbol);
-  atom.value = value;
-  return atom;
+  return EqExpr(Expr::Symbol(symbol), Expr::Const(value));
 }
 
 Atom Atom::EqSymbol(std::string symbol, std::string other) {
   Atom atom;
+  atom.lhs = Expr::Symbol(symbol);
+  atom.rhs = Expr::Symbol(other);
   atom.symbol = std::move(symbol);
   atom.other = std::move(other);
   return atom;
@@ -26,14 +104,39 @@ Atom Atom::EqSymbol(std::string symbol, std::string other) {
 
 Atom Atom::EqExpr(Expr a, Expr b) {
   if (a.AsConst() && !b.AsConst()) std::swap(a, b);
-  if (std::optional<int64_t> v = b.AsConst()) return Eq(a.ToString(), *v);
-  return EqSymbol(a.ToString(), b.ToString());
+  if (b.AsSymbol() && !a.AsSymbol() && !a.AsConst()) std::swap(a, b);
+  Atom atom;
+  atom.lhs = a;
+  atom.rhs = b;
+  atom.symbol = a.AsSymbol() ? a.SymbolName() : AtomSide(a);
+  if (std::optional<int64_t> v = b.AsConst()) {
+    atom.value = *v;
+  } else {
+    atom.other = b.AsSymbol() ? b.SymbolName() : AtomSide(b);
+  }
+  return atom;
+}
+
+std::vector<std::string> Atom::Symbols() const {
+  std::vector<std::string> names = lhs.Symbols();
+  for (std::string& s : rhs.Symbols()) names.push_back(std::move(s));
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::optional<bool> Atom::Evaluate(const std::map<std::string, int64_t>& bindings) const {
+  const std::optional<int64_t> a = lhs.Evaluate(bindings);
+  const std::optional<int64_t> b = rhs.Evaluate(bindings);
+  if (!a || !b) return std::nullopt;
+  return *a == *b;
 }
 
 std::string Atom::ToString() const {
-  if (is_value()) return absl::StrCat(symbol, " == ", *value);
-  return absl::StrCat(symbol, " == ", other);
+  return absl::StrCat(AtomSide(lhs), " == ", AtomSide(rhs));
 }
+
+// ---- Clause ----
 
 Clause Clause::Of(std::vector<Atom> atoms) {
   Clause clause;
@@ -48,52 +151,203 @@ Clause Clause::InSet(const std::string& symbol, const std::set<int64_t>& values)
 }
 
 std::optional<std::string> Clause::ValueSetSymbol() const {
-  if (atoms.empty()) return std::nullopt;
+  if (atoms.empty() || !atoms.front().lhs.AsSymbol()) return std::nullopt;
   for (const Atom& atom : atoms) {
-    if (!atom.is_value() || atom.symbol != atoms.front().symbol) return std::nullopt;
+    if (!atom.rhs.AsConst() || atom.lhs != atoms.front().lhs) return std::nullopt;
   }
-  return atoms.front().symbol;
+  return atoms.front().lhs.SymbolName();
 }
 
 std::set<int64_t> Clause::Values() const {
   std::set<int64_t> values;
   for (const Atom& atom : atoms) {
-    if (atom.is_value()) values.insert(*atom.value);
+    if (std::optional<int64_t> v = atom.rhs.AsConst()) values.insert(*v);
   }
   return values;
+}
+
+std::vector<std::string> Clause::Symbols() const {
+  std::set<std::string> names;
+  for (const Atom& atom : atoms) {
+    for (std::string& s : atom.Symbols()) names.insert(std::move(s));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+std::optional<bool> Clause::Evaluate(const std::map<std::string, int64_t>& bindings) const {
+  bool unknown = false;
+  for (const Atom& atom : atoms) {
+    const std::optional<bool> t = atom.Evaluate(bindings);
+    if (t == true) return true;
+    if (!t) unknown = true;
+  }
+  if (unknown) return std::nullopt;
+  return false;
 }
 
 std::string ValueSetToString(const std::set<int64_t>& values) {
   return absl::StrCat("{", absl::StrJoin(values, ", "), "}");
 }
 
+namespace {
+std::string MemberText(const std::string& name, const std::set<int64_t>& values) {
+  if (values.size() == 1) return absl::StrCat(name, " == ", *values.begin());
+  return absl::StrCat(name, " ∈ ", ValueSetToString(values));
+}
+}  // namespace
+
 std::string Clause::ToString() const {
+  if (!text.empty()) return text;
   if (atoms.empty()) return "false";
   if (std::optional<std::string> symbol = ValueSetSymbol()) {
-    const std::set<int64_t> values = Values();
-    if (values.size() == 1) return absl::StrCat(*symbol, " == ", *values.begin());
-    return absl::StrCat(*symbol, " ∈ ", ValueSetToString(values));
+    return MemberText(Expr::Symbol(*symbol).ToString(), Values());
   }
   return absl::StrJoin(atoms, " or ",
                        [](std::string* out, const Atom& atom) { out->append(atom.ToString()); });
 }
 
+// ---- SymbolSet ----
+
+SymbolSet SymbolSet::Finite(const std::set<int64_t>& values) {
+  SymbolSet s;
+  s.residues.clear();
+  for (int64_t v : values) {
+    if (v >= 1) s.small.insert(v);
+  }
+  s.threshold = s.small.empty() ? 1 : *s.small.rbegin() + 1;
+  Normalize(s);
+  return s;
+}
+
+bool SymbolSet::Contains(int64_t v) const {
+  if (v < 1) return false;
+  if (v < threshold) return small.count(v) > 0;
+  return Pattern(*this, v);
+}
+
+std::optional<SymbolSet> SymbolSet::Intersect(const SymbolSet& o) const {
+  int64_t period = 1;
+  if (!LcmBounded(this->period, o.period, period)) return std::nullopt;
+  const int64_t threshold = std::max(this->threshold, o.threshold);
+  if (threshold > kMaxSpan) return std::nullopt;
+  return Tabulate(threshold, period,
+                  [&](int64_t v) { return Contains(v) && o.Contains(v); });
+}
+
 namespace {
 
-// Order-insensitive identity of a clause, used to remove duplicates.
-std::vector<Atom> CanonicalAtoms(const Clause& clause) {
-  std::vector<Atom> atoms = clause.atoms;
-  for (Atom& atom : atoms) {
-    if (!atom.is_value() && atom.other < atom.symbol) std::swap(atom.symbol, atom.other);
+struct SetParts {
+  std::set<int64_t> extra;  // listed members
+  bool pattern = false;     // the periodic part is non-empty
+  bool from_threshold = false;
+};
+
+SetParts Parts(const SymbolSet& s) {
+  SetParts p;
+  p.pattern = !s.residues.empty();
+  bool excluded = false;
+  for (int64_t v = 1; v < s.threshold; ++v) {
+    if (Pattern(s, v) && s.small.count(v) == 0) excluded = true;
   }
-  std::sort(atoms.begin(), atoms.end());
-  atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
-  return atoms;
+  // Unless a value below the threshold fits the pattern but is left out, the pattern is
+  // stated without the threshold and only the members outside it are listed.
+  p.from_threshold = p.pattern && (excluded || s.period == 1);
+  for (int64_t v : s.small) {
+    if (p.from_threshold || !Pattern(s, v)) p.extra.insert(v);
+  }
+  return p;
+}
+
+std::string Congruence(const std::string& name, const SymbolSet& s) {
+  if (s.residues.size() == 1) return absl::StrCat(name, " mod ", s.period, " == ", *s.residues.begin());
+  return absl::StrCat(name, " mod ", s.period, " ∈ ", ValueSetToString(s.residues));
 }
 
 }  // namespace
 
+std::string SymbolSet::ToString(const std::string& symbol) const {
+  if (empty()) return "false";
+  if (all()) return "true";
+  const std::string name = Expr::Symbol(symbol).ToString();
+  const SetParts p = Parts(*this);
+  std::vector<std::string> parts;
+  if (!p.extra.empty()) parts.push_back(MemberText(name, p.extra));
+  if (p.pattern) {
+    if (period == 1) {
+      parts.push_back(absl::StrCat(name, " >= ", threshold));
+    } else if (p.from_threshold) {
+      // The first member of the pattern reads better than the threshold itself.
+      int64_t first = threshold;
+      while (!Pattern(*this, first)) ++first;
+      const std::string both = absl::StrCat(name, " >= ", first, " and ", Congruence(name, *this));
+      parts.push_back(p.extra.empty() ? both : absl::StrCat("(", both, ")"));
+    } else {
+      parts.push_back(Congruence(name, *this));
+    }
+  }
+  return absl::StrJoin(parts, " or ");
+}
+
+Clause SymbolSet::ToClause(const std::string& symbol) const {
+  Clause clause;
+  const Expr n = Expr::Symbol(symbol);
+  const SetParts p = Parts(*this);
+  for (int64_t v : p.extra) clause.atoms.push_back(Atom::EqExpr(n, Expr::Const(v)));
+  if (p.pattern) {
+    const Expr t = Expr::Const(threshold);
+    if (period == 1) {
+      // min(N, T) == T exactly when N >= T.
+      clause.atoms.push_back(Atom::EqExpr(Expr::Min(n, t), t));
+    } else {
+      const Expr m = *Expr::Mod(n, Expr::Const(period));
+      for (int64_t r : residues) {
+        if (p.from_threshold) {
+          // min(N, T) + T*(N mod P) == T*(1 + r) exactly when N >= T and N mod P == r.
+          clause.atoms.push_back(
+              Atom::EqExpr(Expr::Min(n, t) + t * m, t * Expr::Const(1 + r)));
+        } else {
+          clause.atoms.push_back(Atom::EqExpr(m, Expr::Const(r)));
+        }
+      }
+    }
+  }
+  clause.text = ToString(symbol);
+  if (finite()) clause.text.clear();  // the atoms print the same
+  return clause;
+}
+
+std::optional<SymbolSet> SolveOneSymbolClause(const Clause& clause, const std::string& symbol) {
+  int64_t threshold = 1, period = 1;
+  for (const Atom& atom : clause.atoms) {
+    for (const std::string& s : atom.Symbols()) {
+      if (s != symbol) return std::nullopt;
+    }
+    std::optional<ZeroSetShape> z = ZeroSetPeriodicity(atom.lhs - atom.rhs);
+    if (!z) return std::nullopt;
+    threshold = std::max(threshold, z->threshold);
+    if (!LcmBounded(period, z->period, period)) return std::nullopt;
+  }
+  if (threshold + period > kMaxSpan) return std::nullopt;
+  std::map<std::string, int64_t> bindings = {{symbol, 0}};
+  bool overflow = false;
+  SymbolSet s = Tabulate(threshold, period, [&](int64_t v) {
+    bindings[symbol] = v;
+    for (const Atom& atom : clause.atoms) {
+      const std::optional<int64_t> a = atom.lhs.Evaluate(bindings);
+      const std::optional<int64_t> b = atom.rhs.Evaluate(bindings);
+      if (!a || !b) overflow = true;
+      if (a && b && *a == *b) return true;
+    }
+    return false;
+  });
+  if (overflow) return std::nullopt;
+  return s;
+}
+
+// ---- ConditionSet ----
+
 void ConditionSet::Add(Clause clause) {
+  clause.text.clear();
   general_.push_back(std::move(clause));
   Simplify();
 }
@@ -102,7 +356,10 @@ void ConditionSet::Add(Atom atom) { Add(Clause::Of({std::move(atom)})); }
 
 void ConditionSet::Merge(const ConditionSet& other) {
   if (other.contradictory_) SetContradiction(other.contradiction_);
-  for (const Clause& clause : other.clauses_) general_.push_back(clause);
+  for (const std::string& symbol : other.domain_order_) {
+    if (!IntersectDomain(symbol, other.domains_.at(symbol))) break;
+  }
+  for (const Clause& clause : other.general_) general_.push_back(clause);
   Simplify();
 }
 
@@ -113,74 +370,138 @@ void ConditionSet::SetContradiction(std::string message) {
 }
 
 std::optional<std::set<int64_t>> ConditionSet::ValuesOf(const std::string& symbol) const {
-  auto it = domains_.find(symbol);
-  if (it == domains_.end()) return std::nullopt;
+  auto it = finite_.find(symbol);
+  if (it == finite_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<int64_t> ConditionSet::PinnedValue(const std::string& symbol) const {
-  auto it = domains_.find(symbol);
-  if (it == domains_.end() || it->second.size() != 1) return std::nullopt;
+  auto it = finite_.find(symbol);
+  if (it == finite_.end() || it->second.size() != 1) return std::nullopt;
   return *it->second.begin();
 }
 
-bool ConditionSet::IntersectDomain(const std::string& symbol, const std::set<int64_t>& values) {
+std::vector<std::string> ConditionSet::Symbols() const {
+  std::set<std::string> names;
+  for (const auto& [symbol, set] : domains_) names.insert(symbol);
+  for (const Clause& clause : general_) {
+    for (std::string& s : clause.Symbols()) names.insert(std::move(s));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+std::optional<bool> ConditionSet::Evaluate(const std::map<std::string, int64_t>& bindings) const {
+  if (contradictory_) return false;
+  bool unknown = false;
+  for (const auto& [symbol, set] : domains_) {
+    auto it = bindings.find(symbol);
+    if (it == bindings.end()) {
+      unknown = true;
+    } else if (!set.Contains(it->second)) {
+      return false;
+    }
+  }
+  for (const Clause& clause : general_) {
+    const std::optional<bool> t = clause.Evaluate(bindings);
+    if (t == false) return false;
+    if (!t) unknown = true;
+  }
+  if (unknown) return std::nullopt;
+  return true;
+}
+
+bool ConditionSet::IntersectDomain(const std::string& symbol, const SymbolSet& set) {
   auto it = domains_.find(symbol);
   if (it == domains_.end()) {
-    domains_.emplace(symbol, values);
+    if (set.all()) return true;
+    domains_.emplace(symbol, set);
     domain_order_.push_back(symbol);
-    return !values.empty();
+    if (set.finite()) finite_[symbol] = set.small;
+    if (set.empty()) {
+      SetContradiction(absl::StrCat(symbol, " has no value >= 1"));
+      return false;
+    }
+    return true;
   }
-  std::set<int64_t> both;
-  std::set_intersection(it->second.begin(), it->second.end(), values.begin(), values.end(),
-                        std::inserter(both, both.begin()));
-  if (both.empty()) {
-    SetContradiction(absl::StrCat(symbol, " ∈ ", ValueSetToString(it->second), " and ", symbol,
-                                  " ∈ ", ValueSetToString(values), " have no common value"));
+  std::optional<SymbolSet> both = it->second.Intersect(set);
+  if (!both) {
+    // Periods too large to combine: keep the new set as a clause of its own.
+    general_.push_back(set.ToClause(symbol));
+    return true;
+  }
+  if (both->empty()) {
+    SetContradiction(absl::StrCat(it->second.ToString(symbol), " and ", set.ToString(symbol),
+                                  " have no common value"));
     return false;
   }
-  it->second = std::move(both);
+  it->second = *std::move(both);
+  if (it->second.finite()) finite_[symbol] = it->second.small;
   return true;
 }
 
 std::optional<Clause> ConditionSet::Reduce(const Clause& clause) const {
   Clause reduced;
-  // Returns false when `value` is excluded by the value set of `symbol`.
-  auto allowed = [this](const std::string& symbol, int64_t value) {
-    auto it = domains_.find(symbol);
-    return it == domains_.end() || it->second.count(value) > 0;
-  };
   for (const Atom& original : clause.atoms) {
     Atom atom = original;
-    if (!atom.is_value()) {
-      if (atom.symbol == atom.other) return std::nullopt;
-      const std::optional<int64_t> lhs = PinnedValue(atom.symbol);
-      const std::optional<int64_t> rhs = PinnedValue(atom.other);
-      if (lhs && rhs) {
-        if (*lhs == *rhs) return std::nullopt;
-        continue;
+    const std::vector<std::string> symbols = atom.Symbols();
+    // Substitute pinned symbols.
+    std::map<std::string, Expr> pinned;
+    for (const std::string& s : symbols) {
+      if (std::optional<int64_t> v = PinnedValue(s)) pinned.emplace(s, Expr::Const(*v));
+    }
+    if (!pinned.empty()) {
+      atom = Atom::EqExpr(atom.lhs.Substitute(pinned), atom.rhs.Substitute(pinned));
+    }
+    const Truth truth = DecideEqual(atom.lhs, atom.rhs);
+    if (truth == Truth::kAlways) return std::nullopt;
+    if (truth == Truth::kNever) continue;
+    // Decide by the sets of its symbols when they are all known.
+    const std::vector<std::string> left = atom.Symbols();
+    bool constrained = !left.empty();
+    for (const std::string& s : left) constrained = constrained && domains_.count(s) > 0;
+    if (constrained && left.size() == 1) {
+      const std::string& s = left.front();
+      if (std::optional<SymbolSet> solved = SolveOneSymbolClause(Clause::Of({atom}), s)) {
+        std::optional<SymbolSet> both = solved->Intersect(domains_.at(s));
+        if (both && both->empty()) continue;
+        if (both && *both == domains_.at(s)) return std::nullopt;
       }
-      if (lhs) {
-        atom = Atom::Eq(atom.other, *lhs);
-      } else if (rhs) {
-        atom = Atom::Eq(atom.symbol, *rhs);
-      } else {
-        auto a = domains_.find(atom.symbol);
-        auto b = domains_.find(atom.other);
-        if (a != domains_.end() && b != domains_.end()) {
-          bool overlap = false;
-          for (int64_t v : a->second) overlap = overlap || b->second.count(v) > 0;
-          if (!overlap) continue;
+    } else if (constrained) {
+      int64_t cases = 1;
+      for (const std::string& s : left) {
+        auto it = finite_.find(s);
+        if (it == finite_.end() || __builtin_mul_overflow(cases, static_cast<int64_t>(it->second.size()), &cases) ||
+            cases > kMaxEnumeration) {
+          cases = -1;
+          break;
         }
       }
+      if (cases > 0) {
+        bool any = false, all = true;
+        std::map<std::string, int64_t> bindings;
+        // Odometer over the finite sets.
+        std::vector<std::set<int64_t>::const_iterator> at;
+        for (const std::string& s : left) at.push_back(finite_.at(s).begin());
+        while (true) {
+          for (size_t i = 0; i < left.size(); ++i) bindings[left[i]] = *at[i];
+          const std::optional<bool> t = atom.Evaluate(bindings);
+          any = any || t == true;
+          all = all && t == true;
+          size_t i = 0;
+          for (; i < left.size(); ++i) {
+            if (++at[i] != finite_.at(left[i]).end()) break;
+            at[i] = finite_.at(left[i]).begin();
+          }
+          if (i == left.size()) break;
+        }
+        if (all) return std::nullopt;
+        if (!any) continue;
+      }
     }
-    if (atom.is_value()) {
-      if (!allowed(atom.symbol, *atom.value)) continue;
-      if (PinnedValue(atom.symbol) == atom.value) return std::nullopt;
-    }
-    if (std::find(reduced.atoms.begin(), reduced.atoms.end(), atom) == reduced.atoms.end()) {
-      reduced.atoms.push_back(std::move(atom));
-    }
+    const std::pair<Expr, Expr> key = Unordered(atom);
+    bool duplicate = false;
+    for (const Atom& kept : reduced.atoms) duplicate = duplicate || Unordered(kept) == key;
+    if (!duplicate) reduced.atoms.push_back(std::move(atom));
   }
   return reduced;
 }
@@ -190,13 +511,21 @@ void ConditionSet::Simplify() {
   while (changed && !contradictory_) {
     changed = false;
     std::vector<Clause> kept;
-    for (const Clause& clause : general_) {
+    std::vector<Clause> pending = std::move(general_);
+    general_.clear();
+    for (const Clause& clause : pending) {
       if (contradictory_) break;
-      // A value set intersects directly, so a clash names both sets.
-      if (std::optional<std::string> symbol = clause.ValueSetSymbol()) {
-        IntersectDomain(*symbol, clause.Values());
-        changed = true;
+      if (!clause.text.empty()) {  // a one-symbol set that could not be combined
+        kept.push_back(clause);
         continue;
+      }
+      // A one-symbol clause meets its symbol's set directly, so a clash names both sets.
+      if (const std::vector<std::string> symbols = clause.Symbols(); symbols.size() == 1) {
+        if (std::optional<SymbolSet> set = SolveOneSymbolClause(clause, symbols.front())) {
+          IntersectDomain(symbols.front(), *set);
+          changed = true;
+          continue;
+        }
       }
       std::optional<Clause> reduced = Reduce(clause);
       if (!reduced) {
@@ -207,10 +536,12 @@ void ConditionSet::Simplify() {
         std::vector<std::string> facts;
         std::set<std::string> seen;
         for (const Atom& atom : clause.atoms) {
-          for (const std::string* s : {&atom.symbol, &atom.other}) {
-            if (s->empty() || !seen.insert(*s).second) continue;
-            if (std::optional<std::set<int64_t>> values = ValuesOf(*s)) {
-              facts.push_back(Clause::InSet(*s, *values).ToString());
+          for (const Expr* side : {&atom.lhs, &atom.rhs}) {
+            for (const std::string& s : side->Symbols()) {
+              auto it = domains_.find(s);
+              if (it != domains_.end() && seen.insert(s).second) {
+                facts.push_back(it->second.ToString(s));
+              }
             }
           }
         }
@@ -219,13 +550,16 @@ void ConditionSet::Simplify() {
                                                       absl::StrJoin(facts, " and ")));
         break;
       }
-      if (std::optional<std::string> symbol = reduced->ValueSetSymbol()) {
-        IntersectDomain(*symbol, reduced->Values());
-        changed = true;
-        continue;
+      const std::vector<std::string> symbols = reduced->Symbols();
+      if (symbols.size() == 1 && reduced->text.empty()) {
+        if (std::optional<SymbolSet> set = SolveOneSymbolClause(*reduced, symbols.front())) {
+          IntersectDomain(symbols.front(), *set);
+          changed = true;
+          continue;
+        }
       }
       if (!(*reduced == clause)) changed = true;
-      const std::vector<Atom> canonical = CanonicalAtoms(*reduced);
+      const auto canonical = CanonicalAtoms(*reduced);
       bool duplicate = false;
       for (const Clause& other : kept) duplicate = duplicate || CanonicalAtoms(other) == canonical;
       if (duplicate) {
@@ -234,6 +568,8 @@ void ConditionSet::Simplify() {
       }
       kept.push_back(*std::move(reduced));
     }
+    // IntersectDomain may have queued clauses it could not combine.
+    for (Clause& clause : general_) kept.push_back(std::move(clause));
     general_ = std::move(kept);
   }
   Rebuild();
@@ -241,8 +577,11 @@ void ConditionSet::Simplify() {
 
 void ConditionSet::Rebuild() {
   clauses_.clear();
+  finite_.clear();
   for (const std::string& symbol : domain_order_) {
-    clauses_.push_back(Clause::InSet(symbol, domains_.at(symbol)));
+    const SymbolSet& set = domains_.at(symbol);
+    if (set.finite()) finite_.emplace(symbol, set.small);
+    clauses_.push_back(set.ToClause(symbol));
   }
   for (const Clause& clause : general_) clauses_.push_back(clause);
 }

@@ -90,15 +90,17 @@ std::string AxisVs(int axis, const Dim& a, const Dim& b) {
 std::string UnknownExtent(int axis) { return absl::StrCat("axis ", axis, ": unknown extent"); }
 
 // Facts about one symbolic-or-value dim used by every rule.
+// Symbols range over every extent >= 1: never provably 1, always possibly 1 (fast paths for
+// the common case).
 bool ProvablyOne(const Dim& d) {
   if (d.is_value()) return d.value() == 1;
-  if (!d.is_symbolic()) return false;
+  if (!d.is_symbolic() || d.is_symbol()) return false;
   return DecideEqual(*d.expr(), Expr::Const(1)) == Truth::kAlways;
 }
 
 bool CanBeOne(const Dim& d) {
   if (d.is_value()) return d.value() == 1;
-  if (!d.is_symbolic()) return true;
+  if (!d.is_symbolic() || d.is_symbol()) return true;
   return DecideEqual(*d.expr(), Expr::Const(1)) != Truth::kNever;
 }
 
@@ -137,10 +139,18 @@ Dim MergeNumpyAxis(const std::vector<Dim>& dims, int axis, Collector& out) {
   // A single dim against 1s broadcasts whatever its extent, even unknown.
   if (rest.empty()) return Dim::Value(1);
   if (rest.size() == 1) return rest.front();
+  // Known dims, without those always equal to an earlier one (equal by periodicity though
+  // not by canonical form, e.g. H mod 2 and H - 2*floor(H/2)).
   std::vector<Dim> known;
   for (const Dim& dim : rest) {
-    if (!dim.is_unknown()) known.push_back(dim);
+    if (dim.is_unknown()) continue;
+    bool same = false;
+    for (const Dim& k : known) {
+      same = same || DecideEqual(*k.expr(), *dim.expr()) == Truth::kAlways;
+    }
+    if (!same) known.push_back(dim);
   }
+  if (unknowns == 0 && known.size() == 1) return known.front();
   std::vector<Dim> values;
   for (const Dim& dim : known) {
     if (dim.is_value()) values.push_back(dim);
@@ -167,10 +177,22 @@ Dim MergeNumpyAxis(const std::vector<Dim>& dims, int axis, Collector& out) {
     return values.empty() ? Dim::Unknown() : values.front();
   }
   if (!values.empty()) return values.front();
-  // Under the condition every extent is the common one or 1, so the max is exact.
-  Expr result = *known.front().expr();
-  for (size_t i = 1; i < known.size(); ++i) result = Expr::Max(result, *known[i].expr());
-  return Dim::FromExpr(result);
+  // Under the condition every extent is the common one or 1, so the max is exact, unless an
+  // extent can be 0 (floor(H/8) for H < 8): 0 with 1 gives 0, so then the max is multiplied
+  // by min(extents, 1), which is 0 exactly when some extent is.
+  Expr high = *known.front().expr();
+  Expr low = high;
+  bool zero_possible = false;
+  for (const Dim& dim : known) {
+    const Expr e = *dim.expr();
+    high = Expr::Max(high, e);
+    low = Expr::Min(low, e);
+    const std::optional<int64_t> lb = e.LowerBound();
+    zero_possible = zero_possible ||
+                    ((!lb || *lb <= 0) && DecideEqual(e, Expr::Const(0)) != Truth::kNever);
+  }
+  if (zero_possible) high = high * Expr::Min(low, Expr::Const(1));
+  return Dim::FromExpr(high);
 }
 
 // numpy rule over known-rank shapes; returns the output shape.

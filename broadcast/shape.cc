@@ -1,6 +1,7 @@
 // Dim and Shape: construction, parsing of the "[N,3,?]" text form and printing.
 #include "broadcast/shape.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -135,8 +136,9 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
       shape.dims.push_back(Dim::Unknown());
       continue;
     }
-    const char first = item.front();
-    if ((first >= '0' && first <= '9') || first == '-' || first == '+') {
+    const bool integer =
+        item.find_first_not_of("+-0123456789") == std::string_view::npos;
+    if (integer) {
       int64_t value = 0;
       if (!absl::SimpleAtoi(AV(item), &value) || value < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -147,6 +149,12 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
     }
     absl::StatusOr<Expr> e = Expr::Parse(item);
     if (!e.ok()) {
+      // Older texts name derived symbols freely ("bcast(M,N)"); a name starts with a letter.
+      const char first = item.front();
+      if (!std::isalpha(static_cast<unsigned char>(first)) && first != '_') {
+        return absl::InvalidArgumentError(absl::StrCat("bad dim \"", AV(item), "\" in \"",
+                                                       AV(text), "\": ", e.status().message()));
+      }
       shape.dims.push_back(Dim::Symbol(item));
       continue;
     }

@@ -59,8 +59,8 @@ TEST(Condition, EmptyIntersectionIsAContradiction) {
   set.Add(Clause::InSet("N", {7}));
   EXPECT_TRUE(set.contradictory());
   EXPECT_FALSE(set.empty());
-  EXPECT_EQ(set.contradiction(), "N ∈ {1, 5} and N ∈ {7} have no common value");
-  EXPECT_EQ(set.ToString(), "false: N ∈ {1, 5} and N ∈ {7} have no common value");
+  EXPECT_EQ(set.contradiction(), "N ∈ {1, 5} and N == 7 have no common value");
+  EXPECT_EQ(set.ToString(), "false: N ∈ {1, 5} and N == 7 have no common value");
   // A contradiction is final.
   set.Add(Clause::InSet("M", {2}));
   EXPECT_TRUE(set.contradictory());
@@ -175,7 +175,7 @@ TEST(Condition, MergeCombinesAndSimplifies) {
   ConditionSet c;
   c.Merge(bad);
   EXPECT_TRUE(c.contradictory());
-  EXPECT_EQ(c.contradiction(), "K ∈ {2} and K ∈ {3} have no common value");
+  EXPECT_EQ(c.contradiction(), "K == 2 and K == 3 have no common value");
 }
 
 TEST(Condition, SimplifyIsIdempotent) {
@@ -187,6 +187,145 @@ TEST(Condition, SimplifyIsIdempotent) {
   set.Simplify();
   EXPECT_EQ(set.ToString(), before);
   EXPECT_EQ(before, "K ∈ {1, 4} and N == M or N == 1 or M == 1");
+}
+
+}  // namespace
+}  // namespace onnx_bcast::bcast
+
+namespace onnx_bcast::bcast {
+namespace {
+
+Expr E(const char* text) { return *Expr::Parse(text); }
+Atom Eq(const char* a, const char* b) { return Atom::EqExpr(E(a), E(b)); }
+
+// The clauses as given, evaluated directly.
+bool Direct(const std::vector<Clause>& clauses, const std::map<std::string, int64_t>& b) {
+  for (const Clause& c : clauses) {
+    if (c.Evaluate(b) != true) return false;
+  }
+  return true;
+}
+
+// Adds `clauses` one by one and checks, for every binding of H (and W) in 1..limit, that the
+// set, its printed clauses' atoms and the direct evaluation agree.
+ConditionSet CheckAgainstBruteForce(const std::vector<Clause>& clauses, int64_t limit,
+                                    bool two = false) {
+  ConditionSet set;
+  for (const Clause& c : clauses) set.Add(c);
+  for (int64_t h = 1; h <= limit; ++h) {
+    for (int64_t w = 1; w <= (two ? limit : 1); ++w) {
+      std::map<std::string, int64_t> b = {{"H", h}};
+      if (two) b["W"] = w;
+      const bool direct = Direct(clauses, b);
+      EXPECT_EQ(set.Evaluate(b), direct) << set.ToString() << " at H=" << h << " W=" << w;
+      if (!set.contradictory()) {
+        EXPECT_EQ(Direct(set.clauses(), b), direct)
+            << "clauses of " << set.ToString() << " at H=" << h << " W=" << w;
+      }
+    }
+  }
+  return set;
+}
+
+TEST(ExprCondition, CongruencesAndFiniteSets) {
+  // (H + k) mod 32 == 0 for k = 0..3.
+  ConditionSet s = CheckAgainstBruteForce(
+      {Clause::Of({Eq("H mod 32", "0"), Eq("(H + 1) mod 32", "0"), Eq("(H + 2) mod 32", "0"),
+                   Eq("(H + 3) mod 32", "0")})},
+      300);
+  EXPECT_EQ(s.ToString(), "H mod 32 ∈ {0, 29, 30, 31}");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("2*ceil(H/2)", "H"), Eq("H", "1")})}, 300);
+  EXPECT_EQ(s.ToString(), "H == 1 or H mod 2 == 0");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("min(H, 3)", "3")})}, 300);
+  EXPECT_EQ(s.ToString(), "H >= 3");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("floor(H/8)", "2"), Eq("H", "3")})}, 300);
+  EXPECT_EQ(s.ToString(), "H ∈ {3, 16, 17, 18, 19, 20, 21, 22, 23}");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("max(H, 7) mod 4", "3"), Eq("H", "2")})}, 300);
+  EXPECT_EQ(s.ToString(), "H ∈ {1, 2, 4, 5, 6} or H mod 4 == 3");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("min(H, 7) + 7*(H mod 4)", "28"), Eq("H", "2")})},
+                             300);
+  EXPECT_EQ(s.ToString(), "H == 2 or (H >= 7 and H mod 4 == 3)");
+  EXPECT_EQ(s.symbol_sets().at("H").period, 4);
+  EXPECT_FALSE(s.ValuesOf("H").has_value());
+}
+
+TEST(ExprCondition, IntersectionsStayExact) {
+  const std::vector<Clause> clauses = {
+      Clause::Of({Eq("H mod 2", "0"), Eq("H", "1")}),
+      Clause::Of({Eq("H mod 3", "0"), Eq("H", "1"), Eq("H", "4")}),
+      Clause::Of({Eq("min(H, 10)", "10"), Eq("H", "1"), Eq("H", "6")})};
+  ConditionSet s = CheckAgainstBruteForce(clauses, 300);
+  EXPECT_EQ(s.ToString(), "H == 1 or H mod 6 == 0");
+  // Merge across nodes is the same intersection.
+  ConditionSet a, b;
+  a.Add(clauses[0]);
+  b.Add(clauses[1]);
+  b.Add(clauses[2]);
+  a.Merge(b);
+  EXPECT_EQ(a.ToString(), s.ToString());
+}
+
+TEST(ExprCondition, ContradictionsAreFound) {
+  ConditionSet s = CheckAgainstBruteForce({Clause::Of({Eq("H mod 2", "0")}),
+                                           Clause::Of({Eq("(H + 1) mod 4", "0")})},
+                                          100);
+  EXPECT_TRUE(s.contradictory());
+  EXPECT_EQ(s.contradiction(), "H mod 2 == 0 and H mod 4 == 3 have no common value");
+  s = CheckAgainstBruteForce({Clause::Of({Eq("H + 3", "3"), Eq("H + 3", "1")})}, 100);
+  EXPECT_TRUE(s.contradictory());
+  EXPECT_EQ(s.Evaluate({}), false);
+}
+
+TEST(ExprCondition, SeveralSymbolsKeptAndPrinted) {
+  ConditionSet s;
+  s.Add(Clause::Of({Eq("total_seq", "past_seq + seq"), Eq("total_seq", "1")}));
+  EXPECT_EQ(s.ToString(), "total_seq == past_seq + seq or total_seq == 1");
+  EXPECT_EQ(s.Symbols(), (std::vector<std::string>{"past_seq", "seq", "total_seq"}));
+  EXPECT_EQ(s.Evaluate({{"total_seq", 5}, {"past_seq", 2}, {"seq", 3}}), true);
+  EXPECT_EQ(s.Evaluate({{"total_seq", 5}, {"past_seq", 2}, {"seq", 4}}), false);
+  EXPECT_EQ(s.Evaluate({{"total_seq", 1}}), true);
+  EXPECT_EQ(s.Evaluate({{"total_seq", 5}}), std::nullopt);
+  // A lone symbol goes left of a compound side, a constant right.
+  EXPECT_EQ(Atom::EqExpr(E("past + seq"), E("total")).ToString(), "total == past + seq");
+  EXPECT_EQ(Atom::EqExpr(E("3"), E("H mod 4")).ToString(), "H mod 4 == 3");
+}
+
+TEST(ExprCondition, TwoSymbolsMatchBruteForce) {
+  CheckAgainstBruteForce({Clause::Of({Eq("H", "W"), Eq("H", "1"), Eq("W", "1")}),
+                          Clause::Of({Eq("W mod 3", "1")})},
+                         40, true);
+  CheckAgainstBruteForce({Clause::Of({Eq("H + W", "2*H"), Eq("W", "1")}),
+                          Clause::Of({Eq("H", "5"), Eq("H", "7")})},
+                         40, true);
+  // Pinned and small finite sets decide multi-symbol atoms.
+  ConditionSet s = CheckAgainstBruteForce(
+      {Clause::InSet("H", {2, 3}), Clause::InSet("W", {5, 7}),
+       Clause::Of({Eq("H + W", "10"), Eq("H*W", "21")})},
+      40, true);
+  EXPECT_EQ(s.ToString(), "H ∈ {2, 3} and W ∈ {5, 7} and H + W == 10 or H*W == 21");
+  s = CheckAgainstBruteForce({Clause::InSet("H", {2, 3}), Clause::InSet("W", {5, 7}),
+                              Clause::Of({Eq("H + W", "20"), Eq("W", "H")})},
+                             40, true);
+  EXPECT_TRUE(s.contradictory());
+  s = CheckAgainstBruteForce({Clause::InSet("H", {2}), Clause::Of({Eq("W", "H + 1"),
+                                                                   Eq("W", "1")})},
+                             40, true);
+  EXPECT_EQ(s.ToString(), "H == 2 and W ∈ {1, 3}");
+}
+
+TEST(ExprCondition, SymbolSetBasics) {
+  SymbolSet even;
+  even.period = 2;
+  even.residues = {0};
+  EXPECT_TRUE(even.Contains(4));
+  EXPECT_FALSE(even.Contains(3));
+  EXPECT_FALSE(even.Contains(0));
+  EXPECT_EQ(even.ToString("H"), "H mod 2 == 0");
+  EXPECT_EQ(SymbolSet::Finite({0, 1, 5}).ToString("N"), "N ∈ {1, 5}");
+  EXPECT_TRUE(SymbolSet::Finite({}).empty());
+  EXPECT_EQ(SymbolSet::All().ToString("N"), "true");
+  EXPECT_EQ(even.Intersect(SymbolSet::Finite({1, 2, 3, 4}))->ToString("H"), "H ∈ {2, 4}");
+  EXPECT_EQ(SymbolSet::Finite({4}).ToClause("weird name").ToString(), "`weird name` == 4");
 }
 
 }  // namespace

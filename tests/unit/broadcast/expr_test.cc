@@ -2,6 +2,8 @@
 // each cross-checked by brute force over ranges of symbol values.
 #include "broadcast/expr.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -49,6 +51,9 @@ TEST(Expr, CanonicalFormIdentities) {
   EXPECT_EQ(Expr(), C(0));
   // Conv output for kernel 3, stride 2, pad 1: floor((H - 1)/2) + 1 is ceil(H/2).
   EXPECT_EQ(Floor(h - C(1), 2) + C(1), Ceil(h, 2));
+  EXPECT_EQ(Mod(C(2) * h + C(1), 4), C(2) * Mod(h, 2) + C(1));
+  EXPECT_EQ(Floor(C(2) * h + C(1), 4), Floor(h, 2));
+  EXPECT_EQ(Expr::Max(h, h + C(1)), h + C(1));
   // Three stride-2 stages collapse.
   EXPECT_EQ(Ceil(Ceil(Ceil(h, 2), 2), 2), Ceil(h, 8));
 }
@@ -212,6 +217,101 @@ TEST(Expr, SizeBoundGivesOpaqueSymbols) {
   EXPECT_TRUE((C(int64_t{1} << 62) * C(4) * S("H")).IsOpaque() ||
               (C(int64_t{1} << 62) * C(4)).IsOpaque());
   EXPECT_FALSE(S("H").IsOpaque());
+}
+
+// Random expressions: the canonical form evaluates like the expression as written, prints and
+// parses back to itself, and DecideEqual agrees with brute force.
+struct Gen {
+  uint64_t state = 0x2545F4914F6CDD1DULL;
+  uint64_t Next() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  }
+  int64_t Pick(int64_t n) { return static_cast<int64_t>(Next() % static_cast<uint64_t>(n)); }
+};
+
+struct Built {
+  Expr e;
+  std::function<int64_t(int64_t, int64_t)> f;
+};
+
+Built Random(Gen& g, int depth, bool two_symbols, bool products) {
+  if (depth == 0 || g.Pick(4) == 0) {
+    switch (g.Pick(3)) {
+      case 0: {
+        const int64_t c = g.Pick(9) - 3;
+        return {C(c), [c](int64_t, int64_t) { return c; }};
+      }
+      case 1:
+        return {S("H"), [](int64_t h, int64_t) { return h; }};
+      default:
+        if (two_symbols) return {S("W"), [](int64_t, int64_t w) { return w; }};
+        return {S("H"), [](int64_t h, int64_t) { return h; }};
+    }
+  }
+  const Built a = Random(g, depth - 1, two_symbols, products);
+  const Built b = Random(g, depth - 1, two_symbols, products);
+  const int64_t k = 1 + g.Pick(6);
+  switch (g.Pick(products ? 8 : 7)) {
+    case 0:
+      return {a.e + b.e, [a, b](int64_t h, int64_t w) { return a.f(h, w) + b.f(h, w); }};
+    case 1:
+      return {a.e - b.e, [a, b](int64_t h, int64_t w) { return a.f(h, w) - b.f(h, w); }};
+    case 2:
+      return {C(k) * a.e, [a, k](int64_t h, int64_t w) { return k * a.f(h, w); }};
+    case 3:
+      return {Floor(a.e, k), [a, k](int64_t h, int64_t w) { return FloorRef(a.f(h, w), k); }};
+    case 4:
+      return {Mod(a.e, k), [a, k](int64_t h, int64_t w) { return ModRef(a.f(h, w), k); }};
+    case 5:
+      return {Expr::Min(a.e, b.e),
+              [a, b](int64_t h, int64_t w) { return std::min(a.f(h, w), b.f(h, w)); }};
+    case 6:
+      return {Expr::Max(a.e, b.e),
+              [a, b](int64_t h, int64_t w) { return std::max(a.f(h, w), b.f(h, w)); }};
+    default:
+      return {a.e * b.e, [a, b](int64_t h, int64_t w) { return a.f(h, w) * b.f(h, w); }};
+  }
+}
+
+TEST(Expr, RandomExpressionsMatchTheirDefinition) {
+  Gen g;
+  for (int i = 0; i < 400; ++i) {
+    const Built b = Random(g, 4, true, true);
+    absl::StatusOr<Expr> again = Expr::Parse(b.e.ToString());
+    ASSERT_TRUE(again.ok()) << b.e.ToString();
+    EXPECT_EQ(*again, b.e) << b.e.ToString();
+    const std::optional<int64_t> lo = b.e.LowerBound(), hi = b.e.UpperBound();
+    for (int64_t h = 1; h <= 30; ++h) {
+      for (int64_t w = 1; w <= 6; ++w) {
+        const int64_t v = b.f(h, w);
+        ASSERT_EQ(b.e.Evaluate({{"H", h}, {"W", w}}), v) << b.e.ToString() << " H=" << h;
+        if (lo) EXPECT_GE(v, *lo) << b.e.ToString();
+        if (hi) EXPECT_LE(v, *hi) << b.e.ToString();
+      }
+    }
+  }
+}
+
+TEST(Expr, RandomDecideEqualMatchesBruteForce) {
+  Gen g;
+  int exact = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const Built a = Random(g, 3, false, false);
+    const Built b = Random(g, 3, false, false);
+    bool any = false, all = true;
+    for (int64_t h = 1; h <= 2000; ++h) {
+      const bool eq = a.f(h, 0) == b.f(h, 0);
+      any = any || eq;
+      all = all && eq;
+    }
+    const Truth brute = all ? Truth::kAlways : (any ? Truth::kSometimes : Truth::kNever);
+    EXPECT_EQ(DecideEqual(a.e, b.e), brute) << a.e.ToString() << " vs " << b.e.ToString();
+    exact += brute != Truth::kSometimes;
+  }
+  EXPECT_GT(exact, 100);
 }
 
 TEST(Expr, ThreadSafeInterning) {
