@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "gtest/gtest.h"
 
@@ -104,6 +105,57 @@ TEST(Shape, NumElementsOverflow) {
   EXPECT_EQ(Shape::Of({big, 1}).NumElements(), big);
   // A zero extent anywhere makes the product 0 without overflow.
   EXPECT_EQ(Shape::Of({big, big, 0}).NumElements(), 0);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::bcast
+
+namespace onnx_bcast::bcast {
+namespace {
+
+TEST(Dim, FromExprAndBack) {
+  const Expr h = Expr::Symbol("H");
+  EXPECT_EQ(Dim::FromExpr(Expr::Const(5)), Dim::Value(5));
+  EXPECT_TRUE(Dim::FromExpr(Expr::Const(0)).Is(0));
+  EXPECT_TRUE(Dim::FromExpr(Expr::Const(-2)).is_unknown());
+  EXPECT_EQ(Dim::FromExpr(h), Dim::Symbol("H"));
+  EXPECT_EQ(Dim::Symbol("H").symbol(), "H");
+  const Dim half = Dim::FromExpr(*Expr::FloorDiv(h, Expr::Const(2)));
+  EXPECT_TRUE(half.is_expr());
+  EXPECT_TRUE(half.is_symbolic());
+  EXPECT_FALSE(half.is_symbol());
+  EXPECT_FALSE(half.is_value());
+  EXPECT_EQ(half.symbol(), "");
+  EXPECT_EQ(half.ToString(), "floor(H/2)");
+  EXPECT_EQ(half.expr(), Expr::FloorDiv(h, Expr::Const(2)));
+  EXPECT_EQ(Dim::Value(3).expr(), Expr::Const(3));
+  EXPECT_EQ(Dim::Unknown().expr(), std::nullopt);
+  EXPECT_FALSE(Dim::Symbol("H").is_expr());
+  EXPECT_TRUE(Dim::Symbol("H").is_symbolic());
+  // Equality is expression equality.
+  EXPECT_EQ(Dim::FromExpr(h + Expr::Const(1) - Expr::Const(1)), Dim::Symbol("H"));
+  EXPECT_EQ(Shape::Parse("[floor((H - 1)/2) + 1]"), Shape::Parse("[ceil(H/2)]"));
+  EXPECT_NE(Dim::Symbol("H"), Dim::Value(1));
+  EXPECT_EQ(Dim(), Dim::Unknown());
+}
+
+TEST(Dim, IsSmallAndTriviallyCopyable) {
+  // The 100k/1M-node benchmarks copy millions of dims.
+  EXPECT_LE(sizeof(Dim), 16u);
+  EXPECT_TRUE(std::is_trivially_copyable_v<Dim>);
+}
+
+TEST(Shape, ParsesExpressionItems) {
+  const Shape s = Shape::Parse("[N, floor(H/2), 3, `batch size`, past + seq]");
+  ASSERT_EQ(s.rank(), 5);
+  EXPECT_TRUE(s.dims[0].is_symbol());
+  EXPECT_TRUE(s.dims[1].is_expr());
+  EXPECT_TRUE(s.dims[2].Is(3));
+  EXPECT_EQ(s.dims[3].symbol(), "batch size");
+  EXPECT_EQ(s.ToString(), "[N,floor(H/2),3,`batch size`,past + seq]");
+  EXPECT_EQ(Shape::Parse(s.ToString()), s);
+  EXPECT_FALSE(Shape::TryParse("[H - 5 - H]").ok());  // a negative constant
+  EXPECT_FALSE(Shape::TryParse("[2*]").ok());
 }
 
 }  // namespace
