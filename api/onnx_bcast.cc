@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <unordered_map>
 #include <memory>
 #include <new>
 #include <set>
@@ -209,14 +210,24 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   report.output_path = output_path;
   report.target = pipeline->profile.has_value() ? pipeline->profile->name : "";
   report.before = passes::Summarize(model->proto);
+  const std::unordered_map<std::string, int> original_index =
+      passes::OriginalNodeIndex(model->proto.graph());
   absl::Status status =
       passes::RunPipeline(model, pipeline->passes, pipeline_options, &report.runs);
   if (!status.ok()) return Named(*model, status);
   report.after = passes::Summarize(model->proto);
   if (pipeline->profile.has_value()) {
     absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, *pipeline->profile);
-    if (violations.ok()) report.violations = *std::move(violations);
+        passes::FindTargetViolations(*model, *pipeline->profile, &original_index);
+    if (!violations.ok()) return Named(*model, violations.status());
+    report.violations = *std::move(violations);
+    if (!report.violations.empty() && !options.allow_partial) {
+      return absl::UnimplementedError(absl::StrCat(
+          model->path.empty() ? std::string("model") : model->path, ": target ",
+          pipeline->profile->name, " not met: ", report.violations.size(),
+          " node(s) not in its form (allow_partial keeps the partial rewrite): ",
+          absl::StrJoin(report.violations, "; ")));
+    }
   }
 
   OptimizeReport out;

@@ -237,15 +237,19 @@ class EliminateRedundantBroadcast : public Pass {
     return absl::OkStatus();
   }
 
-  // Removes what only fed a removed node: Shape/Constant nodes and initializers.
+  // Removes what only fed a removed node: the side-effect-free nodes materialize-broadcast
+  // builds Expand targets from (Shape, Constant, and the Gather/Transpose/Concat of a Gemm's
+  // (M,N)), transitively, and initializers.
   void RemoveIfDead(const std::string& name) {
     proto::GraphEditor& g = ctx_->graph();
     if (name.empty() || g.UseCount(name) > 0 || g.IsGraphInput(name)) return;
     const int p = g.Producer(name);
     if (p >= 0) {
       const onnx::NodeProto& pn = g.node(p);
-      if ((pn.op_type() != "Shape" && pn.op_type() != "Constant") || pn.output_size() != 1 ||
-          (!pn.domain().empty() && pn.domain() != "ai.onnx")) {
+      const std::string& op = pn.op_type();
+      if ((op != "Shape" && op != "Constant" && op != "Gather" && op != "Transpose" &&
+           op != "Concat") ||
+          pn.output_size() != 1 || (!pn.domain().empty() && pn.domain() != "ai.onnx")) {
         return;
       }
       Rewrite r;
@@ -253,8 +257,10 @@ class EliminateRedundantBroadcast : public Pass {
       r.tensor = name;
       r.detail = "no uses left";
       ctx_->Record(p, std::move(r));
+      const std::vector<std::string> inputs(pn.input().begin(), pn.input().end());
       g.RemoveNode(p);
       ++stats_->nodes_removed;
+      for (const std::string& in : inputs) RemoveIfDead(in);
       return;
     }
     if (g.Initializer(name) != nullptr) {

@@ -70,12 +70,14 @@ class Legalize : public Pass {
     for (size_t k = 0; k <= shapes.size(); ++k) {
       const Shape& s = k < shapes.size() ? shapes[k] : out;
       if (p.TooHighRank(s)) {
-        return absl::UnimplementedError(absl::StrCat(
+        // Left for the target check, which lists every node outside the table.
+        ctx->Debug(id, absl::StrCat(
             n.op_type(), " '", ctx->Label(id), "': ",
             k < shapes.size() ? absl::StrCat("input '", n.input(k), "'") : std::string("output"),
             " ", s.ToString(), " has rank ", s.rank(), ", more than ", p.name, "'s maximum of ",
             p.max_rank, p.batch_axis ? " beyond a leading batch of 1" : "", " (operands ",
             absl::StrJoin(texts, " and "), ")"));
+        return absl::OkStatus();
       }
     }
     if (op.multidirectional()) {
@@ -121,10 +123,10 @@ class Legalize : public Pass {
         if (!*done) break;
         shapes = InputShapes(ctx, id);
       }
-      return absl::UnimplementedError(
-          absl::StrCat(n.op_type(), " '", ctx->Label(id), "': cannot make the broadcast of ",
-                       absl::StrJoin(texts, " and "), " one that ", p.name,
-                       " runs natively (classes: ", absl::StrJoin(p.native_classes, ", "), ")"));
+      ctx->Debug(id, absl::StrCat("cannot make the broadcast of ", absl::StrJoin(texts, " and "),
+                                  " one that ", p.name, " runs natively (classes: ",
+                                  absl::StrJoin(p.native_classes, ", "), ")"));
+      return absl::OkStatus();
     }
     if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
       if (p.equal_rank && !(p.scalar_any_rank && ScalarLike(shapes[1]))) {
@@ -138,9 +140,8 @@ class Legalize : public Pass {
       if (p.equal_rank && !(p.scalar_any_rank && ScalarLike(shapes[2]))) {
         ctx->AlignOperand(id, 2, 2);
       }
-      if (!p.Runs("unidirectional") && out.IsFullyKnown()) {
-        absl::StatusOr<bool> done = ctx->ExpandOperand(id, 2, out);
-        if (!done.ok()) return done.status();
+      if (!p.Runs("unidirectional")) {
+        if (absl::Status s = ctx->ExpandGemmC(id); !s.ok()) return s;
       }
     } else if (op.kind == BroadcastOpKind::kMatMul && p.equal_rank && shapes.size() == 2 &&
                shapes[0].rank() >= 2 && shapes[1].rank() >= 2 &&

@@ -17,10 +17,11 @@
 // run (--target or --target-file). Operands are first aligned to equal rank when the table asks
 // for it, then expanded one at a time (the one closest to the output shape first) until the
 // op's broadcast class is in the table.
-// Requires: numpy semantics (opset >= 7). Refuses (Unimplemented, node named) a tensor whose
-// rank exceeds the table's maximum beyond a leading batch of 1, and a broadcast no Expand can
-// legalize. Guarantees: every covered op with known shapes conforms to the table
-// (FindTargetViolations finds nothing). Idempotent: yes.
+// Requires: numpy semantics (opset >= 7). Guarantees: every node it can legalize conforms to
+// the table; a node it cannot (a rank beyond the table's maximum, a broadcast no Expand makes
+// native, unknown ranks) is left as it is with a debug reason, and the target check
+// (CheckTarget) lists it, so `opt` fails on it (exit 3) unless --allow-partial, with every
+// such node named rather than the first. Idempotent: yes.
 #pragma once
 
 #include <memory>

@@ -56,17 +56,7 @@ class MaterializeBroadcast : public Pass {
         absl::StatusOr<bool> done = ctx.ExpandOperand(id, 1, x);
         if (!done.ok()) return done.status();
       } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
-        const bcast::Shape mn = ctx.ShapeOf(n.output(0));
-        if (!mn.IsFullyKnown() || mn.rank() != 2) {
-          ctx.Debug(id, "Gemm's (M,N) is not static; C left as is");
-          continue;
-        }
-        if (!bcast::BroadcastUnidirectional(mn, ctx.ShapeOf(n.input(2))).ok()) {
-          ctx.Debug(id, "C not provably broadcastable to (M,N)");
-          continue;
-        }
-        absl::StatusOr<bool> done = ctx.ExpandOperand(id, 2, mn);
-        if (!done.ok()) return done.status();
+        if (absl::Status s = ctx.ExpandGemmC(id); !s.ok()) return s;
       } else if (op.kind == BroadcastOpKind::kMatMul) {
         ctx.Debug(id, "MatMul batch broadcast left to the engine");
       }

@@ -297,6 +297,47 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
   return out;
 }
 
+std::string RewriteContext::InsertNode(const std::string& op,
+                                       const std::vector<std::string>& inputs,
+                                       const std::vector<std::pair<std::string, int64_t>>& ints,
+                                       const std::string& out_base, int32_t elem,
+                                       const Shape& out_shape, int anchor) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  node.set_name(graph_->UniqueName(absl::StrCat(out_base, "_node")));
+  for (const std::string& in : inputs) node.add_input(in);
+  for (const auto& [name, value] : ints) {
+    auto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::INT);
+    attr->set_i(value);
+  }
+  const std::string out = graph_->UniqueName(out_base);
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  SetShape(out, elem, out_shape);
+  return out;
+}
+
+absl::Status RewriteContext::ExpandOperandTo(int id, int slot, const std::string& shape_tensor,
+                                             const Shape& out) {
+  if (absl::Status s8 = RequireOpset(8, absl::StrCat("an Expand for ", Label(id))); !s8.ok()) {
+    return s8;
+  }
+  const std::string name = graph_->node(id).input(slot);
+  Rewrite r;
+  r.tensor = name;
+  r.before = ShapeOf(name).ToString();
+  r.after = out.ToString();
+  const std::string e = InsertExpand(name, shape_tensor, out, id);
+  graph_->SetInput(id, slot, e);
+  r.action = "inserted";
+  r.detail = absl::StrCat("Expand to '", shape_tensor, "' -> '", e, "'");
+  Record(id, std::move(r));
+  return absl::OkStatus();
+}
+
 void RewriteContext::DropIfUnused(const std::string& name) {
   if (graph_->UseCount(name) > 0 || graph_->IsGraphInput(name)) return;
   touched_ = true;
@@ -628,6 +669,99 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
   r.detail = absl::StrCat("Expand to Shape(", absl::StrJoin(via, "), Shape("), ") -> '", cur, "'");
   Record(id, std::move(r));
   return true;
+}
+
+namespace {
+
+int64_t GemmIntAttr(const onnx::NodeProto& n, const std::string& name, int64_t fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return a.i();
+  }
+  return fallback;
+}
+
+}  // namespace
+
+// Gemm's C to (M,N): M from A, N from B (after transA/transB). A static (M,N) is a constant
+// Expand target. A symbolic one is taken at run time from a [M,1] slice of A and a [1,N] slice
+// of B (one row or column each, no arithmetic): Expand is bidirectional, so C expanded against
+// their shapes in turn is exactly (M,N) when C broadcasts to it, and the analysis follows
+// Shape -> Expand, so the result provably has shape (M,N). The slices need K >= 1; with K not
+// known to be so, the target is Concat(Gather(Shape(A)), Gather(Shape(B))) instead, correct at
+// run time though the analysis may not see through it.
+absl::Status RewriteContext::ExpandGemmC(int id) {
+  RewriteContext* ctx = this;
+  const onnx::NodeProto& n = ctx->graph().node(id);
+  const bcast::Shape a = ctx->ShapeOf(n.input(0));
+  const bcast::Shape b = ctx->ShapeOf(n.input(1));
+  const bcast::Shape c = ctx->ShapeOf(n.input(2));
+  if (!a.rank_known || !b.rank_known || a.rank() != 2 || b.rank() != 2) {
+    ctx->Debug(id, "Gemm's A or B is not known to be 2-D; C left as is");
+    return absl::OkStatus();
+  }
+  const bool trans_a = GemmIntAttr(n, "transA", 0) != 0;
+  const bool trans_b = GemmIntAttr(n, "transB", 0) != 0;
+  const bcast::Dim& m = a.dims[trans_a ? 1 : 0];
+  const bcast::Dim& k = a.dims[trans_a ? 0 : 1];
+  const bcast::Dim& nd = b.dims[trans_b ? 0 : 1];
+  const bcast::Shape mn = bcast::Shape::FromDims({m, nd});
+  if (!bcast::BroadcastUnidirectional(mn, c).ok()) {
+    ctx->Debug(id, "C not provably broadcastable to (M,N)");
+    return absl::OkStatus();
+  }
+  if (c == mn) return absl::OkStatus();
+  if (mn.IsFullyKnown()) return ctx->ExpandOperand(id, 2, mn).status();
+  const std::string a_name = n.input(0), b_name = n.input(1), c_name = n.input(2);
+  const int32_t elem = ctx->ElemOf(a_name);
+  if (k.is_value() && k.value() >= 1) {
+    // [M,1] from A and [1,N] from B, each only where C does not already have that extent.
+    const bcast::Dim c0 = c.rank() == 2 ? c.dims[0] : bcast::Dim::Value(1);
+    const bcast::Dim c1 = c.rank() >= 1 ? c.dims[c.rank() - 1] : bcast::Dim::Value(1);
+    // ExpandOperand reads `operands` by slot: C stays at slot 2, absent slices are empty.
+    std::vector<std::string> operands(3);
+    if (!(c0 == m)) {
+      std::string col = ctx->InsertNode(
+          "Gather", {a_name, ctx->Int64Constant({0}, "gemm_first", id)},
+          {{"axis", trans_a ? 0 : 1}}, absl::StrCat(a_name, "_m_slice"), elem,
+          trans_a ? bcast::Shape::FromDims({bcast::Dim::Value(1), m})
+                  : bcast::Shape::FromDims({m, bcast::Dim::Value(1)}),
+          id);
+      if (trans_a) {
+        col = ctx->InsertNode("Transpose", {col}, {}, absl::StrCat(a_name, "_m_column"), elem,
+                              bcast::Shape::FromDims({m, bcast::Dim::Value(1)}), id);
+      }
+      operands[0] = col;
+    }
+    if (!(c1 == nd)) {
+      std::string row = ctx->InsertNode(
+          "Gather", {b_name, ctx->Int64Constant({0}, "gemm_first", id)},
+          {{"axis", trans_b ? 1 : 0}},
+          absl::StrCat(b_name, "_n_slice"), ctx->ElemOf(b_name),
+          trans_b ? bcast::Shape::FromDims({nd, bcast::Dim::Value(1)})
+                  : bcast::Shape::FromDims({bcast::Dim::Value(1), nd}),
+          id);
+      if (trans_b) {
+        row = ctx->InsertNode("Transpose", {row}, {}, absl::StrCat(b_name, "_n_row"),
+                              ctx->ElemOf(b_name),
+                              bcast::Shape::FromDims({bcast::Dim::Value(1), nd}), id);
+      }
+      operands[1] = row;
+    }
+    operands[2] = c_name;
+    return ctx->ExpandOperand(id, 2, mn, &operands).status();
+  }
+  const bcast::Shape one = bcast::Shape::Of({1});
+  const std::string mt = ctx->InsertNode(
+      "Gather",
+      {ctx->InsertShape(a_name, id), ctx->Int64Constant({trans_a ? 1 : 0}, "gemm_axis", id)}, {},
+      "gemm_m", onnx::TensorProto::INT64, one, id);
+  const std::string nt = ctx->InsertNode(
+      "Gather",
+      {ctx->InsertShape(b_name, id), ctx->Int64Constant({trans_b ? 0 : 1}, "gemm_axis", id)},
+      {}, "gemm_n", onnx::TensorProto::INT64, one, id);
+  const std::string target = ctx->InsertNode("Concat", {mt, nt}, {{"axis", 0}}, "gemm_mn",
+                                             onnx::TensorProto::INT64, bcast::Shape::Of({2}), id);
+  return ctx->ExpandOperandTo(id, 2, target, mn);
 }
 
 absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why) {

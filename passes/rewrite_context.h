@@ -75,6 +75,22 @@ class RewriteContext {
   std::string InsertExpand(const std::string& x, const std::string& shape_tensor,
                            const bcast::Shape& out, int anchor);
 
+  /// `op(inputs)` before `anchor` with integer attributes `ints`, one output named after
+  /// `out_base`, of element type `elem` and shape `out`.
+  std::string InsertNode(const std::string& op, const std::vector<std::string>& inputs,
+                         const std::vector<std::pair<std::string, int64_t>>& ints,
+                         const std::string& out_base, int32_t elem, const bcast::Shape& out,
+                         int anchor);
+  /// Points input `slot` of node `id` at `Expand(input, shape_tensor)`, whose shape is `out`
+  /// (the caller built `shape_tensor` to hold exactly `out`'s extents at run time).
+  absl::Status ExpandOperandTo(int id, int slot, const std::string& shape_tensor,
+                               const bcast::Shape& out);
+
+  /// Makes Gemm `id`'s C have exactly shape (M,N) (from A, B, transA, transB): a constant
+  /// Expand target when static, else one read at run time (see the definition). A no-op with a
+  /// debug reason when A or B is not known to be 2-D or C does not provably broadcast.
+  absl::Status ExpandGemmC(int id);
+
   /// Gives input `slot` of node `id` leading 1s up to `rank`: folded into a constant (in
   /// place when every use of it wants the same rank, else a copy up to the fold limit), or
   /// an inserted Unsqueeze (rank-only, correct for symbolic and zero dims). No-op when the

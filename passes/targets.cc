@@ -1,7 +1,10 @@
 // Built-in targets as data, profile files, and conformance of a model to a profile.
 #include "passes/targets.h"
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
+#include <unordered_map>
 #include <set>
 #include <sstream>
 
@@ -215,52 +218,201 @@ std::string FormatTargetProfile(const TargetProfile& p) {
                       "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false", "\n");
 }
 
-absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model& model,
-                                                              const TargetProfile& p) {
+std::string TargetViolation::ToString() const {
+  return absl::StrCat(graph, ": ", op, " '", node, "': ", shapes, ": ", why);
+}
+
+namespace {
+
+// True when `d` identifies an extent that compares reliably with another dim.
+bool Reliable(const bcast::Dim& d) {
+  return d.is_value() ||
+         (d.is_symbol() && d.symbol().rfind("unk__", 0) != 0 &&
+          d.symbol().find('(') == std::string::npos);
+}
+
+// True when every other operand provably broadcasts to `x` unchanged at each aligned axis:
+// its dim there is 1 or reliably equal to x's (so `x` has the output shape and the pair is
+// not bidirectional), whatever values x's own vague dims take.
+bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all) {
+  for (const bcast::Shape& o : all) {
+    if (&o == &x) continue;
+    if (o.rank() > x.rank()) return false;
+    const int64_t off = x.rank() - o.rank();
+    for (int64_t k = 0; k < o.rank(); ++k) {
+      const bcast::Dim& od = o.dims[static_cast<size_t>(k)];
+      const bcast::Dim& xd = x.dims[static_cast<size_t>(k + off)];
+      if (od.Is(1)) continue;
+      if (!(Reliable(od) && od == xd)) return false;
+    }
+  }
+  return true;
+}
+
+// The producer of every tensor of every graph and function body, for "produced by" texts.
+class Producers {
+ public:
+  explicit Producers(const onnx::ModelProto& m) {
+    Add(m.graph());
+    for (const auto& f : m.functions()) AddNodes(f.node());
+  }
+  std::string Of(const std::string& tensor) const {
+    auto it = by_output_.find(tensor);
+    if (it != by_output_.end()) return absl::StrCat("produced by ", it->second);
+    return "a graph input or outer-scope value";
+  }
+
+ private:
+  void Add(const onnx::GraphProto& g) { AddNodes(g.node()); }
+  template <typename Nodes>
+  void AddNodes(const Nodes& nodes) {
+    int index = 0;
+    for (const onnx::NodeProto& n : nodes) {
+      const std::string label =
+          absl::StrCat(n.op_type(), " '",
+                       n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name(), "'");
+      for (const std::string& out : n.output()) by_output_.emplace(out, label);
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) Add(a.g());
+        for (const auto& sub : a.graphs()) Add(sub);
+      }
+      ++index;
+    }
+  }
+  std::unordered_map<std::string, std::string> by_output_;
+};
+
+// An unnamed main-graph node is labelled "<op>#<index>" by its index in the graph checked;
+// after a rewrite that index moved, so the label takes the index the node had in the model
+// the pipeline started from (found by its first output), as the passes' own logs do.
+std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
+                          const std::unordered_map<std::string, int>* original_index) {
+  if (original_index == nullptr || original_index->empty() || v.graph != "main") return v.node;
+  const std::string prefix = absl::StrCat(v.op, "#");
+  int index = -1;
+  if (v.node.rfind(prefix, 0) != 0 ||
+      !absl::SimpleAtoi(absl::string_view(v.node).substr(prefix.size()), &index) || index < 0 ||
+      index >= g.node_size()) {
+    return v.node;
+  }
+  const onnx::NodeProto& n = g.node(index);
+  if (!n.name().empty() || n.op_type() != v.op || n.output_size() == 0) return v.node;
+  auto it = original_index->find(n.output(0));
+  return it == original_index->end() ? v.node : absl::StrCat(v.op, "#", it->second);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
+    const proto::Model& model, const TargetProfile& p,
+    const std::unordered_map<std::string, int>* original_index) {
   AnalysisOptions verdicts_only;
   verdicts_only.record_shapes = false;
   absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
   if (!analysis.ok()) return analysis.status();
-  std::vector<std::string> out;
+  std::vector<TargetViolation> out;
+  std::optional<Producers> producers;  // built for the first unknown rank only
+  const bool numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
+                         p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
   for (const NodeVerdict& v : analysis->nodes) {
-    if (v.graph != "main" || v.op == "Expand") continue;
+    if (v.op == "Expand") continue;
     // Texts are built only for a violation: most nodes of a large model conform.
-    auto head = [&] { return absl::StrCat(v.op, " '", v.node, "'"); };
-    auto shape_text = [&] {
+    auto add = [&](std::string why, bool cannot_prove = false) {
+      TargetViolation t;
+      t.graph = v.graph;
+      t.node = OriginalLabel(model.proto.graph(), v, original_index);
+      t.op = v.op;
       std::vector<std::string> shapes;
       for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
-      return absl::StrJoin(shapes, " and ");
+      t.shapes = absl::StrJoin(shapes, " and ");
+      t.why = std::move(why);
+      t.cannot_prove = cannot_prove;
+      out.push_back(std::move(t));
     };
     if (v.verdict == bcast::Verdict::kError) {
-      out.push_back(absl::StrCat(head(), ": broadcast error: ", v.message));
+      add(absl::StrCat("broadcast error: ", v.message));
       continue;
     }
-    bool known = v.output.rank_known;
-    for (const bcast::Shape& s : v.inputs) known &= s.rank_known;
-    if (!known) continue;
+    if (v.rule == bcast::RuleFamily::kLegacyAxis) {
+      if (!p.Runs("legacy-axis")) {
+        add(absl::StrCat("legacy broadcast=1/axis form, which ", p.name,
+                         " does not run natively"));
+      }
+      continue;
+    }
+    // What the table depends on: the class (unless every class the rule gives is native),
+    // and the ranks (equal_rank, max_rank, and any class decision).
+    bool class_matters = false;
+    if (v.rule == bcast::RuleFamily::kNumpy) {
+      class_matters = !(numpy_all && p.Runs("bidirectional"));
+    } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
+      class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
+    } else if (v.rule == bcast::RuleFamily::kMatMul) {
+      class_matters = !p.Runs("matmul-batch");
+    }
+    const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
+    if (ranks_matter) {
+      int unknown = -1;
+      for (size_t k = 0; k < v.inputs.size() && unknown < 0; ++k) {
+        if (!v.inputs[k].rank_known) unknown = static_cast<int>(k);
+      }
+      if (unknown >= 0) {
+        if (!producers) producers.emplace(model.proto);
+        const std::string name =
+            static_cast<size_t>(unknown) < v.input_names.size() ? v.input_names[unknown] : "";
+        add(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", unknown, " '", name,
+                         "' unknown, ", producers->Of(name)),
+            true);
+        continue;
+      }
+    }
+    // The rank limit first: no rewrite lifts it.
+    bool too_high = p.TooHighRank(v.output);
+    for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
+    if (too_high) {
+      add(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                       p.max_rank));
+      continue;
+    }
     std::string cls = v.broadcast_class;
-    if (v.rule == bcast::RuleFamily::kNumpy && (cls == "bidirectional" || cls == "general")) {
-      // Classes that depend on comparing dims are not decided by invented symbols (checked
-      // in place: most nodes have other classes and need no sanitized copies).
-      bool vague = Vague(v.output);
-      for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
-      if (vague) continue;
-    }
+    bool vague = false;
+    for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
     if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-      cls = v.inputs[0] == v.inputs[1] ? "same" : "unidirectional";
+      cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
     }
-    if (!p.Runs(cls)) {
-      out.push_back(absl::StrCat(head(), ": ", shape_text(), " broadcast as '", cls, "', which ",
-                                 p.name, " does not run natively"));
+    if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
+      // Classes compare dims: an unknown or invented dim does not decide them. What can
+      // still be shown: one operand dominates (not bidirectional), which settles targets
+      // that run every other numpy class.
+      bool dominated = false;
+      for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs);
+      if (dominated && numpy_all) {
+        cls = "general";
+      } else {
+        add(absl::StrCat("cannot prove ", p.name,
+                         "'s form: dims not known well enough to decide the broadcast class"),
+            true);
+        continue;
+      }
+    }
+    if (class_matters && !p.Runs(cls)) {
+      if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
+        add(absl::StrCat("cannot prove ", p.name,
+                         "'s form: dims not known well enough to show equal shapes"),
+            true);
+      } else {
+        add(absl::StrCat("broadcast as '", cls, "', which ", p.name,
+                         " does not run natively"));
+      }
       continue;
     }
     if (p.equal_rank) {
       bool unequal = false;
       if (v.rule == bcast::RuleFamily::kNumpy) {
+        int64_t rank = 0;
+        for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
         for (const bcast::Shape& s : v.inputs) {
-          if (s.rank() != v.output.rank() && !(p.scalar_any_rank && ScalarLike(s))) {
-            unequal = true;
-          }
+          if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
         }
       } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
         const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
@@ -271,18 +423,33 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model
                   v.inputs[0].rank() != v.inputs[1].rank();
       }
       if (unequal) {
-        out.push_back(absl::StrCat(head(), ": operands ", shape_text(), " have different ranks; ",
-                                   p.name, " needs equal ranks"));
+        add(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
         continue;
       }
     }
-    bool too_high = p.TooHighRank(v.output);
-    for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
-    if (too_high) {
-      out.push_back(absl::StrCat(head(), ": ", shape_text(), " -> ", v.output.ToString(),
-                                 " exceeds ", p.name, "'s maximum rank ", p.max_rank));
-    }
   }
+  return out;
+}
+
+std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, int> index;
+  bool unnamed = false;
+  for (const auto& n : graph.node()) unnamed |= n.name().empty();
+  if (!unnamed) return index;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (graph.node(i).output_size() > 0) index.emplace(graph.node(i).output(0), i);
+  }
+  return index;
+}
+
+absl::StatusOr<std::vector<std::string>> FindTargetViolations(
+    const proto::Model& model, const TargetProfile& p,
+    const std::unordered_map<std::string, int>* original_index) {
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, p, original_index);
+  if (!v.ok()) return v.status();
+  std::vector<std::string> out;
+  out.reserve(v->size());
+  for (const TargetViolation& t : *v) out.push_back(t.ToString());
   return out;
 }
 

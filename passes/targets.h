@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -62,10 +63,39 @@ absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path);
 /// The profile in file form (round-trips through ParseTargetProfile).
 std::string FormatTargetProfile(const TargetProfile& profile);
 
-/// Every main-graph broadcasting node outside `profile`'s table: one message per node naming
-/// it, its op, class and shapes, and the rule of the table it breaks. Empty when the model
-/// conforms. Nodes whose shapes are unknown are not counted.
-absl::StatusOr<std::vector<std::string>> FindTargetViolations(const proto::Model& model,
-                                                              const TargetProfile& profile);
+/// One broadcasting node that is not provably in a target's form.
+struct TargetViolation {
+  std::string graph;   ///< "main", or the path of an If/Loop/Scan body or function call site
+  std::string node;    ///< node name, or "<op>#<index>"
+  std::string op;
+  std::string shapes;  ///< the operands' shapes, e.g. "[1,20,120] and [120]"
+  std::string why;     ///< the rule of the table it breaks, or why it cannot be proven
+  /// True when the node may conform but the analysis cannot show it (unknown rank or dims).
+  bool cannot_prove = false;
+
+  /// "<graph>: <op> '<node>': <shapes>: <why>".
+  std::string ToString() const;
+};
+
+/// Every broadcasting node of every graph of `model` (main graph, If/Loop/Scan bodies, and
+/// model-local function bodies per call site) that is not provably in `profile`'s form: proven
+/// broadcast errors, classes the engine does not run, unequal or too-high ranks, and nodes
+/// whose ranks or dims are not known well enough to prove the form where the table depends on
+/// them ("cannot prove: rank of B unknown, produced by ..."). Empty when the model provably
+/// conforms. Expand nodes are the rewrites' own tool and are not checked.
+/// `original_index` (see OriginalNodeIndex): labels of unnamed main-graph nodes use their index
+/// in the model a pipeline started from, as the passes' logs do.
+absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
+    const proto::Model& model, const TargetProfile& profile,
+    const std::unordered_map<std::string, int>* original_index = nullptr);
+
+/// CheckTarget as one message per node (TargetViolation::ToString).
+absl::StatusOr<std::vector<std::string>> FindTargetViolations(
+    const proto::Model& model, const TargetProfile& profile,
+    const std::unordered_map<std::string, int>* original_index = nullptr);
+
+/// First output name -> index of every unnamed-node-bearing main graph's nodes (empty when every
+/// node has a name): taken before a pipeline runs, for CheckTarget's labels.
+std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph);
 
 }  // namespace onnx_bcast::passes

@@ -197,7 +197,8 @@ py::tuple Optimize(const py::object& model, const std::optional<std::string>& ta
                    const std::optional<std::vector<std::string>>& passes,
                    const std::optional<std::string>& target_file,
                    const std::optional<py::object>& output, int64_t fold_limit_bytes,
-                   bool verify_each, bool external_data, const std::string& base_dir) {
+                   bool verify_each, bool external_data, const std::string& base_dir,
+                   bool allow_partial) {
   ModelArg arg = ToModelArg(model, "optimize");
   onnx_bcast::OptimizeOptions options;
   options.target = target.value_or("");
@@ -205,6 +206,7 @@ py::tuple Optimize(const py::object& model, const std::optional<std::string>& ta
   options.passes = passes.value_or(std::vector<std::string>{});
   options.fold_limit_bytes = fold_limit_bytes;
   options.verify_each = verify_each;
+  options.allow_partial = allow_partial;
   options.load.base_dir = base_dir;
   std::string output_path;
   if (output.has_value() && !output->is_none()) {
@@ -466,10 +468,12 @@ PYBIND11_MODULE(onnx_bcast, m) {
         py::arg("passes") = py::none(), py::arg("target_file") = py::none(),
         py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
         py::arg("verify_each") = false, py::arg("external_data") = false,
-        py::arg("base_dir") = ".",
+        py::arg("base_dir") = ".", py::arg("allow_partial") = false,
         "Rewrites broadcasts for a target (or a pass list). Returns (model, report): the model "
         "as given (a ModelProto for a ModelProto, bytes for bytes or a path), or the output "
-        "path when output= is given (the model is then saved there).");
+        "path when output= is given (the model is then saved there). A node left outside the "
+        "target's form raises NotImplementedError naming every such node unless "
+        "allow_partial=True (then report['violations'] lists them).");
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("random") = false, py::arg("seed") = 0,

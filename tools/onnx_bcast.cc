@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -148,6 +149,9 @@ const std::vector<Command>& Commands() {
            {"fold-limit", 0, "BYTES", false,
             "fold a broadcast constant into an initializer up to BYTES (default 4096)"},
            {"debug", 0, nullptr, false, "print every rewrite and why nodes were left alone"},
+           {"allow-partial", 0, nullptr, false,
+            "write OUT even when some nodes cannot be put into the target's form (they are "
+            "listed on stderr; exit 0); without it such a model is not written (exit 3)"},
            kHelp,
        },
        RunOpt},
@@ -195,7 +199,8 @@ void PrintTopHelp() {
   std::printf(
       "  %-8s %s\n\nRun 'onnx-bcast help COMMAND' for a command's options.\n\n"
       "Exit codes: 0 success; 1 found what it looks for (broadcast error, numeric mismatch);\n"
-      "2 model cannot be loaded or is invalid; 3 unsupported; 4 output cannot be written;\n"
+      "2 model cannot be loaded or is invalid; 3 unsupported (opt: a node not put into the\n"
+      "target's form, nothing written); 4 output cannot be written;\n"
       "64 usage error.\n",
       "help", "show help for a command");
 }
@@ -343,12 +348,21 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   report.output_path = args.Has("dry-run") ? "" : args.Get("output");
   report.target = has_target ? profile.name : "";
   report.before = passes::Summarize(model->proto);
+  const std::unordered_map<std::string, int> original_index =
+      has_target ? passes::OriginalNodeIndex(model->proto.graph())
+                 : std::unordered_map<std::string, int>{};
   absl::Status status = passes::RunPipeline(&*model, *pipeline, options, &report.runs);
   report.after = passes::Summarize(model->proto);
   if (status.ok() && has_target) {
+    // The target's promise covers every broadcasting node of every graph: a node not provably
+    // in its form fails opt unless --allow-partial.
     absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, profile);
-    if (violations.ok()) report.violations = *std::move(violations);
+        passes::FindTargetViolations(*model, profile, &original_index);
+    if (violations.ok()) {
+      report.violations = *std::move(violations);
+    } else {
+      status = violations.status();
+    }
   }
   if (!status.ok()) report.error = std::string(status.message());
   if (!pipeline->empty()) {
@@ -369,6 +383,19 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
       default:
         return kExitBadModel;
     }
+  }
+  if (!report.violations.empty()) {
+    // One self-contained line per node (model, target, what happened to the output, the node).
+    const bool partial = args.Has("allow-partial");
+    const size_t total = report.violations.size();
+    for (size_t k = 0; k < total; ++k) {
+      PrintError(absl::StrCat(args.positionals[0], ": target ", profile.name, " not met (node ",
+                              k + 1, " of ", total, " not in its form; ",
+                              partial ? "written anyway: --allow-partial"
+                                      : "nothing written, --allow-partial writes it anyway",
+                              "): ", report.violations[k]));
+    }
+    if (!partial) return kExitUnsupported;
   }
   if (original.has_value()) {
     verify::VerifyOptions vopts;

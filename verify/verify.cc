@@ -27,7 +27,7 @@ namespace {
 const std::set<std::string>& ExactOps() {
   static const auto* const kOps = new std::set<std::string>{
       "Reshape", "Unsqueeze", "Squeeze", "Expand", "Shape", "Identity", "Constant", "Flatten",
-      "Tile"};
+      "Tile", "Gather", "Transpose", "Concat"};
   return *kOps;
 }
 

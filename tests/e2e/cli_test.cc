@@ -307,6 +307,60 @@ TEST(CliOpt, TargetFilesAndUsageErrors) {
   EXPECT_FALSE(fs::exists(dir / "b.onnx"));
 }
 
+const std::string kOptFixtures = BCAST_SOURCE_DIR "/tests/fixtures/opt/";
+
+// A target whose form cannot be reached (or proven) on some node: exit 3, every such node on
+// stderr (one line each, graph path, node, op, shapes, why), nothing written; --allow-partial
+// writes the model and still lists them.
+TEST(CliOpt, TargetNotMetExitsThreeListsEveryNodeAndWritesNothing) {
+  TempDir dir;
+  // The Reshape to a runtime shape hides the rank: no target that depends on ranks can prove it.
+  for (const char* target : {"explicit", "ncnn", "none"}) {
+    Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx",
+                       "--target", target});
+    EXPECT_EQ(r.code, 3) << target << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(std::string("target ") + target + " not met (node 1 of 1"));
+    EXPECT_THAT(r.err, HasSubstr("main: Add 'Add#1': ? and [120]: cannot prove"));
+    EXPECT_THAT(r.err, HasSubstr("rank of input 0 'r' unknown, produced by Reshape 'Reshape#0'"));
+    EXPECT_THAT(r.err, HasSubstr("nothing written"));
+    EXPECT_EQ(dir.Count(), 0u) << target;
+  }
+  // canonical depends on no rank: the same model is fine there.
+  Result c = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "c.onnx",
+                     "--target", "canonical"});
+  EXPECT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.err, "");
+  fs::remove(dir / "c.onnx");
+  // --dry-run gives the same verdict.
+  Result d = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "--dry-run", "--target",
+                     "explicit"});
+  EXPECT_EQ(d.code, 3) << d.err;
+  EXPECT_EQ(dir.Count(), 0u);
+}
+
+TEST(CliOpt, AllowPartialWritesTheModelAndStillListsTheNodes) {
+  TempDir dir;
+  Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx",
+                     "--target", "ncnn", "--allow-partial"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("written anyway: --allow-partial"));
+  EXPECT_THAT(r.err, HasSubstr("Add 'Add#1'"));
+  EXPECT_TRUE(fs::exists(dir / "u.onnx"));
+  EXPECT_THAT(RunCli({"opt", "--help"}).out, HasSubstr("--allow-partial"));
+}
+
+TEST(CliOpt, ProvenBroadcastErrorIsNotWritten) {
+  TempDir dir;
+  Result r = RunCli({"opt", kFixtures + "symbolic_batch.onnxtxt", "-o", dir / "s.onnx",
+                     "--target", "explicit"});
+  // (N,3)+(5,3): ranks equal, the condition N in {1,5} is check's business, not the target's.
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = RunCli({"opt", kFixtures + "if_branch_conflict.onnxtxt", "-o", dir / "e.onnx", "--target",
+              "explicit"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_FALSE(fs::exists(dir / "e.onnx"));
+}
+
 TEST(CliVerify, ExitCodesAndOptVerify) {
   TempDir dir;
   const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";

@@ -179,6 +179,10 @@ struct OptimizeOptions {
   int64_t fold_limit_bytes = 4096;
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
+  /// With a target: by default a node left outside the target's form (listed in
+  /// OptimizeReport::violations) fails Optimize with Unimplemented naming every such node,
+  /// and the model is left untouched; true keeps the partial rewrite and only reports them.
+  bool allow_partial = false;
   LoadOptions load;
 };
 

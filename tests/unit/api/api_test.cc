@@ -226,6 +226,28 @@ TEST(ApiTest, OptimizeInMemoryUpgradesLegacyAxis) {
   EXPECT_FALSE(again->Changed());
 }
 
+// A target not met on some node: Unimplemented naming every such node, model untouched;
+// allow_partial keeps the partial rewrite and lists them in the report.
+TEST(ApiTest, OptimizeFailsWhenTheTargetIsNotMetUnlessAllowPartial) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(
+      std::string(BCAST_SOURCE_DIR) + "/tests/fixtures/opt/unknown_rank.onnxtxt");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string before = model->SerializeAsString();
+  onnx_bcast::OptimizeOptions options;
+  options.target = "explicit";
+  absl::StatusOr<onnx_bcast::OptimizeReport> r = onnx_bcast::Optimize(&*model, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("target explicit not met: 1 node(s)"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("Add 'Add#1'"));
+  EXPECT_EQ(model->SerializeAsString(), before);
+  options.allow_partial = true;
+  r = onnx_bcast::Optimize(&*model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->violations.size(), 1u);
+  EXPECT_THAT(r->violations[0], HasSubstr("cannot prove explicit's form"));
+}
+
 TEST(ApiTest, OptimizeFilesWritesTheOutput) {
   const fs::path dir = TempDir("optimize_files");
   const std::string out = (dir / "cnn_ncnn.onnx").string();
