@@ -1,7 +1,9 @@
 // Schema function bodies from libonnx (exceptions caught here) and call inlining.
 #include "proto/function_expand.h"
 
+#include <algorithm>
 #include <exception>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -121,6 +123,138 @@ std::vector<onnx::NodeProto> InlineCall(const onnx::NodeProto& call,
     nodes.push_back(std::move(copy));
   }
   return nodes;
+}
+
+namespace {
+
+std::string NormalizedDomain(const std::string& domain) {
+  return domain == "ai.onnx" ? "" : domain;
+}
+
+}  // namespace
+
+FunctionInlineCounter::FunctionInlineCounter(const onnx::ModelProto& model, int64_t cap)
+    : model_(model),
+      // Sums of two counts stay below 2 * (cap + 1): no overflow.
+      cap_(std::clamp<int64_t>(cap, 0, std::numeric_limits<int64_t>::max() / 4)),
+      body_(static_cast<size_t>(model.functions_size()), -1) {
+  for (int i = 0; i < model.functions_size(); ++i) {
+    const onnx::FunctionProto& f = model.functions(i);
+    index_.emplace(std::make_pair(NormalizedDomain(f.domain()), f.name()), i);
+  }
+}
+
+int FunctionInlineCounter::Find(const std::string& domain, const std::string& name) const {
+  auto it = index_.find({NormalizedDomain(domain), name});
+  return it == index_.end() ? -1 : it->second;
+}
+
+void FunctionInlineCounter::Calls(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                                  std::vector<int>* out) const {
+  for (const onnx::NodeProto& node : nodes) {
+    if (const int f = Find(node.domain(), node.op_type()); f >= 0) out->push_back(f);
+    // Subgraph nesting is bounded by the parser's nesting limit.
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) Calls(attr.g().node(), out);
+      for (const onnx::GraphProto& g : attr.graphs()) Calls(g.node(), out);
+    }
+  }
+}
+
+int64_t FunctionInlineCounter::Body(int root) {
+  constexpr int64_t kOnStack = -2;
+  if (body_[root] >= 0) return body_[root];
+  struct Frame {
+    int f;
+    std::vector<int> calls;
+    size_t next = 0;
+    int64_t sum = 0;
+  };
+  const int64_t saturated = cap_ + 1;
+  auto add = [saturated](int64_t a, int64_t b) { return std::min(saturated, a + b); };
+  std::vector<Frame> stack;
+  auto push = [&](int f) {
+    body_[f] = kOnStack;
+    Frame frame{f, {}};
+    Calls(model_.functions(f).node(), &frame.calls);
+    stack.push_back(std::move(frame));
+  };
+  push(root);
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.sum >= saturated) top.next = top.calls.size();  // the rest cannot matter
+    if (top.next == top.calls.size()) {
+      const int64_t value = top.sum;
+      body_[top.f] = value;
+      stack.pop_back();
+      if (!stack.empty()) {
+        stack.back().sum = add(stack.back().sum, 1 + value);
+        ++stack.back().next;
+      }
+      continue;
+    }
+    const int callee = top.calls[top.next];
+    if (body_[callee] == kOnStack) {  // recursion: unbounded
+      top.sum = saturated;
+    } else if (body_[callee] >= 0) {
+      top.sum = add(top.sum, 1 + body_[callee]);
+      ++top.next;
+    } else {
+      push(callee);  // invalidates `top`
+    }
+  }
+  return body_[root];
+}
+
+int64_t FunctionInlineCounter::Count(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+  std::vector<int> calls;
+  Calls(nodes, &calls);
+  int64_t sum = 0;
+  for (int f : calls) {
+    sum = std::min(cap_ + 1, sum + 1 + Body(f));
+    if (sum > cap_) break;
+  }
+  return sum;
+}
+
+int64_t FunctionInlineCounter::CountCall(const std::string& domain, const std::string& name) {
+  const int f = Find(domain, name);
+  return f < 0 ? 0 : std::min(cap_ + 1, 1 + Body(f));
+}
+
+absl::Status CheckFunctionInlines(const onnx::ModelProto& model, int64_t limit) {
+  FunctionInlineCounter counter(model, limit);
+  auto over = [&](int f) { return counter.Body(f) > counter.cap(); };
+  for (int f = 0; f < model.functions_size(); ++f) {
+    if (!over(f)) continue;
+    // Name the innermost offender: the function whose callees each stay within the limit.
+    int inner = f;
+    // Bounded, in case a caller skipped the recursion check.
+    for (int steps = 0, descended = 1; descended && steps < model.functions_size(); ++steps) {
+      descended = 0;
+      std::vector<int> calls;
+      counter.Calls(model.functions(inner).node(), &calls);
+      for (int g : calls) {
+        if (g != inner && over(g)) {
+          inner = g;
+          descended = 1;
+          break;
+        }
+      }
+    }
+    const onnx::FunctionProto& fn = model.functions(inner);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "function '", fn.domain().empty() ? "" : absl::StrCat(fn.domain(), "."), fn.name(),
+        "' expands to more than ", counter.cap(),
+        " nested function calls, the limit (--max-function-inlines)"));
+  }
+  if (counter.Count(model.graph().node()) > counter.cap()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("graph '", model.graph().name(), "' expands to more than ", counter.cap(),
+                     " function calls, the limit (--max-function-inlines)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace onnx_bcast::proto

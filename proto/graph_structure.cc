@@ -12,11 +12,27 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "proto/function_expand.h"
 
 namespace onnx_bcast::proto {
 namespace {
 
 using Names = std::unordered_set<std::string>;
+
+// The names visible in a graph: its own, then its enclosing graphs' through `parent`. Shared,
+// not copied: a subgraph costs what it defines, however many names its enclosing graphs hold
+// (copying them made a 2.7 MB model with many small subgraphs take minutes). Lookups walk at
+// most the nesting depth, which the parser bounds.
+struct Scope {
+  const Names* names = nullptr;
+  const Scope* parent = nullptr;
+  bool Has(const std::string& name) const {
+    for (const Scope* s = this; s != nullptr; s = s->parent) {
+      if (s->names->count(name) > 0) return true;
+    }
+    return false;
+  }
+};
 
 std::string NodeLabel(const onnx::NodeProto& node, int index) {
   return absl::StrCat("node '", node.name().empty() ? absl::StrCat("#", index) : node.name(),
@@ -86,16 +102,15 @@ absl::Status CheckSparse(const onnx::SparseTensorProto& st, const std::string& w
   return absl::OkStatus();
 }
 
-absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std::string& where) {
-  Names defined = outer;
+absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std::string& where) {
   Names local;  // defined in this graph: a second definition is an error
+  const Scope defined{&local, outer};
   auto define = [&](const std::string& name, const std::string& by) -> absl::Status {
     if (name.empty()) return absl::OkStatus();
     if (!local.insert(name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by, ")"));
     }
-    defined.insert(name);
     return absl::OkStatus();
   };
   for (const auto& v : g.input()) {
@@ -136,7 +151,7 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
     const onnx::NodeProto& node = g.node(i);
     for (const std::string& in : node.input()) {
       if (in.empty()) continue;
-      if (defined.count(in) == 0) {
+      if (!defined.Has(in)) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", NodeLabel(node, i),
                                                        " reads '", in, "', defined nowhere"));
       }
@@ -173,7 +188,7 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
     if (v.name().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": graph output ", k, " has no name"));
     }
-    if (defined.count(v.name()) == 0) {
+    if (!defined.Has(v.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": graph output '", v.name(), "' is produced by no node"));
     }
@@ -187,10 +202,10 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const std
         if (absl::Status s = CheckSparse(attr.sparse_tensor(), at); !s.ok()) return s;
       }
       if (attr.has_g()) {
-        if (absl::Status s = CheckGraph(attr.g(), defined, at); !s.ok()) return s;
+        if (absl::Status s = CheckGraph(attr.g(), &defined, at); !s.ok()) return s;
       }
       for (const auto& sub : attr.graphs()) {
-        if (absl::Status s = CheckGraph(sub, defined, at); !s.ok()) return s;
+        if (absl::Status s = CheckGraph(sub, &defined, at); !s.ok()) return s;
       }
     }
   }
@@ -254,12 +269,14 @@ absl::Status CheckFunctions(const onnx::ModelProto& m) {
 
 }  // namespace
 
-absl::Status CheckGraphStructure(const Model& model) {
+absl::Status CheckGraphStructure(const Model& model, const Limits& limits) {
   const onnx::ModelProto& m = model.proto;
   absl::Status s = CheckFunctions(m);
-  if (s.ok()) s = CheckGraph(m.graph(), {}, absl::StrCat("graph '", m.graph().name(), "'"));
+  // After the recursion check: counts of recursive functions would only say "unbounded".
+  if (s.ok()) s = CheckFunctionInlines(m, limits.max_function_inlines);
+  if (s.ok()) s = CheckGraph(m.graph(), nullptr, absl::StrCat("graph '", m.graph().name(), "'"));
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(absl::StrCat(model.path, ": ", s.message()));
+  return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
 }
 
 }  // namespace onnx_bcast::proto

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "proto/limits.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::proto {
@@ -13,6 +14,8 @@ namespace onnx_bcast::proto {
 /// InvalidArgument naming the graph, node and value at fault: a node input or graph output
 /// defined nowhere (inputs, initializers, node outputs, enclosing scopes of a subgraph), a
 /// value produced twice, a cycle, or a (mutually) recursive model-local function.
-absl::Status CheckGraphStructure(const Model& model);
+/// ResourceExhausted when inlining the model's function calls would exceed
+/// `limits.max_function_inlines` (CheckFunctionInlines). Linear in the size of the model.
+absl::Status CheckGraphStructure(const Model& model, const Limits& limits = {});
 
 }  // namespace onnx_bcast::proto

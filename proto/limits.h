@@ -6,6 +6,10 @@
 
 namespace onnx_bcast::proto {
 
+/// Default of Limits::max_function_inlines: real models with local functions (exporters emit one
+/// per module) inline a few thousand calls.
+inline constexpr int64_t kDefaultMaxFunctionInlines = 100'000;
+
 /// Limits checked before or while a model is parsed. All are inclusive maxima.
 struct Limits {
   /// Size of the .onnx file itself. Protobuf cannot parse a message of 2 GiB or more.
@@ -16,6 +20,10 @@ struct Limits {
   int64_t max_nodes = 20'000'000;
   /// Elements of any one tensor declared in the model (initializer, constant, external).
   int64_t max_tensor_elements = int64_t{1} << 36;
+  /// Model-local function calls that inlining the whole model performs, nested calls counted
+  /// at every level (a call inside a function called 4 times counts 4 times). Depth alone does
+  /// not bound this: 16 levels of 4 calls each are 4^16 inlines from a 2 KB file.
+  int64_t max_function_inlines = kDefaultMaxFunctionInlines;
 };
 
 }  // namespace onnx_bcast::proto

@@ -75,6 +75,8 @@ const std::vector<OptionSpec>& LimitOptions() {
       {"max-tensor-elements", 0, "N", false,
        "refuse tensors (declared or computed) with more than N elements (default 2^32 at run)"},
       {"max-nesting", 0, "N", false, "refuse messages nested deeper than N (default 100)"},
+      {"max-function-inlines", 0, "N", false,
+       "refuse models whose function calls expand to more than N inlined calls (default 100000)"},
   };
   return kLimits;
 }
@@ -92,11 +94,12 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
   for (absl::Status s : {ParseIntOption(args, "max-file-bytes", &limits.max_file_bytes),
                          ParseIntOption(args, "max-nodes", &limits.max_nodes),
                          ParseIntOption(args, "max-tensor-elements", &limits.max_tensor_elements),
-                         ParseIntOption(args, "max-nesting", &nesting)}) {
+                         ParseIntOption(args, "max-nesting", &nesting),
+                         ParseIntOption(args, "max-function-inlines", &limits.max_function_inlines)}) {
     if (!s.ok()) return s;
   }
   if (limits.max_file_bytes <= 0 || limits.max_nodes <= 0 || limits.max_tensor_elements <= 0 ||
-      nesting <= 0 || nesting > 10000) {
+      limits.max_function_inlines <= 0 || nesting <= 0 || nesting > 10000) {
     return absl::InvalidArgumentError("limits must be positive (and --max-nesting <= 10000)");
   }
   limits.max_nesting = static_cast<int>(nesting);
@@ -105,11 +108,13 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
 
 absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args) {
   // Validated in Main before any command runs.
-  absl::StatusOr<proto::Model> model = proto::LoadModel(path, *LimitsFrom(args));
-  // A cycle, a value defined twice or nowhere, or a recursive function is refused by every
-  // command alike (libonnx inference would recurse forever on the last).
+  const proto::Limits limits = *LimitsFrom(args);
+  absl::StatusOr<proto::Model> model = proto::LoadModel(path, limits);
+  // A cycle, a value defined twice or nowhere, a recursive function or one whose calls expand
+  // past --max-function-inlines is refused by every command alike (libonnx inference would
+  // recurse forever on the third, and take hours on the last).
   if (model.ok()) {
-    if (absl::Status s = proto::CheckGraphStructure(*model); !s.ok()) return s;
+    if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
   }
   return model;
 }
@@ -510,7 +515,9 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model);
+  rt::LoadOptions load;
+  load.max_function_inlines = LimitsFrom(args)->max_function_inlines;
+  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model, load);
   if (!loaded.ok()) {
     PrintError(absl::StrCat(model->path, ": ", loaded.status().message()));
     return LoadExitCode(loaded.status());

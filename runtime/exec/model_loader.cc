@@ -74,6 +74,7 @@ class Loader {
   std::unordered_map<std::string, onnx::TypeProto> types_;
   bool inferred_ = false;
   int64_t inline_count_ = 0;
+  int64_t local_inlines_ = 0;  ///< model-local calls inlined so far
 };
 
 absl::StatusOr<std::shared_ptr<const Tensor>> Loader::ConvertTensor(
@@ -242,7 +243,15 @@ absl::Status Loader::ConvertNode(const onnx::NodeProto& proto, const OpsetMap& o
   const int64_t opset = opset_it == opsets.end() ? 0 : opset_it->second;
   if (FindOp(domain, proto.op_type(), opset) == nullptr && depth < kMaxInlineDepth) {
     auto fn = functions_.find({domain, proto.op_type()});
-    if (fn != functions_.end()) return Inline(proto, *fn->second, opsets, depth, graph);
+    if (fn != functions_.end()) {
+      // CheckFunctionInlines bounded this up front; the count keeps the loop itself bounded.
+      if (++local_inlines_ > options_.max_function_inlines) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "function '", proto.op_type(), "' expands to more than ",
+            options_.max_function_inlines, " nested function calls, the limit"));
+      }
+      return Inline(proto, *fn->second, opsets, depth, graph);
+    }
     if (options_.expand_schema_functions && opset > 0) {
       absl::StatusOr<proto::FunctionBody> body =
           proto::SchemaFunctionBody(proto, domain, opset, InputTypes(proto));
@@ -350,6 +359,10 @@ proto::RawTensor RawFromTensor(const Tensor& tensor, const std::string& name) {
 absl::StatusOr<std::shared_ptr<const Model>> LoadRuntimeModel(const proto::Model& model,
                                                               const LoadOptions& options) {
   if (!model.proto.has_graph()) return absl::InvalidArgumentError("model has no graph");
+  if (absl::Status s = proto::CheckFunctionInlines(model.proto, options.max_function_inlines);
+      !s.ok()) {
+    return s;
+  }
   Loader loader(model, options);
   const OpsetMap opsets = WithImports({}, model.proto.opset_import());
   absl::StatusOr<std::shared_ptr<Graph>> main = loader.ConvertGraph(model.proto.graph(), opsets);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "proto/limits.h"
 #include "proto/model_io.h"
 #include "proto/tensor_codec.h"
 #include "runtime/graph.h"
@@ -22,6 +23,9 @@ struct LoadOptions {
   bool expand_schema_functions = true;
   /// Refuse initializers and constant attributes with more elements than this.
   int64_t max_tensor_elements = int64_t{1} << 32;
+  /// Refuse (ResourceExhausted, before converting anything) models whose model-local function
+  /// calls expand to more inlined calls than this (proto::CheckFunctionInlines).
+  int64_t max_function_inlines = proto::kDefaultMaxFunctionInlines;
 };
 
 /// Converts `model`. Graph inputs that have an initializer are left out of Graph::inputs (they

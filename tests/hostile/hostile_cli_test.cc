@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -1287,6 +1290,175 @@ TEST(Truncation, ModelTruncatedWhileReadIsNeverASignal) {
   }
   std::printf("truncated during the read: %d, after: %d\n", cut, whole);
 }
+
+// =============================================================================================
+// Hangs and blow-ups from small files (issue 14, group 3). Besides the catalogue's contract
+// (exit code, one line, nothing written), each row bounds its wall time, and a refusal's line
+// starts with the model's path. The CLI is killed at twice the bound, so a regression fails
+// the row instead of hanging the suite.
+
+// A model of local functions F0..F<levels>: each calls the next `fanout` times in a chain, the
+// last is a Relu. About 150 bytes per level; fanout^levels inlines when expanded.
+onnx::ModelProto FunctionBomb(int levels, int fanout) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+    g (float[2] x) => (float[2] y) { y = local.F0(x) })");
+  for (int level = 0; level <= levels; ++level) {
+    onnx::FunctionProto* f = m.add_functions();
+    f->set_name(absl::StrCat("F", level));
+    f->set_domain("local");
+    f->add_input("a");
+    f->add_output("b");
+    for (const char* domain : {"", "local"}) {
+      onnx::OperatorSetIdProto* imp = f->add_opset_import();
+      imp->set_domain(domain);
+      imp->set_version(domain[0] == '\0' ? 17 : 1);
+    }
+    const int calls = level == levels ? 1 : fanout;
+    for (int c = 0; c < calls; ++c) {
+      onnx::NodeProto* n = f->add_node();
+      if (level == levels) {
+        n->set_op_type("Relu");
+      } else {
+        n->set_op_type(absl::StrCat("F", level + 1));
+        n->set_domain("local");
+      }
+      n->add_input(c == 0 ? "a" : absl::StrCat("t", c));
+      n->add_output(c + 1 == calls ? "b" : absl::StrCat("t", c + 1));
+    }
+  }
+  return m;
+}
+
+// A chain of `names` Identity nodes followed by `ifs` If nodes whose two branches (one node
+// each) read the chain's last value: every subgraph has `names` outer names in scope.
+onnx::ModelProto ManySubgraphs(int names, int ifs) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x, bool c) => (float[2] y) { y = Identity(x) })");
+  onnx::GraphProto* g = m.mutable_graph();
+  g->clear_node();
+  std::string prev = "x";
+  auto add = [&](const char* op, const std::string& in, const std::string& out) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    n->add_input(in);
+    n->add_output(out);
+    return n;
+  };
+  for (int i = 0; i < names; ++i) {
+    add("Identity", prev, absl::StrCat("t", i));
+    prev = absl::StrCat("t", i);
+  }
+  for (int i = 0; i < ifs; ++i) {
+    onnx::NodeProto* n = add("If", "c", absl::StrCat("u", i));
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name(branch);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      onnx::GraphProto* sub = a->mutable_g();
+      sub->set_name(branch);
+      *sub->add_output() = m.graph().output(0);
+      sub->mutable_output(0)->set_name("o");
+      onnx::NodeProto* body = sub->add_node();
+      body->set_op_type(branch[0] == 't' ? "Identity" : "Neg");
+      body->add_input(prev);
+      body->add_output("o");
+    }
+    prev = absl::StrCat("u", i);
+  }
+  add("Identity", prev, "y");
+  return m;
+}
+
+struct BoundedRow {
+  Row row;
+  double max_seconds;
+};
+
+std::vector<BoundedRow> HangsAndBlowups() {
+  auto bomb = Model([] { return FunctionBomb(16, 4); });  // 4^16 inlines from 2 KB
+  return {
+      {{"FunctionBombCheck", bomb, kCheck, 2, "function 'local.F7' expands to more than 100000"},
+       10},
+      {{"FunctionBombOpt", bomb, With(kOpt, {"--target", "none"}), 2, "'local.F7'"}, 10},
+      {{"FunctionBombRun", bomb, kRun, 2, "'local.F7'"}, 10},
+      // 4^8 = 65536 inlines are fine by default, not past a given limit.
+      {{"FunctionInlinesPastGivenLimit", Model([] { return FunctionBomb(8, 4); }),
+        With(kRun, {"--max-function-inlines", "5000"}), 2, "more than 5000 nested function calls"},
+       10},
+      // 2.9 MB: 50k names in scope of each of 20k subgraphs. Copying the names per subgraph
+      // took minutes before any command started.
+      {{"ManySubgraphsOpt", Model([] { return ManySubgraphs(50'000, 10'000); }),
+        {"opt", "{in}m.onnx", "--dry-run"}, 0, ""},
+       30},
+      {{"ManySubgraphsRun", Model([] { return ManySubgraphs(50'000, 10'000); }),
+        {"run", "{in}m.onnx"}, 0, "output 'y' float32[2]", Stream::kStdout},
+       30},
+  };
+}
+
+// Runs the CLI, killing it (SIGKILL) after `kill_after` seconds; the code is then 128 + 9.
+Result RunCliBounded(const std::vector<std::string>& args, const std::string& scratch,
+                     double kill_after, double* seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string out = scratch + "/stdout", err = scratch + "/stderr";
+  const pid_t pid = test_support::SpawnCli(Cli(), args, out, err);
+  Result r;
+  int status = 0;
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (*seconds > kill_after) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    ::usleep(10'000);
+  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadAll(out);
+  r.err = ReadAll(err);
+  return r;
+}
+
+void PrintTo(const BoundedRow& row, std::ostream* os) { *os << row.row.name; }
+
+class Bounded : public ::testing::TestWithParam<BoundedRow> {};
+
+TEST_P(Bounded, EndsInTime) {
+  const Row& row = GetParam().row;
+  const double bound = GetParam().max_seconds;
+  Env env;
+  row.build(env);
+  std::vector<std::string> args;
+  for (const std::string& a : row.args) {
+    args.push_back(absl::StrReplaceAll(
+        a, {{"{in}", env.in()}, {"{out}", env.out()}, {"{outside}", env.outside()}}));
+  }
+  const std::map<std::string, std::string> before = Snapshot(env.root());
+  double seconds = 0;
+  const Result r = RunCliBounded(args, env.scratch(), 2 * bound, &seconds);
+
+  EXPECT_EQ(r.code, row.code) << "stdout: " << r.out << "\nstderr: " << r.err;
+  EXPECT_LE(seconds, bound);
+  if (row.code == 0 || row.stream == Stream::kStdout) {
+    EXPECT_THAT(r.out, HasSubstr(row.message));
+    if (row.code == 0) EXPECT_EQ(r.err, "");
+  }
+  if (row.stream == Stream::kStderr && row.code != 0) {
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(row.message));
+    // The model's path (args[1]) starts the line.
+    EXPECT_EQ(r.err.rfind(args[1] + ": ", 0), 0u) << r.err;
+  }
+  EXPECT_EQ(Snapshot(env.root()), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hang, Bounded, ::testing::ValuesIn(HangsAndBlowups()),
+                         [](const auto& info) { return info.param.row.name; });
 
 }  // namespace
 }  // namespace onnx_bcast
