@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -31,6 +32,11 @@ struct SymTensor {
   /// as a dim (a value, a symbol or an expression; Dim::Unknown() for an element not known).
   /// nullopt when the contents are not tracked.
   std::optional<std::vector<bcast::Dim>> value;
+  /// A Dim cannot hold a negative integer, but shape tensors carry them (Reshape's -1, Slice's
+  /// negative starts, axes such as -1): such elements are Dim::Unknown() in `value` and their
+  /// integers are listed here as (index, value). A reader that ignores this field sees them as
+  /// unknown, which is safe; a writer that replaces `value` must clear it.
+  std::vector<std::pair<int64_t, int64_t>> negatives;
   /// For float tensors of rank 0 or 1 with at most kMaxValueElements elements whose contents
   /// are constant (Resize/Upsample scales): the elements.
   std::optional<std::vector<double>> float_value;
