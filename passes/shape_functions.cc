@@ -427,6 +427,14 @@ Outputs BroadcastShapeFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
+Outputs EyeLikeFn(const Op& op) {
+  Outputs out = SameShape(op);
+  if (std::optional<int64_t> dtype = op.Int("dtype"); dtype && !out.empty()) {
+    out[0].elem = static_cast<int32_t>(*dtype);
+  }
+  return out;
+}
+
 Outputs IdentityFn(const Op& op) {
   const SymTensor* x = op.In(0);
   return Fit(op, One(x == nullptr ? SymTensor() : *x));
@@ -2028,7 +2036,7 @@ const std::unordered_map<std::string_view, Fn>& Table() {
           "HardSigmoid", "HardSwish", "Mish", "Gelu", "ThresholdedRelu", "Sign", "Shrink",
           "BitwiseNot", "Clip", "Softmax", "LogSoftmax", "Hardmax", "InstanceNormalization",
           "LRN", "MeanVarianceNormalization", "LpNormalization", "CumSum", "ReverseSequence",
-          "Trilu", "EyeLike", "ScatterND", "ScatterElements", "Scatter"}) {
+          "Trilu", "ScatterND", "ScatterElements", "Scatter"}) {
       (*t)[op] = &SameShape;
     }
     // Binary ops other than the value-tracked ones: their shape is the broadcast.
@@ -2037,6 +2045,7 @@ const std::unordered_map<std::string_view, Fn>& Table() {
       (*t)[op] = &BroadcastShapeFn;
     }
     for (std::string_view op : {"IsNaN", "IsInf"}) (*t)[op] = &BoolSameShape;
+    (*t)["EyeLike"] = &EyeLikeFn;
     (*t)["Identity"] = &IdentityFn;
     (*t)["Dropout"] = &DropoutFn;
     (*t)["Shape"] = &ShapeFn;

@@ -175,16 +175,15 @@ TEST(Check, ExpandToTheShapeOfAnotherTensor) {
   EXPECT_EQ(a.nodes[1].inputs[0].ToString(), "[N,8,16]");
 }
 
-TEST(Check, InventedDimsOfShapeInferenceAreUnknownNotSymbols) {
-  // libonnx names the unknown output dims of NonZero "unk__<n>"; they must not be taken as
-  // model symbols (which would make this Add look conditional).
+TEST(Check, DataDependentDimsAreFreshSymbolsNotLibonnxInventions) {
+  // libonnx names the unknown output dims of NonZero "unk__<n>"; those are never taken as model
+  // symbols. The analysis gives the count a fresh symbol named after the node instead, so both
+  // operands of Add(n, n) have the same extent and the broadcast is ok.
   Analysis a = Analyze(Model("float[3,4] x", "int64[2,?] y",
                              "n = NonZero(x)\n y = Add(n, n)"));
   const NodeVerdict& v = Only(a);
-  EXPECT_EQ(v.verdict, Verdict::kUnknown) << v.message;
-  // The unknown names the node the shape comes from.
-  EXPECT_THAT(v.message,
-              HasSubstr("the shape of 'n' comes from NonZero 'NonZero#0' (data-dependent)"));
+  EXPECT_EQ(v.verdict, Verdict::kOk) << v.message;
+  EXPECT_EQ(v.output.ToString(), "[2,`NonZero#0:0:1`]");
 }
 
 TEST(Check, ExpressionDimsSurviveOpsOnlyLibonnxInfers) {
