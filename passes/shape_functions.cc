@@ -20,6 +20,7 @@
 #include "passes/shape_functions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -82,6 +83,10 @@ Elem DivisibleDiv(const Elem& a, const Elem& b) {
 bool NonNegative(const Expr& e) {
   const std::optional<int64_t> lo = e.LowerBound();
   return lo && *lo >= 0;
+}
+bool Positive(const Expr& e) {
+  const std::optional<int64_t> lo = e.LowerBound();
+  return lo && *lo >= 1;
 }
 bool NonPositive(const Expr& e) {
   const std::optional<int64_t> hi = e.UpperBound();
@@ -570,18 +575,21 @@ Elem SliceLength(const Elem& d, const Elem& start, const Elem& end, const Elem& 
     if (*step > 0) {
       s = std::clamp<int64_t>(s, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
-      return C(e > s ? (e - s + *step - 1) / *step : 0);
+      return C(e > s ? (e - s - 1) / *step + 1 : 0);
     }
     s = std::clamp<int64_t>(s, 0, std::max<int64_t>(n - 1, 0));
     e = std::clamp<int64_t>(e, -1, n - 1);
     if (n == 0) return C(0);
     const int64_t k = -*step;
-    return C(s > e ? (s - e + k - 1) / k : 0);
+    return C(s > e ? (s - e - 1) / k + 1 : 0);
   }
   const Elem s = ClampBound(start, d, true, *step);
   const Elem e = ClampBound(end, d, false, *step);
   // Both bounds lie in the clamped range, so the length cannot be negative when one of them
   // is that range's far end (x[k:], x[:k], x[::-1]); elsewhere max(..., 0) keeps it so.
+  // Extents are below 2^31: a longer step takes at most the first element.
+  if (*step >= kToEnd) return Min(Max(Sub(e, s), C(0)), C(1));
+  if (*step <= -kToEnd) return Min(Max(Sub(s, e), C(0)), C(1));
   if (*step > 0) {
     const Elem len = CeilDiv(Sub(e, s), C(*step));
     return e == d || (s && s->IsConst(0)) ? len : Max(len, C(0));
@@ -669,14 +677,16 @@ Outputs SliceFn(const Op& op) {
       int64_t b = *s < 0 ? std::max<int64_t>(*s + len, *st > 0 ? 0 : -1) : *s;
       int64_t f = *e < 0 ? std::max<int64_t>(*e + len, -1) : *e;
       Elems out;
-      if (*st > 0) {
+      // A step longer than the vector takes one element; clamping it keeps i in range.
+      const int64_t step = std::clamp<int64_t>(*st, -(len + 1), len + 1);
+      if (step > 0) {
         b = std::clamp<int64_t>(b, 0, len);
         f = std::clamp<int64_t>(f, 0, len);
-        for (int64_t i = b; i < f; i += *st) out.push_back((*v)[static_cast<size_t>(i)]);
+        for (int64_t i = b; i < f; i += step) out.push_back((*v)[static_cast<size_t>(i)]);
       } else {
         b = std::clamp<int64_t>(b, 0, len - 1);
         f = std::clamp<int64_t>(f, -1, len - 1);
-        for (int64_t i = b; i > f; i += *st) out.push_back((*v)[static_cast<size_t>(i)]);
+        for (int64_t i = b; i > f; i += step) out.push_back((*v)[static_cast<size_t>(i)]);
       }
       SetValue(&t, out);
     }
@@ -1078,7 +1088,11 @@ Outputs RangeFn(const Op& op) {
   t.shape = Shape::FromDims({DimOf(len)});
   if (const std::optional<int64_t> n = ConstOf(len); n && *n <= kMaxValueElements) {
     Elems e;
-    for (int64_t i = 0; i < *n; ++i) e.push_back(Add((*sv)[0], C(i * *delta)));
+    for (int64_t i = 0; i < *n; ++i) {
+      int64_t offset = 0;
+      if (__builtin_mul_overflow(i, *delta, &offset)) return Fit(op, One(std::move(t)));
+      e.push_back(Add((*sv)[0], C(offset)));
+    }
     SetValue(&t, e);
   }
   return Fit(op, One(std::move(t)));
@@ -1119,8 +1133,8 @@ Outputs ReshapeFn(const Op& op) {
       return Fit(op, One(std::move(t)));
     } else if (c && *c == 0 && !allowzero) {
       dims.push_back(in != nullptr && i < in->dims.size() ? in->dims[i] : Dim::Unknown());
-    } else if (!c && e && !NonNegative(*e)) {
-      dims.push_back(Dim::Unknown());  // may be -1 or 0 at run time
+    } else if (!c && e && !(allowzero ? NonNegative(*e) : Positive(*e))) {
+      dims.push_back(Dim::Unknown());  // may be -1, or 0 (copy the input's dim), at run time
     } else {
       dims.push_back(DimOf(e));
     }
@@ -1636,7 +1650,7 @@ Outputs GatherNDFn(const Op& op) {
     return Fit(op, One(std::move(t)));
   }
   const int64_t k = last.value();
-  if (k < 1 || b + k > data->rank()) return Fit(op, One(std::move(t)));
+  if (k < 1 || k > data->rank() - b) return Fit(op, One(std::move(t)));
   std::vector<Dim> dims(idx->dims.begin(), idx->dims.end() - 1);
   dims.insert(dims.end(), data->dims.begin() + b + k, data->dims.end());
   t.shape = Shape::FromDims(std::move(dims));

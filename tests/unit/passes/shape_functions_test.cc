@@ -724,6 +724,45 @@ TEST(ShapeFunctions, HostileAttributesGiveUnknownNeverCrash) {
   }
 }
 
+TEST(ShapeFunctions, HostileValuesNeverOverflow) {
+  Walk w(Model(13, "(float[N,C] x, int64[N,9223372036854775807] j) => (int64 a, int64 b, float c, float d, float e)",
+               "s = Shape (x)\n"
+               "z = Constant <value = int64[1] {0}> ()\n"
+               "e9 = Constant <value = int64[1] {9223372036854775807}> ()\n"
+               "a = Slice (s, z, e9, z, e9)\n"
+               "one = Constant <value = int64 {1}> ()\n"
+               "two = Constant <value = int64 {2}> ()\n"
+               "huge = Constant <value = int64 {4611686018427387904}> ()\n"
+               "b = Range (one, two, huge)\n"
+               "c = GatherND (x, j)\n"
+               "st = Constant <value = int64[1] {-9223372036854775808}> ()\n"
+               "d = Slice (x, st, e9, z, e9)\n"
+               "m = Constant <value = int64[1] {-9223372036854775808}> ()\n"
+               "e = Slice (x, e9, st, z, m)"));
+  EXPECT_EQ(w.V("a"), "[N]");
+  EXPECT_EQ(w.V("b"), "[1]");
+  EXPECT_EQ(w.S("c"), "?");
+  EXPECT_EQ(w.S("d"), "[1,C]");
+  EXPECT_EQ(w.S("e"), "[?,C]");  // an INT64_MIN step is refused: unknown extent
+}
+
+TEST(ShapeFunctions, ReshapeTargetThatMayBeZeroIsNotTakenAsAnExtent) {
+  // An element N - 1 is 0 when N = 1, and Reshape then copies the input's dim.
+  Walk w(Model(13, "(float[N,C] x) => (float a, float b)",
+               "s = Shape (x)\n"
+               "one = Constant <value = int64[1] {1}> ()\n"
+               "z = Constant <value = int64[1] {0}> ()\n"
+               "n = Gather (s, z)\n"
+               "m = Sub (n, one)\n"
+               "t = Concat <axis = 0> (m, one)\n"
+               "a = Reshape (x, t)\n"
+               "p = Add (n, one)\n"
+               "t2 = Concat <axis = 0> (p, one)\n"
+               "b = Reshape (x, t2)"));
+  EXPECT_EQ(w.S("a"), "[?,1]");
+  EXPECT_EQ(w.S("b"), "[N + 1,1]");
+}
+
 TEST(ShapeFunctions, NullAndMissingInputsAreSafe) {
   onnx::NodeProto node;
   node.set_op_type("Conv");
