@@ -732,6 +732,17 @@ Outputs ConcatFn(const Op& op) {
   dims[static_cast<size_t>(*axis)] = DimOf(sum);
   t.shape = Shape::FromDims(std::move(dims));
   if (*rank == 1) {
+    // Float constants (Resize scales built with Concat).
+    std::vector<double> floats;
+    bool float_tracked = true;
+    for (int i = 0; i < op.n_in() && float_tracked; ++i) {
+      const SymTensor* in = op.In(i);
+      float_tracked = in != nullptr && in->float_value.has_value();
+      if (float_tracked) floats.insert(floats.end(), in->float_value->begin(), in->float_value->end());
+    }
+    if (float_tracked && static_cast<int64_t>(floats.size()) <= kMaxValueElements) {
+      t.float_value = std::move(floats);
+    }
     Elems all;
     bool tracked = true;
     for (int i = 0; i < op.n_in() && tracked; ++i) {
@@ -742,6 +753,16 @@ Outputs ConcatFn(const Op& op) {
     if (tracked) SetValue(&t, all);
   }
   return Fit(op, One(std::move(t)));
+}
+
+// Contents that survive a change of shape (Squeeze, Unsqueeze, Reshape of small tensors).
+void KeepContents(const Op& op, SymTensor* t) {
+  if (std::optional<Elems> v = op.Value(0)) SetValue(t, *v);
+  const SymTensor* x = op.In(0);
+  if (x != nullptr && x->float_value && t->shape.rank_known && t->shape.rank() <= 1 &&
+      t->shape.NumElements() == static_cast<int64_t>(x->float_value->size())) {
+    t->float_value = x->float_value;
+  }
 }
 
 // Axes of Squeeze/Unsqueeze/reductions: the attribute before `input_since`, then input 1.
@@ -781,7 +802,7 @@ Outputs SqueezeFn(const Op& op) {
     }
   }
   t.shape = Shape::FromDims(std::move(dims));
-  if (std::optional<Elems> v = op.Value(0)) SetValue(&t, *v);
+  KeepContents(op, &t);
   return Fit(op, One(std::move(t)));
 }
 
@@ -802,7 +823,7 @@ Outputs UnsqueezeFn(const Op& op) {
     dims.push_back(ones[static_cast<size_t>(i)] ? Dim::Value(1) : x->dims[next++]);
   }
   t.shape = Shape::FromDims(std::move(dims));
-  if (std::optional<Elems> v = op.Value(0)) SetValue(&t, *v);
+  KeepContents(op, &t);
   return Fit(op, One(std::move(t)));
 }
 
@@ -1156,9 +1177,7 @@ Outputs ReshapeFn(const Op& op) {
     dims[static_cast<size_t>(infer)] = solved;
   }
   t.shape = Shape::FromDims(std::move(dims));
-  if (x != nullptr) {
-    if (std::optional<Elems> v = ValueOf(x)) SetValue(&t, *v);
-  }
+  KeepContents(op, &t);
   return Fit(op, One(std::move(t)));
 }
 

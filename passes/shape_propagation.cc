@@ -1272,6 +1272,7 @@ class Analyzer {
     std::optional<std::vector<SymTensor>> r = InferSymbolic(ctx);
     if (!r || r->empty()) return;
     out->t.value = std::move((*r)[0].value);
+    out->t.negatives = std::move((*r)[0].negatives);
     out->t.float_value = std::move((*r)[0].float_value);
     if (out->t.elem == 0) out->t.elem = (*r)[0].elem;
   }

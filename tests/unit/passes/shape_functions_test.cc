@@ -304,6 +304,34 @@ TEST(ShapeFunctions, WhereEqualMinusOneFeedingExpandInOrder) {
   EXPECT_EQ(w.S("e"), "[B,H,S,S]");
 }
 
+TEST(ShapeFunctions, TorchExpandPatternWithMulOfMinusOne) {
+  // nn.MultiheadAttention's mask expand at opset 14: the -1s come from Mul(ones, -1).
+  Walk w(Model(14, "(float[N,1,1,S] m) => (float e)",
+               "c = Constant <value = int64[4] {-1, 2, -1, -1}> ()\n"
+               "sh = Shape (c)\n"
+               "ones = ConstantOfShape <value = int64[1] {1}> (sh)\n"
+               "neg = Constant <value = int64 {-1}> ()\n"
+               "mul = Mul (ones, neg)\n"
+               "eq = Equal (c, mul)\n"
+               "sel = Where (eq, ones, c)\n"
+               "e = Expand (m, sel)"));
+  EXPECT_EQ(w.V("mul"), "[-1,-1,-1,-1]");
+  EXPECT_EQ(w.V("eq"), "[1,0,1,1]");
+  EXPECT_EQ(w.V("sel"), "[1,2,1,1]");
+  EXPECT_EQ(w.S("e"), "[N,2,1,S]");
+}
+
+TEST(ShapeFunctions, ResizeScalesBuiltWithConcat) {
+  // F.interpolate(scale_factor=2) at opset 11: scales = Concat([1, 1], [2, 2]).
+  Walk w(Model(11, "(float[N,C,H,W] x) => (float y)",
+               "a = Constant <value = float[2] {1.0, 1.0}> ()\n"
+               "b = Constant <value = float[2] {2.0, 2.0}> ()\n"
+               "s = Concat <axis = 0> (a, b)\n"
+               "roi = Constant <value = float[0] {}> ()\n"
+               "y = Resize <mode = \"nearest\"> (x, roi, s)"));
+  EXPECT_EQ(w.S("y"), Sh({"N", "C", "2*H", "2*W"}));
+}
+
 TEST(ShapeFunctions, SliceWithComputedBoundsAndNegativeSteps) {
   Walk w(Model(13, "(float[B,T,D] x, float[B,S] m) => (float a, float b, float c, float d, float e)",
                "sm = Shape (m)\n"
