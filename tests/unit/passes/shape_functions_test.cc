@@ -3,6 +3,7 @@
 // test: expressions evaluated at concrete bindings equal the shapes the executor produces.
 #include "passes/shape_functions.h"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -812,6 +813,130 @@ TEST(ShapeFunctions, NullAndMissingInputsAreSafe) {
   }
   node.set_domain("com.example");
   EXPECT_FALSE(InferSymbolic(ctx).has_value());
+}
+
+// Random nodes of every op with hostile attributes and inputs: every call returns one output per
+// node output and nothing crashes (the sanitizer stage runs this too).
+TEST(ShapeFunctions, RandomHostileNodesNeverCrash) {
+  const std::vector<std::string> ops = {
+      "Shape", "Size", "Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Cast", "CastLike",
+      "Identity", "Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum", "Equal",
+      "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Where",
+      "ConstantOfShape", "Range", "Reshape", "Expand", "Tile", "Conv", "ConvTranspose",
+      "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "Resize", "Upsample", "Pad",
+      "Split", "Transpose", "Flatten", "MatMul", "Gemm", "GatherElements", "GatherND",
+      "ReduceSum", "ReduceMean", "ArgMax", "Softmax", "LayerNormalization",
+      "BatchNormalization", "TopK", "LSTM", "GRU", "RNN", "Einsum", "DepthToSpace",
+      "SpaceToDepth", "GridSample", "NonZero", "Unique", "NonMaxSuppression", "Compress",
+      "Dropout", "QuantizeLinear", "DequantizeLinear", "OneHot", "EyeLike", "PRelu", "Pow"};
+  const std::vector<int64_t> ints = {std::numeric_limits<int64_t>::min(), -(int64_t{1} << 62),
+                                     -5, -2, -1, 0, 1, 2, 3, 4, int64_t{1} << 31,
+                                     int64_t{1} << 62, std::numeric_limits<int64_t>::max()};
+  const std::vector<std::string> attr_names = {
+      "axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group",
+      "keepdims", "split", "num_outputs", "blocksize", "k", "to", "hidden_size", "layout",
+      "ceil_mode", "starts", "ends", "output_padding", "output_shape", "batch_dims",
+      "allowzero", "start", "end", "noop_with_empty_axes", "dtype", "transA", "transB",
+      "stash_type", "fmod", "shape", "paddings"};
+  const std::vector<double> floats = {0.0, -1.0, 0.5, 1.0, 1.5, 2.0, 0.33333334, 1e30,
+                                      std::numeric_limits<double>::infinity(),
+                                      std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937 rng(2024);
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto random_dim = [&]() -> Dim {
+    switch (pick(6)) {
+      case 0: return Dim::Unknown();
+      case 1: return Dim::Symbol("N");
+      case 2: return Dim::FromExpr(*Expr::FloorDiv(Expr::Symbol("H") - Expr::Const(1), Expr::Const(2)) + Expr::Const(1));
+      default: return Dim::Value(static_cast<int64_t>(pick(5)));
+    }
+  };
+  TestSymbols symbols;
+  int calls = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    onnx::NodeProto node;
+    node.set_op_type(ops[pick(ops.size())]);
+    node.set_name("n");
+    const size_t n_in = pick(6);
+    std::vector<SymTensor> storage(n_in);
+    std::vector<const SymTensor*> ins;
+    for (size_t i = 0; i < n_in; ++i) {
+      node.add_input(pick(8) == 0 ? "" : absl::StrCat("i", i));
+      SymTensor& t = storage[i];
+      t.elem = std::vector<int32_t>{0, onnx::TensorProto::INT64, onnx::TensorProto::FLOAT,
+                                    onnx::TensorProto::BOOL}[pick(4)];
+      if (pick(6) != 0) {
+        const size_t rank = pick(6);
+        std::vector<Dim> dims;
+        for (size_t r = 0; r < rank; ++r) dims.push_back(random_dim());
+        t.shape = Shape::FromDims(dims);
+        if (rank <= 1 && pick(2) == 0) {
+          const size_t len = rank == 0 ? 1 : pick(6);
+          if (rank == 1) t.shape.dims[0] = Dim::Value(static_cast<int64_t>(len));
+          t.value.emplace();
+          for (size_t e = 0; e < len; ++e) {
+            const int64_t v = ints[pick(ints.size())];
+            if (v < 0) {
+              t.value->push_back(Dim::Unknown());
+              t.negatives.emplace_back(static_cast<int64_t>(e), v);
+            } else {
+              t.value->push_back(pick(4) == 0 ? random_dim() : Dim::Value(v));
+            }
+          }
+        } else if (rank <= 1 && pick(2) == 0) {
+          const size_t len = rank == 0 ? 1 : pick(6);
+          if (rank == 1) t.shape.dims[0] = Dim::Value(static_cast<int64_t>(len));
+          t.float_value.emplace();
+          for (size_t e = 0; e < len; ++e) t.float_value->push_back(floats[pick(floats.size())]);
+        }
+      }
+      ins.push_back(pick(10) == 0 ? nullptr : &t);
+    }
+    const size_t n_out = 1 + pick(4);
+    for (size_t k = 0; k < n_out; ++k) node.add_output(absl::StrCat("o", k));
+    for (size_t a = pick(5); a > 0; --a) {
+      onnx::AttributeProto* attr = node.add_attribute();
+      attr->set_name(attr_names[pick(attr_names.size())]);
+      if (pick(2) == 0) {
+        attr->set_type(onnx::AttributeProto::INT);
+        attr->set_i(ints[pick(ints.size())]);
+      } else {
+        attr->set_type(onnx::AttributeProto::INTS);
+        for (size_t k = pick(7); k > 0; --k) attr->add_ints(ints[pick(ints.size())]);
+      }
+    }
+    if (node.op_type() == "Einsum") {
+      onnx::AttributeProto* eq = node.add_attribute();
+      eq->set_name("equation");
+      eq->set_s(std::vector<std::string>{"ij,jk->ik", "...i,...i", "a..., b", "->", ",", "ii",
+                                         "a...b...->", "..."}[pick(8)]);
+    }
+    if (pick(4) == 0) {
+      onnx::AttributeProto* s = node.add_attribute();
+      s->set_name(std::vector<std::string>{"auto_pad", "direction", "mode",
+                                           "coordinate_transformation_mode"}[pick(4)]);
+      s->set_s(std::vector<std::string>{"SAME_UPPER", "VALID", "bidirectional", "bogus",
+                                        "tf_crop_and_resize", ""}[pick(6)]);
+    }
+    ShapeFnContext ctx;
+    ctx.node = &node;
+    ctx.node_name = "n";
+    ctx.opset = std::vector<int64_t>{1, 7, 9, 10, 11, 13, 18, 19}[pick(8)];
+    ctx.inputs = ins;
+    ctx.symbols = pick(2) == 0 ? &symbols : nullptr;
+    std::optional<std::vector<SymTensor>> out = InferSymbolic(ctx);
+    ASSERT_TRUE(out.has_value()) << node.op_type();
+    ASSERT_EQ(out->size(), n_out) << node.op_type();
+    for (const SymTensor& t : *out) {
+      if (t.value) {
+        ASSERT_TRUE(t.shape.rank_known) << node.op_type();
+        ASSERT_LE(t.shape.rank(), 1) << node.op_type();
+        ASSERT_LE(static_cast<int64_t>(t.value->size()), kMaxValueElements);
+      }
+    }
+    ++calls;
+  }
+  EXPECT_EQ(calls, 20000);
 }
 
 // ---------------------------------------------------------------------------------------------
