@@ -16,6 +16,7 @@
 #include "proto/external_data.h"
 #include "proto/onnx_checks.h"
 #include "proto/onnx_text.h"
+#include "proto/tensor_util.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -90,19 +91,41 @@ std::vector<std::string> TestDataModels() {
   return paths;
 }
 
-void ExpectRoundTrip(const std::string& path, const TempDir& dir) {
+// Saving copies external payloads beside the output (OUT.data) and rewrites their locations,
+// so "lossless" means the same payload bytes: inline every external payload before comparing.
+onnx::ModelProto Inlined(onnx::ModelProto model, const std::string& base_dir, int* external) {
+  ForEachModelTensor(&model, [&](onnx::TensorProto* t) {
+    if (t->data_location() != onnx::TensorProto::EXTERNAL) return;
+    absl::StatusOr<std::string> bytes = ReadExternalData(*t, base_dir);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    t->set_raw_data(*bytes);
+    t->clear_external_data();
+    t->clear_data_location();
+    ++*external;
+  });
+  return model;
+}
+
+void ExpectRoundTrip(const std::string& path, const TempDir& dir, int* external = nullptr) {
   absl::StatusOr<Model> model = LoadModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
   const std::string out = dir / "out.onnx";
   ASSERT_TRUE(SaveModel(*model, out).ok()) << path;
   absl::StatusOr<Model> again = LoadModel(out);
   ASSERT_TRUE(again.ok()) << again.status();
+  int in_external = 0, out_external = 0;
+  const onnx::ModelProto before = Inlined(model->proto, model->base_dir, &in_external);
+  const onnx::ModelProto after = Inlined(again->proto, again->base_dir, &out_external);
+  EXPECT_EQ(in_external, out_external) << path << ": external tensors must stay external";
+  if (external != nullptr) *external += in_external;
   std::string diff;
-  EXPECT_TRUE(ModelsEqual(model->proto, again->proto, &diff)) << path << "\n" << diff;
+  EXPECT_TRUE(ModelsEqual(before, after, &diff)) << path << "\n" << diff;
   // And equal to what protobuf itself parses, so validation did not alter anything.
   onnx::ModelProto direct;
   ASSERT_TRUE(direct.ParseFromString(ReadFile(path)));
-  EXPECT_TRUE(ModelsEqual(direct, again->proto, &diff)) << path << "\n" << diff;
+  int direct_external = 0;
+  EXPECT_TRUE(ModelsEqual(Inlined(direct, model->base_dir, &direct_external), after, &diff))
+      << path << "\n" << diff;
 }
 
 TEST(RoundTrip, EveryTestDataModelIsLossless) {
@@ -114,13 +137,14 @@ TEST(RoundTrip, EveryTestDataModelIsLossless) {
 
 TEST(RoundTrip, EveryExampleModelIsLossless) {
   TempDir dir;
-  int count = 0;
+  int count = 0, external = 0;
   for (const auto& e : fs::recursive_directory_iterator(BCAST_SOURCE_DIR "/models")) {
     if (e.path().extension() != ".onnx") continue;
-    ExpectRoundTrip(e.path().string(), dir);
+    ExpectRoundTrip(e.path().string(), dir, &external);
     ++count;
   }
   EXPECT_GE(count, 3);
+  EXPECT_GE(external, 1) << "models/external should exercise external data";
 }
 
 TEST(RoundTrip, KeepsUnknownFieldsMetadataFunctionsAndEncodings) {
