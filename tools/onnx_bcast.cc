@@ -119,6 +119,18 @@ absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& arg
   return model;
 }
 
+// --timeout: wall-clock seconds for the executions of run and verify; a Loop with a huge trip
+// count or a kernel that would run for hours ends with exit 2 instead of hanging CI.
+constexpr double kDefaultTimeoutSeconds = 600;
+absl::Status ParseTimeout(const ParsedArgs& args, double* seconds) {
+  *seconds = kDefaultTimeoutSeconds;
+  if (absl::Status s = ParseDoubleOption(args, "timeout", seconds); !s.ok()) return s;
+  if (!(*seconds >= 0) || *seconds > 1e9) {
+    return absl::InvalidArgumentError("--timeout must be between 0 (no limit) and 1e9 seconds");
+  }
+  return absl::OkStatus();
+}
+
 int RunCheck(const Command& cmd, const ParsedArgs& args);
 int RunOpt(const Command& cmd, const ParsedArgs& args);
 int RunRun(const Command& cmd, const ParsedArgs& args);
@@ -172,6 +184,8 @@ const std::vector<Command>& Commands() {
            {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},
            {"threads", 0, "N", false, "threads per kernel (default 1)"},
            {"bench", 0, "N", false, "time N runs after a warm-up, print one bench: line"},
+           {"timeout", 0, "SECONDS", false,
+            "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
            kHelp,
        },
        RunRun},
@@ -188,6 +202,8 @@ const std::vector<Command>& Commands() {
            {"local", 0, nullptr, false, "check node by node instead of running whole models"},
            {"report", 0, "FILE", false, "the opt --report of the rewrite, to name the pass"},
            {"threads", 0, "N", false, "threads per kernel (default 1)"},
+           {"timeout", 0, "SECONDS", false,
+            "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
            kHelp,
        },
        RunVerify},
@@ -503,6 +519,10 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, absl::StrCat("--threads must be between 1 and ", kMaxThreads,
                                    " and --bench >= 0"));
   }
+  double timeout = 0;
+  if (absl::Status s = ParseTimeout(args, &timeout); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   rt::RandomInputOptions random;
   random.seed = static_cast<uint64_t>(seed);
   std::vector<std::pair<std::string, std::string>> input_files;
@@ -532,6 +552,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     PrintError(absl::StrCat(model->path, ": ", exec.status().message()));
     return LoadExitCode(exec.status());
   }
+  (*exec)->set_timeout(timeout);  // covers every run below, --bench included
   const rt::Graph& graph = (*exec)->graph();
 
   // --input files, typed by the model's declaration of the input.
@@ -685,6 +706,10 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, absl::StrCat("--samples must be between 1 and ", kMaxSamples,
                                    ", --threads between 1 and ", kMaxThreads));
   }
+  double timeout = 0;
+  if (absl::Status s = ParseTimeout(args, &timeout); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   options.seed = static_cast<uint64_t>(seed);
   options.samples = static_cast<int>(samples);
   options.threads = static_cast<int>(threads);
@@ -700,6 +725,8 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
     }
     models.push_back(*std::move(model));
   }
+  const rt::RunBudget budget(timeout);  // starts after loading, like run's
+  options.budget = &budget;
   absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
   if (!result.ok()) {
     PrintError(absl::StrCat(args.positionals[0], ": ", result.status().message()));

@@ -82,21 +82,28 @@ void Attribute(const std::string& report_path, Divergence* d) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model, int threads,
+rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget) {
+  rt::RunOptions options;
+  options.threads = threads;
+  options.budget = budget;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
+                                                      const VerifyOptions& verify,
                                                       std::shared_ptr<const rt::Model>* loaded) {
   absl::StatusOr<std::shared_ptr<const rt::Model>> m = rt::LoadRuntimeModel(model);
   if (!m.ok()) return m.status();
   *loaded = *m;
-  rt::RunOptions options;
-  options.threads = threads;
-  return rt::Executor::Create(*m, options);
+  return rt::Executor::Create(*m, RunOptionsFor(verify.threads, verify.budget));
 }
 
 // ---------------------------------------------------------------- bisect
 
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
                                  const rt::Tolerance& tolerance, const std::string& label,
-                                 const std::string& report_path, int threads) {
+                                 const std::string& report_path, int threads,
+                                 const rt::RunBudget* budget) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
     for (const std::string& o : n.outputs) {
@@ -112,8 +119,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
   // Every intermediate of b, so the diverging node's input shapes can be reported.
   std::vector<std::string> all_b;
   for (const auto& [name, node] : producer_b) all_b.push_back(name);
-  rt::RunOptions options;
-  options.threads = threads;
+  const rt::RunOptions options = RunOptionsFor(threads, budget);
   absl::StatusOr<std::unique_ptr<rt::Executor>> ea =
       rt::Executor::Create(WithExtraOutputs(a, common), options);
   absl::StatusOr<std::unique_ptr<rt::Executor>> eb =
@@ -377,7 +383,7 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       std::vector<std::vector<rt::Value>> results_ab;
       for (const SubModel* sub : {&*sa, &*sb}) {
         std::shared_ptr<const rt::Model> loaded;
-        absl::StatusOr<std::unique_ptr<rt::Executor>> ex = Prepare(sub->model, options.threads, &loaded);
+        absl::StatusOr<std::unique_ptr<rt::Executor>> ex = Prepare(sub->model, options, &loaded);
         rt::Feeds feeds;
         for (const std::string& name : sub->inputs) feeds.emplace_back(name, values[name]);
         absl::StatusOr<std::vector<rt::Value>> out =
@@ -448,13 +454,17 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     r.mode = "local";
     r.note = why;
     r.local = LocalVerify(original, rewritten, options, r.tolerance);
+    // Runs cut by the deadline fail as if mismatched: report the deadline instead.
+    if (options.budget != nullptr) {
+      if (absl::Status s = options.budget->Check(); !s.ok()) return s;
+    }
     for (const LocalResult& l : r.local) r.match &= l.match;
     return r;
   };
   if (options.local) return go_local("--local");
 
   std::shared_ptr<const rt::Model> ma, mb;
-  absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original, options.threads, &ma);
+  absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original, options, &ma);
   if (!ea.ok()) {
     if (ea.status().code() == absl::StatusCode::kUnimplemented ||
         ea.status().code() == absl::StatusCode::kResourceExhausted) {
@@ -462,7 +472,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     }
     return ea.status();
   }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten, options.threads, &mb);
+  absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten, options, &mb);
   if (!eb.ok()) {
     if (eb.status().code() == absl::StatusCode::kUnimplemented) {
       return go_local(absl::StrCat("the rewritten model cannot run: ", eb.status().message()));
@@ -500,6 +510,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     SampleResult sample;
     sample.label = label;
     absl::StatusOr<std::vector<rt::Value>> va = (*ea)->Run(feeds);
+    if (!va.ok() && va.status().code() == absl::StatusCode::kDeadlineExceeded) return va.status();
     if (!va.ok()) {
       if (va.status().code() == absl::StatusCode::kUnimplemented) {
         return go_local(absl::StrCat("the whole model cannot run: ", va.status().message()));
@@ -509,6 +520,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     }
     ++ran;
     absl::StatusOr<std::vector<rt::Value>> vb = (*eb)->Run(feeds);
+    if (!vb.ok() && vb.status().code() == absl::StatusCode::kDeadlineExceeded) return vb.status();
     if (!vb.ok()) {
       sample.match = false;
       sample.error = absl::StrCat("the rewritten model fails where the original runs: ",
@@ -526,7 +538,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     }
     if (!sample.match && !r.divergence) {
       r.divergence = Bisect(*ma, *mb, feeds, r.tolerance, label, options.report_path,
-                            options.threads);
+                            options.threads, options.budget);
     }
     r.match &= sample.match;
     r.samples.push_back(std::move(sample));

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
+#include "runtime/run_budget.h"
 
 namespace onnx_bcast::verify {
 
@@ -32,6 +33,9 @@ struct VerifyOptions {
   /// An `opt --report` JSON; names the pass and rewrite behind a divergence.
   std::string report_path;
   int threads = 1;
+  /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
+  /// run past it ends the verification with DeadlineExceeded, not a mismatch.
+  const rt::RunBudget* budget = nullptr;
 };
 
 /// One graph output in one sample.

@@ -4,6 +4,7 @@
 #ifndef ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
 #define ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/time/time.h"
 #include "runtime/graph.h"
 #include "runtime/ops/op.h"
+#include "runtime/run_budget.h"
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
 
@@ -29,6 +31,8 @@ class Executor {
   /// kernel, resolves outer-scope names. Errors: Unimplemented naming the first op without a
   /// kernel (op, domain, opset); InvalidArgument for cycles, values produced twice and names
   /// defined nowhere.
+  /// `options.budget` (shared by several executors, e.g. verify's) bounds every run; without
+  /// one the executor has its own, unlimited until set_deadline or set_timeout.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(std::shared_ptr<const Model> model,
                                                           RunOptions options = {});
   ~Executor();
@@ -38,9 +42,17 @@ class Executor {
   /// subgraphs the chain of enclosing nodes.
   absl::StatusOr<std::vector<Value>> Run(const Feeds& feeds);
 
-  /// Runs stop once `deadline` has passed, between nodes with DeadlineExceeded (a guard for
-  /// test drivers; kernels themselves are not interrupted).
-  void set_deadline(absl::Time deadline) { deadline_ = deadline; }
+  /// Runs stop with DeadlineExceeded once `deadline` has passed: checked between nodes, per
+  /// Loop/Scan iteration and by long kernels (RunOptions::budget, OpContext::CheckDeadline).
+  /// Replaces RunOptions::budget with the executor's own.
+  void set_deadline(absl::Time deadline) {
+    set_timeout(std::max(1e-9, absl::ToDoubleSeconds(deadline - absl::Now())));
+  }
+  /// The same, `seconds` from now; 0 or less removes the limit.
+  void set_timeout(double seconds) {
+    budget_.SetTimeout(seconds);
+    options_.budget = &budget_;
+  }
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return *model_->main; }
@@ -59,7 +71,7 @@ class Executor {
   RunOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans_;
-  absl::Time deadline_ = absl::InfiniteFuture();
+  RunBudget budget_;
 };
 
 }  // namespace onnx_bcast::rt

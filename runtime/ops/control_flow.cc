@@ -112,6 +112,34 @@ absl::Status RunIf(OpContext& ctx) {
   return absl::OkStatus();
 }
 
+// Running totals of the scan-output items a Loop or Scan holds until it stacks them.
+struct ScanTotals {
+  std::vector<int64_t> elements;  // per scan output
+  int64_t bytes = 0;              // all of them
+};
+
+// Counts one more item of scan output `k`. The items of one output are stacked into one tensor,
+// which --max-tensor-elements bounds, and all items are held at once, which
+// max_loop_output_bytes bounds: refusing as soon as either is exceeded keeps a Loop from
+// collecting gigabytes it could never stack.
+absl::Status Accumulate(OpContext& ctx, const Tensor& item, ScanTotals* totals, int k) {
+  const int64_t limit = ctx.options().max_tensor_elements;
+  int64_t& elements = totals->elements[k];
+  if (__builtin_add_overflow(elements, item.num_elements(), &elements) || elements > limit) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        ctx.node().Label(), ": scan output ", k, " accumulates more than ", limit,
+        " elements, the limit (--max-tensor-elements)"));
+  }
+  const int64_t max_bytes = ctx.options().max_loop_output_bytes;
+  totals->bytes += static_cast<int64_t>(item.byte_size());  // each item < 2^32 * 16 bytes
+  if (totals->bytes > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        ctx.node().Label(), ": scan outputs accumulate more than ", max_bytes,
+        " bytes, the limit of one Loop or Scan"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunLoop(OpContext& ctx) {
   absl::StatusOr<const Graph*> body = Body(ctx, "body");
   if (!body.ok()) return body.status();
@@ -137,7 +165,10 @@ absl::Status RunLoop(OpContext& ctx) {
   const int num_scans = static_cast<int>((*body)->outputs.size()) - 1 - num_carried;
   if (num_scans < 0) return ctx.Error("body has fewer outputs than loop-carried values + 1");
   std::vector<std::vector<TensorPtr>> scans(num_scans);
+  ScanTotals scanned{std::vector<int64_t>(num_scans, 0)};
   for (int64_t trip = 0; trip < max_trips && cond; ++trip) {
+    // A trip count of INT64_MAX or a condition that stays true ends at the run's deadline.
+    if (absl::Status s = ctx.CheckDeadline(); !s.ok()) return s;
     std::vector<Value> in;
     in.reserve(2 + carried.size());
     in.push_back(Value::Of(Scalar(trip)));
@@ -154,6 +185,7 @@ absl::Status RunLoop(OpContext& ctx) {
     for (int k = 0; k < num_scans; ++k) {
       Value& v = (*out)[1 + num_carried + k];
       if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
+      if (absl::Status s = Accumulate(ctx, *v.tensor, &scanned, k); !s.ok()) return s;
       scans[k].push_back(v.tensor);
     }
   }
@@ -182,7 +214,9 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
   if (len < 0) len = 0;
   const int num_scan_out = static_cast<int>(body.outputs.size() - states.size());
   std::vector<std::vector<TensorPtr>> scans(num_scan_out);
+  ScanTotals scanned{std::vector<int64_t>(num_scan_out, 0)};
   for (int64_t t = 0; t < len; ++t) {
+    if (absl::Status s = ctx.CheckDeadline(); !s.ok()) return s;
     std::vector<Value> in = states;
     for (size_t j = 0; j < scan_inputs.size(); ++j) {
       const int64_t idx = in_dirs[j] == 1 ? len - 1 - t : t;
@@ -196,6 +230,7 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
     for (int k = 0; k < num_scan_out; ++k) {
       Value& v = (*out)[states.size() + k];
       if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
+      if (absl::Status s = Accumulate(ctx, *v.tensor, &scanned, k); !s.ok()) return s;
       scans[k].push_back(v.tensor);
     }
   }

@@ -424,6 +424,16 @@ absl::Status PoolOp(OpContext& ctx) {
   opt.column_major_indices = node.GetInt("storage_order", 0) != 0;
   const int64_t n = x.shape()[0], c = x.shape()[1];
   const std::vector<int64_t> out_shape = OutShape(n, c, g->out);
+  const int64_t in_size = g->in_size(), out_size = g->out_size();
+  // The window taps, bounded before starting: one plane of a huge window cannot be interrupted.
+  int64_t taps = 0;
+  if (__builtin_mul_overflow(n * c, out_size, &taps) ||
+      __builtin_mul_overflow(taps, g->kernel_size(), &taps) || taps > ctx.options().max_node_work) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ", g->kernel_size(),
+        "-element window are more than ", ctx.options().max_node_work,
+        " steps, the work limit of one node"));
+  }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
   int64_t* indices = nullptr;
@@ -438,7 +448,6 @@ absl::Status PoolOp(OpContext& ctx) {
         (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8))) {
     return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
   }
-  const int64_t in_size = g->in_size(), out_size = g->out_size();
   return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
     nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
       kernels::Pool(opt, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,

@@ -60,6 +60,13 @@ void OpContext::SetOutput(int i, Value value) {
   if (i >= 0 && i < num_outputs()) (*outputs_)[i] = std::move(value);
 }
 
+absl::Status OpContext::CheckDeadline() const {
+  if (options_.budget == nullptr) return absl::OkStatus();
+  absl::Status s = options_.budget->Check();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(node_.Label(), ": ", s.message()));
+}
+
 absl::Status OpContext::Error(const std::string& message) const {
   return absl::InvalidArgumentError(absl::StrCat(node_.Label(), ": ", message));
 }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/graph.h"
+#include "runtime/run_budget.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
@@ -26,6 +27,16 @@ struct RunOptions {
   ThreadPool* pool = nullptr;
   /// Refuse (ResourceExhausted) to allocate a tensor with more elements than this.
   int64_t max_tensor_elements = int64_t{1} << 32;
+  /// The run's deadline (null: none). Checked between nodes, per Loop/Scan iteration and by
+  /// long kernels through OpContext::CheckDeadline.
+  const RunBudget* budget = nullptr;
+  /// Refuse (ResourceExhausted) a node whose kernel would do more elementary steps than this
+  /// (window taps of a pool, ...): ~10^12, over 15 minutes of this executor's time, which no
+  /// real model's single node needs and a 4096x4096 pooling window over a padded image exceeds.
+  int64_t max_node_work = int64_t{1} << 40;
+  /// Refuse (ResourceExhausted) a Loop or Scan once the scan-output items it holds for
+  /// stacking exceed this many bytes (all its scan outputs together).
+  int64_t max_loop_output_bytes = int64_t{2} << 30;
 };
 
 /// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
@@ -51,6 +62,9 @@ class OpContext {
   int threads() const { return options_.threads; }
   ThreadPool* pool() const { return options_.pool; }
   SubgraphRunner* subgraphs() const { return runner_; }
+  /// DeadlineExceeded naming the node once the run's deadline has passed: control flow calls
+  /// it per iteration, long kernels per chunk of work.
+  absl::Status CheckDeadline() const;
 
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   /// True when input `i` was given (not omitted, not an empty optional).

@@ -1376,6 +1376,61 @@ struct BoundedRow {
   double max_seconds;
 };
 
+// A Loop running `trips` times around a Neg, or (scan_elements > 0) also emitting that many
+// elements per trip as a scan output.
+onnx::ModelProto EndlessLoop(const std::string& trips, int scan_elements = 0) {
+  const std::string scan = scan_elements > 0 ? ", float[N] s" : "";
+  const std::string text = absl::StrCat(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)", scan, R"() {
+      m = Constant<value = int64 {)", trips, R"(}>()
+      c = Constant<value = bool {1}>()
+      y)", scan_elements > 0 ? ", s" : "", R"( = Loop(m, c, x) <body = b (int64 i, bool ci, float[2] xi)
+          => (bool co, float[2] xo)", scan_elements > 0 ? ", float[N] so" : "", R"() {
+        co = Identity(ci)
+        xo = Neg(xi)
+        sh = Constant<value = int64[1] {)", std::max(scan_elements, 1), R"(}>()
+        one = Constant<value = float {1}>()
+        )", scan_elements > 0 ? "so = Expand(one, sh)" : "", R"(
+      }>
+    })");
+  return Text(text.c_str());
+}
+
+// `depth` Loops nested in each other's bodies, each of 16 trips; the innermost body multiplies
+// a 64x64 matrix by itself: 16^depth matrix products.
+onnx::ModelProto NestedLoops(int depth) {
+  std::string body = "co = Identity(ci)  xo = MatMul(xi, xi)";
+  for (int level = depth; level >= 1; --level) {
+    body = absl::StrCat("co = Identity(ci)  n = Constant<value = int64 {16}>()  ",
+                        "t = Constant<value = bool {1}>()  xo = Loop(n, t, xi) <body = b", level,
+                        " (int64 i, bool ci, float[64,64] xi) => (bool co, float[64,64] xo) { ",
+                        body, " }>");
+  }
+  const std::string text = absl::StrCat(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[64,64] x) => (float[64,64] y) {
+      n = Constant<value = int64 {1}>()  t = Constant<value = bool {1}>()
+      y = Loop(n, t, x) <body = b0 (int64 i, bool ci, float[64,64] xi) => (bool co, float[64,64] xo) {
+        )", body, R"( }>
+    })");
+  return Text(text.c_str());
+}
+
+// `count` graph inputs x0..x<count-1> of one float each; y = Identity(x0).
+onnx::ModelProto ManyInputs(int count) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1] x0) => (float[1] y) { y = Identity(x0) })");
+  const onnx::ValueInfoProto first = m.graph().input(0);
+  for (int i = 1; i < count; ++i) {
+    onnx::ValueInfoProto* v = m.mutable_graph()->add_input();
+    *v = first;
+    v->set_name(absl::StrCat("x", i));
+  }
+  return m;
+}
+
 std::vector<BoundedRow> HangsAndBlowups() {
   auto bomb = Model([] { return FunctionBomb(16, 4); });  // 4^16 inlines from 2 KB
   return {
@@ -1394,6 +1449,36 @@ std::vector<BoundedRow> HangsAndBlowups() {
        30},
       {{"ManySubgraphsRun", Model([] { return ManySubgraphs(50'000, 10'000); }),
         {"run", "{in}m.onnx"}, 0, "output 'y' float32[2]", Stream::kStdout},
+       30},
+      // run and verify stop at --timeout (default 600 s) inside Loop iterations.
+      {{"LoopTripCountMaxRun", Model([] { return EndlessLoop("9223372036854775807"); }),
+        With(kRun, {"--timeout", "2"}), 2, "time limit of 2 s reached (--timeout)"},
+       10},
+      {{"LoopTripCountMaxVerify", Model([] { return EndlessLoop("9223372036854775807"); }),
+        {"verify", "{in}m.onnx", "{in}m.onnx", "--timeout", "2"}, 2, "time limit of 2 s"},
+       10},
+      {{"EightNestedLoopsOf16", Model([] { return NestedLoops(8); }),
+        With(kRun, {"--timeout", "2"}), 2, "time limit of 2 s reached"},
+       10},
+      // 17M outputs of a 16M-element window: 2.9e14 steps in one uninterruptible kernel call.
+      {{"AveragePoolHugeWindow", Model([] {
+          return Text(R"(
+            <ir_version: 8, opset_import: ["" : 17]>
+            g (float[1,1,64,64] x) => (float[1,1,4159,4159] y) {
+              y = AveragePool<kernel_shape = [4096, 4096], pads = [4095, 4095, 4095, 4095]>(x)
+            })");
+        }),
+        kRun, 2, "the work limit of one node"},
+       10},
+      // Each trip emits 1000 elements; the items are refused as soon as they pass the limit
+      // instead of growing until memory runs out (7 GB before).
+      {{"LoopScanOutputsAccumulate", Model([] { return EndlessLoop("9223372036854775807", 1000); }),
+        With(kRun, {"--max-tensor-elements", "10000000"}), 2,
+        "scan output 0 accumulates more than 10000000 elements"},
+       10},
+      // Binding 1M graph inputs searched the input list per feed (quadratic: minutes).
+      {{"MillionInputsRun", Model([] { return ManyInputs(1'000'000); }), {"run", "{in}m.onnx"}, 0,
+        "output 'y' float32[1]", Stream::kStdout},
        30},
   };
 }
