@@ -1229,7 +1229,9 @@ TEST_P(Catalogue, RefusedCleanly) {
   EXPECT_EQ(r.code, row.code) << "stdout: " << r.out << "\nstderr: " << r.err;
   if (row.code == 0 || row.stream == Stream::kStdout) {
     EXPECT_THAT(r.out, HasSubstr(row.message));
-    if (row.code == 0) EXPECT_EQ(r.err, "");
+    if (row.code == 0) {
+      EXPECT_EQ(r.err, "");
+    }
   }
   if (row.stream == Stream::kStderr && row.code != 0) {
     // One line, naming what was refused (stdout may hold what the command did before it).
@@ -1530,7 +1532,9 @@ TEST_P(Bounded, EndsInTime) {
   EXPECT_LE(seconds, bound);
   if (row.code == 0 || row.stream == Stream::kStdout) {
     EXPECT_THAT(r.out, HasSubstr(row.message));
-    if (row.code == 0) EXPECT_EQ(r.err, "");
+    if (row.code == 0) {
+      EXPECT_EQ(r.err, "");
+    }
   }
   if (row.stream == Stream::kStderr && row.code != 0) {
     ASSERT_FALSE(r.err.empty());
