@@ -15,8 +15,11 @@ namespace {
 class AlignRanks : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    RewriteContext ctx(model, "align-ranks", options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    return RewriteEveryGraph(model, "align-ranks", options, stats, &AlignGraph);
+  }
+
+ private:
+  static absl::Status AlignGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
       const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
@@ -63,7 +66,6 @@ class AlignRanks : public Pass {
         ctx.AlignOperand(id, a < b ? 0 : 1, std::max(a, b));
       }
     }
-    ctx.Commit();
     return absl::OkStatus();
   }
 };

@@ -25,19 +25,21 @@ constexpr int64_t kMaxShrinkScanBytes = int64_t{64} << 20;
 class EliminateRedundantBroadcast : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    RewriteContext ctx(model, "eliminate-redundant-broadcast", options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
-    ctx_ = &ctx;
-    stats_ = stats;
-    proto::GraphEditor& g = ctx.graph();
-    for (int id = g.original_node_count() - 1; id >= 0; --id) {
-      if (!g.alive(id)) continue;
-      if (absl::Status s = TryRemove(id); !s.ok()) return s;
-    }
-    ShrinkConstants();
-    MergeShrunkConstants();
-    ctx.Commit();
-    return absl::OkStatus();
+    return RewriteEveryGraph(model, "eliminate-redundant-broadcast", options, stats,
+                             [this](RewriteContext& ctx) -> absl::Status {
+                               // Per graph (function trials have their own stats).
+                               ctx_ = &ctx;
+                               stats_ = &ctx.stats();
+                               shrunk_.clear();
+                               proto::GraphEditor& g = ctx.graph();
+                               for (int id = g.original_node_count() - 1; id >= 0; --id) {
+                                 if (!g.alive(id)) continue;
+                                 if (absl::Status s = TryRemove(id); !s.ok()) return s;
+                               }
+                               ShrinkConstants();
+                               MergeShrunkConstants();
+                               return absl::OkStatus();
+                             });
   }
 
  private:

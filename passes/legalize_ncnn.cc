@@ -32,17 +32,18 @@ class Legalize : public Pass {
       return absl::FailedPreconditionError(
           "the 'legalize' pass needs a target table (--target or --target-file)");
     }
-    RewriteContext ctx(model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
-    proto::GraphEditor& g = ctx.graph();
-    for (int id = 0; id < g.original_node_count(); ++id) {
-      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
-      if (!found) continue;
-      const BroadcastOp op = *found;
-      if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok()) return s;
-    }
-    ctx.Commit();
-    return absl::OkStatus();
+    return RewriteEveryGraph(
+        model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options, stats,
+        [profile](RewriteContext& ctx) -> absl::Status {
+          proto::GraphEditor& g = ctx.graph();
+          for (int id = 0; id < g.original_node_count(); ++id) {
+            const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+            if (!found) continue;
+            const BroadcastOp op = *found;
+            if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok()) return s;
+          }
+          return absl::OkStatus();
+        });
   }
 
  private:

@@ -13,8 +13,11 @@ namespace {
 class MaterializeBroadcast : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    RewriteContext ctx(model, "materialize-broadcast", options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    return RewriteEveryGraph(model, "materialize-broadcast", options, stats, &MaterializeGraph);
+  }
+
+ private:
+  static absl::Status MaterializeGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
       const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
@@ -61,7 +64,6 @@ class MaterializeBroadcast : public Pass {
         ctx.Debug(id, "MatMul batch broadcast left to the engine");
       }
     }
-    ctx.Commit();
     return absl::OkStatus();
   }
 };

@@ -2,6 +2,7 @@
 #include "passes/rewrite_context.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -48,7 +49,8 @@ RewriteContext::RewriteContext(proto::Model* model, std::string pass, const Pass
 
 RewriteContext::~RewriteContext() {
   AnalysisCarry* carry = options_.carry;
-  if (carry == nullptr || graph_ == nullptr) return;
+  // Scoped contexts (RewriteEveryGraph) leave the carry to their driver.
+  if (carry == nullptr || graph_ == nullptr || scoped_) return;
   // Only the tables of a graph this pass left exactly as it found them are handed on.
   const bool unchanged = !touched_ && stats_->log.size() == log_at_init_ &&
                          stats_->nodes_inserted == 0 && stats_->nodes_removed == 0 &&
@@ -94,6 +96,37 @@ absl::Status RewriteContext::Init() {
   return absl::OkStatus();
 }
 
+void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
+                                std::unordered_map<std::string, int32_t> elems) {
+  scoped_ = true;
+  scope_ = std::move(scope);
+  opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
+  log_at_init_ = stats_->log.size();
+  shapes_ = std::move(shapes);
+  elems_ = std::move(elems);
+  if (!scope_.body) {
+    const onnx::GraphProto& g = *graph;
+    auto elem = [&](const onnx::ValueInfoProto& vi) {
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+        elems_[vi.name()] = vi.type().tensor_type().elem_type();
+      }
+    };
+    for (const auto& vi : g.input()) elem(vi);
+    for (const auto& vi : g.output()) elem(vi);
+  }
+  for (const auto& t : graph->initializer()) elems_[t.name()] = t.data_type();
+  graph_ = std::make_unique<proto::GraphEditor>(graph);
+}
+
+std::string RewriteContext::FreshName(std::string_view base) {
+  std::string name = graph_->UniqueName(base);
+  if (scope_.names == nullptr) return name;
+  // The editor knows this graph and its bodies; the model-wide set adds the enclosing graphs
+  // (outer-scope captures), sibling bodies and function bodies.
+  while (!scope_.names->insert(name).second) name = graph_->UniqueName(base);
+  return name;
+}
+
 void RewriteContext::Commit() { graph_->Commit(); }
 
 void RewriteContext::SetOpset(int64_t opset) {
@@ -128,7 +161,8 @@ std::optional<BroadcastOp> RewriteContext::NumpyFormBroadcast(int id) {
 std::string RewriteContext::Label(int id) const {
   const onnx::NodeProto& n = graph_->node(id);
   if (!n.name().empty()) return n.name();
-  if (options_.original_index != nullptr && n.output_size() > 0) {
+  // Original indices are the main graph's; a body's nodes keep their index in the body.
+  if (!scope_.body && options_.original_index != nullptr && n.output_size() > 0) {
     auto it = options_.original_index->find(n.output(0));
     if (it != options_.original_index->end()) return absl::StrCat(n.op_type(), "#", it->second);
   }
@@ -138,7 +172,13 @@ std::string RewriteContext::Label(int id) const {
 const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
   auto it = shapes_.find(name);
-  return it == shapes_.end() ? *kUnknown : it->second;
+  if (it != shapes_.end()) return it->second;
+  // A body reads the enclosing graphs' values (outer scope).
+  for (const ShapeTable* outer : scope_.outer) {
+    auto o = outer->find(name);
+    if (o != outer->end()) return o->second;
+  }
+  return *kUnknown;
 }
 
 int32_t RewriteContext::ElemOf(const std::string& name) const {
@@ -150,6 +190,8 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   touched_ = true;
   shapes_[name] = shape;
   if (elem != 0) elems_[name] = elem;
+  // Body tensors' element types are not tracked: a value_info without one would be invalid.
+  if (scope_.body) return;
   if (graph_->IsGraphInput(name) || graph_->IsGraphOutput(name)) return;
   if (graph_->Initializer(name) != nullptr) {
     graph_->DropValueInfo(name);
@@ -188,13 +230,33 @@ void RewriteContext::ConstantShapeChanged(const std::string& name, const Shape& 
 std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
                                           const std::string& base, int anchor) {
   if (auto it = int64_constants_.find(values); it != int64_constants_.end()) return it->second;
-  const std::string name = graph_->UniqueName(base);
+  const std::string name = FreshName(base);
   onnx::TensorProto t;
   t.set_name(name);
   t.set_data_type(onnx::TensorProto::INT64);
   t.add_dims(static_cast<int64_t>(values.size()));
   for (int64_t v : values) t.add_int64_data(v);
   (void)anchor;
+  if (scope_.body) {
+    // Function bodies have no initializers; in If/Loop/Scan bodies a Constant node keeps the
+    // body self-contained. Placed first, so every later use (shared constants) sees it.
+    onnx::NodeProto node;
+    node.set_op_type("Constant");
+    node.set_name(FreshName(absl::StrCat(name, "_const")));
+    node.add_output(name);
+    auto* attr = node.add_attribute();
+    attr->set_name("value");
+    attr->set_type(onnx::AttributeProto::TENSOR);
+    t.clear_name();
+    *attr->mutable_t() = std::move(t);
+    graph_->InsertBefore(0, std::move(node));
+    ++stats_->nodes_inserted;
+    touched_ = true;
+    shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
+    elems_[name] = onnx::TensorProto::INT64;
+    int64_constants_[values] = name;
+    return name;
+  }
   AllowInitializers();
   graph_->AddInitializer(std::move(t));
   touched_ = true;
@@ -210,7 +272,7 @@ std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vec
   if (auto it = unsqueezes_.find(key); it != unsqueezes_.end()) return it->second;
   onnx::NodeProto node;
   node.set_op_type("Unsqueeze");
-  node.set_name(graph_->UniqueName(absl::StrCat(x, "_unsqueeze")));
+  node.set_name(FreshName(absl::StrCat(x, "_unsqueeze")));
   node.add_input(x);
   if (opset_ >= 13) {
     node.add_input(
@@ -221,7 +283,7 @@ std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vec
     attr->set_type(onnx::AttributeProto::INTS);
     for (int64_t a : axes) attr->add_ints(a);
   }
-  const std::string out = graph_->UniqueName(absl::StrCat(x, "_unsqueezed"));
+  const std::string out = FreshName(absl::StrCat(x, "_unsqueezed"));
   node.add_output(out);
   graph_->InsertBefore(anchor, std::move(node));
   ++stats_->nodes_inserted;
@@ -247,7 +309,7 @@ std::string RewriteContext::InsertReshape(const std::string& x, const std::vecto
                                           const Shape& out_shape, int anchor) {
   onnx::NodeProto node;
   node.set_op_type("Reshape");
-  node.set_name(graph_->UniqueName(absl::StrCat(x, "_reshape")));
+  node.set_name(FreshName(absl::StrCat(x, "_reshape")));
   node.add_input(x);
   node.add_input(
       Int64Constant(shape, absl::StrCat("reshape_shape_", absl::StrJoin(shape, "_")), anchor));
@@ -257,7 +319,7 @@ std::string RewriteContext::InsertReshape(const std::string& x, const std::vecto
     attr->set_type(onnx::AttributeProto::INT);
     attr->set_i(1);
   }
-  const std::string out = graph_->UniqueName(absl::StrCat(x, "_reshaped"));
+  const std::string out = FreshName(absl::StrCat(x, "_reshaped"));
   node.add_output(out);
   graph_->InsertBefore(anchor, std::move(node));
   ++stats_->nodes_inserted;
@@ -269,9 +331,9 @@ std::string RewriteContext::InsertShape(const std::string& x, int anchor) {
   if (auto it = shape_of_.find(x); it != shape_of_.end()) return it->second;
   onnx::NodeProto node;
   node.set_op_type("Shape");
-  node.set_name(graph_->UniqueName(absl::StrCat(x, "_shape_node")));
+  node.set_name(FreshName(absl::StrCat(x, "_shape_node")));
   node.add_input(x);
-  const std::string out = graph_->UniqueName(absl::StrCat(x, "_shape"));
+  const std::string out = FreshName(absl::StrCat(x, "_shape"));
   node.add_output(out);
   graph_->InsertBefore(anchor, std::move(node));
   ++stats_->nodes_inserted;
@@ -286,10 +348,10 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
                                          const Shape& out_shape, int anchor) {
   onnx::NodeProto node;
   node.set_op_type("Expand");
-  node.set_name(graph_->UniqueName(absl::StrCat(x, "_expand")));
+  node.set_name(FreshName(absl::StrCat(x, "_expand")));
   node.add_input(x);
   node.add_input(shape_tensor);
-  const std::string out = graph_->UniqueName(absl::StrCat(x, "_expanded"));
+  const std::string out = FreshName(absl::StrCat(x, "_expanded"));
   node.add_output(out);
   graph_->InsertBefore(anchor, std::move(node));
   ++stats_->nodes_inserted;
@@ -304,7 +366,7 @@ std::string RewriteContext::InsertNode(const std::string& op,
                                        const Shape& out_shape, int anchor) {
   onnx::NodeProto node;
   node.set_op_type(op);
-  node.set_name(graph_->UniqueName(absl::StrCat(out_base, "_node")));
+  node.set_name(FreshName(absl::StrCat(out_base, "_node")));
   for (const std::string& in : inputs) node.add_input(in);
   for (const auto& [name, value] : ints) {
     auto* attr = node.add_attribute();
@@ -312,7 +374,7 @@ std::string RewriteContext::InsertNode(const std::string& op,
     attr->set_type(onnx::AttributeProto::INT);
     attr->set_i(value);
   }
-  const std::string out = graph_->UniqueName(out_base);
+  const std::string out = FreshName(out_base);
   node.add_output(out);
   graph_->InsertBefore(anchor, std::move(node));
   ++stats_->nodes_inserted;
@@ -482,7 +544,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
     const int64_t bytes = PayloadBytes(*t);
     if (bytes <= options_.fold_limit_bytes) {
       onnx::TensorProto copy = *t;
-      const std::string copy_name = graph_->UniqueName(absl::StrCat(name, "_rank", rank));
+      const std::string copy_name = FreshName(absl::StrCat(name, "_rank", rank));
       copy.set_name(copy_name);
       copy.clear_dims();
       for (int64_t i = 0; i < missing; ++i) copy.add_dims(1);
@@ -497,7 +559,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       } else {
         onnx::NodeProto node;
         node.set_op_type("Constant");
-        node.set_name(graph_->UniqueName(absl::StrCat(copy_name, "_const")));
+        node.set_name(FreshName(absl::StrCat(copy_name, "_const")));
         node.add_output(copy_name);
         auto* attr = node.add_attribute();
         attr->set_name("value");
@@ -568,7 +630,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
       const bool in_place = graph_->UseCount(name) == 1;
       const bool is_initializer = graph_->Initializer(name) != nullptr;
       const std::string new_name =
-          in_place ? name : graph_->UniqueName(absl::StrCat(name, "_expanded"));
+          in_place ? name : FreshName(absl::StrCat(name, "_expanded"));
       absl::StatusOr<onnx::TensorProto> folded = proto::BroadcastTensorTo(
           *t, *extents, new_name, model_->base_dir, options_.fold_limit_bytes);
       if (folded.ok()) {
@@ -594,7 +656,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
         } else {
           onnx::NodeProto node;
           node.set_op_type("Constant");
-          node.set_name(graph_->UniqueName(absl::StrCat(new_name, "_const")));
+          node.set_name(FreshName(absl::StrCat(new_name, "_const")));
           node.add_output(new_name);
           auto* attr = node.add_attribute();
           attr->set_name("value");
@@ -766,6 +828,11 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
 
 absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why) {
   if (opset_ >= needed) return absl::OkStatus();
+  if (scope_.function) {
+    return absl::UnimplementedError(absl::StrCat(why, " needs default-domain opset >= ", needed,
+                                                 " but the function body ", scope_.path,
+                                                 " imports opset ", opset_));
+  }
   if (opset_ < 7) {
     return absl::UnimplementedError(absl::StrCat(why, " needs default-domain opset >= ", needed,
                                                  " but the model has opset ", opset_,
@@ -791,7 +858,7 @@ absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why
 
 void RewriteContext::Record(int id, Rewrite rewrite) {
   if (id >= 0) {
-    rewrite.node = Label(id);
+    rewrite.node = scope_.body ? absl::StrCat(scope_.path, "/", Label(id)) : Label(id);
     rewrite.op = graph_->node(id).op_type();
   }
   stats_->log.push_back(std::move(rewrite));
@@ -799,7 +866,281 @@ void RewriteContext::Record(int id, Rewrite rewrite) {
 
 void RewriteContext::Debug(int id, const std::string& why) {
   stats_->debug.push_back(
-      absl::StrCat(pass_, ": ", id >= 0 ? Label(id) : std::string("<model>"), ": ", why));
+      absl::StrCat(pass_, ": ", scope_.body ? absl::StrCat(scope_.path, "/") : std::string(),
+                   id >= 0 ? Label(id) : std::string("<model>"), ": ", why));
+}
+
+}  // namespace onnx_bcast::passes
+
+namespace onnx_bcast::passes {
+namespace {
+
+// As the analysis labels nodes in its paths.
+std::string PathNodeName(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
+}
+
+bool HasBodies(const onnx::ModelProto& m) {
+  if (m.functions_size() > 0) return true;
+  for (const auto& n : m.graph().node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) return true;
+    }
+  }
+  return false;
+}
+
+void AddNames(const onnx::NodeProto& n, std::unordered_set<std::string>* names);
+
+void AddNames(const onnx::GraphProto& g, std::unordered_set<std::string>* names) {
+  for (const auto& vi : g.input()) names->insert(vi.name());
+  for (const auto& vi : g.output()) names->insert(vi.name());
+  for (const auto& vi : g.value_info()) names->insert(vi.name());
+  for (const auto& t : g.initializer()) names->insert(t.name());
+  for (const auto& t : g.sparse_initializer()) names->insert(t.values().name());
+  for (const auto& n : g.node()) AddNames(n, names);
+}
+
+void AddNames(const onnx::NodeProto& n, std::unordered_set<std::string>* names) {
+  names->insert(n.name());
+  for (const std::string& s : n.input()) names->insert(s);
+  for (const std::string& s : n.output()) names->insert(s);
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) AddNames(a.g(), names);
+    for (const auto& sub : a.graphs()) AddNames(sub, names);
+  }
+}
+
+using FunctionKey = std::pair<std::string, std::string>;
+
+struct BodyRef {
+  onnx::GraphProto* graph;
+  std::string path;
+  int parent;  // index into the body list; -1: the main graph
+};
+
+struct CallRef {
+  onnx::NodeProto* node;
+  std::string key;  // the analysis path of the function body walked for this call
+};
+
+// Lists the bodies of `g` in pre-order (parents before their bodies) and the function calls
+// of `g` and its bodies, with the analysis's paths.
+void Enumerate(onnx::GraphProto* g, const std::string& path, int self,
+               const std::map<FunctionKey, onnx::FunctionProto*>& functions,
+               std::vector<BodyRef>* bodies, std::map<onnx::FunctionProto*, std::vector<CallRef>>* calls) {
+  for (int i = 0; i < g->node_size(); ++i) {
+    onnx::NodeProto* n = g->mutable_node(i);
+    if (auto f = functions.find({n->domain(), n->op_type()}); f != functions.end()) {
+      (*calls)[f->second].push_back(
+          {n, absl::StrCat(path, "/", n->op_type(), " '", PathNodeName(*n, i), "' (function ",
+                           f->second->domain(), ".", f->second->name(), ")")});
+    }
+    for (auto& a : *n->mutable_attribute()) {
+      if (!a.has_g() && a.graphs_size() == 0) continue;
+      const std::string sub =
+          absl::StrCat(path, "/", n->op_type(), " '", PathNodeName(*n, i), "'.", a.name());
+      if (a.has_g()) {
+        bodies->push_back({a.mutable_g(), sub, self});
+        const int me = static_cast<int>(bodies->size()) - 1;
+        Enumerate(a.mutable_g(), sub, me, functions, bodies, calls);
+      }
+      for (int k = 0; k < a.graphs_size(); ++k) {
+        const std::string item = absl::StrCat(sub, "[", k, "]");
+        bodies->push_back({a.mutable_graphs(k), item, self});
+        const int me = static_cast<int>(bodies->size()) - 1;
+        Enumerate(a.mutable_graphs(k), item, me, functions, bodies, calls);
+      }
+    }
+  }
+}
+
+int64_t FunctionOpset(const onnx::FunctionProto& fn, const onnx::ModelProto& m) {
+  for (const auto& o : fn.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  }
+  return proto::DefaultOpset(m);
+}
+
+// `fn`'s body rewritten for the shapes `table` of one call site (names drawn from `names`).
+absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
+    proto::Model* model, const onnx::FunctionProto& fn, const std::string& label,
+    const ShapeTable& table, std::unordered_set<std::string>* names, const std::string& pass,
+    const PassOptions& options, PassStats* stats,
+    const std::function<absl::Status(RewriteContext&)>& rewrite) {
+  onnx::GraphProto body;
+  *body.mutable_node() = fn.node();
+  for (const std::string& in : fn.input()) body.add_input()->set_name(in);
+  for (const std::string& out : fn.output()) body.add_output()->set_name(out);
+  RewriteContext ctx(model, pass, options, stats);
+  GraphScope scope;
+  scope.path = label;
+  scope.names = names;
+  scope.body = true;
+  scope.function = true;
+  scope.opset = FunctionOpset(fn, model->proto);
+  ctx.InitScoped(&body, std::move(scope), table, {});
+  if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+  ctx.Commit();
+  return body;
+}
+
+std::string NodesText(const onnx::GraphProto& g) {
+  std::string out;
+  for (const auto& n : g.node()) {
+    std::string bytes;
+    n.SerializeToString(&bytes);
+    absl::StrAppend(&out, bytes.size(), ":", bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
+                               const PassOptions& options, PassStats* stats,
+                               const std::function<absl::Status(RewriteContext&)>& rewrite) {
+  if (!HasBodies(model->proto)) {
+    RewriteContext ctx(model, pass, options, stats);
+    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+    ctx.Commit();
+    return absl::OkStatus();
+  }
+  // One analysis serves every graph: bodies see their outer scope with its shapes, and each
+  // function call site has its own table.
+  if (options.carry != nullptr) options.carry->valid = false;
+  AnalysisOptions shapes_only;
+  shapes_only.verdicts = false;
+  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model, shapes_only);
+  if (!analysis.ok()) return analysis.status();
+  static const ShapeTable* const kEmpty = new ShapeTable();
+  auto table = [&](const std::string& path) -> ShapeTable* {
+    auto it = analysis->shapes.find(path);
+    return it == analysis->shapes.end() ? nullptr : &it->second;
+  };
+  std::unordered_set<std::string> names;
+  AddNames(model->proto.graph(), &names);
+  for (const auto& f : model->proto.functions()) {
+    for (const auto& n : f.node()) AddNames(n, &names);
+    for (const std::string& s : f.input()) names.insert(s);
+    for (const std::string& s : f.output()) names.insert(s);
+  }
+  std::map<FunctionKey, onnx::FunctionProto*> functions;
+  for (auto& f : *model->proto.mutable_functions()) functions[{f.domain(), f.name()}] = &f;
+  std::vector<BodyRef> bodies;
+  std::map<onnx::FunctionProto*, std::vector<CallRef>> calls;
+  Enumerate(model->proto.mutable_graph(), "main", -1, functions, &bodies, &calls);
+
+  // Function bodies first: call nodes are retargeted to copies before any graph is edited.
+  std::vector<onnx::FunctionProto*> order;
+  for (auto& f : *model->proto.mutable_functions()) order.push_back(&f);
+  std::set<FunctionKey> taken;
+  for (const auto& f : model->proto.functions()) taken.insert({f.domain(), f.name()});
+  for (onnx::FunctionProto* fn : order) {
+    const std::string suffix = absl::StrCat(" (function ", fn->domain(), ".", fn->name(), ")");
+    // Every walk of this body: call sites in graphs and inside other function bodies.
+    std::vector<std::string> keys;
+    for (const auto& [path, t] : analysis->shapes) {
+      if (path.size() > suffix.size() &&
+          path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        keys.push_back(path);
+      }
+    }
+    if (keys.empty()) continue;  // never called: nothing to rewrite for
+    const std::string label = absl::StrCat("function ", fn->domain(), ".", fn->name());
+    // Trial rewrites, one per call site, on a snapshot of the names (so equal rewrites come
+    // out equal); grouped by the body they produce.
+    std::vector<std::string> results;
+    std::map<std::string, std::vector<size_t>> groups;  // body text -> keys
+    std::vector<std::string> group_order;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      std::unordered_set<std::string> snapshot = names;
+      PassStats trial;
+      absl::StatusOr<onnx::GraphProto> body = RewriteFunctionBody(
+          model, *fn, label, *table(keys[k]), &snapshot, pass, options, &trial, rewrite);
+      if (!body.ok()) return body.status();
+      std::string text = NodesText(*body);
+      if (groups.count(text) == 0) group_order.push_back(text);
+      groups[text].push_back(k);
+    }
+    std::map<std::string, const CallRef*> call_of;
+    for (const CallRef& c : calls[fn]) call_of[c.key] = &c;
+    if (group_order.size() > 1) {
+      bool retargetable = true;
+      for (const std::string& key : keys) retargetable &= call_of.count(key) > 0;
+      if (!retargetable) {
+        stats->debug.push_back(absl::StrCat(
+            pass, ": ", label,
+            ": call sites need different rewrites and one is inside another function body; "
+            "the function is left as is"));
+        continue;
+      }
+    }
+    const onnx::FunctionProto original = *fn;  // every group starts from the original body
+    for (size_t gi = 0; gi < group_order.size(); ++gi) {
+      const std::vector<size_t>& members = groups[group_order[gi]];
+      onnx::FunctionProto* target = fn;
+      std::string target_label = label;
+      if (gi > 0) {
+        // A copy of the original body for the call sites whose shapes need another rewrite.
+        std::string name;
+        for (int n = static_cast<int>(gi);; ++n) {
+          name = absl::StrCat(fn->name(), "__", n);
+          if (taken.insert({fn->domain(), name}).second) break;
+        }
+        target = model->proto.add_functions();
+        *target = original;
+        target->set_name(name);
+        target_label = absl::StrCat("function ", fn->domain(), ".", name);
+        for (size_t k : members) call_of[keys[k]]->node->set_op_type(name);
+        Rewrite r;
+        r.node = target_label;
+        r.action = "inserted";
+        r.detail = absl::StrCat("copy of ", label, " for the call site(s) whose shapes need another rewrite");
+        for (size_t k : members) absl::StrAppend(&r.detail, k == members[0] ? ": " : ", ", keys[k]);
+        stats->log.push_back(std::move(r));
+      }
+      // The body rewritten again with the model-wide names (the trial used a snapshot).
+      absl::StatusOr<onnx::GraphProto> body =
+          RewriteFunctionBody(model, original, target_label, *table(keys[members[0]]), &names, pass,
+                              options, stats, rewrite);
+      if (!body.ok()) return body.status();
+      *target->mutable_node() = std::move(*body->mutable_node());
+    }
+  }
+
+  // If/Loop/Scan bodies, innermost first (pre-order reversed): a body's own table moves into
+  // its context once every body nested in it, which reads it as outer scope, is done.
+  for (int i = static_cast<int>(bodies.size()) - 1; i >= 0; --i) {
+    GraphScope scope;
+    scope.path = bodies[i].path;
+    scope.names = &names;
+    scope.body = true;
+    for (int p = bodies[i].parent; p >= 0; p = bodies[p].parent) {
+      const ShapeTable* t = table(bodies[p].path);
+      scope.outer.push_back(t != nullptr ? t : kEmpty);
+    }
+    const ShapeTable* main_table = table("main");
+    scope.outer.push_back(main_table != nullptr ? main_table : kEmpty);
+    ShapeTable own;
+    if (ShapeTable* t = table(bodies[i].path)) own = std::move(*t);
+    RewriteContext ctx(model, pass, options, stats);
+    ctx.InitScoped(bodies[i].graph, std::move(scope), std::move(own), {});
+    if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+    ctx.Commit();
+  }
+
+  GraphScope scope;
+  scope.names = &names;
+  ShapeTable own;
+  if (ShapeTable* t = table("main")) own = std::move(*t);
+  RewriteContext ctx(model, pass, options, stats);
+  ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(own),
+                 std::move(analysis->elems));
+  if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+  ctx.Commit();
+  return absl::OkStatus();
 }
 
 }  // namespace onnx_bcast::passes

@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +24,24 @@
 
 namespace onnx_bcast::passes {
 
+using ShapeTable = std::unordered_map<std::string, bcast::Shape>;
+
+/// Where a context works when it is not (only) the model's main graph; see RewriteEveryGraph.
+struct GraphScope {
+  /// The analysis path of the graph ("main/If 'c'.then_branch", or a function call site).
+  std::string path = "main";
+  /// The enclosing graphs' shape tables, innermost first (outer-scope values of a body).
+  std::vector<const ShapeTable*> outer;
+  /// Every name of every graph and function body of the model; fresh names avoid them all.
+  std::unordered_set<std::string>* names = nullptr;
+  /// A body (If/Loop/Scan, or a function body): new constants are Constant nodes and no
+  /// value_info is written (the element types of body tensors are not tracked).
+  bool body = false;
+  /// A function body: its opset is the function's own and cannot be raised.
+  bool function = false;
+  int64_t opset = 0;
+};
+
 class RewriteContext {
  public:
   RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
@@ -32,12 +53,21 @@ class RewriteContext {
 
   /// Runs the shape analysis and indexes the main graph. Call once, before anything else.
   absl::Status Init();
+  /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
+  /// types already computed by the one analysis of the model (RewriteEveryGraph).
+  void InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
+                  std::unordered_map<std::string, int32_t> elems);
+  /// The analysis path of the graph this context edits ("main" for the main graph).
+  const std::string& path() const { return scope_.path; }
+  /// A name unused anywhere in the model (and in this graph), starting with `base`.
+  std::string FreshName(std::string_view base);
   /// Applies the queued edits (one linear rebuild of the node list).
   void Commit();
 
   proto::Model& model() { return *model_; }
   proto::GraphEditor& graph() { return *graph_; }
   const PassOptions& options() const { return options_; }
+  PassStats& stats() { return *stats_; }
   int64_t opset() const { return opset_; }
   /// Raises the default-domain opset (callers check that nothing else changes meaning).
   void SetOpset(int64_t opset);
@@ -138,6 +168,7 @@ class RewriteContext {
   std::optional<int64_t> WantedRank(const proto::Use& use);
 
   proto::Model* model_;
+  GraphScope scope_;
   std::string pass_;
   PassOptions options_;
   PassStats* stats_;
@@ -146,6 +177,7 @@ class RewriteContext {
   // Set by anything that edits the tables or the model's header: the tables then no longer
   // describe the graph the pass started from and are not carried on.
   bool touched_ = false;
+  bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
   size_t log_at_init_ = 0;
   std::unordered_map<std::string, bcast::Shape> shapes_;
   std::unordered_map<std::string, int32_t> elems_;
@@ -155,5 +187,19 @@ class RewriteContext {
   std::map<std::string, std::string> shape_of_;
   std::map<std::pair<std::string, std::string>, std::string> folded_copies_;
 };
+
+/// Runs `rewrite` over every graph of `model` that a rewrite can reach, then commits each:
+/// If/Loop/Scan bodies (recursively, innermost first, outer-scope values visible with the
+/// shapes of the one analysis), model-local function bodies, and the main graph last. A
+/// function body is rewritten once when the rewrite comes out the same for every call site's
+/// shapes; otherwise each group of call sites with the same rewrite gets its own copy of the
+/// function (the first group keeps the original), so every call runs a body rewritten for its
+/// own shapes. Call sites that cannot be retargeted (inside another function body) leave such a
+/// function as it is, with a debug reason; the target check then lists its nodes. Graphs
+/// nested inside function bodies are not rewritten either. A model without bodies or functions
+/// takes the single-graph path (Init, with the carried analysis).
+absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
+                               const PassOptions& options, PassStats* stats,
+                               const std::function<absl::Status(RewriteContext&)>& rewrite);
 
 }  // namespace onnx_bcast::passes

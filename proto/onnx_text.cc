@@ -78,6 +78,12 @@ std::string PrintGraph(const onnx::GraphProto& graph) {
   return os.str();
 }
 
+std::string PrintFunction(const onnx::FunctionProto& function) {
+  std::ostringstream os;
+  os << function;
+  return os.str();
+}
+
 std::string PrintNode(const onnx::NodeProto& node) {
   std::ostringstream os;
   os << node;

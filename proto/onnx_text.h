@@ -10,6 +10,9 @@ namespace onnx_bcast::proto {
 /// The graph in libonnx's text syntax, one node per line (stable for golden tests).
 std::string PrintGraph(const onnx::GraphProto& graph);
 
+/// A model-local function in text syntax (its header, then one node per line).
+std::string PrintFunction(const onnx::FunctionProto& function);
+
 /// One node in text syntax, e.g. `C = Add (A, B)`.
 std::string PrintNode(const onnx::NodeProto& node);
 

@@ -20,6 +20,7 @@ std::string GoldenForm(const onnx::ModelProto& model) {
         "[", absl::StrJoin(t.dims(), ","), "]\n");
   }
   absl::StrAppend(&out, proto::PrintGraph(model.graph()));
+  for (const auto& f : model.functions()) absl::StrAppend(&out, "\n", proto::PrintFunction(f));
   return out;
 }
 

@@ -14,7 +14,7 @@
 namespace onnx_bcast::passes::testing {
 
 /// "opset: N", one "init NAME: TYPE[dims]" line per initializer, then libonnx's printed graph
-/// (whose printer leaves initializers out).
+/// (whose printer leaves initializers out), then each model-local function.
 std::string GoldenForm(const onnx::ModelProto& model);
 
 /// Parses ONNX text or fails the test.
