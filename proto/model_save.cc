@@ -40,49 +40,77 @@ namespace fs = std::filesystem;
 
 std::string Errno() { return std::strerror(errno); }
 
-// Copies the whole file behind `src_fd` (a descriptor validated by OpenExternalData) into
-// `dst` inside the kernel: a reflink (FICLONE) where the filesystem shares extents, else
-// copy_file_range. Weight files then never pass through this process's memory (peak RSS stays
-// flat whatever their size). Falls back to pread/write only where neither is supported.
-absl::Status CopyFileInto(int src_fd, const std::string& label, PendingFile* dst) {
-  absl::Status status;
-  bool done = ::ioctl(dst->fd(), FICLONE, src_fd) == 0;
-  bool copied_any = false;
-  loff_t in_offset = 0;
-  while (!done) {
-    const ssize_t n =
-        ::copy_file_range(src_fd, &in_offset, dst->fd(), nullptr, size_t{1} << 30, 0);
-    if (n > 0) {
-      copied_any = true;
-      continue;
+// Copies [offset, end) of `src_fd` to the same offsets of `dst_fd` inside the kernel
+// (copy_file_range), falling back to pread/pwrite where that is not supported.
+absl::Status CopyRange(int src_fd, int dst_fd, off_t offset, off_t end, const std::string& label,
+                       std::vector<char>* buf) {
+  bool kernel = buf->empty();
+  while (offset < end) {
+    const size_t want = static_cast<size_t>(std::min<off_t>(end - offset, off_t{1} << 30));
+    if (kernel) {
+      loff_t in = offset, out = offset;
+      const ssize_t n = ::copy_file_range(src_fd, &in, dst_fd, &out, want, 0);
+      if (n > 0) {
+        offset += n;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                    errno == EOPNOTSUPP || errno == EBADF)) {
+        kernel = false;  // not supported here: copy through a buffer from now on
+        buf->resize(1 << 20);
+        continue;
+      }
+      if (n == 0) return absl::InternalError(absl::StrCat("'", label, "' shrank while copied"));
+      return absl::InternalError(absl::StrCat("cannot copy '", label, "': ", Errno()));
     }
-    if (n == 0) {
-      done = true;
-    } else if (errno == EINTR) {
-      continue;
-    } else if (copied_any || (errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
-                              errno != EOPNOTSUPP && errno != EBADF)) {
-      status = absl::InternalError(absl::StrCat("cannot copy '", label, "': ", Errno()));
-      done = true;
-    } else {
-      break;  // not supported here: copy through a buffer
-    }
-  }
-  std::vector<char> buf(done ? 0 : 1 << 20);
-  off_t offset = 0;
-  while (!done) {
-    const ssize_t n = ::pread(src_fd, buf.data(), buf.size(), offset);
+    const ssize_t n = ::pread(src_fd, buf->data(), std::min(want, buf->size()), offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      status = absl::InternalError(absl::StrCat("cannot read '", label, "': ", Errno()));
-      break;
+    if (n < 0) return absl::InternalError(absl::StrCat("cannot read '", label, "': ", Errno()));
+    if (n == 0) return absl::InternalError(absl::StrCat("'", label, "' shrank while copied"));
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::pwrite(dst_fd, buf->data() + done, static_cast<size_t>(n - done),
+                                 offset + done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return absl::InternalError(absl::StrCat("cannot write the copy of '", label,
+                                                          "': ", Errno()));
+      done += w;
     }
-    if (n == 0) break;
     offset += n;
-    status = dst->Append(buf.data(), static_cast<size_t>(n));
-    if (!status.ok()) break;
   }
-  return status;
+  return absl::OkStatus();
+}
+
+// Copies the whole file behind `src_fd` (a descriptor validated by OpenExternalData) into
+// `dst`: a reflink (FICLONE) where the filesystem shares extents, else only the data extents
+// (SEEK_DATA/SEEK_HOLE) with copy_file_range, and the file's size set with ftruncate. Holes
+// stay holes: an 8 GiB sparse weight file costs no disk and no time (copy_file_range alone
+// writes the zeros of a hole on ext4). Weight files never pass through this process's memory
+// unless the kernel copy is unsupported.
+absl::Status CopyFileInto(int src_fd, const std::string& label, PendingFile* dst) {
+  if (::ioctl(dst->fd(), FICLONE, src_fd) == 0) return absl::OkStatus();
+  struct stat st;
+  if (::fstat(src_fd, &st) != 0) {
+    return absl::InternalError(absl::StrCat("cannot stat '", label, "': ", Errno()));
+  }
+  const off_t size = st.st_size;
+  std::vector<char> buf;  // empty while the kernel copies
+  for (off_t offset = 0; offset < size;) {
+    off_t data = ::lseek(src_fd, offset, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) break;  // only a hole is left
+    off_t hole = data < 0 ? size : ::lseek(src_fd, data, SEEK_HOLE);
+    if (data < 0) data = offset;  // no SEEK_DATA here: all of it is data
+    if (hole < 0 || hole > size) hole = size;
+    if (data >= size) break;
+    if (absl::Status s = CopyRange(src_fd, dst->fd(), data, hole, label, &buf); !s.ok()) {
+      return s;
+    }
+    offset = hole;
+  }
+  if (::ftruncate(dst->fd(), size) != 0) {
+    return absl::InternalError(absl::StrCat("cannot size the copy of '", label, "': ", Errno()));
+  }
+  return absl::OkStatus();
 }
 
 // Little-endian raw bytes of a tensor held in typed fields; false for types kept inline.

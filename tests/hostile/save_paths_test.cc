@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -643,6 +644,53 @@ TEST(SavePaths, RunOutputDirIsAllOrNothing) {
 
 // ---------------------------------------------------------------------------------------------
 // Group 7: external data in training_info graphs.
+
+// Group 3: an 8 GiB sparse data file (truncate: no real disk) made opt write 8 GiB of zeros.
+// The copy keeps holes as holes: bounded time, and the copy's allocated blocks stay those of
+// the data the source really holds (24 bytes at 4 GiB).
+TEST(SavePaths, SparseExternalDataIsCopiedSparse) {
+  Env env;
+  constexpr int64_t kSize = int64_t{8} << 30, kAt = int64_t{4} << 30;
+  onnx::ModelProto m = ChainModel({"w.bin"});
+  onnx::TensorProto* t = m.mutable_graph()->mutable_initializer(0);
+  t->clear_external_data();
+  AddExternal(t, "w.bin", kAt);
+  WriteFile(env.in("m.onnx"), proto::SerializeModel(m).value());
+  {
+    const int fd = ::open(env.in("w.bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    const std::string w = Weights(0);
+    ASSERT_EQ(::pwrite(fd, w.data(), w.size(), kAt), static_cast<ssize_t>(w.size()));
+    ASSERT_EQ(::ftruncate(fd, kSize), 0);
+    ::close(fd);
+  }
+  auto allocated = [](const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? int64_t{st.st_blocks} * 512 : int64_t{-1};
+  };
+  const int64_t source_blocks = allocated(env.in("w.bin"));
+  ASSERT_LT(source_blocks, int64_t{1} << 20) << "the filesystem does not keep sparse files";
+  for (const bool external : {false, true}) {
+    const std::string out = external ? "e.onnx" : "m.onnx";
+    std::vector<std::string> args = {"opt", env.in("m.onnx"), "-o", env.out(out), "--target",
+                                     "none"};
+    if (external) args.push_back("--external-data");
+    const auto start = std::chrono::steady_clock::now();
+    const CliResult r = Cli(env, args);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.code, 0) << absl::StrJoin(args, " ") << "\n" << r.out << r.err;
+    EXPECT_LT(seconds, 30.0) << absl::StrJoin(args, " ");
+    struct stat st;
+    ASSERT_EQ(::stat(env.out(out + ".data").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, kSize);
+    // Holes stay holes: at most the source's blocks plus filesystem slack, never gigabytes.
+    EXPECT_LE(allocated(env.out(out + ".data")), source_blocks + (int64_t{1} << 20))
+        << absl::StrJoin(args, " ");
+    ExpectSameWeights(env.in("m.onnx"), env.out(out));
+    EXPECT_THAT(Unexpected(env.out(), R"((m|e)\.onnx(\.data)?)"), ::testing::IsEmpty());
+  }
+}
 
 TEST(SavePaths, TrainingInfoExternalDataIsValidatedAndCopied) {
   Env env;
