@@ -113,26 +113,73 @@ class JsonWriter {
     out_ += '\n';
     out_.append(depth_.size() * indent_, ' ');
   }
+  // Escapes what a terminal or a strict parser would trip over: C0 controls, DEL and the C1
+  // controls (U+0080..U+009F, e.g. CSI) as \u escapes, and bytes that are not UTF-8 as U+FFFD
+  // (names come from the model and are arbitrary bytes; JSON must be UTF-8).
   void Quote(std::string_view s) {
     out_ += '"';
-    for (unsigned char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
       switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\r': out_ += "\\r"; break;
-        case '\t': out_ += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-            out_ += buf;
-          } else {
-            out_ += static_cast<char>(c);
-          }
+        case '"': out_ += "\\\""; continue;
+        case '\\': out_ += "\\\\"; continue;
+        case '\n': out_ += "\\n"; continue;
+        case '\r': out_ += "\\r"; continue;
+        case '\t': out_ += "\\t"; continue;
+        default: break;
       }
+      if (c < 0x20 || c == 0x7f) {
+        Escape(c);
+        continue;
+      }
+      if (c < 0x80) {
+        out_ += static_cast<char>(c);
+        continue;
+      }
+      const size_t n = Utf8Length(s.substr(i));
+      if (n == 0) {
+        out_ += "\\ufffd";
+        continue;
+      }
+      if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+        Escape(static_cast<unsigned char>(s[i + 1]));
+      } else {
+        out_.append(s.data() + i, n);
+      }
+      i += n - 1;
     }
     out_ += '"';
+  }
+  void Escape(unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+    out_ += buf;
+  }
+  // Bytes of the well-formed UTF-8 sequence at the start of `s` (no overlong forms, no
+  // surrogates, at most U+10FFFF), 0 when it is not one.
+  static size_t Utf8Length(std::string_view s) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(0);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return 0;
+    }
+    if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+    for (size_t k = 2; k < n; ++k) {
+      if (b(k) < 0x80 || b(k) > 0xbf) return 0;
+    }
+    return n;
   }
 
   int indent_;
