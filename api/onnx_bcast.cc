@@ -432,6 +432,8 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   vopts.edge_cases = options.edge_cases;
   vopts.local = options.local;
   vopts.threads = options.threads;
+  vopts.report_path = options.report_path;
+  vopts.report_json = options.report_json;
   if (options.rtol.has_value() || options.atol.has_value()) {
     vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
@@ -462,7 +464,8 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     const verify::Divergence& d = *r->divergence;
     std::string message = d.comparison.message;
     if (!d.pass.empty()) absl::StrAppend(&message, "; introduced by pass ", d.pass, ": ", d.rewrite);
-    out.divergence = Divergence{d.sample, d.tensor, d.node, d.op, d.input_shapes, message};
+    out.divergence =
+        Divergence{d.sample, d.tensor, d.node, d.op, d.input_shapes, message, d.pass, d.rewrite};
   }
   for (const verify::LocalResult& l : r->local) {
     out.local.push_back(LocalCheck{l.node, l.op, l.match, l.skipped, l.detail});

@@ -137,7 +137,7 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
   json.Key("nodes").BeginArray();
   for (const NodeVerdict& v : a.nodes) {
     json.BeginObject();
-    json.Member("name", v.node);
+    json.Member("node", v.node);
     json.Member("op", v.op);
     json.Member("graph", v.graph);
     json.Member("opset", v.opset);

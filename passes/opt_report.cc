@@ -84,7 +84,7 @@ std::string FormatOptJson(const OptReport& report) {
   int64_t total = 0;
   for (const PassRun& run : report.runs) {
     w.BeginObject()
-        .Member("name", run.pass)
+        .Member("pass", run.pass)
         .Key("seconds")
         .Double(run.seconds)
         .Member("nodes_inserted", run.stats.nodes_inserted)

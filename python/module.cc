@@ -1,8 +1,15 @@
-// The Python module `onnx_bcast` (pybind11) over the public C++ API: check, optimize, run and
-// verify taking an onnx.ModelProto, serialized bytes or a path, and returning plain Python data
-// (reports as dicts, tensors as numpy arrays). Errors become ValueError, FileNotFoundError,
-// NotImplementedError, ... with the API's one-line message. The GIL is released while the
-// library works.
+// The extension `onnx_bcast._core` (pybind11) over the public C++ API, re-exported by the
+// package onnx_bcast: check, optimize, run and verify taking an onnx.ModelProto, serialized bytes
+// or a path, and returning plain Python data (tensors as numpy arrays). The reports of check and
+// optimize are the CLI's JSON documents (CheckResult::json, OptimizeReport::json, written by the
+// same writer as `check --json` and `opt --report`) loaded as dicts, so both speak one schema.
+// Errors become ValueError, FileNotFoundError, NotImplementedError, ... with the API's one-line
+// message. The GIL is released while the library works.
+//
+// Each docstring opens with the function's text signature ("name(args)\n--\n\n"), which is
+// how CPython gives builtins an inspect.signature; python/onnx_bcast/__init__.pyi carries the
+// same signatures with types, and the same docstrings (tests/python/test_package.py keeps the
+// three in step: py::arg names, text signatures, stubs).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -89,41 +96,10 @@ absl::StatusOr<onnx::ModelProto> Parse(const ModelArg& arg, const onnx_bcast::Lo
 
 // ---- check ------------------------------------------------------------------------------------
 
-py::dict CheckToDict(const onnx_bcast::CheckResult& r) {
-  py::list nodes;
-  for (const onnx_bcast::NodeVerdict& n : r.nodes) {
-    py::dict d;
-    d["graph"] = n.graph;
-    d["node"] = n.node;
-    d["op"] = n.op;
-    d["domain"] = n.domain;
-    d["opset"] = n.opset;
-    d["input_names"] = n.input_names;
-    d["input_shapes"] = n.input_shapes;
-    d["output_shape"] = n.output_shape;
-    d["rule"] = n.rule;
-    d["class"] = n.broadcast_class;
-    d["verdict"] = onnx_bcast::VerdictName(n.verdict);
-    d["condition"] = n.condition.empty() ? py::object(py::none()) : py::str(n.condition);
-    d["message"] = n.message;
-    d["lints"] = n.lints;
-    nodes.append(d);
-  }
-  py::dict summary;
-  summary["ok"] = r.Count(onnx_bcast::Verdict::kProven);
-  summary["error"] = r.Count(onnx_bcast::Verdict::kError);
-  summary["conditional"] = r.Count(onnx_bcast::Verdict::kConditional);
-  summary["unknown"] = r.Count(onnx_bcast::Verdict::kUnknown);
-  py::dict out;
-  out["nodes"] = nodes;
-  out["summary"] = summary;
-  out["has_error"] = r.HasError();
-  out["combined_condition"] =
-      r.combined_condition.empty() ? py::object(py::none()) : py::str(r.combined_condition);
-  out["contradiction"] =
-      r.contradiction.empty() ? py::object(py::none()) : py::str(r.contradiction);
-  out["inference_note"] = r.inference_note;
-  out["text"] = r.text;
+// A report document as Python data, plus the text report under "text".
+py::dict ReportDict(const std::string& json, const std::string& text) {
+  py::dict out = py::module_::import("json").attr("loads")(py::str(json));
+  out["text"] = text;
   return out;
 }
 
@@ -143,62 +119,20 @@ py::dict Check(const py::object& model, bool lint, const std::string& base_dir) 
                           : absl::StatusOr<onnx_bcast::CheckResult>(proto.status());
     }
   }
-  return CheckToDict(Take(std::move(result)));
+  onnx_bcast::CheckResult r = Take(std::move(result));
+  return ReportDict(r.json, r.text);
 }
 
 // ---- optimize ---------------------------------------------------------------------------------
 
-py::dict OptimizeToDict(const onnx_bcast::OptimizeReport& r) {
-  auto stats = [](const onnx_bcast::ModelStats& s) {
-    py::dict d;
-    d["nodes"] = s.nodes;
-    d["initializers"] = s.initializers;
-    d["initializer_bytes"] = s.initializer_bytes;
-    d["opset"] = s.opset;
-    return d;
-  };
-  py::list passes;
-  for (const onnx_bcast::PassReport& p : r.passes) {
-    py::list rewrites;
-    for (const onnx_bcast::Rewrite& w : p.rewrites) {
-      py::dict d;
-      d["node"] = w.node;
-      d["op"] = w.op;
-      d["action"] = w.action;
-      d["tensor"] = w.tensor;
-      d["detail"] = w.detail;
-      d["before"] = w.before;
-      d["after"] = w.after;
-      d["bytes"] = w.bytes;
-      rewrites.append(d);
-    }
-    py::dict d;
-    d["pass"] = p.pass;
-    d["nodes_inserted"] = p.nodes_inserted;
-    d["nodes_removed"] = p.nodes_removed;
-    d["initializers_rewritten"] = p.initializers_rewritten;
-    d["bytes_added"] = p.bytes_added;
-    d["seconds"] = p.seconds;
-    d["rewrites"] = rewrites;
-    passes.append(d);
-  }
-  py::dict out;
-  out["target"] = r.target.empty() ? py::object(py::none()) : py::str(r.target);
-  out["passes"] = passes;
-  out["changed"] = r.Changed();
-  out["before"] = stats(r.before);
-  out["after"] = stats(r.after);
-  out["violations"] = r.violations;
-  out["text"] = r.text;
-  return out;
-}
-
-py::tuple Optimize(const py::object& model, const std::optional<std::string>& target,
-                   const std::optional<std::vector<std::string>>& passes,
-                   const std::optional<std::string>& target_file,
-                   const std::optional<py::object>& output, int64_t fold_limit_bytes,
-                   bool verify_each, bool external_data, const std::string& base_dir,
-                   bool allow_partial) {
+// Returns what it was given: (ModelProto, report) for a ModelProto, (bytes, report) for bytes,
+// and for a path only the report, the model being written to `output` (required then). With
+// `output` and an in-memory model the result is saved there as well.
+py::object Optimize(const py::object& model, const std::optional<std::string>& target,
+                    const std::optional<std::vector<std::string>>& passes,
+                    const std::optional<std::string>& target_file, const py::object& output,
+                    int64_t fold_limit_bytes, bool verify_each, bool external_data,
+                    const std::string& base_dir, bool allow_partial) {
   ModelArg arg = ToModelArg(model, "optimize");
   onnx_bcast::OptimizeOptions options;
   options.target = target.value_or("");
@@ -209,8 +143,13 @@ py::tuple Optimize(const py::object& model, const std::optional<std::string>& ta
   options.allow_partial = allow_partial;
   options.load.base_dir = base_dir;
   std::string output_path;
-  if (output.has_value() && !output->is_none()) {
-    output_path = py::module_::import("os").attr("fspath")(*output).cast<std::string>();
+  if (!output.is_none()) {
+    output_path = py::module_::import("os").attr("fspath")(output).cast<std::string>();
+  }
+  if (arg.kind == ModelArg::Kind::kPath && output_path.empty()) {
+    throw py::type_error("optimize: output= is required when the model is a path (the "
+                         "rewritten model is written there; pass a ModelProto or bytes to get "
+                         "it back in memory)");
   }
   onnx_bcast::SaveOptions save;
   save.external_data = external_data;
@@ -221,24 +160,15 @@ py::tuple Optimize(const py::object& model, const std::optional<std::string>& ta
   {
     py::gil_scoped_release release;
     report = [&]() -> absl::StatusOr<onnx_bcast::OptimizeReport> {
-      if (arg.kind == ModelArg::Kind::kPath && !output_path.empty()) {
+      if (arg.kind == ModelArg::Kind::kPath) {
         return onnx_bcast::Optimize(arg.path, output_path, options, save);
       }
-      absl::StatusOr<onnx::ModelProto> proto =
-          arg.kind == ModelArg::Kind::kPath ? onnx_bcast::LoadModel(arg.path, options.load)
-                                            : Parse(arg, options.load);
+      absl::StatusOr<onnx::ModelProto> proto = Parse(arg, options.load);
       if (!proto.ok()) return proto.status();
-      if (arg.kind == ModelArg::Kind::kPath) {
-        // External data of a file model resolves against the file's directory.
-        const size_t slash = arg.path.find_last_of('/');
-        options.load.base_dir = slash == std::string::npos ? "." : arg.path.substr(0, slash + 1);
-        save.base_dir = options.load.base_dir;
-      }
       absl::StatusOr<onnx_bcast::OptimizeReport> r = onnx_bcast::Optimize(&*proto, options);
       if (!r.ok()) return r;
       if (!output_path.empty()) {
         if (absl::Status s = onnx_bcast::SaveModel(*proto, output_path, save); !s.ok()) return s;
-        return r;
       }
       absl::StatusOr<std::string> serialized = onnx_bcast::SerializeModel(*proto);
       if (!serialized.ok()) return serialized.status();
@@ -246,8 +176,9 @@ py::tuple Optimize(const py::object& model, const std::optional<std::string>& ta
       return r;
     }();
   }
-  py::dict report_dict = OptimizeToDict(Take(std::move(report)));
-  if (!output_path.empty()) return py::make_tuple(py::str(output_path), report_dict);
+  onnx_bcast::OptimizeReport r = Take(std::move(report));
+  py::dict report_dict = ReportDict(r.json, r.text);
+  if (arg.kind == ModelArg::Kind::kPath) return report_dict;
   if (arg.kind == ModelArg::Kind::kProto) {
     py::object result = arg.proto_type();
     result.attr("ParseFromString")(py::bytes(bytes));
@@ -300,7 +231,7 @@ py::dtype ToNumpy(onnx_bcast::DataType dtype) {
 }
 
 py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, bool random,
-             uint64_t seed, const std::map<std::string, int64_t>& dims, int threads,
+             uint64_t seed, const std::optional<std::map<std::string, int64_t>>& dims, int threads,
              const std::string& base_dir) {
   ModelArg arg = ToModelArg(model, "run");
   onnx_bcast::TensorMap feeds;
@@ -321,7 +252,7 @@ py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, boo
   onnx_bcast::RunOptions options;
   options.random_missing_inputs = random;
   options.seed = seed;
-  options.dims = dims;
+  if (dims.has_value()) options.dims = *dims;
   options.threads = threads;
   options.load.base_dir = base_dir;
   absl::StatusOr<onnx_bcast::NamedTensors> outputs;
@@ -380,6 +311,9 @@ py::dict VerifyToDict(const onnx_bcast::VerifyResult& r) {
     d["op"] = r.divergence->op;
     d["input_shapes"] = r.divergence->input_shapes;
     d["message"] = r.divergence->message;
+    d["pass"] = r.divergence->pass.empty() ? py::object(py::none()) : py::str(r.divergence->pass);
+    d["rewrite"] =
+        r.divergence->rewrite.empty() ? py::object(py::none()) : py::str(r.divergence->rewrite);
     divergence = d;
   }
   py::dict out;
@@ -402,8 +336,9 @@ py::dict VerifyToDict(const onnx_bcast::VerifyResult& r) {
 
 py::dict Verify(const py::object& original, const py::object& rewritten, int samples,
                 uint64_t seed, std::optional<double> rtol, std::optional<double> atol,
-                bool edge_cases, bool local, const std::vector<std::string>& test_data,
-                int threads, const std::string& base_dir) {
+                bool edge_cases, bool local,
+                const std::optional<std::vector<std::string>>& test_data, int threads,
+                const py::object& report, const std::string& base_dir) {
   ModelArg a = ToModelArg(original, "verify");
   ModelArg b = ToModelArg(rewritten, "verify");
   onnx_bcast::VerifyOptions options;
@@ -413,7 +348,22 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
   options.atol = atol;
   options.edge_cases = edge_cases;
   options.local = local;
-  options.test_data = test_data;
+  options.test_data = test_data.value_or(std::vector<std::string>{});
+  // report=: an `opt --report` file, or the report dict optimize() returned.
+  if (py::isinstance<py::dict>(report)) {
+    py::dict document = py::reinterpret_borrow<py::dict>(report);
+    if (document.contains("text")) {
+      document = py::dict(document);  // optimize's copy of the CLI text is not part of the JSON
+      PyDict_DelItemString(document.ptr(), "text");
+    }
+    options.report_json = py::module_::import("json").attr("dumps")(document).cast<std::string>();
+  } else if (py::isinstance<py::str>(report) || py::hasattr(report, "__fspath__")) {
+    options.report_path = py::module_::import("os").attr("fspath")(report).cast<std::string>();
+  } else if (!report.is_none()) {
+    throw py::type_error("verify: report= expects the dict optimize() returned or the path of an "
+                         "`opt --report` file, got " +
+                         std::string(py::str(py::type::of(report).attr("__name__"))));
+  }
   options.threads = threads;
   options.load.base_dir = base_dir;
   absl::StatusOr<onnx_bcast::VerifyResult> result;
@@ -444,51 +394,99 @@ py::list PassList(const std::vector<onnx_bcast::PassInfo>& infos) {
   return out;
 }
 
+// Docstrings: the text signature, "--", then the docstring python/onnx_bcast/__init__.pyi has.
+constexpr char kListPassesDoc[] = R"(list_passes()
+--
+
+Every rewrite pass as (name, one-line summary), in the registry's order.)";
+
+constexpr char kListTargetsDoc[] = R"(list_targets()
+--
+
+Every built-in target as (name, 'pass,pass,...'), the passes it runs in order.)";
+
+constexpr char kCheckDoc[] = R"(check(model, *, lint=False, base_dir='.')
+--
+
+Gives every broadcasting node a verdict: 'ok', 'error', 'conditional' or 'unknown'.
+
+model is an onnx.ModelProto, serialized bytes or a path (.onnx, or .onnxtxt text form).
+Returns the document of `onnx-bcast check --json` as a dict: 'model', 'nodes' (each with
+'node', 'op', 'graph', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
+'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
+'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
+the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).
+Broadcast errors are data (summary['error'] > 0); an unreadable model raises ValueError or
+FileNotFoundError.)";
+
+constexpr char kOptimizeDoc[] = R"(optimize(model, *, target=None, passes=None, target_file=None, output=None, fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', allow_partial=False)
+--
+
+Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
+
+Returns what it was given: (ModelProto, report) for an onnx.ModelProto (the argument is not
+modified), (bytes, report) for serialized bytes; for a path the rewritten model is written to
+output= (required then) and only the report is returned. With output= an in-memory result is
+saved there too. The report is the document of `onnx-bcast opt --report` as a dict: 'model',
+'output', 'target', 'passes' (each with 'pass', 'seconds', 'nodes_inserted', 'nodes_removed',
+'initializers_rewritten', 'bytes_added', 'rewrites'), 'summary' {'rewrites', 'before', 'after',
+'violations', 'error'}; plus 'text', the lines the CLI prints. Pass it to verify(report=...) to
+name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
+outside the target's form raises NotImplementedError naming every such node, unless
+allow_partial=True (then summary['violations'] lists them).)";
+
+constexpr char kRunDoc[] = R"(run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, base_dir='.')
+--
+
+Runs the model on the bundled reference executor.
+
+inputs maps input names to numpy arrays, checked against the declared types and shapes. With
+random=True, inputs not given are seeded random values (symbolic dims bound from dims=).
+Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).)";
+
+constexpr char kVerifyDoc[] = R"(verify(original, rewritten, *, samples=3, seed=0, rtol=None, atol=None, edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.')
+--
+
+Runs both models on the same inputs and compares every output.
+
+Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without
+rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
+atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
+names the pass behind a divergence (a report that cannot be read or parsed raises). Returns
+{'match', 'mode', 'rtol', 'atol', 'exact', 'max_abs_error', 'max_ulp', 'outputs',
+'divergence' (with 'pass' and 'rewrite' from the report), 'local', 'text', ...}; a mismatch is
+match=False, not an exception.)";
+
 }  // namespace
 
-PYBIND11_MODULE(onnx_bcast, m) {
+PYBIND11_MODULE(_core, m) {
+  // The text signatures above replace pybind11's own (which inspect.signature cannot read).
+  py::options options;
+  options.disable_function_signatures();
   m.doc() =
       "onnx-bcast: check, rewrite, run and verify the broadcasts of ONNX models.\n\n"
       "Every function takes a model as an onnx.ModelProto, serialized bytes or a path.";
   m.attr("__version__") = onnx_bcast::Version();
 
-  m.def("list_passes", [] { return PassList(onnx_bcast::ListPasses()); },
-        "[(name, summary)] of every rewrite pass.");
-  m.def("list_targets", [] { return PassList(onnx_bcast::ListTargets()); },
-        "[(name, 'pass,pass,...')] of the built-in targets.");
+  m.def("list_passes", [] { return PassList(onnx_bcast::ListPasses()); }, kListPassesDoc);
+  m.def("list_targets", [] { return PassList(onnx_bcast::ListTargets()); }, kListTargetsDoc);
 
   m.def("check", &Check, py::arg("model"), py::kw_only(), py::arg("lint") = false,
-        py::arg("base_dir") = ".",
-        "Gives every broadcasting node a verdict. Returns {'nodes': [{'node', 'op', "
-        "'input_shapes', 'verdict' ('ok'|'error'|'conditional'|'unknown'), 'condition', "
-        "'message', ...}], 'summary': {...}, 'has_error', 'combined_condition', "
-        "'contradiction', 'text'}. Broadcast errors are data; an unreadable model raises.");
+        py::arg("base_dir") = ".", kCheckDoc);
 
   m.def("optimize", &Optimize, py::arg("model"), py::kw_only(), py::arg("target") = py::none(),
         py::arg("passes") = py::none(), py::arg("target_file") = py::none(),
         py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
         py::arg("verify_each") = false, py::arg("external_data") = false,
-        py::arg("base_dir") = ".", py::arg("allow_partial") = false,
-        "Rewrites broadcasts for a target (or a pass list). Returns (model, report): the model "
-        "as given (a ModelProto for a ModelProto, bytes for bytes or a path), or the output "
-        "path when output= is given (the model is then saved there). A node left outside the "
-        "target's form raises NotImplementedError naming every such node unless "
-        "allow_partial=True (then report['violations'] lists them).");
+        py::arg("base_dir") = ".", py::arg("allow_partial") = false, kOptimizeDoc);
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
-        py::arg("random") = false, py::arg("seed") = 0,
-        py::arg("dims") = std::map<std::string, int64_t>{}, py::arg("threads") = 1,
-        py::arg("base_dir") = ".",
-        "Runs the model on the bundled reference executor. inputs: {name: numpy array}; with "
-        "random=True missing inputs are seeded random values (symbolic dims from dims=). "
-        "Returns {output name: numpy array} in graph order (bfloat16 as uint16 bits).");
+        py::arg("random") = false, py::arg("seed") = 0, py::arg("dims") = py::none(),
+        py::arg("threads") = 1, py::arg("base_dir") = ".", kRunDoc);
 
   m.def("verify", &Verify, py::arg("original"), py::arg("rewritten"), py::kw_only(),
         py::arg("samples") = 3, py::arg("seed") = 0, py::arg("rtol") = py::none(),
         py::arg("atol") = py::none(), py::arg("edge_cases") = false, py::arg("local") = false,
-        py::arg("test_data") = std::vector<std::string>{}, py::arg("threads") = 1,
-        py::arg("base_dir") = ".",
-        "Runs both models on the same inputs and compares every output. Returns {'match', "
-        "'max_abs_error', 'max_ulp', 'outputs': [...], 'divergence', 'text', ...}; a mismatch "
-        "is match=False, not an exception.");
+        py::arg("test_data") = py::none(), py::arg("threads") = 1, py::arg("report") = py::none(),
+        py::arg("base_dir") = ".", kVerifyDoc);
 }

@@ -420,7 +420,9 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   if (original.has_value()) {
     verify::VerifyOptions vopts;
-    vopts.report_path = args.Get("report");
+    // The run's own report (in memory: --report may be stdout or not written) names the pass
+    // behind a divergence.
+    vopts.report_json = passes::FormatOptJson(report);
     absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original, *model, vopts);
     if (!result.ok()) {
       PrintError(absl::StrCat(args.positionals[0], ": --verify: ", result.status().message()));

@@ -59,21 +59,38 @@ std::string ShapeOf(const rt::Value& v) {
   return "none";
 }
 
-// Finds the pass and rewrite the report says touched `node`.
-void Attribute(const std::string& report_path, Divergence* d) {
-  std::ifstream in(report_path);
-  if (!in) return;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// The opt report of options.report_path or options.report_json; null when neither is given.
+absl::StatusOr<std::optional<passes::JsonValue>> LoadReport(const VerifyOptions& options) {
+  std::string text = options.report_json;
+  std::string label = "the given report";
+  if (!options.report_path.empty()) {
+    label = absl::StrCat("report '", options.report_path, "'");
+    std::ifstream in(options.report_path, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat(label, ": cannot be read"));
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else if (text.empty()) {
+    return std::optional<passes::JsonValue>();
+  }
   absl::StatusOr<passes::JsonValue> json = passes::ParseJson(text);
-  if (!json.ok()) return;
+  if (!json.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": ", json.status().message()));
+  }
   const passes::JsonValue* list = json->Get("passes");
-  if (list == nullptr) return;
-  for (const passes::JsonValue& pass : list->array) {
+  if (list == nullptr || list->type != passes::JsonValue::Type::kArray) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": not an `opt --report` document (no \"passes\" array)"));
+  }
+  return std::optional<passes::JsonValue>(*std::move(json));
+}
+
+// Finds the pass and rewrite the report says touched `node`.
+void Attribute(const passes::JsonValue& report, Divergence* d) {
+  for (const passes::JsonValue& pass : report.Get("passes")->array) {
     const passes::JsonValue* rewrites = pass.Get("rewrites");
     if (rewrites == nullptr) continue;
     for (const passes::JsonValue& rw : rewrites->array) {
       if (rw.GetString("node") != d->node) continue;
-      d->pass = pass.GetString("name");
+      d->pass = pass.GetString("pass");
       d->rewrite = absl::StrCat(rw.GetString("action"), " ", rw.GetString("tensor"), " ",
                                 rw.GetString("before"), " -> ", rw.GetString("after"), ": ",
                                 rw.GetString("detail"));
@@ -102,7 +119,7 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
 
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
                                  const rt::Tolerance& tolerance, const std::string& label,
-                                 const std::string& report_path, int threads,
+                                 const passes::JsonValue* report, int threads,
                                  const rt::RunBudget* budget) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
@@ -154,7 +171,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
       d.input_shapes.push_back(absl::StrCat(in, " ", shape));
     }
     d.comparison = std::move(c);
-    if (!report_path.empty()) Attribute(report_path, &d);
+    if (report != nullptr) Attribute(*report, &d);
     return d;
   }
   return std::nullopt;
@@ -430,6 +447,8 @@ bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewri
 
 absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
                                     const VerifyOptions& options) {
+  absl::StatusOr<std::optional<passes::JsonValue>> report = LoadReport(options);
+  if (!report.ok()) return report.status();
   VerifyResult r;
   if (options.tolerance) {
     r.tolerance = *options.tolerance;
@@ -537,7 +556,8 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       }
     }
     if (!sample.match && !r.divergence) {
-      r.divergence = Bisect(*ma, *mb, feeds, r.tolerance, label, options.report_path,
+      r.divergence = Bisect(*ma, *mb, feeds, r.tolerance, label,
+                            report->has_value() ? &**report : nullptr,
                             options.threads, options.budget);
     }
     r.match &= sample.match;

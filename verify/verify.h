@@ -30,8 +30,11 @@ struct VerifyOptions {
   std::optional<rt::Tolerance> tolerance;
   /// Verify node by node only (no whole-model run).
   bool local = false;
-  /// An `opt --report` JSON; names the pass and rewrite behind a divergence.
+  /// An `opt --report` JSON file, or the document itself (report_json, used when report_path
+  /// is empty); names the pass and rewrite behind a divergence. A report that cannot be read
+  /// or is not such a document fails Verify before any run.
   std::string report_path;
+  std::string report_json;
   int threads = 1;
   /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
   /// run past it ends the verification with DeadlineExceeded, not a mismatch.

@@ -14,23 +14,27 @@ import onnx_bcast
 def convert(src: str, target: str, dst: str) -> int:
     model = onnx.load(src)
 
-    # 1. A verdict for every broadcasting node; errors are data naming node, op and shapes.
+    # 1. A verdict for every broadcasting node (the dict is `onnx-bcast check --json`'s
+    #    document); broadcast errors are data naming node, op and shapes.
     report = onnx_bcast.check(model)
-    if report["has_error"]:
-        for node in report["nodes"]:
-            if node["verdict"] == "error":
-                print(node["message"], file=sys.stderr)
+    errors = [n["message"] for n in report["nodes"] if n["verdict"] == "error"]
+    if report["contradiction"]:
+        errors.append(report["contradiction"])
+    if errors:
+        print("\n".join(errors), file=sys.stderr)
         return 1
     print(f"check: {report['summary']}")
 
-    # 2. Rewrite for the engine: a new ModelProto comes back with the per-pass report.
+    # 2. Rewrite for the engine: a ModelProto in, a new ModelProto out, with the report
+    #    `onnx-bcast opt --report` writes.
     rewritten, opt = onnx_bcast.optimize(model, target=target)
     for p in opt["passes"]:
         print(f"{p['pass']}: {p['nodes_inserted']} inserted, {p['nodes_removed']} removed")
     onnx.checker.check_model(rewritten)
 
-    # 3. Run both on the bundled executor and compare every output.
-    result = onnx_bcast.verify(model, rewritten)
+    # 3. Run both on the bundled executor and compare every output; with the report, a
+    #    divergence names the pass that caused it.
+    result = onnx_bcast.verify(model, rewritten, report=opt)
     if not result["match"]:
         print(result["text"], file=sys.stderr)
         return 1

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Out-of-tree consumer test: installs the build into a fresh prefix, builds the README's C++
 # example (examples/converter, a separate CMake project doing find_package(onnx_bcast)) against
-# that prefix only, and runs it on a good and a bad model.
-#   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER [CXX_FLAGS]
+# that prefix only, and runs it on a good and a bad model. With PYTHON, the installed Python
+# package (module, stubs, py.typed) is imported from the prefix's site directory and used.
+#   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER [CXX_FLAGS [PYTHON]]
 set -euo pipefail
-cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5 cxx_flags=${6:-}
+cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5 cxx_flags=${6:-} python=${7:-}
 rm -rf "$scratch"
 mkdir -p "$scratch"
 scratch=$(cd "$scratch" && pwd) src=$(cd "$src" && pwd) build=$(cd "$build" && pwd)
@@ -81,4 +82,26 @@ code=$?
 set -e
 [ "$code" = 2 ] || fail "unknown target: exit $code, expected 2"
 grep -q "no-such-target" "$scratch/usage.out" || fail "unknown target not named"
+# (d) The Python package, installed under the prefix like the library it links.
+if [ -n "$python" ]; then
+  init=$(find "$prefix" -path '*/onnx_bcast/__init__.py' | head -1)
+  [ -n "$init" ] || fail "no onnx_bcast package under $prefix"
+  pkg=$(dirname "$init")
+  [ -f "$pkg/__init__.pyi" ] && [ -f "$pkg/py.typed" ] || fail "stubs not installed in $pkg"
+  ls "$pkg"/_core*.so >/dev/null || fail "no extension in $pkg"
+  deps=$(ldd "$pkg"/_core*.so)
+  grep -q "$prefix/.*libonnx_bcast.so" <<<"$deps" ||
+    { echo "$deps"; fail "the extension does not load the installed libonnx_bcast.so"; }
+  (cd "$scratch" && env -u PYTHONPATH PYTHONPATH="$(dirname "$pkg")" PYTHONDONTWRITEBYTECODE=1 \
+    "$python" - "$prefix" "$src/models/cnn_block.onnx" <<'PY'
+import inspect, sys
+import onnx_bcast
+assert onnx_bcast.__file__.startswith(sys.argv[1]), onnx_bcast.__file__
+report = onnx_bcast.check(sys.argv[2])
+assert report["summary"]["error"] == 0 and report["nodes"], report["summary"]
+assert "lint" in inspect.signature(onnx_bcast.check).parameters
+print("installed python package:", onnx_bcast.__file__, report["summary"])
+PY
+  ) || fail "the installed Python package does not work"
+fi
 echo "consumer test: passed"

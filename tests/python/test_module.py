@@ -32,13 +32,13 @@ def add_model(a_shape, b_shape, out_shape, opset=15):
 class CheckTest(unittest.TestCase):
     def test_bad_broadcast_is_an_error_verdict_naming_the_node(self):
         result = onnx_bcast.check(add_model([2, 3], [4], [2, 3]))
-        self.assertTrue(result["has_error"])
         self.assertEqual(result["summary"]["error"], 1)
         (node,) = result["nodes"]
         self.assertEqual(node["verdict"], "error")
         self.assertEqual(node["node"], "the_add")
         self.assertEqual(node["op"], "Add")
-        self.assertEqual(node["input_shapes"], ["[2,3]", "[4]"])
+        self.assertEqual([i["shape"] for i in node["inputs"]], [[2, 3], [4]])
+        self.assertEqual([i["name"] for i in node["inputs"]], ["a", "b"])
         self.assertIn("the_add", node["message"])
 
     def test_good_model_from_proto_bytes_and_path_agree(self):
@@ -47,20 +47,21 @@ class CheckTest(unittest.TestCase):
         results = [onnx_bcast.check(model), onnx_bcast.check(model.SerializeToString()),
                    onnx_bcast.check(path), onnx_bcast.check(str(path))]
         for r in results:
-            self.assertFalse(r["has_error"])
+            self.assertEqual(r["summary"]["error"], 0)
             self.assertEqual(r["summary"], results[0]["summary"])
             self.assertEqual([n["verdict"] for n in r["nodes"]],
                              [n["verdict"] for n in results[0]["nodes"]])
         prelu = [n for n in results[0]["nodes"] if n["op"] == "PRelu"]
         self.assertEqual(len(prelu), 1)
-        self.assertEqual(prelu[0]["input_shapes"][1], "[8,1,1]")
+        self.assertEqual(prelu[0]["inputs"][1]["shape"], [8, 1, 1])
         self.assertIn("cnn_block.onnx", results[2]["text"])
 
     def test_symbolic_dims_give_a_condition(self):
         result = onnx_bcast.check(add_model(["N", 3], ["M", 3], ["N", 3]))
         (node,) = result["nodes"]
         self.assertEqual(node["verdict"], "conditional")
-        self.assertIn("M", node["condition"])
+        self.assertIn("M", node["condition"]["text"])
+        self.assertTrue(node["condition"]["clauses"])
         self.assertIsNotNone(result["combined_condition"])
 
     def test_errors_are_python_exceptions(self):
@@ -78,12 +79,12 @@ class OptimizeTest(unittest.TestCase):
         model = onnx.load(str(MODELS / "legacy_axis.onnx"))
         rewritten, report = onnx_bcast.optimize(model, target="explicit")
         self.assertIsInstance(rewritten, onnx.ModelProto)
-        self.assertTrue(report["changed"])
+        self.assertGreater(report["summary"]["rewrites"], 0)
         self.assertEqual(report["target"], "explicit")
         self.assertEqual(report["passes"][0]["pass"], "upgrade-legacy-broadcast")
         self.assertGreater(len(report["passes"][0]["rewrites"]), 0)
-        self.assertEqual(report["before"]["opset"], 6)
-        self.assertGreater(report["after"]["opset"], 6)
+        self.assertEqual(report["summary"]["before"]["opset"], 6)
+        self.assertGreater(report["summary"]["after"]["opset"], 6)
         onnx.checker.check_model(rewritten, full_check=True)
         for node in rewritten.graph.node:
             self.assertNotIn("axis", [a.name for a in node.attribute])
@@ -99,9 +100,8 @@ class OptimizeTest(unittest.TestCase):
                            + report["passes"][0]["initializers_rewritten"], 0)
         with tempfile.TemporaryDirectory() as tmp:
             out = pathlib.Path(tmp) / "out.onnx"
-            written, _ = onnx_bcast.optimize(MODELS / "cnn_block.onnx", target="ncnn",
-                                             output=out)
-            self.assertEqual(written, str(out))
+            report = onnx_bcast.optimize(MODELS / "cnn_block.onnx", target="ncnn", output=out)
+            self.assertEqual(report["output"], str(out))
             onnx.checker.check_model(onnx.load(str(out)))
             self.assertTrue(onnx_bcast.verify(MODELS / "cnn_block.onnx", out)["match"])
 
@@ -272,7 +272,8 @@ class FrontDoorTest(unittest.TestCase):
                 path.write_text(text)
                 calls = {
                     "check": lambda m: onnx_bcast.check(m),
-                    "optimize": lambda m: onnx_bcast.optimize(m, target="none"),
+                    "optimize": lambda m: onnx_bcast.optimize(m, target="none",
+                                                              output=pathlib.Path(tmp) / "o"),
                     "run": lambda m: onnx_bcast.run(m, random=True),
                     "verify": lambda m: onnx_bcast.verify(m, m),
                 }

@@ -378,6 +378,11 @@ struct VerifyOptions {
   /// Check node by node only (no whole-model run).
   bool local = false;
   int threads = 1;
+  /// The rewrite's report, to name the pass behind a divergence: an `opt --report` file, or
+  /// the document itself (OptimizeReport::json; used when report_path is empty). A report
+  /// that cannot be read (NotFound) or is not such a document (InvalidArgument) fails Verify.
+  std::string report_path;
+  std::string report_json;
   LoadOptions load;
 };
 
@@ -401,6 +406,8 @@ struct Divergence {
   std::string op;
   std::vector<std::string> input_shapes;  ///< "name [2,3]"
   std::string message;
+  std::string pass;     ///< the pass whose rewrite produced `node` (with a report), else empty
+  std::string rewrite;  ///< that rewrite as the report describes it
 };
 
 /// One node checked in isolation (local mode).

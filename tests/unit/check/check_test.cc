@@ -333,7 +333,7 @@ TEST(Check, JsonCarriesEveryField) {
   Analysis a = Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"));
   const std::string json = FormatCheckJson(a, "m.onnx", false);
   for (const char* field :
-       {"\"name\": \"Add#0\"", "\"op\": \"Add\"", "\"shape\": [\"N\", 3]", "\"rule\": \"numpy\"",
+       {"\"node\": \"Add#0\"", "\"op\": \"Add\"", "\"shape\": [\"N\", 3]", "\"rule\": \"numpy\"",
         "\"class\": \"general\"", "\"verdict\": \"conditional\"", "\"text\": \"N ∈ {1, 5}\"",
         "\"conditional\": 1", "\"summary\""}) {
     EXPECT_THAT(json, HasSubstr(field));

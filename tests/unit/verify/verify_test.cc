@@ -200,7 +200,7 @@ TEST(Compare, ReportsFiguresUlpsAndExactness) {
 
 TEST(JsonParse, ReadsReports) {
   absl::StatusOr<passes::JsonValue> v = passes::ParseJson(
-      R"({"passes": [{"name": "align-ranks", "rewrites": [{"node": "n\u00e9", "x": [1, 2.5, true, null]}]}]})");
+      R"({"passes": [{"pass": "align-ranks", "rewrites": [{"node": "n\u00e9", "x": [1, 2.5, true, null]}]}]})");
   ASSERT_TRUE(v.ok()) << v.status();
   const passes::JsonValue& rw = v->Get("passes")->array[0].Get("rewrites")->array[0];
   EXPECT_EQ(rw.GetString("node"), "né");

@@ -1,0 +1,199 @@
+"""Type stubs of onnx_bcast (the extension onnx_bcast._core, re-exported by the package).
+
+The report dicts of check() and optimize() are the CLI's JSON documents (`onnx-bcast check
+--json`, `onnx-bcast opt --report`) plus 'text'; the TypedDicts below spell out their keys.
+"""
+import os
+from typing import Any, Literal, Optional, Sequence, TypedDict, Union, overload
+
+import numpy
+import numpy.typing
+import onnx
+
+__version__: str
+
+StrPath = Union[str, os.PathLike[str]]
+Buffer = Union[bytes, bytearray, memoryview]
+Model = Union[onnx.ModelProto, Buffer, StrPath]
+# A shape as the CLI's JSON writes it: ints and symbol names ("N", "?" for an unknown dim).
+Shape = list[Union[int, str]]
+
+
+class Condition(TypedDict):
+    text: str
+    clauses: list[list[dict[str, Any]]]
+    values: dict[str, list[int]]
+
+
+class NodeInput(TypedDict):
+    name: str
+    shape: Optional[Shape]
+
+
+class _NodeBase(TypedDict):
+    node: str
+    op: str
+    graph: str
+    opset: int
+    inputs: list[NodeInput]
+    output: Optional[Shape]
+    rule: str
+    verdict: Literal["ok", "error", "conditional", "unknown"]
+    condition: Optional[Condition]
+    message: str
+
+
+# 'class' and 'pass' are keywords: those keys are declared in the functional form.
+_NodeClass = TypedDict("_NodeClass", {"class": str})
+
+
+class NodeVerdict(_NodeBase, _NodeClass, total=False):
+    lint: list[dict[str, str]]  # with lint=True: [{'class', 'message'}]
+
+
+class CheckSummary(TypedDict, total=False):
+    nodes: int
+    ok: int
+    error: int
+    conditional: int
+    unknown: int
+    lint: int  # with lint=True
+
+
+class CheckReport(TypedDict):
+    model: str
+    nodes: list[NodeVerdict]
+    combined_condition: Optional[Condition]
+    contradiction: Optional[str]
+    summary: CheckSummary
+    text: str
+
+
+class Rewrite(TypedDict):
+    node: str
+    op: str
+    action: str
+    tensor: str
+    before: str
+    after: str
+    detail: str
+    bytes: int
+
+
+_PassBase = TypedDict("_PassBase", {"pass": str})
+
+
+class PassReport(_PassBase):
+    seconds: float
+    nodes_inserted: int
+    nodes_removed: int
+    initializers_rewritten: int
+    bytes_added: int
+    rewrites: list[Rewrite]
+
+
+class ModelStats(TypedDict):
+    nodes: int
+    initializers: int
+    initializer_bytes: int
+    opset: int
+
+
+class OptimizeSummary(TypedDict):
+    rewrites: int
+    before: ModelStats
+    after: ModelStats
+    violations: list[str]
+    error: Optional[str]
+
+
+class OptimizeReport(TypedDict):
+    model: str
+    output: Optional[str]
+    target: Optional[str]
+    passes: list[PassReport]
+    summary: OptimizeSummary
+    text: str
+
+
+def list_passes() -> list[tuple[str, str]]:
+    """Every rewrite pass as (name, one-line summary), in the registry's order."""
+
+
+def list_targets() -> list[tuple[str, str]]:
+    """Every built-in target as (name, 'pass,pass,...'), the passes it runs in order."""
+
+
+def check(model: Model, *, lint: bool = False, base_dir: str = '.') -> CheckReport:
+    """Gives every broadcasting node a verdict: 'ok', 'error', 'conditional' or 'unknown'.
+
+    model is an onnx.ModelProto, serialized bytes or a path (.onnx, or .onnxtxt text form).
+    Returns the document of `onnx-bcast check --json` as a dict: 'model', 'nodes' (each with
+    'node', 'op', 'graph', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
+    'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
+    'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
+    the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).
+    Broadcast errors are data (summary['error'] > 0); an unreadable model raises ValueError or
+    FileNotFoundError.
+    """
+
+
+@overload
+def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
+             passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
+             output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
+             verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
+             allow_partial: bool = False) -> tuple[onnx.ModelProto, OptimizeReport]:
+    """Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
+
+    Returns what it was given: (ModelProto, report) for an onnx.ModelProto (the argument is not
+    modified), (bytes, report) for serialized bytes; for a path the rewritten model is written to
+    output= (required then) and only the report is returned. With output= an in-memory result is
+    saved there too. The report is the document of `onnx-bcast opt --report` as a dict: 'model',
+    'output', 'target', 'passes' (each with 'pass', 'seconds', 'nodes_inserted', 'nodes_removed',
+    'initializers_rewritten', 'bytes_added', 'rewrites'), 'summary' {'rewrites', 'before', 'after',
+    'violations', 'error'}; plus 'text', the lines the CLI prints. Pass it to verify(report=...) to
+    name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
+    outside the target's form raises NotImplementedError naming every such node, unless
+    allow_partial=True (then summary['violations'] lists them).
+    """
+@overload
+def optimize(model: Buffer, *, target: Optional[str] = None,
+             passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
+             output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
+             verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
+             allow_partial: bool = False) -> tuple[bytes, OptimizeReport]: ...
+@overload
+def optimize(model: StrPath, *, target: Optional[str] = None,
+             passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
+             output: StrPath, fold_limit_bytes: int = 4096,
+             verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
+             allow_partial: bool = False) -> OptimizeReport: ...
+
+
+def run(model: Model, inputs: Optional[dict[str, numpy.typing.ArrayLike]] = None, *,
+        random: bool = False, seed: int = 0, dims: Optional[dict[str, int]] = None,
+        threads: int = 1, base_dir: str = '.') -> dict[str, numpy.ndarray]:
+    """Runs the model on the bundled reference executor.
+
+    inputs maps input names to numpy arrays, checked against the declared types and shapes. With
+    random=True, inputs not given are seeded random values (symbolic dims bound from dims=).
+    Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).
+    """
+
+
+def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0,
+           rtol: Optional[float] = None, atol: Optional[float] = None, edge_cases: bool = False,
+           local: bool = False, test_data: Optional[Sequence[StrPath]] = None, threads: int = 1,
+           report: Union[OptimizeReport, dict[str, Any], StrPath, None] = None,
+           base_dir: str = '.') -> dict[str, Any]:
+    """Runs both models on the same inputs and compares every output.
+
+    Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without
+    rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
+    atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
+    names the pass behind a divergence (a report that cannot be read or parsed raises). Returns
+    {'match', 'mode', 'rtol', 'atol', 'exact', 'max_abs_error', 'max_ulp', 'outputs',
+    'divergence' (with 'pass' and 'rewrite' from the report), 'local', 'text', ...}; a mismatch is
+    match=False, not an exception.
+    """
