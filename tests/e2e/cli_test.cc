@@ -387,6 +387,32 @@ TEST(CliVerify, ExitCodesAndOptVerify) {
   EXPECT_EQ(RunCli({"verify", dir / "a.onnxtxt", dir / "b.onnxtxt", "--samples", "x"}).code, 64);
 }
 
+// opt --report names each pass under "pass" (the Python dicts' key too); verify --report reads
+// it, and a missing or malformed report fails before any run instead of being ignored.
+TEST(CliVerify, ReportIsReadAndMustBeValid) {
+  TempDir dir;
+  const std::string model = BCAST_SOURCE_DIR "/models/legacy_axis.onnx";
+  Result r = RunCli({"opt", model, "--target", "explicit", "-o", dir / "out.onnx", "--report",
+                     dir / "report.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string report = test_support::ReadAll(dir / "report.json");
+  EXPECT_THAT(report, HasSubstr("\"pass\": \"upgrade-legacy-broadcast\""));
+  EXPECT_THAT(report, ::testing::Not(HasSubstr("\"name\"")));
+  r = RunCli({"verify", model, dir / "out.onnx", "--report", dir / "report.json"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = RunCli({"verify", model, dir / "out.onnx", "--report", dir / "missing.json"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("missing.json"));
+  WriteFile(dir / "garbage.json", "{\"passes\": [");
+  r = RunCli({"verify", model, dir / "out.onnx", "--report", dir / "garbage.json"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("garbage.json"));
+  WriteFile(dir / "check.json", RunCli({"check", model, "--json", "-"}).out);
+  r = RunCli({"verify", model, dir / "out.onnx", "--report", dir / "check.json"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not an `opt --report` document"));
+}
+
 TEST(CliLimits, EveryCommandTakesResourceLimits) {
   TempDir dir;
   const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
