@@ -27,16 +27,31 @@ const std::set<std::string>& KnownClasses() {
   return *kClasses;
 }
 
-// Symbols libonnx invents per inference run (unk__N) and the analysis's derived ones
-// (bcast(M,N)) do not identify an extent across tensors: they count as unknown dims.
-// True when `s` has such a dim or an unknown one.
+// A symbol libonnx invents per inference run (unk__N) or one the analysis derives from such
+// (bcast(M,N)) does not identify an extent across tensors.
+bool ReliableSymbol(const std::string& name) {
+  return name.rfind("unk__", 0) != 0 && name.find('(') == std::string::npos;
+}
+
+// True when `d` identifies an extent that compares reliably with another dim: a number, a
+// symbol, or a dim expression over such symbols (expressions are canonical, so equal extents
+// compare equal: `2*ceil(H/16)` is as good as `H`).
+bool Reliable(const bcast::Dim& d) {
+  if (d.is_value()) return true;
+  if (d.is_unknown()) return false;
+  if (d.is_symbol()) return ReliableSymbol(d.symbol());
+  const std::optional<bcast::Expr> e = d.expr();
+  if (!e) return false;
+  for (const std::string& sym : e->Symbols()) {
+    if (!ReliableSymbol(sym)) return false;
+  }
+  return true;
+}
+
+// True when `s` has a dim that is not Reliable.
 bool Vague(const bcast::Shape& s) {
   for (const bcast::Dim& d : s.dims) {
-    if (d.is_unknown()) return true;
-    if (d.is_expr() || (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
-                                          d.symbol().find('(') != std::string::npos))) {
-      return true;
-    }
+    if (!Reliable(d)) return true;
   }
   return false;
 }
@@ -76,7 +91,7 @@ bool TargetProfile::Runs(std::string_view broadcast_class) const {
 int64_t TargetProfile::EffectiveRank(const bcast::Shape& shape) const {
   if (!shape.rank_known) return 0;
   int64_t rank = shape.rank();
-  if (batch_axis && rank > 0 && (shape.dims[0].Is(1) || shape.dims[0].is_symbol())) --rank;
+  if (batch_axis && rank > 0 && (shape.dims[0].Is(1) || shape.dims[0].is_symbolic())) --rank;
   return rank;
 }
 
@@ -224,17 +239,14 @@ std::string TargetViolation::ToString() const {
 
 namespace {
 
-// True when `d` identifies an extent that compares reliably with another dim.
-bool Reliable(const bcast::Dim& d) {
-  return d.is_value() ||
-         (d.is_symbol() && d.symbol().rfind("unk__", 0) != 0 &&
-          d.symbol().find('(') == std::string::npos);
-}
-
 // True when every other operand provably broadcasts to `x` unchanged at each aligned axis:
 // its dim there is 1 or reliably equal to x's (so `x` has the output shape and the pair is
 // not bidirectional), whatever values x's own vague dims take.
-bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all) {
+bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all,
+               const bcast::Shape& output) {
+  // An operand whose every dim is the output's (the analysis states a conditional broadcast's
+  // output as max(a, b)) has the output shape wherever the broadcast is valid.
+  if (output.rank_known && x == output && !Vague(x)) return true;
   for (const bcast::Shape& o : all) {
     if (&o == &x) continue;
     if (o.rank() > x.rank()) return false;
@@ -385,7 +397,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       // still be shown: one operand dominates (not bidirectional), which settles targets
       // that run every other numpy class.
       bool dominated = false;
-      for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs);
+      for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
       if (dominated && numpy_all) {
         cls = "general";
       } else {

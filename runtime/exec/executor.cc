@@ -321,6 +321,7 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
     if (absl::Status s = options_.budget->Check(); !s.ok()) return WithNode(*np.node, s);
     inputs.clear();
     for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
+    if (options_.observe_node) options_.observe_node(*np.node, inputs);
     Runner runner(this, &frame);
     OpContext ctx(*np.node, inputs, &np.held, options_, &runner);
     if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);

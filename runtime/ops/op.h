@@ -6,6 +6,7 @@
 #define ONNX_BCAST_RUNTIME_OPS_OP_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ struct RunOptions {
   /// Refuse (ResourceExhausted) a Loop or Scan once the scan-output items it holds for
   /// stacking exceed this many bytes (all its scan outputs together).
   int64_t max_loop_output_bytes = int64_t{2} << 30;
+  /// Called with each node and its input values right before the node runs, in every graph
+  /// the run enters (subgraph bodies and inlined function bodies included): lets tests check
+  /// properties of the concrete shapes a model meets (e.g. a target's broadcast promise).
+  /// Empty: no call.
+  std::function<void(const Node&, const std::vector<const Value*>&)> observe_node;
 };
 
 /// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
