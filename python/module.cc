@@ -419,10 +419,11 @@ the report the CLI prints. Shapes are lists of ints and symbol names (None: unkn
 Broadcast errors are data (summary['error'] > 0); an unreadable model raises ValueError or
 FileNotFoundError.)";
 
-constexpr char kOptimizeDoc[] = R"(optimize(model, *, target=None, passes=None, target_file=None, output=None, fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', allow_partial=False)
---
-
-Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
+constexpr char kOptimizeDoc[] =
+    "optimize(model, *, target=None, passes=None, target_file=None, output=None, "
+    "fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', "
+    "allow_partial=False)\n--\n\n"
+    R"(Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
 
 Returns what it was given: (ModelProto, report) for an onnx.ModelProto (the argument is not
 modified), (bytes, report) for serialized bytes; for a path the rewritten model is written to
@@ -435,19 +436,19 @@ name the pass behind a divergence. An unknown pass or target raises ValueError; 
 outside the target's form raises NotImplementedError naming every such node, unless
 allow_partial=True (then summary['violations'] lists them).)";
 
-constexpr char kRunDoc[] = R"(run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, base_dir='.')
---
-
-Runs the model on the bundled reference executor.
+constexpr char kRunDoc[] =
+    "run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, "
+    "base_dir='.')\n--\n\n"
+    R"(Runs the model on the bundled reference executor.
 
 inputs maps input names to numpy arrays, checked against the declared types and shapes. With
 random=True, inputs not given are seeded random values (symbolic dims bound from dims=).
 Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).)";
 
-constexpr char kVerifyDoc[] = R"(verify(original, rewritten, *, samples=3, seed=0, rtol=None, atol=None, edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.')
---
-
-Runs both models on the same inputs and compares every output.
+constexpr char kVerifyDoc[] =
+    "verify(original, rewritten, *, samples=3, seed=0, rtol=None, atol=None, "
+    "edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.')\n--\n\n"
+    R"(Runs both models on the same inputs and compares every output.
 
 Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without
 rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
