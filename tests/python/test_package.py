@@ -54,6 +54,35 @@ def stub_parameters(fn):
     return params
 
 
+def stub_typeddicts():
+    """{TypedDict name: (required keys, optional keys)} of __init__.pyi, bases included (the
+    class form, with total=False, and the functional form TypedDict("N", {...}))."""
+    tree = ast.parse((PACKAGE_DIR / "__init__.pyi").read_text())
+    own, bases = {}, {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            total = all(not (k.arg == "total" and ast.literal_eval(k.value) is False)
+                        for k in node.keywords)
+            keys = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)}
+            own[node.name] = (keys, set()) if total else (set(), keys)
+            bases[node.name] = [b.id for b in node.bases if b.id != "TypedDict"]
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+              and getattr(node.value.func, "id", "") == "TypedDict"):
+            keys = {ast.literal_eval(k) for k in node.value.args[1].keys}
+            own[node.targets[0].id] = (keys, set())
+            bases[node.targets[0].id] = []
+
+    def resolve(name):
+        required, optional = set(own[name][0]), set(own[name][1])
+        for base in bases[name]:
+            r, o = resolve(base)
+            required |= r
+            optional |= o
+        return required, optional
+
+    return {name: resolve(name) for name in own}
+
+
 def runtime_parameters(fn):
     return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
 
@@ -253,6 +282,39 @@ class OneSchemaTest(unittest.TestCase):
             report_p = onnx_bcast.optimize(MODELS / "cnn_block.onnx", target="ncnn",
                                            output=pathlib.Path(tmp) / "o.onnx")
         self.assertEqual(key_tree(report), key_tree(report_p))
+
+    def test_stub_typeddicts_spell_the_real_keys(self):
+        # Every report dict has every required key of its TypedDict and no key it lacks.
+        fields = stub_typeddicts()
+        checked = 0
+
+        def expect(value, name):
+            nonlocal checked
+            required, optional = fields[name]
+            self.assertLessEqual(required, set(value), name)
+            self.assertLessEqual(set(value), required | optional, name)
+            checked += 1
+
+        for lint in (False, True):
+            report = onnx_bcast.check(MODELS / "cnn_block.onnx", lint=lint)
+            expect(report, "CheckReport")
+            expect(report["summary"], "CheckSummary")
+            for node in report["nodes"]:
+                expect(node, "NodeVerdict")
+                for i in node["inputs"]:
+                    expect(i, "NodeInput")
+        conditional = onnx_bcast.check(MODELS / "legacy_axis.onnx")
+        expect(conditional, "CheckReport")
+        _, report = onnx_bcast.optimize(onnx.load(str(MODELS / "legacy_axis.onnx")),
+                                        target="explicit")
+        expect(report, "OptimizeReport")
+        expect(report["summary"], "OptimizeSummary")
+        expect(report["summary"]["before"], "ModelStats")
+        for p in report["passes"]:
+            expect(p, "PassReport")
+            for r in p["rewrites"]:
+                expect(r, "Rewrite")
+        self.assertGreater(checked, 20)
 
     def test_shapes_are_the_cli_lists(self):
         node = next(n for n in onnx_bcast.check(MODELS / "cnn_block.onnx")["nodes"]
