@@ -123,7 +123,10 @@ std::string RewriteContext::FreshName(std::string_view base) {
   if (scope_.names == nullptr) return name;
   // The editor knows this graph and its bodies; the model-wide set adds the enclosing graphs
   // (outer-scope captures), sibling bodies and function bodies.
-  while (!scope_.names->insert(name).second) name = graph_->UniqueName(base);
+  while ((scope_.frozen_names != nullptr && scope_.frozen_names->count(name) > 0) ||
+         !scope_.names->insert(name).second) {
+    name = graph_->UniqueName(base);
+  }
   return name;
 }
 
@@ -965,7 +968,8 @@ int64_t FunctionOpset(const onnx::FunctionProto& fn, const onnx::ModelProto& m) 
 // `fn`'s body rewritten for the shapes `table` of one call site (names drawn from `names`).
 absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
     proto::Model* model, const onnx::FunctionProto& fn, const std::string& label,
-    const ShapeTable& table, std::unordered_set<std::string>* names, const std::string& pass,
+    const ShapeTable& table, std::unordered_set<std::string>* names,
+    const std::unordered_set<std::string>* frozen_names, const std::string& pass,
     const PassOptions& options, PassStats* stats,
     const std::function<absl::Status(RewriteContext&)>& rewrite) {
   onnx::GraphProto body;
@@ -976,11 +980,14 @@ absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
   GraphScope scope;
   scope.path = label;
   scope.names = names;
+  scope.frozen_names = frozen_names;
   scope.body = true;
   scope.function = true;
   scope.opset = FunctionOpset(fn, model->proto);
   ctx.InitScoped(&body, std::move(scope), table, {});
-  if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+  if (absl::Status s = rewrite(ctx); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
+  }
   ctx.Commit();
   return body;
 }
@@ -1049,16 +1056,18 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     }
     if (keys.empty()) continue;  // never called: nothing to rewrite for
     const std::string label = absl::StrCat("function ", fn->domain(), ".", fn->name());
-    // Trial rewrites, one per call site, on a snapshot of the names (so equal rewrites come
-    // out equal); grouped by the body they produce.
+    // Trial rewrites, one per call site, each drawing fresh names against the model's names
+    // without adding to them (so equal rewrites come out equal); grouped by the body they
+    // produce.
     std::vector<std::string> results;
     std::map<std::string, std::vector<size_t>> groups;  // body text -> keys
     std::vector<std::string> group_order;
     for (size_t k = 0; k < keys.size(); ++k) {
-      std::unordered_set<std::string> snapshot = names;
+      std::unordered_set<std::string> trial_names;
       PassStats trial;
-      absl::StatusOr<onnx::GraphProto> body = RewriteFunctionBody(
-          model, *fn, label, *table(keys[k]), &snapshot, pass, options, &trial, rewrite);
+      absl::StatusOr<onnx::GraphProto> body =
+          RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names, &names, pass,
+                              options, &trial, rewrite);
       if (!body.ok()) return body.status();
       std::string text = NodesText(*body);
       if (groups.count(text) == 0) group_order.push_back(text);
@@ -1103,8 +1112,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
       }
       // The body rewritten again with the model-wide names (the trial used a snapshot).
       absl::StatusOr<onnx::GraphProto> body =
-          RewriteFunctionBody(model, original, target_label, *table(keys[members[0]]), &names, pass,
-                              options, stats, rewrite);
+          RewriteFunctionBody(model, original, target_label, *table(keys[members[0]]), &names,
+                              nullptr, pass, options, stats, rewrite);
       if (!body.ok()) return body.status();
       *target->mutable_node() = std::move(*body->mutable_node());
     }
@@ -1127,7 +1136,9 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     if (ShapeTable* t = table(bodies[i].path)) own = std::move(*t);
     RewriteContext ctx(model, pass, options, stats);
     ctx.InitScoped(bodies[i].graph, std::move(scope), std::move(own), {});
-    if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+    if (absl::Status s = rewrite(ctx); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(bodies[i].path, ": ", s.message()));
+    }
     ctx.Commit();
   }
 

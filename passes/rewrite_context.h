@@ -34,6 +34,8 @@ struct GraphScope {
   std::vector<const ShapeTable*> outer;
   /// Every name of every graph and function body of the model; fresh names avoid them all.
   std::unordered_set<std::string>* names = nullptr;
+  /// Names also taken but not to be added to (a trial rewrite's view of the model's names).
+  const std::unordered_set<std::string>* frozen_names = nullptr;
   /// A body (If/Loop/Scan, or a function body): new constants are Constant nodes and no
   /// value_info is written (the element types of body tensors are not tracked).
   bool body = false;
