@@ -26,6 +26,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -197,9 +198,12 @@ bool IsFloatElem(int32_t elem) {
          elem == onnx::TensorProto::FLOAT16 || elem == onnx::TensorProto::BFLOAT16;
 }
 
-/// The elements of a tracked integer tensor (with its negative constants put back).
-std::optional<Elems> ValueOf(const SymTensor* t) {
+/// The elements of a tracked integer tensor (with its negative constants put back), row-major.
+/// Rank-2 contents (torch's dynamic pads go through [-1, 2] reshapes, a reversing Slice and a
+/// Transpose) are returned only with `any_rank`: every other reader expects a list.
+std::optional<Elems> ValueOf(const SymTensor* t, bool any_rank = false) {
   if (t == nullptr || !t->value) return std::nullopt;
+  if (!any_rank && (!t->shape.rank_known || t->shape.rank() > 1)) return std::nullopt;
   Elems e;
   e.reserve(t->value->size());
   for (const Dim& d : *t->value) e.push_back(ElemOf(d));
@@ -225,14 +229,18 @@ std::optional<std::vector<int64_t>> ConstValues(const SymTensor* t) {
   return out;
 }
 
-/// Stores `e` as `t`'s contents when `t` is a small rank-0/1 integer tensor whose element count
-/// matches; otherwise leaves `t` untracked.
+/// Stores `e` as `t`'s contents when `t` is a small integer tensor of rank 0 or 1, or of rank 2
+/// with constant dims, whose element count matches; otherwise leaves `t` untracked.
 void SetValue(SymTensor* t, const Elems& e) {
   t->value.reset();
   t->negatives.clear();
   if (t->elem != 0 && !IsIntegerElem(t->elem)) return;
-  if (!t->shape.rank_known || t->shape.rank() > 1) return;
+  if (!t->shape.rank_known || t->shape.rank() > 2) return;
   if (static_cast<int64_t>(e.size()) > kMaxValueElements) return;
+  if (t->shape.rank() == 2 &&
+      t->shape.NumElements() != std::optional<int64_t>(static_cast<int64_t>(e.size()))) {
+    return;
+  }
   if (t->shape.rank() == 0 && e.size() != 1) return;
   if (t->shape.rank() == 1) {
     Dim& len = t->shape.dims[0];
@@ -294,6 +302,9 @@ class Op {
     return t == nullptr ? 0 : t->elem;
   }
   std::optional<Elems> Value(int i) const { return ValueOf(In(i)); }
+  /// Contents of any tracked rank (row-major), for ops that move elements without reading
+  /// them as a list.
+  std::optional<Elems> AnyValue(int i) const { return ValueOf(In(i), /*any_rank=*/true); }
 
   /// The attribute, following ref_attr_name into the calling node; null when absent.
   const onnx::AttributeProto* Attr(std::string_view name) const {
@@ -490,7 +501,7 @@ Outputs CastFn(const Op& op) {
   SymTensor t = Tensor(to, x == nullptr ? Shape::UnknownRank() : x->shape);
   if (x == nullptr) return Fit(op, One(std::move(t)));
   if (IsIntegerElem(to)) {
-    if (std::optional<Elems> v = ValueOf(x)) {
+    if (std::optional<Elems> v = ValueOf(x, /*any_rank=*/true)) {
       if (to == onnx::TensorProto::BOOL) {
         for (Elem& e : *v) e = Truth(Flag(e));
       }
@@ -667,26 +678,49 @@ Outputs SliceFn(const Op& op) {
     d = DimOf(SliceLength(ElemOf(d), (*starts)[i], (*ends)[i], steps ? (*steps)[i] : C(1)));
   }
   t.shape = Shape::FromDims(std::move(dims));
-  // Contents of a sliced shape vector.
-  const std::optional<Elems> v = op.Value(0);
-  if (v && r == 1 && sized && k == 1) {
-    const std::optional<int64_t> s = ConstOf((*starts)[0]), e = ConstOf((*ends)[0]);
-    const std::optional<int64_t> st = steps ? ConstOf((*steps)[0]) : std::optional<int64_t>(1);
-    if (s && e && st && *st != 0 && *st != std::numeric_limits<int64_t>::min()) {
-      const int64_t len = static_cast<int64_t>(v->size());
-      int64_t b = *s < 0 ? std::max<int64_t>(*s + len, *st > 0 ? 0 : -1) : *s;
-      int64_t f = *e < 0 ? std::max<int64_t>(*e + len, -1) : *e;
-      Elems out;
-      // A step longer than the vector takes one element; clamping it keeps i in range.
-      const int64_t step = std::clamp<int64_t>(*st, -(len + 1), len + 1);
+  // Contents of a sliced shape vector, or of a small matrix (a reversed pad table).
+  if (std::optional<Elems> v = op.AnyValue(0); v && sized && r >= 1 && r <= 2) {
+    std::vector<std::vector<int64_t>> picks(static_cast<size_t>(r));
+    bool ok = true;
+    for (int64_t a = 0; a < r && ok; ++a) {
+      const std::optional<int64_t> len = ConstOf(ElemOf(x->dims[static_cast<size_t>(a)]));
+      ok = len.has_value();
+      if (!ok) break;
+      std::vector<int64_t>& pick = picks[static_cast<size_t>(a)];
+      const auto it = std::find(norm->begin(), norm->end(), a);
+      if (it == norm->end()) {
+        for (int64_t i = 0; i < *len; ++i) pick.push_back(i);
+        continue;
+      }
+      const size_t k_i = static_cast<size_t>(it - norm->begin());
+      const std::optional<int64_t> s0 = ConstOf((*starts)[k_i]), e0 = ConstOf((*ends)[k_i]);
+      const std::optional<int64_t> st =
+          steps ? ConstOf((*steps)[k_i]) : std::optional<int64_t>(1);
+      ok = s0 && e0 && st && *st != 0 && *st != std::numeric_limits<int64_t>::min();
+      if (!ok) break;
+      // Bounds clamp as the spec says; a step longer than the axis takes one element.
+      int64_t b = *s0 < 0 ? std::max<int64_t>(*s0 + *len, *st > 0 ? 0 : -1) : *s0;
+      int64_t f = *e0 < 0 ? std::max<int64_t>(*e0 + *len, -1) : *e0;
+      const int64_t step = std::clamp<int64_t>(*st, -(*len + 1), *len + 1);
       if (step > 0) {
-        b = std::clamp<int64_t>(b, 0, len);
-        f = std::clamp<int64_t>(f, 0, len);
-        for (int64_t i = b; i < f; i += step) out.push_back((*v)[static_cast<size_t>(i)]);
+        b = std::clamp<int64_t>(b, 0, *len);
+        f = std::clamp<int64_t>(f, 0, *len);
+        for (int64_t i = b; i < f; i += step) pick.push_back(i);
       } else {
-        b = std::clamp<int64_t>(b, 0, len - 1);
-        f = std::clamp<int64_t>(f, -1, len - 1);
-        for (int64_t i = b; i > f; i += step) out.push_back((*v)[static_cast<size_t>(i)]);
+        b = std::clamp<int64_t>(b, 0, *len - 1);
+        f = std::clamp<int64_t>(f, -1, *len - 1);
+        for (int64_t i = b; i > f; i += step) pick.push_back(i);
+      }
+    }
+    if (ok) {
+      Elems out;
+      if (r == 1) {
+        for (int64_t i : picks[0]) out.push_back((*v)[static_cast<size_t>(i)]);
+      } else {
+        const int64_t cols = x->dims[1].value();
+        for (int64_t i : picks[0]) {
+          for (int64_t j : picks[1]) out.push_back((*v)[static_cast<size_t>(i * cols + j)]);
+        }
       }
       SetValue(&t, out);
     }
@@ -757,7 +791,7 @@ Outputs ConcatFn(const Op& op) {
 
 // Contents that survive a change of shape (Squeeze, Unsqueeze, Reshape of small tensors).
 void KeepContents(const Op& op, SymTensor* t) {
-  if (std::optional<Elems> v = op.Value(0)) SetValue(t, *v);
+  if (std::optional<Elems> v = op.AnyValue(0)) SetValue(t, *v);
   const SymTensor* x = op.In(0);
   if (x != nullptr && x->float_value && t->shape.rank_known && t->shape.rank() <= 1 &&
       t->shape.NumElements() == static_cast<int64_t>(x->float_value->size())) {
@@ -835,8 +869,14 @@ Outputs Elementwise(const Op& op, int32_t elem, const ElemFn& fn) {
   SymTensor t = Tensor(elem, BroadcastShapes(op, 0, op.n_in()));
   std::vector<Elems> vals;
   for (int i = 0; i < op.n_in(); ++i) {
-    std::optional<Elems> v = op.Value(i);
+    std::optional<Elems> v = op.AnyValue(i);
     if (!v) return Fit(op, One(std::move(t)));
+    // Flat element-wise pairing is right for lists and for matrices of the output's own shape;
+    // anything else (a row against a matrix) is left untracked.
+    const Shape* s = op.InShape(i);
+    if (v->size() != 1 && (s == nullptr || (s->rank() > 1 && !(*s == t.shape)))) {
+      return Fit(op, One(std::move(t)));
+    }
     vals.push_back(std::move(*v));
   }
   if (vals.empty()) return Fit(op, One(std::move(t)));
@@ -1119,6 +1159,48 @@ Outputs RangeFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
+// Whether e == 0 implies f == 0 for every value of their one common symbol: decided exactly by
+// brute force over the period of both zero sets; false when unsure.
+bool ZeroImpliesZero(const Expr& e, const Expr& f) {
+  std::vector<std::string> names = e.Symbols();
+  for (const std::string& n : f.Symbols()) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  if (names.size() != 1) return false;
+  const std::optional<bcast::ZeroSetShape> a = bcast::ZeroSetPeriodicity(e);
+  const std::optional<bcast::ZeroSetShape> b = bcast::ZeroSetPeriodicity(f);
+  if (!a || !b) return false;
+  const int64_t period = std::lcm(a->period, b->period);
+  const int64_t end = std::max(a->threshold, b->threshold) + period;
+  if (period <= 0 || end > (int64_t{1} << 20)) return false;
+  for (int64_t h = 1; h < end; ++h) {
+    const std::map<std::string, int64_t> at = {{names[0], h}};
+    const std::optional<int64_t> ev = e.Evaluate(at), fv = f.Evaluate(at);
+    if (!ev || !fv) return false;
+    if (*ev == 0 && *fv != 0) return false;
+  }
+  return true;
+}
+
+// Whether Reshape's non-allowzero target element `e` (at position `i`) yields the dim `e`. It
+// does where e > 0. Where e == 0 the input's dim i is copied instead: that dim is still 0 when
+// e == 0 implies it is (torch's `x.view(B, pad_H // 4, ...)`, 0 only when pad_H is); and when
+// e == 0 implies that another input dim is 0, the tensor is empty there, where the copy can
+// only change an extent of an empty tensor (element counts must agree), which we accept as e.
+bool ReshapeElementIsLiteral(const Expr& e, const Shape* in) {
+  if (Positive(e)) return true;
+  if (in == nullptr || !NonNegative(e)) return false;  // a negative one may be a -1 to infer
+  for (const Dim& d : in->dims) {
+    if (const Elem f = ElemOf(d); f && ZeroImpliesZero(e, *f)) return true;
+  }
+  // e divides the input's element count (B * num_windows of a window partition): e == 0
+  // empties the input.
+  if (const Elem total = Product(in->dims, 0, in->dims.size())) {
+    return Expr::ExactDiv(*total, e).has_value();
+  }
+  return false;
+}
+
 Outputs ReshapeFn(const Op& op) {
   const SymTensor* x = op.In(0);
   SymTensor t = Tensor(op.InElem(0), Shape::UnknownRank());
@@ -1154,7 +1236,9 @@ Outputs ReshapeFn(const Op& op) {
       return Fit(op, One(std::move(t)));
     } else if (c && *c == 0 && !allowzero) {
       dims.push_back(in != nullptr && i < in->dims.size() ? in->dims[i] : Dim::Unknown());
-    } else if (!c && e && !(allowzero ? NonNegative(*e) : Positive(*e))) {
+    } else if (!c && e &&
+               !(allowzero ? NonNegative(*e)
+                           : ReshapeElementIsLiteral(*e, in))) {
       dims.push_back(Dim::Unknown());  // may be -1, or 0 (copy the input's dim), at run time
     } else {
       dims.push_back(DimOf(e));
@@ -1609,6 +1693,18 @@ Outputs TransposeFn(const Op& op) {
     dims.push_back(x->dims[static_cast<size_t>(p)]);
   }
   t.shape = Shape::FromDims(std::move(dims));
+  // A transposed [n, 2] pad table (torch's dynamic F.pad).
+  if (std::optional<Elems> v = op.AnyValue(0); v && r == 2 && perm[0] == 1 &&
+                                              x->dims[0].is_value() && x->dims[1].is_value()) {
+    const int64_t rows = x->dims[0].value(), cols = x->dims[1].value();
+    Elems out;
+    for (int64_t j = 0; j < cols; ++j) {
+      for (int64_t i = 0; i < rows; ++i) out.push_back((*v)[static_cast<size_t>(i * cols + j)]);
+    }
+    SetValue(&t, out);
+  } else if (v) {
+    SetValue(&t, *v);  // rank <= 1, or the identity permutation
+  }
   return Fit(op, One(std::move(t)));
 }
 
@@ -2172,7 +2268,7 @@ SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor) {
   t.elem = tensor.data_type();
   t.shape = proto::ShapeOfTensor(tensor);
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL || !t.shape.rank_known ||
-      t.shape.rank() > 1) {
+      t.shape.rank() > 2) {
     return t;
   }
   const std::optional<int64_t> count = t.shape.NumElements();
@@ -2224,7 +2320,8 @@ SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor) {
       e.push_back(C(v));
     }
     SetValue(&t, e);
-  } else if (t.elem == onnx::TensorProto::FLOAT || t.elem == onnx::TensorProto::DOUBLE) {
+  } else if ((t.elem == onnx::TensorProto::FLOAT || t.elem == onnx::TensorProto::DOUBLE) &&
+             t.shape.rank() <= 1) {
     const bool is_double = t.elem == onnx::TensorProto::DOUBLE;
     if (!sized(is_double ? 8 : 4)) return t;
     std::vector<double> f;

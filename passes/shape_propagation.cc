@@ -1158,7 +1158,8 @@ class Analyzer {
         // The target: the shape tensor's tracked contents (Expand(x, Shape(y)) gives y's
         // symbolic shape), else a constant read whatever its encoding.
         std::optional<Shape> target;
-        if (const Value* s = ins[1]; s != nullptr && s->t.value) {
+        if (const Value* s = ins[1]; s != nullptr && s->t.value && s->t.shape.rank_known &&
+                                     s->t.shape.rank() == 1) {
           bool known = true;
           for (const Dim& d : *s->t.value) known &= !d.is_unknown();
           if (known) target = Shape::FromDims(*s->t.value);

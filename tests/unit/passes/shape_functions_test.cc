@@ -256,6 +256,115 @@ TEST(ShapeFunctions, ReshapeZeroMinusOneAllowZeroAndFreshSymbol) {
   EXPECT_EQ(w.S("d"), "?");  // two -1s: malformed
 }
 
+// torch's F.pad with pads computed from the input (torchvision's Swin pads H, W up to a multiple
+// of the window): the pad list goes through a [-1, 2] Reshape, a reversing Slice, a Transpose
+// and a flattening Reshape before it reaches Pad.
+TEST(ShapeFunctions, TorchDynamicPadThroughAPadTable) {
+  Walk w(Model(14, "(float[N,H,W,16] x) => (float y)",
+               "s = Shape (x)\n"
+               "i1 = Constant <value = int64 {1}> ()\n"
+               "h = Gather <axis = 0> (s, i1)\n"
+               "four = Constant <value = int64 {4}> ()\n"
+               "hm = Mod (h, four)\n"
+               "d = Sub (four, hm)\n"
+               "pb = Mod (d, four)\n"
+               "z0 = Constant <value = int64[1] {0}> ()\n"
+               "pbu = Unsqueeze (pb, z0)\n"
+               "zeros3 = Constant <value = int64[3] {0, 0, 0}> ()\n"
+               "six = Concat <axis = 0> (zeros3, pbu, zeros3)\n"
+               "two = Constant <value = int64[1] {1}> ()\n"
+               "tail = ConstantOfShape <value = int64[1] {0}> (two)\n"
+               "all = Concat <axis = 0> (six, tail)\n"
+               "shp = Constant <value = int64[2] {-1, 2}> ()\n"
+               "table = Reshape (all, shp)\n"
+               "st = Constant <value = int64[1] {-1}> ()\n"
+               "en = Constant <value = int64[1] {-9223372036854775807}> ()\n"
+               "ax = Constant <value = int64[1] {0}> ()\n"
+               "rev = Slice (table, st, en, ax, st)\n"
+               "tr = Transpose <perm = [1, 0]> (rev)\n"
+               "flat = Constant <value = int64[1] {-1}> ()\n"
+               "pads = Reshape (tr, flat)\n"
+               "y = Pad (x, pads)"));
+  EXPECT_EQ(w.S("table"), "[4,2]");
+  // torch lists (begin, end) pairs from the last dim: (0, 0) for C, (0, pb) for W. Reversed
+  // and transposed, that is ONNX's begins-then-ends: pb ends axis 2.
+  EXPECT_EQ(w.S("rev"), "[4,2]");
+  EXPECT_EQ(w.V("pads"), absl::StrCat("[0,0,0,0,0,0,", E("(3*H) mod 4"), ",0]"));
+  EXPECT_EQ(w.S("y"), Sh({"N", "H", "W + ((3*H) mod 4)", "16"}));
+  // A row against a matrix is not paired flat: left untracked rather than wrong.
+  Walk m(Model(14, "(float[N] x) => (int64 y)",
+               "a = Constant <value = int64[2, 2] {1, 2, 3, 4}> ()\n"
+               "r = Constant <value = int64[2] {10, 20}> ()\n"
+               "y = Add (a, r)\n"
+               "t = Transpose (a)\n"
+               "one = Constant <value = int64[2] {1, 1}> ()\n"
+               "p = Mul (t, one)"));
+  EXPECT_EQ(m.V("a"), "[1,2,3,4]");
+  EXPECT_EQ(m.V("y"), "untracked");
+  EXPECT_EQ(m.V("t"), "[1,3,2,4]");
+  EXPECT_EQ(m.V("p"), "untracked");
+}
+
+// x.view(B, pad_H // 4, 4, pad_W // 4, 4, C) and the window partition's
+// reshape(B * nH * nW, 16, C): the computed elements are 0 only where the input is empty.
+TEST(ShapeFunctions, ReshapeElementsThatAreZeroOnlyForEmptyInputs) {
+  Walk w(Model(14, "(float[N,16,H0,W0] x0) => (float y, float q, float bad)",
+               "xp = MaxPool <kernel_shape = [4, 4], strides = [4, 4]> (x0)\n"
+               "xt = Transpose <perm = [0, 2, 3, 1]> (xp)\n"
+               "s0 = Shape (xt)\n"
+               "i0 = Constant <value = int64 {0}> ()\n"
+               "i1 = Constant <value = int64 {1}> ()\n"
+               "i2 = Constant <value = int64 {2}> ()\n"
+               "four = Constant <value = int64 {4}> ()\n"
+               "z0 = Constant <value = int64[1] {0}> ()\n"
+               "c4 = Constant <value = int64[1] {4}> ()\n"
+               "c16 = Constant <value = int64[1] {16}> ()\n"
+               "h0 = Gather <axis = 0> (s0, i1)\n"
+               "w0 = Gather <axis = 0> (s0, i2)\n"
+               "hm = Mod (h0, four)\n"
+               "hd = Sub (four, hm)\n"
+               "ph = Mod (hd, four)\n"
+               "wm = Mod (w0, four)\n"
+               "wd0 = Sub (four, wm)\n"
+               "pw = Mod (wd0, four)\n"
+               "phu = Unsqueeze (ph, z0)\n"
+               "pwu = Unsqueeze (pw, z0)\n"
+               "z3 = Constant <value = int64[5] {0, 0, 0, 0, 0}> ()\n"
+               "pads = Concat <axis = 0> (z3, phu, pwu, z0)\n"
+               "x = Pad (xt, pads)\n"
+               "s = Shape (x)\n"
+               "n = Gather <axis = 0> (s, i0)\n"
+               "h = Gather <axis = 0> (s, i1)\n"
+               "wd = Gather <axis = 0> (s, i2)\n"
+               "a = Div (h, four)\n"
+               "b = Div (wd, four)\n"
+               "nu = Unsqueeze (n, z0)\n"
+               "au = Unsqueeze (a, z0)\n"
+               "bu = Unsqueeze (b, z0)\n"
+               "t = Concat <axis = 0> (nu, au, c4, bu, c4, c16)\n"
+               "y = Reshape (x, t)\n"
+               "tr = Transpose <perm = [0, 1, 3, 2, 4, 5]> (y)\n"
+               "nab = Mul (n, a)\n"
+               "nabb = Mul (nab, b)\n"
+               "nbu = Unsqueeze (nabb, z0)\n"
+               "c16b = Constant <value = int64[1] {16}> ()\n"
+               "t2 = Concat <axis = 0> (nbu, c16b, c16)\n"
+               "q = Reshape (tr, t2)\n"
+               // floor(h0/4) on the unpadded tensor: 0 for h0 < 4, where the input's dim is
+               // copied and the input need not be empty. Not decidable: unknown.
+               "a0 = Div (h0, four)\n"
+               "a0u = Unsqueeze (a0, z0)\n"
+               "t3 = Concat <axis = 0> (nu, c16, a0u, c4)\n"
+               "bad = Reshape (xt, t3)"));
+  const std::string ph = "floor(H0/4) + ((3*floor(H0/4)) mod 4)";
+  const std::string pw = "floor(W0/4) + ((3*floor(W0/4)) mod 4)";
+  EXPECT_EQ(w.S("x"), Sh({"N", ph, pw, "16"}));
+  EXPECT_EQ(w.S("y"), Sh({"N", "floor((" + ph + ")/4)", "4", "floor((" + pw + ")/4)", "4", "16"}));
+  EXPECT_EQ(w.S("q"),
+            Sh({"N*floor((" + ph + ")/4)*floor((" + pw + ")/4)", "16", "16"}));
+  EXPECT_EQ(w.S("bad"), "[N,16,?,4]");
+}
+
 TEST(ShapeFunctions, RangeLengthIsAnExpression) {
   Walk w(Model(13, "(float[B,S] x) => (int64 a, int64 b, int64 c, float f)",
                "s = Shape (x)\n"
