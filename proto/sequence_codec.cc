@@ -77,11 +77,13 @@ absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::Type
         return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
       }
       out.tensor = std::move(*t);
+      out.in_optional = true;
       return out;
     }
     if (opt.has_sequence_value()) {
       if (absl::Status s = DecodeSequence(opt.sequence_value(), path, &out); !s.ok()) return s;
       out.name = opt.name();
+      out.in_optional = true;
       if (out.elem_type == 0) out.elem_type = TensorElemType(*type);
       return out;
     }
@@ -99,14 +101,24 @@ absl::StatusOr<std::string> SerializeValueFile(const RawValue& value) {
     case RawValue::Kind::kTensor: {
       RawTensor t = value.tensor;
       if (t.name.empty()) t.name = value.name;
-      return EncodeTensor(t).SerializeAsString();
+      if (!value.in_optional) return EncodeTensor(t).SerializeAsString();
+      onnx::OptionalProto opt;
+      opt.set_name(value.name);
+      opt.set_elem_type(onnx::OptionalProto::TENSOR);
+      *opt.mutable_tensor_value() = EncodeTensor(t);
+      return opt.SerializeAsString();
     }
     case RawValue::Kind::kSequence: {
       onnx::SequenceProto seq;
       seq.set_name(value.name);
       seq.set_elem_type(onnx::SequenceProto::TENSOR);
       for (const RawTensor& t : value.sequence) *seq.add_tensor_values() = EncodeTensor(t);
-      return seq.SerializeAsString();
+      if (!value.in_optional) return seq.SerializeAsString();
+      onnx::OptionalProto opt;
+      opt.set_name(value.name);
+      opt.set_elem_type(onnx::OptionalProto::SEQUENCE);
+      *opt.mutable_sequence_value() = std::move(seq);
+      return opt.SerializeAsString();
     }
     case RawValue::Kind::kEmptyOptional: {
       onnx::OptionalProto opt;

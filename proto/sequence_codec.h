@@ -22,6 +22,9 @@ struct RawValue {
   std::vector<RawTensor> sequence;  ///< kSequence
   /// Tensor element type of an (empty) sequence or empty optional, 0 when unknown.
   int32_t elem_type = 0;
+  /// A kTensor or kSequence the file holds wrapped in an OptionalProto (the value of an
+  /// optional-typed input or output): read from one, and written as one.
+  bool in_optional = false;
 };
 
 /// Reads input_K.pb / output_K.pb. `type` (the model's declared type of the value, or null)

@@ -653,8 +653,12 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
                                                                  : job.label.substr(slash + 1));
       }
       for (size_t k = 0; k < outputs->size(); ++k) {
-        absl::StatusOr<proto::RawValue> raw =
-            rt::RawFromValue((*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "");
+        // The declared type decides the file's message (an optional's value stays wrapped).
+        const onnx::TypeProto* type = static_cast<int>(k) < model->proto.graph().output_size()
+                                          ? &model->proto.graph().output(k).type()
+                                          : nullptr;
+        absl::StatusOr<proto::RawValue> raw = rt::RawFromValue(
+            (*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "", type);
         absl::StatusOr<std::string> bytes =
             raw.ok() ? proto::SerializeValueFile(*raw) : raw.status();
         if (!bytes.ok()) return RunFailure(model->path, bytes.status());

@@ -59,10 +59,13 @@ absl::StatusOr<Value> ValueFromRaw(const proto::RawValue& raw) {
   return absl::InternalError("unknown value kind");
 }
 
-absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::string& name) {
+absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::string& name,
+                                             const onnx::TypeProto* type) {
   proto::RawValue raw;
   raw.name = name;
   raw.elem_type = static_cast<int32_t>(value.elem_type);
+  // A present optional is a plain tensor or sequence at runtime; the file keeps its wrapper.
+  raw.in_optional = type != nullptr && type->has_optional_type();
   switch (value.kind) {
     case Value::Kind::kTensor:
       raw.kind = proto::RawValue::Kind::kTensor;
@@ -150,13 +153,15 @@ std::vector<std::string> TestDataSetDirs(const std::string& case_dir) {
 }
 
 absl::Status SaveOutputs(const std::vector<Value>& outputs, const std::vector<std::string>& names,
-                         const std::string& dir) {
+                         const std::string& dir,
+                         const std::vector<const onnx::TypeProto*>& types) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
   for (size_t k = 0; k < outputs.size(); ++k) {
     absl::StatusOr<proto::RawValue> raw =
-        RawFromValue(outputs[k], k < names.size() ? names[k] : "");
+        RawFromValue(outputs[k], k < names.size() ? names[k] : "",
+                     k < types.size() ? types[k] : nullptr);
     if (!raw.ok()) return raw.status();
     const std::string path = absl::StrCat(dir, "/output_", k, ".pb");
     if (absl::Status s = proto::SaveValueFile(*raw, path); !s.ok()) return s;

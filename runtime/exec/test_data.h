@@ -27,7 +27,10 @@ struct TestDataSet {
 absl::StatusOr<Value> ValueFromRaw(const proto::RawValue& raw);
 
 /// The value as a test-data value named `name` (sequences and empty optionals included).
-absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::string& name);
+/// `type` is the declared type of the value (or null): when it is optional, a value that is
+/// present is written wrapped in an OptionalProto, as LoadValue then expects it.
+absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::string& name,
+                                             const onnx::TypeProto* type = nullptr);
 
 /// Reads one value file; `type` is the model's declared type of the value (or null).
 absl::StatusOr<Value> LoadValue(const std::string& path, const onnx::TypeProto* type);
@@ -39,9 +42,11 @@ absl::StatusOr<TestDataSet> LoadTestDataSet(const proto::Model& model, const std
 /// The test_data_set_* directories of a case directory, sorted.
 std::vector<std::string> TestDataSetDirs(const std::string& case_dir);
 
-/// Writes outputs as `dir`/output_K.pb (creating `dir`). PermissionDenied when it cannot.
+/// Writes outputs as `dir`/output_K.pb (creating `dir`); `types` (optional, by position) are
+/// the declared output types. PermissionDenied when it cannot.
 absl::Status SaveOutputs(const std::vector<Value>& outputs, const std::vector<std::string>& names,
-                         const std::string& dir);
+                         const std::string& dir,
+                         const std::vector<const onnx::TypeProto*>& types = {});
 
 }  // namespace onnx_bcast::rt
 

@@ -448,5 +448,36 @@ TEST(TestData, SequencesAndEmptyOptionalsRoundTrip) {
   EXPECT_EQ(o->kind, Value::Kind::kOptionalNone);
 }
 
+// Found by fuzz_test_data: a present optional (a plain tensor or sequence at runtime) was
+// written as a bare TensorProto/SequenceProto, which LoadValue under the declared optional type
+// parsed as an OptionalProto: the value came back as an empty optional.
+TEST(TestData, PresentOptionalsRoundTripWrapped) {
+  const std::string dir = ::testing::TempDir() + "/exec_test_data_optional";
+  std::filesystem::remove_all(dir);
+  Value tensor = V<float>({2}, {1, 2});
+  Value seq = Value::Sequence({V<float>({1}, {3}).tensor}, DType::kFloat32);
+  onnx::TypeProto opt_tensor, opt_seq;
+  opt_tensor.mutable_optional_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  opt_seq.mutable_optional_type()
+      ->mutable_elem_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(1);
+  ASSERT_TRUE(SaveOutputs({tensor, seq}, {"t", "s"}, dir, {&opt_tensor, &opt_seq}).ok());
+  auto t = LoadValue(dir + "/output_0.pb", &opt_tensor);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->kind, Value::Kind::kTensor);
+  EXPECT_TRUE(CompareValues(*t, tensor, "t").match);
+  auto s = LoadValue(dir + "/output_1.pb", &opt_seq);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->kind, Value::Kind::kSequence);
+  EXPECT_TRUE(CompareValues(*s, seq, "s").match);
+  // Read back and written again, the wrapper stays.
+  auto raw = RawFromValue(*t, "t", &opt_tensor);
+  ASSERT_TRUE(raw.ok());
+  EXPECT_TRUE(raw->in_optional);
+}
+
 }  // namespace
 }  // namespace onnx_bcast::rt
