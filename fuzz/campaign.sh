@@ -13,7 +13,7 @@ build=$(cd "$1" && pwd)
 out=${2:-$PWD/fuzz-campaign}
 target=${3:-10000000}
 chunk=${4:-1800}
-harnesses=${HARNESSES:-load check opt run}
+harnesses=${HARNESSES:-load check opt run text test_data save}
 mkdir -p "$out"
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -36,13 +36,15 @@ summary() {
 for h in $harnesses; do
   mkdir -p "$out/$h/corpus" "$out/$h/artifacts"
   n=$(ls "$out/$h"/chunk-*.log 2>/dev/null | wc -l)
+  dict="$src/onnx.dict"
+  [ -f "$src/$h.dict" ] && dict="$src/$h.dict"
   while [ "$(execs_of "$h")" -lt "$target" ]; do
     before=$(execs_of "$h")
     n=$((n + 1))
     log="$out/$h/chunk-$n.log"
     start=$(date +%s)
     "$build/bin/fuzz_$h" -max_total_time="$chunk" -timeout=10 -rss_limit_mb=2048 \
-      -dict="$src/onnx.dict" -print_final_stats=1 -artifact_prefix="$out/$h/artifacts/" \
+      -dict="$dict" -print_final_stats=1 -artifact_prefix="$out/$h/artifacts/" \
       "$out/$h/corpus" "$src/corpus/$h" > "$log" 2>&1
     echo "#campaign-seconds $(( $(date +%s) - start ))" >> "$log"
     summary
