@@ -1,0 +1,87 @@
+// bench_executor: whole-model timings of the runtime executor on the models named on the
+// command line (random inputs, symbolic dims 1). Per model, two figures:
+//   BM_Steady/<model>: one Run with the same input shapes as the previous run (the per-node
+//                      plan cache is warm), i.e. run time per inference;
+//   BM_Cold/<model>:   Executor::Create plus the first Run, i.e. planning plus plan building.
+// Usage: bench_executor MODEL.onnx... [--benchmark_* flags]. Not run by ctest.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+struct Loaded {
+  std::shared_ptr<const Model> model;
+  Feeds feeds;
+};
+
+void BM_Steady(benchmark::State& state, const Loaded* loaded) {
+  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(loaded->model);
+  if (!exec.ok() || !(*exec)->Run(loaded->feeds).ok()) {
+    state.SkipWithError("run failed");
+    return;
+  }
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<Value>> out = (*exec)->Run(loaded->feeds);
+    benchmark::DoNotOptimize(out);
+  }
+}
+
+void BM_Cold(benchmark::State& state, const Loaded* loaded) {
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(loaded->model);
+    if (!exec.ok()) {
+      state.SkipWithError("create failed");
+      return;
+    }
+    absl::StatusOr<std::vector<Value>> out = (*exec)->Run(loaded->feeds);
+    benchmark::DoNotOptimize(out);
+  }
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
+
+int main(int argc, char** argv) {
+  using namespace onnx_bcast;  // NOLINT: a benchmark main
+  benchmark::Initialize(&argc, argv);
+  std::vector<std::unique_ptr<rt::Loaded>> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string path = argv[i];
+    absl::StatusOr<proto::Model> model = proto::LoadModel(path);
+    if (!model.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), std::string(model.status().message()).c_str());
+      return 1;
+    }
+    auto loaded = std::make_unique<rt::Loaded>();
+    absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);
+    if (!runtime.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                   std::string(runtime.status().message()).c_str());
+      return 1;
+    }
+    loaded->model = *runtime;
+    absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*loaded->model->main, {});
+    if (!feeds.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), std::string(feeds.status().message()).c_str());
+      return 1;
+    }
+    loaded->feeds = *std::move(feeds);
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    benchmark::RegisterBenchmark(("BM_Steady/" + name).c_str(), rt::BM_Steady, loaded.get())
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_Cold/" + name).c_str(), rt::BM_Cold, loaded.get())
+        ->Unit(benchmark::kMicrosecond);
+    models.push_back(std::move(loaded));
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}
