@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "broadcast/view.h"
 #include "proto/external_data.h"
 #include "proto/tensor_util.h"
 
@@ -175,25 +176,14 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
   }
   absl::StatusOr<std::string> in = ReadRawBytes(tensor, base_dir, max_bytes);
   if (!in.ok()) return in.status();
-  // Source strides, 0 along broadcast axes.
-  std::vector<int64_t> in_strides = Strides(aligned);
-  for (size_t i = 0; i < rank; ++i) {
-    if (aligned[i] == 1) in_strides[i] = 0;
-  }
+  absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(dims, target);
+  if (!view.ok()) return view.status();
   std::string out(static_cast<size_t>(out_count * width), '\0');
-  std::vector<int64_t> index(rank, 0);
-  int64_t src = 0;
-  for (int64_t k = 0; k < out_count; ++k) {
-    std::memcpy(out.data() + k * width, in->data() + src * width, static_cast<size_t>(width));
-    for (int64_t a = static_cast<int64_t>(rank) - 1; a >= 0; --a) {
-      if (++index[a] < target[a]) {
-        src += in_strides[a];
-        break;
-      }
-      src -= in_strides[a] * (target[a] - 1);
-      index[a] = 0;
-    }
-  }
+  char* dst = out.data();
+  view->ForEachOffset(0, [&](int64_t src) {
+    std::memcpy(dst, in->data() + src * width, static_cast<size_t>(width));
+    dst += width;
+  });
   onnx::TensorProto result = Header(tensor, name, target);
   result.set_raw_data(std::move(out));
   return result;

@@ -1,16 +1,17 @@
-// BroadcastPlan: the shape work of an n-ary elementwise op, done once per shape tuple.
-// Right-aligns ranks, drops dims that are 1 everywhere, merges adjacent dims that broadcast
-// alike, gives broadcast dims stride 0 and picks the loop kind; any rank is supported.
+// BroadcastPlan: the shape work of an n-ary elementwise op, done once per shape tuple: the
+// collapsed stride-0 view of bcast::BroadcastView (broadcast/view.h) plus the loop kind.
 #ifndef ONNX_BCAST_RUNTIME_BROADCAST_PLAN_H_
 #define ONNX_BCAST_RUNTIME_BROADCAST_PLAN_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "broadcast/view.h"
 
 namespace onnx_bcast::rt {
 
@@ -54,21 +55,20 @@ class BroadcastPlan {
 
   KernelKind kind() const { return kind_; }
   int num_inputs() const { return static_cast<int>(input_shapes_.size()); }
-  const std::vector<int64_t>& output_shape() const { return output_shape_; }
+  const std::vector<int64_t>& output_shape() const { return view_.output_shape(); }
   const std::vector<int64_t>& input_shape(int input) const { return input_shapes_[input]; }
   /// Elements of the output (and the product of dims()).
-  int64_t output_elements() const { return output_elements_; }
+  int64_t output_elements() const { return view_.output_elements(); }
   /// Elements each input holds.
-  int64_t input_elements(int input) const { return input_elements_[input]; }
+  int64_t input_elements(int input) const { return view_.operand_elements(input); }
 
   /// Collapsed output dims, outermost first: no 1s, adjacent dims broadcast differently for
   /// at least one input. Empty for a one-element output; {0} for kEmpty.
-  const std::vector<int64_t>& dims() const { return dims_; }
-  int rank() const { return static_cast<int>(dims_.size()); }
+  const std::vector<int64_t>& dims() const { return view_.dims(); }
+  int rank() const { return view_.rank(); }
   /// Element strides of `input` over dims(); 0 where the input is broadcast.
-  absl::Span<const int64_t> strides(int input) const {
-    return absl::Span<const int64_t>(strides_.data() + input * dims_.size(), dims_.size());
-  }
+  absl::Span<const int64_t> strides(int input) const { return view_.strides(input); }
+  const bcast::BroadcastView& view() const { return view_; }
   /// For kScalarLeft/kScalarRight/kRow/kColumn: the input that is broadcast (the small
   /// one); -1 otherwise.
   int broadcast_input() const { return broadcast_input_; }
@@ -77,15 +77,11 @@ class BroadcastPlan {
   std::string DebugString() const;
 
  private:
-  BroadcastPlan() = default;
+  explicit BroadcastPlan(bcast::BroadcastView view) : view_(std::move(view)) {}
 
+  bcast::BroadcastView view_;
   KernelKind kind_ = KernelKind::kEmpty;
   std::vector<std::vector<int64_t>> input_shapes_;
-  std::vector<int64_t> input_elements_;
-  std::vector<int64_t> output_shape_;
-  int64_t output_elements_ = 0;
-  std::vector<int64_t> dims_;
-  std::vector<int64_t> strides_;  // num_inputs x rank, row-major
   int broadcast_input_ = -1;
 };
 

@@ -24,6 +24,9 @@ struct Executor::GraphPlan {
     std::vector<int> free_after;
     /// The node's outputs, kept across runs so Allocate() can reuse their buffers.
     std::vector<Value> held;
+    /// The op's plan, valid for the input signature below (see Signature).
+    NodeCache cache;
+    std::vector<int64_t> signature;
   };
   const Graph* graph = nullptr;
   std::unordered_map<std::string, int> slot_of;
@@ -82,6 +85,42 @@ std::vector<const Graph*> Subgraphs(const Node& node) {
     for (const auto& g : attr.graphs) out.push_back(g.get());
   }
   return out;
+}
+
+// The node's input signature as a flat list: per input its dtype, rank and dims when it is a
+// tensor, else a negative marker for its kind. Written into `sig` only when it differs, so a run
+// with the shapes of the previous one compares in place and allocates nothing.
+bool UpdateSignature(const std::vector<const Value*>& inputs, std::vector<int64_t>* sig) {
+  size_t pos = 0;
+  bool same = true;
+  auto put = [&](int64_t v) {
+    if (same && pos < sig->size() && (*sig)[pos] == v) {
+      ++pos;
+      return;
+    }
+    if (same) {
+      same = false;
+      sig->resize(pos);
+    }
+    sig->push_back(v);
+    ++pos;
+  };
+  for (const Value* v : inputs) {
+    if (v == nullptr || v->is_none()) {
+      put(-1);
+    } else if (!v->is_tensor() || v->tensor == nullptr) {
+      put(-2);  // sequences and optionals: ops that take them keep no shape plan
+    } else {
+      put(static_cast<int64_t>(v->tensor->dtype()));
+      put(v->tensor->rank());
+      for (int64_t d : v->tensor->shape()) put(d);
+    }
+  }
+  if (same && pos != sig->size()) {
+    same = false;
+    sig->resize(pos);
+  }
+  return same;
 }
 
 absl::Status WithNode(const Node& node, const absl::Status& status) {
@@ -322,8 +361,9 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
     inputs.clear();
     for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
     if (options_.observe_node) options_.observe_node(*np.node, inputs);
+    if (!UpdateSignature(inputs, &np.signature)) np.cache.Reset();
     Runner runner(this, &frame);
-    OpContext ctx(*np.node, inputs, &np.held, options_, &runner);
+    OpContext ctx(*np.node, inputs, &np.held, options_, &runner, &np.cache);
     if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
     for (size_t i = 0; i < np.outputs.size(); ++i) {
       if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
@@ -331,6 +371,14 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
     for (int slot : np.free_after) frame.values[slot] = Value();
   }
   return absl::OkStatus();
+}
+
+int64_t Executor::plan_builds() const {
+  int64_t builds = 0;
+  for (const auto& [graph, plan] : plans_) {
+    for (const GraphPlan::NodePlan& np : plan->nodes) builds += np.cache.builds();
+  }
+  return builds;
 }
 
 absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {

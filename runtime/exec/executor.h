@@ -1,6 +1,7 @@
 // The executor: runs a loaded graph node by node in topological order over a value table,
 // resolves subgraph names in the enclosing scopes, frees values after their last use and keeps
-// each node's output buffers across runs so that a repeated run allocates nothing new.
+// each node's output buffers and plan (per input signature) across runs so that a repeated run
+// with the same shapes allocates nothing new and redoes no shape work.
 #ifndef ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
 #define ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
 
@@ -53,6 +54,11 @@ class Executor {
     budget_.SetTimeout(seconds);
     options_.budget = &budget_;
   }
+
+  /// Node plans built so far over all graphs: a node builds its plan (broadcast plan, output
+  /// shapes, kernel choice) at its first run with a given input signature and reuses it while
+  /// the signature stays the same (OpContext::CachedPlan). For tests and benchmarks.
+  int64_t plan_builds() const;
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return *model_->main; }

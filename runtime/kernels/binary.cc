@@ -135,7 +135,7 @@ void RunRange(const BroadcastPlan& plan, const Operands& ops, const Emitter& emi
   }
 }
 
-void Run(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
+void RunKernel(const BroadcastPlan& plan, const Operands& ops, const InnerFns& fns,
          const BinaryOptions& opts) {
   const int64_t total = plan.output_elements();
   const Emitter emit{&fns, total * ops.out_size >= opts.streaming_threshold_bytes};
@@ -191,18 +191,6 @@ absl::Status CheckOutput(absl::string_view op_name, const BroadcastPlan& plan, c
   return CheckOperand(op_name, "output", *out, plan.output_shape());
 }
 
-Operands MakeOperands(std::initializer_list<const Tensor*> inputs, Tensor* out) {
-  Operands ops;
-  for (const Tensor* t : inputs) {
-    ops.in[ops.num_inputs] = static_cast<const char*>(t->raw_data());
-    ops.in_size[ops.num_inputs] = static_cast<int64_t>(t->element_size());
-    ++ops.num_inputs;
-  }
-  ops.out = static_cast<char*>(out->raw_data());
-  ops.out_size = static_cast<int64_t>(out->element_size());
-  return ops;
-}
-
 }  // namespace
 
 DType BinaryOutputDType(OpKind op, DType a) {
@@ -233,38 +221,87 @@ absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
   return BinaryOp(op, *plan, a, b, out, opts);
 }
 
-absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, const Tensor& b,
-                      Tensor* out, const BinaryOptions& opts) {
-  absl::StatusOr<ElemOp> elem = ResolveElemOp(op, a.dtype(), b.dtype(), opts.attrs);
+absl::StatusOr<BinaryKernel> BinaryKernel::Create(OpKind op, BroadcastPlan plan, DType a,
+                                                  DType b, const BinaryAttributes& attrs) {
+  absl::StatusOr<ElemOp> elem = ResolveElemOp(op, a, b, attrs);
   if (!elem.ok()) return elem.status();
   const absl::string_view name = OpKindName(op);
   if (plan.num_inputs() != 2) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": plan has ", plan.num_inputs(), " inputs, expected 2"));
   }
-  if (absl::Status s = CheckOperand(name, "input A", a, plan.input_shape(0));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckOperand(name, "input B", b, plan.input_shape(1));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckOutput(name, plan, out, ElemOpOutputDType(*elem, a.dtype())); !s.ok()) {
-    return s;
-  }
-  InnerFns fns;
+  BinaryKernel kernel(std::move(plan));
+  kernel.name_ = name;
+  kernel.dtypes_ = {a, b};
+  kernel.out_dtype_ = ElemOpOutputDType(*elem, a);
   if (*elem == ElemOp::kPow) {
-    fns = binary_internal::LookupPow(a.dtype(), b.dtype());
+    kernel.fns_ = binary_internal::LookupPow(a, b);
   } else {
-    fns = binary_internal::LookupArithmetic(*elem, a.dtype());
-    if (!fns.ok()) fns = binary_internal::LookupLogic(*elem, a.dtype());
+    kernel.fns_ = binary_internal::LookupArithmetic(*elem, a);
+    if (!kernel.fns_.ok()) kernel.fns_ = binary_internal::LookupLogic(*elem, a);
   }
-  if (!fns.ok()) {
-    return absl::InternalError(absl::StrCat(name, ": no kernel for ", DTypeName(a.dtype())));
+  if (!kernel.fns_.ok()) {
+    return absl::InternalError(absl::StrCat(name, ": no kernel for ", DTypeName(a)));
   }
-  Run(plan, MakeOperands({&a, &b}, out), fns, opts);
+  return kernel;
+}
+
+absl::StatusOr<BinaryKernel> BinaryKernel::CreateWhere(BroadcastPlan plan, DType dtype) {
+  if (plan.num_inputs() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Where: plan has ", plan.num_inputs(), " inputs, expected 3"));
+  }
+  BinaryKernel kernel(std::move(plan));
+  kernel.name_ = "Where";
+  kernel.dtypes_ = {DType::kBool, dtype, dtype};
+  kernel.out_dtype_ = dtype;
+  kernel.fns_ = binary_internal::LookupWhere(DTypeSize(dtype));
+  if (!kernel.fns_.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Where: unsupported dtype ", DTypeName(dtype)));
+  }
+  return kernel;
+}
+
+absl::Status BinaryKernel::Run(absl::Span<const Tensor* const> inputs, Tensor* out,
+                               const BinaryOptions& opts) const {
+  static constexpr absl::string_view kRoles[2][3] = {{"input A", "input B", ""},
+                                                     {"condition", "X", "Y"}};
+  const bool where = dtypes_.size() == 3;
+  if (inputs.size() != dtypes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": ", inputs.size(), " inputs, expected ", dtypes_.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const absl::string_view role = kRoles[where ? 1 : 0][i];
+    if (inputs[i]->dtype() != dtypes_[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(name_, " ", role, " is ",
+                                                     DTypeName(inputs[i]->dtype()), ", kernel expects ",
+                                                     DTypeName(dtypes_[i])));
+    }
+    if (absl::Status s = CheckOperand(name_, role, *inputs[i], plan_.input_shape(i)); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckOutput(name_, plan_, out, out_dtype_); !s.ok()) return s;
+  Operands ops;
+  for (const Tensor* t : inputs) {
+    ops.in[ops.num_inputs] = static_cast<const char*>(t->raw_data());
+    ops.in_size[ops.num_inputs] = static_cast<int64_t>(t->element_size());
+    ++ops.num_inputs;
+  }
+  ops.out = static_cast<char*>(out->raw_data());
+  ops.out_size = static_cast<int64_t>(out->element_size());
+  RunKernel(plan_, ops, fns_, opts);
   return absl::OkStatus();
+}
+
+absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, const Tensor& b,
+                      Tensor* out, const BinaryOptions& opts) {
+  absl::StatusOr<BinaryKernel> kernel =
+      BinaryKernel::Create(op, plan, a.dtype(), b.dtype(), opts.attrs);
+  if (!kernel.ok()) return kernel.status();
+  const Tensor* inputs[] = {&a, &b};
+  return kernel->Run(inputs, out, opts);
 }
 
 absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor* out,
@@ -288,25 +325,10 @@ absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& 
     return absl::InvalidArgumentError(absl::StrCat(
         "Where: X and Y dtypes differ: ", DTypeName(x.dtype()), " vs ", DTypeName(y.dtype())));
   }
-  if (plan.num_inputs() != 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Where: plan has ", plan.num_inputs(), " inputs, expected 3"));
-  }
+  absl::StatusOr<BinaryKernel> kernel = BinaryKernel::CreateWhere(plan, x.dtype());
+  if (!kernel.ok()) return kernel.status();
   const Tensor* inputs[] = {&cond, &x, &y};
-  const char* names[] = {"Where condition", "Where X", "Where Y"};
-  for (int i = 0; i < 3; ++i) {
-    if (absl::Status s = CheckOperand(names[i], "", *inputs[i], plan.input_shape(i)); !s.ok()) {
-      return s;
-    }
-  }
-  if (absl::Status s = CheckOutput("Where", plan, out, x.dtype()); !s.ok()) return s;
-  const InnerFns fns = binary_internal::LookupWhere(x.element_size());
-  if (!fns.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Where: unsupported dtype ", DTypeName(x.dtype())));
-  }
-  Run(plan, MakeOperands({&cond, &x, &y}, out), fns, opts);
-  return absl::OkStatus();
+  return kernel->Run(inputs, out, opts);
 }
 
 }  // namespace onnx_bcast::rt

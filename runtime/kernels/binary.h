@@ -4,8 +4,13 @@
 #define ONNX_BCAST_RUNTIME_KERNELS_BINARY_H_
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "runtime/broadcast_plan.h"
 #include "runtime/dtype.h"
 #include "runtime/kernels/elementwise_ops.h"
@@ -13,6 +18,21 @@
 #include "runtime/thread_pool.h"
 
 namespace onnx_bcast::rt {
+
+namespace binary_internal {
+/// A flat loop: out[i] = f(in[0][i or 0], in[1][i or 0], ...) for i in [0, n).
+using InnerFn = void (*)(const void* const* in, void* out, int64_t n);
+
+/// The loops of one op and dtype tuple, indexed by a mask whose bit k is set when input k
+/// is one element repeated over the loop (stride 0). Null entries mean "not defined".
+/// `stream` holds the same loops writing the output with non-temporal stores (null: use
+/// `fn`); `in` must then point at three readable pointers, unused ones included.
+struct InnerFns {
+  InnerFn fn[8] = {};
+  InnerFn stream[8] = {};
+  bool ok() const { return fn[0] != nullptr; }
+};
+}  // namespace binary_internal
 
 /// Attributes plus how to run.
 struct BinaryOptions {
@@ -33,6 +53,36 @@ struct BinaryOptions {
 
 /// The output dtype of `op` for inputs of dtype `a` (bool for comparisons and logic).
 DType BinaryOutputDType(OpKind op, DType a);
+
+/// The kernel chosen for one op, one plan and the inputs' dtypes: validated and looked up
+/// once (ops cache it with the plan per shape tuple), then run any number of times.
+class BinaryKernel {
+ public:
+  /// out = op(a, b) over `plan` (2 inputs), a and b of dtypes `a`, `b`. InvalidArgument when
+  /// the op is not defined on them.
+  static absl::StatusOr<BinaryKernel> Create(OpKind op, BroadcastPlan plan, DType a, DType b,
+                                             const BinaryAttributes& attrs = {});
+  /// out = cond ? x : y over `plan` (3 inputs: bool, `dtype`, `dtype`).
+  static absl::StatusOr<BinaryKernel> CreateWhere(BroadcastPlan plan, DType dtype);
+
+  const BroadcastPlan& plan() const { return plan_; }
+  DType output_dtype() const { return out_dtype_; }
+
+  /// Runs on `inputs` (2, or 3 for Where) into `out` (allocated by the caller with the
+  /// plan's output shape and output_dtype(); it may alias an input of that shape). Shapes and
+  /// dtypes are checked against the plan without allocating.
+  absl::Status Run(absl::Span<const Tensor* const> inputs, Tensor* out,
+                   const BinaryOptions& opts = {}) const;
+
+ private:
+  BinaryKernel(BroadcastPlan plan) : plan_(std::move(plan)) {}  // NOLINT: private
+
+  BroadcastPlan plan_;
+  absl::string_view name_;
+  std::vector<DType> dtypes_;
+  DType out_dtype_ = DType::kUndefined;
+  binary_internal::InnerFns fns_;
+};
 
 /// out = op(a, b) with multidirectional broadcasting. `out` is allocated by the caller with
 /// the broadcast shape and BinaryOutputDType(op, a.dtype()); it may alias `a` or `b` when

@@ -8,23 +8,14 @@
 #include <type_traits>
 
 #include "runtime/dtype.h"
+#include "runtime/kernels/binary.h"
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/stream_store.h"
 
 namespace onnx_bcast::rt::binary_internal {
 
-/// A flat loop: out[i] = f(in[0][i or 0], in[1][i or 0], ...) for i in [0, n).
-using InnerFn = void (*)(const void* const* in, void* out, int64_t n);
-
-/// The loops of one op and dtype tuple, indexed by a mask whose bit k is set when input k
-/// is one element repeated over the loop (stride 0). Null entries mean "not defined".
-/// `stream` holds the same loops writing the output with non-temporal stores (null: use
-/// `fn`); `in` must then point at three readable pointers, unused ones included.
-struct InnerFns {
-  InnerFn fn[8] = {};
-  InnerFn stream[8] = {};
-  bool ok() const { return fn[0] != nullptr; }
-};
+// InnerFn and InnerFns (the loops of one op and dtype tuple) are declared in binary.h, where
+// BinaryKernel holds them.
 
 /// `kFn` (a flat loop of InnerFn shape) with its output written past the caches: ordinary
 /// stores up to the first 64-byte boundary, then four cache lines at a time (then single

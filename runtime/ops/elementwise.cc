@@ -1,6 +1,7 @@
 // Op family table: elementwise. Broadcasting binary ops (numpy, and the opset<7 legacy
 // `broadcast`/`axis` form), variadic Sum/Mean/Max/Min, Where and PRelu; the unary and cast
 // rows come from elementwise_unary.cc and elementwise_quantize.cc.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,19 +129,37 @@ absl::Status ReadAttributes(const OpContext& ctx, OpKind op, BinaryAttributes* a
   return absl::OkStatus();
 }
 
-// out = op(a, b) into output `index` with out_shape; `b` is used with `b_shape`.
-absl::Status ComputeBinary(OpContext& ctx, OpKind op, const BinaryAttributes& attrs,
-                           const Tensor& a, const Tensor& b, const std::vector<int64_t>& b_shape,
-                           const std::vector<int64_t>& out_shape) {
-  absl::StatusOr<ElemOp> resolved = ResolveElemOp(op, a.dtype(), b.dtype(), attrs);
-  if (!resolved.ok()) return AsNodeError(ctx, resolved.status());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, BinaryOutputDType(op, a.dtype()), out_shape);
-  if (!out.ok()) return out.status();
-  absl::StatusOr<Tensor> b_view = View(b, b_shape);
-  if (!b_view.ok()) return AsNodeError(ctx, b_view.status());
+// A binary node's shape work, cached per input signature: B's shape as used (the legacy
+// forms reshape it), the output shape, and the kernel chosen for the plan and dtypes.
+struct BinaryNodePlan {
+  BinaryAttributes attrs;
+  std::vector<int64_t> b_shape;
+  BinaryKernel kernel;
+};
+
+// Plans op(a, b) with `b` used with `b_shape`, to `out_shape`.
+absl::StatusOr<BinaryNodePlan> PlanBinary(const OpContext& ctx, OpKind op,
+                                          const BinaryAttributes& attrs, const Tensor& a,
+                                          const Tensor& b, std::vector<int64_t> b_shape,
+                                          const std::vector<int64_t>& out_shape) {
   absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(a.shape(), b_shape, out_shape);
   if (!plan.ok()) return AsNodeError(ctx, plan.status());
-  return AsNodeError(ctx, BinaryOp(op, *plan, a, *b_view, *out, MakeOptions(ctx, attrs)));
+  absl::StatusOr<BinaryKernel> kernel =
+      BinaryKernel::Create(op, *std::move(plan), a.dtype(), b.dtype(), attrs);
+  if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
+  return BinaryNodePlan{attrs, std::move(b_shape), *std::move(kernel)};
+}
+
+// Runs a planned binary node into output 0.
+absl::Status RunPlannedBinary(OpContext& ctx, const BinaryNodePlan& plan, const Tensor& a,
+                              const Tensor& b) {
+  absl::StatusOr<Tensor*> out =
+      ctx.Allocate(0, plan.kernel.output_dtype(), plan.kernel.plan().output_shape());
+  if (!out.ok()) return out.status();
+  absl::StatusOr<Tensor> b_view = View(b, plan.b_shape);
+  if (!b_view.ok()) return AsNodeError(ctx, b_view.status());
+  const Tensor* inputs[] = {&a, &*b_view};
+  return AsNodeError(ctx, plan.kernel.Run(inputs, *out, MakeOptions(ctx, plan.attrs)));
 }
 
 template <OpKind kOp>
@@ -149,17 +168,23 @@ absl::Status RunBinary(OpContext& ctx) {
   if (!a.ok()) return a.status();
   absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
   if (!b.ok()) return b.status();
-  BinaryAttributes attrs;
-  if (absl::Status s = ReadAttributes(ctx, kOp, &attrs); !s.ok()) return s;
-  std::vector<int64_t> b_shape = (*b)->shape();
-  if (HasLegacyBroadcast(kOp) && ctx.opset() < 7) {
-    absl::StatusOr<std::vector<int64_t>> legacy = LegacyBShape(ctx, **a, **b);
-    if (!legacy.ok()) return legacy.status();
-    b_shape = *std::move(legacy);
-  }
-  absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, {(*a)->shape(), b_shape});
-  if (!out_shape.ok()) return out_shape.status();
-  return ComputeBinary(ctx, kOp, attrs, **a, **b, b_shape, *out_shape);
+  absl::StatusOr<const BinaryNodePlan*> plan =
+      ctx.CachedPlan<BinaryNodePlan>([&]() -> absl::StatusOr<BinaryNodePlan> {
+        BinaryAttributes attrs;
+        if (absl::Status s = ReadAttributes(ctx, kOp, &attrs); !s.ok()) return s;
+        std::vector<int64_t> b_shape = (*b)->shape();
+        if (HasLegacyBroadcast(kOp) && ctx.opset() < 7) {
+          absl::StatusOr<std::vector<int64_t>> legacy = LegacyBShape(ctx, **a, **b);
+          if (!legacy.ok()) return legacy.status();
+          b_shape = *std::move(legacy);
+        }
+        absl::StatusOr<std::vector<int64_t>> out_shape =
+            OutputShape(ctx, {(*a)->shape(), b_shape});
+        if (!out_shape.ok()) return out_shape.status();
+        return PlanBinary(ctx, kOp, attrs, **a, **b, std::move(b_shape), *out_shape);
+      });
+  if (!plan.ok()) return plan.status();
+  return RunPlannedBinary(ctx, **plan, **a, **b);
 }
 
 // A one-element tensor of `dtype` holding `value`.
@@ -174,6 +199,16 @@ absl::StatusOr<Tensor> Scalar(DType dtype, double value) {
   return t;
 }
 
+// Sum/Mean/Max/Min's shape work: one kernel per fold step (inputs 0 and 1, then the output
+// with each further input) and, for Mean, the divisor and its kernel.
+struct VariadicPlan {
+  std::vector<int64_t> out_shape;
+  DType dtype = DType::kUndefined;
+  std::vector<BinaryKernel> steps;
+  std::shared_ptr<const Tensor> divisor;
+  std::optional<BinaryKernel> divide;
+};
+
 // Sum, Mean, Max, Min: n inputs folded left into the output (numpy broadcasting from opset 8,
 // equal shapes before). Mean divides once at the end.
 template <OpKind kOp, bool kMean>
@@ -181,60 +216,80 @@ absl::Status RunVariadic(OpContext& ctx) {
   const int n = ctx.num_inputs();
   if (n < 1) return ctx.Error("needs at least one input");
   std::vector<const Tensor*> inputs;
-  std::vector<std::vector<int64_t>> shapes;
   for (int i = 0; i < n; ++i) {
     absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
     if (!t.ok()) return t.status();
     inputs.push_back(*t);
-    shapes.push_back((*t)->shape());
   }
-  const DType dtype = inputs[0]->dtype();
-  for (const Tensor* t : inputs) {
-    if (t->dtype() != dtype) {
-      return ctx.Error(
-          absl::StrCat("inputs mix ", DTypeName(dtype), " and ", DTypeName(t->dtype())));
-    }
-  }
-  const bool float_only = kOp == OpKind::kAdd;  // Sum and Mean
-  if (float_only ? !IsFloatingPoint(dtype) : !IsNumeric(dtype)) {
-    return ctx.Error(absl::StrCat("not defined on ", DTypeName(dtype)));
-  }
-  if (ctx.opset() < 8) {
-    for (const auto& s : shapes) {
-      if (s != shapes[0]) {
-        return ctx.Error(absl::StrCat("opset ", ctx.opset(), " needs equal shapes, got ",
-                                      ShapesToString(shapes)));
-      }
-    }
-  }
-  absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
-  if (!out_shape.ok()) return out_shape.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, *out_shape);
+  absl::StatusOr<const VariadicPlan*> plan =
+      ctx.CachedPlan<VariadicPlan>([&]() -> absl::StatusOr<VariadicPlan> {
+        std::vector<std::vector<int64_t>> shapes;
+        for (const Tensor* t : inputs) shapes.push_back(t->shape());
+        VariadicPlan p;
+        p.dtype = inputs[0]->dtype();
+        for (const Tensor* t : inputs) {
+          if (t->dtype() != p.dtype) {
+            return ctx.Error(
+                absl::StrCat("inputs mix ", DTypeName(p.dtype), " and ", DTypeName(t->dtype())));
+          }
+        }
+        const bool float_only = kOp == OpKind::kAdd;  // Sum and Mean
+        if (float_only ? !IsFloatingPoint(p.dtype) : !IsNumeric(p.dtype)) {
+          return ctx.Error(absl::StrCat("not defined on ", DTypeName(p.dtype)));
+        }
+        if (ctx.opset() < 8) {
+          for (const auto& s : shapes) {
+            if (s != shapes[0]) {
+              return ctx.Error(absl::StrCat("opset ", ctx.opset(), " needs equal shapes, got ",
+                                            ShapesToString(shapes)));
+            }
+          }
+        }
+        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
+        if (!out_shape.ok()) return out_shape.status();
+        p.out_shape = *std::move(out_shape);
+        for (int i = 1; i < n; ++i) {
+          // After the first step the output has the output shape, so it is the left operand
+          // in place.
+          absl::StatusOr<BroadcastPlan> step =
+              BroadcastPlan::Create(i == 1 ? shapes[0] : p.out_shape, shapes[i], p.out_shape);
+          if (!step.ok()) return AsNodeError(ctx, step.status());
+          absl::StatusOr<BinaryKernel> kernel =
+              BinaryKernel::Create(kOp, *std::move(step), p.dtype, p.dtype);
+          if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
+          p.steps.push_back(*std::move(kernel));
+        }
+        if constexpr (kMean) {
+          absl::StatusOr<Tensor> divisor = Scalar(p.dtype, n);
+          if (!divisor.ok()) return divisor.status();
+          p.divisor = std::make_shared<const Tensor>(*std::move(divisor));
+          absl::StatusOr<BroadcastPlan> div =
+              BroadcastPlan::Create(p.out_shape, std::vector<int64_t>{}, p.out_shape);
+          if (!div.ok()) return AsNodeError(ctx, div.status());
+          absl::StatusOr<BinaryKernel> kernel =
+              BinaryKernel::Create(OpKind::kDiv, *std::move(div), p.dtype, p.dtype);
+          if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
+          p.divide = *std::move(kernel);
+        }
+        return p;
+      });
+  if (!plan.ok()) return plan.status();
+  const VariadicPlan& p = **plan;
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, p.dtype, p.out_shape);
   if (!out.ok()) return out.status();
   const BinaryOptions opts = MakeOptions(ctx);
   if (n == 1) {
     if (absl::Status s = Copy(*inputs[0], *out); !s.ok()) return AsNodeError(ctx, s);
-  } else {
-    absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(shapes[0], shapes[1], *out_shape);
-    if (!plan.ok()) return AsNodeError(ctx, plan.status());
-    if (absl::Status s = BinaryOp(kOp, *plan, *inputs[0], *inputs[1], *out, opts); !s.ok()) {
+  }
+  for (int i = 1; i < n; ++i) {
+    const Tensor* operands[] = {i == 1 ? inputs[0] : *out, inputs[i]};
+    if (absl::Status s = p.steps[i - 1].Run(operands, *out, opts); !s.ok()) {
       return AsNodeError(ctx, s);
-    }
-    for (int i = 2; i < n; ++i) {
-      // The output has the output shape, so it may be the left operand in place.
-      plan = BroadcastPlan::Create(*out_shape, shapes[i], *out_shape);
-      if (!plan.ok()) return AsNodeError(ctx, plan.status());
-      if (absl::Status s = BinaryOp(kOp, *plan, **out, *inputs[i], *out, opts); !s.ok()) {
-        return AsNodeError(ctx, s);
-      }
     }
   }
-  if constexpr (kMean) {
-    absl::StatusOr<Tensor> divisor = Scalar(dtype, n);
-    if (!divisor.ok()) return divisor.status();
-    if (absl::Status s = BinaryOp(OpKind::kDiv, **out, *divisor, *out, opts); !s.ok()) {
-      return AsNodeError(ctx, s);
-    }
+  if (p.divide.has_value()) {
+    const Tensor* operands[] = {*out, p.divisor.get()};
+    if (absl::Status s = p.divide->Run(operands, *out, opts); !s.ok()) return AsNodeError(ctx, s);
   }
   return absl::OkStatus();
 }
@@ -246,21 +301,31 @@ absl::Status RunWhere(OpContext& ctx) {
     if (!t.ok()) return t.status();
     in.push_back(*t);
   }
-  if (in[0]->dtype() != DType::kBool) {
-    return ctx.Error(absl::StrCat("condition must be bool, got ", DTypeName(in[0]->dtype())));
-  }
-  if (in[1]->dtype() != in[2]->dtype()) {
-    return ctx.Error(
-        absl::StrCat("X is ", DTypeName(in[1]->dtype()), " but Y is ", DTypeName(in[2]->dtype())));
-  }
-  const std::vector<std::vector<int64_t>> shapes = {in[0]->shape(), in[1]->shape(), in[2]->shape()};
-  absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
-  if (!out_shape.ok()) return out_shape.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, in[1]->dtype(), *out_shape);
+  absl::StatusOr<const BinaryKernel*> kernel =
+      ctx.CachedPlan<BinaryKernel>([&]() -> absl::StatusOr<BinaryKernel> {
+        if (in[0]->dtype() != DType::kBool) {
+          return ctx.Error(
+              absl::StrCat("condition must be bool, got ", DTypeName(in[0]->dtype())));
+        }
+        if (in[1]->dtype() != in[2]->dtype()) {
+          return ctx.Error(absl::StrCat("X is ", DTypeName(in[1]->dtype()), " but Y is ",
+                                        DTypeName(in[2]->dtype())));
+        }
+        const std::vector<std::vector<int64_t>> shapes = {in[0]->shape(), in[1]->shape(),
+                                                          in[2]->shape()};
+        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
+        if (!out_shape.ok()) return out_shape.status();
+        absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(shapes, *out_shape);
+        if (!plan.ok()) return AsNodeError(ctx, plan.status());
+        absl::StatusOr<BinaryKernel> k = BinaryKernel::CreateWhere(*std::move(plan), in[1]->dtype());
+        if (!k.ok()) return AsNodeError(ctx, k.status());
+        return k;
+      });
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<Tensor*> out =
+      ctx.Allocate(0, (*kernel)->output_dtype(), (*kernel)->plan().output_shape());
   if (!out.ok()) return out.status();
-  absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(shapes, *out_shape);
-  if (!plan.ok()) return AsNodeError(ctx, plan.status());
-  return AsNodeError(ctx, Where(*plan, *in[0], *in[1], *in[2], *out, MakeOptions(ctx)));
+  return AsNodeError(ctx, (*kernel)->Run(in, *out, MakeOptions(ctx)));
 }
 
 // PRelu: the slope broadcasts unidirectionally to X from opset 7. Before, a slope of one
@@ -270,22 +335,28 @@ absl::Status RunPRelu(OpContext& ctx) {
   if (!x.ok()) return x.status();
   absl::StatusOr<const Tensor*> slope = ctx.RequireInput(1);
   if (!slope.ok()) return slope.status();
-  const std::vector<int64_t>& x_shape = (*x)->shape();
-  std::vector<int64_t> slope_shape = (*slope)->shape();
-  if (ctx.opset() < 7) {
-    if ((*slope)->num_elements() == 1) {
-      slope_shape = {};
-    } else if (slope_shape.size() == 1 && x_shape.size() >= 2 && slope_shape[0] == x_shape[1]) {
-      slope_shape.resize(x_shape.size() - 1, 1);
-    }
-  }
-  absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, {x_shape, slope_shape});
-  if (!out_shape.ok()) return out_shape.status();
-  if (*out_shape != x_shape) {
-    return ctx.Error(absl::StrCat("slope ", ShapeToString((*slope)->shape()),
-                                  " does not broadcast to X ", ShapeToString(x_shape)));
-  }
-  return ComputeBinary(ctx, OpKind::kPRelu, {}, **x, **slope, slope_shape, x_shape);
+  absl::StatusOr<const BinaryNodePlan*> plan =
+      ctx.CachedPlan<BinaryNodePlan>([&]() -> absl::StatusOr<BinaryNodePlan> {
+        const std::vector<int64_t>& x_shape = (*x)->shape();
+        std::vector<int64_t> slope_shape = (*slope)->shape();
+        if (ctx.opset() < 7) {
+          if ((*slope)->num_elements() == 1) {
+            slope_shape = {};
+          } else if (slope_shape.size() == 1 && x_shape.size() >= 2 &&
+                     slope_shape[0] == x_shape[1]) {
+            slope_shape.resize(x_shape.size() - 1, 1);
+          }
+        }
+        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, {x_shape, slope_shape});
+        if (!out_shape.ok()) return out_shape.status();
+        if (*out_shape != x_shape) {
+          return ctx.Error(absl::StrCat("slope ", ShapeToString((*slope)->shape()),
+                                        " does not broadcast to X ", ShapeToString(x_shape)));
+        }
+        return PlanBinary(ctx, OpKind::kPRelu, {}, **x, **slope, std::move(slope_shape), x_shape);
+      });
+  if (!plan.ok()) return plan.status();
+  return RunPlannedBinary(ctx, **plan, **x, **slope);
 }
 
 constexpr OpRegistration kBinaryRows[] = {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "broadcast/rules.h"
+#include "broadcast/view.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
@@ -71,37 +72,20 @@ absl::StatusOr<MatMulPlan> PlanMatMul(const OpContext& ctx, const std::vector<in
     return plan;
   }
   plan.batch = batch;
-  const int rank = static_cast<int>(batch_shape->size());
-  // Strides of a and b per output batch dim (0 where broadcast).
-  auto strides = [&](const std::vector<int64_t>& dims, int64_t matrix) {
-    std::vector<int64_t> s(rank, 0);
-    int64_t stride = matrix;
-    for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
-      const int od = rank - 1 - d, id = static_cast<int>(dims.size()) - 1 - d;
-      if (dims[id] != 1) s[od] = stride;
-      stride *= dims[id];
-    }
-    return s;
-  };
-  const std::vector<int64_t> sa = strides(a_batch, plan.m * plan.k);
-  const std::vector<int64_t> sb = strides(b_batch, plan.k * plan.n);
-  plan.a_offset.resize(batch);
-  plan.b_offset.resize(batch);
-  std::vector<int64_t> idx(rank, 0);
-  int64_t oa = 0, ob = 0;
-  for (int64_t i = 0; i < batch; ++i) {
-    plan.a_offset[i] = oa;
-    plan.b_offset[i] = ob;
-    for (int d = rank - 1; d >= 0; --d) {
-      oa += sa[d];
-      ob += sb[d];
-      if (++idx[d] < (*batch_shape)[d]) break;
-      oa -= sa[d] * (*batch_shape)[d];
-      ob -= sb[d] * (*batch_shape)[d];
-      idx[d] = 0;
-    }
-  }
+  // Each batch's matrix offsets: the batch dims as a broadcast view (stride 0 where a or b is
+  // broadcast), scaled by the matrix sizes.
+  const std::vector<int64_t> batches[] = {a_batch, b_batch};
+  absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(batches, *batch_shape);
+  if (!view.ok()) return ctx.Error(std::string(view.status().message()));
+  plan.a_offset = view->Offsets(0, plan.m * plan.k);
+  plan.b_offset = view->Offsets(1, plan.k * plan.n);
   return plan;
+}
+
+// PlanMatMul cached per input signature (the offsets are the costly part for many batches).
+absl::StatusOr<const MatMulPlan*> CachedMatMulPlan(OpContext& ctx, const Tensor& a,
+                                                   const Tensor& b) {
+  return ctx.CachedPlan<MatMulPlan>([&] { return PlanMatMul(ctx, a.shape(), b.shape()); });
 }
 
 absl::Status MatMulOp(OpContext& ctx) {
@@ -110,9 +94,9 @@ absl::Status MatMulOp(OpContext& ctx) {
   absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
   if (!b.ok()) return b.status();
   if ((*a)->dtype() != (*b)->dtype()) return ctx.Error("A and B dtypes differ");
-  absl::StatusOr<MatMulPlan> plan = PlanMatMul(ctx, (*a)->shape(), (*b)->shape());
+  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, **a, **b);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*a)->dtype(), plan->out_shape);
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*a)->dtype(), (*plan)->out_shape);
   if (!out.ok()) return out.status();
   if ((*out)->num_elements() == 0) return absl::OkStatus();
   const DType dtype = (*a)->dtype();
@@ -121,8 +105,8 @@ absl::Status MatMulOp(OpContext& ctx) {
       using C = typename decltype(tag)::type;
       nn::ComputeIn<C> x(**a), y(**b);
       nn::ComputeOut<C> z(*out);
-      kernels::BatchedMatMul<C>(plan->batch, plan->m, plan->n, plan->k, x.data(),
-                                plan->a_offset.data(), y.data(), plan->b_offset.data(), z.data());
+      kernels::BatchedMatMul<C>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x.data(),
+                                (*plan)->a_offset.data(), y.data(), (*plan)->b_offset.data(), z.data());
       z.Finish();
       return absl::OkStatus();
     });
@@ -131,8 +115,8 @@ absl::Status MatMulOp(OpContext& ctx) {
   return VisitDType(dtype, absl::OkStatus(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      kernels::BatchedMatMul<T>(plan->batch, plan->m, plan->n, plan->k, (*a)->data<T>(),
-                                plan->a_offset.data(), (*b)->data<T>(), plan->b_offset.data(),
+      kernels::BatchedMatMul<T>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, (*a)->data<T>(),
+                                (*plan)->a_offset.data(), (*b)->data<T>(), (*plan)->b_offset.data(),
                                 (*out)->data<T>());
     }
     return absl::OkStatus();
@@ -172,17 +156,17 @@ absl::Status MatMulIntegerOp(OpContext& ctx) {
       return ctx.Error("MatMulInteger takes int8 or uint8 inputs");
     }
   }
-  absl::StatusOr<MatMulPlan> plan = PlanMatMul(ctx, (*a)->shape(), (*b)->shape());
+  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, **a, **b);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<std::vector<int32_t>> x = Centered(ctx, **a, ctx.input(2), 2);
   if (!x.ok()) return x.status();
   absl::StatusOr<std::vector<int32_t>> y = Centered(ctx, **b, ctx.input(3), 1);
   if (!y.ok()) return y.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt32, plan->out_shape);
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt32, (*plan)->out_shape);
   if (!out.ok()) return out.status();
   if ((*out)->num_elements() == 0) return absl::OkStatus();
-  kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x->data(),
-                                  plan->a_offset.data(), y->data(), plan->b_offset.data(),
+  kernels::BatchedMatMul<int32_t>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x->data(),
+                                  (*plan)->a_offset.data(), y->data(), (*plan)->b_offset.data(),
                                   (*out)->data<int32_t>());
   return absl::OkStatus();
 }
@@ -208,7 +192,7 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
       return ctx.Error("QLinearMatMul takes int8 or uint8 tensors");
     }
   }
-  absl::StatusOr<MatMulPlan> plan = PlanMatMul(ctx, a.shape(), b.shape());
+  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, a, b);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<std::vector<int32_t>> x = Centered(ctx, a, in[2], 2);
   if (!x.ok()) return x.status();
@@ -218,16 +202,16 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
   const double y_scale = nn::LoadAsDouble(*in[6], 0);
   const int64_t zp = static_cast<int64_t>(nn::LoadAsDouble(y_zp, 0));
   if (y_scale == 0) return ctx.Error("y_scale is zero");
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, y_zp.dtype(), plan->out_shape);
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, y_zp.dtype(), (*plan)->out_shape);
   if (!out.ok()) return out.status();
   const int64_t count = (*out)->num_elements();
   if (count == 0) return absl::OkStatus();
   std::vector<int32_t> acc(static_cast<size_t>(count));
-  kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x->data(),
-                                  plan->a_offset.data(), y->data(), plan->b_offset.data(),
+  kernels::BatchedMatMul<int32_t>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x->data(),
+                                  (*plan)->a_offset.data(), y->data(), (*plan)->b_offset.data(),
                                   acc.data());
   // Rows of the output are M (per-row a_scale), columns N (per-column b_scale).
-  const int64_t n = plan->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
+  const int64_t n = (*plan)->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
   // Scales are per tensor, per row of A or per column of B (found by fuzz_run: a longer or
   // shorter list was indexed past its end).
   if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != m) ||

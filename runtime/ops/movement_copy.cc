@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broadcast/rules.h"
+#include "broadcast/view.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 
@@ -51,26 +52,27 @@ absl::Status Expand(OpContext& ctx) {
   if (!x.ok()) return x.status();
   absl::StatusOr<std::vector<int64_t>> target = InputInt64s(ctx, 1);
   if (!target.ok()) return target.status();
-  for (int64_t d : *target) {
-    if (d < 0) return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
-  }
-  const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
-  absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
-  if (!shape.ok()) {
-    return ctx.Error(absl::StrCat("cannot expand ", (*x)->DebugString(), " to ",
-                                  ShapeToString(*target), ": ", shape.status().message()));
-  }
-  const int64_t rank = static_cast<int64_t>(shape->size());
-  const int64_t lead = rank - (*x)->rank();
-  const std::vector<int64_t> in_strides = DenseStrides((*x)->shape());
-  std::vector<int64_t> strides(rank, 0);
-  for (int64_t j = lead; j < rank; ++j) {
-    strides[j] = (*x)->shape()[j - lead] == 1 ? 0 : in_strides[j - lead];
-  }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), *shape);
+  // The plan depends on the target's values, not only on the inputs' shapes.
+  absl::StatusOr<const bcast::BroadcastView*> view =
+      ctx.CachedPlan<bcast::BroadcastView>(*target, [&]() -> absl::StatusOr<bcast::BroadcastView> {
+        for (int64_t d : *target) {
+          if (d < 0) return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
+        }
+        const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
+        absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
+        if (!shape.ok()) {
+          return ctx.Error(absl::StrCat("cannot expand ", (*x)->DebugString(), " to ",
+                                        ShapeToString(*target), ": ", shape.status().message()));
+        }
+        absl::StatusOr<bcast::BroadcastView> v = bcast::BroadcastView::Create((*x)->shape(), *shape);
+        if (!v.ok()) return ctx.Error(std::string(v.status().message()));
+        return v;
+      });
+  if (!view.ok()) return view.status();
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), (*view)->output_shape());
   if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), 0, strides, *shape, (*x)->element_size(), (*out)->raw_data(),
-              Threads(ctx));
+  StridedCopy((*x)->raw_data(), 0, (*view)->strides(0), (*view)->dims(), (*x)->element_size(),
+              (*out)->raw_data(), Threads(ctx));
   return absl::OkStatus();
 }
 

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "broadcast/view.h"
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
@@ -554,24 +556,6 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   return absl::OkStatus();
 }
 
-// Per-channel affine normalization helpers: y = (x - mean) * scale / sqrt(var + eps) + bias
-// over [n, c, inner] with per-channel parameters.
-template <class C>
-void NormalizeChannels(const C* x, int64_t n, int64_t c, int64_t inner, const double* mean,
-                       const double* inv_std, const C* scale, const C* bias, C* y,
-                       bool per_instance) {
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const int64_t stat = per_instance ? b * c + ch : ch;
-      const double s = static_cast<double>(scale[ch]) * inv_std[stat];
-      const double t = static_cast<double>(bias[ch]) - mean[stat] * s;
-      const C* xp = x + (b * c + ch) * inner;
-      C* yp = y + (b * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) yp[i] = static_cast<C>(xp[i] * s + t);
-    }
-  }
-}
-
 absl::Status BatchNormOp(OpContext& ctx) {
   std::vector<const Tensor*> in(5);
   for (int i = 0; i < 5; ++i) {
@@ -607,21 +591,21 @@ absl::Status BatchNormOp(OpContext& ctx) {
       if (!t.ok()) return t.status();
       running[o - 1] = *t;
     }
-    const double count = static_cast<double>(n * inner);
+    std::vector<double> batch_mean(c), batch_var(c);
+    if (absl::Status s = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+          using C = typename decltype(tag)::type;
+          nn::ComputeIn<C> xv(x);
+          kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
+          return absl::OkStatus();
+        });
+        !s.ok()) {
+      return s;
+    }
     for (int64_t ch = 0; ch < c; ++ch) {
-      double s = 0, ss = 0;
-      for (int64_t b = 0; b < n; ++b) {
-        for (int64_t i = 0; i < inner; ++i) {
-          const double v = nn::LoadAsDouble(x, (b * c + ch) * inner + i);
-          s += v;
-          ss += v * v;
-        }
-      }
-      const double bm = count > 0 ? s / count : 0, bv = count > 0 ? ss / count - bm * bm : 0;
-      const double stat[2] = {mean[ch] * momentum + bm * (1 - momentum),
-                              var[ch] * momentum + bv * (1 - momentum)};
-      mean[ch] = bm;
-      var[ch] = bv;
+      const double stat[2] = {mean[ch] * momentum + batch_mean[ch] * (1 - momentum),
+                              var[ch] * momentum + batch_var[ch] * (1 - momentum)};
+      mean[ch] = batch_mean[ch];
+      var[ch] = batch_var[ch];
       for (int o = 0; o < 2; ++o) {
         if (running[o] == nullptr) continue;
         VisitDType(running[o]->dtype(), 0, [&](auto tag) {
@@ -637,7 +621,7 @@ absl::Status BatchNormOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     nn::ComputeOut<C> yv(*y);
-    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
                          yv.data(), false);
     yv.Finish();
     return absl::OkStatus();
@@ -665,53 +649,56 @@ absl::Status InstanceNormOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     std::vector<double> mean(n * c), inv_std(n * c);
-    for (int64_t p = 0; p < n * c; ++p) {
-      double s = 0, ss = 0;
-      for (int64_t i = 0; i < inner; ++i) s += xv.data()[p * inner + i];
-      const double m = inner > 0 ? s / inner : 0;
-      for (int64_t i = 0; i < inner; ++i) {
-        const double d = xv.data()[p * inner + i] - m;
-        ss += d * d;
-      }
-      mean[p] = m;
-      inv_std[p] = 1.0 / std::sqrt((inner > 0 ? ss / inner : 0) + eps);
-    }
+    kernels::PlaneMoments<C>(xv.data(), n * c, inner, eps, mean.data(), inv_std.data());
     nn::ComputeOut<C> yv(*y);
-    NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
                          yv.data(), true);
     yv.Finish();
     return absl::OkStatus();
   });
 }
 
-// Values of `t` broadcast (numpy, right-aligned) to `shape`, flattened.
+// LayerNormalization's shape work, cached per input signature: the row layout and where each
+// normalized element reads the (broadcast) scale and bias.
+struct LayerNormPlan {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> stat_shape;
+  std::vector<int64_t> scale_offsets, bias_offsets;  ///< bias_offsets empty without a bias
+};
+
+absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& x,
+                                            const Tensor& scale, const Tensor* bias) {
+  const int64_t rank = x.rank();
+  absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
+  if (!axis.ok()) return axis.status();
+  LayerNormPlan plan;
+  plan.rows = nn::Product(x.shape(), 0, *axis);
+  const std::vector<int64_t> norm_shape(x.shape().begin() + *axis, x.shape().end());
+  plan.cols = nn::Product(norm_shape, 0, norm_shape.size());
+  plan.stat_shape = x.shape();
+  for (int64_t d = *axis; d < rank; ++d) plan.stat_shape[d] = 1;
+  // Scale and bias broadcast (numpy, right-aligned) to the normalized shape.
+  for (const Tensor* t : {&scale, bias}) {
+    if (t == nullptr) continue;
+    if (t->rank() > static_cast<int64_t>(norm_shape.size())) {
+      return ctx.Error("parameter rank exceeds the normalized rank");
+    }
+    absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(t->shape(), norm_shape);
+    if (!view.ok()) {
+      return ctx.Error("parameter " + ShapeToString(t->shape()) + " does not broadcast to " +
+                       ShapeToString(norm_shape));
+    }
+    (t == &scale ? plan.scale_offsets : plan.bias_offsets) = view->Offsets(0);
+  }
+  return plan;
+}
+
+// `v` read at `offsets` (a parameter broadcast through its view); zeros when offsets is empty.
 template <class C>
-absl::StatusOr<std::vector<C>> BroadcastTo(const OpContext& ctx, const Tensor& t,
-                                           const std::vector<int64_t>& shape) {
-  nn::ComputeIn<C> v(t);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  if (t.rank() > rank) return ctx.Error("parameter rank exceeds the normalized rank");
-  std::vector<int64_t> strides(rank, 0);
-  int64_t s = 1;
-  for (int64_t d = 0; d < t.rank(); ++d) {
-    const int64_t td = t.rank() - 1 - d, od = rank - 1 - d;
-    if (t.shape()[td] != 1 && t.shape()[td] != shape[od]) {
-      return ctx.Error("parameter " + ShapeToString(t.shape()) + " does not broadcast to " +
-                       ShapeToString(shape));
-    }
-    if (t.shape()[td] != 1) strides[od] = s;
-    s *= t.shape()[td];
-  }
-  const int64_t total = nn::Product(shape, 0, shape.size());
-  std::vector<C> out(static_cast<size_t>(total));
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t rem = i, off = 0;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      off += (rem % shape[d]) * strides[d];
-      rem /= shape[d];
-    }
-    out[i] = v.data()[off];
-  }
+std::vector<C> Gathered(const C* v, const std::vector<int64_t>& offsets, int64_t count) {
+  std::vector<C> out(static_cast<size_t>(count), C(0));
+  if (offsets.empty()) return out;
+  for (int64_t i = 0; i < count; ++i) out[i] = v[offsets[i]];
   return out;
 }
 
@@ -722,60 +709,49 @@ absl::Status LayerNormOp(OpContext& ctx) {
   if (!ss.ok()) return ss.status();
   const Tensor &x = **xs, &scale = **ss;
   const Tensor* bias = ctx.input(2);
-  const int64_t rank = x.rank();
-  absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
-  if (!axis.ok()) return axis.status();
+  absl::StatusOr<const LayerNormPlan*> planned =
+      ctx.CachedPlan<LayerNormPlan>([&] { return PlanLayerNorm(ctx, x, scale, bias); });
+  if (!planned.ok()) return planned.status();
+  const LayerNormPlan& plan = **planned;
   const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
-  const int64_t rows = nn::Product(x.shape(), 0, *axis);
-  const std::vector<int64_t> norm_shape(x.shape().begin() + *axis, x.shape().end());
-  const int64_t cols = nn::Product(norm_shape, 0, norm_shape.size());
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
   if (!y.ok()) return y.status();
-  std::vector<int64_t> stat_shape = x.shape();
-  for (int64_t d = *axis; d < rank; ++d) stat_shape[d] = 1;
   const DType stash = static_cast<DType>(ctx.node().GetInt("stash_type", 1));
-  Tensor* mean_out = nullptr;
-  Tensor* inv_out = nullptr;
+  Tensor* stats[2] = {nullptr, nullptr};  // mean, inverse standard deviation
   for (int o = 1; o <= 2; ++o) {
     if (!ctx.output_wanted(o)) continue;
     absl::StatusOr<Tensor*> t =
-        ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), stat_shape);
+        ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), plan.stat_shape);
     if (!t.ok()) return t.status();
-    (o == 1 ? mean_out : inv_out) = *t;
+    stats[o - 1] = *t;
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;
-    nn::ComputeIn<C> xv(x);
-    absl::StatusOr<std::vector<C>> sv = BroadcastTo<C>(ctx, scale, norm_shape);
-    if (!sv.ok()) return sv.status();
-    std::vector<C> bv(static_cast<size_t>(cols), C(0));
+    nn::ComputeIn<C> xv(x), sv(scale);
+    const std::vector<C> scale_cols = Gathered(sv.data(), plan.scale_offsets, plan.cols);
+    std::vector<C> bias_cols(static_cast<size_t>(plan.cols), C(0));
     if (bias != nullptr) {
-      absl::StatusOr<std::vector<C>> b = BroadcastTo<C>(ctx, *bias, norm_shape);
-      if (!b.ok()) return b.status();
-      bv = *std::move(b);
+      nn::ComputeIn<C> bv(*bias);
+      bias_cols = Gathered(bv.data(), plan.bias_offsets, plan.cols);
+    }
+    std::vector<double> moments[2];
+    for (int o = 0; o < 2; ++o) {
+      if (stats[o] != nullptr) moments[o].resize(static_cast<size_t>(plan.rows));
     }
     nn::ComputeOut<C> yv(*y);
-    for (int64_t r = 0; r < rows; ++r) {
-      const C* xp = xv.data() + r * cols;
-      C* yp = yv.data() + r * cols;
-      double s = 0, ss = 0;
-      for (int64_t i = 0; i < cols; ++i) s += xp[i];
-      const double m = cols > 0 ? s / cols : 0;
-      for (int64_t i = 0; i < cols; ++i) ss += (xp[i] - m) * (xp[i] - m);
-      const double inv = 1.0 / std::sqrt((cols > 0 ? ss / cols : 0) + eps);
-      for (int64_t i = 0; i < cols; ++i) {
-        yp[i] = static_cast<C>((xp[i] - m) * inv * static_cast<double>((*sv)[i]) +
-                               static_cast<double>(bv[i]));
-      }
-      for (Tensor* t : {mean_out, inv_out}) {
-        if (t == nullptr) continue;
-        const double v = t == mean_out ? m : inv;
-        VisitDType(t->dtype(), 0, [&](auto tt) {
-          using T = typename decltype(tt)::type;
-          t->data<T>()[r] = nn::FromFloat<T>(v);
-          return 0;
-        });
-      }
+    kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(),
+                              bias_cols.data(), eps, yv.data(),
+                              stats[0] != nullptr ? moments[0].data() : nullptr,
+                              stats[1] != nullptr ? moments[1].data() : nullptr);
+    for (int o = 0; o < 2; ++o) {
+      if (stats[o] == nullptr) continue;
+      VisitDType(stats[o]->dtype(), 0, [&](auto tt) {
+        using T = typename decltype(tt)::type;
+        for (int64_t r = 0; r < plan.rows; ++r) {
+          stats[o]->data<T>()[r] = nn::FromFloat<T>(moments[o][r]);
+        }
+        return 0;
+      });
     }
     yv.Finish();
     return absl::OkStatus();

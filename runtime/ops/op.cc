@@ -7,9 +7,9 @@ namespace onnx_bcast::rt {
 
 OpContext::OpContext(const Node& node, std::vector<const Value*> inputs,
                      std::vector<Value>* outputs, const RunOptions& options,
-                     SubgraphRunner* runner)
+                     SubgraphRunner* runner, NodeCache* cache)
     : node_(node), inputs_(std::move(inputs)), outputs_(outputs), options_(options),
-      runner_(runner) {}
+      runner_(runner), cache_(cache) {}
 
 bool OpContext::has_input(int i) const {
   return i >= 0 && i < num_inputs() && inputs_[i] != nullptr && !inputs_[i]->is_none();

@@ -5,14 +5,17 @@
 #ifndef ONNX_BCAST_RUNTIME_OPS_OP_H_
 #define ONNX_BCAST_RUNTIME_OPS_OP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "runtime/graph.h"
 #include "runtime/run_budget.h"
 #include "runtime/tensor.h"
@@ -54,13 +57,38 @@ class SubgraphRunner {
   virtual absl::StatusOr<std::vector<Value>> Run(const Graph& graph, std::vector<Value> inputs) = 0;
 };
 
+/// What an op derives from a node's input signature (dtypes and shapes): broadcast plans,
+/// output shapes, the kernel chosen. The executor keeps one per node across runs and resets it
+/// when the signature changes; the op fills it through OpContext::CachedPlan.
+class NodeCache {
+ public:
+  /// Drops the plan (the inputs' dtypes or shapes changed).
+  void Reset() {
+    plan_.reset();
+    tag_ = nullptr;
+    values_.clear();
+  }
+  /// Plans built for this node so far (each first run of a signature counts one).
+  int64_t builds() const { return builds_; }
+
+ private:
+  friend class OpContext;
+  std::shared_ptr<const void> plan_;
+  const void* tag_ = nullptr;    ///< identifies the plan's type
+  std::vector<int64_t> values_;  ///< input values the plan depends on (Expand's shape)
+  int64_t builds_ = 0;
+};
+
 /// What a kernel sees of one node execution.
 class OpContext {
  public:
   /// `outputs` must have node.outputs.size() entries; entries may hold the previous run's values,
   /// whose buffers Allocate() reuses.
+  /// `cache` (may be null: plans then live for this execution only) holds the node's plan
+  /// across runs.
   OpContext(const Node& node, std::vector<const Value*> inputs, std::vector<Value>* outputs,
-            const RunOptions& options, SubgraphRunner* runner = nullptr);
+            const RunOptions& options, SubgraphRunner* runner = nullptr,
+            NodeCache* cache = nullptr);
 
   const Node& node() const { return node_; }
   int64_t opset() const { return node_.opset; }
@@ -92,6 +120,33 @@ class OpContext {
   void SetOutput(int i, Value value);
   void SetOutput(int i, std::shared_ptr<Tensor> tensor) { SetOutput(i, Value::Of(std::move(tensor))); }
 
+  /// The op's plan for the current input signature: `build()` (returning absl::StatusOr<P>)
+  /// runs at the first execution with these input dtypes and shapes, and again only when they
+  /// change or when `values` (input contents the plan depends on, such as Expand's shape)
+  /// differ from those it was built with. Ops do their shape work there.
+  template <class P, class Build>
+  absl::StatusOr<const P*> CachedPlan(absl::Span<const int64_t> values, Build&& build) {
+    NodeCache& cache = cache_ != nullptr ? *cache_ : local_cache_;
+    static const char kTag = 0;  // one per plan type
+    if (cache.plan_ == nullptr || cache.tag_ != &kTag ||
+        !std::equal(values.begin(), values.end(), cache.values_.begin(), cache.values_.end())) {
+      absl::StatusOr<P> plan = build();
+      if (!plan.ok()) {
+        cache.Reset();
+        return plan.status();
+      }
+      cache.plan_ = std::make_shared<const P>(*std::move(plan));
+      cache.tag_ = &kTag;
+      cache.values_.assign(values.begin(), values.end());
+      ++cache.builds_;
+    }
+    return static_cast<const P*>(cache.plan_.get());
+  }
+  template <class P, class Build>
+  absl::StatusOr<const P*> CachedPlan(Build&& build) {
+    return CachedPlan<P>(absl::Span<const int64_t>(), std::forward<Build>(build));
+  }
+
   /// InvalidArgument "Op 'name': message" (a bad model or bad input data).
   absl::Status Error(const std::string& message) const;
   /// Unimplemented "Op 'name' (domain, opset N): message" (exit 3 in the CLI).
@@ -103,6 +158,8 @@ class OpContext {
   std::vector<Value>* outputs_;
   const RunOptions& options_;
   SubgraphRunner* runner_;
+  NodeCache* cache_;
+  NodeCache local_cache_;
 };
 
 /// An op kernel.

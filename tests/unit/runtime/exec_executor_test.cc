@@ -481,3 +481,65 @@ TEST(TestData, PresentOptionalsRoundTripWrapped) {
 
 }  // namespace
 }  // namespace onnx_bcast::rt
+
+namespace onnx_bcast::rt {
+namespace {
+
+// Each planning op (Add, Expand, MatMul, Where, Sum, LayerNormalization) builds its plan at
+// the first run of an input signature and reuses it; new shapes, or a new Expand target,
+// rebuild exactly the plans of the nodes they reach, and results follow the new shapes.
+TEST(Executor, PlansAreBuiltOncePerShapeTuple) {
+  auto exec = FromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] x, float[3] y, int64[2] s, float[3,2] w, bool[3] c) => (float[M,2] z, float[N,3] v) {
+      a = Add(x, y)
+      e = Expand(a, s)
+      z = MatMul(e, w)
+      t = Where(c, a, y)
+      u = Sum(t, y, x)
+      v = LayerNormalization(u, y)
+    })");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  auto feeds = [](int64_t n, int64_t rows) {
+    std::vector<float> x(static_cast<size_t>(3 * n), 1.0f);
+    return Feeds{{"x", Value::Of(std::make_shared<Tensor>(
+                           *Tensor::FromValues<float>({n, 3}, absl::Span<const float>(x))))},
+                 {"y", V<float>({3}, {1, 2, 3})},
+                 {"s", V<int64_t>({2}, {rows, 3})},
+                 {"w", V<float>({3, 2}, {1, 0, 0, 1, 1, 1})},
+                 {"c", V<bool>({3}, {true, false, true})}};
+  };
+  EXPECT_EQ((*exec)->plan_builds(), 0);
+  auto first = (*exec)->Run(feeds(1, 4));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*exec)->plan_builds(), 6);
+  EXPECT_EQ((*first)[0].tensor->shape(), (std::vector<int64_t>{4, 2}));
+  // x + y = [2,3,4]; times w: [2+4, 3+4].
+  EXPECT_THAT(Values<float>((*first)[0]), ElementsAre(6, 7, 6, 7, 6, 7, 6, 7));
+
+  auto second = (*exec)->Run(feeds(1, 4));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*exec)->plan_builds(), 6) << "same shapes must reuse every plan";
+
+  // A new Expand target with the same shapes rebuilds Expand's plan and MatMul's (its input
+  // shape changed), nothing else.
+  auto third = (*exec)->Run(feeds(1, 2));
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ((*exec)->plan_builds(), 8);
+  EXPECT_EQ((*third)[0].tensor->shape(), (std::vector<int64_t>{2, 2}));
+
+  // A new batch: every node but MatMul sees new shapes (Expand still yields [2,3]).
+  auto fourth = (*exec)->Run(feeds(2, 2));
+  ASSERT_TRUE(fourth.ok()) << fourth.status();
+  EXPECT_EQ((*exec)->plan_builds(), 13);
+  EXPECT_EQ((*fourth)[1].tensor->shape(), (std::vector<int64_t>{2, 3}));
+  auto fifth = (*exec)->Run(feeds(2, 2));
+  ASSERT_TRUE(fifth.ok()) << fifth.status();
+  EXPECT_EQ((*exec)->plan_builds(), 13);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(Values<float>((*fourth)[i]), Values<float>((*fifth)[i]));
+  }
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt

@@ -1,0 +1,88 @@
+// Reference normalization kernels: each output element computed on its own from the textbook
+// formula, its statistics recomputed from its row, plane or channel by index arithmetic. The
+// oracle for kernels/norm.h in tests; quadratic, small shapes only.
+#ifndef ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NORM_H_
+#define ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NORM_H_
+
+#include <cmath>
+#include <cstdint>
+
+namespace onnx_bcast::rt::kernels::reference {
+
+/// Mean and population variance of the elements k of x (flat) for which `in(k)` holds.
+template <class C, class In>
+void Moments(const C* x, int64_t total, In in, double* mean, double* var) {
+  double s = 0, count = 0;
+  for (int64_t k = 0; k < total; ++k) {
+    if (in(k)) {
+      s += static_cast<double>(x[k]);
+      count += 1;
+    }
+  }
+  *mean = count > 0 ? s / count : 0;
+  double ss = 0;
+  for (int64_t k = 0; k < total; ++k) {
+    if (in(k)) ss += (static_cast<double>(x[k]) - *mean) * (static_cast<double>(x[k]) - *mean);
+  }
+  *var = count > 0 ? ss / count : 0;
+}
+
+/// Same contract as kernels::LayerNormRows.
+template <class C>
+void LayerNormRows(const C* x, int64_t rows, int64_t cols, const C* scale, const C* bias,
+                   double eps, C* y, double* mean, double* inv_std) {
+  const int64_t total = rows * cols;
+  for (int64_t e = 0; e < total; ++e) {
+    const int64_t row = e / cols, col = e % cols;
+    double m = 0, v = 0;
+    Moments(x, total, [&](int64_t k) { return k / cols == row; }, &m, &v);
+    y[e] = static_cast<C>((static_cast<double>(x[e]) - m) / std::sqrt(v + eps) *
+                              static_cast<double>(scale[col]) +
+                          static_cast<double>(bias[col]));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    Moments(x, total, [&](int64_t k) { return k / cols == r; }, &m, &v);
+    if (mean != nullptr) mean[r] = m;
+    if (inv_std != nullptr) inv_std[r] = 1.0 / std::sqrt(v + eps);
+  }
+}
+
+/// Same contract as kernels::PlaneMoments.
+template <class C>
+void PlaneMoments(const C* x, int64_t planes, int64_t inner, double eps, double* mean,
+                  double* inv_std) {
+  for (int64_t p = 0; p < planes; ++p) {
+    double v = 0;
+    Moments(x, planes * inner, [&](int64_t k) { return k / inner == p; }, &mean[p], &v);
+    inv_std[p] = 1.0 / std::sqrt(v + eps);
+  }
+}
+
+/// Same contract as kernels::ChannelMoments.
+template <class C>
+void ChannelMoments(const C* x, int64_t n, int64_t c, int64_t inner, double* mean,
+                    double* var) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    Moments(x, n * c * inner, [&](int64_t k) { return (k / inner) % c == ch; }, &mean[ch],
+            &var[ch]);
+  }
+}
+
+/// Same contract as kernels::NormalizeChannels.
+template <class C>
+void NormalizeChannels(const C* x, int64_t n, int64_t c, int64_t inner, const double* mean,
+                       const double* inv_std, const C* scale, const C* bias, C* y,
+                       bool per_instance) {
+  for (int64_t e = 0; e < n * c * inner; ++e) {
+    const int64_t b = e / (c * inner), ch = (e / inner) % c;
+    const int64_t stat = per_instance ? b * c + ch : ch;
+    y[e] = static_cast<C>((static_cast<double>(x[e]) - mean[stat]) * inv_std[stat] *
+                              static_cast<double>(scale[ch]) +
+                          static_cast<double>(bias[ch]));
+  }
+}
+
+}  // namespace onnx_bcast::rt::kernels::reference
+
+#endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NORM_H_
