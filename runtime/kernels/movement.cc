@@ -281,4 +281,36 @@ void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
   });
 }
 
+void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
+                  absl::Span<const int64_t> indices, size_t elem_size, void* dst) {
+  const auto* in = static_cast<const std::byte*>(src);
+  auto* out = static_cast<std::byte*>(dst);
+  const size_t block = static_cast<size_t>(inner) * elem_size;
+  const int64_t n = static_cast<int64_t>(indices.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < n; ++k) {
+      std::memcpy(out + (o * n + k) * block, in + (o * dim + indices[k]) * block, block);
+    }
+  }
+}
+
+void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> dims,
+                  int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
+                  size_t elem_size, void* dst) {
+  const std::vector<int64_t> strides = DenseStrides(dims);
+  int64_t block = 1, batch_size = 1;
+  for (size_t j = 0; j < dims.size(); ++j) {
+    batch_size *= dims[j];
+    if (static_cast<int64_t>(j) >= tuple_len) block *= dims[j];
+  }
+  const auto* in = static_cast<const std::byte*>(src);
+  auto* out = static_cast<std::byte*>(dst);
+  const size_t block_bytes = static_cast<size_t>(block) * elem_size;
+  for (int64_t t = 0; t < batches * per_batch; ++t) {
+    int64_t offset = (t / per_batch) * batch_size;
+    for (int64_t j = 0; j < tuple_len; ++j) offset += indices[t * tuple_len + j] * strides[j];
+    std::memcpy(out + t * block_bytes, in + offset * static_cast<int64_t>(elem_size), block_bytes);
+  }
+}
+
 }  // namespace onnx_bcast::rt

@@ -43,6 +43,20 @@ void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
                  const std::vector<std::vector<int64_t>>& maps, size_t elem_size, const void* fill,
                  void* dst);
 
+/// Gather along an axis: `src` viewed as [outer, dim, inner] elements; `dst` as
+/// [outer, indices.size(), inner] takes, for each outer slice, the inner block at each index.
+/// Indices must already be in [0, dim) (the op wraps negatives and refuses the rest).
+void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
+                  absl::Span<const int64_t> indices, size_t elem_size, void* dst);
+
+/// GatherND: `src` viewed as [batches, dims...] (dims: the data dims after the batch dims);
+/// each batch has `per_batch` index tuples of `tuple_len` entries (in `indices`, batch-major,
+/// entry j already in [0, dims[j])), and each tuple selects the dense block of the trailing
+/// dims after the first `tuple_len`, copied to `dst` in tuple order.
+void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> dims,
+                  int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
+                  size_t elem_size, void* dst);
+
 /// Copies `count` elements of `elem_size` bytes from `src` to `dst` (may be zero-size).
 void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst);
 

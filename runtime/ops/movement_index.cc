@@ -87,22 +87,14 @@ absl::Status Gather(OpContext& ctx) {
   const int64_t outer = DimProduct(d, 0, *axis);
   const int64_t inner = DimProduct(d, *axis + 1, rank);
   const int64_t dim = d[*axis];
-  const int64_t es = static_cast<int64_t>((*data)->element_size());
-  const int64_t n = static_cast<int64_t>(indices->size());
-  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t k = 0; k < n; ++k) {
-    if (WrapIndex((*indices)[k], dim) < 0) {
-      return ctx.Error(absl::StrCat("index ", (*indices)[k], " is out of range for dim ", dim));
-    }
+  std::vector<int64_t>& wrapped = *indices;
+  for (int64_t& i : wrapped) {
+    const int64_t k = WrapIndex(i, dim);
+    if (k < 0) return ctx.Error(absl::StrCat("index ", i, " is out of range for dim ", dim));
+    i = k;
   }
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t i = WrapIndex((*indices)[k], dim);
-      std::memcpy(dst + (o * n + k) * inner * es, src + (o * dim + i) * inner * es,
-                  static_cast<size_t>(inner * es));
-    }
-  }
+  GatherBlocks((*data)->raw_data(), outer, dim, inner, wrapped, (*data)->element_size(),
+               (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -166,25 +158,15 @@ absl::Status GatherND(OpContext& ctx) {
   if (!out.ok()) return out.status();
   const int64_t batches = DimProduct(d, 0, b);
   const int64_t per_batch = DimProduct(ishape, b, q - 1);
-  const int64_t block = DimProduct(d, b + last, r);
-  const int64_t batch_size = DimProduct(d, b, r);
-  const std::vector<int64_t> strides = DenseStrides(d);
-  const int64_t es = static_cast<int64_t>((*data)->element_size());
-  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    for (int64_t k = 0; k < per_batch; ++k) {
-      const int64_t tuple = (bi * per_batch + k) * last;
-      int64_t offset = bi * batch_size;
-      for (int64_t j = 0; j < last; ++j) {
-        const int64_t i = WrapIndex((*indices)[tuple + j], d[b + j]);
-        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[tuple + j], " out of range"));
-        offset += i * strides[b + j];
-      }
-      std::memcpy(dst + (bi * per_batch + k) * block * es, src + offset * es,
-                  static_cast<size_t>(block * es));
-    }
+  std::vector<int64_t>& wrapped = *indices;
+  for (size_t t = 0; t < wrapped.size(); ++t) {
+    const int64_t i = WrapIndex(wrapped[t], d[b + static_cast<int64_t>(t) % last]);
+    if (i < 0) return ctx.Error(absl::StrCat("index ", wrapped[t], " out of range"));
+    wrapped[t] = i;
   }
+  GatherTuples((*data)->raw_data(), batches,
+               absl::Span<const int64_t>(d.data() + b, d.size() - b), per_batch, last, wrapped,
+               (*data)->element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 

@@ -47,4 +47,42 @@ void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
   }
 }
 
+void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
+                  absl::Span<const int64_t> indices, size_t elem_size, void* dst) {
+  const int64_t n = static_cast<int64_t>(indices.size());
+  for (int64_t e = 0; e < outer * n * inner; ++e) {
+    const int64_t o = e / (n * inner), k = (e / inner) % n, i = e % inner;
+    const int64_t from = (o * dim + indices[k]) * inner + i;
+    std::memcpy(static_cast<char*>(dst) + e * elem_size,
+                static_cast<const char*>(src) + from * elem_size, elem_size);
+  }
+}
+
+void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> dims,
+                  int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
+                  size_t elem_size, void* dst) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t block = 1, batch_size = 1;
+  for (int64_t j = 0; j < rank; ++j) {
+    batch_size *= dims[j];
+    if (j >= tuple_len) block *= dims[j];
+  }
+  for (int64_t e = 0; e < batches * per_batch * block; ++e) {
+    const int64_t t = e / block, b = t / per_batch;
+    // The element's coordinates: the tuple's entries, then e's position in the block.
+    std::vector<int64_t> coord(rank);
+    for (int64_t j = 0; j < tuple_len; ++j) coord[j] = indices[t * tuple_len + j];
+    int64_t rem = e % block;
+    for (int64_t j = rank - 1; j >= tuple_len; --j) {
+      coord[j] = rem % dims[j];
+      rem /= dims[j];
+    }
+    int64_t from = 0;
+    for (int64_t j = 0; j < rank; ++j) from = from * dims[j] + coord[j];
+    from += b * batch_size;
+    std::memcpy(static_cast<char*>(dst) + e * elem_size,
+                static_cast<const char*>(src) + from * elem_size, elem_size);
+  }
+}
+
 }  // namespace onnx_bcast::rt::reference

@@ -20,6 +20,15 @@ void AxisMapCopy(const void* src, absl::Span<const int64_t> src_shape,
                  const std::vector<std::vector<int64_t>>& maps, size_t elem_size, const void* fill,
                  void* dst);
 
+/// Same contract as rt::GatherBlocks.
+void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
+                  absl::Span<const int64_t> indices, size_t elem_size, void* dst);
+
+/// Same contract as rt::GatherTuples.
+void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> dims,
+                  int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
+                  size_t elem_size, void* dst);
+
 }  // namespace onnx_bcast::rt::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_MOVEMENT_H_
