@@ -260,6 +260,103 @@ void SetValue(SymTensor* t, const Elems& e) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Float elements as exact rationals of expressions (SymTensor::float_exprs).
+
+using Rat = SymTensor::Rational;
+using Rats = std::vector<Rat>;
+constexpr int64_t kMaxDen = int64_t{1} << 20;
+
+// A rational with the smallest denominator: a constant fraction reduced, a numerator that the
+// denominator divides exactly turned into an integer.
+Rat Reduced(Rat r) {
+  if (!r.num || r.den == 1) return r;
+  if (const std::optional<int64_t> c = r.num->AsConst()) {
+    const int64_t g = std::gcd(*c, r.den);
+    return {C(*c / g), r.den / g};
+  }
+  if (std::optional<Expr> q = Expr::ExactDiv(*r.num, Expr::Const(r.den))) return {*q, 1};
+  return r;
+}
+
+// A float constant as p / 2^j (integers and the dyadic fractions scales use: 0.5, 0.25).
+Rat RatOfDouble(double v) {
+  if (!std::isfinite(v) || std::fabs(v) >= 1e15) return {};
+  for (int64_t den = 1; den <= 1024; den *= 2) {
+    const double n = v * static_cast<double>(den);
+    if (n == std::floor(n)) return Reduced({C(static_cast<int64_t>(n)), den});
+  }
+  return {};
+}
+
+// The float elements of `t` as rationals: tracked expressions, constants, or (for an integer
+// tensor about to be used as float) its integer contents.
+std::optional<Rats> RatsOf(const SymTensor* t) {
+  if (t == nullptr) return std::nullopt;
+  if (t->float_exprs) return t->float_exprs;
+  if (t->float_value) {
+    Rats r;
+    for (double v : *t->float_value) r.push_back(RatOfDouble(v));
+    return r;
+  }
+  return std::nullopt;
+}
+
+void SetFloatExprs(SymTensor* t, Rats r) {
+  t->float_exprs.reset();
+  if (!t->shape.rank_known || t->shape.rank() > 1) return;
+  if (static_cast<int64_t>(r.size()) > kMaxValueElements) return;
+  if (t->shape.rank() == 0 && r.size() != 1) return;
+  if (t->shape.rank() == 1 && t->shape.dims[0].is_value() &&
+      t->shape.dims[0].value() != static_cast<int64_t>(r.size())) {
+    return;
+  }
+  bool any = false;
+  for (Rat& x : r) {
+    x = Reduced(std::move(x));
+    any |= x.num.has_value();
+  }
+  if (any) t->float_exprs = std::move(r);
+}
+
+std::optional<int64_t> MulDen(int64_t a, int64_t b) {
+  int64_t d = 0;
+  if (__builtin_mul_overflow(a, b, &d) || d <= 0 || d > kMaxDen) return std::nullopt;
+  return d;
+}
+
+Rat RatAdd(const Rat& a, const Rat& b, int sign) {
+  const std::optional<int64_t> d = MulDen(a.den, b.den);
+  if (!a.num || !b.num || !d) return {};
+  const Elem n = sign > 0 ? Add(Mul(*a.num, C(b.den)), Mul(*b.num, C(a.den)))
+                          : Sub(Mul(*a.num, C(b.den)), Mul(*b.num, C(a.den)));
+  return {n, *d};
+}
+
+Rat RatMul(const Rat& a, const Rat& b) {
+  const std::optional<int64_t> d = MulDen(a.den, b.den);
+  if (!a.num || !b.num || !d) return {};
+  return {Mul(*a.num, *b.num), *d};
+}
+
+// a / b for a constant b = p / q: a * q / p.
+Rat RatDiv(const Rat& a, const Rat& b) {
+  if (!a.num || !b.num) return {};
+  const std::optional<int64_t> p = b.num->AsConst();
+  if (!p || *p == 0 || *p == std::numeric_limits<int64_t>::min()) return {};
+  const std::optional<int64_t> d = MulDen(a.den, *p < 0 ? -*p : *p);
+  if (!d) return {};
+  const Elem n = Mul(*a.num, C(*p < 0 ? -b.den : b.den));
+  return {n, *d};
+}
+
+Rat RatMinMax(const Rat& a, const Rat& b, bool is_max) {
+  const std::optional<int64_t> d = MulDen(a.den, b.den);
+  if (!a.num || !b.num || !d) return {};
+  const Elem x = Mul(*a.num, C(b.den)), y = Mul(*b.num, C(a.den));
+  return {is_max ? Max(x, y) : Min(x, y), *d};
+}
+
 /// Right-aligned broadcasting of element lists of rank <= 1 (lengths 1 broadcast).
 std::optional<size_t> BroadcastLength(const std::vector<const Elems*>& ins) {
   size_t n = 1;
@@ -428,6 +525,31 @@ Outputs SameShape(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
+// Floor and Ceil of float size arithmetic: an integer expression again.
+Outputs RoundFn(const Op& op) {
+  Outputs out = SameShape(op);
+  const SymTensor* x = op.In(0);
+  if (x == nullptr || out.empty()) return out;
+  const bool ceil = op.type() == "Ceil";
+  if (x->float_value) {
+    out[0].float_value.emplace();
+    for (double v : *x->float_value) {
+      out[0].float_value->push_back(ceil ? std::ceil(v) : std::floor(v));
+    }
+  } else if (x->float_exprs) {
+    Rats r;
+    for (const Rat& v : *x->float_exprs) {
+      if (!v.num) {
+        r.push_back({});
+      } else {
+        r.push_back({ceil ? CeilDiv(*v.num, C(v.den)) : FloorDiv(*v.num, C(v.den)), 1});
+      }
+    }
+    SetFloatExprs(&out[0], std::move(r));
+  }
+  return out;
+}
+
 Outputs BoolSameShape(const Op& op) {
   Outputs out = SameShape(op);
   if (!out.empty()) out[0].elem = onnx::TensorProto::BOOL;
@@ -500,7 +622,21 @@ Outputs CastFn(const Op& op) {
   if (op.type() == "CastLike") to = op.InElem(1);
   SymTensor t = Tensor(to, x == nullptr ? Shape::UnknownRank() : x->shape);
   if (x == nullptr) return Fit(op, One(std::move(t)));
-  if (IsIntegerElem(to)) {
+  if (IsIntegerElem(to) && !x->value && !x->float_value && x->float_exprs &&
+      to != onnx::TensorProto::BOOL) {
+    // Float to integer truncates toward zero: floor where the value cannot be negative.
+    Elems e;
+    for (const Rat& r : *x->float_exprs) {
+      if (!r.num) {
+        e.push_back(std::nullopt);
+      } else if (r.den == 1) {
+        e.push_back(*r.num);
+      } else {
+        e.push_back(NonNegative(*r.num) ? FloorDiv(*r.num, C(r.den)) : std::nullopt);
+      }
+    }
+    SetValue(&t, e);
+  } else if (IsIntegerElem(to)) {
     if (std::optional<Elems> v = ValueOf(x, /*any_rank=*/true)) {
       if (to == onnx::TensorProto::BOOL) {
         for (Elem& e : *v) e = Truth(Flag(e));
@@ -523,6 +659,12 @@ Outputs CastFn(const Op& op) {
       t.float_value = x->float_value;
     } else if (std::optional<std::vector<int64_t>> c = ConstValues(x)) {
       t.float_value.emplace(c->begin(), c->end());
+    } else if (x->float_exprs) {
+      SetFloatExprs(&t, *x->float_exprs);
+    } else if (std::optional<Elems> v = ValueOf(x)) {
+      Rats r;
+      for (const Elem& e : *v) r.push_back({e, 1});
+      SetFloatExprs(&t, std::move(r));
     }
   }
   return Fit(op, One(std::move(t)));
@@ -776,15 +918,32 @@ Outputs ConcatFn(const Op& op) {
     }
     if (float_tracked && static_cast<int64_t>(floats.size()) <= kMaxValueElements) {
       t.float_value = std::move(floats);
+    } else if (IsFloatElem(t.elem)) {
+      Rats rats;
+      bool ok = true;
+      for (int i = 0; i < op.n_in() && ok; ++i) {
+        const std::optional<Rats> r = RatsOf(op.In(i));
+        ok = r.has_value();
+        if (ok) rats.insert(rats.end(), r->begin(), r->end());
+      }
+      if (ok) SetFloatExprs(&t, std::move(rats));
     }
+    // An input of known length whose contents are not tracked contributes unknown elements,
+    // so that Concat(Shape(x)[:2], computed) still carries N and C.
     Elems all;
-    bool tracked = true;
+    bool tracked = true, any = false;
     for (int i = 0; i < op.n_in() && tracked; ++i) {
-      const std::optional<Elems> v = op.Value(i);
-      tracked = v.has_value();
-      if (v) all.insert(all.end(), v->begin(), v->end());
+      if (const std::optional<Elems> v = op.Value(i)) {
+        all.insert(all.end(), v->begin(), v->end());
+        any = true;
+        continue;
+      }
+      const Shape* s = op.InShape(i);
+      tracked = s != nullptr && s->dims[0].is_value() &&
+                s->dims[0].value() <= kMaxValueElements;
+      if (tracked) all.insert(all.end(), static_cast<size_t>(s->dims[0].value()), std::nullopt);
     }
-    if (tracked) SetValue(&t, all);
+    if (tracked && any) SetValue(&t, all);
   }
   return Fit(op, One(std::move(t)));
 }
@@ -792,6 +951,9 @@ Outputs ConcatFn(const Op& op) {
 // Contents that survive a change of shape (Squeeze, Unsqueeze, Reshape of small tensors).
 void KeepContents(const Op& op, SymTensor* t) {
   if (std::optional<Elems> v = op.AnyValue(0)) SetValue(t, *v);
+  if (const SymTensor* x = op.In(0); x != nullptr && x->float_exprs) {
+    SetFloatExprs(t, *x->float_exprs);
+  }
   const SymTensor* x = op.In(0);
   if (x != nullptr && x->float_value && t->shape.rank_known && t->shape.rank() <= 1 &&
       t->shape.NumElements() == static_cast<int64_t>(x->float_value->size())) {
@@ -918,6 +1080,48 @@ void FloatElementwise(const Op& op, const std::function<double(double, double)>&
   }
 }
 
+// Float size arithmetic over rationals (Add/Sub/Mul/Div by a constant/Max/Min/Sum).
+void FloatExprElementwise(const Op& op, SymTensor* t) {
+  const std::string& ty = op.type();
+  std::vector<Rats> ins;
+  bool any_expr = false;
+  for (int i = 0; i < op.n_in(); ++i) {
+    std::optional<Rats> r = RatsOf(op.In(i));
+    if (!r) return;
+    any_expr |= op.In(i)->float_exprs.has_value();
+    ins.push_back(std::move(*r));
+  }
+  if (!any_expr || ins.empty()) return;
+  size_t n = 1;
+  for (const Rats& r : ins) {
+    if (r.size() == 1) continue;
+    if (n != 1 && r.size() != n) return;
+    n = r.size();
+  }
+  Rats out;
+  for (size_t i = 0; i < n; ++i) {
+    auto at = [&](size_t k) -> const Rat& { return ins[k][ins[k].size() == 1 ? 0 : i]; };
+    Rat acc = at(0);
+    for (size_t k = 1; k < ins.size(); ++k) {
+      if (ty == "Add" || ty == "Sum") {
+        acc = RatAdd(acc, at(k), 1);
+      } else if (ty == "Sub") {
+        acc = RatAdd(acc, at(k), -1);
+      } else if (ty == "Mul") {
+        acc = RatMul(acc, at(k));
+      } else if (ty == "Div") {
+        acc = RatDiv(acc, at(k));
+      } else if (ty == "Max" || ty == "Min") {
+        acc = RatMinMax(acc, at(k), ty == "Max");
+      } else {
+        acc = {};
+      }
+    }
+    out.push_back(std::move(acc));
+  }
+  SetFloatExprs(t, std::move(out));
+}
+
 Outputs ArithFn(const Op& op) {
   const std::string& ty = op.type();
   const int32_t elem = FirstElem(op);
@@ -959,6 +1163,9 @@ Outputs ArithFn(const Op& op) {
   if (op.n_in() == 0) return op.Unknown(elem);
   Outputs out = Elementwise(op, elem, fn);
   if (ffn && !out.empty() && (IsFloatElem(elem) || elem == 0)) FloatElementwise(op, ffn, &out[0]);
+  if (!out.empty() && !out[0].float_value && IsFloatElem(elem) && ty != "Mod") {
+    FloatExprElementwise(op, &out[0]);
+  }
   return out;
 }
 
@@ -1481,7 +1688,12 @@ Dim ScaledDim(const Op& op, const Dim& d, double s, int axis) {
 }
 
 // Scales or sizes applied to `x` (on `axes` when given).
-Outputs ResizeFrom(const Op& op, const Shape& x, const std::optional<std::vector<double>>& scales,
+// Scales or sizes applied to `x` (on `axes` when given). An element of `scales`/`sizes` that is
+// not known (computed from data or float arithmetic we cannot express: torchvision's
+// min(320 / min(H, W), ...) scale) gives a fresh symbol named after the node, as does the
+// whole output when neither is known: equal sources still give equal extents downstream.
+Outputs ResizeFrom(const Op& op, const Shape& x,
+                   const std::optional<std::vector<std::optional<double>>>& scales,
                    const std::optional<std::vector<Dim>>& sizes, bool crop) {
   SymTensor t = Tensor(op.InElem(0), Shape::UnknownRank());
   const int64_t r = x.rank();
@@ -1498,20 +1710,51 @@ Outputs ResizeFrom(const Op& op, const Shape& x, const std::optional<std::vector
     if (sizes->size() != axes.size()) return Fit(op, One(std::move(t)));
     const std::string policy = op.String("keep_aspect_ratio_policy", "stretch");
     for (size_t i = 0; i < axes.size(); ++i) {
-      dims[static_cast<size_t>(axes[i])] = policy == "stretch" ? (*sizes)[i] : Dim::Unknown();
+      const Dim& s = (*sizes)[i];
+      dims[static_cast<size_t>(axes[i])] = policy == "stretch" && !s.is_unknown()
+                                                ? s
+                                                : op.Fresh(0, static_cast<int>(axes[i]));
     }
   } else if (scales) {
     if (scales->size() != axes.size()) return Fit(op, One(std::move(t)));
     for (size_t i = 0; i < axes.size(); ++i) {
       Dim& d = dims[static_cast<size_t>(axes[i])];
-      if ((*scales)[i] == 1.0 && !crop) continue;
-      d = crop ? Dim::Unknown() : ScaledDim(op, d, (*scales)[i], static_cast<int>(axes[i]));
+      const std::optional<double>& s = (*scales)[i];
+      if (s && *s == 1.0 && !crop) continue;
+      d = s && !crop ? ScaledDim(op, d, *s, static_cast<int>(axes[i]))
+                     : op.Fresh(0, static_cast<int>(axes[i]));
     }
   } else {
-    dims.assign(dims.size(), Dim::Unknown());
+    for (size_t i = 0; i < dims.size(); ++i) dims[i] = op.Fresh(0, static_cast<int>(i));
   }
   t.shape = Shape::FromDims(std::move(dims));
   return Fit(op, One(std::move(t)));
+}
+
+// Resize/Upsample scales as far as they are known: constants, constant rationals of float
+// arithmetic, or (length known) unknown elements; nullopt when not even the length is known.
+std::optional<std::vector<std::optional<double>>> PartialScales(const Op& op, int i) {
+  const SymTensor* t = op.In(i);
+  if (t == nullptr) return std::nullopt;
+  std::vector<std::optional<double>> out;
+  if (t->float_value) {
+    out.assign(t->float_value->begin(), t->float_value->end());
+    return out;
+  }
+  if (t->float_exprs) {
+    for (const Rat& q : *t->float_exprs) {
+      const std::optional<int64_t> c = q.num ? q.num->AsConst() : std::nullopt;
+      out.push_back(c ? std::optional<double>(static_cast<double>(*c) / static_cast<double>(q.den))
+                      : std::nullopt);
+    }
+    return out;
+  }
+  if (t->shape.rank_known && t->shape.rank() == 1 && t->shape.dims[0].is_value() &&
+      t->shape.dims[0].value() <= kMaxRank) {
+    out.assign(static_cast<size_t>(t->shape.dims[0].value()), std::nullopt);
+    return out;
+  }
+  return std::nullopt;
 }
 
 // A float tensor's constant contents; an empty tensor (Resize's "not given") as an empty list.
@@ -1527,11 +1770,10 @@ Outputs ResizeFn(const Op& op) {
   const Shape* x = op.InShape(0);
   if (x == nullptr) return op.Unknown(op.InElem(0));
   const bool crop = op.String("coordinate_transformation_mode", "") == "tf_crop_and_resize";
-  if (op.opset() < 11) {
-    return ResizeFrom(op, *x, Floats(op, 1), std::nullopt, false);
-  }
-  std::optional<std::vector<double>> scales = op.Has(2) ? Floats(op, 2) : std::nullopt;
-  if (scales && scales->empty()) scales.reset();
+  if (op.opset() < 11) return ResizeFrom(op, *x, PartialScales(op, 1), std::nullopt, false);
+  std::optional<std::vector<std::optional<double>>> scales =
+      op.Has(2) ? PartialScales(op, 2) : std::nullopt;
+  if (scales && scales->empty()) scales.reset();  // "not given"
   std::optional<std::vector<Dim>> sizes;
   if (op.Has(3)) {
     const Shape* s = op.InShape(3);
@@ -1540,24 +1782,21 @@ Outputs ResizeFn(const Op& op) {
       if (!sizes) return ResizeFrom(op, *x, std::nullopt, std::nullopt, crop);
     }
   }
-  if (!scales && !sizes && op.Has(2) && !Floats(op, 2)) {
-    // Scales computed at run time.
-    return ResizeFrom(op, *x, std::nullopt, std::nullopt, crop);
-  }
   return ResizeFrom(op, *x, sizes ? std::nullopt : scales, sizes, crop);
 }
 
 Outputs UpsampleFn(const Op& op) {
   const Shape* x = op.InShape(0);
   if (x == nullptr) return op.Unknown(op.InElem(0));
-  std::optional<std::vector<double>> scales;
+  std::optional<std::vector<std::optional<double>>> scales;
   if (op.opset() >= 9) {
-    scales = Floats(op, 1);
+    scales = PartialScales(op, 1);
   } else if (std::optional<std::vector<float>> f = op.Floats("scales")) {
     scales.emplace(f->begin(), f->end());
   } else if (x->rank() == 4) {
-    scales = std::vector<double>{1.0, 1.0, op.Float("height_scale").value_or(1.0f),
-                                 op.Float("width_scale").value_or(1.0f)};
+    scales = std::vector<std::optional<double>>{1.0, 1.0,
+                                                op.Float("height_scale").value_or(1.0f),
+                                                op.Float("width_scale").value_or(1.0f)};
   }
   return ResizeFrom(op, *x, scales, std::nullopt, false);
 }
@@ -1836,6 +2075,15 @@ Outputs ReduceFn(const Op& op) {
     if (ty == "ReduceProd" || ty == "ReduceSum" || ty == "ReduceMax" || ty == "ReduceMin") {
       SetValue(&t, {acc});
     }
+  }
+  // The largest of a few float sizes (torchvision's batching transform: max over images).
+  if (const std::optional<Rats> rats = RatsOf(op.In(0));
+      rats && IsFloatElem(op.InElem(0)) && r == 1 && !arg &&
+      (ty == "ReduceMax" || ty == "ReduceMin")) {
+    const Rats& v = *rats;
+    Rat acc = v.empty() ? Rat() : v[0];
+    for (size_t i = 1; i < v.size(); ++i) acc = RatMinMax(acc, v[i], ty == "ReduceMax");
+    SetFloatExprs(&t, {acc});
   }
   return Fit(op, One(std::move(t)));
 }
@@ -2159,7 +2407,7 @@ const std::unordered_map<std::string_view, Fn>& Table() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string_view, Fn>();
     for (std::string_view op :
-         {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil",
+         {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal",
           "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
           "Acosh", "Atanh", "Softsign", "Softplus", "LeakyRelu", "Elu", "Selu", "Celu",
           "HardSigmoid", "HardSwish", "Mish", "Gelu", "ThresholdedRelu", "Sign", "Shrink",
@@ -2168,6 +2416,8 @@ const std::unordered_map<std::string_view, Fn>& Table() {
           "Trilu", "ScatterND", "ScatterElements", "Scatter"}) {
       (*t)[op] = &SameShape;
     }
+    (*t)["Floor"] = &RoundFn;
+    (*t)["Ceil"] = &RoundFn;
     // Binary ops other than the value-tracked ones: their shape is the broadcast.
     for (std::string_view op : {"Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
                                 "Mean", "PRelu"}) {

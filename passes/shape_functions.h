@@ -40,6 +40,17 @@ struct SymTensor {
   /// For float tensors of rank 0 or 1 with at most kMaxValueElements elements whose contents
   /// are constant (Resize/Upsample scales): the elements.
   std::optional<std::vector<double>> float_value;
+  /// A float element that is an exact rational of dim expressions: num / den, den > 0; num
+  /// unset when the element is not known.
+  struct Rational {
+    std::optional<bcast::Expr> num;
+    int64_t den = 1;
+  };
+  /// For float tensors of rank 0 or 1 (at most kMaxValueElements elements) computed from
+  /// dims: torch's size arithmetic in float (Cast(H) / 32 -> Ceil -> Cast back, the padding of
+  /// detection transforms). Exact while values stay below 2^24, float32's integers: extents
+  /// are assumed far below.
+  std::optional<std::vector<Rational>> float_exprs;
 };
 
 /// Tensors larger than this are not value-tracked (shape tensors are tiny).

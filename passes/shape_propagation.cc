@@ -1024,7 +1024,8 @@ class Analyzer {
       const Value* t = name.empty() ? nullptr : scope.Find(name);
       ins.push_back(t);
       v.inputs.push_back(t != nullptr ? t->t.shape : Shape::UnknownRank());
-      tracked |= t != nullptr && (t->t.value.has_value() || t->t.float_value.has_value());
+      tracked |= t != nullptr && (t->t.value.has_value() || t->t.float_value.has_value() ||
+                                  t->t.float_exprs.has_value());
       // Where's condition (input 0) is bool; its result has the type of the other inputs.
       const bool condition = info.kind == BroadcastOpKind::kWhere && v.inputs.size() == 1;
       if (elem == 0 && t != nullptr && !condition) elem = t->t.elem;
@@ -1275,6 +1276,7 @@ class Analyzer {
     out->t.value = std::move((*r)[0].value);
     out->t.negatives = std::move((*r)[0].negatives);
     out->t.float_value = std::move((*r)[0].float_value);
+    out->t.float_exprs = std::move((*r)[0].float_exprs);
     if (out->t.elem == 0) out->t.elem = (*r)[0].elem;
   }
 

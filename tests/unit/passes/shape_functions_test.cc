@@ -442,6 +442,61 @@ TEST(ShapeFunctions, ResizeScalesBuiltWithConcat) {
   EXPECT_EQ(w.S("y"), Sh({"N", "C", "2*H", "2*W"}));
 }
 
+// torchvision's detection transform pads each image up to a multiple of 32 with float size
+// arithmetic: max over the images, Cast to float, / 32, Ceil, * 32, Cast back.
+TEST(ShapeFunctions, FloatSizeArithmeticIsExact) {
+  Walk w(Model(13, "(float[3,H,W] x) => (float y, int64 neg)",
+               "s = Shape (x)\n"
+               "i1 = Constant <value = int64 {1}> ()\n"
+               "h = Gather <axis = 0> (s, i1)\n"
+               "z0 = Constant <value = int64[1] {0}> ()\n"
+               "hu = Unsqueeze (h, z0)\n"
+               "hs = Concat <axis = 0> (hu)\n"
+               "hf = Cast <to = 1> (hs)\n"
+               "mx = ReduceMax <keepdims = 0> (hf)\n"
+               "k = Constant <value = float {32.0}> ()\n"
+               "q = Div (mx, k)\n"
+               "c = Ceil (q)\n"
+               "m = Mul (c, k)\n"
+               "hi = Cast <to = 7> (m)\n"
+               "pad = Sub (hi, h)\n"
+               "pu = Unsqueeze (pad, z0)\n"
+               "z3 = Constant <value = int64[4] {0, 0, 0, 0}> ()\n"
+               "z1 = Constant <value = int64[1] {0}> ()\n"
+               "pads = Concat <axis = 0> (z1, z1, z1, z1, pu, z1)\n"
+               "y = Pad (x, pads)\n"
+               // (h - 100) / 3 may be negative: its truncation is not a floor, so unknown.
+               "hundred = Constant <value = float {100.0}> ()\n"
+               "three = Constant <value = float {3.0}> ()\n"
+               "hf0 = Cast <to = 1> (h)\n"
+               "dn = Sub (hf0, hundred)\n"
+               "dq = Div (dn, three)\n"
+               "neg = Cast <to = 7> (dq)"));
+  EXPECT_EQ(w.V("hi"), absl::StrCat("[", E("32*ceil(H/32)"), "]"));
+  EXPECT_EQ(w.V("pad"), absl::StrCat("[", E("32*ceil(H/32) - H"), "]"));
+  EXPECT_EQ(w.S("y"), Sh({"3", "32*ceil(H/32)", "W"}));
+  EXPECT_EQ(w.V("neg"), "[?]");
+}
+
+// Scales or sizes computed where no expression follows (torchvision's
+// min(320 / min(H, W), 640 / max(H, W)) scale): fresh symbols named after the Resize, so that
+// what follows from one Resize is still known to be equal.
+TEST(ShapeFunctions, ResizeWithComputedScalesOrSizesGivesFreshSymbols) {
+  Walk w(Model(13, "(float[N,3,H,W] x, float[4] sc, float[2] hw) => (float a, float b)",
+               "roi = Constant <value = float[0] {}> ()\n"
+               "a = Resize <mode = \"linear\"> (x, roi, sc)\n"
+               "s = Shape (x)\n"
+               "st = Constant <value = int64[1] {0}> ()\n"
+               "en = Constant <value = int64[1] {2}> ()\n"
+               "nc = Slice (s, st, en)\n"
+               "hwi = Cast <to = 7> (hw)\n"
+               "sz = Concat <axis = 0> (nc, hwi)\n"
+               "none = Constant <value = float[0] {}> ()\n"
+               "b = Resize <mode = \"linear\"> (x, roi, none, sz)"));
+  EXPECT_EQ(w.S("a"), "[`Resize#1:0:0`,`Resize#1:0:1`,`Resize#1:0:2`,`Resize#1:0:3`]");
+  EXPECT_EQ(w.S("b"), "[N,3,`Resize#9:0:2`,`Resize#9:0:3`]");
+}
+
 TEST(ShapeFunctions, SliceWithComputedBoundsAndNegativeSteps) {
   Walk w(Model(13, "(float[B,T,D] x, float[B,S] m) => (float a, float b, float c, float d, float e)",
                "sm = Shape (m)\n"
