@@ -1,11 +1,14 @@
 // Renders a broadcast Analysis as text and JSON.
 #include "passes/check_report.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "passes/dim_evaluation.h"
 #include "passes/json.h"
 
 namespace onnx_bcast::passes {
@@ -21,13 +24,33 @@ int64_t LintCount(const Analysis& a) {
   return n;
 }
 
-void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json) {
+void WriteStrings(const std::vector<std::string>& items, JsonWriter* json) {
+  json->BeginInlineArray();
+  for (const std::string& s : items) json->String(s);
+  json->EndArray();
+}
+
+void WriteInts(const std::set<int64_t>& items, JsonWriter* json) {
+  json->BeginInlineArray();
+  for (int64_t v : items) json->Int(v);
+  json->EndArray();
+}
+
+void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json);
+
+// The condition as data: its symbols, every clause as atoms `lhs == rhs` over dim expressions
+// (printed in the form Expr::Parse reads back, with the symbols each mentions), the exact value
+// set of every one-symbol constraint, and the finite value sets.
+void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json,
+                    const Analysis* per_symbol = nullptr) {
   if (c.empty()) {
     json->Null();
     return;
   }
   json->BeginObject();
   json->Member("text", c.ToString());
+  json->Key("symbols");
+  WriteStrings(c.Symbols(), json);
   json->Key("clauses").BeginArray();
   for (const bcast::Clause& clause : c.clauses()) {
     json->BeginArray();
@@ -38,6 +61,9 @@ void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json) {
       } else {
         json->Member("equals_symbol", atom.other);
       }
+      json->Member("lhs", atom.lhs.ToString()).Member("rhs", atom.rhs.ToString());
+      json->Key("symbols");
+      WriteStrings(atom.Symbols(), json);
       json->EndObject();
     }
     json->EndArray();
@@ -45,11 +71,73 @@ void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json) {
   json->EndArray();
   json->Key("values").BeginObject();
   for (const auto& [symbol, values] : c.value_sets()) {
-    json->Key(symbol).BeginInlineArray();
-    for (int64_t value : values) json->Int(value);
-    json->EndArray();
+    json->Key(symbol);
+    WriteInts(values, json);
   }
   json->EndObject();
+  // One-symbol constraints exactly: the members below `threshold`, then from `threshold` on
+  // the values whose remainder modulo `period` is in `residues`.
+  json->Key("sets").BeginObject();
+  for (const auto& [symbol, set] : c.symbol_sets()) {
+    json->Key(symbol).BeginObject();
+    json->Member("text", set.ToString(symbol));
+    json->Key("small");
+    WriteInts(set.small, json);
+    json->Member("threshold", set.threshold).Member("period", set.period);
+    json->Key("residues");
+    WriteInts(set.residues, json);
+    json->EndObject();
+  }
+  json->EndObject();
+  if (per_symbol != nullptr) WriteCombinedPerSymbol(*per_symbol, json);
+  json->EndObject();
+}
+
+// The combined condition per symbol: what the model needs of it (its exact set and the
+// clauses that relate it to other symbols) and the nodes imposing each part.
+void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json) {
+  struct Part {
+    const NodeVerdict* node;
+    std::string condition;
+  };
+  std::map<std::string, std::vector<Part>> parts;
+  for (const NodeVerdict& v : a.nodes) {
+    if (v.verdict != bcast::Verdict::kConditional) continue;
+    for (const bcast::Clause& clause : v.condition.clauses()) {
+      for (const std::string& s : clause.Symbols()) parts[s].push_back({&v, clause.ToString()});
+    }
+  }
+  json->Key("per_symbol").BeginObject();
+  for (const std::string& symbol : a.combined.Symbols()) {
+    json->Key(symbol).BeginObject();
+    json->Key("set");
+    auto set = a.combined.symbol_sets().find(symbol);
+    if (set == a.combined.symbol_sets().end()) {
+      json->Null();
+    } else {
+      json->String(set->second.ToString(symbol));
+    }
+    std::vector<std::string> related;
+    for (const bcast::Clause& clause : a.combined.clauses()) {
+      const std::vector<std::string> syms = clause.Symbols();
+      if (syms.size() > 1 && std::find(syms.begin(), syms.end(), symbol) != syms.end()) {
+        related.push_back(clause.ToString());
+      }
+    }
+    json->Key("clauses");
+    WriteStrings(related, json);
+    json->Key("imposed_by").BeginArray();
+    for (const Part& p : parts[symbol]) {
+      json->BeginObject()
+          .Member("node", p.node->node)
+          .Member("op", p.node->op)
+          .Member("graph", p.node->graph)
+          .Member("condition", p.condition)
+          .EndObject();
+    }
+    json->EndArray();
+    json->EndObject();
+  }
   json->EndObject();
 }
 
@@ -75,7 +163,8 @@ void WriteShape(const bcast::Shape& s, JsonWriter* json) {
 
 }  // namespace
 
-std::string FormatCheckText(const Analysis& a, const std::string& model_path, bool lint) {
+std::string FormatCheckText(const Analysis& a, const std::string& model_path, bool lint,
+                            const DimEvaluation* at) {
   std::string out = absl::StrCat(
       model_path, ": ", a.nodes.size(), " broadcasting nodes: ",
       a.CountVerdict(bcast::Verdict::kOk), " ok, ", a.CountVerdict(bcast::Verdict::kError),
@@ -119,6 +208,30 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
     absl::StrAppend(&out, "  combined: ", a.combined.ToString(), "\n");
   }
   section(bcast::Verdict::kUnknown, "Unknown");
+  if (at != nullptr) {
+    absl::StrAppend(&out, "\nAt ", at->bindings.empty() ? "no bound dims" : DimBindingsToString(at->bindings),
+                    ": ", at->fails, " fail, ", at->holds, " hold, ", at->conditional,
+                    " still conditional");
+    if (!at->unbound.empty()) {
+      absl::StrAppend(&out, " (symbols not bound: ", absl::StrJoin(at->unbound, ", "), ")");
+    }
+    absl::StrAppend(&out, ", ", at->unknown, " unknown\n");
+    for (DimOutcome outcome : {DimOutcome::kFails, DimOutcome::kConditional}) {
+      for (size_t i = 0; i < a.nodes.size() && i < at->nodes.size(); ++i) {
+        const NodeVerdict& v = a.nodes[i];
+        const NodeDimEvaluation& n = at->nodes[i];
+        if (n.outcome != outcome) continue;
+        const std::string where = v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]");
+        if (outcome == DimOutcome::kFails) {
+          absl::StrAppend(&out, "  fails: ", n.message, where, "\n");
+        } else {
+          absl::StrAppend(&out, "  conditional: ", v.op, " '", v.node, "' needs ",
+                          n.message, " (not bound: ", absl::StrJoin(n.unbound, ", "), ")", where,
+                          "\n");
+        }
+      }
+    }
+  }
   if (lint && LintCount(a) > 0) {
     absl::StrAppend(&out, "\nLint:\n");
     for (const NodeVerdict& v : a.nodes) {
@@ -130,7 +243,8 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
   return out;
 }
 
-std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bool lint) {
+std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bool lint,
+                            const DimEvaluation* at) {
   JsonWriter json;
   json.BeginObject();
   json.Member("model", model_path);
@@ -158,6 +272,18 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     json.Key("condition");
     WriteCondition(v.condition, &json);
     json.Member("message", v.message);
+    if (at != nullptr && &v - a.nodes.data() < static_cast<std::ptrdiff_t>(at->nodes.size())) {
+      const NodeDimEvaluation& n = at->nodes[&v - a.nodes.data()];
+      json.Key("at_dims").BeginObject();
+      json.Member("outcome", std::string(DimOutcomeName(n.outcome)));
+      json.Key("inputs").BeginArray();
+      for (const bcast::Shape& s : n.inputs) WriteShape(s, &json);
+      json.EndArray();
+      json.Member("message", n.message);
+      json.Key("unbound");
+      WriteStrings(n.unbound, &json);
+      json.EndObject();
+    }
     if (lint) {
       json.Key("lint").BeginArray();
       for (const LintWarning& w : v.lints) {
@@ -169,12 +295,45 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
   }
   json.EndArray();
   json.Key("combined_condition");
-  WriteCondition(a.combined.contradictory() ? bcast::ConditionSet() : a.combined, &json);
+  if (a.combined.contradictory()) {
+    json.Null();
+  } else {
+    WriteCondition(a.combined, &json, &a);
+  }
   json.Key("contradiction");
   if (a.contradiction.empty()) {
     json.Null();
   } else {
     json.String(a.contradiction);
+  }
+  if (at != nullptr) {
+    json.Key("at_dims").BeginObject();
+    json.Key("bindings").BeginObject();
+    for (const auto& [symbol, value] : at->bindings) json.Member(symbol, value);
+    json.EndObject();
+    json.Member("holds", at->holds).Member("fails", at->fails);
+    json.Member("conditional", at->conditional).Member("unknown", at->unknown);
+    json.Key("unbound");
+    WriteStrings(at->unbound, &json);
+    json.Key("combined");
+    if (at->combined.has_value()) {
+      json.Bool(*at->combined);
+    } else {
+      json.Null();
+    }
+    json.Key("first_failure");
+    if (at->first_failure < 0) {
+      json.Null();
+    } else {
+      const NodeVerdict& v = a.nodes[at->first_failure];
+      json.BeginObject()
+          .Member("node", v.node)
+          .Member("op", v.op)
+          .Member("graph", v.graph)
+          .Member("message", at->nodes[at->first_failure].message)
+          .EndObject();
+    }
+    json.EndObject();
   }
   json.Key("summary").BeginObject();
   json.Member("nodes", static_cast<int64_t>(a.nodes.size()));

@@ -185,6 +185,91 @@ void MergeDeclared(const onnx::TypeProto& declared, Value* v, const FreshSymbols
   }
 }
 
+// The library reports the target's extent first; messages name the broadcast operand
+// first ("slope [3] ... X [2,3,4] (axis 2: 3 vs 4)"), so restate the axis that way.
+std::string UnidirectionalReason(const Shape& b, const Shape& target,
+                                 const BroadcastResult& r) {
+  if (r.error_axis < 0 || !b.rank_known || !target.rank_known) return r.reason;
+  const int64_t pos = r.error_axis - (target.rank() - b.rank());
+  if (pos < 0 || pos >= b.rank() || r.error_axis >= target.rank()) return r.reason;
+  return absl::StrCat("axis ", r.error_axis, ": ", b.dims[pos].ToString(), " vs ",
+                      target.dims[r.error_axis].ToString());
+}
+
+// For n-ary errors, names the input whose extent on the failing axis disagrees with most
+// others (on a tie, the later input).
+std::string Culprit(const NodeVerdict& v, const std::vector<std::string>& roles,
+                    const BroadcastResult& r) {
+  if (v.inputs.size() < 3 || r.error_axis < 0 || !r.output.rank_known) return "";
+  const int64_t rank = r.output.rank();
+  std::vector<std::pair<size_t, int64_t>> extents;  // (input, extent) of non-1 extents
+  std::map<int64_t, int> votes;
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    const Shape& s = v.inputs[k];
+    if (!s.rank_known) continue;
+    const int64_t pos = r.error_axis - (rank - s.rank());
+    if (pos < 0 || pos >= s.rank() || !s.dims[pos].is_value() || s.dims[pos].Is(1)) continue;
+    extents.push_back({k, s.dims[pos].value()});
+    ++votes[s.dims[pos].value()];
+  }
+  if (votes.size() < 2) return "";
+  int64_t majority = extents.front().second;
+  for (const auto& [extent, count] : votes) {
+    if (count > votes[majority]) majority = extent;
+  }
+  for (auto it = extents.rbegin(); it != extents.rend(); ++it) {
+    if (it->second == majority) continue;
+    const size_t k = it->first;
+    return absl::StrCat("; ", k < roles.size() ? roles[k] : "input", " '", v.input_names[k],
+                        "' conflicts");
+  }
+  return "";
+}
+
+std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles,
+                     const BroadcastResult& r) {
+  // Most nodes of a large model are fine: their (empty) message costs no allocation.
+  if (r.verdict == Verdict::kOk) return "";
+  const std::string head = absl::StrCat(v.op, " '", v.node, "'");
+  const std::string rule(std::string(bcast::RuleName(v.rule)));
+  switch (r.verdict) {
+    case Verdict::kOk:
+      return "";
+    case Verdict::kError:
+      if (v.rule == RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+        // PRelu lists the target (X) first, Gemm's report lists C first.
+        const int b = v.op == "PRelu" ? 1 : 0;
+        return absl::StrCat(head, ": ", roles[b], " ", v.inputs[b].ToString(),
+                            " is not unidirectionally broadcastable to ", roles[1 - b], " ",
+                            v.inputs[1 - b].ToString(), " (",
+                            UnidirectionalReason(v.inputs[b], v.inputs[1 - b], r), ")");
+      }
+      if (v.rule == RuleFamily::kBidirectional) {
+        return absl::StrCat(head, ": input ", v.inputs[0].ToString(),
+                            " cannot be expanded to shape ", v.inputs[1].ToString(),
+                            " (bidirectional rule, ", r.reason, ")");
+      }
+      if (v.rule == RuleFamily::kLegacyAxis) {
+        return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1): B ",
+                            v.inputs[1].ToString(), " does not fit A ", v.inputs[0].ToString(),
+                            " (legacy-axis rule, ", r.reason, ")");
+      }
+      if (v.rule == RuleFamily::kNone) {
+        return absl::StrCat(head, " (opset ", v.opset, "): ", ShapeList(roles, v.inputs),
+                            " must have the same shape (none rule, ", r.reason, ")");
+      }
+      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " are not broadcastable (",
+                          rule, " rule, ", r.reason, Culprit(v, roles, r), ")");
+    case Verdict::kConditional:
+      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " broadcast (", rule,
+                          " rule) only if ", r.condition.ToString());
+    case Verdict::kUnknown:
+      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs),
+                          ": cannot decide the broadcast (", rule, " rule): ", r.reason);
+  }
+  return "";
+}
+
 }  // namespace
 
 namespace {
@@ -1041,6 +1126,7 @@ class Analyzer {
           const bool broadcast = IntAttr(node, "broadcast", caller).value_or(0) != 0;
           const std::optional<int64_t> axis = IntAttr(node, "axis", caller);
           v.rule = broadcast ? RuleFamily::kLegacyAxis : RuleFamily::kNone;
+          v.legacy_axis = axis;
           result = bcast::BroadcastLegacyOnnx(v.inputs[0], v.inputs[1], broadcast, axis);
           v.broadcast_class = broadcast ? "legacy-axis" : "same";
           if (broadcast && options_.lint) {
@@ -1094,6 +1180,7 @@ class Analyzer {
         if (legacy) {
           v.rule = RuleFamily::kLegacyAxis;
           v.broadcast_class = "legacy-axis";
+          v.legacy_axis = 1;
           result = bcast::BroadcastLegacyOnnx(v.inputs[0], v.inputs[1], true, 1);
           break;
         }
@@ -1317,91 +1404,6 @@ class Analyzer {
     return outputs;
   }
 
-  static std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles,
-                              const BroadcastResult& r) {
-    // Most nodes of a large model are fine: their (empty) message costs no allocation.
-    if (r.verdict == Verdict::kOk) return "";
-    const std::string head = absl::StrCat(v.op, " '", v.node, "'");
-    const std::string rule(std::string(bcast::RuleName(v.rule)));
-    switch (r.verdict) {
-      case Verdict::kOk:
-        return "";
-      case Verdict::kError:
-        if (v.rule == RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-          // PRelu lists the target (X) first, Gemm's report lists C first.
-          const int b = v.op == "PRelu" ? 1 : 0;
-          return absl::StrCat(head, ": ", roles[b], " ", v.inputs[b].ToString(),
-                              " is not unidirectionally broadcastable to ", roles[1 - b], " ",
-                              v.inputs[1 - b].ToString(), " (",
-                              UnidirectionalReason(v.inputs[b], v.inputs[1 - b], r), ")");
-        }
-        if (v.rule == RuleFamily::kBidirectional) {
-          return absl::StrCat(head, ": input ", v.inputs[0].ToString(),
-                              " cannot be expanded to shape ", v.inputs[1].ToString(),
-                              " (bidirectional rule, ", r.reason, ")");
-        }
-        if (v.rule == RuleFamily::kLegacyAxis) {
-          return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1): B ",
-                              v.inputs[1].ToString(), " does not fit A ", v.inputs[0].ToString(),
-                              " (legacy-axis rule, ", r.reason, ")");
-        }
-        if (v.rule == RuleFamily::kNone) {
-          return absl::StrCat(head, " (opset ", v.opset, "): ", ShapeList(roles, v.inputs),
-                              " must have the same shape (none rule, ", r.reason, ")");
-        }
-        return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " are not broadcastable (",
-                            rule, " rule, ", r.reason, Culprit(v, roles, r), ")");
-      case Verdict::kConditional:
-        return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " broadcast (", rule,
-                            " rule) only if ", r.condition.ToString());
-      case Verdict::kUnknown:
-        return absl::StrCat(head, ": ", ShapeList(roles, v.inputs),
-                            ": cannot decide the broadcast (", rule, " rule): ", r.reason);
-    }
-    return "";
-  }
-
-  // The library reports the target's extent first; messages name the broadcast operand
-  // first ("slope [3] ... X [2,3,4] (axis 2: 3 vs 4)"), so restate the axis that way.
-  static std::string UnidirectionalReason(const Shape& b, const Shape& target,
-                                          const BroadcastResult& r) {
-    if (r.error_axis < 0 || !b.rank_known || !target.rank_known) return r.reason;
-    const int64_t pos = r.error_axis - (target.rank() - b.rank());
-    if (pos < 0 || pos >= b.rank() || r.error_axis >= target.rank()) return r.reason;
-    return absl::StrCat("axis ", r.error_axis, ": ", b.dims[pos].ToString(), " vs ",
-                        target.dims[r.error_axis].ToString());
-  }
-
-  // For n-ary errors, names the input whose extent on the failing axis disagrees with most
-  // others (on a tie, the later input).
-  static std::string Culprit(const NodeVerdict& v, const std::vector<std::string>& roles,
-                             const BroadcastResult& r) {
-    if (v.inputs.size() < 3 || r.error_axis < 0 || !r.output.rank_known) return "";
-    const int64_t rank = r.output.rank();
-    std::vector<std::pair<size_t, int64_t>> extents;  // (input, extent) of non-1 extents
-    std::map<int64_t, int> votes;
-    for (size_t k = 0; k < v.inputs.size(); ++k) {
-      const Shape& s = v.inputs[k];
-      if (!s.rank_known) continue;
-      const int64_t pos = r.error_axis - (rank - s.rank());
-      if (pos < 0 || pos >= s.rank() || !s.dims[pos].is_value() || s.dims[pos].Is(1)) continue;
-      extents.push_back({k, s.dims[pos].value()});
-      ++votes[s.dims[pos].value()];
-    }
-    if (votes.size() < 2) return "";
-    int64_t majority = extents.front().second;
-    for (const auto& [extent, count] : votes) {
-      if (count > votes[majority]) majority = extent;
-    }
-    for (auto it = extents.rbegin(); it != extents.rend(); ++it) {
-      if (it->second == majority) continue;
-      const size_t k = it->first;
-      return absl::StrCat("; ", k < roles.size() ? roles[k] : "input", " '", v.input_names[k],
-                          "' conflicts");
-    }
-    return "";
-  }
-
   static void PReluLint(NodeVerdict* v) {
     const Shape& x = v->inputs[0];
     const Shape& slope = v->inputs[1];
@@ -1458,6 +1460,61 @@ int64_t Analysis::CountVerdict(bcast::Verdict v) const {
 
 bool Analysis::HasError() const {
   return CountVerdict(bcast::Verdict::kError) > 0 || !contradiction.empty();
+}
+
+std::vector<std::string> BroadcastRoles(const NodeVerdict& v) {
+  switch (ClassifyBroadcastOp(v.op, v.opset).kind) {
+    case BroadcastOpKind::kVariadic: {
+      std::vector<std::string> roles;
+      for (size_t k = 0; k < v.inputs.size(); ++k) roles.push_back(absl::StrCat("data_", k));
+      return roles;
+    }
+    case BroadcastOpKind::kWhere:
+      return {"condition", "X", "Y"};
+    case BroadcastOpKind::kPRelu:
+      return {"X", "slope"};
+    case BroadcastOpKind::kGemm:
+      return {"C", "(M,N)"};
+    case BroadcastOpKind::kExpand:
+      return {"input", "shape"};
+    default:
+      return {"A", "B"};
+  }
+}
+
+BroadcastResult ApplyBroadcastRule(const NodeVerdict& v, const std::vector<Shape>& inputs) {
+  // The same calls as the walk makes, on a verdict's report order of inputs (Gemm's C first).
+  const bool gemm = ClassifyBroadcastOp(v.op, v.opset).kind == BroadcastOpKind::kGemm;
+  if (v.rule != RuleFamily::kNumpy && v.rule != RuleFamily::kNone && inputs.size() != 2) {
+    BroadcastResult r;
+    r.verdict = Verdict::kUnknown;
+    r.output = Shape::UnknownRank();
+    r.reason = "unexpected number of inputs";
+    return r;
+  }
+  switch (v.rule) {
+    case RuleFamily::kUnidirectional:
+      return gemm ? bcast::BroadcastUnidirectional(inputs[1], inputs[0])
+                  : bcast::BroadcastUnidirectional(inputs[0], inputs[1]);
+    case RuleFamily::kNone:
+      if (gemm && inputs.size() == 2) {
+        const Shape shapes[] = {inputs[1], inputs[0]};
+        return bcast::BroadcastNone(shapes);
+      }
+      return bcast::BroadcastNone(inputs);
+    case RuleFamily::kLegacyAxis:
+      return bcast::BroadcastLegacyOnnx(inputs[0], inputs[1], true, v.legacy_axis);
+    case RuleFamily::kBidirectional:
+      return bcast::BroadcastBidirectional(inputs[0], inputs[1]);
+    case RuleFamily::kMatMul:
+      return bcast::BroadcastMatMul(inputs[0], inputs[1]);
+    default:
+      return bcast::BroadcastNumpy(inputs);
+  }
+}
+
+std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& result) {
+  return Describe(v, BroadcastRoles(v), result);
 }
 
 bool IsBroadcastingOp(const std::string& op_type) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +47,8 @@ struct NodeVerdict {
   std::vector<bcast::Shape> inputs;
   bcast::Shape output;
   bcast::RuleFamily rule = bcast::RuleFamily::kNumpy;
+  /// The `axis` of a legacy-axis broadcast (opset < 7 `broadcast=1`; PRelu's is 1).
+  std::optional<int64_t> legacy_axis;
   std::string broadcast_class;  ///< see bcast::BroadcastClassName, or "matmul-batch"
   bcast::Verdict verdict = bcast::Verdict::kOk;
   bcast::ConditionSet condition;
@@ -91,6 +94,19 @@ struct Analysis {
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,
                                            onnx::ModelProto* annotated = nullptr);
+
+/// The names a node's report gives its inputs ("A"/"B", "data_<k>", "condition"/"X"/"Y",
+/// "X"/"slope", "C"/"(M,N)", "input"/"shape").
+std::vector<std::string> BroadcastRoles(const NodeVerdict& v);
+
+/// `v`'s broadcast rule applied to `inputs` given in `v.inputs`' order (Gemm: C, then (M,N)):
+/// what the walk computed, for other shapes of the same node (e.g. at bound dims).
+bcast::BroadcastResult ApplyBroadcastRule(const NodeVerdict& v,
+                                          const std::vector<bcast::Shape>& inputs);
+
+/// The one-line message for `result` as the walk writes it into `NodeVerdict::message`
+/// (node, op, shapes of `v.inputs`, rule, reason); empty when ok.
+std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult& result);
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);

@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "passes/check_report.h"
+#include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
@@ -143,6 +144,9 @@ const std::vector<Command>& Commands() {
        {
            {"json", 0, "FILE", false, "write the verdicts as JSON to FILE ('-' for stdout)"},
            {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
+           {"dim", 0, "SYMBOL=N", true,
+            "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
+            "node that fails there, 0 when every node holds"},
            {"lint", 0, nullptr, false, "also warn about broadcasts engines interpret differently"},
            {"annotate", 0, nullptr, false, "write the model with inferred value_info (needs -o)"},
            {"output", 'o', "OUT", false, "output model for --annotate"},
@@ -262,6 +266,20 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("annotate") != args.Has("output")) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
+  // --dim values are parsed before loading (a malformed one is a usage error whatever the
+  // model); the names are checked against the model's symbols once it is analyzed.
+  std::map<std::string, int64_t> dims;
+  for (const std::string& spec : args.GetAll("dim")) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    int64_t n = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 1) {
+      return Usage(cmd, absl::StrCat("--dim expects SYMBOL=N with N >= 1, got '", spec, "'"));
+    }
+    if (dims.count(kv.first) > 0 && dims[kv.first] != n) {
+      return Usage(cmd, absl::StrCat("--dim ", kv.first, " is given twice"));
+    }
+    dims[kv.first] = n;
+  }
   const std::string& path = args.positionals[0];
   absl::StatusOr<proto::Model> model = Load(path, args);
   if (!model.ok()) {
@@ -277,14 +295,26 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     PrintError(absl::StrCat(path, ": ", analysis.status().message()));
     return LoadExitCode(analysis.status());
   }
+  std::optional<passes::DimEvaluation> at;
+  if (args.Has("dim")) {
+    absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(*analysis, dims);
+    if (!eval.ok()) return Usage(cmd, std::string(eval.status().message()));
+    at = *std::move(eval);
+  }
+  const passes::DimEvaluation* at_ptr = at ? &*at : nullptr;
   const std::string json_path = args.Get("json");
   if (json_path != "-") {
-    PrintOut(passes::FormatCheckText(*analysis, path, options.lint));
+    PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr));
   }
   if (args.Has("json") &&
-      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint),
+      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint, at_ptr),
                  proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
+  }
+  if (at && at->first_failure >= 0) {
+    const passes::NodeVerdict& v = analysis->nodes[at->first_failure];
+    PrintError(absl::StrCat(path, ": ", at->nodes[at->first_failure].message,
+                            v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]")));
   }
   if (args.Has("annotate")) {
     annotated.path = model->path;
@@ -296,7 +326,12 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
       return kExitCannotWrite;
     }
   }
-  if (analysis->HasError()) return kExitFound;
+  if (analysis->HasError() || (at && at->Fails(*analysis))) return kExitFound;
+  if (at) {
+    // At bound dims a conditional node that holds there is fine.
+    if (args.Has("strict") && (at->conditional > 0 || at->unknown > 0)) return kExitFound;
+    return kExitOk;
+  }
   if (args.Has("strict") && (analysis->CountVerdict(bcast::Verdict::kConditional) > 0 ||
                              analysis->CountVerdict(bcast::Verdict::kUnknown) > 0)) {
     return kExitFound;

@@ -1,0 +1,295 @@
+// check --dim's evaluation (passes/dim_evaluation): outcomes against brute force, failing
+// messages equal to the proven error of the same model with the numbers written in, the JSON
+// and text forms, and usage errors.
+#include "passes/dim_evaluation.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/check_report.h"
+#include "passes/json_parse.h"
+#include "passes/shape_propagation.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::string kFixtures = BCAST_SOURCE_DIR "/tests/fixtures/check/";
+
+Analysis AnalyzeText(const std::string& text) {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(text);
+  EXPECT_TRUE(m.ok()) << m.status() << "\n" << text;
+  if (!m.ok()) return Analysis();
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*m, AnalysisOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : Analysis();
+}
+
+Analysis AnalyzeFile(const std::string& name) {
+  absl::StatusOr<proto::Model> m = proto::LoadModel(kFixtures + name);
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*m, AnalysisOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : Analysis();
+}
+
+DimEvaluation Eval(const Analysis& a, const DimBindings& b) {
+  absl::StatusOr<DimEvaluation> e = EvaluateAtDims(a, b);
+  EXPECT_TRUE(e.ok()) << e.status();
+  return e.ok() ? *e : DimEvaluation();
+}
+
+TEST(DimEvaluation, ConditionalNodeHoldsExactlyWhereItsConditionDoes) {
+  const Analysis a = AnalyzeFile("symbolic_batch.onnxtxt");
+  ASSERT_EQ(a.nodes.size(), 1u);
+  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional);
+  for (int64_t n = 1; n <= 12; ++n) {
+    const DimEvaluation e = Eval(a, {{"N", n}});
+    const bool holds = n == 1 || n == 5;
+    EXPECT_EQ(e.nodes[0].outcome, holds ? DimOutcome::kHolds : DimOutcome::kFails) << n;
+    EXPECT_EQ(e.fails, holds ? 0 : 1);
+    EXPECT_EQ(e.first_failure, holds ? -1 : 0);
+    EXPECT_EQ(e.combined, holds);
+  }
+  const DimEvaluation e = Eval(a, {{"N", 3}});
+  EXPECT_EQ(e.nodes[0].message,
+            "Add 'Add#0': A [3,3] and B [5,3] are not broadcastable (numpy rule, axis 0: 3 vs 5)");
+  EXPECT_THAT(e.nodes[0].inputs, ElementsAre(bcast::Shape::Of({3, 3}), bcast::Shape::Of({5, 3})));
+}
+
+TEST(DimEvaluation, UnboundSymbolsStayConditional) {
+  const Analysis a = AnalyzeFile("golden_fpn_lateral.onnxtxt");
+  ASSERT_EQ(a.nodes.size(), 1u);
+  const DimEvaluation partial = Eval(a, {{"H", 4}});
+  EXPECT_EQ(partial.nodes[0].outcome, DimOutcome::kConditional);
+  EXPECT_THAT(partial.nodes[0].unbound, ElementsAre("W"));
+  EXPECT_THAT(partial.unbound, ElementsAre("W"));
+  EXPECT_EQ(partial.conditional, 1);
+  EXPECT_FALSE(partial.combined.has_value());
+  // A binding that already breaks the condition fails whatever the unbound symbols are.
+  const DimEvaluation broken = Eval(a, {{"H", 3}});
+  EXPECT_EQ(broken.nodes[0].outcome, DimOutcome::kFails);
+  EXPECT_EQ(broken.combined, false);
+  // No bindings: the verdicts as they are.
+  const DimEvaluation none = Eval(a, {});
+  EXPECT_EQ(none.conditional, 1);
+  EXPECT_THAT(none.unbound, ElementsAre("H", "W"));
+}
+
+// The outcome at (H, W) against numpy broadcasting of the shapes computed by hand: a
+// stride-2 3x3 conv with pad 1 gives ceil(H/2), upsampled x2; the lateral path keeps H.
+TEST(DimEvaluation, FpnLateralAgreesWithBruteForce) {
+  const Analysis a = AnalyzeFile("golden_fpn_lateral.onnxtxt");
+  auto fits = [](int64_t d) {
+    const int64_t up = 2 * ((d + 1) / 2);
+    return d == up || d == 1 || up == 1;
+  };
+  for (int64_t h = 1; h <= 40; ++h) {
+    for (int64_t w = 1; w <= 40; w += 3) {
+      const DimEvaluation e = Eval(a, {{"N", 2}, {"H", h}, {"W", w}});
+      const bool holds = fits(h) && fits(w);
+      ASSERT_EQ(e.nodes[0].outcome, holds ? DimOutcome::kHolds : DimOutcome::kFails)
+          << "H=" << h << " W=" << w;
+      if (!holds) {
+        EXPECT_THAT(e.nodes[0].message, HasSubstr("are not broadcastable (numpy rule, axis "));
+        EXPECT_THAT(e.nodes[0].message,
+                    HasSubstr(absl::StrCat("A [2,1,", h, ",", w, "] and B [2,1,",
+                                           2 * ((h + 1) / 2), ",", 2 * ((w + 1) / 2), "]")));
+      }
+    }
+  }
+}
+
+// The message at bound dims is the proven error of the same model with those numbers in its
+// input shapes: one code path for both.
+struct MessageCase {
+  std::string model;  // with symbols
+  DimBindings failing;
+};
+
+std::string Bind(std::string text, const DimBindings& b) {
+  std::vector<std::pair<std::string, std::string>> repl;
+  for (const auto& [s, v] : b) repl.push_back({absl::StrCat("$", s), absl::StrCat(v)});
+  return absl::StrReplaceAll(text, repl);
+}
+
+TEST(DimEvaluation, FailingMessageEqualsTheProvenErrorWithNumbersWrittenIn) {
+  const std::vector<MessageCase> cases = {
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[$N,3] a, float[5,3] b) => (float[5,3] y) { y = Add(a, b) })",
+       {{"N", 4}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[$M,8] a, float[8,4] b, float[$P] c) => (float[$M,4] y) { y = Gemm(a, b, c) })",
+       {{"M", 2}, {"P", 3}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[2,$C,5] x, float[$S,1] s) => (float[2,$C,5] y) { y = PRelu(x, s) })",
+       {{"C", 3}, {"S", 2}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[$B,3,4] a, float[2,4,5] b) => (float[2,3,5] y) { y = MatMul(a, b) })",
+       {{"B", 3}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[$N,3] a, float[$M,3] b, float[4,3] c) => (float[4,3] y) { y = Sum(a, b, c) })",
+       {{"M", 4}, {"N", 2}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (bool[$N] c, float[3] x, float[3] y) => (float[3] z) { z = Where(c, x, y) })",
+       {{"N", 2}}},
+      {R"(<ir_version: 8, opset_import: ["" : 15]>
+          g (float[$N,1] x, float[$M,3] t) => (float[$M,3] y) {
+            s = Shape(t)
+            y = Expand(x, s)
+          })",
+       {{"M", 2}, {"N", 5}}},
+  };
+  for (const MessageCase& c : cases) {
+    DimBindings symbolic_names;
+    std::string symbolic = c.model;
+    for (const auto& [s, v] : c.failing) {
+      symbolic = absl::StrReplaceAll(symbolic, {{absl::StrCat("$", s), s}});
+    }
+    const Analysis a = AnalyzeText(symbolic);
+    const Analysis concrete = AnalyzeText(Bind(c.model, c.failing));
+    ASSERT_EQ(a.nodes.size(), 1u) << symbolic;
+    ASSERT_EQ(concrete.nodes.size(), 1u);
+    EXPECT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
+    ASSERT_EQ(concrete.nodes[0].verdict, bcast::Verdict::kError) << concrete.nodes[0].message;
+    const DimEvaluation e = Eval(a, c.failing);
+    EXPECT_EQ(e.nodes[0].outcome, DimOutcome::kFails) << symbolic;
+    EXPECT_EQ(e.nodes[0].message, concrete.nodes[0].message) << symbolic;
+  }
+}
+
+// The refactored describer and rule replay reproduce every message the walk wrote.
+TEST(DimEvaluation, RuleReplayReproducesTheWalksMessages) {
+  for (const char* name : {"add_mismatch.onnxtxt", "gemm_bad_c.onnxtxt", "prelu_bad_slope.onnxtxt",
+                           "sum_third_conflicts.onnxtxt", "where_bad_condition.onnxtxt",
+                           "symbolic_batch.onnxtxt", "golden_fpn_lateral.onnxtxt",
+                           "golden_unnamed_dims.onnxtxt", "golden_pow_scalar.onnxtxt"}) {
+    const Analysis a = AnalyzeFile(name);
+    ASSERT_FALSE(a.nodes.empty()) << name;
+    for (const NodeVerdict& v : a.nodes) {
+      const bcast::BroadcastResult r = ApplyBroadcastRule(v, v.inputs);
+      EXPECT_EQ(r.verdict, v.verdict) << name << " " << v.node;
+      EXPECT_EQ(DescribeBroadcast(v, r), v.message) << name << " " << v.node;
+    }
+  }
+}
+
+TEST(DimEvaluation, UsageErrorsNameTheModelsSymbols) {
+  const Analysis a = AnalyzeFile("golden_fpn_lateral.onnxtxt");
+  EXPECT_THAT(AnalysisSymbols(a), ElementsAre("H", "N", "W"));
+  absl::StatusOr<DimEvaluation> e = EvaluateAtDims(a, {{"Q", 3}});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.status().message(), "--dim Q: the model has no symbol 'Q' (its symbols: H, N, W)");
+  e = EvaluateAtDims(a, {{"H", 0}});
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("extents >= 1"));
+}
+
+TEST(DimEvaluation, MultiSymbolConditionsEvaluateExactly) {
+  // Two unnamed dims: x:0 == m:0 or either is 1.
+  const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
+      g (float[?,3] x, float[?,1] m) => (float[?,3] y) { y = Add(x, m) })");
+  ASSERT_EQ(a.nodes.size(), 1u);
+  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional);
+  for (int64_t p = 1; p <= 6; ++p) {
+    for (int64_t q = 1; q <= 6; ++q) {
+      const DimEvaluation e = Eval(a, {{"x:0", p}, {"m:0", q}});
+      EXPECT_EQ(e.nodes[0].outcome,
+                p == q || p == 1 || q == 1 ? DimOutcome::kHolds : DimOutcome::kFails);
+    }
+  }
+}
+
+TEST(DimEvaluationReport, TextNamesFailuresAndUnboundSymbols) {
+  const Analysis a = AnalyzeFile("golden_fpn_lateral.onnxtxt");
+  DimEvaluation e = Eval(a, {{"H", 3}, {"W", 4}});
+  std::string text = FormatCheckText(a, "m.onnx", false, &e);
+  EXPECT_THAT(text, HasSubstr("\nAt H=3, W=4: 1 fail, 0 hold, 0 still conditional, 0 unknown\n"
+                              "  fails: Add 'Add#3': A [N,1,3,4] and B [N,1,4,4] are not "
+                              "broadcastable (numpy rule, axis 2: 3 vs 4)\n"));
+  e = Eval(a, {{"H", 4}});
+  text = FormatCheckText(a, "m.onnx", false, &e);
+  EXPECT_THAT(text, HasSubstr("At H=4: 0 fail, 0 hold, 1 still conditional (symbols not bound: "
+                              "W), 0 unknown\n  conditional: Add 'Add#3' needs "));
+  // Without bindings the report is unchanged.
+  EXPECT_EQ(FormatCheckText(a, "m.onnx", false), FormatCheckText(a, "m.onnx", false, nullptr));
+  EXPECT_THAT(FormatCheckText(a, "m.onnx", false), ::testing::Not(HasSubstr("\nAt ")));
+}
+
+TEST(DimEvaluationReport, JsonGivesConditionsAsDataAndTheEvaluation) {
+  const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
+      g (float[N,3] a, float[5,3] b, float[T] m, float[P,S] q) => (float[5,3] y, float[P,?] z) {
+        y = Add(a, b)
+        z = Add(q, m)
+      })");
+  ASSERT_EQ(a.nodes.size(), 2u);
+  const DimEvaluation e = Eval(a, {{"N", 5}, {"S", 4}, {"T", 3}});
+  absl::StatusOr<JsonValue> j = ParseJson(FormatCheckJson(a, "m.onnx", false, &e));
+  ASSERT_TRUE(j.ok()) << j.status();
+  const JsonValue* nodes = j->Get("nodes");
+  ASSERT_NE(nodes, nullptr);
+  ASSERT_EQ(nodes->array.size(), 2u);
+  // Node 0: N ∈ {1, 5}, holds at N=5.
+  const JsonValue& add = nodes->array[0];
+  const JsonValue* cond = add.Get("condition");
+  ASSERT_NE(cond, nullptr);
+  ASSERT_EQ(cond->Get("symbols")->array.size(), 1u);
+  EXPECT_EQ(cond->Get("symbols")->array[0].string, "N");
+  const JsonValue& atom = cond->Get("clauses")->array[0].array[0];
+  EXPECT_EQ(atom.GetString("lhs"), "N");
+  EXPECT_EQ(atom.GetString("rhs"), "1");
+  EXPECT_EQ(atom.Get("symbols")->array[0].string, "N");
+  const JsonValue* set = cond->Get("sets")->Get("N");
+  ASSERT_NE(set, nullptr);
+  EXPECT_EQ(set->GetString("text"), "N ∈ {1, 5}");
+  EXPECT_EQ(set->Get("small")->array.size(), 2u);
+  EXPECT_TRUE(set->Get("residues")->array.empty());
+  EXPECT_EQ(add.Get("at_dims")->GetString("outcome"), "holds");
+  // Node 1: S == T or S == 1 or T == 1 (several symbols), fails at S=4, T=3.
+  const JsonValue& z = nodes->array[1];
+  const JsonValue* zc = z.Get("condition");
+  ASSERT_NE(zc, nullptr);
+  ASSERT_EQ(zc->Get("symbols")->array.size(), 2u);
+  bool related = false;
+  for (const JsonValue& clause : zc->Get("clauses")->array) {
+    for (const JsonValue& at : clause.array) related |= at.Get("symbols")->array.size() == 2;
+  }
+  EXPECT_TRUE(related);
+  EXPECT_EQ(z.Get("at_dims")->GetString("outcome"), "fails");
+  EXPECT_THAT(z.Get("at_dims")->GetString("message"), HasSubstr("A [P,4] and B [3]"));
+  // The combined condition per symbol, with the node imposing each part.
+  const JsonValue* combined = j->Get("combined_condition");
+  ASSERT_NE(combined, nullptr);
+  const JsonValue* per = combined->Get("per_symbol");
+  ASSERT_NE(per, nullptr);
+  EXPECT_EQ(per->Get("N")->GetString("set"), "N ∈ {1, 5}");
+  ASSERT_EQ(per->Get("N")->Get("imposed_by")->array.size(), 1u);
+  EXPECT_EQ(per->Get("N")->Get("imposed_by")->array[0].GetString("node"), "Add#0");
+  EXPECT_EQ(per->Get("S")->Get("set")->type, JsonValue::Type::kNull);
+  EXPECT_EQ(per->Get("S")->Get("clauses")->array.size(), 1u);
+  EXPECT_EQ(per->Get("T")->Get("imposed_by")->array[0].GetString("node"), "Add#1");
+  // The document's evaluation.
+  const JsonValue* at = j->Get("at_dims");
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(at->Get("bindings")->Get("N")->number, 5);
+  EXPECT_EQ(at->Get("fails")->number, 1);
+  EXPECT_EQ(at->Get("holds")->number, 1);
+  EXPECT_EQ(at->Get("combined")->boolean, false);
+  EXPECT_EQ(at->Get("first_failure")->GetString("node"), "Add#1");
+  // Without bindings: no evaluation members.
+  j = ParseJson(FormatCheckJson(a, "m.onnx", false));
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->Get("at_dims"), nullptr);
+  EXPECT_EQ(j->Get("nodes")->array[0].Get("at_dims"), nullptr);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes
