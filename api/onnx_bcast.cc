@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/check_report.h"
+#include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
@@ -111,7 +112,8 @@ static_assert(static_cast<int>(Verdict::kConditional) ==
 static_assert(static_cast<int>(Verdict::kUnknown) == static_cast<int>(bcast::Verdict::kUnknown));
 Verdict ToVerdict(bcast::Verdict v) { return static_cast<Verdict>(static_cast<int>(v)); }
 
-CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, bool lint) {
+CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, bool lint,
+                          const passes::DimEvaluation* at) {
   CheckResult out;
   out.nodes.reserve(a.nodes.size());
   for (const passes::NodeVerdict& v : a.nodes) {
@@ -127,7 +129,15 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
     n.rule = std::string(bcast::RuleName(v.rule));
     n.broadcast_class = v.broadcast_class;
     n.verdict = ToVerdict(v.verdict);
-    if (!v.condition.empty()) n.condition = v.condition.ToString();
+    if (!v.condition.empty()) {
+      n.condition = v.condition.ToString();
+      n.condition_symbols = v.condition.Symbols();
+    }
+    if (at != nullptr) {
+      const passes::NodeDimEvaluation& e = at->nodes[out.nodes.size()];
+      n.at_dims = std::string(passes::DimOutcomeName(e.outcome));
+      n.at_dims_message = e.message;
+    }
     n.message = v.message;
     for (const passes::LintWarning& w : v.lints) {
       n.lints.push_back(absl::StrCat(w.lint_class, ": ", w.message));
@@ -137,8 +147,13 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
   if (!a.combined.empty()) out.combined_condition = a.combined.ToString();
   out.contradiction = a.contradiction;
   out.inference_note = a.inference_note;
-  out.text = passes::FormatCheckText(a, label, lint);
-  out.json = passes::FormatCheckJson(a, label, lint);
+  out.text = passes::FormatCheckText(a, label, lint, at);
+  out.json = passes::FormatCheckJson(a, label, lint, at);
+  if (at != nullptr) {
+    out.dims = at->bindings;
+    out.first_failure_at_dims = at->first_failure;
+    out.unbound_at_dims = at->unbound;
+  }
   return out;
 }
 
@@ -147,7 +162,13 @@ absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOpt
   analysis_options.lint = options.lint;
   absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(model, analysis_options);
   if (!analysis.ok()) return Named(model, analysis.status());
-  return ToCheckResult(*analysis, model.path, options.lint);
+  std::optional<passes::DimEvaluation> at;
+  if (!options.dims.empty()) {
+    absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(*analysis, options.dims);
+    if (!eval.ok()) return Named(model, eval.status());
+    at = *std::move(eval);
+  }
+  return ToCheckResult(*analysis, model.path, options.lint, at ? &*at : nullptr);
 }
 
 ModelStats ToStats(const passes::ModelSummary& s) {
@@ -545,9 +566,14 @@ int64_t CheckResult::Count(Verdict verdict) const {
   return n;
 }
 
-bool CheckResult::HasError() const { return Count(Verdict::kError) > 0 || !contradiction.empty(); }
+bool CheckResult::HasError() const {
+  return Count(Verdict::kError) > 0 || !contradiction.empty() || first_failure_at_dims >= 0;
+}
 
 absl::Status CheckResult::ErrorStatus() const {
+  if (first_failure_at_dims >= 0 && first_failure_at_dims < static_cast<int64_t>(nodes.size())) {
+    return absl::InvalidArgumentError(nodes[first_failure_at_dims].at_dims_message);
+  }
   for (const NodeVerdict& v : nodes) {
     if (v.verdict == Verdict::kError) return absl::InvalidArgumentError(v.message);
   }

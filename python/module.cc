@@ -15,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -103,10 +104,12 @@ py::dict ReportDict(const std::string& json, const std::string& text) {
   return out;
 }
 
-py::dict Check(const py::object& model, bool lint, const std::string& base_dir) {
+py::dict Check(const py::object& model, bool lint, const std::string& base_dir,
+               const std::optional<std::map<std::string, int64_t>>& dims) {
   ModelArg arg = ToModelArg(model, "check");
   onnx_bcast::CheckOptions options;
   options.lint = lint;
+  options.dims = dims.value_or(std::map<std::string, int64_t>());
   options.load.base_dir = base_dir;
   absl::StatusOr<onnx_bcast::CheckResult> result;
   {
@@ -405,7 +408,7 @@ constexpr char kListTargetsDoc[] = R"(list_targets()
 
 Every built-in target as (name, 'pass,pass,...'), the passes it runs in order.)";
 
-constexpr char kCheckDoc[] = R"(check(model, *, lint=False, base_dir='.')
+constexpr char kCheckDoc[] = R"(check(model, *, lint=False, base_dir='.', dims=None)
 --
 
 Gives every broadcasting node a verdict: 'ok', 'error', 'conditional' or 'unknown'.
@@ -416,6 +419,13 @@ Returns the document of `onnx-bcast check --json` as a dict: 'model', 'nodes' (e
 'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
 'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
 the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).
+Conditions are data: 'symbols', 'clauses' of atoms {'lhs', 'rhs', 'symbols'}, exact one-symbol
+'sets'; combined_condition adds 'per_symbol' with the nodes imposing each part.
+dims={'H': 32, ...} evaluates every node at those symbol values, as `check --dim`: each node
+gets 'at_dims' {'outcome' ('holds'|'fails'|'conditional'|'unknown'), 'inputs', 'message',
+'unbound'} and the document 'at_dims' {'bindings', 'holds', 'fails', 'conditional', 'unknown',
+'unbound', 'combined', 'first_failure'}; a name that is not a symbol of the model, or a value
+below 1, raises ValueError listing the model's symbols.
 Broadcast errors are data (summary['error'] > 0); an unreadable model raises ValueError or
 FileNotFoundError.)";
 
@@ -473,7 +483,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("list_targets", [] { return PassList(onnx_bcast::ListTargets()); }, kListTargetsDoc);
 
   m.def("check", &Check, py::arg("model"), py::kw_only(), py::arg("lint") = false,
-        py::arg("base_dir") = ".", kCheckDoc);
+        py::arg("base_dir") = ".", py::arg("dims") = py::none(), kCheckDoc);
 
   m.def("optimize", &Optimize, py::arg("model"), py::kw_only(), py::arg("target") = py::none(),
         py::arg("passes") = py::none(), py::arg("target_file") = py::none(),

@@ -4,7 +4,7 @@ The report dicts of check() and optimize() are the CLI's JSON documents (`onnx-b
 --json`, `onnx-bcast opt --report`) plus 'text'; the TypedDicts below spell out their keys.
 """
 import os
-from typing import Any, Literal, Optional, Sequence, TypedDict, Union, overload
+from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union, overload
 
 import numpy
 import numpy.typing
@@ -19,10 +19,46 @@ Model = Union[onnx.ModelProto, Buffer, StrPath]
 Shape = list[Union[int, str]]
 
 
-class Condition(TypedDict):
+class SymbolSet(TypedDict):
     text: str
+    small: list[int]
+    threshold: int
+    period: int
+    residues: list[int]
+
+
+class _ConditionBase(TypedDict):
+    text: str
+    symbols: list[str]
+    # atoms {'lhs', 'rhs', 'symbols'} (dim expressions), plus 'symbol' and 'equals' or
+    # 'equals_symbol'
     clauses: list[list[dict[str, Any]]]
     values: dict[str, list[int]]
+    sets: dict[str, SymbolSet]
+
+
+class Condition(_ConditionBase, total=False):
+    # combined_condition only: {symbol: {'set', 'clauses', 'imposed_by': [{'node', 'op',
+    # 'graph', 'condition'}]}}
+    per_symbol: dict[str, dict[str, Any]]
+
+
+class NodeAtDims(TypedDict):
+    outcome: Literal["holds", "fails", "conditional", "unknown"]
+    inputs: list[Optional[Shape]]
+    message: str
+    unbound: list[str]
+
+
+class CheckAtDims(TypedDict):
+    bindings: dict[str, int]
+    holds: int
+    fails: int
+    conditional: int
+    unknown: int
+    unbound: list[str]
+    combined: Optional[bool]
+    first_failure: Optional[dict[str, str]]  # {'node', 'op', 'graph', 'message'}
 
 
 class NodeInput(TypedDict):
@@ -49,6 +85,7 @@ _NodeClass = TypedDict("_NodeClass", {"class": str})
 
 class NodeVerdict(_NodeBase, _NodeClass, total=False):
     lint: list[dict[str, str]]  # with lint=True: [{'class', 'message'}]
+    at_dims: NodeAtDims  # with dims=
 
 
 class CheckSummary(TypedDict, total=False):
@@ -60,13 +97,17 @@ class CheckSummary(TypedDict, total=False):
     lint: int  # with lint=True
 
 
-class CheckReport(TypedDict):
+class _CheckReportBase(TypedDict):
     model: str
     nodes: list[NodeVerdict]
     combined_condition: Optional[Condition]
     contradiction: Optional[str]
     summary: CheckSummary
     text: str
+
+
+class CheckReport(_CheckReportBase, total=False):
+    at_dims: CheckAtDims  # with dims=
 
 
 class Rewrite(TypedDict):
@@ -124,7 +165,8 @@ def list_targets() -> list[tuple[str, str]]:
     """Every built-in target as (name, 'pass,pass,...'), the passes it runs in order."""
 
 
-def check(model: Model, *, lint: bool = False, base_dir: str = '.') -> CheckReport:
+def check(model: Model, *, lint: bool = False, base_dir: str = '.',
+          dims: Optional[Mapping[str, int]] = None) -> CheckReport:
     """Gives every broadcasting node a verdict: 'ok', 'error', 'conditional' or 'unknown'.
 
     model is an onnx.ModelProto, serialized bytes or a path (.onnx, or .onnxtxt text form).
@@ -133,6 +175,13 @@ def check(model: Model, *, lint: bool = False, base_dir: str = '.') -> CheckRepo
     'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
     'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
     the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).
+    Conditions are data: 'symbols', 'clauses' of atoms {'lhs', 'rhs', 'symbols'}, exact one-symbol
+    'sets'; combined_condition adds 'per_symbol' with the nodes imposing each part.
+    dims={'H': 32, ...} evaluates every node at those symbol values, as `check --dim`: each node
+    gets 'at_dims' {'outcome' ('holds'|'fails'|'conditional'|'unknown'), 'inputs', 'message',
+    'unbound'} and the document 'at_dims' {'bindings', 'holds', 'fails', 'conditional', 'unknown',
+    'unbound', 'combined', 'first_failure'}; a name that is not a symbol of the model, or a value
+    below 1, raises ValueError listing the model's symbols.
     Broadcast errors are data (summary['error'] > 0); an unreadable model raises ValueError or
     FileNotFoundError.
     """

@@ -64,6 +64,33 @@ class CheckTest(unittest.TestCase):
         self.assertTrue(node["condition"]["clauses"])
         self.assertIsNotNone(result["combined_condition"])
 
+    def test_dims_evaluate_the_analysis_at_those_values(self):
+        model = add_model(["N", 3], [5, 3], [5, 3])
+        result = onnx_bcast.check(model, dims={"N": 3})
+        (node,) = result["nodes"]
+        self.assertEqual(node["condition"]["symbols"], ["N"])
+        self.assertEqual(node["condition"]["sets"]["N"]["text"], "N ∈ {1, 5}")
+        self.assertEqual(node["at_dims"]["outcome"], "fails")
+        self.assertEqual(node["at_dims"]["inputs"], [[3, 3], [5, 3]])
+        self.assertEqual(node["at_dims"]["message"],
+                         "Add 'the_add': A [3,3] and B [5,3] are not broadcastable "
+                         "(numpy rule, axis 0: 3 vs 5)")
+        self.assertEqual(result["at_dims"]["bindings"], {"N": 3})
+        self.assertEqual(result["at_dims"]["fails"], 1)
+        self.assertEqual(result["at_dims"]["first_failure"]["node"], "the_add")
+        self.assertIn("At N=3: 1 fail", result["text"])
+        imposed = result["combined_condition"]["per_symbol"]["N"]["imposed_by"]
+        self.assertEqual([p["node"] for p in imposed], ["the_add"])
+        ok = onnx_bcast.check(model, dims={"N": 5})
+        self.assertEqual(ok["nodes"][0]["at_dims"]["outcome"], "holds")
+        self.assertIsNone(ok["at_dims"]["first_failure"])
+        self.assertNotIn("at_dims", onnx_bcast.check(model))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.check(model, dims={"Q": 2})
+        self.assertIn("its symbols: N", str(cm.exception))
+        with self.assertRaises(ValueError):
+            onnx_bcast.check(model, dims={"N": 0})
+
     def test_errors_are_python_exceptions(self):
         with self.assertRaises(FileNotFoundError) as cm:
             onnx_bcast.check("/nonexistent/model.onnx")

@@ -128,13 +128,25 @@ struct NodeVerdict {
   std::string broadcast_class;  ///< e.g. "same", "scalar", "per-channel", "general"
   Verdict verdict = Verdict::kProven;
   std::string condition;  ///< for kConditional: e.g. "N == 1 or N == 3"
+  /// For kConditional: the symbols the condition mentions, sorted.
+  std::vector<std::string> condition_symbols;
   std::string message;    ///< one line naming node, op, shapes, rule and reason (non-ok)
   std::vector<std::string> lints;  ///< "class: message" (CheckOptions::lint)
+  /// With CheckOptions::dims: "holds", "fails", "conditional" (needs unbound symbols) or
+  /// "unknown" at those dims; empty otherwise.
+  std::string at_dims;
+  /// With CheckOptions::dims: for "fails", the error at those dims (node, op, shapes with the
+  /// numbers substituted, rule), as a proven error reads; for "conditional", the condition.
+  std::string at_dims_message;
 };
 
 struct CheckOptions {
   /// Also warn about broadcasts that engines interpret differently.
   bool lint = false;
+  /// Symbolic dims bound to values (`check --dim NAME=VALUE`): each node is also evaluated
+  /// there. A name the model has no symbol for, or a value below 1, is InvalidArgument (the
+  /// message lists the model's symbols). Empty: no evaluation.
+  std::map<std::string, int64_t> dims;
   LoadOptions load;
 };
 
@@ -149,12 +161,19 @@ struct ONNX_BCAST_API CheckResult {
   /// The report exactly as `onnx-bcast check` prints it, and as `check --json` writes it.
   std::string text;
   std::string json;
+  /// CheckOptions::dims as evaluated; empty without.
+  std::map<std::string, int64_t> dims;
+  /// With dims: the index of the first node that fails there, -1 when none does.
+  int64_t first_failure_at_dims = -1;
+  /// With dims: symbols that conditions still need and that are not bound, sorted.
+  std::vector<std::string> unbound_at_dims;
 
   int64_t Count(Verdict verdict) const;
-  /// True when a node is proven wrong or the combined conditions contradict (the CLI's
-  /// exit 1).
+  /// True when a node is proven wrong, the combined conditions contradict, or (with dims) a
+  /// node fails at those dims (the CLI's exit 1).
   bool HasError() const;
-  /// OK, or InvalidArgument carrying the first error's message (node, op, shapes, rule).
+  /// OK, or InvalidArgument carrying the first error's message (node, op, shapes, rule); with
+  /// dims, the first failure there.
   absl::Status ErrorStatus() const;
 };
 

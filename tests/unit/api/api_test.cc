@@ -185,6 +185,44 @@ TEST(ApiTest, CheckConditionalVerdictCarriesTheCondition) {
   EXPECT_FALSE(r->combined_condition.empty());
 }
 
+TEST(ApiTest, CheckAtDimsEvaluatesEveryNodeLikeTheCli) {
+  onnx_bcast::CheckOptions options;
+  options.dims = {{"N", 3}};
+  absl::StatusOr<onnx_bcast::CheckResult> r =
+      onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt", options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->nodes.size(), 1u);
+  EXPECT_EQ(r->nodes[0].condition_symbols, std::vector<std::string>{"N"});
+  EXPECT_EQ(r->nodes[0].at_dims, "fails");
+  EXPECT_EQ(r->first_failure_at_dims, 0);
+  EXPECT_TRUE(r->HasError());
+  EXPECT_EQ(r->ErrorStatus().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r->ErrorStatus().message(),
+            "Add 'Add#0': A [3,3] and B [5,3] are not broadcastable (numpy rule, axis 0: 3 vs 5)");
+  EXPECT_NE(r->text.find("At N=3: 1 fail"), std::string::npos) << r->text;
+  EXPECT_NE(r->json.find("\"at_dims\""), std::string::npos);
+
+  options.dims = {{"N", 5}};
+  r = onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt", options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->nodes[0].at_dims, "holds");
+  EXPECT_EQ(r->first_failure_at_dims, -1);
+  EXPECT_FALSE(r->HasError());
+  EXPECT_TRUE(r->ErrorStatus().ok());
+
+  // Without dims nothing is evaluated.
+  r = onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->nodes[0].at_dims, "");
+  EXPECT_FALSE(r->HasError());
+
+  options.dims = {{"Q", 2}};
+  r = onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("its symbols: N"), std::string::npos) << r.status();
+}
+
 TEST(ApiTest, CheckRejectsAnInvalidModelWithAStatus) {
   onnx::ModelProto no_graph;
   no_graph.set_ir_version(8);
