@@ -198,8 +198,12 @@ const std::vector<Command>& Commands() {
        {
            {"test-data", 0, "DIR", true, "use these inputs instead of random ones"},
            {"seed", 0, "S", false, "seed for random inputs (default 0)"},
-           {"samples", 0, "K", false, "random input sets (default 3): symbols 1, then > 1"},
-           {"edge-cases", 0, nullptr, false, "add a sample with every symbol bound to 0"},
+           {"samples", 0, "K", false,
+            "random input sets (default 3): symbols 1 where the broadcast condition allows, "
+            "then distinct values > 1 that satisfy it"},
+           {"edge-cases", 0, nullptr, false,
+            "add a sample with every symbol bound to 0 (empty tensors) and one outside the "
+            "broadcast condition, where both models must fail"},
            {"rtol", 0, "R", false,
             "relative tolerance (default: bit-exact when only exact ops changed, else 1e-3)"},
            {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},

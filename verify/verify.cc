@@ -1,16 +1,19 @@
 // Differential verification of a rewritten model against its original (see verify.h).
 #include "verify/verify.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "passes/dim_evaluation.h"
 #include "passes/json_parse.h"
 #include "passes/shape_propagation.h"
 #include "proto/shapes.h"
@@ -273,6 +276,19 @@ absl::StatusOr<SubModel> MakeSubModel(const proto::Model& source,
   return sub;
 }
 
+// check's analysis of the original: its combined condition decides where samples may bind
+// the symbols. A model the analysis cannot take (or whose conditions contradict) gives none.
+std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original) {
+  absl::StatusOr<passes::Analysis> a = passes::AnalyzeBroadcasts(original, passes::AnalysisOptions());
+  if (!a.ok()) return std::nullopt;
+  return *std::move(a);
+}
+
+bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a) {
+  if (!a || a->combined.contradictory()) return bcast::ConditionSet();
+  return a->combined;
+}
+
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
                                      const VerifyOptions& options, const rt::Tolerance& tolerance) {
   std::vector<LocalResult> results;
@@ -306,7 +322,8 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       if (d.is_symbol() && d.symbol().rfind("unk__", 0) != 0) symbols.insert(d.symbol());
     }
   }
-  const std::vector<Bindings> samples = SampleBindings(symbols, options.samples, options.edge_cases);
+  const std::vector<Bindings> samples = SampleBindings(
+      symbols, options.samples, options.edge_cases, UsableCondition(AnalyzeOriginal(original)));
 
   for (int i = 0; i < ga.node_size(); ++i) {
     const onnx::NodeProto& na = ga.node(i);
@@ -503,6 +520,9 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
   r.mode = "whole-model";
 
   std::vector<std::pair<std::string, rt::Feeds>> sets;
+  // The --edge-cases sample outside the combined condition: both models must fail there.
+  std::optional<size_t> must_fail;
+  std::string must_fail_why;
   if (!options.test_data.empty()) {
     for (const std::string& dir : options.test_data) {
       absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(original, dir);
@@ -510,8 +530,27 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       sets.emplace_back(dir, std::move(set->feeds));
     }
   } else {
-    const std::vector<Bindings> bindings =
-        SampleBindings(InputSymbols(*ma->main), options.samples, options.edge_cases);
+    const std::set<std::string> symbols = InputSymbols(*ma->main);
+    const std::optional<passes::Analysis> analysis = AnalyzeOriginal(original);
+    const bcast::ConditionSet condition = UsableCondition(analysis);
+    std::vector<Bindings> bindings =
+        SampleBindings(symbols, options.samples, options.edge_cases, condition);
+    if (options.edge_cases) {
+      if (std::optional<Bindings> bad = ViolatingBinding(symbols, condition); bad) {
+        // Name the node check says fails there (the symbols the analysis knows).
+        const std::vector<std::string> known = passes::AnalysisSymbols(*analysis);
+        passes::DimBindings at;
+        for (const auto& [s, v] : *bad) {
+          if (std::binary_search(known.begin(), known.end(), s)) at[s] = v;
+        }
+        absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(*analysis, at);
+        must_fail_why = eval.ok() && eval->first_failure >= 0
+                            ? eval->nodes[eval->first_failure].message
+                            : absl::StrCat(condition.ToString(), " does not hold");
+        must_fail = bindings.size();
+        bindings.push_back(*bad);
+      }
+    }
     for (size_t k = 0; k < bindings.size(); ++k) {
       rt::RandomInputOptions random;
       random.seed = options.seed + k;
@@ -519,15 +558,41 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       random.default_dim = 2;
       absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*ma->main, random);
       if (!feeds.ok()) return go_local(std::string(feeds.status().message()));
-      sets.emplace_back(absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
-                        std::move(*feeds));
+      sets.emplace_back(
+          must_fail == k
+              ? absl::StrCat("edge case outside the broadcast condition (",
+                             BindingsToString(bindings[k]), ")")
+              : absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
+          std::move(*feeds));
     }
   }
   int ran = 0;
   std::string first_failure;
-  for (auto& [label, feeds] : sets) {
+  for (size_t k = 0; k < sets.size(); ++k) {
+    auto& [label, feeds] = sets[k];
     SampleResult sample;
     sample.label = label;
+    if (must_fail == k) {
+      // check says a node fails at these dims: a model that runs contradicts the analysis (or
+      // hides a broadcast the rewrite should have kept).
+      sample.expect_failure = true;
+      for (int which = 0; which < 2; ++which) {
+        absl::StatusOr<std::vector<rt::Value>> v = (which == 0 ? *ea : *eb)->Run(feeds);
+        if (!v.ok() && v.status().code() == absl::StatusCode::kDeadlineExceeded) return v.status();
+        if (v.ok()) {
+          sample.match = false;
+          absl::StrAppend(&sample.error, sample.error.empty() ? "" : "; ", "the ",
+                          which == 0 ? "original" : "rewritten",
+                          " model runs where check says it must fail (", must_fail_why, ")");
+        } else if (which == 0) {
+          sample.note = absl::StrCat("check: ", must_fail_why, "; original: ", v.status().message());
+        }
+      }
+      if (sample.match) sample.note = absl::StrCat("both models fail, as expected; ", sample.note);
+      r.match &= sample.match;
+      r.samples.push_back(std::move(sample));
+      continue;
+    }
     absl::StatusOr<std::vector<rt::Value>> va = (*ea)->Run(feeds);
     if (!va.ok() && va.status().code() == absl::StatusCode::kDeadlineExceeded) return va.status();
     if (!va.ok()) {
@@ -585,8 +650,12 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
   if (!r.note.empty()) absl::StrAppend(&out, "note: verified node by node: ", r.note, "\n");
   for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
   for (const SampleResult& s : r.samples) {
-    absl::StrAppend(&out, "  ", s.label, ": ", s.match ? "equal" : "DIFFERENT", "\n");
+    absl::StrAppend(&out, "  ", s.label, ": ",
+                    s.expect_failure ? (s.match ? "both fail" : "RUNS")
+                                     : (s.match ? "equal" : "DIFFERENT"),
+                    "\n");
     if (!s.error.empty()) absl::StrAppend(&out, "    ", s.error, "\n");
+    if (!s.note.empty()) absl::StrAppend(&out, "    ", s.note, "\n");
     for (const OutputResult& o : s.outputs) {
       absl::StrAppend(&out, "    ",
                       o.comparison.match

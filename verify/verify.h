@@ -22,7 +22,9 @@ struct VerifyOptions {
   std::vector<std::string> test_data;
   uint64_t seed = 0;
   int samples = 3;
-  /// Adds a sample with every symbol bound to 0.
+  /// Adds a sample with every symbol bound to 0 (empty tensors; skipped when the original
+  /// rejects it) and, when the model's combined broadcast condition can be violated, a sample
+  /// outside it where both models must fail (one that runs is a mismatch).
   bool edge_cases = false;
   /// Tolerance given by the user; when absent, bit-exact if only exact ops (Reshape, Unsqueeze,
   /// Squeeze, Expand, Shape, Identity, Constant, Flatten, Tile) were inserted or removed,
@@ -48,10 +50,14 @@ struct OutputResult {
 };
 
 struct SampleResult {
-  std::string label;  ///< "test_data_set_0" or "random sample 1 (N=2)"
+  std::string label;  ///< "test_data_set_0", "random sample 1 (N=2)" or "edge case ..."
   std::vector<OutputResult> outputs;
   bool match = true;
   std::string error;  ///< set when the rewritten model failed where the original ran
+  /// The --edge-cases sample outside the broadcast condition: `match` means both models
+  /// failed there, as check says they must.
+  bool expect_failure = false;
+  std::string note;  ///< for that sample: the node check names and the original's error
 };
 
 /// The first intermediate tensor whose values differ, in the original's topological order.

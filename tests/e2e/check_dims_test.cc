@@ -3,6 +3,7 @@
 // derived from check's own combined condition, the executor (`run --dim`) runs a model exactly
 // when `check --dim` says every node holds. No torch and no onnxruntime needed.
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -123,6 +124,36 @@ TEST(CheckDims, JsonCarriesTheEvaluation) {
     ASSERT_NE(per->Get(s), nullptr) << s;
     EXPECT_EQ(per->Get(s)->Get("imposed_by")->array.at(0).GetString("node"), "/Add");
   }
+}
+
+// verify on the corpus: random samples inside the combined condition (the mask length is
+// past + seq, or 1), and --edge-cases adds a binding outside it where both models fail.
+TEST(VerifyConditions, SamplesSatisfyTheCorpusConditionsAndTheEdgeCaseFails) {
+  const std::string gpt = kCorpus + "gpt_past_op14.onnx";
+  test_support::CliResult r = RunCli({"verify", gpt, gpt, "--samples", "4", "--edge-cases"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  int samples = 0;
+  for (size_t at = r.out.find("random sample "); at != std::string::npos;
+       at = r.out.find("random sample ", at + 1)) {
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    std::map<std::string, int64_t> b;
+    for (const char* s : {"past_seq", "seq", "total_seq"}) {
+      const size_t p = line.find(std::string(" ") + s + "=");
+      ASSERT_NE(p, std::string::npos) << line;
+      b[s] = std::stoll(line.substr(p + strlen(s) + 2));
+    }
+    if (b["seq"] == 0) continue;  // the empty-tensor edge case
+    ++samples;
+    EXPECT_TRUE(b["total_seq"] == b["past_seq"] + b["seq"] || b["total_seq"] == 1) << line;
+    EXPECT_THAT(line, HasSubstr(": equal"));
+  }
+  EXPECT_EQ(samples, 4);
+  EXPECT_THAT(r.out, HasSubstr("edge case outside the broadcast condition ("));
+  EXPECT_THAT(r.out, HasSubstr("): both fail\n"));
+  const std::string fpn = kCorpus + "fpn_op11.onnx";
+  r = RunCli({"verify", fpn, fpn, "--edge-cases"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("both models fail, as expected; check: Add '/Add'"));
 }
 
 // ---- The corpus: the model runs exactly where check --dim says it holds ----

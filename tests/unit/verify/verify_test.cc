@@ -176,6 +176,126 @@ TEST(Inputs, SymbolsAreOneThenDistinctAboveOne) {
   EXPECT_EQ(b[3].at("N"), 0);
 }
 
+bcast::Expr Sym(const char* s) { return bcast::Expr::Symbol(s); }
+
+// Conditions as the analysis states them: a finite set, a congruence, a relation of several
+// symbols; every sample must satisfy them, values > 1 distinct where the sets allow.
+TEST(Inputs, SamplesSatisfyTheCombinedCondition) {
+  bcast::ConditionSet in_set;  // N ∈ {1, 5}
+  in_set.Add(bcast::Clause::InSet("N", {1, 5}));
+  bcast::ConditionSet even;  // H mod 2 == 0 (1 is not allowed)
+  even.Add(bcast::Atom::EqExpr(*bcast::Expr::Mod(Sym("H"), bcast::Expr::Const(2)),
+                               bcast::Expr::Const(0)));
+  bcast::ConditionSet mask;  // total == past + seq or total == 1, and total <= past + seq
+  mask.Add(bcast::Clause::Of({bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")),
+                              bcast::Atom::Eq("total", 1)}));
+  mask.Add(bcast::Atom::EqExpr(bcast::Expr::Max(Sym("total"), Sym("past") + Sym("seq")),
+                               Sym("past") + Sym("seq")));
+  const std::set<std::string> symbols = {"B", "H", "N", "past", "seq", "total"};
+  for (const bcast::ConditionSet* c : {&in_set, &even, &mask}) {
+    const std::vector<Bindings> b = SampleBindings(symbols, 5, /*edge_cases=*/false, *c);
+    ASSERT_EQ(b.size(), 5u);
+    for (size_t k = 0; k < b.size(); ++k) {
+      EXPECT_EQ(c->Evaluate(b[k]), true) << c->ToString() << " at " << BindingsToString(b[k]);
+      for (const auto& [s, v] : b[k]) {
+        if (k == 0) {
+          EXPECT_EQ(v, c->symbol_sets().count(s) && !c->symbol_sets().at(s).Contains(1) ? 2 : 1)
+              << s;
+        } else {
+          EXPECT_GT(v, 1) << s << " in sample " << k;
+        }
+      }
+    }
+  }
+  // Unconstrained symbols keep the plain scheme: distinct within and between samples.
+  const std::vector<Bindings> m = SampleBindings(symbols, 3, false, mask);
+  EXPECT_NE(m[1].at("B"), m[2].at("B"));
+  EXPECT_NE(m[1].at("past"), m[1].at("seq"));
+  EXPECT_EQ(m[1].at("total"), m[1].at("past") + m[1].at("seq"));
+  // N ∈ {1, 5}: 1, then 5.
+  const std::vector<Bindings> n = SampleBindings({"N"}, 3, false, in_set);
+  EXPECT_EQ(n[0].at("N"), 1);
+  EXPECT_EQ(n[1].at("N"), 5);
+  // H even: 2, 4, 6, ... distinct between samples.
+  const std::vector<Bindings> h = SampleBindings({"H"}, 4, false, even);
+  EXPECT_EQ(h[0].at("H"), 2);
+  EXPECT_EQ(h[1].at("H"), 4);
+  EXPECT_EQ(h[2].at("H"), 6);
+}
+
+TEST(Inputs, ViolatingBindingBreaksTheCondition) {
+  bcast::ConditionSet mask;
+  mask.Add(bcast::Clause::Of({bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")),
+                              bcast::Atom::Eq("total", 1)}));
+  const std::set<std::string> symbols = {"N", "past", "seq", "total"};
+  std::optional<Bindings> bad = ViolatingBinding(symbols, mask);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(mask.Evaluate(*bad), false) << BindingsToString(*bad);
+  for (const auto& [s, v] : *bad) EXPECT_GE(v, 1);
+  bcast::ConditionSet in_set;
+  in_set.Add(bcast::Clause::InSet("N", {1, 5}));
+  bad = ViolatingBinding(symbols, in_set);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->at("N"), 2);
+  // Nothing to violate: no condition, or one on symbols the inputs do not have.
+  EXPECT_FALSE(ViolatingBinding(symbols, bcast::ConditionSet()).has_value());
+  bcast::ConditionSet other;
+  other.Add(bcast::Clause::InSet("nz:0:0", {1, 3}));
+  EXPECT_FALSE(ViolatingBinding(symbols, other).has_value());
+}
+
+const char kConditional[] = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[N,3] a, float[5,3] b) => (float[5,3] y) { y = Add(a, b) })";
+
+TEST(Verify, RandomSamplesStayInsideTheConditionAndTheEdgeCaseFailsInBoth) {
+  const proto::Model a = Parse(kConditional);
+  VerifyOptions options;
+  options.edge_cases = true;
+  absl::StatusOr<VerifyResult> r = Verify(a, a, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "a");
+  // N=1, N=5, N=5 (N ∈ {1, 5}), N=0 skipped (the original rejects it), then N=2 outside.
+  ASSERT_EQ(r->samples.size(), 4u) << FormatVerifyText(*r, "a", "a");
+  EXPECT_THAT(r->samples[0].label, HasSubstr("(N=1)"));
+  EXPECT_THAT(r->samples[1].label, HasSubstr("(N=5)"));
+  EXPECT_TRUE(r->samples[3].expect_failure);
+  EXPECT_TRUE(r->samples[3].match);
+  EXPECT_THAT(r->samples[3].label, HasSubstr("edge case outside the broadcast condition (N=2)"));
+  EXPECT_THAT(r->samples[3].note,
+              HasSubstr("check: Add 'Add#0': A [2,3] and B [5,3] are not broadcastable"));
+  EXPECT_THAT(FormatVerifyText(*r, "a", "a"), HasSubstr("(N=2): both fail\n"));
+}
+
+TEST(Verify, AModelThatRunsWhereCheckSaysItMustFailIsReported) {
+  const proto::Model a = Parse(kConditional);
+  // Equal to the original for N ∈ {1, 5}, but it also runs for other N.
+  const proto::Model b = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[N,3] a, float[5,3] b) => (float[5,3] y) {
+      c = Concat<axis = 0>(a, a, a, a, a)
+      st = Constant<value = int64[1] {0}>()
+      en = Constant<value = int64[1] {5}>()
+      ax = Constant<value = int64[1] {0}>()
+      a5 = Slice(c, st, en, ax)
+      y = Add(a5, b)
+    })");
+  VerifyOptions options;
+  absl::StatusOr<VerifyResult> r = Verify(a, b, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "b");
+  options.edge_cases = true;
+  r = Verify(a, b, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->match);
+  const SampleResult& edge = r->samples.back();
+  EXPECT_TRUE(edge.expect_failure);
+  EXPECT_FALSE(edge.match);
+  EXPECT_THAT(edge.error, HasSubstr("the rewritten model runs where check says it must fail "
+                                    "(Add 'Add#0': A [2,3] and B [5,3]"));
+  EXPECT_THAT(FormatVerifyText(*r, "a", "b"), HasSubstr("(N=2): RUNS\n"));
+}
+
 TEST(Compare, ReportsFiguresUlpsAndExactness) {
   auto v = [](std::vector<int64_t> shape, std::initializer_list<float> values) {
     return rt::Value::Of(std::make_shared<rt::Tensor>(*rt::Tensor::FromValues<float>(shape, values)));
