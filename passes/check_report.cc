@@ -249,7 +249,8 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
   json.BeginObject();
   json.Member("model", model_path);
   json.Key("nodes").BeginArray();
-  for (const NodeVerdict& v : a.nodes) {
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const NodeVerdict& v = a.nodes[i];
     json.BeginObject();
     json.Member("node", v.node);
     json.Member("op", v.op);
@@ -272,8 +273,8 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     json.Key("condition");
     WriteCondition(v.condition, &json);
     json.Member("message", v.message);
-    if (at != nullptr && &v - a.nodes.data() < static_cast<std::ptrdiff_t>(at->nodes.size())) {
-      const NodeDimEvaluation& n = at->nodes[&v - a.nodes.data()];
+    if (at != nullptr && i < at->nodes.size()) {
+      const NodeDimEvaluation& n = at->nodes[i];
       json.Key("at_dims").BeginObject();
       json.Member("outcome", std::string(DimOutcomeName(n.outcome)));
       json.Key("inputs").BeginArray();
