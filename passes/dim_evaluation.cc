@@ -38,6 +38,21 @@ Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst) {
   return out;
 }
 
+// What `condition` still requires once the bound symbols are replaced by their values
+// (`total_seq == past_seq + 3 or total_seq == 1` at seq=3), simplified as any condition.
+bcast::ConditionSet Residual(const bcast::ConditionSet& condition,
+                             const std::map<std::string, Expr>& subst) {
+  bcast::ConditionSet out;
+  for (const bcast::Clause& clause : condition.clauses()) {
+    std::vector<bcast::Atom> atoms;
+    for (const bcast::Atom& atom : clause.atoms) {
+      atoms.push_back(bcast::Atom::EqExpr(atom.lhs.Substitute(subst), atom.rhs.Substitute(subst)));
+    }
+    out.Add(bcast::Clause::Of(std::move(atoms)));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view DimOutcomeName(DimOutcome outcome) {
@@ -121,7 +136,7 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
         }
         if (!holds.has_value()) {
           n.outcome = DimOutcome::kConditional;
-          n.message = v.condition.ToString();
+          n.message = Residual(v.condition, subst).ToString();
           for (const std::string& s : v.condition.Symbols()) {
             if (bindings.count(s) == 0) {
               n.unbound.push_back(s);

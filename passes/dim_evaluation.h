@@ -43,7 +43,8 @@ struct NodeDimEvaluation {
   /// NodeVerdict::inputs); filled for every outcome but kHolds of an ok node.
   std::vector<bcast::Shape> inputs;
   /// kFails: the one-line error message at these dims (node, op, shapes, rule, reason);
-  /// kConditional: the condition that remains; kUnknown: the verdict's message.
+  /// kConditional: what the condition still requires with the bound values substituted;
+  /// kUnknown: the verdict's message.
   std::string message;
   /// kConditional: the symbols of its condition that are not bound, sorted.
   std::vector<std::string> unbound;

@@ -70,6 +70,8 @@ TEST(DimEvaluation, UnboundSymbolsStayConditional) {
   const DimEvaluation partial = Eval(a, {{"H", 4}});
   EXPECT_EQ(partial.nodes[0].outcome, DimOutcome::kConditional);
   EXPECT_THAT(partial.nodes[0].unbound, ElementsAre("W"));
+  // What remains once H is known.
+  EXPECT_EQ(partial.nodes[0].message, "W == 1 or W mod 2 == 0");
   EXPECT_THAT(partial.unbound, ElementsAre("W"));
   EXPECT_EQ(partial.conditional, 1);
   EXPECT_FALSE(partial.combined.has_value());
@@ -191,6 +193,16 @@ TEST(DimEvaluation, UsageErrorsNameTheModelsSymbols) {
   e = EvaluateAtDims(a, {{"H", 0}});
   ASSERT_FALSE(e.ok());
   EXPECT_THAT(e.status().message(), HasSubstr("extents >= 1"));
+}
+
+TEST(DimEvaluation, PartialBindingLeavesTheResidualOfARelation) {
+  const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
+      g (float[N,S,P] x, float[N,1,T] m) => (float[N,S,P] y) { y = Add(x, m) })");
+  ASSERT_EQ(a.nodes.size(), 1u);
+  const DimEvaluation e = Eval(a, {{"P", 7}});
+  EXPECT_EQ(e.nodes[0].outcome, DimOutcome::kConditional);
+  EXPECT_EQ(e.nodes[0].message, "T ∈ {1, 7}");
+  EXPECT_THAT(e.nodes[0].unbound, ElementsAre("T"));
 }
 
 TEST(DimEvaluation, MultiSymbolConditionsEvaluateExactly) {
