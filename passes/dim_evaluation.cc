@@ -135,14 +135,19 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
           break;
         }
         if (!holds.has_value()) {
+          for (const std::string& s : v.condition.Symbols()) {
+            if (bindings.count(s) == 0) n.unbound.push_back(s);
+          }
+          if (n.unbound.empty()) {
+            // Every symbol is bound, yet an intermediate overflowed int64: nothing is decided.
+            n.outcome = DimOutcome::kUnknown;
+            n.message = absl::StrCat(v.op, " '", v.node, "': ", v.condition.ToString(),
+                                     " cannot be evaluated at these values (int64 overflow)");
+            break;
+          }
           n.outcome = DimOutcome::kConditional;
           n.message = Residual(v.condition, subst).ToString();
-          for (const std::string& s : v.condition.Symbols()) {
-            if (bindings.count(s) == 0) {
-              n.unbound.push_back(s);
-              unbound.insert(s);
-            }
-          }
+          unbound.insert(n.unbound.begin(), n.unbound.end());
           break;
         }
         n.outcome = DimOutcome::kFails;

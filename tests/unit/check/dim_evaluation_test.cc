@@ -205,6 +205,24 @@ TEST(DimEvaluation, PartialBindingLeavesTheResidualOfARelation) {
   EXPECT_THAT(e.nodes[0].unbound, ElementsAre("T"));
 }
 
+TEST(DimEvaluation, ValuesThatOverflowAreUnknownNotConditional) {
+  // T == A + B or T == 1 (A + B >= 2): A + B overflows at these values.
+  const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
+      g (float[A] x, float[B] y, float[T] m) => (float[?] z) {
+        c = Concat<axis = 0>(x, y)
+        z = Add(c, m)
+      })");
+  ASSERT_EQ(a.nodes.size(), 1u);
+  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
+  EXPECT_EQ(Eval(a, {{"A", 2}, {"B", 3}, {"T", 5}}).nodes[0].outcome, DimOutcome::kHolds);
+  EXPECT_EQ(Eval(a, {{"A", 2}, {"B", 3}, {"T", 4}}).nodes[0].outcome, DimOutcome::kFails);
+  const DimEvaluation e = Eval(a, {{"A", INT64_MAX}, {"B", 5}, {"T", 4}});
+  EXPECT_EQ(e.nodes[0].outcome, DimOutcome::kUnknown);
+  EXPECT_THAT(e.nodes[0].message, HasSubstr("int64 overflow"));
+  EXPECT_TRUE(e.unbound.empty());
+  EXPECT_EQ(e.unknown, 1);
+}
+
 TEST(DimEvaluation, MultiSymbolConditionsEvaluateExactly) {
   // Two unnamed dims: x:0 == m:0 or either is 1.
   const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
