@@ -222,12 +222,13 @@ std::vector<ManifestModel> LoadManifest() {
     for (const auto& [input, axes] : entry.Get("dynamic_axes")->object) {
       for (const auto& [axis, symbol] : axes.object) model.symbols.insert(symbol.string);
     }
-    auto read = [](const JsonValue* list, std::vector<Bindings>* into) {
+    auto read = [&model](const JsonValue* list, std::vector<Bindings>* into) {
       for (const JsonValue& b : list->array) {
         Bindings binding;
         bool in_domain = true;
         for (const auto& [s, v] : b.object) {
-          if (v.type != JsonValue::Type::kNumber) continue;  // "reason"
+          // "reason", and sizes the export fixed (ViT's H and W are static in the model).
+          if (v.type != JsonValue::Type::kNumber || model.symbols.count(s) == 0) continue;
           binding[s] = static_cast<int64_t>(v.number);
           in_domain &= v.number >= 1;  // symbols are extents >= 1 (an empty past is not)
         }
