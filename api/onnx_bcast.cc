@@ -175,51 +175,24 @@ ModelStats ToStats(const passes::ModelSummary& s) {
   return ModelStats{s.nodes, s.initializers, s.initializer_bytes, s.opset};
 }
 
-// Resolves the options' target or pass list into a pipeline, as `opt` does.
-struct Pipeline {
-  std::vector<const passes::PassInfo*> passes;
-  std::optional<passes::TargetProfile> profile;
-};
-
-absl::StatusOr<Pipeline> ResolvePipeline(const OptimizeOptions& options) {
-  const int given = static_cast<int>(!options.target.empty()) +
-                    static_cast<int>(!options.target_file.empty()) +
-                    static_cast<int>(!options.passes.empty());
-  if (given > 1) {
-    return absl::InvalidArgumentError(
-        "OptimizeOptions: give one of target, target_file and passes");
-  }
+// Resolves the options' target or pass list into a pipeline: the same resolution as `opt`.
+absl::StatusOr<passes::ResolvedPipeline> ResolvePipeline(const OptimizeOptions& options) {
   if (options.fold_limit_bytes < 0) {
     return absl::InvalidArgumentError("OptimizeOptions: fold_limit_bytes must not be negative");
   }
-  Pipeline pipeline;
-  std::vector<std::string> names = options.passes;
-  if (!options.target.empty()) {
-    const passes::TargetProfile* t = passes::FindTarget(options.target);
-    if (t == nullptr) {
-      std::vector<std::string> known;
-      for (const passes::TargetProfile& p : passes::BuiltinTargets()) known.push_back(p.name);
-      return absl::InvalidArgumentError(absl::StrCat("unknown target '", options.target,
-                                                     "' (known: ", absl::StrJoin(known, ", "),
-                                                     ")"));
-    }
-    pipeline.profile = *t;
-  } else if (!options.target_file.empty()) {
-    absl::StatusOr<passes::TargetProfile> t = passes::LoadTargetProfile(options.target_file);
-    if (!t.ok()) return t.status();
-    pipeline.profile = *std::move(t);
+  absl::StatusOr<passes::ResolvedPipeline> pipeline =
+      passes::ResolvePipeline({options.target, options.target_file, options.passes});
+  if (!pipeline.ok()) {
+    return absl::Status(pipeline.status().code(),
+                        absl::StrCat("OptimizeOptions: ", pipeline.status().message()));
   }
-  if (pipeline.profile.has_value()) names = pipeline.profile->passes;
-  absl::StatusOr<std::vector<const passes::PassInfo*>> resolved = passes::ResolvePasses(names);
-  if (!resolved.ok()) return resolved.status();
-  pipeline.passes = *std::move(resolved);
   return pipeline;
 }
 
 // Runs the pipeline over `model` (changed in place even on error: callers work on a copy).
 absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const OptimizeOptions& options,
                                              const std::string& output_path) {
-  absl::StatusOr<Pipeline> pipeline = ResolvePipeline(options);
+  absl::StatusOr<passes::ResolvedPipeline> pipeline = ResolvePipeline(options);
   if (!pipeline.ok()) return pipeline.status();
   passes::PipelineOptions pipeline_options;
   pipeline_options.verify_each = options.verify_each;

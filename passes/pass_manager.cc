@@ -1,10 +1,12 @@
 // The pass manager (see pass_manager.h).
 #include "passes/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "proto/onnx_checks.h"
 #include "proto/opsets.h"
 #include "proto/tensor_util.h"
@@ -39,9 +41,55 @@ absl::StatusOr<std::vector<const PassInfo*>> ResolvePasses(absl::Span<const std:
   std::vector<const PassInfo*> out;
   for (const std::string& name : names) {
     const PassInfo* info = FindPass(name);
-    if (info == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
+    if (info == nullptr) {
+      std::vector<std::string> known;
+      for (const PassInfo& p : AllPasses()) known.push_back(p.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "' (known: none, ",
+                                                     absl::StrJoin(known, ", "), ")"));
+    }
     out.push_back(info);
+  }
+  return out;
+}
+
+absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request) {
+  const int given = static_cast<int>(!request.target.empty()) +
+                    static_cast<int>(!request.target_file.empty()) +
+                    static_cast<int>(!request.passes.empty());
+  if (given > 1) return absl::InvalidArgumentError("give one of --target, --target-file and --passes");
+  ResolvedPipeline out;
+  std::vector<std::string> names = request.passes;
+  if (!request.target_file.empty()) {
+    absl::StatusOr<TargetProfile> t = LoadTargetProfile(request.target_file);
+    if (!t.ok()) return t.status();
+    out.profile = *std::move(t);
+  } else if (request.passes.empty()) {
+    const std::string name = request.target.empty() ? kDefaultTarget : request.target;
+    const TargetProfile* t = FindTarget(name);
+    if (t == nullptr) {
+      std::vector<std::string> known;
+      for (const TargetProfile& p : BuiltinTargets()) known.push_back(p.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown target '", name, "' (known: ", absl::StrJoin(known, ", "), ")"));
+    }
+    out.profile = *t;
+  }
+  if (out.profile.has_value()) names = out.profile->passes;
+  if (std::find(names.begin(), names.end(), "none") != names.end()) {
+    if (names.size() > 1) {
+      return absl::InvalidArgumentError("pass 'none' (load and save only) stands alone");
+    }
+    names.clear();
+  }
+  absl::StatusOr<std::vector<const PassInfo*>> passes = ResolvePasses(names);
+  if (!passes.ok()) return passes.status();
+  out.passes = *std::move(passes);
+  for (const PassInfo* p : out.passes) {
+    if (p->needs_target && !out.profile.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pass '", p->name,
+                       "' needs a target's table: give --target-file (or --target) instead"));
+    }
   }
   return out;
 }

@@ -3,13 +3,16 @@
 // full check after every pass; a pass that breaks the graph stops the pipeline (InternalError).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "passes/pass.h"
 #include "passes/registry.h"
+#include "passes/targets.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
@@ -43,7 +46,31 @@ ModelSummary Summarize(const onnx::ModelProto& model);
 absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> pipeline,
                          const PipelineOptions& options, std::vector<PassRun>* runs);
 
-/// Resolves comma-separated pass names; InvalidArgument naming an unknown one.
+/// Resolves pass names; InvalidArgument naming an unknown one and listing the known ones.
 absl::StatusOr<std::vector<const PassInfo*>> ResolvePasses(absl::Span<const std::string> names);
+
+/// What the user asked `opt` (or the API's Optimize) to run: at most one of the three.
+struct PipelineRequest {
+  std::string target;               ///< a built-in target's name
+  std::string target_file;          ///< a target profile file
+  std::vector<std::string> passes;  ///< pass names in order; {"none"} alone: no pass at all
+};
+
+/// The default target when a request names nothing: onnxsim and onnxoptimizer do their job
+/// by default, and so does opt.
+inline constexpr char kDefaultTarget[] = "explicit";
+
+/// A request resolved into passes (and the profile whose promise the result must keep).
+struct ResolvedPipeline {
+  std::vector<const PassInfo*> passes;
+  std::optional<TargetProfile> profile;
+};
+
+/// Resolves `request` before any work starts, so that every mistake is refused up front:
+/// InvalidArgument for two of target/target_file/passes, an unknown target or pass (listing
+/// the known names), "none" beside other passes, or a pass that needs a target's table
+/// ('legalize') without one; the profile file's own errors as LoadTargetProfile gives them.
+/// An empty request is the default target. One function for the CLI and the API.
+absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request);
 
 }  // namespace onnx_bcast::passes

@@ -27,7 +27,7 @@ absl::Span<const PassInfo> AllPasses() {
        "leave every binary op in a form ncnn's BinaryOp runs natively; refuse rank > 4",
        CreateLegalizeNcnnPass},
       {"legalize", "like legalize-ncnn, for the table of the target being run (--target-file)",
-       CreateLegalizeTargetPass},
+       CreateLegalizeTargetPass, /*needs_target=*/true},
   };
   return absl::Span<const PassInfo>(kPasses);
 }

@@ -13,6 +13,8 @@ struct PassInfo {
   const char* name;     ///< command-line name, kebab-case of the file name
   const char* summary;  ///< one line for --help
   std::unique_ptr<Pass> (*factory)();
+  /// Runs a target's table (PassOptions::target): refused up front without a target.
+  bool needs_target = false;
 };
 
 /// Every pass, in the order they are listed.

@@ -374,6 +374,71 @@ absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
   return model;
 }
 
+absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Limits& limits) {
+  // Read to EOF in growing chunks, never more than the file-size limit allows.
+  std::string bytes;
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (;;) {
+    const size_t have = bytes.size();
+    if (static_cast<int64_t>(have) > limits.max_file_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          label, ": more than the limit of ", limits.max_file_bytes, " bytes (--max-file-bytes)"));
+    }
+    bytes.resize(have + kChunk);
+    const ssize_t n = ::read(fd, bytes.data() + have, kChunk);
+    if (n < 0 && errno == EINTR) {
+      bytes.resize(have);
+      continue;
+    }
+    if (n < 0) return absl::InvalidArgumentError(absl::StrCat(label, ": cannot read: ", Errno()));
+    bytes.resize(have + static_cast<size_t>(n));
+    if (n == 0) break;
+  }
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": empty input, not an ONNX model"));
+  }
+  // ONNX text form opens with '<' (after blanks); a binary model opens with a field tag.
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  absl::StatusOr<Model> model = first != std::string::npos && bytes[first] == '<'
+                                    ? ParseModelText(bytes, label, ".", limits)
+                                    : ParseModelBytes(bytes, label, ".", limits);
+  if (!model.ok()) return model.status();
+  // A stream has no folder: a location would be resolved against whatever directory we run
+  // in, which the model's author did not choose. Only a file's own folder is trusted.
+  std::string external;
+  ForEachModelTensor(&model->proto, [&external](onnx::TensorProto* t) {
+    if (external.empty() && t->data_location() == onnx::TensorProto::EXTERNAL) {
+      external = t->name();
+    }
+  });
+  if (!external.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": tensor '", external,
+                     "' keeps its payload in external data, which a model read from a stream "
+                     "cannot reference; give the model's path"));
+  }
+  return model;
+}
+
+absl::StatusOr<std::string> SerializeForStream(const Model& model) {
+  std::string external;
+  // ForEachModelTensor walks a mutable model; this walk only reads.
+  ForEachModelTensor(const_cast<onnx::ModelProto*>(&model.proto),
+                     [&external](onnx::TensorProto* t) {
+                       if (external.empty() &&
+                           t->data_location() == onnx::TensorProto::EXTERNAL) {
+                         external = t->name();
+                       }
+                     });
+  if (!external.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("tensor '", external,
+                     "' keeps its payload in external data, which cannot go to a stream; "
+                     "write the model to a file"));
+  }
+  return SerializeModel(model.proto);
+}
+
 absl::Status ValidateModel(const Model& model, const Limits& limits) {
   return Validator(model, limits).Run();
 }

@@ -30,6 +30,15 @@ struct Model {
 /// the offending file's path.
 absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits = {});
 
+/// Loads a model from an open descriptor (stdin for a MODEL of '-'): binary, or ONNX text form
+/// when it opens with '<'. `label` names it in messages. Reads at most limits.max_file_bytes.
+/// A model that references external data is refused: a stream has no folder of its own.
+absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Limits& limits = {});
+
+/// The bytes of `model` for a stream (`opt -o -`): FailedPrecondition when a tensor keeps its
+/// payload in external data, ResourceExhausted at 2 GiB or more.
+absl::StatusOr<std::string> SerializeForStream(const Model& model);
+
 /// Parses serialized model bytes. `label` names the source in messages.
 absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string& label,
                                       const std::string& base_dir, const Limits& limits = {});

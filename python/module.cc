@@ -433,7 +433,8 @@ constexpr char kOptimizeDoc[] =
     "optimize(model, *, target=None, passes=None, target_file=None, output=None, "
     "fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', "
     "allow_partial=False)\n--\n\n"
-    R"(Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
+    R"(Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
+(list_passes(); ["none"]: load and save only).
 
 Returns what it was given: (ModelProto, report) for an onnx.ModelProto (the argument is not
 modified), (bytes, report) for serialized bytes; for a path the rewritten model is written to

@@ -137,9 +137,9 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-void PrintOut(std::string_view text) {
+void PrintOut(std::string_view text, bool to_stderr) {
   const std::string safe = TerminalSafe(text);
-  std::fwrite(safe.data(), 1, safe.size(), stdout);
+  std::fwrite(safe.data(), 1, safe.size(), to_stderr ? stderr : stdout);
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }

@@ -63,8 +63,12 @@ std::string TerminalSafe(std::string_view text);
 /// Prints one line to stderr (newlines folded, TerminalSafe).
 void PrintError(const std::string& message);
 
-/// Writes `text` to stdout, TerminalSafe.
-void PrintOut(std::string_view text);
+/// Writes `text` to stdout, TerminalSafe; to stderr with `to_stderr` (when stdout carries the
+/// machine-readable output: `--json -`, `--report -`, `-o -`).
+void PrintOut(std::string_view text, bool to_stderr = false);
+
+/// The stdin convention: a MODEL of "-" is read from stdin, and "-" as an output path is stdout.
+inline constexpr char kStdio[] = "-";
 
 /// True when stderr is a terminal (progress output is only printed then).
 bool StderrIsTerminal();

@@ -1,5 +1,7 @@
 // onnx-bcast: make the broadcast semantics of ONNX models explicit, checked and verified.
 // The CLI only parses arguments and calls into the library layers; no logic lives here.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -110,7 +112,9 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
 absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args) {
   // Validated in Main before any command runs.
   const proto::Limits limits = *LimitsFrom(args);
-  absl::StatusOr<proto::Model> model = proto::LoadModel(path, limits);
+  absl::StatusOr<proto::Model> model = path == kStdio
+                                           ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
+                                           : proto::LoadModel(path, limits);
   // A cycle, a value defined twice or nowhere, a recursive function or one whose calls expand
   // past --max-function-inlines is refused by every command alike (libonnx inference would
   // recurse forever on the third, and take hours on the last).
@@ -139,10 +143,12 @@ int RunVerify(const Command& cmd, const ParsedArgs& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"check", "onnx-bcast check MODEL [options]",
+      {"check", "onnx-bcast check MODEL [options]   (MODEL '-': read stdin)",
        "infer shapes and give every broadcasting node a verdict",
        {
-           {"json", 0, "FILE", false, "write the verdicts as JSON to FILE ('-' for stdout)"},
+           {"json", 0, "FILE", false,
+            "write the verdicts as JSON to FILE ('-': stdout, the text report then goes to "
+            "stderr)"},
            {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
            {"dim", 0, "SYMBOL=N", true,
             "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
@@ -153,18 +159,22 @@ const std::vector<Command>& Commands() {
            kHelp,
        },
        RunCheck},
-      {"opt", "onnx-bcast opt MODEL -o OUT [options]",
-       "rewrite broadcasts for a target (with no pass: load and save losslessly)",
+      {"opt", "onnx-bcast opt MODEL -o OUT [options]   (MODEL '-': stdin; OUT '-': stdout)",
+       "rewrite broadcasts for a target (default: explicit; --passes none: load and save)",
        {
-           {"output", 'o', "OUT", false, "where to write the rewritten model"},
-           {"target", 0, "NAME", false, "a named pipeline (see --list-passes)"},
+           {"output", 'o', "OUT", false,
+            "where to write the rewritten model ('-': stdout, the text then goes to stderr)"},
+           {"target", 0, "NAME", false,
+            "a named pipeline (default explicit; see --list-passes)"},
            {"target-file", 0, "FILE", false, "a target profile file describing an engine"},
-           {"passes", 0, "a,b,c", false, "run these passes in order"},
-           {"report", 0, "FILE", false, "write a JSON log of every rewrite"},
+           {"passes", 0, "a,b,c", false,
+            "run these passes in order ('none': only load, validate and save losslessly)"},
+           {"report", 0, "FILE", false,
+            "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)"},
            {"verify", 0, nullptr, false, "verify the rewritten model against the original"},
            {"verify-each", 0, nullptr, false, "validate the graph after every pass"},
            {"dry-run", 0, nullptr, false, "print what would change, write nothing"},
-           {"in-place", 0, nullptr, false, "allow OUT to be MODEL itself"},
+           {"in-place", 0, nullptr, false, "write the result back to MODEL (no -o needed)"},
            {"external-data", 0, nullptr, false, "save large initializers to OUT.data"},
            {"list-passes", 0, nullptr, false, "list the passes and targets, then exit"},
            {"fold-limit", 0, "BYTES", false,
@@ -176,7 +186,7 @@ const std::vector<Command>& Commands() {
            kHelp,
        },
        RunOpt},
-      {"run", "onnx-bcast run MODEL [options]",
+      {"run", "onnx-bcast run MODEL [options]   (MODEL '-': read stdin)",
        "execute the model on the reference CPU executor",
        {
            {"test-data", 0, "DIR", true, "inputs input_K.pb, compared with output_K.pb"},
@@ -193,7 +203,7 @@ const std::vector<Command>& Commands() {
            kHelp,
        },
        RunRun},
-      {"verify", "onnx-bcast verify ORIGINAL REWRITTEN [options]",
+      {"verify", "onnx-bcast verify ORIGINAL REWRITTEN [options]   (one of them may be '-': stdin)",
        "prove numerically that two models compute the same outputs",
        {
            {"test-data", 0, "DIR", true, "use these inputs instead of random ones"},
@@ -265,10 +275,27 @@ bool WriteText(const std::string& path, const std::string& text,
   return true;
 }
 
+// `-o -`: the model's bytes on stdout (a model with external data needs a file).
+absl::Status WriteModelToStdout(const proto::Model& model) {
+  absl::StatusOr<std::string> bytes = proto::SerializeForStream(model);
+  if (!bytes.ok()) return bytes.status();
+  if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() ||
+      std::fflush(stdout) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write to stdout: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   if (args.Has("annotate") != args.Has("output")) {
     return Usage(cmd, "--annotate and -o OUT go together");
+  }
+  // stdout carries one thing: the annotated model or the JSON; the text report then goes to
+  // stderr.
+  const bool model_to_stdout = args.Get("output") == kStdio;
+  if (model_to_stdout && args.Get("json") == kStdio) {
+    return Usage(cmd, "-o - and --json - both want stdout");
   }
   // --dim values are parsed before loading (a malformed one is a usage error whatever the
   // model); the names are checked against the model's symbols once it is analyzed.
@@ -284,12 +311,12 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     }
     dims[kv.first] = n;
   }
-  const std::string& path = args.positionals[0];
-  absl::StatusOr<proto::Model> model = Load(path, args);
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
+  const std::string path = model->path;  // "<stdin>" for '-'
   passes::AnalysisOptions options;
   options.lint = args.Has("lint");
   proto::Model annotated;
@@ -307,9 +334,9 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   const passes::DimEvaluation* at_ptr = at ? &*at : nullptr;
   const std::string json_path = args.Get("json");
-  if (json_path != "-") {
-    PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr));
-  }
+  // With the JSON on stdout, the text report goes to stderr: a pipe gets nothing but JSON.
+  PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr),
+           /*to_stderr=*/json_path == kStdio || model_to_stdout);
   if (args.Has("json") &&
       !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint, at_ptr),
                  proto::InputFilesOf(*model))) {
@@ -325,8 +352,11 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     annotated.base_dir = model->base_dir;
     annotated.file_dev = model->file_dev;
     annotated.file_ino = model->file_ino;
-    if (absl::Status s = proto::SaveModel(annotated, args.Get("output")); !s.ok()) {
-      PrintError(std::string(s.message()));
+    if (absl::Status s = model_to_stdout ? WriteModelToStdout(annotated)
+                                         : proto::SaveModel(annotated, args.Get("output"));
+        !s.ok()) {
+      PrintError(model_to_stdout ? absl::StrCat(path, ": -o -: ", s.message())
+                                 : std::string(s.message()));
       return kExitCannotWrite;
     }
   }
@@ -353,12 +383,30 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     return kExitOk;
   }
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
-  if (!args.Has("output") && !args.Has("dry-run")) return Usage(cmd, "needs -o OUT");
-  if (static_cast<int>(args.Has("target")) + static_cast<int>(args.Has("passes")) +
-          static_cast<int>(args.Has("target-file")) >
-      1) {
-    return Usage(cmd, "give one of --target, --target-file and --passes");
+  // Every combination is checked here, before the model is read: a mistake costs nothing.
+  const std::string& model_path = args.positionals[0];
+  const bool dry_run = args.Has("dry-run");
+  const bool in_place = args.Has("in-place");
+  std::string output = args.Get("output");
+  if (in_place) {
+    if (model_path == kStdio) return Usage(cmd, "--in-place needs a MODEL file, not stdin");
+    if (dry_run) return Usage(cmd, "--in-place and --dry-run conflict (--dry-run writes nothing)");
+    if (args.Has("output") && output != model_path) {
+      return Usage(cmd, "--in-place writes MODEL itself: drop -o OUT");
+    }
+    output = model_path;
   }
+  if (output.empty() && !dry_run) return Usage(cmd, "needs -o OUT (or --in-place, or --dry-run)");
+  const bool model_to_stdout = !dry_run && output == kStdio;
+  const bool report_to_stdout = args.Get("report") == kStdio;
+  if (model_to_stdout && report_to_stdout) {
+    return Usage(cmd, "-o - and --report - both want stdout");
+  }
+  if (model_to_stdout && args.Has("external-data")) {
+    return Usage(cmd, "-o - writes one stream: --external-data needs an output file");
+  }
+  // With the model or the JSON on stdout, the text lines go to stderr.
+  const bool text_to_stderr = model_to_stdout || report_to_stdout;
   passes::PipelineOptions options;
   options.verify_each = args.Has("verify-each");
   if (args.Has("fold-limit")) {
@@ -369,44 +417,46 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     if (limit < 0) return Usage(cmd, "--fold-limit must not be negative");
     options.pass_options.fold_limit_bytes = limit;
   }
-  std::vector<std::string> names;
-  passes::TargetProfile profile;
-  const bool has_target = args.Has("target") || args.Has("target-file");
-  if (args.Has("passes")) {
-    for (absl::string_view name :
-         absl::StrSplit(args.Get("passes"), ',', absl::SkipWhitespace())) {
-      names.emplace_back(absl::StripAsciiWhitespace(name));
-    }
-  } else if (args.Has("target")) {
-    const passes::TargetProfile* t = passes::FindTarget(args.Get("target"));
-    if (t == nullptr) return Usage(cmd, absl::StrCat("unknown target '", args.Get("target"), "'"));
-    profile = *t;
-    names = profile.passes;
-  } else if (args.Has("target-file")) {
-    absl::StatusOr<passes::TargetProfile> t = passes::LoadTargetProfile(args.Get("target-file"));
-    if (!t.ok()) {
-      PrintError(std::string(t.status().message()));
+  passes::PipelineRequest request;
+  request.target = args.Get("target");
+  request.target_file = args.Get("target-file");
+  for (absl::string_view name : absl::StrSplit(args.Get("passes"), ',', absl::SkipWhitespace())) {
+    request.passes.emplace_back(absl::StripAsciiWhitespace(name));
+  }
+  if (args.Has("passes") && request.passes.empty()) {
+    return Usage(cmd, "--passes needs at least one name ('none' for load and save only)");
+  }
+  absl::StatusOr<passes::ResolvedPipeline> resolved = passes::ResolvePipeline(request);
+  if (!resolved.ok()) {
+    // A bad profile file is the file's fault and names it; anything else is the command line's.
+    if (!request.target_file.empty() &&
+        absl::StartsWith(resolved.status().message(), request.target_file)) {
+      PrintError(std::string(resolved.status().message()));
       return kExitUsage;
     }
-    profile = *std::move(t);
-    names = profile.passes;
+    return Usage(cmd, std::string(resolved.status().message()));
   }
-  absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
-  if (!pipeline.ok()) return Usage(cmd, std::string(pipeline.status().message()));
+  const bool has_target = resolved->profile.has_value();
+  if (args.Has("allow-partial") && !has_target) {
+    return Usage(cmd, "--allow-partial relaxes a target's promise: give a target");
+  }
+  passes::TargetProfile profile = has_target ? *resolved->profile : passes::TargetProfile{};
+  const std::vector<const passes::PassInfo*>* pipeline = &resolved->passes;
   if (has_target) options.pass_options.target = &profile;
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
+  absl::StatusOr<proto::Model> model = Load(model_path, args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
+  const std::string label = model->path;  // "<stdin>" for '-'
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
   // --verify compares against the model as loaded.
   std::optional<proto::Model> original;
   if (args.Has("verify")) original = *model;
   passes::OptReport report;
-  report.model_path = args.positionals[0];
-  report.output_path = args.Has("dry-run") ? "" : args.Get("output");
+  report.model_path = label;
+  report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
   report.target = has_target ? profile.name : "";
   report.before = passes::Summarize(model->proto);
   const std::unordered_map<std::string, int> original_index =
@@ -427,15 +477,15 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   if (!status.ok()) report.error = std::string(status.message());
   if (!pipeline->empty()) {
-    PrintOut(passes::FormatOptText(report, args.Has("dry-run") || args.Has("debug"),
-                                   args.Has("debug")));
+    PrintOut(passes::FormatOptText(report, dry_run || args.Has("debug"), args.Has("debug")),
+             text_to_stderr);
   }
   if (args.Has("report") &&
       !WriteText(args.Get("report"), passes::FormatOptJson(report), inputs)) {
     return kExitCannotWrite;
   }
   if (!status.ok()) {
-    PrintError(absl::StrCat(args.positionals[0], ": ", status.message()));
+    PrintError(absl::StrCat(label, ": ", status.message()));
     switch (status.code()) {
       case absl::StatusCode::kUnimplemented:
         return kExitUnsupported;
@@ -450,7 +500,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     const bool partial = args.Has("allow-partial");
     const size_t total = report.violations.size();
     for (size_t k = 0; k < total; ++k) {
-      PrintError(absl::StrCat(args.positionals[0], ": target ", profile.name, " not met (node ",
+      PrintError(absl::StrCat(label, ": target ", profile.name, " not met (node ",
                               k + 1, " of ", total, " not in its form; ",
                               partial ? "written anyway: --allow-partial"
                                       : "nothing written, --allow-partial writes it anyway",
@@ -465,23 +515,31 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     vopts.report_json = passes::FormatOptJson(report);
     absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original, *model, vopts);
     if (!result.ok()) {
-      PrintError(absl::StrCat(args.positionals[0], ": --verify: ", result.status().message()));
+      PrintError(absl::StrCat(label, ": --verify: ", result.status().message()));
       return LoadExitCode(result.status());
     }
-    PrintOut(verify::FormatVerifyText(*result, args.positionals[0],
-                                      args.Get("output", "(rewritten)")));
+    PrintOut(verify::FormatVerifyText(*result, label,
+                                      dry_run ? "(rewritten)" : report.output_path),
+             text_to_stderr);
     if (!result->match) {
-      PrintError(absl::StrCat(args.Get("output", args.positionals[0]),
+      PrintError(absl::StrCat(dry_run ? label : report.output_path,
                               ": the rewritten model differs from the original; not written"));
       return kExitFound;
     }
   }
-  if (args.Has("dry-run")) return kExitOk;
+  if (dry_run) return kExitOk;
+  if (model_to_stdout) {
+    if (absl::Status s = WriteModelToStdout(*model); !s.ok()) {
+      PrintError(absl::StrCat(label, ": -o -: ", s.message()));
+      return kExitCannotWrite;
+    }
+    return kExitOk;
+  }
   proto::SaveOptions save;
-  save.in_place = args.Has("in-place");
+  save.in_place = in_place;
   save.external_data = args.Has("external-data");
   if (inputs.ok()) save.inputs = &*inputs;
-  if (absl::Status s = proto::SaveModel(*model, args.Get("output"), save); !s.ok()) {
+  if (absl::Status s = proto::SaveModel(*model, output, save); !s.ok()) {
     PrintError(std::string(s.message()));
     return kExitCannotWrite;
   }
@@ -572,6 +630,9 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, std::string(s.message()));
   }
 
+  if (args.Get("output-dir") == kStdio) {
+    return Usage(cmd, "--output-dir takes a directory (one file per output); '-' is not one");
+  }
   absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
@@ -762,6 +823,9 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("rtol") || args.Has("atol")) {
     options.tolerance = rt::Tolerance{rtol, atol, /*exact=*/false};
   }
+  if (args.positionals[0] == kStdio && args.positionals[1] == kStdio) {
+    return Usage(cmd, "only one model can come from stdin ('-')");
+  }
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
     absl::StatusOr<proto::Model> model = Load(path, args);
@@ -775,10 +839,10 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
   options.budget = &budget;
   absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
   if (!result.ok()) {
-    PrintError(absl::StrCat(args.positionals[0], ": ", result.status().message()));
+    PrintError(absl::StrCat(models[0].path, ": ", result.status().message()));
     return LoadExitCode(result.status());
   }
-  PrintOut(verify::FormatVerifyText(*result, args.positionals[0], args.positionals[1]));
+  PrintOut(verify::FormatVerifyText(*result, models[0].path, models[1].path));
   return result->match ? kExitOk : kExitFound;
 }
 
@@ -840,7 +904,13 @@ int Main(int argc, char** argv) {
   const std::string subject =
       parsed.positionals.empty() ? absl::StrCat("onnx-bcast ", cmd->name) : parsed.positionals[0];
   try {
-    return cmd->run(*cmd, parsed);
+    const int code = cmd->run(*cmd, parsed);
+    // A report that did not reach stdout (a full disk, a closed pipe) is not a success.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      PrintError(absl::StrCat(subject, ": cannot write to stdout: ", std::strerror(errno)));
+      return code == kExitOk || code == kExitFound ? kExitCannotWrite : code;
+    }
+    return code;
   } catch (const std::bad_alloc&) {
     PrintError(absl::StrCat(subject, ": out of memory (the model needs more memory than the "
                                      "process may use; see --max-tensor-elements)"));

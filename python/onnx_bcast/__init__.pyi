@@ -193,7 +193,8 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
              output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
              allow_partial: bool = False) -> tuple[onnx.ModelProto, OptimizeReport]:
-    """Rewrites the broadcasts for a target (list_targets()) or a list of passes (list_passes()).
+    """Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
+    (list_passes(); ["none"]: load and save only).
 
     Returns what it was given: (ModelProto, report) for an onnx.ModelProto (the argument is not
     modified), (bytes, report) for serialized bytes; for a path the rewritten model is written to

@@ -77,18 +77,18 @@ std::string ValidModelBytes() {
 TEST(Cli, HelpVersionAndUsage) {
   Result r = RunCli({"--help"});
   EXPECT_EQ(r.code, 0);
-  for (const char* cmd : {"check", "opt", "run", "verify"}) EXPECT_THAT(r.out, HasSubstr(cmd));
+  for (const char* cmd : {"check", "opt", "--passes", "none", "run", "verify"}) EXPECT_THAT(r.out, HasSubstr(cmd));
   EXPECT_EQ(RunCli({"--version"}).code, 0);
   r = RunCli({"help", "opt"});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("--in-place"));
-  r = RunCli({"opt", "--no-such-flag"});
+  r = RunCli({"opt", "--passes", "none", "--no-such-flag"});
   EXPECT_EQ(r.code, 64);
   ExpectOneLineError(r, "onnx-bcast opt:", "unknown option '--no-such-flag'");
   EXPECT_EQ(RunCli({"frobnicate"}).code, 64);
   EXPECT_EQ(RunCli({}).code, 64);
-  EXPECT_EQ(RunCli({"opt", "m.onnx"}).code, 64);  // no -o
-  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o"}).code, 64);
+  EXPECT_EQ(RunCli({"opt", "--passes", "none", "m.onnx"}).code, 64);  // no -o
+  EXPECT_EQ(RunCli({"opt", "--passes", "none", "m.onnx", "-o"}).code, 64);
   EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--passes", "no-such-pass"}).code, 64);
   EXPECT_EQ(RunCli({"verify", "a.onnx"}).code, 64);
 }
@@ -104,7 +104,7 @@ TEST(Cli, OptWithoutPassesIsLosslessForEveryModel) {
   TempDir dir;
   for (const std::string& model : models) {
     const std::string out = dir / "out.onnx";
-    Result r = RunCli({"opt", model, "-o", out});
+    Result r = RunCli({"opt", "--passes", "none", model, "-o", out});
     ASSERT_EQ(r.code, 0) << model << ": " << r.err;
     absl::StatusOr<proto::Model> a = proto::LoadModel(model);
     absl::StatusOr<proto::Model> b = proto::LoadModel(out);
@@ -146,12 +146,12 @@ TEST(Cli, UnloadableModelsExitTwoAndWriteNothing) {
     TempDir dir;
     const std::string in = dir / "in.onnx";
     WriteFile(in, c.bytes);
-    Result r = RunCli({"opt", in, "-o", dir / "out.onnx"});
+    Result r = RunCli({"opt", "--passes", "none", in, "-o", dir / "out.onnx"});
     EXPECT_EQ(r.code, 2) << c.name << ": " << r.err;
     ExpectOneLineError(r, in, c.message);
     EXPECT_EQ(dir.Count(), 1u) << c.name << ": output or temporary left behind";
   }
-  Result r = RunCli({"opt", "/no/such/model.onnx", "-o", "/tmp/x.onnx"});
+  Result r = RunCli({"opt", "--passes", "none", "/no/such/model.onnx", "-o", "/tmp/x.onnx"});
   EXPECT_EQ(r.code, 2);
   ExpectOneLineError(r, "/no/such/model.onnx", "no such file");
 }
@@ -160,33 +160,33 @@ TEST(Cli, UnwritableOutputExitsFour) {
   TempDir dir;
   const std::string in = dir / "in.onnx";
   WriteFile(in, ValidModelBytes());
-  Result r = RunCli({"opt", in, "-o", in});
+  Result r = RunCli({"opt", "--passes", "none", in, "-o", in});
   EXPECT_EQ(r.code, 4);
   ExpectOneLineError(r, in, "is the input model");
   fs::create_directories(dir / "sub");
-  r = RunCli({"opt", in, "-o", dir / "sub/../in.onnx"});
+  r = RunCli({"opt", "--passes", "none", in, "-o", dir / "sub/../in.onnx"});
   EXPECT_EQ(r.code, 4);
   ExpectOneLineError(r, dir / "sub/../in.onnx", "is the input model");
   fs::create_symlink(in, dir / "link.onnx");
-  r = RunCli({"opt", in, "-o", dir / "link.onnx"});
+  r = RunCli({"opt", "--passes", "none", in, "-o", dir / "link.onnx"});
   EXPECT_EQ(r.code, 4);
-  r = RunCli({"opt", in, "-o", dir / "missing/out.onnx"});
+  r = RunCli({"opt", "--passes", "none", in, "-o", dir / "missing/out.onnx"});
   EXPECT_EQ(r.code, 4);
   ExpectOneLineError(r, dir / "missing/out.onnx", "does not exist");
   EXPECT_EQ(dir.Count(), 3u);  // in.onnx, sub, link.onnx: nothing else
-  r = RunCli({"opt", in, "-o", in, "--in-place"});
+  r = RunCli({"opt", "--passes", "none", in, "-o", in, "--in-place"});
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST(Cli, ExternalDataOptionWritesDataFile) {
   TempDir dir;
-  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/external/mlp.onnx", "-o",
+  Result r = RunCli({"opt", "--passes", "none", BCAST_SOURCE_DIR "/models/external/mlp.onnx", "-o",
                      dir / "mlp.onnx"});
   ASSERT_EQ(r.code, 0) << r.err;
   // The weights are copied under a name derived from the output's, never the model's location.
   EXPECT_TRUE(fs::exists(dir / "mlp.onnx.data"));
   EXPECT_FALSE(fs::exists(dir / "weights"));
-  r = RunCli({"opt", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx", "--external-data"});
+  r = RunCli({"opt", "--passes", "none", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx", "--external-data"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(proto::LoadModel(dir / "inline_ext.onnx").ok());
 }
@@ -419,7 +419,7 @@ TEST(CliLimits, EveryCommandTakesResourceLimits) {
   Result r = RunCli({"check", model, "--max-nodes", "3"});
   EXPECT_EQ(r.code, 2) << r.err;
   ExpectOneLineError(r, model, "more than the limit of 3 nodes");
-  r = RunCli({"opt", model, "-o", dir / "x.onnx", "--max-tensor-elements", "100"});
+  r = RunCli({"opt", "--passes", "none", model, "-o", dir / "x.onnx", "--max-tensor-elements", "100"});
   EXPECT_EQ(r.code, 2) << r.err;
   ExpectOneLineError(r, model, "more than the limit of 100 elements");
   r = RunCli({"run", model, "--max-file-bytes", "1000"});

@@ -320,7 +320,7 @@ std::function<void(Env&)> ExternalModel(std::function<onnx::ModelProto()> make,
   };
 }
 
-const std::vector<std::string> kOpt = {"opt", "{in}m.onnx", "-o", "{out}o.onnx"};
+const std::vector<std::string> kOpt = {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}o.onnx"};
 const std::vector<std::string> kCheck = {"check", "{in}m.onnx"};
 const std::vector<std::string> kRun = {"run", "{in}m.onnx", "--output-dir", "{out}res"};
 
@@ -374,7 +374,7 @@ std::vector<Row> MalformedProtobuf() {
        "not a regular file"},
       {"ModelMissing", [](Env&) {}, kOpt, 2, "no such file"},
       {"TextFormGarbage", [](Env& env) { WriteFile(env.in("m.onnxtxt"), "<ir_version: 8> g ((("); },
-       {"opt", "{in}m.onnxtxt", "-o", "{out}o.onnx"}, 2, "m.onnxtxt"},
+       {"opt", "--passes", "none", "{in}m.onnxtxt", "-o", "{out}o.onnx"}, 2, "m.onnxtxt"},
   };
 }
 
@@ -803,7 +803,7 @@ std::vector<Row> BroadcastFaults() {
 std::vector<Row> IoFaults() {
   auto good = [](Env& env) { WriteFile(env.in("m.onnx"), Bytes(Text(kAdd))); };
   return {
-      {"OutputDirectoryMissing", good, {"opt", "{in}m.onnx", "-o", "{out}nope/o.onnx"}, 4,
+      {"OutputDirectoryMissing", good, {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}nope/o.onnx"}, 4,
        "does not exist"},
       {"OutputDirectoryReadOnly",
        [good](Env& env) {
@@ -811,7 +811,7 @@ std::vector<Row> IoFaults() {
          if (!env.MakeReadOnly(env.out())) GTEST_SKIP() << "cannot make a read-only directory";
        },
        kOpt, 4, "o.onnx"},
-      {"OutputDirectoryInSysfs", good, {"opt", "{in}m.onnx", "-o", "/sys/kernel/o.onnx"}, 4,
+      {"OutputDirectoryInSysfs", good, {"opt", "--passes", "none", "{in}m.onnx", "-o", "/sys/kernel/o.onnx"}, 4,
        "/sys/kernel/o.onnx"},
       {"OutputIsADirectory", [good](Env& env) {
          good(env);
@@ -823,7 +823,7 @@ std::vector<Row> IoFaults() {
          fs::create_symlink(env.in("m.onnx"), env.out("o.onnx"));
        },
        kOpt, 4, "is the input model"},
-      {"OutputIsInputThroughDotDot", good, {"opt", "{in}m.onnx", "-o", "{out}../in/m.onnx"}, 4,
+      {"OutputIsInputThroughDotDot", good, {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}../in/m.onnx"}, 4,
        "is the input model"},
       {"OutputIsInputThroughHardLink", [good](Env& env) {
          good(env);
@@ -1002,7 +1002,7 @@ std::vector<Row> Crashes() {
       {"TextNestedIfs", text_file(nested), {"check", "{in}m.onnxtxt"}, 2,
        "nested deeper than the limit of 100", Stream::kStderr, "{in}m.onnxtxt: "},
       {"TextNestedIfsPastCap", text_file(nested),
-       {"opt", "{in}m.onnxtxt", "-o", "{out}o.onnx", "--max-nesting", "10000"}, 2,
+       {"opt", "--passes", "none", "{in}m.onnxtxt", "-o", "{out}o.onnx", "--max-nesting", "10000"}, 2,
        "nested deeper than the limit of 1000", Stream::kStderr, "{in}m.onnxtxt: "},
       // blocksize 2^32 squares to 0 in int64: SIGFPE in libonnx's inference and in run.
       {"DepthToSpaceHugeBlocksizeCheck", text(depth_to_space), kCheck, 0, "0 broadcasting nodes",
@@ -1448,7 +1448,7 @@ std::vector<BoundedRow> HangsAndBlowups() {
       // 2.9 MB: 50k names in scope of each of 20k subgraphs. Copying the names per subgraph
       // took minutes before any command started.
       {{"ManySubgraphsOpt", Model([] { return ManySubgraphs(50'000, 10'000); }),
-        {"opt", "{in}m.onnx", "--dry-run"}, 0, ""},
+        {"opt", "--passes", "none", "{in}m.onnx", "--dry-run"}, 0, ""},
        30},
       {{"ManySubgraphsRun", Model([] { return ManySubgraphs(50'000, 10'000); }),
         {"run", "{in}m.onnx"}, 0, "output 'y' float32[2]", Stream::kStdout},

@@ -313,17 +313,17 @@ TEST(SavePaths, DecoysStayUntouched) {
     int code;
   };
   const std::vector<Command> commands = {
-      {{"opt", in, "-o", env.out("m.onnx")}, 0},
-      {{"opt", in, "-o", env.out("m.onnx"), "--external-data"}, 0},
+      {{"opt", "--passes", "none", in, "-o", env.out("m.onnx")}, 0},
+      {{"opt", "--passes", "none", in, "-o", env.out("m.onnx"), "--external-data"}, 0},
       {{"opt", in, "-o", env.out("o.onnx"), "--target", "none", "--report", env.out("rep.json")}, 0},
       {{"check", in, "--annotate", "-o", env.out("a.onnx"), "--json", env.out("r.json")}, 0},
       {{"run", in, "--output-dir", env.out()}, 0},
       // Outputs aimed straight at the decoys are refused.
-      {{"opt", in, "-o", env.out("fifo")}, 4},
-      {{"opt", in, "-o", env.out("null")}, 4},
-      {{"opt", in, "-o", env.out("in")}, 4},
-      {{"opt", in, "-o", in}, 4},
-      {{"opt", in, "-o", env.in(".bashrc")}, 4},
+      {{"opt", "--passes", "none", in, "-o", env.out("fifo")}, 4},
+      {{"opt", "--passes", "none", in, "-o", env.out("null")}, 4},
+      {{"opt", "--passes", "none", in, "-o", env.out("in")}, 4},
+      {{"opt", "--passes", "none", in, "-o", in}, 4},
+      {{"opt", "--passes", "none", in, "-o", env.in(".bashrc")}, 4},
       {{"check", in, "--json", env.out("fifo")}, 4},
       {{"check", in, "--json", env.out("null")}, 4},
       {{"check", in, "--json", in}, 4},
@@ -355,7 +355,7 @@ TEST(SavePaths, DotfileLocationsAreCopiedUnderOurNames) {
   WriteChain(env.in(), {".bashrc", ".ssh/authorized_keys"});
   WriteFile(env.out(".bashrc"), "precious");
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"opt", env.in("m.onnx"), "-o", env.out("m.onnx")},
+       {std::vector<std::string>{"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("m.onnx")},
         std::vector<std::string>{"check", env.in("m.onnx"), "--annotate", "-o",
                                  env.out("a.onnx")}}) {
     const CliResult r = Cli(env, args);
@@ -375,7 +375,7 @@ TEST(SavePaths, LocationNamingTheInputFromAParentDirectory) {
   Env env;
   WriteChain(env.in(), {"in/m.onnx"});
   const std::string input_before = ReadAll(env.in("m.onnx"));
-  const CliResult r = Cli(env, {"opt", env.in("m.onnx"), "-o", env.root("m.onnx")});
+  const CliResult r = Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.root("m.onnx")});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(ReadAll(env.in("m.onnx")), input_before);
   ExpectSameWeights(env.in("m.onnx"), env.root("m.onnx"));
@@ -385,7 +385,7 @@ TEST(SavePaths, SymlinkedDirectoryInTheOutputDirectoryIsNotFollowed) {
   Env env;
   WriteChain(env.in(), {"d/w.bin"});
   fs::create_directory_symlink(env.outside(), env.out("d"));
-  const CliResult r = Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("m.onnx")});
+  const CliResult r = Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("m.onnx")});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::is_empty(env.outside()));
   ExpectSameWeights(env.in("m.onnx"), env.out("m.onnx"));
@@ -394,12 +394,12 @@ TEST(SavePaths, SymlinkedDirectoryInTheOutputDirectoryIsNotFollowed) {
 TEST(SavePaths, LocationEqualToTheOutputName) {
   Env env;
   WriteChain(env.in(), {"o.onnx"});
-  const CliResult r = Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("o.onnx")});
+  const CliResult r = Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("o.onnx")});
   ASSERT_EQ(r.code, 0) << r.err;
   // The output's weights are the input's, not the output's own protobuf bytes.
   ExpectSameWeights(env.in("m.onnx"), env.out("o.onnx"));
   // In the input's own directory that name is an input file: refused.
-  ExpectRefused(Cli(env, {"opt", env.in("m.onnx"), "-o", env.in("o.onnx")}), env.in("o.onnx"),
+  ExpectRefused(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.in("o.onnx")}), env.in("o.onnx"),
                 "external data file 'o.onnx' of the input model");
   EXPECT_EQ(ReadAll(env.in("o.onnx")), Weights(0));
 }
@@ -412,13 +412,13 @@ TEST(SavePaths, DotSlashOutDataWithExternalData) {
   WriteChain(env.in(), {"./o.onnx.data", "o.onnx.1.data"}, "m.onnx", /*inline_floats=*/512);
   const std::string in_data = ReadAll(env.in("o.onnx.data"));
   const CliResult r =
-      Cli(env, {"opt", env.in("m.onnx"), "-o", env.in("o.onnx"), "--external-data"});
+      Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.in("o.onnx"), "--external-data"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(ReadAll(env.in("o.onnx.data")), in_data);
   EXPECT_EQ(ReadAll(env.in("o.onnx.1.data")), Weights(1));
   ExpectSameWeights(env.in("m.onnx"), env.in("o.onnx"));
   // A second save over it keeps the input's files and still reads the right weights.
-  ASSERT_EQ(Cli(env, {"opt", env.in("m.onnx"), "-o", env.in("o.onnx"), "--external-data"}).code,
+  ASSERT_EQ(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.in("o.onnx"), "--external-data"}).code,
             0);
   EXPECT_EQ(ReadAll(env.in("o.onnx.data")), in_data);
   ExpectSameWeights(env.in("m.onnx"), env.in("o.onnx"));
@@ -519,12 +519,12 @@ TEST(SavePaths, OutputOntoAFifoOrADeviceIsRefused) {
   Env env;
   WriteChain(env.in(), {"w.bin"});
   ASSERT_EQ(::mkfifo(env.out("fifo").c_str(), 0644), 0);
-  ExpectRefused(Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("fifo")}), env.out("fifo"),
+  ExpectRefused(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("fifo")}), env.out("fifo"),
                 "not a regular file (a FIFO)");
   EXPECT_TRUE(fs::is_fifo(env.out("fifo")));
   if (MakeCharDevice(env.out("null"))) {
     for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"opt", env.in("m.onnx"), "-o", env.out("null")},
+         {std::vector<std::string>{"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("null")},
           std::vector<std::string>{"check", env.in("m.onnx"), "--json", env.out("null")},
           std::vector<std::string>{"check", env.in("m.onnx"), "--annotate", "-o",
                                    env.out("null")}}) {
@@ -533,7 +533,7 @@ TEST(SavePaths, OutputOntoAFifoOrADeviceIsRefused) {
     }
   }
   fs::create_symlink("/dev/null", env.out("devnull"));
-  ExpectRefused(Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("devnull")}),
+  ExpectRefused(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("devnull")}),
                 env.out("devnull"), "symlink");
   EXPECT_TRUE(fs::is_symlink(env.out("devnull")));
 }
@@ -542,12 +542,12 @@ TEST(SavePaths, OutputOntoTheInputsExternalDataIsRefused) {
   Env env;
   WriteChain(env.in(), {"w.bin"});
   for (const bool in_place : {false, true}) {
-    std::vector<std::string> args = {"opt", env.in("m.onnx"), "-o", env.in("w.bin")};
+    std::vector<std::string> args = {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.in("w.bin")};
     if (in_place) args.push_back("--in-place");  // allows the model, never its data
     ExpectRefused(Cli(env, args), env.in("w.bin"), "external data file 'w.bin'");
   }
   fs::create_symlink(env.in("w.bin"), env.out("w.onnx"));
-  ExpectRefused(Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("w.onnx")}), env.out("w.onnx"),
+  ExpectRefused(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("w.onnx")}), env.out("w.onnx"),
                 "external data file 'w.bin'");
   EXPECT_EQ(ReadAll(env.in("w.bin")), Weights(0));
 }
@@ -579,9 +579,9 @@ TEST(SavePaths, ConcurrentExternalDataSavesNeverMixWeights) {
     }
   });
   for (int round = 0; round < 12; ++round) {
-    const pid_t pa = Spawn({"opt", env.in("a.onnx"), "-o", env.out("m.onnx"), "--external-data"},
+    const pid_t pa = Spawn({"opt", "--passes", "none", env.in("a.onnx"), "-o", env.out("m.onnx"), "--external-data"},
                            env.scratch() + "/a");
-    const pid_t pb = Spawn({"opt", env.in("b.onnx"), "-o", env.out("m.onnx"), "--external-data"},
+    const pid_t pb = Spawn({"opt", "--passes", "none", env.in("b.onnx"), "-o", env.out("m.onnx"), "--external-data"},
                            env.scratch() + "/b");
     ASSERT_EQ(test_support::WaitExitCode(pa), 0) << ReadAll(env.scratch() + "/a/stderr");
     ASSERT_EQ(test_support::WaitExitCode(pb), 0) << ReadAll(env.scratch() + "/b/stderr");
@@ -606,7 +606,7 @@ TEST(SavePaths, ModelPathStartingWithLessThanIsStillProtected) {
   const std::string before = Describe(env.in("<m.onnx"));
   SpawnOptions in_dir;
   in_dir.cwd = env.in();
-  ExpectRefused(Cli(env, {"opt", "<m.onnx", "-o", "<m.onnx"}, in_dir), "<m.onnx",
+  ExpectRefused(Cli(env, {"opt", "--passes", "none", "<m.onnx", "-o", "<m.onnx"}, in_dir), "<m.onnx",
                 "is the input model");
   ExpectRefused(Cli(env, {"check", "<m.onnx", "--json", "<m.onnx"}, in_dir), "<m.onnx",
                 "is the input model");
@@ -701,7 +701,7 @@ TEST(SavePaths, TrainingInfoExternalDataIsValidatedAndCopied) {
   WriteFile(env.in("w.bin"), Weights(0));
   WriteFile(env.in("t.bin"), Weights(7));
   WriteFile(env.in("m.onnx"), proto::SerializeModel(m).value());
-  ASSERT_EQ(Cli(env, {"opt", env.in("m.onnx"), "-o", env.out("m.onnx")}).code, 0);
+  ASSERT_EQ(Cli(env, {"opt", "--passes", "none", env.in("m.onnx"), "-o", env.out("m.onnx")}).code, 0);
   absl::StatusOr<proto::Model> back = proto::LoadModel(env.out("m.onnx"));
   ASSERT_TRUE(back.ok()) << back.status();
   const onnx::TensorProto& t = back->proto.training_info(0).initialization().initializer(0);
@@ -715,7 +715,7 @@ TEST(SavePaths, TrainingInfoExternalDataIsValidatedAndCopied) {
   loc->set_value("../outside/t.bin");
   WriteFile(env.outside("t.bin"), Weights(7));
   WriteFile(env.in("bad.onnx"), proto::SerializeModel(m).value());
-  const CliResult r = Cli(env, {"opt", env.in("bad.onnx"), "-o", env.out("bad.onnx")});
+  const CliResult r = Cli(env, {"opt", "--passes", "none", env.in("bad.onnx"), "-o", env.out("bad.onnx")});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("escapes the model directory"));
   EXPECT_FALSE(fs::exists(env.out("bad.onnx")));

@@ -21,14 +21,17 @@ inline std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-/// Starts `bin args...` with stdout and stderr sent to the given files ("/dev/null" to drop).
+/// Starts `bin args...` with stdout and stderr sent to the given files ("/dev/null" to drop),
+/// and stdin read from `in_path` when one is given.
 /// The child exits 126 when it cannot open them and 127 when exec fails.
 inline pid_t SpawnCli(const std::string& bin, const std::vector<std::string>& args,
-                      const std::string& out_path, const std::string& err_path) {
+                      const std::string& out_path, const std::string& err_path,
+                      const std::string& in_path = "") {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (std::freopen(out_path.c_str(), "w", stdout) == nullptr ||
-        std::freopen(err_path.c_str(), "w", stderr) == nullptr) {
+        std::freopen(err_path.c_str(), "w", stderr) == nullptr ||
+        (!in_path.empty() && std::freopen(in_path.c_str(), "r", stdin) == nullptr)) {
       ::_exit(126);
     }
     std::vector<std::string> copy = args;

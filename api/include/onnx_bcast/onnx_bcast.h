@@ -190,7 +190,8 @@ ONNX_BCAST_API absl::StatusOr<CheckResult> Check(const std::string& path,
 // ---------------------------------------------------------------------------------------------
 
 struct OptimizeOptions {
-  /// Give at most one of the three; with none, the model is only validated.
+  /// Give at most one of the three; with none, the default target "explicit" (as `opt`).
+  /// passes = {"none"} only validates the model.
   std::string target;                ///< a built-in target (ListTargets())
   std::string target_file;           ///< a target profile file (see passes/targets.h format)
   std::vector<std::string> passes;   ///< pass names (ListPasses()), run in order
