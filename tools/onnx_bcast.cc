@@ -143,6 +143,9 @@ const std::vector<Command>& Commands() {
        "infer shapes and give every broadcasting node a verdict",
        {
            {"json", 0, "FILE", false, "write the verdicts as JSON to FILE ('-' for stdout)"},
+           {"quiet", 'q', nullptr, false, "print only the summary line"},
+           {"verbose", 'v', nullptr, false,
+            "also list every broadcasting node by class (ok ones included)"},
            {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
            {"dim", 0, "SYMBOL=N", true,
             "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
@@ -270,6 +273,9 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("annotate") != args.Has("output")) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
+  if (args.Has("quiet") && args.Has("verbose")) {
+    return Usage(cmd, "--quiet and --verbose exclude each other");
+  }
   // --dim values are parsed before loading (a malformed one is a usage error whatever the
   // model); the names are checked against the model's symbols once it is analyzed.
   std::map<std::string, int64_t> dims;
@@ -308,7 +314,10 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   const passes::DimEvaluation* at_ptr = at ? &*at : nullptr;
   const std::string json_path = args.Get("json");
   if (json_path != "-") {
-    PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr));
+    const passes::CheckDetail detail = args.Has("quiet")     ? passes::CheckDetail::kSummary
+                                       : args.Has("verbose") ? passes::CheckDetail::kAll
+                                                             : passes::CheckDetail::kIssues;
+    PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr, detail));
   }
   if (args.Has("json") &&
       !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint, at_ptr),
@@ -317,8 +326,7 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   if (at && at->first_failure >= 0) {
     const passes::NodeVerdict& v = analysis->nodes[at->first_failure];
-    PrintError(absl::StrCat(path, ": ", at->nodes[at->first_failure].message,
-                            v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]")));
+    PrintError(absl::StrCat(path, ": ", passes::LocatedMessage(v, at->nodes[at->first_failure].message)));
   }
   if (args.Has("annotate")) {
     annotated.path = model->path;
