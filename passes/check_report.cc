@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/dim_evaluation.h"
@@ -14,8 +15,12 @@
 namespace onnx_bcast::passes {
 namespace {
 
-std::string NodeLabel(const NodeVerdict& v) {
-  return v.graph == "main" ? v.node : absl::StrCat(v.node, " [", v.graph, "]");
+// The compact graph path of `v`; "" in the main graph (the long path where an Analysis was
+// built without compact names).
+const std::string& ShortGraph(const NodeVerdict& v) {
+  static const std::string kMain;
+  if (v.graph == "main") return kMain;
+  return v.short_graph.empty() ? v.graph : v.short_graph;
 }
 
 int64_t LintCount(const Analysis& a) {
@@ -163,8 +168,23 @@ void WriteShape(const bcast::Shape& s, JsonWriter* json) {
 
 }  // namespace
 
+std::string NodePath(const NodeVerdict& v) {
+  const std::string& graph = ShortGraph(v);
+  return graph.empty() ? v.node : absl::StrCat(graph, "/", v.node);
+}
+
+std::string LocatedMessage(const NodeVerdict& v, const std::string& message) {
+  const std::string& graph = ShortGraph(v);
+  if (graph.empty()) return message;
+  const std::string prefix = absl::StrCat(v.op, " '", v.node, "'");
+  if (absl::StartsWith(message, prefix)) {
+    return absl::StrCat(v.op, " '", NodePath(v), "'", message.substr(prefix.size()));
+  }
+  return absl::StrCat(message, " [in ", graph, "]");
+}
+
 std::string FormatCheckText(const Analysis& a, const std::string& model_path, bool lint,
-                            const DimEvaluation* at) {
+                            const DimEvaluation* at, CheckDetail detail) {
   std::string out = absl::StrCat(
       model_path, ": ", a.nodes.size(), " broadcasting nodes: ",
       a.CountVerdict(bcast::Verdict::kOk), " ok, ", a.CountVerdict(bcast::Verdict::kError),
@@ -172,30 +192,18 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
       a.CountVerdict(bcast::Verdict::kUnknown), " unknown");
   if (lint) absl::StrAppend(&out, ", ", LintCount(a), " lint warnings");
   absl::StrAppend(&out, "\n");
+  if (detail == CheckDetail::kSummary) return out;
   if (!a.inference_note.empty()) {
     absl::StrAppend(&out, "note: libonnx shape inference failed (", a.inference_note,
                     "); shapes of other ops are unknown\n");
   }
-  std::map<std::string, std::vector<const NodeVerdict*>> by_class;
-  for (const NodeVerdict& v : a.nodes) by_class[v.broadcast_class].push_back(&v);
-  if (!by_class.empty()) absl::StrAppend(&out, "\nBy class:\n");
-  for (const auto& [klass, nodes] : by_class) {
-    absl::StrAppend(&out, "  ", klass, " (", nodes.size(), "):\n");
-    for (const NodeVerdict* v : nodes) {
-      std::vector<std::string> shapes;
-      for (const bcast::Shape& s : v->inputs) shapes.push_back(s.ToString());
-      absl::StrAppend(&out, "    ", v->op, " '", NodeLabel(*v), "': ",
-                      absl::StrJoin(shapes, " , "), " -> ", v->output.ToString(), "  [",
-                      std::string(bcast::RuleName(v->rule)), ", ", std::string(bcast::VerdictName(v->verdict)), "]\n");
-    }
-  }
+  // What needs attention first: a 300-node model's report must not bury its one error under
+  // the ok nodes (those are only counted unless every node is asked for).
   auto section = [&](bcast::Verdict verdict, const char* title) {
     if (a.CountVerdict(verdict) == 0) return;
     absl::StrAppend(&out, "\n", title, ":\n");
     for (const NodeVerdict& v : a.nodes) {
-      if (v.verdict != verdict) continue;
-      absl::StrAppend(&out, "  ", v.message,
-                      v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]"), "\n");
+      if (v.verdict == verdict) absl::StrAppend(&out, "  ", LocatedMessage(v, v.message), "\n");
     }
   };
   section(bcast::Verdict::kError, "Errors");
@@ -207,6 +215,7 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
   if (!a.combined.empty() && !a.combined.contradictory()) {
     absl::StrAppend(&out, "  combined: ", a.combined.ToString(), "\n");
   }
+  // An unknown's message ends with where its shape was lost ("the shape of 'k' comes from ...").
   section(bcast::Verdict::kUnknown, "Unknown");
   if (at != nullptr) {
     absl::StrAppend(&out, "\nAt ", at->bindings.empty() ? "no bound dims" : DimBindingsToString(at->bindings),
@@ -221,13 +230,11 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
         const NodeVerdict& v = a.nodes[i];
         const NodeDimEvaluation& n = at->nodes[i];
         if (n.outcome != outcome) continue;
-        const std::string where = v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]");
         if (outcome == DimOutcome::kFails) {
-          absl::StrAppend(&out, "  fails: ", n.message, where, "\n");
+          absl::StrAppend(&out, "  fails: ", LocatedMessage(v, n.message), "\n");
         } else {
-          absl::StrAppend(&out, "  conditional: ", v.op, " '", v.node, "' needs ",
-                          n.message, " (not bound: ", absl::StrJoin(n.unbound, ", "), ")", where,
-                          "\n");
+          absl::StrAppend(&out, "  conditional: ", v.op, " '", NodePath(v), "' needs ", n.message,
+                          " (not bound: ", absl::StrJoin(n.unbound, ", "), ")\n");
         }
       }
     }
@@ -236,8 +243,23 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
     absl::StrAppend(&out, "\nLint:\n");
     for (const NodeVerdict& v : a.nodes) {
       for (const LintWarning& w : v.lints) {
-        absl::StrAppend(&out, "  warning [", w.lint_class, "] ", w.message, "\n");
+        absl::StrAppend(&out, "  warning [", w.lint_class, "] ", LocatedMessage(v, w.message),
+                        "\n");
       }
+    }
+  }
+  if (detail != CheckDetail::kAll || a.nodes.empty()) return out;
+  std::map<std::string, std::vector<const NodeVerdict*>> by_class;
+  for (const NodeVerdict& v : a.nodes) by_class[v.broadcast_class].push_back(&v);
+  absl::StrAppend(&out, "\nBy class:\n");
+  for (const auto& [klass, nodes] : by_class) {
+    absl::StrAppend(&out, "  ", klass, " (", nodes.size(), "):\n");
+    for (const NodeVerdict* v : nodes) {
+      std::vector<std::string> shapes;
+      for (const bcast::Shape& s : v->inputs) shapes.push_back(s.ToString());
+      absl::StrAppend(&out, "    ", v->op, " '", NodePath(*v), "': ", absl::StrJoin(shapes, " , "),
+                      " -> ", v->output.ToString(), "  [", std::string(bcast::RuleName(v->rule)),
+                      ", ", std::string(bcast::VerdictName(v->verdict)), "]\n");
     }
   }
   return out;

@@ -137,6 +137,14 @@ std::string NodeName(const onnx::NodeProto& node, int index) {
   return node.name().empty() ? absl::StrCat(node.op_type(), "#", index) : node.name();
 }
 
+// If's branches read as "then"/"else" in compact graph paths; other attributes keep their
+// names (Loop and Scan's "body").
+std::string ShortAttributeName(const std::string& attr) {
+  if (attr == "then_branch") return "then";
+  if (attr == "else_branch") return "else";
+  return attr;
+}
+
 // A dim as written into a proto for people and tools: value, or the printed symbol/expression.
 void WriteShape(const Shape& shape, onnx::TypeProto* type) {
   auto* tt = type->mutable_tensor_type();
@@ -561,6 +569,16 @@ class Analyzer {
     return Infer(node, index, scope, opset, caller);
   }
 
+  // Records the compact name of the subgraph `sub` entered from `path` through `owner` (a node
+  // name) and `part` (an attribute or function name).
+  void NameSubgraph(const std::string& path, const std::string& sub, const std::string& owner,
+                    const std::string& part) {
+    auto parent = short_graphs_.find(path);
+    short_graphs_[sub] = parent == short_graphs_.end() || parent->second.empty()
+                             ? absl::StrCat(owner, "/", part)
+                             : absl::StrCat(parent->second, "/", owner, "/", part);
+  }
+
   // Walks each subgraph of `node` in a scope chained to `scope`; `typed` gives the body
   // inputs' values for an attribute name (Loop/Scan), others keep their declared types.
   // Returns each walked graph's output values, by attribute name.
@@ -574,6 +592,7 @@ class Analyzer {
       if (!attr.has_g() && attr.graphs_size() == 0) continue;
       const std::string sub = absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, index),
                                            "'.", attr.name());
+      NameSubgraph(path, sub, NodeName(node, index), ShortAttributeName(attr.name()));
       onnx::AttributeProto* ann = annotate != nullptr ? annotate->mutable_attribute(a) : nullptr;
       auto walk = [&](const onnx::GraphProto& body, const std::string& body_path,
                       onnx::GraphProto* ann_graph, std::vector<Value>* out) {
@@ -597,6 +616,8 @@ class Analyzer {
         walk(attr.g(), sub, ann != nullptr ? ann->mutable_g() : nullptr, &outputs[attr.name()]);
       }
       for (int k = 0; k < attr.graphs_size(); ++k) {
+        NameSubgraph(path, absl::StrCat(sub, "[", k, "]"), NodeName(node, index),
+                     absl::StrCat(ShortAttributeName(attr.name()), "[", k, "]"));
         walk(attr.graphs(k), absl::StrCat(sub, "[", k, "]"),
              ann != nullptr ? ann->mutable_graphs(k) : nullptr, nullptr);
       }
@@ -1097,6 +1118,7 @@ class Analyzer {
                                     const onnx::NodeProto* caller, const BroadcastOp& info) {
     NodeVerdict v;
     v.graph = path;
+    if (auto it = short_graphs_.find(path); it != short_graphs_.end()) v.short_graph = it->second;
     v.node = NodeName(node, index);
     v.op = node.op_type();
     v.domain = "";
@@ -1394,6 +1416,7 @@ class Analyzer {
     }
     const std::string sub = absl::StrCat(path, "/", call.op_type(), " '", NodeName(call, index),
                                          "' (function ", fn.domain(), ".", fn.name(), ")");
+    NameSubgraph(path, sub, NodeName(call, index), fn.name());
     WalkGraph(body_it->second, sub, &inner, opsets, &call, fn_depth + 1, nullptr);
     std::vector<Value> outputs;
     if (!depth_error_.empty()) return outputs;
@@ -1448,6 +1471,8 @@ class Analyzer {
   std::vector<Origin> origins_;
   std::deque<onnx::TypeProto> owned_types_;  // non-tensor types libonnx inferred
   std::string depth_error_;
+  // The compact form of every subgraph path walked (NodeVerdict::short_graph); "main" is "".
+  std::unordered_map<std::string, std::string> short_graphs_;
 };
 
 }  // namespace

@@ -39,6 +39,10 @@ struct LintWarning {
 /// The verdict for one broadcasting node.
 struct NodeVerdict {
   std::string graph;  ///< "main", or a path such as "main/If 'cond'.then_branch"
+  /// The same path compact, for people: "" in the main graph, else the owning node (its name
+  /// or "<op>#<index>") and the attribute ("then", "else", "body", other names as they are) or
+  /// the called function's name per level, e.g. "cond/then" or "Loop#2/body/layer_1/Block".
+  std::string short_graph;
   std::string node;   ///< node name, or "<op>#<index>" when unnamed
   std::string op;
   std::string domain;

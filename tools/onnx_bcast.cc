@@ -149,6 +149,9 @@ const std::vector<Command>& Commands() {
            {"json", 0, "FILE", false,
             "write the verdicts as JSON to FILE ('-': stdout, the text report then goes to "
             "stderr)"},
+           {"quiet", 'q', nullptr, false, "print only the summary line"},
+           {"verbose", 'v', nullptr, false,
+            "also list every broadcasting node by class (ok ones included)"},
            {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
            {"dim", 0, "SYMBOL=N", true,
             "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
@@ -291,6 +294,9 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("annotate") != args.Has("output")) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
+  if (args.Has("quiet") && args.Has("verbose")) {
+    return Usage(cmd, "--quiet and --verbose exclude each other");
+  }
   // stdout carries one thing: the annotated model or the JSON; the text report then goes to
   // stderr.
   const bool model_to_stdout = args.Get("output") == kStdio;
@@ -334,8 +340,12 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   const passes::DimEvaluation* at_ptr = at ? &*at : nullptr;
   const std::string json_path = args.Get("json");
-  // With the JSON on stdout, the text report goes to stderr: a pipe gets nothing but JSON.
-  PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr),
+  const passes::CheckDetail detail = args.Has("quiet")     ? passes::CheckDetail::kSummary
+                                     : args.Has("verbose") ? passes::CheckDetail::kAll
+                                                           : passes::CheckDetail::kIssues;
+  // With the JSON or the model on stdout, the text report goes to stderr: a pipe gets nothing
+  // but the machine-readable stream.
+  PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr, detail),
            /*to_stderr=*/json_path == kStdio || model_to_stdout);
   if (args.Has("json") &&
       !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint, at_ptr),
@@ -344,8 +354,7 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   if (at && at->first_failure >= 0) {
     const passes::NodeVerdict& v = analysis->nodes[at->first_failure];
-    PrintError(absl::StrCat(path, ": ", at->nodes[at->first_failure].message,
-                            v.graph == "main" ? "" : absl::StrCat(" [in ", v.graph, "]")));
+    PrintError(absl::StrCat(path, ": ", passes::LocatedMessage(v, at->nodes[at->first_failure].message)));
   }
   if (args.Has("annotate")) {
     annotated.path = model->path;

@@ -200,7 +200,7 @@ TEST(CliCheck, InvalidModelsExitOneAndNameTheNode) {
       {"add_mismatch", "Add 'Add#0': A [2,3] and B [4,3] are not broadcastable"},
       {"where_bad_condition", "Where 'Where#0': condition [4]"},
       {"sum_third_conflicts", "data_2 'c' conflicts"},
-      {"if_branch_conflict", "[in main/If 'If#0'.then_branch]"},
+      {"if_branch_conflict", "Add 'If#0/then/Add#0': A [2,3] and B [4,3] are not broadcastable"},
   };
   for (const auto& [name, what] : cases) {
     Result r = RunCli({"check", kFixtures + name + ".onnxtxt"});
@@ -234,6 +234,57 @@ TEST(CliCheck, ValidModelsExitZeroAndAnnotate) {
   ASSERT_TRUE(m.ok());
   EXPECT_GE(m->proto.graph().value_info_size(), 8);
   EXPECT_EQ(RunCli({"check", BCAST_SOURCE_DIR "/models/legacy_axis.onnx"}).code, 0);
+}
+
+TEST(CliCheck, QuietPrintsTheSummaryLineAloneWithTheSameExitCodes) {
+  const std::string bad = kFixtures + "if_branch_conflict.onnxtxt";
+  for (const char* flag : {"--quiet", "-q"}) {
+    Result r = RunCli({"check", bad, flag});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(r.out, bad + ": 1 broadcasting nodes: 0 ok, 1 error, 0 conditional, 0 unknown\n");
+    EXPECT_EQ(r.err, "");
+  }
+  const std::string conditional = kFixtures + "symbolic_batch.onnxtxt";
+  Result r = RunCli({"check", conditional, "-q"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, conditional + ": 1 broadcasting nodes: 0 ok, 0 error, 1 conditional, 0 unknown\n");
+  EXPECT_EQ(RunCli({"check", conditional, "-q", "--strict"}).code, 1);
+  // --dim still names the failure on stderr; stdout keeps to the one line.
+  r = RunCli({"check", conditional, "-q", "--dim", "N=3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  ExpectOneLineError(r, conditional, "Add 'Add#0': A [3,3] and B [5,3]");
+  // --lint's count stays on the line.
+  r = RunCli({"check", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "-q", "--lint"});
+  EXPECT_THAT(r.out, HasSubstr("lint warnings\n"));
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+}
+
+TEST(CliCheck, OkNodesAreListedOnlyWhenVerbose) {
+  const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
+  Result r = RunCli({"check", model});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, model + ": 5 broadcasting nodes: 5 ok, 0 error, 0 conditional, 0 unknown\n");
+  for (const char* flag : {"--verbose", "-v"}) {
+    r = RunCli({"check", model, flag});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_THAT(r.out, StartsWith(model + ": 5 broadcasting nodes: 5 ok"));
+    EXPECT_THAT(r.out, HasSubstr("\nBy class:\n"));
+    for (const char* node : {"'bias_add'", "'prelu'", "'row_mul'", "'center'", "'fc'"}) {
+      EXPECT_THAT(r.out, HasSubstr(node)) << flag;
+    }
+  }
+  // Errors come before the listing, so the verbose report still opens with what matters.
+  const std::string bad = kFixtures + "add_mismatch.onnxtxt";
+  r = RunCli({"check", bad, "-v"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_LT(r.out.find("\nErrors:\n"), r.out.find("\nBy class:\n")) << r.out;
+  r = RunCli({"check", model, "-q", "-v"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.out, "");
+  const std::string help = RunCli({"help", "check"}).out;
+  EXPECT_THAT(help, HasSubstr("-q, --quiet"));
+  EXPECT_THAT(help, HasSubstr("-v, --verbose"));
 }
 
 TEST(CliCheck, ErrorsAndUsage) {
@@ -274,7 +325,7 @@ TEST(CliOpt, ExplicitUpgradesTheLegacyAxisBroadcast) {
   absl::StatusOr<proto::Model> m = proto::LoadModel(dir / "up.onnx");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->proto.opset_import(0).version(), 7);
-  Result c = RunCli({"check", dir / "up.onnx"});
+  Result c = RunCli({"check", dir / "up.onnx", "--verbose"});
   EXPECT_THAT(c.out, HasSubstr("[1,3,4,5] , [1,3,1,1] -> [1,3,4,5]")) << c.out;
 }
 

@@ -343,6 +343,165 @@ TEST(Check, JsonCarriesEveryField) {
   EXPECT_THAT(text, HasSubstr("combined: N ∈ {1, 5}"));
 }
 
+// The report's order and detail levels (issue 16): a model whose graph order is the reverse
+// of the report's (unknown, conditional, ok, error).
+const char kMixedModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 15, "custom" : 1]>
+  g (float[2,3] a, float[4,3] b, float[N,3] c, float[5,3] d)
+      => (float[2,3] u, float[5,3] w, float[2,3] o, float[2,3] e) {
+    k = custom.Foo(a)
+    u = Add(k, a)
+    w = Add(c, d)
+    o = Mul(a, a)
+    e = Sub(a, b)
+  })";
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(CheckReport, SummaryThenErrorsConditionsUnknownsEachNodeOnce) {
+  const Analysis a = Analyze(kMixedModel);
+  const std::string text = FormatCheckText(a, "m.onnx", false);
+  EXPECT_THAT(text, ::testing::StartsWith(
+                        "m.onnx: 4 broadcasting nodes: 1 ok, 1 error, 1 conditional, 1 unknown\n"));
+  const size_t errors = text.find("\nErrors:\n  Sub 'Sub#4': A [2,3] and B [4,3]");
+  const size_t conditions = text.find("\nConditions:\n  Add 'Add#2': A [N,3] and B [5,3]");
+  const size_t combined = text.find("\n  combined: N ∈ {1, 5}\n");
+  const size_t unknown = text.find("\nUnknown:\n  Add 'Add#1': ");
+  ASSERT_NE(errors, std::string::npos) << text;
+  ASSERT_NE(conditions, std::string::npos) << text;
+  ASSERT_NE(combined, std::string::npos) << text;
+  ASSERT_NE(unknown, std::string::npos) << text;
+  EXPECT_LT(errors, conditions);
+  EXPECT_LT(conditions, combined);
+  EXPECT_LT(combined, unknown);
+  // The unknown names where its shape was lost.
+  EXPECT_THAT(text.substr(unknown), HasSubstr("comes from custom op Foo 'Foo#0' (domain custom)"));
+  for (const char* node : {"'Sub#4'", "'Add#2'", "'Add#1'"}) {
+    EXPECT_EQ(Occurrences(text, node), 1u) << node << " in\n" << text;
+  }
+  // Ok nodes are counted, not listed.
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("Mul")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("By class")));
+  EXPECT_EQ(text, FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kIssues));
+}
+
+TEST(CheckReport, SummaryDetailIsTheFirstLineAlone) {
+  const Analysis a = Analyze(kMixedModel, /*lint=*/true);
+  const std::string full = FormatCheckText(a, "m.onnx", true);
+  const std::string summary = FormatCheckText(a, "m.onnx", true, nullptr, CheckDetail::kSummary);
+  EXPECT_EQ(summary, full.substr(0, full.find('\n') + 1));
+  EXPECT_EQ(Occurrences(summary, "\n"), 1u);
+  EXPECT_THAT(summary, HasSubstr("lint warnings"));
+}
+
+TEST(CheckReport, AllDetailAddsEveryNodeByClassAfterTheIssues) {
+  const Analysis a = Analyze(kMixedModel);
+  const std::string issues = FormatCheckText(a, "m.onnx", false);
+  const std::string all = FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kAll);
+  EXPECT_THAT(all, ::testing::StartsWith(issues));
+  const std::string listing = all.substr(issues.size());
+  EXPECT_THAT(listing, ::testing::StartsWith("\nBy class:\n"));
+  EXPECT_THAT(listing, HasSubstr("    Mul 'Mul#3': [2,3] , [2,3] -> [2,3]  [numpy, ok]\n"));
+  for (const char* node : {"'Sub#4'", "'Add#2'", "'Add#1'"}) {
+    EXPECT_THAT(listing, HasSubstr(node));
+  }
+}
+
+TEST(CheckReport, LintComesAfterTheIssues) {
+  const Analysis a = Analyze(Model("float[2,2] x, float[2] s, float[N,2] c, float[3,2] d",
+                                   "float[2,2] y, float[3,2] z", "y = Add(x, s)\n z = Add(c, d)"),
+                             /*lint=*/true);
+  const std::string text = FormatCheckText(a, "m.onnx", true);
+  const size_t lint = text.find("\nLint:\n  warning [ncnn-outer-axis] ");
+  ASSERT_NE(lint, std::string::npos) << text;
+  EXPECT_LT(text.find("\nConditions:\n"), lint);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("By class")));
+}
+
+// Analyzes `text` with main-graph node `index` named `name` (libonnx 1.12's text form has no
+// node names).
+Analysis AnalyzeNamed(const std::string& text, int index, const std::string& name) {
+  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
+  EXPECT_TRUE(model.ok()) << model.status();
+  model->proto.mutable_graph()->mutable_node(index)->set_name(name);
+  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*model, AnalysisOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : Analysis();
+}
+
+TEST(CheckReport, NodesInIfBranchesHaveShortPaths) {
+  const Analysis a = AnalyzeNamed(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (bool c, float[2,3] x, float[4,3] z) => (float[2,3] y, float[2,3] w) {
+      y = If (c) <
+        then_branch = t () => (float[2,3] ty) { ty = Add(x, z) },
+        else_branch = e () => (float[2,3] ey) { ey = Mul(x, x) }
+      >
+      w = If (c) <
+        then_branch = t2 () => (float[2,3] ty2) { ty2 = Identity(x) },
+        else_branch = e2 () => (float[2,3] ey2) { ey2 = Sub(x, z) }
+      >
+    })", 1, "gate");
+  ASSERT_EQ(a.nodes.size(), 3u);
+  EXPECT_EQ(a.nodes[0].short_graph, "If#0/then");
+  EXPECT_EQ(a.nodes[1].short_graph, "If#0/else");
+  EXPECT_EQ(NodePath(a.nodes[1]), "If#0/else/Mul#0");
+  EXPECT_EQ(NodePath(a.nodes[2]), "gate/else/Sub#0");
+  const std::string text = FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kAll);
+  EXPECT_THAT(text, HasSubstr("\nErrors:\n  Add 'If#0/then/Add#0': A [2,3] and B [4,3] are not "
+                              "broadcastable (numpy rule, axis 0: 2 vs 4)\n"
+                              "  Sub 'gate/else/Sub#0': A [2,3] and B [4,3]"));
+  EXPECT_THAT(text, HasSubstr("    Mul 'If#0/else/Mul#0': [2,3] , [2,3] -> [2,3]  [numpy, ok]\n"));
+  // The long path stays the analysis's (and the JSON's) name of the graph.
+  EXPECT_EQ(a.nodes[0].graph, "main/If 'If#0'.then_branch");
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("then_branch")));
+  EXPECT_THAT(FormatCheckJson(a, "m.onnx", false),
+              HasSubstr("\"graph\": \"main/If 'If#0'.then_branch\""));
+}
+
+TEST(CheckReport, NodesInFunctionBodiesHaveShortPaths) {
+  const Analysis a = AnalyzeNamed(R"(
+    <ir_version: 8, opset_import: ["" : 15, "local" : 1]>
+    g (float[2,3] a, float[4,3] b, bool c) => (float[2,3] y, float[2,3] z) {
+      y = local.F(a, b)
+      z = local.G (a, b, c)
+    }
+    <domain: "local", opset_import: ["" : 15]>
+    F (x, w) => (r) { r = Add(x, w) }
+    <domain: "local", opset_import: ["" : 15]>
+    G (x, w, k) => (r) {
+      r = If (k) <
+        then_branch = t () => (float[2,3] tr) { tr = Mul(x, w) },
+        else_branch = e () => (float[2,3] er) { er = Identity(x) }
+      >
+    })", 1, "outer");
+  ASSERT_EQ(a.nodes.size(), 2u);
+  EXPECT_EQ(NodePath(a.nodes[0]), "F#0/F/Add#0");
+  EXPECT_EQ(NodePath(a.nodes[1]), "outer/G/If#0/then/Mul#0");
+  const std::string text = FormatCheckText(a, "m.onnx", false);
+  EXPECT_THAT(text, HasSubstr("\n  Add 'F#0/F/Add#0': A [2,3] and B [4,3] are not broadcastable"));
+  EXPECT_THAT(text, HasSubstr("\n  Mul 'outer/G/If#0/then/Mul#0': A [2,3] and B [4,3]"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("function local")));
+}
+
+TEST(CheckReport, MessagesOfAnotherFormGetTheGraphAppended) {
+  NodeVerdict v;
+  v.graph = "main/Loop 'L'.body";
+  v.short_graph = "L/body";
+  v.node = "Add#1";
+  v.op = "Add";
+  EXPECT_EQ(LocatedMessage(v, "Add 'Add#1': x"), "Add 'L/body/Add#1': x");
+  EXPECT_EQ(LocatedMessage(v, "something else"), "something else [in L/body]");
+  v.short_graph.clear();  // an Analysis built by hand: the long path, never nothing
+  EXPECT_EQ(NodePath(v), "main/Loop 'L'.body/Add#1");
+  v.graph = "main";
+  EXPECT_EQ(LocatedMessage(v, "Add 'Add#1': x"), "Add 'Add#1': x");
+}
+
 // Every model of the ONNX test data: no error verdict, and inferred output shapes agree with
 // the recorded outputs wherever both are known.
 TEST(Check, TestDataModelsHaveNoErrorsAndShapesAgree) {

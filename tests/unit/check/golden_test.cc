@@ -1,5 +1,5 @@
 // `check` on small exporter-style models (tests/fixtures/check/golden_*.onnxtxt): the text
-// report must equal golden_*.expected byte for byte. BCAST_UPDATE_GOLDEN=1 rewrites the
+// report (check --verbose) must equal golden_*.expected byte for byte. BCAST_UPDATE_GOLDEN=1 rewrites the
 // expected files (review the diff: a change in what the analysis knows shows there).
 #include <filesystem>
 #include <fstream>
@@ -44,7 +44,8 @@ class Golden : public ::testing::TestWithParam<std::string> {};
 TEST_P(Golden, ReportMatches) {
   const std::string name = GetParam();
   const Analysis a = AnalyzeFixture(name);
-  const std::string text = FormatCheckText(a, name, /*lint=*/false);
+  // The verbose form: the default report and every node's shapes (what the analysis knows).
+  const std::string text = FormatCheckText(a, name, /*lint=*/false, nullptr, CheckDetail::kAll);
   const fs::path expected_path = kDir / (fs::path(name).stem().string() + ".expected");
   if (std::getenv("BCAST_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(expected_path, std::ios::binary) << text;
