@@ -576,9 +576,9 @@ void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& gi
         continue;
       }
       auto it = bound.find(symbol);
-      shown[symbol] = it == bound.end()                  ? "1 (default)"
-                      : dim_options.count(symbol) > 0    ? absl::StrCat(it->second)
-                                                         : absl::StrCat(it->second, " (as given)");
+      shown[symbol] = it == bound.end()               ? "1 (default)"
+                      : dim_options.count(symbol) > 0 ? absl::StrCat(it->second)
+                                                      : absl::StrCat(it->second, " (as given)");
     }
   }
   if (shown.empty() && unnamed == 0) return;
@@ -699,9 +699,11 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   }
   // Given inputs (files and test data) are checked against the declaration before running.
   for (const Job& job : jobs) {
-    absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, job.feeds, dim_options, "--dim");
+    absl::StatusOr<rt::SymbolValues> bound =
+        rt::CheckInputs(graph, job.feeds, dim_options, "--dim");
     if (!bound.ok()) return BadInput(model->path, job.label, bound.status());
   }
+  std::optional<std::set<std::string>> random_skip;  // set when the inputs are random
   if (jobs.empty()) {
     std::set<std::string> skip;
     for (const auto& [name, value] : given) skip.insert(name);
@@ -712,7 +714,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     random.max_elements = options.max_tensor_elements;
     absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, skip);
     if (!feeds.ok()) return RunFailure(model->path, feeds.status());
-    PrintRandomBindings(graph, skip, dim_options, random.dims);
+    random_skip = std::move(skip);
     jobs.push_back({"random inputs", with_given(std::move(*feeds)), {}, {}});
   }
 
@@ -724,6 +726,8 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     const Job& job = jobs[j];
     absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
     if (!outputs.ok()) return RunFailure(model->path, outputs.status());
+    // Said once the run succeeded, so that a refusal stays one line.
+    if (random_skip.has_value()) PrintRandomBindings(graph, *random_skip, dim_options, random.dims);
     for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
       rt::Comparison c =
           rt::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance);

@@ -185,12 +185,10 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, const st
   if (first >= 0 && tolerant) {
     // Rounded up for printing, then confirmed on every element with the rule itself: the
     // printed value must pass when given back as --atol / --rtol.
-    out.passing_atol = PassingValue(need_atol, [&](double atol) {
-      return AllWithin(actual, expected, atol, tol.rtol);
-    });
-    out.passing_rtol = PassingValue(need_rtol, [&](double rtol) {
-      return AllWithin(actual, expected, tol.atol, rtol);
-    });
+    out.passing_atol = PassingValue(
+        need_atol, [&](double atol) { return AllWithin(actual, expected, atol, tol.rtol); });
+    out.passing_rtol = PassingValue(
+        need_rtol, [&](double rtol) { return AllWithin(actual, expected, tol.atol, rtol); });
   }
   if (first >= 0) {
     out.match = false;
@@ -228,8 +226,8 @@ std::string Comparison::Figures() const {
 }
 
 std::string Comparison::Statistics(const std::string& name, const Tolerance& tolerance) const {
-  std::string line = absl::StrCat("output '", name, "': ", mismatches, " of ", elements,
-                                  " element(s) differ");
+  std::string line =
+      absl::StrCat("output '", name, "': ", mismatches, " of ", elements, " element(s) differ");
   if (!max_abs_at.empty()) {
     absl::StrAppend(&line, "; max abs error ", absl::StrFormat("%.3g", max_abs_error), " at ",
                     max_abs_at);
@@ -247,8 +245,8 @@ std::string Comparison::Statistics(const std::string& name, const Tolerance& tol
                     " (at atol ", absl::StrFormat("%g", tolerance.atol), ")");
     if (std::isinf(*passing_atol)) absl::StrAppend(&line, " (a NaN or infinity differs)");
   } else if (!match && mismatches > 0) {
-    absl::StrAppend(&line, tolerance.exact ? "; compared bit-exact"
-                                           : "; integers and bools compare exactly");
+    absl::StrAppend(
+        &line, tolerance.exact ? "; compared bit-exact" : "; integers and bools compare exactly");
   }
   return line;
 }

@@ -1,6 +1,8 @@
 // Input checks against the declared types and shapes (see input_check.h).
 #include "runtime/exec/input_check.h"
 
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,9 +17,8 @@ std::string DeclaredShape(const Graph& graph, size_t index) {
   std::vector<std::string> dims;
   const std::vector<int64_t>& shape = graph.input_shapes[index];
   for (size_t k = 0; k < shape.size(); ++k) {
-    const std::string& symbol = k < graph.input_symbols[index].size()
-                                    ? graph.input_symbols[index][k]
-                                    : std::string();
+    const std::string& symbol =
+        k < graph.input_symbols[index].size() ? graph.input_symbols[index][k] : std::string();
     dims.push_back(shape[k] >= 0 ? absl::StrCat(shape[k]) : symbol.empty() ? "?" : symbol);
   }
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
@@ -33,22 +34,26 @@ absl::StatusOr<SymbolValues> CheckInputs(const Graph& graph, const Feeds& feeds,
   }
   // Graph input order, not feed order, so that the first input binds a symbol and the message
   // blames a later one, whatever order the caller listed them in.
+  // Indexed by name: a model may have a million inputs (the last feed of a name wins, as in
+  // the executor).
+  std::unordered_map<std::string_view, const Value*> by_name;
+  by_name.reserve(feeds.size());
+  for (const auto& feed : feeds) by_name[feed.first] = &feed.second;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const std::string& name = graph.inputs[i];
-    const Value* value = nullptr;
-    for (const auto& feed : feeds) {
-      if (feed.first == name) value = &feed.second;
-    }
-    if (value == nullptr || !value->is_tensor() || value->tensor == nullptr) continue;
+    auto found = by_name.find(name);
+    if (found == by_name.end()) continue;
+    const Value* value = found->second;
+    if (!value->is_tensor() || value->tensor == nullptr) continue;
     const Tensor& t = *value->tensor;
     const std::string given = absl::StrCat(DTypeName(t.dtype()), ShapeToString(t.shape()));
-    const std::string declared = absl::StrCat(
-        graph.input_types[i] == DType::kUndefined ? "" : std::string(DTypeName(graph.input_types[i])),
-        DeclaredShape(graph, i));
+    const std::string declared = absl::StrCat(graph.input_types[i] == DType::kUndefined
+                                                  ? ""
+                                                  : std::string(DTypeName(graph.input_types[i])),
+                                              DeclaredShape(graph, i));
     auto refuse = [&](const std::string& why) {
       return absl::InvalidArgumentError(absl::StrCat("input '", name, "': given ", given,
-                                                     ", the model declares ", declared, ": ",
-                                                     why));
+                                                     ", the model declares ", declared, ": ", why));
     };
     if (graph.input_types[i] != DType::kUndefined && graph.input_types[i] != t.dtype()) {
       return refuse("the element type differs");
@@ -61,7 +66,8 @@ absl::StatusOr<SymbolValues> CheckInputs(const Graph& graph, const Feeds& feeds,
     for (size_t k = 0; k < shape.size(); ++k) {
       const int64_t got = t.shape()[k];
       if (shape[k] >= 0) {
-        if (got != shape[k]) return refuse(absl::StrCat("dim ", k, " is ", got, ", not ", shape[k]));
+        if (got != shape[k])
+          return refuse(absl::StrCat("dim ", k, " is ", got, ", not ", shape[k]));
         continue;
       }
       const std::string& symbol = graph.input_symbols[i][k];

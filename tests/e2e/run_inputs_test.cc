@@ -176,8 +176,9 @@ TEST_F(RunInputs, RandomInputsSayTheirBindings) {
     <ir_version: 8, opset_import: ["" : 15]>
     g (float[?,2] x) => (float[?,2] y) { y = Identity(x) })")});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.err, "run: random inputs with 1 unnamed dim(s)=1 (default) (set with --dim "
-                   "NAME=VALUE)\n");
+  EXPECT_EQ(r.err,
+            "run: random inputs with 1 unnamed dim(s)=1 (default) (set with --dim "
+            "NAME=VALUE)\n");
   r = Run({WriteModel("s.onnxtxt", R"(
     <ir_version: 8, opset_import: ["" : 15]>
     g (float[2] x) => (float[2] y) { y = Identity(x) })")});
@@ -214,10 +215,11 @@ TEST_F(RunInputs, MismatchPrintsStatisticsAndPassingTolerances) {
   EXPECT_EQ(r.code, 1) << r.err;
   // Errors 0.00999999 at 1 and 9.5 at 3: atol 9.5 - 1e-3 * 90.5 = 9.4095 -> 9.41; rtol
   // (9.5 - 1e-7) / 90.5 = 0.10497 -> 0.105.
-  EXPECT_THAT(r.err, HasSubstr(Path("td") + ": output 'y': 2 of 4 element(s) differ; max abs "
-                               "error 9.5 at 3 [3]; max rel error 0.105 at 3 [3]; smallest "
-                               "passing --atol 9.41 (at rtol 0.001), --rtol 0.105 (at atol "
-                               "1e-07)\n"));
+  EXPECT_THAT(r.err,
+              HasSubstr(Path("td") + ": output 'y': 2 of 4 element(s) differ; max abs "
+                                     "error 9.5 at 3 [3]; max rel error 0.105 at 3 [3]; smallest "
+                                     "passing --atol 9.41 (at rtol 0.001), --rtol 0.105 (at atol "
+                                     "1e-07)\n"));
   // The printed figures pass, and a little less does not.
   EXPECT_EQ(Run({model, "--test-data", Path("td"), "--atol", "9.41"}).code, 0);
   EXPECT_EQ(Run({model, "--test-data", Path("td"), "--atol", "9.40"}).code, 1);
