@@ -243,7 +243,11 @@ std::string Comparison::Statistics(const std::string& name, const Tolerance& tol
     absl::StrAppend(&line, "; smallest passing --atol ", figure(passing_atol), " (at rtol ",
                     absl::StrFormat("%g", tolerance.rtol), "), --rtol ", figure(passing_rtol),
                     " (at atol ", absl::StrFormat("%g", tolerance.atol), ")");
-    if (std::isinf(*passing_atol)) absl::StrAppend(&line, " (a NaN or infinity differs)");
+    if (std::isinf(*passing_atol)) {
+      absl::StrAppend(&line, " (a NaN or infinity differs)");
+    } else if (std::isinf(*passing_rtol)) {
+      absl::StrAppend(&line, " (an expected 0 differs by more than atol)");
+    }
   } else if (!match && mismatches > 0) {
     absl::StrAppend(
         &line, tolerance.exact ? "; compared bit-exact" : "; integers and bools compare exactly");

@@ -225,6 +225,14 @@ TEST_F(RunInputs, MismatchPrintsStatisticsAndPassingTolerances) {
   EXPECT_EQ(Run({model, "--test-data", Path("td"), "--atol", "9.40"}).code, 1);
   EXPECT_EQ(Run({model, "--test-data", Path("td"), "--rtol", "0.105"}).code, 0);
   EXPECT_EQ(Run({model, "--test-data", Path("td"), "--rtol", "0.104"}).code, 1);
+  // An expected 0 no rtol accepts.
+  WriteTensor("zero/input_0.pb", {4}, {1, 2, 3, 0.5f});
+  WriteTensor("zero/output_0.pb", {4}, {1, 2, 3, 0});
+  r = Run({model, "--test-data", Path("zero")});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("max abs error 0.5 at 3 [3]; smallest passing --atol 0.5 (at rtol "
+                               "0.001), --rtol none (at atol 1e-07) (an expected 0 differs by "
+                               "more than atol)"));
   // A NaN no tolerance accepts.
   WriteTensor("nan/input_0.pb", {4}, {1, 2, 3, 4});
   WriteTensor("nan/output_0.pb", {4}, {1, 2, 3, std::nanf("")});
