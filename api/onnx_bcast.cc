@@ -24,6 +24,7 @@
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "verify/verify.h"
@@ -269,9 +270,9 @@ BCAST_SAME_DTYPE(kBFloat16, kBFloat16);
 DataType ToDataType(rt::DType d) { return static_cast<DataType>(static_cast<int32_t>(d)); }
 rt::DType ToDType(DataType d) { return static_cast<rt::DType>(static_cast<int32_t>(d)); }
 
-// A runtime tensor from a public one, checked against the input's declaration.
-absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t,
-                                     const rt::Graph& graph) {
+// A runtime tensor from a public one (its declaration is checked on all inputs at once, by
+// rt::CheckInputs).
+absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
   const rt::DType dtype = ToDType(t.dtype);
   if (!rt::IsSupported(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat("input '", name, "': unsupported data type ",
@@ -281,37 +282,6 @@ absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t,
     if (d < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("input '", name, "': negative dim in ", rt::ShapeToString(t.dims)));
-    }
-  }
-  for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    if (graph.inputs[i] != name) continue;
-    if (i < graph.input_types.size() && graph.input_types[i] != rt::DType::kUndefined &&
-        graph.input_types[i] != dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", name, "': given ", rt::DTypeName(dtype), ", the model declares ",
-          rt::DTypeName(graph.input_types[i])));
-    }
-    if (i < graph.input_shapes.size() && i < graph.input_shape_known.size() &&
-        graph.input_shape_known[i]) {
-      const std::vector<int64_t>& declared = graph.input_shapes[i];
-      bool fits = declared.size() == t.dims.size();
-      for (size_t k = 0; fits && k < declared.size(); ++k) {
-        fits = declared[k] < 0 || declared[k] == t.dims[k];
-      }
-      if (!fits) {
-        std::vector<std::string> dims;
-        for (size_t k = 0; k < declared.size(); ++k) {
-          const std::string& symbol =
-              i < graph.input_symbols.size() && k < graph.input_symbols[i].size()
-                  ? graph.input_symbols[i][k]
-                  : std::string();
-          dims.push_back(declared[k] >= 0 ? absl::StrCat(declared[k])
-                                          : (symbol.empty() ? "?" : symbol));
-        }
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", name, "': given shape ", rt::ShapeToString(t.dims),
-            ", the model declares [", absl::StrJoin(dims, ","), "]"));
-      }
     }
   }
   // Sizes are compared before allocating: dims that disagree with the data must not cost
@@ -372,11 +342,14 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
           model.path, ": the model has no input or initializer '", name, "' (inputs: ",
           absl::StrJoin(graph.inputs, ", "), ")"));
     }
-    absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor, graph);
+    absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor);
     if (!t.ok()) return Named(model, t.status());
     feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(*std::move(t))));
     given.insert(name);
   }
+  // Types, shapes and symbols bound alike across inputs (and to options.dims), as `run` does.
+  absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, feeds, options.dims, "dims");
+  if (!bound.ok()) return Named(model, bound.status());
   std::vector<std::string> missing;
   for (const std::string& name : graph.inputs) {
     if (given.count(name) == 0) missing.push_back(name);
@@ -388,7 +361,7 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
     }
     rt::RandomInputOptions random;
     random.seed = options.seed;
-    random.dims = options.dims;
+    random.dims = *bound;  // the given inputs' symbols size the random ones alike
     absl::StatusOr<rt::Feeds> extra = rt::RandomInputs(graph, random, given);
     if (!extra.ok()) return Named(model, extra.status());
     for (auto& feed : *extra) feeds.push_back(std::move(feed));

@@ -452,8 +452,9 @@ constexpr char kRunDoc[] =
     "base_dir='.')\n--\n\n"
     R"(Runs the model on the bundled reference executor.
 
-inputs maps input names to numpy arrays, checked against the declared types and shapes. With
-random=True, inputs not given are seeded random values (symbolic dims bound from dims=).
+inputs maps input names to numpy arrays, checked against the declared types and shapes, each
+symbol bound to one value across inputs (and dims=). With random=True, inputs not given are
+seeded random values (symbolic dims bound from dims=, then from the given inputs, else 1).
 Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).)";
 
 constexpr char kVerifyDoc[] =

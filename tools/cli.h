@@ -19,6 +19,7 @@ enum ExitCode : int {
   kExitUnsupported = 3,  ///< the model needs something not supported
   kExitCannotWrite = 4,  ///< the output cannot be written
   kExitUsage = 64,       ///< usage error
+  kExitBadInput = 65,    ///< run: a given input does not fit the model's declared type or shape
 };
 
 /// One option of a subcommand. `metavar` is null for flags that take no value.

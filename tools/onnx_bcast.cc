@@ -36,10 +36,12 @@
 #include "proto/safe_write.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
 #include "tools/cli.h"
+#include "verify/inputs.h"
 #include "verify/verify.h"
 #ifdef BCAST_WITH_MIMALLOC
 #include <mimalloc.h>
@@ -194,7 +196,9 @@ const std::vector<Command>& Commands() {
        {
            {"test-data", 0, "DIR", true, "inputs input_K.pb, compared with output_K.pb"},
            {"input", 0, "NAME=FILE.pb", true, "bind one input from a TensorProto file"},
-           {"dim", 0, "SYMBOL=N", true, "bind a symbolic dim for random inputs (default 1)"},
+           {"dim", 0, "SYMBOL=N", true,
+            "bind a symbolic dim: sizes random inputs (default 1, printed on stderr); given "
+            "inputs must agree (exit 65)"},
            {"seed", 0, "S", false, "seed for random inputs (default 0)"},
            {"output-dir", 0, "DIR", false, "write outputs as output_K.pb"},
            {"rtol", 0, "R", false, "relative tolerance (default 1e-3)"},
@@ -244,7 +248,8 @@ void PrintTopHelp() {
       "Exit codes: 0 success; 1 found what it looks for (broadcast error, numeric mismatch);\n"
       "2 model cannot be loaded or is invalid; 3 unsupported (opt: a node not put into the\n"
       "target's form, nothing written); 4 output cannot be written;\n"
-      "64 usage error.\n",
+      "64 usage error; 65 an input given to run does not fit the model's declared type or\n"
+      "shape (or binds a symbol unlike another input or --dim).\n",
       "help", "show help for a command");
 }
 
@@ -613,6 +618,44 @@ absl::Status WriteRunOutputs(const proto::Model& model, const ParsedArgs& args,
   return proto::WriteOutputFiles(files, *inputs);
 }
 
+// Refuses a given input that does not fit the model's declaration (exit 65): the message names
+// the model, where the input came from (a test data directory), the input and what disagrees.
+int BadInput(const std::string& model_path, const std::string& source, const absl::Status& s) {
+  PrintError(absl::StrCat(model_path, ": ", source.empty() ? "" : absl::StrCat(source, ": "),
+                          s.message()));
+  return kExitBadInput;
+}
+
+// One stderr line naming the value each symbol of the random inputs takes (a model run with
+// every symbol at 1 by default may compute on nothing: say so, and how to change it).
+void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& given,
+                         const std::map<std::string, int64_t>& dim_options,
+                         const std::map<std::string, int64_t>& bound) {
+  std::map<std::string, std::string> shown;
+  int64_t unnamed = 0;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    if (given.count(graph.inputs[i]) > 0 || !graph.input_shape_known[i]) continue;
+    for (size_t k = 0; k < graph.input_shapes[i].size(); ++k) {
+      if (graph.input_shapes[i][k] >= 0) continue;
+      const std::string& symbol = graph.input_symbols[i][k];
+      if (symbol.empty()) {
+        ++unnamed;
+        continue;
+      }
+      auto it = bound.find(symbol);
+      shown[symbol] = it == bound.end()               ? "1 (default)"
+                      : dim_options.count(symbol) > 0 ? absl::StrCat(it->second)
+                                                      : absl::StrCat(it->second, " (as given)");
+    }
+  }
+  if (shown.empty() && unnamed == 0) return;
+  std::vector<std::string> parts;
+  for (const auto& [symbol, value] : shown) parts.push_back(absl::StrCat(symbol, "=", value));
+  if (unnamed > 0) parts.push_back(absl::StrCat(unnamed, " unnamed dim(s)=1 (default)"));
+  PrintError(absl::StrCat("run: random inputs with ", absl::StrJoin(parts, ", "),
+                          " (set with --dim NAME=VALUE)"));
+}
+
 int RunRun(const Command& cmd, const ParsedArgs& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   rt::Tolerance tolerance;
@@ -666,6 +709,15 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   }
   (*exec)->set_timeout(timeout);  // covers every run below, --bench included
   const rt::Graph& graph = (*exec)->graph();
+  // A misspelt --dim would otherwise leave its symbol at the default without a word.
+  const std::set<std::string> symbols = verify::InputSymbols(graph);
+  for (const auto& [symbol, value] : random.dims) {
+    if (symbols.count(symbol) > 0) continue;
+    PrintError(absl::StrCat("run: warning: --dim ", symbol, "=", value,
+                            ": the model's inputs have no symbol '", symbol, "' (they have ",
+                            symbols.empty() ? "none" : absl::StrJoin(symbols, ", "), ")"));
+  }
+  const std::map<std::string, int64_t> dim_options = random.dims;
 
   // --input files, typed by the model's declaration of the input.
   rt::Feeds given;
@@ -715,12 +767,24 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     jobs.push_back({dir, with_given(std::move(set->feeds)), std::move(set->expected),
                     std::move(set->output_names)});
   }
+  // Given inputs (files and test data) are checked against the declaration before running.
+  for (const Job& job : jobs) {
+    absl::StatusOr<rt::SymbolValues> bound =
+        rt::CheckInputs(graph, job.feeds, dim_options, "--dim");
+    if (!bound.ok()) return BadInput(model->path, job.label, bound.status());
+  }
+  std::optional<std::set<std::string>> random_skip;  // set when the inputs are random
   if (jobs.empty()) {
     std::set<std::string> skip;
     for (const auto& [name, value] : given) skip.insert(name);
+    // Symbols the given inputs bind size the random ones alike.
+    absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, given, dim_options, "--dim");
+    if (!bound.ok()) return BadInput(model->path, "", bound.status());
+    random.dims = *bound;
     random.max_elements = options.max_tensor_elements;
     absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, skip);
     if (!feeds.ok()) return RunFailure(model->path, feeds.status());
+    random_skip = std::move(skip);
     jobs.push_back({"random inputs", with_given(std::move(*feeds)), {}, {}});
   }
 
@@ -732,12 +796,22 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     const Job& job = jobs[j];
     absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
     if (!outputs.ok()) return RunFailure(model->path, outputs.status());
+    // Said once the run succeeded, so that a refusal stays one line.
+    if (random_skip.has_value()) PrintRandomBindings(graph, *random_skip, dim_options, random.dims);
     for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
       rt::Comparison c =
           rt::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance);
       if (!c.match) {
         PrintError(absl::StrCat(job.label, ": ", c.message));
+        PrintError(absl::StrCat(job.label, ": ", c.Statistics(job.expected_names[k], tolerance)));
         mismatch = true;
+      }
+    }
+    for (size_t k = 0; k < outputs->size() && k < graph.outputs.size(); ++k) {
+      const rt::Value& v = (*outputs)[k];
+      if (v.is_tensor() && v.tensor != nullptr && v.tensor->num_elements() == 0) {
+        PrintError(absl::StrCat(job.label, ": warning: output '", graph.outputs[k],
+                                "' is empty (shape ", rt::ShapeToString(v.tensor->shape()), ")"));
       }
     }
     if (!quiet) {

@@ -6,6 +6,7 @@
 #define ONNX_BCAST_RUNTIME_EXEC_COMPARE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "runtime/value.h"
@@ -31,8 +32,25 @@ struct Comparison {
   /// Largest distance in units in the last place (floating types).
   int64_t max_ulp = 0;
   int64_t mismatches = 0;
+  /// Elements compared (all items of a sequence).
+  int64_t elements = 0;
+  /// Where the largest errors are, as "5 [0,1,1]" (flat and multi-index); empty when no
+  /// element has such an error. The relative error skips expected zeros.
+  std::string max_abs_at;
+  std::string max_rel_at;
+  /// When !match on floating tensors compared with a tolerance: the smallest atol (at the
+  /// given rtol) and the smallest rtol (at the given atol) with which every element passes,
+  /// rounded up to 3 significant digits that do pass; infinity when none does (a NaN or an
+  /// infinity differs, or for the rtol an expected 0 differs by more than atol). Unset
+  /// for integers, bools and exact comparisons, where no tolerance applies.
+  std::optional<double> passing_atol;
+  std::optional<double> passing_rtol;
   /// "max abs 1.2e-05, max rel 3.4e-06, max ULP 12".
   std::string Figures() const;
+  /// When !match, one line for a user choosing tolerances: the largest errors and where, how
+  /// many elements differ, and the smallest --atol / --rtol that would pass (polygraphy's
+  /// figure), e.g. "output 'y': max abs error 0.25 at 5 [0,1,1], max rel error ...".
+  std::string Statistics(const std::string& name, const Tolerance& tolerance) const;
 };
 
 /// Compares `actual` with `expected`; `name` labels the output in the message.

@@ -205,6 +205,19 @@ class RunTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             onnx_bcast.run(model, {"a": a, "b": np.zeros(3, np.complex64)})
 
+    def test_symbols_bind_alike_across_inputs(self):
+        # The CLI's check (runtime/exec/input_check.h): one N for a [N,3] and b [N,1].
+        model = add_model(["N", 3], ["N", 1], ["N", 3])
+        a = np.zeros((2, 3), np.float32)
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(model, {"a": a, "b": np.zeros((5, 1), np.float32)})
+        self.assertIn("N is 5 here but 2 in input 'a'", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.run(model, {"a": a}, random=True, dims={"N": 4})
+        self.assertIn("N is 2 here but dims N=4", str(cm.exception))
+        # A given input sizes the random ones.
+        self.assertEqual(onnx_bcast.run(model, {"a": a}, random=True)["y"].shape, (2, 3))
+
     def test_runs_in_threads(self):
         # The GIL is released during runs: concurrent calls work and give the same results.
         model = add_model([64, 64], [64], [64, 64]).SerializeToString()
