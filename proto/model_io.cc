@@ -397,26 +397,35 @@ absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Li
   if (bytes.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(label, ": empty input, not an ONNX model"));
   }
-  // ONNX text form opens with '<' (after blanks); a binary model opens with a field tag.
-  const size_t first = bytes.find_first_not_of(" \t\r\n");
-  absl::StatusOr<Model> model = first != std::string::npos && bytes[first] == '<'
-                                    ? ParseModelText(bytes, label, ".", limits)
-                                    : ParseModelBytes(bytes, label, ".", limits);
-  if (!model.ok()) return model.status();
   // A stream has no folder: a location would be resolved against whatever directory we run
-  // in, which the model's author did not choose. Only a file's own folder is trusted.
-  std::string external;
-  ForEachModelTensor(&model->proto, [&external](onnx::TensorProto* t) {
-    if (external.empty() && t->data_location() == onnx::TensorProto::EXTERNAL) {
-      external = t->name();
-    }
-  });
-  if (!external.empty()) {
+  // in, which the model's author did not choose. Only a file's own folder is trusted, so a
+  // reference to external data is refused before validation would open anything.
+  auto first_external = [](onnx::ModelProto* proto) {
+    std::string name;
+    ForEachModelTensor(proto, [&name](onnx::TensorProto* t) {
+      if (name.empty() && t->data_location() == onnx::TensorProto::EXTERNAL) name = t->name();
+    });
+    return name;
+  };
+  auto refuse = [&label](const std::string& tensor) {
     return absl::InvalidArgumentError(
-        absl::StrCat(label, ": tensor '", external,
+        absl::StrCat(label, ": tensor '", tensor,
                      "' keeps its payload in external data, which a model read from a stream "
                      "cannot reference; give the model's path"));
+  };
+  // ONNX text form opens with '<' (after blanks); a binary model opens with a field tag.
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  const bool text = first != std::string::npos && bytes[first] == '<';
+  if (!text) {
+    onnx::ModelProto probe;  // a bad parse is left to ParseModelBytes to explain
+    if (ParseWithLimit(bytes, limits.max_nesting, &probe)) {
+      if (std::string t = first_external(&probe); !t.empty()) return refuse(t);
+    }
   }
+  absl::StatusOr<Model> model = text ? ParseModelText(bytes, label, ".", limits)
+                                     : ParseModelBytes(bytes, label, ".", limits);
+  if (!model.ok()) return model.status();
+  if (std::string t = first_external(&model->proto); !t.empty()) return refuse(t);
   return model;
 }
 

@@ -514,7 +514,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       return go_local(absl::StrCat("the rewritten model cannot run: ", eb.status().message()));
     }
     r.match = false;
-    r.samples.push_back({"load", {}, false, std::string(eb.status().message())});
+    SampleResult load;
+    load.label = "load";
+    load.match = false;
+    load.error = std::string(eb.status().message());
+    r.samples.push_back(std::move(load));
     return r;
   }
   r.mode = "whole-model";
@@ -642,7 +646,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
 std::string FormatVerifyText(const VerifyResult& r, const std::string& original_path,
                              const std::string& rewritten_path) {
   std::string out = absl::StrCat(
-      rewritten_path, " vs ", original_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (",
+      original_path, " vs ", rewritten_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (",
       r.mode, ", ",
       r.tolerance.exact ? std::string("bit-exact")
                         : absl::StrCat("rtol ", r.tolerance.rtol, ", atol ", r.tolerance.atol),

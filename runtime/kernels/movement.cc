@@ -287,6 +287,8 @@ void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
   auto* out = static_cast<std::byte*>(dst);
   const size_t block = static_cast<size_t>(inner) * elem_size;
   const int64_t n = static_cast<int64_t>(indices.size());
+  // Nothing to copy; an empty tensor's buffer may be null, which memcpy must not see.
+  if (block == 0 || n == 0) return;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k = 0; k < n; ++k) {
       std::memcpy(out + (o * n + k) * block, in + (o * dim + indices[k]) * block, block);
@@ -306,6 +308,7 @@ void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> di
   const auto* in = static_cast<const std::byte*>(src);
   auto* out = static_cast<std::byte*>(dst);
   const size_t block_bytes = static_cast<size_t>(block) * elem_size;
+  if (block_bytes == 0) return;  // an empty tensor's buffer may be null
   for (int64_t t = 0; t < batches * per_batch; ++t) {
     int64_t offset = (t / per_batch) * batch_size;
     for (int64_t j = 0; j < tuple_len; ++j) offset += indices[t * tuple_len + j] * strides[j];

@@ -222,5 +222,14 @@ TEST_F(Conventions, AFailedWriteToStdoutIsExitFour) {
   }
 }
 
+// -------------------------------------------------------------------------------------- verify
+
+TEST_F(Conventions, VerifyReportsTheModelsInTheOrderGiven) {
+  ASSERT_EQ(Cli({"opt", kCnn, "-o", Path("o.onnx")}).code, 0);
+  const Result r = Cli({"verify", kCnn, Path("o.onnx")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith(kCnn + " vs " + Path("o.onnx") + ": EQUAL"));
+}
+
 }  // namespace
 }  // namespace onnx_bcast
