@@ -342,6 +342,17 @@ const std::vector<std::string> kRun = {"run", "{in}m.onnx", "--output-dir", "{ou
 
 std::vector<std::string> With(std::vector<std::string> args,
                               std::initializer_list<std::string> more) {
+  // A row that names its own target replaces kOpt's plain save ("--passes none").
+  for (const std::string& m : more) {
+    if (m != "--target" && m != "--passes" && m != "--target-file") continue;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--passes" && args[i + 1] == "none") {
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                   args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        break;
+      }
+    }
+  }
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
