@@ -374,6 +374,21 @@ absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
   return model;
 }
 
+namespace {
+
+// The name of the first tensor whose payload lives in external data, or "" when none does:
+// what a stream, having no folder, can neither read nor write.
+std::string FirstExternalTensor(const onnx::ModelProto& proto) {
+  std::string name;
+  // ForEachModelTensor walks a mutable model; this walk only reads.
+  ForEachModelTensor(const_cast<onnx::ModelProto*>(&proto), [&name](onnx::TensorProto* t) {
+    if (name.empty() && t->data_location() == onnx::TensorProto::EXTERNAL) name = t->name();
+  });
+  return name;
+}
+
+}  // namespace
+
 absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Limits& limits) {
   // Read to EOF in growing chunks, never more than the file-size limit allows.
   std::string bytes;
@@ -400,13 +415,6 @@ absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Li
   // A stream has no folder: a location would be resolved against whatever directory we run
   // in, which the model's author did not choose. Only a file's own folder is trusted, so a
   // reference to external data is refused before validation would open anything.
-  auto first_external = [](onnx::ModelProto* proto) {
-    std::string name;
-    ForEachModelTensor(proto, [&name](onnx::TensorProto* t) {
-      if (name.empty() && t->data_location() == onnx::TensorProto::EXTERNAL) name = t->name();
-    });
-    return name;
-  };
   auto refuse = [&label](const std::string& tensor) {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": tensor '", tensor,
@@ -419,27 +427,18 @@ absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Li
   if (!text) {
     onnx::ModelProto probe;  // a bad parse is left to ParseModelBytes to explain
     if (ParseWithLimit(bytes, limits.max_nesting, &probe)) {
-      if (std::string t = first_external(&probe); !t.empty()) return refuse(t);
+      if (std::string t = FirstExternalTensor(probe); !t.empty()) return refuse(t);
     }
   }
   absl::StatusOr<Model> model = text ? ParseModelText(bytes, label, ".", limits)
                                      : ParseModelBytes(bytes, label, ".", limits);
   if (!model.ok()) return model.status();
-  if (std::string t = first_external(&model->proto); !t.empty()) return refuse(t);
+  if (std::string t = FirstExternalTensor(model->proto); !t.empty()) return refuse(t);
   return model;
 }
 
 absl::StatusOr<std::string> SerializeForStream(const Model& model) {
-  std::string external;
-  // ForEachModelTensor walks a mutable model; this walk only reads.
-  ForEachModelTensor(const_cast<onnx::ModelProto*>(&model.proto),
-                     [&external](onnx::TensorProto* t) {
-                       if (external.empty() &&
-                           t->data_location() == onnx::TensorProto::EXTERNAL) {
-                         external = t->name();
-                       }
-                     });
-  if (!external.empty()) {
+  if (const std::string external = FirstExternalTensor(model.proto); !external.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("tensor '", external,
                      "' keeps its payload in external data, which cannot go to a stream; "
