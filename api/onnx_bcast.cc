@@ -240,7 +240,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     p.seconds = run.seconds;
     for (const passes::Rewrite& r : run.stats.log) {
       p.rewrites.push_back(
-          Rewrite{r.node, r.op, r.action, r.tensor, r.detail, r.before, r.after, r.bytes});
+          Rewrite{r.node, r.output, r.op, r.action, r.tensor, r.detail, r.before, r.after, r.bytes});
     }
     out.passes.push_back(std::move(p));
   }
@@ -432,12 +432,14 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     std::string message = d.comparison.message;
     if (!d.pass.empty()) absl::StrAppend(&message, "; introduced by pass ", d.pass, ": ", d.rewrite);
     out.divergence =
-        Divergence{d.sample, d.tensor, d.node, d.op, d.input_shapes, message, d.pass, d.rewrite};
+        Divergence{d.sample, d.tensor, d.node, d.node_output, d.op, d.input_shapes, message, d.pass,
+                   d.rewrite};
   }
   for (const verify::LocalResult& l : r->local) {
     out.local.push_back(LocalCheck{l.node, l.op, l.match, l.skipped, l.detail});
   }
   out.text = verify::FormatVerifyText(*r, original.path, rewritten.path);
+  out.json = verify::FormatVerifyJson(*r, original.path, rewritten.path);
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/dim_evaluation.h"
-#include "passes/json.h"
+#include "passes/report_json.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -29,78 +29,70 @@ int64_t LintCount(const Analysis& a) {
   return n;
 }
 
-void WriteStrings(const std::vector<std::string>& items, JsonWriter* json) {
-  json->BeginInlineArray();
-  for (const std::string& s : items) json->String(s);
-  json->EndArray();
+Json Strings(const std::vector<std::string>& items) {
+  Json out = Json::array();
+  for (const std::string& s : items) out.push_back(s);
+  return out;
 }
 
-void WriteInts(const std::set<int64_t>& items, JsonWriter* json) {
-  json->BeginInlineArray();
-  for (int64_t v : items) json->Int(v);
-  json->EndArray();
+Json Ints(const std::set<int64_t>& items) {
+  Json out = Json::array();
+  for (int64_t v : items) out.push_back(v);
+  return out;
 }
 
-void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json);
+Json CombinedPerSymbol(const Analysis& a);
 
 // The condition as data: its symbols, every clause as atoms `lhs == rhs` over dim expressions
 // (printed in the form Expr::Parse reads back, with the symbols each mentions), the exact value
 // set of every one-symbol constraint, and the finite value sets.
-void WriteCondition(const bcast::ConditionSet& c, JsonWriter* json,
-                    const Analysis* per_symbol = nullptr) {
-  if (c.empty()) {
-    json->Null();
-    return;
-  }
-  json->BeginObject();
-  json->Member("text", c.ToString());
-  json->Key("symbols");
-  WriteStrings(c.Symbols(), json);
-  json->Key("clauses").BeginArray();
+Json Condition(const bcast::ConditionSet& c, const Analysis* per_symbol = nullptr) {
+  if (c.empty()) return nullptr;
+  Json out;
+  out["text"] = c.ToString();
+  out["symbols"] = Strings(c.Symbols());
+  Json clauses = Json::array();
   for (const bcast::Clause& clause : c.clauses()) {
-    json->BeginArray();
+    Json atoms = Json::array();
     for (const bcast::Atom& atom : clause.atoms) {
-      json->BeginObject().Member("symbol", atom.symbol);
+      Json j;
+      j["symbol"] = atom.symbol;
       if (atom.is_value()) {
-        json->Member("equals", *atom.value);
+        j["equals"] = *atom.value;
       } else {
-        json->Member("equals_symbol", atom.other);
+        j["equals_symbol"] = atom.other;
       }
-      json->Member("lhs", atom.lhs.ToString()).Member("rhs", atom.rhs.ToString());
-      json->Key("symbols");
-      WriteStrings(atom.Symbols(), json);
-      json->EndObject();
+      j["lhs"] = atom.lhs.ToString();
+      j["rhs"] = atom.rhs.ToString();
+      j["symbols"] = Strings(atom.Symbols());
+      atoms.push_back(std::move(j));
     }
-    json->EndArray();
+    clauses.push_back(std::move(atoms));
   }
-  json->EndArray();
-  json->Key("values").BeginObject();
-  for (const auto& [symbol, values] : c.value_sets()) {
-    json->Key(symbol);
-    WriteInts(values, json);
-  }
-  json->EndObject();
+  out["clauses"] = std::move(clauses);
+  Json values = Json::object();
+  for (const auto& [symbol, set] : c.value_sets()) values[symbol] = Ints(set);
+  out["values"] = std::move(values);
   // One-symbol constraints exactly: the members below `threshold`, then from `threshold` on
   // the values whose remainder modulo `period` is in `residues`.
-  json->Key("sets").BeginObject();
+  Json sets = Json::object();
   for (const auto& [symbol, set] : c.symbol_sets()) {
-    json->Key(symbol).BeginObject();
-    json->Member("text", set.ToString(symbol));
-    json->Key("small");
-    WriteInts(set.small, json);
-    json->Member("threshold", set.threshold).Member("period", set.period);
-    json->Key("residues");
-    WriteInts(set.residues, json);
-    json->EndObject();
+    Json j;
+    j["text"] = set.ToString(symbol);
+    j["small"] = Ints(set.small);
+    j["threshold"] = set.threshold;
+    j["period"] = set.period;
+    j["residues"] = Ints(set.residues);
+    sets[symbol] = std::move(j);
   }
-  json->EndObject();
-  if (per_symbol != nullptr) WriteCombinedPerSymbol(*per_symbol, json);
-  json->EndObject();
+  out["sets"] = std::move(sets);
+  if (per_symbol != nullptr) out["per_symbol"] = CombinedPerSymbol(*per_symbol);
+  return out;
 }
 
 // The combined condition per symbol: what the model needs of it (its exact set and the
 // clauses that relate it to other symbols) and the nodes imposing each part.
-void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json) {
+Json CombinedPerSymbol(const Analysis& a) {
   struct Part {
     const NodeVerdict* node;
     std::string condition;
@@ -112,16 +104,12 @@ void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json) {
       for (const std::string& s : clause.Symbols()) parts[s].push_back({&v, clause.ToString()});
     }
   }
-  json->Key("per_symbol").BeginObject();
+  Json out = Json::object();
   for (const std::string& symbol : a.combined.Symbols()) {
-    json->Key(symbol).BeginObject();
-    json->Key("set");
+    Json j;
     auto set = a.combined.symbol_sets().find(symbol);
-    if (set == a.combined.symbol_sets().end()) {
-      json->Null();
-    } else {
-      json->String(set->second.ToString(symbol));
-    }
+    j["set"] = set == a.combined.symbol_sets().end() ? Json(nullptr)
+                                                     : Json(set->second.ToString(symbol));
     std::vector<std::string> related;
     for (const bcast::Clause& clause : a.combined.clauses()) {
       const std::vector<std::string> syms = clause.Symbols();
@@ -129,41 +117,35 @@ void WriteCombinedPerSymbol(const Analysis& a, JsonWriter* json) {
         related.push_back(clause.ToString());
       }
     }
-    json->Key("clauses");
-    WriteStrings(related, json);
-    json->Key("imposed_by").BeginArray();
+    j["clauses"] = Strings(related);
+    Json imposed = Json::array();
     for (const Part& p : parts[symbol]) {
-      json->BeginObject()
-          .Member("node", p.node->node)
-          .Member("op", p.node->op)
-          .Member("graph", p.node->graph)
-          .Member("condition", p.condition)
-          .EndObject();
+      imposed.push_back(Json{{"node", p.node->node},
+                             {"op", p.node->op},
+                             {"graph", p.node->graph},
+                             {"condition", p.condition}});
     }
-    json->EndArray();
-    json->EndObject();
+    j["imposed_by"] = std::move(imposed);
+    out[symbol] = std::move(j);
   }
-  json->EndObject();
+  return out;
 }
 
-void WriteShape(const bcast::Shape& s, JsonWriter* json) {
-  if (!s.rank_known) {
-    json->Null();
-    return;
-  }
-  json->BeginInlineArray();
+Json ShapeJson(const bcast::Shape& s) {
+  if (!s.rank_known) return nullptr;
+  Json out = Json::array();
   for (const bcast::Dim& d : s.dims) {
     if (d.is_value()) {
-      json->Int(d.value());
+      out.push_back(d.value());
     } else if (d.is_symbol()) {
-      json->String(d.symbol());
+      out.push_back(d.symbol());
     } else if (d.is_expr()) {
-      json->String(d.ToString());
+      out.push_back(d.ToString());
     } else {
-      json->String("?");
+      out.push_back("?");
     }
   }
-  json->EndArray();
+  return out;
 }
 
 }  // namespace
@@ -267,107 +249,84 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
 
 std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bool lint,
                             const DimEvaluation* at) {
-  JsonWriter json;
-  json.BeginObject();
-  json.Member("model", model_path);
-  json.Key("nodes").BeginArray();
+  Json doc;
+  doc["schema_version"] = kReportSchemaVersion;
+  doc["kind"] = "check";
+  doc["model"] = model_path;
+  Json nodes = Json::array();
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const NodeVerdict& v = a.nodes[i];
-    json.BeginObject();
-    json.Member("node", v.node);
-    json.Member("op", v.op);
-    json.Member("graph", v.graph);
-    json.Member("opset", v.opset);
-    json.Key("inputs").BeginArray();
-    for (size_t i = 0; i < v.inputs.size(); ++i) {
-      json.BeginObject();
-      json.Member("name", i < v.input_names.size() ? v.input_names[i] : "");
-      json.Key("shape");
-      WriteShape(v.inputs[i], &json);
-      json.EndObject();
+    Json n;
+    n["node"] = v.node;
+    n["op"] = v.op;
+    n["graph"] = v.graph;
+    n["path"] = NodePath(v);
+    n["opset"] = v.opset;
+    Json inputs = Json::array();
+    for (size_t k = 0; k < v.inputs.size(); ++k) {
+      inputs.push_back(Json{{"name", k < v.input_names.size() ? v.input_names[k] : ""},
+                            {"shape", ShapeJson(v.inputs[k])}});
     }
-    json.EndArray();
-    json.Key("output");
-    WriteShape(v.output, &json);
-    json.Member("rule", std::string(bcast::RuleName(v.rule)));
-    json.Member("class", v.broadcast_class);
-    json.Member("verdict", std::string(bcast::VerdictName(v.verdict)));
-    json.Key("condition");
-    WriteCondition(v.condition, &json);
-    json.Member("message", v.message);
+    n["inputs"] = std::move(inputs);
+    n["output"] = ShapeJson(v.output);
+    n["rule"] = std::string(bcast::RuleName(v.rule));
+    n["class"] = v.broadcast_class;
+    n["verdict"] = std::string(bcast::VerdictName(v.verdict));
+    n["condition"] = Condition(v.condition);
+    n["message"] = v.message;
     if (at != nullptr && i < at->nodes.size()) {
-      const NodeDimEvaluation& n = at->nodes[i];
-      json.Key("at_dims").BeginObject();
-      json.Member("outcome", std::string(DimOutcomeName(n.outcome)));
-      json.Key("inputs").BeginArray();
-      for (const bcast::Shape& s : n.inputs) WriteShape(s, &json);
-      json.EndArray();
-      json.Member("message", n.message);
-      json.Key("unbound");
-      WriteStrings(n.unbound, &json);
-      json.EndObject();
+      const NodeDimEvaluation& e = at->nodes[i];
+      Json shapes = Json::array();
+      for (const bcast::Shape& s : e.inputs) shapes.push_back(ShapeJson(s));
+      n["at_dims"] = Json{{"outcome", std::string(DimOutcomeName(e.outcome))},
+                          {"inputs", std::move(shapes)},
+                          {"message", e.message},
+                          {"unbound", Strings(e.unbound)}};
     }
     if (lint) {
-      json.Key("lint").BeginArray();
+      Json lints = Json::array();
       for (const LintWarning& w : v.lints) {
-        json.BeginObject().Member("class", w.lint_class).Member("message", w.message).EndObject();
+        lints.push_back(Json{{"class", w.lint_class}, {"message", w.message}});
       }
-      json.EndArray();
+      n["lint"] = std::move(lints);
     }
-    json.EndObject();
+    nodes.push_back(std::move(n));
   }
-  json.EndArray();
-  json.Key("combined_condition");
-  if (a.combined.contradictory()) {
-    json.Null();
-  } else {
-    WriteCondition(a.combined, &json, &a);
-  }
-  json.Key("contradiction");
-  if (a.contradiction.empty()) {
-    json.Null();
-  } else {
-    json.String(a.contradiction);
-  }
+  doc["nodes"] = std::move(nodes);
+  doc["combined_condition"] =
+      a.combined.contradictory() ? Json(nullptr) : Condition(a.combined, &a);
+  doc["contradiction"] = JsonStringOrNull(a.contradiction);
   if (at != nullptr) {
-    json.Key("at_dims").BeginObject();
-    json.Key("bindings").BeginObject();
-    for (const auto& [symbol, value] : at->bindings) json.Member(symbol, value);
-    json.EndObject();
-    json.Member("holds", at->holds).Member("fails", at->fails);
-    json.Member("conditional", at->conditional).Member("unknown", at->unknown);
-    json.Key("unbound");
-    WriteStrings(at->unbound, &json);
-    json.Key("combined");
-    if (at->combined.has_value()) {
-      json.Bool(*at->combined);
-    } else {
-      json.Null();
-    }
-    json.Key("first_failure");
+    Json e;
+    Json bindings = Json::object();
+    for (const auto& [symbol, value] : at->bindings) bindings[symbol] = value;
+    e["bindings"] = std::move(bindings);
+    e["holds"] = at->holds;
+    e["fails"] = at->fails;
+    e["conditional"] = at->conditional;
+    e["unknown"] = at->unknown;
+    e["unbound"] = Strings(at->unbound);
+    e["combined"] = at->combined.has_value() ? Json(*at->combined) : Json(nullptr);
     if (at->first_failure < 0) {
-      json.Null();
+      e["first_failure"] = nullptr;
     } else {
       const NodeVerdict& v = a.nodes[at->first_failure];
-      json.BeginObject()
-          .Member("node", v.node)
-          .Member("op", v.op)
-          .Member("graph", v.graph)
-          .Member("message", at->nodes[at->first_failure].message)
-          .EndObject();
+      e["first_failure"] = Json{{"node", v.node},
+                                {"op", v.op},
+                                {"graph", v.graph},
+                                {"message", at->nodes[at->first_failure].message}};
     }
-    json.EndObject();
+    doc["at_dims"] = std::move(e);
   }
-  json.Key("summary").BeginObject();
-  json.Member("nodes", static_cast<int64_t>(a.nodes.size()));
-  json.Member("ok", a.CountVerdict(bcast::Verdict::kOk));
-  json.Member("error", a.CountVerdict(bcast::Verdict::kError));
-  json.Member("conditional", a.CountVerdict(bcast::Verdict::kConditional));
-  json.Member("unknown", a.CountVerdict(bcast::Verdict::kUnknown));
-  if (lint) json.Member("lint", LintCount(a));
-  json.EndObject();
-  json.EndObject();
-  return json.str();
+  Json summary;
+  summary["nodes"] = static_cast<int64_t>(a.nodes.size());
+  summary["ok"] = a.CountVerdict(bcast::Verdict::kOk);
+  summary["error"] = a.CountVerdict(bcast::Verdict::kError);
+  summary["conditional"] = a.CountVerdict(bcast::Verdict::kConditional);
+  summary["unknown"] = a.CountVerdict(bcast::Verdict::kUnknown);
+  if (lint) summary["lint"] = LintCount(a);
+  doc["summary"] = std::move(summary);
+  return DumpJson(doc);
 }
 
 }  // namespace onnx_bcast::passes

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "passes/json.h"
+#include "passes/report_json.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -21,13 +21,11 @@ std::string RewriteLine(const Rewrite& r) {
   return line;
 }
 
-void WriteSummary(JsonWriter& w, const ModelSummary& s) {
-  w.BeginObject()
-      .Member("nodes", s.nodes)
-      .Member("initializers", s.initializers)
-      .Member("initializer_bytes", s.initializer_bytes)
-      .Member("opset", s.opset)
-      .EndObject();
+Json SummaryJson(const ModelSummary& s) {
+  return Json{{"nodes", s.nodes},
+              {"initializers", s.initializers},
+              {"initializer_bytes", s.initializer_bytes},
+              {"opset", s.opset}};
 }
 
 }  // namespace
@@ -64,69 +62,140 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
   return out;
 }
 
-std::string FormatOptJson(const OptReport& report) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Member("model", report.model_path);
-  w.Key("output");
-  if (report.output_path.empty()) {
-    w.Null();
-  } else {
-    w.String(report.output_path);
-  }
-  w.Key("target");
-  if (report.target.empty()) {
-    w.Null();
-  } else {
-    w.String(report.target);
-  }
-  w.Key("passes").BeginArray();
+Json OptReportJson(const OptReport& report) {
+  Json doc;
+  doc["schema_version"] = kReportSchemaVersion;
+  doc["kind"] = "opt";
+  doc["model"] = report.model_path;
+  doc["output"] = JsonStringOrNull(report.output_path);
+  doc["target"] = JsonStringOrNull(report.target);
+  Json passes = Json::array();
   int64_t total = 0;
   for (const PassRun& run : report.runs) {
-    w.BeginObject()
-        .Member("pass", run.pass)
-        .Key("seconds")
-        .Double(run.seconds)
-        .Member("nodes_inserted", run.stats.nodes_inserted)
-        .Member("nodes_removed", run.stats.nodes_removed)
-        .Member("initializers_rewritten", run.stats.initializers_rewritten)
-        .Member("bytes_added", run.stats.bytes_added);
-    w.Key("rewrites").BeginArray();
+    Json p;
+    p["pass"] = run.pass;
+    p["seconds"] = JsonNumber(run.seconds);
+    p["nodes_inserted"] = run.stats.nodes_inserted;
+    p["nodes_removed"] = run.stats.nodes_removed;
+    p["initializers_rewritten"] = run.stats.initializers_rewritten;
+    p["bytes_added"] = run.stats.bytes_added;
+    Json rewrites = Json::array();
     for (const Rewrite& r : run.stats.log) {
       ++total;
-      w.BeginObject()
-          .Member("node", r.node)
-          .Member("op", r.op)
-          .Member("action", r.action)
-          .Member("tensor", r.tensor)
-          .Member("before", r.before)
-          .Member("after", r.after)
-          .Member("detail", r.detail)
-          .Member("bytes", r.bytes)
-          .EndObject();
+      rewrites.push_back(Json{{"node", r.node},
+                              {"output", r.output},
+                              {"op", r.op},
+                              {"action", r.action},
+                              {"tensor", r.tensor},
+                              {"before", r.before},
+                              {"after", r.after},
+                              {"detail", r.detail},
+                              {"bytes", r.bytes}});
     }
-    w.EndArray();
-    w.EndObject();
+    p["rewrites"] = std::move(rewrites);
+    passes.push_back(std::move(p));
   }
-  w.EndArray();
-  w.Key("summary").BeginObject();
-  w.Member("rewrites", total);
-  w.Key("before");
-  WriteSummary(w, report.before);
-  w.Key("after");
-  WriteSummary(w, report.after);
-  w.Key("violations").BeginArray();
-  for (const std::string& v : report.violations) w.String(v);
-  w.EndArray();
-  w.Key("error");
-  if (report.error.empty()) {
-    w.Null();
-  } else {
-    w.String(report.error);
+  doc["passes"] = std::move(passes);
+  Json summary;
+  summary["rewrites"] = total;
+  summary["before"] = SummaryJson(report.before);
+  summary["after"] = SummaryJson(report.after);
+  Json violations = Json::array();
+  for (const std::string& v : report.violations) violations.push_back(v);
+  summary["violations"] = std::move(violations);
+  summary["error"] = JsonStringOrNull(report.error);
+  doc["summary"] = std::move(summary);
+  return doc;
+}
+
+std::string FormatOptJson(const OptReport& report) { return DumpJson(OptReportJson(report)); }
+
+namespace {
+
+std::string StringAt(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t IntAt(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+double NumberAt(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+ModelSummary SummaryAt(const Json& j, const char* key) {
+  ModelSummary s;
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_object()) return s;
+  s.nodes = IntAt(*it, "nodes");
+  s.initializers = IntAt(*it, "initializers");
+  s.initializer_bytes = IntAt(*it, "initializer_bytes");
+  s.opset = IntAt(*it, "opset");
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
+  absl::StatusOr<Json> doc = ParseJson(text);
+  if (!doc.ok()) return doc.status();
+  const auto passes = doc->is_object() ? doc->find("passes") : doc->end();
+  if (!doc->is_object() || passes == doc->end() || !passes->is_array()) {
+    return absl::InvalidArgumentError("not an `opt --report` document (no \"passes\" array)");
   }
-  w.EndObject();
-  w.EndObject();
-  return w.str();
+  if (const int64_t v = IntAt(*doc, "schema_version"); v > kReportSchemaVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("report schema_version ", v,
+                                                   " is newer than this onnx-bcast reads (",
+                                                   kReportSchemaVersion, ")"));
+  }
+  OptReport report;
+  report.model_path = StringAt(*doc, "model");
+  report.output_path = StringAt(*doc, "output");
+  report.target = StringAt(*doc, "target");
+  for (const Json& p : *passes) {
+    if (!p.is_object()) {
+      return absl::InvalidArgumentError("not an `opt --report` document (a pass is not an object)");
+    }
+    PassRun run;
+    run.pass = StringAt(p, "pass");
+    run.seconds = NumberAt(p, "seconds");
+    run.stats.nodes_inserted = IntAt(p, "nodes_inserted");
+    run.stats.nodes_removed = IntAt(p, "nodes_removed");
+    run.stats.initializers_rewritten = IntAt(p, "initializers_rewritten");
+    run.stats.bytes_added = IntAt(p, "bytes_added");
+    if (const auto rewrites = p.find("rewrites"); rewrites != p.end() && rewrites->is_array()) {
+      for (const Json& r : *rewrites) {
+        if (!r.is_object()) continue;
+        Rewrite rw;
+        rw.node = StringAt(r, "node");
+        rw.output = StringAt(r, "output");
+        rw.op = StringAt(r, "op");
+        rw.action = StringAt(r, "action");
+        rw.tensor = StringAt(r, "tensor");
+        rw.before = StringAt(r, "before");
+        rw.after = StringAt(r, "after");
+        rw.detail = StringAt(r, "detail");
+        rw.bytes = IntAt(r, "bytes");
+        run.stats.log.push_back(std::move(rw));
+      }
+    }
+    report.runs.push_back(std::move(run));
+  }
+  if (const auto summary = doc->find("summary"); summary != doc->end() && summary->is_object()) {
+    report.before = SummaryAt(*summary, "before");
+    report.after = SummaryAt(*summary, "after");
+    report.error = StringAt(*summary, "error");
+    if (const auto v = summary->find("violations"); v != summary->end() && v->is_array()) {
+      for (const Json& e : *v) {
+        if (e.is_string()) report.violations.push_back(e.get<std::string>());
+      }
+    }
+  }
+  return report;
 }
 
 }  // namespace onnx_bcast::passes

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "passes/pass_manager.h"
+#include "passes/report_json.h"
 
 namespace onnx_bcast::passes {
 
@@ -24,7 +27,13 @@ struct OptReport {
 /// below its pass; with `debug`, the "does not apply" reasons too.
 std::string FormatOptText(const OptReport& report, bool rewrites, bool debug);
 
-/// The --report JSON document.
+/// The --report JSON document (docs/report-schema.md), as data and as text.
+Json OptReportJson(const OptReport& report);
 std::string FormatOptJson(const OptReport& report);
+
+/// Reads an --report document back (verify names the pass behind a divergence with it).
+/// InvalidArgument when `text` is not JSON, has no "passes" array, or comes from a newer
+/// schema_version; keys missing from an older document read as empty.
+absl::StatusOr<OptReport> ParseOptReport(std::string_view text);
 
 }  // namespace onnx_bcast::passes

@@ -47,6 +47,9 @@ struct PassOptions {
 /// One rewrite, for `opt --report` and --dry-run.
 struct Rewrite {
   std::string node;    ///< the node rewritten (name, or "<op>#<index>")
+  /// The node's first output in the main graph: an unnamed node's identity that insertions do
+  /// not shift (verify's bisect matches on it); empty for body nodes and whole-model rewrites.
+  std::string output;
   std::string op;      ///< its op type
   std::string action;  ///< "inserted", "folded", "removed", "upgraded", "shrunk", "converted"
   std::string tensor;  ///< the operand or tensor concerned

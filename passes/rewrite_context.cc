@@ -863,6 +863,9 @@ void RewriteContext::Record(int id, Rewrite rewrite) {
   if (id >= 0) {
     rewrite.node = scope_.body ? absl::StrCat(scope_.path, "/", Label(id)) : Label(id);
     rewrite.op = graph_->node(id).op_type();
+    if (!scope_.body && graph_->node(id).output_size() > 0) {
+      rewrite.output = graph_->node(id).output(0);
+    }
   }
   stats_->log.push_back(std::move(rewrite));
 }

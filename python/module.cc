@@ -1,8 +1,9 @@
 // The extension `onnx_bcast._core` (pybind11) over the public C++ API, re-exported by the
 // package onnx_bcast: check, optimize, run and verify taking an onnx.ModelProto, serialized bytes
-// or a path, and returning plain Python data (tensors as numpy arrays). The reports of check and
-// optimize are the CLI's JSON documents (CheckResult::json, OptimizeReport::json, written by the
-// same writer as `check --json` and `opt --report`) loaded as dicts, so both speak one schema.
+// or a path, and returning plain Python data (tensors as numpy arrays). The reports of check,
+// optimize and verify are the CLI's JSON documents (CheckResult::json, OptimizeReport::json,
+// VerifyResult::json, written by the same code as `check --json`, `opt --report` and `verify
+// --json`) loaded as dicts, so both speak one schema (docs/report-schema.md).
 // Errors become ValueError, FileNotFoundError, NotImplementedError, ... with the API's one-line
 // message. The GIL is released while the library works.
 //
@@ -281,62 +282,6 @@ py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, boo
 
 // ---- verify -----------------------------------------------------------------------------------
 
-py::dict VerifyToDict(const onnx_bcast::VerifyResult& r) {
-  py::list outputs;
-  for (const onnx_bcast::OutputComparison& o : r.outputs) {
-    py::dict d;
-    d["sample"] = o.sample;
-    d["output"] = o.output;
-    d["match"] = o.match;
-    d["max_abs_error"] = o.max_abs_error;
-    d["max_rel_error"] = o.max_rel_error;
-    d["max_ulp"] = o.max_ulp;
-    d["mismatches"] = o.mismatches;
-    d["message"] = o.message;
-    outputs.append(d);
-  }
-  py::list local;
-  for (const onnx_bcast::LocalCheck& l : r.local) {
-    py::dict d;
-    d["node"] = l.node;
-    d["op"] = l.op;
-    d["match"] = l.match;
-    d["skipped"] = l.skipped;
-    d["detail"] = l.detail;
-    local.append(d);
-  }
-  py::object divergence = py::none();
-  if (r.divergence.has_value()) {
-    py::dict d;
-    d["sample"] = r.divergence->sample;
-    d["tensor"] = r.divergence->tensor;
-    d["node"] = r.divergence->node;
-    d["op"] = r.divergence->op;
-    d["input_shapes"] = r.divergence->input_shapes;
-    d["message"] = r.divergence->message;
-    d["pass"] = r.divergence->pass.empty() ? py::object(py::none()) : py::str(r.divergence->pass);
-    d["rewrite"] =
-        r.divergence->rewrite.empty() ? py::object(py::none()) : py::str(r.divergence->rewrite);
-    divergence = d;
-  }
-  py::dict out;
-  out["match"] = r.match;
-  out["mode"] = r.mode;
-  out["note"] = r.note;
-  out["rtol"] = r.rtol;
-  out["atol"] = r.atol;
-  out["exact"] = r.exact;
-  out["max_abs_error"] = r.max_abs_error;
-  out["max_ulp"] = r.max_ulp;
-  out["structural"] = r.structural;
-  out["sample_errors"] = r.sample_errors;
-  out["outputs"] = outputs;
-  out["divergence"] = divergence;
-  out["local"] = local;
-  out["text"] = r.text;
-  return out;
-}
-
 py::dict Verify(const py::object& original, const py::object& rewritten, int samples,
                 uint64_t seed, std::optional<double> rtol, std::optional<double> atol,
                 bool edge_cases, bool local,
@@ -388,7 +333,8 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
       }();
     }
   }
-  return VerifyToDict(Take(std::move(result)));
+  const onnx_bcast::VerifyResult r = Take(std::move(result));
+  return ReportDict(r.json, r.text);
 }
 
 py::list PassList(const std::vector<onnx_bcast::PassInfo>& infos) {
@@ -466,9 +412,10 @@ Inputs are seeded random samples, or the ONNX test_data_set directories of test_
 rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
 atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
 names the pass behind a divergence (a report that cannot be read or parsed raises). Returns
-{'match', 'mode', 'rtol', 'atol', 'exact', 'max_abs_error', 'max_ulp', 'outputs',
-'divergence' (with 'pass' and 'rewrite' from the report), 'local', 'text', ...}; a mismatch is
-match=False, not an exception.)";
+the document of `onnx-bcast verify --json` as a dict: 'match', 'mode', 'tolerance',
+'samples' (each with its 'outputs' compared), 'max_abs_error', 'max_ulp', 'divergence' (with
+'pass' and 'rewrite' from the report), 'local', ...; plus 'text', the lines the CLI prints. A
+mismatch is match=False, not an exception.)";
 
 }  // namespace
 

@@ -227,6 +227,9 @@ const std::vector<Command>& Commands() {
            {"local", 0, nullptr, false, "check node by node instead of running whole models"},
            {"report", 0, "FILE", false,
             "the opt --report of the rewrite, to name the pass (an unreadable one is an error)"},
+           {"json", 0, "FILE", false,
+            "write the result as JSON to FILE ('-': stdout, the text report then goes to "
+            "stderr)"},
            {"threads", 0, "N", false, "threads per kernel (default 1)"},
            {"timeout", 0, "SECONDS", false,
             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
@@ -524,9 +527,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   if (original.has_value()) {
     verify::VerifyOptions vopts;
-    // The run's own report (in memory: --report may be stdout or not written) names the pass
-    // behind a divergence.
-    vopts.report_json = passes::FormatOptJson(report);
+    // The run's own report, in memory, names the pass behind a divergence.
+    vopts.report = &report;
     absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original, *model, vopts);
     if (!result.ok()) {
       PrintError(absl::StrCat(label, ": --verify: ", result.status().message()));
@@ -925,7 +927,26 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
     PrintError(absl::StrCat(models[0].path, ": ", result.status().message()));
     return LoadExitCode(result.status());
   }
-  PrintOut(verify::FormatVerifyText(*result, models[0].path, models[1].path));
+  const std::string json_path = args.Get("json");
+  PrintOut(verify::FormatVerifyText(*result, models[0].path, models[1].path),
+           /*to_stderr=*/json_path == kStdio);
+  if (args.Has("json")) {
+    // Neither model (nor their external data, nor the report) may be replaced by the JSON.
+    absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(models[0]);
+    if (inputs.ok()) {
+      absl::StatusOr<proto::InputFiles> second = proto::InputFilesOf(models[1]);
+      if (second.ok()) {
+        inputs->AddAll(*second);
+        if (args.Has("report")) inputs->AddPath(args.Get("report"), "the report");
+      } else {
+        inputs = second.status();
+      }
+    }
+    if (!WriteText(json_path, verify::FormatVerifyJson(*result, models[0].path, models[1].path),
+                   inputs)) {
+      return kExitCannotWrite;
+    }
+  }
   return result->match ? kExitOk : kExitFound;
 }
 

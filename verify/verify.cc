@@ -14,7 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/dim_evaluation.h"
-#include "passes/json_parse.h"
+#include "passes/opt_report.h"
+#include "passes/report_json.h"
 #include "passes/shape_propagation.h"
 #include "proto/shapes.h"
 #include "runtime/exec/executor.h"
@@ -62,8 +63,10 @@ std::string ShapeOf(const rt::Value& v) {
   return "none";
 }
 
-// The opt report of options.report_path or options.report_json; null when neither is given.
-absl::StatusOr<std::optional<passes::JsonValue>> LoadReport(const VerifyOptions& options) {
+// The opt report: options.report, or parsed from report_path or report_json; null when none
+// is given.
+absl::StatusOr<std::optional<passes::OptReport>> LoadReport(const VerifyOptions& options) {
+  if (options.report != nullptr) return std::optional<passes::OptReport>(*options.report);
   std::string text = options.report_json;
   std::string label = "the given report";
   if (!options.report_path.empty()) {
@@ -72,31 +75,28 @@ absl::StatusOr<std::optional<passes::JsonValue>> LoadReport(const VerifyOptions&
     if (!in) return absl::NotFoundError(absl::StrCat(label, ": cannot be read"));
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } else if (text.empty()) {
-    return std::optional<passes::JsonValue>();
+    return std::optional<passes::OptReport>();
   }
-  absl::StatusOr<passes::JsonValue> json = passes::ParseJson(text);
-  if (!json.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(label, ": ", json.status().message()));
+  absl::StatusOr<passes::OptReport> report = passes::ParseOptReport(text);
+  if (!report.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": ", report.status().message()));
   }
-  const passes::JsonValue* list = json->Get("passes");
-  if (list == nullptr || list->type != passes::JsonValue::Type::kArray) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": not an `opt --report` document (no \"passes\" array)"));
-  }
-  return std::optional<passes::JsonValue>(*std::move(json));
+  return std::optional<passes::OptReport>(*std::move(report));
 }
 
-// Finds the pass and rewrite the report says touched `node`.
-void Attribute(const passes::JsonValue& report, Divergence* d) {
-  for (const passes::JsonValue& pass : report.Get("passes")->array) {
-    const passes::JsonValue* rewrites = pass.Get("rewrites");
-    if (rewrites == nullptr) continue;
-    for (const passes::JsonValue& rw : rewrites->array) {
-      if (rw.GetString("node") != d->node) continue;
-      d->pass = pass.GetString("pass");
-      d->rewrite = absl::StrCat(rw.GetString("action"), " ", rw.GetString("tensor"), " ",
-                                rw.GetString("before"), " -> ", rw.GetString("after"), ": ",
-                                rw.GetString("detail"));
+// Finds the pass and rewrite the report says touched the divergent node: by name, or for an
+// unnamed node by its first output, which insertions do not shift (positional labels do).
+void Attribute(const passes::OptReport& report, Divergence* d) {
+  for (const passes::PassRun& run : report.runs) {
+    for (const passes::Rewrite& rw : run.stats.log) {
+      const bool by_name = !d->node.empty() && rw.node == d->node;
+      const bool by_output = d->node.empty() && !d->node_output.empty() &&
+                             rw.output == d->node_output;
+      if (!by_name && !by_output) continue;
+      if (d->node.empty()) d->node = rw.node;
+      d->pass = run.pass;
+      d->rewrite = absl::StrCat(rw.action, " ", rw.tensor, " ", rw.before, " -> ", rw.after, ": ",
+                                rw.detail);
       return;
     }
   }
@@ -122,7 +122,7 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
 
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
                                  const rt::Tolerance& tolerance, const std::string& label,
-                                 const passes::JsonValue* report, int threads,
+                                 const passes::OptReport* report, int threads,
                                  const rt::RunBudget* budget) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
@@ -162,6 +162,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
     d.tensor = common[i];
     const rt::Node* node = producer_b[common[i]];
     d.node = node->name;
+    d.node_output = node->outputs.empty() ? "" : node->outputs[0];
     d.op = node->op_type;
     for (const std::string& in : node->inputs) {
       if (in.empty()) continue;
@@ -464,7 +465,7 @@ bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewri
 
 absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
                                     const VerifyOptions& options) {
-  absl::StatusOr<std::optional<passes::JsonValue>> report = LoadReport(options);
+  absl::StatusOr<std::optional<passes::OptReport>> report = LoadReport(options);
   if (!report.ok()) return report.status();
   VerifyResult r;
   if (options.tolerance) {
@@ -670,8 +671,11 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
   }
   if (r.divergence) {
     const Divergence& d = *r.divergence;
+    const std::string producer =
+        d.node.empty() ? absl::StrCat("unnamed ", d.op, " (first output '", d.node_output, "')")
+                       : absl::StrCat(d.op, " '", d.node, "'");
     absl::StrAppend(&out, "first divergence (", d.sample, "): tensor '", d.tensor,
-                    "' produced by ", d.op, " '", d.node, "' with inputs ",
+                    "' produced by ", producer, " with inputs ",
                     absl::StrJoin(d.input_shapes, ", "), "; ", d.comparison.message, "\n");
     if (!d.pass.empty()) {
       absl::StrAppend(&out, "  introduced by pass ", d.pass, ": ", d.rewrite, "\n");
@@ -688,6 +692,105 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
     absl::StrAppend(&out, "  local: ", checked, " node(s) checked, ", skipped, " skipped\n");
   }
   return out;
+}
+
+namespace {
+
+passes::Json ComparisonJson(const rt::Comparison& c) {
+  passes::Json j;
+  j["match"] = c.match;
+  j["elements"] = c.elements;
+  j["mismatches"] = c.mismatches;
+  j["max_abs_error"] = passes::JsonNumber(c.max_abs_error);
+  j["max_abs_at"] = passes::JsonStringOrNull(c.max_abs_at);
+  j["max_rel_error"] = passes::JsonNumber(c.max_rel_error);
+  j["max_rel_at"] = passes::JsonStringOrNull(c.max_rel_at);
+  j["max_ulp"] = c.max_ulp;
+  j["passing_atol"] = c.passing_atol ? passes::JsonNumber(*c.passing_atol) : passes::Json();
+  j["passing_rtol"] = c.passing_rtol ? passes::JsonNumber(*c.passing_rtol) : passes::Json();
+  j["message"] = passes::JsonStringOrNull(c.message);
+  return j;
+}
+
+}  // namespace
+
+passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original_path,
+                              const std::string& rewritten_path) {
+  passes::Json doc;
+  doc["schema_version"] = passes::kReportSchemaVersion;
+  doc["kind"] = "verify";
+  doc["original"] = original_path;
+  doc["rewritten"] = rewritten_path;
+  doc["match"] = r.match;
+  doc["mode"] = r.mode;
+  doc["note"] = passes::JsonStringOrNull(r.note);
+  doc["tolerance"] = passes::Json{{"exact", r.tolerance.exact},
+                                  {"rtol", passes::JsonNumber(r.tolerance.rtol)},
+                                  {"atol", passes::JsonNumber(r.tolerance.atol)}};
+  passes::Json structural = passes::Json::array();
+  for (const std::string& s : r.structural) structural.push_back(s);
+  doc["structural"] = std::move(structural);
+  passes::Json samples = passes::Json::array();
+  double max_abs = 0;
+  int64_t max_ulp = 0;
+  for (const SampleResult& s : r.samples) {
+    for (const OutputResult& o : s.outputs) {
+      // NaN-safe: a NaN error is the largest of all.
+      if (!(o.comparison.max_abs_error <= max_abs)) max_abs = o.comparison.max_abs_error;
+      max_ulp = std::max(max_ulp, o.comparison.max_ulp);
+    }
+    passes::Json j;
+    j["sample"] = s.label;
+    j["match"] = s.match;
+    j["expect_failure"] = s.expect_failure;
+    j["error"] = passes::JsonStringOrNull(s.error);
+    j["note"] = passes::JsonStringOrNull(s.note);
+    passes::Json outputs = passes::Json::array();
+    for (const OutputResult& o : s.outputs) {
+      passes::Json c;
+      c["output"] = o.name;
+      c.update(ComparisonJson(o.comparison));
+      outputs.push_back(std::move(c));
+    }
+    j["outputs"] = std::move(outputs);
+    samples.push_back(std::move(j));
+  }
+  doc["samples"] = std::move(samples);
+  doc["max_abs_error"] = passes::JsonNumber(max_abs);
+  doc["max_ulp"] = max_ulp;
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    passes::Json j;
+    j["sample"] = d.sample;
+    j["tensor"] = d.tensor;
+    j["node"] = d.node;
+    j["node_output"] = d.node_output;
+    j["op"] = d.op;
+    passes::Json shapes = passes::Json::array();
+    for (const std::string& s : d.input_shapes) shapes.push_back(s);
+    j["input_shapes"] = std::move(shapes);
+    j["pass"] = passes::JsonStringOrNull(d.pass);
+    j["rewrite"] = passes::JsonStringOrNull(d.rewrite);
+    j["comparison"] = ComparisonJson(d.comparison);
+    doc["divergence"] = std::move(j);
+  } else {
+    doc["divergence"] = nullptr;
+  }
+  passes::Json local = passes::Json::array();
+  for (const LocalResult& l : r.local) {
+    local.push_back(passes::Json{{"node", l.node},
+                                 {"op", l.op},
+                                 {"match", l.match},
+                                 {"skipped", l.skipped},
+                                 {"detail", l.detail}});
+  }
+  doc["local"] = std::move(local);
+  return doc;
+}
+
+std::string FormatVerifyJson(const VerifyResult& r, const std::string& original_path,
+                             const std::string& rewritten_path) {
+  return passes::DumpJson(VerifyResultJson(r, original_path, rewritten_path));
 }
 
 }  // namespace onnx_bcast::verify

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "passes/opt_report.h"
+#include "passes/report_json.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
 #include "runtime/run_budget.h"
@@ -37,6 +39,8 @@ struct VerifyOptions {
   /// or is not such a document fails Verify before any run.
   std::string report_path;
   std::string report_json;
+  /// The report in memory (opt --verify hands over its own); used before the two above.
+  const passes::OptReport* report = nullptr;
   int threads = 1;
   /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
   /// run past it ends the verification with DeadlineExceeded, not a mismatch.
@@ -64,7 +68,12 @@ struct SampleResult {
 struct Divergence {
   std::string sample;
   std::string tensor;
-  std::string node;  ///< the rewritten model's node producing it
+  /// The rewritten model's node producing it: its name; for an unnamed node, the label the
+  /// report gives it ("<op>#<index>") when a report names it, else empty.
+  std::string node;
+  /// That node's first output: the identity of an unnamed node, which survives insertions
+  /// (opt's report records it with every rewrite).
+  std::string node_output;
   std::string op;
   std::vector<std::string> input_shapes;  ///< "name [2,3]" of that node's inputs
   std::string pass;     ///< from the report, when given and it names the node
@@ -103,6 +112,13 @@ bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewri
 
 /// The readable report: one line per sample and output, the divergence, the local checks.
 std::string FormatVerifyText(const VerifyResult& result, const std::string& original_path,
+                             const std::string& rewritten_path);
+
+/// The same as data (verify --json, the API's VerifyResult::json, Python's verify dict):
+/// docs/report-schema.md.
+passes::Json VerifyResultJson(const VerifyResult& result, const std::string& original_path,
+                              const std::string& rewritten_path);
+std::string FormatVerifyJson(const VerifyResult& result, const std::string& original_path,
                              const std::string& rewritten_path);
 
 }  // namespace onnx_bcast::verify

@@ -244,7 +244,8 @@ def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0
     rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
     atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
     names the pass behind a divergence (a report that cannot be read or parsed raises). Returns
-    {'match', 'mode', 'rtol', 'atol', 'exact', 'max_abs_error', 'max_ulp', 'outputs',
-    'divergence' (with 'pass' and 'rewrite' from the report), 'local', 'text', ...}; a mismatch is
-    match=False, not an exception.
+    the document of `onnx-bcast verify --json` as a dict: 'match', 'mode', 'tolerance',
+    'samples' (each with its 'outputs' compared), 'max_abs_error', 'max_ulp', 'divergence' (with
+    'pass' and 'rewrite' from the report), 'local', ...; plus 'text', the lines the CLI prints. A
+    mismatch is match=False, not an exception.
     """

@@ -15,7 +15,7 @@
 #include "broadcast/expr.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/json_parse.h"
+#include "passes/report_json.h"
 #include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using passes::JsonValue;
+using passes::Json;
 using Bindings = std::map<std::string, int64_t>;
 
 const std::string kCheck = BCAST_SOURCE_DIR "/tests/fixtures/check/";
@@ -53,15 +53,15 @@ std::string Str(const Bindings& b) {
   return out;
 }
 
-JsonValue CheckJson(const std::vector<std::string>& args) {
+Json CheckJson(const std::vector<std::string>& args) {
   std::vector<std::string> full = args;
   full.push_back("--json");
   full.push_back("-");
   test_support::CliResult r = RunCli(full);
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
-  absl::StatusOr<JsonValue> j = passes::ParseJson(r.out);
+  absl::StatusOr<Json> j = passes::ParseJson(r.out);
   EXPECT_TRUE(j.ok()) << j.status() << r.out.substr(0, 400);
-  return j.ok() ? *j : JsonValue();
+  return j.ok() ? *j : Json::object();
 }
 
 TEST(CheckDims, ExitOneNamesTheFirstFailingNodeInOneLine) {
@@ -109,20 +109,19 @@ TEST(CheckDims, UsageErrorsExit64) {
 }
 
 TEST(CheckDims, JsonCarriesTheEvaluation) {
-  const JsonValue j = CheckJson({"check", kCorpus + "fpn_op16.onnx", "--dim", "H=17",
-                                 "--dim", "W=32", "--dim", "N=1"});
-  const JsonValue* at = j.Get("at_dims");
-  ASSERT_NE(at, nullptr);
-  EXPECT_EQ(at->Get("fails")->number, 1);
-  EXPECT_EQ(at->Get("combined")->boolean, false);
-  EXPECT_EQ(at->Get("first_failure")->GetString("node"), "/Add");
-  EXPECT_THAT(at->Get("first_failure")->GetString("message"),
+  Json j = CheckJson({"check", kCorpus + "fpn_op16.onnx", "--dim", "H=17", "--dim", "W=32",
+                      "--dim", "N=1"});
+  ASSERT_TRUE(j.contains("at_dims"));
+  Json& at = j["at_dims"];
+  EXPECT_EQ(at["fails"], 1);
+  EXPECT_EQ(at["combined"], false);
+  EXPECT_EQ(at["first_failure"]["node"], "/Add");
+  EXPECT_THAT(at["first_failure"]["message"].get<std::string>(),
               HasSubstr("A [1,8,3,4] and B [1,8,4,4] are not broadcastable (numpy rule, axis 2"));
-  const JsonValue* per = j.Get("combined_condition")->Get("per_symbol");
-  ASSERT_NE(per, nullptr);
+  Json& per = j["combined_condition"]["per_symbol"];
   for (const char* s : {"H", "W"}) {
-    ASSERT_NE(per->Get(s), nullptr) << s;
-    EXPECT_EQ(per->Get(s)->Get("imposed_by")->array.at(0).GetString("node"), "/Add");
+    ASSERT_TRUE(per.contains(s)) << s;
+    EXPECT_EQ(per[s]["imposed_by"].at(0)["node"], "/Add");
   }
 }
 
@@ -160,15 +159,16 @@ TEST(VerifyConditions, SamplesSatisfyTheCorpusConditionsAndTheEdgeCaseFails) {
 
 // The truth of the combined condition from its JSON atoms (lhs == rhs over dim expressions,
 // parsed back with Expr::Parse): the condition as data, evaluated independently of check.
-std::optional<bool> EvalCondition(const JsonValue& cond, const Bindings& b) {
-  if (cond.type == JsonValue::Type::kNull) return true;
+std::optional<bool> EvalCondition(const Json& cond, const Bindings& b) {
+  if (cond.is_null()) return true;
   bool unknown = false;
-  for (const JsonValue& clause : cond.Get("clauses")->array) {
+  for (const Json& clause : cond.at("clauses")) {
     bool any = false, clause_unknown = false;
-    for (const JsonValue& atom : clause.array) {
-      absl::StatusOr<bcast::Expr> lhs = bcast::Expr::Parse(atom.GetString("lhs"));
-      absl::StatusOr<bcast::Expr> rhs = bcast::Expr::Parse(atom.GetString("rhs"));
-      EXPECT_TRUE(lhs.ok() && rhs.ok()) << atom.GetString("lhs") << " == " << atom.GetString("rhs");
+    for (const Json& atom : clause) {
+      const std::string l_text = atom.at("lhs"), r_text = atom.at("rhs");
+      absl::StatusOr<bcast::Expr> lhs = bcast::Expr::Parse(l_text);
+      absl::StatusOr<bcast::Expr> rhs = bcast::Expr::Parse(r_text);
+      EXPECT_TRUE(lhs.ok() && rhs.ok()) << l_text << " == " << r_text;
       if (!lhs.ok() || !rhs.ok()) return std::nullopt;
       std::optional<int64_t> l = lhs->Evaluate(b), r = rhs->Evaluate(b);
       if (!l || !r) {
@@ -190,16 +190,16 @@ std::optional<bool> EvalCondition(const JsonValue& cond, const Bindings& b) {
 
 // Membership in a one-symbol set given as data (small values below threshold, then residues
 // modulo period).
-bool InSet(const JsonValue& set, int64_t v) {
-  if (v < set.Get("threshold")->number) {
-    for (const JsonValue& s : set.Get("small")->array) {
-      if (s.number == v) return true;
+bool InSet(const Json& set, int64_t v) {
+  if (v < set.at("threshold").get<int64_t>()) {
+    for (const Json& s : set.at("small")) {
+      if (s == v) return true;
     }
     return false;
   }
-  const int64_t period = static_cast<int64_t>(set.Get("period")->number);
-  for (const JsonValue& r : set.Get("residues")->array) {
-    if (r.number == v % period) return true;
+  const int64_t period = set.at("period");
+  for (const Json& r : set.at("residues")) {
+    if (r == v % period) return true;
   }
   return false;
 }
@@ -211,32 +211,32 @@ struct ManifestModel {
 };
 
 std::vector<ManifestModel> LoadManifest() {
-  absl::StatusOr<JsonValue> m =
+  absl::StatusOr<Json> m =
       passes::ParseJson(test_support::ReadAll(kCorpus + "manifest.json"));
   EXPECT_TRUE(m.ok()) << m.status();
   std::vector<ManifestModel> out;
   if (!m.ok()) return out;
-  for (const auto& [name, entry] : m->object) {
+  for (const auto& [name, entry] : m->items()) {
     ManifestModel model;
     model.name = name;
-    for (const auto& [input, axes] : entry.Get("dynamic_axes")->object) {
-      for (const auto& [axis, symbol] : axes.object) model.symbols.insert(symbol.string);
+    for (const auto& [input, axes] : entry.at("dynamic_axes").items()) {
+      for (const auto& [axis, symbol] : axes.items()) model.symbols.insert(symbol.get<std::string>());
     }
-    auto read = [&model](const JsonValue* list, std::vector<Bindings>* into) {
-      for (const JsonValue& b : list->array) {
+    auto read = [&model](const Json& list, std::vector<Bindings>* into) {
+      for (const Json& b : list) {
         Bindings binding;
         bool in_domain = true;
-        for (const auto& [s, v] : b.object) {
+        for (const auto& [s, v] : b.items()) {
           // "reason", and sizes the export fixed (ViT's H and W are static in the model).
-          if (v.type != JsonValue::Type::kNumber || model.symbols.count(s) == 0) continue;
-          binding[s] = static_cast<int64_t>(v.number);
-          in_domain &= v.number >= 1;  // symbols are extents >= 1 (an empty past is not)
+          if (!v.is_number() || model.symbols.count(s) == 0) continue;
+          binding[s] = v.get<int64_t>();
+          in_domain &= binding[s] >= 1;  // symbols are extents >= 1 (an empty past is not)
         }
         if (in_domain) into->push_back(binding);
       }
     };
-    read(entry.Get("bindings_ok"), &model.ok);
-    read(entry.Get("bindings_fail"), &model.fail);
+    read(entry.at("bindings_ok"), &model.ok);
+    read(entry.at("bindings_fail"), &model.fail);
     out.push_back(std::move(model));
   }
   return out;
@@ -266,33 +266,24 @@ class Corpus : public ::testing::TestWithParam<ManifestModel> {};
 TEST_P(Corpus, RunsExactlyWhereCheckDimSaysItHolds) {
   const ManifestModel& m = GetParam();
   const std::string path = kCorpus + m.name + ".onnx";
-  const JsonValue j = CheckJson({"check", path});
-  const JsonValue* cond = j.Get("combined_condition");
-  ASSERT_NE(cond, nullptr);
+  const Json j = CheckJson({"check", path});
+  ASSERT_TRUE(j.contains("combined_condition"));
+  const Json* cond = &j.at("combined_condition");
   std::set<std::string> symbols = m.symbols;
-  if (cond->type != JsonValue::Type::kNull) {
-    for (const JsonValue& s : cond->Get("symbols")->array) symbols.insert(s.string);
+  if (!cond->is_null()) {
+    for (const Json& s : cond->at("symbols")) symbols.insert(s.get<std::string>());
     // The exact one-symbol sets agree with the atoms that encode them.
-    for (const auto& [symbol, set] : cond->Get("sets")->object) {
+    for (const auto& [symbol, set] : cond->at("sets").items()) {
       for (int64_t v = 1; v <= 64; ++v) {
         bool atoms = false;
-        for (const JsonValue& clause : cond->Get("clauses")->array) {
+        for (const Json& clause : cond->at("clauses")) {
           bool only_this = true;
-          for (const JsonValue& atom : clause.array) {
-            for (const JsonValue& s : atom.Get("symbols")->array) only_this &= s.string == symbol;
+          for (const Json& atom : clause) {
+            for (const Json& s : atom.at("symbols")) only_this &= s == symbol;
           }
           if (!only_this) continue;
-          std::optional<bool> t = EvalCondition(
-              [&] {
-                JsonValue c;
-                c.type = JsonValue::Type::kObject;
-                JsonValue list;
-                list.type = JsonValue::Type::kArray;
-                list.array.push_back(clause);
-                c.object.push_back({"clauses", list});
-                return c;
-              }(),
-              {{symbol, v}});
+          std::optional<bool> t =
+              EvalCondition(Json{{"clauses", Json::array({clause})}}, {{symbol, v}});
           atoms = t.value_or(false);
         }
         EXPECT_EQ(InSet(set, v), atoms) << m.name << " " << symbol << "=" << v;
@@ -312,9 +303,9 @@ TEST_P(Corpus, RunsExactlyWhereCheckDimSaysItHolds) {
     if (pool.size() < 3) pool.push_back(b);
   }
   ASSERT_FALSE(satisfying.empty()) << m.name;
-  const bool conditional = cond->type != JsonValue::Type::kNull;
+  const bool conditional = !cond->is_null();
   if (conditional) {
-    ASSERT_FALSE(violating.empty()) << m.name << ": no binding violates " << cond->GetString("text");
+    ASSERT_FALSE(violating.empty()) << m.name << ": no binding violates " << cond->at("text");
   } else {
     satisfying.resize(1);  // one run for a model without conditions
   }

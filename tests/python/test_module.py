@@ -256,7 +256,8 @@ class VerifyTest(unittest.TestCase):
         result = onnx_bcast.verify(model, altered, samples=2)
         self.assertFalse(result["match"])
         self.assertGreater(result["max_abs_error"], 0)
-        bad = [o for o in result["outputs"] if not o["match"]]
+        self.assertEqual(result["schema_version"], 1)
+        bad = [o for s in result["samples"] for o in s["outputs"] if not o["match"]]
         self.assertTrue(bad)
         self.assertGreater(bad[0]["mismatches"], 0)
         self.assertIn("DIFFERENT", result["text"])
@@ -266,8 +267,8 @@ class VerifyTest(unittest.TestCase):
         model = onnx.load(str(MODELS / "cnn_block.onnx"))
         result = onnx_bcast.verify(model, model, rtol=1e-2, atol=1e-5)
         self.assertTrue(result["match"])
-        self.assertAlmostEqual(result["rtol"], 1e-2)
-        self.assertFalse(result["exact"])
+        self.assertAlmostEqual(result["tolerance"]["rtol"], 1e-2)
+        self.assertFalse(result["tolerance"]["exact"])
         with self.assertRaises(ValueError):
             onnx_bcast.verify(model, model, samples=0)
         with self.assertRaises(FileNotFoundError):

@@ -208,7 +208,9 @@ struct OptimizeOptions {
 
 /// One rewrite of one node.
 struct Rewrite {
-  std::string node;
+  std::string node;    ///< name, or "<op>#<index>" (its index in the input model) when unnamed
+  /// The node's first output (main graph): an identity that insertions do not shift.
+  std::string output;
   std::string op;
   std::string action;  ///< "inserted", "folded", "removed", "upgraded", "shrunk", "converted"
   std::string tensor;
@@ -422,7 +424,10 @@ struct OutputComparison {
 struct Divergence {
   std::string sample;
   std::string tensor;
-  std::string node;  ///< the rewritten model's node producing it
+  /// The rewritten model's node producing it; for an unnamed node, the report's label when a
+  /// report names it, else empty.
+  std::string node;
+  std::string node_output;  ///< that node's first output (an unnamed node's identity)
   std::string op;
   std::vector<std::string> input_shapes;  ///< "name [2,3]"
   std::string message;
@@ -456,8 +461,9 @@ struct VerifyResult {
   /// Largest errors over all outputs and samples.
   double max_abs_error = 0;
   int64_t max_ulp = 0;
-  /// The report exactly as `onnx-bcast verify` prints it.
+  /// The report exactly as `onnx-bcast verify` prints it, and as `verify --json` writes it.
   std::string text;
+  std::string json;
 };
 
 /// Runs `original` and `rewritten` on the same inputs and compares every output. A mismatch is

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/check_report.h"
-#include "passes/json_parse.h"
+#include "passes/report_json.h"
 #include "passes/shape_propagation.h"
 #include "proto/model_io.h"
 
@@ -262,63 +262,57 @@ TEST(DimEvaluationReport, JsonGivesConditionsAsDataAndTheEvaluation) {
       })");
   ASSERT_EQ(a.nodes.size(), 2u);
   const DimEvaluation e = Eval(a, {{"N", 5}, {"S", 4}, {"T", 3}});
-  absl::StatusOr<JsonValue> j = ParseJson(FormatCheckJson(a, "m.onnx", false, &e));
+  absl::StatusOr<Json> j = ParseJson(FormatCheckJson(a, "m.onnx", false, &e));
   ASSERT_TRUE(j.ok()) << j.status();
-  const JsonValue* nodes = j->Get("nodes");
-  ASSERT_NE(nodes, nullptr);
-  ASSERT_EQ(nodes->array.size(), 2u);
+  EXPECT_EQ((*j)["schema_version"], kReportSchemaVersion);
+  EXPECT_EQ((*j)["kind"], "check");
+  const Json& nodes = (*j)["nodes"];
+  ASSERT_EQ(nodes.size(), 2u);
   // Node 0: N ∈ {1, 5}, holds at N=5.
-  const JsonValue& add = nodes->array[0];
-  const JsonValue* cond = add.Get("condition");
-  ASSERT_NE(cond, nullptr);
-  ASSERT_EQ(cond->Get("symbols")->array.size(), 1u);
-  EXPECT_EQ(cond->Get("symbols")->array[0].string, "N");
-  const JsonValue& atom = cond->Get("clauses")->array[0].array[0];
-  EXPECT_EQ(atom.GetString("lhs"), "N");
-  EXPECT_EQ(atom.GetString("rhs"), "1");
-  EXPECT_EQ(atom.Get("symbols")->array[0].string, "N");
-  const JsonValue* set = cond->Get("sets")->Get("N");
-  ASSERT_NE(set, nullptr);
-  EXPECT_EQ(set->GetString("text"), "N ∈ {1, 5}");
-  EXPECT_EQ(set->Get("small")->array.size(), 2u);
-  EXPECT_TRUE(set->Get("residues")->array.empty());
-  EXPECT_EQ(add.Get("at_dims")->GetString("outcome"), "holds");
+  const Json& add = nodes[0];
+  const Json& cond = add["condition"];
+  ASSERT_TRUE(cond.is_object());
+  EXPECT_EQ(cond["symbols"], Json::array({"N"}));
+  const Json& atom = cond["clauses"][0][0];
+  EXPECT_EQ(atom["lhs"], "N");
+  EXPECT_EQ(atom["rhs"], "1");
+  EXPECT_EQ(atom["symbols"][0], "N");
+  const Json& set = cond["sets"]["N"];
+  EXPECT_EQ(set["text"], "N ∈ {1, 5}");
+  EXPECT_EQ(set["small"].size(), 2u);
+  EXPECT_TRUE(set["residues"].empty());
+  EXPECT_EQ(add["at_dims"]["outcome"], "holds");
   // Node 1: S == T or S == 1 or T == 1 (several symbols), fails at S=4, T=3.
-  const JsonValue& z = nodes->array[1];
-  const JsonValue* zc = z.Get("condition");
-  ASSERT_NE(zc, nullptr);
-  ASSERT_EQ(zc->Get("symbols")->array.size(), 2u);
+  const Json& z = nodes[1];
+  const Json& zc = z["condition"];
+  ASSERT_EQ(zc["symbols"].size(), 2u);
   bool related = false;
-  for (const JsonValue& clause : zc->Get("clauses")->array) {
-    for (const JsonValue& at : clause.array) related |= at.Get("symbols")->array.size() == 2;
+  for (const Json& clause : zc["clauses"]) {
+    for (const Json& at : clause) related |= at["symbols"].size() == 2;
   }
   EXPECT_TRUE(related);
-  EXPECT_EQ(z.Get("at_dims")->GetString("outcome"), "fails");
-  EXPECT_THAT(z.Get("at_dims")->GetString("message"), HasSubstr("A [P,4] and B [3]"));
+  EXPECT_EQ(z["at_dims"]["outcome"], "fails");
+  EXPECT_THAT(z["at_dims"]["message"].get<std::string>(), HasSubstr("A [P,4] and B [3]"));
   // The combined condition per symbol, with the node imposing each part.
-  const JsonValue* combined = j->Get("combined_condition");
-  ASSERT_NE(combined, nullptr);
-  const JsonValue* per = combined->Get("per_symbol");
-  ASSERT_NE(per, nullptr);
-  EXPECT_EQ(per->Get("N")->GetString("set"), "N ∈ {1, 5}");
-  ASSERT_EQ(per->Get("N")->Get("imposed_by")->array.size(), 1u);
-  EXPECT_EQ(per->Get("N")->Get("imposed_by")->array[0].GetString("node"), "Add#0");
-  EXPECT_EQ(per->Get("S")->Get("set")->type, JsonValue::Type::kNull);
-  EXPECT_EQ(per->Get("S")->Get("clauses")->array.size(), 1u);
-  EXPECT_EQ(per->Get("T")->Get("imposed_by")->array[0].GetString("node"), "Add#1");
+  const Json& per = (*j)["combined_condition"]["per_symbol"];
+  EXPECT_EQ(per["N"]["set"], "N ∈ {1, 5}");
+  ASSERT_EQ(per["N"]["imposed_by"].size(), 1u);
+  EXPECT_EQ(per["N"]["imposed_by"][0]["node"], "Add#0");
+  EXPECT_TRUE(per["S"]["set"].is_null());
+  EXPECT_EQ(per["S"]["clauses"].size(), 1u);
+  EXPECT_EQ(per["T"]["imposed_by"][0]["node"], "Add#1");
   // The document's evaluation.
-  const JsonValue* at = j->Get("at_dims");
-  ASSERT_NE(at, nullptr);
-  EXPECT_EQ(at->Get("bindings")->Get("N")->number, 5);
-  EXPECT_EQ(at->Get("fails")->number, 1);
-  EXPECT_EQ(at->Get("holds")->number, 1);
-  EXPECT_EQ(at->Get("combined")->boolean, false);
-  EXPECT_EQ(at->Get("first_failure")->GetString("node"), "Add#1");
+  const Json& at = (*j)["at_dims"];
+  EXPECT_EQ(at["bindings"]["N"], 5);
+  EXPECT_EQ(at["fails"], 1);
+  EXPECT_EQ(at["holds"], 1);
+  EXPECT_EQ(at["combined"], false);
+  EXPECT_EQ(at["first_failure"]["node"], "Add#1");
   // Without bindings: no evaluation members.
   j = ParseJson(FormatCheckJson(a, "m.onnx", false));
   ASSERT_TRUE(j.ok());
-  EXPECT_EQ(j->Get("at_dims"), nullptr);
-  EXPECT_EQ(j->Get("nodes")->array[0].Get("at_dims"), nullptr);
+  EXPECT_FALSE(j->contains("at_dims"));
+  EXPECT_FALSE((*j)["nodes"][0].contains("at_dims"));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
-// JsonWriter's string escaping: names from a hostile model reach --json/--report output and the
-// terminal (check --json -), so controls of every kind are escaped and non-UTF-8 bytes replaced.
-#include "passes/json.h"
+// The report JSON layer's escaping and layout: names from a hostile model reach --json/--report
+// output and the terminal (check --json -), so every control and every byte above ASCII is
+// escaped, and bytes that are not UTF-8 are replaced.
+#include "passes/report_json.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -10,35 +13,55 @@ namespace onnx_bcast::passes {
 namespace {
 
 std::string Quoted(const std::string& s) {
-  JsonWriter w(0);
-  w.String(s);
-  std::string out = w.str();
+  std::string out = DumpJson(Json(s));
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }
 
-TEST(JsonWriter, EscapesC0ControlsAndDel) {
+TEST(ReportJson, EscapesC0ControlsAndDel) {
   EXPECT_EQ(Quoted("a\"b\\c\n\r\t"), R"("a\"b\\c\n\r\t")");
   EXPECT_EQ(Quoted(std::string("\x00\x1b[2J\x07", 6)), R"("\u0000\u001b[2J\u0007")");
   EXPECT_EQ(Quoted("x\x7fy"), R"("x\u007fy")");
 }
 
-TEST(JsonWriter, EscapesC1ControlsEncodedInUtf8) {
+TEST(ReportJson, EscapesEverythingAboveAscii) {
   // U+009B is CSI: "\xc2\x9b" followed by "2J" clears some terminals' screens.
   EXPECT_EQ(Quoted("\xc2\x9b" "2J"), R"("\u009b2J")");
-  EXPECT_EQ(Quoted("\xc2\x80\xc2\x9f"), R"("\u0080\u009f")");
-  // U+00A0 and later are printable: kept as they are.
-  EXPECT_EQ(Quoted("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
-            "\"\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+  EXPECT_EQ(Quoted("\xc3\xa9\xf0\x9f\x98\x80"), R"("\u00e9\ud83d\ude00")");
 }
 
-TEST(JsonWriter, ReplacesBytesThatAreNotUtf8) {
+TEST(ReportJson, ReplacesBytesThatAreNotUtf8) {
   EXPECT_EQ(Quoted("a\xff" "b"), R"("a\ufffdb")");
-  EXPECT_EQ(Quoted("\x9b"), R"("\ufffd")");              // a lone C1 byte (Latin-1 CSI)
-  EXPECT_EQ(Quoted("\xc0\xaf"), R"("\ufffd\ufffd")");    // overlong '/'
-  EXPECT_EQ(Quoted("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");  // a surrogate
-  EXPECT_EQ(Quoted("\xe2\x82"), R"("\ufffd\ufffd")");    // truncated at the end
-  EXPECT_EQ(Quoted("\xf4\x90\x80\x80"), R"("\ufffd\ufffd\ufffd\ufffd")");  // past U+10FFFF
+  EXPECT_EQ(Quoted("\x9b"), R"("\ufffd")");  // a lone C1 byte (Latin-1 CSI)
+  for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80"}) {
+    const std::string q = Quoted(bad);
+    EXPECT_NE(q.find("\\ufffd"), std::string::npos) << q;
+    for (char c : q) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << q;
+    EXPECT_TRUE(ParseJson(q).ok()) << q;
+  }
+}
+
+TEST(ReportJson, ShortArraysStayOnOneLineAndNonFiniteNumbersAreStrings) {
+  Json doc;
+  doc["shape"] = Json::array({1, "N", 3});
+  doc["nodes"] = Json::array({Json{{"a", 1}}});
+  doc["empty"] = Json::object();
+  doc["nan"] = JsonNumber(std::nan(""));
+  doc["inf"] = JsonNumber(-std::numeric_limits<double>::infinity());
+  doc["none"] = JsonStringOrNull("");
+  EXPECT_EQ(DumpJson(doc), R"({
+  "shape": [1, "N", 3],
+  "nodes": [
+    {
+      "a": 1
+    }
+  ],
+  "empty": {},
+  "nan": "nan",
+  "inf": "-inf",
+  "none": null
+}
+)");
 }
 
 }  // namespace

@@ -19,8 +19,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/broadcast_ops.h"
-#include "passes/json_parse.h"
 #include "passes/pass_manager.h"
+#include "passes/report_json.h"
 #include "passes/targets.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
@@ -78,18 +78,18 @@ std::vector<Case> Cases() {
   std::ifstream in(std::string(kExported) + "manifest.json");
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<JsonValue> manifest = ParseJson(text.str());
+  absl::StatusOr<Json> manifest = ParseJson(text.str());
   EXPECT_TRUE(manifest.ok()) << manifest.status();
   if (manifest.ok()) {
-    for (const auto& [name, entry] : manifest->object) {
+    for (const auto& [name, entry] : manifest->items()) {
       Case c;
       c.file = name + ".onnx";
       c.path = std::string(kExported) + c.file;
-      const JsonValue* ok = entry.Get("bindings_ok");
-      for (size_t k = 0; ok != nullptr && k < ok->array.size() && c.bindings.size() < 2; ++k) {
+      const auto ok = entry.find("bindings_ok");
+      for (size_t k = 0; ok != entry.end() && k < ok->size() && c.bindings.size() < 2; ++k) {
         Binding b;
-        for (const auto& [sym, v] : ok->array[k].object) {
-          if (v.type == JsonValue::Type::kNumber) b[sym] = static_cast<int64_t>(v.number);
+        for (const auto& [sym, v] : (*ok)[k].items()) {
+          if (v.is_number()) b[sym] = v.get<int64_t>();
         }
         c.bindings.push_back(std::move(b));
       }

@@ -1,0 +1,101 @@
+#include "passes/report_json.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+void Scalar(const Json& value, std::string* out) {
+  out->append(value.dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace));
+}
+
+bool AllScalars(const Json& array) {
+  for (const Json& e : array) {
+    if (e.is_structured()) return false;
+  }
+  return true;
+}
+
+void Newline(int depth, std::string* out) {
+  out->push_back('\n');
+  out->append(static_cast<size_t>(depth) * 2, ' ');
+}
+
+// Recursion depth is that of our own documents (a handful of levels), never of input.
+void Write(const Json& value, int depth, std::string* out) {
+  if (value.is_object()) {
+    if (value.empty()) {
+      out->append("{}");
+      return;
+    }
+    out->push_back('{');
+    bool first = true;
+    for (const auto& [key, member] : value.items()) {
+      if (!first) out->push_back(',');
+      first = false;
+      Newline(depth + 1, out);
+      Scalar(Json(key), out);
+      out->append(": ");
+      Write(member, depth + 1, out);
+    }
+    Newline(depth, out);
+    out->push_back('}');
+  } else if (value.is_array()) {
+    if (value.empty()) {
+      out->append("[]");
+      return;
+    }
+    const bool one_line = AllScalars(value);
+    out->push_back('[');
+    bool first = true;
+    for (const Json& e : value) {
+      if (!first) out->append(one_line ? ", " : ",");
+      first = false;
+      if (!one_line) Newline(depth + 1, out);
+      Write(e, depth + 1, out);
+    }
+    if (!one_line) Newline(depth, out);
+    out->push_back(']');
+  } else {
+    Scalar(value, out);
+  }
+}
+
+}  // namespace
+
+Json JsonNumber(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+Json JsonStringOrNull(std::string_view value) {
+  if (value.empty()) return nullptr;
+  return std::string(value);
+}
+
+std::string DumpJson(const Json& document) {
+  std::string out;
+  Write(document, 0, &out);
+  out.push_back('\n');
+  return out;
+}
+
+absl::StatusOr<Json> ParseJson(std::string_view text) {
+  // nlohmann's parser and destructor are iterative: hostile nesting cannot exhaust the stack.
+  Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    // Parse again with exceptions for the position; only on the error path.
+    try {
+      (void)Json::parse(text.begin(), text.end());
+    } catch (const Json::parse_error& e) {
+      return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", e.byte));
+    }
+    return absl::InvalidArgumentError("malformed JSON");
+  }
+  return doc;
+}
+
+}  // namespace onnx_bcast::passes
