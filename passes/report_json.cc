@@ -7,8 +7,34 @@
 namespace onnx_bcast::passes {
 namespace {
 
+// nlohmann escapes C0 controls but writes DEL and the C1 controls (U+0080..U+009F, e.g. CSI,
+// which some terminals obey) as they are; those are escaped here, after the dump, where a
+// C2 80..9F pair can only be such a character (the dump is valid UTF-8).
 void Scalar(const Json& value, std::string* out) {
-  out->append(value.dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace));
+  const std::string text =
+      value.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  if (!value.is_string()) {
+    out->append(text);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    unsigned code = 0x100;  // none
+    if (c == 0x7f) {
+      code = c;
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      code = static_cast<unsigned char>(text[++i]);
+    }
+    if (code == 0x100) {
+      out->push_back(static_cast<char>(c));
+    } else {
+      out->append("\\u00");
+      out->push_back(kHex[code >> 4]);
+      out->push_back(kHex[code & 15]);
+    }
+  }
 }
 
 bool AllScalars(const Json& array) {

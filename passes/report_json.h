@@ -25,8 +25,9 @@ Json JsonNumber(double value);
 Json JsonStringOrNull(std::string_view value);
 
 /// The document with 2-space indentation, arrays of scalars (shapes, symbol lists) on one line,
-/// and a trailing newline. Strings are escaped to ASCII (\uXXXX), with bytes that are not UTF-8
-/// replaced by U+FFFD: names come from the model and may hold terminal controls or any bytes.
+/// and a trailing newline. Names come from the model and may hold terminal controls or any
+/// bytes: every control (C0, DEL, C1) is escaped as \u00XX and bytes that are not UTF-8 are
+/// replaced by U+FFFD; other characters stay as they are (conditions read "N ∈ {1, 5}").
 /// (nlohmann's own dump cannot keep short arrays on one line, so the layout is ours; every
 /// scalar is still written by nlohmann.)
 std::string DumpJson(const Json& document);

@@ -361,7 +361,7 @@ Gives every broadcasting node a verdict: 'ok', 'error', 'conditional' or 'unknow
 
 model is an onnx.ModelProto, serialized bytes or a path (.onnx, or .onnxtxt text form).
 Returns the document of `onnx-bcast check --json` as a dict: 'model', 'nodes' (each with
-'node', 'op', 'graph', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
+'node', 'op', 'graph', 'path', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
 'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
 'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
 the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).

@@ -84,16 +84,17 @@ absl::StatusOr<std::optional<passes::OptReport>> LoadReport(const VerifyOptions&
   return std::optional<passes::OptReport>(*std::move(report));
 }
 
-// Finds the pass and rewrite the report says touched the divergent node: by name, or for an
-// unnamed node by its first output, which insertions do not shift (positional labels do).
+// Finds the pass and rewrite the report says touched the divergent node: by its first output,
+// which insertions do not shift (positional labels of unnamed nodes do), or by name for a report
+// written before outputs were recorded.
 void Attribute(const passes::OptReport& report, Divergence* d) {
   for (const passes::PassRun& run : report.runs) {
     for (const passes::Rewrite& rw : run.stats.log) {
-      const bool by_name = !d->node.empty() && rw.node == d->node;
-      const bool by_output = d->node.empty() && !d->node_output.empty() &&
-                             rw.output == d->node_output;
-      if (!by_name && !by_output) continue;
-      if (d->node.empty()) d->node = rw.node;
+      // The executor labels an unnamed node by its position in the rewritten graph, which
+      // is not the report's; the first output is the same in both.
+      const bool by_output = !d->node_output.empty() && rw.output == d->node_output;
+      if (!by_output && rw.node != d->node) continue;
+      d->node = rw.node;
       d->pass = run.pass;
       d->rewrite = absl::StrCat(rw.action, " ", rw.tensor, " ", rw.before, " -> ", rw.after, ": ",
                                 rw.detail);

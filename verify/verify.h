@@ -69,7 +69,8 @@ struct Divergence {
   std::string sample;
   std::string tensor;
   /// The rewritten model's node producing it: its name; for an unnamed node, the label the
-  /// report gives it ("<op>#<index>") when a report names it, else empty.
+  /// report gives it ("<op>#<index> in the original") when a report names it, else its
+  /// position in the rewritten model.
   std::string node;
   /// That node's first output: the identity of an unnamed node, which survives insertions
   /// (opt's report records it with every rewrite).

@@ -1,7 +1,8 @@
 """Type stubs of onnx_bcast (the extension onnx_bcast._core, re-exported by the package).
 
-The report dicts of check() and optimize() are the CLI's JSON documents (`onnx-bcast check
---json`, `onnx-bcast opt --report`) plus 'text'; the TypedDicts below spell out their keys.
+The report dicts of check(), optimize() and verify() are the CLI's JSON documents (`onnx-bcast
+check --json`, `onnx-bcast opt --report`, `onnx-bcast verify --json`; docs/report-schema.md)
+plus 'text'; the TypedDicts below spell out their keys.
 """
 import os
 from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union, overload
@@ -70,6 +71,7 @@ class _NodeBase(TypedDict):
     node: str
     op: str
     graph: str
+    path: str  # the compact path people read: 'If#0/then/Add#1'
     opset: int
     inputs: list[NodeInput]
     output: Optional[Shape]
@@ -98,6 +100,8 @@ class CheckSummary(TypedDict, total=False):
 
 
 class _CheckReportBase(TypedDict):
+    schema_version: int
+    kind: Literal["check"]
     model: str
     nodes: list[NodeVerdict]
     combined_condition: Optional[Condition]
@@ -112,6 +116,7 @@ class CheckReport(_CheckReportBase, total=False):
 
 class Rewrite(TypedDict):
     node: str
+    output: str  # the node's first output: an unnamed node's identity across insertions
     op: str
     action: str
     tensor: str
@@ -149,11 +154,86 @@ class OptimizeSummary(TypedDict):
 
 
 class OptimizeReport(TypedDict):
+    schema_version: int
+    kind: Literal["opt"]
     model: str
     output: Optional[str]
     target: Optional[str]
     passes: list[PassReport]
     summary: OptimizeSummary
+    text: str
+
+
+class Comparison(TypedDict):
+    match: bool
+    elements: int
+    mismatches: int
+    max_abs_error: Union[float, str]  # "nan"/"inf" when not finite
+    max_abs_at: Optional[str]
+    max_rel_error: Union[float, str]
+    max_rel_at: Optional[str]
+    max_ulp: int
+    passing_atol: Union[float, str, None]  # the smallest atol that passes; None: not applicable
+    passing_rtol: Union[float, str, None]
+    message: Optional[str]
+
+
+class OutputComparison(Comparison):
+    output: str
+
+
+class Sample(TypedDict):
+    sample: str
+    match: bool
+    expect_failure: bool
+    error: Optional[str]
+    note: Optional[str]
+    outputs: list[OutputComparison]
+
+
+class Tolerance(TypedDict):
+    exact: bool
+    rtol: float
+    atol: float
+
+
+_DivergenceBase = TypedDict("_DivergenceBase", {"pass": Optional[str]})
+
+
+class Divergence(_DivergenceBase):
+    sample: str
+    tensor: str
+    node: str
+    node_output: str
+    op: str
+    input_shapes: list[str]
+    rewrite: Optional[str]
+    comparison: Comparison
+
+
+class LocalCheck(TypedDict):
+    node: str
+    op: str
+    match: bool
+    skipped: bool
+    detail: str
+
+
+class VerifyReport(TypedDict):
+    schema_version: int
+    kind: Literal["verify"]
+    original: str
+    rewritten: str
+    match: bool
+    mode: Literal["whole-model", "local"]
+    note: Optional[str]
+    tolerance: Tolerance
+    structural: list[str]
+    samples: list[Sample]
+    max_abs_error: Union[float, str]
+    max_ulp: int
+    divergence: Optional[Divergence]
+    local: list[LocalCheck]
     text: str
 
 
@@ -171,7 +251,7 @@ def check(model: Model, *, lint: bool = False, base_dir: str = '.',
 
     model is an onnx.ModelProto, serialized bytes or a path (.onnx, or .onnxtxt text form).
     Returns the document of `onnx-bcast check --json` as a dict: 'model', 'nodes' (each with
-    'node', 'op', 'graph', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
+    'node', 'op', 'graph', 'path', 'opset', 'inputs' [{'name', 'shape'}], 'output', 'rule', 'class',
     'verdict', 'condition', 'message', and 'lint' with lint=True), 'combined_condition',
     'contradiction' and 'summary' {'nodes', 'ok', 'error', 'conditional', 'unknown'}; plus 'text',
     the report the CLI prints. Shapes are lists of ints and symbol names (None: unknown rank).
@@ -237,7 +317,7 @@ def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0
            rtol: Optional[float] = None, atol: Optional[float] = None, edge_cases: bool = False,
            local: bool = False, test_data: Optional[Sequence[StrPath]] = None, threads: int = 1,
            report: Union[OptimizeReport, dict[str, Any], StrPath, None] = None,
-           base_dir: str = '.') -> dict[str, Any]:
+           base_dir: str = '.') -> VerifyReport:
     """Runs both models on the same inputs and compares every output.
 
     Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without

@@ -215,6 +215,7 @@ TEST_F(Conventions, AFailedWriteToStdoutIsExitFour) {
         std::vector<std::string>{"check", kCnn},
         std::vector<std::string>{"opt", kCnn, "-o", "-"},
         std::vector<std::string>{"opt", kCnn, "--dry-run", "--report", "-"},
+        std::vector<std::string>{"verify", kCnn, kCnn, "--samples", "1", "--json", "-"},
         std::vector<std::string>{"run", kCnn}}) {
     const Result r = Cli(args, "", "/dev/full");
     EXPECT_EQ(r.code, 4) << args[0] << ": " << r.err;
@@ -229,6 +230,64 @@ TEST_F(Conventions, VerifyReportsTheModelsInTheOrderGiven) {
   const Result r = Cli({"verify", kCnn, Path("o.onnx")});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith(kCnn + " vs " + Path("o.onnx") + ": EQUAL"));
+}
+
+// verify --json: one document on stdout (the text on stderr), or in a file beside the text. An
+// unnamed node that opt's passes moved is still attributed to the pass that rewrote it: the
+// report identifies it by its first output, not by its position.
+TEST_F(Conventions, VerifyJsonNamesThePassBehindAnUnnamedNode) {
+  {
+    std::ofstream(Path("m.onnxtxt")) << R"(<ir_version: 8, opset_import: ["" : 15]>
+      g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
+        t = Add(x, b)
+        y = Relu(t)
+      })";
+  }
+  ASSERT_EQ(Cli({"opt", Path("m.onnxtxt"), "-o", Path("o.onnx"), "--report", Path("r.json")}).code,
+            0);
+  // The rewrite broken by hand: the Add, now after an inserted Unsqueeze, subtracts.
+  absl::StatusOr<proto::Model> o = proto::LoadModel(Path("o.onnx"));
+  ASSERT_TRUE(o.ok()) << o.status();
+  int add = -1;
+  for (int i = 0; i < o->proto.graph().node_size(); ++i) {
+    if (o->proto.graph().node(i).op_type() == "Add") add = i;
+  }
+  ASSERT_GT(add, 0) << "align-ranks inserted nothing before the Add";
+  ASSERT_TRUE(o->proto.graph().node(add).name().empty());
+  o->proto.mutable_graph()->mutable_node(add)->set_op_type("Sub");
+  ASSERT_TRUE(proto::SaveModel(*o, Path("bad.onnx")).ok());
+
+  Result r = Cli({"verify", Path("m.onnxtxt"), Path("bad.onnx"), "--report", Path("r.json"),
+                  "--samples", "1", "--json", "-"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, StartsWith("{\n  \"schema_version\": 1,\n  \"kind\": \"verify\""));
+  EXPECT_THAT(r.out, HasSubstr("\"pass\": \"align-ranks\""));
+  EXPECT_THAT(r.out, HasSubstr("\"node\": \"Add#0\""));
+  EXPECT_THAT(r.out, HasSubstr("\"node_output\": \"t\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("DIFFERENT (")));
+  EXPECT_THAT(r.err, HasSubstr("introduced by pass align-ranks"));
+
+  r = Cli({"verify", Path("m.onnxtxt"), Path("o.onnx"), "--json", Path("v.json")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(": EQUAL"));
+  EXPECT_THAT(test_support::ReadAll(Path("v.json")), HasSubstr("\"match\": true"));
+  // The JSON never replaces a model it reads.
+  r = Cli({"verify", Path("m.onnxtxt"), Path("o.onnx"), "--json", Path("o.onnx")});
+  EXPECT_EQ(r.code, 4) << r.err;
+}
+
+TEST_F(Conventions, VerifyRefusesAMissingOrMalformedReport) {
+  Result r = Cli({"verify", kCnn, kCnn, "--report", Path("none.json")});
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("none.json"));
+  { std::ofstream(Path("bad.json")) << "{\"passes\": "; }
+  r = Cli({"verify", kCnn, kCnn, "--report", Path("bad.json")});
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("malformed JSON at byte"));
+  { std::ofstream(Path("other.json")) << "{\"nodes\": []}"; }
+  r = Cli({"verify", kCnn, kCnn, "--report", Path("other.json")});
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("not an `opt --report` document"));
 }
 
 }  // namespace

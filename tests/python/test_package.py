@@ -314,7 +314,20 @@ class OneSchemaTest(unittest.TestCase):
             expect(p, "PassReport")
             for r in p["rewrites"]:
                 expect(r, "Rewrite")
-        self.assertGreater(checked, 20)
+        model = onnx.load(str(MODELS / "legacy_axis.onnx"))
+        for result in (onnx_bcast.verify(model, model, samples=2),
+                       onnx_bcast.verify(model, tampered(*onnx_bcast.optimize(model, target="explicit")),
+                                         samples=1)):
+            expect(result, "VerifyReport")
+            expect(result["tolerance"], "Tolerance")
+            for sample in result["samples"]:
+                expect(sample, "Sample")
+                for o in sample["outputs"]:
+                    expect(o, "OutputComparison")
+            if result["divergence"] is not None:
+                expect(result["divergence"], "Divergence")
+                expect(result["divergence"]["comparison"], "Comparison")
+        self.assertGreater(checked, 30)
 
     def test_shapes_are_the_cli_lists(self):
         node = next(n for n in onnx_bcast.check(MODELS / "cnn_block.onnx")["nodes"]

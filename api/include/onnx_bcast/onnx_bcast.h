@@ -425,7 +425,7 @@ struct Divergence {
   std::string sample;
   std::string tensor;
   /// The rewritten model's node producing it; for an unnamed node, the report's label when a
-  /// report names it, else empty.
+  /// report names it, else its position in the rewritten model ("Add#2").
   std::string node;
   std::string node_output;  ///< that node's first output (an unnamed node's identity)
   std::string op;
