@@ -325,7 +325,9 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
   const std::vector<Bindings> samples = SampleBindings(
       symbols, options.samples, options.edge_cases, UsableCondition(AnalyzeOriginal(original)));
 
+  passes::ProgressStep step(options.progress, "verify node by node");
   for (int i = 0; i < ga.node_size(); ++i) {
+    step.Update(i, ga.node_size());
     const onnx::NodeProto& na = ga.node(i);
     if (!na.domain().empty() || !passes::IsBroadcastingOp(na.op_type())) continue;
     LocalResult lr;
@@ -444,6 +446,7 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
     }
     results.push_back(std::move(lr));
   }
+  if (step.active()) step.End(absl::StrCat(results.size(), " broadcasting nodes checked"));
   return results;
 }
 
@@ -576,6 +579,8 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     auto& [label, feeds] = sets[k];
     SampleResult sample;
     sample.label = label;
+    passes::ProgressStep step(options.progress,
+                              absl::StrCat("verify ", k + 1, "/", sets.size(), ": ", label));
     if (must_fail == k) {
       // check says a node fails at these dims: a model that runs contradicts the analysis (or
       // hides a broadcast the rewrite should have kept).
@@ -593,6 +598,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
         }
       }
       if (sample.match) sample.note = absl::StrCat("both models fail, as expected; ", sample.note);
+      step.End(sample.match ? "both models fail, as expected" : "DIFFERENT");
       r.match &= sample.match;
       r.samples.push_back(std::move(sample));
       continue;
@@ -601,9 +607,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     if (!va.ok() && va.status().code() == absl::StatusCode::kDeadlineExceeded) return va.status();
     if (!va.ok()) {
       if (va.status().code() == absl::StatusCode::kUnimplemented) {
+        step.End("the whole model cannot run");  // steps do not nest: the local one follows
         return go_local(absl::StrCat("the whole model cannot run: ", va.status().message()));
       }
       if (first_failure.empty()) first_failure = std::string(va.status().message());
+      step.End("skipped: the original rejects these inputs");
       continue;  // inputs the original itself rejects say nothing about the rewrite
     }
     ++ran;
@@ -629,6 +637,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
                             report->has_value() ? &**report : nullptr,
                             options.threads, options.budget);
     }
+    step.End(sample.match ? "equal" : "DIFFERENT");
     r.match &= sample.match;
     r.samples.push_back(std::move(sample));
   }
