@@ -25,12 +25,19 @@ std::vector<std::string> Interface(const onnx::GraphProto& g) {
 std::string PassOutcome(const PassStats& stats) {
   if (!stats.changed()) return "no change";
   std::vector<std::string> parts;
-  if (stats.nodes_inserted > 0) parts.push_back(absl::StrCat(stats.nodes_inserted, " inserted"));
-  if (stats.nodes_removed > 0) parts.push_back(absl::StrCat(stats.nodes_removed, " removed"));
-  if (stats.initializers_rewritten > 0) {
-    parts.push_back(absl::StrCat(stats.initializers_rewritten, " initializers rewritten"));
+  if (stats.nodes_inserted > 0) {
+    parts.push_back(absl::StrCat(FormatCount(stats.nodes_inserted), " inserted"));
   }
-  if (parts.empty()) parts.push_back(absl::StrCat(stats.log.size(), " rewrites"));
+  if (stats.nodes_removed > 0) {
+    parts.push_back(absl::StrCat(FormatCount(stats.nodes_removed), " removed"));
+  }
+  if (stats.initializers_rewritten > 0) {
+    parts.push_back(
+        absl::StrCat(FormatCount(stats.initializers_rewritten), " initializers rewritten"));
+  }
+  if (parts.empty()) {
+    parts.push_back(absl::StrCat(FormatCount(static_cast<int64_t>(stats.log.size())), " rewrites"));
+  }
   return absl::StrJoin(parts, ", ");
 }
 

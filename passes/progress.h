@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace onnx_bcast::passes {
@@ -46,5 +47,17 @@ class ProgressStep {
  private:
   ProgressSink* sink_;
 };
+
+/// `n` with thousands grouped ("200,001"): step lines on large graphs are read at a glance.
+inline std::string FormatCount(int64_t n) {
+  const std::string digits = std::to_string(n);
+  const size_t first = digits[0] == '-' ? 1 : 0;
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > first && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
 
 }  // namespace onnx_bcast::passes

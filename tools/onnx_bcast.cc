@@ -131,7 +131,7 @@ absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& arg
   // recurse forever on the third, and take hours on the last).
   if (model.ok()) {
     if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
-    step.End(absl::StrCat(model->proto.graph().node_size(), " nodes"));
+    step.End(absl::StrCat(passes::FormatCount(model->proto.graph().node_size()), " nodes"));
   }
   return model;
 }
@@ -353,8 +353,11 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(
       *model, options, args.Has("annotate") ? &annotated.proto : nullptr);
   if (analysis_step.active()) {
-    analysis_step.End(analysis.ok() ? absl::StrCat(analysis->nodes.size(), " broadcasting nodes")
-                                    : "failed");
+    analysis_step.End(
+        analysis.ok()
+            ? absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis->nodes.size())),
+                           " broadcasting nodes")
+            : "failed");
   }
   if (!analysis.ok()) {
     PrintError(absl::StrCat(path, ": ", analysis.status().message()));

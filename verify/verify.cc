@@ -292,6 +292,8 @@ bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a) {
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
                                      const VerifyOptions& options, const rt::Tolerance& tolerance) {
   std::vector<LocalResult> results;
+  // From here: the analyses of both models take as long as the checks on a large graph.
+  passes::ProgressStep step(options.progress, "verify node by node");
   onnx::ModelProto annotated_a, annotated_b;
   if (!passes::AnalyzeBroadcasts(original, {}, &annotated_a).ok() ||
       !passes::AnalyzeBroadcasts(rewritten, {}, &annotated_b).ok()) {
@@ -325,7 +327,6 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
   const std::vector<Bindings> samples = SampleBindings(
       symbols, options.samples, options.edge_cases, UsableCondition(AnalyzeOriginal(original)));
 
-  passes::ProgressStep step(options.progress, "verify node by node");
   for (int i = 0; i < ga.node_size(); ++i) {
     step.Update(i, ga.node_size());
     const onnx::NodeProto& na = ga.node(i);
@@ -446,7 +447,10 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
     }
     results.push_back(std::move(lr));
   }
-  if (step.active()) step.End(absl::StrCat(results.size(), " broadcasting nodes checked"));
+  if (step.active()) {
+    step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(results.size())),
+                          " broadcasting nodes checked"));
+  }
   return results;
 }
 
@@ -503,8 +507,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
   if (options.local) return go_local("--local");
 
   std::shared_ptr<const rt::Model> ma, mb;
+  // Steps do not nest: each path out of this one ends it before go_local starts its own.
+  passes::ProgressStep prepare_step(options.progress, "preparing both models for the executor");
   absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original, options, &ma);
   if (!ea.ok()) {
+    prepare_step.End("the original cannot run");
     if (ea.status().code() == absl::StatusCode::kUnimplemented ||
         ea.status().code() == absl::StatusCode::kResourceExhausted) {
       return go_local(absl::StrCat("the whole model cannot run: ", ea.status().message()));
@@ -512,6 +519,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     return ea.status();
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten, options, &mb);
+  prepare_step.End(eb.ok() ? "" : "the rewritten model cannot run");
   if (!eb.ok()) {
     if (eb.status().code() == absl::StatusCode::kUnimplemented) {
       return go_local(absl::StrCat("the rewritten model cannot run: ", eb.status().message()));
@@ -537,6 +545,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       sets.emplace_back(dir, std::move(set->feeds));
     }
   } else {
+    passes::ProgressStep sample_step(options.progress, "choosing samples (analysis)");
     const std::set<std::string> symbols = InputSymbols(*ma->main);
     const std::optional<passes::Analysis> analysis = AnalyzeOriginal(original);
     const bcast::ConditionSet condition = UsableCondition(analysis);
@@ -564,7 +573,10 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       random.dims = bindings[k];
       random.default_dim = 2;
       absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*ma->main, random);
-      if (!feeds.ok()) return go_local(std::string(feeds.status().message()));
+      if (!feeds.ok()) {
+        sample_step.End("failed");
+        return go_local(std::string(feeds.status().message()));
+      }
       sets.emplace_back(
           must_fail == k
               ? absl::StrCat("edge case outside the broadcast condition (",
@@ -572,6 +584,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
               : absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
           std::move(*feeds));
     }
+    if (sample_step.active()) sample_step.End(absl::StrCat(sets.size(), " input sets"));
   }
   int ran = 0;
   std::string first_failure;

@@ -105,8 +105,7 @@ class Progress : public ::testing::Test {
     if (pid == 0) {
       ::close(reader);
       if (std::freopen(out_path.c_str(), "w", stdout) == nullptr ||
-          std::freopen("/dev/null", "r", stdin) == nullptr ||
-          ::dup2(writer, STDERR_FILENO) < 0) {
+          std::freopen("/dev/null", "r", stdin) == nullptr || ::dup2(writer, STDERR_FILENO) < 0) {
         ::_exit(126);
       }
       ::close(writer);
@@ -149,8 +148,7 @@ class Progress : public ::testing::Test {
 
 // Step lines have the shape `[I] WHAT ... OUTCOME (TIME)`.
 ::testing::Matcher<std::string> StepLine(const std::string& what, const std::string& outcome) {
-  return ContainsRegex("^\\[I\\] " + what + " \\.\\.\\. " + outcome +
-                       " ?\\([0-9.]+ m?s\\)$");
+  return ContainsRegex("^\\[I\\] " + what + " \\.\\.\\. " + outcome + " ?\\([0-9.]+ m?s\\)$");
 }
 
 ::testing::Matcher<std::string> AnyStep() { return HasSubstr("[I] "); }
@@ -184,7 +182,8 @@ TEST_F(Progress, OptShowsEachPassAndTheSave) {
   // The text report on stdout is the same but for the passes' timings.
   EXPECT_THAT(tty.out, Not(AnyStep()));
   const std::regex timing("\\([0-9.]+ ms\\)");
-  EXPECT_EQ(std::regex_replace(tty.out, timing, "(T)"), std::regex_replace(file.out, timing, "(T)"));
+  EXPECT_EQ(std::regex_replace(tty.out, timing, "(T)"),
+            std::regex_replace(file.out, timing, "(T)"));
 }
 
 TEST_F(Progress, OptVerifyShowsTheSamplesToo) {
@@ -200,10 +199,10 @@ TEST_F(Progress, VerifyShowsEachSample) {
   ASSERT_EQ(tty.code, 0) << tty.raw_err;
   EXPECT_THAT(tty.lines, Contains(StepLine("loading .*rewritten\\.onnx", "[0-9]+ nodes")));
   for (int k = 0; k < 3; ++k) {
-    EXPECT_THAT(tty.lines, Contains(StepLine("verify " + std::to_string(k + 1) +
-                                                 "/3: random sample " + std::to_string(k) +
-                                                 " \\(N=[0-9]+\\)",
-                                             "equal")));
+    EXPECT_THAT(tty.lines,
+                Contains(StepLine("verify " + std::to_string(k + 1) + "/3: random sample " +
+                                      std::to_string(k) + " \\(N=[0-9]+\\)",
+                                  "equal")));
   }
   const Output file = Cli({"verify", kCnn, rewritten, "--samples", "3"}, Stderr::kFile);
   EXPECT_EQ(tty.out, file.out);
@@ -213,8 +212,7 @@ TEST_F(Progress, VerifyShowsEachSample) {
 TEST_F(Progress, VerifyLocalShowsTheNodeByNodeStep) {
   const Output tty = Cli({"verify", kCnn, Rewritten(), "--local"});
   ASSERT_EQ(tty.code, 0) << tty.raw_err;
-  EXPECT_THAT(tty.lines,
-              Contains(StepLine("verify node by node", "5 broadcasting nodes checked")));
+  EXPECT_THAT(tty.lines, Contains(StepLine("verify node by node", "5 broadcasting nodes checked")));
 }
 
 TEST_F(Progress, RunShowsTheRunAndTheBench) {
