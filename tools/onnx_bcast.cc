@@ -920,7 +920,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     std::sort(ms.begin(), ms.end());
     const double median =
         ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-    if (bench_step.active()) bench_step.End(absl::StrFormat("median %.4f ms", median));
+    if (bench_step.active()) bench_step.End(absl::StrFormat("median %.3g ms", median));
     std::printf("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n", static_cast<long long>(bench),
                 median, ms.front());
   }
