@@ -198,6 +198,8 @@ TEST_F(Progress, VerifyShowsEachSample) {
   const Output tty = Cli({"verify", kCnn, rewritten, "--samples", "3"});
   ASSERT_EQ(tty.code, 0) << tty.raw_err;
   EXPECT_THAT(tty.lines, Contains(StepLine("loading .*rewritten\\.onnx", "[0-9]+ nodes")));
+  EXPECT_THAT(tty.lines, Contains(StepLine("preparing both models for the executor", "")));
+  EXPECT_THAT(tty.lines, Contains(StepLine("choosing samples \\(analysis\\)", "3 input sets")));
   for (int k = 0; k < 3; ++k) {
     EXPECT_THAT(tty.lines,
                 Contains(StepLine("verify " + std::to_string(k + 1) + "/3: random sample " +
