@@ -21,6 +21,26 @@ std::vector<std::string> Interface(const onnx::GraphProto& g) {
   return names;
 }
 
+// A pass's step outcome for the progress display: the counts opt's report prints.
+std::string PassOutcome(const PassStats& stats) {
+  if (!stats.changed()) return "no change";
+  std::vector<std::string> parts;
+  if (stats.nodes_inserted > 0) {
+    parts.push_back(absl::StrCat(FormatCount(stats.nodes_inserted), " inserted"));
+  }
+  if (stats.nodes_removed > 0) {
+    parts.push_back(absl::StrCat(FormatCount(stats.nodes_removed), " removed"));
+  }
+  if (stats.initializers_rewritten > 0) {
+    parts.push_back(
+        absl::StrCat(FormatCount(stats.initializers_rewritten), " initializers rewritten"));
+  }
+  if (parts.empty()) {
+    parts.push_back(absl::StrCat(FormatCount(static_cast<int64_t>(stats.log.size())), " rewrites"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 }  // namespace
 
 ModelSummary Summarize(const onnx::ModelProto& model) {
@@ -126,6 +146,7 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
                                              proto::DefaultOpset(model->proto));
     PassRun run;
     run.pass = info->name;
+    ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -148,6 +169,7 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
         return absl::InternalError(absl::StrCat(info->name, " broke the graph: ", c.message()));
       }
     }
+    if (step.active()) step.End(PassOutcome(runs->back().stats));
   }
   return absl::OkStatus();
 }

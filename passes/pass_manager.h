@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "passes/pass.h"
+#include "passes/progress.h"
 #include "passes/registry.h"
 #include "passes/targets.h"
 #include "proto/model_io.h"
@@ -22,6 +23,8 @@ struct PipelineOptions {
   /// Validate the graph after every pass with libonnx's checker (full when the input passes
   /// the full check, else the structural one).
   bool verify_each = false;
+  /// Told of each pass as a step (null: nobody listens, as for library callers).
+  ProgressSink* progress = nullptr;
 };
 
 /// One pass's run.

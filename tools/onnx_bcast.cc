@@ -22,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "passes/check_report.h"
@@ -41,6 +42,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
 #include "tools/cli.h"
+#include "tools/progress.h"
 #include "verify/inputs.h"
 #include "verify/verify.h"
 #ifdef BCAST_WITH_MIMALLOC
@@ -59,6 +61,11 @@ struct Command {
 };
 
 const OptionSpec kHelp = {"help", 'h', nullptr, false, "show this help"};
+// Progress (step lines with timings) is shown on stderr when it is a terminal; these turn it
+// off, or on for a log. check's --quiet has its own entry: it also shortens the report.
+const OptionSpec kQuiet = {"quiet", 'q', nullptr, false, "no progress display on stderr"};
+const OptionSpec kProgress = {"progress", 0, nullptr, false,
+                              "show progress on stderr even when it is not a terminal"};
 
 // Upper bounds of --threads (one OS thread each) and verify's --samples (all held at once):
 // far above any useful value, far below what exhausts the process.
@@ -111,9 +118,11 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
   return limits;
 }
 
-absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args) {
+absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args,
+                                  passes::ProgressSink* progress) {
   // Validated in Main before any command runs.
   const proto::Limits limits = *LimitsFrom(args);
+  passes::ProgressStep step(progress, absl::StrCat("loading ", path == kStdio ? "<stdin>" : path));
   absl::StatusOr<proto::Model> model = path == kStdio
                                            ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
                                            : proto::LoadModel(path, limits);
@@ -122,6 +131,7 @@ absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& arg
   // recurse forever on the third, and take hours on the last).
   if (model.ok()) {
     if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
+    step.End(absl::StrCat(passes::FormatCount(model->proto.graph().node_size()), " nodes"));
   }
   return model;
 }
@@ -151,7 +161,7 @@ const std::vector<Command>& Commands() {
            {"json", 0, "FILE", false,
             "write the verdicts as JSON to FILE ('-': stdout, the text report then goes to "
             "stderr)"},
-           {"quiet", 'q', nullptr, false, "print only the summary line"},
+           {"quiet", 'q', nullptr, false, "print only the summary line (and no progress)"},
            {"verbose", 'v', nullptr, false,
             "also list every broadcasting node by class (ok ones included)"},
            {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
@@ -161,6 +171,7 @@ const std::vector<Command>& Commands() {
            {"lint", 0, nullptr, false, "also warn about broadcasts engines interpret differently"},
            {"annotate", 0, nullptr, false, "write the model with inferred value_info (needs -o)"},
            {"output", 'o', "OUT", false, "output model for --annotate"},
+           kProgress,
            kHelp,
        },
        RunCheck},
@@ -188,6 +199,8 @@ const std::vector<Command>& Commands() {
            {"allow-partial", 0, nullptr, false,
             "write OUT even when some nodes cannot be put into the target's form (they are "
             "listed on stderr; exit 0); without it such a model is not written (exit 3)"},
+           kQuiet,
+           kProgress,
            kHelp,
        },
        RunOpt},
@@ -207,6 +220,8 @@ const std::vector<Command>& Commands() {
            {"bench", 0, "N", false, "time N runs after a warm-up, print one bench: line"},
            {"timeout", 0, "SECONDS", false,
             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
+           kQuiet,
+           kProgress,
            kHelp,
        },
        RunRun},
@@ -233,6 +248,8 @@ const std::vector<Command>& Commands() {
            {"threads", 0, "N", false, "threads per kernel (default 1)"},
            {"timeout", 0, "SECONDS", false,
             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
+           kQuiet,
+           kProgress,
            kHelp,
        },
        RunVerify},
@@ -325,7 +342,8 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     }
     dims[kv.first] = n;
   }
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
@@ -334,8 +352,16 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   passes::AnalysisOptions options;
   options.lint = args.Has("lint");
   proto::Model annotated;
+  passes::ProgressStep analysis_step(progress.get(), "analysis");
   absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(
       *model, options, args.Has("annotate") ? &annotated.proto : nullptr);
+  if (analysis_step.active()) {
+    analysis_step.End(
+        analysis.ok()
+            ? absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis->nodes.size())),
+                           " broadcasting nodes")
+            : "failed");
+  }
   if (!analysis.ok()) {
     PrintError(absl::StrCat(path, ": ", analysis.status().message()));
     return LoadExitCode(analysis.status());
@@ -369,9 +395,12 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     annotated.base_dir = model->base_dir;
     annotated.file_dev = model->file_dev;
     annotated.file_ino = model->file_ino;
-    if (absl::Status s = model_to_stdout ? WriteModelToStdout(annotated)
-                                         : proto::SaveModel(annotated, args.Get("output"));
-        !s.ok()) {
+    passes::ProgressStep save_step(model_to_stdout ? nullptr : progress.get(),
+                                   absl::StrCat("saving ", args.Get("output")));
+    absl::Status s = model_to_stdout ? WriteModelToStdout(annotated)
+                                     : proto::SaveModel(annotated, args.Get("output"));
+    save_step.End(s.ok() ? "" : "failed");
+    if (!s.ok()) {
       PrintError(model_to_stdout ? absl::StrCat(path, ": -o -: ", s.message())
                                  : std::string(s.message()));
       return kExitCannotWrite;
@@ -460,7 +489,9 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   passes::TargetProfile profile = has_target ? *resolved->profile : passes::TargetProfile{};
   const std::vector<const passes::PassInfo*>* pipeline = &resolved->passes;
   if (has_target) options.pass_options.target = &profile;
-  absl::StatusOr<proto::Model> model = Load(model_path, args);
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  options.progress = progress.get();
+  absl::StatusOr<proto::Model> model = Load(model_path, args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
@@ -484,8 +515,12 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   if (status.ok() && has_target) {
     // The target's promise covers every broadcasting node of every graph: a node not provably
     // in its form fails opt unless --allow-partial.
+    passes::ProgressStep step(progress.get(), absl::StrCat("target check ", profile.name));
     absl::StatusOr<std::vector<std::string>> violations =
         passes::FindTargetViolations(*model, profile, &original_index);
+    step.End(!violations.ok()        ? "failed"
+             : violations->empty()   ? "met"
+                                     : absl::StrCat(violations->size(), " nodes not in its form"));
     if (violations.ok()) {
       report.violations = *std::move(violations);
     } else {
@@ -529,6 +564,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     verify::VerifyOptions vopts;
     // The run's own report, in memory, names the pass behind a divergence.
     vopts.report = &report;
+    vopts.progress = progress.get();
     absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original, *model, vopts);
     if (!result.ok()) {
       PrintError(absl::StrCat(label, ": --verify: ", result.status().message()));
@@ -555,8 +591,11 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   save.in_place = in_place;
   save.external_data = args.Has("external-data");
   if (inputs.ok()) save.inputs = &*inputs;
-  if (absl::Status s = proto::SaveModel(*model, output, save); !s.ok()) {
-    PrintError(std::string(s.message()));
+  passes::ProgressStep save_step(progress.get(), absl::StrCat("saving ", output));
+  const absl::Status saved = proto::SaveModel(*model, output, save);
+  save_step.End(saved.ok() ? "" : "failed");
+  if (!saved.ok()) {
+    PrintError(std::string(saved.message()));
     return kExitCannotWrite;
   }
   return kExitOk;
@@ -687,15 +726,18 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   if (args.Get("output-dir") == kStdio) {
     return Usage(cmd, "--output-dir takes a directory (one file per output); '-' is not one");
   }
-  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args);
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  absl::StatusOr<proto::Model> model = Load(args.positionals[0], args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
     return LoadExitCode(model.status());
   }
   rt::LoadOptions load;
   load.max_function_inlines = LimitsFrom(args)->max_function_inlines;
+  passes::ProgressStep prepare_step(progress.get(), "preparing the executor");
   absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model, load);
   if (!loaded.ok()) {
+    prepare_step.End("failed");
     PrintError(absl::StrCat(model->path, ": ", loaded.status().message()));
     return LoadExitCode(loaded.status());
   }
@@ -705,6 +747,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     options.max_tensor_elements = LimitsFrom(args)->max_tensor_elements;
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
+  prepare_step.End(exec.ok() ? "" : "failed");
   if (!exec.ok()) {
     PrintError(absl::StrCat(model->path, ": ", exec.status().message()));
     return LoadExitCode(exec.status());
@@ -796,7 +839,9 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   std::vector<std::string> output_dirs;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j];
+    passes::ProgressStep run_step(progress.get(), absl::StrCat("run ", job.label));
     absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(job.feeds);
+    run_step.End(outputs.ok() ? "" : "failed");
     if (!outputs.ok()) return RunFailure(model->path, outputs.status());
     // Said once the run succeeded, so that a refusal stays one line.
     if (random_skip.has_value()) PrintRandomBindings(graph, *random_skip, dim_options, random.dims);
@@ -862,16 +907,22 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   if (bench > 0) {
     // The runs above were the warm-up; buffers are reused from here on.
     std::vector<double> ms;
+    passes::ProgressStep bench_step(progress.get(), absl::StrCat("bench ", bench, " runs"));
     for (int64_t i = 0; i < bench; ++i) {
+      bench_step.Update(i, bench);
       const auto start = std::chrono::steady_clock::now();
       absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(jobs[0].feeds);
       const auto end = std::chrono::steady_clock::now();
-      if (!outputs.ok()) return RunFailure(model->path, outputs.status());
+      if (!outputs.ok()) {
+        bench_step.End("failed");
+        return RunFailure(model->path, outputs.status());
+      }
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     }
     std::sort(ms.begin(), ms.end());
     const double median =
         ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    if (bench_step.active()) bench_step.End(absl::StrFormat("median %.3g ms", median));
     std::printf("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n", static_cast<long long>(bench),
                 median, ms.front());
   }
@@ -911,9 +962,11 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
   if (args.positionals[0] == kStdio && args.positionals[1] == kStdio) {
     return Usage(cmd, "only one model can come from stdin ('-')");
   }
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  options.progress = progress.get();
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
-    absl::StatusOr<proto::Model> model = Load(path, args);
+    absl::StatusOr<proto::Model> model = Load(path, args, progress.get());
     if (!model.ok()) {
       PrintError(std::string(model.status().message()));
       return LoadExitCode(model.status());
@@ -1001,6 +1054,9 @@ int Main(int argc, char** argv) {
   if (parsed.Has("help")) {
     PrintCommandHelp(*cmd);
     return kExitOk;
+  }
+  if (parsed.Has("quiet") && parsed.Has("progress")) {
+    return Usage(*cmd, "--quiet and --progress exclude each other");
   }
   // The command boundary: an allocation that fails (the allocator throws instead of aborting,
   // see main) or a thread that cannot start ends the command with exit 2 and one line naming

@@ -294,6 +294,8 @@ bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a) {
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
                                      const VerifyOptions& options, const rt::Tolerance& tolerance) {
   std::vector<LocalResult> results;
+  // From here: the analyses of both models take as long as the checks on a large graph.
+  passes::ProgressStep step(options.progress, "verify node by node");
   onnx::ModelProto annotated_a, annotated_b;
   if (!passes::AnalyzeBroadcasts(original, {}, &annotated_a).ok() ||
       !passes::AnalyzeBroadcasts(rewritten, {}, &annotated_b).ok()) {
@@ -328,6 +330,7 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       symbols, options.samples, options.edge_cases, UsableCondition(AnalyzeOriginal(original)));
 
   for (int i = 0; i < ga.node_size(); ++i) {
+    step.Update(i, ga.node_size());
     const onnx::NodeProto& na = ga.node(i);
     if (!na.domain().empty() || !passes::IsBroadcastingOp(na.op_type())) continue;
     LocalResult lr;
@@ -446,6 +449,10 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
     }
     results.push_back(std::move(lr));
   }
+  if (step.active()) {
+    step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(results.size())),
+                          " broadcasting nodes checked"));
+  }
   return results;
 }
 
@@ -502,8 +509,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
   if (options.local) return go_local("--local");
 
   std::shared_ptr<const rt::Model> ma, mb;
+  // Steps do not nest: each path out of this one ends it before go_local starts its own.
+  passes::ProgressStep prepare_step(options.progress, "preparing both models for the executor");
   absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original, options, &ma);
   if (!ea.ok()) {
+    prepare_step.End("the original cannot run");
     if (ea.status().code() == absl::StatusCode::kUnimplemented ||
         ea.status().code() == absl::StatusCode::kResourceExhausted) {
       return go_local(absl::StrCat("the whole model cannot run: ", ea.status().message()));
@@ -511,6 +521,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     return ea.status();
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten, options, &mb);
+  prepare_step.End(eb.ok() ? "" : "the rewritten model cannot run");
   if (!eb.ok()) {
     if (eb.status().code() == absl::StatusCode::kUnimplemented) {
       return go_local(absl::StrCat("the rewritten model cannot run: ", eb.status().message()));
@@ -536,6 +547,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       sets.emplace_back(dir, std::move(set->feeds));
     }
   } else {
+    passes::ProgressStep sample_step(options.progress, "choosing samples (analysis)");
     const std::set<std::string> symbols = InputSymbols(*ma->main);
     const std::optional<passes::Analysis> analysis = AnalyzeOriginal(original);
     const bcast::ConditionSet condition = UsableCondition(analysis);
@@ -563,7 +575,10 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       random.dims = bindings[k];
       random.default_dim = 2;
       absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*ma->main, random);
-      if (!feeds.ok()) return go_local(std::string(feeds.status().message()));
+      if (!feeds.ok()) {
+        sample_step.End("failed");
+        return go_local(std::string(feeds.status().message()));
+      }
       sets.emplace_back(
           must_fail == k
               ? absl::StrCat("edge case outside the broadcast condition (",
@@ -571,6 +586,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
               : absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
           std::move(*feeds));
     }
+    if (sample_step.active()) sample_step.End(absl::StrCat(sets.size(), " input sets"));
   }
   int ran = 0;
   std::string first_failure;
@@ -578,6 +594,8 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     auto& [label, feeds] = sets[k];
     SampleResult sample;
     sample.label = label;
+    passes::ProgressStep step(options.progress,
+                              absl::StrCat("verify ", k + 1, "/", sets.size(), ": ", label));
     if (must_fail == k) {
       // check says a node fails at these dims: a model that runs contradicts the analysis (or
       // hides a broadcast the rewrite should have kept).
@@ -595,6 +613,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
         }
       }
       if (sample.match) sample.note = absl::StrCat("both models fail, as expected; ", sample.note);
+      step.End(sample.match ? "both models fail, as expected" : "DIFFERENT");
       r.match &= sample.match;
       r.samples.push_back(std::move(sample));
       continue;
@@ -603,9 +622,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     if (!va.ok() && va.status().code() == absl::StatusCode::kDeadlineExceeded) return va.status();
     if (!va.ok()) {
       if (va.status().code() == absl::StatusCode::kUnimplemented) {
+        step.End("the whole model cannot run");  // steps do not nest: the local one follows
         return go_local(absl::StrCat("the whole model cannot run: ", va.status().message()));
       }
       if (first_failure.empty()) first_failure = std::string(va.status().message());
+      step.End("skipped: the original rejects these inputs");
       continue;  // inputs the original itself rejects say nothing about the rewrite
     }
     ++ran;
@@ -631,6 +652,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
                             report->has_value() ? &**report : nullptr,
                             options.threads, options.budget);
     }
+    step.End(sample.match ? "equal" : "DIFFERENT");
     r.match &= sample.match;
     r.samples.push_back(std::move(sample));
   }

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "passes/opt_report.h"
+#include "passes/progress.h"
 #include "passes/report_json.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
@@ -45,6 +46,8 @@ struct VerifyOptions {
   /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
   /// run past it ends the verification with DeadlineExceeded, not a mismatch.
   const rt::RunBudget* budget = nullptr;
+  /// Told of each sample (or of the node-by-node checks) as a step; null: nobody listens.
+  passes::ProgressSink* progress = nullptr;
 };
 
 /// One graph output in one sample.
