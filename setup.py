@@ -8,7 +8,8 @@ configure arguments), CMAKE_BUILD_PARALLEL_LEVEL (jobs), BCAST_PYTHON_BUILD_DIR 
 setuptools and CMake build and write the egg-info, instead of build/ and python/ in the source
 tree: with it, `pip install .` writes nothing into the source), BCAST_CMAKE_BUILD_DIR (the CMake
 build directory; default: a directory under setuptools' build_temp). ccache is used when
-installed.
+installed (CMakeLists.txt sets it up, with the paths under the source made relative so that
+another build of the same sources shares its objects).
 """
 import os
 import pathlib
@@ -42,8 +43,6 @@ class CMakeBuild(build_ext):
             "-DCMAKE_BUILD_TYPE=Release",
         ]
         env = dict(os.environ)
-        if shutil.which("ccache") and "CMAKE_CXX_COMPILER_LAUNCHER" not in env:
-            args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
         args += shlex.split(env.get("CMAKE_ARGS", ""))
         subprocess.run([cmake, "-S", str(ROOT), "-B", str(build_dir), *args], check=True, env=env)
         jobs = env.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)

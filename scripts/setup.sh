@@ -3,7 +3,7 @@
 # Fast when everything is present: apt is only touched when a package is missing.
 set -euo pipefail
 packages=(
-  cmake g++ make pkg-config
+  cmake g++ make pkg-config ccache
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   python3-onnx python3-numpy
