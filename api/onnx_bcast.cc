@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "driver/driver.h"
 #include "passes/check_report.h"
 #include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
@@ -67,20 +68,13 @@ absl::Status CheckLimits(const LoadOptions& o) {
   return absl::OkStatus();
 }
 
-// The one front door, shared with the CLI: after loading and validation, the structural checks
-// (a cycle, a value defined twice or nowhere, a recursive model-local function) refuse a
-// broken graph before any layer walks it. Without them a recursive function overflowed the
-// stack in Check() and so in the Python module (issue 14).
-absl::StatusOr<proto::Model> Admit(absl::StatusOr<proto::Model> model) {
-  if (model.ok()) {
-    if (absl::Status s = proto::CheckGraphStructure(*model); !s.ok()) return s;
-  }
-  return model;
-}
-
+// The one front door, shared with the CLI (driver::Load, driver::Admit): after loading and
+// validation, the structural checks (a cycle, a value defined twice or nowhere, a recursive
+// model-local function) refuse a broken graph before any layer walks it. Without them a
+// recursive function overflowed the stack in Check() and so in the Python module (issue 14).
 absl::StatusOr<proto::Model> LoadInternal(const std::string& path, const LoadOptions& options) {
   if (absl::Status s = CheckLimits(options); !s.ok()) return s;
-  return Admit(proto::LoadModel(path, ToLimits(options)));
+  return driver::Load(path, ToLimits(options));
 }
 
 // An in-memory model validated like a loaded file. Copies `model` (the layers own their
@@ -92,10 +86,7 @@ absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOpti
   out.proto = model;
   out.path = label;
   out.base_dir = options.base_dir.empty() ? "." : options.base_dir;
-  if (absl::Status s = proto::ValidateModel(out, ToLimits(options)); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
-  }
-  return Admit(std::move(out));
+  return driver::Admit(std::move(out), ToLimits(options));
 }
 
 // Prefixes the model's label to a layer message that does not start with it already.
@@ -159,17 +150,14 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
 }
 
 absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOptions& options) {
-  passes::AnalysisOptions analysis_options;
-  analysis_options.lint = options.lint;
-  absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(model, analysis_options);
-  if (!analysis.ok()) return Named(model, analysis.status());
-  std::optional<passes::DimEvaluation> at;
-  if (!options.dims.empty()) {
-    absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(*analysis, options.dims);
-    if (!eval.ok()) return Named(model, eval.status());
-    at = *std::move(eval);
-  }
-  return ToCheckResult(*analysis, model.path, options.lint, at ? &*at : nullptr);
+  driver::CheckRequest request;
+  request.analysis.lint = options.lint;
+  request.dims = options.dims;
+  absl::StatusOr<driver::CheckOutcome> outcome = driver::Check(model, request);
+  if (!outcome.ok()) return Named(model, outcome.status());
+  if (!outcome->dims_status.ok()) return Named(model, outcome->dims_status);
+  return ToCheckResult(outcome->analysis, model.path, options.lint,
+                       outcome->at ? &*outcome->at : nullptr);
 }
 
 ModelStats ToStats(const passes::ModelSummary& s) {
@@ -195,27 +183,15 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
                                              const std::string& output_path) {
   absl::StatusOr<passes::ResolvedPipeline> pipeline = ResolvePipeline(options);
   if (!pipeline.ok()) return pipeline.status();
-  passes::PipelineOptions pipeline_options;
-  pipeline_options.verify_each = options.verify_each;
-  pipeline_options.pass_options.fold_limit_bytes = options.fold_limit_bytes;
-  if (pipeline->profile.has_value()) pipeline_options.pass_options.target = &*pipeline->profile;
-
+  driver::OptSettings settings;
+  settings.verify_each = options.verify_each;
+  settings.fold_limit_bytes = options.fold_limit_bytes;
   passes::OptReport report;
-  report.model_path = model->path;
   report.output_path = output_path;
-  report.target = pipeline->profile.has_value() ? pipeline->profile->name : "";
-  report.before = passes::Summarize(model->proto);
-  const std::unordered_map<std::string, int> original_index =
-      passes::OriginalNodeIndex(model->proto.graph());
-  absl::Status status =
-      passes::RunPipeline(model, pipeline->passes, pipeline_options, &report.runs);
-  if (!status.ok()) return Named(*model, status);
-  report.after = passes::Summarize(model->proto);
+  if (absl::Status s = driver::Optimize(model, *pipeline, settings, &report); !s.ok()) {
+    return Named(*model, s);
+  }
   if (pipeline->profile.has_value()) {
-    absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, *pipeline->profile, &original_index);
-    if (!violations.ok()) return Named(*model, violations.status());
-    report.violations = *std::move(violations);
     if (!report.violations.empty() && !options.allow_partial) {
       return absl::UnimplementedError(absl::StrCat(
           model->path.empty() ? std::string("model") : model->path, ": target ",
@@ -476,8 +452,8 @@ absl::StatusOr<onnx::ModelProto> LoadModel(const std::string& path, const LoadOp
 absl::StatusOr<onnx::ModelProto> ParseModel(std::string_view bytes, const LoadOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<onnx::ModelProto> {
     if (absl::Status s = CheckLimits(options); !s.ok()) return s;
-    absl::StatusOr<proto::Model> model = Admit(
-        proto::ParseModelBytes(bytes, kMemoryLabel, options.base_dir, ToLimits(options)));
+    absl::StatusOr<proto::Model> model =
+        driver::Parse(bytes, kMemoryLabel, options.base_dir, ToLimits(options));
     if (!model.ok()) return model.status();
     return std::move(model->proto);
   });

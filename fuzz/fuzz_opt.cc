@@ -3,23 +3,17 @@
 #include <cstdlib>
 #include <vector>
 
+#include "driver/driver.h"
 #include "fuzz/fuzz_common.h"
-#include "passes/pass_manager.h"
-#include "passes/targets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace passes = onnx_bcast::passes;
-  static const passes::TargetProfile* const target = passes::FindTarget("none");
-  static const std::vector<const passes::PassInfo*> pipeline =
-      passes::ResolvePasses(target->passes).value();
+  static const passes::ResolvedPipeline pipeline = passes::ResolvePipeline({"none", "", {}}).value();
   absl::StatusOr<onnx_bcast::proto::Model> model = onnx_bcast::fuzz::LoadFuzzInput(data, size);
   if (!model.ok()) return 0;
-  passes::PipelineOptions options;
-  options.pass_options.target = target;
-  std::vector<passes::PassRun> runs;
-  const absl::Status status = passes::RunPipeline(&*model, pipeline, options, &runs);
-  if (!status.ok()) return 0;
-  (void)passes::FindTargetViolations(*model, *target);
+  passes::OptReport report;
+  // The pipeline and the target check, as opt runs them.
+  if (!onnx_bcast::driver::Optimize(&*model, pipeline, {}, &report).ok()) return 0;
   if (!onnx_bcast::proto::SerializeModel(model->proto).ok()) std::abort();
   return 0;
 }

@@ -21,6 +21,7 @@ struct OptReport {
   ModelSummary after;
   std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
   std::string error;                    ///< the error that stopped the pipeline, if any
+  double target_check_seconds = 0;      ///< time spent checking the target's promise
 };
 
 /// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented

@@ -25,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "driver/driver.h"
 #include "passes/check_report.h"
 #include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
@@ -120,20 +121,8 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
 
 absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args,
                                   passes::ProgressSink* progress) {
-  // Validated in Main before any command runs.
-  const proto::Limits limits = *LimitsFrom(args);
-  passes::ProgressStep step(progress, absl::StrCat("loading ", path == kStdio ? "<stdin>" : path));
-  absl::StatusOr<proto::Model> model = path == kStdio
-                                           ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
-                                           : proto::LoadModel(path, limits);
-  // A cycle, a value defined twice or nowhere, a recursive function or one whose calls expand
-  // past --max-function-inlines is refused by every command alike (libonnx inference would
-  // recurse forever on the third, and take hours on the last).
-  if (model.ok()) {
-    if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
-    step.End(absl::StrCat(passes::FormatCount(model->proto.graph().node_size()), " nodes"));
-  }
-  return model;
+  // Limits validated in Main before any command runs.
+  return driver::Load(path, *LimitsFrom(args), progress);
 }
 
 // --timeout: wall-clock seconds for the executions of run and verify; a Loop with a huge trip
@@ -349,40 +338,32 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
     return LoadExitCode(model.status());
   }
   const std::string path = model->path;  // "<stdin>" for '-'
-  passes::AnalysisOptions options;
-  options.lint = args.Has("lint");
+  driver::CheckRequest request;
+  request.analysis.lint = args.Has("lint");
+  request.dims = dims;
+  request.progress = progress.get();
   proto::Model annotated;
-  passes::ProgressStep analysis_step(progress.get(), "analysis");
-  absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(
-      *model, options, args.Has("annotate") ? &annotated.proto : nullptr);
-  if (analysis_step.active()) {
-    analysis_step.End(
-        analysis.ok()
-            ? absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis->nodes.size())),
-                           " broadcasting nodes")
-            : "failed");
+  if (args.Has("annotate")) request.annotated = &annotated.proto;
+  absl::StatusOr<driver::CheckOutcome> outcome = driver::Check(*model, request);
+  if (!outcome.ok()) {
+    PrintError(absl::StrCat(path, ": ", outcome.status().message()));
+    return LoadExitCode(outcome.status());
   }
-  if (!analysis.ok()) {
-    PrintError(absl::StrCat(path, ": ", analysis.status().message()));
-    return LoadExitCode(analysis.status());
-  }
-  std::optional<passes::DimEvaluation> at;
-  if (args.Has("dim")) {
-    absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(*analysis, dims);
-    if (!eval.ok()) return Usage(cmd, std::string(eval.status().message()));
-    at = *std::move(eval);
-  }
-  const passes::DimEvaluation* at_ptr = at ? &*at : nullptr;
+  if (!outcome->dims_status.ok()) return Usage(cmd, std::string(outcome->dims_status.message()));
+  const passes::Analysis* analysis = &outcome->analysis;
+  const passes::DimEvaluation* at_ptr = outcome->at ? &*outcome->at : nullptr;
+  const std::optional<passes::DimEvaluation>& at = outcome->at;
   const std::string json_path = args.Get("json");
   const passes::CheckDetail detail = args.Has("quiet")     ? passes::CheckDetail::kSummary
                                      : args.Has("verbose") ? passes::CheckDetail::kAll
                                                            : passes::CheckDetail::kIssues;
   // With the JSON or the model on stdout, the text report goes to stderr: a pipe gets nothing
   // but the machine-readable stream.
-  PrintOut(passes::FormatCheckText(*analysis, path, options.lint, at_ptr, detail),
+  const bool lint = request.analysis.lint;
+  PrintOut(passes::FormatCheckText(*analysis, path, lint, at_ptr, detail),
            /*to_stderr=*/json_path == kStdio || model_to_stdout);
   if (args.Has("json") &&
-      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, options.lint, at_ptr),
+      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
                  proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
   }
@@ -453,15 +434,15 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   // With the model or the JSON on stdout, the text lines go to stderr.
   const bool text_to_stderr = model_to_stdout || report_to_stdout;
-  passes::PipelineOptions options;
-  options.verify_each = args.Has("verify-each");
+  driver::OptSettings settings;
+  settings.verify_each = args.Has("verify-each");
   if (args.Has("fold-limit")) {
     int64_t limit = 0;
     if (absl::Status s = ParseIntOption(args, "fold-limit", &limit); !s.ok()) {
       return Usage(cmd, std::string(s.message()));
     }
     if (limit < 0) return Usage(cmd, "--fold-limit must not be negative");
-    options.pass_options.fold_limit_bytes = limit;
+    settings.fold_limit_bytes = limit;
   }
   passes::PipelineRequest request;
   request.target = args.Get("target");
@@ -486,11 +467,8 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   if (args.Has("allow-partial") && !has_target) {
     return Usage(cmd, "--allow-partial relaxes a target's promise: give a target");
   }
-  passes::TargetProfile profile = has_target ? *resolved->profile : passes::TargetProfile{};
-  const std::vector<const passes::PassInfo*>* pipeline = &resolved->passes;
-  if (has_target) options.pass_options.target = &profile;
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
-  options.progress = progress.get();
+  settings.progress = progress.get();
   absl::StatusOr<proto::Model> model = Load(model_path, args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
@@ -503,32 +481,10 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   std::optional<proto::Model> original;
   if (args.Has("verify")) original = *model;
   passes::OptReport report;
-  report.model_path = label;
   report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
-  report.target = has_target ? profile.name : "";
-  report.before = passes::Summarize(model->proto);
-  const std::unordered_map<std::string, int> original_index =
-      has_target ? passes::OriginalNodeIndex(model->proto.graph())
-                 : std::unordered_map<std::string, int>{};
-  absl::Status status = passes::RunPipeline(&*model, *pipeline, options, &report.runs);
-  report.after = passes::Summarize(model->proto);
-  if (status.ok() && has_target) {
-    // The target's promise covers every broadcasting node of every graph: a node not provably
-    // in its form fails opt unless --allow-partial.
-    passes::ProgressStep step(progress.get(), absl::StrCat("target check ", profile.name));
-    absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, profile, &original_index);
-    step.End(!violations.ok()        ? "failed"
-             : violations->empty()   ? "met"
-                                     : absl::StrCat(violations->size(), " nodes not in its form"));
-    if (violations.ok()) {
-      report.violations = *std::move(violations);
-    } else {
-      status = violations.status();
-    }
-  }
-  if (!status.ok()) report.error = std::string(status.message());
-  if (!pipeline->empty()) {
+  // A node left outside the target's form fails opt below unless --allow-partial.
+  const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);
+  if (!resolved->passes.empty()) {
     PrintOut(passes::FormatOptText(report, dry_run || args.Has("debug"), args.Has("debug")),
              text_to_stderr);
   }
@@ -552,7 +508,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     const bool partial = args.Has("allow-partial");
     const size_t total = report.violations.size();
     for (size_t k = 0; k < total; ++k) {
-      PrintError(absl::StrCat(label, ": target ", profile.name, " not met (node ",
+      PrintError(absl::StrCat(label, ": target ", report.target, " not met (node ",
                               k + 1, " of ", total, " not in its form; ",
                               partial ? "written anyway: --allow-partial"
                                       : "nothing written, --allow-partial writes it anyway",

@@ -1,0 +1,106 @@
+#include "driver/driver.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "passes/targets.h"
+#include "proto/graph_structure.h"
+
+namespace onnx_bcast::driver {
+
+absl::StatusOr<proto::Model> Load(const std::string& path, const proto::Limits& limits,
+                                  passes::ProgressSink* progress) {
+  const bool from_stdin = path == kStdin;
+  passes::ProgressStep step(progress, absl::StrCat("loading ", from_stdin ? "<stdin>" : path));
+  absl::StatusOr<proto::Model> model = from_stdin
+                                           ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
+                                           : proto::LoadModel(path, limits);
+  if (!model.ok()) return model.status();
+  // libonnx's inference recurses forever on a recursive function and takes hours on one whose
+  // calls expand past --max-function-inlines: refused here, for every entry point alike.
+  if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
+  step.End(absl::StrCat(passes::FormatCount(model->proto.graph().node_size()), " nodes"));
+  return model;
+}
+
+absl::StatusOr<proto::Model> Parse(std::string_view bytes, const std::string& label,
+                                   const std::string& base_dir, const proto::Limits& limits) {
+  absl::StatusOr<proto::Model> model = proto::ParseModelBytes(bytes, label, base_dir, limits);
+  if (!model.ok()) return model.status();
+  if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
+  return model;
+}
+
+absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limits) {
+  if (absl::Status s = proto::ValidateModel(model, limits); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
+  }
+  if (absl::Status s = proto::CheckGraphStructure(model, limits); !s.ok()) return s;
+  return model;
+}
+
+absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest& request) {
+  passes::ProgressStep step(request.progress, "analysis");
+  absl::StatusOr<passes::Analysis> analysis =
+      passes::AnalyzeBroadcasts(model, request.analysis, request.annotated);
+  if (!analysis.ok()) return analysis.status();
+  step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis->nodes.size())),
+                        " broadcasting nodes"));
+  CheckOutcome out;
+  out.analysis = *std::move(analysis);
+  if (!request.dims.empty()) {
+    absl::StatusOr<passes::DimEvaluation> at = passes::EvaluateAtDims(out.analysis, request.dims);
+    if (at.ok()) {
+      out.at = *std::move(at);
+    } else {
+      out.dims_status = at.status();
+    }
+  }
+  return out;
+}
+
+absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
+                      const OptSettings& settings, passes::OptReport* report) {
+  const bool has_target = pipeline.profile.has_value();
+  passes::PipelineOptions options;
+  options.verify_each = settings.verify_each;
+  options.progress = settings.progress;
+  options.pass_options.fold_limit_bytes = settings.fold_limit_bytes;
+  if (has_target) options.pass_options.target = &*pipeline.profile;
+  report->model_path = model->path;
+  report->target = has_target ? pipeline.profile->name : "";
+  report->before = passes::Summarize(model->proto);
+  // Violations name unnamed nodes by their index in the model as given, like the rewrites.
+  const std::unordered_map<std::string, int> original_index =
+      has_target ? passes::OriginalNodeIndex(model->proto.graph())
+                 : std::unordered_map<std::string, int>{};
+  absl::Status status = passes::RunPipeline(model, pipeline.passes, options, &report->runs);
+  report->after = passes::Summarize(model->proto);
+  if (status.ok() && has_target) {
+    // The target's promise covers every broadcasting node of every graph.
+    passes::ProgressStep step(settings.progress,
+                              absl::StrCat("target check ", pipeline.profile->name));
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<std::string>> violations =
+        passes::FindTargetViolations(*model, *pipeline.profile, &original_index);
+    report->target_check_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    step.End(!violations.ok()      ? "failed"
+             : violations->empty() ? "met"
+                                   : absl::StrCat(violations->size(), " nodes not in its form"));
+    if (violations.ok()) {
+      report->violations = *std::move(violations);
+    } else {
+      status = violations.status();
+    }
+  }
+  if (!status.ok()) report->error = std::string(status.message());
+  return status;
+}
+
+}  // namespace onnx_bcast::driver

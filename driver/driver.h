@@ -1,0 +1,87 @@
+// The one orchestration path. The CLI, the public C++ API (and through it the Python module),
+// the benchmarks and the fuzz harnesses load, check and optimize through these functions and
+// repeat none of their steps, so that a check added here (a structural refusal, the target's
+// promise) holds at every entry point at once.
+//
+// Requires: a resolved pipeline (passes::ResolvePipeline) for Optimize, so that usage mistakes
+// are refused before a model is read. Guarantees: every model that reaches an analysis or a
+// pass has passed the limits, validation and the structural checks (no cycle, no value defined
+// twice or nowhere, no recursive or exploding function).
+#ifndef ONNX_BCAST_DRIVER_DRIVER_H_
+#define ONNX_BCAST_DRIVER_DRIVER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "passes/dim_evaluation.h"
+#include "passes/opt_report.h"
+#include "passes/pass_manager.h"
+#include "passes/progress.h"
+#include "passes/shape_propagation.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::driver {
+
+/// What MODEL "-" means: standard input.
+inline constexpr char kStdin[] = "-";
+
+/// Loads `path` (kStdin: standard input, named "<stdin>"; ".onnxtxt": the text form) under
+/// `limits`, then admits it (below). One step on `progress`.
+absl::StatusOr<proto::Model> Load(const std::string& path, const proto::Limits& limits,
+                                  passes::ProgressSink* progress = nullptr);
+
+/// Serialized model bytes (label: how messages name them; base_dir: what external-data
+/// locations are relative to), parsed, validated and admitted (below).
+absl::StatusOr<proto::Model> Parse(std::string_view bytes, const std::string& label,
+                                   const std::string& base_dir, const proto::Limits& limits);
+
+/// A model built in memory (its `path` is its label, e.g. "<memory>"), validated like a loaded
+/// file and admitted: refused when its graph has a cycle, a value defined twice or nowhere, or
+/// a model-local function that recurses or expands past the limits.
+absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limits);
+
+struct CheckRequest {
+  passes::AnalysisOptions analysis;
+  /// Symbol values to evaluate every node at (check --dim); empty: none.
+  std::map<std::string, int64_t> dims;
+  /// Receives the model with value_info for every inferred tensor (check --annotate).
+  onnx::ModelProto* annotated = nullptr;
+  passes::ProgressSink* progress = nullptr;
+};
+
+struct CheckOutcome {
+  passes::Analysis analysis;
+  /// With CheckRequest::dims: the evaluation, or why the bindings do not fit the model
+  /// (dims_status: InvalidArgument listing its symbols; the CLI's usage error).
+  std::optional<passes::DimEvaluation> at;
+  absl::Status dims_status;
+};
+
+/// The broadcast analysis of `model` (and the evaluation at dims). Errors: the analysis's.
+absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest& request);
+
+struct OptSettings {
+  /// passes::PassOptions::fold_limit_bytes.
+  int64_t fold_limit_bytes = 4096;
+  /// Validate the graph with libonnx's checker after every pass.
+  bool verify_each = false;
+  passes::ProgressSink* progress = nullptr;
+};
+
+/// Runs `pipeline` over `model` in place and, when it has a target, checks the target's
+/// promise on every broadcasting node of every graph. Fills `report`: model path, target,
+/// summaries before and after, every pass run, the nodes outside the target's form
+/// (violations) and the error. Returns that error (the failing pass named); violations are
+/// not an error here: the caller decides (opt fails unless --allow-partial). `*model` may be
+/// partly rewritten on error: callers that must keep it work on a copy.
+absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
+                      const OptSettings& settings, passes::OptReport* report);
+
+}  // namespace onnx_bcast::driver
+
+#endif  // ONNX_BCAST_DRIVER_DRIVER_H_
