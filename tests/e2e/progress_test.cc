@@ -109,13 +109,7 @@ class Progress : public ::testing::Test {
         ::_exit(126);
       }
       ::close(writer);
-      std::vector<std::string> copy = args;
-      std::string program = BCAST_CLI;
-      std::vector<char*> argv = {program.data()};
-      for (std::string& a : copy) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(program.c_str(), argv.data());
-      ::_exit(127);
+      test_support::ExecCli(BCAST_CLI, args);
     }
     ::close(writer);
     char buffer[4096];

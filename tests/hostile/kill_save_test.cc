@@ -143,7 +143,9 @@ TEST_P(KillDuringSave, DestinationIsOldOrNewAfterEveryKill) {
   const std::string new_resolved = Resolved(root_ + "/ref_new/o.onnx");
   ASSERT_FALSE(old_resolved.empty());
   ASSERT_NE(old_resolved, new_resolved);
-  if (external) ASSERT_GT(old_data.size(), 7u << 20);
+  if (external) {
+    ASSERT_GT(old_data.size(), 7u << 20);
+  }
 
   const std::regex leftover(external ? R"(\.o\.onnx(\.[0-9]+)?\.data\.tmp\.......|\.o\.onnx\.tmp\.......|o\.onnx(\.[0-9]+)?\.data)"
                                      : R"(\.o\.onnx\.tmp\.......)");
@@ -159,7 +161,9 @@ TEST_P(KillDuringSave, DestinationIsOldOrNewAfterEveryKill) {
     WriteFile(out, old_bytes);
     if (external) WriteFile(out_dir + "/o.onnx.data", old_data);
 
-    const double ms = delay_ms(rng);
+    // On a loaded machine the trials may all run slower than the references did: the last
+    // fifth then waits longer, so that some runs do reach the commit.
+    const double ms = trial >= trials * 4 / 5 && saw_new == 0 ? delay_ms(rng) * 3 : delay_ms(rng);
     const pid_t pid = Spawn(Opt(root_ + "/in/new.onnx", out));
     const timespec ts = {static_cast<time_t>(ms / 1000),
                          static_cast<long>(std::fmod(ms, 1000.0) * 1e6)};

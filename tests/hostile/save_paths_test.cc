@@ -223,13 +223,7 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& scratch,
       const struct rlimit limit = {options.max_file_bytes, options.max_file_bytes};
       ::setrlimit(RLIMIT_FSIZE, &limit);
     }
-    std::vector<std::string> copy = args;
-    std::string program = BCAST_CLI;
-    std::vector<char*> argv = {program.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(program.c_str(), argv.data());
-    ::_exit(127);
+    test_support::ExecCli(BCAST_CLI, args);
   }
   return pid;
 }

@@ -21,6 +21,17 @@ inline std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+/// In a forked child: replaces the process with `bin args...`; exit 127 when exec fails.
+[[noreturn]] inline void ExecCli(const std::string& bin, const std::vector<std::string>& args) {
+  std::vector<std::string> copy = args;
+  std::string program = bin;
+  std::vector<char*> argv = {program.data()};
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(program.c_str(), argv.data());
+  ::_exit(127);
+}
+
 /// Starts `bin args...` with stdout and stderr sent to the given files ("/dev/null" to drop),
 /// and stdin read from `in_path` when one is given.
 /// The child exits 126 when it cannot open them and 127 when exec fails.
@@ -34,13 +45,7 @@ inline pid_t SpawnCli(const std::string& bin, const std::vector<std::string>& ar
         (!in_path.empty() && std::freopen(in_path.c_str(), "r", stdin) == nullptr)) {
       ::_exit(126);
     }
-    std::vector<std::string> copy = args;
-    std::string program = bin;
-    std::vector<char*> argv = {program.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(program.c_str(), argv.data());
-    ::_exit(127);
+    ExecCli(bin, args);
   }
   return pid;
 }

@@ -50,17 +50,21 @@ TEST(Verify, CorrectRewritePassesBitExact) {
   EXPECT_EQ(r->samples.size(), 3u);
 }
 
+// The bias aligned to axis 1 instead of the last axis: same shapes, wrong values. Its Add
+// (unnamed, like 2,499 of the 2,512 nodes of the ONNX test data) is node 2 here, node 0 in
+// the original.
+const char kWrongAxis[] = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
+    shape = Constant<value = int64[3] {3, 1, 1}>()
+    b3 = Reshape(b, shape)
+    t = Add(x, b3)
+    y = Relu(t)
+  })";
+
 TEST(Verify, WrongAxisIsCaughtAndBisectedToTheNode) {
   const proto::Model a = Parse(kOriginal);
-  // The bias aligned to axis 1 instead of the last axis: same shapes, wrong values.
-  const proto::Model b = Parse(R"(
-    <ir_version: 8, opset_import: ["" : 15]>
-    g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
-      shape = Constant<value = int64[3] {3, 1, 1}>()
-      b3 = Reshape(b, shape)
-      t = Add(x, b3)
-      y = Relu(t)
-    })");
+  const proto::Model b = Parse(kWrongAxis);
   absl::StatusOr<VerifyResult> r = Verify(a, b, {});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->match);
@@ -319,16 +323,6 @@ TEST(Compare, ReportsFiguresUlpsAndExactness) {
               HasSubstr("shape"));
 }
 
-// The rewritten model of WrongAxisIsCaughtAndBisectedToTheNode: its Add (unnamed, like 2,499
-// of the 2,512 nodes of the ONNX test data) is node 2 there, node 0 in the original.
-const char kWrongAxis[] = R"(
-  <ir_version: 8, opset_import: ["" : 15]>
-  g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
-    shape = Constant<value = int64[3] {3, 1, 1}>()
-    b3 = Reshape(b, shape)
-    t = Add(x, b3)
-    y = Relu(t)
-  })";
 
 passes::OptReport ReportNamingTheAdd() {
   passes::OptReport report;
