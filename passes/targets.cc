@@ -2,11 +2,9 @@
 #include "passes/targets.h"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <unordered_map>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -16,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
+#include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -216,11 +215,12 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
 }
 
 absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the target file"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseTargetProfile(buffer.str(), path);
+  absl::StatusOr<std::string> text = proto::ReadFileBytes(path, int64_t{1} << 20);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat(text.status().message(), " (the target file)"));
+  }
+  return ParseTargetProfile(*text, path);
 }
 
 std::string FormatTargetProfile(const TargetProfile& p) {

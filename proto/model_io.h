@@ -84,8 +84,12 @@ absl::Status SaveModel(const Model& model, const std::string& out_path,
 /// at `path` is refused. Messages start with the path.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
-/// The whole file; NotFound/InvalidArgument with a message starting with the path.
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
+/// The whole of a small file (a report, a target profile): the one reader of such files.
+/// NotFound when it cannot be opened; InvalidArgument when it is not a regular file (a FIFO
+/// would block, /dev/zero never ends) or holds more than `max_bytes`. Messages start with the
+/// path.
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
+                                          int64_t max_bytes = int64_t{256} << 20);
 
 /// Serializes deterministically (for tests and in-memory use).
 absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);

@@ -438,10 +438,37 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
   return WriteOutputFile(path, bytes, InputFiles());
 }
 
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path, int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  std::string out;
+  struct stat st;
+  absl::Status status;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  } else if (st.st_size > max_bytes) {
+    status = absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", st.st_size, " bytes, more than the ", max_bytes, " accepted"));
+  } else {
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the file shrank, or an error: what was read is all there is
+      done += static_cast<size_t>(n);
+    }
+    if (done < out.size()) {
+      status = absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: it changed or ",
+                                                       std::strerror(errno)));
+    }
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return out;
 }
 
 absl::Status SaveModel(const Model& model, const std::string& out_path,

@@ -2,8 +2,6 @@
 #include "verify/verify.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,9 +69,12 @@ absl::StatusOr<std::optional<passes::OptReport>> LoadReport(const VerifyOptions&
   std::string label = "the given report";
   if (!options.report_path.empty()) {
     label = absl::StrCat("report '", options.report_path, "'");
-    std::ifstream in(options.report_path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(label, ": cannot be read"));
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    absl::StatusOr<std::string> bytes = proto::ReadFileBytes(options.report_path);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat(label, ": cannot be read: ", bytes.status().message()));
+    }
+    text = *std::move(bytes);
   } else if (text.empty()) {
     return std::optional<passes::OptReport>();
   }

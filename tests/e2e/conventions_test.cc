@@ -2,6 +2,7 @@
 // refuses every bad combination before it reads the model, lists valid names, and '-' means one
 // thing everywhere: stdin as MODEL, stdout as -o/--json/--report (the text then goes to
 // stderr), and a failed write to stdout is exit 4.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -288,6 +289,16 @@ TEST_F(Conventions, VerifyRefusesAMissingOrMalformedReport) {
   r = Cli({"verify", kCnn, kCnn, "--report", Path("other.json")});
   EXPECT_NE(r.code, 0);
   EXPECT_THAT(r.err, HasSubstr("not an `opt --report` document"));
+  // The one reader of small files refuses what never ends or would block.
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), Path("fifo")}) {
+    r = Cli({"verify", kCnn, kCnn, "--report", path});
+    EXPECT_NE(r.code, 0);
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << path;
+    r = Cli({"opt", kCnn, "--dry-run", "--target-file", path});
+    EXPECT_EQ(r.code, 64) << path << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("not a regular file")) << path;
+  }
 }
 
 }  // namespace
