@@ -22,7 +22,8 @@
 // Guarantees: every covered op whose operand ranks are known has operands of equal rank;
 // values and output shapes are unchanged (Unsqueeze and dims changes are exact).
 // Idempotent: yes.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_ALIGN_RANKS_H_
+#define ONNX_BCAST_PASSES_ALIGN_RANKS_H_
 
 #include <memory>
 
@@ -33,3 +34,5 @@ namespace onnx_bcast::passes {
 std::unique_ptr<Pass> CreateAlignRanksPass();
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_ALIGN_RANKS_H_

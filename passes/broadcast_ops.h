@@ -1,6 +1,7 @@
 // Which default-domain ops broadcast, how, and from which opset on. The one table shared by
 // `check` (shape_propagation.cc) and the rewrite passes.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_BROADCAST_OPS_H_
+#define ONNX_BCAST_PASSES_BROADCAST_OPS_H_
 
 #include <cstdint>
 #include <string>
@@ -39,3 +40,5 @@ BroadcastOp ClassifyBroadcastOp(const std::string& op_type, int64_t opset);
 bool IsLegacyAxisBinaryOp(const std::string& op_type);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_BROADCAST_OPS_H_

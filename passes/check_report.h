@@ -1,5 +1,6 @@
 // Renders a broadcast Analysis as the human report of `onnx-bcast check` and as JSON.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_CHECK_REPORT_H_
+#define ONNX_BCAST_PASSES_CHECK_REPORT_H_
 
 #include <string>
 
@@ -45,3 +46,5 @@ std::string FormatCheckJson(const Analysis& analysis, const std::string& model_p
                             const DimEvaluation* at = nullptr);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_CHECK_REPORT_H_

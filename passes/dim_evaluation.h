@@ -9,7 +9,8 @@
 // holds at the bindings. A failing node's message is the walk's own error message
 // (DescribeBroadcast) on its input shapes with the bound symbols substituted. Linear in the
 // nodes (and, for the symbol list, in the recorded shapes).
-#pragma once
+#ifndef ONNX_BCAST_PASSES_DIM_EVALUATION_H_
+#define ONNX_BCAST_PASSES_DIM_EVALUATION_H_
 
 #include <cstdint>
 #include <map>
@@ -82,3 +83,5 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
 std::string DimBindingsToString(const DimBindings& bindings);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_DIM_EVALUATION_H_

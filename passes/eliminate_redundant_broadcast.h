@@ -24,7 +24,8 @@
 // (Expand of an Unsqueeze) go in one run.
 // Requires: nothing; an Expand whose input cannot be expanded to its constant shape is an
 // InvalidArgument error. Guarantees: same values and output shapes. Idempotent: yes.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_ELIMINATE_REDUNDANT_BROADCAST_H_
+#define ONNX_BCAST_PASSES_ELIMINATE_REDUNDANT_BROADCAST_H_
 
 #include <memory>
 
@@ -35,3 +36,5 @@ namespace onnx_bcast::passes {
 std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass();
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_ELIMINATE_REDUNDANT_BROADCAST_H_

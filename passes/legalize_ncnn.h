@@ -22,7 +22,8 @@
 // native, unknown ranks) is left as it is with a debug reason, and the target check
 // (CheckTarget) lists it, so `opt` fails on it (exit 3) unless --allow-partial, with every
 // such node named rather than the first. Idempotent: yes.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_LEGALIZE_NCNN_H_
+#define ONNX_BCAST_PASSES_LEGALIZE_NCNN_H_
 
 #include <memory>
 
@@ -36,3 +37,5 @@ std::unique_ptr<Pass> CreateLegalizeNcnnPass();
 std::unique_ptr<Pass> CreateLegalizeTargetPass();
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_LEGALIZE_NCNN_H_

@@ -22,7 +22,8 @@
 // Requires: numpy semantics (opset >= 7); Expand needs opset 8, raised from 7 when no op in the
 // model changes meaning (else Unimplemented). Guarantees: every covered op whose shapes are
 // known has operands of exactly its output shape. Idempotent: yes.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_MATERIALIZE_BROADCAST_H_
+#define ONNX_BCAST_PASSES_MATERIALIZE_BROADCAST_H_
 
 #include <memory>
 
@@ -33,3 +34,5 @@ namespace onnx_bcast::passes {
 std::unique_ptr<Pass> CreateMaterializeBroadcastPass();
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_MATERIALIZE_BROADCAST_H_

@@ -1,6 +1,7 @@
 // What `opt` prints and writes: per-pass counts, every rewrite (--dry-run, --debug), and the
 // JSON log of --report.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_OPT_REPORT_H_
+#define ONNX_BCAST_PASSES_OPT_REPORT_H_
 
 #include <string>
 #include <string_view>
@@ -38,3 +39,5 @@ std::string FormatOptJson(const OptReport& report);
 absl::StatusOr<OptReport> ParseOptReport(std::string_view text);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_OPT_REPORT_H_

@@ -4,7 +4,8 @@
 // a bad model is InvalidArgument naming node, op, shapes and rule; what a pass cannot handle
 // is Unimplemented (exit 3 in the CLI). The pass manager turns a graph broken by a pass into
 // InternalError and stops the pipeline.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_PASS_H_
+#define ONNX_BCAST_PASSES_PASS_H_
 
 #include <cstdint>
 #include <memory>
@@ -81,3 +82,5 @@ class Pass {
 };
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_PASS_H_

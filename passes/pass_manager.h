@@ -1,7 +1,8 @@
 // Runs a pipeline of passes over a model: per-pass counts and timings, the graph's interface
 // (input and output names, in order) checked after every pass, and with `verify_each` libonnx's
 // full check after every pass; a pass that breaks the graph stops the pipeline (InternalError).
-#pragma once
+#ifndef ONNX_BCAST_PASSES_PASS_MANAGER_H_
+#define ONNX_BCAST_PASSES_PASS_MANAGER_H_
 
 #include <optional>
 #include <string>
@@ -77,3 +78,5 @@ struct ResolvedPipeline {
 absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_PASS_MANAGER_H_

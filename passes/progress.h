@@ -1,7 +1,8 @@
 // Progress of long work (loading, analysis, each pass, each verify sample, benchmark runs): the
 // library reports named steps to a sink, the CLI decides whether and how they are shown. No ONNX
 // here; the default everywhere is no sink, so embedding programs see nothing.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_PROGRESS_H_
+#define ONNX_BCAST_PASSES_PROGRESS_H_
 
 #include <cstdint>
 #include <string>
@@ -61,3 +62,5 @@ inline std::string FormatCount(int64_t n) {
 }
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_PROGRESS_H_

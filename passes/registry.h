@@ -1,5 +1,6 @@
 // The explicit pass table: it drives --passes parsing, `opt --list-passes` and the README table.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_REGISTRY_H_
+#define ONNX_BCAST_PASSES_REGISTRY_H_
 
 #include <memory>
 #include <string_view>
@@ -24,3 +25,5 @@ absl::Span<const PassInfo> AllPasses();
 const PassInfo* FindPass(std::string_view name);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_REGISTRY_H_

@@ -2,7 +2,8 @@
 // `json` fields and the Python dicts): nlohmann::ordered_json documents, so keys keep the order
 // they are written in and output is deterministic. Every document starts with
 // "schema_version" (docs/report-schema.md).
-#pragma once
+#ifndef ONNX_BCAST_PASSES_REPORT_JSON_H_
+#define ONNX_BCAST_PASSES_REPORT_JSON_H_
 
 #include <string>
 #include <string_view>
@@ -36,3 +37,5 @@ std::string DumpJson(const Json& document);
 absl::StatusOr<Json> ParseJson(std::string_view text);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_REPORT_JSON_H_

@@ -2,7 +2,8 @@
 // of its tensors (computed once per pass by the broadcast analysis and kept current as the pass
 // edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
 // constants), the two operand rewrites (align a rank, expand to a shape) and the rewrite log.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
+#define ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 
 #include <cstdint>
 #include <map>
@@ -205,3 +206,5 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const std::function<absl::Status(RewriteContext&)>& rewrite);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_

@@ -9,7 +9,8 @@
 // (Conv of a symbolic H gives floor((H + pads - dilation*(k-1) - 1)/stride) + 1, never '?');
 // extents that depend on tensor data the analysis cannot see are fresh symbols named after
 // the node; nothing is guessed.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_SHAPE_FUNCTIONS_H_
+#define ONNX_BCAST_PASSES_SHAPE_FUNCTIONS_H_
 
 #include <cstdint>
 #include <optional>
@@ -95,3 +96,5 @@ bool HasShapeFunction(std::string_view op_type);
 SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_SHAPE_FUNCTIONS_H_

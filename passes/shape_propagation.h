@@ -14,7 +14,8 @@
 // their node; `unknown` remains only where a shape cannot be seen, and its message names the
 // node it comes from. Functions nested deeper than `max_function_depth` are an error
 // (Unimplemented), never skipped silently.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_SHAPE_PROPAGATION_H_
+#define ONNX_BCAST_PASSES_SHAPE_PROPAGATION_H_
 
 #include <map>
 #include <optional>
@@ -116,3 +117,5 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 bool IsBroadcastingOp(const std::string& op_type);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_SHAPE_PROPAGATION_H_

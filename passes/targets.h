@@ -14,7 +14,8 @@
 //   scalar_any_rank = true  # ...except scalar-like ones (rank 0 or all 1s)
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
-#pragma once
+#ifndef ONNX_BCAST_PASSES_TARGETS_H_
+#define ONNX_BCAST_PASSES_TARGETS_H_
 
 #include <cstdint>
 #include <string>
@@ -99,3 +100,5 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(
 std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph);
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_TARGETS_H_

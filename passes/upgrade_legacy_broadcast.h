@@ -20,7 +20,8 @@
 // Requires: ranks of A and B known for every `broadcast=1` node; no legacy node inside a
 // subgraph. Guarantees: default-domain opset 7, no `broadcast`/`axis` attributes, same values.
 // Idempotent: yes (a model at opset >= 7 is left unchanged).
-#pragma once
+#ifndef ONNX_BCAST_PASSES_UPGRADE_LEGACY_BROADCAST_H_
+#define ONNX_BCAST_PASSES_UPGRADE_LEGACY_BROADCAST_H_
 
 #include <memory>
 
@@ -31,3 +32,5 @@ namespace onnx_bcast::passes {
 std::unique_ptr<Pass> CreateUpgradeLegacyBroadcastPass();
 
 }  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_UPGRADE_LEGACY_BROADCAST_H_

@@ -2,7 +2,8 @@
 // model directory, through descriptors: every component is opened relative to the previous one
 // with O_NOFOLLOW, the checks are made on the opened file, and the payload is read from that
 // same descriptor, so nothing can be swapped between the check and the read.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_EXTERNAL_DATA_H_
+#define ONNX_BCAST_PROTO_EXTERNAL_DATA_H_
 
 #include <sys/types.h>
 
@@ -73,3 +74,5 @@ absl::StatusOr<std::string> ReadExternalData(const onnx::TensorProto& tensor,
                                              const std::string& base_dir);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_EXTERNAL_DATA_H_

@@ -1,6 +1,7 @@
 // Function expansion: the bodies libonnx defines for ops as functions (NegativeLogLikelihoodLoss,
 // Celu, Range...) and the inlining of a function call (model-local or schema) into plain nodes.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_FUNCTION_EXPAND_H_
+#define ONNX_BCAST_PROTO_FUNCTION_EXPAND_H_
 
 #include <cstdint>
 #include <map>
@@ -74,3 +75,5 @@ class FunctionInlineCounter {
 absl::Status CheckFunctionInlines(const onnx::ModelProto& model, int64_t limit);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_FUNCTION_EXPAND_H_

@@ -1,7 +1,8 @@
 // A use-def index over one GraphProto and batched, linear-time edits: rewrite passes query
 // producers and consumers in O(1), queue insertions and removals, and Commit() rebuilds the
 // node list once. Names of new nodes and tensors are deterministic and never collide.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_GRAPH_H_
+#define ONNX_BCAST_PROTO_GRAPH_H_
 
 #include <cstdint>
 #include <memory>
@@ -119,3 +120,5 @@ class GraphEditor {
 };
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_GRAPH_H_

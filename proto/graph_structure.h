@@ -3,7 +3,8 @@
 // cycle, every graph output produced, and no model-local function that calls itself. The CLI
 // runs them before any command, so `check`, `opt` and `run` refuse a broken graph alike instead
 // of analysing, rewriting or recursing through it.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_GRAPH_STRUCTURE_H_
+#define ONNX_BCAST_PROTO_GRAPH_STRUCTURE_H_
 
 #include "absl/status/status.h"
 #include "proto/limits.h"
@@ -19,3 +20,5 @@ namespace onnx_bcast::proto {
 absl::Status CheckGraphStructure(const Model& model, const Limits& limits = {});
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_GRAPH_STRUCTURE_H_

@@ -2,7 +2,8 @@
 // on malformed models (found by fuzz_check): each guarded function validates what the original
 // assumes and fails inference with a message (an InferenceError, turned into a Status by the
 // callers) instead of crashing. Installed into libonnx's schema registry once per process.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_INFERENCE_GUARDS_H_
+#define ONNX_BCAST_PROTO_INFERENCE_GUARDS_H_
 
 namespace onnx_bcast::proto {
 
@@ -11,3 +12,5 @@ namespace onnx_bcast::proto {
 void InstallInferenceGuards();
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_INFERENCE_GUARDS_H_

@@ -1,6 +1,7 @@
 // Resource limits applied while loading a model; defaults admit every real model and refuse
 // the blow-ups that hostile files use to exhaust memory.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_LIMITS_H_
+#define ONNX_BCAST_PROTO_LIMITS_H_
 
 #include <cstdint>
 
@@ -27,3 +28,5 @@ struct Limits {
 };
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_LIMITS_H_

@@ -1,6 +1,7 @@
 // Loading and saving ONNX models: binary and text form, external data confined to the model's
 // directory, strict validation of sizes, and atomic, lossless saving.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_MODEL_IO_H_
+#define ONNX_BCAST_PROTO_MODEL_IO_H_
 
 #include <sys/types.h>
 
@@ -98,3 +99,5 @@ absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
 bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b, std::string* diff = nullptr);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_MODEL_IO_H_

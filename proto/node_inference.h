@@ -5,7 +5,8 @@
 // Semantics match libonnx 1.12's InferShapes for a flat graph: the op schema's inference
 // function sees the input types, the constant inputs (initializers and Constant values), the
 // node's attributes; the result is merged into any declared type as libonnx merges it.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_NODE_INFERENCE_H_
+#define ONNX_BCAST_PROTO_NODE_INFERENCE_H_
 
 #include <string>
 #include <unordered_map>
@@ -48,3 +49,5 @@ class NodeInference {
 };
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_NODE_INFERENCE_H_

@@ -1,5 +1,6 @@
 // libonnx's checker and shape inference behind absl::Status (they throw; nothing escapes here).
-#pragma once
+#ifndef ONNX_BCAST_PROTO_ONNX_CHECKS_H_
+#define ONNX_BCAST_PROTO_ONNX_CHECKS_H_
 
 #include "absl/status/status.h"
 #include "proto/model_io.h"
@@ -16,3 +17,5 @@ absl::Status CheckModel(const Model& model, bool full);
 absl::Status InferShapes(onnx::ModelProto* model, bool strict);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_ONNX_CHECKS_H_

@@ -1,5 +1,6 @@
 // Printing models in ONNX text form (the parser lives in model_io.h: ParseModelText).
-#pragma once
+#ifndef ONNX_BCAST_PROTO_ONNX_TEXT_H_
+#define ONNX_BCAST_PROTO_ONNX_TEXT_H_
 
 #include <string>
 
@@ -17,3 +18,5 @@ std::string PrintFunction(const onnx::FunctionProto& function);
 std::string PrintNode(const onnx::NodeProto& node);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_ONNX_TEXT_H_

@@ -1,6 +1,7 @@
 // Default-domain opset facts from libonnx's schema registry, and its version converter behind
 // absl::Status.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_OPSETS_H_
+#define ONNX_BCAST_PROTO_OPSETS_H_
 
 #include <cstdint>
 #include <string>
@@ -33,3 +34,5 @@ std::vector<std::string> OpsChangedBetween(const onnx::ModelProto& model, int64_
 absl::StatusOr<onnx::ModelProto> ConvertDefaultOpset(const Model& model, int64_t to);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_OPSETS_H_

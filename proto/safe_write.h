@@ -8,7 +8,8 @@
 // other non-regular file, or that is one of the inputs (by inode: symlinks, hard links and
 // `a/../b` included) is refused before anything is written. On any failure no temporary
 // remains and the destination is untouched.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_SAFE_WRITE_H_
+#define ONNX_BCAST_PROTO_SAFE_WRITE_H_
 
 #include <sys/types.h>
 
@@ -127,3 +128,5 @@ absl::Status WriteOutputFile(const std::string& path, std::string_view bytes,
                              const InputFiles& inputs);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_SAFE_WRITE_H_

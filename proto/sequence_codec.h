@@ -1,6 +1,7 @@
 // Test-data values beyond plain tensors: SequenceProto and OptionalProto files (onnx-data.proto)
 // read and written as decoded RawTensors, with the file's kind taken from the model's type.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_SEQUENCE_CODEC_H_
+#define ONNX_BCAST_PROTO_SEQUENCE_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -39,3 +40,5 @@ absl::StatusOr<std::string> SerializeValueFile(const RawValue& value);
 absl::Status SaveValueFile(const RawValue& value, const std::string& path);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_SEQUENCE_CODEC_H_

@@ -1,6 +1,7 @@
 // Conversions between ONNX type/tensor protos and the broadcast library's symbolic shapes, and
 // reading small integer constants (shape inputs) whatever their encoding.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_SHAPES_H_
+#define ONNX_BCAST_PROTO_SHAPES_H_
 
 #include <cstdint>
 #include <string>
@@ -29,3 +30,5 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const onnx::TensorProto& tens
                                                    int64_t max_values = 1 << 16);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_SHAPES_H_

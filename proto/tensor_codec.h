@@ -1,7 +1,8 @@
 // Tensors decoded from TensorProto into plain little-endian bytes, whatever the encoding
 // (typed fields, raw_data or external data), and back; plus .pb tensor files of the ONNX test
 // data layout. The runtime builds its tensors from these without touching protobuf.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_TENSOR_CODEC_H_
+#define ONNX_BCAST_PROTO_TENSOR_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -53,3 +54,5 @@ absl::Status SaveTensorFile(const RawTensor& tensor, const std::string& path);
 bool IsTensorFile(const std::string& path);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_TENSOR_CODEC_H_

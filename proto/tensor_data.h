@@ -1,7 +1,8 @@
 // Raw payload access for initializers and constant broadcasting (folding Expand/Reshape-like
 // rewrites into constants): read the little-endian bytes of a tensor whatever its encoding,
 // broadcast a constant to a target shape, find axes along which it is uniform, slice them to 1.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_TENSOR_DATA_H_
+#define ONNX_BCAST_PROTO_TENSOR_DATA_H_
 
 #include <cstdint>
 #include <string>
@@ -36,3 +37,5 @@ absl::StatusOr<onnx::TensorProto> SliceToOne(const onnx::TensorProto& tensor,
                                              const std::string& base_dir, int64_t max_bytes);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_TENSOR_DATA_H_

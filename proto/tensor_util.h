@@ -1,5 +1,6 @@
 // Size facts about TensorProto payloads: element sizes per data type and checked element counts.
-#pragma once
+#ifndef ONNX_BCAST_PROTO_TENSOR_UTIL_H_
+#define ONNX_BCAST_PROTO_TENSOR_UTIL_H_
 
 #include <cstdint>
 #include <functional>
@@ -30,3 +31,5 @@ void ForEachModelTensor(onnx::ModelProto* model,
                         const std::function<void(onnx::TensorProto*)>& fn);
 
 }  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_TENSOR_UTIL_H_

@@ -1,6 +1,7 @@
 // Command-line plumbing shared by the onnx-bcast subcommands: option tables (which also drive
 // --help), parsing, exit codes and one-line error reporting.
-#pragma once
+#ifndef ONNX_BCAST_TOOLS_CLI_H_
+#define ONNX_BCAST_TOOLS_CLI_H_
 
 #include <map>
 #include <string>
@@ -75,3 +76,5 @@ inline constexpr char kStdio[] = "-";
 bool StderrIsTerminal();
 
 }  // namespace onnx_bcast::cli
+
+#endif  // ONNX_BCAST_TOOLS_CLI_H_

@@ -1,7 +1,8 @@
 // The CLI's progress display: polygraphy-style step lines with timings on stderr, drawn in place
 // (with a bar for counted work) while a step runs when stderr is a terminal. Never on stdout, so
 // reports and JSON stay byte-for-byte what they were.
-#pragma once
+#ifndef ONNX_BCAST_TOOLS_PROGRESS_H_
+#define ONNX_BCAST_TOOLS_PROGRESS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -51,3 +52,5 @@ std::unique_ptr<passes::ProgressSink> MakeProgress(const ParsedArgs& args);
 std::string FormatElapsed(double seconds);
 
 }  // namespace onnx_bcast::cli
+
+#endif  // ONNX_BCAST_TOOLS_PROGRESS_H_

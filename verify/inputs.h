@@ -3,7 +3,8 @@
 // combined broadcast condition (check's analysis) so that both models can run there; and, for
 // --edge-cases, a binding outside it where both models must fail. Values come from
 // rt::RandomInputs / rt::RandomTensor (runtime/exec/random_inputs.h).
-#pragma once
+#ifndef ONNX_BCAST_VERIFY_INPUTS_H_
+#define ONNX_BCAST_VERIFY_INPUTS_H_
 
 #include <cstdint>
 #include <map>
@@ -43,3 +44,5 @@ std::string BindingsToString(const Bindings& bindings);
 std::set<std::string> InputSymbols(const rt::Graph& graph);
 
 }  // namespace onnx_bcast::verify
+
+#endif  // ONNX_BCAST_VERIFY_INPUTS_H_

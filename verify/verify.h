@@ -3,7 +3,8 @@
 // inserted), the first diverging node found by bisecting intermediate tensors, and a local
 // per-node check when the whole model cannot run. Verification sits above passes and runtime:
 // passes never execute and the runtime never rewrites.
-#pragma once
+#ifndef ONNX_BCAST_VERIFY_VERIFY_H_
+#define ONNX_BCAST_VERIFY_VERIFY_H_
 
 #include <cstdint>
 #include <optional>
@@ -126,3 +127,5 @@ std::string FormatVerifyJson(const VerifyResult& result, const std::string& orig
                              const std::string& rewritten_path);
 
 }  // namespace onnx_bcast::verify
+
+#endif  // ONNX_BCAST_VERIFY_VERIFY_H_

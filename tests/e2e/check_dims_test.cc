@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -260,6 +261,8 @@ bool CheckAndRunAgree(const std::string& path, const Bindings& b) {
   }
   return holds;
 }
+
+void PrintTo(const ManifestModel& m, std::ostream* os) { *os << m.name; }
 
 class Corpus : public ::testing::TestWithParam<ManifestModel> {};
 

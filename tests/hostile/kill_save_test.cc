@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <random>
 #include <regex>
 #include <set>
@@ -98,6 +99,8 @@ struct Variant {
   const char* name;
   bool external;
 };
+
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 class KillDuringSave : public ::testing::TestWithParam<Variant> {
  protected:

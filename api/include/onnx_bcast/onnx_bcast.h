@@ -15,8 +15,8 @@
 // Its external data, if any, resolves against LoadOptions::base_dir.
 //
 // Thread safety: functions share no state; concurrent calls on different models are safe.
-#ifndef ONNX_BCAST_ONNX_BCAST_H_
-#define ONNX_BCAST_ONNX_BCAST_H_
+#ifndef ONNX_BCAST_API_INCLUDE_ONNX_BCAST_ONNX_BCAST_H_
+#define ONNX_BCAST_API_INCLUDE_ONNX_BCAST_ONNX_BCAST_H_
 
 #include <cstdint>
 #include <cstring>
@@ -478,4 +478,4 @@ ONNX_BCAST_API absl::StatusOr<VerifyResult> Verify(const std::string& original_p
 
 }  // namespace onnx_bcast
 
-#endif  // ONNX_BCAST_ONNX_BCAST_H_
+#endif  // ONNX_BCAST_API_INCLUDE_ONNX_BCAST_ONNX_BCAST_H_

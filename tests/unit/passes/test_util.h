@@ -1,6 +1,7 @@
 // Helpers shared by the pass tests: a stable printed form of a model for golden comparisons,
 // and running a pass or a target in-process.
-#pragma once
+#ifndef ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_
+#define ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -33,3 +34,5 @@ std::vector<std::string> RankMismatches(const proto::Model& model);
 std::vector<std::string> ShapeMismatches(const proto::Model& model);
 
 }  // namespace onnx_bcast::passes::testing
+
+#endif  // ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_

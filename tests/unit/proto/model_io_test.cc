@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,8 @@ struct LoadCase {
   std::string message;
 };
 
+void PrintTo(const LoadCase& c, std::ostream* os) { *os << c.name; }
+
 class LoadRefusal : public ::testing::TestWithParam<LoadCase> {};
 
 TEST_P(LoadRefusal, RefusedWithOneLine) {
@@ -381,6 +384,8 @@ struct ExternalCase {
   std::function<void(const TempDir&)> setup;
   std::string message;
 };
+
+void PrintTo(const ExternalCase& c, std::ostream* os) { *os << c.name; }
 
 class ExternalRefusal : public ::testing::TestWithParam<ExternalCase> {};
 
