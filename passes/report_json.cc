@@ -115,7 +115,7 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
   if (doc.is_discarded()) {
     // Parse again with exceptions for the position; only on the error path.
     try {
-      (void)Json::parse(text.begin(), text.end());
+      const Json again = Json::parse(text.begin(), text.end());
     } catch (const Json::parse_error& e) {
       return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", e.byte));
     }

@@ -1409,7 +1409,6 @@ bool ReshapeElementIsLiteral(const Expr& e, const Shape* in) {
 }
 
 Outputs ReshapeFn(const Op& op) {
-  const SymTensor* x = op.In(0);
   SymTensor t = Tensor(op.InElem(0), Shape::UnknownRank());
   std::optional<Elems> target;
   if (op.opset() < 5) {
@@ -1754,15 +1753,6 @@ std::optional<std::vector<std::optional<double>>> PartialScales(const Op& op, in
     out.assign(static_cast<size_t>(t->shape.dims[0].value()), std::nullopt);
     return out;
   }
-  return std::nullopt;
-}
-
-// A float tensor's constant contents; an empty tensor (Resize's "not given") as an empty list.
-std::optional<std::vector<double>> Floats(const Op& op, int i) {
-  const SymTensor* t = op.In(i);
-  if (t == nullptr) return std::nullopt;
-  if (t->float_value) return t->float_value;
-  if (t->shape.rank_known && t->shape.NumElements() == 0) return std::vector<double>{};
   return std::nullopt;
 }
 
