@@ -79,6 +79,10 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   const std::unordered_map<std::string, int> original_index =
       has_target ? passes::OriginalNodeIndex(model->proto.graph())
                  : std::unordered_map<std::string, int>{};
+  // The analyses live across the passes and the target check, which reads the tables the
+  // passes kept current.
+  passes::AnalysisManager analyses(model);
+  options.analyses = &analyses;
   absl::Status status = passes::RunPipeline(model, pipeline.passes, options, &report->runs);
   report->after = passes::Summarize(model->proto);
   if (status.ok() && has_target) {
@@ -87,7 +91,7 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
                               absl::StrCat("target check ", pipeline.profile->name));
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, *pipeline.profile, &original_index);
+        passes::FindTargetViolations(*model, *pipeline.profile, &original_index, analyses.held());
     report->target_check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     step.End(!violations.ok()      ? "failed"

@@ -20,15 +20,7 @@
 namespace onnx_bcast::passes {
 
 struct TargetProfile;
-
-/// The main graph's shapes and element types as the broadcast analysis left them, handed from
-/// a pass that changed nothing to the next one (which then skips its own analysis of the same
-/// graph). Filled and cleared by RewriteContext; the pass manager drops it after any change.
-struct AnalysisCarry {
-  bool valid = false;
-  std::unordered_map<std::string, bcast::Shape> shapes;
-  std::unordered_map<std::string, int32_t> elems;
-};
+class AnalysisManager;
 
 /// Knobs shared by every pass.
 struct PassOptions {
@@ -41,8 +33,8 @@ struct PassOptions {
   /// started from, found by first output name; filled by the pass manager. Null: the index in
   /// the graph the pass sees.
   const std::unordered_map<std::string, int>* original_index = nullptr;
-  /// Set by the pass manager: the analysis of the unchanged graph, carried between passes.
-  AnalysisCarry* carry = nullptr;
+  /// The pipeline's analyses (set by the pass manager; null: each pass computes its own).
+  AnalysisManager* analyses = nullptr;
 };
 
 /// One rewrite, for `opt --report` and --dry-run.

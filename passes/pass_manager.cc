@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <tuple>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -43,6 +43,30 @@ std::string PassOutcome(const PassStats& stats) {
 
 }  // namespace
 
+absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept) {
+  absl::StatusOr<ShapeTables> fresh = ComputeShapeTables(model);
+  if (!fresh.ok()) return fresh.status();
+  // Every tensor the fresh analysis knows; entries of tensors a pass removed may linger in the
+  // kept tables (nothing reads them).
+  for (const auto& [name, shape] : fresh->shapes) {
+    auto it = kept.shapes.find(name);
+    const std::string kept_text = it == kept.shapes.end() ? "none" : it->second.ToString();
+    if (it == kept.shapes.end() || !(it->second == shape)) {
+      return absl::InternalError(absl::StrCat("tensor '", name, "': kept shape ", kept_text,
+                                              ", a fresh analysis gives ", shape.ToString()));
+    }
+  }
+  for (const auto& [name, elem] : fresh->elems) {
+    auto it = kept.elems.find(name);
+    if (elem != 0 && (it == kept.elems.end() || it->second != elem)) {
+      return absl::InternalError(absl::StrCat("tensor '", name, "': kept element type ",
+                                              it == kept.elems.end() ? 0 : it->second,
+                                              ", a fresh analysis gives ", elem));
+    }
+  }
+  return absl::OkStatus();
+}
+
 ModelSummary Summarize(const onnx::ModelProto& model) {
   ModelSummary s;
   s.nodes = model.graph().node_size();
@@ -76,7 +100,8 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   const int given = static_cast<int>(!request.target.empty()) +
                     static_cast<int>(!request.target_file.empty()) +
                     static_cast<int>(!request.passes.empty());
-  if (given > 1) return absl::InvalidArgumentError("give one of --target, --target-file and --passes");
+  if (given > 1)
+    return absl::InvalidArgumentError("give one of --target, --target-file and --passes");
   ResolvedPipeline out;
   std::vector<std::string> names = request.passes;
   if (!request.target_file.empty()) {
@@ -106,9 +131,8 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   out.passes = *std::move(passes);
   for (const PassInfo* p : out.passes) {
     if (p->needs_target && !out.profile.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pass '", p->name,
-                       "' needs a target's table: give --target-file (or --target) instead"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pass '", p->name, "' needs a target's table: give --target-file (or --target) instead"));
     }
   }
   return out;
@@ -136,28 +160,20 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
   }
   PassOptions pass_options = options.pass_options;
   pass_options.original_index = &original_index;
-  // A pass that changes nothing hands its analysis to the next one (see AnalysisCarry).
-  AnalysisCarry carry;
-  pass_options.carry = &carry;
+  // The pipeline's analyses: computed by the first pass that asks, then kept current by every
+  // pass that preserves them (see analysis_manager.h).
+  std::optional<AnalysisManager> own_analyses;
+  AnalysisManager* analyses = options.analyses;
+  if (analyses == nullptr) analyses = &own_analyses.emplace(model);
+  pass_options.analyses = analyses;
   for (const PassInfo* info : pipeline) {
-    const onnx::GraphProto& g = model->proto.graph();
-    const auto size_before = std::make_tuple(g.node_size(), g.initializer_size(),
-                                             g.value_info_size(), model->proto.ir_version(),
-                                             proto::DefaultOpset(model->proto));
     PassRun run;
     run.pass = info->name;
     ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Belt and braces: a pass reporting a change, or one whose graph visibly changed, ends
-    // the carry whatever its context decided.
-    if (run.stats.changed() ||
-        size_before != std::make_tuple(g.node_size(), g.initializer_size(), g.value_info_size(),
-                                       model->proto.ir_version(),
-                                       proto::DefaultOpset(model->proto))) {
-      carry.valid = false;
-    }
+    if (!s.ok() || !info->preserves_shapes) analyses->Invalidate();
     runs->push_back(std::move(run));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));
     if (Interface(model->proto.graph()) != interface) {
@@ -167,6 +183,11 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     if (check_structure) {
       if (absl::Status c = proto::CheckModel(*model, check_full); !c.ok()) {
         return absl::InternalError(absl::StrCat(info->name, " broke the graph: ", c.message()));
+      }
+    }
+    if (options.verify_each && analyses->held() != nullptr) {
+      if (absl::Status c = VerifyShapeTables(*model, *analyses->held()); !c.ok()) {
+        return absl::InternalError(absl::StrCat(info->name, " left stale shapes: ", c.message()));
       }
     }
     if (step.active()) step.End(PassOutcome(runs->back().stats));

@@ -1,6 +1,8 @@
-// Runs a pipeline of passes over a model: per-pass counts and timings, the graph's interface
-// (input and output names, in order) checked after every pass, and with `verify_each` libonnx's
-// full check after every pass; a pass that breaks the graph stops the pipeline (InternalError).
+// Runs a pipeline of passes over a model: per-pass counts and timings, the analyses the passes
+// share (AnalysisManager: computed once, kept current by the passes that preserve them), the
+// graph's interface (input and output names, in order) checked after every pass, and with
+// `verify_each` libonnx's full check and a fresh analysis against the kept tables after every
+// pass; a pass that breaks the graph stops the pipeline (InternalError).
 #ifndef ONNX_BCAST_PASSES_PASS_MANAGER_H_
 #define ONNX_BCAST_PASSES_PASS_MANAGER_H_
 
@@ -11,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "passes/analysis_manager.h"
 #include "passes/pass.h"
 #include "passes/progress.h"
 #include "passes/registry.h"
@@ -26,6 +29,9 @@ struct PipelineOptions {
   bool verify_each = false;
   /// Told of each pass as a step (null: nobody listens, as for library callers).
   ProgressSink* progress = nullptr;
+  /// The analyses the passes share; the caller keeps it to read the final tables (the target
+  /// check). Null: the pipeline owns one for its run.
+  AnalysisManager* analyses = nullptr;
 };
 
 /// One pass's run.
@@ -44,6 +50,11 @@ struct ModelSummary {
 };
 
 ModelSummary Summarize(const onnx::ModelProto& model);
+
+/// Compares tables a pipeline kept current with a fresh analysis of `model`: InternalError
+/// naming the first tensor whose shape or element type differs (run after every pass with
+/// `verify_each`).
+absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept);
 
 /// Runs `pipeline` over `model` in order, appending one PassRun per pass that ran (also the
 /// failing one). The first error stops the pipeline and is returned with the pass named.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
 #include "passes/shape_propagation.h"
+#include "proto/graph_structure.h"
 #include "proto/opsets.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
@@ -48,50 +49,20 @@ RewriteContext::RewriteContext(proto::Model* model, std::string pass, const Pass
     : model_(model), pass_(std::move(pass)), options_(options), stats_(stats) {}
 
 RewriteContext::~RewriteContext() {
-  AnalysisCarry* carry = options_.carry;
-  // Scoped contexts (RewriteEveryGraph) leave the carry to their driver.
-  if (carry == nullptr || graph_ == nullptr || scoped_) return;
-  // Only the tables of a graph this pass left exactly as it found them are handed on.
-  const bool unchanged = !touched_ && stats_->log.size() == log_at_init_ &&
-                         stats_->nodes_inserted == 0 && stats_->nodes_removed == 0 &&
-                         stats_->initializers_rewritten == 0;
-  if (!unchanged) {
-    carry->valid = false;
-    return;
-  }
-  carry->shapes = std::move(shapes_);
-  carry->elems = std::move(elems_);
-  carry->valid = true;
+  // Scoped contexts (RewriteEveryGraph) hold copies of one graph's table: nothing to hand on.
+  if (options_.analyses == nullptr || graph_ == nullptr || scoped_) return;
+  // The tables were kept current with every edit; the pass manager decides whether to keep
+  // them (the pass's registry entry says whether it preserves them).
+  options_.analyses->Return({std::move(shapes_), std::move(elems_)});
 }
 
 absl::Status RewriteContext::Init() {
   opset_ = proto::DefaultOpset(model_->proto);
-  log_at_init_ = stats_->log.size();
-  if (options_.carry != nullptr && options_.carry->valid) {
-    // The previous pass analyzed this very graph and changed nothing.
-    shapes_ = std::move(options_.carry->shapes);
-    elems_ = std::move(options_.carry->elems);
-    options_.carry->valid = false;
-    graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
-    return absl::OkStatus();
-  }
-  AnalysisOptions shapes_only;
-  shapes_only.verdicts = false;
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, shapes_only);
-  if (!analysis.ok()) return analysis.status();
-  auto it = analysis->shapes.find("main");
-  if (it != analysis->shapes.end()) shapes_ = std::move(it->second);
-  elems_ = std::move(analysis->elems);
-  // Declared types of the interface and initializers take precedence, as in the model.
-  const onnx::GraphProto& g = model_->proto.graph();
-  auto elem = [&](const onnx::ValueInfoProto& vi) {
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-      elems_[vi.name()] = vi.type().tensor_type().elem_type();
-    }
-  };
-  for (const auto& vi : g.input()) elem(vi);
-  for (const auto& vi : g.output()) elem(vi);
-  for (const auto& t : g.initializer()) elems_[t.name()] = t.data_type();
+  absl::StatusOr<ShapeTables> tables =
+      options_.analyses != nullptr ? options_.analyses->Take() : ComputeShapeTables(*model_);
+  if (!tables.ok()) return tables.status();
+  shapes_ = std::move(tables->shapes);
+  elems_ = std::move(tables->elems);
   graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
   return absl::OkStatus();
 }
@@ -101,7 +72,6 @@ void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, Shape
   scoped_ = true;
   scope_ = std::move(scope);
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
-  log_at_init_ = stats_->log.size();
   shapes_ = std::move(shapes);
   elems_ = std::move(elems);
   if (!scope_.body) {
@@ -133,7 +103,6 @@ std::string RewriteContext::FreshName(std::string_view base) {
 void RewriteContext::Commit() { graph_->Commit(); }
 
 void RewriteContext::SetOpset(int64_t opset) {
-  touched_ = true;
   proto::SetDefaultOpset(&model_->proto, opset);
   opset_ = opset;
 }
@@ -190,7 +159,6 @@ int32_t RewriteContext::ElemOf(const std::string& name) const {
 }
 
 void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape& shape) {
-  touched_ = true;
   shapes_[name] = shape;
   if (elem != 0) elems_[name] = elem;
   // Body tensors' element types are not tracked: a value_info without one would be invalid.
@@ -214,7 +182,6 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
 
 void RewriteContext::AllowInitializers() {
   if (model_->proto.ir_version() >= 4) return;
-  touched_ = true;
   // IR < 4 requires every initializer to be a graph input, and Constant before opset 9 holds
   // only floats; IR 4 only relaxes the former, so raising it changes no meaning.
   Rewrite r;
@@ -254,7 +221,6 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
     *attr->mutable_t() = std::move(t);
     graph_->InsertBefore(0, std::move(node));
     ++stats_->nodes_inserted;
-    touched_ = true;
     shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
     elems_[name] = onnx::TensorProto::INT64;
     int64_constants_[values] = name;
@@ -262,7 +228,6 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
   }
   AllowInitializers();
   graph_->AddInitializer(std::move(t));
-  touched_ = true;
   shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
   elems_[name] = onnx::TensorProto::INT64;
   int64_constants_[values] = name;
@@ -405,7 +370,6 @@ absl::Status RewriteContext::ExpandOperandTo(int id, int slot, const std::string
 
 void RewriteContext::DropIfUnused(const std::string& name) {
   if (graph_->UseCount(name) > 0 || graph_->IsGraphInput(name)) return;
-  touched_ = true;
   if (graph_->Initializer(name) != nullptr) {
     graph_->RemoveInitializer(name);
     return;
@@ -556,7 +520,6 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       if (as_initializer) {
         AllowInitializers();
         graph_->AddInitializer(std::move(copy));
-        touched_ = true;
         shapes_[copy_name] = aligned;
         elems_[copy_name] = ElemOf(name);
       } else {
@@ -632,8 +595,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
       }
       const bool in_place = graph_->UseCount(name) == 1;
       const bool is_initializer = graph_->Initializer(name) != nullptr;
-      const std::string new_name =
-          in_place ? name : FreshName(absl::StrCat(name, "_expanded"));
+      const std::string new_name = in_place ? name : FreshName(absl::StrCat(name, "_expanded"));
       absl::StatusOr<onnx::TensorProto> folded = proto::BroadcastTensorTo(
           *t, *extents, new_name, model_->base_dir, options_.fold_limit_bytes);
       if (folded.ok()) {
@@ -649,7 +611,6 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
         } else if (is_initializer) {
           AllowInitializers();
           graph_->AddInitializer(std::move(*folded));
-          touched_ = true;
           shapes_[new_name] = out;
           elems_[new_name] = ElemOf(name);
           graph_->SetInput(id, slot, new_name);
@@ -785,12 +746,12 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
     // ExpandOperand reads `operands` by slot: C stays at slot 2, absent slices are empty.
     std::vector<std::string> operands(3);
     if (!(c0 == m)) {
-      std::string col = ctx->InsertNode(
-          "Gather", {a_name, ctx->Int64Constant({0}, "gemm_first", id)},
-          {{"axis", trans_a ? 0 : 1}}, absl::StrCat(a_name, "_m_slice"), elem,
-          trans_a ? bcast::Shape::FromDims({bcast::Dim::Value(1), m})
-                  : bcast::Shape::FromDims({m, bcast::Dim::Value(1)}),
-          id);
+      std::string col =
+          ctx->InsertNode("Gather", {a_name, ctx->Int64Constant({0}, "gemm_first", id)},
+                          {{"axis", trans_a ? 0 : 1}}, absl::StrCat(a_name, "_m_slice"), elem,
+                          trans_a ? bcast::Shape::FromDims({bcast::Dim::Value(1), m})
+                                  : bcast::Shape::FromDims({m, bcast::Dim::Value(1)}),
+                          id);
       if (trans_a) {
         col = ctx->InsertNode("Transpose", {col}, {}, absl::StrCat(a_name, "_m_column"), elem,
                               bcast::Shape::FromDims({m, bcast::Dim::Value(1)}), id);
@@ -800,8 +761,7 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
     if (!(c1 == nd)) {
       std::string row = ctx->InsertNode(
           "Gather", {b_name, ctx->Int64Constant({0}, "gemm_first", id)},
-          {{"axis", trans_b ? 1 : 0}},
-          absl::StrCat(b_name, "_n_slice"), ctx->ElemOf(b_name),
+          {{"axis", trans_b ? 1 : 0}}, absl::StrCat(b_name, "_n_slice"), ctx->ElemOf(b_name),
           trans_b ? bcast::Shape::FromDims({nd, bcast::Dim::Value(1)})
                   : bcast::Shape::FromDims({bcast::Dim::Value(1), nd}),
           id);
@@ -822,8 +782,8 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
       "gemm_m", onnx::TensorProto::INT64, one, id);
   const std::string nt = ctx->InsertNode(
       "Gather",
-      {ctx->InsertShape(b_name, id), ctx->Int64Constant({trans_b ? 0 : 1}, "gemm_axis", id)},
-      {}, "gemm_n", onnx::TensorProto::INT64, one, id);
+      {ctx->InsertShape(b_name, id), ctx->Int64Constant({trans_b ? 0 : 1}, "gemm_axis", id)}, {},
+      "gemm_n", onnx::TensorProto::INT64, one, id);
   const std::string target = ctx->InsertNode("Concat", {mt, nt}, {{"axis", 0}}, "gemm_mn",
                                              onnx::TensorProto::INT64, bcast::Shape::Of({2}), id);
   return ctx->ExpandOperandTo(id, 2, target, mn);
@@ -871,9 +831,9 @@ void RewriteContext::Record(int id, Rewrite rewrite) {
 }
 
 void RewriteContext::Debug(int id, const std::string& why) {
-  stats_->debug.push_back(
-      absl::StrCat(pass_, ": ", scope_.body ? absl::StrCat(scope_.path, "/") : std::string(),
-                   id >= 0 ? Label(id) : std::string("<model>"), ": ", why));
+  stats_->debug.push_back(absl::StrCat(pass_, ": ",
+                                       scope_.body ? absl::StrCat(scope_.path, "/") : std::string(),
+                                       id >= 0 ? Label(id) : std::string("<model>"), ": ", why));
 }
 
 }  // namespace onnx_bcast::passes
@@ -884,16 +844,6 @@ namespace {
 // As the analysis labels nodes in its paths.
 std::string PathNodeName(const onnx::NodeProto& n, int index) {
   return n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
-}
-
-bool HasBodies(const onnx::ModelProto& m) {
-  if (m.functions_size() > 0) return true;
-  for (const auto& n : m.graph().node()) {
-    for (const auto& a : n.attribute()) {
-      if (a.has_g() || a.graphs_size() > 0) return true;
-    }
-  }
-  return false;
 }
 
 void AddNames(const onnx::NodeProto& n, std::unordered_set<std::string>* names);
@@ -934,7 +884,8 @@ struct CallRef {
 // of `g` and its bodies, with the analysis's paths.
 void Enumerate(onnx::GraphProto* g, const std::string& path, int self,
                const std::map<FunctionKey, onnx::FunctionProto*>& functions,
-               std::vector<BodyRef>* bodies, std::map<onnx::FunctionProto*, std::vector<CallRef>>* calls) {
+               std::vector<BodyRef>* bodies,
+               std::map<onnx::FunctionProto*, std::vector<CallRef>>* calls) {
   for (int i = 0; i < g->node_size(); ++i) {
     onnx::NodeProto* n = g->mutable_node(i);
     if (auto f = functions.find({n->domain(), n->op_type()}); f != functions.end()) {
@@ -1010,7 +961,7 @@ std::string NodesText(const onnx::GraphProto& g) {
 absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const PassOptions& options, PassStats* stats,
                                const std::function<absl::Status(RewriteContext&)>& rewrite) {
-  if (!HasBodies(model->proto)) {
+  if (proto::IsSingleGraph(model->proto)) {
     RewriteContext ctx(model, pass, options, stats);
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
     if (absl::Status s = rewrite(ctx); !s.ok()) return s;
@@ -1019,7 +970,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   }
   // One analysis serves every graph: bodies see their outer scope with its shapes, and each
   // function call site has its own table.
-  if (options.carry != nullptr) options.carry->valid = false;
+  // The scoped contexts below keep copies of each graph's table and hand nothing back.
+  if (options.analyses != nullptr) options.analyses->Invalidate();
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
   absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model, shapes_only);
@@ -1068,9 +1020,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     for (size_t k = 0; k < keys.size(); ++k) {
       std::unordered_set<std::string> trial_names;
       PassStats trial;
-      absl::StatusOr<onnx::GraphProto> body =
-          RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names, &names, pass,
-                              options, &trial, rewrite);
+      absl::StatusOr<onnx::GraphProto> body = RewriteFunctionBody(
+          model, *fn, label, *table(keys[k]), &trial_names, &names, pass, options, &trial, rewrite);
       if (!body.ok()) return body.status();
       std::string text = NodesText(*body);
       if (groups.count(text) == 0) group_order.push_back(text);
@@ -1109,7 +1060,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
         Rewrite r;
         r.node = target_label;
         r.action = "inserted";
-        r.detail = absl::StrCat("copy of ", label, " for the call site(s) whose shapes need another rewrite");
+        r.detail = absl::StrCat("copy of ", label,
+                                " for the call site(s) whose shapes need another rewrite");
         for (size_t k : members) absl::StrAppend(&r.detail, k == members[0] ? ": " : ", ", keys[k]);
         stats->log.push_back(std::move(r));
       }

@@ -6,9 +6,9 @@
 #define ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,14 +18,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "broadcast/shape.h"
+#include "passes/analysis_manager.h"
 #include "passes/broadcast_ops.h"
 #include "passes/pass.h"
 #include "proto/graph.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
-
-using ShapeTable = std::unordered_map<std::string, bcast::Shape>;
 
 /// Where a context works when it is not (only) the model's main graph; see RewriteEveryGraph.
 struct GraphScope {
@@ -49,12 +48,13 @@ class RewriteContext {
  public:
   RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
                  PassStats* stats);
-  /// Hands the analysis on (options.carry) when the pass changed nothing.
+  /// Hands the shape tables, kept current with every edit, back to options.analyses.
   ~RewriteContext();
   RewriteContext(const RewriteContext&) = delete;
   RewriteContext& operator=(const RewriteContext&) = delete;
 
-  /// Runs the shape analysis and indexes the main graph. Call once, before anything else.
+  /// Takes the main graph's shape tables (options.analyses; computed when it holds none) and
+  /// indexes the main graph. Call once, before anything else.
   absl::Status Init();
   /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
   /// types already computed by the one analysis of the model (RewriteEveryGraph).
@@ -177,11 +177,7 @@ class RewriteContext {
   PassStats* stats_;
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
-  // Set by anything that edits the tables or the model's header: the tables then no longer
-  // describe the graph the pass started from and are not carried on.
-  bool touched_ = false;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
-  size_t log_at_init_ = 0;
   std::unordered_map<std::string, bcast::Shape> shapes_;
   std::unordered_map<std::string, int32_t> elems_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
@@ -200,7 +196,7 @@ class RewriteContext {
 /// own shapes. Call sites that cannot be retargeted (inside another function body) leave such a
 /// function as it is, with a debug reason; the target check then lists its nodes. Graphs
 /// nested inside function bodies are not rewritten either. A model without bodies or functions
-/// takes the single-graph path (Init, with the carried analysis).
+/// takes the single-graph path (Init, with the pipeline's tables).
 absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const PassOptions& options, PassStats* stats,
                                const std::function<absl::Status(RewriteContext&)>& rewrite);

@@ -44,8 +44,8 @@ bool IsBoolResult(const std::string& op) {
 
 // Ops whose output extents depend on tensor contents (an unknown they produce is theirs).
 bool IsDataDependent(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {
-      "NonZero", "Unique", "NonMaxSuppression", "TopK", "Compress", "StringSplit"};
+  static const std::unordered_set<std::string> kOps = {"NonZero", "Unique",   "NonMaxSuppression",
+                                                       "TopK",    "Compress", "StringSplit"};
   return kOps.count(op) > 0;
 }
 
@@ -53,9 +53,9 @@ bool IsDataDependent(const std::string& op) {
 // answered here without building protos.
 bool IsShapePreserving(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
-      "Floor", "Ceil", "Erf", "Sin", "Cos", "Softsign", "Softplus", "LeakyRelu", "Elu",
-      "Selu", "HardSigmoid"};
+      "Relu",     "Sigmoid",    "Tanh",      "Abs",  "Neg",  "Exp",        "Log",
+      "Sqrt",     "Reciprocal", "Floor",     "Ceil", "Erf",  "Sin",        "Cos",
+      "Softsign", "Softplus",   "LeakyRelu", "Elu",  "Selu", "HardSigmoid"};
   return kOps.count(op) > 0;
 }
 
@@ -195,8 +195,7 @@ void MergeDeclared(const onnx::TypeProto& declared, Value* v, const FreshSymbols
 
 // The library reports the target's extent first; messages name the broadcast operand
 // first ("slope [3] ... X [2,3,4] (axis 2: 3 vs 4)"), so restate the axis that way.
-std::string UnidirectionalReason(const Shape& b, const Shape& target,
-                                 const BroadcastResult& r) {
+std::string UnidirectionalReason(const Shape& b, const Shape& target, const BroadcastResult& r) {
   if (r.error_axis < 0 || !b.rank_known || !target.rank_known) return r.reason;
   const int64_t pos = r.error_axis - (target.rank() - b.rank());
   if (pos < 0 || pos >= b.rank() || r.error_axis >= target.rank()) return r.reason;
@@ -258,22 +257,22 @@ std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles
                             " (bidirectional rule, ", r.reason, ")");
       }
       if (v.rule == RuleFamily::kLegacyAxis) {
-        return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1): B ",
-                            v.inputs[1].ToString(), " does not fit A ", v.inputs[0].ToString(),
-                            " (legacy-axis rule, ", r.reason, ")");
+        return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1): B ", v.inputs[1].ToString(),
+                            " does not fit A ", v.inputs[0].ToString(), " (legacy-axis rule, ",
+                            r.reason, ")");
       }
       if (v.rule == RuleFamily::kNone) {
         return absl::StrCat(head, " (opset ", v.opset, "): ", ShapeList(roles, v.inputs),
                             " must have the same shape (none rule, ", r.reason, ")");
       }
-      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " are not broadcastable (",
-                          rule, " rule, ", r.reason, Culprit(v, roles, r), ")");
+      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " are not broadcastable (", rule,
+                          " rule, ", r.reason, Culprit(v, roles, r), ")");
     case Verdict::kConditional:
       return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), " broadcast (", rule,
                           " rule) only if ", r.condition.ToString());
     case Verdict::kUnknown:
-      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs),
-                          ": cannot decide the broadcast (", rule, " rule): ", r.reason);
+      return absl::StrCat(head, ": ", ShapeList(roles, v.inputs), ": cannot decide the broadcast (",
+                          rule, " rule): ", r.reason);
   }
   return "";
 }
@@ -281,6 +280,149 @@ std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles
 }  // namespace
 
 namespace {
+
+// Resolves an attribute, following `ref_attr_name` into the calling node's attributes.
+const onnx::AttributeProto* Attr(const onnx::NodeProto& node, const std::string& name,
+                                 const onnx::NodeProto* caller) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() != name) continue;
+    if (!a.ref_attr_name().empty()) {
+      if (caller == nullptr) return nullptr;
+      for (const auto& ca : caller->attribute()) {
+        if (ca.name() == a.ref_attr_name()) return &ca;
+      }
+      return nullptr;
+    }
+    return &a;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& name,
+                               const onnx::NodeProto* caller) {
+  const onnx::AttributeProto* a = Attr(node, name, caller);
+  if (a == nullptr) return std::nullopt;
+  return a->i();
+}
+
+// The rule, class and result of broadcasting node `node` of kind `info` (neither Expand nor a
+// non-broadcasting op), from the shapes and names of its inputs in `v` (node-input order;
+// Gemm's become C and (M,N)). Attribute references resolve through `caller`. `classify`: name
+// the numpy forms' broadcast class. nullopt for a wrong number of inputs. The walk and the
+// target check over the pass manager's shape tables decide every node with it.
+std::optional<BroadcastResult> DecideBroadcast(const onnx::NodeProto& node,
+                                               const onnx::NodeProto* caller,
+                                               const BroadcastOp& info, bool classify,
+                                               NodeVerdict* v, std::vector<std::string>* roles) {
+  BroadcastResult result;
+  // The numpy rule over every input: binary, variadic and Where forms.
+  auto numpy = [&](bool with_class) {
+    v->rule = RuleFamily::kNumpy;
+    result = bcast::BroadcastNumpy(v->inputs);
+    if (with_class) {
+      v->broadcast_class =
+          std::string(bcast::BroadcastClassName(bcast::Classify(v->inputs, result.output)));
+    }
+  };
+  switch (info.kind) {
+    case BroadcastOpKind::kBinary: {
+      *roles = {"A", "B"};
+      if (v->inputs.size() != 2) return std::nullopt;
+      if (info.legacy) {
+        const bool broadcast = IntAttr(node, "broadcast", caller).value_or(0) != 0;
+        const std::optional<int64_t> axis = IntAttr(node, "axis", caller);
+        v->rule = broadcast ? RuleFamily::kLegacyAxis : RuleFamily::kNone;
+        v->legacy_axis = axis;
+        result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], broadcast, axis);
+        v->broadcast_class = broadcast ? "legacy-axis" : "same";
+      } else {
+        numpy(classify);
+      }
+      break;
+    }
+    case BroadcastOpKind::kVariadic:
+      roles->clear();
+      for (size_t k = 0; k < v->inputs.size(); ++k) roles->push_back(absl::StrCat("data_", k));
+      if (v->inputs.empty()) return std::nullopt;
+      if (info.legacy) {
+        v->rule = RuleFamily::kNone;
+        result = bcast::BroadcastNone(v->inputs);
+        v->broadcast_class = "same";
+      } else {
+        numpy(classify);
+      }
+      break;
+    case BroadcastOpKind::kWhere:
+      *roles = {"condition", "X", "Y"};
+      if (v->inputs.size() != 3) return std::nullopt;
+      numpy(/*with_class=*/true);
+      break;
+    case BroadcastOpKind::kPRelu:
+      *roles = {"X", "slope"};
+      if (v->inputs.size() != 2) return std::nullopt;
+      if (info.legacy) {
+        v->rule = RuleFamily::kLegacyAxis;
+        v->broadcast_class = "legacy-axis";
+        v->legacy_axis = 1;
+        result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], true, 1);
+        break;
+      }
+      v->rule = RuleFamily::kUnidirectional;
+      v->broadcast_class = "unidirectional";
+      result = bcast::BroadcastUnidirectional(v->inputs[0], v->inputs[1]);
+      break;
+    case BroadcastOpKind::kGemm: {
+      *roles = {"C"};
+      if (v->inputs.size() < 3 || v->input_names[2].empty()) return std::nullopt;
+      const Shape& a = v->inputs[0];
+      const Shape& b = v->inputs[1];
+      Shape mn = Shape::UnknownRank();
+      if (a.rank_known && b.rank_known && a.rank() == 2 && b.rank() == 2) {
+        const bool ta = IntAttr(node, "transA", caller).value_or(0) != 0;
+        const bool tb = IntAttr(node, "transB", caller).value_or(0) != 0;
+        mn = Shape::FromDims({a.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]});
+      }
+      v->rule = RuleFamily::kUnidirectional;
+      v->broadcast_class = "unidirectional";
+      const bool legacy_no_broadcast =
+          info.legacy && IntAttr(node, "broadcast", caller).value_or(0) == 0;
+      if (legacy_no_broadcast) {
+        v->rule = RuleFamily::kNone;
+        const Shape shapes[] = {mn, v->inputs[2]};
+        result = bcast::BroadcastNone(shapes);
+      } else {
+        result = bcast::BroadcastUnidirectional(mn, v->inputs[2]);
+      }
+      // Report C against (M,N) rather than the raw A and B.
+      v->inputs = {v->inputs[2], mn};
+      v->input_names = {v->input_names[2],
+                        absl::StrCat("(M,N) of ", v->input_names[0], "·", v->input_names[1])};
+      *roles = {"C", "(M,N)"};
+      break;
+    }
+    case BroadcastOpKind::kMatMul: {
+      *roles = {"A", "B"};
+      if (v->inputs.size() != 2) return std::nullopt;
+      v->rule = RuleFamily::kMatMul;
+      result = bcast::BroadcastMatMul(v->inputs[0], v->inputs[1]);
+      v->broadcast_class = "matmul-batch";
+      if (v->inputs[0].rank_known && v->inputs[1].rank_known && result.output.rank_known &&
+          v->inputs[0].rank() >= 2 && v->inputs[1].rank() >= 2) {
+        auto batch = [](const Shape& s) {
+          return Shape::FromDims({s.dims.begin(), s.dims.end() - 2});
+        };
+        const Shape batches[] = {batch(v->inputs[0]), batch(v->inputs[1])};
+        v->broadcast_class = absl::StrCat(
+            "matmul-batch:",
+            std::string(bcast::BroadcastClassName(bcast::Classify(batches, batch(result.output)))));
+      }
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  return result;
+}
 
 class Analyzer {
  public:
@@ -364,29 +506,6 @@ class Analyzer {
     return "";
   }
 
-  // Resolves an int attribute, following `ref_attr_name` into the calling node's attributes.
-  static std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& name,
-                                        const onnx::NodeProto* caller) {
-    const onnx::AttributeProto* a = Attr(node, name, caller);
-    if (a == nullptr) return std::nullopt;
-    return a->i();
-  }
-  static const onnx::AttributeProto* Attr(const onnx::NodeProto& node, const std::string& name,
-                                          const onnx::NodeProto* caller) {
-    for (const auto& a : node.attribute()) {
-      if (a.name() != name) continue;
-      if (!a.ref_attr_name().empty()) {
-        if (caller == nullptr) return nullptr;
-        for (const auto& ca : caller->attribute()) {
-          if (ca.name() == a.ref_attr_name()) return &ca;
-        }
-        return nullptr;
-      }
-      return &a;
-    }
-    return nullptr;
-  }
-
   void WalkGraph(const onnx::GraphProto& g, const std::string& path, Scope* scope,
                  const Opsets& opsets, const onnx::NodeProto* caller, int fn_depth,
                  onnx::GraphProto* annotate) {
@@ -438,7 +557,8 @@ class Analyzer {
         if (name.empty()) continue;
         Value& v = outs[static_cast<size_t>(k)];
         if (!declared.empty()) {
-          if (auto d = declared.find(name); d != declared.end()) MergeDeclared(*d->second, &v, symbols_);
+          if (auto d = declared.find(name); d != declared.end())
+            MergeDeclared(*d->second, &v, symbols_);
         }
         v.producer = &node;
         v.producer_index = i;
@@ -470,9 +590,9 @@ class Analyzer {
   // data-dependent, or none of its inputs has an unknown part; else the first such input's.
   int32_t OriginFor(const onnx::NodeProto& node, int index, const Scope& scope) {
     const bool custom = !node.domain().empty() && node.domain() != "ai.onnx";
-    Origin::Kind kind = custom ? Origin::Kind::kCustomOp
+    Origin::Kind kind = custom                            ? Origin::Kind::kCustomOp
                         : IsDataDependent(node.op_type()) ? Origin::Kind::kDataDependent
-                                                           : Origin::Kind::kNode;
+                                                          : Origin::Kind::kNode;
     if (kind == Origin::Kind::kNode) {
       for (const std::string& name : node.input()) {
         const Value* v = name.empty() ? nullptr : scope.Find(name);
@@ -584,14 +704,14 @@ class Analyzer {
   // Returns each walked graph's output values, by attribute name.
   std::map<std::string, std::vector<Value>> WalkSubgraphs(
       const onnx::NodeProto& node, int index, const std::string& path, const Scope& scope,
-      const Opsets& opsets, const onnx::NodeProto* caller, int fn_depth,
-      onnx::NodeProto* annotate, std::map<std::string, std::vector<Value>> typed) {
+      const Opsets& opsets, const onnx::NodeProto* caller, int fn_depth, onnx::NodeProto* annotate,
+      std::map<std::string, std::vector<Value>> typed) {
     std::map<std::string, std::vector<Value>> outputs;
     for (int a = 0; a < node.attribute_size(); ++a) {
       const onnx::AttributeProto& attr = node.attribute(a);
       if (!attr.has_g() && attr.graphs_size() == 0) continue;
-      const std::string sub = absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, index),
-                                           "'.", attr.name());
+      const std::string sub =
+          absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, index), "'.", attr.name());
       NameSubgraph(path, sub, NodeName(node, index), ShortAttributeName(attr.name()));
       onnx::AttributeProto* ann = annotate != nullptr ? annotate->mutable_attribute(a) : nullptr;
       auto walk = [&](const onnx::GraphProto& body, const std::string& body_path,
@@ -684,11 +804,13 @@ class Analyzer {
     if (n != 1) return std::nullopt;
     if (t.data_type() == onnx::TensorProto::BOOL || t.data_type() == onnx::TensorProto::INT32) {
       if (t.int32_data_size() == 1) return t.int32_data(0) != 0;
-      if (t.raw_data().size() >= 1) return t.raw_data().find_first_not_of('\0') != std::string::npos;
+      if (t.raw_data().size() >= 1)
+        return t.raw_data().find_first_not_of('\0') != std::string::npos;
     }
     if (t.data_type() == onnx::TensorProto::INT64) {
       if (t.int64_data_size() == 1) return t.int64_data(0) != 0;
-      if (t.raw_data().size() == 8) return t.raw_data().find_first_not_of('\0') != std::string::npos;
+      if (t.raw_data().size() == 8)
+        return t.raw_data().find_first_not_of('\0') != std::string::npos;
     }
     return std::nullopt;
   }
@@ -738,7 +860,8 @@ class Analyzer {
     std::vector<Value> outs(static_cast<size_t>(n_out));
     const std::string name = NodeName(node, index);
     if (op == "If") {
-      auto branches = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate, {});
+      auto branches =
+          WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate, {});
       if (!depth_error_.empty()) return {};
       std::vector<Value>& then_out = branches["then_branch"];
       std::vector<Value>& else_out = branches["else_branch"];
@@ -832,7 +955,8 @@ class Analyzer {
         s.t.shape = WithoutAxes(s.t.shape, {0, 1});
         if (j == 0) batch = dim_of(in, 0), length = dim_of(in, 1);
       } else {
-        int64_t axis = AxisAttr(node, "scan_input_axes", static_cast<size_t>(j), caller).value_or(0);
+        int64_t axis =
+            AxisAttr(node, "scan_input_axes", static_cast<size_t>(j), caller).value_or(0);
         if (s.t.shape.rank_known && axis < 0) axis += s.t.shape.rank();
         if (j == 0) length = dim_of(in, axis);
         s.t.shape = WithoutAxes(s.t.shape, {axis});
@@ -855,8 +979,9 @@ class Analyzer {
       if (opset < 9) {
         outs[kk] = Stacked(Stacked(body_out[kk], len, 0), *batch, 0);
       } else {
-        const int64_t axis = AxisAttr(node, "scan_output_axes",
-                                      static_cast<size_t>(k - n_state), caller).value_or(0);
+        const int64_t axis =
+            AxisAttr(node, "scan_output_axes", static_cast<size_t>(k - n_state), caller)
+                .value_or(0);
         outs[kk] = Stacked(body_out[kk], len, axis);
       }
     }
@@ -897,8 +1022,8 @@ class Analyzer {
       Value& in = (*body_in)[in_first + k];
       if (SameShape(in, body_out[out_first + k])) continue;
       changed = true;
-      const Value general = MergeValues(in, body_out[out_first + k], node, index,
-                                        static_cast<int>(k));
+      const Value general =
+          MergeValues(in, body_out[out_first + k], node, index, static_cast<int>(k));
       in = Carried(&general);
     }
     if (!changed) return body_out;
@@ -1113,8 +1238,8 @@ class Analyzer {
 
   // A broadcasting node: shapes and verdict from broadcast/'s rules; the contents of small
   // tracked tensors (shape arithmetic) from the symbolic functions.
-  std::vector<Value> VisitBroadcast(const onnx::NodeProto& node, int index,
-                                    const std::string& path, const Scope& scope, int64_t opset,
+  std::vector<Value> VisitBroadcast(const onnx::NodeProto& node, int index, const std::string& path,
+                                    const Scope& scope, int64_t opset,
                                     const onnx::NodeProto* caller, const BroadcastOp& info) {
     NodeVerdict v;
     v.graph = path;
@@ -1137,127 +1262,9 @@ class Analyzer {
       const bool condition = info.kind == BroadcastOpKind::kWhere && v.inputs.size() == 1;
       if (elem == 0 && t != nullptr && !condition) elem = t->t.elem;
     }
-    const bool legacy = info.legacy;
-    BroadcastResult result;
     std::vector<std::string> roles;
+    BroadcastResult result;
     switch (info.kind) {
-      case BroadcastOpKind::kBinary: {
-        roles = {"A", "B"};
-        if (v.inputs.size() != 2) return {};
-        if (legacy) {
-          const bool broadcast = IntAttr(node, "broadcast", caller).value_or(0) != 0;
-          const std::optional<int64_t> axis = IntAttr(node, "axis", caller);
-          v.rule = broadcast ? RuleFamily::kLegacyAxis : RuleFamily::kNone;
-          v.legacy_axis = axis;
-          result = bcast::BroadcastLegacyOnnx(v.inputs[0], v.inputs[1], broadcast, axis);
-          v.broadcast_class = broadcast ? "legacy-axis" : "same";
-          if (broadcast && options_.lint) {
-            v.lints.push_back(
-                {"legacy-axis",
-                 absl::StrCat(v.op, " '", v.node, "': legacy opset-", opset,
-                              " broadcast with axis=", axis ? absl::StrCat(*axis) : "default",
-                              "; several converters ignore the axis attribute (upgrade with "
-                              "'opt --passes upgrade-legacy-broadcast')")});
-          }
-        } else {
-          v.rule = RuleFamily::kNumpy;
-          result = bcast::BroadcastNumpy(v.inputs);
-          if (options_.verdicts) {
-            v.broadcast_class = std::string(bcast::BroadcastClassName(
-                bcast::Classify(v.inputs, result.output)));
-          }
-          if (options_.lint && result.verdict != Verdict::kError) NcnnLint(&v);
-        }
-        break;
-      }
-      case BroadcastOpKind::kVariadic:
-        roles.clear();
-        for (size_t k = 0; k < v.inputs.size(); ++k) roles.push_back(absl::StrCat("data_", k));
-        if (v.inputs.empty()) return {};
-        if (legacy) {
-          v.rule = RuleFamily::kNone;
-          result = bcast::BroadcastNone(v.inputs);
-          v.broadcast_class = "same";
-        } else {
-          v.rule = RuleFamily::kNumpy;
-          result = bcast::BroadcastNumpy(v.inputs);
-          if (options_.verdicts) {
-            v.broadcast_class = std::string(bcast::BroadcastClassName(
-                bcast::Classify(v.inputs, result.output)));
-          }
-        }
-        break;
-      case BroadcastOpKind::kWhere:
-        roles = {"condition", "X", "Y"};
-        if (v.inputs.size() != 3) return {};
-        v.rule = RuleFamily::kNumpy;
-        result = bcast::BroadcastNumpy(v.inputs);
-        v.broadcast_class =
-            std::string(bcast::BroadcastClassName(bcast::Classify(v.inputs, result.output)));
-        if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
-        break;
-      case BroadcastOpKind::kPRelu:
-        roles = {"X", "slope"};
-        if (v.inputs.size() != 2) return {};
-        if (legacy) {
-          v.rule = RuleFamily::kLegacyAxis;
-          v.broadcast_class = "legacy-axis";
-          v.legacy_axis = 1;
-          result = bcast::BroadcastLegacyOnnx(v.inputs[0], v.inputs[1], true, 1);
-          break;
-        }
-        v.rule = RuleFamily::kUnidirectional;
-        v.broadcast_class = "unidirectional";
-        result = bcast::BroadcastUnidirectional(v.inputs[0], v.inputs[1]);
-        if (options_.lint) PReluLint(&v);
-        break;
-      case BroadcastOpKind::kGemm: {
-        roles = {"C"};
-        if (v.inputs.size() < 3 || v.input_names[2].empty()) return {};
-        const Shape& a = v.inputs[0];
-        const Shape& b = v.inputs[1];
-        Shape mn = Shape::UnknownRank();
-        if (a.rank_known && b.rank_known && a.rank() == 2 && b.rank() == 2) {
-          const bool ta = IntAttr(node, "transA", caller).value_or(0) != 0;
-          const bool tb = IntAttr(node, "transB", caller).value_or(0) != 0;
-          mn = Shape::FromDims({a.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]});
-        }
-        v.rule = RuleFamily::kUnidirectional;
-        v.broadcast_class = "unidirectional";
-        const bool legacy_no_broadcast =
-            legacy && IntAttr(node, "broadcast", caller).value_or(0) == 0;
-        if (legacy_no_broadcast) {
-          v.rule = RuleFamily::kNone;
-          const Shape shapes[] = {mn, v.inputs[2]};
-          result = bcast::BroadcastNone(shapes);
-        } else {
-          result = bcast::BroadcastUnidirectional(mn, v.inputs[2]);
-        }
-        // Report C against (M,N) rather than the raw A and B.
-        v.inputs = {v.inputs[2], mn};
-        v.input_names = {v.input_names[2], absl::StrCat("(M,N) of ", v.input_names[0], "·",
-                                                        v.input_names[1])};
-        roles = {"C", "(M,N)"};
-        break;
-      }
-      case BroadcastOpKind::kMatMul: {
-        roles = {"A", "B"};
-        if (v.inputs.size() != 2) return {};
-        v.rule = RuleFamily::kMatMul;
-        result = bcast::BroadcastMatMul(v.inputs[0], v.inputs[1]);
-        v.broadcast_class = "matmul-batch";
-        if (v.inputs[0].rank_known && v.inputs[1].rank_known && result.output.rank_known &&
-            v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2) {
-          auto batch = [](const Shape& s) {
-            return Shape::FromDims({s.dims.begin(), s.dims.end() - 2});
-          };
-          const Shape batches[] = {batch(v.inputs[0]), batch(v.inputs[1])};
-          v.broadcast_class = absl::StrCat(
-              "matmul-batch:",
-              std::string(bcast::BroadcastClassName(bcast::Classify(batches, batch(result.output)))));
-        }
-        break;
-      }
       case BroadcastOpKind::kNone:
         return {};
       case BroadcastOpKind::kExpand: {
@@ -1268,8 +1275,8 @@ class Analyzer {
         // The target: the shape tensor's tracked contents (Expand(x, Shape(y)) gives y's
         // symbolic shape), else a constant read whatever its encoding.
         std::optional<Shape> target;
-        if (const Value* s = ins[1]; s != nullptr && s->t.value && s->t.shape.rank_known &&
-                                     s->t.shape.rank() == 1) {
+        if (const Value* s = ins[1];
+            s != nullptr && s->t.value && s->t.shape.rank_known && s->t.shape.rank() == 1) {
           bool known = true;
           for (const Dim& d : *s->t.value) known &= !d.is_unknown();
           if (known) target = Shape::FromDims(*s->t.value);
@@ -1297,13 +1304,24 @@ class Analyzer {
           result.reason = "the target shape is not a constant";
           if (const Value* s = ins[1]; s != nullptr && s->producer != nullptr) {
             absl::StrAppend(&result.reason, " ('", v.input_names[1], "' comes from ",
-                            s->producer->op_type(), " '",
-                            NodeName(*s->producer, s->producer_index), "')");
+                            s->producer->op_type(), " '", NodeName(*s->producer, s->producer_index),
+                            "')");
           }
           v.inputs[1] = Shape::UnknownRank();
         } else {
           v.inputs[1] = *target;
           result = bcast::BroadcastBidirectional(v.inputs[0], *target);
+        }
+        break;
+      }
+      default: {
+        std::optional<BroadcastResult> decided =
+            DecideBroadcast(node, caller, info, options_.verdicts, &v, &roles);
+        if (!decided) return {};
+        result = *std::move(decided);
+        if (options_.lint) Lint(opset, info, result, &v);
+        if (info.kind == BroadcastOpKind::kWhere) {
+          if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
         }
         break;
       }
@@ -1315,7 +1333,8 @@ class Analyzer {
     v.condition = result.condition;
     Value out;
     out.t.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
-    if (tracked && HasShapeFunction(node.op_type())) TrackContents(node, index, opset, caller, ins, &out);
+    if (tracked && HasShapeFunction(node.op_type()))
+      TrackContents(node, index, opset, caller, ins, &out);
     if (!options_.verdicts) {
       // Shapes only (rewrite passes): no messages, no combined conditions, no verdict list.
       if (v.verdict != Verdict::kError) out.t.shape = std::move(v.output);
@@ -1345,10 +1364,9 @@ class Analyzer {
             }
           }
         }
-        out_->contradiction =
-            absl::StrCat("conditions on symbolic dims cannot all hold: ",
-                         out_->combined.contradiction(), " (nodes ",
-                         absl::StrJoin(where, ", "), ")");
+        out_->contradiction = absl::StrCat(
+            "conditions on symbolic dims cannot all hold: ", out_->combined.contradiction(),
+            " (nodes ", absl::StrJoin(where, ", "), ")");
       }
     }
     out.t.shape = v.output;
@@ -1395,10 +1413,10 @@ class Analyzer {
     if (fn_depth >= options_.max_function_depth) {
       // Reported, never skipped silently: the verdicts below this call would be missing.
       if (depth_error_.empty()) {
-        depth_error_ = absl::StrCat(
-            "model-local functions nest deeper than ", options_.max_function_depth,
-            " calls: node '", NodeName(call, index), "' calls function ", fn.domain(), ".",
-            fn.name(), " in ", path);
+        depth_error_ =
+            absl::StrCat("model-local functions nest deeper than ", options_.max_function_depth,
+                         " calls: node '", NodeName(call, index), "' calls function ", fn.domain(),
+                         ".", fn.name(), " in ", path);
       }
       return {};
     }
@@ -1427,6 +1445,27 @@ class Analyzer {
     return outputs;
   }
 
+  // Portability warnings of a decided broadcasting node (check --lint).
+  static void Lint(int64_t opset, const BroadcastOp& info, const BroadcastResult& result,
+                   NodeVerdict* v) {
+    if (info.kind == BroadcastOpKind::kPRelu) {
+      if (!info.legacy) PReluLint(v);
+      return;
+    }
+    if (info.kind != BroadcastOpKind::kBinary) return;
+    if (!info.legacy) {
+      if (result.verdict != Verdict::kError) NcnnLint(v);
+      return;
+    }
+    if (v->rule != RuleFamily::kLegacyAxis) return;
+    v->lints.push_back(
+        {"legacy-axis",
+         absl::StrCat(v->op, " '", v->node, "': legacy opset-", opset, " broadcast with axis=",
+                      v->legacy_axis ? absl::StrCat(*v->legacy_axis) : "default",
+                      "; several converters ignore the axis attribute (upgrade with "
+                      "'opt --passes upgrade-legacy-broadcast')")});
+  }
+
   static void PReluLint(NodeVerdict* v) {
     const Shape& x = v->inputs[0];
     const Shape& slope = v->inputs[1];
@@ -1452,9 +1491,9 @@ class Analyzer {
     if (form.form == bcast::NcnnForm::kUnsupported || form.matches_numpy) return;
     v->lints.push_back(
         {"ncnn-outer-axis",
-         absl::StrCat(v->op, " '", v->node, "': ncnn's ", std::string(bcast::NcnnFormName(form.form)),
-                      " broadcast of ", v->inputs[0].ToString(), " and ",
-                      v->inputs[1].ToString(),
+         absl::StrCat(v->op, " '", v->node, "': ncnn's ",
+                      std::string(bcast::NcnnFormName(form.form)), " broadcast of ",
+                      v->inputs[0].ToString(), " and ", v->inputs[1].ToString(),
                       " aligns the lower-rank operand differently from numpy; align ranks "
                       "first ('opt --target ncnn')")});
   }
@@ -1540,6 +1579,38 @@ BroadcastResult ApplyBroadcastRule(const NodeVerdict& v, const std::vector<Shape
 
 std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& result) {
   return Describe(v, BroadcastRoles(v), result);
+}
+
+std::optional<NodeVerdict> DecideBroadcastNode(
+    const onnx::NodeProto& node, int index, int64_t opset,
+    const std::unordered_map<std::string, Shape>& shapes) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+  const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
+  if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
+    return std::nullopt;
+  }
+  NodeVerdict v;
+  v.graph = "main";
+  v.node = NodeName(node, index);
+  v.op = node.op_type();
+  v.opset = opset;
+  v.input_names.reserve(node.input_size());
+  v.inputs.reserve(node.input_size());
+  for (const std::string& name : node.input()) {
+    v.input_names.push_back(name);
+    auto it = name.empty() ? shapes.end() : shapes.find(name);
+    v.inputs.push_back(it != shapes.end() ? it->second : Shape::UnknownRank());
+  }
+  std::vector<std::string> roles;
+  std::optional<BroadcastResult> result =
+      DecideBroadcast(node, nullptr, info, /*classify=*/true, &v, &roles);
+  if (!result) return std::nullopt;
+  v.verdict = result->verdict;
+  if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
+  v.output = result->output;
+  v.condition = result->condition;
+  if (v.verdict != Verdict::kOk) v.message = Describe(v, roles, *result);
+  return v;
 }
 
 bool IsBroadcastingOp(const std::string& op_type) {

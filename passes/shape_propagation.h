@@ -113,6 +113,17 @@ bcast::BroadcastResult ApplyBroadcastRule(const NodeVerdict& v,
 /// (node, op, shapes of `v.inputs`, rule, reason); empty when ok.
 std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult& result);
 
+/// The verdict the walk gives broadcasting node `node` (`index` in its graph; default-domain
+/// opset `opset`; no attribute references) from its inputs' shapes in `shapes` (absent:
+/// unknown rank), without walking the model: rule, class, shapes, verdict, condition, and the
+/// message of a node that is not ok. nullopt for an op that does not broadcast at `opset`,
+/// for Expand (its target is a tensor's contents, which the tables do not hold) and for a node
+/// with the wrong number of inputs. The target check decides nodes with it over the pass
+/// manager's tables.
+std::optional<NodeVerdict> DecideBroadcastNode(
+    const onnx::NodeProto& node, int index, int64_t opset,
+    const std::unordered_map<std::string, bcast::Shape>& shapes);
+
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 #include <set>
+#include <unordered_map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -14,7 +14,9 @@
 #include "absl/strings/strip.h"
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
+#include "proto/graph_structure.h"
 #include "proto/model_io.h"
+#include "proto/opsets.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -317,17 +319,14 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
 
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index) {
-  AnalysisOptions verdicts_only;
-  verdicts_only.record_shapes = false;
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
-  if (!analysis.ok()) return analysis.status();
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
   std::vector<TargetViolation> out;
   std::optional<Producers> producers;  // built for the first unknown rank only
   const bool numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
                          p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
-  for (const NodeVerdict& v : analysis->nodes) {
-    if (v.op == "Expand") continue;
+  // One node's conformance.
+  auto check = [&](const NodeVerdict& v) {
+    if (v.op == "Expand") return;
     // Texts are built only for a violation: most nodes of a large model conform.
     auto add = [&](std::string why, bool cannot_prove = false) {
       TargetViolation t;
@@ -343,14 +342,13 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     };
     if (v.verdict == bcast::Verdict::kError) {
       add(absl::StrCat("broadcast error: ", v.message));
-      continue;
+      return;
     }
     if (v.rule == bcast::RuleFamily::kLegacyAxis) {
       if (!p.Runs("legacy-axis")) {
-        add(absl::StrCat("legacy broadcast=1/axis form, which ", p.name,
-                         " does not run natively"));
+        add(absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
       }
-      continue;
+      return;
     }
     // What the table depends on: the class (unless every class the rule gives is native),
     // and the ranks (equal_rank, max_rank, and any class decision).
@@ -375,7 +373,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
         add(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", unknown, " '", name,
                          "' unknown, ", producers->Of(name)),
             true);
-        continue;
+        return;
       }
     }
     // The rank limit first: no rewrite lifts it.
@@ -384,7 +382,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     if (too_high) {
       add(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
                        p.max_rank));
-      continue;
+      return;
     }
     std::string cls = v.broadcast_class;
     bool vague = false;
@@ -404,7 +402,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
         add(absl::StrCat("cannot prove ", p.name,
                          "'s form: dims not known well enough to decide the broadcast class"),
             true);
-        continue;
+        return;
       }
     }
     if (class_matters && !p.Runs(cls)) {
@@ -413,10 +411,9 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
                          "'s form: dims not known well enough to show equal shapes"),
             true);
       } else {
-        add(absl::StrCat("broadcast as '", cls, "', which ", p.name,
-                         " does not run natively"));
+        add(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
       }
-      continue;
+      return;
     }
     if (p.equal_rank) {
       bool unequal = false;
@@ -436,9 +433,26 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       }
       if (unequal) {
         add(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
-        continue;
+        return;
       }
     }
+  };
+  if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
+    // The pipeline's tables describe the graph as the passes left it: each node is decided
+    // from its inputs' shapes, as the walk would, without walking the model again.
+    const onnx::GraphProto& g = model.proto.graph();
+    const int64_t opset = proto::DefaultOpset(model.proto);
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (std::optional<NodeVerdict> v = DecideBroadcastNode(g.node(i), i, opset, tables->shapes)) {
+        check(*v);
+      }
+    }
+  } else {
+    AnalysisOptions verdicts_only;
+    verdicts_only.record_shapes = false;
+    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
+    if (!analysis.ok()) return analysis.status();
+    for (const NodeVerdict& v : analysis->nodes) check(v);
   }
   return out;
 }
@@ -456,8 +470,8 @@ std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& g
 
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index) {
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, p, original_index);
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, p, original_index, tables);
   if (!v.ok()) return v.status();
   std::vector<std::string> out;
   out.reserve(v->size());

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "broadcast/shape.h"
+#include "passes/analysis_manager.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
@@ -66,8 +67,8 @@ std::string FormatTargetProfile(const TargetProfile& profile);
 
 /// One broadcasting node that is not provably in a target's form.
 struct TargetViolation {
-  std::string graph;   ///< "main", or the path of an If/Loop/Scan body or function call site
-  std::string node;    ///< node name, or "<op>#<index>"
+  std::string graph;  ///< "main", or the path of an If/Loop/Scan body or function call site
+  std::string node;   ///< node name, or "<op>#<index>"
   std::string op;
   std::string shapes;  ///< the operands' shapes, e.g. "[1,20,120] and [120]"
   std::string why;     ///< the rule of the table it breaks, or why it cannot be proven
@@ -85,15 +86,19 @@ struct TargetViolation {
 /// them ("cannot prove: rank of B unknown, produced by ..."). Empty when the model provably
 /// conforms. Expand nodes are the rewrites' own tool and are not checked.
 /// `original_index` (see OriginalNodeIndex): labels of unnamed main-graph nodes use their index
-/// in the model a pipeline started from, as the passes' logs do.
+/// in the model a pipeline started from, as the passes' logs do. `tables`: the pipeline's kept
+/// shape tables of the main graph (AnalysisManager::held); when the model has no bodies or
+/// functions the nodes are decided from them (DecideBroadcastNode) instead of a new analysis.
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& profile,
-    const std::unordered_map<std::string, int>* original_index = nullptr);
+    const std::unordered_map<std::string, int>* original_index = nullptr,
+    const ShapeTables* tables = nullptr);
 
 /// CheckTarget as one message per node (TargetViolation::ToString).
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& profile,
-    const std::unordered_map<std::string, int>* original_index = nullptr);
+    const std::unordered_map<std::string, int>* original_index = nullptr,
+    const ShapeTables* tables = nullptr);
 
 /// First output name -> index of every unnamed-node-bearing main graph's nodes (empty when every
 /// node has a name): taken before a pipeline runs, for CheckTarget's labels.

@@ -35,8 +35,8 @@ struct Scope {
 };
 
 std::string NodeLabel(const onnx::NodeProto& node, int index) {
-  return absl::StrCat("node '", node.name().empty() ? absl::StrCat("#", index) : node.name(),
-                      "' (", node.op_type(), ")");
+  return absl::StrCat("node '", node.name().empty() ? absl::StrCat("#", index) : node.name(), "' (",
+                      node.op_type(), ")");
 }
 
 // A sparse tensor (sparse initializer or a sparse attribute) must describe what it claims, the
@@ -64,8 +64,7 @@ absl::Status CheckSparse(const onnx::SparseTensorProto& st, const std::string& w
     const bool linear = ix.dims_size() == 1;
     if (!(linear || ix.dims_size() == 2) || ix.dims(0) != nnz ||
         (!linear && ix.dims(1) != st.dims_size())) {
-      return bad(absl::StrCat("indices must be [", nnz, "] or [", nnz, ", ", st.dims_size(),
-                              "]"));
+      return bad(absl::StrCat("indices must be [", nnz, "] or [", nnz, ", ", st.dims_size(), "]"));
     }
     if (ix.data_location() == onnx::TensorProto::EXTERNAL) return absl::OkStatus();
     const int64_t count = linear ? nnz : nnz * st.dims_size();
@@ -152,8 +151,8 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
     for (const std::string& in : node.input()) {
       if (in.empty()) continue;
       if (!defined.Has(in)) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", NodeLabel(node, i),
-                                                       " reads '", in, "', defined nowhere"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": ", NodeLabel(node, i), " reads '", in, "', defined nowhere"));
       }
       auto it = producer.find(in);
       if (it != producer.end() && sources.count(in) == 0) {
@@ -178,8 +177,8 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
   if (done < g.node_size()) {
     for (int i = 0; i < g.node_size(); ++i) {
       if (pending[static_cast<size_t>(i)] > 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": the graph has a cycle through ", NodeLabel(g.node(i), i)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": the graph has a cycle through ", NodeLabel(g.node(i), i)));
       }
     }
   }
@@ -196,8 +195,8 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
   // Subgraphs see every name of this graph and of the enclosing scopes.
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& attr : g.node(i).attribute()) {
-      const std::string at = absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '",
-                                          attr.name(), "'");
+      const std::string at =
+          absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '", attr.name(), "'");
       if (attr.has_sparse_tensor()) {
         if (absl::Status s = CheckSparse(attr.sparse_tensor(), at); !s.ok()) return s;
       }
@@ -237,7 +236,8 @@ absl::Status CheckFunctions(const onnx::ModelProto& m) {
   std::vector<int> state(static_cast<size_t>(n), 0);
   for (int root = 0; root < n; ++root) {
     if (state[root] != 0) continue;
-    std::vector<std::pair<int, std::set<int>::const_iterator>> stack = {{root, calls[root].begin()}};
+    std::vector<std::pair<int, std::set<int>::const_iterator>> stack = {
+        {root, calls[root].begin()}};
     state[root] = 1;
     while (!stack.empty()) {
       auto& [f, it] = stack.back();
@@ -277,6 +277,16 @@ absl::Status CheckGraphStructure(const Model& model, const Limits& limits) {
   if (s.ok()) s = CheckGraph(m.graph(), nullptr, absl::StrCat("graph '", m.graph().name(), "'"));
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
+}
+
+bool IsSingleGraph(const onnx::ModelProto& model) {
+  if (model.functions_size() > 0) return false;
+  for (const auto& n : model.graph().node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace onnx_bcast::proto

@@ -19,6 +19,10 @@ namespace onnx_bcast::proto {
 /// `limits.max_function_inlines` (CheckFunctionInlines). Linear in the size of the model.
 absl::Status CheckGraphStructure(const Model& model, const Limits& limits = {});
 
+/// True when every node of `model` sits in its main graph: no model-local function and no
+/// node with a graph attribute (If/Loop/Scan or any other).
+bool IsSingleGraph(const onnx::ModelProto& model);
+
 }  // namespace onnx_bcast::proto
 
 #endif  // ONNX_BCAST_PROTO_GRAPH_STRUCTURE_H_

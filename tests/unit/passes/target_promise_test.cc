@@ -22,6 +22,7 @@
 #include "passes/pass_manager.h"
 #include "passes/report_json.h"
 #include "passes/targets.h"
+#include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
@@ -32,6 +33,7 @@ namespace onnx_bcast::passes {
 namespace {
 
 namespace fs = std::filesystem;
+
 using Binding = std::map<std::string, int64_t>;
 
 const char kExported[] = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
@@ -44,8 +46,7 @@ struct Case {
   // Scalar bool inputs by name, per binding (others: random).
   std::map<std::string, std::vector<bool>> bools;
   // int64 inputs by name: their shape, then their values per binding.
-  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<std::vector<int64_t>>>>
-      int64s;
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<std::vector<int64_t>>>> int64s;
 };
 
 // Two bindings for each fixture of tests/fixtures/opt (symbols > 1 and distinct, so that a
@@ -130,7 +131,9 @@ bool ScalarLike(const std::vector<int64_t>& s) {
   return true;
 }
 
-std::string Text(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ","), "]"); }
+std::string Text(const std::vector<int64_t>& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ","), "]");
+}
 
 // The numpy broadcast of concrete shapes (the executor already refused invalid ones).
 std::vector<int64_t> Broadcast(const std::vector<std::vector<int64_t>>& shapes) {
@@ -247,16 +250,33 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
     const std::unordered_map<std::string, int> index = OriginalNodeIndex(model.proto.graph());
     PipelineOptions po;
     po.pass_options.target = target;
+    // verify_each also compares the tables the passes kept with a fresh analysis after every
+    // pass (VerifyShapeTables).
     po.verify_each = true;
+    AnalysisManager analyses(&model);
+    po.analyses = &analyses;
     std::vector<PassRun> runs;
-    ASSERT_TRUE(RunPipeline(&model, *pipeline, po, &runs).ok());
+    const absl::Status ran = RunPipeline(&model, *pipeline, po, &runs);
+    ASSERT_TRUE(ran.ok()) << ran;
     absl::StatusOr<std::vector<TargetViolation>> violations = CheckTarget(model, *target, &index);
     ASSERT_TRUE(violations.ok()) << violations.status();
     std::vector<std::string> got;
     for (const TargetViolation& v : *violations) got.push_back(v.ToString());
+    // One graph: the analysis ran once for the whole pipeline, and the target check over the
+    // kept tables finds exactly what a fresh analysis finds.
+    if (proto::IsSingleGraph(model.proto) && !pipeline->empty()) {
+      EXPECT_EQ(analyses.computations(), 1);
+      ASSERT_NE(analyses.held(), nullptr);
+      absl::StatusOr<std::vector<TargetViolation>> from_tables =
+          CheckTarget(model, *target, &index, analyses.held());
+      ASSERT_TRUE(from_tables.ok()) << from_tables.status();
+      std::vector<std::string> got_from_tables;
+      for (const TargetViolation& v : *from_tables) got_from_tables.push_back(v.ToString());
+      EXPECT_EQ(got_from_tables, got);
+    }
     auto it = Expected().find({target->name, c.file});
-    const std::vector<std::string> want = it == Expected().end() ? std::vector<std::string>{}
-                                                                  : it->second;
+    const std::vector<std::string> want =
+        it == Expected().end() ? std::vector<std::string>{} : it->second;
     ASSERT_EQ(got.size(), want.size()) << absl::StrJoin(got, "\n");
     for (size_t k = 0; k < got.size(); ++k) EXPECT_THAT(got[k], ::testing::HasSubstr(want[k]));
     // Idempotence: the pipeline a second time changes nothing.
@@ -300,8 +320,8 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
       ASSERT_TRUE(got_out.ok()) << got_out.status();
       ASSERT_EQ(got_out->size(), want_out->size());
       for (size_t o = 0; o < got_out->size(); ++o) {
-        const rt::Comparison cmp = rt::CompareValues((*got_out)[o], (*want_out)[o],
-                                                     absl::StrCat("output ", o));
+        const rt::Comparison cmp =
+            rt::CompareValues((*got_out)[o], (*want_out)[o], absl::StrCat("output ", o));
         EXPECT_TRUE(cmp.match) << cmp.message;
       }
     }
@@ -327,8 +347,11 @@ TEST(TargetPromiseRule, FlagsUnequalRanksAndBroadcastOperands) {
   add.op_type = "Add";
   add.opset = 15;
   auto value = [](std::vector<int64_t> shape) {
-    std::vector<float> data(static_cast<size_t>(
-        std::max<int64_t>(1, [&] { int64_t n = 1; for (int64_t d : shape) n *= d; return n; }())));
+    std::vector<float> data(static_cast<size_t>(std::max<int64_t>(1, [&] {
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      return n;
+    }())));
     absl::StatusOr<rt::Tensor> t = rt::Tensor::FromValues<float>(shape, data);
     return rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*t)));
   };
