@@ -8,7 +8,7 @@ packages=(
   libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   python3-onnx python3-numpy
   pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel
-  libmimalloc-dev
+  libmimalloc-dev libcli11-dev
   strace
   clang libclang-rt-14-dev
 )

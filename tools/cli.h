@@ -1,14 +1,21 @@
-// Command-line plumbing shared by the onnx-bcast subcommands: option tables (which also drive
-// --help), parsing, exit codes and one-line error reporting.
+// Command-line plumbing shared by the onnx-bcast subcommands: a subcommand's command line
+// (parsed by CLI11, which also lists the options for --help), exit codes and one-line error
+// reporting.
 #ifndef ONNX_BCAST_TOOLS_CLI_H_
 #define ONNX_BCAST_TOOLS_CLI_H_
 
-#include <map>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace onnx_bcast::cli {
 
@@ -23,35 +30,49 @@ enum ExitCode : int {
   kExitBadInput = 65,    ///< run: a given input does not fit the model's declared type or shape
 };
 
-/// One option of a subcommand. `metavar` is null for flags that take no value.
-struct OptionSpec {
-  const char* name;  ///< long name without dashes, e.g. "output"
-  char short_name;   ///< e.g. 'o', or 0
-  const char* metavar;
-  bool repeatable;
-  const char* help;
+/// One subcommand's command line. Options are declared in the order --help lists them, each
+/// bound to a typed field that parsing fills; `names` are CLI11's ("-o,--output", "--strict"),
+/// always with a long name (messages and --help quote it).
+/// CLI11 splits the arguments; numbers are converted with absl instead of CLI11's strtoll
+/// (base 0 reads "010" as 8, an overflow is clamped silently).
+class CommandLine {
+ public:
+  /// `usage` and `summary` open the --help text.
+  CommandLine(std::string usage, std::string summary);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  /// A flag: given twice, or with a value (--quiet=1), is a usage error. CLI11 lets
+  /// --quiet=true through.
+  void Flag(const std::string& names, const std::string& help, bool* value);
+  /// An option taking one value; given twice is a usage error. `metavar` names the value in
+  /// --help and in the error when it is missing. An optional is set only when given.
+  void Option(const std::string& names, const std::string& metavar, const std::string& help,
+              std::string* value);
+  void Option(const std::string& names, const std::string& metavar, const std::string& help,
+              std::optional<std::string>* value);
+  void Option(const std::string& names, const std::string& metavar, const std::string& help,
+              int64_t* value);
+  void Option(const std::string& names, const std::string& metavar, const std::string& help,
+              std::optional<int64_t>* value);
+  void Option(const std::string& names, const std::string& metavar, const std::string& help,
+              std::optional<double>* value);
+  /// A repeatable option: every occurrence takes one value.
+  void Repeated(const std::string& names, const std::string& metavar, const std::string& help,
+                std::vector<std::string>* values);
+
+  /// Parses `args` (what follows the subcommand's name) into the bound fields; the other
+  /// arguments, '-' included and everything after "--", go to `positionals` in order. A usage
+  /// error names the offending argument in one line. Called once.
+  absl::Status Parse(const std::vector<std::string>& args, std::vector<std::string>* positionals);
+
+  /// The --help text: usage, summary, then every option with its metavar and help.
+  std::string Help() const;
+
+ private:
+  std::unique_ptr<CLI::App> app_;
 };
-
-/// Parsed command line of one subcommand.
-struct ParsedArgs {
-  std::vector<std::string> positionals;
-  std::map<std::string, std::vector<std::string>> values;  ///< flags map to {"1"}
-
-  bool Has(const std::string& name) const { return values.count(name) > 0; }
-  std::string Get(const std::string& name, const std::string& fallback = "") const;
-  const std::vector<std::string>& GetAll(const std::string& name) const;
-};
-
-/// Parses `args` against `options`; errors are usage errors naming the offending argument.
-absl::Status ParseArgs(const std::vector<std::string>& args,
-                       const std::vector<OptionSpec>& options, ParsedArgs* out);
-
-/// Formats the option table for --help.
-std::string FormatOptions(const std::vector<OptionSpec>& options);
-
-/// Parses a number option; usage error naming the option when it is not one.
-absl::Status ParseDoubleOption(const ParsedArgs& args, const std::string& name, double* value);
-absl::Status ParseIntOption(const ParsedArgs& args, const std::string& name, int64_t* value);
 
 /// Maps a load-phase status to its exit code: Unimplemented -> 3, anything else -> 2.
 int LoadExitCode(const absl::Status& status);

@@ -53,20 +53,93 @@
 namespace onnx_bcast::cli {
 namespace {
 
+// Everything a command line can say, filled by CommandLine::Parse. Each command declares (and
+// so accepts) only its own options; the others keep these defaults.
+struct Args {
+  std::vector<std::string> positionals;  // MODEL, or ORIGINAL and REWRITTEN
+  bool help = false;
+  bool quiet = false;
+  bool progress = false;
+  // Resource limits, every command; unset ones keep proto::Limits' defaults (see LimitsFrom).
+  std::optional<int64_t> max_file_bytes;
+  std::optional<int64_t> max_nodes;
+  std::optional<int64_t> max_tensor_elements;
+  std::optional<int64_t> max_nesting;
+  std::optional<int64_t> max_function_inlines;
+  // Outputs ("-": stdout), and opt's report that verify reads.
+  std::optional<std::string> output;
+  std::optional<std::string> json;
+  std::optional<std::string> report;
+  std::optional<std::string> output_dir;
+  // check
+  bool verbose = false;
+  bool strict = false;
+  bool lint = false;
+  bool annotate = false;
+  std::vector<std::string> dims;  // check and run: SYMBOL=N
+  // opt
+  std::string target;
+  std::string target_file;
+  std::optional<std::string> passes;
+  std::optional<int64_t> fold_limit;
+  bool verify = false;
+  bool verify_each = false;
+  bool dry_run = false;
+  bool in_place = false;
+  bool external_data = false;
+  bool list_passes = false;
+  bool debug = false;
+  bool allow_partial = false;
+  // run and verify
+  std::vector<std::string> test_data;
+  std::vector<std::string> inputs;  // run: NAME=FILE.pb
+  int64_t seed = 0;
+  int64_t threads = 1;
+  int64_t bench = 0;
+  int64_t samples = 3;
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  std::optional<double> timeout;
+  bool edge_cases = false;
+  bool local = false;
+};
+
 struct Command {
   const char* name;
   const char* usage;
   const char* summary;
-  std::vector<OptionSpec> options;
-  int (*run)(const Command& self, const ParsedArgs& args);
+  void (*declare)(CommandLine* command_line, Args* args);  // its own options, in --help's order
+  int (*run)(const Command& self, const Args& args);
 };
 
-const OptionSpec kHelp = {"help", 'h', nullptr, false, "show this help"};
 // Progress (step lines with timings) is shown on stderr when it is a terminal; these turn it
 // off, or on for a log. check's --quiet has its own entry: it also shortens the report.
-const OptionSpec kQuiet = {"quiet", 'q', nullptr, false, "no progress display on stderr"};
-const OptionSpec kProgress = {"progress", 0, nullptr, false,
-                              "show progress on stderr even when it is not a terminal"};
+void DeclareQuiet(CommandLine* cl, Args* a) {
+  cl->Flag("-q,--quiet", "no progress display on stderr", &a->quiet);
+}
+void DeclareProgress(CommandLine* cl, Args* a) {
+  cl->Flag("--progress", "show progress on stderr even when it is not a terminal", &a->progress);
+}
+
+// Resource limits every subcommand accepts (hostile models are refused with exit 2 before
+// they can exhaust memory); defaults admit every real model. Then --help, last in the list.
+void DeclareShared(CommandLine* cl, Args* a) {
+  cl->Option("--max-file-bytes", "N", "refuse model files larger than N bytes (default 2 GiB - 1)",
+             &a->max_file_bytes);
+  cl->Option("--max-nodes", "N", "refuse models with more than N nodes (default 20000000)",
+             &a->max_nodes);
+  cl->Option("--max-tensor-elements", "N",
+             "refuse tensors (declared or computed) with more than N elements (default 2^32 at "
+             "run)",
+             &a->max_tensor_elements);
+  cl->Option("--max-nesting", "N", "refuse messages nested deeper than N (default 100)",
+             &a->max_nesting);
+  cl->Option("--max-function-inlines", "N",
+             "refuse models whose function calls expand to more than N inlined calls (default "
+             "100000)",
+             &a->max_function_inlines);
+  cl->Flag("-h,--help", "show this help", &a->help);
+}
 
 // Upper bounds of --threads (one OS thread each) and verify's --samples (all held at once):
 // far above any useful value, far below what exhausts the process.
@@ -79,38 +152,14 @@ int Usage(const Command& cmd, const std::string& message) {
   return kExitUsage;
 }
 
-// Resource limits every subcommand accepts (hostile models are refused with exit 2 before
-// they can exhaust memory); defaults admit every real model.
-const std::vector<OptionSpec>& LimitOptions() {
-  static const std::vector<OptionSpec> kLimits = {
-      {"max-file-bytes", 0, "N", false, "refuse model files larger than N bytes (default 2 GiB - 1)"},
-      {"max-nodes", 0, "N", false, "refuse models with more than N nodes (default 20000000)"},
-      {"max-tensor-elements", 0, "N", false,
-       "refuse tensors (declared or computed) with more than N elements (default 2^32 at run)"},
-      {"max-nesting", 0, "N", false, "refuse messages nested deeper than N (default 100)"},
-      {"max-function-inlines", 0, "N", false,
-       "refuse models whose function calls expand to more than N inlined calls (default 100000)"},
-  };
-  return kLimits;
-}
-
-std::vector<OptionSpec> AllOptions(const Command& cmd) {
-  std::vector<OptionSpec> options = cmd.options;
-  options.insert(options.end() - 1, LimitOptions().begin(), LimitOptions().end());
-  return options;
-}
-
-// The limits given on the command line; a usage error for a non-positive or non-integer value.
-absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
+// The limits given on the command line; a usage error for a non-positive value.
+absl::StatusOr<proto::Limits> LimitsFrom(const Args& args) {
   proto::Limits limits;
-  int64_t nesting = limits.max_nesting;
-  for (absl::Status s : {ParseIntOption(args, "max-file-bytes", &limits.max_file_bytes),
-                         ParseIntOption(args, "max-nodes", &limits.max_nodes),
-                         ParseIntOption(args, "max-tensor-elements", &limits.max_tensor_elements),
-                         ParseIntOption(args, "max-nesting", &nesting),
-                         ParseIntOption(args, "max-function-inlines", &limits.max_function_inlines)}) {
-    if (!s.ok()) return s;
-  }
+  limits.max_file_bytes = args.max_file_bytes.value_or(limits.max_file_bytes);
+  limits.max_nodes = args.max_nodes.value_or(limits.max_nodes);
+  limits.max_tensor_elements = args.max_tensor_elements.value_or(limits.max_tensor_elements);
+  limits.max_function_inlines = args.max_function_inlines.value_or(limits.max_function_inlines);
+  const int64_t nesting = args.max_nesting.value_or(limits.max_nesting);
   if (limits.max_file_bytes <= 0 || limits.max_nodes <= 0 || limits.max_tensor_elements <= 0 ||
       limits.max_function_inlines <= 0 || nesting <= 0 || nesting > 10000) {
     return absl::InvalidArgumentError("limits must be positive (and --max-nesting <= 10000)");
@@ -119,131 +168,151 @@ absl::StatusOr<proto::Limits> LimitsFrom(const ParsedArgs& args) {
   return limits;
 }
 
-absl::StatusOr<proto::Model> Load(const std::string& path, const ParsedArgs& args,
+absl::StatusOr<proto::Model> Load(const std::string& path, const Args& args,
                                   passes::ProgressSink* progress) {
   // Limits validated in Main before any command runs.
   return driver::Load(path, *LimitsFrom(args), progress);
 }
 
+std::unique_ptr<passes::ProgressSink> MakeProgress(const Args& args) {
+  return cli::MakeProgress(args.quiet, args.progress);
+}
+
 // --timeout: wall-clock seconds for the executions of run and verify; a Loop with a huge trip
 // count or a kernel that would run for hours ends with exit 2 instead of hanging CI.
 constexpr double kDefaultTimeoutSeconds = 600;
-absl::Status ParseTimeout(const ParsedArgs& args, double* seconds) {
-  *seconds = kDefaultTimeoutSeconds;
-  if (absl::Status s = ParseDoubleOption(args, "timeout", seconds); !s.ok()) return s;
-  if (!(*seconds >= 0) || *seconds > 1e9) {
+absl::StatusOr<double> TimeoutFrom(const Args& args) {
+  const double seconds = args.timeout.value_or(kDefaultTimeoutSeconds);
+  if (!(seconds >= 0) || seconds > 1e9) {
     return absl::InvalidArgumentError("--timeout must be between 0 (no limit) and 1e9 seconds");
   }
-  return absl::OkStatus();
+  return seconds;
 }
 
-int RunCheck(const Command& cmd, const ParsedArgs& args);
-int RunOpt(const Command& cmd, const ParsedArgs& args);
-int RunRun(const Command& cmd, const ParsedArgs& args);
-int RunVerify(const Command& cmd, const ParsedArgs& args);
+void DeclareCheck(CommandLine* cl, Args* a) {
+  cl->Option("--json", "FILE",
+             "write the verdicts as JSON to FILE ('-': stdout, the text report then goes to "
+             "stderr)",
+             &a->json);
+  cl->Flag("-q,--quiet", "print only the summary line (and no progress)", &a->quiet);
+  cl->Flag("-v,--verbose", "also list every broadcasting node by class (ok ones included)",
+           &a->verbose);
+  cl->Flag("--strict", "exit 1 also when a condition or unknown remains", &a->strict);
+  cl->Repeated("--dim", "SYMBOL=N",
+               "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
+               "node that fails there, 0 when every node holds",
+               &a->dims);
+  cl->Flag("--lint", "also warn about broadcasts engines interpret differently", &a->lint);
+  cl->Flag("--annotate", "write the model with inferred value_info (needs -o)", &a->annotate);
+  cl->Option("-o,--output", "OUT", "output model for --annotate", &a->output);
+  DeclareProgress(cl, a);
+}
+
+void DeclareOpt(CommandLine* cl, Args* a) {
+  cl->Option("-o,--output", "OUT",
+             "where to write the rewritten model ('-': stdout, the text then goes to stderr)",
+             &a->output);
+  cl->Option("--target", "NAME", "a named pipeline (default explicit; see --list-passes)",
+             &a->target);
+  cl->Option("--target-file", "FILE", "a target profile file describing an engine",
+             &a->target_file);
+  cl->Option("--passes", "a,b,c",
+             "run these passes in order ('none': only load, validate and save losslessly)",
+             &a->passes);
+  cl->Option("--report", "FILE",
+             "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)",
+             &a->report);
+  cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
+  cl->Flag("--verify-each", "validate the graph after every pass", &a->verify_each);
+  cl->Flag("--dry-run", "print what would change, write nothing", &a->dry_run);
+  cl->Flag("--in-place", "write the result back to MODEL (no -o needed)", &a->in_place);
+  cl->Flag("--external-data", "save large initializers to OUT.data", &a->external_data);
+  cl->Flag("--list-passes", "list the passes and targets, then exit", &a->list_passes);
+  cl->Option("--fold-limit", "BYTES",
+             "fold a broadcast constant into an initializer up to BYTES (default 4096)",
+             &a->fold_limit);
+  cl->Flag("--debug", "print every rewrite and why nodes were left alone", &a->debug);
+  cl->Flag("--allow-partial",
+           "write OUT even when some nodes cannot be put into the target's form (they are "
+           "listed on stderr; exit 0); without it such a model is not written (exit 3)",
+           &a->allow_partial);
+  DeclareQuiet(cl, a);
+  DeclareProgress(cl, a);
+}
+
+void DeclareRun(CommandLine* cl, Args* a) {
+  cl->Repeated("--test-data", "DIR", "inputs input_K.pb, compared with output_K.pb", &a->test_data);
+  cl->Repeated("--input", "NAME=FILE.pb", "bind one input from a TensorProto file", &a->inputs);
+  cl->Repeated("--dim", "SYMBOL=N",
+               "bind a symbolic dim: sizes random inputs (default 1, printed on stderr); given "
+               "inputs must agree (exit 65)",
+               &a->dims);
+  cl->Option("--seed", "S", "seed for random inputs (default 0)", &a->seed);
+  cl->Option("--output-dir", "DIR", "write outputs as output_K.pb", &a->output_dir);
+  cl->Option("--rtol", "R", "relative tolerance (default 1e-3)", &a->rtol);
+  cl->Option("--atol", "A", "absolute tolerance (default 1e-7)", &a->atol);
+  cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
+  cl->Option("--bench", "N", "time N runs after a warm-up, print one bench: line", &a->bench);
+  cl->Option("--timeout", "SECONDS",
+             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareQuiet(cl, a);
+  DeclareProgress(cl, a);
+}
+
+void DeclareVerify(CommandLine* cl, Args* a) {
+  cl->Repeated("--test-data", "DIR", "use these inputs instead of random ones", &a->test_data);
+  cl->Option("--seed", "S", "seed for random inputs (default 0)", &a->seed);
+  cl->Option("--samples", "K",
+             "random input sets (default 3): symbols 1 where the broadcast condition allows, "
+             "then distinct values > 1 that satisfy it",
+             &a->samples);
+  cl->Flag("--edge-cases",
+           "add a sample with every symbol bound to 0 (empty tensors) and one outside the "
+           "broadcast condition, where both models must fail",
+           &a->edge_cases);
+  cl->Option("--rtol", "R",
+             "relative tolerance (default: bit-exact when only exact ops changed, else 1e-3)",
+             &a->rtol);
+  cl->Option("--atol", "A", "absolute tolerance (default 1e-7)", &a->atol);
+  cl->Flag("--local", "check node by node instead of running whole models", &a->local);
+  cl->Option("--report", "FILE",
+             "the opt --report of the rewrite, to name the pass (an unreadable one is an error)",
+             &a->report);
+  cl->Option("--json", "FILE",
+             "write the result as JSON to FILE ('-': stdout, the text report then goes to "
+             "stderr)",
+             &a->json);
+  cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
+  cl->Option("--timeout", "SECONDS",
+             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareQuiet(cl, a);
+  DeclareProgress(cl, a);
+}
+
+int RunCheck(const Command& cmd, const Args& args);
+int RunOpt(const Command& cmd, const Args& args);
+int RunRun(const Command& cmd, const Args& args);
+int RunVerify(const Command& cmd, const Args& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"check", "onnx-bcast check MODEL [options]   (MODEL '-': read stdin)",
-       "infer shapes and give every broadcasting node a verdict",
-       {
-           {"json", 0, "FILE", false,
-            "write the verdicts as JSON to FILE ('-': stdout, the text report then goes to "
-            "stderr)"},
-           {"quiet", 'q', nullptr, false, "print only the summary line (and no progress)"},
-           {"verbose", 'v', nullptr, false,
-            "also list every broadcasting node by class (ok ones included)"},
-           {"strict", 0, nullptr, false, "exit 1 also when a condition or unknown remains"},
-           {"dim", 0, "SYMBOL=N", true,
-            "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
-            "node that fails there, 0 when every node holds"},
-           {"lint", 0, nullptr, false, "also warn about broadcasts engines interpret differently"},
-           {"annotate", 0, nullptr, false, "write the model with inferred value_info (needs -o)"},
-           {"output", 'o', "OUT", false, "output model for --annotate"},
-           kProgress,
-           kHelp,
-       },
-       RunCheck},
+       "infer shapes and give every broadcasting node a verdict", DeclareCheck, RunCheck},
       {"opt", "onnx-bcast opt MODEL -o OUT [options]   (MODEL '-': stdin; OUT '-': stdout)",
        "rewrite broadcasts for a target (default: explicit; --passes none: load and save)",
-       {
-           {"output", 'o', "OUT", false,
-            "where to write the rewritten model ('-': stdout, the text then goes to stderr)"},
-           {"target", 0, "NAME", false,
-            "a named pipeline (default explicit; see --list-passes)"},
-           {"target-file", 0, "FILE", false, "a target profile file describing an engine"},
-           {"passes", 0, "a,b,c", false,
-            "run these passes in order ('none': only load, validate and save losslessly)"},
-           {"report", 0, "FILE", false,
-            "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)"},
-           {"verify", 0, nullptr, false, "verify the rewritten model against the original"},
-           {"verify-each", 0, nullptr, false, "validate the graph after every pass"},
-           {"dry-run", 0, nullptr, false, "print what would change, write nothing"},
-           {"in-place", 0, nullptr, false, "write the result back to MODEL (no -o needed)"},
-           {"external-data", 0, nullptr, false, "save large initializers to OUT.data"},
-           {"list-passes", 0, nullptr, false, "list the passes and targets, then exit"},
-           {"fold-limit", 0, "BYTES", false,
-            "fold a broadcast constant into an initializer up to BYTES (default 4096)"},
-           {"debug", 0, nullptr, false, "print every rewrite and why nodes were left alone"},
-           {"allow-partial", 0, nullptr, false,
-            "write OUT even when some nodes cannot be put into the target's form (they are "
-            "listed on stderr; exit 0); without it such a model is not written (exit 3)"},
-           kQuiet,
-           kProgress,
-           kHelp,
-       },
-       RunOpt},
+       DeclareOpt, RunOpt},
       {"run", "onnx-bcast run MODEL [options]   (MODEL '-': read stdin)",
-       "execute the model on the reference CPU executor",
-       {
-           {"test-data", 0, "DIR", true, "inputs input_K.pb, compared with output_K.pb"},
-           {"input", 0, "NAME=FILE.pb", true, "bind one input from a TensorProto file"},
-           {"dim", 0, "SYMBOL=N", true,
-            "bind a symbolic dim: sizes random inputs (default 1, printed on stderr); given "
-            "inputs must agree (exit 65)"},
-           {"seed", 0, "S", false, "seed for random inputs (default 0)"},
-           {"output-dir", 0, "DIR", false, "write outputs as output_K.pb"},
-           {"rtol", 0, "R", false, "relative tolerance (default 1e-3)"},
-           {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},
-           {"threads", 0, "N", false, "threads per kernel (default 1)"},
-           {"bench", 0, "N", false, "time N runs after a warm-up, print one bench: line"},
-           {"timeout", 0, "SECONDS", false,
-            "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
-           kQuiet,
-           kProgress,
-           kHelp,
-       },
-       RunRun},
+       "execute the model on the reference CPU executor", DeclareRun, RunRun},
       {"verify", "onnx-bcast verify ORIGINAL REWRITTEN [options]   (one of them may be '-': stdin)",
-       "prove numerically that two models compute the same outputs",
-       {
-           {"test-data", 0, "DIR", true, "use these inputs instead of random ones"},
-           {"seed", 0, "S", false, "seed for random inputs (default 0)"},
-           {"samples", 0, "K", false,
-            "random input sets (default 3): symbols 1 where the broadcast condition allows, "
-            "then distinct values > 1 that satisfy it"},
-           {"edge-cases", 0, nullptr, false,
-            "add a sample with every symbol bound to 0 (empty tensors) and one outside the "
-            "broadcast condition, where both models must fail"},
-           {"rtol", 0, "R", false,
-            "relative tolerance (default: bit-exact when only exact ops changed, else 1e-3)"},
-           {"atol", 0, "A", false, "absolute tolerance (default 1e-7)"},
-           {"local", 0, nullptr, false, "check node by node instead of running whole models"},
-           {"report", 0, "FILE", false,
-            "the opt --report of the rewrite, to name the pass (an unreadable one is an error)"},
-           {"json", 0, "FILE", false,
-            "write the result as JSON to FILE ('-': stdout, the text report then goes to "
-            "stderr)"},
-           {"threads", 0, "N", false, "threads per kernel (default 1)"},
-           {"timeout", 0, "SECONDS", false,
-            "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)"},
-           kQuiet,
-           kProgress,
-           kHelp,
-       },
-       RunVerify},
+       "prove numerically that two models compute the same outputs", DeclareVerify, RunVerify},
   };
   return kCommands;
+}
+
+// The command line of `cmd`: its own options, then the limits and --help every command shares.
+void DeclareAll(const Command& cmd, CommandLine* command_line, Args* args) {
+  cmd.declare(command_line, args);
+  DeclareShared(command_line, args);
 }
 
 void PrintTopHelp() {
@@ -262,9 +331,8 @@ void PrintTopHelp() {
       "help", "show help for a command");
 }
 
-void PrintCommandHelp(const Command& cmd) {
-  std::printf("Usage: %s\n\n%s.\n\nOptions:\n%s", cmd.usage, cmd.summary,
-              FormatOptions(AllOptions(cmd)).c_str());
+void PrintCommandHelp(const CommandLine& command_line) {
+  std::printf("%s", command_line.Help().c_str());
 }
 
 void PrintPassList() {
@@ -303,24 +371,24 @@ absl::Status WriteModelToStdout(const proto::Model& model) {
   return absl::OkStatus();
 }
 
-int RunCheck(const Command& cmd, const ParsedArgs& args) {
+int RunCheck(const Command& cmd, const Args& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
-  if (args.Has("annotate") != args.Has("output")) {
+  if (args.annotate != args.output.has_value()) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
-  if (args.Has("quiet") && args.Has("verbose")) {
+  if (args.quiet && args.verbose) {
     return Usage(cmd, "--quiet and --verbose exclude each other");
   }
   // stdout carries one thing: the annotated model or the JSON; the text report then goes to
   // stderr.
-  const bool model_to_stdout = args.Get("output") == kStdio;
-  if (model_to_stdout && args.Get("json") == kStdio) {
+  const bool model_to_stdout = args.output == kStdio;
+  if (model_to_stdout && args.json == kStdio) {
     return Usage(cmd, "-o - and --json - both want stdout");
   }
   // --dim values are parsed before loading (a malformed one is a usage error whatever the
   // model); the names are checked against the model's symbols once it is analyzed.
   std::map<std::string, int64_t> dims;
-  for (const std::string& spec : args.GetAll("dim")) {
+  for (const std::string& spec : args.dims) {
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     int64_t n = 0;
     if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 1) {
@@ -339,11 +407,11 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   }
   const std::string path = model->path;  // "<stdin>" for '-'
   driver::CheckRequest request;
-  request.analysis.lint = args.Has("lint");
+  request.analysis.lint = args.lint;
   request.dims = dims;
   request.progress = progress.get();
   proto::Model annotated;
-  if (args.Has("annotate")) request.annotated = &annotated.proto;
+  if (args.annotate) request.annotated = &annotated.proto;
   absl::StatusOr<driver::CheckOutcome> outcome = driver::Check(*model, request);
   if (!outcome.ok()) {
     PrintError(absl::StrCat(path, ": ", outcome.status().message()));
@@ -353,33 +421,34 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   const passes::Analysis* analysis = &outcome->analysis;
   const passes::DimEvaluation* at_ptr = outcome->at ? &*outcome->at : nullptr;
   const std::optional<passes::DimEvaluation>& at = outcome->at;
-  const std::string json_path = args.Get("json");
-  const passes::CheckDetail detail = args.Has("quiet")     ? passes::CheckDetail::kSummary
-                                     : args.Has("verbose") ? passes::CheckDetail::kAll
-                                                           : passes::CheckDetail::kIssues;
+  const std::string json_path = args.json.value_or("");
+  const passes::CheckDetail detail = args.quiet     ? passes::CheckDetail::kSummary
+                                     : args.verbose ? passes::CheckDetail::kAll
+                                                    : passes::CheckDetail::kIssues;
   // With the JSON or the model on stdout, the text report goes to stderr: a pipe gets nothing
   // but the machine-readable stream.
   const bool lint = request.analysis.lint;
   PrintOut(passes::FormatCheckText(*analysis, path, lint, at_ptr, detail),
            /*to_stderr=*/json_path == kStdio || model_to_stdout);
-  if (args.Has("json") &&
+  if (args.json.has_value() &&
       !WriteText(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
                  proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
   }
   if (at && at->first_failure >= 0) {
     const passes::NodeVerdict& v = analysis->nodes[at->first_failure];
-    PrintError(absl::StrCat(path, ": ", passes::LocatedMessage(v, at->nodes[at->first_failure].message)));
+    PrintError(
+        absl::StrCat(path, ": ", passes::LocatedMessage(v, at->nodes[at->first_failure].message)));
   }
-  if (args.Has("annotate")) {
+  if (args.annotate) {
     annotated.path = model->path;
     annotated.base_dir = model->base_dir;
     annotated.file_dev = model->file_dev;
     annotated.file_ino = model->file_ino;
     passes::ProgressStep save_step(model_to_stdout ? nullptr : progress.get(),
-                                   absl::StrCat("saving ", args.Get("output")));
-    absl::Status s = model_to_stdout ? WriteModelToStdout(annotated)
-                                     : proto::SaveModel(annotated, args.Get("output"));
+                                   absl::StrCat("saving ", *args.output));
+    absl::Status s =
+        model_to_stdout ? WriteModelToStdout(annotated) : proto::SaveModel(annotated, *args.output);
     save_step.End(s.ok() ? "" : "failed");
     if (!s.ok()) {
       PrintError(model_to_stdout ? absl::StrCat(path, ": -o -: ", s.message())
@@ -390,18 +459,18 @@ int RunCheck(const Command& cmd, const ParsedArgs& args) {
   if (analysis->HasError() || (at && at->Fails(*analysis))) return kExitFound;
   if (at) {
     // At bound dims a conditional node that holds there is fine.
-    if (args.Has("strict") && (at->conditional > 0 || at->unknown > 0)) return kExitFound;
+    if (args.strict && (at->conditional > 0 || at->unknown > 0)) return kExitFound;
     return kExitOk;
   }
-  if (args.Has("strict") && (analysis->CountVerdict(bcast::Verdict::kConditional) > 0 ||
-                             analysis->CountVerdict(bcast::Verdict::kUnknown) > 0)) {
+  if (args.strict && (analysis->CountVerdict(bcast::Verdict::kConditional) > 0 ||
+                      analysis->CountVerdict(bcast::Verdict::kUnknown) > 0)) {
     return kExitFound;
   }
   return kExitOk;
 }
 
-int RunOpt(const Command& cmd, const ParsedArgs& args) {
-  if (args.Has("list-passes")) {
+int RunOpt(const Command& cmd, const Args& args) {
+  if (args.list_passes) {
     PrintPassList();
     std::printf("\nTargets:\n");
     for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
@@ -412,45 +481,42 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   // Every combination is checked here, before the model is read: a mistake costs nothing.
   const std::string& model_path = args.positionals[0];
-  const bool dry_run = args.Has("dry-run");
-  const bool in_place = args.Has("in-place");
-  std::string output = args.Get("output");
+  const bool dry_run = args.dry_run;
+  const bool in_place = args.in_place;
+  std::string output = args.output.value_or("");
   if (in_place) {
     if (model_path == kStdio) return Usage(cmd, "--in-place needs a MODEL file, not stdin");
     if (dry_run) return Usage(cmd, "--in-place and --dry-run conflict (--dry-run writes nothing)");
-    if (args.Has("output") && output != model_path) {
+    if (args.output.has_value() && output != model_path) {
       return Usage(cmd, "--in-place writes MODEL itself: drop -o OUT");
     }
     output = model_path;
   }
   if (output.empty() && !dry_run) return Usage(cmd, "needs -o OUT (or --in-place, or --dry-run)");
   const bool model_to_stdout = !dry_run && output == kStdio;
-  const bool report_to_stdout = args.Get("report") == kStdio;
+  const bool report_to_stdout = args.report == kStdio;
   if (model_to_stdout && report_to_stdout) {
     return Usage(cmd, "-o - and --report - both want stdout");
   }
-  if (model_to_stdout && args.Has("external-data")) {
+  if (model_to_stdout && args.external_data) {
     return Usage(cmd, "-o - writes one stream: --external-data needs an output file");
   }
   // With the model or the JSON on stdout, the text lines go to stderr.
   const bool text_to_stderr = model_to_stdout || report_to_stdout;
   driver::OptSettings settings;
-  settings.verify_each = args.Has("verify-each");
-  if (args.Has("fold-limit")) {
-    int64_t limit = 0;
-    if (absl::Status s = ParseIntOption(args, "fold-limit", &limit); !s.ok()) {
-      return Usage(cmd, std::string(s.message()));
-    }
-    if (limit < 0) return Usage(cmd, "--fold-limit must not be negative");
-    settings.fold_limit_bytes = limit;
+  settings.verify_each = args.verify_each;
+  if (args.fold_limit.has_value()) {
+    if (*args.fold_limit < 0) return Usage(cmd, "--fold-limit must not be negative");
+    settings.fold_limit_bytes = *args.fold_limit;
   }
   passes::PipelineRequest request;
-  request.target = args.Get("target");
-  request.target_file = args.Get("target-file");
-  for (absl::string_view name : absl::StrSplit(args.Get("passes"), ',', absl::SkipWhitespace())) {
+  request.target = args.target;
+  request.target_file = args.target_file;
+  for (absl::string_view name :
+       absl::StrSplit(args.passes.value_or(""), ',', absl::SkipWhitespace())) {
     request.passes.emplace_back(absl::StripAsciiWhitespace(name));
   }
-  if (args.Has("passes") && request.passes.empty()) {
+  if (args.passes.has_value() && request.passes.empty()) {
     return Usage(cmd, "--passes needs at least one name ('none' for load and save only)");
   }
   absl::StatusOr<passes::ResolvedPipeline> resolved = passes::ResolvePipeline(request);
@@ -464,7 +530,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
     return Usage(cmd, std::string(resolved.status().message()));
   }
   const bool has_target = resolved->profile.has_value();
-  if (args.Has("allow-partial") && !has_target) {
+  if (args.allow_partial && !has_target) {
     return Usage(cmd, "--allow-partial relaxes a target's promise: give a target");
   }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
@@ -479,17 +545,15 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
   // --verify compares against the model as loaded.
   std::optional<proto::Model> original;
-  if (args.Has("verify")) original = *model;
+  if (args.verify) original = *model;
   passes::OptReport report;
   report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
   // A node left outside the target's form fails opt below unless --allow-partial.
   const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);
   if (!resolved->passes.empty()) {
-    PrintOut(passes::FormatOptText(report, dry_run || args.Has("debug"), args.Has("debug")),
-             text_to_stderr);
+    PrintOut(passes::FormatOptText(report, dry_run || args.debug, args.debug), text_to_stderr);
   }
-  if (args.Has("report") &&
-      !WriteText(args.Get("report"), passes::FormatOptJson(report), inputs)) {
+  if (args.report.has_value() && !WriteText(*args.report, passes::FormatOptJson(report), inputs)) {
     return kExitCannotWrite;
   }
   if (!status.ok()) {
@@ -505,11 +569,11 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   if (!report.violations.empty()) {
     // One self-contained line per node (model, target, what happened to the output, the node).
-    const bool partial = args.Has("allow-partial");
+    const bool partial = args.allow_partial;
     const size_t total = report.violations.size();
     for (size_t k = 0; k < total; ++k) {
-      PrintError(absl::StrCat(label, ": target ", report.target, " not met (node ",
-                              k + 1, " of ", total, " not in its form; ",
+      PrintError(absl::StrCat(label, ": target ", report.target, " not met (node ", k + 1, " of ",
+                              total, " not in its form; ",
                               partial ? "written anyway: --allow-partial"
                                       : "nothing written, --allow-partial writes it anyway",
                               "): ", report.violations[k]));
@@ -526,8 +590,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
       PrintError(absl::StrCat(label, ": --verify: ", result.status().message()));
       return LoadExitCode(result.status());
     }
-    PrintOut(verify::FormatVerifyText(*result, label,
-                                      dry_run ? "(rewritten)" : report.output_path),
+    PrintOut(verify::FormatVerifyText(*result, label, dry_run ? "(rewritten)" : report.output_path),
              text_to_stderr);
     if (!result->match) {
       PrintError(absl::StrCat(dry_run ? label : report.output_path,
@@ -545,7 +608,7 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
   }
   proto::SaveOptions save;
   save.in_place = in_place;
-  save.external_data = args.Has("external-data");
+  save.external_data = args.external_data;
   if (inputs.ok()) save.inputs = &*inputs;
   passes::ProgressStep save_step(progress.get(), absl::StrCat("saving ", output));
   const absl::Status saved = proto::SaveModel(*model, output, save);
@@ -558,9 +621,9 @@ int RunOpt(const Command& cmd, const ParsedArgs& args) {
 }
 
 // Binds --dim SYMBOL=N and --input NAME=FILE.pb; usage errors name the argument.
-absl::Status ParseRunBindings(const ParsedArgs& args, std::map<std::string, int64_t>* dims,
+absl::Status ParseRunBindings(const Args& args, std::map<std::string, int64_t>* dims,
                               std::vector<std::pair<std::string, std::string>>* inputs) {
-  for (const std::string& spec : args.GetAll("dim")) {
+  for (const std::string& spec : args.dims) {
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     int64_t n = 0;
     if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 0) {
@@ -568,7 +631,7 @@ absl::Status ParseRunBindings(const ParsedArgs& args, std::map<std::string, int6
     }
     (*dims)[kv.first] = n;
   }
-  for (const std::string& spec : args.GetAll("input")) {
+  for (const std::string& spec : args.inputs) {
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     if (kv.first.empty() || kv.second.empty()) {
       return absl::InvalidArgumentError(
@@ -591,16 +654,16 @@ int RunFailure(const std::string& model_path, const absl::Status& status) {
 
 // Writes run's output files (atomically, as one set): never onto a link, a non-regular file,
 // the model, its external data, an --input file or a file of a --test-data directory.
-absl::Status WriteRunOutputs(const proto::Model& model, const ParsedArgs& args,
+absl::Status WriteRunOutputs(const proto::Model& model, const Args& args,
                              const std::vector<std::string>& dirs,
                              const std::vector<proto::OutputFile>& files) {
   absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(model);
   if (!inputs.ok()) return inputs.status();
-  for (const std::string& spec : args.GetAll("input")) {
+  for (const std::string& spec : args.inputs) {
     const size_t eq = spec.find('=');
     if (eq != std::string::npos) inputs->AddPath(spec.substr(eq + 1), "an --input file");
   }
-  for (const std::string& dir : args.GetAll("test-data")) {
+  for (const std::string& dir : args.test_data) {
     std::error_code ec;
     for (auto it = std::filesystem::directory_iterator(dir, ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
@@ -610,7 +673,9 @@ absl::Status WriteRunOutputs(const proto::Model& model, const ParsedArgs& args,
   for (const std::string& dir : dirs) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
+    if (ec) {
+      return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
+    }
   }
   return proto::WriteOutputFiles(files, *inputs);
 }
@@ -653,33 +718,27 @@ void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& gi
                           " (set with --dim NAME=VALUE)"));
 }
 
-int RunRun(const Command& cmd, const ParsedArgs& args) {
+int RunRun(const Command& cmd, const Args& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   rt::Tolerance tolerance;
-  int64_t threads = 1, bench = 0, seed = 0;
-  for (absl::Status s : {ParseDoubleOption(args, "rtol", &tolerance.rtol),
-                         ParseDoubleOption(args, "atol", &tolerance.atol),
-                         ParseIntOption(args, "threads", &threads),
-                         ParseIntOption(args, "bench", &bench),
-                         ParseIntOption(args, "seed", &seed)}) {
-    if (!s.ok()) return Usage(cmd, std::string(s.message()));
-  }
+  tolerance.rtol = args.rtol.value_or(tolerance.rtol);
+  tolerance.atol = args.atol.value_or(tolerance.atol);
+  const int64_t threads = args.threads;
+  const int64_t bench = args.bench;
   if (threads < 1 || threads > kMaxThreads || bench < 0) {
-    return Usage(cmd, absl::StrCat("--threads must be between 1 and ", kMaxThreads,
-                                   " and --bench >= 0"));
+    return Usage(
+        cmd, absl::StrCat("--threads must be between 1 and ", kMaxThreads, " and --bench >= 0"));
   }
-  double timeout = 0;
-  if (absl::Status s = ParseTimeout(args, &timeout); !s.ok()) {
-    return Usage(cmd, std::string(s.message()));
-  }
+  const absl::StatusOr<double> timeout = TimeoutFrom(args);
+  if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
   rt::RandomInputOptions random;
-  random.seed = static_cast<uint64_t>(seed);
+  random.seed = static_cast<uint64_t>(args.seed);
   std::vector<std::pair<std::string, std::string>> input_files;
   if (absl::Status s = ParseRunBindings(args, &random.dims, &input_files); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
 
-  if (args.Get("output-dir") == kStdio) {
+  if (args.output_dir == kStdio) {
     return Usage(cmd, "--output-dir takes a directory (one file per output); '-' is not one");
   }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
@@ -699,8 +758,8 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   }
   rt::RunOptions options;
   options.threads = static_cast<int>(threads);
-  if (args.Has("max-tensor-elements")) {
-    options.max_tensor_elements = LimitsFrom(args)->max_tensor_elements;
+  if (args.max_tensor_elements.has_value()) {
+    options.max_tensor_elements = *args.max_tensor_elements;
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
   prepare_step.End(exec.ok() ? "" : "failed");
@@ -708,7 +767,7 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     PrintError(absl::StrCat(model->path, ": ", exec.status().message()));
     return LoadExitCode(exec.status());
   }
-  (*exec)->set_timeout(timeout);  // covers every run below, --bench included
+  (*exec)->set_timeout(*timeout);  // covers every run below, --bench included
   const rt::Graph& graph = (*exec)->graph();
   // A misspelt --dim would otherwise leave its symbol at the default without a word.
   const std::set<std::string> symbols = verify::InputSymbols(graph);
@@ -758,12 +817,12 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
     std::vector<std::string> expected_names;
   };
   std::vector<Job> jobs;
-  for (const std::string& dir : args.GetAll("test-data")) {
+  for (const std::string& dir : args.test_data) {
     absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(*model, dir);
     if (!set.ok()) {
       PrintError(std::string(set.status().message()));
       return set.status().code() == absl::StatusCode::kUnimplemented ? kExitUnsupported
-                                                                       : kExitBadModel;
+                                                                     : kExitBadModel;
     }
     jobs.push_back({dir, with_given(std::move(set->feeds)), std::move(set->expected),
                     std::move(set->output_names)});
@@ -826,25 +885,24 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
         PrintOut(absl::StrCat(job.label, ": output '", graph.outputs[k], "' ", what, "\n"));
       }
       if (!job.expected.empty() && !mismatch) {
-        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n",
-                    TerminalSafe(job.label).c_str(), job.expected.size(), tolerance.rtol,
-                    tolerance.atol);
+        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n", TerminalSafe(job.label).c_str(),
+                    job.expected.size(), tolerance.rtol, tolerance.atol);
       }
     }
-    if (args.Has("output-dir")) {
-      std::string dir = args.Get("output-dir");
+    if (args.output_dir.has_value()) {
+      std::string dir = *args.output_dir;
       if (jobs.size() > 1) {
         const size_t slash = job.label.find_last_of('/');
-        dir = absl::StrCat(dir, "/", slash == std::string::npos ? job.label
-                                                                 : job.label.substr(slash + 1));
+        dir = absl::StrCat(dir, "/",
+                           slash == std::string::npos ? job.label : job.label.substr(slash + 1));
       }
       for (size_t k = 0; k < outputs->size(); ++k) {
         // The declared type decides the file's message (an optional's value stays wrapped).
         const onnx::TypeProto* type = static_cast<int>(k) < model->proto.graph().output_size()
                                           ? &model->proto.graph().output(k).type()
                                           : nullptr;
-        absl::StatusOr<proto::RawValue> raw = rt::RawFromValue(
-            (*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "", type);
+        absl::StatusOr<proto::RawValue> raw =
+            rt::RawFromValue((*outputs)[k], k < graph.outputs.size() ? graph.outputs[k] : "", type);
         absl::StatusOr<std::string> bytes =
             raw.ok() ? proto::SerializeValueFile(*raw) : raw.status();
         if (!bytes.ok()) return RunFailure(model->path, bytes.status());
@@ -885,35 +943,27 @@ int RunRun(const Command& cmd, const ParsedArgs& args) {
   return mismatch ? kExitFound : kExitOk;
 }
 
-int RunVerify(const Command& cmd, const ParsedArgs& args) {
+int RunVerify(const Command& cmd, const Args& args) {
   if (args.positionals.size() != 2) return Usage(cmd, "expects ORIGINAL and REWRITTEN");
   verify::VerifyOptions options;
-  options.test_data = args.GetAll("test-data");
-  options.edge_cases = args.Has("edge-cases");
-  options.local = args.Has("local");
-  options.report_path = args.Get("report");
-  int64_t seed = 0, samples = 3, threads = 1;
-  double rtol = 1e-3, atol = 1e-7;
-  for (absl::Status s : {ParseIntOption(args, "seed", &seed), ParseIntOption(args, "samples", &samples),
-                         ParseIntOption(args, "threads", &threads),
-                         ParseDoubleOption(args, "rtol", &rtol),
-                         ParseDoubleOption(args, "atol", &atol)}) {
-    if (!s.ok()) return Usage(cmd, std::string(s.message()));
-  }
+  options.test_data = args.test_data;
+  options.edge_cases = args.edge_cases;
+  options.local = args.local;
+  options.report_path = args.report.value_or("");
   // Bounded: every sample is held at once, and a value past INT_MAX must not wrap.
-  if (samples < 1 || samples > kMaxSamples || threads < 1 || threads > kMaxThreads) {
+  if (args.samples < 1 || args.samples > kMaxSamples || args.threads < 1 ||
+      args.threads > kMaxThreads) {
     return Usage(cmd, absl::StrCat("--samples must be between 1 and ", kMaxSamples,
                                    ", --threads between 1 and ", kMaxThreads));
   }
-  double timeout = 0;
-  if (absl::Status s = ParseTimeout(args, &timeout); !s.ok()) {
-    return Usage(cmd, std::string(s.message()));
-  }
-  options.seed = static_cast<uint64_t>(seed);
-  options.samples = static_cast<int>(samples);
-  options.threads = static_cast<int>(threads);
-  if (args.Has("rtol") || args.Has("atol")) {
-    options.tolerance = rt::Tolerance{rtol, atol, /*exact=*/false};
+  const absl::StatusOr<double> timeout = TimeoutFrom(args);
+  if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
+  options.seed = static_cast<uint64_t>(args.seed);
+  options.samples = static_cast<int>(args.samples);
+  options.threads = static_cast<int>(args.threads);
+  if (args.rtol.has_value() || args.atol.has_value()) {
+    options.tolerance =
+        rt::Tolerance{args.rtol.value_or(1e-3), args.atol.value_or(1e-7), /*exact=*/false};
   }
   if (args.positionals[0] == kStdio && args.positionals[1] == kStdio) {
     return Usage(cmd, "only one model can come from stdin ('-')");
@@ -929,24 +979,24 @@ int RunVerify(const Command& cmd, const ParsedArgs& args) {
     }
     models.push_back(*std::move(model));
   }
-  const rt::RunBudget budget(timeout);  // starts after loading, like run's
+  const rt::RunBudget budget(*timeout);  // starts after loading, like run's
   options.budget = &budget;
   absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
   if (!result.ok()) {
     PrintError(absl::StrCat(models[0].path, ": ", result.status().message()));
     return LoadExitCode(result.status());
   }
-  const std::string json_path = args.Get("json");
+  const std::string json_path = args.json.value_or("");
   PrintOut(verify::FormatVerifyText(*result, models[0].path, models[1].path),
            /*to_stderr=*/json_path == kStdio);
-  if (args.Has("json")) {
+  if (args.json.has_value()) {
     // Neither model (nor their external data, nor the report) may be replaced by the JSON.
     absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(models[0]);
     if (inputs.ok()) {
       absl::StatusOr<proto::InputFiles> second = proto::InputFilesOf(models[1]);
       if (second.ok()) {
         inputs->AddAll(*second);
-        if (args.Has("report")) inputs->AddPath(args.Get("report"), "the report");
+        if (args.report.has_value()) inputs->AddPath(*args.report, "the report");
       } else {
         inputs = second.status();
       }
@@ -966,6 +1016,9 @@ const Command* FindCommand(const std::string& name) {
   return nullptr;
 }
 
+// The first word picks the command, and that command's CommandLine parses the rest. Not CLI11
+// subcommands: they read a later argument naming another command (a model file called "run")
+// as that command, and hand what follows "--" back to the top level once a positional is set.
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -991,7 +1044,10 @@ int Main(int argc, char** argv) {
       PrintError(absl::StrCat("onnx-bcast: unknown command '", args[1], "'"));
       return kExitUsage;
     }
-    PrintCommandHelp(*cmd);
+    Args ignored;  // only the declarations are needed
+    CommandLine command_line(cmd->usage, cmd->summary);
+    DeclareAll(*cmd, &command_line, &ignored);
+    PrintCommandHelp(command_line);
     return kExitOk;
   }
   const Command* cmd = FindCommand(first);
@@ -999,19 +1055,21 @@ int Main(int argc, char** argv) {
     PrintError(absl::StrCat("onnx-bcast: unknown command '", first, "' (see 'onnx-bcast --help')"));
     return kExitUsage;
   }
-  ParsedArgs parsed;
-  if (absl::Status s = ParseArgs({args.begin() + 1, args.end()}, AllOptions(*cmd), &parsed);
+  Args parsed;
+  CommandLine command_line(cmd->usage, cmd->summary);
+  DeclareAll(*cmd, &command_line, &parsed);
+  if (absl::Status s = command_line.Parse({args.begin() + 1, args.end()}, &parsed.positionals);
       !s.ok()) {
     return Usage(*cmd, std::string(s.message()));
   }
   if (absl::StatusOr<proto::Limits> limits = LimitsFrom(parsed); !limits.ok()) {
     return Usage(*cmd, std::string(limits.status().message()));
   }
-  if (parsed.Has("help")) {
-    PrintCommandHelp(*cmd);
+  if (parsed.help) {
+    PrintCommandHelp(command_line);
     return kExitOk;
   }
-  if (parsed.Has("quiet") && parsed.Has("progress")) {
+  if (parsed.quiet && parsed.progress) {
     return Usage(*cmd, "--quiet and --progress exclude each other");
   }
   // The command boundary: an allocation that fails (the allocator throws instead of aborting,
@@ -1028,8 +1086,9 @@ int Main(int argc, char** argv) {
     }
     return code;
   } catch (const std::bad_alloc&) {
-    PrintError(absl::StrCat(subject, ": out of memory (the model needs more memory than the "
-                                     "process may use; see --max-tensor-elements)"));
+    PrintError(absl::StrCat(subject,
+                            ": out of memory (the model needs more memory than the "
+                            "process may use; see --max-tensor-elements)"));
   } catch (const std::system_error& e) {
     PrintError(absl::StrCat(subject, ": out of resources: ", e.what()));
   } catch (const std::exception& e) {

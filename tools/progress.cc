@@ -93,10 +93,10 @@ void StderrProgress::Draw(std::string line, bool final) {
   drawn_ = final ? 0 : width;
 }
 
-std::unique_ptr<passes::ProgressSink> MakeProgress(const ParsedArgs& args) {
-  if (args.Has("quiet")) return nullptr;
+std::unique_ptr<passes::ProgressSink> MakeProgress(bool quiet, bool progress) {
+  if (quiet) return nullptr;
   const bool terminal = StderrIsTerminal();
-  if (!terminal && !args.Has("progress")) return nullptr;
+  if (!terminal && !progress) return nullptr;
   return std::make_unique<StderrProgress>(terminal);
 }
 

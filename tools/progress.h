@@ -46,7 +46,7 @@ class StderrProgress final : public passes::ProgressSink {
 
 /// The sink a command reports to: on stderr when it is a terminal or with --progress, none
 /// (null) with --quiet or when stderr goes to a file or pipe.
-std::unique_ptr<passes::ProgressSink> MakeProgress(const ParsedArgs& args);
+std::unique_ptr<passes::ProgressSink> MakeProgress(bool quiet, bool progress);
 
 /// "0.42 s", "12 ms", "0.3 ms": short enough for a step line, precise enough for small ones.
 std::string FormatElapsed(double seconds);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -91,6 +92,62 @@ TEST(Cli, HelpVersionAndUsage) {
   EXPECT_EQ(RunCli({"opt", "--passes", "none", "m.onnx", "-o"}).code, 64);
   EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--passes", "no-such-pass"}).code, 64);
   EXPECT_EQ(RunCli({"verify", "a.onnx"}).code, 64);
+}
+
+// The words of every usage error the argument parser (CLI11) can raise, one line each, exit 64,
+// before the model is read; and the conventions it must keep: '-' and what follows "--" are
+// positionals, repeatable options take one value per occurrence.
+TEST(Cli, ArgumentErrorsKeepTheirWords) {
+  const std::string model = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"check", model, "--bogus"}, "unknown option '--bogus'"},
+      {{"check", model, "--bogus=3"}, "unknown option '--bogus=3'"},
+      {{"check", model, "-x"}, "unknown option '-x'"},
+      {{"check", model, "--json"}, "option '--json' needs a value (FILE)"},
+      {{"check", model, "-o"}, "option '--output' needs a value (OUT)"},
+      {{"run", model, "--dim"}, "option '--dim' needs a value (SYMBOL=N)"},
+      {{"check", model, "--json", "a", "--json", "b"}, "option '--json' given twice"},
+      {{"check", model, "-q", "--quiet"}, "option '--quiet' given twice"},
+      {{"check", model, "--strict=yes"}, "option '--strict' takes no value"},
+      {{"run", model, "--threads", "x"}, "option '--threads': 'x' is not an integer"},
+      {{"run", model, "--seed", "99999999999999999999"},
+       "option '--seed': '99999999999999999999' is not an integer"},
+      {{"run", model, "--rtol", "abc"}, "option '--rtol': 'abc' is not a number"},
+      {{"opt", model, "--fold-limit", "1.5", "--dry-run"},
+       "option '--fold-limit': '1.5' is not an integer"},
+      // The first mistake on the line is the one reported.
+      {{"check", model, "--bogus", "--json"}, "unknown option '--bogus'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.code, 64) << message;
+    ExpectOneLineError(r, "onnx-bcast " + args[0] + ": " + message,
+                       " (see 'onnx-bcast help " + args[0] + "')");
+  }
+  // "--" ends the options: what follows is a MODEL even when it looks like an option.
+  Result r = RunCli({"check", "--", "-q"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  ExpectOneLineError(r, "-q: ", "");
+  r = RunCli({"check", "-", "-q"});  // '-' is stdin, here empty
+  EXPECT_EQ(r.code, 2) << r.err;
+  ExpectOneLineError(r, "<stdin>: ", "");
+  // A value may start with a dash; a repeatable option does not swallow the MODEL after it.
+  EXPECT_EQ(RunCli({"check", "--dim", "N=2", model, "--json", "-", "-q"}).code, 0);
+  r = RunCli({"run", "--dim", "N=2", model, "--dim", "N=3", "-q"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("float32[3,10]"));
+  // Every command's help lists its own options, then the shared limits and -h, with metavars.
+  for (const char* cmd : {"check", "opt", "run", "verify"}) {
+    const std::string help = RunCli({"help", cmd}).out;
+    EXPECT_THAT(help, StartsWith(std::string("Usage: onnx-bcast ") + cmd)) << help;
+    EXPECT_THAT(help, HasSubstr("      --max-file-bytes N      refuse model files")) << cmd;
+    EXPECT_THAT(help, HasSubstr("      --max-function-inlines N\n" + std::string(30, ' '))) << cmd;
+    EXPECT_THAT(help, testing::EndsWith("  -h, --help                  show this help\n")) << cmd;
+    EXPECT_EQ(RunCli({cmd, "--help"}).out, help) << cmd;
+  }
+  EXPECT_THAT(RunCli({"help", "run"}).out,
+              HasSubstr("      --input NAME=FILE.pb    bind one input from a TensorProto file "
+                        "(repeatable)\n"));
 }
 
 TEST(Cli, OptWithoutPassesIsLosslessForEveryModel) {
