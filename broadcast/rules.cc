@@ -112,8 +112,7 @@ Atom EqAtom(const Dim& a, const Dim& b) {
 
 // The clause under which two known dims broadcast (`a == b or a == 1 or b == 1`, atoms that
 // can never hold left out); nullopt when it is always true; an empty clause when never.
-std::optional<Clause> PairClause(const Dim& a, const Dim& b, bool a_may_be_one,
-                                 bool b_may_be_one) {
+std::optional<Clause> PairClause(const Dim& a, const Dim& b, bool a_may_be_one, bool b_may_be_one) {
   const Truth eq = DecideEqual(*a.expr(), *b.expr());
   if (eq == Truth::kAlways) return std::nullopt;
   Clause clause;
@@ -188,8 +187,8 @@ Dim MergeNumpyAxis(const std::vector<Dim>& dims, int axis, Collector& out) {
     high = Expr::Max(high, e);
     low = Expr::Min(low, e);
     const std::optional<int64_t> lb = e.LowerBound();
-    zero_possible = zero_possible ||
-                    ((!lb || *lb <= 0) && DecideEqual(e, Expr::Const(0)) != Truth::kNever);
+    zero_possible =
+        zero_possible || ((!lb || *lb <= 0) && DecideEqual(e, Expr::Const(0)) != Truth::kNever);
   }
   if (zero_possible) high = high * Expr::Min(low, Expr::Const(1));
   return Dim::FromExpr(high);
@@ -311,7 +310,7 @@ std::optional<RuleFamily> RuleFromName(std::string_view name) {
   return std::nullopt;
 }
 
-BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
+BroadcastResult BroadcastNumpyOf(absl::Span<const Shape* const> inputs) {
   Collector out;
   if (inputs.empty()) {
     out.Error(-1, "no inputs");
@@ -320,8 +319,8 @@ BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
   std::vector<const Shape*> known;
   int unknown_rank_input = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].rank_known) {
-      known.push_back(&inputs[i]);
+    if (inputs[i]->rank_known) {
+      known.push_back(inputs[i]);
     } else if (unknown_rank_input < 0) {
       unknown_rank_input = static_cast<int>(i);
     }
@@ -331,12 +330,12 @@ BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
   // one, an input of unknown rank decides nothing but the output.
   bool others_all_ones = true;
   int unknown_ranks = 0;
-  for (const Shape& input : inputs) {
-    if (!input.rank_known) {
+  for (const Shape* input : inputs) {
+    if (!input->rank_known) {
       ++unknown_ranks;
       continue;
     }
-    for (const Dim& dim : input.dims) others_all_ones = others_all_ones && ProvablyOne(dim);
+    for (const Dim& dim : input->dims) others_all_ones = others_all_ones && ProvablyOne(dim);
   }
   if (unknown_rank_input >= 0 && unknown_ranks == 1 && others_all_ones) {
     output = Shape::UnknownRank();
@@ -345,6 +344,13 @@ BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
     output = Shape::UnknownRank();
   }
   return out.Finish(std::move(output));
+}
+
+BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs) {
+  std::vector<const Shape*> pointers;
+  pointers.reserve(inputs.size());
+  for (const Shape& s : inputs) pointers.push_back(&s);
+  return BroadcastNumpyOf(pointers);
 }
 
 BroadcastResult BroadcastUnidirectional(const Shape& target, const Shape& b) {

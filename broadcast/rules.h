@@ -85,6 +85,8 @@ std::optional<RuleFamily> RuleFromName(std::string_view name);
 /// e.g. 3 vs N+3). Unknown dims/ranks otherwise give kUnknown with the best
 /// output (unknown rank in, unknown rank out). No inputs is an error.
 BroadcastResult BroadcastNumpy(absl::Span<const Shape> inputs);
+/// The same over shapes held elsewhere (no copies).
+BroadcastResult BroadcastNumpyOf(absl::Span<const Shape* const> inputs);
 
 /// ONNX unidirectional broadcasting of `b` to `target` (Gemm's C to (M,N),
 /// PRelu's slope to X). Output is `target`; `b` may have lower rank (1s are

@@ -42,12 +42,14 @@ class AlignRanks : public Pass {
           ctx.Debug(id, "an operand has an unknown rank");
           continue;
         }
-        std::vector<bcast::Shape> shapes;
-        for (const std::string& in : n.input()) shapes.push_back(ctx.ShapeOf(in));
-        const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
+        // Pointers into the context's table: no shape copies (nothing is edited before the
+        // rule has run).
+        std::vector<const bcast::Shape*> shapes;
+        for (const std::string& in : n.input()) shapes.push_back(&ctx.ShapeOf(in));
+        const bcast::BroadcastResult res = bcast::BroadcastNumpyOf(shapes);
         if (res.verdict == bcast::Verdict::kError) {
           std::vector<std::string> texts;
-          for (const bcast::Shape& s : shapes) texts.push_back(s.ToString());
+          for (const bcast::Shape* s : shapes) texts.push_back(s->ToString());
           return absl::InvalidArgumentError(
               absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
                            " are not broadcastable (numpy rule, ", res.reason, ")"));

@@ -431,7 +431,7 @@ std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
   const BroadcastOp op = OpOf(use.node);
   auto rank_of = [&](int k) -> std::optional<int64_t> {
     if (k >= c.input_size() || c.input(k).empty()) return std::nullopt;
-    const Shape s = ShapeOf(c.input(k));
+    const Shape& s = ShapeOf(c.input(k));
     if (!s.rank_known) return std::nullopt;
     return s.rank();
   };
@@ -469,15 +469,21 @@ std::optional<int64_t> RewriteContext::CommonWantedRank(const std::string& name)
 void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   // A node may lack the operand (a PRelu without slope; found by fuzz_opt).
   if (slot < 0 || slot >= graph_->node(id).input_size()) return;
-  const std::string name = graph_->node(id).input(slot);
-  if (name.empty()) return;
-  const Shape s = ShapeOf(name);
-  if (!s.rank_known) {
-    Debug(id, absl::StrCat("input '", name, "' has an unknown rank"));
-    return;
+  const std::string& input = graph_->node(id).input(slot);
+  if (input.empty()) return;
+  {
+    // Most operands already have the rank: no copies for them.
+    const Shape& current = ShapeOf(input);
+    if (!current.rank_known) {
+      Debug(id, absl::StrCat("input '", input, "' has an unknown rank"));
+      return;
+    }
+    if (rank <= current.rank()) return;
   }
+  // Copies: the edits below rewire the node and record shapes.
+  const std::string name = input;
+  const Shape s = ShapeOf(name);
   const int64_t missing = rank - s.rank();
-  if (missing <= 0) return;
   const Shape aligned = PrependOnes(s, missing);
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < missing; ++i) axes.push_back(i);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -17,7 +18,10 @@
 namespace onnx_bcast::proto {
 namespace {
 
-using Names = std::unordered_set<std::string>;
+// Name -> index of the node that defines it, or kSource for graph inputs and initializers.
+// Keys view the model's own strings (the model outlives the check): no copy per value.
+using Names = std::unordered_map<std::string_view, int>;
+constexpr int kSource = -1;
 
 // The names visible in a graph: its own, then its enclosing graphs' through `parent`. Shared,
 // not copied: a subgraph costs what it defines, however many names its enclosing graphs hold
@@ -26,7 +30,7 @@ using Names = std::unordered_set<std::string>;
 struct Scope {
   const Names* names = nullptr;
   const Scope* parent = nullptr;
-  bool Has(const std::string& name) const {
+  bool Has(std::string_view name) const {
     for (const Scope* s = this; s != nullptr; s = s->parent) {
       if (s->names->count(name) > 0) return true;
     }
@@ -103,28 +107,31 @@ absl::Status CheckSparse(const onnx::SparseTensorProto& st, const std::string& w
 
 absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std::string& where) {
   Names local;  // defined in this graph: a second definition is an error
+  local.reserve(static_cast<size_t>(g.input_size() + g.initializer_size() + g.node_size()));
   const Scope defined{&local, outer};
-  auto define = [&](const std::string& name, const std::string& by) -> absl::Status {
+  // `by` is only called for the message: most models have no error, and labels cost.
+  auto define = [&](const std::string& name, int producer, auto by) -> absl::Status {
     if (name.empty()) return absl::OkStatus();
-    if (!local.insert(name).second) {
+    if (!local.try_emplace(name, producer).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by, ")"));
+          absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by(), ")"));
     }
     return absl::OkStatus();
   };
+  auto text = [](const char* what) { return [what] { return std::string(what); }; };
   for (const auto& v : g.input()) {
-    if (absl::Status s = define(v.name(), "a graph input"); !s.ok()) return s;
+    if (absl::Status s = define(v.name(), kSource, text("a graph input")); !s.ok()) return s;
   }
   // An initializer may also be listed as a graph input (its default value), but one name has
   // one initializer: with two, which value a consumer sees depends on the tool.
-  Names initializers;
+  std::unordered_set<std::string_view> initializers;
   auto define_initializer = [&](const std::string& name, const char* by) -> absl::Status {
     if (!initializers.insert(name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": value '", name, "' is defined twice (again by ", by, ")"));
     }
     if (local.count(name) > 0) return absl::OkStatus();
-    return define(name, by);
+    return define(name, kSource, text(by));
   };
   for (const auto& t : g.initializer()) {
     if (absl::Status s = define_initializer(t.name(), "an initializer"); !s.ok()) return s;
@@ -135,50 +142,58 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
       return s;
     }
   }
-  const Names sources = local;
-  std::unordered_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const std::string& out : g.node(i).output()) {
-      if (absl::Status s = define(out, NodeLabel(g.node(i), i)); !s.ok()) return s;
-      if (!out.empty()) producer[out] = i;
+      absl::Status s = define(out, i, [&] { return NodeLabel(g.node(i), i); });
+      if (!s.ok()) return s;
     }
   }
-  // Inputs defined somewhere; edges between nodes for the cycle check.
-  std::vector<int> pending(static_cast<size_t>(g.node_size()), 0);
-  std::vector<std::vector<int>> users(static_cast<size_t>(g.node_size()));
+  // Inputs defined somewhere. A graph whose every edge points forward (the topological order
+  // ONNX asks of exporters) has no cycle; any other is checked with Kahn's algorithm.
+  bool forward = true;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
     for (const std::string& in : node.input()) {
       if (in.empty()) continue;
-      if (!defined.Has(in)) {
+      auto it = local.find(in);
+      if (it == local.end() && (outer == nullptr || !outer->Has(in))) {
         return absl::InvalidArgumentError(
             absl::StrCat(where, ": ", NodeLabel(node, i), " reads '", in, "', defined nowhere"));
       }
-      auto it = producer.find(in);
-      if (it != producer.end() && sources.count(in) == 0) {
-        users[static_cast<size_t>(it->second)].push_back(i);
-        ++pending[static_cast<size_t>(i)];
+      if (it != local.end() && it->second >= i) forward = false;
+    }
+  }
+  if (!forward) {
+    std::vector<int> pending(static_cast<size_t>(g.node_size()), 0);
+    std::vector<std::vector<int>> users(static_cast<size_t>(g.node_size()));
+    for (int i = 0; i < g.node_size(); ++i) {
+      for (const std::string& in : g.node(i).input()) {
+        auto it = in.empty() ? local.end() : local.find(in);
+        if (it != local.end() && it->second != kSource) {
+          users[static_cast<size_t>(it->second)].push_back(i);
+          ++pending[static_cast<size_t>(i)];
+        }
       }
     }
-  }
-  std::vector<int> ready;
-  for (int i = 0; i < g.node_size(); ++i) {
-    if (pending[static_cast<size_t>(i)] == 0) ready.push_back(i);
-  }
-  int done = 0;
-  while (!ready.empty()) {
-    const int i = ready.back();
-    ready.pop_back();
-    ++done;
-    for (int u : users[static_cast<size_t>(i)]) {
-      if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
-    }
-  }
-  if (done < g.node_size()) {
+    std::vector<int> ready;
     for (int i = 0; i < g.node_size(); ++i) {
-      if (pending[static_cast<size_t>(i)] > 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": the graph has a cycle through ", NodeLabel(g.node(i), i)));
+      if (pending[static_cast<size_t>(i)] == 0) ready.push_back(i);
+    }
+    int done = 0;
+    while (!ready.empty()) {
+      const int i = ready.back();
+      ready.pop_back();
+      ++done;
+      for (int u : users[static_cast<size_t>(i)]) {
+        if (--pending[static_cast<size_t>(u)] == 0) ready.push_back(u);
+      }
+    }
+    if (done < g.node_size()) {
+      for (int i = 0; i < g.node_size(); ++i) {
+        if (pending[static_cast<size_t>(i)] > 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": the graph has a cycle through ", NodeLabel(g.node(i), i)));
+        }
       }
     }
   }
@@ -195,6 +210,7 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
   // Subgraphs see every name of this graph and of the enclosing scopes.
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& attr : g.node(i).attribute()) {
+      if (!attr.has_sparse_tensor() && !attr.has_g() && attr.graphs_size() == 0) continue;
       const std::string at =
           absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '", attr.name(), "'");
       if (attr.has_sparse_tensor()) {
