@@ -32,12 +32,8 @@ class AlignRanks : public Pass {
         return s.rank_known ? s.rank() : -1;
       };
       if (op.multidirectional()) {
-        int64_t target = 0;
         bool known = true;
-        for (int k = 0; k < n.input_size(); ++k) {
-          known &= rank(k) >= 0;
-          target = std::max(target, rank(k));
-        }
+        for (int k = 0; k < n.input_size(); ++k) known &= rank(k) >= 0;
         if (!known) {
           ctx.Debug(id, "an operand has an unknown rank");
           continue;
@@ -54,18 +50,12 @@ class AlignRanks : public Pass {
               absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
                            " are not broadcastable (numpy rule, ", res.reason, ")"));
         }
-        for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, target);
-      } else if (op.kind == BroadcastOpKind::kPRelu) {
-        if (rank(0) >= 0) ctx.AlignOperand(id, 1, rank(0));
-      } else if (op.kind == BroadcastOpKind::kGemm) {
-        if (n.input_size() >= 3 && !n.input(2).empty()) ctx.AlignOperand(id, 2, 2);
       } else if (op.kind == BroadcastOpKind::kMatMul) {
         const int64_t a = rank(0), b = rank(1);
-        if (a < 2 || b < 2) {
-          if (a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
-          continue;
-        }
-        ctx.AlignOperand(id, a < b ? 0 : 1, std::max(a, b));
+        if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
+      }
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (const std::optional<int64_t> r = ctx.OperandRank(id, k)) ctx.AlignOperand(id, k, *r);
       }
     }
     return absl::OkStatus();

@@ -32,18 +32,19 @@ class Legalize : public Pass {
       return absl::FailedPreconditionError(
           "the 'legalize' pass needs a target table (--target or --target-file)");
     }
-    return RewriteEveryGraph(
-        model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options, stats,
-        [profile](RewriteContext& ctx) -> absl::Status {
-          proto::GraphEditor& g = ctx.graph();
-          for (int id = 0; id < g.original_node_count(); ++id) {
-            const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
-            if (!found) continue;
-            const BroadcastOp op = *found;
-            if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok()) return s;
-          }
-          return absl::OkStatus();
-        });
+    return RewriteEveryGraph(model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options,
+                             stats, [profile](RewriteContext& ctx) -> absl::Status {
+                               proto::GraphEditor& g = ctx.graph();
+                               for (int id = 0; id < g.original_node_count(); ++id) {
+                                 const std::optional<BroadcastOp> found =
+                                     ctx.NumpyFormBroadcast(id);
+                                 if (!found) continue;
+                                 const BroadcastOp op = *found;
+                                 if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok())
+                                   return s;
+                               }
+                               return absl::OkStatus();
+                             });
   }
 
  private:
@@ -72,26 +73,25 @@ class Legalize : public Pass {
       const Shape& s = k < shapes.size() ? shapes[k] : out;
       if (p.TooHighRank(s)) {
         // Left for the target check, which lists every node outside the table.
-        ctx->Debug(id, absl::StrCat(
-            n.op_type(), " '", ctx->Label(id), "': ",
-            k < shapes.size() ? absl::StrCat("input '", n.input(k), "'") : std::string("output"),
-            " ", s.ToString(), " has rank ", s.rank(), ", more than ", p.name, "'s maximum of ",
-            p.max_rank, p.batch_axis ? " beyond a leading batch of 1" : "", " (operands ",
-            absl::StrJoin(texts, " and "), ")"));
+        ctx->Debug(id, absl::StrCat(n.op_type(), " '", ctx->Label(id), "': ",
+                                    k < shapes.size() ? absl::StrCat("input '", n.input(k), "'")
+                                                      : std::string("output"),
+                                    " ", s.ToString(), " has rank ", s.rank(), ", more than ",
+                                    p.name, "'s maximum of ", p.max_rank,
+                                    p.batch_axis ? " beyond a leading batch of 1" : "",
+                                    " (operands ", absl::StrJoin(texts, " and "), ")"));
         return absl::OkStatus();
       }
     }
-    if (op.multidirectional()) {
-      if (p.equal_rank) {
-        int64_t rank = 0;
-        for (const Shape& s : shapes) rank = std::max(rank, s.rank());
-        for (int k = 0; k < n.input_size(); ++k) {
-          if (shapes[k].rank() < rank && !(p.scalar_any_rank && ScalarLike(shapes[k]))) {
-            ctx->AlignOperand(id, k, rank);
-          }
-        }
-        shapes = InputShapes(ctx, id);
+    if (p.equal_rank) {
+      // Scalars stay scalars where the engine takes them at any rank.
+      for (int k = 0; k < n.input_size(); ++k) {
+        const std::optional<int64_t> r = ctx->OperandRank(id, k);
+        if (r && !(p.scalar_any_rank && ScalarLike(shapes[k]))) ctx->AlignOperand(id, k, *r);
       }
+      shapes = InputShapes(ctx, id);
+    }
+    if (op.multidirectional()) {
       const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
       if (res.verdict == bcast::Verdict::kError) {
         return absl::InvalidArgumentError(
@@ -130,25 +130,14 @@ class Legalize : public Pass {
       return absl::OkStatus();
     }
     if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
-      if (p.equal_rank && !(p.scalar_any_rank && ScalarLike(shapes[1]))) {
-        ctx->AlignOperand(id, 1, shapes[0].rank());
-      }
       if (!p.Runs("unidirectional") && !(ctx->ShapeOf(n.input(1)) == shapes[0])) {
         absl::StatusOr<bool> done = ctx->ExpandOperand(id, 1, shapes[0]);
         if (!done.ok()) return done.status();
       }
     } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
-      if (p.equal_rank && !(p.scalar_any_rank && ScalarLike(shapes[2]))) {
-        ctx->AlignOperand(id, 2, 2);
-      }
       if (!p.Runs("unidirectional")) {
         if (absl::Status s = ctx->ExpandGemmC(id); !s.ok()) return s;
       }
-    } else if (op.kind == BroadcastOpKind::kMatMul && p.equal_rank && shapes.size() == 2 &&
-               shapes[0].rank() >= 2 && shapes[1].rank() >= 2 &&
-               shapes[0].rank() != shapes[1].rank()) {
-      const int low = shapes[0].rank() < shapes[1].rank() ? 0 : 1;
-      ctx->AlignOperand(id, low, shapes[1 - low].rank());
     }
     return absl::OkStatus();
   }

@@ -426,9 +426,9 @@ bool RewriteContext::FoldIntoProducerUnsqueeze(const std::string& name, int64_t 
   return true;
 }
 
-std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
-  const onnx::NodeProto& c = graph_->node(use.node);
-  const BroadcastOp op = OpOf(use.node);
+std::optional<int64_t> RewriteContext::OperandRank(int id, int slot) {
+  const onnx::NodeProto& c = graph_->node(id);
+  const BroadcastOp op = OpOf(id);
   auto rank_of = [&](int k) -> std::optional<int64_t> {
     if (k >= c.input_size() || c.input(k).empty()) return std::nullopt;
     const Shape& s = ShapeOf(c.input(k));
@@ -445,8 +445,8 @@ std::optional<int64_t> RewriteContext::WantedRank(const proto::Use& use) {
     return rank;
   }
   if (op.legacy) return std::nullopt;
-  if (op.kind == BroadcastOpKind::kPRelu && use.slot == 1) return rank_of(0);
-  if (op.kind == BroadcastOpKind::kGemm && use.slot == 2) return 2;
+  if (op.kind == BroadcastOpKind::kPRelu && slot == 1) return rank_of(0);
+  if (op.kind == BroadcastOpKind::kGemm && slot == 2) return 2;
   if (op.kind == BroadcastOpKind::kMatMul) {
     std::optional<int64_t> a = rank_of(0), b = rank_of(1);
     if (!a || !b || *a < 2 || *b < 2) return std::nullopt;
@@ -459,7 +459,7 @@ std::optional<int64_t> RewriteContext::CommonWantedRank(const std::string& name)
   if (graph_->IsGraphOutput(name) || graph_->IsUsedBySubgraph(name)) return std::nullopt;
   std::optional<int64_t> common;
   for (const proto::Use& use : graph_->Consumers(name)) {
-    std::optional<int64_t> r = WantedRank(use);
+    std::optional<int64_t> r = OperandRank(use.node, use.slot);
     if (!r || (common && *common != *r)) return std::nullopt;
     common = r;
   }

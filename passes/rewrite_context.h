@@ -140,8 +140,14 @@ class RewriteContext {
   absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out,
                                      const std::vector<std::string>* operands = nullptr);
 
-  /// The rank every use of `name` wants (see AlignOperand), or nullopt when uses disagree or
-  /// a use is not a broadcast operand.
+  /// The rank input `slot` of node `id` has once its broadcast is explicit: the largest input
+  /// rank of a numpy-form op, X's rank for PRelu's slope, 2 for Gemm's C, the larger rank for
+  /// MatMul operands of rank >= 2; nullopt for other operands, legacy forms and unknown ranks.
+  /// The one rule align-ranks, the legalize passes and constant folding follow.
+  std::optional<int64_t> OperandRank(int id, int slot);
+
+  /// The rank every use of `name` wants (OperandRank), or nullopt when uses disagree or a use
+  /// is not a broadcast operand.
   std::optional<int64_t> CommonWantedRank(const std::string& name);
 
   /// Adds `rewrite` to the log (node label and op filled from `id` when >= 0).
@@ -167,8 +173,6 @@ class RewriteContext {
   // Unsqueeze instead of inserting another one.
   bool FoldIntoProducerUnsqueeze(const std::string& name, int64_t missing,
                                  const bcast::Shape& aligned);
-  // The rank a broadcast operand use wants, or nullopt.
-  std::optional<int64_t> WantedRank(const proto::Use& use);
 
   proto::Model* model_;
   GraphScope scope_;
