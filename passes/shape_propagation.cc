@@ -1242,9 +1242,14 @@ class Analyzer {
                                     const Scope& scope, int64_t opset,
                                     const onnx::NodeProto* caller, const BroadcastOp& info) {
     NodeVerdict v;
-    v.graph = path;
-    if (auto it = short_graphs_.find(path); it != short_graphs_.end()) v.short_graph = it->second;
-    v.node = NodeName(node, index);
+    // Shapes only (rewrite passes): the texts that name the node are never read.
+    if (options_.verdicts) {
+      v.graph = path;
+      if (auto it = short_graphs_.find(path); it != short_graphs_.end()) {
+        v.short_graph = it->second;
+      }
+      v.node = NodeName(node, index);
+    }
     v.op = node.op_type();
     v.domain = "";
     v.opset = opset;
@@ -1319,7 +1324,7 @@ class Analyzer {
             DecideBroadcast(node, caller, info, options_.verdicts, &v, &roles);
         if (!decided) return {};
         result = *std::move(decided);
-        if (options_.lint) Lint(opset, info, result, &v);
+        if (options_.lint && options_.verdicts) Lint(opset, info, result, &v);
         if (info.kind == BroadcastOpKind::kWhere) {
           if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
         }
