@@ -1,6 +1,6 @@
 // Op family table: matrix products. MatMul, MatMulInteger and QLinearMatMul (numpy batch
 // broadcasting through bcast::BroadcastMatMul), Gemm (C broadcast unidirectionally), Einsum
-// (a plain loop) and Det.
+// (equation parsed here, contracted by kernels/einsum.h) and Det.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "broadcast/rules.h"
 #include "broadcast/view.h"
+#include "runtime/kernels/einsum.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
@@ -106,7 +107,8 @@ absl::Status MatMulOp(OpContext& ctx) {
       nn::ComputeIn<C> x(**a), y(**b);
       nn::ComputeOut<C> z(*out);
       kernels::BatchedMatMul<C>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x.data(),
-                                (*plan)->a_offset.data(), y.data(), (*plan)->b_offset.data(), z.data());
+                                (*plan)->a_offset.data(), y.data(), (*plan)->b_offset.data(),
+                                z.data());
       z.Finish();
       return absl::OkStatus();
     });
@@ -211,7 +213,8 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
                                   (*plan)->a_offset.data(), y->data(), (*plan)->b_offset.data(),
                                   acc.data());
   // Rows of the output are M (per-row a_scale), columns N (per-column b_scale).
-  const int64_t n = (*plan)->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
+  const int64_t n = (*plan)->n,
+                m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
   // Scales are per tensor, per row of A or per column of B (found by fuzz_run: a longer or
   // shorter list was indexed past its end).
   if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != m) ||
@@ -499,42 +502,16 @@ absl::Status EinsumOp(OpContext& ctx) {
   const DType dtype = inputs[0]->dtype();
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
   if (!out.ok()) return out.status();
-  auto run = [&](auto tag, auto acc_tag, auto load) {
-    using A = typename decltype(acc_tag)::type;
-    (void)tag;
-    std::vector<A> acc(static_cast<size_t>((*out)->num_elements()), A(0));
-    if (work > 0) {
-      std::vector<int64_t> idx(rank, 0), off(inputs.size() + 1, 0);
-      for (int64_t w = 0; w < work; ++w) {
-        A p = A(1);
-        if constexpr (std::is_integral_v<A>) {
-          // Wrap modulo 2^64 like the other integer kernels (signed overflow is undefined).
-          uint64_t q = 1;
-          for (size_t t = 0; t < inputs.size(); ++t) q *= static_cast<uint64_t>(load(t, off[t]));
-          acc[off.back()] = static_cast<A>(static_cast<uint64_t>(acc[off.back()]) + q);
-        } else {
-          for (size_t t = 0; t < inputs.size(); ++t) p *= load(t, off[t]);
-          acc[off.back()] += p;
-        }
-        for (int d = rank - 1; d >= 0; --d) {
-          for (size_t t = 0; t <= inputs.size(); ++t) off[t] += strides[t][d];
-          if (++idx[d] < dims[d]) break;
-          for (size_t t = 0; t <= inputs.size(); ++t) off[t] -= strides[t][d] * dims[d];
-          idx[d] = 0;
-        }
-      }
-    }
-    return acc;
-  };
+  const int64_t out_count = (*out)->num_elements();
   if (IsFloatingPoint(dtype)) {
     return nn::VisitFloat(ctx, dtype, [&](auto tag) {
       using C = typename decltype(tag)::type;
       std::vector<nn::ComputeIn<C>> views;
+      std::vector<const C*> operands;
       views.reserve(inputs.size());
-      for (const Tensor* t : inputs) views.emplace_back(*t);
-      std::vector<double> acc = run(tag, TypeTag<double>{}, [&](size_t t, int64_t i) {
-        return static_cast<double>(views[t].data()[i]);
-      });
+      for (const Tensor* t : inputs) operands.push_back(views.emplace_back(*t).data());
+      std::vector<double> acc(static_cast<size_t>(out_count));
+      kernels::EinsumContract<C>(operands, strides, dims, out_count, acc.data());
       nn::ComputeOut<C> dst(*out);
       for (size_t i = 0; i < acc.size(); ++i) dst.data()[i] = static_cast<C>(acc[i]);
       dst.Finish();
@@ -543,9 +520,11 @@ absl::Status EinsumOp(OpContext& ctx) {
   }
   if (!IsInteger(dtype)) return ctx.Unsupported("Einsum on " + std::string(DTypeName(dtype)));
   std::vector<std::vector<int64_t>> ints;
-  for (const Tensor* t : inputs) ints.push_back(nn::LoadInts(*t));
-  std::vector<int64_t> acc =
-      run(TypeTag<int64_t>{}, TypeTag<int64_t>{}, [&](size_t t, int64_t i) { return ints[t][i]; });
+  ints.reserve(inputs.size());
+  std::vector<const int64_t*> operands;
+  for (const Tensor* t : inputs) operands.push_back(ints.emplace_back(nn::LoadInts(*t)).data());
+  std::vector<int64_t> acc(static_cast<size_t>(out_count));
+  kernels::EinsumContract<int64_t>(operands, strides, dims, out_count, acc.data());
   VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     // dtype is an integer here; the guard keeps the half types out of the cast (clang checks it).

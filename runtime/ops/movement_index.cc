@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 
@@ -33,38 +34,63 @@ absl::StatusOr<std::vector<int64_t>> IndexInput(const OpContext& ctx, int i) {
   return ReadInt64s(**t);
 }
 
-enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
-
-absl::StatusOr<Reduction> ReadReduction(const OpContext& ctx) {
+absl::StatusOr<kernels::ScatterReduction> ReadReduction(const OpContext& ctx) {
+  using kernels::ScatterReduction;
   const std::string r = ctx.node().GetString("reduction", "none");
-  if (r == "none") return Reduction::kNone;
-  if (r == "add") return Reduction::kAdd;
-  if (r == "mul") return Reduction::kMul;
-  if (r == "max") return Reduction::kMax;
-  if (r == "min") return Reduction::kMin;
+  if (r == "none") return ScatterReduction::kNone;
+  if (r == "add") return ScatterReduction::kAdd;
+  if (r == "mul") return ScatterReduction::kMul;
+  if (r == "max") return ScatterReduction::kMax;
+  if (r == "min") return ScatterReduction::kMin;
   return ctx.Error(absl::StrCat("unknown reduction '", r, "'"));
 }
 
-// dst = reduce(dst, src) for one element of type T.
-template <class T>
-void Combine(Reduction r, const T& src, T* dst) {
-  switch (r) {
-    case Reduction::kNone:
-      *dst = src;
-      break;
-    case Reduction::kAdd:
-      *dst = AddValues(*dst, src);
-      break;
-    case Reduction::kMul:
-      *dst = MulValues(*dst, src);
-      break;
-    case Reduction::kMax:
-      if (LessValues(*dst, src)) *dst = src;
-      break;
-    case Reduction::kMin:
-      if (LessValues(src, *dst)) *dst = src;
-      break;
+// GatherElements/ScatterElements: checks the index tensor against the data and wraps each
+// index into [0, d[axis]) in place. Fails where an element-by-element walk (row-major, dims in
+// order, the axis index checked at the axis) would first fail, with that walk's message.
+absl::Status WrapAxisIndices(const OpContext& ctx, const std::vector<int64_t>& d,
+                             const std::vector<int64_t>& ishape, int64_t axis,
+                             std::vector<int64_t>* indices) {
+  const int64_t rank = static_cast<int64_t>(d.size());
+  const int64_t count = static_cast<int64_t>(indices->size());
+  // The first element with a coordinate past the data off the axis: for each such dim j, the
+  // element with coordinate d[j] on j and 0 elsewhere; the smallest of them.
+  int64_t off_flat = count;
+  for (int64_t j = rank - 1, step = 1; j >= 0 && count > 0; step *= ishape[j], --j) {
+    if (j != axis && ishape[j] > d[j]) off_flat = std::min(off_flat, d[j] * step);
   }
+  // Whether that element fails off the axis before its axis index is looked at.
+  bool off_first = false;
+  if (off_flat < count) {
+    int64_t rest = off_flat;
+    for (int64_t j = rank - 1; j >= 0; --j) {
+      if (j < axis && rest % ishape[j] >= d[j]) off_first = true;
+      rest /= ishape[j];
+    }
+  }
+  const auto off_axis_error = [&] {
+    return ctx.Error("indices are larger than the data off the axis");
+  };
+  for (int64_t f = 0; f < std::min(off_flat + 1, count); ++f) {
+    if (f == off_flat && off_first) return off_axis_error();
+    const int64_t i = WrapIndex((*indices)[f], d[axis]);
+    if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[f], " out of range"));
+    (*indices)[f] = i;
+  }
+  if (off_flat < count) return off_axis_error();
+  return absl::OkStatus();
+}
+
+// GatherND/ScatterND: wraps entry j of each index tuple of `tuple_len` into [0, dims[j]) in
+// place; fails on the first entry out of range.
+absl::Status WrapTupleIndices(const OpContext& ctx, const int64_t* dims, int64_t tuple_len,
+                              std::vector<int64_t>* indices) {
+  for (size_t t = 0; t < indices->size(); ++t) {
+    const int64_t i = WrapIndex((*indices)[t], dims[static_cast<int64_t>(t) % tuple_len]);
+    if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[t], " out of range"));
+    (*indices)[t] = i;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -113,26 +139,14 @@ absl::Status GatherElements(OpContext& ctx) {
   if (!axis.ok()) return axis.status();
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), ishape);
   if (!out.ok()) return out.status();
-  const std::vector<int64_t> strides = DenseStrides(d);
-  const int64_t es = static_cast<int64_t>((*data)->element_size());
-  const auto* src = static_cast<const std::byte*>((*data)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  std::vector<int64_t> pos(rank, 0);
-  for (size_t flat = 0; flat < indices->size(); ++flat) {
-    int64_t offset = 0;
-    for (int64_t j = 0; j < rank; ++j) {
-      int64_t i = pos[j];
-      if (j == *axis) {
-        i = WrapIndex((*indices)[flat], d[j]);
-        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[flat], " out of range"));
-      } else if (i >= d[j]) {
-        return ctx.Error("indices are larger than the data off the axis");
-      }
-      offset += i * strides[j];
-    }
-    std::memcpy(dst + flat * es, src + offset * es, static_cast<size_t>(es));
-    for (int64_t j = rank - 1; j >= 0 && ++pos[j] == ishape[j]; --j) pos[j] = 0;
-  }
+  absl::Status valid = WrapAxisIndices(ctx, d, ishape, *axis, &*indices);
+  if (!valid.ok()) return valid;
+  VisitDType((*data)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    kernels::GatherElements((*data)->template data<T>(), d, ishape, *axis, indices->data(),
+                            (*out)->template data<T>());
+    return 0;
+  });
   return absl::OkStatus();
 }
 
@@ -158,15 +172,10 @@ absl::Status GatherND(OpContext& ctx) {
   if (!out.ok()) return out.status();
   const int64_t batches = DimProduct(d, 0, b);
   const int64_t per_batch = DimProduct(ishape, b, q - 1);
-  std::vector<int64_t>& wrapped = *indices;
-  for (size_t t = 0; t < wrapped.size(); ++t) {
-    const int64_t i = WrapIndex(wrapped[t], d[b + static_cast<int64_t>(t) % last]);
-    if (i < 0) return ctx.Error(absl::StrCat("index ", wrapped[t], " out of range"));
-    wrapped[t] = i;
-  }
-  GatherTuples((*data)->raw_data(), batches,
-               absl::Span<const int64_t>(d.data() + b, d.size() - b), per_batch, last, wrapped,
-               (*data)->element_size(), (*out)->raw_data());
+  absl::Status valid = WrapTupleIndices(ctx, d.data() + b, last, &*indices);
+  if (!valid.ok()) return valid;
+  GatherTuples((*data)->raw_data(), batches, absl::Span<const int64_t>(d.data() + b, d.size() - b),
+               per_batch, last, *indices, (*data)->element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -177,7 +186,7 @@ absl::Status ScatterElements(OpContext& ctx) {
   if (!indices.ok()) return indices.status();
   absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
   if (!updates.ok()) return updates.status();
-  absl::StatusOr<Reduction> reduction = ReadReduction(ctx);
+  absl::StatusOr<kernels::ScatterReduction> reduction = ReadReduction(ctx);
   if (!reduction.ok()) return reduction.status();
   const std::vector<int64_t>& d = (*data)->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
@@ -190,29 +199,15 @@ absl::Status ScatterElements(OpContext& ctx) {
   if (!axis.ok()) return axis.status();
   absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
   if (!out.ok()) return out.status();
-  const std::vector<int64_t> strides = DenseStrides(d);
-  return VisitDType((*data)->dtype(), absl::OkStatus(), [&](auto tag) -> absl::Status {
+  absl::Status valid = WrapAxisIndices(ctx, d, ishape, *axis, &*indices);
+  if (!valid.ok()) return valid;
+  VisitDType((*data)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* dst = (*out)->template data<T>();
-    const T* upd = (*updates)->template data<T>();
-    std::vector<int64_t> pos(rank, 0);
-    for (size_t flat = 0; flat < indices->size(); ++flat) {
-      int64_t offset = 0;
-      for (int64_t j = 0; j < rank; ++j) {
-        int64_t i = pos[j];
-        if (j == *axis) {
-          i = WrapIndex((*indices)[flat], d[j]);
-          if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[flat], " out of range"));
-        } else if (i >= d[j]) {
-          return ctx.Error("indices are larger than the data off the axis");
-        }
-        offset += i * strides[j];
-      }
-      Combine(*reduction, upd[flat], dst + offset);
-      for (int64_t j = rank - 1; j >= 0 && ++pos[j] == ishape[j]; --j) pos[j] = 0;
-    }
-    return absl::OkStatus();
+    kernels::ScatterElements((*out)->template data<T>(), d, ishape, *axis, indices->data(),
+                             (*updates)->template data<T>(), *reduction);
+    return 0;
   });
+  return absl::OkStatus();
 }
 
 absl::Status ScatterND(OpContext& ctx) {
@@ -222,7 +217,7 @@ absl::Status ScatterND(OpContext& ctx) {
   if (!indices.ok()) return indices.status();
   absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
   if (!updates.ok()) return updates.status();
-  absl::StatusOr<Reduction> reduction = ReadReduction(ctx);
+  absl::StatusOr<kernels::ScatterReduction> reduction = ReadReduction(ctx);
   if (!reduction.ok()) return reduction.status();
   const std::vector<int64_t>& d = (*data)->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
@@ -238,24 +233,16 @@ absl::Status ScatterND(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
   if (!out.ok()) return out.status();
-  const std::vector<int64_t> strides = DenseStrides(d);
-  const int64_t block = DimProduct(d, k, r);
   const int64_t tuples = DimProduct(ishape, 0, q - 1);
-  return VisitDType((*data)->dtype(), absl::OkStatus(), [&](auto tag) -> absl::Status {
+  absl::Status valid = WrapTupleIndices(ctx, d.data(), k, &*indices);
+  if (!valid.ok()) return valid;
+  VisitDType((*data)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* dst = (*out)->template data<T>();
-    const T* upd = (*updates)->template data<T>();
-    for (int64_t t = 0; t < tuples; ++t) {
-      int64_t offset = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t i = WrapIndex((*indices)[t * k + j], d[j]);
-        if (i < 0) return ctx.Error(absl::StrCat("index ", (*indices)[t * k + j], " out of range"));
-        offset += i * strides[j];
-      }
-      for (int64_t e = 0; e < block; ++e) Combine(*reduction, upd[t * block + e], dst + offset + e);
-    }
-    return absl::OkStatus();
+    kernels::ScatterND((*out)->template data<T>(), d, tuples, k, indices->data(),
+                       (*updates)->template data<T>(), *reduction);
+    return 0;
   });
+  return absl::OkStatus();
 }
 
 absl::Status OneHot(OpContext& ctx) {
@@ -299,7 +286,6 @@ absl::Status Compress(OpContext& ctx) {
   if (!x.ok()) return x.status();
   absl::StatusOr<std::vector<int64_t>> cond = InputInt64s(ctx, 1);
   if (!cond.ok()) return cond.status();
-  const int64_t es = static_cast<int64_t>((*x)->element_size());
   std::vector<int64_t> d = (*x)->shape();
   int64_t axis = 0;
   if (ctx.node().Has("axis")) {
@@ -322,14 +308,7 @@ absl::Status Compress(OpContext& ctx) {
   if (!out.ok()) return out.status();
   const int64_t outer = DimProduct(d, 0, axis);
   const int64_t inner = DimProduct(d, axis + 1, static_cast<int64_t>(d.size()));
-  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i : keep) {
-      std::memcpy(dst, src + (o * dim + i) * inner * es, static_cast<size_t>(inner * es));
-      dst += inner * es;
-    }
-  }
+  GatherBlocks((*x)->raw_data(), outer, dim, inner, keep, (*x)->element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -488,15 +467,7 @@ absl::Status Unique(OpContext& ctx) {
   shape[axis] = u;
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*x)->dtype(), shape);
   if (!y.ok()) return y.status();
-  const int64_t es = static_cast<int64_t>((*x)->element_size());
-  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
-  auto* dst = static_cast<std::byte*>((*y)->raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t g = 0; g < u; ++g) {
-      std::memcpy(dst + (o * u + g) * inner * es, src + (o * dim + first[g]) * inner * es,
-                  static_cast<size_t>(inner * es));
-    }
-  }
+  GatherBlocks((*x)->raw_data(), outer, dim, inner, first, (*x)->element_size(), (*y)->raw_data());
   const std::vector<int64_t>* extra[] = {&first, &inverse, &counts};
   for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
     if (!ctx.output_wanted(i)) continue;

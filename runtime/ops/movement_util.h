@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/dtype.h"
+#include "runtime/kernels/element_values.h"
 #include "runtime/ops/op.h"
 #include "runtime/tensor.h"
 
@@ -37,7 +38,7 @@ std::vector<std::byte> ScalarBytes(DType dtype, double value);
 absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
                                      std::vector<int64_t> shape);
 
-/// Arithmetic through float for float16/bfloat16, wrapping for integers, or/and for bool.
+/// A value widened for arithmetic (float16/bfloat16 to float) and stored back.
 template <class T>
 auto Widen(T v) {
   return LoadCompute(v);
@@ -46,41 +47,10 @@ template <class T, class W>
 T Narrow(W v) {
   return StoreCompute<T>(v);
 }
-template <class T>
-T AddValues(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return Narrow<T>(Widen(a) + Widen(b));
-  }
-}
-template <class T>
-T MulValues(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a && b;
-  } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    // Promote through unsigned long long so that uint16 * uint16 cannot overflow int.
-    return static_cast<T>(static_cast<U>(static_cast<unsigned long long>(static_cast<U>(a)) *
-                                         static_cast<unsigned long long>(static_cast<U>(b))));
-  } else {
-    return Narrow<T>(Widen(a) * Widen(b));
-  }
-}
-/// Strict weak "less" on element values (floats by value, NaN ordered last).
-template <class T>
-bool LessValues(T a, T b) {
-  const auto x = Widen(a);
-  const auto y = Widen(b);
-  if constexpr (std::is_floating_point_v<decltype(x)>) {
-    if (x != x) return false;
-    if (y != y) return true;
-  }
-  return x < y;
-}
+// Element arithmetic lives with the kernels (Scatter reductions use it too).
+using kernels::AddValues;
+using kernels::LessValues;
+using kernels::MulValues;
 
 // Kernels, one per op (movement_shape.cc, movement_copy.cc, movement_index.cc).
 absl::Status Reshape(OpContext& ctx);

@@ -465,6 +465,56 @@ TEST(GatherElements, AlongAxis1) {
   EXPECT_THAT(Values<float>(Run1(node, {&x, &idx})), ElementsAre(0, 0, 3, 2));
 }
 
+// The message of the first failure of a row-major walk over the index elements, dims in order
+// and the axis index checked at the axis: what GatherElements/ScatterElements reported when
+// they walked that way, which their up-front index check must still report. "" if none fails.
+std::string FirstAxisIndexFailure(const std::vector<int64_t>& d, const std::vector<int64_t>& ishape,
+                                  int64_t axis, const std::vector<int64_t>& indices) {
+  std::vector<int64_t> pos(d.size(), 0);
+  for (int64_t index : indices) {
+    for (size_t j = 0; j < d.size(); ++j) {
+      if (static_cast<int64_t>(j) == axis) {
+        if (index < -d[j] || index >= d[j])
+          return "index " + std::to_string(index) + " out of range";
+      } else if (pos[j] >= d[j]) {
+        return "indices are larger than the data off the axis";
+      }
+    }
+    for (size_t j = d.size(); j-- > 0 && ++pos[j] == ishape[j];) pos[j] = 0;
+  }
+  return "";
+}
+
+TEST(GatherElements, IndexErrorsNameTheFirstBadElement) {
+  std::mt19937 rng(41);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t rank = 1 + static_cast<int64_t>(rng() % 3);
+    std::vector<int64_t> d, ishape;
+    for (int64_t j = 0; j < rank; ++j) {
+      d.push_back(static_cast<int64_t>(rng() % 3));           // 0..2
+      ishape.push_back(1 + static_cast<int64_t>(rng() % 3));  // may exceed d off the axis
+    }
+    const int64_t axis = static_cast<int64_t>(rng() % rank);
+    int64_t count = 1;
+    for (int64_t n : ishape) count *= n;
+    std::vector<int64_t> indices(static_cast<size_t>(count));
+    for (int64_t& i : indices) i = static_cast<int64_t>(rng() % 7) - 3;  // some out of range
+    Tensor x = Iota(d), idx = I64(ishape, indices);
+    Tensor upd = Tensor::Allocate(DType::kFloat32, ishape).value();
+    const std::string want = FirstAxisIndexFailure(d, ishape, axis, indices);
+    Node gather = MakeNode("GatherElements", 2), scatter = MakeNode("ScatterElements", 3);
+    gather.attrs["axis"] = scatter.attrs["axis"] = IntAttr(axis);
+    for (const absl::Status& s :
+         {RunStatus(gather, {&x, &idx}), RunStatus(scatter, {&x, &idx, &upd})}) {
+      if (want.empty()) {
+        EXPECT_TRUE(s.ok()) << "trial " << trial << ": " << s;
+      } else {
+        EXPECT_THAT(s.message(), HasSubstr(want)) << "trial " << trial;
+      }
+    }
+  }
+}
+
 TEST(GatherND, BatchDims) {
   Tensor x = Iota({2, 2, 2});
   Tensor idx = I64({2, 1}, {1, 0});
