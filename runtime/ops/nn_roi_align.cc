@@ -1,5 +1,6 @@
 // RoiAlign (opset 10, 16): reads the attributes and checks the regions (finite, bounded
 // sampling grids); the pooling of bilinear samples is kernels/roi_align.h.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -60,6 +61,13 @@ absl::Status RoiAlignOp(OpContext& ctx) {
       }
     }
     nn::ComputeOut<C> yv(*y);
+    if (h == 0 || w == 0) {
+      // An empty image: every sample lies outside it and counts 0, in both modes (the kernel's
+      // clamped bilinear taps would read its first pixel, which does not exist).
+      std::fill(yv.data(), yv.data() + r * c * oh * ow, C(0));
+      yv.Finish();
+      return absl::OkStatus();
+    }
     kernels::RoiAlign(xv.data(), c, h, w, rv.data(), batch.data(), r, opts, yv.data());
     yv.Finish();
     return absl::OkStatus();

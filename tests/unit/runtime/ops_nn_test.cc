@@ -482,6 +482,27 @@ TEST(HostileShapes, GridSampleAndRoiAlignWithNonFiniteCoordinates) {
   EXPECT_FALSE(testing::RunNode(roi_node, {&x, &rois, &idx}).ok());
 }
 
+TEST(HostileShapes, RoiAlignOnAnEmptyImageIsZeros) {
+  // H or W of 0: no pixel to sample (the bilinear taps once read past an empty buffer).
+  for (const std::vector<int64_t>& dims :
+       std::vector<std::vector<int64_t>>{{1, 2, 0, 3}, {1, 2, 3, 0}}) {
+    for (const char* mode : {"avg", "max"}) {
+      Node node = testing::MakeNode("RoiAlign", 3, 1, 16);
+      node.attrs["mode"] = testing::StringAttr(mode);
+      node.attrs["output_height"] = testing::IntAttr(2);
+      node.attrs["output_width"] = testing::IntAttr(2);
+      Tensor x = *Tensor::FromValues<float>(dims, {});
+      Tensor rois = *Tensor::FromValues<float>({2, 4}, {0, 0, 1, 1, -2, -2, 5, 5});
+      Tensor idx = *Tensor::FromValues<int64_t>({2}, {0, 0});
+      auto out = testing::RunNode(node, {&x, &rois, &idx});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const Tensor& y = *(*out)[0].tensor;
+      ASSERT_EQ(y.num_elements(), 2 * 2 * 2 * 2);
+      for (int64_t k = 0; k < y.num_elements(); ++k) EXPECT_EQ(y.data<float>()[k], 0.0f) << mode;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnx_bcast::rt
 
