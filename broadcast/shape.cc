@@ -136,8 +136,7 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
       shape.dims.push_back(Dim::Unknown());
       continue;
     }
-    const bool integer =
-        item.find_first_not_of("+-0123456789") == std::string_view::npos;
+    const bool integer = item.find_first_not_of("+-0123456789") == std::string_view::npos;
     if (integer) {
       int64_t value = 0;
       if (!absl::SimpleAtoi(AV(item), &value) || value < 0) {
@@ -152,15 +151,15 @@ absl::StatusOr<Shape> Shape::TryParse(std::string_view text) {
       // Older texts name derived symbols freely ("bcast(M,N)"); a name starts with a letter.
       const char first = item.front();
       if (!std::isalpha(static_cast<unsigned char>(first)) && first != '_') {
-        return absl::InvalidArgumentError(absl::StrCat("bad dim \"", AV(item), "\" in \"",
-                                                       AV(text), "\": ", e.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat("bad dim \"", AV(item), "\" in \"", AV(text),
+                                                       "\": ", e.status().message()));
       }
       shape.dims.push_back(Dim::Symbol(item));
       continue;
     }
     if (e->AsConst() && *e->AsConst() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dim \"", AV(item), "\" is a negative constant in \"", AV(text), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dim \"", AV(item), "\" is a negative constant in \"", AV(text), "\""));
     }
     shape.dims.push_back(Dim::FromExpr(*e));
   }
@@ -217,6 +216,15 @@ bool Shape::operator==(const Shape& other) const {
   if (rank_known != other.rank_known) return false;
   if (!rank_known) return true;
   return dims == other.dims;
+}
+
+Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst) {
+  if (!shape.rank_known) return shape;
+  Shape out = shape;
+  for (Dim& d : out.dims) {
+    if (d.is_symbolic()) d = Dim::FromExpr(d.expr()->Substitute(subst));
+  }
+  return out;
 }
 
 }  // namespace onnx_bcast::bcast

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +107,10 @@ struct Shape {
 
   bool operator==(const Shape& other) const;
 };
+
+/// `shape` with its symbols replaced by `subst`'s expressions (each symbolic dim rebuilt from
+/// its substituted, simplified expression); an unknown rank stays unknown.
+Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst);
 
 }  // namespace onnx_bcast::bcast
 

@@ -29,15 +29,6 @@ void AddSymbols(const Shape& shape, std::set<std::string>* out) {
   }
 }
 
-Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst) {
-  if (!shape.rank_known) return shape;
-  Shape out = shape;
-  for (Dim& d : out.dims) {
-    if (d.is_symbolic()) d = Dim::FromExpr(d.expr()->Substitute(subst));
-  }
-  return out;
-}
-
 // What `condition` still requires once the bound symbols are replaced by their values
 // (`total_seq == past_seq + 3 or total_seq == 1` at seq=3), simplified as any condition.
 bcast::ConditionSet Residual(const bcast::ConditionSet& condition,
@@ -97,9 +88,9 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
   const std::set<std::string> known_set(known.begin(), known.end());
   for (const auto& [symbol, value] : bindings) {
     if (known_set.count(symbol) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--dim ", symbol, ": the model has no symbol '", symbol, "' (its symbols: ",
-          known.empty() ? std::string("none") : absl::StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim ", symbol, ": the model has no symbol '", symbol, "' (its symbols: ",
+                       known.empty() ? std::string("none") : absl::StrJoin(known, ", "), ")"));
     }
     if (value < 1) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -46,14 +49,43 @@ std::string PassOutcome(const PassStats& stats) {
 absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept) {
   absl::StatusOr<ShapeTables> fresh = ComputeShapeTables(model);
   if (!fresh.ok()) return fresh.status();
-  // Every tensor the fresh analysis knows; entries of tensors a pass removed may linger in the
-  // kept tables (nothing reads them).
-  for (const auto& [name, shape] : fresh->shapes) {
+  // Every tensor the fresh analysis knows, in name order (the first difference is reported);
+  // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
+  std::vector<const std::pair<const std::string, bcast::Shape>*> order;
+  order.reserve(fresh->shapes.size());
+  for (const auto& entry : fresh->shapes) order.push_back(&entry);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  // A size that depends on data is a symbol named after its node's label, "<op>#<index>" when
+  // the node is unnamed, and an insertion before the node shifts that index in a new analysis:
+  // the tables agree when they agree up to a one-to-one renaming of symbols, learned from the
+  // dims that are one symbol on both sides.
+  std::map<std::string, bcast::Expr> rename;  // fresh symbol -> kept symbol
+  std::map<std::string, std::string> renamed_from;
+  for (const auto* entry : order) {
+    auto it = kept.shapes.find(entry->first);
+    if (it == kept.shapes.end() || !entry->second.rank_known || !it->second.rank_known ||
+        entry->second.rank() != it->second.rank()) {
+      continue;
+    }
+    for (size_t i = 0; i < entry->second.dims.size(); ++i) {
+      const bcast::Dim& f = entry->second.dims[i];
+      const bcast::Dim& k = it->second.dims[i];
+      if (!f.is_symbol() || !k.is_symbol() || f.symbol() == k.symbol()) continue;
+      if (rename.count(f.symbol()) == 0 && renamed_from.count(k.symbol()) == 0) {
+        rename.emplace(f.symbol(), bcast::Expr::Symbol(k.symbol()));
+        renamed_from.emplace(k.symbol(), f.symbol());
+      }
+    }
+  }
+  for (const auto* entry : order) {
+    const std::string& name = entry->first;
     auto it = kept.shapes.find(name);
-    const std::string kept_text = it == kept.shapes.end() ? "none" : it->second.ToString();
+    const bcast::Shape shape = Substitute(entry->second, rename);
     if (it == kept.shapes.end() || !(it->second == shape)) {
-      return absl::InternalError(absl::StrCat("tensor '", name, "': kept shape ", kept_text,
-                                              ", a fresh analysis gives ", shape.ToString()));
+      return absl::InternalError(
+          absl::StrCat("tensor '", name, "': kept shape ",
+                       it == kept.shapes.end() ? std::string("none") : it->second.ToString(),
+                       ", a fresh analysis gives ", entry->second.ToString()));
     }
   }
   for (const auto& [name, elem] : fresh->elems) {
@@ -100,8 +132,9 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   const int given = static_cast<int>(!request.target.empty()) +
                     static_cast<int>(!request.target_file.empty()) +
                     static_cast<int>(!request.passes.empty());
-  if (given > 1)
+  if (given > 1) {
     return absl::InvalidArgumentError("give one of --target, --target-file and --passes");
+  }
   ResolvedPipeline out;
   std::vector<std::string> names = request.passes;
   if (!request.target_file.empty()) {

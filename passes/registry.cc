@@ -13,21 +13,21 @@ absl::Span<const PassInfo> AllPasses() {
   static const PassInfo kPasses[] = {
       {"upgrade-legacy-broadcast",
        "opset<7 broadcast=1/axis ops to numpy semantics (rank-only Unsqueeze of B), opset 7",
-       CreateUpgradeLegacyBroadcastPass},
+       CreateUpgradeLegacyBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"align-ranks",
        "give lower-rank broadcast operands leading 1s (folded into constants, else Unsqueeze)",
-       CreateAlignRanksPass},
+       CreateAlignRanksPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"materialize-broadcast",
        "Expand every operand that needs a broadcast to its op's output shape",
-       CreateMaterializeBroadcastPass},
+       CreateMaterializeBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"eliminate-redundant-broadcast",
        "remove Expand/Unsqueeze/Reshape/Tile that only broadcast what consumers broadcast anyway",
-       CreateEliminateRedundantBroadcastPass},
+       CreateEliminateRedundantBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"legalize-ncnn",
        "leave every binary op in a form ncnn's BinaryOp runs natively; refuse rank > 4",
-       CreateLegalizeNcnnPass},
+       CreateLegalizeNcnnPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"legalize", "like legalize-ncnn, for the table of the target being run (--target-file)",
-       CreateLegalizeTargetPass, /*needs_target=*/true},
+       CreateLegalizeTargetPass, /*needs_target=*/true, /*preserves_shapes=*/true},
   };
   return absl::Span<const PassInfo>(kPasses);
 }

@@ -17,9 +17,10 @@ struct PassInfo {
   /// Runs a target's table (PassOptions::target): refused up front without a target.
   bool needs_target = false;
   /// Keeps the pipeline's shape tables current as it edits (see analysis_manager.h): the
-  /// next pass and the target check read them instead of analysing the model again. A pass
-  /// that edits the graph without RewriteContext's builders must say false.
-  bool preserves_shapes = true;
+  /// next pass and the target check read them instead of analysing the model again. Only a
+  /// pass that edits the graph through RewriteContext alone may say true; the default costs a
+  /// new analysis, never a stale one.
+  bool preserves_shapes = false;
 };
 
 /// Every pass, in the order they are listed.

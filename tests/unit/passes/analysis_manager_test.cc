@@ -1,0 +1,106 @@
+// The pass manager's analyses (passes/analysis_manager.h): computed once per pipeline on a
+// one-graph model, kept current through every pass (a fresh analysis agrees after each), read by
+// the target check, dropped after a pass that does not preserve them; VerifyShapeTables finds a
+// stale entry and tolerates data-dependent symbols renamed by an insertion.
+#include "passes/analysis_manager.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/pass_manager.h"
+#include "passes/targets.h"
+#include "tests/unit/passes/test_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Rank-mismatched operands (align-ranks rewrites both Adds) and an unnamed NonZero whose
+// data-dependent extent is a symbol named after its position, which the Unsqueeze inserted
+// before it shifts.
+const char kModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[3] x, float[N,2,3] y) => (int64[?,?] z, float[N,2,3] w) {
+    a = Add(x, y)
+    n = NonZero(a)
+    z = Transpose(n)
+    w = Mul(a, x)
+  })";
+
+std::vector<const PassInfo*> Explicit() {
+  absl::StatusOr<std::vector<const PassInfo*>> p = ResolvePasses(FindTarget("explicit")->passes);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : std::vector<const PassInfo*>{};
+}
+
+TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
+  proto::Model model = testing::Parse(kModel);
+  AnalysisManager analyses(&model);
+  PipelineOptions options;
+  options.analyses = &analyses;
+  options.verify_each = true;  // compares the kept tables with a fresh analysis after each pass
+  std::vector<PassRun> runs;
+  const absl::Status s = RunPipeline(&model, Explicit(), options, &runs);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[1].stats.changed());  // align-ranks rewrote the graph
+  EXPECT_EQ(analyses.computations(), 1);
+  ASSERT_NE(analyses.held(), nullptr);
+  EXPECT_TRUE(VerifyShapeTables(model, *analyses.held()).ok());
+  // The target check over the kept tables finds what a fresh analysis finds (here: nothing).
+  const TargetProfile& target = *FindTarget("explicit");
+  absl::StatusOr<std::vector<TargetViolation>> from_tables =
+      CheckTarget(model, target, nullptr, analyses.held());
+  absl::StatusOr<std::vector<TargetViolation>> fresh = CheckTarget(model, target);
+  ASSERT_TRUE(from_tables.ok() && fresh.ok());
+  EXPECT_TRUE(from_tables->empty());
+  EXPECT_TRUE(fresh->empty());
+  // A second pipeline starts from the held tables: no new analysis.
+  ASSERT_TRUE(RunPipeline(&model, Explicit(), options, &runs).ok());
+  EXPECT_EQ(analyses.computations(), 1);
+}
+
+TEST(AnalysisManager, VerifyFindsAStaleShape) {
+  proto::Model model = testing::Parse(kModel);
+  absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
+  ASSERT_TRUE(tables.ok());
+  EXPECT_TRUE(VerifyShapeTables(model, *tables).ok());
+  tables->shapes["w"] = bcast::Shape::Parse("[N,3]");
+  const absl::Status s = VerifyShapeTables(model, *tables);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("tensor 'w': kept shape [N,3], a fresh analysis gives"));
+  tables->shapes.erase("w");
+  EXPECT_THAT(VerifyShapeTables(model, *tables).message(), HasSubstr("'w': kept shape none"));
+}
+
+// A pass that edits the graph behind RewriteContext's back and says so.
+class RenameOutputPass : public Pass {
+ public:
+  absl::Status Run(proto::Model* model, const PassOptions&, PassStats*) override {
+    model->proto.mutable_graph()->mutable_node(3)->set_op_type("Add");
+    return absl::OkStatus();
+  }
+};
+
+TEST(AnalysisManager, APassThatDoesNotPreserveDropsTheTables) {
+  proto::Model model = testing::Parse(kModel);
+  AnalysisManager analyses(&model);
+  PipelineOptions options;
+  options.analyses = &analyses;
+  std::vector<PassRun> runs;
+  ASSERT_TRUE(RunPipeline(&model, Explicit(), options, &runs).ok());
+  ASSERT_NE(analyses.held(), nullptr);
+  const PassInfo editing{"test-edit", "edits without keeping the tables",
+                         [] { return std::unique_ptr<Pass>(new RenameOutputPass()); },
+                         /*needs_target=*/false, /*preserves_shapes=*/false};
+  const PassInfo* pipeline[] = {&editing};
+  ASSERT_TRUE(RunPipeline(&model, pipeline, options, &runs).ok());
+  EXPECT_EQ(analyses.held(), nullptr);
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes
