@@ -1075,19 +1075,8 @@ class Analyzer {
     }
     bool complete = false;
     if (HasShapeFunction(node.op_type())) {
-      std::vector<const SymTensor*> sym_ins(ins.size(), nullptr);
-      for (size_t k = 0; k < ins.size(); ++k) {
-        if (ins[k] != nullptr) sym_ins[k] = &ins[k]->t;
-      }
-      const std::string name = NodeName(node, index);
-      ShapeFnContext ctx;
-      ctx.node = &node;
-      ctx.node_name = name;
-      ctx.opset = opset;
-      ctx.inputs = sym_ins;
-      ctx.caller = caller;
-      ctx.symbols = &symbols_;
-      if (std::optional<std::vector<SymTensor>> r = InferSymbolic(ctx)) {
+      if (std::optional<std::vector<SymTensor>> r =
+              RunShapeFunction(node, index, opset, caller, ins)) {
         complete = r->size() >= n_out;
         for (size_t k = 0; k < n_out && k < r->size(); ++k) {
           outs[k].t = std::move((*r)[k]);
@@ -1386,11 +1375,11 @@ class Analyzer {
     return outs;
   }
 
-  // The contents of a broadcasting op's output over tracked inputs (Add of shape values,
-  // Equal/Where of the exporters' -1 patterns); the shape stays the rules'.
-  void TrackContents(const onnx::NodeProto& node, int index, int64_t opset,
-                     const onnx::NodeProto* caller, const std::vector<const Value*>& ins,
-                     Value* out) {
+  // The node's symbolic shape function (passes/shape_functions) over the walk's values.
+  std::optional<std::vector<SymTensor>> RunShapeFunction(const onnx::NodeProto& node, int index,
+                                                         int64_t opset,
+                                                         const onnx::NodeProto* caller,
+                                                         const std::vector<const Value*>& ins) {
     std::vector<const SymTensor*> sym_ins(ins.size(), nullptr);
     for (size_t k = 0; k < ins.size(); ++k) {
       if (ins[k] != nullptr) sym_ins[k] = &ins[k]->t;
@@ -1403,7 +1392,15 @@ class Analyzer {
     ctx.inputs = sym_ins;
     ctx.caller = caller;
     ctx.symbols = &symbols_;
-    std::optional<std::vector<SymTensor>> r = InferSymbolic(ctx);
+    return InferSymbolic(ctx);
+  }
+
+  // The contents of a broadcasting op's output over tracked inputs (Add of shape values,
+  // Equal/Where of the exporters' -1 patterns); the shape stays the rules'.
+  void TrackContents(const onnx::NodeProto& node, int index, int64_t opset,
+                     const onnx::NodeProto* caller, const std::vector<const Value*>& ins,
+                     Value* out) {
+    std::optional<std::vector<SymTensor>> r = RunShapeFunction(node, index, opset, caller, ins);
     if (!r || r->empty()) return;
     out->t.value = std::move((*r)[0].value);
     out->t.negatives = std::move((*r)[0].negatives);
