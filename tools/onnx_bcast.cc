@@ -223,7 +223,10 @@ void DeclareOpt(CommandLine* cl, Args* a) {
              "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)",
              &a->report);
   cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
-  cl->Flag("--verify-each", "validate the graph after every pass", &a->verify_each);
+  cl->Flag("--verify-each",
+           "after every pass, validate the graph and compare the kept shape tables with a "
+           "fresh analysis",
+           &a->verify_each);
   cl->Flag("--dry-run", "print what would change, write nothing", &a->dry_run);
   cl->Flag("--in-place", "write the result back to MODEL (no -o needed)", &a->in_place);
   cl->Flag("--external-data", "save large initializers to OUT.data", &a->external_data);
