@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/cumsum.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
@@ -499,25 +500,8 @@ absl::Status CumSum(OpContext& ctx) {
   const int64_t inner = rank == 0 ? 1 : DimProduct(d, *axis + 1, rank);
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* src = (*x)->template data<T>();
-    T* dst = (*out)->template data<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t n = 0; n < inner; ++n) {
-        T sum = Narrow<T>(0);
-        for (int64_t s = 0; s < dim; ++s) {
-          const int64_t i = reverse ? dim - 1 - s : s;
-          const int64_t at = (o * dim + i) * inner + n;
-          const T v = src[at];
-          if (exclusive) {
-            dst[at] = sum;
-            sum = AddValues(sum, v);
-          } else {
-            sum = AddValues(sum, v);
-            dst[at] = sum;
-          }
-        }
-      }
-    }
+    kernels::CumSum((*x)->template data<T>(), outer, dim, inner, exclusive, reverse,
+                    (*out)->template data<T>());
     return 0;
   });
   return absl::OkStatus();
