@@ -8,6 +8,7 @@
 #include "runtime/kernels/cumsum.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
+#include "runtime/kernels/topk.h"
 #include "runtime/ops/movement_util.h"
 
 namespace onnx_bcast::rt::movement {
@@ -370,30 +371,8 @@ absl::Status TopK(OpContext& ctx) {
   const int64_t inner = DimProduct(d, *axis + 1, rank);
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* src = (*x)->template data<T>();
-    T* vo = (*values)->template data<T>();
-    int64_t* io = (*indices)->template data<int64_t>();
-    std::vector<int64_t> order(dim);
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t n = 0; n < inner; ++n) {
-        const T* line = src + o * dim * inner + n;
-        std::iota(order.begin(), order.end(), 0);
-        // Ties keep the smaller index first.
-        auto before = [&](int64_t a, int64_t b) {
-          const T va = line[a * inner];
-          const T vb = line[b * inner];
-          if (largest ? LessValues(vb, va) : LessValues(va, vb)) return true;
-          if (largest ? LessValues(va, vb) : LessValues(vb, va)) return false;
-          return a < b;
-        };
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-        for (int64_t i = 0; i < k; ++i) {
-          const int64_t at = (o * k + i) * inner + n;
-          vo[at] = line[order[i] * inner];
-          io[at] = order[i];
-        }
-      }
-    }
+    kernels::TopK((*x)->template data<T>(), outer, dim, inner, k, largest,
+                  (*values)->template data<T>(), (*indices)->template data<int64_t>());
     return 0;
   });
   return absl::OkStatus();
