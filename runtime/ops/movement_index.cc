@@ -1,13 +1,13 @@
 // Movement ops driven by index or value data: Gather, GatherElements, GatherND, Scatter,
 // ScatterElements, ScatterND, OneHot, Compress, NonZero, TopK, Unique, CumSum.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/cumsum.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
+#include "runtime/kernels/one_hot.h"
 #include "runtime/kernels/topk.h"
 #include "runtime/ops/movement_util.h"
 
@@ -268,18 +268,10 @@ absl::Status OneHot(OpContext& ctx) {
   if (!count.ok()) return count.status();
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*values)->dtype(), shape);
   if (!out.ok()) return out.status();
-  const int64_t es = static_cast<int64_t>((*values)->element_size());
+  const size_t es = (*values)->element_size();
   const auto* off_on = static_cast<const std::byte*>((*values)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  FillElements(off_on, *count, static_cast<size_t>(es), dst);
-  const int64_t inner = DimProduct(ishape, *axis, rank - 1);
-  for (size_t flat = 0; flat < indices->size(); ++flat) {
-    const int64_t i = WrapIndex((*indices)[flat], depth);
-    if (i < 0) continue;
-    const int64_t o = static_cast<int64_t>(flat) / inner;
-    const int64_t n = static_cast<int64_t>(flat) % inner;
-    std::memcpy(dst + ((o * depth + i) * inner + n) * es, off_on + es, static_cast<size_t>(es));
-  }
+  kernels::OneHot(indices->data(), DimProduct(ishape, 0, *axis), depth,
+                  DimProduct(ishape, *axis, rank - 1), off_on, off_on + es, es, (*out)->raw_data());
   return absl::OkStatus();
 }
 
