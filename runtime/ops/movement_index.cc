@@ -7,6 +7,7 @@
 #include "runtime/kernels/cumsum.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
+#include "runtime/kernels/nonzero.h"
 #include "runtime/kernels/one_hot.h"
 #include "runtime/kernels/topk.h"
 #include "runtime/ops/movement_util.h"
@@ -309,31 +310,24 @@ absl::Status Compress(OpContext& ctx) {
 absl::Status NonZero(OpContext& ctx) {
   absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
   if (!x.ok()) return x.status();
-  std::vector<int64_t> hits;
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = (*x)->template data<T>();
-    for (int64_t i = 0; i < (*x)->num_elements(); ++i) {
-      if (Widen(p[i]) != decltype(Widen(p[i])){}) hits.push_back(i);
-    }
-    return 0;
-  });
   // A scalar counts as rank 1 (numpy's nonzero on 0-d arrays).
   std::vector<int64_t> d = (*x)->shape();
   if (d.empty()) d = {1};
   const int64_t rank = static_cast<int64_t>(d.size());
-  const int64_t n = static_cast<int64_t>(hits.size());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
-  if (!out.ok()) return out.status();
-  int64_t* o = (*out)->data<int64_t>();
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t rest = hits[k];
-    for (int64_t j = rank - 1; j >= 0; --j) {
-      o[j * n + k] = rest % d[j];
-      rest /= d[j];
+  absl::Status status = absl::OkStatus();
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = (*x)->template data<T>();
+    const int64_t n = kernels::CountNonZero(p, (*x)->num_elements());
+    absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
+    if (!out.ok()) {
+      status = out.status();
+      return 0;
     }
-  }
-  return absl::OkStatus();
+    kernels::NonZeroCoordinates(p, d, n, (*out)->template data<int64_t>());
+    return 0;
+  });
+  return status;
 }
 
 absl::Status TopK(OpContext& ctx) {
