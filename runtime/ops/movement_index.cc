@@ -1,7 +1,6 @@
 // Movement ops driven by index or value data: Gather, GatherElements, GatherND, Scatter,
 // ScatterElements, ScatterND, OneHot, Compress, NonZero, TopK, Unique, CumSum.
 #include <algorithm>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/cumsum.h"
@@ -10,6 +9,7 @@
 #include "runtime/kernels/nonzero.h"
 #include "runtime/kernels/one_hot.h"
 #include "runtime/kernels/topk.h"
+#include "runtime/kernels/unique.h"
 #include "runtime/ops/movement_util.h"
 
 namespace onnx_bcast::rt::movement {
@@ -382,59 +382,20 @@ absl::Status Unique(OpContext& ctx) {
   const int64_t outer = DimProduct(d, 0, axis);
   const int64_t dim = d[axis];
   const int64_t inner = DimProduct(d, axis + 1, rank);
-  // Slice s is the elements (o, s, n) for every o, n; compare slices lexicographically.
-  std::vector<int64_t> first;  // first occurrence of each unique slice, in output order
-  std::vector<int64_t> inverse(dim);
-  std::vector<int64_t> counts;
+  kernels::UniqueGroups groups;
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* p = (*x)->template data<T>();
-    auto compare = [&](int64_t a, int64_t b) {
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t n = 0; n < inner; ++n) {
-          const T va = p[(o * dim + a) * inner + n];
-          const T vb = p[(o * dim + b) * inner + n];
-          if (LessValues(va, vb)) return -1;
-          if (LessValues(vb, va)) return 1;
-        }
-      }
-      return 0;
-    };
-    std::vector<int64_t> order(dim);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
-    // Groups of equal slices, each led by its first occurrence (stable sort).
-    std::vector<int64_t> group_of(dim);
-    std::vector<int64_t> leaders;
-    for (int64_t i = 0; i < dim; ++i) {
-      if (i == 0 || compare(order[i - 1], order[i]) != 0) leaders.push_back(order[i]);
-      group_of[order[i]] = static_cast<int64_t>(leaders.size()) - 1;
-    }
-    std::vector<int64_t> rank_of(leaders.size());
-    std::vector<int64_t> group_order(leaders.size());
-    std::iota(group_order.begin(), group_order.end(), 0);
-    if (!sorted) {
-      std::sort(group_order.begin(), group_order.end(),
-                [&](int64_t a, int64_t b) { return leaders[a] < leaders[b]; });
-    }
-    for (size_t r = 0; r < group_order.size(); ++r) rank_of[group_order[r]] = r;
-    first.resize(leaders.size());
-    counts.assign(leaders.size(), 0);
-    for (size_t g = 0; g < leaders.size(); ++g) first[rank_of[g]] = leaders[g];
-    for (int64_t i = 0; i < dim; ++i) {
-      inverse[i] = rank_of[group_of[i]];
-      ++counts[inverse[i]];
-    }
+    groups = kernels::UniqueSlices((*x)->template data<T>(), outer, dim, inner, sorted);
     return 0;
   });
+  const std::vector<int64_t>& first = groups.first;
   const int64_t u = static_cast<int64_t>(first.size());
   std::vector<int64_t> shape = d;
   shape[axis] = u;
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*x)->dtype(), shape);
   if (!y.ok()) return y.status();
   GatherBlocks((*x)->raw_data(), outer, dim, inner, first, (*x)->element_size(), (*y)->raw_data());
-  const std::vector<int64_t>* extra[] = {&first, &inverse, &counts};
+  const std::vector<int64_t>* extra[] = {&groups.first, &groups.inverse, &groups.counts};
   for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
     if (!ctx.output_wanted(i)) continue;
     const std::vector<int64_t>& v = *extra[i - 1];
