@@ -1,12 +1,15 @@
 // Movement ops driven by index or value data: Gather, GatherElements, GatherND, Scatter,
 // ScatterElements, ScatterND, OneHot, Compress, NonZero, TopK, Unique, CumSum.
 #include <algorithm>
-#include <cstring>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/cumsum.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/movement.h"
+#include "runtime/kernels/nonzero.h"
+#include "runtime/kernels/one_hot.h"
+#include "runtime/kernels/topk.h"
+#include "runtime/kernels/unique.h"
 #include "runtime/ops/movement_util.h"
 
 namespace onnx_bcast::rt::movement {
@@ -266,18 +269,10 @@ absl::Status OneHot(OpContext& ctx) {
   if (!count.ok()) return count.status();
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*values)->dtype(), shape);
   if (!out.ok()) return out.status();
-  const int64_t es = static_cast<int64_t>((*values)->element_size());
+  const size_t es = (*values)->element_size();
   const auto* off_on = static_cast<const std::byte*>((*values)->raw_data());
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  FillElements(off_on, *count, static_cast<size_t>(es), dst);
-  const int64_t inner = DimProduct(ishape, *axis, rank - 1);
-  for (size_t flat = 0; flat < indices->size(); ++flat) {
-    const int64_t i = WrapIndex((*indices)[flat], depth);
-    if (i < 0) continue;
-    const int64_t o = static_cast<int64_t>(flat) / inner;
-    const int64_t n = static_cast<int64_t>(flat) % inner;
-    std::memcpy(dst + ((o * depth + i) * inner + n) * es, off_on + es, static_cast<size_t>(es));
-  }
+  kernels::OneHot(indices->data(), DimProduct(ishape, 0, *axis), depth,
+                  DimProduct(ishape, *axis, rank - 1), off_on, off_on + es, es, (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -315,31 +310,24 @@ absl::Status Compress(OpContext& ctx) {
 absl::Status NonZero(OpContext& ctx) {
   absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
   if (!x.ok()) return x.status();
-  std::vector<int64_t> hits;
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = (*x)->template data<T>();
-    for (int64_t i = 0; i < (*x)->num_elements(); ++i) {
-      if (Widen(p[i]) != decltype(Widen(p[i])){}) hits.push_back(i);
-    }
-    return 0;
-  });
   // A scalar counts as rank 1 (numpy's nonzero on 0-d arrays).
   std::vector<int64_t> d = (*x)->shape();
   if (d.empty()) d = {1};
   const int64_t rank = static_cast<int64_t>(d.size());
-  const int64_t n = static_cast<int64_t>(hits.size());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
-  if (!out.ok()) return out.status();
-  int64_t* o = (*out)->data<int64_t>();
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t rest = hits[k];
-    for (int64_t j = rank - 1; j >= 0; --j) {
-      o[j * n + k] = rest % d[j];
-      rest /= d[j];
+  absl::Status status = absl::OkStatus();
+  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = (*x)->template data<T>();
+    const int64_t n = kernels::CountNonZero(p, (*x)->num_elements());
+    absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
+    if (!out.ok()) {
+      status = out.status();
+      return 0;
     }
-  }
-  return absl::OkStatus();
+    kernels::NonZeroCoordinates(p, d, n, (*out)->template data<int64_t>());
+    return 0;
+  });
+  return status;
 }
 
 absl::Status TopK(OpContext& ctx) {
@@ -369,30 +357,8 @@ absl::Status TopK(OpContext& ctx) {
   const int64_t inner = DimProduct(d, *axis + 1, rank);
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* src = (*x)->template data<T>();
-    T* vo = (*values)->template data<T>();
-    int64_t* io = (*indices)->template data<int64_t>();
-    std::vector<int64_t> order(dim);
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t n = 0; n < inner; ++n) {
-        const T* line = src + o * dim * inner + n;
-        std::iota(order.begin(), order.end(), 0);
-        // Ties keep the smaller index first.
-        auto before = [&](int64_t a, int64_t b) {
-          const T va = line[a * inner];
-          const T vb = line[b * inner];
-          if (largest ? LessValues(vb, va) : LessValues(va, vb)) return true;
-          if (largest ? LessValues(va, vb) : LessValues(vb, va)) return false;
-          return a < b;
-        };
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-        for (int64_t i = 0; i < k; ++i) {
-          const int64_t at = (o * k + i) * inner + n;
-          vo[at] = line[order[i] * inner];
-          io[at] = order[i];
-        }
-      }
-    }
+    kernels::TopK((*x)->template data<T>(), outer, dim, inner, k, largest,
+                  (*values)->template data<T>(), (*indices)->template data<int64_t>());
     return 0;
   });
   return absl::OkStatus();
@@ -416,59 +382,20 @@ absl::Status Unique(OpContext& ctx) {
   const int64_t outer = DimProduct(d, 0, axis);
   const int64_t dim = d[axis];
   const int64_t inner = DimProduct(d, axis + 1, rank);
-  // Slice s is the elements (o, s, n) for every o, n; compare slices lexicographically.
-  std::vector<int64_t> first;  // first occurrence of each unique slice, in output order
-  std::vector<int64_t> inverse(dim);
-  std::vector<int64_t> counts;
+  kernels::UniqueGroups groups;
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* p = (*x)->template data<T>();
-    auto compare = [&](int64_t a, int64_t b) {
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t n = 0; n < inner; ++n) {
-          const T va = p[(o * dim + a) * inner + n];
-          const T vb = p[(o * dim + b) * inner + n];
-          if (LessValues(va, vb)) return -1;
-          if (LessValues(vb, va)) return 1;
-        }
-      }
-      return 0;
-    };
-    std::vector<int64_t> order(dim);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
-    // Groups of equal slices, each led by its first occurrence (stable sort).
-    std::vector<int64_t> group_of(dim);
-    std::vector<int64_t> leaders;
-    for (int64_t i = 0; i < dim; ++i) {
-      if (i == 0 || compare(order[i - 1], order[i]) != 0) leaders.push_back(order[i]);
-      group_of[order[i]] = static_cast<int64_t>(leaders.size()) - 1;
-    }
-    std::vector<int64_t> rank_of(leaders.size());
-    std::vector<int64_t> group_order(leaders.size());
-    std::iota(group_order.begin(), group_order.end(), 0);
-    if (!sorted) {
-      std::sort(group_order.begin(), group_order.end(),
-                [&](int64_t a, int64_t b) { return leaders[a] < leaders[b]; });
-    }
-    for (size_t r = 0; r < group_order.size(); ++r) rank_of[group_order[r]] = r;
-    first.resize(leaders.size());
-    counts.assign(leaders.size(), 0);
-    for (size_t g = 0; g < leaders.size(); ++g) first[rank_of[g]] = leaders[g];
-    for (int64_t i = 0; i < dim; ++i) {
-      inverse[i] = rank_of[group_of[i]];
-      ++counts[inverse[i]];
-    }
+    groups = kernels::UniqueSlices((*x)->template data<T>(), outer, dim, inner, sorted);
     return 0;
   });
+  const std::vector<int64_t>& first = groups.first;
   const int64_t u = static_cast<int64_t>(first.size());
   std::vector<int64_t> shape = d;
   shape[axis] = u;
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*x)->dtype(), shape);
   if (!y.ok()) return y.status();
   GatherBlocks((*x)->raw_data(), outer, dim, inner, first, (*x)->element_size(), (*y)->raw_data());
-  const std::vector<int64_t>* extra[] = {&first, &inverse, &counts};
+  const std::vector<int64_t>* extra[] = {&groups.first, &groups.inverse, &groups.counts};
   for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
     if (!ctx.output_wanted(i)) continue;
     const std::vector<int64_t>& v = *extra[i - 1];
@@ -499,25 +426,8 @@ absl::Status CumSum(OpContext& ctx) {
   const int64_t inner = rank == 0 ? 1 : DimProduct(d, *axis + 1, rank);
   VisitDType((*x)->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* src = (*x)->template data<T>();
-    T* dst = (*out)->template data<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t n = 0; n < inner; ++n) {
-        T sum = Narrow<T>(0);
-        for (int64_t s = 0; s < dim; ++s) {
-          const int64_t i = reverse ? dim - 1 - s : s;
-          const int64_t at = (o * dim + i) * inner + n;
-          const T v = src[at];
-          if (exclusive) {
-            dst[at] = sum;
-            sum = AddValues(sum, v);
-          } else {
-            sum = AddValues(sum, v);
-            dst[at] = sum;
-          }
-        }
-      }
-    }
+    kernels::CumSum((*x)->template data<T>(), outer, dim, inner, exclusive, reverse,
+                    (*out)->template data<T>());
     return 0;
   });
   return absl::OkStatus();

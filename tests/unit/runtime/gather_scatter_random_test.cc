@@ -9,61 +9,14 @@
 #include "runtime/dtype.h"
 #include "runtime/kernels/gather_scatter.h"
 #include "runtime/kernels/reference/gather_scatter.h"
+#include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::rt::kernels::kernel_test {
 namespace {
 
 constexpr ScatterReduction kReductions[] = {ScatterReduction::kNone, ScatterReduction::kAdd,
                                             ScatterReduction::kMul, ScatterReduction::kMax,
                                             ScatterReduction::kMin};
-
-int64_t Count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-int64_t Below(std::mt19937* rng, int64_t n) { return static_cast<int64_t>((*rng)() % n); }
-
-// Element buffers; bool is held as bytes of 0 or 1 (std::vector<bool> has no data()).
-template <class T>
-using Buffer = std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
-
-template <class T, class E>
-T* Ptr(std::vector<E>& v) {
-  return reinterpret_cast<T*>(v.data());
-}
-template <class T, class E>
-const T* Ptr(const std::vector<E>& v) {
-  return reinterpret_cast<const T*>(v.data());
-}
-
-template <class T>
-Buffer<T> RandomValues(std::mt19937* rng, int64_t n) {
-  Buffer<T> v(static_cast<size_t>(n));
-  for (auto& x : v) {
-    if constexpr (std::is_same_v<T, bool>) {
-      x = (*rng)() % 2;
-    } else if constexpr (std::is_integral_v<T>) {
-      x = static_cast<T>((*rng)());  // any bits: add and mul must wrap
-    } else {
-      x = StoreCompute<T>(std::uniform_real_distribution<float>(-3, 3)(*rng));
-    }
-  }
-  return v;
-}
-
-// Bitwise equality (float results must match exactly: both apply updates in the same order).
-template <class E>
-::testing::AssertionResult SameBits(const std::vector<E>& a, const std::vector<E>& b) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes differ";
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(E)) != 0) {
-      return ::testing::AssertionFailure() << "element " << i << " differs";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
 
 // A data shape, an axis and an index shape that GatherElements accepts: off the axis the index
 // dims are at most the data's; indices exist only when the axis has somewhere to point.
@@ -178,4 +131,4 @@ TEST(GatherScatterKernels, ReferenceScatterByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::rt::kernels::kernel_test
