@@ -7,6 +7,19 @@
 
 namespace onnx_bcast::passes {
 
+void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ElemTable* elems) {
+  if (interface) {
+    auto declared = [&](const onnx::ValueInfoProto& vi) {
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+        (*elems)[vi.name()] = vi.type().tensor_type().elem_type();
+      }
+    };
+    for (const auto& vi : graph.input()) declared(vi);
+    for (const auto& vi : graph.output()) declared(vi);
+  }
+  for (const auto& t : graph.initializer()) (*elems)[t.name()] = t.data_type();
+}
+
 absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model) {
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
@@ -17,16 +30,7 @@ absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model) {
     tables.shapes = std::move(it->second);
   }
   tables.elems = std::move(analysis->elems);
-  // Declared types of the interface and initializers take precedence, as in the model.
-  const onnx::GraphProto& g = model.proto.graph();
-  auto elem = [&](const onnx::ValueInfoProto& vi) {
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-      tables.elems[vi.name()] = vi.type().tensor_type().elem_type();
-    }
-  };
-  for (const auto& vi : g.input()) elem(vi);
-  for (const auto& vi : g.output()) elem(vi);
-  for (const auto& t : g.initializer()) tables.elems[t.name()] = t.data_type();
+  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables.elems);
   return tables;
 }
 

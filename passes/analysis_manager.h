@@ -35,6 +35,11 @@ struct ShapeTables {
   ElemTable elems;
 };
 
+/// Overwrites `elems` with the element types `graph` declares: its initializers', and with
+/// `interface` its inputs' and outputs' (where the declared type names one). Declared types
+/// take precedence over inferred ones, as in the model.
+void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ElemTable* elems);
+
 /// The broadcast analysis's shape tables of `model`'s main graph (shapes only, no verdicts),
 /// with the declared element types of the interface and the initializers taking precedence.
 absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model);

@@ -32,22 +32,22 @@ class Legalize : public Pass {
       return absl::FailedPreconditionError(
           "the 'legalize' pass needs a target table (--target or --target-file)");
     }
-    return RewriteEveryGraph(model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options,
-                             stats, [profile](RewriteContext& ctx) -> absl::Status {
-                               proto::GraphEditor& g = ctx.graph();
-                               for (int id = 0; id < g.original_node_count(); ++id) {
-                                 const std::optional<BroadcastOp> found =
-                                     ctx.NumpyFormBroadcast(id);
-                                 if (!found) continue;
-                                 const BroadcastOp op = *found;
-                                 if (absl::Status s = LegalizeNode(&ctx, *profile, id, op); !s.ok())
-                                   return s;
-                               }
-                               return absl::OkStatus();
-                             });
+    return RewriteEveryGraph(
+        model, fixed_ != nullptr ? "legalize-ncnn" : "legalize", options, stats,
+        [profile](RewriteContext& ctx) { return LegalizeGraph(&ctx, *profile); });
   }
 
  private:
+  static absl::Status LegalizeGraph(RewriteContext* ctx, const TargetProfile& p) {
+    proto::GraphEditor& g = ctx->graph();
+    for (int id = 0; id < g.original_node_count(); ++id) {
+      const std::optional<BroadcastOp> found = ctx->NumpyFormBroadcast(id);
+      if (!found) continue;
+      if (absl::Status s = LegalizeNode(ctx, p, id, *found); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
   static std::vector<Shape> InputShapes(RewriteContext* ctx, int id) {
     std::vector<Shape> shapes;
     for (const std::string& in : ctx->graph().node(id).input()) {

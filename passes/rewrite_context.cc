@@ -74,17 +74,8 @@ void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, Shape
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
   shapes_ = std::move(shapes);
   elems_ = std::move(elems);
-  if (!scope_.body) {
-    const onnx::GraphProto& g = *graph;
-    auto elem = [&](const onnx::ValueInfoProto& vi) {
-      if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-        elems_[vi.name()] = vi.type().tensor_type().elem_type();
-      }
-    };
-    for (const auto& vi : g.input()) elem(vi);
-    for (const auto& vi : g.output()) elem(vi);
-  }
-  for (const auto& t : graph->initializer()) elems_[t.name()] = t.data_type();
+  // A body's interface types are not tracked (see GraphScope::body).
+  ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &elems_);
   graph_ = std::make_unique<proto::GraphEditor>(graph);
 }
 
@@ -471,18 +462,16 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   if (slot < 0 || slot >= graph_->node(id).input_size()) return;
   const std::string& input = graph_->node(id).input(slot);
   if (input.empty()) return;
-  {
-    // Most operands already have the rank: no copies for them.
-    const Shape& current = ShapeOf(input);
-    if (!current.rank_known) {
-      Debug(id, absl::StrCat("input '", input, "' has an unknown rank"));
-      return;
-    }
-    if (rank <= current.rank()) return;
+  const Shape& current = ShapeOf(input);
+  if (!current.rank_known) {
+    Debug(id, absl::StrCat("input '", input, "' has an unknown rank"));
+    return;
   }
+  // Most operands already have the rank: no copies for them.
+  if (rank <= current.rank()) return;
   // Copies: the edits below rewire the node and record shapes.
   const std::string name = input;
-  const Shape s = ShapeOf(name);
+  const Shape s = current;
   const int64_t missing = rank - s.rank();
   const Shape aligned = PrependOnes(s, missing);
   std::vector<int64_t> axes;
