@@ -424,6 +424,15 @@ std::optional<BroadcastResult> DecideBroadcast(const onnx::NodeProto& node,
   return result;
 }
 
+// The verdict, output and condition of a decided node.
+void TakeResult(const BroadcastResult& result, NodeVerdict* v) {
+  v->verdict = result.verdict;
+  // A class describes a valid broadcast; a proven error has none.
+  if (v->verdict == Verdict::kError) v->broadcast_class = "invalid";
+  v->output = result.output;
+  v->condition = result.condition;
+}
+
 class Analyzer {
  public:
   Analyzer(const proto::Model& model, const AnalysisOptions& options, Analysis* out)
@@ -1320,11 +1329,7 @@ class Analyzer {
         break;
       }
     }
-    v.verdict = result.verdict;
-    // A class describes a valid broadcast; a proven error has none.
-    if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
-    v.output = result.output;
-    v.condition = result.condition;
+    TakeResult(result, &v);
     Value out;
     out.t.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
     if (tracked && HasShapeFunction(node.op_type()))
@@ -1607,10 +1612,7 @@ std::optional<NodeVerdict> DecideBroadcastNode(
   std::optional<BroadcastResult> result =
       DecideBroadcast(node, nullptr, info, /*classify=*/true, &v, &roles);
   if (!result) return std::nullopt;
-  v.verdict = result->verdict;
-  if (v.verdict == Verdict::kError) v.broadcast_class = "invalid";
-  v.output = result->output;
-  v.condition = result->condition;
+  TakeResult(*result, &v);
   if (v.verdict != Verdict::kOk) v.message = Describe(v, roles, *result);
   return v;
 }
