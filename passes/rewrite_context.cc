@@ -68,7 +68,7 @@ absl::Status RewriteContext::Init() {
 }
 
 void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
-                                std::unordered_map<std::string, int32_t> elems) {
+                                ElemTable elems) {
   scoped_ = true;
   scope_ = std::move(scope);
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);

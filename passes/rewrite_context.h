@@ -59,7 +59,7 @@ class RewriteContext {
   /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
   /// types already computed by the one analysis of the model (RewriteEveryGraph).
   void InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
-                  std::unordered_map<std::string, int32_t> elems);
+                  ElemTable elems);
   /// The analysis path of the graph this context edits ("main" for the main graph).
   const std::string& path() const { return scope_.path; }
   /// A name unused anywhere in the model (and in this graph), starting with `base`.
@@ -182,8 +182,8 @@ class RewriteContext {
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
-  std::unordered_map<std::string, bcast::Shape> shapes_;
-  std::unordered_map<std::string, int32_t> elems_;
+  ShapeTable shapes_;
+  ElemTable elems_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
   std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;

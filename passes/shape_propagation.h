@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "broadcast/condition.h"
 #include "broadcast/rules.h"
@@ -81,9 +82,9 @@ struct Analysis {
   /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
   std::string contradiction;
   /// Inferred shapes per tensor, keyed by graph path then tensor name.
-  std::map<std::string, std::unordered_map<std::string, bcast::Shape>> shapes;
+  std::map<std::string, absl::flat_hash_map<std::string, bcast::Shape>> shapes;
   /// Element types of the main graph's tensors (where known).
-  std::unordered_map<std::string, int32_t> elems;
+  absl::flat_hash_map<std::string, int32_t> elems;
   /// Kept for API compatibility; the walk infers node by node and leaves it empty.
   std::string inference_note;
 
@@ -122,7 +123,7 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 /// manager's tables.
 std::optional<NodeVerdict> DecideBroadcastNode(
     const onnx::NodeProto& node, int index, int64_t opset,
-    const std::unordered_map<std::string, bcast::Shape>& shapes);
+    const absl::flat_hash_map<std::string, bcast::Shape>& shapes);
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);
