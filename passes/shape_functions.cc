@@ -293,7 +293,7 @@ Rat RatOfDouble(double v) {
 // tensor about to be used as float) its integer contents.
 std::optional<Rats> RatsOf(const SymTensor* t) {
   if (t == nullptr) return std::nullopt;
-  if (t->float_exprs) return t->float_exprs;
+  if (t->float_exprs) return *t->float_exprs;
   if (t->float_value) {
     Rats r;
     for (double v : *t->float_value) r.push_back(RatOfDouble(v));

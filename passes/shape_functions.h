@@ -13,6 +13,7 @@
 #define ONNX_BCAST_PASSES_SHAPE_FUNCTIONS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,49 @@
 
 namespace onnx_bcast::passes {
 
+/// std::optional's interface over a heap box: one pointer inline instead of the whole T. The
+/// analysis keeps a SymTensor per tensor and few carry contents, so three inline optional
+/// vectors (32 bytes each) were a third of the per-tensor record at a million tensors.
+template <typename T>
+class BoxedOptional {
+ public:
+  BoxedOptional() = default;
+  BoxedOptional(std::nullopt_t) {}  // NOLINT: as std::optional
+  BoxedOptional(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT: as std::optional
+  BoxedOptional(const BoxedOptional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  BoxedOptional(BoxedOptional&&) noexcept = default;
+  BoxedOptional& operator=(const BoxedOptional& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  BoxedOptional& operator=(BoxedOptional&&) noexcept = default;
+  BoxedOptional& operator=(std::nullopt_t) {
+    p_.reset();
+    return *this;
+  }
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  template <typename... Args>
+  T& emplace(Args&&... args) {
+    p_ = std::make_unique<T>(std::forward<Args>(args)...);
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+
+  friend bool operator==(const BoxedOptional& a, const BoxedOptional& b) {
+    return a.has_value() == b.has_value() && (!a.has_value() || *a == *b);
+  }
+  friend bool operator!=(const BoxedOptional& a, const BoxedOptional& b) { return !(a == b); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
 /// What the analysis knows of one tensor.
 struct SymTensor {
   int32_t elem = 0;  ///< onnx::TensorProto::DataType; 0 when unknown
@@ -32,7 +76,7 @@ struct SymTensor {
   /// For integer tensors of rank 0 or 1 with at most kMaxValueElements elements: each element
   /// as a dim (a value, a symbol or an expression; Dim::Unknown() for an element not known).
   /// nullopt when the contents are not tracked.
-  std::optional<std::vector<bcast::Dim>> value;
+  BoxedOptional<std::vector<bcast::Dim>> value;
   /// A Dim cannot hold a negative integer, but shape tensors carry them (Reshape's -1, Slice's
   /// negative starts, axes such as -1): such elements are Dim::Unknown() in `value` and their
   /// integers are listed here as (index, value). A reader that ignores this field sees them as
@@ -40,7 +84,7 @@ struct SymTensor {
   std::vector<std::pair<int64_t, int64_t>> negatives;
   /// For float tensors of rank 0 or 1 with at most kMaxValueElements elements whose contents
   /// are constant (Resize/Upsample scales): the elements.
-  std::optional<std::vector<double>> float_value;
+  BoxedOptional<std::vector<double>> float_value;
   /// A float element that is an exact rational of dim expressions: num / den, den > 0; num
   /// unset when the element is not known.
   struct Rational {
@@ -51,7 +95,7 @@ struct SymTensor {
   /// dims: torch's size arithmetic in float (Cast(H) / 32 -> Ceil -> Cast back, the padding of
   /// detection transforms). Exact while values stay below 2^24, float32's integers: extents
   /// are assumed far below.
-  std::optional<std::vector<Rational>> float_exprs;
+  BoxedOptional<std::vector<Rational>> float_exprs;
 };
 
 /// Tensors larger than this are not value-tracked (shape tensors are tiny).

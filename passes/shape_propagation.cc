@@ -546,7 +546,7 @@ class Analyzer {
       if (vi.has_type()) declared[vi.name()] = &vi.type();
     }
     const int64_t opset = DefaultOpset(opsets);
-    {
+    if (options_.verdicts) {
       size_t broadcasting = 0;
       for (const auto& node : g.node()) {
         broadcasting += ClassifyBroadcastOp(node.op_type(), opset).kind != BroadcastOpKind::kNone;
@@ -585,11 +585,12 @@ class Analyzer {
     shapes.reserve(shapes.size() + scope->values.size());
     if (path == "main") {
       out_->elems.reserve(scope->values.size());
-      for (auto& [name, v] : scope->values) {
-        if (v.t.elem != 0) out_->elems.emplace(name, v.t.elem);
-        shapes.insert_or_assign(name, std::move(v.t.shape));
+      // Each entry is freed once moved: the scope and the tables never peak together.
+      for (auto it = scope->values.begin(); it != scope->values.end();) {
+        if (it->second.t.elem != 0) out_->elems.emplace(it->first, it->second.t.elem);
+        shapes.insert_or_assign(it->first, std::move(it->second.t.shape));
+        it = scope->values.erase(it);
       }
-      scope->values.clear();
     } else {
       for (const auto& [name, v] : scope->values) shapes[name] = v.t.shape;
     }
