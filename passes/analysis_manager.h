@@ -20,17 +20,13 @@
 #include <string>
 #include <unordered_map>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "broadcast/shape.h"
+#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
 
-// Open addressing (abseil): the tables hold every tensor of the graph, and node-based maps
-// cost an allocation and a pointer chase per entry. No caller iterates them into output.
-using ShapeTable = absl::flat_hash_map<std::string, bcast::Shape>;
-using ElemTable = absl::flat_hash_map<std::string, int32_t>;
 
 /// The main graph's shapes and element types (0 or absent: not known).
 struct ShapeTables {

@@ -1591,7 +1591,7 @@ std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& resul
 
 std::optional<NodeVerdict> DecideBroadcastNode(
     const onnx::NodeProto& node, int index, int64_t opset,
-    const absl::flat_hash_map<std::string, Shape>& shapes) {
+    const ShapeTable& shapes) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
   if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {

@@ -32,6 +32,11 @@
 
 namespace onnx_bcast::passes {
 
+/// A graph's shapes and element types by tensor name, open addressing (no allocation or pointer
+/// chase per entry). No caller iterates them into output: their order is not stable.
+using ShapeTable = absl::flat_hash_map<std::string, bcast::Shape>;
+using ElemTable = absl::flat_hash_map<std::string, int32_t>;
+
 /// A portability warning (check --lint).
 struct LintWarning {
   std::string lint_class;  ///< "prelu-slope-axis", "ncnn-outer-axis", "legacy-axis"
@@ -82,9 +87,9 @@ struct Analysis {
   /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
   std::string contradiction;
   /// Inferred shapes per tensor, keyed by graph path then tensor name.
-  std::map<std::string, absl::flat_hash_map<std::string, bcast::Shape>> shapes;
+  std::map<std::string, ShapeTable> shapes;
   /// Element types of the main graph's tensors (where known).
-  absl::flat_hash_map<std::string, int32_t> elems;
+  ElemTable elems;
   /// Kept for API compatibility; the walk infers node by node and leaves it empty.
   std::string inference_note;
 
@@ -123,7 +128,7 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 /// manager's tables.
 std::optional<NodeVerdict> DecideBroadcastNode(
     const onnx::NodeProto& node, int index, int64_t opset,
-    const absl::flat_hash_map<std::string, bcast::Shape>& shapes);
+    const ShapeTable& shapes);
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);
