@@ -7,30 +7,27 @@
 
 namespace onnx_bcast::passes {
 
-void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ElemTable* elems) {
+void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTables* tables) {
   if (interface) {
     auto declared = [&](const onnx::ValueInfoProto& vi) {
       if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-        (*elems)[vi.name()] = vi.type().tensor_type().elem_type();
+        tables->SetElem(vi.name(), vi.type().tensor_type().elem_type());
       }
     };
     for (const auto& vi : graph.input()) declared(vi);
     for (const auto& vi : graph.output()) declared(vi);
   }
-  for (const auto& t : graph.initializer()) (*elems)[t.name()] = t.data_type();
+  for (const auto& t : graph.initializer()) tables->SetElem(t.name(), t.data_type());
 }
 
 absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model) {
+  ShapeTables tables;
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
+  shapes_only.main_tables = &tables;
   absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, shapes_only);
   if (!analysis.ok()) return analysis.status();
-  ShapeTables tables;
-  if (auto it = analysis->shapes.find("main"); it != analysis->shapes.end()) {
-    tables.shapes = std::move(it->second);
-  }
-  tables.elems = std::move(analysis->elems);
-  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables.elems);
+  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables);
   return tables;
 }
 

@@ -23,21 +23,15 @@
 #include "absl/status/statusor.h"
 #include "broadcast/shape.h"
 #include "passes/shape_propagation.h"
+#include "passes/shape_tables.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
 
-
-/// The main graph's shapes and element types (0 or absent: not known).
-struct ShapeTables {
-  ShapeTable shapes;
-  ElemTable elems;
-};
-
-/// Overwrites `elems` with the element types `graph` declares: its initializers', and with
-/// `interface` its inputs' and outputs' (where the declared type names one). Declared types
-/// take precedence over inferred ones, as in the model.
-void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ElemTable* elems);
+/// Overwrites `tables`' element types with the element types `graph` declares: its initializers',
+/// and with `interface` its inputs' and outputs' (where the declared type names one). Declared
+/// types take precedence over inferred ones, as in the model.
+void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTables* tables);
 
 /// The broadcast analysis's shape tables of `model`'s main graph (shapes only, no verdicts),
 /// with the declared element types of the interface and the initializers taking precedence.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,25 +52,26 @@ absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kep
   if (!fresh.ok()) return fresh.status();
   // Every tensor the fresh analysis knows, in name order (the first difference is reported);
   // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
-  std::vector<const std::pair<const std::string, bcast::Shape>*> order;
-  order.reserve(fresh->shapes.size());
-  for (const auto& entry : fresh->shapes) order.push_back(&entry);
-  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  std::vector<std::pair<std::string_view, const bcast::Shape*>> order;
+  fresh->ForEachShape(
+      [&](std::string_view name, const bcast::Shape& shape) { order.emplace_back(name, &shape); });
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   // A size that depends on data is a symbol named after its node's label, "<op>#<index>" when
   // the node is unnamed, and an insertion before the node shifts that index in a new analysis:
   // the tables agree when they agree up to a one-to-one renaming of symbols, learned from the
   // dims that are one symbol on both sides.
   std::map<std::string, bcast::Expr> rename;  // fresh symbol -> kept symbol
   std::map<std::string, std::string> renamed_from;
-  for (const auto* entry : order) {
-    auto it = kept.shapes.find(entry->first);
-    if (it == kept.shapes.end() || !entry->second.rank_known || !it->second.rank_known ||
-        entry->second.rank() != it->second.rank()) {
+  for (const auto& [name, fresh_shape] : order) {
+    const bcast::Shape* kept_shape = kept.FindShape(name);
+    if (kept_shape == nullptr || !fresh_shape->rank_known || !kept_shape->rank_known ||
+        fresh_shape->rank() != kept_shape->rank()) {
       continue;
     }
-    for (size_t i = 0; i < entry->second.dims.size(); ++i) {
-      const bcast::Dim& f = entry->second.dims[i];
-      const bcast::Dim& k = it->second.dims[i];
+    for (size_t i = 0; i < fresh_shape->dims.size(); ++i) {
+      const bcast::Dim& f = fresh_shape->dims[i];
+      const bcast::Dim& k = kept_shape->dims[i];
       if (!f.is_symbol() || !k.is_symbol() || f.symbol() == k.symbol()) continue;
       if (rename.count(f.symbol()) == 0 && renamed_from.count(k.symbol()) == 0) {
         rename.emplace(f.symbol(), bcast::Expr::Symbol(k.symbol()));
@@ -77,25 +79,26 @@ absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kep
       }
     }
   }
-  for (const auto* entry : order) {
-    const std::string& name = entry->first;
-    auto it = kept.shapes.find(name);
-    const bcast::Shape shape = Substitute(entry->second, rename);
-    if (it == kept.shapes.end() || !(it->second == shape)) {
+  for (const auto& [name, fresh_shape] : order) {
+    const bcast::Shape* kept_shape = kept.FindShape(name);
+    const bcast::Shape shape = Substitute(*fresh_shape, rename);
+    if (kept_shape == nullptr || !(*kept_shape == shape)) {
       return absl::InternalError(
-          absl::StrCat("tensor '", name, "': kept shape ",
-                       it == kept.shapes.end() ? std::string("none") : it->second.ToString(),
-                       ", a fresh analysis gives ", entry->second.ToString()));
+          absl::StrCat("tensor '", std::string(name), "': kept shape ",
+                       kept_shape == nullptr ? std::string("none") : kept_shape->ToString(),
+                       ", a fresh analysis gives ", fresh_shape->ToString()));
     }
   }
-  for (const auto& [name, elem] : fresh->elems) {
-    auto it = kept.elems.find(name);
-    if (elem != 0 && (it == kept.elems.end() || it->second != elem)) {
-      return absl::InternalError(absl::StrCat("tensor '", name, "': kept element type ",
-                                              it == kept.elems.end() ? 0 : it->second,
-                                              ", a fresh analysis gives ", elem));
+  absl::Status elems_agree = absl::OkStatus();
+  fresh->ForEachElem([&](std::string_view name, int32_t elem) {
+    const int32_t kept_elem = kept.ElemOf(name);
+    if (elems_agree.ok() && kept_elem != elem) {
+      elems_agree =
+          absl::InternalError(absl::StrCat("tensor '", std::string(name), "': kept element type ",
+                                           kept_elem, ", a fresh analysis gives ", elem));
     }
-  }
+  });
+  if (!elems_agree.ok()) return elems_agree;
   return absl::OkStatus();
 }
 

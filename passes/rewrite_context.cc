@@ -53,7 +53,7 @@ RewriteContext::~RewriteContext() {
   if (options_.analyses == nullptr || graph_ == nullptr || scoped_) return;
   // The tables were kept current with every edit; the pass manager decides whether to keep
   // them (the pass's registry entry says whether it preserves them).
-  options_.analyses->Return({std::move(shapes_), std::move(elems_)});
+  options_.analyses->Return(std::move(tables_));
 }
 
 absl::Status RewriteContext::Init() {
@@ -61,8 +61,7 @@ absl::Status RewriteContext::Init() {
   absl::StatusOr<ShapeTables> tables =
       options_.analyses != nullptr ? options_.analyses->Take() : ComputeShapeTables(*model_);
   if (!tables.ok()) return tables.status();
-  shapes_ = std::move(tables->shapes);
-  elems_ = std::move(tables->elems);
+  tables_ = *std::move(tables);
   graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
   return absl::OkStatus();
 }
@@ -72,10 +71,12 @@ void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, Shape
   scoped_ = true;
   scope_ = std::move(scope);
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
-  shapes_ = std::move(shapes);
-  elems_ = std::move(elems);
+  tables_ = ShapeTables();
+  tables_.Reserve(shapes.size());
+  for (auto& [name, shape] : shapes) tables_.SetShape(name, std::move(shape));
+  for (const auto& [name, elem] : elems) tables_.SetElem(name, elem);
   // A body's interface types are not tracked (see GraphScope::body).
-  ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &elems_);
+  ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &tables_);
   graph_ = std::make_unique<proto::GraphEditor>(graph);
 }
 
@@ -134,8 +135,7 @@ std::string RewriteContext::Label(int id) const {
 
 const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
-  auto it = shapes_.find(name);
-  if (it != shapes_.end()) return it->second;
+  if (const Shape* shape = tables_.FindShape(name)) return *shape;
   // A body reads the enclosing graphs' values (outer scope).
   for (const ShapeTable* outer : scope_.outer) {
     auto o = outer->find(name);
@@ -144,14 +144,11 @@ const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   return *kUnknown;
 }
 
-int32_t RewriteContext::ElemOf(const std::string& name) const {
-  auto it = elems_.find(name);
-  return it == elems_.end() ? 0 : it->second;
-}
+int32_t RewriteContext::ElemOf(const std::string& name) const { return tables_.ElemOf(name); }
 
 void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape& shape) {
-  shapes_[name] = shape;
-  if (elem != 0) elems_[name] = elem;
+  tables_.SetShape(name, shape);
+  if (elem != 0) tables_.SetElem(name, elem);
   // Body tensors' element types are not tracked: a value_info without one would be invalid.
   if (scope_.body) return;
   if (graph_->IsGraphInput(name) || graph_->IsGraphOutput(name)) return;
@@ -212,15 +209,15 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
     *attr->mutable_t() = std::move(t);
     graph_->InsertBefore(0, std::move(node));
     ++stats_->nodes_inserted;
-    shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
-    elems_[name] = onnx::TensorProto::INT64;
+    tables_.SetShape(name, Shape::Of({static_cast<int64_t>(values.size())}));
+    tables_.SetElem(name, onnx::TensorProto::INT64);
     int64_constants_[values] = name;
     return name;
   }
   AllowInitializers();
   graph_->AddInitializer(std::move(t));
-  shapes_[name] = Shape::Of({static_cast<int64_t>(values.size())});
-  elems_[name] = onnx::TensorProto::INT64;
+  tables_.SetShape(name, Shape::Of({static_cast<int64_t>(values.size())}));
+  tables_.SetElem(name, onnx::TensorProto::INT64);
   int64_constants_[values] = name;
   return name;
 }
@@ -515,8 +512,8 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       if (as_initializer) {
         AllowInitializers();
         graph_->AddInitializer(std::move(copy));
-        shapes_[copy_name] = aligned;
-        elems_[copy_name] = ElemOf(name);
+        tables_.SetShape(copy_name, aligned);
+        tables_.SetElem(copy_name, ElemOf(name));
       } else {
         onnx::NodeProto node;
         node.set_op_type("Constant");
@@ -606,8 +603,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
         } else if (is_initializer) {
           AllowInitializers();
           graph_->AddInitializer(std::move(*folded));
-          shapes_[new_name] = out;
-          elems_[new_name] = ElemOf(name);
+          tables_.SetShape(new_name, out);
+          tables_.SetElem(new_name, ElemOf(name));
           graph_->SetInput(id, slot, new_name);
           folded_copies_[key] = new_name;
           r.bytes = new_bytes;

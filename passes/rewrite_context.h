@@ -58,8 +58,7 @@ class RewriteContext {
   absl::Status Init();
   /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
   /// types already computed by the one analysis of the model (RewriteEveryGraph).
-  void InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
-                  ElemTable elems);
+  void InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes, ElemTable elems);
   /// The analysis path of the graph this context edits ("main" for the main graph).
   const std::string& path() const { return scope_.path; }
   /// A name unused anywhere in the model (and in this graph), starting with `base`.
@@ -182,8 +181,7 @@ class RewriteContext {
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
-  ShapeTable shapes_;
-  ElemTable elems_;
+  ShapeTables tables_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
   std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;

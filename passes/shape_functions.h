@@ -33,7 +33,7 @@ template <typename T>
 class BoxedOptional {
  public:
   BoxedOptional() = default;
-  BoxedOptional(std::nullopt_t) {}  // NOLINT: as std::optional
+  BoxedOptional(std::nullopt_t) {}                               // NOLINT: as std::optional
   BoxedOptional(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT: as std::optional
   BoxedOptional(const BoxedOptional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   BoxedOptional(BoxedOptional&&) noexcept = default;

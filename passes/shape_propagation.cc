@@ -581,6 +581,17 @@ class Analyzer {
     // Record shapes and (main graph) element types. The main graph's scope ends here, so its
     // shapes move; subgraph and function scopes are still read by their callers.
     if (!options_.record_shapes) return;
+    if (path == "main" && options_.main_tables != nullptr) {
+      ShapeTables& tables = *options_.main_tables;
+      tables.Reserve(scope->values.size());
+      // Each entry is freed once moved: the scope and the tables never peak together.
+      for (auto it = scope->values.begin(); it != scope->values.end();) {
+        if (it->second.t.elem != 0) tables.SetElem(it->first, it->second.t.elem);
+        tables.SetShape(it->first, std::move(it->second.t.shape));
+        it = scope->values.erase(it);
+      }
+      return;
+    }
     auto& shapes = out_->shapes[path];
     shapes.reserve(shapes.size() + scope->values.size());
     if (path == "main") {
@@ -1589,9 +1600,8 @@ std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& resul
   return Describe(v, BroadcastRoles(v), result);
 }
 
-std::optional<NodeVerdict> DecideBroadcastNode(
-    const onnx::NodeProto& node, int index, int64_t opset,
-    const ShapeTable& shapes) {
+std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
+                                               int64_t opset, const ShapeTables& shapes) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
   if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
@@ -1606,8 +1616,8 @@ std::optional<NodeVerdict> DecideBroadcastNode(
   v.inputs.reserve(node.input_size());
   for (const std::string& name : node.input()) {
     v.input_names.push_back(name);
-    auto it = name.empty() ? shapes.end() : shapes.find(name);
-    v.inputs.push_back(it != shapes.end() ? it->second : Shape::UnknownRank());
+    const Shape* shape = name.empty() ? nullptr : shapes.FindShape(name);
+    v.inputs.push_back(shape != nullptr ? *shape : Shape::UnknownRank());
   }
   std::vector<std::string> roles;
   std::optional<BroadcastResult> result =

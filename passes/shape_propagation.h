@@ -28,6 +28,7 @@
 #include "broadcast/condition.h"
 #include "broadcast/rules.h"
 #include "broadcast/shape.h"
+#include "passes/shape_tables.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
@@ -50,7 +51,7 @@ struct NodeVerdict {
   /// or "<op>#<index>") and the attribute ("then", "else", "body", other names as they are) or
   /// the called function's name per level, e.g. "cond/then" or "Loop#2/body/layer_1/Block".
   std::string short_graph;
-  std::string node;   ///< node name, or "<op>#<index>" when unnamed
+  std::string node;  ///< node name, or "<op>#<index>" when unnamed
   std::string op;
   std::string domain;
   int64_t opset = 0;
@@ -77,6 +78,9 @@ struct AnalysisOptions {
   bool verdicts = true;
   /// False: `shapes` and `elems` stay empty (callers that read only the verdicts).
   bool record_shapes = true;
+  /// With record_shapes, the main graph's shapes and element types go here (dense, as the
+  /// pass manager keeps them) instead of `shapes["main"]` and `elems`.
+  ShapeTables* main_tables = nullptr;
 };
 
 /// Everything `check` reports.
@@ -126,9 +130,8 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 /// for Expand (its target is a tensor's contents, which the tables do not hold) and for a node
 /// with the wrong number of inputs. The target check decides nodes with it over the pass
 /// manager's tables.
-std::optional<NodeVerdict> DecideBroadcastNode(
-    const onnx::NodeProto& node, int index, int64_t opset,
-    const ShapeTable& shapes);
+std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
+                                               int64_t opset, const ShapeTables& shapes);
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);

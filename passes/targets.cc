@@ -443,7 +443,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const onnx::GraphProto& g = model.proto.graph();
     const int64_t opset = proto::DefaultOpset(model.proto);
     for (int i = 0; i < g.node_size(); ++i) {
-      if (std::optional<NodeVerdict> v = DecideBroadcastNode(g.node(i), i, opset, tables->shapes)) {
+      if (std::optional<NodeVerdict> v = DecideBroadcastNode(g.node(i), i, opset, *tables)) {
         check(*v);
       }
     }

@@ -13,14 +13,15 @@ namespace {
 // Every name read by nodes of `g` and of its nested graphs (over-approximates outer-scope
 // reads: a name also defined inside the subgraph still counts, which only makes passes
 // more careful).
-void CollectSubgraphReads(const onnx::GraphProto& g, std::unordered_set<std::string>* out) {
+template <typename Fn>
+void CollectSubgraphReads(const onnx::GraphProto& g, const Fn& read) {
   for (const auto& node : g.node()) {
     for (const std::string& name : node.input()) {
-      if (!name.empty()) out->insert(name);
+      if (!name.empty()) read(name);
     }
     for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) CollectSubgraphReads(attr.g(), out);
-      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, out);
+      if (attr.has_g()) CollectSubgraphReads(attr.g(), read);
+      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, read);
     }
   }
 }
@@ -34,23 +35,54 @@ const std::vector<Use>& NoUses() {
 
 GraphEditor::GraphEditor(onnx::GraphProto* graph)
     : graph_(graph), original_count_(graph->node_size()), dead_(graph->node_size(), false) {
-  for (const auto& vi : graph_->input()) graph_inputs_.insert(vi.name());
-  for (const auto& vi : graph_->output()) graph_outputs_.insert(vi.name());
-  // Sized once: rehashing these tables dominates building them on large graphs.
-  initializer_index_.reserve(static_cast<size_t>(graph_->initializer_size()));
-  producer_.reserve(static_cast<size_t>(original_count_));
-  consumers_.reserve(static_cast<size_t>(original_count_) +
-                     static_cast<size_t>(graph_->initializer_size()));
+  // Sized once: rehashing dominates building the index on large graphs. Most tensors are a
+  // node output or an initializer.
+  const size_t expected = static_cast<size_t>(original_count_) +
+                          static_cast<size_t>(graph_->initializer_size()) +
+                          static_cast<size_t>(graph_->input_size());
+  ids_.Reserve(expected);
+  tensors_.reserve(expected);
+  for (const auto& vi : graph_->input()) tensors_[Intern(vi.name())].graph_input = true;
+  for (const auto& vi : graph_->output()) tensors_[Intern(vi.name())].graph_output = true;
   for (int i = 0; i < graph_->initializer_size(); ++i) {
-    initializer_index_[graph_->initializer(i).name()] = i;
+    tensors_[Intern(graph_->initializer(i).name())].initializer = i;
   }
+  const auto subgraph_read = [this](const std::string& name) {
+    tensors_[Intern(name)].subgraph_use = true;
+  };
   for (int id = 0; id < original_count_; ++id) {
     Index(id);
     for (const auto& attr : graph_->node(id).attribute()) {
-      if (attr.has_g()) CollectSubgraphReads(attr.g(), &subgraph_uses_);
-      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, &subgraph_uses_);
+      if (attr.has_g()) CollectSubgraphReads(attr.g(), subgraph_read);
+      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, subgraph_read);
     }
   }
+}
+
+int GraphEditor::Intern(std::string_view name) {
+  const int id = ids_.Intern(name);
+  if (static_cast<size_t>(id) == tensors_.size()) tensors_.emplace_back();
+  return id;
+}
+
+const GraphEditor::Tensor* GraphEditor::TensorOf(const std::string& name) const {
+  const int id = ids_.Find(name);
+  return id < 0 ? nullptr : &tensors_[static_cast<size_t>(id)];
+}
+
+bool GraphEditor::IsGraphInput(const std::string& name) const {
+  const Tensor* t = TensorOf(name);
+  return t != nullptr && t->graph_input;
+}
+
+bool GraphEditor::IsGraphOutput(const std::string& name) const {
+  const Tensor* t = TensorOf(name);
+  return t != nullptr && t->graph_output;
+}
+
+bool GraphEditor::IsUsedBySubgraph(const std::string& name) const {
+  const Tensor* t = TensorOf(name);
+  return t != nullptr && t->subgraph_use;
 }
 
 void GraphEditor::AddName(const std::string& name) {
@@ -102,10 +134,10 @@ onnx::NodeProto* GraphEditor::mutable_node(int id) {
 void GraphEditor::Index(int id) {
   const onnx::NodeProto& n = node(id);
   for (int k = 0; k < n.input_size(); ++k) {
-    if (!n.input(k).empty()) consumers_[n.input(k)].push_back({id, k});
+    if (!n.input(k).empty()) tensors_[Intern(n.input(k))].consumers.push_back({id, k});
   }
   for (const std::string& out : n.output()) {
-    if (!out.empty()) producer_[out] = id;
+    if (!out.empty()) tensors_[Intern(out)].producer = id;
   }
 }
 
@@ -113,16 +145,18 @@ void GraphEditor::Unindex(int id) {
   const onnx::NodeProto& n = node(id);
   for (int k = 0; k < n.input_size(); ++k) {
     if (n.input(k).empty()) continue;
-    auto it = consumers_.find(n.input(k));
-    if (it == consumers_.end()) continue;
-    auto& uses = it->second;
+    const int t = ids_.Find(n.input(k));
+    if (t < 0) continue;
+    auto& uses = tensors_[static_cast<size_t>(t)].consumers;
     uses.erase(std::remove_if(uses.begin(), uses.end(),
                               [&](const Use& u) { return u.node == id && u.slot == k; }),
                uses.end());
   }
   for (const std::string& out : n.output()) {
-    auto it = producer_.find(out);
-    if (it != producer_.end() && it->second == id) producer_.erase(it);
+    const int t = ids_.Find(out);
+    if (t >= 0 && tensors_[static_cast<size_t>(t)].producer == id) {
+      tensors_[static_cast<size_t>(t)].producer = -1;
+    }
   }
 }
 
@@ -149,13 +183,13 @@ std::vector<int> GraphEditor::NodeOrder() const {
 }
 
 int GraphEditor::Producer(const std::string& name) const {
-  auto it = producer_.find(name);
-  return it == producer_.end() ? -1 : it->second;
+  const Tensor* t = TensorOf(name);
+  return t == nullptr ? -1 : t->producer;
 }
 
 const std::vector<Use>& GraphEditor::Consumers(const std::string& name) const {
-  auto it = consumers_.find(name);
-  return it == consumers_.end() ? NoUses() : it->second;
+  const Tensor* t = TensorOf(name);
+  return t == nullptr ? NoUses() : t->consumers;
 }
 
 int GraphEditor::UseCount(const std::string& name) const {
@@ -164,11 +198,11 @@ int GraphEditor::UseCount(const std::string& name) const {
 }
 
 onnx::TensorProto* GraphEditor::Initializer(const std::string& name) {
-  if (removed_initializers_.count(name) > 0) return nullptr;
-  auto it = initializer_index_.find(name);
-  if (it == initializer_index_.end()) return nullptr;
-  if (it->second >= 0) return graph_->mutable_initializer(it->second);
-  return new_initializers_[-it->second - 1].get();
+  const Tensor* t = TensorOf(name);
+  if (t == nullptr || t->initializer == kNoInitializer) return nullptr;
+  if (!removed_initializers_.empty() && removed_initializers_.count(name) > 0) return nullptr;
+  if (t->initializer >= 0) return graph_->mutable_initializer(t->initializer);
+  return new_initializers_[static_cast<size_t>(-t->initializer - 1)].get();
 }
 
 onnx::TensorProto* GraphEditor::MutableConstantValue(const std::string& name) {
@@ -230,13 +264,13 @@ void GraphEditor::SetInput(int id, int slot, const std::string& name) {
   const std::string old = n->input(slot);
   if (old == name) return;
   if (!old.empty()) {
-    auto& uses = consumers_[old];
+    auto& uses = tensors_[static_cast<size_t>(Intern(old))].consumers;
     uses.erase(std::remove_if(uses.begin(), uses.end(),
                               [&](const Use& u) { return u.node == id && u.slot == slot; }),
                uses.end());
   }
   n->set_input(slot, name);
-  if (!name.empty()) consumers_[name].push_back({id, slot});
+  if (!name.empty()) tensors_[static_cast<size_t>(Intern(name))].consumers.push_back({id, slot});
 }
 
 void GraphEditor::RemoveNode(int id) {
@@ -253,7 +287,8 @@ onnx::TensorProto* GraphEditor::AddInitializer(onnx::TensorProto tensor) {
   AddName(tensor.name());
   const std::string name = tensor.name();
   new_initializers_.push_back(std::make_unique<onnx::TensorProto>(std::move(tensor)));
-  initializer_index_[name] = -static_cast<int>(new_initializers_.size());
+  tensors_[static_cast<size_t>(Intern(name))].initializer =
+      -static_cast<int>(new_initializers_.size());
   removed_initializers_.erase(name);
   return new_initializers_.back().get();
 }
@@ -336,17 +371,19 @@ void GraphEditor::Commit() {
   new_value_info_.clear();
   dropped_value_info_.clear();
   if (initializers_changed) {
-    initializer_index_.clear();
+    for (Tensor& t : tensors_) t.initializer = kNoInitializer;
     for (int i = 0; i < graph_->initializer_size(); ++i) {
-      initializer_index_[graph_->initializer(i).name()] = i;
+      tensors_[static_cast<size_t>(Intern(graph_->initializer(i).name()))].initializer = i;
     }
   }
   if (!structural) return;
   removed_any_ = false;
   original_count_ = graph_->node_size();
   dead_.assign(original_count_, false);
-  producer_.clear();
-  consumers_.clear();
+  for (Tensor& t : tensors_) {
+    t.producer = -1;
+    t.consumers.clear();
+  }
   for (int id = 0; id < original_count_; ++id) Index(id);
 }
 

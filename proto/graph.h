@@ -15,6 +15,7 @@
 
 #include "broadcast/shape.h"
 #include "proto/onnx.h"
+#include "proto/tensor_ids.h"
 
 namespace onnx_bcast::proto {
 
@@ -51,9 +52,9 @@ class GraphEditor {
   const std::vector<Use>& Consumers(const std::string& name) const;
   /// Consumers + 1 if a graph output + 1 if read inside a subgraph.
   int UseCount(const std::string& name) const;
-  bool IsGraphInput(const std::string& name) const { return graph_inputs_.count(name) > 0; }
-  bool IsGraphOutput(const std::string& name) const { return graph_outputs_.count(name) > 0; }
-  bool IsUsedBySubgraph(const std::string& name) const { return subgraph_uses_.count(name) > 0; }
+  bool IsGraphInput(const std::string& name) const;
+  bool IsGraphOutput(const std::string& name) const;
+  bool IsUsedBySubgraph(const std::string& name) const;
 
   /// The initializer named `name`, or null.
   onnx::TensorProto* Initializer(const std::string& name);
@@ -96,19 +97,33 @@ class GraphEditor {
   void CollectNames(const onnx::GraphProto& g, bool nested);
   void CollectAllNames();
 
+  // What the index knows of one tensor name.
+  struct Tensor {
+    int producer = -1;
+    /// >= 0: index into the graph's initializers; < 0: -(k + 1) into new_initializers_.
+    int initializer = kNoInitializer;
+    bool graph_input = false;
+    bool graph_output = false;
+    bool subgraph_use = false;
+    std::vector<Use> consumers;
+  };
+  static constexpr int kNoInitializer = -(1 << 30);
+
+  // The id of `name`, interned on first sight (tensors_ grows with ids_).
+  int Intern(std::string_view name);
+  const Tensor* TensorOf(const std::string& name) const;
+
   onnx::GraphProto* graph_;
   int original_count_;
+  // Every per-tensor table is a vector over dense ids: string-keyed maps held a copy of each
+  // name per table and were the largest part of the index on million-node graphs.
+  TensorIds ids_;
+  std::vector<Tensor> tensors_;
   std::vector<std::unique_ptr<onnx::NodeProto>> inserted_;
   std::vector<int> inserted_anchor_;
   std::vector<int64_t> insert_rank_;
   int64_t next_rank_ = 0;
   std::vector<bool> dead_;
-  std::unordered_map<std::string, int> producer_;
-  std::unordered_map<std::string, std::vector<Use>> consumers_;
-  std::unordered_set<std::string> graph_inputs_;
-  std::unordered_set<std::string> graph_outputs_;
-  std::unordered_set<std::string> subgraph_uses_;
-  std::unordered_map<std::string, int> initializer_index_;
   std::vector<std::unique_ptr<onnx::TensorProto>> new_initializers_;
   std::unordered_set<std::string> removed_initializers_;
   std::unordered_map<std::string, onnx::ValueInfoProto> new_value_info_;

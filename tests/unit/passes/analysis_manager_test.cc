@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -64,16 +65,41 @@ TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
   EXPECT_EQ(analyses.computations(), 1);
 }
 
+TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
+  ShapeTables t;
+  EXPECT_EQ(t.FindShape("x"), nullptr);
+  EXPECT_EQ(t.ElemOf("x"), 0);
+  t.SetElem("x", 1);  // an element type alone records no shape
+  EXPECT_EQ(t.FindShape("x"), nullptr);
+  t.SetShape("u", bcast::Shape::UnknownRank());
+  ASSERT_NE(t.FindShape("u"), nullptr);  // recorded as unknown: not absent
+  t.SetShape("x", bcast::Shape::Parse("[N,3]"));
+  const bcast::Shape* x = t.FindShape("x");
+  // RewriteContext::ShapeOf hands out references while passes record new tensors.
+  for (int i = 0; i < 10000; ++i) t.SetShape("t" + std::to_string(i), bcast::Shape::Of({i}));
+  EXPECT_EQ(t.FindShape("x"), x);
+  EXPECT_EQ(x->ToString(), "[N,3]");
+  EXPECT_EQ(t.ElemOf("x"), 1);
+  t.EraseShape("x");
+  EXPECT_EQ(t.FindShape("x"), nullptr);
+  EXPECT_EQ(t.ElemOf("x"), 1);
+  std::vector<std::string> seen;
+  t.ForEachShape([&](std::string_view name, const bcast::Shape&) {
+    if (seen.size() < 2) seen.emplace_back(name);
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"u", "t0"}));  // recording order, erased skipped
+}
+
 TEST(AnalysisManager, VerifyFindsAStaleShape) {
   proto::Model model = testing::Parse(kModel);
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok());
   EXPECT_TRUE(VerifyShapeTables(model, *tables).ok());
-  tables->shapes["w"] = bcast::Shape::Parse("[N,3]");
+  tables->SetShape("w", bcast::Shape::Parse("[N,3]"));
   const absl::Status s = VerifyShapeTables(model, *tables);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("tensor 'w': kept shape [N,3], a fresh analysis gives"));
-  tables->shapes.erase("w");
+  tables->EraseShape("w");
   EXPECT_THAT(VerifyShapeTables(model, *tables).message(), HasSubstr("'w': kept shape none"));
 }
 

@@ -1,0 +1,89 @@
+// The main graph's shapes and element types, per tensor, over dense ids: what the pass manager
+// keeps between passes (analysis_manager.h), what RewriteContext edits and the target check
+// reads. Names are interned once (proto/tensor_ids.h); each table is a vector by id. Two
+// string-keyed hash maps (shapes, element types) took 222 MiB for the 1M-node benchmark.
+#ifndef ONNX_BCAST_PASSES_SHAPE_TABLES_H_
+#define ONNX_BCAST_PASSES_SHAPE_TABLES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <vector>
+
+#include "broadcast/shape.h"
+#include "proto/tensor_ids.h"
+
+namespace onnx_bcast::passes {
+
+class ShapeTables {
+ public:
+  /// The recorded shape of `name`, or null when none is (not "unknown rank": absent). Valid
+  /// until that tensor's shape is set again.
+  const bcast::Shape* FindShape(std::string_view name) const {
+    const int id = ids_.Find(name);
+    return id >= 0 && has_shape_[static_cast<size_t>(id)] ? &shapes_[static_cast<size_t>(id)]
+                                                          : nullptr;
+  }
+  /// The element type of `name`; 0 when not known.
+  int32_t ElemOf(std::string_view name) const {
+    const int id = ids_.Find(name);
+    return id >= 0 ? elems_[static_cast<size_t>(id)] : 0;
+  }
+  void SetShape(std::string_view name, bcast::Shape shape) {
+    const size_t id = Slot(name);
+    shapes_[id] = std::move(shape);
+    has_shape_[id] = true;
+  }
+  /// Records `elem` (0 forgets it).
+  void SetElem(std::string_view name, int32_t elem) { elems_[Slot(name)] = elem; }
+  void EraseShape(std::string_view name) {
+    const int id = ids_.Find(name);
+    if (id < 0) return;
+    has_shape_[static_cast<size_t>(id)] = false;
+    shapes_[static_cast<size_t>(id)] = bcast::Shape::UnknownRank();
+  }
+
+  /// fn(name, shape) for every recorded shape, in id order (first recorded first).
+  template <typename Fn>
+  void ForEachShape(const Fn& fn) const {
+    for (size_t id = 0; id < shapes_.size(); ++id) {
+      if (has_shape_[id]) fn(ids_.name(static_cast<int>(id)), shapes_[id]);
+    }
+  }
+  /// fn(name, elem) for every known element type, in id order.
+  template <typename Fn>
+  void ForEachElem(const Fn& fn) const {
+    for (size_t id = 0; id < elems_.size(); ++id) {
+      if (elems_[id] != 0) fn(ids_.name(static_cast<int>(id)), elems_[id]);
+    }
+  }
+  /// Room for `n` tensors.
+  void Reserve(size_t n) {
+    ids_.Reserve(n);
+    has_shape_.reserve(n);
+    elems_.reserve(n);
+  }
+
+ private:
+  size_t Slot(std::string_view name) {
+    const size_t id = static_cast<size_t>(ids_.Intern(name));
+    if (id == shapes_.size()) {
+      shapes_.push_back(bcast::Shape::UnknownRank());
+      has_shape_.push_back(false);
+      elems_.push_back(0);
+    }
+    return id;
+  }
+
+  proto::TensorIds ids_;
+  // A deque: growing it leaves references to recorded shapes valid (RewriteContext::ShapeOf
+  // hands them out while passes record new tensors).
+  std::deque<bcast::Shape> shapes_;
+  std::vector<bool> has_shape_;
+  std::vector<int32_t> elems_;
+};
+
+}  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_PASSES_SHAPE_TABLES_H_

@@ -1,0 +1,49 @@
+// Dense ids for the tensor names of a graph: each name is copied once into blocks that never
+// move and gets the next integer, so per-tensor tables can be vectors indexed by id instead of
+// string-keyed hash maps each holding its own copy of every name. On a million-node graph
+// those maps were the largest allocations after the model itself (docs/performance-graph.md).
+#ifndef ONNX_BCAST_PROTO_TENSOR_IDS_H_
+#define ONNX_BCAST_PROTO_TENSOR_IDS_H_
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace onnx_bcast::proto {
+
+class TensorIds {
+ public:
+  TensorIds() = default;
+  TensorIds(TensorIds&&) noexcept = default;
+  TensorIds& operator=(TensorIds&&) noexcept = default;
+  /// Copies intern every name again (the keys must point into the copy's own blocks).
+  TensorIds(const TensorIds& other);
+  TensorIds& operator=(const TensorIds& other);
+
+  /// The id of `name`, or -1 when it was never interned.
+  int Find(std::string_view name) const {
+    auto it = ids_.find(name);
+    return it == ids_.end() ? -1 : it->second;
+  }
+  /// The id of `name`, given the next one (size()) on first sight.
+  int Intern(std::string_view name);
+  /// The name of `id` (0 <= id < size()).
+  std::string_view name(int id) const { return names_[static_cast<size_t>(id)]; }
+  int size() const { return static_cast<int>(names_.size()); }
+  /// Room for `n` names without rehashing.
+  void Reserve(size_t n);
+
+ private:
+  absl::flat_hash_map<std::string_view, int> ids_;
+  std::vector<std::string_view> names_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* free_ = nullptr;
+  size_t left_ = 0;
+};
+
+}  // namespace onnx_bcast::proto
+
+#endif  // ONNX_BCAST_PROTO_TENSOR_IDS_H_
