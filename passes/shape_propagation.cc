@@ -14,6 +14,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,6 +28,7 @@
 #include "proto/node_inference.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
+#include "proto/tensor_ids.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -89,17 +92,56 @@ struct Value {
 
 // Names visible in one graph; lookups chain to the enclosing graph (outer scope) without
 // copying it. Function bodies get a scope without parent (they see only their inputs).
-struct Scope {
+// Values sit behind dense ids (proto/tensor_ids.h), each in its own allocation so that the
+// main graph's walk can free a value after its last use (WalkGraph) and keep only the live
+// frontier: the values of a million-node graph were its largest allocation after the model.
+class Scope {
+ public:
   const Scope* parent = nullptr;
-  std::unordered_map<std::string, Value> values;
 
-  const Value* Find(const std::string& name) const {
+  const Value* Find(std::string_view name) const {
     for (const Scope* s = this; s != nullptr; s = s->parent) {
-      auto it = s->values.find(name);
-      if (it != s->values.end()) return &it->second;
+      if (const Value* v = s->Local(name)) return v;
     }
     return nullptr;
   }
+  // This graph's own value of `name` (not the enclosing graphs'), or null.
+  const Value* Local(std::string_view name) const {
+    const int id = ids_.Find(name);
+    return id >= 0 ? values_[static_cast<size_t>(id)].get() : nullptr;
+  }
+  void Set(std::string_view name, Value v) {
+    std::unique_ptr<Value>& slot = values_[Slot(name)];
+    if (slot == nullptr) {
+      slot = std::make_unique<Value>(std::move(v));
+    } else {
+      *slot = std::move(v);
+    }
+  }
+  // Sets `name` unless this graph already defines it.
+  void SetIfAbsent(std::string_view name, Value v) {
+    if (Local(name) == nullptr) Set(name, std::move(v));
+  }
+  // The dense id of `name` in this scope (interned).
+  int Id(std::string_view name) { return static_cast<int>(Slot(name)); }
+  std::string_view Name(int id) const { return ids_.name(id); }
+  Value* At(int id) { return values_[static_cast<size_t>(id)].get(); }
+  void Drop(int id) { values_[static_cast<size_t>(id)].reset(); }
+  int size() const { return ids_.size(); }
+  void Reserve(size_t n) {
+    ids_.Reserve(n);
+    values_.reserve(n);
+  }
+
+ private:
+  size_t Slot(std::string_view name) {
+    const size_t id = static_cast<size_t>(ids_.Intern(name));
+    if (id == values_.size()) values_.emplace_back();
+    return id;
+  }
+
+  proto::TensorIds ids_;
+  std::vector<std::unique_ptr<Value>> values_;
 };
 
 // Fresh symbols "<node>:<output>:<axis>"; a name issued again (a function called twice, a
@@ -448,7 +490,7 @@ class Analyzer {
   void Run(onnx::GraphProto* annotate) {
     Scope scope;
     const onnx::GraphProto& g = model_.proto.graph();
-    for (const auto& vi : g.input()) scope.values[vi.name()] = MainInput(vi);
+    for (const auto& vi : g.input()) scope.Set(vi.name(), MainInput(vi));
     WalkGraph(g, "main", &scope, model_opsets_, nullptr, 0, annotate);
   }
 
@@ -520,24 +562,23 @@ class Analyzer {
                  onnx::GraphProto* annotate) {
     // Inputs the caller did not type (If branches have none; Loop/Scan/function bodies are
     // typed from the node) take their declared types.
+    scope->Reserve(static_cast<size_t>(g.input_size() + g.initializer_size() + g.node_size()));
     for (const auto& vi : g.input()) {
-      if (scope->values.count(vi.name()) > 0) continue;
+      if (scope->Local(vi.name()) != nullptr) continue;
       Value v;
       if (vi.has_type()) {
         v.t = DeclaredTensor(vi.type());
         if (!vi.type().has_tensor_type()) v.full_type = &vi.type();
       }
       if (HasUnknownPart(v.t)) v = WithOrigin(std::move(v), Origin::Kind::kGraphInput, vi.name());
-      scope->values.emplace(vi.name(), std::move(v));
+      scope->Set(vi.name(), std::move(v));
     }
     for (const auto& t : g.initializer()) {
       Value v;
       v.t = SymTensorOfConstant(t);
       v.constant = &t;
-      scope->values.insert_or_assign(t.name(), std::move(v));
+      scope->Set(t.name(), std::move(v));
     }
-    // Sized once: rehashing and regrowing these dominate large graphs otherwise.
-    scope->values.reserve(scope->values.size() + static_cast<size_t>(g.node_size()));
     std::unordered_map<std::string, const onnx::TypeProto*> declared;
     for (const auto& vi : g.value_info()) {
       if (vi.has_type()) declared[vi.name()] = &vi.type();
@@ -553,6 +594,13 @@ class Analyzer {
       }
       out_->nodes.reserve(out_->nodes.size() + broadcasting);
     }
+    // The main graph's scope ends with this walk and nobody reads it afterwards (unless it is
+    // annotated), so each value is retired after its last use: its shape moves into the
+    // tables and the rest is freed. Subgraph and function scopes are read by their callers.
+    const bool main = path == "main";
+    Liveness live;
+    if (main && annotate == nullptr) live = CountUses(g, scope);
+    const bool retire = !live.uses.empty();
 
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
@@ -574,37 +622,105 @@ class Analyzer {
         if (v.origin < 0 && HasUnknownPart(v.t) && v.full_type == nullptr) {
           v.origin = OriginFor(node, i, *scope);
         }
-        scope->values.insert_or_assign(name, std::move(v));
+        scope->Set(name, std::move(v));
+      }
+      if (!retire) continue;
+      auto release = [&](int id) {
+        if (--live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);
+      };
+      for (const std::string& name : node.input()) {
+        if (!name.empty()) release(scope->Id(name));
+      }
+      if (auto it = live.subgraph_reads.find(i); it != live.subgraph_reads.end()) {
+        for (int id : it->second) release(id);
+      }
+      for (const std::string& name : node.output()) {
+        if (name.empty()) continue;
+        const int id = scope->Id(name);
+        if (static_cast<size_t>(id) >= live.uses.size()) live.uses.resize(id + 1, 0);
+        if (live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);  // never read
       }
     }
     if (annotate != nullptr) Annotate(scope, annotate);
-    // Record shapes and (main graph) element types. The main graph's scope ends here, so its
-    // shapes move; subgraph and function scopes are still read by their callers.
-    if (!options_.record_shapes) return;
-    if (path == "main" && options_.main_tables != nullptr) {
-      ShapeTables& tables = *options_.main_tables;
-      tables.Reserve(scope->values.size());
-      // Each entry is freed once moved: the scope and the tables never peak together.
-      for (auto it = scope->values.begin(); it != scope->values.end();) {
-        if (it->second.t.elem != 0) tables.SetElem(it->first, it->second.t.elem);
-        tables.SetShape(it->first, std::move(it->second.t.shape));
-        it = scope->values.erase(it);
-      }
+    if (main) {
+      // What is still live (graph outputs, values nobody consumed).
+      for (int id = 0; id < scope->size(); ++id) Retire(scope, id);
       return;
     }
+    if (!options_.record_shapes) return;
     auto& shapes = out_->shapes[path];
-    shapes.reserve(shapes.size() + scope->values.size());
-    if (path == "main") {
-      out_->elems.reserve(scope->values.size());
-      // Each entry is freed once moved: the scope and the tables never peak together.
-      for (auto it = scope->values.begin(); it != scope->values.end();) {
-        if (it->second.t.elem != 0) out_->elems.emplace(it->first, it->second.t.elem);
-        shapes.insert_or_assign(it->first, std::move(it->second.t.shape));
-        it = scope->values.erase(it);
-      }
-    } else {
-      for (const auto& [name, v] : scope->values) shapes[name] = v.t.shape;
+    shapes.reserve(shapes.size() + static_cast<size_t>(scope->size()));
+    for (int id = 0; id < scope->size(); ++id) {
+      if (const Value* v = scope->At(id)) shapes[std::string(scope->Name(id))] = v->t.shape;
     }
+  }
+
+  // Remaining uses of each name of the main graph's scope (by its ids): node inputs, names
+  // the node's subgraphs read from it (released when the node is done), and graph outputs
+  // (never released).
+  struct Liveness {
+    std::vector<int32_t> uses;
+    std::unordered_map<int, std::vector<int>> subgraph_reads;  // node index -> ids
+  };
+  static Liveness CountUses(const onnx::GraphProto& g, Scope* scope) {
+    Liveness live;
+    auto use = [&](const std::string& name) {
+      const size_t id = static_cast<size_t>(scope->Id(name));
+      if (id >= live.uses.size()) live.uses.resize(id + 1, 0);
+      ++live.uses[id];
+      return static_cast<int>(id);
+    };
+    live.uses.reserve(static_cast<size_t>(scope->size()) + static_cast<size_t>(g.node_size()));
+    for (const auto& vi : g.output()) use(vi.name());
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& node = g.node(i);
+      for (const std::string& name : node.input()) {
+        if (!name.empty()) use(name);
+      }
+      std::set<std::string> reads;
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_g()) CollectReads(attr.g(), &reads);
+        for (const auto& sub : attr.graphs()) CollectReads(sub, &reads);
+      }
+      if (reads.empty()) continue;
+      std::vector<int>& ids = live.subgraph_reads[i];
+      for (const std::string& name : reads) ids.push_back(use(name));
+    }
+    // Every name the scope holds has a counter (an unread initializer retires at its end).
+    live.uses.resize(std::max(live.uses.size(), static_cast<size_t>(scope->size())), 0);
+    return live;
+  }
+
+  // Every name read by the nodes of `g` and of its nested graphs (a superset of what it reads
+  // from enclosing scopes, which only keeps values alive a little longer).
+  static void CollectReads(const onnx::GraphProto& g, std::set<std::string>* out) {
+    for (const auto& node : g.node()) {
+      for (const std::string& name : node.input()) {
+        if (!name.empty()) out->insert(name);
+      }
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_g()) CollectReads(attr.g(), out);
+        for (const auto& sub : attr.graphs()) CollectReads(sub, out);
+      }
+    }
+  }
+
+  // Records the main graph's value `id` (shape and element type; with record_shapes) and frees
+  // it. A retired or absent value is skipped.
+  void Retire(Scope* scope, int id) {
+    Value* v = scope->At(id);
+    if (v == nullptr) return;
+    if (options_.record_shapes) {
+      const std::string_view name = scope->Name(id);
+      if (options_.main_tables != nullptr) {
+        if (v->t.elem != 0) options_.main_tables->SetElem(name, v->t.elem);
+        options_.main_tables->SetShape(name, std::move(v->t.shape));
+      } else {
+        if (v->t.elem != 0) out_->elems.insert_or_assign(std::string(name), v->t.elem);
+        out_->shapes["main"].insert_or_assign(std::string(name), std::move(v->t.shape));
+      }
+    }
+    scope->Drop(id);
   }
 
   // The origin of an unknown part of `node`'s outputs: the node itself when it is a custom op,
@@ -635,18 +751,18 @@ class Analyzer {
     for (const auto& node : annotate->node()) {
       for (const std::string& name : node.output()) {
         if (name.empty() || declared.count(name) > 0) continue;
-        auto it = scope->values.find(name);
-        if (it == scope->values.end() || it->second.t.elem == 0) continue;
+        const Value* v = scope->Local(name);
+        if (v == nullptr || v->t.elem == 0) continue;
         auto* vi = annotate->add_value_info();
         vi->set_name(name);
-        vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second.t.elem);
-        WriteShape(it->second.t.shape, vi->mutable_type());
+        vi->mutable_type()->mutable_tensor_type()->set_elem_type(v->t.elem);
+        WriteShape(v->t.shape, vi->mutable_type());
       }
     }
     for (auto& vi : *annotate->mutable_output()) {
-      auto it = scope->values.find(vi.name());
-      if (it == scope->values.end() || !vi.type().has_tensor_type()) continue;
-      const SymTensor& t = it->second.t;
+      const Value* v = scope->Local(vi.name());
+      if (v == nullptr || !vi.type().has_tensor_type()) continue;
+      const SymTensor& t = v->t;
       auto* tt = vi.mutable_type()->mutable_tensor_type();
       if (tt->elem_type() == 0) tt->set_elem_type(t.elem);
       if (!t.shape.rank_known) continue;
@@ -741,7 +857,7 @@ class Analyzer {
         inner.parent = &scope;
         if (auto it = typed.find(attr.name()); it != typed.end()) {
           for (int k = 0; k < body.input_size() && k < static_cast<int>(it->second.size()); ++k) {
-            inner.values.insert_or_assign(body.input(k).name(), it->second[static_cast<size_t>(k)]);
+            inner.Set(body.input(k).name(), it->second[static_cast<size_t>(k)]);
           }
         }
         WalkGraph(body, body_path, &inner, opsets, caller, fn_depth, ann_graph);
@@ -1449,7 +1565,7 @@ class Analyzer {
     Scope inner;
     for (int k = 0; k < fn.input_size() && k < call.input_size(); ++k) {
       const Value* t = call.input(k).empty() ? nullptr : scope.Find(call.input(k));
-      if (t != nullptr) inner.values[fn.input(k)] = *t;
+      if (t != nullptr) inner.Set(fn.input(k), *t);
     }
     const std::string sub = absl::StrCat(path, "/", call.op_type(), " '", NodeName(call, index),
                                          "' (function ", fn.domain(), ".", fn.name(), ")");
@@ -1458,8 +1574,8 @@ class Analyzer {
     std::vector<Value> outputs;
     if (!depth_error_.empty()) return outputs;
     for (const std::string& name : fn.output()) {
-      auto it = inner.values.find(name);
-      outputs.push_back(it == inner.values.end() ? Value() : it->second);
+      const Value* v = inner.Local(name);
+      outputs.push_back(v == nullptr ? Value() : *v);
     }
     return outputs;
   }

@@ -16,10 +16,11 @@ namespace onnx_bcast::passes {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using bcast::Verdict;
+using ::testing::HasSubstr;
 
-Analysis Analyze(const std::string& text, bool lint = false, onnx::ModelProto* annotated = nullptr) {
+Analysis Analyze(const std::string& text, bool lint = false,
+                 onnx::ModelProto* annotated = nullptr) {
   absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
   EXPECT_TRUE(model.ok()) << model.status();
   AnalysisOptions options;
@@ -76,14 +77,16 @@ std::vector<Case> Cases() {
        Verdict::kOk, "", "[M,10]"},
       {"PReluSlopeDoesNotFit", Model("float[2,3] x, float[4] s", "float[2,3] y", "y = PRelu(x, s)"),
        Verdict::kError,
-       "PRelu 'PRelu#0': slope [4] is not unidirectionally broadcastable to X [2,3] (axis 1: 4 vs 3)",
+       "PRelu 'PRelu#0': slope [4] is not unidirectionally broadcastable to X [2,3] (axis 1: 4 vs "
+       "3)",
        "[2,3]"},
       {"PReluPerChannelSlope",
        Model("float[N,3,4,4] x, float[3,1,1] s", "float[N,3,4,4] y", "y = PRelu(x, s)"),
        Verdict::kOk, "", "[N,3,4,4]"},
       {"AddMismatch", Model("float[2,3] a, float[4,3] b", "float[2,3] y", "y = Add(a, b)"),
        Verdict::kError,
-       "Add 'Add#0': A [2,3] and B [4,3] are not broadcastable (numpy rule, axis 0: 2 vs 4)", "[?,3]"},
+       "Add 'Add#0': A [2,3] and B [4,3] are not broadcastable (numpy rule, axis 0: 2 vs 4)",
+       "[?,3]"},
       {"WhereConditionConflicts",
        Model("bool[4] c, float[2,3] x, float[2,3] z", "float[2,3] y", "y = Where(c, x, z)"),
        Verdict::kError,
@@ -106,13 +109,13 @@ std::vector<Case> Cases() {
       // An unnamed input dim is the symbol "<input>:<axis>" (docs/symbolic-shapes.md).
       {"UnnamedDimIsASymbol", Model("float[?,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"),
        Verdict::kConditional,
-       "Add 'Add#0': A [a:0,3] and B [5,3] broadcast (numpy rule) only if a:0 ∈ {1, 5}",
-       "[5,3]"},
+       "Add 'Add#0': A [a:0,3] and B [5,3] broadcast (numpy rule) only if a:0 ∈ {1, 5}", "[5,3]"},
       {"ZeroSizeWithOne", Model("float[0,3] a, float[1,3] b", "float[0,3] y", "y = Add(a, b)"),
        Verdict::kOk, "", "[0,3]"},
       {"ZeroSizeWithThree", Model("float[0,3] a, float[2,3] b", "float[0,3] y", "y = Add(a, b)"),
        Verdict::kError,
-       "Add 'Add#0': A [0,3] and B [2,3] are not broadcastable (numpy rule, axis 0: 0 vs 2)", "[?,3]"},
+       "Add 'Add#0': A [0,3] and B [2,3] are not broadcastable (numpy rule, axis 0: 0 vs 2)",
+       "[?,3]"},
       {"RankZeroWithRankOne", Model("float a, float[1] b", "float[1] y", "y = Add(a, b)"),
        Verdict::kOk, "", "[1]"},
       {"RankTwelve",
@@ -129,12 +132,14 @@ std::vector<Case> Cases() {
        Model("float[2,1,3,4] a, float[5,4,6] b", "float[2,5,3,6] y", "y = MatMul(a, b)"),
        Verdict::kOk, "", "[2,5,3,6]"},
       {"ExpandConstantShape",
-       Model("float[3,1] x", "float[2,3,4] y", "s = Constant<value = int64[3] {2, 3, 4}>()\n"
-                                              "y = Expand(x, s)"),
+       Model("float[3,1] x", "float[2,3,4] y",
+             "s = Constant<value = int64[3] {2, 3, 4}>()\n"
+             "y = Expand(x, s)"),
        Verdict::kOk, "", "[2,3,4]"},
       {"ExpandIncompatible",
-       Model("float[3,1] x", "float[2,4] y", "s = Constant<value = int64[2] {2, 4}>()\n"
-                                             "y = Expand(x, s)"),
+       Model("float[3,1] x", "float[2,4] y",
+             "s = Constant<value = int64[2] {2, 4}>()\n"
+             "y = Expand(x, s)"),
        Verdict::kError,
        "Expand 'Expand#1': input [3,1] cannot be expanded to shape [2,4] (bidirectional rule, "
        "axis 0: 3 vs 2)",
@@ -179,8 +184,7 @@ TEST(Check, DataDependentDimsAreFreshSymbolsNotLibonnxInventions) {
   // libonnx names the unknown output dims of NonZero "unk__<n>"; those are never taken as model
   // symbols. The analysis gives the count a fresh symbol named after the node instead, so both
   // operands of Add(n, n) have the same extent and the broadcast is ok.
-  Analysis a = Analyze(Model("float[3,4] x", "int64[2,?] y",
-                             "n = NonZero(x)\n y = Add(n, n)"));
+  Analysis a = Analyze(Model("float[3,4] x", "int64[2,?] y", "n = NonZero(x)\n y = Add(n, n)"));
   const NodeVerdict& v = Only(a);
   EXPECT_EQ(v.verdict, Verdict::kOk) << v.message;
   EXPECT_EQ(v.output.ToString(), "[2,`NonZero#0:0:1`]");
@@ -241,6 +245,36 @@ TEST(Check, ConflictInsideIfBranchIsFoundAndLocated) {
   EXPECT_THAT(v.message, HasSubstr("axis 0: 2 vs 4"));
 }
 
+// The main graph's walk frees each value after its last use. A value whose last reader is an
+// If body (outer scope), after its last direct use, must still be seen by the body; values
+// nobody reads, graph outputs and initializers keep their shapes in the recorded tables.
+TEST(Check, ValuesLiveUntilTheirLastReaderIncludingBodies) {
+  Analysis a = Analyze(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (bool c, float[N,3] x, float[3] w) => (float[N,3] y, float[N,3] dead_out) {
+      s = Relu(x)
+      unused = Neg(s)
+      dead_out = Abs(x)
+      y = If (c) <
+        then_branch = t () => (float[N,3] ty) { ty = Add(s, w) },
+        else_branch = e () => (float[N,3] ey) { ey = Mul(s, x) }
+      >
+    })");
+  ASSERT_EQ(a.nodes.size(), 2u);
+  for (const NodeVerdict& v : a.nodes) {
+    EXPECT_EQ(v.verdict, Verdict::kOk) << v.message;
+    EXPECT_EQ(v.inputs[0].ToString(), "[N,3]") << v.node;
+  }
+  const auto& main = a.shapes.at("main");
+  for (const char* name : {"x", "w", "s", "unused", "dead_out", "y"}) {
+    ASSERT_TRUE(main.count(name) > 0) << name;
+  }
+  EXPECT_EQ(main.at("unused").ToString(), "[N,3]");
+  EXPECT_EQ(main.at("y").ToString(), "[N,3]");
+  EXPECT_EQ(main.at("w").ToString(), "[3]");
+  EXPECT_EQ(a.elems.at("unused"), 1);
+}
+
 TEST(Check, FunctionBodiesUseCallSiteShapes) {
   Analysis a = Analyze(R"(
     <ir_version: 8, opset_import: ["" : 15, "local" : 1]>
@@ -298,8 +332,8 @@ TEST(Check, LintFlagsPortabilityHazards) {
 
 TEST(Check, AnnotateWritesInferredValueInfo) {
   onnx::ModelProto annotated;
-  Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "t = Add(a, b)\n y = Relu(t)"),
-          false, &annotated);
+  Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "t = Add(a, b)\n y = Relu(t)"), false,
+          &annotated);
   bool found = false;
   for (const auto& vi : annotated.graph().value_info()) {
     if (vi.name() == "t") {
@@ -313,8 +347,8 @@ TEST(Check, AnnotateWritesInferredValueInfo) {
 
 TEST(Check, AnnotateWritesExpressionDimsAsDimParams) {
   onnx::ModelProto annotated;
-  Analyze(Model("float[N,3] a, float[M,3] b", "float[?,3] y", "t = Mul(a, b)\n y = Relu(t)"),
-          false, &annotated);
+  Analyze(Model("float[N,3] a, float[M,3] b", "float[?,3] y", "t = Mul(a, b)\n y = Relu(t)"), false,
+          &annotated);
   std::string t_dims;
   for (const auto& vi : annotated.graph().value_info()) {
     if (vi.name() != "t") continue;
@@ -445,7 +479,8 @@ TEST(CheckReport, NodesInIfBranchesHaveShortPaths) {
         then_branch = t2 () => (float[2,3] ty2) { ty2 = Identity(x) },
         else_branch = e2 () => (float[2,3] ey2) { ey2 = Sub(x, z) }
       >
-    })", 1, "gate");
+    })",
+                                  1, "gate");
   ASSERT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.nodes[0].short_graph, "If#0/then");
   EXPECT_EQ(a.nodes[1].short_graph, "If#0/else");
@@ -478,7 +513,8 @@ TEST(CheckReport, NodesInFunctionBodiesHaveShortPaths) {
         then_branch = t () => (float[2,3] tr) { tr = Mul(x, w) },
         else_branch = e () => (float[2,3] er) { er = Identity(x) }
       >
-    })", 1, "outer");
+    })",
+                                  1, "outer");
   ASSERT_EQ(a.nodes.size(), 2u);
   EXPECT_EQ(NodePath(a.nodes[0]), "F#0/F/Add#0");
   EXPECT_EQ(NodePath(a.nodes[1]), "outer/G/If#0/then/Mul#0");
