@@ -431,10 +431,10 @@ absl::Status PoolOp(OpContext& ctx) {
   int64_t taps = 0;
   if (__builtin_mul_overflow(n * c, out_size, &taps) ||
       __builtin_mul_overflow(taps, g->kernel_size(), &taps) || taps > ctx.options().max_node_work) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ", g->kernel_size(),
-        "-element window are more than ", ctx.options().max_node_work,
-        " steps, the work limit of one node"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ",
+                     g->kernel_size(), "-element window are more than ",
+                     ctx.options().max_node_work, " steps, the work limit of one node"));
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
@@ -592,15 +592,13 @@ absl::Status BatchNormOp(OpContext& ctx) {
       running[o - 1] = *t;
     }
     std::vector<double> batch_mean(c), batch_var(c);
-    if (absl::Status s = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
-          using C = typename decltype(tag)::type;
-          nn::ComputeIn<C> xv(x);
-          kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
-          return absl::OkStatus();
-        });
-        !s.ok()) {
-      return s;
-    }
+    const absl::Status moments = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      nn::ComputeIn<C> xv(x);
+      kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
+      return absl::OkStatus();
+    });
+    if (!moments.ok()) return moments;
     for (int64_t ch = 0; ch < c; ++ch) {
       const double stat[2] = {mean[ch] * momentum + batch_mean[ch] * (1 - momentum),
                               var[ch] * momentum + batch_var[ch] * (1 - momentum)};
@@ -621,8 +619,8 @@ absl::Status BatchNormOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     nn::ComputeOut<C> yv(*y);
-    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
-                         yv.data(), false);
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                                  bv.data(), yv.data(), false);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -651,8 +649,8 @@ absl::Status InstanceNormOp(OpContext& ctx) {
     std::vector<double> mean(n * c), inv_std(n * c);
     kernels::PlaneMoments<C>(xv.data(), n * c, inner, eps, mean.data(), inv_std.data());
     nn::ComputeOut<C> yv(*y);
-    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
-                         yv.data(), true);
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                                  bv.data(), yv.data(), true);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -683,7 +681,8 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& 
     if (t->rank() > static_cast<int64_t>(norm_shape.size())) {
       return ctx.Error("parameter rank exceeds the normalized rank");
     }
-    absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(t->shape(), norm_shape);
+    absl::StatusOr<bcast::BroadcastView> view =
+        bcast::BroadcastView::Create(t->shape(), norm_shape);
     if (!view.ok()) {
       return ctx.Error("parameter " + ShapeToString(t->shape()) + " does not broadcast to " +
                        ShapeToString(norm_shape));
@@ -739,9 +738,8 @@ absl::Status LayerNormOp(OpContext& ctx) {
       if (stats[o] != nullptr) moments[o].resize(static_cast<size_t>(plan.rows));
     }
     nn::ComputeOut<C> yv(*y);
-    kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(),
-                              bias_cols.data(), eps, yv.data(),
-                              stats[0] != nullptr ? moments[0].data() : nullptr,
+    kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(), bias_cols.data(),
+                              eps, yv.data(), stats[0] != nullptr ? moments[0].data() : nullptr,
                               stats[1] != nullptr ? moments[1].data() : nullptr);
     for (int o = 0; o < 2; ++o) {
       if (stats[o] == nullptr) continue;
@@ -769,27 +767,13 @@ absl::Status LrnOp(OpContext& ctx) {
   const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
   const double bias = node.GetFloat("bias", 1.0f);
   const int64_t n = x.shape()[0], c = x.shape()[1], inner = nn::Product(x.shape(), 2, x.rank());
-  const int64_t before = (size - 1) / 2, after = size - 1 - before;
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
   if (!y.ok()) return y.status();
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
     nn::ComputeOut<C> yv(*y);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min(c - 1, ch + after);
-        for (int64_t i = 0; i < inner; ++i) {
-          double sq = 0;
-          for (int64_t k = lo; k <= hi; ++k) {
-            const double v = xv.data()[(b * c + k) * inner + i];
-            sq += v * v;
-          }
-          const int64_t j = (b * c + ch) * inner + i;
-          yv.data()[j] = static_cast<C>(xv.data()[j] / std::pow(bias + alpha / size * sq, beta));
-        }
-      }
-    }
+    kernels::Lrn<C>(xv.data(), n, c, inner, size, alpha, beta, bias, yv.data());
     yv.Finish();
     return absl::OkStatus();
   });
@@ -808,41 +792,11 @@ absl::Status MvnOp(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
   if (!y.ok()) return y.status();
-  const int64_t total = x.num_elements();
-  // Output index of each element in the reduced (keepdims) layout.
-  std::vector<int64_t> stat_index(total);
-  int64_t stats = 1;
-  for (int64_t d = 0; d < rank; ++d) stats *= reduce[d] ? 1 : x.shape()[d];
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t rem = i, o = 0, stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const int64_t k = rem % x.shape()[d];
-      rem /= x.shape()[d];
-      if (!reduce[d]) {
-        o += k * stride;
-        stride *= x.shape()[d];
-      }
-    }
-    stat_index[i] = o;
-  }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
     nn::ComputeOut<C> yv(*y);
-    std::vector<double> s(stats, 0), ss(stats, 0), cnt(stats, 0);
-    for (int64_t i = 0; i < total; ++i) {
-      const double v = xv.data()[i];
-      s[stat_index[i]] += v;
-      ss[stat_index[i]] += v * v;
-      cnt[stat_index[i]] += 1;
-    }
-    for (int64_t i = 0; i < total; ++i) {
-      const int64_t k = stat_index[i];
-      const double m = s[k] / cnt[k];
-      const double sd = std::sqrt(std::max(0.0, ss[k] / cnt[k] - m * m));
-      // The ONNX function body adds 1e-9 to the standard deviation.
-      yv.data()[i] = static_cast<C>((xv.data()[i] - m) / (sd + 1e-9));
-    }
+    kernels::MeanVarianceNormalize<C>(xv.data(), x.shape(), reduce, yv.data());
     yv.Finish();
     return absl::OkStatus();
   });
