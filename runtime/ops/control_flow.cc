@@ -2,7 +2,6 @@
 // directions) and SequenceMap run their bodies through the executor's SubgraphRunner; this file
 // only slices, stacks and threads values between iterations.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -363,14 +362,22 @@ absl::Status RunScan8(OpContext& ctx) {
       std::vector<int64_t> shape;
       const auto& items = result->second[k];
       if (items.empty()) return ctx.Unsupported("Scan-8 with an empty sequence");
+      // Items of another size would be written past the stacked buffer (sized from the first).
+      std::vector<const void*> sources;
+      for (const TensorPtr& t : items) {
+        if (t->shape() != items[0]->shape() || t->dtype() != items[0]->dtype()) {
+          return ctx.Error(absl::StrCat("scan output ", k, " changes from ",
+                                        items[0]->DebugString(), " to ", t->DebugString(),
+                                        " between iterations"));
+        }
+        sources.push_back(t->raw_data());
+      }
       shape = items[0]->shape();
       shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
       absl::StatusOr<Tensor> stacked = Tensor::Allocate(items[0]->dtype(), shape);
       if (!stacked.ok()) return stacked.status();
-      auto* dst = static_cast<char*>(stacked->raw_data());
-      for (size_t t = 0; t < items.size(); ++t) {
-        std::memcpy(dst + t * items[t]->byte_size(), items[t]->raw_data(), items[t]->byte_size());
-      }
+      ConcatBlocks(sources, std::vector<int64_t>(items.size(), items[0]->num_elements()), 1,
+                   items[0]->element_size(), stacked->raw_data());
       scan_items[k].push_back(std::make_shared<Tensor>(std::move(*stacked)));
     }
   }
