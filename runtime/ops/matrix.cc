@@ -14,6 +14,7 @@
 #include "broadcast/view.h"
 #include "runtime/kernels/einsum.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -127,10 +128,10 @@ absl::Status MatMulOp(OpContext& ctx) {
 
 // A 8-bit tensor minus its zero point (a scalar, or 1-D along `axis_from_end` of the matrix:
 // 2 = rows of A, 1 = columns of B), widened to int32.
+// `x` is int8 or uint8 (the ops check).
 absl::StatusOr<std::vector<int32_t>> Centered(const OpContext& ctx, const Tensor& x,
                                               const Tensor* zp, int axis_from_end) {
-  std::vector<int64_t> v = nn::LoadInts(x);
-  std::vector<int32_t> out(v.size());
+  std::vector<int32_t> out(static_cast<size_t>(x.num_elements()));
   std::vector<int64_t> z = zp != nullptr ? nn::LoadInts(*zp) : std::vector<int64_t>{0};
   if (z.empty()) z = {0};
   int64_t inner = 1, extent = 1;
@@ -141,9 +142,11 @@ absl::StatusOr<std::vector<int32_t>> Centered(const OpContext& ctx, const Tensor
     inner = axis_from_end == 2 ? s.back() : 1;
     if (static_cast<int64_t>(z.size()) != extent) return ctx.Error("zero point size mismatch");
   }
-  for (size_t i = 0; i < v.size(); ++i) {
-    const int64_t zi = z.size() == 1 ? z[0] : z[(i / inner) % extent];
-    out[i] = static_cast<int32_t>(v[i] - zi);
+  const kernels::SliceParam<int64_t> param{z.data(), static_cast<int64_t>(z.size()), inner};
+  if (x.dtype() == DType::kInt8) {
+    kernels::SubtractZeroPoint(x.data<int8_t>(), x.num_elements(), param, out.data());
+  } else {
+    kernels::SubtractZeroPoint(x.data<uint8_t>(), x.num_elements(), param, out.data());
   }
   return out;
 }
@@ -223,15 +226,12 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
                                   b_scale.size(), "; expected 1 or ", m, " (rows of A) and 1 or ",
                                   n, " (columns of B)"));
   }
-  for (int64_t i = 0; i < count; ++i) {
-    const double sa = a_scale.size() == 1 ? a_scale[0] : a_scale[(i / n) % m];
-    const double sb = b_scale.size() == 1 ? b_scale[0] : b_scale[i % n];
-    const double real = static_cast<double>(acc[i]) * sa * sb / y_scale;
-    if (y_zp.dtype() == DType::kUInt8) {
-      (*out)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
-    } else {
-      (*out)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
-    }
+  const kernels::SliceParam<double> rows{a_scale.data(), static_cast<int64_t>(a_scale.size()), n},
+      cols{b_scale.data(), static_cast<int64_t>(b_scale.size()), 1};
+  if (y_zp.dtype() == DType::kUInt8) {
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<uint8_t>());
+  } else {
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<int8_t>());
   }
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
+#include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -152,18 +153,22 @@ absl::Status ConvOp(OpContext& ctx) {
 }
 
 // An 8-bit tensor minus its zero point (scalar, or per `channel_axis` slice) as double.
+// `t` is int8 or uint8 (the ops check).
 absl::StatusOr<std::vector<double>> CenterInts(const OpContext& ctx, const Tensor& t,
                                                const Tensor* zp) {
-  std::vector<int64_t> v = nn::LoadInts(t);
   std::vector<int64_t> z = zp != nullptr ? nn::LoadInts(*zp) : std::vector<int64_t>{0};
   if (z.empty()) z = {0};
-  const int64_t per = z.size() > 1 && t.rank() > 0 ? t.num_elements() / t.shape()[0] : 1;
   if (z.size() > 1 && (t.rank() == 0 || static_cast<int64_t>(z.size()) != t.shape()[0])) {
     return ctx.Error("zero point size does not match");
   }
-  std::vector<double> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    out[i] = static_cast<double>(v[i] - (z.size() == 1 ? z[0] : z[i / per]));
+  // Checked first: a per-channel zero point of a [0, ...] tensor divided by zero here.
+  const int64_t per = z.size() > 1 ? t.num_elements() / t.shape()[0] : 1;
+  const kernels::SliceParam<int64_t> param{z.data(), static_cast<int64_t>(z.size()), per};
+  std::vector<double> out(static_cast<size_t>(t.num_elements()));
+  if (t.dtype() == DType::kInt8) {
+    kernels::SubtractZeroPoint(t.data<int8_t>(), t.num_elements(), param, out.data());
+  } else {
+    kernels::SubtractZeroPoint(t.data<uint8_t>(), t.num_elements(), param, out.data());
   }
   return out;
 }
@@ -220,9 +225,7 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
   if (!out.empty()) {
     kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), nullptr, out.data());
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    (*y)->data<int32_t>()[i] = static_cast<int32_t>(std::llround(out[i]));
-  }
+  kernels::RoundToInt32(out.data(), (*y)->num_elements(), (*y)->data<int32_t>());
   return absl::OkStatus();
 }
 
@@ -266,16 +269,16 @@ absl::Status QLinearConvOp(OpContext& ctx) {
     for (int64_t i = 0; i < m; ++i) b[i] = nn::LoadAsDouble(*bias, i);
   }
   kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), b.data(), acc.data());
-  const int64_t osize = g->out_size();
-  for (size_t i = 0; i < acc.size(); ++i) {
-    const int64_t map = static_cast<int64_t>(i) / osize % m;
-    const double ws = nn::LoadAsDouble(w_scale, w_scale.num_elements() == 1 ? 0 : map);
-    const double real = std::nearbyint(acc[i]) * x_scale * ws / y_scale;
-    if (y_zp.dtype() == DType::kUInt8) {
-      (*y)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
-    } else {
-      (*y)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
-    }
+  std::vector<double> ws(static_cast<size_t>(w_scale.num_elements()));
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = nn::LoadAsDouble(w_scale, i);
+  // Output [n, m, spatial...]: w_scale per feature map m (or one value).
+  const kernels::SliceParam<double> xs{&x_scale},
+      per_map{ws.data(), w_scale.num_elements(), g->out_size()};
+  const int64_t count = static_cast<int64_t>(acc.size());
+  if (y_zp.dtype() == DType::kUInt8) {
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<uint8_t>());
+  } else {
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<int8_t>());
   }
   return absl::OkStatus();
 }

@@ -402,6 +402,19 @@ TEST(QuantizedOps, QLinearConvRequantizes) {
   EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[1], 254);
 }
 
+TEST(QuantizedOps, ConvIntegerRefusesPerChannelZeroPointsForNoMaps) {
+  // W has no feature maps but two zero points: the per-slice size divided by W's first dim
+  // (0) before the sizes were compared (SIGFPE).
+  Node node = MakeNode("ConvInteger", 4, 1, 10);
+  Tensor x = *Tensor::FromValues<uint8_t>({1, 1, 2}, {3, 5});
+  Tensor w = *Tensor::FromValues<uint8_t>({0, 1, 1}, {});
+  Tensor x_zp = *Tensor::FromValues<uint8_t>({}, {0});
+  Tensor w_zp = *Tensor::FromValues<uint8_t>({2}, {1, 2});
+  auto out = RunNode(node, {&x, &w, &x_zp, &w_zp});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(std::string(out.status().message()).find("zero point size"), std::string::npos);
+}
+
 TEST(QuantizedOps, RoiAlignAveragesBilinearSamples) {
   Node node = MakeNode("RoiAlign", 3, 1, 16);
   node.attrs["sampling_ratio"] = IntAttr(1);
