@@ -34,6 +34,7 @@ void Range(T start, T delta, int64_t n, T* out) {
 /// bytes of `one` at (r, r + k).
 inline void Diagonal(int64_t rows, int64_t cols, int64_t k, const void* one, size_t elem_size,
                      void* dst) {
+  if (rows == 0 || cols == 0) return;  // an empty buffer may be null
   auto* out = static_cast<std::byte*>(dst);
   std::memset(out, 0, static_cast<size_t>(rows * cols) * elem_size);
   // Rows whose diagonal entry is in [0, cols); k is model data, so no r + k that may overflow.

@@ -367,6 +367,7 @@ void ReverseSequence(const void* src, int64_t batch, int64_t steps, int64_t inne
 
 void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k, bool upper,
            size_t elem_size, void* dst) {
+  if (mats == 0 || rows == 0 || cols == 0) return;  // an empty buffer may be null
   // Beyond these bounds nothing more changes, and i + k cannot overflow.
   k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
   const auto* in = static_cast<const std::byte*>(src);
