@@ -455,15 +455,11 @@ absl::Status PoolOp(OpContext& ctx) {
   }
   return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
     nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
-      kernels::Pool(opt, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
+      kernels::PoolOptions chunk = opt;
+      chunk.index_base = p0 * in_size;  // indices count from the tensor's first plane
+      kernels::Pool(chunk, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
                     indices == nullptr ? nullptr : indices + p0 * out_size);
     });
-    if (indices != nullptr && in_size > 0) {
-      // Each chunk numbered its planes from 0; shift them to global plane offsets.
-      for (int64_t i = 0; i < n * c * out_size; ++i) {
-        indices[i] += (i / out_size) * in_size - (indices[i] / in_size) * in_size;
-      }
-    }
   });
 }
 
@@ -534,28 +530,16 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
-  std::memset((*y)->raw_data(), 0, (*y)->byte_size());
   std::vector<int64_t> idx = nn::LoadInts(indices);
   const int64_t in_plane = nn::Product(inferred, 2, inferred.size());
-  const int64_t out_plane = nn::Product(out_shape, 2, out_shape.size());
   const int64_t planes = inferred[0] * inferred[1];
-  const size_t esize = x.element_size();
-  for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= planes * in_plane) return ctx.Error("index out of range");
-    const int64_t plane = idx[i] / in_plane;
-    int64_t rem = idx[i] % in_plane, off = 0, stride = 1;
-    bool inside = true;
-    for (size_t d = rank; d-- > 0;) {
-      const int64_t coord = rem % inferred[d + 2];
-      rem /= inferred[d + 2];
-      inside = inside && coord < out_shape[d + 2];
-      off += coord * stride;
-      stride *= out_shape[d + 2];
-    }
-    if (!inside) continue;
-    std::memcpy(static_cast<char*>((*y)->raw_data()) + (plane * out_plane + off) * esize,
-                static_cast<const char*>(x.raw_data()) + i * esize, esize);
+  for (int64_t i : idx) {
+    if (i < 0 || i >= planes * in_plane) return ctx.Error("index out of range");
   }
+  kernels::MaxUnpool(x.raw_data(), idx.data(), static_cast<int64_t>(idx.size()),
+                     std::vector<int64_t>(inferred.begin() + 2, inferred.end()),
+                     std::vector<int64_t>(out_shape.begin() + 2, out_shape.end()), planes,
+                     x.element_size(), (*y)->raw_data());
   return absl::OkStatus();
 }
 

@@ -104,6 +104,7 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
     opt.count_include_pad = rng() & 1;
     opt.column_major_indices = rng() & 1;
     opt.p = static_cast<double>(rng() % 3 + 1);
+    opt.index_base = rng() % 2 == 0 ? 0 : static_cast<int64_t>(rng() % 5) * g.in_size();
     const int64_t planes = rng() % 3 + 1;
     const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
     std::vector<float> fast(planes * g.out_size()), ref(fast.size());
@@ -114,6 +115,38 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
     if (opt.kind == kernels::PoolKind::kMax) {
       EXPECT_EQ(fast_idx, ref_idx) << iter;
     }
+  }
+}
+
+TEST(PoolKernel, MaxUnpoolMatchesReference) {
+  // Random pooled shapes re-placed into the same, larger and smaller output shapes, repeated
+  // indices (later wins), element sizes 1-8.
+  std::mt19937_64 rng(32);
+  for (int iter = 0; iter < 300; ++iter) {
+    const int rank = iter % 3 + 1;
+    std::vector<int64_t> in_dims(rank), out_dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      in_dims[d] = static_cast<int64_t>(rng() % 4) + (iter % 11 == 0 ? 0 : 1);
+      out_dims[d] = iter % 2 == 0 ? in_dims[d] : static_cast<int64_t>(rng() % 5);
+    }
+    const int64_t planes = rng() % 3 + 1;
+    int64_t in_plane = 1, out_plane = 1;
+    for (int d = 0; d < rank; ++d) {
+      in_plane *= in_dims[d];
+      out_plane *= out_dims[d];
+    }
+    const int64_t count = in_plane == 0 ? 0 : static_cast<int64_t>(rng() % 12);
+    std::vector<int64_t> idx(static_cast<size_t>(count));
+    for (int64_t& i : idx) i = static_cast<int64_t>(rng() % (planes * in_plane));
+    const size_t es = size_t{1} << (rng() % 4);
+    std::vector<uint8_t> x(static_cast<size_t>(count) * es);
+    for (uint8_t& b : x) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> fast(static_cast<size_t>(planes * out_plane) * es, 0xAA),
+        ref(fast.size(), 0x55);
+    kernels::MaxUnpool(x.data(), idx.data(), count, in_dims, out_dims, planes, es, fast.data());
+    kernels::reference::MaxUnpool(x.data(), idx.data(), count, in_dims, out_dims, planes, es,
+                                  ref.data());
+    EXPECT_EQ(fast, ref) << iter;
   }
 }
 
