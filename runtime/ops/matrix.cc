@@ -14,6 +14,7 @@
 #include "broadcast/view.h"
 #include "runtime/kernels/einsum.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
@@ -236,17 +237,13 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
   return absl::OkStatus();
 }
 
-// Writes C broadcast to [M,N] into `out` (C's dims right-aligned, 1s repeat).
-template <class C, class Src>
-void FillBroadcastC(const Src* c, const std::vector<int64_t>& c_shape, int64_t m, int64_t n,
-                    C* out) {
+// Writes C broadcast to [M,N] into `out` (C's dims right-aligned, 1s repeat): a copy of the
+// stride-0 view.
+template <class C>
+void FillBroadcastC(const C* c, const std::vector<int64_t>& c_shape, int64_t m, int64_t n, C* out) {
   const int64_t c0 = c_shape.size() >= 2 ? c_shape[c_shape.size() - 2] : 1;
   const int64_t c1 = c_shape.empty() ? 1 : c_shape.back();
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      out[i * n + j] = static_cast<C>(c[(c0 == 1 ? 0 : i) * c1 + (c1 == 1 ? 0 : j)]);
-    }
-  }
+  StridedCopy(c, 0, {c0 == 1 ? 0 : c1, c1 == 1 ? 0 : 1}, {m, n}, sizeof(C), out);
 }
 
 absl::Status GemmOp(OpContext& ctx) {
