@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "broadcast/rules.h"
 #include "broadcast/view.h"
+#include "runtime/kernels/det.h"
 #include "runtime/kernels/einsum.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/movement.h"
@@ -309,29 +310,6 @@ absl::Status GemmOp(OpContext& ctx) {
                     });
 }
 
-// Determinant by LU with partial pivoting, in double.
-double Determinant(std::vector<double>& a, int64_t n) {
-  double det = 1;
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t pivot = col;
-    for (int64_t r = col + 1; r < n; ++r) {
-      if (std::fabs(a[r * n + col]) > std::fabs(a[pivot * n + col])) pivot = r;
-    }
-    if (a[pivot * n + col] == 0) return 0;
-    if (pivot != col) {
-      for (int64_t j = 0; j < n; ++j) std::swap(a[col * n + j], a[pivot * n + j]);
-      det = -det;
-    }
-    const double p = a[col * n + col];
-    det *= p;
-    for (int64_t r = col + 1; r < n; ++r) {
-      const double f = a[r * n + col] / p;
-      for (int64_t j = col; j < n; ++j) a[r * n + j] -= f * a[col * n + j];
-    }
-  }
-  return det;
-}
-
 absl::Status DetOp(OpContext& ctx) {
   absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
   if (!x.ok()) return x.status();
@@ -348,11 +326,7 @@ absl::Status DetOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> src(in);
     nn::ComputeOut<C> dst(*out);
-    std::vector<double> m(static_cast<size_t>(n * n));
-    for (int64_t b = 0; b < (*out)->num_elements(); ++b) {
-      for (int64_t i = 0; i < n * n; ++i) m[i] = src.data()[b * n * n + i];
-      dst.data()[b] = static_cast<C>(Determinant(m, n));
-    }
+    kernels::Determinants<C>(src.data(), (*out)->num_elements(), n, dst.data());
     dst.Finish();
     return absl::OkStatus();
   });
