@@ -180,6 +180,45 @@ TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
   }
 }
 
+template <class T>
+void CheckStoreSaturated(std::mt19937_64& rng) {
+  // Values spread over and past T's range, halfway points, range ends and NaN.
+  const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  std::vector<double> v = {lo,
+                           hi,
+                           lo - 1,
+                           hi + 1,
+                           0.5,
+                           -0.5,
+                           2.5,
+                           -2.5,
+                           1e300,
+                           -1e300,
+                           std::numeric_limits<double>::quiet_NaN()};
+  std::uniform_real_distribution<double> dist(lo * 1.5 - 2, hi * 1.5 + 2);
+  for (int i = 0; i < 200; ++i) v.push_back(dist(rng));
+  for (int i = 0; i < 50; ++i) v.push_back(std::floor(dist(rng)) + 0.5);
+  for (bool round : {false, true}) {
+    std::vector<T> fast(v.size()), ref(v.size());
+    kernels::StoreSaturated<T>(v.data(), static_cast<int64_t>(v.size()), round, fast.data());
+    kernels::reference::StoreSaturated<T>(v.data(), static_cast<int64_t>(v.size()), round,
+                                          ref.data());
+    EXPECT_EQ(fast, ref) << "round " << round;
+  }
+}
+
+TEST(ResizeKernel, StoreSaturatedMatchesReference) {
+  std::mt19937_64 rng(5);
+  CheckStoreSaturated<int8_t>(rng);
+  CheckStoreSaturated<uint8_t>(rng);
+  CheckStoreSaturated<int16_t>(rng);
+  CheckStoreSaturated<int32_t>(rng);
+  CheckStoreSaturated<uint32_t>(rng);
+  CheckStoreSaturated<int64_t>(rng);
+  CheckStoreSaturated<uint64_t>(rng);
+}
+
 TEST(ResizeKernel, SeparableMatchesDirectOnRandomTaps) {
   std::mt19937_64 rng(4);
   for (int iter = 0; iter < 100; ++iter) {
