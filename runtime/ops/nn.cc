@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "broadcast/view.h"
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
 #include "runtime/kernels/qlinear.h"
@@ -679,12 +680,15 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& 
   return plan;
 }
 
-// `v` read at `offsets` (a parameter broadcast through its view); zeros when offsets is empty.
+// `v` (`size` elements) read at `offsets` (a parameter broadcast through its view); zeros when
+// offsets is empty.
 template <class C>
-std::vector<C> Gathered(const C* v, const std::vector<int64_t>& offsets, int64_t count) {
+std::vector<C> Gathered(const C* v, int64_t size, const std::vector<int64_t>& offsets,
+                        int64_t count) {
   std::vector<C> out(static_cast<size_t>(count), C(0));
   if (offsets.empty()) return out;
-  for (int64_t i = 0; i < count; ++i) out[i] = v[offsets[i]];
+  // One element per index: GatherBlocks with a single outer row and unit blocks.
+  GatherBlocks(v, 1, size, 1, offsets, sizeof(C), out.data());
   return out;
 }
 
@@ -714,11 +718,12 @@ absl::Status LayerNormOp(OpContext& ctx) {
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(scale);
-    const std::vector<C> scale_cols = Gathered(sv.data(), plan.scale_offsets, plan.cols);
+    const std::vector<C> scale_cols =
+        Gathered(sv.data(), scale.num_elements(), plan.scale_offsets, plan.cols);
     std::vector<C> bias_cols(static_cast<size_t>(plan.cols), C(0));
     if (bias != nullptr) {
       nn::ComputeIn<C> bv(*bias);
-      bias_cols = Gathered(bv.data(), plan.bias_offsets, plan.cols);
+      bias_cols = Gathered(bv.data(), bias->num_elements(), plan.bias_offsets, plan.cols);
     }
     std::vector<double> moments[2];
     for (int o = 0; o < 2; ++o) {
