@@ -95,7 +95,8 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
       padded[d].push_back(pc);
     }
   }
-  if constexpr (std::is_floating_point_v<T>) {
+  // Integers too: their maxima are exact, and there is no NaN to order.
+  if constexpr (std::is_arithmetic_v<T>) {
     if (opt.kind == PoolKind::kMax && indices == nullptr && rank == 2) {
       MaxPool2D(g, planes, x, y, k_begin, k_end);
       return;

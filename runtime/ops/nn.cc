@@ -379,23 +379,16 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   });
 }
 
-// Runs `fn(const C* x, C* y)` with compute views for float types, or through a float copy for
-// 8-bit integer inputs (MaxPool on int8/uint8).
+// Runs `fn(const C* x, C* y)` with compute views for float types, or on the data itself for
+// 8-bit integers (max pooling only: its values are copies, exact in any type).
 template <class Fn>
 absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
-  if (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8) {
-    std::vector<float> xv(static_cast<size_t>(x.num_elements()));
-    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(nn::LoadAsDouble(x, i));
-    std::vector<float> yv(static_cast<size_t>(y->num_elements()));
-    fn(xv.data(), yv.data());
-    VisitDType(x.dtype(), 0, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      // Only int8/uint8 get here; the guard keeps the half types out of the cast (clang checks it).
-      if constexpr (std::is_integral_v<T>) {
-        for (size_t i = 0; i < yv.size(); ++i) y->data<T>()[i] = static_cast<T>(yv[i]);
-      }
-      return 0;
-    });
+  if (x.dtype() == DType::kInt8) {
+    fn(x.data<int8_t>(), y->data<int8_t>());
+    return absl::OkStatus();
+  }
+  if (x.dtype() == DType::kUInt8) {
+    fn(x.data<uint8_t>(), y->data<uint8_t>());
     return absl::OkStatus();
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
@@ -483,6 +476,10 @@ absl::Status GlobalPoolOp(OpContext& ctx) {
   opt.kind = kKind;
   opt.p = static_cast<double>(ctx.node().GetInt("p", 2));
   const int64_t n = x.shape()[0], c = x.shape()[1];
+  if (kKind != kernels::PoolKind::kMax &&
+      (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8)) {
+    return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
+  }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
   if (!y.ok()) return y.status();
   return WithPoolData(

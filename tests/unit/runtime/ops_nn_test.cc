@@ -118,6 +118,38 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
   }
 }
 
+template <class T>
+void CheckIntegerMaxPool(std::mt19937_64& rng, int iter) {
+  // 8-bit MaxPool runs on the integers themselves: the same as pooling them as floats.
+  const int rank = iter % 3 + 1;
+  kernels::WindowGeometry g = RandomGeometry(rng, rank, false);
+  kernels::PoolOptions opt;
+  opt.kind = kernels::PoolKind::kMax;
+  opt.column_major_indices = rng() & 1;
+  const int64_t planes = rng() % 3 + 1;
+  std::vector<T> x(static_cast<size_t>(planes * g.in_size()));
+  for (T& v : x) v = static_cast<T>(rng());
+  const std::vector<float> xf(x.begin(), x.end());
+  std::vector<T> y(planes * g.out_size());
+  std::vector<float> yf(y.size()), ref(y.size());
+  std::vector<int64_t> idx(y.size()), idx_ref(y.size());
+  const bool with_indices = rng() & 1;
+  kernels::Pool<T>(opt, g, planes, x.data(), y.data(), with_indices ? idx.data() : nullptr);
+  kernels::Pool<float>(opt, g, planes, xf.data(), yf.data(), nullptr);
+  kernels::reference::Pool<float>(opt, g, planes, xf.data(), ref.data(), idx_ref.data());
+  EXPECT_EQ(std::vector<float>(y.begin(), y.end()), yf) << iter;
+  EXPECT_EQ(yf, ref) << iter;
+  if (with_indices) EXPECT_EQ(idx, idx_ref) << iter;
+}
+
+TEST(PoolKernel, EightBitMaxPoolMatchesFloat) {
+  std::mt19937_64 rng(33);
+  for (int iter = 0; iter < 300; ++iter) {
+    CheckIntegerMaxPool<int8_t>(rng, iter);
+    CheckIntegerMaxPool<uint8_t>(rng, iter);
+  }
+}
+
 TEST(PoolKernel, MaxUnpoolMatchesReference) {
   // Random pooled shapes re-placed into the same, larger and smaller output shapes, repeated
   // indices (later wins), element sizes 1-8.
