@@ -56,8 +56,9 @@ absl::Status Expand(OpContext& ctx) {
   absl::StatusOr<const bcast::BroadcastView*> view =
       ctx.CachedPlan<bcast::BroadcastView>(*target, [&]() -> absl::StatusOr<bcast::BroadcastView> {
         for (int64_t d : *target) {
-          if (d < 0)
+          if (d < 0) {
             return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
+          }
         }
         const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
         absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
