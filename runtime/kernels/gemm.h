@@ -45,12 +45,16 @@ void GemmLoops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doub
       if (alpha == 1 && beta == 0) {
         out = static_cast<T>(sum);
       } else {
-        // Scaled results saturate to T (an out-of-range cast would be undefined).
+        // Scaled results saturate to T (an out-of-range cast would be undefined). int64's and
+        // uint64's maxima round up to 2^63 and 2^64 as doubles: v at that bound saturates too.
         const double v =
             alpha * static_cast<double>(sum) + (beta == 0 ? 0.0 : beta * static_cast<double>(out));
         const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
         const double hi = static_cast<double>(std::numeric_limits<T>::max());
-        out = v != v ? T(0) : static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+        out = v != v    ? T(0)
+              : v >= hi ? std::numeric_limits<T>::max()
+              : v <= lo ? std::numeric_limits<T>::lowest()
+                        : static_cast<T>(v);
       }
     }
   }

@@ -84,8 +84,8 @@ std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape) {
   // rather than overflowing. A shape with elements is bounded by the tensor limits.
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t j = shape.size(); j-- > 1;) {
-    strides[j - 1] = static_cast<int64_t>(static_cast<uint64_t>(strides[j]) *
-                                          static_cast<uint64_t>(shape[j]));
+    strides[j - 1] =
+        static_cast<int64_t>(static_cast<uint64_t>(strides[j]) * static_cast<uint64_t>(shape[j]));
   }
   return strides;
 }
@@ -313,6 +313,80 @@ void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> di
     int64_t offset = (t / per_batch) * batch_size;
     for (int64_t j = 0; j < tuple_len; ++j) offset += indices[t * tuple_len + j] * strides[j];
     std::memcpy(out + t * block_bytes, in + offset * static_cast<int64_t>(elem_size), block_bytes);
+  }
+}
+
+void ConcatBlocks(absl::Span<const void* const> parts, absl::Span<const int64_t> blocks,
+                  int64_t outer, size_t elem_size, void* dst) {
+  int64_t total = 0;
+  for (int64_t b : blocks) total += b;
+  // Nothing to copy; an empty output's other dims may multiply to a huge (wrapped) outer.
+  if (total == 0) return;
+  auto* out = static_cast<std::byte*>(dst);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const size_t bytes = static_cast<size_t>(blocks[p]) * elem_size;
+      if (bytes == 0) continue;  // an empty part's buffer may be null
+      std::memcpy(out, static_cast<const std::byte*>(parts[p]) + o * bytes, bytes);
+      out += bytes;
+    }
+  }
+}
+
+void SplitBlocks(const void* src, int64_t outer, absl::Span<const int64_t> blocks, size_t elem_size,
+                 absl::Span<void* const> parts) {
+  int64_t total = 0;
+  for (int64_t b : blocks) total += b;
+  if (total == 0) return;
+  const auto* in = static_cast<const std::byte*>(src);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const size_t bytes = static_cast<size_t>(blocks[p]) * elem_size;
+      if (bytes == 0) continue;
+      std::memcpy(static_cast<std::byte*>(parts[p]) + o * bytes, in, bytes);
+      in += bytes;
+    }
+  }
+}
+
+void ReverseSequence(const void* src, int64_t batch, int64_t steps, int64_t inner, bool batch_major,
+                     absl::Span<const int64_t> lens, size_t elem_size, void* dst) {
+  const size_t block = static_cast<size_t>(inner) * elem_size;
+  if (block == 0 || batch == 0 || steps == 0) return;
+  const int64_t batch_stride = batch_major ? steps : 1, step_stride = batch_major ? 1 : batch;
+  const auto* in = static_cast<const std::byte*>(src);
+  auto* out = static_cast<std::byte*>(dst);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = 0; t < steps; ++t) {
+      const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
+      std::memcpy(out + (b * batch_stride + t * step_stride) * block,
+                  in + (b * batch_stride + from * step_stride) * block, block);
+    }
+  }
+}
+
+void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k, bool upper,
+           size_t elem_size, void* dst) {
+  if (mats == 0 || rows == 0 || cols == 0) return;  // an empty buffer may be null
+  // Beyond these bounds nothing more changes, and i + k cannot overflow.
+  k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
+  const auto* in = static_cast<const std::byte*>(src);
+  auto* out = static_cast<std::byte*>(dst);
+  const size_t row_bytes = static_cast<size_t>(cols) * elem_size;
+  for (int64_t m = 0; m < mats * rows; ++m) {
+    const int64_t i = m % rows;
+    // Row i keeps columns [edge, cols) when upper, [0, edge) when lower.
+    const size_t edge =
+        static_cast<size_t>(std::clamp<int64_t>(upper ? i + k : i + k + 1, 0, cols)) * elem_size;
+    const std::byte* from = in + m * row_bytes;
+    std::byte* to = out + m * row_bytes;
+    const size_t keep_at = upper ? edge : 0, keep = upper ? row_bytes - edge : edge;
+    if (keep > 0 && from != to) std::memmove(to + keep_at, from + keep_at, keep);
+    if (upper) {
+      std::memset(to, 0, edge);
+    } else {
+      std::memset(to + edge, 0, row_bytes - edge);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // Data-movement kernels: dense copies of strided views (Transpose, Expand, Slice, DepthToSpace)
-// and per-axis index-map copies (Pad, Tile). Flat loops on raw bytes; they know nothing of
+// and per-axis index-map copies (Pad, Tile), block copies (Concat, Split and their sequence
+// and Scan forms), ReverseSequence and Trilu. Flat loops on raw bytes; they know nothing of
 // nodes, only of element sizes, shapes and strides.
 #ifndef ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_
 #define ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_
@@ -56,6 +57,29 @@ void GatherBlocks(const void* src, int64_t outer, int64_t dim, int64_t inner,
 void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> dims,
                   int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
                   size_t elem_size, void* dst);
+
+/// Concat along an axis: part p viewed as [outer, blocks[p]] elements; dst as
+/// [outer, sum of blocks] takes, for each outer row, the rows of every part in order. Also
+/// stacks equal parts along a new axis (Scan and Loop outputs). Parts may be null where their
+/// block is 0.
+void ConcatBlocks(absl::Span<const void* const> parts, absl::Span<const int64_t> blocks,
+                  int64_t outer, size_t elem_size, void* dst);
+
+/// Split along an axis, the inverse of ConcatBlocks: `src` viewed as [outer, sum of blocks],
+/// part p ([outer, blocks[p]]) takes columns [sum of blocks before p, + blocks[p]).
+void SplitBlocks(const void* src, int64_t outer, absl::Span<const int64_t> blocks, size_t elem_size,
+                 absl::Span<void* const> parts);
+
+/// ReverseSequence: `src` viewed as [batch, steps, inner] when `batch_major`, else
+/// [steps, batch, inner]; in dst, step t of sequence b is step lens[b] - 1 - t of the source
+/// for t < lens[b] and step t itself after it. Requires 0 <= lens[b] <= steps.
+void ReverseSequence(const void* src, int64_t batch, int64_t steps, int64_t inner, bool batch_major,
+                     absl::Span<const int64_t> lens, size_t elem_size, void* dst);
+
+/// Trilu on `mats` matrices [rows, cols]: dst keeps src where j - i >= k (`upper`) or
+/// j - i <= k (lower) and is zero bits (zero in every dtype) elsewhere. Any k; dst may be src.
+void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k, bool upper,
+           size_t elem_size, void* dst);
 
 /// Copies `count` elements of `elem_size` bytes from `src` to `dst` (may be zero-size).
 void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -27,6 +29,9 @@ struct PoolOptions {
   double p = 2;
   /// MaxPool indices in column-major spatial order (storage_order 1).
   bool column_major_indices = false;
+  /// Added to every MaxPool index: the flat offset of the first plane when the planes of a
+  /// tensor are pooled in chunks.
+  int64_t index_base = 0;
 };
 
 /// MaxPool over 2 spatial dims without indices, the common CNN case, with the general
@@ -66,7 +71,7 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
 }
 
 /// Pools `planes` planes of x [planes, in...] into y [planes, out...]. `indices` (may be null)
-/// gets MaxPool's flat input index (plane * in_size + spatial offset).
+/// gets MaxPool's flat input index (index_base + plane * in_size + spatial offset).
 template <class T>
 void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const T* x, T* y,
           int64_t* indices) {
@@ -90,7 +95,8 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
       padded[d].push_back(pc);
     }
   }
-  if constexpr (std::is_floating_point_v<T>) {
+  // Integers too: their maxima are exact, and there is no NaN to order.
+  if constexpr (std::is_arithmetic_v<T>) {
     if (opt.kind == PoolKind::kMax && indices == nullptr && rank == 2) {
       MaxPool2D(g, planes, x, y, k_begin, k_end);
       return;
@@ -163,13 +169,51 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
           }
           idx = col;
         }
-        indices[plane * osize + o] = plane * isize + idx;
+        indices[plane * osize + o] = opt.index_base + plane * isize + idx;
       }
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (++opos[d] < g.out[d]) break;
         opos[d] = 0;
       }
     }
+  }
+}
+
+/// MaxUnpool: y [planes, out_dims...] is zero bits except where an element of x lands; element
+/// i of x goes to the position `indices[i]` names in [planes, in_dims...] (the shape the pooling
+/// came from), re-placed in out_dims, or nowhere when a coordinate is outside them. Indices
+/// must be in [0, planes * prod(in_dims)); later elements overwrite earlier ones.
+inline void MaxUnpool(const void* x, const int64_t* indices, int64_t count,
+                      const std::vector<int64_t>& in_dims, const std::vector<int64_t>& out_dims,
+                      int64_t planes, size_t elem_size, void* y) {
+  int64_t in_plane = 1, out_plane = 1;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    in_plane *= in_dims[d];
+    out_plane *= out_dims[d];
+  }
+  if (planes * out_plane == 0) return;  // an empty output's buffer may be null
+  auto* out = static_cast<std::byte*>(y);
+  const auto* in = static_cast<const std::byte*>(x);
+  std::memset(out, 0, static_cast<size_t>(planes * out_plane) * elem_size);
+  if (in_dims == out_dims) {  // the attributes' own shape: the index is the offset
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(out + indices[i] * elem_size, in + i * elem_size, elem_size);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rem = indices[i] % in_plane, off = 0, stride = 1;
+    bool inside = true;
+    for (size_t d = in_dims.size(); d-- > 0 && inside;) {
+      const int64_t coord = rem % in_dims[d];
+      rem /= in_dims[d];
+      inside = coord < out_dims[d];
+      off += coord * stride;
+      stride *= out_dims[d];
+    }
+    if (!inside) continue;
+    std::memcpy(out + ((indices[i] / in_plane) * out_plane + off) * elem_size, in + i * elem_size,
+                elem_size);
   }
 }
 

@@ -5,7 +5,9 @@
 #define ONNX_BCAST_RUNTIME_KERNELS_RESIZE_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace onnx_bcast::rt::kernels {
@@ -86,6 +88,38 @@ void Resize(const std::vector<int64_t>& shape, const std::vector<ResizeTaps>& ta
     }
     y[i] = static_cast<T>(outside ? extrapolation_value : buf[i]);
   }
+}
+
+/// Integer Resize's store: each value rounded half away from zero when `round` (nearest mode's
+/// values are input values already), then saturated to T's range (cubic weights overshoot).
+/// NaN (a NaN extrapolation value) gives 0. Compared against the range's ends as doubles:
+/// int64's and uint64's maxima round up to 2^63 and 2^64, which saturate too.
+template <class T>
+void StoreSaturated(const double* v, int64_t n, bool round, T* out) {
+  constexpr double kLo = static_cast<double>(std::numeric_limits<T>::lowest());
+  constexpr double kHi = static_cast<double>(std::numeric_limits<T>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = round ? std::round(v[i]) : v[i];
+    out[i] = r != r     ? T(0)
+             : r >= kHi ? std::numeric_limits<T>::max()
+             : r <= kLo ? std::numeric_limits<T>::lowest()
+                        : static_cast<T>(r);
+  }
+}
+
+/// Resize of an integer tensor: through double (Resize), then StoreSaturated.
+template <class T>
+void ResizeIntegers(const std::vector<int64_t>& shape, const std::vector<ResizeTaps>& taps,
+                    double extrapolation_value, bool round, const T* x, T* y) {
+  int64_t in_count = 1, out_count = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    in_count *= shape[d];
+    out_count *= taps[d].out_size();
+  }
+  const std::vector<double> xv(x, x + in_count);
+  std::vector<double> yv(static_cast<size_t>(out_count));
+  Resize<double>(shape, taps, extrapolation_value, xv.data(), yv.data());
+  StoreSaturated(yv.data(), out_count, round, y);
 }
 
 }  // namespace onnx_bcast::rt::kernels

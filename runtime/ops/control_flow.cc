@@ -2,10 +2,10 @@
 // directions) and SequenceMap run their bodies through the executor's SubgraphRunner; this file
 // only slices, stacks and threads values between iterations.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/ops/registry.h"
 
 namespace onnx_bcast::rt {
@@ -49,14 +49,11 @@ absl::StatusOr<TensorPtr> SliceAxis(const Tensor& t, int64_t axis, int64_t index
   shape.erase(shape.begin() + axis);
   absl::StatusOr<Tensor> out = Tensor::Allocate(t.dtype(), shape);
   if (!out.ok()) return out.status();
-  int64_t outer = 1, inner = static_cast<int64_t>(t.element_size());
+  int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= t.shape()[d];
   for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= t.shape()[d];
-  const auto* src = static_cast<const char*>(t.raw_data());
-  auto* dst = static_cast<char*>(out->raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + o * inner, src + (o * len + index) * inner, static_cast<size_t>(inner));
-  }
+  StridedCopy(t.raw_data(), index * inner, {len * inner, 1}, {outer, inner}, t.element_size(),
+              out->raw_data());
   return std::make_shared<Tensor>(std::move(*out));
 }
 
@@ -82,16 +79,14 @@ absl::Status Stack(OpContext& ctx, int i, const std::vector<TensorPtr>& items, i
   shape.insert(shape.begin() + axis, count);
   absl::StatusOr<Tensor*> out = ctx.Allocate(i, first.dtype(), shape);
   if (!out.ok()) return out.status();
-  int64_t outer = 1, inner = static_cast<int64_t>(first.element_size());
+  int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= first.shape()[d];
   for (int64_t d = axis; d < first.rank(); ++d) inner *= first.shape()[d];
-  auto* dst = static_cast<char*>((*out)->raw_data());
-  for (int64_t t = 0; t < count; ++t) {
-    const auto* src = static_cast<const char*>(items[t]->raw_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(dst + (o * count + t) * inner, src + o * inner, static_cast<size_t>(inner));
-    }
-  }
+  // [outer, count, inner]: the items concatenated along the new axis.
+  std::vector<const void*> sources;
+  for (const TensorPtr& t : items) sources.push_back(t->raw_data());
+  ConcatBlocks(sources, std::vector<int64_t>(items.size(), inner), outer, first.element_size(),
+               (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -126,16 +121,16 @@ absl::Status Accumulate(OpContext& ctx, const Tensor& item, ScanTotals* totals, 
   const int64_t limit = ctx.options().max_tensor_elements;
   int64_t& elements = totals->elements[k];
   if (__builtin_add_overflow(elements, item.num_elements(), &elements) || elements > limit) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        ctx.node().Label(), ": scan output ", k, " accumulates more than ", limit,
-        " elements, the limit (--max-tensor-elements)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(ctx.node().Label(), ": scan output ", k, " accumulates more than ", limit,
+                     " elements, the limit (--max-tensor-elements)"));
   }
   const int64_t max_bytes = ctx.options().max_loop_output_bytes;
   totals->bytes += static_cast<int64_t>(item.byte_size());  // each item < 2^32 * 16 bytes
   if (totals->bytes > max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        ctx.node().Label(), ": scan outputs accumulate more than ", max_bytes,
-        " bytes, the limit of one Loop or Scan"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(ctx.node().Label(), ": scan outputs accumulate more than ", max_bytes,
+                     " bytes, the limit of one Loop or Scan"));
   }
   return absl::OkStatus();
 }
@@ -250,8 +245,8 @@ absl::Status CheckScanBody(OpContext& ctx, const Graph& body, int n, int m) {
                                   " (", n, " states and ", m, " scan inputs)"));
   }
   if (static_cast<int>(body.outputs.size()) < n) {
-    return ctx.Error(absl::StrCat("body has ", body.outputs.size(), " outputs, fewer than the ", n,
-                                  " states"));
+    return ctx.Error(
+        absl::StrCat("body has ", body.outputs.size(), " outputs, fewer than the ", n, " states"));
   }
   return absl::OkStatus();
 }
@@ -367,14 +362,22 @@ absl::Status RunScan8(OpContext& ctx) {
       std::vector<int64_t> shape;
       const auto& items = result->second[k];
       if (items.empty()) return ctx.Unsupported("Scan-8 with an empty sequence");
+      // Items of another size would be written past the stacked buffer (sized from the first).
+      std::vector<const void*> sources;
+      for (const TensorPtr& t : items) {
+        if (t->shape() != items[0]->shape() || t->dtype() != items[0]->dtype()) {
+          return ctx.Error(absl::StrCat("scan output ", k, " changes from ",
+                                        items[0]->DebugString(), " to ", t->DebugString(),
+                                        " between iterations"));
+        }
+        sources.push_back(t->raw_data());
+      }
       shape = items[0]->shape();
       shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
       absl::StatusOr<Tensor> stacked = Tensor::Allocate(items[0]->dtype(), shape);
       if (!stacked.ok()) return stacked.status();
-      auto* dst = static_cast<char*>(stacked->raw_data());
-      for (size_t t = 0; t < items.size(); ++t) {
-        std::memcpy(dst + t * items[t]->byte_size(), items[t]->raw_data(), items[t]->byte_size());
-      }
+      ConcatBlocks(sources, std::vector<int64_t>(items.size(), items[0]->num_elements()), 1,
+                   items[0]->element_size(), stacked->raw_data());
       scan_items[k].push_back(std::make_shared<Tensor>(std::move(*stacked)));
     }
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/elementwise_ops.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/kernels/unary.h"
 #include "runtime/ops/elementwise_internal.h"
 
@@ -220,14 +221,8 @@ absl::Status RunDropout(OpContext& ctx) {
     if (!mask.ok()) return mask.status();
     absl::StatusOr<Tensor> one = Scalar(mask_type, 1.0);
     if (!one.ok()) return one.status();
-    // Clip of nothing to [1, 1] would do too; a plain fill is clearer.
-    VisitDType(mask_type, 0, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T v = one->data<T>()[0];
-      T* m = (*mask)->data<T>();
-      for (int64_t i = 0; i < (*mask)->num_elements(); ++i) m[i] = v;
-      return 0;
-    });
+    FillElements(one->raw_data(), (*mask)->num_elements(), (*mask)->element_size(),
+                 (*mask)->raw_data());
   }
   return absl::OkStatus();
 }

@@ -12,8 +12,11 @@
 #include "absl/strings/str_split.h"
 #include "broadcast/rules.h"
 #include "broadcast/view.h"
+#include "runtime/kernels/det.h"
 #include "runtime/kernels/einsum.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/kernels/movement.h"
+#include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -127,10 +130,10 @@ absl::Status MatMulOp(OpContext& ctx) {
 
 // A 8-bit tensor minus its zero point (a scalar, or 1-D along `axis_from_end` of the matrix:
 // 2 = rows of A, 1 = columns of B), widened to int32.
+// `x` is int8 or uint8 (the ops check).
 absl::StatusOr<std::vector<int32_t>> Centered(const OpContext& ctx, const Tensor& x,
                                               const Tensor* zp, int axis_from_end) {
-  std::vector<int64_t> v = nn::LoadInts(x);
-  std::vector<int32_t> out(v.size());
+  std::vector<int32_t> out(static_cast<size_t>(x.num_elements()));
   std::vector<int64_t> z = zp != nullptr ? nn::LoadInts(*zp) : std::vector<int64_t>{0};
   if (z.empty()) z = {0};
   int64_t inner = 1, extent = 1;
@@ -141,9 +144,11 @@ absl::StatusOr<std::vector<int32_t>> Centered(const OpContext& ctx, const Tensor
     inner = axis_from_end == 2 ? s.back() : 1;
     if (static_cast<int64_t>(z.size()) != extent) return ctx.Error("zero point size mismatch");
   }
-  for (size_t i = 0; i < v.size(); ++i) {
-    const int64_t zi = z.size() == 1 ? z[0] : z[(i / inner) % extent];
-    out[i] = static_cast<int32_t>(v[i] - zi);
+  const kernels::SliceParam<int64_t> param{z.data(), static_cast<int64_t>(z.size()), inner};
+  if (x.dtype() == DType::kInt8) {
+    kernels::SubtractZeroPoint(x.data<int8_t>(), x.num_elements(), param, out.data());
+  } else {
+    kernels::SubtractZeroPoint(x.data<uint8_t>(), x.num_elements(), param, out.data());
   }
   return out;
 }
@@ -223,30 +228,23 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
                                   b_scale.size(), "; expected 1 or ", m, " (rows of A) and 1 or ",
                                   n, " (columns of B)"));
   }
-  for (int64_t i = 0; i < count; ++i) {
-    const double sa = a_scale.size() == 1 ? a_scale[0] : a_scale[(i / n) % m];
-    const double sb = b_scale.size() == 1 ? b_scale[0] : b_scale[i % n];
-    const double real = static_cast<double>(acc[i]) * sa * sb / y_scale;
-    if (y_zp.dtype() == DType::kUInt8) {
-      (*out)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
-    } else {
-      (*out)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
-    }
+  const kernels::SliceParam<double> rows{a_scale.data(), static_cast<int64_t>(a_scale.size()), n},
+      cols{b_scale.data(), static_cast<int64_t>(b_scale.size()), 1};
+  if (y_zp.dtype() == DType::kUInt8) {
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<uint8_t>());
+  } else {
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<int8_t>());
   }
   return absl::OkStatus();
 }
 
-// Writes C broadcast to [M,N] into `out` (C's dims right-aligned, 1s repeat).
-template <class C, class Src>
-void FillBroadcastC(const Src* c, const std::vector<int64_t>& c_shape, int64_t m, int64_t n,
-                    C* out) {
+// Writes C broadcast to [M,N] into `out` (C's dims right-aligned, 1s repeat): a copy of the
+// stride-0 view.
+template <class C>
+void FillBroadcastC(const C* c, const std::vector<int64_t>& c_shape, int64_t m, int64_t n, C* out) {
   const int64_t c0 = c_shape.size() >= 2 ? c_shape[c_shape.size() - 2] : 1;
   const int64_t c1 = c_shape.empty() ? 1 : c_shape.back();
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      out[i * n + j] = static_cast<C>(c[(c0 == 1 ? 0 : i) * c1 + (c1 == 1 ? 0 : j)]);
-    }
-  }
+  StridedCopy(c, 0, {c0 == 1 ? 0 : c1, c1 == 1 ? 0 : 1}, {m, n}, sizeof(C), out);
 }
 
 absl::Status GemmOp(OpContext& ctx) {
@@ -312,29 +310,6 @@ absl::Status GemmOp(OpContext& ctx) {
                     });
 }
 
-// Determinant by LU with partial pivoting, in double.
-double Determinant(std::vector<double>& a, int64_t n) {
-  double det = 1;
-  for (int64_t col = 0; col < n; ++col) {
-    int64_t pivot = col;
-    for (int64_t r = col + 1; r < n; ++r) {
-      if (std::fabs(a[r * n + col]) > std::fabs(a[pivot * n + col])) pivot = r;
-    }
-    if (a[pivot * n + col] == 0) return 0;
-    if (pivot != col) {
-      for (int64_t j = 0; j < n; ++j) std::swap(a[col * n + j], a[pivot * n + j]);
-      det = -det;
-    }
-    const double p = a[col * n + col];
-    det *= p;
-    for (int64_t r = col + 1; r < n; ++r) {
-      const double f = a[r * n + col] / p;
-      for (int64_t j = col; j < n; ++j) a[r * n + j] -= f * a[col * n + j];
-    }
-  }
-  return det;
-}
-
 absl::Status DetOp(OpContext& ctx) {
   absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
   if (!x.ok()) return x.status();
@@ -351,11 +326,7 @@ absl::Status DetOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> src(in);
     nn::ComputeOut<C> dst(*out);
-    std::vector<double> m(static_cast<size_t>(n * n));
-    for (int64_t b = 0; b < (*out)->num_elements(); ++b) {
-      for (int64_t i = 0; i < n * n; ++i) m[i] = src.data()[b * n * n + i];
-      dst.data()[b] = static_cast<C>(Determinant(m, n));
-    }
+    kernels::Determinants<C>(src.data(), (*out)->num_elements(), n, dst.data());
     dst.Finish();
     return absl::OkStatus();
   });

@@ -1,6 +1,6 @@
 // Movement ops that copy views of their input: Expand, Transpose, Concat, Split, Slice, Tile,
-// Pad, DepthToSpace, SpaceToDepth, ReverseSequence, Trilu. Shapes and strides are worked out
-// here; the copies are kernels/movement.h.
+// Pad, DepthToSpace, SpaceToDepth, ReverseSequence, Trilu. Shapes, strides and per-axis index
+// maps are worked out here; the copies are kernels/movement.h.
 #include <algorithm>
 #include <cstring>
 
@@ -56,7 +56,9 @@ absl::Status Expand(OpContext& ctx) {
   absl::StatusOr<const bcast::BroadcastView*> view =
       ctx.CachedPlan<bcast::BroadcastView>(*target, [&]() -> absl::StatusOr<bcast::BroadcastView> {
         for (int64_t d : *target) {
-          if (d < 0) return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
+          if (d < 0) {
+            return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
+          }
         }
         const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
         absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
@@ -64,7 +66,8 @@ absl::Status Expand(OpContext& ctx) {
           return ctx.Error(absl::StrCat("cannot expand ", (*x)->DebugString(), " to ",
                                         ShapeToString(*target), ": ", shape.status().message()));
         }
-        absl::StatusOr<bcast::BroadcastView> v = bcast::BroadcastView::Create((*x)->shape(), *shape);
+        absl::StatusOr<bcast::BroadcastView> v =
+            bcast::BroadcastView::Create((*x)->shape(), *shape);
         if (!v.ok()) return ctx.Error(std::string(v.status().message()));
         return v;
       });
@@ -129,17 +132,15 @@ absl::Status Concat(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, first.dtype(), shape);
   if (!out.ok()) return out.status();
-  const int64_t outer = DimProduct(shape, 0, *axis);
   const int64_t inner = DimProduct(shape, *axis + 1, rank);
-  const size_t es = first.element_size();
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const Tensor* t : parts) {
-      const int64_t block = t->shape()[*axis] * inner;
-      CopyElements(static_cast<const std::byte*>(t->raw_data()) + o * block * es, block, es, dst);
-      dst += block * es;
-    }
+  std::vector<const void*> sources;
+  std::vector<int64_t> blocks;
+  for (const Tensor* t : parts) {
+    sources.push_back(t->raw_data());
+    blocks.push_back(t->shape()[*axis] * inner);
   }
+  ConcatBlocks(sources, blocks, DimProduct(shape, 0, *axis), first.element_size(),
+               (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -182,24 +183,20 @@ absl::Status Split(OpContext& ctx) {
     return ctx.Error(absl::StrCat("split sizes ", ShapeToString(sizes), " do not cover dim ", dim,
                                   " with ", n, " outputs"));
   }
-  const int64_t outer = DimProduct((*x)->shape(), 0, *axis);
   const int64_t inner = DimProduct((*x)->shape(), *axis + 1, rank);
-  const size_t es = (*x)->element_size();
-  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
-  int64_t start = 0;
+  std::vector<void*> parts;
+  std::vector<int64_t> blocks;
   for (int64_t i = 0; i < n; ++i) {
     std::vector<int64_t> shape = (*x)->shape();
     shape[*axis] = sizes[i];
     absl::StatusOr<Tensor*> out = ctx.Allocate(static_cast<int>(i), (*x)->dtype(), shape);
     if (!out.ok()) return out.status();
-    if ((*x)->num_elements() == 0) continue;  // outer may be huge (and wrapped): no copies
-    auto* dst = static_cast<std::byte*>((*out)->raw_data());
-    const int64_t block = sizes[i] * inner;
-    for (int64_t o = 0; o < outer; ++o) {
-      CopyElements(src + (o * dim + start) * inner * es, block, es, dst + o * block * es);
-    }
-    start += sizes[i];
+    parts.push_back((*out)->raw_data());
+    blocks.push_back(sizes[i] * inner);
   }
+  if ((*x)->num_elements() == 0) return absl::OkStatus();  // outer may be huge (and wrapped)
+  SplitBlocks((*x)->raw_data(), DimProduct((*x)->shape(), 0, *axis), blocks, (*x)->element_size(),
+              parts);
   return absl::OkStatus();
 }
 
@@ -462,25 +459,13 @@ absl::Status ReverseSequence(OpContext& ctx) {
       return ctx.Error(absl::StrCat("sequence length ", len, " outside [0, ", steps, "]"));
     }
   }
-  absl::StatusOr<Tensor*> copied = CopyToOutput(ctx, 0, **x, d);
-  if (!copied.ok()) return copied.status();
-  Tensor* out = *copied;
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
+  if (!out.ok()) return out.status();
   // A zero-size tensor's other dims may multiply past int64 (UBSan): nothing to reverse.
-  if (out->num_elements() == 0) return absl::OkStatus();
-  const int64_t inner = DimProduct(d, 2, static_cast<int64_t>(d.size()));
-  const int64_t es = static_cast<int64_t>((*x)->element_size());
-  const int64_t batch_stride = (batch_axis == 0 ? steps : 1) * inner;
-  const int64_t time_stride = (time_axis == 0 ? batch : 1) * inner;
-  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
-  auto* dst = static_cast<std::byte*>(out->raw_data());
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t len = (*lens)[b];
-    for (int64_t t = 0; t < len; ++t) {
-      std::memcpy(dst + (b * batch_stride + t * time_stride) * es,
-                  src + (b * batch_stride + (len - 1 - t) * time_stride) * es,
-                  static_cast<size_t>(inner * es));
-    }
-  }
+  if ((*out)->num_elements() == 0) return absl::OkStatus();
+  rt::ReverseSequence((*x)->raw_data(), batch, steps,
+                      DimProduct(d, 2, static_cast<int64_t>(d.size())), batch_axis == 0, *lens,
+                      (*x)->element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -497,27 +482,11 @@ absl::Status Trilu(OpContext& ctx) {
     k = (*kv)[0];
   }
   const bool upper = ctx.node().GetInt("upper", 1) != 0;
-  absl::StatusOr<Tensor*> copied = CopyToOutput(ctx, 0, **x, d);
-  if (!copied.ok()) return copied.status();
-  Tensor* out = *copied;
-  const int64_t rows = d[d.size() - 2];
-  const int64_t cols = d[d.size() - 1];
-  k = std::clamp<int64_t>(k, -rows - 1, cols + 1);  // beyond that nothing changes; no overflow
-  const int64_t mats = DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2);
-  const int64_t es = static_cast<int64_t>((*x)->element_size());
-  auto* data = static_cast<std::byte*>(out->raw_data());
-  // Zero bits are zero in every dtype. Keep j - i >= k (upper) or j - i <= k (lower).
-  for (int64_t m = 0; m < mats; ++m) {
-    for (int64_t i = 0; i < rows; ++i) {
-      std::byte* row = data + (m * rows + i) * cols * es;
-      const int64_t edge = std::clamp<int64_t>(upper ? i + k : i + k + 1, 0, cols);
-      if (upper) {
-        std::memset(row, 0, static_cast<size_t>(edge * es));
-      } else {
-        std::memset(row + edge * es, 0, static_cast<size_t>((cols - edge) * es));
-      }
-    }
-  }
+  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
+  if (!out.ok()) return out.status();
+  if ((*out)->num_elements() == 0) return absl::OkStatus();
+  rt::Trilu((*x)->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
+            d[d.size() - 1], k, upper, (*x)->element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 

@@ -347,6 +347,7 @@ absl::Status TopK(OpContext& ctx) {
   const int64_t dim = d[*axis];
   if (k < 0 || k > dim) return ctx.Error(absl::StrCat("k ", k, " outside [0, ", dim, "]"));
   const bool largest = ctx.node().GetInt("largest", 1) != 0;
+  // `sorted` is not read: with sorted=0 ONNX leaves the order open, and sorted is one such order.
   std::vector<int64_t> shape = d;
   shape[*axis] = k;
   absl::StatusOr<Tensor*> values = ctx.Allocate(0, (*x)->dtype(), shape);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/generate.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 
@@ -234,13 +235,8 @@ absl::Status EyeLike(OpContext& ctx) {
   const int64_t k = ctx.node().GetInt("k", 0);
   absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, {rows, cols});
   if (!out.ok()) return out.status();
-  std::memset((*out)->raw_data(), 0, (*out)->byte_size());
   const std::vector<std::byte> one = ScalarBytes(dtype, 1.0);
-  auto* data = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t c = r + k;
-    if (c >= 0 && c < cols) std::memcpy(data + (r * cols + c) * one.size(), one.data(), one.size());
-  }
+  kernels::Diagonal(rows, cols, k, one.data(), one.size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 
@@ -287,15 +283,7 @@ absl::Status Range(OpContext& ctx) {
     }
     absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, {n});
     if (!out.ok()) return out.status();
-    T* o = (*out)->template data<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_integral_v<decltype(start)>) {
-        // In 128 bits: i * delta may pass int64 even when start + i * delta does not (UBSan).
-        o[i] = static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
-      } else {
-        o[i] = Narrow<T>(start + static_cast<decltype(start)>(i) * delta);
-      }
-    }
+    kernels::Range(*in[0]->data<T>(), *in[2]->data<T>(), n, (*out)->template data<T>());
     return absl::OkStatus();
   });
 }

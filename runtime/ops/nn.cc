@@ -13,8 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "broadcast/view.h"
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
+#include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -152,18 +154,22 @@ absl::Status ConvOp(OpContext& ctx) {
 }
 
 // An 8-bit tensor minus its zero point (scalar, or per `channel_axis` slice) as double.
+// `t` is int8 or uint8 (the ops check).
 absl::StatusOr<std::vector<double>> CenterInts(const OpContext& ctx, const Tensor& t,
                                                const Tensor* zp) {
-  std::vector<int64_t> v = nn::LoadInts(t);
   std::vector<int64_t> z = zp != nullptr ? nn::LoadInts(*zp) : std::vector<int64_t>{0};
   if (z.empty()) z = {0};
-  const int64_t per = z.size() > 1 && t.rank() > 0 ? t.num_elements() / t.shape()[0] : 1;
   if (z.size() > 1 && (t.rank() == 0 || static_cast<int64_t>(z.size()) != t.shape()[0])) {
     return ctx.Error("zero point size does not match");
   }
-  std::vector<double> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    out[i] = static_cast<double>(v[i] - (z.size() == 1 ? z[0] : z[i / per]));
+  // Checked first: a per-channel zero point of a [0, ...] tensor divided by zero here.
+  const int64_t per = z.size() > 1 ? t.num_elements() / t.shape()[0] : 1;
+  const kernels::SliceParam<int64_t> param{z.data(), static_cast<int64_t>(z.size()), per};
+  std::vector<double> out(static_cast<size_t>(t.num_elements()));
+  if (t.dtype() == DType::kInt8) {
+    kernels::SubtractZeroPoint(t.data<int8_t>(), t.num_elements(), param, out.data());
+  } else {
+    kernels::SubtractZeroPoint(t.data<uint8_t>(), t.num_elements(), param, out.data());
   }
   return out;
 }
@@ -220,9 +226,7 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
   if (!out.empty()) {
     kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), nullptr, out.data());
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    (*y)->data<int32_t>()[i] = static_cast<int32_t>(std::llround(out[i]));
-  }
+  kernels::RoundToInt32(out.data(), (*y)->num_elements(), (*y)->data<int32_t>());
   return absl::OkStatus();
 }
 
@@ -266,16 +270,16 @@ absl::Status QLinearConvOp(OpContext& ctx) {
     for (int64_t i = 0; i < m; ++i) b[i] = nn::LoadAsDouble(*bias, i);
   }
   kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), b.data(), acc.data());
-  const int64_t osize = g->out_size();
-  for (size_t i = 0; i < acc.size(); ++i) {
-    const int64_t map = static_cast<int64_t>(i) / osize % m;
-    const double ws = nn::LoadAsDouble(w_scale, w_scale.num_elements() == 1 ? 0 : map);
-    const double real = std::nearbyint(acc[i]) * x_scale * ws / y_scale;
-    if (y_zp.dtype() == DType::kUInt8) {
-      (*y)->data<uint8_t>()[i] = nn::Quantize<uint8_t>(real, zp);
-    } else {
-      (*y)->data<int8_t>()[i] = nn::Quantize<int8_t>(real, zp);
-    }
+  std::vector<double> ws(static_cast<size_t>(w_scale.num_elements()));
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = nn::LoadAsDouble(w_scale, i);
+  // Output [n, m, spatial...]: w_scale per feature map m (or one value).
+  const kernels::SliceParam<double> xs{&x_scale},
+      per_map{ws.data(), w_scale.num_elements(), g->out_size()};
+  const int64_t count = static_cast<int64_t>(acc.size());
+  if (y_zp.dtype() == DType::kUInt8) {
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<uint8_t>());
+  } else {
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<int8_t>());
   }
   return absl::OkStatus();
 }
@@ -375,23 +379,16 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   });
 }
 
-// Runs `fn(const C* x, C* y)` with compute views for float types, or through a float copy for
-// 8-bit integer inputs (MaxPool on int8/uint8).
+// Runs `fn(const C* x, C* y)` with compute views for float types, or on the data itself for
+// 8-bit integers (max pooling only: its values are copies, exact in any type).
 template <class Fn>
 absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
-  if (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8) {
-    std::vector<float> xv(static_cast<size_t>(x.num_elements()));
-    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(nn::LoadAsDouble(x, i));
-    std::vector<float> yv(static_cast<size_t>(y->num_elements()));
-    fn(xv.data(), yv.data());
-    VisitDType(x.dtype(), 0, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      // Only int8/uint8 get here; the guard keeps the half types out of the cast (clang checks it).
-      if constexpr (std::is_integral_v<T>) {
-        for (size_t i = 0; i < yv.size(); ++i) y->data<T>()[i] = static_cast<T>(yv[i]);
-      }
-      return 0;
-    });
+  if (x.dtype() == DType::kInt8) {
+    fn(x.data<int8_t>(), y->data<int8_t>());
+    return absl::OkStatus();
+  }
+  if (x.dtype() == DType::kUInt8) {
+    fn(x.data<uint8_t>(), y->data<uint8_t>());
     return absl::OkStatus();
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
@@ -431,10 +428,10 @@ absl::Status PoolOp(OpContext& ctx) {
   int64_t taps = 0;
   if (__builtin_mul_overflow(n * c, out_size, &taps) ||
       __builtin_mul_overflow(taps, g->kernel_size(), &taps) || taps > ctx.options().max_node_work) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ", g->kernel_size(),
-        "-element window are more than ", ctx.options().max_node_work,
-        " steps, the work limit of one node"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ",
+                     g->kernel_size(), "-element window are more than ",
+                     ctx.options().max_node_work, " steps, the work limit of one node"));
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
@@ -452,15 +449,11 @@ absl::Status PoolOp(OpContext& ctx) {
   }
   return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
     nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
-      kernels::Pool(opt, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
+      kernels::PoolOptions chunk = opt;
+      chunk.index_base = p0 * in_size;  // indices count from the tensor's first plane
+      kernels::Pool(chunk, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
                     indices == nullptr ? nullptr : indices + p0 * out_size);
     });
-    if (indices != nullptr && in_size > 0) {
-      // Each chunk numbered its planes from 0; shift them to global plane offsets.
-      for (int64_t i = 0; i < n * c * out_size; ++i) {
-        indices[i] += (i / out_size) * in_size - (indices[i] / in_size) * in_size;
-      }
-    }
   });
 }
 
@@ -483,6 +476,10 @@ absl::Status GlobalPoolOp(OpContext& ctx) {
   opt.kind = kKind;
   opt.p = static_cast<double>(ctx.node().GetInt("p", 2));
   const int64_t n = x.shape()[0], c = x.shape()[1];
+  if (kKind != kernels::PoolKind::kMax &&
+      (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8)) {
+    return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
+  }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
   if (!y.ok()) return y.status();
   return WithPoolData(
@@ -531,28 +528,16 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
   if (!y.ok()) return y.status();
-  std::memset((*y)->raw_data(), 0, (*y)->byte_size());
   std::vector<int64_t> idx = nn::LoadInts(indices);
   const int64_t in_plane = nn::Product(inferred, 2, inferred.size());
-  const int64_t out_plane = nn::Product(out_shape, 2, out_shape.size());
   const int64_t planes = inferred[0] * inferred[1];
-  const size_t esize = x.element_size();
-  for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= planes * in_plane) return ctx.Error("index out of range");
-    const int64_t plane = idx[i] / in_plane;
-    int64_t rem = idx[i] % in_plane, off = 0, stride = 1;
-    bool inside = true;
-    for (size_t d = rank; d-- > 0;) {
-      const int64_t coord = rem % inferred[d + 2];
-      rem /= inferred[d + 2];
-      inside = inside && coord < out_shape[d + 2];
-      off += coord * stride;
-      stride *= out_shape[d + 2];
-    }
-    if (!inside) continue;
-    std::memcpy(static_cast<char*>((*y)->raw_data()) + (plane * out_plane + off) * esize,
-                static_cast<const char*>(x.raw_data()) + i * esize, esize);
+  for (int64_t i : idx) {
+    if (i < 0 || i >= planes * in_plane) return ctx.Error("index out of range");
   }
+  kernels::MaxUnpool(x.raw_data(), idx.data(), static_cast<int64_t>(idx.size()),
+                     std::vector<int64_t>(inferred.begin() + 2, inferred.end()),
+                     std::vector<int64_t>(out_shape.begin() + 2, out_shape.end()), planes,
+                     x.element_size(), (*y)->raw_data());
   return absl::OkStatus();
 }
 
@@ -592,15 +577,13 @@ absl::Status BatchNormOp(OpContext& ctx) {
       running[o - 1] = *t;
     }
     std::vector<double> batch_mean(c), batch_var(c);
-    if (absl::Status s = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
-          using C = typename decltype(tag)::type;
-          nn::ComputeIn<C> xv(x);
-          kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
-          return absl::OkStatus();
-        });
-        !s.ok()) {
-      return s;
-    }
+    const absl::Status moments = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      nn::ComputeIn<C> xv(x);
+      kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
+      return absl::OkStatus();
+    });
+    if (!moments.ok()) return moments;
     for (int64_t ch = 0; ch < c; ++ch) {
       const double stat[2] = {mean[ch] * momentum + batch_mean[ch] * (1 - momentum),
                               var[ch] * momentum + batch_var[ch] * (1 - momentum)};
@@ -621,8 +604,8 @@ absl::Status BatchNormOp(OpContext& ctx) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     nn::ComputeOut<C> yv(*y);
-    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
-                         yv.data(), false);
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                                  bv.data(), yv.data(), false);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -651,8 +634,8 @@ absl::Status InstanceNormOp(OpContext& ctx) {
     std::vector<double> mean(n * c), inv_std(n * c);
     kernels::PlaneMoments<C>(xv.data(), n * c, inner, eps, mean.data(), inv_std.data());
     nn::ComputeOut<C> yv(*y);
-    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(), bv.data(),
-                         yv.data(), true);
+    kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
+                                  bv.data(), yv.data(), true);
     yv.Finish();
     return absl::OkStatus();
   });
@@ -683,7 +666,8 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& 
     if (t->rank() > static_cast<int64_t>(norm_shape.size())) {
       return ctx.Error("parameter rank exceeds the normalized rank");
     }
-    absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(t->shape(), norm_shape);
+    absl::StatusOr<bcast::BroadcastView> view =
+        bcast::BroadcastView::Create(t->shape(), norm_shape);
     if (!view.ok()) {
       return ctx.Error("parameter " + ShapeToString(t->shape()) + " does not broadcast to " +
                        ShapeToString(norm_shape));
@@ -693,12 +677,15 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& 
   return plan;
 }
 
-// `v` read at `offsets` (a parameter broadcast through its view); zeros when offsets is empty.
+// `v` (`size` elements) read at `offsets` (a parameter broadcast through its view); zeros when
+// offsets is empty.
 template <class C>
-std::vector<C> Gathered(const C* v, const std::vector<int64_t>& offsets, int64_t count) {
+std::vector<C> Gathered(const C* v, int64_t size, const std::vector<int64_t>& offsets,
+                        int64_t count) {
   std::vector<C> out(static_cast<size_t>(count), C(0));
   if (offsets.empty()) return out;
-  for (int64_t i = 0; i < count; ++i) out[i] = v[offsets[i]];
+  // One element per index: GatherBlocks with a single outer row and unit blocks.
+  GatherBlocks(v, 1, size, 1, offsets, sizeof(C), out.data());
   return out;
 }
 
@@ -728,20 +715,20 @@ absl::Status LayerNormOp(OpContext& ctx) {
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(scale);
-    const std::vector<C> scale_cols = Gathered(sv.data(), plan.scale_offsets, plan.cols);
+    const std::vector<C> scale_cols =
+        Gathered(sv.data(), scale.num_elements(), plan.scale_offsets, plan.cols);
     std::vector<C> bias_cols(static_cast<size_t>(plan.cols), C(0));
     if (bias != nullptr) {
       nn::ComputeIn<C> bv(*bias);
-      bias_cols = Gathered(bv.data(), plan.bias_offsets, plan.cols);
+      bias_cols = Gathered(bv.data(), bias->num_elements(), plan.bias_offsets, plan.cols);
     }
     std::vector<double> moments[2];
     for (int o = 0; o < 2; ++o) {
       if (stats[o] != nullptr) moments[o].resize(static_cast<size_t>(plan.rows));
     }
     nn::ComputeOut<C> yv(*y);
-    kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(),
-                              bias_cols.data(), eps, yv.data(),
-                              stats[0] != nullptr ? moments[0].data() : nullptr,
+    kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(), bias_cols.data(),
+                              eps, yv.data(), stats[0] != nullptr ? moments[0].data() : nullptr,
                               stats[1] != nullptr ? moments[1].data() : nullptr);
     for (int o = 0; o < 2; ++o) {
       if (stats[o] == nullptr) continue;
@@ -769,27 +756,13 @@ absl::Status LrnOp(OpContext& ctx) {
   const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
   const double bias = node.GetFloat("bias", 1.0f);
   const int64_t n = x.shape()[0], c = x.shape()[1], inner = nn::Product(x.shape(), 2, x.rank());
-  const int64_t before = (size - 1) / 2, after = size - 1 - before;
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
   if (!y.ok()) return y.status();
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
     nn::ComputeOut<C> yv(*y);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min(c - 1, ch + after);
-        for (int64_t i = 0; i < inner; ++i) {
-          double sq = 0;
-          for (int64_t k = lo; k <= hi; ++k) {
-            const double v = xv.data()[(b * c + k) * inner + i];
-            sq += v * v;
-          }
-          const int64_t j = (b * c + ch) * inner + i;
-          yv.data()[j] = static_cast<C>(xv.data()[j] / std::pow(bias + alpha / size * sq, beta));
-        }
-      }
-    }
+    kernels::Lrn<C>(xv.data(), n, c, inner, size, alpha, beta, bias, yv.data());
     yv.Finish();
     return absl::OkStatus();
   });
@@ -808,41 +781,11 @@ absl::Status MvnOp(OpContext& ctx) {
   }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
   if (!y.ok()) return y.status();
-  const int64_t total = x.num_elements();
-  // Output index of each element in the reduced (keepdims) layout.
-  std::vector<int64_t> stat_index(total);
-  int64_t stats = 1;
-  for (int64_t d = 0; d < rank; ++d) stats *= reduce[d] ? 1 : x.shape()[d];
-  for (int64_t i = 0; i < total; ++i) {
-    int64_t rem = i, o = 0, stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const int64_t k = rem % x.shape()[d];
-      rem /= x.shape()[d];
-      if (!reduce[d]) {
-        o += k * stride;
-        stride *= x.shape()[d];
-      }
-    }
-    stat_index[i] = o;
-  }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
     nn::ComputeOut<C> yv(*y);
-    std::vector<double> s(stats, 0), ss(stats, 0), cnt(stats, 0);
-    for (int64_t i = 0; i < total; ++i) {
-      const double v = xv.data()[i];
-      s[stat_index[i]] += v;
-      ss[stat_index[i]] += v * v;
-      cnt[stat_index[i]] += 1;
-    }
-    for (int64_t i = 0; i < total; ++i) {
-      const int64_t k = stat_index[i];
-      const double m = s[k] / cnt[k];
-      const double sd = std::sqrt(std::max(0.0, ss[k] / cnt[k] - m * m));
-      // The ONNX function body adds 1e-9 to the standard deviation.
-      yv.data()[i] = static_cast<C>((xv.data()[i] - m) / (sd + 1e-9));
-    }
+    kernels::MeanVarianceNormalize<C>(xv.data(), x.shape(), reduce, yv.data());
     yv.Finish();
     return absl::OkStatus();
   });

@@ -119,16 +119,6 @@ absl::Status VisitFloat(const OpContext& ctx, DType dtype, Fn&& fn) {
   }
 }
 
-/// Requantizes a real value to integer type T: round half to even, add `zero_point`, saturate.
-template <class T>
-inline T Quantize(double real, int64_t zero_point) {
-  const double q = std::nearbyint(real) + static_cast<double>(zero_point);
-  if (q != q) return static_cast<T>(zero_point);
-  const double lo = static_cast<double>(std::numeric_limits<T>::min());
-  const double hi = static_cast<double>(std::numeric_limits<T>::max());
-  return static_cast<T>(q < lo ? lo : (q > hi ? hi : q));
-}
-
 /// Runs fn(begin, end) over [0, n) split into contiguous chunks on the context's pool when it
 /// has one, more than one thread is allowed and the work (n * cost_per_item) is worth it;
 /// otherwise fn(0, n) on the caller. Chunks are disjoint, so results do not depend on threads.

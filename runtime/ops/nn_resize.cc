@@ -142,20 +142,11 @@ absl::Status RunResize(OpContext& ctx, const ResizeAttrs& a, const Tensor& x,
   if ((*y)->num_elements() == 0) return absl::OkStatus();
   if (x.num_elements() == 0) return ctx.Error("cannot resize an empty input to a non-empty one");
   if (IsInteger(x.dtype())) {
-    std::vector<double> xv(static_cast<size_t>(x.num_elements()));
-    for (size_t i = 0; i < xv.size(); ++i) xv[i] = nn::LoadAsDouble(x, i);
-    std::vector<double> yv(static_cast<size_t>((*y)->num_elements()));
-    kernels::Resize<double>(x.shape(), taps, a.extrapolation, xv.data(), yv.data());
     VisitDType(x.dtype(), 0, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<T>) {
-        for (size_t i = 0; i < yv.size(); ++i) {
-          // Cubic weights overshoot; saturate to T's range rather than cast out of range.
-          const double v = std::clamp(a.mode == "nearest" ? yv[i] : std::round(yv[i]),
-                                      static_cast<double>(std::numeric_limits<T>::lowest()),
-                                      static_cast<double>(std::numeric_limits<T>::max()));
-          (*y)->data<T>()[i] = static_cast<T>(v);
-        }
+        kernels::ResizeIntegers<T>(x.shape(), taps, a.extrapolation, a.mode != "nearest",
+                                   x.data<T>(), (*y)->data<T>());
       }
       return 0;
     });

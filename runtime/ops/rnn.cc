@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/movement.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -24,12 +25,7 @@ using kernels::RnnCell;
 template <class C>
 std::vector<C> SwapLeading(const C* x, int64_t a, int64_t b, int64_t rest) {
   std::vector<C> out(static_cast<size_t>(a * b * rest));
-  for (int64_t i = 0; i < a; ++i) {
-    for (int64_t j = 0; j < b; ++j) {
-      std::copy(x + (i * b + j) * rest, x + (i * b + j + 1) * rest,
-                out.begin() + (j * a + i) * rest);
-    }
-  }
+  StridedCopy(x, 0, {rest, b * rest, 1}, {b, a, rest}, sizeof(C), out.data());
   return out;
 }
 
@@ -183,15 +179,8 @@ absl::Status RecurrentOp(OpContext& ctx) {
     // Layout 1: Y [seq, dirs*batch..] -> [batch, seq, dirs, hidden] needs a general permute.
     if (outs[0] != nullptr && layout != 0) {
       std::vector<C> yt(y.size());
-      for (int64_t t = 0; t < seq; ++t) {
-        for (int64_t d = 0; d < dirs; ++d) {
-          for (int64_t bi = 0; bi < batch; ++bi) {
-            std::copy(y.begin() + ((t * dirs + d) * batch + bi) * hidden,
-                      y.begin() + ((t * dirs + d) * batch + bi + 1) * hidden,
-                      yt.begin() + ((bi * seq + t) * dirs + d) * hidden);
-          }
-        }
-      }
+      StridedCopy(y.data(), 0, {hidden, dirs * batch * hidden, batch * hidden, 1},
+                  {batch, seq, dirs, hidden}, sizeof(C), yt.data());
       nn::ComputeOut<C> out(outs[0]);
       std::copy(yt.begin(), yt.end(), out.data());
       out.Finish();

@@ -165,23 +165,21 @@ absl::Status SplitToSequence(OpContext& ctx) {
   for (int64_t j = 0; j < *axis; ++j) outer *= d[j];
   int64_t inner = 1;
   for (int64_t j = *axis + 1; j < rank; ++j) inner *= d[j];
-  const size_t es = (*x)->element_size();
-  const auto* src = static_cast<const std::byte*>((*x)->raw_data());
   std::vector<std::shared_ptr<Tensor>> items;
-  int64_t start = 0;
+  std::vector<void*> parts;
+  std::vector<int64_t> blocks;
   for (int64_t size : sizes) {
     std::vector<int64_t> shape = d;
     shape[*axis] = size;
     if (squeeze) shape.erase(shape.begin() + *axis);
     absl::StatusOr<std::shared_ptr<Tensor>> t = NewTensor(ctx, (*x)->dtype(), shape);
     if (!t.ok()) return t.status();
-    auto* dst = static_cast<std::byte*>((*t)->raw_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      CopyElements(src + (o * dim + start) * inner * es, size * inner, es,
-                   dst + o * size * inner * es);
-    }
-    start += size;
+    parts.push_back((*t)->raw_data());
+    blocks.push_back(size * inner);
     items.push_back(*std::move(t));
+  }
+  if ((*x)->num_elements() > 0) {
+    SplitBlocks((*x)->raw_data(), outer, blocks, (*x)->element_size(), parts);
   }
   ctx.SetOutput(0, Value::Sequence(std::move(items), (*x)->dtype()));
   return absl::OkStatus();
@@ -222,15 +220,13 @@ absl::Status ConcatFromSequence(OpContext& ctx) {
   for (int64_t j = 0; j < *axis; ++j) outer *= shape[j];
   int64_t inner = 1;
   for (size_t j = *axis + 1; j < shape.size(); ++j) inner *= shape[j];
-  const size_t es = first.element_size();
-  auto* dst = static_cast<std::byte*>((*out)->raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const auto& t : items) {
-      const int64_t block = t->num_elements() / std::max<int64_t>(outer, 1);
-      CopyElements(static_cast<const std::byte*>(t->raw_data()) + o * block * es, block, es, dst);
-      dst += block * es;
-    }
+  std::vector<const void*> sources;
+  std::vector<int64_t> blocks;
+  for (const auto& t : items) {
+    sources.push_back(t->raw_data());
+    blocks.push_back(t->num_elements() / std::max<int64_t>(outer, 1));
   }
+  ConcatBlocks(sources, blocks, outer, first.element_size(), (*out)->raw_data());
   return absl::OkStatus();
 }
 

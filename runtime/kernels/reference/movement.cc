@@ -85,4 +85,69 @@ void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> di
   }
 }
 
+namespace {
+
+// The part holding column `col` of a [*, sum of blocks] row, and the column within it.
+size_t PartOf(absl::Span<const int64_t> blocks, int64_t col, int64_t* within) {
+  size_t p = 0;
+  while (col >= blocks[p]) col -= blocks[p++];
+  *within = col;
+  return p;
+}
+
+}  // namespace
+
+void ConcatBlocks(absl::Span<const void* const> parts, absl::Span<const int64_t> blocks,
+                  int64_t outer, size_t elem_size, void* dst) {
+  int64_t total = 0;
+  for (int64_t b : blocks) total += b;
+  for (int64_t e = 0; e < outer * total; ++e) {
+    int64_t col = 0;
+    const size_t p = PartOf(blocks, e % total, &col);
+    std::memcpy(static_cast<char*>(dst) + e * elem_size,
+                static_cast<const char*>(parts[p]) + ((e / total) * blocks[p] + col) * elem_size,
+                elem_size);
+  }
+}
+
+void SplitBlocks(const void* src, int64_t outer, absl::Span<const int64_t> blocks, size_t elem_size,
+                 absl::Span<void* const> parts) {
+  int64_t total = 0;
+  for (int64_t b : blocks) total += b;
+  for (int64_t e = 0; e < outer * total; ++e) {
+    int64_t col = 0;
+    const size_t p = PartOf(blocks, e % total, &col);
+    std::memcpy(static_cast<char*>(parts[p]) + ((e / total) * blocks[p] + col) * elem_size,
+                static_cast<const char*>(src) + e * elem_size, elem_size);
+  }
+}
+
+void ReverseSequence(const void* src, int64_t batch, int64_t steps, int64_t inner, bool batch_major,
+                     absl::Span<const int64_t> lens, size_t elem_size, void* dst) {
+  for (int64_t e = 0; e < batch * steps * inner; ++e) {
+    const int64_t outer = e / inner, i = e % inner;
+    const int64_t b = batch_major ? outer / steps : outer % batch;
+    const int64_t t = batch_major ? outer % steps : outer / batch;
+    const int64_t from_t = t < lens[b] ? lens[b] - 1 - t : t;
+    const int64_t from = (batch_major ? b * steps + from_t : from_t * batch + b) * inner + i;
+    std::memcpy(static_cast<char*>(dst) + e * elem_size,
+                static_cast<const char*>(src) + from * elem_size, elem_size);
+  }
+}
+
+void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k, bool upper,
+           size_t elem_size, void* dst) {
+  for (int64_t e = 0; e < mats * rows * cols; ++e) {
+    const int64_t i = (e / cols) % rows, j = e % cols;
+    // j - i is within (-rows, cols): no overflow against any k.
+    const bool keep = upper ? j - i >= k : j - i <= k;
+    char* to = static_cast<char*>(dst) + e * elem_size;
+    if (keep) {
+      std::memcpy(to, static_cast<const char*>(src) + e * elem_size, elem_size);
+    } else {
+      std::memset(to, 0, elem_size);
+    }
+  }
+}
+
 }  // namespace onnx_bcast::rt::reference

@@ -29,6 +29,22 @@ void GatherTuples(const void* src, int64_t batches, absl::Span<const int64_t> di
                   int64_t per_batch, int64_t tuple_len, absl::Span<const int64_t> indices,
                   size_t elem_size, void* dst);
 
+/// Same contract as rt::ConcatBlocks.
+void ConcatBlocks(absl::Span<const void* const> parts, absl::Span<const int64_t> blocks,
+                  int64_t outer, size_t elem_size, void* dst);
+
+/// Same contract as rt::SplitBlocks.
+void SplitBlocks(const void* src, int64_t outer, absl::Span<const int64_t> blocks, size_t elem_size,
+                 absl::Span<void* const> parts);
+
+/// Same contract as rt::ReverseSequence.
+void ReverseSequence(const void* src, int64_t batch, int64_t steps, int64_t inner, bool batch_major,
+                     absl::Span<const int64_t> lens, size_t elem_size, void* dst);
+
+/// Same contract as rt::Trilu (dst must not be src here).
+void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k, bool upper,
+           size_t elem_size, void* dst);
+
 }  // namespace onnx_bcast::rt::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_MOVEMENT_H_

@@ -4,7 +4,9 @@
 #define ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_POOL_H_
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "runtime/kernels/pool.h"
@@ -64,9 +66,40 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
           idx = 0;
           for (int64_t d = rank - 1; d >= 0; --d) idx = idx * g.in[d] + c[d];
         }
-        indices[plane * osize + o] = plane * isize + idx;
+        indices[plane * osize + o] = opt.index_base + plane * isize + idx;
       }
     }
+  }
+}
+
+/// Same contract as kernels::MaxUnpool (the loop MaxUnpoolOp held): every index unravelled
+/// over the pooled shape, every output zeroed element by element first.
+inline void MaxUnpool(const void* x, const int64_t* indices, int64_t count,
+                      const std::vector<int64_t>& in_dims, const std::vector<int64_t>& out_dims,
+                      int64_t planes, size_t elem_size, void* y) {
+  int64_t in_plane = 1, out_plane = 1;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    in_plane *= in_dims[d];
+    out_plane *= out_dims[d];
+  }
+  for (int64_t e = 0; e < planes * out_plane; ++e) {
+    std::memset(static_cast<char*>(y) + e * elem_size, 0, elem_size);
+  }
+  const size_t rank = in_dims.size();
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t plane = indices[i] / in_plane;
+    int64_t rem = indices[i] % in_plane, off = 0, stride = 1;
+    bool inside = true;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coord = rem % in_dims[d];
+      rem /= in_dims[d];
+      inside = inside && coord < out_dims[d];
+      off += coord * stride;
+      stride *= out_dims[d];
+    }
+    if (!inside) continue;
+    std::memcpy(static_cast<char*>(y) + (plane * out_plane + off) * elem_size,
+                static_cast<const char*>(x) + i * elem_size, elem_size);
   }
 }
 

@@ -3,7 +3,9 @@
 #ifndef ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_RESIZE_H_
 #define ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_RESIZE_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "runtime/kernels/resize.h"
@@ -46,6 +48,24 @@ void Resize(const std::vector<int64_t>& shape, const std::vector<ResizeTaps>& ta
       if (d == static_cast<size_t>(-1)) break;
     }
     y[i] = static_cast<T>(outside ? extrapolation_value : sum);
+  }
+}
+
+/// Same contract as kernels::StoreSaturated, the range compared in long double (exact for
+/// every 64-bit integer on x86-64's 80-bit format).
+template <class T>
+void StoreSaturated(const double* v, int64_t n, bool round, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const long double r = round ? std::round(v[i]) : v[i];
+    if (std::isnan(r)) {
+      out[i] = T(0);
+    } else if (r > static_cast<long double>(std::numeric_limits<T>::max())) {
+      out[i] = std::numeric_limits<T>::max();
+    } else if (r < static_cast<long double>(std::numeric_limits<T>::lowest())) {
+      out[i] = std::numeric_limits<T>::lowest();
+    } else {
+      out[i] = static_cast<T>(r);
+    }
   }
 }
 

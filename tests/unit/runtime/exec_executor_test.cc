@@ -300,6 +300,28 @@ TEST(Executor, ScanReversedInputAndOutputAxes) {
   EXPECT_EQ((*out)[1].tensor->shape(), std::vector<int64_t>({2, 3}));
 }
 
+TEST(Executor, Scan8RefusesScanOutputsThatChangeShape) {
+  // The state grows by one element per iteration, and so does the scan output: stacking the
+  // items used to size the buffer from the first and write the larger ones past its end.
+  auto exec = FromText(R"(
+    <ir_version: 3, opset_import: ["" : 8]>
+    g (int64[1] lens, float[1,1] init, float[1,3,1] x) => (float[1,?] last, float[1,3,?] all) {
+      last, all = Scan (lens, init, x) <
+        num_scan_inputs = 1,
+        body = b (float[?] s, float[1] n) => (float[?] s_out, float[?] c) {
+          s_out = Concat <axis = 0> (s, n)
+          c = Identity(s_out)
+        }
+      >
+    })");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  auto out = (*exec)->Run({{"lens", V<int64_t>({1}, {3})},
+                           {"init", V<float>({1, 1}, {0})},
+                           {"x", V<float>({1, 3, 1}, {1, 2, 3})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("between iterations"));
+}
+
 TEST(Executor, ErrorsInsideSubgraphsNameTheChainOfNodes) {
   auto exec = FromText(R"(
     <ir_version: 8, opset_import: ["" : 16]>
@@ -418,7 +440,8 @@ TEST(Compare, TolerancesNaNAndExactIntegers) {
   EXPECT_TRUE(CompareValues(V<float>({2}, {1.0f, NAN}), V<float>({2}, {1.0005f, NAN}), "y").match);
   Comparison off = CompareValues(V<float>({3}, {1, 2, 3}), V<float>({3}, {1, 2.5, 3}), "y");
   EXPECT_FALSE(off.match);
-  EXPECT_THAT(off.message, HasSubstr("'y' differs at index 1 [1]: got 2, expected 2.5; 1 element(s) differ"));
+  EXPECT_THAT(off.message,
+              HasSubstr("'y' differs at index 1 [1]: got 2, expected 2.5; 1 element(s) differ"));
   EXPECT_DOUBLE_EQ(off.max_abs_error, 0.5);
   EXPECT_DOUBLE_EQ(off.max_rel_error, 0.2);
   EXPECT_FALSE(CompareValues(V<int64_t>({1}, {3}), V<int64_t>({1}, {4}), "i").match);

@@ -1,15 +1,17 @@
 // kernels/norm.h against reference/norm.h on seeded random data: several shapes, including
 // empty rows/planes/batches, a broadcast-style parameter (one value repeated over the columns,
 // as a view with stride 0 yields), and a large case (fast kernels only where the reference is
-// quadratic: checked on a slice).
-#include "runtime/kernels/norm.h"
-
+// quadratic: checked on a slice). LRN and MeanVarianceNormalization on seeded random shapes
+// (empty dims, every window size, any reduced axes), bit for bit: same summation order.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/kernels/norm.h"
 #include "runtime/kernels/reference/norm.h"
+#include "tests/unit/runtime/kernel_random_util.h"
 
 namespace onnx_bcast::rt::kernels {
 namespace {
@@ -42,8 +44,13 @@ struct RowsCase {
 
 TEST(NormKernels, LayerNormRowsMatchesReference) {
   std::mt19937 rng(11);
-  for (RowsCase c : {RowsCase{1, 1, false}, {3, 7, false}, {5, 16, true}, {0, 4, false},
-                     {4, 0, false}, {2, 33, true}, {17, 5, false}}) {
+  for (RowsCase c : {RowsCase{1, 1, false},
+                     {3, 7, false},
+                     {5, 16, true},
+                     {0, 4, false},
+                     {4, 0, false},
+                     {2, 33, true},
+                     {17, 5, false}}) {
     const std::vector<float> x = RandomFloats(&rng, c.rows * c.cols);
     std::vector<float> scale = RandomFloats(&rng, c.cols), bias = RandomFloats(&rng, c.cols);
     if (c.repeated_params) {
@@ -84,8 +91,8 @@ struct ChannelCase {
 
 TEST(NormKernels, ChannelKernelsMatchReference) {
   std::mt19937 rng(13);
-  for (ChannelCase s : {ChannelCase{1, 1, 1}, {2, 3, 5}, {3, 4, 1}, {0, 3, 4}, {2, 3, 0},
-                        {1, 8, 49}, {4, 2, 9}}) {
+  for (ChannelCase s :
+       {ChannelCase{1, 1, 1}, {2, 3, 5}, {3, 4, 1}, {0, 3, 4}, {2, 3, 0}, {1, 8, 49}, {4, 2, 9}}) {
     const std::vector<float> x = RandomFloats(&rng, s.n * s.c * s.inner);
     const std::vector<float> scale = RandomFloats(&rng, s.c), bias = RandomFloats(&rng, s.c);
     // Instance statistics, then the affine step per instance.
@@ -114,6 +121,76 @@ TEST(NormKernels, ChannelKernelsMatchReference) {
                                         scale.data(), bias.data(), y_ref.data(), false);
     ExpectNear(y, y_ref, "batch y");
   }
+}
+
+template <class C>
+void CheckLrn(std::mt19937* rng, int trial) {
+  using kernel_test::Below;
+  const bool with_empty = trial % 5 == 0;
+  std::vector<int64_t> shape;
+  for (int64_t j = 2 + Below(rng, 3); j > 0; --j) {
+    shape.push_back(with_empty ? Below(rng, 4) : 1 + Below(rng, 6));
+  }
+  const int64_t n = shape[0], c = shape[1],
+                inner = kernel_test::Count(shape) / std::max<int64_t>(1, n * c);
+  // Windows narrower and wider than the channels, even and odd, and one near INT64_MAX.
+  const int64_t size = trial % 17 == 0 ? int64_t{1} << 62 : 1 + Below(rng, c + 4);
+  const double alpha = 1e-4 + Below(rng, 100) * 1e-3, beta = 0.5 + Below(rng, 4) * 0.25;
+  const double bias = 1.0 + Below(rng, 3);
+  const kernel_test::Buffer<C> x = kernel_test::RandomValues<C>(rng, kernel_test::Count(shape));
+  kernel_test::Buffer<C> fast(x.size()), ref(x.size());
+  Lrn<C>(x.data(), n, c, inner, size, alpha, beta, bias, fast.data());
+  reference::Lrn<C>(x.data(), n, c, inner, size, alpha, beta, bias, ref.data());
+  EXPECT_TRUE(kernel_test::SameBits(fast, ref)) << "trial " << trial << " size " << size;
+}
+
+TEST(NormKernels, LrnMatchesReference) {
+  std::mt19937 rng(91);
+  for (int trial = 0; trial < 300; ++trial) {
+    CheckLrn<float>(&rng, trial);
+    CheckLrn<double>(&rng, trial);
+  }
+}
+
+template <class C>
+void CheckMvn(std::mt19937* rng, int trial) {
+  using kernel_test::Below;
+  const bool with_empty = trial % 7 == 0;
+  std::vector<int64_t> shape;
+  std::vector<bool> reduce;
+  for (int64_t j = Below(rng, 5); j > 0; --j) {
+    shape.push_back(with_empty ? Below(rng, 4) : 1 + Below(rng, 5));
+    reduce.push_back(Below(rng, 2) == 1);
+  }
+  kernel_test::Buffer<C> x = kernel_test::RandomValues<C>(rng, kernel_test::Count(shape));
+  // A constant input: variance rounding below zero is clamped.
+  if (trial % 11 == 0) std::fill(x.begin(), x.end(), C(0.1));
+  kernel_test::Buffer<C> fast(x.size()), ref(x.size());
+  MeanVarianceNormalize<C>(x.data(), shape, reduce, fast.data());
+  reference::MeanVarianceNormalize<C>(x.data(), shape, reduce, ref.data());
+  EXPECT_TRUE(kernel_test::SameBits(fast, ref)) << "trial " << trial;
+}
+
+TEST(NormKernels, MeanVarianceNormalizeMatchesReference) {
+  std::mt19937 rng(92);
+  for (int trial = 0; trial < 300; ++trial) {
+    CheckMvn<float>(&rng, trial);
+    CheckMvn<double>(&rng, trial);
+  }
+}
+
+// The references on hand-worked cases.
+TEST(NormKernels, LrnAndMvnReferencesByHand) {
+  // One channel, size 1: y = x / (1 + 1 * x^2)^1.
+  const std::vector<double> x = {1, 2};
+  std::vector<double> y(2);
+  reference::Lrn<double>(x.data(), 1, 1, 2, 1, 1.0, 1.0, 1.0, y.data());
+  EXPECT_EQ(y, (std::vector<double>{0.5, 0.4}));
+  // [1, 3] over its only axis: mean 2, standard deviation 1.
+  const std::vector<double> m = {1, 3};
+  reference::MeanVarianceNormalize<double>(m.data(), {2}, {true}, y.data());
+  EXPECT_DOUBLE_EQ(y[0], -1 / (1 + 1e-9));
+  EXPECT_DOUBLE_EQ(y[1], 1 / (1 + 1e-9));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // MatMul, Gemm, MatMulInteger, Einsum and Det: the BLAS GEMM against the reference triple loop
 // on random shapes, and ops against hand-computed values.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -36,6 +37,19 @@ TEST(GemmKernel, BlasMatchesReferenceOnRandomShapes) {
                                     ref.data(), n);
     for (int64_t i = 0; i < m * n; ++i) EXPECT_NEAR(c[i], ref[i], 1e-5) << iter;
   }
+}
+
+TEST(GemmKernel, ScaledInt64SaturatesAtTwoToThe63) {
+  // 2 * 2^62 is 2^63 exactly, one past INT64_MAX (the double bound the result was clamped to,
+  // so the cast to int64 was out of range).
+  const int64_t a = int64_t{1} << 62, b = 1;
+  int64_t c = 0;
+  kernels::GemmLoops<int64_t>(false, false, 1, 1, 1, 2.0, &a, 1, &b, 1, 0.0, &c, 1);
+  EXPECT_EQ(c, std::numeric_limits<int64_t>::max());
+  const uint64_t ua = uint64_t{1} << 63, ub = 1;
+  uint64_t uc = 0;
+  kernels::GemmLoops<uint64_t>(false, false, 1, 1, 1, 2.0, &ua, 1, &ub, 1, 0.0, &uc, 1);
+  EXPECT_EQ(uc, std::numeric_limits<uint64_t>::max());
 }
 
 TEST(GemmKernel, IntegerLoopsMatchReference) {

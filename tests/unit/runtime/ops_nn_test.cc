@@ -104,6 +104,7 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
     opt.count_include_pad = rng() & 1;
     opt.column_major_indices = rng() & 1;
     opt.p = static_cast<double>(rng() % 3 + 1);
+    opt.index_base = rng() % 2 == 0 ? 0 : static_cast<int64_t>(rng() % 5) * g.in_size();
     const int64_t planes = rng() % 3 + 1;
     const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
     std::vector<float> fast(planes * g.out_size()), ref(fast.size());
@@ -114,6 +115,70 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
     if (opt.kind == kernels::PoolKind::kMax) {
       EXPECT_EQ(fast_idx, ref_idx) << iter;
     }
+  }
+}
+
+template <class T>
+void CheckIntegerMaxPool(std::mt19937_64& rng, int iter) {
+  // 8-bit MaxPool runs on the integers themselves: the same as pooling them as floats.
+  const int rank = iter % 3 + 1;
+  kernels::WindowGeometry g = RandomGeometry(rng, rank, false);
+  kernels::PoolOptions opt;
+  opt.kind = kernels::PoolKind::kMax;
+  opt.column_major_indices = rng() & 1;
+  const int64_t planes = rng() % 3 + 1;
+  std::vector<T> x(static_cast<size_t>(planes * g.in_size()));
+  for (T& v : x) v = static_cast<T>(rng());
+  const std::vector<float> xf(x.begin(), x.end());
+  std::vector<T> y(planes * g.out_size());
+  std::vector<float> yf(y.size()), ref(y.size());
+  std::vector<int64_t> idx(y.size()), idx_ref(y.size());
+  const bool with_indices = rng() & 1;
+  kernels::Pool<T>(opt, g, planes, x.data(), y.data(), with_indices ? idx.data() : nullptr);
+  kernels::Pool<float>(opt, g, planes, xf.data(), yf.data(), nullptr);
+  kernels::reference::Pool<float>(opt, g, planes, xf.data(), ref.data(), idx_ref.data());
+  EXPECT_EQ(std::vector<float>(y.begin(), y.end()), yf) << iter;
+  EXPECT_EQ(yf, ref) << iter;
+  if (with_indices) EXPECT_EQ(idx, idx_ref) << iter;
+}
+
+TEST(PoolKernel, EightBitMaxPoolMatchesFloat) {
+  std::mt19937_64 rng(33);
+  for (int iter = 0; iter < 300; ++iter) {
+    CheckIntegerMaxPool<int8_t>(rng, iter);
+    CheckIntegerMaxPool<uint8_t>(rng, iter);
+  }
+}
+
+TEST(PoolKernel, MaxUnpoolMatchesReference) {
+  // Random pooled shapes re-placed into the same, larger and smaller output shapes, repeated
+  // indices (later wins), element sizes 1-8.
+  std::mt19937_64 rng(32);
+  for (int iter = 0; iter < 300; ++iter) {
+    const int rank = iter % 3 + 1;
+    std::vector<int64_t> in_dims(rank), out_dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      in_dims[d] = static_cast<int64_t>(rng() % 4) + (iter % 11 == 0 ? 0 : 1);
+      out_dims[d] = iter % 2 == 0 ? in_dims[d] : static_cast<int64_t>(rng() % 5);
+    }
+    const int64_t planes = rng() % 3 + 1;
+    int64_t in_plane = 1, out_plane = 1;
+    for (int d = 0; d < rank; ++d) {
+      in_plane *= in_dims[d];
+      out_plane *= out_dims[d];
+    }
+    const int64_t count = in_plane == 0 ? 0 : static_cast<int64_t>(rng() % 12);
+    std::vector<int64_t> idx(static_cast<size_t>(count));
+    for (int64_t& i : idx) i = static_cast<int64_t>(rng() % (planes * in_plane));
+    const size_t es = size_t{1} << (rng() % 4);
+    std::vector<uint8_t> x(static_cast<size_t>(count) * es);
+    for (uint8_t& b : x) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> fast(static_cast<size_t>(planes * out_plane) * es, 0xAA),
+        ref(fast.size(), 0x55);
+    kernels::MaxUnpool(x.data(), idx.data(), count, in_dims, out_dims, planes, es, fast.data());
+    kernels::reference::MaxUnpool(x.data(), idx.data(), count, in_dims, out_dims, planes, es,
+                                  ref.data());
+    EXPECT_EQ(fast, ref) << iter;
   }
 }
 
@@ -145,6 +210,45 @@ TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
       }
     }
   }
+}
+
+template <class T>
+void CheckStoreSaturated(std::mt19937_64& rng) {
+  // Values spread over and past T's range, halfway points, range ends and NaN.
+  const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  std::vector<double> v = {lo,
+                           hi,
+                           lo - 1,
+                           hi + 1,
+                           0.5,
+                           -0.5,
+                           2.5,
+                           -2.5,
+                           1e300,
+                           -1e300,
+                           std::numeric_limits<double>::quiet_NaN()};
+  std::uniform_real_distribution<double> dist(lo * 1.5 - 2, hi * 1.5 + 2);
+  for (int i = 0; i < 200; ++i) v.push_back(dist(rng));
+  for (int i = 0; i < 50; ++i) v.push_back(std::floor(dist(rng)) + 0.5);
+  for (bool round : {false, true}) {
+    std::vector<T> fast(v.size()), ref(v.size());
+    kernels::StoreSaturated<T>(v.data(), static_cast<int64_t>(v.size()), round, fast.data());
+    kernels::reference::StoreSaturated<T>(v.data(), static_cast<int64_t>(v.size()), round,
+                                          ref.data());
+    EXPECT_EQ(fast, ref) << "round " << round;
+  }
+}
+
+TEST(ResizeKernel, StoreSaturatedMatchesReference) {
+  std::mt19937_64 rng(5);
+  CheckStoreSaturated<int8_t>(rng);
+  CheckStoreSaturated<uint8_t>(rng);
+  CheckStoreSaturated<int16_t>(rng);
+  CheckStoreSaturated<int32_t>(rng);
+  CheckStoreSaturated<uint32_t>(rng);
+  CheckStoreSaturated<int64_t>(rng);
+  CheckStoreSaturated<uint64_t>(rng);
 }
 
 TEST(ResizeKernel, SeparableMatchesDirectOnRandomTaps) {
@@ -400,6 +504,19 @@ TEST(QuantizedOps, QLinearConvRequantizes) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[0], 252);
   EXPECT_EQ((*out)[0].tensor->data<uint8_t>()[1], 254);
+}
+
+TEST(QuantizedOps, ConvIntegerRefusesPerChannelZeroPointsForNoMaps) {
+  // W has no feature maps but two zero points: the per-slice size divided by W's first dim
+  // (0) before the sizes were compared (SIGFPE).
+  Node node = MakeNode("ConvInteger", 4, 1, 10);
+  Tensor x = *Tensor::FromValues<uint8_t>({1, 1, 2}, {3, 5});
+  Tensor w = *Tensor::FromValues<uint8_t>({0, 1, 1}, {});
+  Tensor x_zp = *Tensor::FromValues<uint8_t>({}, {0});
+  Tensor w_zp = *Tensor::FromValues<uint8_t>({2}, {1, 2});
+  auto out = RunNode(node, {&x, &w, &x_zp, &w_zp});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(std::string(out.status().message()).find("zero point size"), std::string::npos);
 }
 
 TEST(QuantizedOps, RoiAlignAveragesBilinearSamples) {
