@@ -110,13 +110,16 @@ class Scope {
     const int id = ids_.Find(name);
     return id >= 0 ? values_[static_cast<size_t>(id)].get() : nullptr;
   }
-  void Set(std::string_view name, Value v) {
-    std::unique_ptr<Value>& slot = values_[Slot(name)];
+  // Returns the id of `name`.
+  int Set(std::string_view name, Value v) {
+    const size_t id = Slot(name);
+    std::unique_ptr<Value>& slot = values_[id];
     if (slot == nullptr) {
       slot = std::make_unique<Value>(std::move(v));
     } else {
       *slot = std::move(v);
     }
+    return static_cast<int>(id);
   }
   // Sets `name` unless this graph already defines it.
   void SetIfAbsent(std::string_view name, Value v) {
@@ -132,6 +135,8 @@ class Scope {
     ids_.Reserve(n);
     values_.reserve(n);
   }
+  // The names, for tables indexed by this scope's ids (the scope is done with them).
+  proto::TensorIds TakeIds() { return std::move(ids_); }
 
  private:
   size_t Slot(std::string_view name) {
@@ -622,29 +627,27 @@ class Analyzer {
         if (v.origin < 0 && HasUnknownPart(v.t) && v.full_type == nullptr) {
           v.origin = OriginFor(node, i, *scope);
         }
-        scope->Set(name, std::move(v));
-      }
-      if (!retire) continue;
-      auto release = [&](int id) {
-        if (--live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);
-      };
-      for (const std::string& name : node.input()) {
-        if (!name.empty()) release(scope->Id(name));
-      }
-      if (auto it = live.subgraph_reads.find(i); it != live.subgraph_reads.end()) {
-        for (int id : it->second) release(id);
-      }
-      for (const std::string& name : node.output()) {
-        if (name.empty()) continue;
-        const int id = scope->Id(name);
+        const int id = scope->Set(name, std::move(v));
+        if (!retire) continue;
         if (static_cast<size_t>(id) >= live.uses.size()) live.uses.resize(id + 1, 0);
         if (live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);  // never read
+      }
+      if (!retire) continue;
+      // Ids counted up front: no name is looked up again.
+      for (int k = live.reads_begin[static_cast<size_t>(i)];
+           k < live.reads_begin[static_cast<size_t>(i) + 1]; ++k) {
+        const int id = live.reads[static_cast<size_t>(k)];
+        if (--live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);
       }
     }
     if (annotate != nullptr) Annotate(scope, annotate);
     if (main) {
       // What is still live (graph outputs, values nobody consumed).
       for (int id = 0; id < scope->size(); ++id) Retire(scope, id);
+      // The tables were filled by this scope's ids; they take its names.
+      if (options_.record_shapes && options_.main_tables != nullptr) {
+        options_.main_tables->AdoptIds(scope->TakeIds());
+      }
       return;
     }
     if (!options_.record_shapes) return;
@@ -660,7 +663,10 @@ class Analyzer {
   // (never released).
   struct Liveness {
     std::vector<int32_t> uses;
-    std::unordered_map<int, std::vector<int>> subgraph_reads;  // node index -> ids
+    // What node i reads (inputs, then names its subgraphs read): reads[reads_begin[i] ..
+    // reads_begin[i + 1]).
+    std::vector<int> reads;
+    std::vector<int> reads_begin;
   };
   static Liveness CountUses(const onnx::GraphProto& g, Scope* scope) {
     Liveness live;
@@ -671,21 +677,26 @@ class Analyzer {
       return static_cast<int>(id);
     };
     live.uses.reserve(static_cast<size_t>(scope->size()) + static_cast<size_t>(g.node_size()));
+    live.reads_begin.reserve(static_cast<size_t>(g.node_size()) + 1);
     for (const auto& vi : g.output()) use(vi.name());
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
+      live.reads_begin.push_back(static_cast<int>(live.reads.size()));
       for (const std::string& name : node.input()) {
-        if (!name.empty()) use(name);
+        if (!name.empty()) live.reads.push_back(use(name));
       }
+      bool has_graphs = false;
+      for (const auto& attr : node.attribute())
+        has_graphs |= attr.has_g() || attr.graphs_size() > 0;
+      if (!has_graphs) continue;
       std::set<std::string> reads;
       for (const auto& attr : node.attribute()) {
         if (attr.has_g()) CollectReads(attr.g(), &reads);
         for (const auto& sub : attr.graphs()) CollectReads(sub, &reads);
       }
-      if (reads.empty()) continue;
-      std::vector<int>& ids = live.subgraph_reads[i];
-      for (const std::string& name : reads) ids.push_back(use(name));
+      for (const std::string& name : reads) live.reads.push_back(use(name));
     }
+    live.reads_begin.push_back(static_cast<int>(live.reads.size()));
     // Every name the scope holds has a counter (an unread initializer retires at its end).
     live.uses.resize(std::max(live.uses.size(), static_cast<size_t>(scope->size())), 0);
     return live;
@@ -711,13 +722,13 @@ class Analyzer {
     Value* v = scope->At(id);
     if (v == nullptr) return;
     if (options_.record_shapes) {
-      const std::string_view name = scope->Name(id);
       if (options_.main_tables != nullptr) {
-        if (v->t.elem != 0) options_.main_tables->SetElem(name, v->t.elem);
-        options_.main_tables->SetShape(name, std::move(v->t.shape));
+        // By the scope's id; the tables adopt its names when the walk ends.
+        options_.main_tables->Record(id, std::move(v->t.shape), v->t.elem);
       } else {
-        if (v->t.elem != 0) out_->elems.insert_or_assign(std::string(name), v->t.elem);
-        out_->shapes["main"].insert_or_assign(std::string(name), std::move(v->t.shape));
+        const std::string name(scope->Name(id));
+        if (v->t.elem != 0) out_->elems.insert_or_assign(name, v->t.elem);
+        out_->shapes["main"].insert_or_assign(name, std::move(v->t.shape));
       }
     }
     scope->Drop(id);

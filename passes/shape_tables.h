@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "broadcast/shape.h"
@@ -57,6 +58,27 @@ class ShapeTables {
     for (size_t id = 0; id < elems_.size(); ++id) {
       if (elems_[id] != 0) fn(ids_.name(static_cast<int>(id)), elems_[id]);
     }
+  }
+  /// Records tensor `id` of an id space whose names arrive later (AdoptIds): the analysis
+  /// fills the tables by its own ids while it walks and hands over its names at the end.
+  void Record(int id, bcast::Shape shape, int32_t elem) {
+    const size_t i = static_cast<size_t>(id);
+    if (i >= shapes_.size()) {
+      shapes_.resize(i + 1, bcast::Shape::UnknownRank());
+      has_shape_.resize(i + 1, false);
+      elems_.resize(i + 1, 0);
+    }
+    shapes_[i] = std::move(shape);
+    has_shape_[i] = true;
+    elems_[i] = elem;
+  }
+  /// The names of the ids Record used (tables filled only by Record until now).
+  void AdoptIds(proto::TensorIds ids) {
+    ids_ = std::move(ids);
+    const size_t n = static_cast<size_t>(ids_.size());
+    shapes_.resize(n, bcast::Shape::UnknownRank());
+    has_shape_.resize(n, false);
+    elems_.resize(n, 0);
   }
   /// Room for `n` tensors.
   void Reserve(size_t n) {
