@@ -62,7 +62,9 @@ absl::Status RewriteContext::Init() {
       options_.analyses != nullptr ? options_.analyses->Take() : ComputeShapeTables(*model_);
   if (!tables.ok()) return tables.status();
   tables_ = *std::move(tables);
-  graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph());
+  // One id space for the tables and the use-def index: each name is interned once.
+  graph_ =
+      std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph(), tables_.mutable_ids());
   return absl::OkStatus();
 }
 

@@ -22,14 +22,13 @@ class ShapeTables {
   /// The recorded shape of `name`, or null when none is (not "unknown rank": absent). Valid
   /// until that tensor's shape is set again.
   const bcast::Shape* FindShape(std::string_view name) const {
-    const int id = ids_.Find(name);
-    return id >= 0 && has_shape_[static_cast<size_t>(id)] ? &shapes_[static_cast<size_t>(id)]
-                                                          : nullptr;
+    const size_t id = Index(name);
+    return id < has_shape_.size() && has_shape_[id] ? &shapes_[id] : nullptr;
   }
   /// The element type of `name`; 0 when not known.
   int32_t ElemOf(std::string_view name) const {
-    const int id = ids_.Find(name);
-    return id >= 0 ? elems_[static_cast<size_t>(id)] : 0;
+    const size_t id = Index(name);
+    return id < elems_.size() ? elems_[id] : 0;
   }
   void SetShape(std::string_view name, bcast::Shape shape) {
     const size_t id = Slot(name);
@@ -39,10 +38,10 @@ class ShapeTables {
   /// Records `elem` (0 forgets it).
   void SetElem(std::string_view name, int32_t elem) { elems_[Slot(name)] = elem; }
   void EraseShape(std::string_view name) {
-    const int id = ids_.Find(name);
-    if (id < 0) return;
-    has_shape_[static_cast<size_t>(id)] = false;
-    shapes_[static_cast<size_t>(id)] = bcast::Shape::UnknownRank();
+    const size_t id = Index(name);
+    if (id >= has_shape_.size()) return;
+    has_shape_[id] = false;
+    shapes_[id] = bcast::Shape::UnknownRank();
   }
 
   /// fn(name, shape) for every recorded shape, in id order (first recorded first).
@@ -80,6 +79,9 @@ class ShapeTables {
     has_shape_.resize(n, false);
     elems_.resize(n, 0);
   }
+  /// The id space, to share with a use-def index over the same graph (proto::GraphEditor):
+  /// names interned there get ids here, with no shape until one is set.
+  proto::TensorIds* mutable_ids() { return &ids_; }
   /// Room for `n` tensors.
   void Reserve(size_t n) {
     ids_.Reserve(n);
@@ -88,12 +90,18 @@ class ShapeTables {
   }
 
  private:
+  // The id of `name`, or past the end when it has none.
+  size_t Index(std::string_view name) const {
+    const int id = ids_.Find(name);
+    return id < 0 ? has_shape_.size() : static_cast<size_t>(id);
+  }
+  // Ids may run ahead of the vectors when a sharer interned names (mutable_ids).
   size_t Slot(std::string_view name) {
     const size_t id = static_cast<size_t>(ids_.Intern(name));
-    if (id == shapes_.size()) {
-      shapes_.push_back(bcast::Shape::UnknownRank());
-      has_shape_.push_back(false);
-      elems_.push_back(0);
+    if (id >= shapes_.size()) {
+      shapes_.resize(id + 1, bcast::Shape::UnknownRank());
+      has_shape_.resize(id + 1, false);
+      elems_.resize(id + 1, 0);
     }
     return id;
   }

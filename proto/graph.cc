@@ -33,15 +33,18 @@ const std::vector<Use>& NoUses() {
 
 }  // namespace
 
-GraphEditor::GraphEditor(onnx::GraphProto* graph)
-    : graph_(graph), original_count_(graph->node_size()), dead_(graph->node_size(), false) {
+GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids)
+    : graph_(graph),
+      original_count_(graph->node_size()),
+      ids_(ids != nullptr ? ids : &own_ids_),
+      dead_(graph->node_size(), false) {
   // Sized once: rehashing dominates building the index on large graphs. Most tensors are a
   // node output or an initializer.
   const size_t expected = static_cast<size_t>(original_count_) +
                           static_cast<size_t>(graph_->initializer_size()) +
                           static_cast<size_t>(graph_->input_size());
-  ids_.Reserve(expected);
-  tensors_.reserve(expected);
+  ids_->Reserve(expected);
+  tensors_.reserve(std::max(expected, static_cast<size_t>(ids_->size())));
   for (const auto& vi : graph_->input()) tensors_[Intern(vi.name())].graph_input = true;
   for (const auto& vi : graph_->output()) tensors_[Intern(vi.name())].graph_output = true;
   for (int i = 0; i < graph_->initializer_size(); ++i) {
@@ -60,14 +63,16 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph)
 }
 
 int GraphEditor::Intern(std::string_view name) {
-  const int id = ids_.Intern(name);
-  if (static_cast<size_t>(id) == tensors_.size()) tensors_.emplace_back();
+  const int id = ids_->Intern(name);
+  // A shared id space may hold names this graph never mentioned: ids can skip ahead.
+  if (static_cast<size_t>(id) >= tensors_.size()) tensors_.resize(static_cast<size_t>(id) + 1);
   return id;
 }
 
 const GraphEditor::Tensor* GraphEditor::TensorOf(const std::string& name) const {
-  const int id = ids_.Find(name);
-  return id < 0 ? nullptr : &tensors_[static_cast<size_t>(id)];
+  const int id = ids_->Find(name);
+  return id < 0 || static_cast<size_t>(id) >= tensors_.size() ? nullptr
+                                                              : &tensors_[static_cast<size_t>(id)];
 }
 
 bool GraphEditor::IsGraphInput(const std::string& name) const {
@@ -145,16 +150,17 @@ void GraphEditor::Unindex(int id) {
   const onnx::NodeProto& n = node(id);
   for (int k = 0; k < n.input_size(); ++k) {
     if (n.input(k).empty()) continue;
-    const int t = ids_.Find(n.input(k));
-    if (t < 0) continue;
+    const int t = ids_->Find(n.input(k));
+    if (t < 0 || static_cast<size_t>(t) >= tensors_.size()) continue;
     auto& uses = tensors_[static_cast<size_t>(t)].consumers;
     uses.erase(std::remove_if(uses.begin(), uses.end(),
                               [&](const Use& u) { return u.node == id && u.slot == k; }),
                uses.end());
   }
   for (const std::string& out : n.output()) {
-    const int t = ids_.Find(out);
-    if (t >= 0 && tensors_[static_cast<size_t>(t)].producer == id) {
+    const int t = ids_->Find(out);
+    if (t >= 0 && static_cast<size_t>(t) < tensors_.size() &&
+        tensors_[static_cast<size_t>(t)].producer == id) {
       tensors_[static_cast<size_t>(t)].producer = -1;
     }
   }

@@ -31,8 +31,10 @@ struct Use {
 /// from this graph counts as a use that no pass may rewire.
 class GraphEditor {
  public:
-  /// Indexes `graph`, which must outlive the editor.
-  explicit GraphEditor(onnx::GraphProto* graph);
+  /// Indexes `graph`, which must outlive the editor. With `ids`, tensor ids are those of that
+  /// space (the pass's shape tables), which must outlive the editor too: names are then
+  /// interned once for both.
+  explicit GraphEditor(onnx::GraphProto* graph, TensorIds* ids = nullptr);
 
   GraphEditor(const GraphEditor&) = delete;
   GraphEditor& operator=(const GraphEditor&) = delete;
@@ -117,7 +119,8 @@ class GraphEditor {
   int original_count_;
   // Every per-tensor table is a vector over dense ids: string-keyed maps held a copy of each
   // name per table and were the largest part of the index on million-node graphs.
-  TensorIds ids_;
+  TensorIds own_ids_;
+  TensorIds* ids_;  // own_ids_ or the caller's
   std::vector<Tensor> tensors_;
   std::vector<std::unique_ptr<onnx::NodeProto>> inserted_;
   std::vector<int> inserted_anchor_;

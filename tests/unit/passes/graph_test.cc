@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "passes/shape_tables.h"
 #include "tests/unit/passes/test_util.h"
 
 namespace onnx_bcast::passes {
@@ -26,6 +27,33 @@ g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
   EXPECT_EQ(g.UseCount("y"), 1);  // graph output
   EXPECT_NE(g.ConstantValue("w"), nullptr);
   EXPECT_EQ(g.ConstantValue("x"), nullptr);
+}
+
+// The editor can index into the pass's shape tables' id space, which already holds names
+// (some the graph never mentions): ids skip ahead, lookups of unknown names find nothing,
+// and the tables see the editor's names without shapes.
+TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
+  t = Add (x, w)
+  y = Mul (t, t)
+})");
+  ShapeTables tables;
+  tables.SetShape("elsewhere", bcast::Shape::Of({7}));
+  tables.SetShape("t", bcast::Shape::Of({2}));
+  proto::GraphEditor g(m.proto.mutable_graph(), tables.mutable_ids());
+  EXPECT_EQ(g.Producer("t"), 0);
+  EXPECT_EQ(g.Producer("elsewhere"), -1);
+  EXPECT_TRUE(g.Consumers("elsewhere").empty());
+  EXPECT_EQ(g.Consumers("t").size(), 2u);
+  EXPECT_NE(g.Initializer("w"), nullptr);
+  EXPECT_EQ(tables.FindShape("x"), nullptr);  // interned by the editor, no shape
+  tables.SetShape("x", bcast::Shape::Of({2}));
+  EXPECT_EQ(tables.FindShape("x")->ToString(), "[2]");
+  EXPECT_EQ(tables.FindShape("t")->ToString(), "[2]");
+  g.SetInput(1, 1, "x");
+  EXPECT_EQ(g.Consumers("t").size(), 1u);
+  EXPECT_EQ(g.Consumers("x").size(), 2u);
 }
 
 TEST(GraphEditor, InitializerThatIsAGraphInputIsNotAConstant) {
