@@ -14,12 +14,14 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+const char kAddMul[] = R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
   t = Add (x, w)
   y = Mul (t, t)
-})");
+})";
+
+TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
+  proto::Model m = testing::Parse(kAddMul);
   proto::GraphEditor g(m.proto.mutable_graph());
   EXPECT_EQ(g.Producer("t"), 0);
   EXPECT_EQ(g.Producer("x"), -1);
@@ -33,11 +35,7 @@ g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
 // (some the graph never mentions): ids skip ahead, lookups of unknown names find nothing,
 // and the tables see the editor's names without shapes.
 TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
-  t = Add (x, w)
-  y = Mul (t, t)
-})");
+  proto::Model m = testing::Parse(kAddMul);
   ShapeTables tables;
   tables.SetShape("elsewhere", bcast::Shape::Of({7}));
   tables.SetShape("t", bcast::Shape::Of({2}));
