@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "passes/broadcast_ops.h"
 #include "passes/shape_functions.h"
+#include "proto/graph.h"
 #include "proto/node_inference.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
@@ -120,10 +121,6 @@ class Scope {
       *slot = std::move(v);
     }
     return static_cast<int>(id);
-  }
-  // Sets `name` unless this graph already defines it.
-  void SetIfAbsent(std::string_view name, Value v) {
-    if (Local(name) == nullptr) Set(name, std::move(v));
   }
   // The dense id of `name` in this scope (interned).
   int Id(std::string_view name) { return static_cast<int>(Slot(name)); }
@@ -685,35 +682,15 @@ class Analyzer {
       for (const std::string& name : node.input()) {
         if (!name.empty()) live.reads.push_back(use(name));
       }
-      bool has_graphs = false;
-      for (const auto& attr : node.attribute())
-        has_graphs |= attr.has_g() || attr.graphs_size() > 0;
-      if (!has_graphs) continue;
+      // Each name once per node, however often its bodies read it.
       std::set<std::string> reads;
-      for (const auto& attr : node.attribute()) {
-        if (attr.has_g()) CollectReads(attr.g(), &reads);
-        for (const auto& sub : attr.graphs()) CollectReads(sub, &reads);
-      }
+      proto::ForEachSubgraphRead(node, [&](const std::string& name) { reads.insert(name); });
       for (const std::string& name : reads) live.reads.push_back(use(name));
     }
     live.reads_begin.push_back(static_cast<int>(live.reads.size()));
     // Every name the scope holds has a counter (an unread initializer retires at its end).
     live.uses.resize(std::max(live.uses.size(), static_cast<size_t>(scope->size())), 0);
     return live;
-  }
-
-  // Every name read by the nodes of `g` and of its nested graphs (a superset of what it reads
-  // from enclosing scopes, which only keeps values alive a little longer).
-  static void CollectReads(const onnx::GraphProto& g, std::set<std::string>* out) {
-    for (const auto& node : g.node()) {
-      for (const std::string& name : node.input()) {
-        if (!name.empty()) out->insert(name);
-      }
-      for (const auto& attr : node.attribute()) {
-        if (attr.has_g()) CollectReads(attr.g(), out);
-        for (const auto& sub : attr.graphs()) CollectReads(sub, out);
-      }
-    }
   }
 
   // Records the main graph's value `id` (shape and element type; with record_shapes) and frees

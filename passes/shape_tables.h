@@ -62,11 +62,7 @@ class ShapeTables {
   /// fills the tables by its own ids while it walks and hands over its names at the end.
   void Record(int id, bcast::Shape shape, int32_t elem) {
     const size_t i = static_cast<size_t>(id);
-    if (i >= shapes_.size()) {
-      shapes_.resize(i + 1, bcast::Shape::UnknownRank());
-      has_shape_.resize(i + 1, false);
-      elems_.resize(i + 1, 0);
-    }
+    Grow(i + 1);
     shapes_[i] = std::move(shape);
     has_shape_[i] = true;
     elems_[i] = elem;
@@ -74,10 +70,7 @@ class ShapeTables {
   /// The names of the ids Record used (tables filled only by Record until now).
   void AdoptIds(proto::TensorIds ids) {
     ids_ = std::move(ids);
-    const size_t n = static_cast<size_t>(ids_.size());
-    shapes_.resize(n, bcast::Shape::UnknownRank());
-    has_shape_.resize(n, false);
-    elems_.resize(n, 0);
+    Grow(static_cast<size_t>(ids_.size()));
   }
   /// The id space, to share with a use-def index over the same graph (proto::GraphEditor):
   /// names interned there get ids here, with no shape until one is set.
@@ -98,12 +91,15 @@ class ShapeTables {
   // Ids may run ahead of the vectors when a sharer interned names (mutable_ids).
   size_t Slot(std::string_view name) {
     const size_t id = static_cast<size_t>(ids_.Intern(name));
-    if (id >= shapes_.size()) {
-      shapes_.resize(id + 1, bcast::Shape::UnknownRank());
-      has_shape_.resize(id + 1, false);
-      elems_.resize(id + 1, 0);
-    }
+    Grow(id + 1);
     return id;
+  }
+  // Room for ids below `n`, none of them with a shape or an element type yet.
+  void Grow(size_t n) {
+    if (n <= shapes_.size()) return;
+    shapes_.resize(n, bcast::Shape::UnknownRank());
+    has_shape_.resize(n, false);
+    elems_.resize(n, 0);
   }
 
   proto::TensorIds ids_;

@@ -10,22 +10,6 @@
 namespace onnx_bcast::proto {
 namespace {
 
-// Every name read by nodes of `g` and of its nested graphs (over-approximates outer-scope
-// reads: a name also defined inside the subgraph still counts, which only makes passes
-// more careful).
-template <typename Fn>
-void CollectSubgraphReads(const onnx::GraphProto& g, const Fn& read) {
-  for (const auto& node : g.node()) {
-    for (const std::string& name : node.input()) {
-      if (!name.empty()) read(name);
-    }
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) CollectSubgraphReads(attr.g(), read);
-      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, read);
-    }
-  }
-}
-
 const std::vector<Use>& NoUses() {
   static const auto* const kEmpty = new std::vector<Use>();
   return *kEmpty;
@@ -55,10 +39,7 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids)
   };
   for (int id = 0; id < original_count_; ++id) {
     Index(id);
-    for (const auto& attr : graph_->node(id).attribute()) {
-      if (attr.has_g()) CollectSubgraphReads(attr.g(), subgraph_read);
-      for (const auto& sub : attr.graphs()) CollectSubgraphReads(sub, subgraph_read);
-    }
+    ForEachSubgraphRead(graph_->node(id), subgraph_read);
   }
 }
 

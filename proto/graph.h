@@ -19,6 +19,25 @@
 
 namespace onnx_bcast::proto {
 
+/// Calls `read(name)` for every name the subgraphs of `node` (If/Loop/Scan bodies, at any
+/// depth) read, once per read. Over-approximates their outer-scope reads: a name a body
+/// defines itself still counts, which only makes its readers more careful.
+template <typename Fn>
+void ForEachSubgraphRead(const onnx::NodeProto& node, const Fn& read) {
+  for (const auto& attr : node.attribute()) {
+    const auto walk = [&](const onnx::GraphProto& g) {
+      for (const auto& inner : g.node()) {
+        for (const std::string& name : inner.input()) {
+          if (!name.empty()) read(name);
+        }
+        ForEachSubgraphRead(inner, read);
+      }
+    };
+    if (attr.has_g()) walk(attr.g());
+    for (const auto& sub : attr.graphs()) walk(sub);
+  }
+}
+
 /// One use of a tensor as a node input.
 struct Use {
   int node = -1;  ///< node id (see GraphEditor)
