@@ -139,7 +139,9 @@ void CheckIntegerMaxPool(std::mt19937_64& rng, int iter) {
   kernels::reference::Pool<float>(opt, g, planes, xf.data(), ref.data(), idx_ref.data());
   EXPECT_EQ(std::vector<float>(y.begin(), y.end()), yf) << iter;
   EXPECT_EQ(yf, ref) << iter;
-  if (with_indices) EXPECT_EQ(idx, idx_ref) << iter;
+  if (with_indices) {
+    EXPECT_EQ(idx, idx_ref) << iter;
+  }
 }
 
 TEST(PoolKernel, EightBitMaxPoolMatchesFloat) {
