@@ -380,9 +380,14 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
 }
 
 // Runs `fn(const C* x, C* y)` with compute views for float types, or on the data itself for
-// 8-bit integers (max pooling only: its values are copies, exact in any type).
-template <class Fn>
+// 8-bit integers (max pooling only: its values are copies, exact in any type; ONNX types the
+// other pools float only).
+template <kernels::PoolKind kKind, class Fn>
 absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
+  const bool eight_bit = x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8;
+  if (eight_bit && kKind != kernels::PoolKind::kMax) {
+    return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
+  }
   if (x.dtype() == DType::kInt8) {
     fn(x.data<int8_t>(), y->data<int8_t>());
     return absl::OkStatus();
@@ -442,12 +447,11 @@ absl::Status PoolOp(OpContext& ctx) {
     indices = (*idx)->data<int64_t>();
   }
   if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kFloat64 &&
-      x.dtype() != DType::kFloat16 && x.dtype() != DType::kBFloat16 &&
-      !(kKind == kernels::PoolKind::kMax &&
-        (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8))) {
+      x.dtype() != DType::kFloat16 && x.dtype() != DType::kBFloat16 && x.dtype() != DType::kInt8 &&
+      x.dtype() != DType::kUInt8) {
     return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
   }
-  return WithPoolData(ctx, x, *y, [&](const auto* xv, auto* yv) {
+  return WithPoolData<kKind>(ctx, x, *y, [&](const auto* xv, auto* yv) {
     nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
       kernels::PoolOptions chunk = opt;
       chunk.index_base = p0 * in_size;  // indices count from the tensor's first plane
@@ -476,13 +480,9 @@ absl::Status GlobalPoolOp(OpContext& ctx) {
   opt.kind = kKind;
   opt.p = static_cast<double>(ctx.node().GetInt("p", 2));
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  if (kKind != kernels::PoolKind::kMax &&
-      (x.dtype() == DType::kInt8 || x.dtype() == DType::kUInt8)) {
-    return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
-  }
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
   if (!y.ok()) return y.status();
-  return WithPoolData(
+  return WithPoolData<kKind>(
       ctx, x, *y, [&](const auto* xv, auto* yv) { kernels::Pool(opt, g, n * c, xv, yv, nullptr); });
 }
 
