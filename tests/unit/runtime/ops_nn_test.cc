@@ -366,6 +366,27 @@ TEST(PoolOps, GlobalAveragePool) {
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{2, 6}));
 }
 
+// 8-bit pooling is max only; the average and Lp forms, windowed or global, are refused
+// (ONNX types them float only).
+TEST(PoolOps, EightBitPoolingIsMaxOnly) {
+  Tensor x = *Tensor::FromValues<int8_t>({1, 1, 4}, {-3, 7, 2, -8});
+  for (const char* op : {"AveragePool", "LpPool", "GlobalAveragePool", "GlobalLpPool"}) {
+    Node node = MakeNode(op, 1, 1, 11);
+    if (std::string(op).find("Global") == std::string::npos) {
+      node.attrs["kernel_shape"] = IntsAttr({2});
+    }
+    auto out = RunNode(node, {&x});
+    ASSERT_FALSE(out.ok()) << op;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << op;
+    EXPECT_NE(std::string(out.status().message()).find("dtype int8"), std::string::npos) << op;
+  }
+  Node global_max = MakeNode("GlobalMaxPool", 1, 1, 11);
+  auto out = RunNode(global_max, {&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto y = (*out)[0].tensor->values<int8_t>();
+  EXPECT_EQ(std::vector<int8_t>(y.begin(), y.end()), (std::vector<int8_t>{7}));
+}
+
 TEST(NormOps, BatchNormalizationInference) {
   Node node = MakeNode("BatchNormalization", 5, 1, 15);
   node.attrs["epsilon"] = FloatAttr(0);
