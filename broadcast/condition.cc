@@ -346,15 +346,38 @@ std::optional<SymbolSet> SolveOneSymbolClause(const Clause& clause, const std::s
 
 // ---- ConditionSet ----
 
-void ConditionSet::Add(Clause clause) {
+// The former members of ConditionSet, with the methods that use them unchanged.
+struct ConditionSet::State {
+  void Add(Clause clause);
+  void Merge(const State& other);
+  void Simplify();
+  std::optional<int64_t> PinnedValue(const std::string& symbol) const;
+  std::vector<std::string> Symbols() const;
+  std::optional<bool> Evaluate(const std::map<std::string, int64_t>& bindings) const;
+  std::string ToString() const;
+  void SetContradiction(std::string message);
+  // Applies pinned values and small finite sets to `clause`; nullopt means it is true.
+  std::optional<Clause> Reduce(const Clause& clause) const;
+  // Intersects the set of `symbol` with `set`; false on contradiction.
+  bool IntersectDomain(const std::string& symbol, const SymbolSet& set);
+  void Rebuild();
+
+  std::map<std::string, SymbolSet> domains_;
+  std::map<std::string, std::set<int64_t>> finite_;
+  std::vector<std::string> domain_order_;
+  std::vector<Clause> general_;
+  std::vector<Clause> clauses_;
+  bool contradictory_ = false;
+  std::string contradiction_;
+};
+
+void ConditionSet::State::Add(Clause clause) {
   clause.text.clear();
   general_.push_back(std::move(clause));
   Simplify();
 }
 
-void ConditionSet::Add(Atom atom) { Add(Clause::Of({std::move(atom)})); }
-
-void ConditionSet::Merge(const ConditionSet& other) {
+void ConditionSet::State::Merge(const State& other) {
   if (other.contradictory_) SetContradiction(other.contradiction_);
   for (const std::string& symbol : other.domain_order_) {
     if (!IntersectDomain(symbol, other.domains_.at(symbol))) break;
@@ -363,25 +386,19 @@ void ConditionSet::Merge(const ConditionSet& other) {
   Simplify();
 }
 
-void ConditionSet::SetContradiction(std::string message) {
+void ConditionSet::State::SetContradiction(std::string message) {
   if (contradictory_) return;
   contradictory_ = true;
   contradiction_ = std::move(message);
 }
 
-std::optional<std::set<int64_t>> ConditionSet::ValuesOf(const std::string& symbol) const {
-  auto it = finite_.find(symbol);
-  if (it == finite_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<int64_t> ConditionSet::PinnedValue(const std::string& symbol) const {
+std::optional<int64_t> ConditionSet::State::PinnedValue(const std::string& symbol) const {
   auto it = finite_.find(symbol);
   if (it == finite_.end() || it->second.size() != 1) return std::nullopt;
   return *it->second.begin();
 }
 
-std::vector<std::string> ConditionSet::Symbols() const {
+std::vector<std::string> ConditionSet::State::Symbols() const {
   std::set<std::string> names;
   for (const auto& [symbol, set] : domains_) names.insert(symbol);
   for (const Clause& clause : general_) {
@@ -390,7 +407,7 @@ std::vector<std::string> ConditionSet::Symbols() const {
   return std::vector<std::string>(names.begin(), names.end());
 }
 
-std::optional<bool> ConditionSet::Evaluate(const std::map<std::string, int64_t>& bindings) const {
+std::optional<bool> ConditionSet::State::Evaluate(const std::map<std::string, int64_t>& bindings) const {
   if (contradictory_) return false;
   bool unknown = false;
   for (const auto& [symbol, set] : domains_) {
@@ -410,7 +427,7 @@ std::optional<bool> ConditionSet::Evaluate(const std::map<std::string, int64_t>&
   return true;
 }
 
-bool ConditionSet::IntersectDomain(const std::string& symbol, const SymbolSet& set) {
+bool ConditionSet::State::IntersectDomain(const std::string& symbol, const SymbolSet& set) {
   auto it = domains_.find(symbol);
   if (it == domains_.end()) {
     if (set.all()) return true;
@@ -439,7 +456,7 @@ bool ConditionSet::IntersectDomain(const std::string& symbol, const SymbolSet& s
   return true;
 }
 
-std::optional<Clause> ConditionSet::Reduce(const Clause& clause) const {
+std::optional<Clause> ConditionSet::State::Reduce(const Clause& clause) const {
   Clause reduced;
   for (const Atom& original : clause.atoms) {
     Atom atom = original;
@@ -506,7 +523,7 @@ std::optional<Clause> ConditionSet::Reduce(const Clause& clause) const {
   return reduced;
 }
 
-void ConditionSet::Simplify() {
+void ConditionSet::State::Simplify() {
   bool changed = true;
   while (changed && !contradictory_) {
     changed = false;
@@ -575,7 +592,7 @@ void ConditionSet::Simplify() {
   Rebuild();
 }
 
-void ConditionSet::Rebuild() {
+void ConditionSet::State::Rebuild() {
   clauses_.clear();
   finite_.clear();
   for (const std::string& symbol : domain_order_) {
@@ -586,12 +603,84 @@ void ConditionSet::Rebuild() {
   for (const Clause& clause : general_) clauses_.push_back(clause);
 }
 
-std::string ConditionSet::ToString() const {
+std::string ConditionSet::State::ToString() const {
   if (contradictory_) return absl::StrCat("false: ", contradiction_);
   if (clauses_.empty()) return "true";
   return absl::StrJoin(clauses_, " and ", [](std::string* out, const Clause& clause) {
     out->append(clause.ToString());
   });
+}
+
+
+// ---- ConditionSet: the empty set has no State ----
+
+namespace {
+const std::vector<Clause>& NoClauses() {
+  static const auto* const kNone = new std::vector<Clause>();
+  return *kNone;
+}
+}  // namespace
+
+ConditionSet::ConditionSet() = default;
+ConditionSet::~ConditionSet() = default;
+ConditionSet::ConditionSet(const ConditionSet& other)
+    : state_(other.state_ ? std::make_unique<State>(*other.state_) : nullptr) {}
+ConditionSet& ConditionSet::operator=(const ConditionSet& other) {
+  if (this != &other) state_ = other.state_ ? std::make_unique<State>(*other.state_) : nullptr;
+  return *this;
+}
+ConditionSet::ConditionSet(ConditionSet&& other) noexcept = default;
+ConditionSet& ConditionSet::operator=(ConditionSet&& other) noexcept = default;
+
+ConditionSet::State& ConditionSet::Mutable() {
+  if (state_ == nullptr) state_ = std::make_unique<State>();
+  return *state_;
+}
+
+void ConditionSet::Add(Clause clause) { Mutable().Add(std::move(clause)); }
+void ConditionSet::Add(Atom atom) { Add(Clause::Of({std::move(atom)})); }
+void ConditionSet::Merge(const ConditionSet& other) {
+  if (other.state_ != nullptr) Mutable().Merge(*other.state_);
+}
+void ConditionSet::Simplify() {
+  if (state_ != nullptr) state_->Simplify();
+}
+bool ConditionSet::empty() const {
+  return state_ == nullptr || (state_->clauses_.empty() && !state_->contradictory_);
+}
+bool ConditionSet::contradictory() const { return state_ != nullptr && state_->contradictory_; }
+const std::string& ConditionSet::contradiction() const {
+  static const auto* const kNone = new std::string();
+  return state_ != nullptr ? state_->contradiction_ : *kNone;
+}
+const std::vector<Clause>& ConditionSet::clauses() const {
+  return state_ != nullptr ? state_->clauses_ : NoClauses();
+}
+const std::map<std::string, std::set<int64_t>>& ConditionSet::value_sets() const {
+  static const auto* const kNone = new std::map<std::string, std::set<int64_t>>();
+  return state_ != nullptr ? state_->finite_ : *kNone;
+}
+const std::map<std::string, SymbolSet>& ConditionSet::symbol_sets() const {
+  static const auto* const kNone = new std::map<std::string, SymbolSet>();
+  return state_ != nullptr ? state_->domains_ : *kNone;
+}
+std::optional<std::set<int64_t>> ConditionSet::ValuesOf(const std::string& symbol) const {
+  if (state_ == nullptr) return std::nullopt;
+  auto it = state_->finite_.find(symbol);
+  if (it == state_->finite_.end()) return std::nullopt;
+  return it->second;
+}
+std::optional<int64_t> ConditionSet::PinnedValue(const std::string& symbol) const {
+  return state_ != nullptr ? state_->PinnedValue(symbol) : std::nullopt;
+}
+std::vector<std::string> ConditionSet::Symbols() const {
+  return state_ != nullptr ? state_->Symbols() : std::vector<std::string>();
+}
+std::optional<bool> ConditionSet::Evaluate(const std::map<std::string, int64_t>& bindings) const {
+  return state_ != nullptr ? state_->Evaluate(bindings) : std::optional<bool>(true);
+}
+std::string ConditionSet::ToString() const {
+  return state_ != nullptr ? state_->ToString() : "true";
 }
 
 }  // namespace onnx_bcast::bcast

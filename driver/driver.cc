@@ -75,6 +75,7 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   passes::PipelineOptions options;
   options.verify_each = settings.verify_each;
   options.progress = settings.progress;
+  options.keep_rewrite_log = settings.keep_rewrite_log;
   options.pass_options.fold_limit_bytes = settings.fold_limit_bytes;
   if (has_target) options.pass_options.target = &*pipeline.profile;
   report->model_path = model->path;

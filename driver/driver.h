@@ -71,6 +71,9 @@ struct OptSettings {
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
   passes::ProgressSink* progress = nullptr;
+  /// Keep each rewrite in the report (PassStats::log). Off, the report still counts them
+  /// (PassStats::rewrites) but lists none: for callers that print only the counts.
+  bool keep_rewrite_log = true;
 };
 
 /// Runs `pipeline` over `model` in place and, when it has a target, checks the target's

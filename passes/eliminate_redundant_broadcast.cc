@@ -274,7 +274,7 @@ class EliminateRedundantBroadcast : public Pass {
       r.bytes = -proto::RawByteSize(g.Initializer(name)->data_type(),
                                     ctx_->ShapeOf(name).NumElements().value_or(0));
       stats_->bytes_added += r.bytes;
-      stats_->log.push_back(std::move(r));
+      stats_->Log(std::move(r));
       g.RemoveInitializer(name);
     }
   }
@@ -350,7 +350,7 @@ class EliminateRedundantBroadcast : public Pass {
       if (leading > 0) what.push_back(absl::StrCat(leading, " leading 1s dropped"));
       r.detail =
           absl::StrCat("constant ", absl::StrJoin(what, ", "), " (its consumers broadcast it)");
-      stats_->log.push_back(std::move(r));
+      stats_->Log(std::move(r));
     }
   }
 
@@ -400,7 +400,7 @@ class EliminateRedundantBroadcast : public Pass {
       r.detail = absl::StrCat("identical to constant '", it->second, "'");
       r.bytes = -static_cast<int64_t>(bytes->size());
       stats_->bytes_added += r.bytes;
-      stats_->log.push_back(std::move(r));
+      stats_->Log(std::move(r));
       if (e.node >= 0) {
         g.RemoveNode(e.node);
         ++stats_->nodes_removed;

@@ -180,7 +180,7 @@ absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
         rw.after = StringAt(r, "after");
         rw.detail = StringAt(r, "detail");
         rw.bytes = IntAt(r, "bytes");
-        run.stats.log.push_back(std::move(rw));
+        run.stats.Log(std::move(rw));
       }
     }
     report.runs.push_back(std::move(run));

@@ -40,7 +40,7 @@ std::string PassOutcome(const PassStats& stats) {
         absl::StrCat(FormatCount(stats.initializers_rewritten), " initializers rewritten"));
   }
   if (parts.empty()) {
-    parts.push_back(absl::StrCat(FormatCount(static_cast<int64_t>(stats.log.size())), " rewrites"));
+    parts.push_back(absl::StrCat(FormatCount(stats.rewrites), " rewrites"));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -205,6 +205,7 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
   for (const PassInfo* info : pipeline) {
     PassRun run;
     run.pass = info->name;
+    run.stats.keep_log = options.keep_rewrite_log;
     ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);

@@ -32,6 +32,8 @@ struct PipelineOptions {
   /// The analyses the passes share; the caller keeps it to read the final tables (the target
   /// check). Null: the pipeline owns one for its run.
   AnalysisManager* analyses = nullptr;
+  /// PassStats::keep_log of every run: off when no reader of the rewrite log is asked for.
+  bool keep_rewrite_log = true;
 };
 
 /// One pass's run.

@@ -179,7 +179,7 @@ void RewriteContext::AllowInitializers() {
   r.action = "upgraded";
   r.detail = absl::StrCat("ir_version ", model_->proto.ir_version(),
                           " -> 4 (initializers that are not graph inputs)");
-  stats_->log.push_back(std::move(r));
+  stats_->Log(std::move(r));
   model_->proto.set_ir_version(4);
 }
 
@@ -809,19 +809,19 @@ absl::Status RewriteContext::RequireOpset(int64_t needed, const std::string& why
   r.action = "upgraded";
   r.detail = absl::StrCat("default-domain opset ", opset_, " -> ", needed, " (for ", why, ")");
   SetOpset(needed);
-  stats_->log.push_back(std::move(r));
+  stats_->Log(std::move(r));
   return absl::OkStatus();
 }
 
 void RewriteContext::Record(int id, Rewrite rewrite) {
-  if (id >= 0) {
+  if (id >= 0 && stats_->keep_log) {
     rewrite.node = scope_.body ? absl::StrCat(scope_.path, "/", Label(id)) : Label(id);
     rewrite.op = graph_->node(id).op_type();
     if (!scope_.body && graph_->node(id).output_size() > 0) {
       rewrite.output = graph_->node(id).output(0);
     }
   }
-  stats_->log.push_back(std::move(rewrite));
+  stats_->Log(std::move(rewrite));
 }
 
 void RewriteContext::Debug(int id, const std::string& why) {
@@ -1057,7 +1057,7 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
         r.detail = absl::StrCat("copy of ", label,
                                 " for the call site(s) whose shapes need another rewrite");
         for (size_t k : members) absl::StrAppend(&r.detail, k == members[0] ? ": " : ", ", keys[k]);
-        stats->log.push_back(std::move(r));
+        stats->Log(std::move(r));
       }
       // The body rewritten again with the model-wide names (the trial used a snapshot).
       absl::StatusOr<onnx::GraphProto> body =

@@ -113,7 +113,7 @@ class UpgradeLegacyBroadcast : public Pass {
           absl::StrCat("default-domain opset ", opset, " -> ", kNumpyOpset,
                        " by libonnx's version converter (for ", absl::StrJoin(others, ", "), ")");
     }
-    stats->log.push_back(std::move(r));
+    stats->Log(std::move(r));
     return absl::OkStatus();
   }
 

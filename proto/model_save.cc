@@ -256,6 +256,46 @@ struct DataFile {
   std::vector<onnx::TensorProto*> tensors;
 };
 
+// Feeds protobuf's serializer straight into a pending file, so a save holds no second copy
+// of the model's bytes (64 MiB at a million nodes).
+class PendingFileSink : public google::protobuf::io::CopyingOutputStream {
+ public:
+  explicit PendingFileSink(PendingFile* file) : file_(file) {}
+  bool Write(const void* buffer, int size) override {
+    if (status_.ok()) status_ = file_->Append(static_cast<const char*>(buffer), size);
+    return status_.ok();
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  PendingFile* file_;
+  absl::Status status_;
+};
+
+// Serializes `model` (deterministically, as SerializeModel) into `file`.
+absl::Status SerializeInto(const onnx::ModelProto& model, PendingFile* file) {
+  // One size pass: SerializeWithCachedSizes reuses the sizes it leaves.
+  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
+    return absl::ResourceExhaustedError("model of 2 GiB or more needs external data");
+  }
+  PendingFileSink sink(file);
+  google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink, 1 << 20);
+  {
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    model.SerializeWithCachedSizes(&coded);
+    if (coded.HadError()) {
+      return sink.status().ok() ? absl::InternalError("protobuf serialization failed")
+                                : sink.status();
+    }
+  }
+  if (!stream.Flush()) {
+    return sink.status().ok() ? absl::InternalError("protobuf serialization failed")
+                              : sink.status();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SaveImpl(const Model& model, const std::string& out_path,
                       const SaveOptions& options) {
   const fs::path out(out_path);
@@ -420,11 +460,9 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
     committed_names.push_back(data.file->name());
     for (onnx::TensorProto* t : data.tensors) SetLocation(t, data.file->name());
   }
-  absl::StatusOr<std::string> bytes = SerializeModel(*to_write);
-  if (!bytes.ok()) return undo(bytes.status());
   PendingFile model_file(dir, name);
   absl::Status s = model_file.Create();
-  if (s.ok()) s = model_file.Append(bytes->data(), bytes->size());
+  if (s.ok()) s = SerializeInto(*to_write, &model_file);
   if (s.ok()) s = model_file.Finish();
   if (s.ok()) s = model_file.Commit();
   if (!s.ok()) return undo(s);

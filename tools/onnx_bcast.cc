@@ -508,6 +508,9 @@ int RunOpt(const Command& cmd, const Args& args) {
   const bool text_to_stderr = model_to_stdout || report_to_stdout;
   driver::OptSettings settings;
   settings.verify_each = args.verify_each;
+  // The rewrite list has three readers: the text lines (--dry-run, --debug), --report and
+  // --verify's pass attribution. Without them it is only counted.
+  settings.keep_rewrite_log = args.dry_run || args.debug || args.report.has_value() || args.verify;
   if (args.fold_limit.has_value()) {
     if (*args.fold_limit < 0) return Usage(cmd, "--fold-limit must not be negative");
     settings.fold_limit_bytes = *args.fold_limit;

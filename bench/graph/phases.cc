@@ -34,6 +34,16 @@ struct Span {
   double wall = 0, cpu = 0;
 };
 
+// Resident MiB now (VmRSS), so each phase's memory shows beside its time.
+double RssMib() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  long pages = 0, resident = 0;
+  const int got = std::fscanf(f, "%ld %ld", &pages, &resident);
+  std::fclose(f);
+  return got == 2 ? static_cast<double>(resident) * 4096.0 / (1 << 20) : 0;
+}
+
 Span Since(Clock::time_point start) {
   const Clock::time_point end = Clock::now();
   return {end.wall - start.wall, end.cpu - start.cpu};
@@ -56,12 +66,15 @@ int main(int argc, char** argv) {
   absl::StatusOr<proto::Model> model = driver::Load(argv[1], proto::Limits());
   if (!model.ok()) return Fail("load", model.status());
   const Span load_s = Since(t);
+  const double load_rss = RssMib();
 
   t = Clock::now();
   absl::StatusOr<driver::CheckOutcome> checked = driver::Check(*model, driver::CheckRequest());
   if (!checked.ok()) return Fail("check", checked.status());
   const Span check_s = Since(t);
   const size_t verdicts = checked->analysis.nodes.size();
+  const double check_rss = RssMib();
+  checked = absl::InternalError("released");  // as `check` would exit here
 
   absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({"explicit", "", {}});
   if (!pipeline.ok()) return Fail("opt", pipeline.status());
@@ -72,6 +85,7 @@ int main(int argc, char** argv) {
     return Fail("opt", s);
   }
   const Span opt_s = Since(t);
+  const double opt_rss = RssMib();
   // The driver times the target check apart (wall); the phase is single-threaded, so its CPU
   // time is taken to equal its wall time, and the passes get the rest of the measured CPU.
   const Span target_check_s{report.target_check_seconds, report.target_check_seconds};
@@ -79,20 +93,22 @@ int main(int argc, char** argv) {
   const std::vector<std::string>* violations = &report.violations;
   int64_t rewrites = 0;
   for (const passes::PassRun& run : report.runs) {
-    rewrites += static_cast<int64_t>(run.stats.log.size());
+    rewrites += run.stats.rewrites;
   }
 
   t = Clock::now();
   if (absl::Status s = proto::SaveModel(*model, argv[2]); !s.ok()) return Fail("save", s);
   const Span save_s = Since(t);
+  const double save_rss = RssMib();
 
   std::printf(
       "{\"load_s\": %.6f, \"check_s\": %.6f, \"passes_s\": %.6f, \"target_check_s\": %.6f, "
       "\"save_s\": %.6f, \"load_cpu_s\": %.6f, \"check_cpu_s\": %.6f, \"passes_cpu_s\": %.6f, "
       "\"target_check_cpu_s\": %.6f, \"save_cpu_s\": %.6f, \"verdicts\": %zu, "
-      "\"rewrites\": %lld, \"violations\": %zu}\n",
+      "\"rewrites\": %lld, \"violations\": %zu, \"rss_mib\": [%.1f, %.1f, %.1f, %.1f]}\n",
       load_s.wall, check_s.wall, passes_s.wall, target_check_s.wall, save_s.wall, load_s.cpu,
       check_s.cpu, passes_s.cpu, target_check_s.cpu, save_s.cpu, verdicts,
-      static_cast<long long>(rewrites), violations->size());
+      static_cast<long long>(rewrites), violations->size(), load_rss, check_rss, opt_rss,
+      save_rss);
   return 0;
 }

@@ -34,6 +34,39 @@ TEST(Condition, EmptySetIsTrue) {
   EXPECT_EQ(set.ToString(), "true");
 }
 
+// An empty set holds no state; every query answers as for "true", and copies, moves and
+// merges with it behave as with any other set.
+TEST(Condition, EmptySetAnswersEveryQueryAndCopiesAreIndependent) {
+  const ConditionSet empty;
+  EXPECT_TRUE(empty.clauses().empty());
+  EXPECT_TRUE(empty.value_sets().empty());
+  EXPECT_TRUE(empty.symbol_sets().empty());
+  EXPECT_TRUE(empty.Symbols().empty());
+  EXPECT_EQ(empty.contradiction(), "");
+  EXPECT_EQ(empty.ValuesOf("N"), std::nullopt);
+  EXPECT_EQ(empty.PinnedValue("N"), std::nullopt);
+  EXPECT_EQ(empty.Evaluate({}), true);
+
+  ConditionSet set;
+  set.Merge(empty);
+  EXPECT_TRUE(set.empty());
+  set.Add(Clause::InSet("N", {1, 5}));
+  ConditionSet copy = set;
+  copy.Add(Clause::InSet("N", {5, 7}));
+  EXPECT_EQ(copy.ToString(), "N == 5");
+  EXPECT_EQ(set.ToString(), "N ∈ {1, 5}");  // the copy's change stays in the copy
+  ConditionSet assigned;
+  assigned = set;
+  assigned = empty;
+  EXPECT_TRUE(assigned.empty());
+  ConditionSet moved = std::move(copy);
+  EXPECT_EQ(moved.PinnedValue("N"), 5);
+  set.Merge(moved);
+  EXPECT_EQ(set.ToString(), "N == 5");
+  EXPECT_EQ(set.Evaluate({{"N", 5}}), true);
+  EXPECT_EQ(set.Evaluate({{"N", 1}}), false);
+}
+
 TEST(Condition, SingleValueSet) {
   ConditionSet set;
   set.Add(Clause::InSet("N", {1, 5}));

@@ -65,6 +65,33 @@ TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
   EXPECT_EQ(analyses.computations(), 1);
 }
 
+// Without a reader of the rewrite list the pipeline counts the rewrites and keeps none, and
+// rewrites exactly as it does with the list kept.
+TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
+  proto::Model logged = testing::Parse(kModel);
+  proto::Model counted = testing::Parse(kModel);
+  PipelineOptions options;
+  std::vector<PassRun> logged_runs, counted_runs;
+  ASSERT_TRUE(RunPipeline(&logged, Explicit(), options, &logged_runs).ok());
+  options.keep_rewrite_log = false;
+  ASSERT_TRUE(RunPipeline(&counted, Explicit(), options, &counted_runs).ok());
+  ASSERT_EQ(logged_runs.size(), counted_runs.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < logged_runs.size(); ++i) {
+    const PassStats& a = logged_runs[i].stats;
+    const PassStats& b = counted_runs[i].stats;
+    EXPECT_EQ(static_cast<int64_t>(a.log.size()), a.rewrites) << logged_runs[i].pass;
+    EXPECT_EQ(a.rewrites, b.rewrites) << logged_runs[i].pass;
+    EXPECT_EQ(a.changed(), b.changed()) << logged_runs[i].pass;
+    EXPECT_EQ(a.initializers_rewritten, b.initializers_rewritten) << logged_runs[i].pass;
+    EXPECT_EQ(a.nodes_inserted, b.nodes_inserted) << logged_runs[i].pass;
+    EXPECT_TRUE(b.log.empty()) << logged_runs[i].pass;
+    total += b.rewrites;
+  }
+  EXPECT_GT(total, 0);  // align-ranks rewrote both Adds
+  EXPECT_EQ(logged.proto.SerializeAsString(), counted.proto.SerializeAsString());
+}
+
 TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
   ShapeTables t;
   EXPECT_EQ(t.FindShape("x"), nullptr);
