@@ -50,6 +50,12 @@ class AlignRanks : public Pass {
               absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
                            " are not broadcastable (numpy rule, ", res.reason, ")"));
         }
+        // Every operand wants the highest rank (OperandRank's rule for these ops), which
+        // aligning one operand does not change: computed once, not once per operand.
+        int64_t wanted = 0;
+        for (const bcast::Shape* s : shapes) wanted = std::max(wanted, s->rank());
+        for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
+        continue;
       } else if (op.kind == BroadcastOpKind::kMatMul) {
         const int64_t a = rank(0), b = rank(1);
         if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
