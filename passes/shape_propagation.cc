@@ -1704,31 +1704,58 @@ std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& resul
   return Describe(v, BroadcastRoles(v), result);
 }
 
-std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
-                                               int64_t opset, const ShapeTables& shapes) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
+                             const ShapeTables& shapes, NodeVerdict* out) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
   const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
   if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
-    return std::nullopt;
+    return false;
   }
-  NodeVerdict v;
-  v.graph = "main";
-  v.node = NodeName(node, index);
-  v.op = node.op_type();
+  NodeVerdict& v = *out;
+  // Every field is set again; assignments reuse the strings' and vectors' buffers.
+  v.graph.assign("main");
+  v.short_graph.clear();
+  if (node.name().empty()) {
+    v.node = absl::StrCat(node.op_type(), "#", index);
+  } else {
+    v.node.assign(node.name());
+  }
+  v.op.assign(node.op_type());
+  v.domain.clear();
   v.opset = opset;
-  v.input_names.reserve(node.input_size());
-  v.inputs.reserve(node.input_size());
-  for (const std::string& name : node.input()) {
-    v.input_names.push_back(name);
+  const size_t n = static_cast<size_t>(node.input_size());
+  v.input_names.resize(n);
+  v.inputs.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    const std::string& name = node.input(static_cast<int>(k));
+    v.input_names[k].assign(name);
     const Shape* shape = name.empty() ? nullptr : shapes.FindShape(name);
-    v.inputs.push_back(shape != nullptr ? *shape : Shape::UnknownRank());
+    if (shape != nullptr) {
+      v.inputs[k].rank_known = shape->rank_known;
+      v.inputs[k].dims.assign(shape->dims.begin(), shape->dims.end());
+    } else {
+      v.inputs[k].rank_known = false;
+      v.inputs[k].dims.clear();
+    }
   }
-  std::vector<std::string> roles;
+  v.rule = RuleFamily::kNumpy;
+  v.legacy_axis.reset();
+  v.broadcast_class.clear();
+  v.message.clear();
+  v.lints.clear();
+  static thread_local std::vector<std::string> roles;
   std::optional<BroadcastResult> result =
       DecideBroadcast(node, nullptr, info, /*classify=*/true, &v, &roles);
-  if (!result) return std::nullopt;
+  if (!result) return false;
   TakeResult(*result, &v);
   if (v.verdict != Verdict::kOk) v.message = Describe(v, roles, *result);
+  return true;
+}
+
+std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
+                                               int64_t opset, const ShapeTables& shapes) {
+  NodeVerdict v;
+  if (!DecideBroadcastNodeInto(node, index, opset, shapes, &v)) return std::nullopt;
   return v;
 }
 

@@ -130,6 +130,11 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 /// for Expand (its target is a tensor's contents, which the tables do not hold) and for a node
 /// with the wrong number of inputs. The target check decides nodes with it over the pass
 /// manager's tables.
+/// DecideBroadcastNode into `*v`, reusing its buffers: one record serves every node of a
+/// large graph (the target check). False where DecideBroadcastNode gives nullopt (`*v` is then
+/// unspecified).
+bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
+                             const ShapeTables& shapes, NodeVerdict* v);
 std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
                                                int64_t opset, const ShapeTables& shapes);
 

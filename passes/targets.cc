@@ -442,10 +442,9 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     // from its inputs' shapes, as the walk would, without walking the model again.
     const onnx::GraphProto& g = model.proto.graph();
     const int64_t opset = proto::DefaultOpset(model.proto);
+    NodeVerdict v;  // one record, its buffers reused node after node
     for (int i = 0; i < g.node_size(); ++i) {
-      if (std::optional<NodeVerdict> v = DecideBroadcastNode(g.node(i), i, opset, *tables)) {
-        check(*v);
-      }
+      if (DecideBroadcastNodeInto(g.node(i), i, opset, *tables, &v)) check(v);
     }
   } else {
     AnalysisOptions verdicts_only;
