@@ -62,9 +62,11 @@ absl::Status RewriteContext::Init() {
       options_.analyses != nullptr ? options_.analyses->Take() : ComputeShapeTables(*model_);
   if (!tables.ok()) return tables.status();
   tables_ = *std::move(tables);
-  // One id space for the tables and the use-def index: each name is interned once.
-  graph_ =
-      std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph(), tables_.mutable_ids());
+  // One id space for the tables and the use-def index: each name is interned once, and the
+  // ids the analysis resolved per node are reused (checked by name) rather than looked up.
+  const proto::NodeTensorIds hint = tables_.TakeNodeIds();
+  graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph(),
+                                                tables_.mutable_ids(), &hint);
   return absl::OkStatus();
 }
 

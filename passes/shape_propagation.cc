@@ -122,6 +122,15 @@ class Scope {
     }
     return static_cast<int>(id);
   }
+  // Sets the value of an id Id() gave.
+  void SetAt(int id, Value v) {
+    std::unique_ptr<Value>& slot = values_[static_cast<size_t>(id)];
+    if (slot == nullptr) {
+      slot = std::make_unique<Value>(std::move(v));
+    } else {
+      *slot = std::move(v);
+    }
+  }
   // The dense id of `name` in this scope (interned).
   int Id(std::string_view name) { return static_cast<int>(Slot(name)); }
   std::string_view Name(int id) const { return ids_.name(id); }
@@ -624,8 +633,14 @@ class Analyzer {
         if (v.origin < 0 && HasUnknownPart(v.t) && v.full_type == nullptr) {
           v.origin = OriginFor(node, i, *scope);
         }
-        const int id = scope->Set(name, std::move(v));
-        if (!retire) continue;
+        if (!retire) {
+          scope->Set(name, std::move(v));
+          continue;
+        }
+        // Interned when the uses were counted.
+        const int id = live.node_ids.ids[static_cast<size_t>(
+            live.node_ids.begin[static_cast<size_t>(i)] + node.input_size() + k)];
+        scope->SetAt(id, std::move(v));
         if (static_cast<size_t>(id) >= live.uses.size()) live.uses.resize(id + 1, 0);
         if (live.uses[static_cast<size_t>(id)] == 0) Retire(scope, id);  // never read
       }
@@ -644,6 +659,7 @@ class Analyzer {
       // The tables were filled by this scope's ids; they take its names.
       if (options_.record_shapes && options_.main_tables != nullptr) {
         options_.main_tables->AdoptIds(scope->TakeIds());
+        if (retire) options_.main_tables->AdoptNodeIds(std::move(live.node_ids));
       }
       return;
     }
@@ -664,6 +680,9 @@ class Analyzer {
     // reads_begin[i + 1]).
     std::vector<int> reads;
     std::vector<int> reads_begin;
+    // Each node's input ids, then its output ids (-1: empty name); handed to the tables as
+    // their proto::NodeTensorIds.
+    proto::NodeTensorIds node_ids;
   };
   static Liveness CountUses(const onnx::GraphProto& g, Scope* scope) {
     Liveness live;
@@ -675,12 +694,24 @@ class Analyzer {
     };
     live.uses.reserve(static_cast<size_t>(scope->size()) + static_cast<size_t>(g.node_size()));
     live.reads_begin.reserve(static_cast<size_t>(g.node_size()) + 1);
+    live.node_ids.begin.reserve(static_cast<size_t>(g.node_size()) + 1);
+    live.node_ids.ids.reserve(3 * static_cast<size_t>(g.node_size()));
     for (const auto& vi : g.output()) use(vi.name());
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
       live.reads_begin.push_back(static_cast<int>(live.reads.size()));
+      live.node_ids.begin.push_back(static_cast<int>(live.node_ids.ids.size()));
       for (const std::string& name : node.input()) {
-        if (!name.empty()) live.reads.push_back(use(name));
+        if (name.empty()) {
+          live.node_ids.ids.push_back(-1);
+          continue;
+        }
+        const int id = use(name);
+        live.reads.push_back(id);
+        live.node_ids.ids.push_back(id);
+      }
+      for (const std::string& name : node.output()) {
+        live.node_ids.ids.push_back(name.empty() ? -1 : scope->Id(name));
       }
       // Each name once per node, however often its bodies read it.
       std::set<std::string> reads;
@@ -688,6 +719,7 @@ class Analyzer {
       for (const std::string& name : reads) live.reads.push_back(use(name));
     }
     live.reads_begin.push_back(static_cast<int>(live.reads.size()));
+    live.node_ids.begin.push_back(static_cast<int>(live.node_ids.ids.size()));
     // Every name the scope holds has a counter (an unread initializer retires at its end).
     live.uses.resize(std::max(live.uses.size(), static_cast<size_t>(scope->size())), 0);
     return live;

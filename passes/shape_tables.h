@@ -72,6 +72,10 @@ class ShapeTables {
     ids_ = std::move(ids);
     Grow(static_cast<size_t>(ids_.size()));
   }
+  /// The ids the analysis resolved for each main-graph node (see proto::NodeTensorIds), for
+  /// the first use-def index built over these tables; taken once, since edits outdate it.
+  void AdoptNodeIds(proto::NodeTensorIds node_ids) { node_ids_ = std::move(node_ids); }
+  proto::NodeTensorIds TakeNodeIds() { return std::exchange(node_ids_, {}); }
   /// The id space, to share with a use-def index over the same graph (proto::GraphEditor):
   /// names interned there get ids here, with no shape until one is set.
   proto::TensorIds* mutable_ids() { return &ids_; }
@@ -83,6 +87,7 @@ class ShapeTables {
   }
 
  private:
+  proto::NodeTensorIds node_ids_;
   // The id of `name`, or past the end when it has none.
   size_t Index(std::string_view name) const {
     const int id = ids_.Find(name);

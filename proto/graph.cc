@@ -17,7 +17,7 @@ const std::vector<Use>& NoUses() {
 
 }  // namespace
 
-GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids)
+GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids, const NodeTensorIds* hint)
     : graph_(graph),
       original_count_(graph->node_size()),
       ids_(ids != nullptr ? ids : &own_ids_),
@@ -37,9 +37,19 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids)
   const auto subgraph_read = [this](const std::string& name) {
     tensors_[Intern(name)].subgraph_use = true;
   };
+  // A hint for another node count, or another id space, is ignored whole.
+  const bool hinted = ids != nullptr && hint != nullptr &&
+                      hint->begin.size() == static_cast<size_t>(original_count_) + 1 &&
+                      hint->begin.back() == static_cast<int>(hint->ids.size());
   for (int id = 0; id < original_count_; ++id) {
-    Index(id);
-    ForEachSubgraphRead(graph_->node(id), subgraph_read);
+    const onnx::NodeProto& n = graph_->node(id);
+    const int* node_ids = nullptr;
+    if (hinted && hint->begin[static_cast<size_t>(id) + 1] - hint->begin[static_cast<size_t>(id)] ==
+                      n.input_size() + n.output_size()) {
+      node_ids = hint->ids.data() + hint->begin[static_cast<size_t>(id)];
+    }
+    Index(id, node_ids);
+    ForEachSubgraphRead(n, subgraph_read);
   }
 }
 
@@ -117,13 +127,25 @@ onnx::NodeProto* GraphEditor::mutable_node(int id) {
   return id < original_count_ ? graph_->mutable_node(id) : inserted_[id - original_count_].get();
 }
 
-void GraphEditor::Index(int id) {
+void GraphEditor::Index(int id, const int* hinted) {
   const onnx::NodeProto& n = node(id);
+  // A hinted id whose name matches: one comparison instead of a hash lookup.
+  const auto id_of = [&](const std::string& name, int slot) {
+    if (hinted != nullptr) {
+      const int t = hinted[slot];
+      if (t >= 0 && t < ids_->size() && ids_->name(t) == name) {
+        if (static_cast<size_t>(t) >= tensors_.size()) tensors_.resize(static_cast<size_t>(t) + 1);
+        return t;
+      }
+    }
+    return Intern(name);
+  };
   for (int k = 0; k < n.input_size(); ++k) {
-    if (!n.input(k).empty()) tensors_[Intern(n.input(k))].consumers.push_back({id, k});
+    if (!n.input(k).empty()) tensors_[id_of(n.input(k), k)].consumers.push_back({id, k});
   }
-  for (const std::string& out : n.output()) {
-    if (!out.empty()) tensors_[Intern(out)].producer = id;
+  for (int k = 0; k < n.output_size(); ++k) {
+    const std::string& out = n.output(k);
+    if (!out.empty()) tensors_[id_of(out, n.input_size() + k)].producer = id;
   }
 }
 

@@ -53,7 +53,10 @@ class GraphEditor {
   /// Indexes `graph`, which must outlive the editor. With `ids`, tensor ids are those of that
   /// space (the pass's shape tables), which must outlive the editor too: names are then
   /// interned once for both.
-  explicit GraphEditor(onnx::GraphProto* graph, TensorIds* ids = nullptr);
+  /// `hint`: ids already resolved for the nodes (in `ids`' space); each is used only when its
+  /// name still matches the node's, so a stale hint costs time, never correctness.
+  explicit GraphEditor(onnx::GraphProto* graph, TensorIds* ids = nullptr,
+                       const NodeTensorIds* hint = nullptr);
 
   GraphEditor(const GraphEditor&) = delete;
   GraphEditor& operator=(const GraphEditor&) = delete;
@@ -112,7 +115,7 @@ class GraphEditor {
   void Commit();
 
  private:
-  void Index(int id);
+  void Index(int id, const int* hinted = nullptr);
   void Unindex(int id);
   void AddName(const std::string& name);
   void CollectNames(const onnx::GraphProto& g, bool nested);

@@ -44,6 +44,16 @@ class TensorIds {
   size_t left_ = 0;
 };
 
+/// The tensor ids of each node of one graph in a TensorIds space, resolved once by whoever
+/// walked the graph first (the analysis) so the next walk (a use-def index) need not hash
+/// every name again: node i's inputs, then its outputs, are ids[begin[i] .. begin[i + 1]),
+/// -1 for an empty name. Only a hint: the graph may have changed since, so a reader compares
+/// each id's name with the node's before using it.
+struct NodeTensorIds {
+  std::vector<int> begin;
+  std::vector<int> ids;
+};
+
 }  // namespace onnx_bcast::proto
 
 #endif  // ONNX_BCAST_PROTO_TENSOR_IDS_H_

@@ -54,6 +54,36 @@ TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
   EXPECT_EQ(g.Consumers("x").size(), 2u);
 }
 
+// The analysis hands the editor the ids it resolved per node. A hint is only a hint: ids
+// whose names no longer match the node (the graph changed since), out of range, or for another
+// node count are looked up again, and the index comes out the same.
+TEST(GraphEditor, NodeIdHintsAreUsedOnlyWhereTheirNamesMatch) {
+  const auto index_of = [](const proto::NodeTensorIds* hint) {
+    proto::Model m = testing::Parse(kAddMul);
+    proto::TensorIds ids;
+    for (const char* name : {"x", "w", "t", "y", "elsewhere"}) ids.Intern(name);
+    proto::GraphEditor g(m.proto.mutable_graph(), &ids, hint);
+    std::string out;
+    for (const char* name : {"x", "w", "t", "y", "elsewhere"}) {
+      absl::StrAppend(&out, name, ":", g.Producer(name), "/", g.UseCount(name), "[");
+      for (const proto::Use& u : g.Consumers(name)) absl::StrAppend(&out, u.node, ".", u.slot, " ");
+      absl::StrAppend(&out, "] ");
+    }
+    return out;
+  };
+  const std::string plain = index_of(nullptr);
+  EXPECT_EQ(plain, "x:-1/1[0.0 ] w:-1/1[0.1 ] t:0/2[1.0 1.1 ] y:1/1[] elsewhere:-1/0[] ");
+  // Right: x w | t, t t | y (ids 0 1 | 2, 2 2 | 3).
+  proto::NodeTensorIds right{{0, 3, 6}, {0, 1, 2, 2, 2, 3}};
+  EXPECT_EQ(index_of(&right), plain);
+  // Stale: Add's inputs swapped, Mul's output pointing at "elsewhere", one id out of range.
+  proto::NodeTensorIds stale{{0, 3, 6}, {1, 0, 99, 2, 2, 4}};
+  EXPECT_EQ(index_of(&stale), plain);
+  // Another node count: ignored whole.
+  proto::NodeTensorIds other{{0, 3}, {4, 4, 4}};
+  EXPECT_EQ(index_of(&other), plain);
+}
+
 TEST(GraphEditor, InitializerThatIsAGraphInputIsNotAConstant) {
   proto::Model m = testing::Parse(R"(<ir_version: 3, opset_import: ["" : 6]>
 g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1, 2}> {
