@@ -108,6 +108,15 @@ class Scope {
   }
   // This graph's own value of `name` (not the enclosing graphs'), or null.
   const Value* Local(std::string_view name) const {
+    if (hint_node_ != nullptr) {
+      // One of the visited node's own input strings: its id is known.
+      for (int k = 0; k < hint_node_->input_size(); ++k) {
+        const std::string& in = hint_node_->input(k);
+        if (in.data() == name.data() && in.size() == name.size() && hint_ids_[k] >= 0) {
+          return values_[static_cast<size_t>(hint_ids_[k])].get();
+        }
+      }
+    }
     const int id = ids_.Find(name);
     return id >= 0 ? values_[static_cast<size_t>(id)].get() : nullptr;
   }
@@ -121,6 +130,12 @@ class Scope {
       *slot = std::move(v);
     }
     return static_cast<int>(id);
+  }
+  // While `node` is visited, lookups of its input strings (by address) take their ids from
+  // `input_ids` (counted up front) instead of hashing; null ends it.
+  void HintInputs(const onnx::NodeProto* node, const int* input_ids) {
+    hint_node_ = node;
+    hint_ids_ = input_ids;
   }
   // Sets the value of an id Id() gave.
   void SetAt(int id, Value v) {
@@ -153,6 +168,8 @@ class Scope {
 
   proto::TensorIds ids_;
   std::vector<std::unique_ptr<Value>> values_;
+  const onnx::NodeProto* hint_node_ = nullptr;
+  const int* hint_ids_ = nullptr;
 };
 
 // Fresh symbols "<node>:<output>:<axis>"; a name issued again (a function called twice, a
@@ -615,9 +632,13 @@ class Analyzer {
 
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
+      if (retire) {
+        scope->HintInputs(&node, live.node_ids.ids.data() + live.node_ids.begin[static_cast<size_t>(i)]);
+      }
       std::vector<Value> outs =
           VisitNode(node, i, path, *scope, opsets, caller, fn_depth,
                     annotate != nullptr ? annotate->mutable_node(i) : nullptr);
+      scope->HintInputs(nullptr, nullptr);
       if (!depth_error_.empty()) return;
       outs.resize(static_cast<size_t>(node.output_size()));
       for (int k = 0; k < node.output_size(); ++k) {
