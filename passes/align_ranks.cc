@@ -28,7 +28,7 @@ class AlignRanks : public Pass {
       const onnx::NodeProto& n = g.node(id);
       auto rank = [&](int k) -> int64_t {
         if (k >= n.input_size() || n.input(k).empty()) return -1;
-        const bcast::Shape& s = ctx.ShapeOf(n.input(k));
+        const bcast::Shape& s = ctx.ShapeOfInput(id, k);
         return s.rank_known ? s.rank() : -1;
       };
       if (op.multidirectional()) {
@@ -41,7 +41,7 @@ class AlignRanks : public Pass {
         // Pointers into the context's table: no shape copies (nothing is edited before the
         // rule has run).
         std::vector<const bcast::Shape*> shapes;
-        for (const std::string& in : n.input()) shapes.push_back(&ctx.ShapeOf(in));
+        for (int k = 0; k < n.input_size(); ++k) shapes.push_back(&ctx.ShapeOfInput(id, k));
         const bcast::BroadcastResult res = bcast::BroadcastNumpyOf(shapes);
         if (res.verdict == bcast::Verdict::kError) {
           std::vector<std::string> texts;

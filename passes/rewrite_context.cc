@@ -67,6 +67,7 @@ absl::Status RewriteContext::Init() {
   const proto::NodeTensorIds hint = tables_.TakeNodeIds();
   graph_ = std::make_unique<proto::GraphEditor>(model_->proto.mutable_graph(),
                                                 tables_.mutable_ids(), &hint);
+  shared_ids_ = true;
   return absl::OkStatus();
 }
 
@@ -146,6 +147,16 @@ const Shape& RewriteContext::ShapeOf(const std::string& name) const {
     if (o != outer->end()) return o->second;
   }
   return *kUnknown;
+}
+
+const Shape& RewriteContext::ShapeOfInput(int id, int slot) const {
+  static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
+  const onnx::NodeProto& n = graph_->node(id);
+  if (slot < 0 || slot >= n.input_size() || n.input(slot).empty()) return *kUnknown;
+  if (shared_ids_) {
+    if (const Shape* shape = tables_.FindShapeById(graph_->InputId(id, slot))) return *shape;
+  }
+  return ShapeOf(n.input(slot));
 }
 
 int32_t RewriteContext::ElemOf(const std::string& name) const { return tables_.ElemOf(name); }
@@ -423,7 +434,7 @@ std::optional<int64_t> RewriteContext::OperandRank(int id, int slot) {
   const BroadcastOp op = OpOf(id);
   auto rank_of = [&](int k) -> std::optional<int64_t> {
     if (k >= c.input_size() || c.input(k).empty()) return std::nullopt;
-    const Shape& s = ShapeOf(c.input(k));
+    const Shape& s = ShapeOfInput(id, k);
     if (!s.rank_known) return std::nullopt;
     return s.rank();
   };
@@ -463,7 +474,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   if (slot < 0 || slot >= graph_->node(id).input_size()) return;
   const std::string& input = graph_->node(id).input(slot);
   if (input.empty()) return;
-  const Shape& current = ShapeOf(input);
+  const Shape& current = ShapeOfInput(id, slot);
   if (!current.rank_known) {
     Debug(id, absl::StrCat("input '", input, "' has an unknown rank"));
     return;

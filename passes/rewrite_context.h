@@ -87,6 +87,9 @@ class RewriteContext {
   /// The tensor's shape (unknown rank when not known) and element type (0 when not known).
   /// (A reference into the context's table: valid until that tensor's shape is set again.)
   const bcast::Shape& ShapeOf(const std::string& name) const;
+  /// ShapeOf(input `slot` of node `id`), by the id the editor resolved when the tables and the
+  /// editor share ids (the main graph); unknown rank for a missing or empty input.
+  const bcast::Shape& ShapeOfInput(int id, int slot) const;
   int32_t ElemOf(const std::string& name) const;
   /// Records the shape of a new or changed tensor, and writes its value_info when it is an
   /// intermediate tensor (not a graph input, output or initializer).
@@ -181,6 +184,7 @@ class RewriteContext {
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
+  bool shared_ids_ = false;  // the editor indexes into the tables' ids (Init)
   ShapeTables tables_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;

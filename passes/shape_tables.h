@@ -25,6 +25,11 @@ class ShapeTables {
     const size_t id = Index(name);
     return id < has_shape_.size() && has_shape_[id] ? &shapes_[id] : nullptr;
   }
+  /// The shape of tensor `id` of this id space, or null.
+  const bcast::Shape* FindShapeById(int id) const {
+    const size_t i = static_cast<size_t>(id);
+    return id >= 0 && i < has_shape_.size() && has_shape_[i] ? &shapes_[i] : nullptr;
+  }
   /// The element type of `name`; 0 when not known.
   int32_t ElemOf(std::string_view name) const {
     const size_t id = Index(name);

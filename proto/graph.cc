@@ -140,8 +140,16 @@ void GraphEditor::Index(int id, const int* hinted) {
     }
     return Intern(name);
   };
+  if (static_cast<size_t>(id) >= input_at_.size()) input_at_.resize(static_cast<size_t>(id) + 1, -1);
+  input_at_[static_cast<size_t>(id)] = static_cast<int>(input_ids_.size());
   for (int k = 0; k < n.input_size(); ++k) {
-    if (!n.input(k).empty()) tensors_[id_of(n.input(k), k)].consumers.push_back({id, k});
+    if (n.input(k).empty()) {
+      input_ids_.push_back(-1);
+      continue;
+    }
+    const int t = id_of(n.input(k), k);
+    input_ids_.push_back(t);
+    tensors_[static_cast<size_t>(t)].consumers.push_back({id, k});
   }
   for (int k = 0; k < n.output_size(); ++k) {
     const std::string& out = n.output(k);
@@ -268,6 +276,18 @@ int GraphEditor::InsertBefore(int anchor, onnx::NodeProto node) {
   return id;
 }
 
+int GraphEditor::InputId(int id, int slot) const {
+  if (id < 0 || static_cast<size_t>(id) >= input_at_.size()) return -1;
+  const onnx::NodeProto& n = node(id);
+  if (slot < 0 || slot >= n.input_size() || n.input(slot).empty()) return -1;
+  const int at = input_at_[static_cast<size_t>(id)];
+  if (at >= 0 && static_cast<size_t>(at + slot) < input_ids_.size()) {
+    const int t = input_ids_[static_cast<size_t>(at + slot)];
+    if (t >= 0 && t < ids_->size() && ids_->name(t) == n.input(slot)) return t;
+  }
+  return ids_->Find(n.input(slot));
+}
+
 void GraphEditor::SetInput(int id, int slot, const std::string& name) {
   onnx::NodeProto* n = mutable_node(id);
   const std::string old = n->input(slot);
@@ -279,7 +299,12 @@ void GraphEditor::SetInput(int id, int slot, const std::string& name) {
                uses.end());
   }
   n->set_input(slot, name);
-  if (!name.empty()) tensors_[static_cast<size_t>(Intern(name))].consumers.push_back({id, slot});
+  const int t = name.empty() ? -1 : Intern(name);
+  if (t >= 0) tensors_[static_cast<size_t>(t)].consumers.push_back({id, slot});
+  if (static_cast<size_t>(id) < input_at_.size() && input_at_[static_cast<size_t>(id)] >= 0) {
+    const size_t at = static_cast<size_t>(input_at_[static_cast<size_t>(id)] + slot);
+    if (at < input_ids_.size()) input_ids_[at] = t;
+  }
 }
 
 void GraphEditor::RemoveNode(int id) {
@@ -393,6 +418,8 @@ void GraphEditor::Commit() {
     t.producer = -1;
     t.consumers.clear();
   }
+  input_at_.assign(static_cast<size_t>(original_count_), -1);
+  input_ids_.clear();
   for (int id = 0; id < original_count_; ++id) Index(id);
 }
 

@@ -72,6 +72,9 @@ class GraphEditor {
 
   /// The id of the node producing `name`, or -1 (graph input, initializer, unknown).
   int Producer(const std::string& name) const;
+  /// The id (in the editor's TensorIds) of input `slot` of node `id`, resolved when the node was
+  /// indexed and checked against its current name; -1 for a missing or empty input.
+  int InputId(int id, int slot) const;
   /// Live node inputs reading `name` (subgraph and graph-output uses are not listed).
   const std::vector<Use>& Consumers(const std::string& name) const;
   /// Consumers + 1 if a graph output + 1 if read inside a subgraph.
@@ -144,6 +147,9 @@ class GraphEditor {
   TensorIds own_ids_;
   TensorIds* ids_;  // own_ids_ or the caller's
   std::vector<Tensor> tensors_;
+  // Node id -> offset of its input ids in input_ids_ (-1: not indexed), kept by SetInput.
+  std::vector<int> input_at_;
+  std::vector<int> input_ids_;
   std::vector<std::unique_ptr<onnx::NodeProto>> inserted_;
   std::vector<int> inserted_anchor_;
   std::vector<int64_t> insert_rank_;
