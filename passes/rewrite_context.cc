@@ -97,7 +97,12 @@ std::string RewriteContext::FreshName(std::string_view base) {
   return name;
 }
 
-void RewriteContext::Commit() { graph_->Commit(); }
+void RewriteContext::Commit() {
+  graph_->Commit();
+  // Node ids are graph indices again: the next pass's index and the target check start from
+  // the ids resolved here.
+  if (shared_ids_) tables_.AdoptNodeIds(graph_->ExportNodeIds());
+}
 
 void RewriteContext::SetOpset(int64_t opset) {
   proto::SetDefaultOpset(&model_->proto, opset);

@@ -1758,7 +1758,7 @@ std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& resul
 }
 
 bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
-                             const ShapeTables& shapes, NodeVerdict* out) {
+                             const ShapeTables& shapes, NodeVerdict* out, const int* input_ids) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
   const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
   if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
@@ -1782,7 +1782,13 @@ bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t ops
   for (size_t k = 0; k < n; ++k) {
     const std::string& name = node.input(static_cast<int>(k));
     v.input_names[k].assign(name);
-    const Shape* shape = name.empty() ? nullptr : shapes.FindShape(name);
+    const Shape* shape = nullptr;
+    if (!name.empty()) {
+      const int t = input_ids != nullptr ? input_ids[k] : -1;
+      shape = t >= 0 && t < shapes.ids().size() && shapes.ids().name(t) == name
+                  ? shapes.FindShapeById(t)
+                  : shapes.FindShape(name);
+    }
     if (shape != nullptr) {
       v.inputs[k].rank_known = shape->rank_known;
       v.inputs[k].dims.assign(shape->dims.begin(), shape->dims.end());

@@ -133,8 +133,11 @@ std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult
 /// DecideBroadcastNode into `*v`, reusing its buffers: one record serves every node of a
 /// large graph (the target check). False where DecideBroadcastNode gives nullopt (`*v` is then
 /// unspecified).
+/// `input_ids`, when given, are the ids of the node's inputs in `shapes`' space (a hint, see
+/// proto::NodeTensorIds: each is checked against the input's name).
 bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
-                             const ShapeTables& shapes, NodeVerdict* v);
+                             const ShapeTables& shapes, NodeVerdict* v,
+                             const int* input_ids = nullptr);
 std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
                                                int64_t opset, const ShapeTables& shapes);
 

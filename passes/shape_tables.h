@@ -81,6 +81,8 @@ class ShapeTables {
   /// the first use-def index built over these tables; taken once, since edits outdate it.
   void AdoptNodeIds(proto::NodeTensorIds node_ids) { node_ids_ = std::move(node_ids); }
   proto::NodeTensorIds TakeNodeIds() { return std::exchange(node_ids_, {}); }
+  const proto::NodeTensorIds& node_ids() const { return node_ids_; }
+  const proto::TensorIds& ids() const { return ids_; }
   /// The id space, to share with a use-def index over the same graph (proto::GraphEditor):
   /// names interned there get ids here, with no shape until one is set.
   proto::TensorIds* mutable_ids() { return &ids_; }

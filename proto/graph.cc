@@ -140,20 +140,22 @@ void GraphEditor::Index(int id, const int* hinted) {
     }
     return Intern(name);
   };
-  if (static_cast<size_t>(id) >= input_at_.size()) input_at_.resize(static_cast<size_t>(id) + 1, -1);
-  input_at_[static_cast<size_t>(id)] = static_cast<int>(input_ids_.size());
+  if (static_cast<size_t>(id) >= node_at_.size()) node_at_.resize(static_cast<size_t>(id) + 1, -1);
+  node_at_[static_cast<size_t>(id)] = static_cast<int>(node_ids_.size());
   for (int k = 0; k < n.input_size(); ++k) {
     if (n.input(k).empty()) {
-      input_ids_.push_back(-1);
+      node_ids_.push_back(-1);
       continue;
     }
     const int t = id_of(n.input(k), k);
-    input_ids_.push_back(t);
+    node_ids_.push_back(t);
     tensors_[static_cast<size_t>(t)].consumers.push_back({id, k});
   }
   for (int k = 0; k < n.output_size(); ++k) {
     const std::string& out = n.output(k);
-    if (!out.empty()) tensors_[id_of(out, n.input_size() + k)].producer = id;
+    const int t = out.empty() ? -1 : id_of(out, n.input_size() + k);
+    node_ids_.push_back(t);
+    if (t >= 0) tensors_[static_cast<size_t>(t)].producer = id;
   }
 }
 
@@ -276,13 +278,33 @@ int GraphEditor::InsertBefore(int anchor, onnx::NodeProto node) {
   return id;
 }
 
+NodeTensorIds GraphEditor::ExportNodeIds() const {
+  NodeTensorIds out;
+  const int count = graph_->node_size();
+  out.begin.reserve(static_cast<size_t>(count) + 1);
+  out.ids.reserve(node_ids_.size());
+  for (int id = 0; id < count; ++id) {
+    out.begin.push_back(static_cast<int>(out.ids.size()));
+    const onnx::NodeProto& n = graph_->node(id);
+    const int size = n.input_size() + n.output_size();
+    const int at = static_cast<size_t>(id) < node_at_.size() ? node_at_[static_cast<size_t>(id)] : -1;
+    for (int k = 0; k < size; ++k) {
+      out.ids.push_back(at >= 0 && static_cast<size_t>(at + k) < node_ids_.size()
+                            ? node_ids_[static_cast<size_t>(at + k)]
+                            : -1);
+    }
+  }
+  out.begin.push_back(static_cast<int>(out.ids.size()));
+  return out;
+}
+
 int GraphEditor::InputId(int id, int slot) const {
-  if (id < 0 || static_cast<size_t>(id) >= input_at_.size()) return -1;
+  if (id < 0 || static_cast<size_t>(id) >= node_at_.size()) return -1;
   const onnx::NodeProto& n = node(id);
   if (slot < 0 || slot >= n.input_size() || n.input(slot).empty()) return -1;
-  const int at = input_at_[static_cast<size_t>(id)];
-  if (at >= 0 && static_cast<size_t>(at + slot) < input_ids_.size()) {
-    const int t = input_ids_[static_cast<size_t>(at + slot)];
+  const int at = node_at_[static_cast<size_t>(id)];
+  if (at >= 0 && static_cast<size_t>(at + slot) < node_ids_.size()) {
+    const int t = node_ids_[static_cast<size_t>(at + slot)];
     if (t >= 0 && t < ids_->size() && ids_->name(t) == n.input(slot)) return t;
   }
   return ids_->Find(n.input(slot));
@@ -301,9 +323,9 @@ void GraphEditor::SetInput(int id, int slot, const std::string& name) {
   n->set_input(slot, name);
   const int t = name.empty() ? -1 : Intern(name);
   if (t >= 0) tensors_[static_cast<size_t>(t)].consumers.push_back({id, slot});
-  if (static_cast<size_t>(id) < input_at_.size() && input_at_[static_cast<size_t>(id)] >= 0) {
-    const size_t at = static_cast<size_t>(input_at_[static_cast<size_t>(id)] + slot);
-    if (at < input_ids_.size()) input_ids_[at] = t;
+  if (static_cast<size_t>(id) < node_at_.size() && node_at_[static_cast<size_t>(id)] >= 0) {
+    const size_t at = static_cast<size_t>(node_at_[static_cast<size_t>(id)] + slot);
+    if (at < node_ids_.size()) node_ids_[at] = t;
   }
 }
 
@@ -418,8 +440,8 @@ void GraphEditor::Commit() {
     t.producer = -1;
     t.consumers.clear();
   }
-  input_at_.assign(static_cast<size_t>(original_count_), -1);
-  input_ids_.clear();
+  node_at_.assign(static_cast<size_t>(original_count_), -1);
+  node_ids_.clear();
   for (int id = 0; id < original_count_; ++id) Index(id);
 }
 

@@ -75,6 +75,10 @@ class GraphEditor {
   /// The id (in the editor's TensorIds) of input `slot` of node `id`, resolved when the node was
   /// indexed and checked against its current name; -1 for a missing or empty input.
   int InputId(int id, int slot) const;
+  /// Every node's input and output ids in graph order (see NodeTensorIds), for the next walk
+  /// over the graph. Right after Commit node ids are graph indices; other times it is stale
+  /// (a hint is checked by name, so that costs time only).
+  NodeTensorIds ExportNodeIds() const;
   /// Live node inputs reading `name` (subgraph and graph-output uses are not listed).
   const std::vector<Use>& Consumers(const std::string& name) const;
   /// Consumers + 1 if a graph output + 1 if read inside a subgraph.
@@ -147,9 +151,10 @@ class GraphEditor {
   TensorIds own_ids_;
   TensorIds* ids_;  // own_ids_ or the caller's
   std::vector<Tensor> tensors_;
-  // Node id -> offset of its input ids in input_ids_ (-1: not indexed), kept by SetInput.
-  std::vector<int> input_at_;
-  std::vector<int> input_ids_;
+  // Node id -> offset of its input ids, then its output ids, in node_ids_ (-1: not indexed);
+  // kept by SetInput.
+  std::vector<int> node_at_;
+  std::vector<int> node_ids_;
   std::vector<std::unique_ptr<onnx::NodeProto>> inserted_;
   std::vector<int> inserted_anchor_;
   std::vector<int64_t> insert_rank_;

@@ -92,6 +92,36 @@ TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
   EXPECT_EQ(logged.proto.SerializeAsString(), counted.proto.SerializeAsString());
 }
 
+// The target check reads operand shapes by the ids the analysis or the last pass resolved per
+// node. Ids that no longer match the node's names are looked up by name: the violations are
+// those of a check by name alone.
+TEST(AnalysisManager, TargetCheckIdHintsAreCheckedByName) {
+  proto::Model model = testing::Parse(kModel);  // not aligned: explicit finds the two Adds
+  absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  const TargetProfile& target = *FindTarget("explicit");
+  const auto violations = [&](const ShapeTables& t) {
+    absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, target, nullptr, &t);
+    EXPECT_TRUE(v.ok()) << v.status();
+    std::vector<std::string> out;
+    if (v.ok()) {
+      for (const TargetViolation& x : *v) out.push_back(x.ToString());
+    }
+    return out;
+  };
+  const proto::NodeTensorIds fresh = tables->node_ids();
+  ASSERT_EQ(fresh.begin.size(), 5u);  // the analysis left a hint for the four nodes
+  const std::vector<std::string> by_ids = violations(*tables);
+  ASSERT_EQ(by_ids.size(), 2u);
+  // Every id moved to the next tensor's: all stale.
+  proto::NodeTensorIds stale = fresh;
+  for (int& id : stale.ids) id = id >= 0 ? (id + 1) % tables->ids().size() : id;
+  tables->AdoptNodeIds(stale);
+  EXPECT_EQ(violations(*tables), by_ids);
+  tables->AdoptNodeIds({});
+  EXPECT_EQ(violations(*tables), by_ids);
+}
+
 TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
   ShapeTables t;
   EXPECT_EQ(t.FindShape("x"), nullptr);
