@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "broadcast/shape.h"
 #include "proto/tensor_ids.h"
 
@@ -20,15 +22,15 @@ namespace onnx_bcast::passes {
 class ShapeTables {
  public:
   /// The recorded shape of `name`, or null when none is (not "unknown rank": absent). Valid
-  /// until that tensor's shape is set again.
+  /// as long as these tables or a copy of them live.
   const bcast::Shape* FindShape(std::string_view name) const {
     const size_t id = Index(name);
-    return id < has_shape_.size() && has_shape_[id] ? &shapes_[id] : nullptr;
+    return id < shapes_.size() ? shapes_[id] : nullptr;
   }
   /// The shape of tensor `id` of this id space, or null.
   const bcast::Shape* FindShapeById(int id) const {
     const size_t i = static_cast<size_t>(id);
-    return id >= 0 && i < has_shape_.size() && has_shape_[i] ? &shapes_[i] : nullptr;
+    return id >= 0 && i < shapes_.size() ? shapes_[i] : nullptr;
   }
   /// The element type of `name`; 0 when not known.
   int32_t ElemOf(std::string_view name) const {
@@ -37,23 +39,20 @@ class ShapeTables {
   }
   void SetShape(std::string_view name, bcast::Shape shape) {
     const size_t id = Slot(name);
-    shapes_[id] = std::move(shape);
-    has_shape_[id] = true;
+    shapes_[id] = pool_->Intern(std::move(shape));
   }
   /// Records `elem` (0 forgets it).
   void SetElem(std::string_view name, int32_t elem) { elems_[Slot(name)] = elem; }
   void EraseShape(std::string_view name) {
     const size_t id = Index(name);
-    if (id >= has_shape_.size()) return;
-    has_shape_[id] = false;
-    shapes_[id] = bcast::Shape::UnknownRank();
+    if (id < shapes_.size()) shapes_[id] = nullptr;
   }
 
   /// fn(name, shape) for every recorded shape, in id order (first recorded first).
   template <typename Fn>
   void ForEachShape(const Fn& fn) const {
     for (size_t id = 0; id < shapes_.size(); ++id) {
-      if (has_shape_[id]) fn(ids_.name(static_cast<int>(id)), shapes_[id]);
+      if (shapes_[id] != nullptr) fn(ids_.name(static_cast<int>(id)), *shapes_[id]);
     }
   }
   /// fn(name, elem) for every known element type, in id order.
@@ -68,8 +67,7 @@ class ShapeTables {
   void Record(int id, bcast::Shape shape, int32_t elem) {
     const size_t i = static_cast<size_t>(id);
     Grow(i + 1);
-    shapes_[i] = std::move(shape);
-    has_shape_[i] = true;
+    shapes_[i] = pool_->Intern(std::move(shape));
     elems_[i] = elem;
   }
   /// The names of the ids Record used (tables filled only by Record until now).
@@ -89,7 +87,7 @@ class ShapeTables {
   /// Room for `n` tensors.
   void Reserve(size_t n) {
     ids_.Reserve(n);
-    has_shape_.reserve(n);
+    shapes_.reserve(n);
     elems_.reserve(n);
   }
 
@@ -98,7 +96,7 @@ class ShapeTables {
   // The id of `name`, or past the end when it has none.
   size_t Index(std::string_view name) const {
     const int id = ids_.Find(name);
-    return id < 0 ? has_shape_.size() : static_cast<size_t>(id);
+    return id < 0 ? shapes_.size() : static_cast<size_t>(id);
   }
   // Ids may run ahead of the vectors when a sharer interned names (mutable_ids).
   size_t Slot(std::string_view name) {
@@ -109,16 +107,46 @@ class ShapeTables {
   // Room for ids below `n`, none of them with a shape or an element type yet.
   void Grow(size_t n) {
     if (n <= shapes_.size()) return;
-    shapes_.resize(n, bcast::Shape::UnknownRank());
-    has_shape_.resize(n, false);
+    shapes_.resize(n, nullptr);
     elems_.resize(n, 0);
   }
 
+  // Each distinct shape stored once. The tensors of a graph share few shapes ([N,C,H,W] through
+  // a whole stage), and a shape per tensor (a dims vector each) was the largest part of the
+  // tables at a million nodes. Append-only, so the pointers handed out stay valid; copies of
+  // the tables share it.
+  class ShapePool {
+   public:
+    const bcast::Shape* Intern(bcast::Shape shape) {
+      if (auto it = index_.find(&shape); it != index_.end()) return *it;
+      shapes_.push_back(std::move(shape));
+      index_.insert(&shapes_.back());
+      return &shapes_.back();
+    }
+
+   private:
+    struct Hash {
+      size_t operator()(const bcast::Shape* s) const {
+        if (!s->rank_known) return 0x9e3779b97f4a7c15ull;
+        size_t h = s->dims.size();
+        for (const bcast::Dim& d : s->dims) {
+          // Symbolic dims are hash-consed expressions: their node identifies them.
+          const size_t x = d.is_symbolic() ? d.expr()->Hash() : static_cast<size_t>(d.value());
+          h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        }
+        return h;
+      }
+    };
+    struct Eq {
+      bool operator()(const bcast::Shape* a, const bcast::Shape* b) const { return *a == *b; }
+    };
+    std::deque<bcast::Shape> shapes_;
+    absl::flat_hash_set<const bcast::Shape*, Hash, Eq> index_;
+  };
+
   proto::TensorIds ids_;
-  // A deque: growing it leaves references to recorded shapes valid (RewriteContext::ShapeOf
-  // hands them out while passes record new tensors).
-  std::deque<bcast::Shape> shapes_;
-  std::vector<bool> has_shape_;
+  std::shared_ptr<ShapePool> pool_ = std::make_shared<ShapePool>();
+  std::vector<const bcast::Shape*> shapes_;  // null: no shape recorded
   std::vector<int32_t> elems_;
 };
 

@@ -450,7 +450,12 @@ TEST(SavePaths, ReadsGoThroughTheValidatedDescriptor) {
   stop = true;
   swapper.join();
   EXPECT_EQ(outside, 0) << "read the file outside the model directory " << outside << " times";
-  EXPECT_GT(inside, 0);
+  // How many racing reads succeed depends on scheduling (on a loaded machine the swapper can
+  // win every time); the directory is real again now, and a read must find the inside bytes.
+  (void)inside;
+  absl::StatusOr<std::string> after = proto::ReadExternalData(w, m->base_dir);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(*after, Weights(0));
 }
 
 // ---------------------------------------------------------------------------------------------
