@@ -39,7 +39,7 @@ class ShapeTables {
   }
   void SetShape(std::string_view name, bcast::Shape shape) {
     const size_t id = Slot(name);
-    shapes_[id] = pool_->Intern(std::move(shape));
+    shapes_[id] = Pool().Intern(std::move(shape));
   }
   /// Records `elem` (0 forgets it).
   void SetElem(std::string_view name, int32_t elem) { elems_[Slot(name)] = elem; }
@@ -67,7 +67,7 @@ class ShapeTables {
   void Record(int id, bcast::Shape shape, int32_t elem) {
     const size_t i = static_cast<size_t>(id);
     Grow(i + 1);
-    shapes_[i] = pool_->Intern(std::move(shape));
+    shapes_[i] = Pool().Intern(std::move(shape));
     elems_[i] = elem;
   }
   /// The names of the ids Record used (tables filled only by Record until now).
@@ -144,8 +144,14 @@ class ShapeTables {
     absl::flat_hash_set<const bcast::Shape*, Hash, Eq> index_;
   };
 
+  // Made on first use (a moved-from table gets a new one).
+  ShapePool& Pool() {
+    if (pool_ == nullptr) pool_ = std::make_shared<ShapePool>();
+    return *pool_;
+  }
+
   proto::TensorIds ids_;
-  std::shared_ptr<ShapePool> pool_ = std::make_shared<ShapePool>();
+  std::shared_ptr<ShapePool> pool_;
   std::vector<const bcast::Shape*> shapes_;  // null: no shape recorded
   std::vector<int32_t> elems_;
 };

@@ -5,6 +5,7 @@
 #include "passes/analysis_manager.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,32 @@ TEST(AnalysisManager, TargetCheckIdHintsAreCheckedByName) {
   EXPECT_EQ(violations(*tables), by_ids);
   tables->AdoptNodeIds({});
   EXPECT_EQ(violations(*tables), by_ids);
+}
+
+// Shapes are stored once per distinct value: equal shapes share one record, and the records
+// outlive the tables that made them as long as a copy lives.
+TEST(ShapeTablesTest, EqualShapesAreSharedAndCopiesKeepThemValid) {
+  const bcast::Shape nchw = bcast::Shape::FromDims(
+      {bcast::Dim::Symbol("N"), bcast::Dim::Value(8), bcast::Dim::Value(6), bcast::Dim::Value(5)});
+  std::optional<ShapeTables> tables(std::in_place);
+  tables->SetShape("a", nchw);
+  tables->SetShape("b", nchw);
+  tables->SetShape("c", bcast::Shape::Of({8, 6, 5}));
+  tables->SetShape("u", bcast::Shape::UnknownRank());
+  EXPECT_EQ(tables->FindShape("a"), tables->FindShape("b"));
+  EXPECT_NE(tables->FindShape("a"), tables->FindShape("c"));
+  EXPECT_FALSE(tables->FindShape("u")->rank_known);
+  ShapeTables copy = *tables;
+  const bcast::Shape* a = copy.FindShape("a");
+  copy.SetShape("d", bcast::Shape::Of({1}));  // the shared pool grows
+  tables.reset();
+  EXPECT_EQ(a->ToString(), "[N,8,6,5]");
+  EXPECT_EQ(copy.FindShape("d")->ToString(), "[1]");
+  ShapeTables moved = std::move(copy);
+  copy = ShapeTables();  // a fresh table after a move works as a new one
+  copy.SetShape("e", nchw);
+  EXPECT_EQ(copy.FindShape("e")->ToString(), "[N,8,6,5]");
+  EXPECT_EQ(moved.FindShape("a"), a);
 }
 
 TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
