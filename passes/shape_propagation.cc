@@ -1784,10 +1784,8 @@ bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t ops
     v.input_names[k].assign(name);
     const Shape* shape = nullptr;
     if (!name.empty()) {
-      const int t = input_ids != nullptr ? input_ids[k] : -1;
-      shape = t >= 0 && t < shapes.ids().size() && shapes.ids().name(t) == name
-                  ? shapes.FindShapeById(t)
-                  : shapes.FindShape(name);
+      const int t = input_ids != nullptr ? shapes.ids().Confirm(input_ids[k], name) : -1;
+      shape = t >= 0 ? shapes.FindShapeById(t) : shapes.FindShape(name);
     }
     if (shape != nullptr) {
       v.inputs[k].rank_known = shape->rank_known;

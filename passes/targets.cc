@@ -445,15 +445,9 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     NodeVerdict v;  // one record, its buffers reused node after node
     // The ids the last pass resolved per node, when they describe this node list.
     const proto::NodeTensorIds& hint = tables->node_ids();
-    const bool hinted = hint.begin.size() == static_cast<size_t>(g.node_size()) + 1 &&
-                        hint.begin.back() == static_cast<int>(hint.ids.size());
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
-      const int* ids = nullptr;
-      if (hinted && hint.begin[static_cast<size_t>(i) + 1] - hint.begin[static_cast<size_t>(i)] ==
-                        n.input_size() + n.output_size()) {
-        ids = hint.ids.data() + hint.begin[static_cast<size_t>(i)];
-      }
+      const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
       if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) check(v);
     }
   } else {

@@ -37,18 +37,12 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids, const NodeTens
   const auto subgraph_read = [this](const std::string& name) {
     tensors_[Intern(name)].subgraph_use = true;
   };
-  // A hint for another node count, or another id space, is ignored whole.
-  const bool hinted = ids != nullptr && hint != nullptr &&
-                      hint->begin.size() == static_cast<size_t>(original_count_) + 1 &&
-                      hint->begin.back() == static_cast<int>(hint->ids.size());
+  // A hint in another id space (the editor's own) is ignored.
+  if (ids == nullptr) hint = nullptr;
   for (int id = 0; id < original_count_; ++id) {
     const onnx::NodeProto& n = graph_->node(id);
-    const int* node_ids = nullptr;
-    if (hinted && hint->begin[static_cast<size_t>(id) + 1] - hint->begin[static_cast<size_t>(id)] ==
-                      n.input_size() + n.output_size()) {
-      node_ids = hint->ids.data() + hint->begin[static_cast<size_t>(id)];
-    }
-    Index(id, node_ids);
+    Index(id, hint == nullptr ? nullptr
+                              : hint->Of(id, original_count_, n.input_size() + n.output_size()));
     ForEachSubgraphRead(n, subgraph_read);
   }
 }
@@ -131,14 +125,10 @@ void GraphEditor::Index(int id, const int* hinted) {
   const onnx::NodeProto& n = node(id);
   // A hinted id whose name matches: one comparison instead of a hash lookup.
   const auto id_of = [&](const std::string& name, int slot) {
-    if (hinted != nullptr) {
-      const int t = hinted[slot];
-      if (t >= 0 && t < ids_->size() && ids_->name(t) == name) {
-        if (static_cast<size_t>(t) >= tensors_.size()) tensors_.resize(static_cast<size_t>(t) + 1);
-        return t;
-      }
-    }
-    return Intern(name);
+    const int t = hinted != nullptr ? ids_->Confirm(hinted[slot], name) : -1;
+    if (t < 0) return Intern(name);
+    if (static_cast<size_t>(t) >= tensors_.size()) tensors_.resize(static_cast<size_t>(t) + 1);
+    return t;
   };
   if (static_cast<size_t>(id) >= node_at_.size()) node_at_.resize(static_cast<size_t>(id) + 1, -1);
   node_at_[static_cast<size_t>(id)] = static_cast<int>(node_ids_.size());
@@ -304,8 +294,8 @@ int GraphEditor::InputId(int id, int slot) const {
   if (slot < 0 || slot >= n.input_size() || n.input(slot).empty()) return -1;
   const int at = node_at_[static_cast<size_t>(id)];
   if (at >= 0 && static_cast<size_t>(at + slot) < node_ids_.size()) {
-    const int t = node_ids_[static_cast<size_t>(at + slot)];
-    if (t >= 0 && t < ids_->size() && ids_->name(t) == n.input(slot)) return t;
+    const int t = ids_->Confirm(node_ids_[static_cast<size_t>(at + slot)], n.input(slot));
+    if (t >= 0) return t;
   }
   return ids_->Find(n.input(slot));
 }

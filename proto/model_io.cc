@@ -451,18 +451,24 @@ absl::Status ValidateModel(const Model& model, const Limits& limits) {
   return Validator(model, limits).Run();
 }
 
-absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
+absl::Status SerializeModelTo(const onnx::ModelProto& model,
+                              google::protobuf::io::ZeroCopyOutputStream* out) {
+  // One size pass: SerializeWithCachedSizes reuses the sizes it leaves.
   if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
     return absl::ResourceExhaustedError("model of 2 GiB or more needs external data");
   }
+  google::protobuf::io::CodedOutputStream coded(out);
+  coded.SetSerializationDeterministic(true);
+  model.SerializeWithCachedSizes(&coded);
+  return coded.HadError() ? absl::InternalError("protobuf serialization failed")
+                          : absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
   std::string out;
   {
     google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    if (!model.SerializeToCodedStream(&coded)) {
-      return absl::InternalError("protobuf serialization failed");
-    }
+    if (absl::Status s = SerializeModelTo(model, &stream); !s.ok()) return s;
   }
   return out;
 }

@@ -13,6 +13,10 @@
 #include "proto/limits.h"
 #include "proto/onnx.h"
 
+namespace google::protobuf::io {
+class ZeroCopyOutputStream;
+}  // namespace google::protobuf::io
+
 namespace onnx_bcast::proto {
 
 /// A model together with where it came from. External data locations are resolved against
@@ -94,6 +98,11 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
 
 /// Serializes deterministically (for tests and in-memory use).
 absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
+
+/// Serializes deterministically into `out` (SaveModel streams into its file this way);
+/// ResourceExhausted at 2 GiB or more. The caller flushes `out`.
+absl::Status SerializeModelTo(const onnx::ModelProto& model,
+                              google::protobuf::io::ZeroCopyOutputStream* out);
 
 /// True when the two models are equal field by field, unknown fields included.
 bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b, std::string* diff = nullptr);

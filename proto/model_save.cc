@@ -272,28 +272,13 @@ class PendingFileSink : public google::protobuf::io::CopyingOutputStream {
   absl::Status status_;
 };
 
-// Serializes `model` (deterministically, as SerializeModel) into `file`.
+// Serializes `model` (SerializeModelTo) into `file`; a failed write is reported as itself.
 absl::Status SerializeInto(const onnx::ModelProto& model, PendingFile* file) {
-  // One size pass: SerializeWithCachedSizes reuses the sizes it leaves.
-  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
-    return absl::ResourceExhaustedError("model of 2 GiB or more needs external data");
-  }
   PendingFileSink sink(file);
   google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink, 1 << 20);
-  {
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    model.SerializeWithCachedSizes(&coded);
-    if (coded.HadError()) {
-      return sink.status().ok() ? absl::InternalError("protobuf serialization failed")
-                                : sink.status();
-    }
-  }
-  if (!stream.Flush()) {
-    return sink.status().ok() ? absl::InternalError("protobuf serialization failed")
-                              : sink.status();
-  }
-  return absl::OkStatus();
+  absl::Status s = SerializeModelTo(model, &stream);
+  if (s.ok() && !stream.Flush()) s = absl::InternalError("protobuf serialization failed");
+  return sink.status().ok() ? s : sink.status();
 }
 
 absl::Status SaveImpl(const Model& model, const std::string& out_path,

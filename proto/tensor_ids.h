@@ -28,6 +28,10 @@ class TensorIds {
     auto it = ids_.find(name);
     return it == ids_.end() ? -1 : it->second;
   }
+  /// `id` when it is an id of this space named `name` (a hint that still holds), else -1.
+  int Confirm(int id, std::string_view name) const {
+    return id >= 0 && id < size() && names_[static_cast<size_t>(id)] == name ? id : -1;
+  }
   /// The id of `name`, given the next one (size()) on first sight.
   int Intern(std::string_view name);
   /// The name of `id` (0 <= id < size()).
@@ -52,6 +56,17 @@ class TensorIds {
 struct NodeTensorIds {
   std::vector<int> begin;
   std::vector<int> ids;
+
+  /// Node `node`'s ids (`size` of them: its inputs plus outputs) in a graph of `node_count`
+  /// nodes, or null when this hint describes another node list.
+  const int* Of(int node, int node_count, int size) const {
+    if (begin.size() != static_cast<size_t>(node_count) + 1 ||
+        begin.back() != static_cast<int>(ids.size()) || node < 0 || node >= node_count) {
+      return nullptr;
+    }
+    const size_t i = static_cast<size_t>(node);
+    return begin[i + 1] - begin[i] == size ? ids.data() + begin[i] : nullptr;
+  }
 };
 
 }  // namespace onnx_bcast::proto
