@@ -7,7 +7,7 @@
 // File format:
 //   # comment
 //   pass: align-ranks
-//   fold-limit: 0                      (optional)
+//   fold-limit: 0                      (optional; both the broadcast and the constant limit)
 //   expect: change | no-change | error INVALID_ARGUMENT
 //   error: substring of the message    (with expect: error)
 //   === input
@@ -97,6 +97,7 @@ TEST_P(GoldenTest, Matches) {
   PassOptions options;
   if (c.header.count("fold-limit")) {
     ASSERT_TRUE(absl::SimpleAtoi(c.header.at("fold-limit"), &options.fold_limit_bytes));
+    options.constant_fold_limit_bytes = options.fold_limit_bytes;
   }
   const TargetProfile* ncnn = FindTarget("ncnn");
   options.target = ncnn;
