@@ -429,8 +429,8 @@ class Folder {
     }
     if (cone.empty()) return changed;
     if (options_.evaluator == nullptr) {
-      stats_->debug.push_back(absl::StrCat(cone.size(),
-                                           " node(s) with constant inputs left: no evaluator"));
+      stats_->notes.push_back(absl::StrCat(
+          cone.size(), " node(s) with only constant inputs kept: no evaluator to compute them"));
       return changed;
     }
     absl::StatusOr<bool> folded = FoldCone(cone);
@@ -532,8 +532,9 @@ class Folder {
             return absl::InvalidArgumentError(absl::StrCat(
                 n.op_type(), " '", Label(i), "' fails on its constant inputs: ", s.message()));
           }
-          stats_->debug.push_back(
-              absl::StrCat(Label(i), " (", n.op_type(), "): not folded: ", s.message()));
+          stats_->notes.push_back(absl::StrCat(n.op_type(), " '", Label(i),
+                                               "' kept: the executor cannot compute it (",
+                                               s.message(), ")"));
           continue;
         }
         for (auto& [name, t] : one) all[name] = std::move(t);
@@ -558,10 +559,10 @@ class Folder {
         }
         const int64_t bytes = PayloadBytes(it->second);
         if (bytes > options_.constant_fold_limit_bytes) {
-          Log(i, "kept", o,
-              absl::StrCat("its constant result is ", bytes, " bytes, over the fold limit of ",
-                           options_.constant_fold_limit_bytes, " (raise --fold-limit)"),
-              DimsText(it->second), 0);
+          stats_->notes.push_back(absl::StrCat(
+              n.op_type(), " '", Label(i), "' kept: its constant result '", o, "' ",
+              DimsText(it->second), " is ", bytes, " bytes, over the fold limit of ",
+              options_.constant_fold_limit_bytes, " (raise --fold-limit to fold it)"));
           kept_->insert(n.output(0));
           fits = false;
           break;

@@ -19,9 +19,10 @@
 //   - a tensor whose every element the analysis knows as a number (shape arithmetic);
 //   - every node whose inputs are all constant (deterministic default-domain ops without
 //     subgraphs), computed by PassOptions::evaluator (the bundled executor); without an
-//     evaluator, and for a node the executor cannot run, the node stays (a debug reason);
+//     evaluator, and for a node the executor cannot run, the node stays (a note says why);
 //   - an If whose condition is constant is replaced by the branch taken.
-// A result larger than PassOptions::constant_fold_limit_bytes stays a node (logged as "kept").
+// A result larger than PassOptions::constant_fold_limit_bytes stays a node (a note of the pass,
+// printed by opt and listed in --report, says so and why).
 // Graph outputs are never replaced. What becomes dead is removed (nodes, initializers that are
 // not graph inputs, stale value_info). Nodes whose values depend on data (NonZero, TopK with a
 // computed k, ...) or on the graph's inputs stay: fold-constants never guesses.

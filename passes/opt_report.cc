@@ -55,6 +55,7 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
     if (rewrites) {
       for (const Rewrite& r : run.stats.log) absl::StrAppend(&out, RewriteLine(r), "\n");
     }
+    for (const std::string& n : run.stats.notes) absl::StrAppend(&out, "  note: ", n, "\n");
     if (debug) {
       for (const std::string& d : run.stats.debug) absl::StrAppend(&out, "  debug: ", d, "\n");
     }
@@ -107,6 +108,7 @@ Json OptReportJson(const OptReport& report) {
                               {"bytes", r.bytes}});
     }
     p["rewrites"] = std::move(rewrites);
+    if (!run.stats.notes.empty()) p["notes"] = run.stats.notes;
     passes.push_back(std::move(p));
   }
   doc["passes"] = std::move(passes);

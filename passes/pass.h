@@ -83,6 +83,10 @@ struct PassStats {
   bool keep_log = true;
   std::vector<Rewrite> log;
   std::vector<std::string> debug;  ///< why a node was left alone ("does not apply")
+  /// What a pass left undone that a user should know without --debug (fold-constants: a
+  /// result kept as a node for its size, a node the executor cannot compute). Not rewrites:
+  /// a second run notes them again and changes nothing.
+  std::vector<std::string> notes;
 
   /// Counts `r` and keeps it when the log is kept.
   void Log(Rewrite r) {

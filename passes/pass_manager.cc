@@ -210,8 +210,7 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // A pass that rewrote nothing left the tables as true as they were.
-    if (!s.ok() || (!info->preserves_shapes && run.stats.changed())) analyses->Invalidate();
+    if (!s.ok() || !info->preserves_shapes) analyses->Invalidate();
     runs->push_back(std::move(run));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));
     if (Interface(model->proto.graph()) != interface) {

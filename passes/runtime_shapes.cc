@@ -182,9 +182,22 @@ class Finder {
           }
         }
         if (!computed.empty()) {
+          // A shape the caller feeds is data: no binding of dims makes it a constant.
+          std::vector<std::string> fed;
+          for (int slot : *slots) {
+            if (slot < n.input_size() && inputs.count(n.input(slot)) > 0) {
+              fed.push_back(absl::StrCat("'", n.input(slot), "'"));
+            }
+          }
+          const std::string remedy =
+              fed.empty() ? Remedy(n)
+                          : absl::StrCat(absl::StrJoin(fed, ", "),
+                                         fed.size() == 1 ? " is a graph input" : " are graph inputs",
+                                         ": its values are data, which no --dim binds; make it "
+                                         "an initializer");
           Add(path, n, i, main,
               absl::StrCat("reads a shape computed at run time (", absl::StrJoin(computed, ", "),
-                           "; ", target_, " has no run-time shapes): ", Remedy(n), where));
+                           "; ", target_, " has no run-time shapes): ", remedy, where));
           continue;
         }
       }
