@@ -348,6 +348,22 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
         absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
                         absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
+      } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
+        // The rewrite that would fix it needs the output's extents, which a static engine
+        // takes only as constants.
+        std::set<std::string> symbols;
+        for (const bcast::Dim& d : v.output.dims) {
+          if (d.is_symbol()) symbols.insert(d.symbol());
+          if (std::optional<bcast::Expr> e = d.is_expr() ? d.expr() : std::nullopt) {
+            for (const std::string& sym : e->Symbols()) symbols.insert(sym);
+          }
+        }
+        if (!symbols.empty()) {
+          absl::StrAppend(&t.why, " (an Expand to its output shape ", v.output.ToString(),
+                          " needs a shape known only at run time, and ", p.name,
+                          " has no run-time shapes: bind ", absl::StrJoin(symbols, ", "),
+                          " with --dim)");
+        }
       }
       t.cannot_prove = cannot_prove;
       out.push_back(std::move(t));
