@@ -38,6 +38,7 @@
 #include "proto/safe_write.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/profile.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
@@ -97,6 +98,8 @@ struct Args {
   int64_t seed = 0;
   int64_t threads = 1;
   int64_t bench = 0;
+  bool profile = false;                     // run: per-op and per-node times as text
+  std::optional<std::string> profile_json;  // run: the same as JSON ('-': stdout)
   int64_t samples = 3;
   std::optional<double> rtol;
   std::optional<double> atol;
@@ -265,6 +268,14 @@ void DeclareRun(CommandLine* cl, Args* a) {
   cl->Option("--atol", "A", "absolute tolerance (default 1e-7)", &a->atol);
   cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
   cl->Option("--bench", "N", "time N runs after a warm-up, print one bench: line", &a->bench);
+  // Two options rather than one with an optional value: `--profile MODEL` would take MODEL as
+  // the file.
+  cl->Flag("--profile",
+           "print where the time goes: per op type and the slowest nodes, with shares (over the "
+           "--bench runs when given, else the one run, which includes planning)",
+           &a->profile);
+  cl->Option("--profile-json", "FILE", "write the profile as JSON ('-': stdout)",
+             &a->profile_json);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
   DeclareQuiet(cl, a);
@@ -704,13 +715,17 @@ int RunOpt(const Command& cmd, const Args& args) {
 // Binds --dim SYMBOL=N and --input NAME=FILE.pb; usage errors name the argument.
 absl::Status ParseRunBindings(const Args& args, std::map<std::string, int64_t>* dims,
                               std::vector<std::pair<std::string, std::string>>* inputs) {
-  for (const std::string& spec : args.dims) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    int64_t n = 0;
-    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--dim expects SYMBOL=N, got '", spec, "'"));
+  for (const std::string& list : args.dims) {
+    // One binding or a comma list ("H=224,W=224"), as check and opt take them.
+    for (absl::string_view spec : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+      int64_t n = 0;
+      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--dim expects SYMBOL=N, got '", spec, "'"));
+      }
+      (*dims)[kv.first] = n;
     }
-    (*dims)[kv.first] = n;
   }
   for (const std::string& spec : args.inputs) {
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
@@ -799,6 +814,65 @@ void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& gi
                           " (set with --dim NAME=VALUE)"));
 }
 
+// run --profile: the op types by total time, then the slowest nodes (at most 25).
+std::string FormatProfileText(const rt::RunProfile& p) {
+  const double runs = static_cast<double>(std::max<int64_t>(p.runs(), 1));
+  const double total_ms = p.total_seconds() * 1000 / runs;
+  auto share = [&](double seconds) {
+    return p.total_seconds() > 0 ? 100 * seconds / p.total_seconds() : 0.0;
+  };
+  std::string out = absl::StrFormat(
+      "profile: %.3f ms per run over %lld run(s), main-graph nodes (control flow includes its "
+      "bodies)\n%-24s %6s %12s %7s\n",
+      total_ms, static_cast<long long>(p.runs()), "op", "nodes", "ms/run", "share");
+  for (const rt::RunProfile::OpTime& o : p.Ops()) {
+    absl::StrAppendFormat(&out, "%-24s %6lld %12.3f %6.1f%%\n", o.op,
+                          static_cast<long long>(o.nodes), o.seconds * 1000 / runs,
+                          share(o.seconds));
+  }
+  const std::vector<rt::RunProfile::NodeTime> nodes = p.Nodes();
+  absl::StrAppendFormat(&out, "slowest nodes:\n%13s %7s  %-18s %-18s %s\n", "ms/run", "share",
+                        "op", "output", "node");
+  for (size_t i = 0; i < nodes.size() && i < 25; ++i) {
+    const rt::RunProfile::NodeTime& t = nodes[i];
+    absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %s\n",
+                          t.seconds * 1000 / runs, share(t.seconds), t.op, t.output_shape,
+                          t.node);
+  }
+  return out;
+}
+
+// run --profile-json: the same figures as data (docs/report-schema.md).
+passes::Json ProfileJson(const rt::RunProfile& p) {
+  const double runs = static_cast<double>(std::max<int64_t>(p.runs(), 1));
+  passes::Json doc;
+  doc["schema_version"] = passes::kReportSchemaVersion;
+  doc["kind"] = "profile";
+  doc["runs"] = p.runs();
+  doc["ms_per_run"] = passes::JsonNumber(p.total_seconds() * 1000 / runs);
+  auto share = [&](double seconds) {
+    return passes::JsonNumber(p.total_seconds() > 0 ? seconds / p.total_seconds() : 0.0);
+  };
+  passes::Json ops = passes::Json::array();
+  for (const rt::RunProfile::OpTime& o : p.Ops()) {
+    ops.push_back(passes::Json{{"op", o.op},
+                               {"nodes", o.nodes},
+                               {"ms_per_run", passes::JsonNumber(o.seconds * 1000 / runs)},
+                               {"share", share(o.seconds)}});
+  }
+  doc["ops"] = std::move(ops);
+  passes::Json nodes = passes::Json::array();
+  for (const rt::RunProfile::NodeTime& t : p.Nodes()) {
+    nodes.push_back(passes::Json{{"node", t.node},
+                                 {"op", t.op},
+                                 {"output_shape", t.output_shape},
+                                 {"ms_per_run", passes::JsonNumber(t.seconds * 1000 / runs)},
+                                 {"share", share(t.seconds)}});
+  }
+  doc["nodes"] = std::move(nodes);
+  return doc;
+}
+
 int RunRun(const Command& cmd, const Args& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   rt::Tolerance tolerance;
@@ -841,6 +915,12 @@ int RunRun(const Command& cmd, const Args& args) {
   options.threads = static_cast<int>(threads);
   if (args.max_tensor_elements.has_value()) {
     options.max_tensor_elements = *args.max_tensor_elements;
+  }
+  rt::RunProfile profile;
+  const bool profiling = args.profile || args.profile_json.has_value();
+  if (profiling) {
+    options.node_done = [&profile](const rt::Node& node, const std::vector<rt::Value>& outputs,
+                                   double seconds) { profile.Record(node, outputs, seconds); };
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
   prepare_step.End(exec.ok() ? "" : "failed");
@@ -930,6 +1010,8 @@ int RunRun(const Command& cmd, const Args& args) {
   }
 
   const bool quiet = bench > 0;
+  // With the profile's JSON on stdout, the text lines go to stderr.
+  const bool text_to_stderr = args.profile_json == kStdio;
   bool mismatch = false;
   std::vector<proto::OutputFile> output_files;
   std::vector<std::string> output_dirs;
@@ -963,11 +1045,13 @@ int RunRun(const Command& cmd, const Args& args) {
         std::string what = v.is_tensor()     ? v.tensor->DebugString()
                            : v.is_sequence() ? absl::StrCat("sequence of ", v.sequence.size())
                                              : std::string("empty optional");
-        PrintOut(absl::StrCat(job.label, ": output '", graph.outputs[k], "' ", what, "\n"));
+        PrintOut(absl::StrCat(job.label, ": output '", graph.outputs[k], "' ", what, "\n"),
+                 text_to_stderr);
       }
       if (!job.expected.empty() && !mismatch) {
-        std::printf("%s: %zu output(s) match (rtol %g, atol %g)\n", TerminalSafe(job.label).c_str(),
-                    job.expected.size(), tolerance.rtol, tolerance.atol);
+        PrintOut(absl::StrFormat("%s: %zu output(s) match (rtol %g, atol %g)\n", job.label,
+                                 job.expected.size(), tolerance.rtol, tolerance.atol),
+                 text_to_stderr);
       }
     }
     if (args.output_dir.has_value()) {
@@ -999,6 +1083,14 @@ int RunRun(const Command& cmd, const Args& args) {
       return kExitCannotWrite;
     }
   }
+  if (profiling) {
+    // The runs above count unless --bench times its own (the first run includes planning).
+    if (bench > 0) {
+      profile = rt::RunProfile();
+    } else {
+      for (size_t j = 0; j < jobs.size(); ++j) profile.EndRun();
+    }
+  }
   if (bench > 0) {
     // The runs above were the warm-up; buffers are reused from here on.
     std::vector<double> ms;
@@ -1013,13 +1105,24 @@ int RunRun(const Command& cmd, const Args& args) {
         return RunFailure(model->path, outputs.status());
       }
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+      profile.EndRun();
     }
     std::sort(ms.begin(), ms.end());
     const double median =
         ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
     if (bench_step.active()) bench_step.End(absl::StrFormat("median %.3g ms", median));
-    std::printf("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n", static_cast<long long>(bench),
-                median, ms.front());
+    PrintOut(absl::StrFormat("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n",
+                             static_cast<long long>(bench), median, ms.front()),
+             text_to_stderr);
+  }
+  if (profiling) {
+    if (args.profile) PrintOut(FormatProfileText(profile), text_to_stderr);
+    if (args.profile_json.has_value()) {
+      const absl::StatusOr<proto::InputFiles> no_inputs = proto::InputFilesOf(*model);
+      if (!WriteText(*args.profile_json, ProfileJson(profile).dump(1) + "\n", no_inputs)) {
+        return kExitCannotWrite;
+      }
+    }
   }
   return mismatch ? kExitFound : kExitOk;
 }

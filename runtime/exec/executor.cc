@@ -3,6 +3,7 @@
 #include "runtime/exec/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -364,7 +365,15 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
     if (!UpdateSignature(inputs, &np.signature)) np.cache.Reset();
     Runner runner(this, &frame);
     OpContext ctx(*np.node, inputs, &np.held, options_, &runner, &np.cache);
+    const bool timed = options_.node_done && plan.parent == nullptr;
+    const auto start =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
+    if (timed) {
+      options_.node_done(*np.node, np.held,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                             .count());
+    }
     for (size_t i = 0; i < np.outputs.size(); ++i) {
       if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
     }

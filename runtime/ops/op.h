@@ -46,6 +46,10 @@ struct RunOptions {
   /// properties of the concrete shapes a model meets (e.g. a target's broadcast promise).
   /// Empty: no call.
   std::function<void(const Node&, const std::vector<const Value*>&)> observe_node;
+  /// Called after each node of the main graph ran, with its outputs and its wall time in
+  /// seconds (a control-flow node's time includes its bodies): run --profile. Empty: no clock
+  /// is read.
+  std::function<void(const Node&, const std::vector<Value>& outputs, double seconds)> node_done;
 };
 
 /// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
