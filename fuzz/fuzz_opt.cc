@@ -1,5 +1,7 @@
-// libFuzzer harness: load + `opt --target none` (the pipeline that rewrites the most) + the
-// target's violation scan + serialization to memory, which is what `opt` saves.
+// libFuzzer harness: load + `opt --target none` (the pipeline that rewrites the most) and
+// `opt --target ncnn` (fold-constants, which runs constant parts of the model on the executor,
+// eliminate-redundant-broadcast, legalize-ncnn and the run-time shape check) + each target's
+// violation scan + serialization to memory, which is what `opt` saves.
 #include <cstdlib>
 #include <vector>
 
@@ -8,12 +10,16 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace passes = onnx_bcast::passes;
-  static const passes::ResolvedPipeline pipeline = passes::ResolvePipeline({"none", "", {}}).value();
+  static const passes::ResolvedPipeline none = passes::ResolvePipeline({"none", "", {}}).value();
+  static const passes::ResolvedPipeline ncnn = passes::ResolvePipeline({"ncnn", "", {}}).value();
   absl::StatusOr<onnx_bcast::proto::Model> model = onnx_bcast::fuzz::LoadFuzzInput(data, size);
   if (!model.ok()) return 0;
-  passes::OptReport report;
-  // The pipeline and the target check, as opt runs them.
-  if (!onnx_bcast::driver::Optimize(&*model, pipeline, {}, &report).ok()) return 0;
-  if (!onnx_bcast::proto::SerializeModel(model->proto).ok()) std::abort();
+  for (const passes::ResolvedPipeline* pipeline : {&none, &ncnn}) {
+    onnx_bcast::proto::Model copy = *model;
+    passes::OptReport report;
+    // The pipeline and the target check, as opt runs them.
+    if (!onnx_bcast::driver::Optimize(&copy, *pipeline, {}, &report).ok()) continue;
+    if (!onnx_bcast::proto::SerializeModel(copy.proto).ok()) std::abort();
+  }
   return 0;
 }

@@ -617,7 +617,10 @@ class Folder {
         if (it == inits.end()) return absl::InternalError(absl::StrCat("'", in, "' not constant"));
         *g->add_initializer() = *it->second;
       }
-      *g->add_node() = n;
+      onnx::NodeProto* copy = g->add_node();
+      *copy = n;
+      // The executor's messages then name the node as the model does.
+      if (copy->name().empty()) copy->set_name(Label(i));
       for (const std::string& o : n.output()) defined.insert(o);
     }
     for (const std::string& w : wanted) g->add_output()->set_name(w);
