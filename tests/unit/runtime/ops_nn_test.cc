@@ -71,6 +71,45 @@ TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {
   }
 }
 
+// The direct depthwise path (2-D, one input channel per group, channel multipliers 1-3) against
+// the reference on random sizes, strides, dilations and pads (asymmetric, larger than the
+// kernel's reach included).
+TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
+  std::mt19937_64 rng(20261127);
+  for (int trial = 0; trial < 300; ++trial) {
+    kernels::WindowGeometry g;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t k = rng() % 4 + 1, s = rng() % 3 + 1, dl = rng() % 2 + 1;
+      const int64_t pb = rng() % 4, pe = rng() % 4;
+      const int64_t in = rng() % 9 + 1;
+      const int64_t span = (k - 1) * dl + 1;
+      const int64_t padded = in + pb + pe;
+      if (padded < span) {
+        --d;  // no output: draw again
+        continue;
+      }
+      g.in.push_back(in);
+      g.kernel.push_back(k);
+      g.strides.push_back(s);
+      g.dilations.push_back(dl);
+      g.pads_begin.push_back(pb);
+      g.pads_end.push_back(pe);
+      g.out.push_back((padded - span) / s + 1);
+    }
+    if (g.kernel_size() == 1) continue;  // the pointwise GEMM path
+    const int64_t c = rng() % 5 + 2, mult = rng() % 3 + 1, n = rng() % 2 + 1;
+    const int64_t m = c * mult;
+    const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const float* bias = rng() % 2 ? b.data() : nullptr;
+    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
+    kernels::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, fast.data());
+    kernels::reference::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << trial << " " << i;
+  }
+}
+
 TEST(ConvKernel, ConvTransposeMatchesDirectOnRandomGeometries) {
   std::mt19937_64 rng(2);
   for (int iter = 0; iter < 120; ++iter) {
