@@ -109,6 +109,50 @@ std::string DumpJson(const Json& document) {
   return out;
 }
 
+void JsonStreamWriter::Key(std::string_view key) {
+  out_->append(any_member_ ? "," : "{");
+  any_member_ = true;
+  Newline(1, out_);
+  Scalar(Json(std::string(key)), out_);
+  out_->append(": ");
+}
+
+void JsonStreamWriter::Member(std::string_view key, const Json& value) {
+  Key(key);
+  Write(value, 1, out_);
+}
+
+void JsonStreamWriter::BeginArray(std::string_view key) {
+  Key(key);
+  out_->push_back('[');
+  any_element_ = false;
+}
+
+void JsonStreamWriter::Element(const Json& value) {
+  if (any_element_) out_->push_back(',');
+  any_element_ = true;
+  Newline(2, out_);
+  Write(value, 2, out_);
+}
+
+void JsonStreamWriter::EndArray() {
+  if (!any_element_) {
+    out_->push_back(']');  // DumpJson writes an empty array as []
+    return;
+  }
+  Newline(1, out_);
+  out_->push_back(']');
+}
+
+void JsonStreamWriter::End() {
+  if (!any_member_) {
+    out_->append("{}\n");
+    return;
+  }
+  Newline(0, out_);
+  out_->append("}\n");
+}
+
 absl::StatusOr<Json> ParseJson(std::string_view text) {
   // nlohmann's parser and destructor are iterative: hostile nesting cannot exhaust the stack.
   Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

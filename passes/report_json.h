@@ -33,6 +33,30 @@ Json JsonStringOrNull(std::string_view value);
 /// scalar is still written by nlohmann.)
 std::string DumpJson(const Json& document);
 
+/// Writes a large document as it is produced, with the bytes DumpJson would give the whole:
+/// its members are given one by one, and an array member can be filled element by element
+/// (each element's DOM built, written and dropped), so the whole document never lives as a
+/// DOM. Members must be given in the order DumpJson would write them.
+class JsonStreamWriter {
+ public:
+  explicit JsonStreamWriter(std::string* out) : out_(out) {}
+  /// A top-level member.
+  void Member(std::string_view key, const Json& value);
+  /// Opens a top-level array member whose elements are objects or arrays (never all scalars:
+  /// DumpJson keeps those on one line).
+  void BeginArray(std::string_view key);
+  void Element(const Json& value);
+  void EndArray();
+  /// Closes the document (trailing newline).
+  void End();
+
+ private:
+  void Key(std::string_view key);
+  std::string* out_;
+  bool any_member_ = false;
+  bool any_element_ = false;
+};
+
 /// Parses a whole document; InvalidArgument naming the byte offset on malformed input.
 absl::StatusOr<Json> ParseJson(std::string_view text);
 
