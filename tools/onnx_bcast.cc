@@ -39,6 +39,8 @@
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/profile.h"
+#include "tools/check_set.h"
+#include "passes/check_set_report.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
@@ -77,6 +79,11 @@ struct Args {
   bool strict = false;
   bool lint = false;
   bool annotate = false;
+  // check over many models
+  std::optional<int64_t> jobs;
+  std::optional<std::string> junit;
+  std::optional<std::string> sarif;
+  std::optional<std::string> baseline;
   std::vector<std::string> dims;  // check, opt and run: SYMBOL=N
   std::vector<std::string> input_shapes;  // opt: NAME=d0,d1,...
   // opt
@@ -209,6 +216,17 @@ void DeclareCheck(CommandLine* cl, Args* a) {
   cl->Flag("--lint", "also warn about broadcasts engines interpret differently", &a->lint);
   cl->Flag("--annotate", "write the model with inferred value_info (needs -o)", &a->annotate);
   cl->Option("-o,--output", "OUT", "output model for --annotate", &a->output);
+  cl->Option("-j,--jobs", "N",
+             "with several models (or a folder): check N at a time (default: the cores)",
+             &a->jobs);
+  cl->Option("--junit", "FILE", "write JUnit XML: one testcase per model ('-': stdout)",
+             &a->junit);
+  cl->Option("--sarif", "FILE", "write SARIF 2.1.0: one result per finding ('-': stdout)",
+             &a->sarif);
+  cl->Option("--baseline", "FILE",
+             "a previous --json of the same models: findings already in it do not count toward "
+             "the exit code (new findings and new models do)",
+             &a->baseline);
   DeclareProgress(cl, a);
 }
 
@@ -319,7 +337,9 @@ int RunVerify(const Command& cmd, const Args& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"check", "onnx-bcast check MODEL [options]   (MODEL '-': read stdin)",
+      {"check",
+       "onnx-bcast check MODEL|DIR ... [options]   (MODEL '-': read stdin; a DIR is searched "
+       "for *.onnx, *.onnxtxt)",
        "infer shapes and give every broadcasting node a verdict", DeclareCheck, RunCheck},
       {"opt", "onnx-bcast opt MODEL -o OUT [options]   (MODEL '-': stdin; OUT '-': stdout)",
        "rewrite broadcasts for a target (default: explicit; --passes none: load and save)",
@@ -443,8 +463,108 @@ absl::Status ParseInputShapeSpecs(const std::vector<std::string>& specs,
   return absl::OkStatus();
 }
 
+// check over a set of models: each in a child of this binary, reports aggregated (issue 25).
+int RunCheckSet(const Command& cmd, const Args& args) {
+  if (args.annotate || args.output.has_value()) {
+    return Usage(cmd, "--annotate and -o take one MODEL, not several");
+  }
+  if (args.verbose) return Usage(cmd, "--verbose takes one MODEL; --json holds every node");
+  for (const std::string& p : args.positionals) {
+    if (p == kStdio) return Usage(cmd, "'-' (stdin) takes one MODEL, not several");
+  }
+  int stdout_users = 0;
+  for (const auto* out : {&args.json, &args.junit, &args.sarif}) stdout_users += *out == kStdio;
+  if (stdout_users > 1) return Usage(cmd, "only one of --json, --junit, --sarif can be '-'");
+  const int64_t cores = std::max<int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const int64_t jobs = args.jobs.value_or(cores);
+  if (jobs < 1 || jobs > kMaxThreads) {
+    return Usage(cmd, absl::StrCat("--jobs must be between 1 and ", kMaxThreads));
+  }
+  std::map<std::string, int64_t> dims;
+  if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
+  std::optional<passes::Baseline> baseline;
+  if (args.baseline.has_value()) {
+    absl::StatusOr<std::string> text = proto::ReadFileBytes(*args.baseline, int64_t{1} << 30);
+    if (!text.ok()) {
+      PrintError(absl::StrCat(*args.baseline, ": ", text.status().message()));
+      return kExitUsage;
+    }
+    absl::StatusOr<passes::Baseline> parsed = passes::ParseBaseline(*text);
+    if (!parsed.ok()) {
+      PrintError(absl::StrCat(*args.baseline, ": ", parsed.status().message()));
+      return kExitUsage;
+    }
+    baseline = *std::move(parsed);
+  }
+  // What each child needs of this command line.
+  std::vector<std::string> child_args;
+  if (args.lint) child_args.push_back("--lint");
+  for (const auto& [symbol, value] : dims) {
+    child_args.push_back("--dim");
+    child_args.push_back(absl::StrCat(symbol, "=", value));
+  }
+  auto pass_limit = [&](const char* flag, const std::optional<int64_t>& v) {
+    if (!v.has_value()) return;
+    child_args.push_back(flag);
+    child_args.push_back(absl::StrCat(*v));
+  };
+  pass_limit("--max-file-bytes", args.max_file_bytes);
+  pass_limit("--max-nodes", args.max_nodes);
+  pass_limit("--max-tensor-elements", args.max_tensor_elements);
+  pass_limit("--max-nesting", args.max_nesting);
+  pass_limit("--max-function-inlines", args.max_function_inlines);
+  const std::vector<std::string> models = tools::FindModels(args.positionals);
+  if (models.empty()) {
+    PrintError("check: no *.onnx or *.onnxtxt model found in the given folders");
+    return kExitBadModel;
+  }
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) {
+    PrintError("check: cannot find this program's own path (/proc/self/exe)");
+    return kExitBadModel;
+  }
+  self[n] = '\0';
+  absl::StatusOr<std::vector<passes::CheckSetEntry>> entries =
+      tools::CheckModels(self, models, child_args, static_cast<int>(jobs));
+  if (!entries.ok()) {
+    PrintError(absl::StrCat("check: ", entries.status().message()));
+    return kExitBadModel;
+  }
+  std::vector<passes::Finding> findings = passes::CollectFindings(*entries);
+  if (baseline.has_value()) passes::ApplyBaseline(*baseline, &findings);
+  const bool text_to_stderr = stdout_users > 0;
+  PrintOut(passes::FormatCheckSetText(*entries, findings, args.strict, baseline.has_value()),
+           text_to_stderr);
+  const absl::StatusOr<proto::InputFiles> inputs = proto::InputFiles{};
+  if (args.json.has_value() &&
+      !WriteText(*args.json, passes::FormatCheckSetJson(*entries, findings, args.strict),
+                 inputs)) {
+    return kExitCannotWrite;
+  }
+  if (args.junit.has_value() &&
+      !WriteText(*args.junit, passes::FormatJUnit(*entries, findings, args.strict), inputs)) {
+    return kExitCannotWrite;
+  }
+  if (args.sarif.has_value() &&
+      !WriteText(*args.sarif, passes::FormatSarif(*entries, findings, BCAST_VERSION), inputs)) {
+    return kExitCannotWrite;
+  }
+  return passes::SetExitCode(*entries, findings, args.strict);
+}
+
+int RunCheckSet(const Command& cmd, const Args& args);
+
 int RunCheck(const Command& cmd, const Args& args) {
-  if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
+  if (args.positionals.empty()) return Usage(cmd, "expects a MODEL (or several, or a folder)");
+  bool set = args.positionals.size() > 1 || args.junit.has_value() || args.sarif.has_value() ||
+             args.baseline.has_value();
+  std::error_code ec;
+  set = set || (args.positionals[0] != kStdio && std::filesystem::is_directory(args.positionals[0], ec));
+  if (set) return RunCheckSet(cmd, args);
+  if (args.jobs.has_value()) return Usage(cmd, "--jobs is for several models or a folder");
   if (args.annotate != args.output.has_value()) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }

@@ -1,0 +1,184 @@
+// Many models per check call (see check_set.h).
+#include "tools/check_set.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace onnx_bcast::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsModelName(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".onnx" || ext == ".onnxtxt";
+}
+
+// True when `inner` (canonical) is `root` (canonical) or below it.
+bool Within(const fs::path& inner, const fs::path& root) {
+  auto r = root.begin(), i = inner.begin();
+  for (; r != root.end(); ++r, ++i) {
+    if (i == inner.end() || *i != *r) return false;
+  }
+  return true;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Running {
+  size_t index;
+  std::string out, err;
+  std::chrono::steady_clock::time_point start;
+};
+
+}  // namespace
+
+std::vector<std::string> FindModels(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& p) {
+    if (seen.insert(p).second) out.push_back(p);
+  };
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec) || p == "-") {
+      add(p);
+      continue;
+    }
+    const fs::path root = fs::canonical(p, ec);
+    if (ec) {
+      add(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    // Directory symlinks are not followed (the iterator's default); a file symlink counts only
+    // when it resolves inside the folder.
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const fs::directory_entry& e = *it;
+      if (!IsModelName(e.path())) continue;
+      std::error_code ec2;
+      if (e.is_symlink(ec2)) {
+        const fs::path target = fs::canonical(e.path(), ec2);
+        if (ec2 || !Within(target, root) || !fs::is_regular_file(target, ec2)) continue;
+      } else if (!e.is_regular_file(ec2)) {
+        continue;
+      }
+      found.push_back(e.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    for (const std::string& f : found) add(f);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
+    const std::string& self, const std::vector<std::string>& models,
+    const std::vector<std::string>& child_args, int jobs) {
+  std::string scratch_template = (fs::temp_directory_path() / "onnx-bcast-check.XXXXXX").string();
+  if (::mkdtemp(scratch_template.data()) == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create a scratch folder: ", std::strerror(errno)));
+  }
+  const std::string scratch = scratch_template;
+  std::vector<passes::CheckSetEntry> entries(models.size());
+  std::map<pid_t, Running> running;
+  size_t next = 0;
+  absl::Status failure;
+  auto start_one = [&](size_t i) -> absl::Status {
+    Running r;
+    r.index = i;
+    r.out = absl::StrCat(scratch, "/", i, ".out");
+    r.err = absl::StrCat(scratch, "/", i, ".err");
+    std::vector<std::string> argv = {self, "check", models[i], "--json", "-", "-q"};
+    argv.insert(argv.end(), child_args.begin(), child_args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, r.out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, r.err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = 0;
+    r.start = std::chrono::steady_clock::now();
+    const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      return absl::UnavailableError(absl::StrCat("cannot start a check: ", std::strerror(rc)));
+    }
+    running.emplace(pid, std::move(r));
+    return absl::OkStatus();
+  };
+  while (next < models.size() || !running.empty()) {
+    while (failure.ok() && next < models.size() && static_cast<int>(running.size()) < jobs) {
+      failure = start_one(next++);
+    }
+    if (running.empty()) break;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      failure = absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+      break;
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const Running& r = it->second;
+    passes::CheckSetEntry& e = entries[r.index];
+    e.path = models[r.index];
+    e.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+    e.text = ReadFile(r.err);
+    if (WIFEXITED(status)) {
+      e.exit_code = WEXITSTATUS(status);
+    } else {
+      e.exit_code = 2;
+      e.text = absl::StrCat(e.path, ": the check ended on signal ", WTERMSIG(status), "\n");
+    }
+    if (e.exit_code == 0 || e.exit_code == 1) {
+      absl::StatusOr<passes::Json> doc = passes::ParseJson(ReadFile(r.out));
+      if (doc.ok()) {
+        e.report = *std::move(doc);
+      } else {
+        e.exit_code = 2;
+        e.text = absl::StrCat(e.path, ": the check's report is not JSON (", doc.status().message(),
+                              ")\n");
+      }
+    }
+    ::unlink(r.out.c_str());
+    ::unlink(r.err.c_str());
+    running.erase(it);
+  }
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  if (!failure.ok()) return failure;
+  return entries;
+}
+
+}  // namespace onnx_bcast::tools
