@@ -355,21 +355,68 @@ void PrintPassList() {
   if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
 }
 
-// Writes `text` to `path`, or stdout for "-"; false (after printing the error) on failure. The
-// file is written atomically and never onto a link, a non-regular file or one of `inputs`.
-bool WriteText(const std::string& path, const std::string& text,
-               const absl::StatusOr<proto::InputFiles>& inputs) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+// A side output (--json, --report): staged as soon as its text is known (the destination
+// checked and the text written to a temporary beside it, or held for stdout for "-"), committed
+// only once the command's main output is in place. A command that fails after staging (the
+// model cannot be saved, a target is not met) leaves no report behind: the temporary is removed
+// when the SideOutput goes. The file is never written onto a link, a non-regular file or one of
+// the command's inputs.
+class SideOutput {
+ public:
+  // False (after printing the error) when the destination is refused or cannot be written.
+  bool Stage(const std::string& path, std::string text,
+             const absl::StatusOr<proto::InputFiles>& inputs) {
+    path_ = path;
+    if (path == "-") {
+      stdout_text_ = std::move(text);
+      return true;
+    }
+    absl::StatusOr<proto::StagedOutputFiles> staged =
+        inputs.ok() ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}},
+                                                      *inputs)
+                    : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+    if (!staged.ok()) {
+      PrintError(inputs.ok() ? std::string(staged.status().message())
+                             : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+      return false;
+    }
+    file_ = *std::move(staged);
     return true;
   }
-  absl::Status s = inputs.ok() ? proto::WriteOutputFile(path, text, *inputs) : inputs.status();
-  if (!s.ok()) {
-    PrintError(inputs.ok() ? std::string(s.message())
-                           : absl::StrCat(path, ": cannot write: ", s.message()));
-    return false;
+  // False (after printing the error) when the rename fails. Nothing staged: nothing to do.
+  bool Commit() {
+    if (stdout_text_.has_value()) {
+      std::fwrite(stdout_text_->data(), 1, stdout_text_->size(), stdout);
+      stdout_text_.reset();
+      return true;
+    }
+    if (absl::Status s = file_.Commit(); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return false;
+    }
+    return true;
   }
-  return true;
+  // Stage and Commit at once, for a side output that is the command's last write.
+  bool Write(const std::string& path, std::string text,
+             const absl::StatusOr<proto::InputFiles>& inputs) {
+    return Stage(path, std::move(text), inputs) && Commit();
+  }
+
+ private:
+  std::string path_;
+  std::optional<std::string> stdout_text_;
+  proto::StagedOutputFiles file_;
+};
+
+// True when `a` and `b` name one file (lexically, after resolving what exists): a side output
+// and the main output must differ, or one would replace the other.
+bool SamePath(const std::string& a, const std::string& b) {
+  if (a == kStdio || b == kStdio) return false;
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a);
+  const std::filesystem::path pb = std::filesystem::weakly_canonical(b, ec_b);
+  if (ec_a || ec_b) return a == b;
+  return pa == pb;
 }
 
 // `-o -`: the model's bytes on stdout (a model with external data needs a file).
@@ -437,6 +484,9 @@ int RunCheck(const Command& cmd, const Args& args) {
   if (args.annotate != args.output.has_value()) {
     return Usage(cmd, "--annotate and -o OUT go together");
   }
+  if (args.output.has_value() && args.json.has_value() && SamePath(*args.output, *args.json)) {
+    return Usage(cmd, "-o OUT and --json FILE name the same file");
+  }
   if (args.quiet && args.verbose) {
     return Usage(cmd, "--quiet and --verbose exclude each other");
   }
@@ -483,9 +533,11 @@ int RunCheck(const Command& cmd, const Args& args) {
   const bool lint = request.analysis.lint;
   PrintOut(passes::FormatCheckText(*analysis, path, lint, at_ptr, detail),
            /*to_stderr=*/json_path == kStdio || model_to_stdout);
+  // The JSON is committed after the annotated model is saved: a failed save leaves neither.
+  SideOutput json;
   if (args.json.has_value() &&
-      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
-                 proto::InputFilesOf(*model))) {
+      !json.Stage(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
+                  proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
   }
   if (at && at->first_failure >= 0) {
@@ -509,6 +561,7 @@ int RunCheck(const Command& cmd, const Args& args) {
       return kExitCannotWrite;
     }
   }
+  if (!json.Commit()) return kExitCannotWrite;
   if (analysis->HasError() || (at && at->Fails(*analysis))) return kExitFound;
   if (at) {
     // At bound dims a conditional node that holds there is fine.
@@ -546,6 +599,9 @@ int RunOpt(const Command& cmd, const Args& args) {
     output = model_path;
   }
   if (output.empty() && !dry_run) return Usage(cmd, "needs -o OUT (or --in-place, or --dry-run)");
+  if (!dry_run && args.report.has_value() && SamePath(output, *args.report)) {
+    return Usage(cmd, "the model and --report FILE name the same file");
+  }
   const bool model_to_stdout = !dry_run && output == kStdio;
   const bool report_to_stdout = args.report == kStdio;
   if (model_to_stdout && report_to_stdout) {
@@ -634,9 +690,6 @@ int RunOpt(const Command& cmd, const Args& args) {
   if (!resolved->passes.empty()) {
     PrintOut(passes::FormatOptText(report, dry_run || args.debug, args.debug), text_to_stderr);
   }
-  if (args.report.has_value() && !WriteText(*args.report, passes::FormatOptJson(report), inputs)) {
-    return kExitCannotWrite;
-  }
   if (!status.ok()) {
     PrintError(absl::StrCat(label, ": ", status.message()));
     switch (status.code()) {
@@ -679,13 +732,21 @@ int RunOpt(const Command& cmd, const Args& args) {
       return kExitFound;
     }
   }
-  if (dry_run) return kExitOk;
+  // The report is committed once the model is (with --dry-run it is the output): a command
+  // that fails leaves none. Staged first, so a report that cannot be written stops opt before
+  // the model is saved.
+  SideOutput report_file;
+  if (args.report.has_value() &&
+      !report_file.Stage(*args.report, passes::FormatOptJson(report), inputs)) {
+    return kExitCannotWrite;
+  }
+  if (dry_run) return report_file.Commit() ? kExitOk : kExitCannotWrite;
   if (model_to_stdout) {
     if (absl::Status s = WriteModelToStdout(*model); !s.ok()) {
       PrintError(absl::StrCat(label, ": -o -: ", s.message()));
       return kExitCannotWrite;
     }
-    return kExitOk;
+    return report_file.Commit() ? kExitOk : kExitCannotWrite;
   }
   proto::SaveOptions save;
   save.in_place = in_place;
@@ -698,7 +759,7 @@ int RunOpt(const Command& cmd, const Args& args) {
     PrintError(std::string(saved.message()));
     return kExitCannotWrite;
   }
-  return kExitOk;
+  return report_file.Commit() ? kExitOk : kExitCannotWrite;
 }
 
 // Binds --dim SYMBOL=N and --input NAME=FILE.pb; usage errors name the argument.
@@ -992,13 +1053,6 @@ int RunRun(const Command& cmd, const Args& args) {
       output_dirs.push_back(dir);
     }
   }
-  // Every output file is written only once all runs succeeded, all of them or none.
-  if (!output_files.empty()) {
-    if (absl::Status s = WriteRunOutputs(*model, args, output_dirs, output_files); !s.ok()) {
-      PrintError(std::string(s.message()));
-      return kExitCannotWrite;
-    }
-  }
   if (bench > 0) {
     // The runs above were the warm-up; buffers are reused from here on.
     std::vector<double> ms;
@@ -1020,6 +1074,14 @@ int RunRun(const Command& cmd, const Args& args) {
     if (bench_step.active()) bench_step.End(absl::StrFormat("median %.3g ms", median));
     std::printf("bench: runs=%lld median_ms=%.4f min_ms=%.4f\n", static_cast<long long>(bench),
                 median, ms.front());
+  }
+  // Every output file is written only once all runs (--bench's included) succeeded, all of
+  // them or none.
+  if (!output_files.empty()) {
+    if (absl::Status s = WriteRunOutputs(*model, args, output_dirs, output_files); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
+    }
   }
   return mismatch ? kExitFound : kExitOk;
 }
@@ -1082,8 +1144,10 @@ int RunVerify(const Command& cmd, const Args& args) {
         inputs = second.status();
       }
     }
-    if (!WriteText(json_path, verify::FormatVerifyJson(*result, models[0].path, models[1].path),
-                   inputs)) {
+    // verify's only output: written (and committed) after every run has finished.
+    SideOutput json;
+    if (!json.Write(json_path, verify::FormatVerifyJson(*result, models[0].path, models[1].path),
+                    inputs)) {
       return kExitCannotWrite;
     }
   }

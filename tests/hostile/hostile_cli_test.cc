@@ -829,6 +829,15 @@ std::vector<Row> BroadcastFaults() {
 
 std::vector<Row> IoFaults() {
   auto good = [](Env& env) { WriteFile(env.in("m.onnx"), Bytes(Text(kAdd))); };
+  // Reshape to a run-time shape: no target can prove the Add's form (opt exits 3).
+  auto unknown_rank = [](Env& env) {
+    WriteFile(env.in("m.onnx"), Bytes(Text(R"(
+      <ir_version: 8, opset_import: ["" : 15]>
+      g (float[N,20,120] x, int64[K] s, float[120] b) => (float[N,20,120] y) {
+        r = Reshape(x, s)
+        y = Add(r, b)
+      })")));
+  };
   return {
       {"OutputDirectoryMissing", good, {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}nope/o.onnx"}, 4,
        "does not exist"},
@@ -883,6 +892,22 @@ std::vector<Row> IoFaults() {
          WriteFile(env.out("res"), "a file");
        },
        kRun, 4, "res"},
+      // Issue 26: a side output is committed only once the main output is. Before, the report
+      // (or JSON) was written first and stayed behind when the model could not be saved or opt
+      // then failed.
+      {"OptReportNotLeftWhenModelCannotBeSaved", good,
+       {"opt", "{in}m.onnx", "-o", "{out}missing/o.onnx", "--report", "{out}r.json"}, 4,
+       "does not exist"},
+      {"CheckJsonNotLeftWhenAnnotateCannotBeSaved", good,
+       {"check", "{in}m.onnx", "--json", "{out}r.json", "--annotate", "-o", "{out}nope/o.onnx"}, 4,
+       "does not exist"},
+      {"OptReportNotLeftWhenTargetNotMet", unknown_rank,
+       {"opt", "{in}m.onnx", "-o", "{out}o.onnx", "--target", "explicit", "--report",
+        "{out}r.json"},
+       3, "target explicit not met"},
+      {"OptDryRunReportNotLeftWhenTargetNotMet", unknown_rank,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "explicit", "--report", "{out}r.json"}, 3,
+       "target explicit not met"},
   };
 }
 
