@@ -101,6 +101,7 @@ struct Args {
   std::optional<double> rtol;
   std::optional<double> atol;
   std::optional<double> timeout;
+  std::optional<int64_t> max_memory;  // run, verify: bytes the runs may hold
   bool edge_cases = false;
   bool local = false;
 };
@@ -252,6 +253,20 @@ void DeclareOpt(CommandLine* cl, Args* a) {
   DeclareProgress(cl, a);
 }
 
+// --max-memory: the bytes the executions of run and verify may hold at once, checked before
+// each intermediate is allocated and before a Loop or Scan stacks its scan outputs.
+void DeclareMaxMemory(CommandLine* cl, Args* a) {
+  cl->Option("--max-memory", "BYTES",
+             "stop with exit 2 before the run holds more than BYTES (default a quarter of "
+             "physical memory)",
+             &a->max_memory);
+}
+absl::StatusOr<int64_t> MaxMemoryFrom(const Args& args) {
+  const int64_t bytes = args.max_memory.value_or(rt::DefaultMaxMemoryBytes());
+  if (bytes <= 0) return absl::InvalidArgumentError("--max-memory must be positive");
+  return bytes;
+}
+
 void DeclareRun(CommandLine* cl, Args* a) {
   cl->Repeated("--test-data", "DIR", "inputs input_K.pb, compared with output_K.pb", &a->test_data);
   cl->Repeated("--input", "NAME=FILE.pb", "bind one input from a TensorProto file", &a->inputs);
@@ -267,6 +282,7 @@ void DeclareRun(CommandLine* cl, Args* a) {
   cl->Option("--bench", "N", "time N runs after a warm-up, print one bench: line", &a->bench);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareMaxMemory(cl, a);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }
@@ -297,6 +313,7 @@ void DeclareVerify(CommandLine* cl, Args* a) {
   cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareMaxMemory(cl, a);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }
@@ -873,6 +890,8 @@ int RunRun(const Command& cmd, const Args& args) {
   }
   const absl::StatusOr<double> timeout = TimeoutFrom(args);
   if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
+  const absl::StatusOr<int64_t> max_memory = MaxMemoryFrom(args);
+  if (!max_memory.ok()) return Usage(cmd, std::string(max_memory.status().message()));
   rt::RandomInputOptions random;
   random.seed = static_cast<uint64_t>(args.seed);
   std::vector<std::pair<std::string, std::string>> input_files;
@@ -900,6 +919,7 @@ int RunRun(const Command& cmd, const Args& args) {
   }
   rt::RunOptions options;
   options.threads = static_cast<int>(threads);
+  options.max_memory_bytes = *max_memory;
   if (args.max_tensor_elements.has_value()) {
     options.max_tensor_elements = *args.max_tensor_elements;
   }
@@ -1101,6 +1121,9 @@ int RunVerify(const Command& cmd, const Args& args) {
   }
   const absl::StatusOr<double> timeout = TimeoutFrom(args);
   if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
+  const absl::StatusOr<int64_t> max_memory = MaxMemoryFrom(args);
+  if (!max_memory.ok()) return Usage(cmd, std::string(max_memory.status().message()));
+  options.max_memory_bytes = *max_memory;
   options.seed = static_cast<uint64_t>(args.seed);
   options.samples = static_cast<int>(args.samples);
   options.threads = static_cast<int>(args.threads);
