@@ -312,15 +312,18 @@ Tensor FromRuntime(const rt::Tensor& t) {
 absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap& inputs,
                                       const RunOptions& options) {
   // The CLI's bounds: one OS thread per worker.
-  if (options.threads < 1 || options.threads > 1024 || options.max_tensor_elements <= 0) {
+  if (options.threads < 1 || options.threads > 1024 || options.max_tensor_elements <= 0 ||
+      options.max_memory_bytes < 0) {
     return absl::InvalidArgumentError(
-        "RunOptions: threads must be in 1..1024 and max_tensor_elements positive");
+        "RunOptions: threads must be in 1..1024, max_tensor_elements positive and "
+        "max_memory_bytes not negative");
   }
   absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(model);
   if (!loaded.ok()) return Named(model, loaded.status());
   rt::RunOptions run_options;
   run_options.threads = options.threads;
   run_options.max_tensor_elements = options.max_tensor_elements;
+  if (options.max_memory_bytes > 0) run_options.max_memory_bytes = options.max_memory_bytes;
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec =
       rt::Executor::Create(*loaded, run_options);
   if (!exec.ok()) return Named(model, exec.status());

@@ -14,11 +14,14 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/stubs/logging.h"
@@ -181,10 +184,13 @@ class Validator {
         return s;
       }
     }
-    for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+    const std::pair<const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>*,
+                    const char*>
+        lists[] = {{&g.input(), " input '"}, {&g.output(), " output '"},
+                   {&g.value_info(), " value '"}};
+    for (const auto& [list, kind] : lists) {
       for (const auto& vi : *list) {
-        if (absl::Status s = Type(vi.type(), Where{&where, {" value '", vi.name(), "'"}});
-            !s.ok()) {
+        if (absl::Status s = Type(vi.type(), Where{&where, {kind, vi.name(), "'"}}); !s.ok()) {
           return s;
         }
       }
@@ -222,15 +228,42 @@ class Validator {
     return absl::OkStatus();
   }
 
+  // Declared dims: none negative, and the known ones multiply within int64 (unless one is 0),
+  // so no layer computes with a wrapped element count (check's analysis did, and accepted
+  // the model). Element types of sequences, optionals and maps are checked alike.
   absl::Status Type(const onnx::TypeProto& type, const Where& where) {
-    if (type.has_tensor_type() && type.tensor_type().has_shape()) {
-      for (const auto& dim : type.tensor_type().shape().dim()) {
-        if (dim.has_dim_value() && dim.dim_value() < 0) {
+    const onnx::TensorShapeProto* shape =
+        type.has_tensor_type() && type.tensor_type().has_shape() ? &type.tensor_type().shape()
+        : type.has_sparse_tensor_type() && type.sparse_tensor_type().has_shape()
+            ? &type.sparse_tensor_type().shape()
+            : nullptr;
+    if (shape != nullptr) {
+      int64_t product = 1;
+      bool overflow = false, zero = false;
+      for (const auto& dim : shape->dim()) {
+        if (!dim.has_dim_value()) continue;
+        if (dim.dim_value() < 0) {
           return absl::InvalidArgumentError(
               absl::StrCat(where.Text(), " has negative dim ", dim.dim_value()));
         }
+        zero = zero || dim.dim_value() == 0;
+        overflow = overflow || __builtin_mul_overflow(product, dim.dim_value(), &product);
+      }
+      if (overflow && !zero) {
+        std::vector<std::string> dims;
+        for (const auto& dim : shape->dim()) {
+          dims.push_back(dim.has_dim_value()   ? absl::StrCat(dim.dim_value())
+                         : dim.has_dim_param() ? dim.dim_param()
+                                               : std::string("?"));
+        }
+        return absl::InvalidArgumentError(absl::StrCat(where.Text(), " has dims [",
+                                                       absl::StrJoin(dims, ","),
+                                                       "] whose product overflows int64"));
       }
     }
+    if (type.has_sequence_type()) return Type(type.sequence_type().elem_type(), where);
+    if (type.has_optional_type()) return Type(type.optional_type().elem_type(), where);
+    if (type.has_map_type()) return Type(type.map_type().value_type(), where);
     return absl::OkStatus();
   }
 

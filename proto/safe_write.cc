@@ -243,8 +243,9 @@ absl::Status PendingFile::CommitNoReplace(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::Status WriteOutputFiles(const std::vector<OutputFile>& files, const InputFiles& inputs) {
-  std::vector<std::unique_ptr<PendingFile>> pending;
+absl::StatusOr<StagedOutputFiles> StagedOutputFiles::Stage(const std::vector<OutputFile>& files,
+                                                           const InputFiles& inputs) {
+  StagedOutputFiles staged;
   for (const OutputFile& f : files) {
     auto fail = [&f](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat(f.path, ": cannot write: ", s.message()));
@@ -263,14 +264,26 @@ absl::Status WriteOutputFiles(const std::vector<OutputFile>& files, const InputF
     if (s.ok()) s = file->Append(f.bytes.data(), f.bytes.size());
     if (s.ok()) s = file->Finish();
     if (!s.ok()) return fail(s);
-    pending.push_back(std::move(file));
+    staged.paths_.push_back(f.path);
+    staged.pending_.push_back(std::move(file));
   }
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (absl::Status s = pending[i]->Commit(); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(files[i].path, ": cannot write: ", s.message()));
+  return staged;
+}
+
+absl::Status StagedOutputFiles::Commit() {
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i]->committed()) continue;
+    if (absl::Status s = pending_[i]->Commit(); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(paths_[i], ": cannot write: ", s.message()));
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteOutputFiles(const std::vector<OutputFile>& files, const InputFiles& inputs) {
+  absl::StatusOr<StagedOutputFiles> staged = StagedOutputFiles::Stage(files, inputs);
+  if (!staged.ok()) return staged.status();
+  return staged->Commit();
 }
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view bytes,

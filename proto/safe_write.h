@@ -118,6 +118,29 @@ struct OutputFile {
   std::string bytes;
 };
 
+/// Files written to temporaries now and renamed onto their names only by Commit. A command
+/// stages its side outputs (a JSON report) before it writes its main output and commits them
+/// once that is in place, so a command that fails leaves none of them. Destroyed uncommitted,
+/// it removes its temporaries.
+class StagedOutputFiles {
+ public:
+  /// Nothing staged; Commit does nothing.
+  StagedOutputFiles() = default;
+  StagedOutputFiles(StagedOutputFiles&&) = default;
+  StagedOutputFiles& operator=(StagedOutputFiles&&) = default;
+
+  /// Checks every destination as CheckDestination says and writes each file to a temporary
+  /// beside it (fsynced); nothing is renamed. Messages start with the offending path.
+  static absl::StatusOr<StagedOutputFiles> Stage(const std::vector<OutputFile>& files,
+                                                 const InputFiles& inputs);
+  /// Renames every temporary onto its destination (in order); messages start with the path.
+  absl::Status Commit();
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<std::unique_ptr<PendingFile>> pending_;
+};
+
 /// Writes every file of `files` to a temporary, checked as CheckDestination says, and renames
 /// them only once all are complete: a failure leaves none of them changed. Messages start with
 /// the offending path.

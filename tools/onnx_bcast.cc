@@ -111,6 +111,7 @@ struct Args {
   std::optional<double> rtol;
   std::optional<double> atol;
   std::optional<double> timeout;
+  std::optional<int64_t> max_memory;  // run, verify: bytes the runs may hold
   bool edge_cases = false;
   bool local = false;
 };
@@ -273,6 +274,20 @@ void DeclareOpt(CommandLine* cl, Args* a) {
   DeclareProgress(cl, a);
 }
 
+// --max-memory: the bytes the executions of run and verify may hold at once, checked before
+// each intermediate is allocated and before a Loop or Scan stacks its scan outputs.
+void DeclareMaxMemory(CommandLine* cl, Args* a) {
+  cl->Option("--max-memory", "BYTES",
+             "stop with exit 2 before the run holds more than BYTES (default a quarter of "
+             "physical memory)",
+             &a->max_memory);
+}
+absl::StatusOr<int64_t> MaxMemoryFrom(const Args& args) {
+  const int64_t bytes = args.max_memory.value_or(rt::DefaultMaxMemoryBytes());
+  if (bytes <= 0) return absl::InvalidArgumentError("--max-memory must be positive");
+  return bytes;
+}
+
 void DeclareRun(CommandLine* cl, Args* a) {
   cl->Repeated("--test-data", "DIR", "inputs input_K.pb, compared with output_K.pb", &a->test_data);
   cl->Repeated("--input", "NAME=FILE.pb", "bind one input from a TensorProto file", &a->inputs);
@@ -296,6 +311,7 @@ void DeclareRun(CommandLine* cl, Args* a) {
              &a->profile_json);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareMaxMemory(cl, a);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }
@@ -326,6 +342,7 @@ void DeclareVerify(CommandLine* cl, Args* a) {
   cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
+  DeclareMaxMemory(cl, a);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }
@@ -386,21 +403,68 @@ void PrintPassList() {
   if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
 }
 
-// Writes `text` to `path`, or stdout for "-"; false (after printing the error) on failure. The
-// file is written atomically and never onto a link, a non-regular file or one of `inputs`.
-bool WriteText(const std::string& path, const std::string& text,
-               const absl::StatusOr<proto::InputFiles>& inputs) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+// A side output (--json, --report): staged as soon as its text is known (the destination
+// checked and the text written to a temporary beside it, or held for stdout for "-"), committed
+// only once the command's main output is in place. A command that fails after staging (the
+// model cannot be saved, a target is not met) leaves no report behind: the temporary is removed
+// when the SideOutput goes. The file is never written onto a link, a non-regular file or one of
+// the command's inputs.
+class SideOutput {
+ public:
+  // False (after printing the error) when the destination is refused or cannot be written.
+  bool Stage(const std::string& path, std::string text,
+             const absl::StatusOr<proto::InputFiles>& inputs) {
+    path_ = path;
+    if (path == "-") {
+      stdout_text_ = std::move(text);
+      return true;
+    }
+    absl::StatusOr<proto::StagedOutputFiles> staged =
+        inputs.ok() ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}},
+                                                      *inputs)
+                    : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+    if (!staged.ok()) {
+      PrintError(inputs.ok() ? std::string(staged.status().message())
+                             : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+      return false;
+    }
+    file_ = *std::move(staged);
     return true;
   }
-  absl::Status s = inputs.ok() ? proto::WriteOutputFile(path, text, *inputs) : inputs.status();
-  if (!s.ok()) {
-    PrintError(inputs.ok() ? std::string(s.message())
-                           : absl::StrCat(path, ": cannot write: ", s.message()));
-    return false;
+  // False (after printing the error) when the rename fails. Nothing staged: nothing to do.
+  bool Commit() {
+    if (stdout_text_.has_value()) {
+      std::fwrite(stdout_text_->data(), 1, stdout_text_->size(), stdout);
+      stdout_text_.reset();
+      return true;
+    }
+    if (absl::Status s = file_.Commit(); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return false;
+    }
+    return true;
   }
-  return true;
+  // Stage and Commit at once, for a side output that is the command's last write.
+  bool Write(const std::string& path, std::string text,
+             const absl::StatusOr<proto::InputFiles>& inputs) {
+    return Stage(path, std::move(text), inputs) && Commit();
+  }
+
+ private:
+  std::string path_;
+  std::optional<std::string> stdout_text_;
+  proto::StagedOutputFiles file_;
+};
+
+// True when `a` and `b` name one file (lexically, after resolving what exists): a side output
+// and the main output must differ, or one would replace the other.
+bool SamePath(const std::string& a, const std::string& b) {
+  if (a == kStdio || b == kStdio) return false;
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a);
+  const std::filesystem::path pb = std::filesystem::weakly_canonical(b, ec_b);
+  if (ec_a || ec_b) return a == b;
+  return pa == pb;
 }
 
 // `-o -`: the model's bytes on stdout (a model with external data needs a file).
@@ -538,20 +602,19 @@ int RunCheckSet(const Command& cmd, const Args& args) {
   const bool text_to_stderr = stdout_users > 0;
   PrintOut(passes::FormatCheckSetText(*entries, findings, args.strict, baseline.has_value()),
            text_to_stderr);
+  // The three reports are staged, then committed together: all of them or none.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFiles{};
-  if (args.json.has_value() &&
-      !WriteText(*args.json, passes::FormatCheckSetJson(*entries, findings, args.strict),
-                 inputs)) {
+  SideOutput json, junit, sarif;
+  if ((args.json.has_value() &&
+       !json.Stage(*args.json, passes::FormatCheckSetJson(*entries, findings, args.strict),
+                   inputs)) ||
+      (args.junit.has_value() &&
+       !junit.Stage(*args.junit, passes::FormatJUnit(*entries, findings, args.strict), inputs)) ||
+      (args.sarif.has_value() &&
+       !sarif.Stage(*args.sarif, passes::FormatSarif(*entries, findings, BCAST_VERSION), inputs))) {
     return kExitCannotWrite;
   }
-  if (args.junit.has_value() &&
-      !WriteText(*args.junit, passes::FormatJUnit(*entries, findings, args.strict), inputs)) {
-    return kExitCannotWrite;
-  }
-  if (args.sarif.has_value() &&
-      !WriteText(*args.sarif, passes::FormatSarif(*entries, findings, BCAST_VERSION), inputs)) {
-    return kExitCannotWrite;
-  }
+  if (!json.Commit() || !junit.Commit() || !sarif.Commit()) return kExitCannotWrite;
   return passes::SetExitCode(*entries, findings, args.strict);
 }
 
@@ -567,6 +630,9 @@ int RunCheck(const Command& cmd, const Args& args) {
   if (args.jobs.has_value()) return Usage(cmd, "--jobs is for several models or a folder");
   if (args.annotate != args.output.has_value()) {
     return Usage(cmd, "--annotate and -o OUT go together");
+  }
+  if (args.output.has_value() && args.json.has_value() && SamePath(*args.output, *args.json)) {
+    return Usage(cmd, "-o OUT and --json FILE name the same file");
   }
   if (args.quiet && args.verbose) {
     return Usage(cmd, "--quiet and --verbose exclude each other");
@@ -614,9 +680,11 @@ int RunCheck(const Command& cmd, const Args& args) {
   const bool lint = request.analysis.lint;
   PrintOut(passes::FormatCheckText(*analysis, path, lint, at_ptr, detail),
            /*to_stderr=*/json_path == kStdio || model_to_stdout);
+  // The JSON is committed after the annotated model is saved: a failed save leaves neither.
+  SideOutput json;
   if (args.json.has_value() &&
-      !WriteText(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
-                 proto::InputFilesOf(*model))) {
+      !json.Stage(json_path, passes::FormatCheckJson(*analysis, path, lint, at_ptr),
+                  proto::InputFilesOf(*model))) {
     return kExitCannotWrite;
   }
   if (at && at->first_failure >= 0) {
@@ -640,6 +708,7 @@ int RunCheck(const Command& cmd, const Args& args) {
       return kExitCannotWrite;
     }
   }
+  if (!json.Commit()) return kExitCannotWrite;
   if (analysis->HasError() || (at && at->Fails(*analysis))) return kExitFound;
   if (at) {
     // At bound dims a conditional node that holds there is fine.
@@ -677,6 +746,9 @@ int RunOpt(const Command& cmd, const Args& args) {
     output = model_path;
   }
   if (output.empty() && !dry_run) return Usage(cmd, "needs -o OUT (or --in-place, or --dry-run)");
+  if (!dry_run && args.report.has_value() && SamePath(output, *args.report)) {
+    return Usage(cmd, "the model and --report FILE name the same file");
+  }
   const bool model_to_stdout = !dry_run && output == kStdio;
   const bool report_to_stdout = args.report == kStdio;
   if (model_to_stdout && report_to_stdout) {
@@ -765,9 +837,6 @@ int RunOpt(const Command& cmd, const Args& args) {
   if (!resolved->passes.empty()) {
     PrintOut(passes::FormatOptText(report, dry_run || args.debug, args.debug), text_to_stderr);
   }
-  if (args.report.has_value() && !WriteText(*args.report, passes::FormatOptJson(report), inputs)) {
-    return kExitCannotWrite;
-  }
   if (!status.ok()) {
     PrintError(absl::StrCat(label, ": ", status.message()));
     switch (status.code()) {
@@ -810,13 +879,21 @@ int RunOpt(const Command& cmd, const Args& args) {
       return kExitFound;
     }
   }
-  if (dry_run) return kExitOk;
+  // The report is committed once the model is (with --dry-run it is the output): a command
+  // that fails leaves none. Staged first, so a report that cannot be written stops opt before
+  // the model is saved.
+  SideOutput report_file;
+  if (args.report.has_value() &&
+      !report_file.Stage(*args.report, passes::FormatOptJson(report), inputs)) {
+    return kExitCannotWrite;
+  }
+  if (dry_run) return report_file.Commit() ? kExitOk : kExitCannotWrite;
   if (model_to_stdout) {
     if (absl::Status s = WriteModelToStdout(*model); !s.ok()) {
       PrintError(absl::StrCat(label, ": -o -: ", s.message()));
       return kExitCannotWrite;
     }
-    return kExitOk;
+    return report_file.Commit() ? kExitOk : kExitCannotWrite;
   }
   proto::SaveOptions save;
   save.in_place = in_place;
@@ -829,7 +906,7 @@ int RunOpt(const Command& cmd, const Args& args) {
     PrintError(std::string(saved.message()));
     return kExitCannotWrite;
   }
-  return kExitOk;
+  return report_file.Commit() ? kExitOk : kExitCannotWrite;
 }
 
 // Binds --dim SYMBOL=N and --input NAME=FILE.pb; usage errors name the argument.
@@ -1006,6 +1083,8 @@ int RunRun(const Command& cmd, const Args& args) {
   }
   const absl::StatusOr<double> timeout = TimeoutFrom(args);
   if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
+  const absl::StatusOr<int64_t> max_memory = MaxMemoryFrom(args);
+  if (!max_memory.ok()) return Usage(cmd, std::string(max_memory.status().message()));
   rt::RandomInputOptions random;
   random.seed = static_cast<uint64_t>(args.seed);
   std::vector<std::pair<std::string, std::string>> input_files;
@@ -1033,6 +1112,7 @@ int RunRun(const Command& cmd, const Args& args) {
   }
   rt::RunOptions options;
   options.threads = static_cast<int>(threads);
+  options.max_memory_bytes = *max_memory;
   if (args.max_tensor_elements.has_value()) {
     options.max_tensor_elements = *args.max_tensor_elements;
   }
@@ -1196,13 +1276,6 @@ int RunRun(const Command& cmd, const Args& args) {
       output_dirs.push_back(dir);
     }
   }
-  // Every output file is written only once all runs succeeded, all of them or none.
-  if (!output_files.empty()) {
-    if (absl::Status s = WriteRunOutputs(*model, args, output_dirs, output_files); !s.ok()) {
-      PrintError(std::string(s.message()));
-      return kExitCannotWrite;
-    }
-  }
   if (profiling) {
     // The runs above count unless --bench times its own (the first run includes planning).
     if (bench > 0) {
@@ -1235,11 +1308,20 @@ int RunRun(const Command& cmd, const Args& args) {
                              static_cast<long long>(bench), median, ms.front()),
              text_to_stderr);
   }
+  // Every output file is written only once all runs (--bench's included) succeeded, all of
+  // them or none.
+  if (!output_files.empty()) {
+    if (absl::Status s = WriteRunOutputs(*model, args, output_dirs, output_files); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
+    }
+  }
+  // The profile, a side output, after the outputs.
   if (profiling) {
     if (args.profile) PrintOut(FormatProfileText(profile), text_to_stderr);
     if (args.profile_json.has_value()) {
-      const absl::StatusOr<proto::InputFiles> no_inputs = proto::InputFilesOf(*model);
-      if (!WriteText(*args.profile_json, ProfileJson(profile).dump(1) + "\n", no_inputs)) {
+      const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
+      if (!SideOutput().Write(*args.profile_json, ProfileJson(profile).dump(1) + "\n", inputs)) {
         return kExitCannotWrite;
       }
     }
@@ -1262,6 +1344,9 @@ int RunVerify(const Command& cmd, const Args& args) {
   }
   const absl::StatusOr<double> timeout = TimeoutFrom(args);
   if (!timeout.ok()) return Usage(cmd, std::string(timeout.status().message()));
+  const absl::StatusOr<int64_t> max_memory = MaxMemoryFrom(args);
+  if (!max_memory.ok()) return Usage(cmd, std::string(max_memory.status().message()));
+  options.max_memory_bytes = *max_memory;
   options.seed = static_cast<uint64_t>(args.seed);
   options.samples = static_cast<int>(args.samples);
   options.threads = static_cast<int>(args.threads);
@@ -1305,8 +1390,10 @@ int RunVerify(const Command& cmd, const Args& args) {
         inputs = second.status();
       }
     }
-    if (!WriteText(json_path, verify::FormatVerifyJson(*result, models[0].path, models[1].path),
-                   inputs)) {
+    // verify's only output: written (and committed) after every run has finished.
+    SideOutput json;
+    if (!json.Write(json_path, verify::FormatVerifyJson(*result, models[0].path, models[1].path),
+                    inputs)) {
       return kExitCannotWrite;
     }
   }

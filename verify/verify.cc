@@ -104,11 +104,22 @@ void Attribute(const passes::OptReport& report, Divergence* d) {
   }
 }
 
-rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget) {
+rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
+                             std::shared_ptr<rt::MemoryBudget> memory) {
   rt::RunOptions options;
   options.threads = threads;
   options.budget = budget;
+  options.memory = std::move(memory);
   return options;
+}
+
+// A run that must end the verification instead of counting as a mismatch or a skipped sample:
+// past the deadline, or refused by the memory budget (other ResourceExhausted refusals, such as
+// --max-tensor-elements, are the inputs' doing).
+bool EndsVerification(const absl::Status& s, const rt::MemoryBudget* memory) {
+  return s.code() == absl::StatusCode::kDeadlineExceeded ||
+         (s.code() == absl::StatusCode::kResourceExhausted && memory != nullptr &&
+          memory->refusals() > 0);
 }
 
 absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
@@ -117,7 +128,7 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
   absl::StatusOr<std::shared_ptr<const rt::Model>> m = rt::LoadRuntimeModel(model);
   if (!m.ok()) return m.status();
   *loaded = *m;
-  return rt::Executor::Create(*m, RunOptionsFor(verify.threads, verify.budget));
+  return rt::Executor::Create(*m, RunOptionsFor(verify.threads, verify.budget, verify.memory));
 }
 
 // ---------------------------------------------------------------- bisect
@@ -125,7 +136,8 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
                                  const rt::Tolerance& tolerance, const std::string& label,
                                  const passes::OptReport* report, int threads,
-                                 const rt::RunBudget* budget) {
+                                 const rt::RunBudget* budget,
+                                 std::shared_ptr<rt::MemoryBudget> memory) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
     for (const std::string& o : n.outputs) {
@@ -141,7 +153,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
   // Every intermediate of b, so the diverging node's input shapes can be reported.
   std::vector<std::string> all_b;
   for (const auto& [name, node] : producer_b) all_b.push_back(name);
-  const rt::RunOptions options = RunOptionsFor(threads, budget);
+  const rt::RunOptions options = RunOptionsFor(threads, budget, std::move(memory));
   absl::StatusOr<std::unique_ptr<rt::Executor>> ea =
       rt::Executor::Create(WithExtraOutputs(a, common), options);
   absl::StatusOr<std::unique_ptr<rt::Executor>> eb =
@@ -473,7 +485,16 @@ bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewri
 }
 
 absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
-                                    const VerifyOptions& options) {
+                                    const VerifyOptions& given) {
+  // One memory budget for every run of the verification (both models are held at once).
+  VerifyOptions options = given;
+  if (options.memory == nullptr) {
+    if (options.max_memory_bytes <= 0) {
+      return absl::InvalidArgumentError("the memory budget must be positive");
+    }
+    options.memory = std::make_shared<rt::MemoryBudget>(options.max_memory_bytes);
+  }
+  const rt::MemoryBudget* memory = options.memory.get();
   absl::StatusOr<std::optional<passes::OptReport>> report = LoadReport(options);
   if (!report.ok()) return report.status();
   VerifyResult r;
@@ -603,7 +624,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       sample.expect_failure = true;
       for (int which = 0; which < 2; ++which) {
         absl::StatusOr<std::vector<rt::Value>> v = (which == 0 ? *ea : *eb)->Run(feeds);
-        if (!v.ok() && v.status().code() == absl::StatusCode::kDeadlineExceeded) return v.status();
+        if (!v.ok() && EndsVerification(v.status(), memory)) return v.status();
         if (v.ok()) {
           sample.match = false;
           absl::StrAppend(&sample.error, sample.error.empty() ? "" : "; ", "the ",
@@ -620,7 +641,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
       continue;
     }
     absl::StatusOr<std::vector<rt::Value>> va = (*ea)->Run(feeds);
-    if (!va.ok() && va.status().code() == absl::StatusCode::kDeadlineExceeded) return va.status();
+    if (!va.ok() && EndsVerification(va.status(), memory)) return va.status();
     if (!va.ok()) {
       if (va.status().code() == absl::StatusCode::kUnimplemented) {
         step.End("the whole model cannot run");  // steps do not nest: the local one follows
@@ -632,7 +653,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     }
     ++ran;
     absl::StatusOr<std::vector<rt::Value>> vb = (*eb)->Run(feeds);
-    if (!vb.ok() && vb.status().code() == absl::StatusCode::kDeadlineExceeded) return vb.status();
+    if (!vb.ok() && EndsVerification(vb.status(), memory)) return vb.status();
     if (!vb.ok()) {
       sample.match = false;
       sample.error = absl::StrCat("the rewritten model fails where the original runs: ",
@@ -651,7 +672,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     if (!sample.match && !r.divergence) {
       r.divergence = Bisect(*ma, *mb, feeds, r.tolerance, label,
                             report->has_value() ? &**report : nullptr,
-                            options.threads, options.budget);
+                            options.threads, options.budget, options.memory);
     }
     step.End(sample.match ? "equal" : "DIFFERENT");
     r.match &= sample.match;

@@ -17,6 +17,7 @@
 #include "passes/report_json.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
+#include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
 
 namespace onnx_bcast::verify {
@@ -47,6 +48,11 @@ struct VerifyOptions {
   /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
   /// run past it ends the verification with DeadlineExceeded, not a mismatch.
   const rt::RunBudget* budget = nullptr;
+  /// The bytes the runs may hold at once (the CLI's --max-memory), both models' together; a
+  /// run refused by it ends the verification with ResourceExhausted, not a mismatch.
+  int64_t max_memory_bytes = rt::DefaultMaxMemoryBytes();
+  /// The budget charged (null: Verify makes one from max_memory_bytes).
+  std::shared_ptr<rt::MemoryBudget> memory;
   /// Told of each sample (or of the node-by-node checks) as a step; null: nobody listens.
   passes::ProgressSink* progress = nullptr;
 };

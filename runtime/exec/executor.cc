@@ -319,6 +319,12 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
     exec->options_.pool = exec->pool_.get();
   }
   if (exec->options_.budget == nullptr) exec->options_.budget = &exec->budget_;
+  if (exec->options_.memory == nullptr) {
+    if (exec->options_.max_memory_bytes <= 0) {
+      return absl::InvalidArgumentError("the memory budget must be positive");
+    }
+    exec->options_.memory = std::make_shared<MemoryBudget>(exec->options_.max_memory_bytes);
+  }
   std::unordered_map<const Graph*, NameSet> memo;
   const NameSet& free = FreeNames(*exec->model_->main, &memo);
   if (!free.empty()) {

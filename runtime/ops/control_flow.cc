@@ -132,6 +132,16 @@ absl::Status Accumulate(OpContext& ctx, const Tensor& item, ScanTotals* totals, 
         absl::StrCat(ctx.node().Label(), ": scan outputs accumulate more than ", max_bytes,
                      " bytes, the limit of one Loop or Scan"));
   }
+  // Stacking copies every item into the outputs while the items are still held (they are
+  // already counted as live, charged when the body allocated them): refuse as soon as that
+  // copy could not fit, rather than after growing to it.
+  MemoryBudget* memory = ctx.options().memory.get();
+  if (memory != nullptr && !memory->WouldFit(totals->bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        ctx.node().Label(), ": scan outputs accumulate ", totals->bytes,
+        " bytes to stack while the run holds ", memory->live(),
+        ": more than the memory budget of ", memory->limit(), " bytes (--max-memory)"));
+  }
   return absl::OkStatus();
 }
 

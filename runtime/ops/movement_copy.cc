@@ -446,7 +446,8 @@ absl::Status ReverseSequence(OpContext& ctx) {
   const int64_t batch_axis = ctx.node().GetInt("batch_axis", 1);
   const int64_t time_axis = ctx.node().GetInt("time_axis", 0);
   const std::vector<int64_t>& d = (*x)->shape();
-  if (d.size() < 2 || batch_axis + time_axis != 1 || (batch_axis != 0 && batch_axis != 1)) {
+  // Each axis compared on its own: the attributes are any int64 and their sum may overflow.
+  if (d.size() < 2 || !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
     return ctx.Error("needs rank >= 2 and batch_axis, time_axis being 0 and 1");
   }
   const int64_t batch = d[batch_axis];

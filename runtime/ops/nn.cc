@@ -17,6 +17,7 @@
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
 #include "runtime/kernels/qlinear.h"
+#include "runtime/checked_int.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -91,6 +92,16 @@ absl::StatusOr<WindowGeometry> MakeGeometry(const OpContext& ctx, const std::vec
     g.pads_begin.push_back(pb);
     g.pads_end.push_back(pe);
     g.out.push_back(out);
+  }
+  // Each output dim fits int64, but pads up to 2^31 on every side of several dims make their
+  // product overflow (UBSan in WindowGeometry::out_size); kernel_shape is an attribute too.
+  if (!CheckedProduct(g.out).has_value()) {
+    return ctx.Error(absl::StrCat("output spatial dims ", ShapeToString(g.out),
+                                  " multiply past int64"));
+  }
+  if (!CheckedProduct(g.kernel).has_value()) {
+    return ctx.Error(absl::StrCat("kernel_shape ", ShapeToString(g.kernel),
+                                  " multiplies past int64"));
   }
   return g;
 }

@@ -68,8 +68,14 @@ ResizeTaps DimTaps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   ResizeTaps taps;
   taps.begin.push_back(0);
   for (int64_t x = 0; x < out; ++x) {
-    const double src = SourceCoord(a, x, scale, in, roi_start, roi_end);
-    const bool outside = a.coord == "tf_crop_and_resize" && (src < 0 || src > in - 1);
+    double src = SourceCoord(a, x, scale, in, roi_start, roi_end);
+    const bool outside =
+        a.coord == "tf_crop_and_resize" && (std::isnan(src) || src < 0 || src > in - 1);
+    // Model data (scales, roi) can put the coordinate anywhere: casting a NaN or a double
+    // past int64 to int64, or adding the cubic taps to an index near INT64_MAX, is undefined
+    // (UBSan). Past +-2^52 a double is a whole number, and every index is clamped to the
+    // input anyway, so clamping the coordinate there changes no result.
+    src = std::isnan(src) ? 0.0 : std::clamp(src, -0x1p52, 0x1p52);
     taps.extrapolate.push_back(outside);
     if (!outside && in > 0) {
       if (a.mode == "nearest") {

@@ -1,6 +1,8 @@
 // OpContext: input access, output buffers reused across runs, error helpers.
 #include "runtime/ops/op.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace onnx_bcast::rt {
@@ -50,9 +52,41 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
       slot.tensor->ReuseAs(dtype, shape)) {
     return slot.tensor.get();
   }
+  MemoryBudget* memory = options_.memory.get();
+  if (memory == nullptr) {
+    absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
+    if (!t.ok()) return t.status();
+    slot = Value::Of(std::make_shared<Tensor>(std::move(*t)));
+    return slot.tensor.get();
+  }
+  // The buffer this slot holds now goes when the slot is overwritten: refunded before the new
+  // one is charged, so a reallocation does not count both.
+  if (slot.is_tensor() && slot.tensor.use_count() == 1) slot = Value();
+  // Charged as Tensor::Allocate will size it (whole cache lines; the product cannot overflow:
+  // count <= max_tensor_elements and elements are at most 16 bytes).
+  const int64_t bytes = std::max<int64_t>(
+      (*count * static_cast<int64_t>(DTypeSize(dtype)) + int64_t{kTensorAlignment} - 1) /
+          int64_t{kTensorAlignment} * int64_t{kTensorAlignment},
+      int64_t{kTensorAlignment});
+  if (!memory->TryCharge(bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        node_.Label(), ": output ", i, " ", ShapeToString(shape), " needs ", bytes,
+        " bytes while the run holds ", memory->live(), ": more than the memory budget of ",
+        memory->limit(), " bytes (--max-memory)"));
+  }
   absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
-  if (!t.ok()) return t.status();
-  slot = Value::Of(std::make_shared<Tensor>(std::move(*t)));
+  if (!t.ok()) {
+    memory->Refund(bytes);
+    return t.status();
+  }
+  // The budget is refunded when the last holder of the buffer lets it go (a later node, a
+  // sequence, the caller), which may be after this executor is gone: the deleter shares it.
+  std::shared_ptr<MemoryBudget> shared = options_.memory;
+  slot = Value::Of(std::shared_ptr<Tensor>(new Tensor(std::move(*t)),
+                                           [shared, bytes](Tensor* tensor) {
+                                             delete tensor;
+                                             shared->Refund(bytes);
+                                           }));
   return slot.tensor.get();
 }
 

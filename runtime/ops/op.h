@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/graph.h"
+#include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
@@ -41,6 +42,14 @@ struct RunOptions {
   /// Refuse (ResourceExhausted) a Loop or Scan once the scan-output items it holds for
   /// stacking exceed this many bytes (all its scan outputs together).
   int64_t max_loop_output_bytes = int64_t{2} << 30;
+  /// The bytes a run may hold at once (--max-memory; default a quarter of physical memory):
+  /// OpContext::Allocate refuses (ResourceExhausted naming the node) an output whose buffer
+  /// would take the live total past it, and a Loop or Scan refuses scan outputs whose stacking
+  /// would. Used by Executor::Create to make `memory` when that is null.
+  int64_t max_memory_bytes = DefaultMaxMemoryBytes();
+  /// The budget charged (shared by executors that run together, e.g. verify's two models);
+  /// null: each executor makes its own from max_memory_bytes.
+  std::shared_ptr<MemoryBudget> memory;
   /// Called with each node and its input values right before the node runs, in every graph
   /// the run enters (subgraph bodies and inlined function bodies included): lets tests check
   /// properties of the concrete shapes a model meets (e.g. a target's broadcast promise).

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -339,6 +340,8 @@ std::function<void(Env&)> ExternalModel(std::function<onnx::ModelProto()> make,
 const std::vector<std::string> kOpt = {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}o.onnx"};
 const std::vector<std::string> kCheck = {"check", "{in}m.onnx"};
 const std::vector<std::string> kRun = {"run", "{in}m.onnx", "--output-dir", "{out}res"};
+const std::vector<std::string> kUncapped = {"run",        "{in}m.onnx",   "--output-dir",
+                                            "{out}res",   "--max-memory", "1099511627776"};
 
 std::vector<std::string> With(std::vector<std::string> args,
                               std::initializer_list<std::string> more) {
@@ -405,6 +408,28 @@ std::vector<Row> MalformedProtobuf() {
   };
 }
 
+// Relu whose input and output declare `dims` (numbers or symbols); set after parsing, which
+// validates.
+onnx::ModelProto DeclaredDims(const std::vector<std::string>& dims) {
+  onnx::ModelProto m = Text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1] x) => (float[1] y) { y = Relu(x) })");
+  for (onnx::ValueInfoProto* v :
+       {m.mutable_graph()->mutable_input(0), m.mutable_graph()->mutable_output(0)}) {
+    onnx::TensorShapeProto* shape = v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (const std::string& d : dims) {
+      int64_t n = 0;
+      if (absl::SimpleAtoi(d, &n)) {
+        shape->add_dim()->set_dim_value(n);
+      } else {
+        shape->add_dim()->set_dim_param(d);
+      }
+    }
+  }
+  return m;
+}
+
 std::vector<Row> HostileSizes() {
   return {
       {"NegativeDimInInitializer",
@@ -469,14 +494,17 @@ std::vector<Row> HostileSizes() {
        }),
        With(kRun, {"--dim", "N=1000", "--max-tensor-elements", "999999"}), 2,
        "more than the limit of 999999"},
-      {"InputDimsOverflowInt64Run", Model([] {
-         return Text(R"(
-           <ir_version: 8, opset_import: ["" : 17]>
-           g (float[4294967296,4294967296,4] x) => (float[4294967296,4294967296,4] y) {
-             y = Relu(x)
-           })");
-       }),
+      {"InputDimsOverflowInt64Run", Model([] { return DeclaredDims({"4294967296", "4294967296", "4"}); }),
        kRun, 2, "input 'x'"},
+      // Issue 26: check accepted this model (exit 0, computing with a wrapped element count)
+      // while run refused it; load validation now refuses it for every command.
+      {"InputDimsOverflowInt64Check",
+       Model([] { return DeclaredDims({"4294967296", "4294967296", "4"}); }),
+       kCheck, 2, "input 'x' has dims [4294967296,4294967296,4] whose product overflows int64",
+       Stream::kStderr, "{in}m.onnx: "},
+      {"InputDimsOverflowInt64Opt",
+       Model([] { return DeclaredDims({"N", "4294967296", "4294967296"}); }),
+       kOpt, 2, "input 'x' has dims [N,4294967296,4294967296] whose product overflows int64"},
   };
 }
 
@@ -829,6 +857,15 @@ std::vector<Row> BroadcastFaults() {
 
 std::vector<Row> IoFaults() {
   auto good = [](Env& env) { WriteFile(env.in("m.onnx"), Bytes(Text(kAdd))); };
+  // Reshape to a run-time shape: no target can prove the Add's form (opt exits 3).
+  auto unknown_rank = [](Env& env) {
+    WriteFile(env.in("m.onnx"), Bytes(Text(R"(
+      <ir_version: 8, opset_import: ["" : 15]>
+      g (float[N,20,120] x, int64[K] s, float[120] b) => (float[N,20,120] y) {
+        r = Reshape(x, s)
+        y = Add(r, b)
+      })")));
+  };
   return {
       {"OutputDirectoryMissing", good, {"opt", "--passes", "none", "{in}m.onnx", "-o", "{out}nope/o.onnx"}, 4,
        "does not exist"},
@@ -883,8 +920,37 @@ std::vector<Row> IoFaults() {
          WriteFile(env.out("res"), "a file");
        },
        kRun, 4, "res"},
+      // Issue 26: a side output is committed only once the main output is. Before, the report
+      // (or JSON) was written first and stayed behind when the model could not be saved or opt
+      // then failed.
+      {"OptReportNotLeftWhenModelCannotBeSaved", good,
+       {"opt", "{in}m.onnx", "-o", "{out}missing/o.onnx", "--report", "{out}r.json"}, 4,
+       "does not exist"},
+      {"CheckJsonNotLeftWhenAnnotateCannotBeSaved", good,
+       {"check", "{in}m.onnx", "--json", "{out}r.json", "--annotate", "-o", "{out}nope/o.onnx"}, 4,
+       "does not exist"},
+      {"OptReportNotLeftWhenTargetNotMet", unknown_rank,
+       {"opt", "{in}m.onnx", "-o", "{out}o.onnx", "--target", "explicit", "--report",
+        "{out}r.json"},
+       3, "target explicit not met"},
+      {"OptDryRunReportNotLeftWhenTargetNotMet", unknown_rank,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "explicit", "--report", "{out}r.json"}, 3,
+       "target explicit not met"},
   };
 }
+
+// A Loop of INT64_MAX trips whose body emits a [1000000] float scan output (4 MB) per trip.
+const char kLoopScanBomb[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[2] x) => (float[N,1000000] y) {
+    m = Constant<value = int64 {9223372036854775807}>()
+    c = Constant<value = bool {1}>()
+    y = Loop<body = body (int64 i, bool ci) => (bool co, float[1000000] s) {
+      co = Identity(ci)
+      shp = Constant<value = int64[1] {1000000}>()
+      s = ConstantOfShape(shp)
+    }>(m, c)
+  })";
 
 std::vector<Row> RunAllocationLimits() {
   auto bomb = [](const char* body) { return Model([body] { return Bomb(body); }); };
@@ -922,6 +988,17 @@ std::vector<Row> RunAllocationLimits() {
        kRun, 2, "more than the limit"},
       {"Reshape", bomb("s = Constant<value = int64[2] {4000000000, 4000000000}>()  y = Reshape(x, s)"),
        kRun, 2, "shape overflows"},
+      // Issue 26: a Loop with a huge trip count whose body emits a 4 MB scan output per trip
+      // grew past 2 GB of RSS within 7 s; the memory budget refuses it once the run holds
+      // more than --max-memory (default a quarter of physical memory).
+      {"LoopScanOutputPastMemoryBudget", Model([] { return Text(kLoopScanBomb); }),
+       With(kRun, {"--max-memory", "67108864"}), 2,
+       "more than the memory budget of 67108864 bytes (--max-memory)", Stream::kStderr,
+       "{in}m.onnx: Loop '"},
+      {"LoopScanOutputPastMemoryBudgetVerify", Model([] { return Text(kLoopScanBomb); }),
+       {"verify", "{in}m.onnx", "{in}m.onnx", "--samples", "1", "--max-memory", "67108864"}, 2,
+       "more than the memory budget of 67108864 bytes (--max-memory)", Stream::kStderr,
+       "{in}m.onnx: "},
       {"ExpandPastGivenLimit",
        bomb("s = Constant<value = int64[2] {5000, 2}>()  t = Expand(x, s)  y = Identity(t)"),
        With(kRun, {"--max-tensor-elements", "9999"}), 2, "more than the limit of 9999"},
@@ -1094,12 +1171,14 @@ std::vector<Row> Crashes() {
        {"verify", "{in}m.onnx", "{in}m.onnx", "--samples", "4294967297"}, 64,
        "--samples must be between 1 and 100000"},
       // Under an address-space cap, allocation failure is exit 2 with one line, never abort.
+      // A memory budget past the cap (1 TiB) keeps these rows on the allocator's path whatever
+      // the machine's memory (the default budget is a quarter of it).
       // The 4 GB output fits under the cap; the kernel's tap tables then do not.
-      {"ResizeHugeUnderCap", text(resize_huge), kRun, 2, "out of memory", Stream::kStderr,
+      {"ResizeHugeUnderCap", text(resize_huge), kUncapped, 2, "out of memory", Stream::kStderr,
        "{in}m.onnx: ", 7812},
-      {"MatMulBatchAtLimitUnderCap", text(matmul_batch), kRun, 2, "cannot allocate",
+      {"MatMulBatchAtLimitUnderCap", text(matmul_batch), kUncapped, 2, "cannot allocate",
        Stream::kStderr, "{in}m.onnx: ", 3072},
-      {"SparseDataFileUnderCapRun", sparse_weights, kRun, 2, "out of memory", Stream::kStderr, "{in}m.onnx: ",
+      {"SparseDataFileUnderCapRun", sparse_weights, kUncapped, 2, "out of memory", Stream::kStderr, "{in}m.onnx: ",
        3072},
   };
 }
@@ -1199,6 +1278,28 @@ std::vector<Row> Overflow() {
            y, z = Split(x, s)
          })"),
        kRun, 2, "overflow int64", Stream::kStderr, "{in}m.onnx: "},
+      // Issue 26: pads of 2^31 on both sides of two spatial dims make each output dim fit
+      // but their product overflow (UBSan in WindowGeometry::out_size; the normal build then
+      // refused a wrapped im2col size).
+      {"ConvPadsNear2p31", text(R"(
+         <ir_version: 8, opset_import: ["" : 13]>
+         g (float[1,1,1,1] x, float[1,1,1,1] w) => (float[1,1,1,1] y) {
+           y = Conv<pads = [2147483648, 2147483648, 2147483648, 2147483648]>(x, w)
+         })"),
+       kRun, 2, "multiply past int64", Stream::kStderr, "{in}m.onnx: "},
+      {"MaxPoolKernelShapeProductOverflows", text(R"(
+         <ir_version: 8, opset_import: ["" : 13]>
+         g (float[1,1,1,1,1] x) => (float[1,1,1,1,1] y) {
+           y = MaxPool<kernel_shape = [2147483648, 2147483648, 2147483648]>(x)
+         })"),
+       kRun, 2, "multiplies past int64", Stream::kStderr, "{in}m.onnx: "},
+      {"ReverseSequenceAxesSumOverflows", text(R"(
+         <ir_version: 8, opset_import: ["" : 13]>
+         g (float[2,2] x) => (float[2,2] y) {
+           lens = Constant<value = int64[2] {1, 1}>()
+           y = ReverseSequence<batch_axis = 9223372036854775807, time_axis = 1>(x, lens)
+         })"),
+       kRun, 2, "batch_axis, time_axis being 0 and 1", Stream::kStderr, "{in}m.onnx: "},
       {"ReverseSequenceZeroSizeHugeDims", text(R"(
          <ir_version: 8, opset_import: ["" : 13]>
          g (float[1] unused) => (float[0,1,4294967296,4294967296] y) {

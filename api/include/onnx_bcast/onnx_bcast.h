@@ -377,6 +377,9 @@ struct RunOptions {
   std::map<std::string, int64_t> dims;
   /// Refuse (ResourceExhausted) any tensor computed with more elements than this.
   int64_t max_tensor_elements = int64_t{1} << 32;
+  /// Refuse (ResourceExhausted naming the node) an allocation that would take the bytes the
+  /// run holds past this; 0: a quarter of physical memory (the CLI's --max-memory default).
+  int64_t max_memory_bytes = 0;
   LoadOptions load;
 };
 
