@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "passes/rewrite_context.h"
 #include "passes/shape_propagation.h"
 #include "proto/graph.h"
 #include "proto/tensor_codec.h"
@@ -207,20 +208,8 @@ class Folder {
     return absl::StrCat(n.op_type(), "#", index);
   }
 
-  // IR < 4 lists every initializer as a graph input; IR 4 lifts that, changing no meaning.
-  void AllowInitializers() {
-    if (model_->proto.ir_version() >= 4) return;
-    Rewrite r;
-    r.node = "<model>";
-    r.action = "upgraded";
-    r.detail = absl::StrCat("ir_version ", model_->proto.ir_version(),
-                            " -> 4 (initializers that are not graph inputs)");
-    stats_->Log(std::move(r));
-    model_->proto.set_ir_version(4);
-  }
-
   void AddInitializer(onnx::TensorProto t) {
-    AllowInitializers();
+    passes::AllowInitializers(model_, stats_);
     constants_.insert(t.name());
     stats_->bytes_added += PayloadBytes(t);
     ++stats_->initializers_rewritten;

@@ -189,18 +189,20 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   graph_->SetValueInfo(name, elem, written);
 }
 
-void RewriteContext::AllowInitializers() {
-  if (model_->proto.ir_version() >= 4) return;
+void AllowInitializers(proto::Model* model, PassStats* stats) {
+  if (model->proto.ir_version() >= 4) return;
   // IR < 4 requires every initializer to be a graph input, and Constant before opset 9 holds
   // only floats; IR 4 only relaxes the former, so raising it changes no meaning.
   Rewrite r;
   r.node = "<model>";
   r.action = "upgraded";
-  r.detail = absl::StrCat("ir_version ", model_->proto.ir_version(),
+  r.detail = absl::StrCat("ir_version ", model->proto.ir_version(),
                           " -> 4 (initializers that are not graph inputs)");
-  stats_->Log(std::move(r));
-  model_->proto.set_ir_version(4);
+  stats->Log(std::move(r));
+  model->proto.set_ir_version(4);
 }
+
+void RewriteContext::AllowInitializers() { passes::AllowInitializers(model_, stats_); }
 
 void RewriteContext::ConstantShapeChanged(const std::string& name, const Shape& shape) {
   SetShape(name, ElemOf(name), shape);

@@ -44,6 +44,10 @@ struct GraphScope {
   int64_t opset = 0;
 };
 
+/// Raises IR < 4 to 4 (logged) so that initializers need not be graph inputs: every pass that
+/// adds an initializer calls it first.
+void AllowInitializers(proto::Model* model, PassStats* stats);
+
 class RewriteContext {
  public:
   RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
