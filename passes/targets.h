@@ -14,10 +14,28 @@
 //   scalar_any_rank = true  # ...except scalar-like ones (rank 0 or all 1s)
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
+//
+// Per-op rules (what an engine measurement gives, engines/ and `onnx-bcast probe-engine`):
+//   op.Pow.min_rank = 2                 # the op's output rank limits (0: none)
+//   op.Pow.max_rank = 4
+//   op.Pow.computed = same, scalar, inner-axis:aligned, general:refused
+//   op.Pow.constant_b = scalar, same:refused   # "the exponent must stay a scalar"
+//   op.Mul.constant_ab = same                  # two constants must have the same shape
+// The part after the op names which operands (in `check`'s order: A, B; X, slope; C, (M,N);
+// condition, X, Y) are constants, i.e. an initializer or a Constant node's output:
+// `computed` (none), or `constant_` and their letters (a = first, b = second, ...). Each entry
+// is a form class, optionally with how the engine handles it: nothing (runs), `aligned` (runs
+// only when the operands have equal rank), `refused`, `wrong` or `crashed`. A form class is
+// check's numpy class; for Gemm's C and PRelu's slope the numpy class of the operand against
+// its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
+// op has a rule for its operand kinds must have its form listed as running; forms the rule
+// does not list were not measured and are not vouched for. The global keys apply as well.
 #ifndef ONNX_BCAST_PASSES_TARGETS_H_
 #define ONNX_BCAST_PASSES_TARGETS_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -31,6 +49,32 @@
 
 namespace onnx_bcast::passes {
 
+struct NodeVerdict;
+
+/// How an engine handles one form of an op's broadcast (a profile's per-op rule entry).
+enum class FormSupport {
+  kRuns,         ///< runs and computes what ONNX says, at any operand ranks
+  kRunsAligned,  ///< runs and matches only when the operands have equal rank
+  kRefused,      ///< the engine refuses the model
+  kWrong,        ///< the engine runs it and computes something else
+  kCrashed,      ///< the engine aborts, crashes or hangs
+};
+
+/// "runs", "aligned", "refused", "wrong", "crashed" (the profile spelling; "runs" is written
+/// as a bare class).
+std::string_view FormSupportName(FormSupport support);
+
+/// One op's rules in a profile: `op.<Op>.min_rank`, `op.<Op>.max_rank` and
+/// `op.<Op>.<operand kinds>`.
+struct OpRule {
+  int64_t min_rank = 0;  ///< smallest output rank the engine runs this op at; 0: no limit
+  int64_t max_rank = 0;  ///< largest output rank the engine runs this op at; 0: no limit
+  /// Operand-kind pattern ("computed", "constant_b", ...) -> form class -> support.
+  std::map<std::string, std::map<std::string, FormSupport>> forms;
+
+  bool operator==(const OpRule&) const = default;
+};
+
 /// What an engine runs natively, and the pipeline that gets a model there.
 struct TargetProfile {
   std::string name;
@@ -41,6 +85,9 @@ struct TargetProfile {
   bool batch_axis = false;       ///< a leading axis of extent 1 or symbolic is not counted
   bool equal_rank = false;       ///< broadcast operands must have equal rank
   bool scalar_any_rank = false;  ///< scalar-like operands are exempt from equal_rank
+
+  /// Per-op rules by op type (empty: the global keys alone decide).
+  std::map<std::string, OpRule> op_rules;
 
   /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
   bool Runs(std::string_view broadcast_class) const;
@@ -64,6 +111,21 @@ absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path);
 
 /// The profile in file form (round-trips through ParseTargetProfile).
 std::string FormatTargetProfile(const TargetProfile& profile);
+
+/// The operand-kind pattern of `v` for OpRule::forms: "computed" when none of its operands (in
+/// v.input_names' order) is a constant per `is_constant`, else "constant_" and the letters of
+/// the constant ones ("constant_b": the second). Gemm's (M,N) is computed.
+std::string OperandKindPattern(const NodeVerdict& v,
+                               const std::function<bool(const std::string&)>& is_constant);
+
+/// The form class of `v` for OpRule::forms: the numpy class for numpy ops, the class of the
+/// operand against its target for PRelu's slope and Gemm's C, "matmul-batch:<class>" for
+/// MatMul; empty when the node has no class (an error, a legacy form).
+std::string FormClass(const NodeVerdict& v);
+
+/// True when the operands whose ranks a broadcast aligns have equal rank (MatMul: the two
+/// operands when both have rank >= 2; a unidirectional operand and its target).
+bool OperandsAligned(const NodeVerdict& v);
 
 /// One broadcasting node that is not provably in a target's form.
 struct TargetViolation {
