@@ -293,6 +293,9 @@ std::string LastMeaningfulLine(std::string_view text) {
   std::string error_line;
   for (absl::string_view raw : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
     std::string line(absl::StripAsciiWhitespace(raw));
+    // Judged before the log prefix goes: "[ERROR:...]" is what marks OpenCV's error lines.
+    const bool error = absl::StrContains(line, "error:") || absl::StrContains(line, "ERROR") ||
+                       absl::StrContains(line, "Error");
     // OpenCV's log prefix "[ERROR:0@0.031] global ..." carries a timestamp.
     if (line.size() > 2 && line[0] == '[') {
       const size_t close = line.find(']');
@@ -302,10 +305,7 @@ std::string LastMeaningfulLine(std::string_view text) {
     }
     if (line.empty()) continue;
     fallback = line;
-    if (absl::StrContains(line, "error:") || absl::StrContains(line, "ERROR") ||
-        absl::StrContains(line, "Error")) {
-      error_line = line;
-    }
+    if (error) error_line = line;
   }
   return error_line.empty() ? fallback : error_line;
 }

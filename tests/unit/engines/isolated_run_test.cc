@@ -67,11 +67,16 @@ EngineJob Job(const std::string& script) {
   return job;
 }
 
-TEST(RunIsolated, EveryFailureIsAnOutcomeInJobOrder) {
+// Jobs are move-only (their tensors): no initializer lists.
+std::vector<EngineJob> Jobs(std::initializer_list<const char*> scripts) {
   std::vector<EngineJob> jobs;
-  for (const char* s : {"echo", "refuse", "refuse-run", "abort", "segv", "log-abort", "echo"}) {
-    jobs.push_back(Job(s));
-  }
+  for (const char* s : scripts) jobs.push_back(Job(s));
+  return jobs;
+}
+
+TEST(RunIsolated, EveryFailureIsAnOutcomeInJobOrder) {
+  const std::vector<EngineJob> jobs =
+      Jobs({"echo", "refuse", "refuse-run", "abort", "segv", "log-abort", "echo"});
   absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(Scripted(), jobs);
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), jobs.size());
@@ -106,7 +111,7 @@ TEST(RunIsolated, AHangingEngineIsKilledAtTheTimeout) {
   IsolationOptions options;
   options.timeout = absl::Milliseconds(300);
   absl::StatusOr<std::vector<EngineOutcome>> out =
-      RunIsolated(Scripted(), {Job("hang"), Job("echo")}, options);
+      RunIsolated(Scripted(), Jobs({"hang", "echo"}), options);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].kind, OutcomeKind::kTimedOut);
   EXPECT_EQ((*out)[0].stage, "load");
@@ -118,7 +123,7 @@ TEST(RunIsolated, OneAtATimeGivesTheSameOutcomes) {
   IsolationOptions serial;
   serial.parallel = 1;
   absl::StatusOr<std::vector<EngineOutcome>> out =
-      RunIsolated(Scripted(), {Job("segv"), Job("echo"), Job("refuse")}, serial);
+      RunIsolated(Scripted(), Jobs({"segv", "echo", "refuse"}), serial);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].kind, OutcomeKind::kCrashed);
   EXPECT_EQ((*out)[1].kind, OutcomeKind::kRan);
@@ -129,7 +134,7 @@ TEST(RunIsolated, AFactoryErrorIsARefusal) {
   EngineFactory broken = []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> {
     return absl::UnavailableError("engine library missing");
   };
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(broken, {Job("echo")});
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(broken, Jobs({"echo"}));
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0].kind, OutcomeKind::kRefused);
   EXPECT_EQ((*out)[0].message, "engine library missing");

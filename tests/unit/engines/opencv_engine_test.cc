@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engines/isolated_run.h"
 #include "gmock/gmock.h"
@@ -27,6 +29,12 @@ std::string Bytes(const std::string& text) {
   return *b;
 }
 
+std::vector<EngineJob> Single(EngineJob job) {
+  std::vector<EngineJob> jobs;
+  jobs.push_back(std::move(job));
+  return jobs;
+}
+
 TEST(OpenCvEngine, ReportsItsVersion) {
   std::unique_ptr<EngineAdapter> e = MakeOpenCvEngine();
   EXPECT_EQ(e->name(), "opencv");
@@ -41,7 +49,7 @@ TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
   job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({2, 3}, {10, 20, 30, 40, 50, 60}));
   job.output_names = {"y"};
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), {job});
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ((*out)[0].kind, OutcomeKind::kRan) << (*out)[0].message;
   const rt::Tensor& y = (*out)[0].outputs.at(0).second;
@@ -52,7 +60,7 @@ TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
 TEST(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {
   EngineJob job;
   job.model_bytes = "not a model";
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), {job});
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].kind, OutcomeKind::kRefused);
   EXPECT_EQ((*out)[0].stage, "load");
