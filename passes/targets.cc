@@ -509,6 +509,20 @@ class Producers {
   std::unordered_map<std::string, std::string> by_output_;
 };
 
+// What the profile says the engine does with a form it does not run, for messages.
+std::string Measured(FormSupport s) {
+  switch (s) {
+    case FormSupport::kRefused:
+      return "refuses";
+    case FormSupport::kWrong:
+      return "computes wrongly";
+    case FormSupport::kCrashed:
+      return "crashes on";
+    default:
+      return "runs";
+  }
+}
+
 // Names of every initializer and Constant node output, in every graph and function body: the
 // operands a profile's per-op rules call constant.
 void CollectConstants(const onnx::GraphProto& g, std::set<std::string>* out) {
@@ -722,8 +736,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
         return;
       default:
         add(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", p.name,
-                         " is measured to get ", std::string(FormSupportName(support->second)), " (", key,
-                         ")"));
+                         " ", Measured(support->second), " (", key, ")"));
         return;
     }
   };
