@@ -1,7 +1,8 @@
 // A probe's outputs: the Markdown table and the profile the measurements give.
 //
 // From cells to a profile, mechanically:
-//  - op.<Op>.min_rank / max_rank: when the op's `same` cells fail at every output rank below
+//  - op.<Op>.min_rank / max_rank: when the op's `same` cells with computed operands (a
+//    constant operand may fail at every rank for its own reasons) fail at every output rank below
 //    the lowest rank where they all run, that rank is the minimum; when they fail at every
 //    rank from some R on above it, R - 1 is the maximum. Cells outside decide nothing else.
 //  - op.<Op>.<kinds>: per operand-kind pattern (passes::OperandKindPattern of the probed node)
@@ -166,7 +167,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     // The rank limit, from the `same` cells.
     std::map<int64_t, bool> same_ok;  // output rank -> every same cell there runs
     for (const ProbeCell* c : cells) {
-      if (c->form_class != "same" || c->wrapped >= 0) continue;
+      if (c->form_class != "same" || c->wrapped >= 0 || c->kind_pattern != "computed") continue;
       const int64_t rank = static_cast<int64_t>(c->output_shape.size());
       auto [it, fresh] = same_ok.emplace(rank, true);
       it->second = it->second && c->result == CellResult::kRunsAndMatches;
