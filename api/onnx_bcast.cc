@@ -166,8 +166,9 @@ ModelStats ToStats(const passes::ModelSummary& s) {
 
 // Resolves the options' target or pass list into a pipeline: the same resolution as `opt`.
 absl::StatusOr<passes::ResolvedPipeline> ResolvePipeline(const OptimizeOptions& options) {
-  if (options.fold_limit_bytes < 0) {
-    return absl::InvalidArgumentError("OptimizeOptions: fold_limit_bytes must not be negative");
+  if (options.fold_limit_bytes < 0 || options.constant_fold_limit_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "OptimizeOptions: fold_limit_bytes and constant_fold_limit_bytes must not be negative");
   }
   absl::StatusOr<passes::ResolvedPipeline> pipeline =
       passes::ResolvePipeline({options.target, options.target_file, options.passes});
@@ -186,8 +187,25 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   driver::OptSettings settings;
   settings.verify_each = options.verify_each;
   settings.fold_limit_bytes = options.fold_limit_bytes;
+  settings.constant_fold_limit_bytes = options.constant_fold_limit_bytes;
   passes::OptReport report;
   report.output_path = output_path;
+  if (!options.dims.empty() || !options.input_shapes.empty()) {
+    driver::DimBindingRequest bind;
+    bind.dims = options.dims;
+    bind.input_shapes = options.input_shapes;
+    absl::StatusOr<driver::DimBindingOutcome> bound = driver::BindDims(model, bind);
+    if (!bound.ok()) return Named(*model, bound.status());
+    if (!bound->usage.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("OptimizeOptions: ", bound->usage));
+    }
+    if (!bound->failure.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model->path.empty() ? std::string("model") : model->path, ": ", bound->failure));
+    }
+    report.bindings = bound->bindings;
+    report.dims_fixed = bound->dims_fixed;
+  }
   if (absl::Status s = driver::Optimize(model, *pipeline, settings, &report); !s.ok()) {
     return Named(*model, s);
   }

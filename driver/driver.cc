@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "passes/check_report.h"
 #include "passes/targets.h"
 #include "proto/graph_structure.h"
+#include "runtime/exec/constant_eval.h"
+#include "runtime/run_budget.h"
 
 namespace onnx_bcast::driver {
 
@@ -69,6 +72,43 @@ absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest
   return out;
 }
 
+absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBindingRequest& request,
+                                           passes::ProgressSink* progress) {
+  DimBindingOutcome out;
+  out.bindings = request.dims;
+  if (absl::Status s =
+          proto::AddInputShapeBindings(model->proto.graph(), request.input_shapes, &out.bindings);
+      !s.ok()) {
+    out.usage = std::string(s.message());
+    return out;
+  }
+  if (out.bindings.empty()) return out;
+  // The same evaluation as check --dim: a binding that breaks a broadcast is found, and named,
+  // before anything is rewritten.
+  CheckRequest check;
+  check.dims = out.bindings;
+  check.progress = progress;
+  absl::StatusOr<CheckOutcome> checked = Check(*model, check);
+  if (!checked.ok()) return checked.status();
+  if (!checked->dims_status.ok()) {
+    out.usage = std::string(checked->dims_status.message());
+    return out;
+  }
+  out.at = std::move(checked->at);
+  if (out.at->Fails(checked->analysis)) {
+    if (out.at->first_failure >= 0) {
+      const auto i = static_cast<size_t>(out.at->first_failure);
+      out.failure = passes::LocatedMessage(checked->analysis.nodes[i], out.at->nodes[i].message);
+    } else {
+      out.failure = absl::StrCat("the broadcast conditions contradict: ",
+                                 checked->analysis.contradiction);
+    }
+    return out;
+  }
+  out.dims_fixed = proto::ApplyDimBindings(model->proto.mutable_graph(), out.bindings);
+  return out;
+}
+
 absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
                       const OptSettings& settings, passes::OptReport* report) {
   const bool has_target = pipeline.profile.has_value();
@@ -77,6 +117,21 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   options.progress = settings.progress;
   options.keep_rewrite_log = settings.keep_rewrite_log;
   options.pass_options.fold_limit_bytes = settings.fold_limit_bytes;
+  options.pass_options.constant_fold_limit_bytes = settings.constant_fold_limit_bytes;
+  // fold-constants computes with the executor, under a deadline of its own: a constant
+  // subgraph is shape arithmetic or a weight transform, never minutes of work.
+  rt::RunBudget fold_budget;
+  const passes::ConstantEvaluator evaluator =
+      [&fold_budget](const proto::Model& fragment) {
+        if (!fold_budget.limited()) fold_budget.SetTimeout(120);
+        rt::RunOptions run;
+        run.budget = &fold_budget;
+        // A constant intermediate of 2^26 elements (256 MiB of floats) is no shape arithmetic:
+        // refused (the node stays) before a hostile ConstantOfShape can take the machine.
+        run.max_tensor_elements = int64_t{1} << 26;
+        return rt::EvaluateConstantModel(fragment, run);
+      };
+  options.pass_options.evaluator = &evaluator;
   if (has_target) options.pass_options.target = &*pipeline.profile;
   report->model_path = model->path;
   report->target = has_target ? pipeline.profile->name : "";

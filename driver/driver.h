@@ -23,6 +23,7 @@
 #include "passes/pass_manager.h"
 #include "passes/progress.h"
 #include "passes/shape_propagation.h"
+#include "proto/dim_binding.h"
 #include "proto/model_io.h"
 
 namespace onnx_bcast::driver {
@@ -65,9 +66,42 @@ struct CheckOutcome {
 /// The broadcast analysis of `model` (and the evaluation at dims). Errors: the analysis's.
 absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest& request);
 
+/// Dims to make static before a pipeline runs (opt --dim, --input-shape; the API's and
+/// Python's `dims=` and `input_shapes=`).
+struct DimBindingRequest {
+  passes::DimBindings dims;
+  proto::InputShapes input_shapes;
+  bool empty() const { return dims.empty() && input_shapes.empty(); }
+};
+
+struct DimBindingOutcome {
+  /// Every symbol bound: the --dim ones and those --input-shape named.
+  passes::DimBindings bindings;
+  /// Non-empty when a broadcasting node fails at the bindings: the one-line message check
+  /// --dim gives for the first such node (the model is then left as it was).
+  std::string failure;
+  /// The evaluation at the bindings (as check --dim reports it).
+  std::optional<passes::DimEvaluation> at;
+  /// Declared dims that became numbers.
+  int64_t dims_fixed = 0;
+  /// Non-empty when the request does not fit the model (a usage error, exit 64): an input or
+  /// symbol the model does not have (the message lists what it has), a rank mismatch, a value
+  /// below 1, a symbol bound twice. The model is then left as it was.
+  std::string usage;
+};
+
+/// Binds `request` in `model`'s declared shapes so that every later analysis and pass sees
+/// numbers. First the bindings are checked like `check --dim`: a request that does not fit the
+/// model (`usage`) or a node that fails there (`failure`) leaves the model untouched. Errors
+/// are the analysis's own.
+absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBindingRequest& request,
+                                           passes::ProgressSink* progress = nullptr);
+
 struct OptSettings {
   /// passes::PassOptions::fold_limit_bytes.
   int64_t fold_limit_bytes = 4096;
+  /// passes::PassOptions::constant_fold_limit_bytes (fold-constants).
+  int64_t constant_fold_limit_bytes = passes::kDefaultConstantFoldLimitBytes;
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
   passes::ProgressSink* progress = nullptr;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
 #include "passes/rewrite_context.h"
+#include "passes/targets.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
@@ -36,13 +37,21 @@ class EliminateRedundantBroadcast : public Pass {
                                  if (!g.alive(id)) continue;
                                  if (absl::Status s = TryRemove(id); !s.ok()) return s;
                                }
-                               ShrinkConstants();
-                               MergeShrunkConstants();
+                               // Under equal ranks the constants are align-ranks'
+                               // to shape: shrinking them would undo it every run.
+                               if (!KeepRanks()) {
+                                 ShrinkConstants();
+                                 MergeShrunkConstants();
+                               }
                                return absl::OkStatus();
                              });
   }
 
  private:
+  bool KeepRanks() const {
+    return ctx_->options().target != nullptr && ctx_->options().target->equal_rank;
+  }
+
   // Why `id` is not a pure broadcast of its first input (empty: it is one).
   std::string NotPureBroadcast(int id, const Shape& sx, const Shape& sy) {
     proto::GraphEditor& g = ctx_->graph();
@@ -218,6 +227,13 @@ class EliminateRedundantBroadcast : public Pass {
       ctx_->Debug(id, why);
       return absl::OkStatus();
     }
+    // A target that needs equal ranks (ncnn runs this pass before align-ranks) keeps every
+    // rank-raising node: align-ranks would put it back, and the pipeline would not be
+    // idempotent. Expand and Tile of the same rank still go.
+    if (KeepRanks() && sy.rank() != sx.rank()) {
+      ctx_->Debug(id, "raises the rank, which the target's equal ranks need");
+      return absl::OkStatus();
+    }
     std::string why;
     if (!ConsumersAccept(y, sy, sx, &why)) {
       ctx_->Debug(id, why);
@@ -311,9 +327,12 @@ class EliminateRedundantBroadcast : public Pass {
           smaller = s;
         }
       }
-      // Leading 1s the consumers would prepend anyway (keeping rank >= 1).
+      // Leading 1s the consumers would prepend anyway (keeping rank >= 1), unless the target
+      // needs equal ranks (align-ranks would add them back).
       int64_t leading = 0;
-      while (leading + 1 < smaller.rank() && smaller.dims[leading].Is(1)) ++leading;
+      while (!KeepRanks() && leading + 1 < smaller.rank() && smaller.dims[leading].Is(1)) {
+        ++leading;
+      }
       Shape stripped = Shape::FromDims({smaller.dims.begin() + leading, smaller.dims.end()});
       if (leading > 0 && !ConsumersAccept(name, s, stripped, &why)) {
         leading = 0;

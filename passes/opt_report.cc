@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "passes/report_json.h"
 
 namespace onnx_bcast::passes {
@@ -32,6 +33,14 @@ Json SummaryJson(const ModelSummary& s) {
 
 std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
   std::string out;
+  if (!report.bindings.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [symbol, value] : report.bindings) {
+      parts.push_back(absl::StrCat(symbol, "=", value));
+    }
+    absl::StrAppend(&out, "dims bound: ", absl::StrJoin(parts, ", "), " (", report.dims_fixed,
+                    " declared dims made static)\n");
+  }
   for (const PassRun& run : report.runs) {
     char ms[32];
     std::snprintf(ms, sizeof(ms), "%.1f ms", run.seconds * 1000);
@@ -46,6 +55,7 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
     if (rewrites) {
       for (const Rewrite& r : run.stats.log) absl::StrAppend(&out, RewriteLine(r), "\n");
     }
+    for (const std::string& n : run.stats.notes) absl::StrAppend(&out, "  note: ", n, "\n");
     if (debug) {
       for (const std::string& d : run.stats.debug) absl::StrAppend(&out, "  debug: ", d, "\n");
     }
@@ -69,6 +79,11 @@ Json OptReportJson(const OptReport& report) {
   doc["model"] = report.model_path;
   doc["output"] = JsonStringOrNull(report.output_path);
   doc["target"] = JsonStringOrNull(report.target);
+  if (!report.bindings.empty()) {
+    Json dims = Json::object();
+    for (const auto& [symbol, value] : report.bindings) dims[symbol] = value;
+    doc["dims"] = std::move(dims);
+  }
   Json passes = Json::array();
   int64_t total = 0;
   for (const PassRun& run : report.runs) {
@@ -93,6 +108,7 @@ Json OptReportJson(const OptReport& report) {
                               {"bytes", r.bytes}});
     }
     p["rewrites"] = std::move(rewrites);
+    if (!run.stats.notes.empty()) p["notes"] = run.stats.notes;
     passes.push_back(std::move(p));
   }
   doc["passes"] = std::move(passes);

@@ -3,6 +3,7 @@
 #ifndef ONNX_BCAST_PASSES_OPT_REPORT_H_
 #define ONNX_BCAST_PASSES_OPT_REPORT_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,10 @@ struct OptReport {
   std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
   std::string error;                    ///< the error that stopped the pipeline, if any
   double target_check_seconds = 0;      ///< time spent checking the target's promise
+  /// Symbols bound before the passes ran (opt --dim, --input-shape); empty: none.
+  std::map<std::string, int64_t> bindings;
+  /// Declared dims the bindings made numbers.
+  int64_t dims_fixed = 0;
 };
 
 /// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented

@@ -8,12 +8,14 @@
 #define ONNX_BCAST_PASSES_PASS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
 
@@ -22,11 +24,27 @@ namespace onnx_bcast::passes {
 struct TargetProfile;
 class AnalysisManager;
 
+/// Computes tensors without the graph's inputs: `fragment` is a model whose graph has no
+/// inputs, holds the initializers its nodes read, and lists the wanted tensors as outputs; the
+/// values come back in output order, named after them. The driver provides it with the bundled
+/// executor (passes/ never executes a model itself).
+using ConstantEvaluator =
+    std::function<absl::StatusOr<std::vector<onnx::TensorProto>>(const proto::Model& fragment)>;
+
+/// fold-constants' default PassOptions::constant_fold_limit_bytes: shape arithmetic is a few
+/// bytes, a folded weight transform or mask a few hundred KiB.
+inline constexpr int64_t kDefaultConstantFoldLimitBytes = int64_t{1} << 20;
+
 /// Knobs shared by every pass.
 struct PassOptions {
   /// materialize-broadcast folds an Expand of a constant into a new initializer only when
   /// the expanded payload is at most this many bytes; above it an Expand node is inserted.
   int64_t fold_limit_bytes = 4096;
+  /// fold-constants replaces a computed value by an initializer only up to this many bytes;
+  /// a larger result stays a node.
+  int64_t constant_fold_limit_bytes = kDefaultConstantFoldLimitBytes;
+  /// What fold-constants computes nodes with (null: it folds only what the analysis knows).
+  const ConstantEvaluator* evaluator = nullptr;
   /// The engine description the generic `legalize` pass works for (null: not available).
   const TargetProfile* target = nullptr;
   /// Labels of unnamed nodes ("<op>#<index>") use their index in the model the pipeline
@@ -65,6 +83,10 @@ struct PassStats {
   bool keep_log = true;
   std::vector<Rewrite> log;
   std::vector<std::string> debug;  ///< why a node was left alone ("does not apply")
+  /// What a pass left undone that a user should know without --debug (fold-constants: a
+  /// result kept as a node for its size, a node the executor cannot compute). Not rewrites:
+  /// a second run notes them again and changes nothing.
+  std::vector<std::string> notes;
 
   /// Counts `r` and keeps it when the log is kept.
   void Log(Rewrite r) {

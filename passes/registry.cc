@@ -3,6 +3,7 @@
 
 #include "passes/align_ranks.h"
 #include "passes/eliminate_redundant_broadcast.h"
+#include "passes/fold_constants.h"
 #include "passes/legalize_ncnn.h"
 #include "passes/materialize_broadcast.h"
 #include "passes/upgrade_legacy_broadcast.h"
@@ -14,6 +15,11 @@ absl::Span<const PassInfo> AllPasses() {
       {"upgrade-legacy-broadcast",
        "opset<7 broadcast=1/axis ops to numpy semantics (rank-only Unsqueeze of B), opset 7",
        CreateUpgradeLegacyBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
+      {"fold-constants",
+       "replace every value computable without the graph's inputs by an initializer (Shape of "
+       "static dims, shape arithmetic, constant-input nodes, If on a constant); drop Identity "
+       "and dead nodes",
+       CreateFoldConstantsPass, /*needs_target=*/false, /*preserves_shapes=*/false},
       {"align-ranks",
        "give lower-rank broadcast operands leading 1s (folded into constants, else Unsqueeze)",
        CreateAlignRanksPass, /*needs_target=*/false, /*preserves_shapes=*/true},

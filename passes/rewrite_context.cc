@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
 #include "passes/shape_propagation.h"
+#include "passes/targets.h"
 #include "proto/graph_structure.h"
 #include "proto/opsets.h"
 #include "proto/shapes.h"
@@ -301,6 +302,10 @@ std::string RewriteContext::InsertReshape(const std::string& x, const std::vecto
   ++stats_->nodes_inserted;
   SetShape(out, ElemOf(x), out_shape);
   return out;
+}
+
+bool RewriteContext::RuntimeShapesAllowed() const {
+  return options_.target == nullptr || options_.target->runtime_shapes;
 }
 
 std::string RewriteContext::InsertShape(const std::string& x, int anchor) {
@@ -668,6 +673,12 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
     Record(id, std::move(r));
     return true;
   }
+  if (!RuntimeShapesAllowed()) {
+    Debug(id, absl::StrCat("'", name, "' would need an Expand to a shape known only at run time ",
+                           out.ToString(), ", and ", options_.target->name,
+                           " has no run-time shapes: left for the target check"));
+    return false;
+  }
   // Symbolic: Expand is bidirectional, so expanding against each other operand's Shape gives
   // the broadcast of all of them.
   const onnx::NodeProto& n = graph_->node(id);
@@ -749,6 +760,12 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
   }
   if (c == mn) return absl::OkStatus();
   if (mn.IsFullyKnown()) return ctx->ExpandOperand(id, 2, mn).status();
+  if (!ctx->RuntimeShapesAllowed()) {
+    ctx->Debug(id, absl::StrCat("C would need an Expand to (M,N) ", mn.ToString(),
+                                ", known only at run time, and ", options_.target->name,
+                                " has no run-time shapes: left for the target check"));
+    return absl::OkStatus();
+  }
   const std::string a_name = n.input(0), b_name = n.input(1), c_name = n.input(2);
   const int32_t elem = ctx->ElemOf(a_name);
   if (k.is_value() && k.value() >= 1) {

@@ -74,6 +74,10 @@ class RewriteContext {
   /// Raises the default-domain opset (callers check that nothing else changes meaning).
   void SetOpset(int64_t opset);
 
+  /// False when the target the pass works for takes shapes only as constants
+  /// (TargetProfile::runtime_shapes): no Shape-derived Expand may be inserted then.
+  bool RuntimeShapesAllowed() const;
+
   /// The node's broadcasting form at the model's opset.
   BroadcastOp OpOf(int id) const;
 

@@ -751,6 +751,7 @@ class Analyzer {
   void Retire(Scope* scope, int id) {
     Value* v = scope->At(id);
     if (v == nullptr) return;
+    if (options_.main_values != nullptr) RecordKnownValue(*scope, id, *v);
     if (options_.record_shapes) {
       if (options_.main_tables != nullptr) {
         // By the scope's id; the tables adopt its names when the walk ends.
@@ -762,6 +763,40 @@ class Analyzer {
       }
     }
     scope->Drop(id);
+  }
+
+  // Records `v` in options_.main_values when every element is a known number.
+  void RecordKnownValue(const Scope& scope, int id, const Value& v) {
+    // Graph inputs and initializers have no producer: they are not computed.
+    if (v.producer == nullptr || !v.t.value || v.t.elem == 0 || !v.t.shape.rank_known ||
+        v.t.shape.rank() > 1) {
+      return;
+    }
+    const std::vector<Dim>& elems = *v.t.value;
+    if (v.t.shape.rank() == 1 && !v.t.shape.dims[0].Is(static_cast<int64_t>(elems.size()))) {
+      return;
+    }
+    if (v.t.shape.rank() == 0 && elems.size() != 1) return;
+    KnownValue known;
+    known.elem = v.t.elem;
+    if (v.t.shape.rank() == 1) known.dims.push_back(static_cast<int64_t>(elems.size()));
+    known.values.reserve(elems.size());
+    for (size_t i = 0; i < elems.size(); ++i) {
+      if (elems[i].is_value()) {
+        known.values.push_back(elems[i].value());
+        continue;
+      }
+      bool found = false;
+      for (const auto& [index, value] : v.t.negatives) {
+        if (index == static_cast<int64_t>(i)) {
+          known.values.push_back(value);
+          found = true;
+          break;
+        }
+      }
+      if (!found) return;
+    }
+    options_.main_values->insert_or_assign(std::string(scope.Name(id)), std::move(known));
   }
 
   // The origin of an unknown part of `node`'s outputs: the node itself when it is a custom op,

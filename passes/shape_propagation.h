@@ -68,6 +68,13 @@ struct NodeVerdict {
   std::vector<LintWarning> lints;
 };
 
+/// The contents of a small integer tensor, known as numbers (fold-constants).
+struct KnownValue {
+  int32_t elem = 0;             ///< onnx::TensorProto::DataType (INT64, INT32, ...)
+  std::vector<int64_t> dims;    ///< rank 0 or 1
+  std::vector<int64_t> values;  ///< row-major
+};
+
 struct AnalysisOptions {
   bool lint = false;
   /// Maximum depth of model-local function calls followed; deeper is an Unimplemented
@@ -81,6 +88,10 @@ struct AnalysisOptions {
   /// With record_shapes, the main graph's shapes and element types go here (dense, as the
   /// pass manager keeps them) instead of `shapes["main"]` and `elems`.
   ShapeTables* main_tables = nullptr;
+  /// With it, every main-graph tensor whose every element the analysis knows as a number (the
+  /// shape arithmetic exporters write: Gather of a Shape, Concat of dims, ...) goes here by
+  /// name, initializers and graph inputs left out.
+  absl::flat_hash_map<std::string, KnownValue>* main_values = nullptr;
 };
 
 /// Everything `check` reports.

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "passes/registry.h"
+#include "passes/runtime_shapes.h"
 #include "passes/shape_propagation.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
@@ -28,11 +29,12 @@ const std::set<std::string>& KnownClasses() {
   return *kClasses;
 }
 
-// A symbol libonnx invents per inference run (unk__N) or one the analysis derives from such
-// (bcast(M,N)) does not identify an extent across tensors.
-bool ReliableSymbol(const std::string& name) {
-  return name.rfind("unk__", 0) != 0 && name.find('(') == std::string::npos;
-}
+// A symbol the analysis derives for an undecided broadcast (bcast(M,N)) does not identify an
+// extent across tensors. Every other symbol does, whatever its name: libonnx's own inventions
+// (unk__N) never reach the tables (the analysis reads them as unknown dims), so an unk__N here
+// is the model's declaration (tf2onnx names its dynamic dims so), and `check` compares it as
+// any symbol: the target check must decide the node the same way.
+bool ReliableSymbol(const std::string& name) { return name.find('(') == std::string::npos; }
 
 // True when `d` identifies an extent that compares reliably with another dim: a number, a
 // symbol, or a dim expression over such symbols (expressions are canonical, so equal extents
@@ -275,8 +277,9 @@ absl::Span<const TargetProfile> BuiltinTargets() {
         Builtin("ncnn",
                 "ncnn BinaryOp from the seed table 001, NOT measured (ncnn is not installed "
                 "here): equal ranks, one side of each pair has the output shape, rank <= 4 "
-                "beyond a leading batch of 1",
-                {"upgrade-legacy-broadcast", "align-ranks", "legalize-ncnn"},
+                "beyond a leading batch of 1, shapes only as constants",
+                {"upgrade-legacy-broadcast", "fold-constants", "eliminate-redundant-broadcast",
+                 "align-ranks", "legalize-ncnn"},
                 {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
                  "unidirectional", "matmul-batch"},
                 4, true, true, true),
@@ -290,6 +293,8 @@ absl::Span<const TargetProfile> BuiltinTargets() {
                 0, false, false, false),
     };
     (*targets)[1].op_rules = NcnnSeedOpRules();
+    // onnx2ncnn has no Shape arithmetic ("Shape not supported yet"): shapes only as constants.
+    (*targets)[1].runtime_shapes = false;
     // A profile that does not parse is a build error in spirit; targets_test parses the file
     // itself and names the line, so here the target is only left out.
     absl::StatusOr<TargetProfile> opencv =
@@ -382,12 +387,14 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
       if (!absl::SimpleAtoi(value, &p.max_rank) || p.max_rank < 0) {
         return fail(absl::StrCat("max_rank '", value, "' is not a non-negative integer"));
       }
-    } else if (key == "batch_axis" || key == "equal_rank" || key == "scalar_any_rank") {
+    } else if (key == "batch_axis" || key == "equal_rank" || key == "scalar_any_rank" ||
+               key == "runtime_shapes") {
       absl::StatusOr<bool> b = ParseBool(value);
       if (!b.ok()) return fail(absl::StrCat(key, ": ", b.status().message()));
-      (key == "batch_axis"   ? p.batch_axis
-       : key == "equal_rank" ? p.equal_rank
-                             : p.scalar_any_rank) = *b;
+      (key == "batch_axis"        ? p.batch_axis
+       : key == "equal_rank"      ? p.equal_rank
+       : key == "runtime_shapes"  ? p.runtime_shapes
+                                  : p.scalar_any_rank) = *b;
     } else {
       return fail(absl::StrCat("unknown key '", key, "'"));
     }
@@ -444,7 +451,8 @@ std::string FormatTargetProfile(const TargetProfile& p) {
                       "\nmax_rank = ", p.max_rank,
                       "\nbatch_axis = ", p.batch_axis ? "true" : "false",
                       "\nequal_rank = ", p.equal_rank ? "true" : "false",
-                      "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false", "\n",
+                      "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false",
+                      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n",
                       FormatOpRules(p.op_rules));
 }
 
@@ -591,6 +599,11 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
       t.shapes = absl::StrJoin(shapes, " and ");
       t.why = std::move(why);
+      // A conditional node is decided once its symbols are numbers: say which to bind.
+      if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
+        absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
+                        absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
+      }
       t.cannot_prove = cannot_prove;
       out.push_back(std::move(t));
     };
@@ -759,6 +772,12 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
     if (!analysis.ok()) return analysis.status();
     for (const NodeVerdict& v : analysis->nodes) check(v);
+  }
+  if (!p.runtime_shapes) {
+    absl::StatusOr<std::vector<TargetViolation>> shapes =
+        FindRuntimeShapeNodes(model, p.name, original_index, tables);
+    if (!shapes.ok()) return shapes.status();
+    for (TargetViolation& t : *shapes) out.push_back(std::move(t));
   }
   return out;
 }

@@ -12,6 +12,9 @@
 //   batch_axis = true       # a leading axis of extent 1 or symbolic does not count
 //   equal_rank = true       # operands of a broadcasting op must have equal rank
 //   scalar_any_rank = true  # ...except scalar-like ones (rank 0 or all 1s)
+//   runtime_shapes = false  # the engine computes no shape at run time (default true): every
+//                           # Shape/Size node, shape input that is not a constant, and node
+//                           # with only constant inputs is outside its form
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
 //
@@ -85,6 +88,10 @@ struct TargetProfile {
   bool batch_axis = false;       ///< a leading axis of extent 1 or symbolic is not counted
   bool equal_rank = false;       ///< broadcast operands must have equal rank
   bool scalar_any_rank = false;  ///< scalar-like operands are exempt from equal_rank
+  /// False: the engine takes shapes only as constants (ncnn's converter): rewrites never
+  /// insert a Shape-derived Expand, and the target check names every node that computes a
+  /// shape at run time (passes/runtime_shapes.h) with the dims to bind.
+  bool runtime_shapes = true;
 
   /// Per-op rules by op type (empty: the global keys alone decide).
   std::map<std::string, OpRule> op_rules;
@@ -145,7 +152,8 @@ struct TargetViolation {
 /// model-local function bodies per call site) that is not provably in `profile`'s form: proven
 /// broadcast errors, classes the engine does not run, unequal or too-high ranks, and nodes
 /// whose ranks or dims are not known well enough to prove the form where the table depends on
-/// them ("cannot prove: rank of B unknown, produced by ..."). Empty when the model provably
+/// them ("cannot prove: rank of B unknown, produced by ..."), and with `runtime_shapes =
+/// false` every node that computes a shape at run time. Empty when the model provably
 /// conforms. Expand nodes are the rewrites' own tool and are not checked.
 /// `original_index` (see OriginalNodeIndex): labels of unnamed main-graph nodes use their index
 /// in the model a pipeline started from, as the passes' logs do. `tables`: the pipeline's kept

@@ -136,7 +136,9 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
                     const std::optional<std::vector<std::string>>& passes,
                     const std::optional<std::string>& target_file, const py::object& output,
                     int64_t fold_limit_bytes, bool verify_each, bool external_data,
-                    const std::string& base_dir, bool allow_partial) {
+                    const std::string& base_dir, bool allow_partial,
+                    const std::optional<std::map<std::string, int64_t>>& dims,
+                    const std::optional<std::map<std::string, std::vector<int64_t>>>& input_shapes) {
   ModelArg arg = ToModelArg(model, "optimize");
   onnx_bcast::OptimizeOptions options;
   options.target = target.value_or("");
@@ -145,6 +147,8 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
   options.fold_limit_bytes = fold_limit_bytes;
   options.verify_each = verify_each;
   options.allow_partial = allow_partial;
+  if (dims.has_value()) options.dims = *dims;
+  if (input_shapes.has_value()) options.input_shapes = *input_shapes;
   options.load.base_dir = base_dir;
   std::string output_path;
   if (!output.is_none()) {
@@ -378,7 +382,7 @@ FileNotFoundError.)";
 constexpr char kOptimizeDoc[] =
     "optimize(model, *, target=None, passes=None, target_file=None, output=None, "
     "fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', "
-    "allow_partial=False)\n--\n\n"
+    "allow_partial=False, dims=None, input_shapes=None)\n--\n\n"
     R"(Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
 (list_passes(); ["none"]: load and save only).
 
@@ -391,7 +395,11 @@ saved there too. The report is the document of `onnx-bcast opt --report` as a di
 'violations', 'error'}; plus 'text', the lines the CLI prints. Pass it to verify(report=...) to
 name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
 outside the target's form raises NotImplementedError naming every such node, unless
-allow_partial=True (then summary['violations'] lists them).)";
+allow_partial=True (then summary['violations'] lists them).
+dims={'H': 640, ...} and input_shapes={'x': [1, 3, 640, 640]} bind symbolic dims before the
+passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
+(report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
+ValueError naming it.)";
 
 constexpr char kRunDoc[] =
     "run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, "
@@ -438,7 +446,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("passes") = py::none(), py::arg("target_file") = py::none(),
         py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
         py::arg("verify_each") = false, py::arg("external_data") = false,
-        py::arg("base_dir") = ".", py::arg("allow_partial") = false, kOptimizeDoc);
+        py::arg("base_dir") = ".", py::arg("allow_partial") = false,
+        py::arg("dims") = py::none(), py::arg("input_shapes") = py::none(), kOptimizeDoc);
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("random") = false, py::arg("seed") = 0, py::arg("dims") = py::none(),

@@ -78,7 +78,8 @@ struct Args {
   bool strict = false;
   bool lint = false;
   bool annotate = false;
-  std::vector<std::string> dims;  // check and run: SYMBOL=N
+  std::vector<std::string> dims;  // check, opt and run: SYMBOL=N
+  std::vector<std::string> input_shapes;  // opt: NAME=d0,d1,...
   // opt
   std::string target;
   std::string target_file;
@@ -238,8 +239,16 @@ void DeclareOpt(CommandLine* cl, Args* a) {
   cl->Flag("--in-place", "write the result back to MODEL (no -o needed)", &a->in_place);
   cl->Flag("--external-data", "save large initializers to OUT.data", &a->external_data);
   cl->Flag("--list-passes", "list the passes and targets, then exit", &a->list_passes);
+  cl->Repeated("--dim", "SYMBOL=N",
+               "bind a symbolic dim before the passes (repeatable, or a comma list H=640,W=640): "
+               "the written model has that number there; exit 1 naming the node when a "
+               "broadcast fails at it",
+               &a->dims);
+  cl->Repeated("--input-shape", "NAME=d0,d1,...",
+               "bind every dim of graph input NAME, named or not (repeatable)", &a->input_shapes);
   cl->Option("--fold-limit", "BYTES",
-             "fold a broadcast constant into an initializer up to BYTES (default 4096)",
+             "largest constant a pass writes: a broadcast folded into an initializer (default "
+             "4096) and a result of fold-constants (default 1 MiB)",
              &a->fold_limit);
   cl->Flag("--debug", "print every rewrite and why nodes were left alone", &a->debug);
   cl->Flag("--allow-partial",
@@ -463,6 +472,55 @@ int RunProbeEngine(const Command& cmd, const Args& args) {
   return kExitOk;
 }
 
+// --dim SYMBOL=N values (check, opt), each flag one binding or a comma list of them
+// ("H=640,W=640"), parsed before the model is read: a malformed one is a usage error whatever
+// the model. The names are checked against the model's symbols once it is analyzed.
+absl::Status ParseDimSpecs(const std::vector<std::string>& specs,
+                           std::map<std::string, int64_t>* dims) {
+  for (const std::string& list : specs) {
+    for (absl::string_view spec : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+      absl::StripAsciiWhitespace(&kv.first);
+      absl::StripAsciiWhitespace(&kv.second);
+      int64_t n = 0;
+      if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--dim expects SYMBOL=N with N >= 1, got '", spec, "'"));
+      }
+      if (dims->count(kv.first) > 0 && (*dims)[kv.first] != n) {
+        return absl::InvalidArgumentError(absl::StrCat("--dim ", kv.first, " is given twice"));
+      }
+      (*dims)[kv.first] = n;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --input-shape NAME=d0,d1,... (opt), one graph input per flag.
+absl::Status ParseInputShapeSpecs(const std::vector<std::string>& specs,
+                                  proto::InputShapes* shapes) {
+  for (const std::string& spec : specs) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    std::vector<int64_t> extents;
+    bool ok = !kv.first.empty() && !kv.second.empty();
+    for (absl::string_view d : absl::StrSplit(kv.second, ',')) {
+      int64_t n = 0;
+      ok = ok && absl::SimpleAtoi(d, &n) && n >= 1;
+      extents.push_back(n);
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape expects NAME=d0,d1,... with every d >= 1, got '", spec, "'"));
+    }
+    if (shapes->count(kv.first) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", kv.first, " is given twice"));
+    }
+    (*shapes)[kv.first] = std::move(extents);
+  }
+  return absl::OkStatus();
+}
+
 int RunCheck(const Command& cmd, const Args& args) {
   if (args.positionals.size() != 1) return Usage(cmd, "expects exactly one MODEL");
   if (args.annotate != args.output.has_value()) {
@@ -480,16 +538,8 @@ int RunCheck(const Command& cmd, const Args& args) {
   // --dim values are parsed before loading (a malformed one is a usage error whatever the
   // model); the names are checked against the model's symbols once it is analyzed.
   std::map<std::string, int64_t> dims;
-  for (const std::string& spec : args.dims) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    int64_t n = 0;
-    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 1) {
-      return Usage(cmd, absl::StrCat("--dim expects SYMBOL=N with N >= 1, got '", spec, "'"));
-    }
-    if (dims.count(kv.first) > 0 && dims[kv.first] != n) {
-      return Usage(cmd, absl::StrCat("--dim ", kv.first, " is given twice"));
-    }
-    dims[kv.first] = n;
+  if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
   }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
   absl::StatusOr<proto::Model> model = Load(args.positionals[0], args, progress.get());
@@ -603,6 +653,7 @@ int RunOpt(const Command& cmd, const Args& args) {
   if (args.fold_limit.has_value()) {
     if (*args.fold_limit < 0) return Usage(cmd, "--fold-limit must not be negative");
     settings.fold_limit_bytes = *args.fold_limit;
+    settings.constant_fold_limit_bytes = *args.fold_limit;
   }
   passes::PipelineRequest request;
   request.target = args.target;
@@ -624,6 +675,13 @@ int RunOpt(const Command& cmd, const Args& args) {
     }
     return Usage(cmd, std::string(resolved.status().message()));
   }
+  driver::DimBindingRequest bind;
+  if (absl::Status s = ParseDimSpecs(args.dims, &bind.dims); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
+  if (absl::Status s = ParseInputShapeSpecs(args.input_shapes, &bind.input_shapes); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   const bool has_target = resolved->profile.has_value();
   if (args.allow_partial && !has_target) {
     return Usage(cmd, "--allow-partial relaxes a target's promise: give a target");
@@ -638,10 +696,27 @@ int RunOpt(const Command& cmd, const Args& args) {
   const std::string label = model->path;  // "<stdin>" for '-'
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
-  // --verify compares against the model as loaded.
+  passes::OptReport report;
+  if (!bind.empty()) {
+    absl::StatusOr<driver::DimBindingOutcome> bound =
+        driver::BindDims(&*model, bind, progress.get());
+    if (!bound.ok()) {
+      PrintError(absl::StrCat(label, ": ", bound.status().message()));
+      return LoadExitCode(bound.status());
+    }
+    if (!bound->usage.empty()) return Usage(cmd, absl::StrCat(label, ": ", bound->usage));
+    if (!bound->failure.empty()) {
+      // As check --dim: the first node that fails at these dims; nothing is written.
+      PrintError(absl::StrCat(label, ": ", bound->failure));
+      return kExitFound;
+    }
+    report.bindings = bound->bindings;
+    report.dims_fixed = bound->dims_fixed;
+  }
+  // --verify compares against the model as loaded (with the dims bound: the same inputs feed
+  // both).
   std::optional<proto::Model> original;
   if (args.verify) original = *model;
-  passes::OptReport report;
   report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
   // A node left outside the target's form fails opt below unless --allow-partial.
   const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);

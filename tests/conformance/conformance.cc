@@ -1,6 +1,8 @@
 // conformance: runs every case of the ONNX backend test data (node, pytorch-converted,
 // pytorch-operator, simple) on the executor, one forked child per case (crashes and time-outs
 // stay contained), and prints per-folder counts; --check guards a list of cases that must pass.
+// --fold runs fold-constants over each model first (twice: the second run must change nothing),
+// so the folded models are checked against the same expected outputs.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -23,8 +25,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "passes/fold_constants.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/constant_eval.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/test_data.h"
@@ -54,6 +58,7 @@ struct Options {
   int jobs = 1;
   int time_limit_s = 20;
   bool no_fork = false;
+  bool fold = false;
 };
 
 Outcome FromStatus(const absl::Status& s) {
@@ -68,6 +73,29 @@ Result RunCase(const std::string& case_dir, const Options& options) {
     r.outcome = FromStatus(model.status());
     r.reason = absl::StrCat("load: ", model.status().message());
     return r;
+  }
+  if (options.fold) {
+    const passes::ConstantEvaluator evaluator = [](const proto::Model& fragment) {
+      return rt::EvaluateConstantModel(fragment);
+    };
+    passes::PassOptions po;
+    po.evaluator = &evaluator;
+    const std::unique_ptr<passes::Pass> fold = passes::CreateFoldConstantsPass();
+    passes::PassStats stats;
+    if (absl::Status s = fold->Run(&*model, po, &stats); !s.ok()) {
+      r.outcome = Outcome::kFail;
+      r.reason = absl::StrCat("fold-constants: ", s.message());
+      return r;
+    }
+    const proto::Model once = *model;
+    passes::PassStats again;
+    std::string diff;
+    if (absl::Status s = fold->Run(&*model, po, &again);
+        !s.ok() || !proto::ModelsEqual(once.proto, model->proto, &diff)) {
+      r.outcome = Outcome::kFail;
+      r.reason = absl::StrCat("fold-constants is not idempotent: ", s.message(), diff);
+      return r;
+    }
   }
   absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model);
   if (!loaded.ok()) {
@@ -219,7 +247,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: conformance [--data DIR] [--filter SUBSTR] [--list] [--jobs N]\n"
                "                   [--time-limit SECONDS] [--check FILE] [--update FILE] "
-               "[--no-fork]\n");
+               "[--no-fork] [--fold]\n");
   return 64;
 }
 
@@ -237,6 +265,8 @@ int Main(int argc, char** argv) {
       options.list = true;
     } else if (arg == "--no-fork") {
       options.no_fork = true;
+    } else if (arg == "--fold") {
+      options.fold = true;
     } else if (arg == "--data") {
       if (!value(&options.data)) return Usage();
     } else if (arg == "--filter") {

@@ -197,6 +197,14 @@ struct OptimizeOptions {
   std::vector<std::string> passes;   ///< pass names (ListPasses()), run in order
   /// Fold a broadcast constant into an initializer up to this many bytes.
   int64_t fold_limit_bytes = 4096;
+  /// fold-constants replaces a computed value by an initializer up to this many bytes.
+  int64_t constant_fold_limit_bytes = int64_t{1} << 20;
+  /// Symbols to bind before the passes (opt --dim): the declared shapes get these numbers.
+  /// A name the model does not have is InvalidArgument listing its symbols; a binding that
+  /// breaks a broadcast is InvalidArgument naming the node (as check's dims).
+  std::map<std::string, int64_t> dims;
+  /// Every dim of a graph input (opt --input-shape NAME=d0,d1,...), named or not.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
   /// With a target: by default a node left outside the target's form (listed in

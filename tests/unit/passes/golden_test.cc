@@ -7,7 +7,8 @@
 // File format:
 //   # comment
 //   pass: align-ranks
-//   fold-limit: 0                      (optional)
+//   fold-limit: 0                      (optional; both the broadcast and the constant limit)
+//   target: ncnn                       (optional: the target the pass works for)
 //   expect: change | no-change | error INVALID_ARGUMENT
 //   error: substring of the message    (with expect: error)
 //   === input
@@ -97,9 +98,16 @@ TEST_P(GoldenTest, Matches) {
   PassOptions options;
   if (c.header.count("fold-limit")) {
     ASSERT_TRUE(absl::SimpleAtoi(c.header.at("fold-limit"), &options.fold_limit_bytes));
+    options.constant_fold_limit_bytes = options.fold_limit_bytes;
   }
-  const TargetProfile* ncnn = FindTarget("ncnn");
-  options.target = ncnn;
+  // The target a pass works for: `target: NAME` in the header; `legalize` reads ncnn's table
+  // by default. Other passes run as `--passes` runs them, without a target.
+  if (c.header.count("target")) {
+    options.target = FindTarget(c.header.at("target"));
+    ASSERT_NE(options.target, nullptr) << c.file << ": unknown target";
+  } else if (pass == "legalize") {
+    options.target = FindTarget("ncnn");
+  }
   proto::Model model = testing::Parse(c.sections.at("input"));
   const proto::Model original = model;
   PassStats stats;

@@ -7,6 +7,7 @@
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "proto/onnx_text.h"
+#include "runtime/exec/constant_eval.h"
 #include "proto/opsets.h"
 
 namespace onnx_bcast::passes::testing {
@@ -30,12 +31,20 @@ proto::Model Parse(const std::string& text) {
   return m.ok() ? *std::move(m) : proto::Model();
 }
 
+const ConstantEvaluator* Executor() {
+  static const auto* const kEvaluator = new ConstantEvaluator(
+      [](const proto::Model& fragment) { return rt::EvaluateConstantModel(fragment); });
+  return kEvaluator;
+}
+
 absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* stats,
                      const PassOptions& options) {
   const PassInfo* info = FindPass(name);
   if (info == nullptr) return absl::NotFoundError(name);
   PassStats local;
-  return info->factory()->Run(model, options, stats != nullptr ? stats : &local);
+  PassOptions with_executor = options;
+  if (with_executor.evaluator == nullptr) with_executor.evaluator = Executor();
+  return info->factory()->Run(model, with_executor, stats != nullptr ? stats : &local);
 }
 
 absl::Status RunTarget(const TargetProfile& target, proto::Model* model, std::vector<PassRun>* runs,
@@ -45,6 +54,7 @@ absl::Status RunTarget(const TargetProfile& target, proto::Model* model, std::ve
   PipelineOptions po;
   po.pass_options = options;
   po.pass_options.target = &target;
+  if (po.pass_options.evaluator == nullptr) po.pass_options.evaluator = Executor();
   po.verify_each = true;
   std::vector<PassRun> local;
   return RunPipeline(model, *pipeline, po, runs != nullptr ? runs : &local);

@@ -21,6 +21,10 @@ std::string GoldenForm(const onnx::ModelProto& model);
 /// Parses ONNX text or fails the test.
 proto::Model Parse(const std::string& text);
 
+/// The bundled executor as fold-constants' evaluator (RunPass and RunTarget use it when the
+/// options name none).
+const ConstantEvaluator* Executor();
+
 /// Runs the named pass once.
 absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* stats = nullptr,
                      const PassOptions& options = {});
