@@ -272,7 +272,9 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
              passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
              output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
-             allow_partial: bool = False) -> tuple[onnx.ModelProto, OptimizeReport]:
+             allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
+             input_shapes: Optional[dict[str, Sequence[int]]] = None
+             ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
     (list_passes(); ["none"]: load and save only).
 
@@ -286,19 +288,26 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
     name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
     outside the target's form raises NotImplementedError naming every such node, unless
     allow_partial=True (then summary['violations'] lists them).
+    dims={'H': 640, ...} and input_shapes={'x': [1, 3, 640, 640]} bind symbolic dims before the
+    passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
+    (report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
+    ValueError naming it.
     """
 @overload
 def optimize(model: Buffer, *, target: Optional[str] = None,
              passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
              output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
-             allow_partial: bool = False) -> tuple[bytes, OptimizeReport]: ...
+             allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
+             input_shapes: Optional[dict[str, Sequence[int]]] = None
+             ) -> tuple[bytes, OptimizeReport]: ...
 @overload
 def optimize(model: StrPath, *, target: Optional[str] = None,
              passes: Optional[Sequence[str]] = None, target_file: Optional[str] = None,
              output: StrPath, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
-             allow_partial: bool = False) -> OptimizeReport: ...
+             allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
+             input_shapes: Optional[dict[str, Sequence[int]]] = None) -> OptimizeReport: ...
 
 
 def run(model: Model, inputs: Optional[dict[str, numpy.typing.ArrayLike]] = None, *,

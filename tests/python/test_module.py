@@ -132,6 +132,25 @@ class OptimizeTest(unittest.TestCase):
             onnx.checker.check_model(onnx.load(str(out)))
             self.assertTrue(onnx_bcast.verify(MODELS / "cnn_block.onnx", out)["match"])
 
+    def test_dims_make_the_model_static(self):
+        fpn = SOURCE_DIR / "tests" / "fixtures" / "exported" / "fpn_op11.onnx"
+        model = onnx.load(str(fpn))
+        rewritten, report = onnx_bcast.optimize(model, target="ncnn",
+                                                dims={"N": 1, "H": 64, "W": 64})
+        self.assertEqual(report["dims"], {"H": 64, "N": 1, "W": 64})
+        dims = [d.dim_value for d in rewritten.graph.input[0].type.tensor_type.shape.dim]
+        self.assertEqual(dims, [1, 3, 64, 64])
+        self.assertNotIn("Shape", {n.op_type for n in rewritten.graph.node})
+        same, _ = onnx_bcast.optimize(model, target="ncnn",
+                                      input_shapes={"x": [1, 3, 64, 64]})
+        self.assertEqual(same.SerializeToString(), rewritten.SerializeToString())
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.optimize(model, target="ncnn", dims={"Q": 2})
+        self.assertIn("Q", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.optimize(model, target="ncnn", dims={"N": 1, "H": 24, "W": 32})
+        self.assertIn("not broadcastable", str(cm.exception))
+
     def test_bad_options_and_bad_models_raise(self):
         model = onnx.load(str(MODELS / "cnn_block.onnx"))
         with self.assertRaises(ValueError) as cm:
