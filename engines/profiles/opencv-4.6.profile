@@ -9,6 +9,7 @@ max_rank = 0
 batch_axis = false
 equal_rank = false
 scalar_any_rank = false
+runtime_shapes = true
 op.Add.min_rank = 2
 op.Add.max_rank = 5
 op.Add.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
