@@ -15,6 +15,8 @@
 //  - Where (B as X or as Y), PRelu (slope per class, four kinds), Gemm (C per class, four
 //    kinds), MatMul (batch dims per class, both orders, B an input or an initializer) and
 //    Expand (lower rank, equal rank, bidirectional target; four kinds of input).
+//  - Run-time shapes: a Shape -> Gather -> Concat -> Reshape chain on an input whose batch dim
+//    is symbolic, and the same with the dim declared as a number (profile: runtime_shapes).
 // Inputs are seeded random floats in [-1, 1); positive in [0.5, 1.5) for Div and Pow (no
 // division by zero, no NaN from a fractional power), halves in {-1, -0.5, 0, 0.5} for the
 // comparisons (so that Equal meets equal elements).
@@ -276,6 +278,16 @@ void AddExpandCells(std::vector<ProbeCell>* cells) {
   }
 }
 
+void AddRuntimeShapeCells(std::vector<ProbeCell>* cells) {
+  for (const char* form : {"runtime-shape", "static-shape"}) {
+    ProbeCell c;
+    c.op = "Reshape";
+    c.operands = {Operand({2, 3, 4})};
+    c.form = form;
+    cells->push_back(std::move(c));
+  }
+}
+
 // ---- Building a cell's model ----
 
 std::string TypeText(const char* elem, const Dims& shape) {
@@ -312,6 +324,7 @@ absl::StatusOr<rt::Tensor> Values(const ProbeOperand& o, ValueRange range, uint6
 }
 
 Dims OutputShape(const ProbeCell& c) {
+  if (c.op == "Reshape") return {c.operands[0].shape[0], 12};
   std::vector<Dims> shapes;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     shapes.push_back(static_cast<int>(k) == c.wrapped ? c.wrapped_shape : c.operands[k].shape);
@@ -339,7 +352,24 @@ struct BuiltCell {
   std::set<std::string> constants;
 };
 
+// A run-time shape cell's model (see ProbeCell::form).
+absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
+  BuiltCell out;
+  absl::StatusOr<rt::Tensor> x = Values(c.operands[0], ValueRange::kSigned, seed * 1000);
+  if (!x.ok()) return x.status();
+  out.feeds.emplace_back("op0", std::move(*x));
+  const std::string batch = c.form == "runtime-shape" ? "N" : "2";
+  out.text =
+      absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (float[", batch,
+                   ",3,4] op0) => (float[", batch,
+                   ",12] y) <int64[1] zero = {0}, int64[1] rest = {-1}> {\n"
+                   "  s = Shape(op0)\n  n = Gather(s, zero)\n  t = Concat<axis = 0>(n, rest)\n"
+                   "  y = Reshape(op0, t)\n}\n");
+  return out;
+}
+
 absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
+  if (c.op == "Reshape") return BuildShapeCell(c, seed);
   BuiltCell out;
   std::vector<std::string> inputs;
   std::vector<std::string> inits;
@@ -534,6 +564,7 @@ std::vector<ProbeCell> ProbeGrid() {
   AddGemmCells(&cells);
   AddMatMulCells(&cells);
   AddExpandCells(&cells);
+  AddRuntimeShapeCells(&cells);
   return cells;
 }
 
@@ -558,19 +589,23 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
     };
     absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "probe");
     if (!model.ok()) return cell_error(model.status());
-    // The class is check's own, from the analysis of the very model the engine gets.
-    absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
-    if (!analysis.ok()) return cell_error(analysis.status());
-    const passes::NodeVerdict* probed = nullptr;
-    for (const passes::NodeVerdict& v : analysis->nodes) {
-      if (v.op == c.op) probed = &v;  // the probed node is the graph's last
+    // The class is check's own, from the analysis of the very model the engine gets (a
+    // run-time shape cell has no broadcasting node).
+    if (c.op != "Reshape") {
+      absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
+      if (!analysis.ok()) return cell_error(analysis.status());
+      const passes::NodeVerdict* probed = nullptr;
+      for (const passes::NodeVerdict& v : analysis->nodes) {
+        if (v.op == c.op) probed = &v;  // the probed node is the graph's last
+      }
+      if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
+      const auto is_constant = [&](const std::string& n) { return built->constants.count(n) > 0; };
+      c.broadcast_class = probed->broadcast_class;
+      c.form_class = passes::FormClass(*probed);
+      c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
+      c.aligned = passes::OperandsAligned(*probed);
+      c.constants_below = passes::ConstantsBelowOutputRank(*probed, is_constant);
     }
-    if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
-    c.broadcast_class = probed->broadcast_class;
-    c.form_class = passes::FormClass(*probed);
-    c.kind_pattern = passes::OperandKindPattern(
-        *probed, [&](const std::string& n) { return built->constants.count(n) > 0; });
-    c.aligned = passes::OperandsAligned(*probed);
 
     absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);
     if (!runtime.ok()) return cell_error(runtime.status());

@@ -55,6 +55,9 @@ struct ProbeCell {
   std::vector<ProbeOperand> operands;
   /// "direct", or the rewrite form applied to operand `wrapped`: "Unsqueeze" or "Reshape"
   /// (to `wrapped_shape`, equal rank), "Expand" or "Tile" (to `wrapped_shape`, the output's).
+  /// Op "Reshape" cells measure run-time shapes instead (the profile's runtime_shapes): form
+  /// "runtime-shape" reshapes its input [N,3,4] to Concat(Gather(Shape(x), 0), -1) with N a
+  /// symbolic dim, "static-shape" the same chain with N = 2 declared.
   std::string form = "direct";
   int wrapped = -1;
   std::vector<int64_t> wrapped_shape;
@@ -65,6 +68,7 @@ struct ProbeCell {
   std::string form_class;       ///< passes::FormClass: the profile's key
   std::string kind_pattern;     ///< passes::OperandKindPattern
   bool aligned = false;         ///< passes::OperandsAligned
+  bool constants_below = false;  ///< passes::ConstantsBelowOutputRank
   CellResult result = CellResult::kCrashed;
   std::string message;
   double max_abs_error = 0;

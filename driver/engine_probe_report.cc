@@ -9,12 +9,17 @@
 //    and form class (passes::FormClass), the direct cells within the rank limits (a rewrite
 //    form's cell may fail in the wrapping node, which no op rule describes; the table shows
 //    them): all run and match -> the class alone (runs); else, when every cell whose
-//    operands have equal rank runs and matches -> `:aligned`; else the worst failure met,
+//    operands have equal rank runs and matches -> `:aligned`; else, when every cell whose
+//    constant operands all have a lower rank than the output runs and matches -> `:unaligned`
+//    (a constant kept at its own rank); else the worst failure met,
 //    `wrong` before `crashed` before `refused` (a wrong answer is the one nothing reports).
 //  - Global keys: `classes` lists the numpy classes every elementwise op that runs `same`
 //    runs (plainly or aligned) with computed operands, plus `unidirectional` and
 //    `matmul-batch` when PRelu/Gemm and MatMul run some form; the passes align ranks and
 //    legalize the rest; equal_rank and max_rank stay off (the per-op rules say it per op).
+//  - runtime_shapes: true when every run-time shape cell (a Shape -> Reshape chain on a
+//    symbolic dim) runs and matches. The pipeline: upgrade-legacy-broadcast, fold-constants
+//    (static engines get shapes as constants) and legalize-measured (the per-op rules).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -43,12 +48,18 @@ std::string OperandsText(const ProbeCell& c) {
     if (static_cast<int>(k) == c.wrapped) {
       text = absl::StrCat(c.form, "(", text, ") ", ShapeText(c.wrapped_shape));
     }
+    if (c.op == "Reshape") {
+      text =
+          absl::StrCat(text, c.form == "runtime-shape" ? " declared [N,3,4]" : " declared [2,3,4]",
+                       ", to Concat(Gather(Shape), -1)");
+    }
     parts.push_back(std::move(text));
   }
   return absl::StrJoin(parts, ", ");
 }
 
 std::string RanksText(const ProbeCell& c) {
+  if (c.op == "Reshape") return absl::StrCat("3 → 2");
   std::vector<std::string> ranks;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     if (c.op == "Expand" && k == 1) break;  // the target shape is not an operand's shape
@@ -142,7 +153,7 @@ std::string FormatProbeTable(const ProbeReport& r) {
                         "|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < r.cells.size(); ++i) {
     const ProbeCell& c = r.cells[i];
-    std::string cls = c.broadcast_class;
+    std::string cls = c.op == "Reshape" ? c.form : c.broadcast_class;
     if (!c.form_class.empty() && c.form_class != cls) absl::StrAppend(&cls, " (", c.form_class, ")");
     absl::StrAppend(&out, "| ", i + 1, " | ", c.op, " | ", cls, " | ", RanksText(c), " | ",
                     Cell(OperandsText(c)), " | ", std::string(CellResultName(c.result)), " | ",
@@ -159,9 +170,18 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
                                " run and match, ", r.Count(CellResult::kRefused), " refused, ",
                                r.Count(CellResult::kWrong), " wrong, ",
                                r.Count(CellResult::kCrashed), " crashed");
-  p.passes = {"upgrade-legacy-broadcast", "align-ranks", "legalize"};
+  p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
   std::map<std::string, std::vector<const ProbeCell*>> by_op;
-  for (const ProbeCell& c : r.cells) by_op[c.op].push_back(&c);
+  bool shape_cells = false;
+  for (const ProbeCell& c : r.cells) {
+    if (c.op != "Reshape") {
+      by_op[c.op].push_back(&c);
+    } else if (c.form == "runtime-shape") {
+      shape_cells = true;
+      p.runtime_shapes = p.runtime_shapes && c.result == CellResult::kRunsAndMatches;
+    }
+  }
+  if (!shape_cells) p.runtime_shapes = true;  // not measured: the default
   for (const auto& [op, cells] : by_op) {
     passes::OpRule rule;
     // The rank limit, from the `same` cells.
@@ -198,6 +218,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       int worst = 0;
       int worst_aligned = 0;
       bool any_aligned = false;
+      int worst_below = 0;
+      bool any_below = false;
       CellResult worst_result = CellResult::kRunsAndMatches;
     };
     std::map<std::string, std::map<std::string, Tally>> tallies;
@@ -215,12 +237,18 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
         t.any_aligned = true;
         t.worst_aligned = std::max(t.worst_aligned, s);
       }
+      if (c->constants_below) {
+        t.any_below = true;
+        t.worst_below = std::max(t.worst_below, s);
+      }
     }
     for (const auto& [pattern, classes] : tallies) {
       for (const auto& [cls, t] : classes) {
         passes::FormSupport s = SupportOf(t.worst_result);
         if (t.worst > 0 && t.any_aligned && t.worst_aligned == 0) {
           s = passes::FormSupport::kRunsAligned;
+        } else if (t.worst > 0 && t.any_below && t.worst_below == 0) {
+          s = passes::FormSupport::kRunsUnaligned;
         }
         rule.forms[pattern][cls] = s;
       }
@@ -237,7 +265,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     auto runs = [&](const std::string& cls) {
       auto it = computed->second.find(cls);
       return it != computed->second.end() && (it->second == passes::FormSupport::kRuns ||
-                                               it->second == passes::FormSupport::kRunsAligned);
+                                              it->second == passes::FormSupport::kRunsAligned ||
+                                              it->second == passes::FormSupport::kRunsUnaligned);
     };
     if (!runs("same")) continue;
     for (auto it = global.begin(); it != global.end();) {
@@ -255,7 +284,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       if (it == p.op_rules.end()) continue;
       for (const auto& [pattern, forms] : it->second.forms) {
         for (const auto& [cls, s] : forms) {
-          if (s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned) {
+          if (s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
+              s == passes::FormSupport::kRunsUnaligned) {
             return true;
           }
         }

@@ -119,14 +119,16 @@ absl::StatusOr<std::map<std::string, FormSupport>> ParseForms(const std::string&
           "bidirectional; or matmul-batch:<class>)"));
     }
     std::optional<FormSupport> s;
-    for (FormSupport f : {FormSupport::kRuns, FormSupport::kRunsAligned, FormSupport::kRefused,
-                          FormSupport::kWrong, FormSupport::kCrashed}) {
+    for (FormSupport f :
+         {FormSupport::kRuns, FormSupport::kRunsAligned, FormSupport::kRunsUnaligned,
+          FormSupport::kRefused, FormSupport::kWrong, FormSupport::kCrashed}) {
       if (FormSupportName(f) == support) s = f;
     }
     if (!s) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", item, "': '", support,
-                       "' is not one of aligned, refused, wrong, crashed (nothing: runs)"));
+                       "' is not one of aligned, unaligned, refused, wrong, crashed (nothing: "
+                       "runs)"));
     }
     if (!forms.emplace(cls, *s).second) {
       return absl::InvalidArgumentError(absl::StrCat("form class '", cls, "' given twice"));
@@ -143,6 +145,8 @@ std::string_view FormSupportName(FormSupport support) {
       return "runs";
     case FormSupport::kRunsAligned:
       return "aligned";
+    case FormSupport::kRunsUnaligned:
+      return "unaligned";
     case FormSupport::kRefused:
       return "refused";
     case FormSupport::kWrong:
@@ -194,6 +198,22 @@ bool OperandsAligned(const NodeVerdict& v) {
     if (!s.rank_known || s.rank() != v.inputs[0].rank()) return false;
   }
   return true;
+}
+
+bool ConstantsBelowOutputRank(const NodeVerdict& v,
+                              const std::function<bool(const std::string&)>& is_constant) {
+  if (!v.output.rank_known) return false;
+  // Gemm's C is compared with (M,N), which is rank 2 whatever A and B are.
+  const int64_t out_rank = v.op == "Gemm" ? 2 : v.output.rank();
+  const size_t n =
+      v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  bool any = false;
+  for (size_t k = 0; k < n && k < v.inputs.size(); ++k) {
+    if (v.input_names[k].empty() || !is_constant(v.input_names[k])) continue;
+    if (!v.inputs[k].rank_known || v.inputs[k].rank() >= out_rank) return false;
+    any = true;
+  }
+  return any;
 }
 
 bool TargetProfile::Runs(std::string_view broadcast_class) const {
@@ -568,6 +588,168 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
 
 }  // namespace
 
+FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
+                        const std::function<bool(const std::string&)>& is_constant) {
+  FormDecision d;
+  if (v.op == "Expand") return d;
+  auto fail = [&d](std::string why, bool cannot_prove = false) {
+    d.fits = false;
+    d.why = std::move(why);
+    d.cannot_prove = cannot_prove;
+    return d;
+  };
+  if (v.verdict == bcast::Verdict::kError) {
+    return fail(absl::StrCat("broadcast error: ", v.message));
+  }
+  if (v.rule == bcast::RuleFamily::kLegacyAxis) {
+    if (!p.Runs("legacy-axis")) {
+      return fail(
+          absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
+    }
+    return d;
+  }
+  // The op's measured rule for these operand kinds, when the profile has one: it decides the
+  // class (the global `classes` summarize every op and would refuse what this op runs).
+  const auto rule = p.op_rules.find(v.op);
+  const OpRule* op_rule = rule == p.op_rules.end() ? nullptr : &rule->second;
+  std::string pattern;
+  const std::map<std::string, FormSupport>* forms = nullptr;
+  if (op_rule != nullptr) {
+    pattern = OperandKindPattern(v, is_constant);
+    const auto it = op_rule->forms.find(pattern);
+    if (it != op_rule->forms.end()) forms = &it->second;
+  }
+  // What the table depends on: the class (unless every class the rule gives is native, or the
+  // op's rule decides it), and the ranks (equal_rank, max_rank, and any class decision).
+  bool class_matters = false;
+  bool numpy_all = false;
+  if (v.rule == bcast::RuleFamily::kNumpy) {
+    numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
+                p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
+    class_matters = !(numpy_all && p.Runs("bidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
+    class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kMatMul) {
+    class_matters = !p.Runs("matmul-batch");
+  }
+  const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
+  if (forms != nullptr) class_matters = false;
+  if (ranks_matter) {
+    for (size_t k = 0; k < v.inputs.size(); ++k) {
+      if (!v.inputs[k].rank_known) {
+        d.unknown_rank_input = static_cast<int>(k);
+        const std::string name = k < v.input_names.size() ? v.input_names[k] : "";
+        return fail(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", k, " '", name,
+                                 "' unknown"),
+                    true);
+      }
+    }
+  }
+  // The rank limit first: no rewrite lifts it.
+  bool too_high = p.TooHighRank(v.output);
+  for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
+  if (too_high) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             p.max_rank));
+  }
+  std::string cls = v.broadcast_class;
+  bool vague = false;
+  for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
+  if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+    cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
+  }
+  if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
+    // Classes compare dims: an unknown or invented dim does not decide them. What can still be
+    // shown: one operand dominates (not bidirectional), which settles targets that run every
+    // other numpy class.
+    bool dominated = false;
+    for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
+    if (dominated && numpy_all) {
+      cls = "general";
+    } else {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to decide the broadcast "
+                               "class"),
+                  true);
+    }
+  }
+  if (class_matters && !p.Runs(cls)) {
+    if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to show equal shapes"),
+                  true);
+    }
+    return fail(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
+  }
+  if (p.equal_rank) {
+    bool unequal = false;
+    if (v.rule == bcast::RuleFamily::kNumpy) {
+      int64_t rank = 0;
+      for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
+      for (const bcast::Shape& s : v.inputs) {
+        if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
+      }
+    } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
+    } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
+      unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
+                v.inputs[0].rank() != v.inputs[1].rank();
+    }
+    if (unequal) {
+      return fail(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
+    }
+  }
+  // The op's own rules, after the global ones: the measured form of this op with these operand
+  // kinds.
+  if (op_rule == nullptr) return d;
+  if (op_rule->max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule->max_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             op_rule->max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
+  }
+  if (op_rule->min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule->min_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
+                             op_rule->min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
+  }
+  if (forms == nullptr) return d;
+  const std::string key = absl::StrCat("op.", v.op, ".", pattern);
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
+      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
+                               " not known well enough to decide the broadcast class"),
+                  true);
+    }
+  }
+  const std::string form = FormClass(v);
+  const auto support = forms->find(form);
+  if (support == forms->end()) {
+    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
+                             " of ", p.name, " does not list"));
+  }
+  switch (support->second) {
+    case FormSupport::kRuns:
+      return d;
+    case FormSupport::kRunsAligned:
+      if (OperandsAligned(v)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands of different ranks; ", p.name,
+                               " runs it only with equal ranks (", key, ")"));
+    case FormSupport::kRunsUnaligned:
+      if (ConstantsBelowOutputRank(v, is_constant)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands, a constant "
+                               "at the output's rank; ",
+                               p.name,
+                               " runs it only with each "
+                               "constant below the output's rank (",
+                               key, ")"));
+    default:
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ",
+                               p.name, " ", Measured(support->second), " (", key, ")"));
+  }
+}
+
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
     const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
@@ -583,175 +765,34 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       }
     }
   }
-  auto is_constant = [&](const std::string& name) { return constants.count(name) > 0; };
-  const bool numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
-                         p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
+  const std::function<bool(const std::string&)> is_constant = [&](const std::string& name) {
+    return constants.count(name) > 0;
+  };
   // One node's conformance.
   auto check = [&](const NodeVerdict& v) {
-    if (v.op == "Expand") return;
-    // Texts are built only for a violation: most nodes of a large model conform.
-    auto add = [&](std::string why, bool cannot_prove = false) {
-      TargetViolation t;
-      t.graph = v.graph;
-      t.node = OriginalLabel(model.proto.graph(), v, original_index);
-      t.op = v.op;
-      std::vector<std::string> shapes;
-      for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
-      t.shapes = absl::StrJoin(shapes, " and ");
-      t.why = std::move(why);
-      // A conditional node is decided once its symbols are numbers: say which to bind.
-      if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
-        absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
-                        absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
-      }
-      t.cannot_prove = cannot_prove;
-      out.push_back(std::move(t));
-    };
-    if (v.verdict == bcast::Verdict::kError) {
-      add(absl::StrCat("broadcast error: ", v.message));
-      return;
+    FormDecision d = DecideForm(v, p, is_constant);
+    if (d.fits) return;
+    TargetViolation t;
+    t.graph = v.graph;
+    t.node = OriginalLabel(model.proto.graph(), v, original_index);
+    t.op = v.op;
+    std::vector<std::string> shapes;
+    for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+    t.shapes = absl::StrJoin(shapes, " and ");
+    t.why = std::move(d.why);
+    if (d.unknown_rank_input >= 0) {
+      if (!producers) producers.emplace(model.proto);
+      const size_t k = static_cast<size_t>(d.unknown_rank_input);
+      absl::StrAppend(&t.why, ", ",
+                      producers->Of(k < v.input_names.size() ? v.input_names[k] : ""));
     }
-    if (v.rule == bcast::RuleFamily::kLegacyAxis) {
-      if (!p.Runs("legacy-axis")) {
-        add(absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
-      }
-      return;
+    // A conditional node is decided once its symbols are numbers: say which to bind.
+    if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
+      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
+                      absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
     }
-    // What the table depends on: the class (unless every class the rule gives is native),
-    // and the ranks (equal_rank, max_rank, and any class decision).
-    bool class_matters = false;
-    if (v.rule == bcast::RuleFamily::kNumpy) {
-      class_matters = !(numpy_all && p.Runs("bidirectional"));
-    } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
-      class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
-    } else if (v.rule == bcast::RuleFamily::kMatMul) {
-      class_matters = !p.Runs("matmul-batch");
-    }
-    const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
-    if (ranks_matter) {
-      int unknown = -1;
-      for (size_t k = 0; k < v.inputs.size() && unknown < 0; ++k) {
-        if (!v.inputs[k].rank_known) unknown = static_cast<int>(k);
-      }
-      if (unknown >= 0) {
-        if (!producers) producers.emplace(model.proto);
-        const std::string name =
-            static_cast<size_t>(unknown) < v.input_names.size() ? v.input_names[unknown] : "";
-        add(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", unknown, " '", name,
-                         "' unknown, ", producers->Of(name)),
-            true);
-        return;
-      }
-    }
-    // The rank limit first: no rewrite lifts it.
-    bool too_high = p.TooHighRank(v.output);
-    for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
-    if (too_high) {
-      add(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
-                       p.max_rank));
-      return;
-    }
-    std::string cls = v.broadcast_class;
-    bool vague = false;
-    for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
-    if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-      cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
-    }
-    if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
-      // Classes compare dims: an unknown or invented dim does not decide them. What can
-      // still be shown: one operand dominates (not bidirectional), which settles targets
-      // that run every other numpy class.
-      bool dominated = false;
-      for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
-      if (dominated && numpy_all) {
-        cls = "general";
-      } else {
-        add(absl::StrCat("cannot prove ", p.name,
-                         "'s form: dims not known well enough to decide the broadcast class"),
-            true);
-        return;
-      }
-    }
-    if (class_matters && !p.Runs(cls)) {
-      if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
-        add(absl::StrCat("cannot prove ", p.name,
-                         "'s form: dims not known well enough to show equal shapes"),
-            true);
-      } else {
-        add(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
-      }
-      return;
-    }
-    if (p.equal_rank) {
-      bool unequal = false;
-      if (v.rule == bcast::RuleFamily::kNumpy) {
-        int64_t rank = 0;
-        for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
-        for (const bcast::Shape& s : v.inputs) {
-          if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
-        }
-      } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-        const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
-        const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
-        unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
-      } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
-        unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
-                  v.inputs[0].rank() != v.inputs[1].rank();
-      }
-      if (unequal) {
-        add(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
-        return;
-      }
-    }
-    // The op's own rules, after the global ones: the measured form of this op with these
-    // operand kinds.
-    const auto rule = p.op_rules.find(v.op);
-    if (rule == p.op_rules.end()) return;
-    if (rule->second.max_rank > 0 && v.output.rank_known &&
-        v.output.rank() > rule->second.max_rank) {
-      add(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
-                       rule->second.max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
-      return;
-    }
-    if (rule->second.min_rank > 0 && v.output.rank_known &&
-        v.output.rank() < rule->second.min_rank) {
-      add(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
-                       rule->second.min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
-      return;
-    }
-    const std::string pattern = OperandKindPattern(v, is_constant);
-    const auto forms = rule->second.forms.find(pattern);
-    if (forms == rule->second.forms.end()) return;
-    const std::string key = absl::StrCat("op.", v.op, ".", pattern);
-    for (size_t k = 0; k < v.inputs.size(); ++k) {
-      if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
-        add(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
-                         " not known well enough to decide the broadcast class"),
-            true);
-        return;
-      }
-    }
-    const std::string form = FormClass(v);
-    const auto support = forms->second.find(form);
-    if (support == forms->second.end()) {
-      add(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
-                       " of ", p.name, " does not list"));
-      return;
-    }
-    switch (support->second) {
-      case FormSupport::kRuns:
-        return;
-      case FormSupport::kRunsAligned:
-        if (!OperandsAligned(v)) {
-          add(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands of different "
-                           "ranks; ", p.name, " runs it only with equal ranks (", key, ")"));
-        }
-        return;
-      default:
-        add(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", p.name,
-                         " ", Measured(support->second), " (", key, ")"));
-        return;
-    }
+    t.cannot_prove = d.cannot_prove;
+    out.push_back(std::move(t));
   };
   if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
     // The pipeline's tables describe the graph as the passes left it: each node is decided

@@ -32,7 +32,9 @@
 // check's numpy class; for Gemm's C and PRelu's slope the numpy class of the operand against
 // its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
 // op has a rule for its operand kinds must have its form listed as running; forms the rule
-// does not list were not measured and are not vouched for. The global keys apply as well.
+// does not list were not measured and are not vouched for. The global keys apply as well,
+// except `classes`: where an op has a rule for a node's operand kinds, the rule (measured per
+// op) decides the class, not the global list (a summary over all ops).
 #ifndef ONNX_BCAST_PASSES_TARGETS_H_
 #define ONNX_BCAST_PASSES_TARGETS_H_
 
@@ -56,15 +58,17 @@ struct NodeVerdict;
 
 /// How an engine handles one form of an op's broadcast (a profile's per-op rule entry).
 enum class FormSupport {
-  kRuns,         ///< runs and computes what ONNX says, at any operand ranks
-  kRunsAligned,  ///< runs and matches only when the operands have equal rank
-  kRefused,      ///< the engine refuses the model
-  kWrong,        ///< the engine runs it and computes something else
-  kCrashed,      ///< the engine aborts, crashes or hangs
+  kRuns,           ///< runs and computes what ONNX says, at any operand ranks
+  kRunsAligned,    ///< runs and matches only when the operands have equal rank
+  kRunsUnaligned,  ///< runs and matches only when each constant operand's rank is below the
+                   ///< output's
+  kRefused,        ///< the engine refuses the model
+  kWrong,          ///< the engine runs it and computes something else
+  kCrashed,        ///< the engine aborts, crashes or hangs
 };
 
-/// "runs", "aligned", "refused", "wrong", "crashed" (the profile spelling; "runs" is written
-/// as a bare class).
+/// "runs", "aligned", "unaligned", "refused", "wrong", "crashed" (the profile spelling; "runs" is
+/// written as a bare class).
 std::string_view FormSupportName(FormSupport support);
 
 /// One op's rules in a profile: `op.<Op>.min_rank`, `op.<Op>.max_rank` and
@@ -134,6 +138,11 @@ std::string FormClass(const NodeVerdict& v);
 /// operands when both have rank >= 2; a unidirectional operand and its target).
 bool OperandsAligned(const NodeVerdict& v);
 
+/// True when `v` has a constant operand (per `is_constant`) and every constant operand has a
+/// lower rank than the node's output (for Gemm, than (M,N)): what `unaligned` asks for.
+bool ConstantsBelowOutputRank(const NodeVerdict& v,
+                              const std::function<bool(const std::string&)>& is_constant);
+
 /// One broadcasting node that is not provably in a target's form.
 struct TargetViolation {
   std::string graph;  ///< "main", or the path of an If/Loop/Scan body or function call site
@@ -147,6 +156,23 @@ struct TargetViolation {
   /// "<graph>: <op> '<node>': <shapes>: <why>".
   std::string ToString() const;
 };
+
+/// Why one broadcasting node is not in a profile's form (FormDecision::fits false).
+struct FormDecision {
+  bool fits = true;
+  std::string why;            ///< the rule broken, as TargetViolation::why
+  bool cannot_prove = false;  ///< see TargetViolation::cannot_prove
+  /// >= 0: the input whose unknown rank stops the decision (callers name its producer).
+  int unknown_rank_input = -1;
+};
+
+/// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode
+/// gives them, its operands' kinds per `is_constant`) is in `profile`'s form. CheckTarget
+/// decides every node with it, and the rewrites that choose a form for an engine
+/// (legalize-measured) decide each candidate with it, so the two cannot disagree. Expand nodes
+/// always fit (the rewrites' own tool). The texts are built only for a node that does not fit.
+FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& profile,
+                        const std::function<bool(const std::string&)>& is_constant);
 
 /// Every broadcasting node of every graph of `model` (main graph, If/Loop/Scan bodies, and
 /// model-local function bodies per call site) that is not provably in `profile`'s form: proven

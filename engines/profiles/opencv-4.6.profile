@@ -1,20 +1,20 @@
-# opencv 4.6.0, measured by `onnx-bcast probe-engine opencv` (3988 cells; docs/engines-opencv-4.6.md has one row per cell).
+# opencv 4.6.0, measured by `onnx-bcast probe-engine opencv` (3990 cells; docs/engines-opencv-4.6.md has one row per cell).
 # Generated: do not edit. The per-op rules map the table mechanically
 # (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = opencv-4.6
-description = opencv 4.6.0 measured by onnx-bcast probe-engine: 3988 cells, 742 run and match, 3151 refused, 87 wrong, 8 crashed
-passes = upgrade-legacy-broadcast, align-ranks, legalize
+description = opencv 4.6.0 measured by onnx-bcast probe-engine: 3990 cells, 743 run and match, 3151 refused, 88 wrong, 8 crashed
+passes = upgrade-legacy-broadcast, fold-constants, legalize-measured
 classes = same, unidirectional, matmul-batch
 max_rank = 0
 batch_axis = false
 equal_rank = false
 scalar_any_rank = false
-runtime_shapes = true
+runtime_shapes = false
 op.Add.min_rank = 2
 op.Add.max_rank = 5
 op.Add.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
-op.Add.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, scalar
-op.Add.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar
+op.Add.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, scalar
+op.Add.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, same, scalar
 op.Div.min_rank = 2
 op.Div.max_rank = 5
 op.Div.computed = bidirectional:refused, general:wrong, inner-axis:wrong, outer-axis:wrong, per-channel:wrong, same, scalar:refused
@@ -32,7 +32,7 @@ op.Less.computed = bidirectional:refused, general:refused, inner-axis:refused, o
 op.Less.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:wrong, per-channel:refused, scalar:refused
 op.Less.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis, per-channel:refused, same, scalar:refused
 op.MatMul.computed = matmul-batch:bidirectional:refused, matmul-batch:general:refused, matmul-batch:inner-axis:refused, matmul-batch:outer-axis:refused, matmul-batch:same, matmul-batch:scalar:refused
-op.MatMul.constant_b = matmul-batch:bidirectional:refused, matmul-batch:general:refused, matmul-batch:inner-axis:refused, matmul-batch:outer-axis:refused, matmul-batch:same:refused, matmul-batch:scalar:refused
+op.MatMul.constant_b = matmul-batch:bidirectional:refused, matmul-batch:general:refused, matmul-batch:inner-axis:refused, matmul-batch:outer-axis:refused, matmul-batch:same:refused, matmul-batch:scalar:unaligned
 op.Max.min_rank = 2
 op.Max.max_rank = 5
 op.Max.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:crashed
@@ -59,13 +59,13 @@ op.Pow.constant_b = bidirectional:refused, general:refused, inner-axis:refused, 
 op.Sub.min_rank = 2
 op.Sub.max_rank = 5
 op.Sub.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
-op.Sub.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, scalar
-op.Sub.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar
+op.Sub.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, scalar
+op.Sub.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, same, scalar
 op.Sum.min_rank = 2
 op.Sum.max_rank = 5
 op.Sum.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
-op.Sum.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, scalar
-op.Sum.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar
+op.Sum.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, scalar
+op.Sum.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:unaligned, same, scalar
 op.Where.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same:refused, scalar:refused
 op.Where.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same:refused, scalar:refused
 op.Where.constant_c = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same:refused, scalar:refused

@@ -70,6 +70,29 @@ TEST(ProfileFromProbe, MapsCellsToRulesMechanically) {
   EXPECT_THAT(p.native_classes, ::testing::ElementsAre("same"));
 }
 
+TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMeasured) {
+  ProbeReport r = Report();
+  ProbeCell below = Cell("Add", "constant_b", "per-channel", 4, false, CellResult::kRunsAndMatches);
+  below.constants_below = true;
+  r.cells.push_back(below);
+  r.cells.push_back(Cell("Add", "constant_b", "per-channel", 4, true, CellResult::kRefused));
+  EXPECT_EQ(ProfileFromProbe(r).op_rules.at("Add").forms.at("constant_b").at("per-channel"),
+            FormSupport::kRunsUnaligned);
+  // No run-time shape cell: not measured, the default. A symbolic-dim chain that computes a
+  // wrong shape: shapes only as constants.
+  EXPECT_TRUE(ProfileFromProbe(r).runtime_shapes);
+  ProbeCell shape;
+  shape.op = "Reshape";
+  shape.form = "runtime-shape";
+  shape.result = CellResult::kWrong;
+  r.cells.push_back(shape);
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  EXPECT_FALSE(p.runtime_shapes);
+  EXPECT_EQ(p.op_rules.count("Reshape"), 0u);
+  EXPECT_THAT(p.passes, ::testing::ElementsAre("upgrade-legacy-broadcast", "fold-constants",
+                                               "legalize-measured"));
+}
+
 TEST(ProfileFromProbe, TheFileParsesBackToTheSameProfile) {
   const ProbeReport r = Report();
   const std::string text = FormatProbeProfile(r);

@@ -134,7 +134,7 @@ TEST(Targets, OpRuleErrorsNameTheLineAndKey) {
   EXPECT_THAT(error("op.Add.sometimes = same"), HasSubstr("f:3: 'op.Add.sometimes': 'sometimes' is neither"));
   EXPECT_THAT(error("op.Add.constant_ba = same"), HasSubstr("is neither"));
   EXPECT_THAT(error("op.Add.computed = sideways"), HasSubstr("f:3: op.Add.computed: unknown form class 'sideways'"));
-  EXPECT_THAT(error("op.Add.computed = same:maybe"), HasSubstr("'maybe' is not one of aligned, refused, wrong, crashed"));
+  EXPECT_THAT(error("op.Add.computed = same:maybe"), HasSubstr("'maybe' is not one of aligned, unaligned, refused, wrong, crashed"));
   EXPECT_THAT(error("op.Add.computed = same, same:refused"), HasSubstr("form class 'same' given twice"));
   EXPECT_THAT(error("op.Add.max_rank = -1"), HasSubstr("f:3: op.Add.max_rank '-1' is not a non-negative integer"));
   EXPECT_THAT(error("op.Add.min_rank = x"), HasSubstr("op.Add.min_rank 'x'"));
@@ -178,6 +178,37 @@ g (float[2,3] x, float[2,3,4] z, float[4] r, float[1,1,4] r3, float[2,2,2,2] w) 
                   "(op.Pow.computed)"));
 }
 
+// `unaligned` runs only with each constant below the output's rank; an op's own rule decides
+// the class over the global `classes` (a summary of all ops); DecideForm is the lookup.
+TEST(Targets, UnalignedFormsAndOpRulesOverGlobalClasses) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "op.Add.constant_b = same, per-channel:unaligned\n"
+      "op.Mul.computed = same, per-channel\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->op_rules.at("Add").forms.at("constant_b").at("per-channel"),
+            FormSupport::kRunsUnaligned);
+  EXPECT_THAT(FormatTargetProfile(*p), HasSubstr("op.Add.constant_b = per-channel:unaligned, same"));
+  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, float[1,8,4,4] y3, float[1,8,4,4] y4) <float[8,1,1] b = {1,2,3,4,5,6,7,8}, float[1,8,1,1] b4 = {1,2,3,4,5,6,7,8}> {
+  y = Add (x, b)
+  y2 = Add (x, b4)
+  y3 = Mul (x, s)
+  y4 = Add (x, s)
+})");
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, *p);
+  ASSERT_TRUE(v.ok()) << v.status();
+  std::vector<std::string> lines;
+  for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+                         "Add#1: broadcast as 'per-channel' with constant_b operands, a constant "
+                         "at the output's rank; eng runs it only with each constant below the "
+                         "output's rank (op.Add.constant_b)",
+                         "Add#3: broadcast as 'per-channel', which eng does not run natively"));
+}
+
 TEST(Targets, BuiltinNcnnIsSeededAndOpenCvIsTheCommittedMeasurement) {
   const TargetProfile* ncnn = FindTarget("ncnn");
   ASSERT_NE(ncnn, nullptr);
@@ -197,6 +228,12 @@ TEST(Targets, BuiltinNcnnIsSeededAndOpenCvIsTheCommittedMeasurement) {
   EXPECT_EQ(opencv->op_rules, file->op_rules);
   EXPECT_EQ(opencv->native_classes, file->native_classes);
   EXPECT_EQ(opencv->passes, file->passes);
+  EXPECT_EQ(opencv->runtime_shapes, file->runtime_shapes);
+  // Measured: a Shape chain on a symbolic dim computes the wrong shape (the importer fixes
+  // every dim at load time).
+  EXPECT_FALSE(opencv->runtime_shapes);
+  EXPECT_THAT(opencv->passes, ::testing::ElementsAre("upgrade-legacy-broadcast", "fold-constants",
+                                                     "legalize-measured"));
   // What the measurement found, as the profile says it: the exponent must stay a scalar.
   EXPECT_EQ(opencv->op_rules.at("Pow").forms.at("constant_b").at("scalar"), FormSupport::kRuns);
 }
@@ -223,8 +260,8 @@ TEST(Targets, EveryTargetOnTheExampleModelsSatisfiesItsTable) {
         // Gemm's C against a symbolic (M,N) is the one broadcast left (see materialize).
         for (const std::string& msg : *v) EXPECT_THAT(msg, HasSubstr("Gemm")) << path;
       } else if (t.name == "opencv") {
-        // The generic legalize meets the global keys; what remains is a measured per-op rule
-        // (table-driven legalization is a later step), and each names its rule.
+        // legalize-measured places what a rewrite can place; what remains breaks a measured
+        // per-op rule, and each names it.
         for (const std::string& msg : *v) EXPECT_THAT(msg, HasSubstr("(op.")) << path;
       } else {
         EXPECT_THAT(*v, IsEmpty()) << path << " " << t.name;
