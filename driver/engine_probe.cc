@@ -478,16 +478,23 @@ Dims Squeezed(const Dims& d) {
 
 std::string ShapeText(const Dims& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
 
-// Classifies a run: the engine's output against ours. Dims of 1 may differ (OpenCV holds a
-// 1-D tensor as N x 1): the elements are in the same order.
 void Judge(const rt::Tensor& expected, const rt::Tensor& actual, ProbeCell* c) {
+  const OutputAgreement a = CompareEngineOutput(expected, actual);
+  c->result = a.matches ? CellResult::kRunsAndMatches : CellResult::kWrong;
+  c->message = a.message;
+  c->max_abs_error = a.max_abs_error;
+}
+
+}  // namespace
+
+OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual) {
+  OutputAgreement out;
   const std::vector<double> e = AsDoubles(expected);
   const std::vector<double> a = AsDoubles(actual);
   if (a.size() != e.size() || Squeezed(expected.shape()) != Squeezed(actual.shape())) {
-    c->result = CellResult::kWrong;
-    c->message = absl::StrCat("output shape ", ShapeText(actual.shape()), ", expected ",
-                              ShapeText(expected.shape()));
-    return;
+    out.message = absl::StrCat("output shape ", ShapeText(actual.shape()), ", expected ",
+                               ShapeText(expected.shape()));
+    return out;
   }
   double max_abs = 0;
   int64_t bad = 0;
@@ -500,19 +507,23 @@ void Judge(const rt::Tensor& expected, const rt::Tensor& actual, ProbeCell* c) {
     }
   }
   if (bad == 0) {
-    c->result = CellResult::kRunsAndMatches;
+    out.matches = true;
     if (expected.shape() != actual.shape()) {
-      c->message = absl::StrCat("output shape ", ShapeText(actual.shape()));
+      out.message = absl::StrCat("output shape ", ShapeText(actual.shape()));
     }
-    return;
+    return out;
   }
-  c->result = CellResult::kWrong;
-  c->max_abs_error = max_abs;
-  c->message = absl::StrFormat("%d of %d elements differ, max abs error %.3g", bad,
-                               static_cast<int64_t>(e.size()), max_abs);
+  out.max_abs_error = max_abs;
+  out.message = absl::StrFormat("%d of %d elements differ, max abs error %.3g", bad,
+                                static_cast<int64_t>(e.size()), max_abs);
+  return out;
 }
 
-}  // namespace
+absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed) {
+  absl::StatusOr<BuiltCell> built = BuildCell(cell, seed);
+  if (!built.ok()) return built.status();
+  return ProbeModel{std::move(built->text), std::move(built->feeds)};
+}
 
 std::string_view OperandKindName(OperandKind kind) {
   switch (kind) {

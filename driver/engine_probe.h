@@ -91,6 +91,25 @@ struct ProbeOptions {
   uint64_t seed = 1;
 };
 
+/// A cell's model in ONNX text form and the feeds of its graph inputs (seeded by `seed`), as
+/// the probe runs it.
+struct ProbeModel {
+  std::string text;
+  engines::NamedTensors feeds;
+};
+absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed);
+
+/// An engine's output against our executor's: element counts and shapes up to dims of 1
+/// (OpenCV holds a 1-D tensor as N x 1), then every element within verify's default tolerance
+/// (rtol 1e-3, atol 1e-7; NaN matches NaN). `message` says what differs, or notes a shape
+/// that differs only in 1s.
+struct OutputAgreement {
+  bool matches = false;
+  std::string message;
+  double max_abs_error = 0;
+};
+OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual);
+
 /// The cells a probe runs, in table order (see engine_probe.cc for how they are chosen).
 std::vector<ProbeCell> ProbeGrid();
 

@@ -619,8 +619,9 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     const auto it = op_rule->forms.find(pattern);
     if (it != op_rule->forms.end()) forms = &it->second;
   }
-  // What the table depends on: the class (unless every class the rule gives is native, or the
-  // op's rule decides it), and the ranks (equal_rank, max_rank, and any class decision).
+  // What the table depends on: the class (unless every class the rule gives is native; the
+  // op's rule, when there is one, decides which classes run), and the ranks (equal_rank,
+  // max_rank, and any class decision).
   bool class_matters = false;
   bool numpy_all = false;
   if (v.rule == bcast::RuleFamily::kNumpy) {
@@ -633,7 +634,6 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     class_matters = !p.Runs("matmul-batch");
   }
   const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
-  if (forms != nullptr) class_matters = false;
   if (ranks_matter) {
     for (size_t k = 0; k < v.inputs.size(); ++k) {
       if (!v.inputs[k].rank_known) {
@@ -673,7 +673,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                   true);
     }
   }
-  if (class_matters && !p.Runs(cls)) {
+  if (class_matters && forms == nullptr && !p.Runs(cls)) {
     if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
       return fail(absl::StrCat("cannot prove ", p.name,
                                "'s form: dims not known well enough to show equal shapes"),
@@ -722,6 +722,18 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     }
   }
   const std::string form = FormClass(v);
+  // The probe makes only the second operand constant, and that operand is the one that
+  // broadcasts: a computed operand broadcasting against a constant one was never measured,
+  // whatever the symmetric class name says.
+  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
+    for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
+      if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
+        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
+                                 " broadcasting against a constant, which ", key, " of ", p.name,
+                                 " does not cover (only constants that broadcast were measured)"));
+      }
+    }
+  }
   const auto support = forms->find(form);
   if (support == forms->end()) {
     return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,

@@ -32,7 +32,8 @@
 // check's numpy class; for Gemm's C and PRelu's slope the numpy class of the operand against
 // its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
 // op has a rule for its operand kinds must have its form listed as running; forms the rule
-// does not list were not measured and are not vouched for. The global keys apply as well,
+// does not list were not measured and are not vouched for; nor is a numpy-rule node whose
+// computed operand broadcasts against a constant one (the probe broadcasts the constant). The global keys apply as well,
 // except `classes`: where an op has a rule for a node's operand kinds, the rule (measured per
 // op) decides the class, not the global list (a summary over all ops).
 #ifndef ONNX_BCAST_PASSES_TARGETS_H_
