@@ -161,9 +161,9 @@ class LegalizeMeasured : public Pass {
         const std::optional<Shape> full = FullShape(k);
         // A constant too large to fold would become an Expand with only constant inputs,
         // which a target without run-time shapes refuses as well.
-        const bool static_only_expand_of_constant =
-            full && constant_[k] && !ctx_->RuntimeShapesAllowed() &&
-            !ctx_->FoldsToConstant(n.input(k), *full);
+        const bool static_only_expand_of_constant = full && constant_[k] &&
+                                                    !ctx_->RuntimeShapesAllowed() &&
+                                                    !ctx_->FoldsToConstant(n.input(k), *full);
         if (full && !(shapes_[k] == *full) && FullPossible(*full) &&
             !static_only_expand_of_constant) {
           per_slot[k].push_back(Edit::kFull);
