@@ -4,6 +4,7 @@
 #include "passes/align_ranks.h"
 #include "passes/eliminate_redundant_broadcast.h"
 #include "passes/fold_constants.h"
+#include "passes/legalize_measured.h"
 #include "passes/legalize_ncnn.h"
 #include "passes/materialize_broadcast.h"
 #include "passes/upgrade_legacy_broadcast.h"
@@ -34,6 +35,10 @@ absl::Span<const PassInfo> AllPasses() {
        CreateLegalizeNcnnPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"legalize", "like legalize-ncnn, for the table of the target being run (--target-file)",
        CreateLegalizeTargetPass, /*needs_target=*/true, /*preserves_shapes=*/true},
+      {"legalize-measured",
+       "move every broadcasting node the target's measured per-op table does not run into a "
+       "cell it runs (swap, align, fold or expand an operand, fold constants; --target opencv)",
+       CreateLegalizeMeasuredPass, /*needs_target=*/true, /*preserves_shapes=*/true},
   };
   return absl::Span<const PassInfo>(kPasses);
 }

@@ -581,6 +581,16 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
   Record(id, std::move(r));
 }
 
+bool RewriteContext::FoldsToConstant(const std::string& name, const Shape& out) {
+  const std::optional<int64_t> count = out.NumElements();
+  const onnx::TensorProto* t = graph_->ConstantValue(name);
+  if (t == nullptr || !count || !out.Extents() || !proto::HasFixedWidthPayload(t->data_type())) {
+    return false;
+  }
+  const int bits = proto::ElementBits(t->data_type());
+  return *count <= options_.fold_limit_bytes / std::max(1, bits / 8);
+}
+
 absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out,
                                                    const std::vector<std::string>* operands) {
   if (slot < 0 || slot >= graph_->node(id).input_size()) return true;  // no such operand
@@ -599,10 +609,7 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
   std::optional<std::vector<int64_t>> extents = out.Extents();
   if (extents) {
     const onnx::TensorProto* t = graph_->ConstantValue(name);
-    const int bits = t != nullptr ? proto::ElementBits(t->data_type()) : 0;
-    std::optional<int64_t> count = out.NumElements();
-    if (t != nullptr && proto::HasFixedWidthPayload(t->data_type()) && count &&
-        *count <= options_.fold_limit_bytes / std::max(1, bits / 8)) {
+    if (FoldsToConstant(name, out)) {
       const auto key = std::make_pair(name, out.ToString());
       if (auto it = folded_copies_.find(key); it != folded_copies_.end()) {
         graph_->SetInput(id, slot, it->second);

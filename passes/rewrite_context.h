@@ -150,6 +150,10 @@ class RewriteContext {
   absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out,
                                      const std::vector<std::string>* operands = nullptr);
 
+  /// True when ExpandOperand would broadcast constant `name` into a new constant of shape
+  /// `out` (static, within the fold limit) rather than insert an Expand.
+  bool FoldsToConstant(const std::string& name, const bcast::Shape& out);
+
   /// The rank input `slot` of node `id` has once its broadcast is explicit: the largest input
   /// rank of a numpy-form op, X's rank for PRelu's slope, 2 for Gemm's C, the larger rank for
   /// MatMul operands of rank >= 2; nullopt for other operands, legacy forms and unknown ranks.

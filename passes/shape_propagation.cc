@@ -1792,6 +1792,27 @@ std::string DescribeBroadcast(const NodeVerdict& v, const BroadcastResult& resul
   return Describe(v, BroadcastRoles(v), result);
 }
 
+namespace {
+
+// The rule, class, verdict and message of `node` once `v`'s identity and input shapes are set.
+bool DecideFilledNode(const onnx::NodeProto& node, const BroadcastOp& info, NodeVerdict* out) {
+  NodeVerdict& v = *out;
+  v.rule = RuleFamily::kNumpy;
+  v.legacy_axis.reset();
+  v.broadcast_class.clear();
+  v.message.clear();
+  v.lints.clear();
+  static thread_local std::vector<std::string> roles;
+  std::optional<BroadcastResult> result =
+      DecideBroadcast(node, nullptr, info, /*classify=*/true, &v, &roles);
+  if (!result) return false;
+  TakeResult(*result, &v);
+  if (v.verdict != Verdict::kOk) v.message = Describe(v, roles, *result);
+  return true;
+}
+
+}  // namespace
+
 bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
                              const ShapeTables& shapes, NodeVerdict* out, const int* input_ids) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
@@ -1830,18 +1851,30 @@ bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t ops
       v.inputs[k].dims.clear();
     }
   }
-  v.rule = RuleFamily::kNumpy;
-  v.legacy_axis.reset();
-  v.broadcast_class.clear();
-  v.message.clear();
-  v.lints.clear();
-  static thread_local std::vector<std::string> roles;
-  std::optional<BroadcastResult> result =
-      DecideBroadcast(node, nullptr, info, /*classify=*/true, &v, &roles);
-  if (!result) return false;
-  TakeResult(*result, &v);
-  if (v.verdict != Verdict::kOk) v.message = Describe(v, roles, *result);
-  return true;
+  return DecideFilledNode(node, info, &v);
+}
+
+bool DecideBroadcastNodeWithShapes(const onnx::NodeProto& node, int index, int64_t opset,
+                                   absl::Span<const bcast::Shape> shapes, NodeVerdict* out) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
+  if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
+    return false;
+  }
+  NodeVerdict& v = *out;
+  v.graph.assign("main");
+  v.short_graph.clear();
+  v.node = node.name().empty() ? absl::StrCat(node.op_type(), "#", index) : node.name();
+  v.op.assign(node.op_type());
+  v.domain.clear();
+  v.opset = opset;
+  const size_t n = static_cast<size_t>(node.input_size());
+  v.input_names.assign(node.input().begin(), node.input().end());
+  v.inputs.assign(n, Shape::UnknownRank());
+  for (size_t k = 0; k < n && k < shapes.size(); ++k) {
+    if (!node.input(static_cast<int>(k)).empty()) v.inputs[k] = shapes[k];
+  }
+  return DecideFilledNode(node, info, &v);
 }
 
 std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,

@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "broadcast/condition.h"
 #include "broadcast/rules.h"
 #include "broadcast/shape.h"
@@ -151,6 +152,11 @@ bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t ops
                              const int* input_ids = nullptr);
 std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
                                                int64_t opset, const ShapeTables& shapes);
+/// DecideBroadcastNodeInto with the inputs' shapes given in the node's input order (an empty
+/// input, or one beyond `shapes`, has an unknown rank): the verdict of a node as a rewrite
+/// would leave it, before making the rewrite (legalize-measured weighs candidates so).
+bool DecideBroadcastNodeWithShapes(const onnx::NodeProto& node, int index, int64_t opset,
+                                   absl::Span<const bcast::Shape> shapes, NodeVerdict* v);
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);

@@ -81,7 +81,140 @@ std::vector<std::string> ParseList(const std::string& value) {
   return items;
 }
 
+// The numpy classes a form class names (matmul-batch:<class> included).
+bool KnownFormClass(const std::string& c) {
+  static const auto* const kNumpy = new std::set<std::string>{
+      "same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional"};
+  if (kNumpy->count(c) > 0 || c == "matmul-batch") return true;
+  const std::string prefix = "matmul-batch:";
+  return c.rfind(prefix, 0) == 0 && kNumpy->count(c.substr(prefix.size())) > 0;
+}
+
+// "computed", or "constant_" and strictly increasing letters.
+bool ValidKindPattern(const std::string& p) {
+  if (p == "computed") return true;
+  const std::string prefix = "constant_";
+  if (p.rfind(prefix, 0) != 0 || p.size() == prefix.size()) return false;
+  char last = 0;
+  for (char c : p.substr(prefix.size())) {
+    if (c < 'a' || c > 'z' || c <= last) return false;
+    last = c;
+  }
+  return true;
+}
+
+// One `op.<Op>.<pattern>` value: "same, scalar, inner-axis:aligned, general:refused".
+absl::StatusOr<std::map<std::string, FormSupport>> ParseForms(const std::string& value) {
+  std::map<std::string, FormSupport> forms;
+  for (const std::string& item : ParseList(value)) {
+    const size_t colon = item.find(':', item.rfind("matmul-batch:", 0) == 0 ? 13 : 0);
+    std::string cls = item.substr(0, colon);
+    std::string support = colon == std::string::npos ? "runs" : item.substr(colon + 1);
+    absl::StripAsciiWhitespace(&cls);
+    absl::StripAsciiWhitespace(&support);
+    if (!KnownFormClass(cls)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown form class '", cls,
+          "' (a numpy class: same, scalar, per-channel, inner-axis, outer-axis, general, "
+          "bidirectional; or matmul-batch:<class>)"));
+    }
+    std::optional<FormSupport> s;
+    for (FormSupport f :
+         {FormSupport::kRuns, FormSupport::kRunsAligned, FormSupport::kRunsUnaligned,
+          FormSupport::kRefused, FormSupport::kWrong, FormSupport::kCrashed}) {
+      if (FormSupportName(f) == support) s = f;
+    }
+    if (!s) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", item, "': '", support,
+                       "' is not one of aligned, unaligned, refused, wrong, crashed (nothing: "
+                       "runs)"));
+    }
+    if (!forms.emplace(cls, *s).second) {
+      return absl::InvalidArgumentError(absl::StrCat("form class '", cls, "' given twice"));
+    }
+  }
+  return forms;
+}
+
 }  // namespace
+
+std::string_view FormSupportName(FormSupport support) {
+  switch (support) {
+    case FormSupport::kRuns:
+      return "runs";
+    case FormSupport::kRunsAligned:
+      return "aligned";
+    case FormSupport::kRunsUnaligned:
+      return "unaligned";
+    case FormSupport::kRefused:
+      return "refused";
+    case FormSupport::kWrong:
+      return "wrong";
+    case FormSupport::kCrashed:
+      return "crashed";
+  }
+  return "?";
+}
+
+std::string OperandKindPattern(const NodeVerdict& v,
+                               const std::function<bool(const std::string&)>& is_constant) {
+  std::string letters;
+  // Gemm's second operand is (M,N), the product of A and B: computed whatever A and B are.
+  const size_t n = v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  for (size_t k = 0; k < n && k < 26; ++k) {
+    if (!v.input_names[k].empty() && is_constant(v.input_names[k])) {
+      letters.push_back(static_cast<char>('a' + k));
+    }
+  }
+  return letters.empty() ? "computed" : absl::StrCat("constant_", letters);
+}
+
+std::string FormClass(const NodeVerdict& v) {
+  if (v.verdict == bcast::Verdict::kError) return "";
+  switch (v.rule) {
+    case bcast::RuleFamily::kNumpy:
+    case bcast::RuleFamily::kMatMul:
+      return v.broadcast_class;
+    case bcast::RuleFamily::kUnidirectional: {
+      if (v.inputs.size() != 2) return "";
+      // check's order: (X, slope) for PRelu, (C, (M,N)) for Gemm.
+      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const bcast::Shape& target = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      const bcast::Shape both[] = {target, b};
+      return std::string(bcast::BroadcastClassName(bcast::Classify(both, target)));
+    }
+    default:
+      return "";
+  }
+}
+
+bool OperandsAligned(const NodeVerdict& v) {
+  if (v.rule == bcast::RuleFamily::kMatMul) {
+    return v.inputs.size() != 2 || v.inputs[0].rank() < 2 || v.inputs[1].rank() < 2 ||
+           v.inputs[0].rank() == v.inputs[1].rank();
+  }
+  for (const bcast::Shape& s : v.inputs) {
+    if (!s.rank_known || s.rank() != v.inputs[0].rank()) return false;
+  }
+  return true;
+}
+
+bool ConstantsBelowOutputRank(const NodeVerdict& v,
+                              const std::function<bool(const std::string&)>& is_constant) {
+  if (!v.output.rank_known) return false;
+  // Gemm's C is compared with (M,N), which is rank 2 whatever A and B are.
+  const int64_t out_rank = v.op == "Gemm" ? 2 : v.output.rank();
+  const size_t n =
+      v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  bool any = false;
+  for (size_t k = 0; k < n && k < v.inputs.size(); ++k) {
+    if (v.input_names[k].empty() || !is_constant(v.input_names[k])) continue;
+    if (!v.inputs[k].rank_known || v.inputs[k].rank() >= out_rank) return false;
+    any = true;
+  }
+  return any;
+}
 
 bool TargetProfile::Runs(std::string_view broadcast_class) const {
   for (const std::string& c : native_classes) {
@@ -103,47 +236,95 @@ bool TargetProfile::TooHighRank(const bcast::Shape& shape) const {
          EffectiveRank(shape) > max_rank;
 }
 
-absl::Span<const TargetProfile> BuiltinTargets() {
-  static const auto* const kTargets = new std::vector<TargetProfile>{
-      {"explicit",
-       "every broadcast between operands of equal rank (leading 1s made explicit)",
-       {"upgrade-legacy-broadcast", "align-ranks"},
-       {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional",
-        "unidirectional", "matmul-batch"},
-       0,
-       false,
-       true,
-       false},
-      {"ncnn",
-       "ncnn BinaryOp (seed 001): equal ranks, one side of each pair has the output shape, "
-       "rank <= 4 beyond a leading batch of 1",
-       {"upgrade-legacy-broadcast", "fold-constants", "eliminate-redundant-broadcast",
-        "align-ranks", "legalize-ncnn"},
-       {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "unidirectional",
-        "matmul-batch"},
-       4,
-       true,
-       true,
-       true,
-       /*runtime_shapes=*/false},
-      {"none",
-       "no implicit broadcast anywhere: every operand has its op's output shape",
-       {"upgrade-legacy-broadcast", "align-ranks", "materialize-broadcast"},
-       {"same", "matmul-batch"},
-       0,
-       false,
-       true,
-       false},
-      {"canonical",
-       "the smallest graph that relies on numpy broadcasting",
-       {"upgrade-legacy-broadcast", "eliminate-redundant-broadcast"},
-       {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional",
-        "unidirectional", "matmul-batch"},
-       0,
-       false,
-       false,
-       false},
+namespace {
+
+TargetProfile Builtin(std::string name, std::string description,
+                      std::vector<std::string> passes, std::vector<std::string> classes,
+                      int64_t max_rank, bool batch_axis, bool equal_rank, bool scalar_any_rank) {
+  TargetProfile p;
+  p.name = std::move(name);
+  p.description = std::move(description);
+  p.passes = std::move(passes);
+  p.native_classes = std::move(classes);
+  p.max_rank = max_rank;
+  p.batch_axis = batch_axis;
+  p.equal_rank = equal_rank;
+  p.scalar_any_rank = scalar_any_rank;
+  return p;
+}
+
+// ncnn's BinaryOp per op, from the seed table (001), not measured: identical shapes and
+// scalar-likes at any rank; a side with 1s where the other has the output's dims only at equal
+// rank (lower ranks align to ncnn's inner axes, the opposite of numpy, or hit the rank-1
+// tie rule); no pair where neither side has the output shape.
+std::map<std::string, OpRule> NcnnSeedOpRules() {
+  const std::map<std::string, FormSupport> binary_op = {
+      {"same", FormSupport::kRuns},
+      {"scalar", FormSupport::kRuns},
+      {"per-channel", FormSupport::kRunsAligned},
+      {"inner-axis", FormSupport::kRunsAligned},
+      {"outer-axis", FormSupport::kRunsAligned},
+      {"general", FormSupport::kRunsAligned},
+      {"bidirectional", FormSupport::kRefused},
   };
+  std::map<std::string, OpRule> rules;
+  // pnnx turns a constant operand into a MemoryData blob feeding the same BinaryOp, so the
+  // rule is the same whichever operand is constant; two constants are folded before ncnn.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"}) {
+    OpRule& rule = rules[op];
+    for (const char* kinds : {"computed", "constant_a", "constant_b"}) rule.forms[kinds] = binary_op;
+  }
+  return rules;
+}
+
+// The measured OpenCV profile (engines/profiles/, written by `onnx-bcast probe-engine opencv`),
+// compiled in by passes/CMakeLists.txt.
+constexpr char kOpenCvProfile[] =
+#include "passes/builtin_opencv_profile.inc"
+    ;
+
+}  // namespace
+
+absl::Span<const TargetProfile> BuiltinTargets() {
+  static const auto* const kTargets = [] {
+    auto* targets = new std::vector<TargetProfile>{
+        Builtin("explicit",
+                "every broadcast between operands of equal rank (leading 1s made explicit)",
+                {"upgrade-legacy-broadcast", "align-ranks"},
+                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
+                 "bidirectional", "unidirectional", "matmul-batch"},
+                0, false, true, false),
+        Builtin("ncnn",
+                "ncnn BinaryOp from the seed table 001, NOT measured (ncnn is not installed "
+                "here): equal ranks, one side of each pair has the output shape, rank <= 4 "
+                "beyond a leading batch of 1, shapes only as constants",
+                {"upgrade-legacy-broadcast", "fold-constants", "eliminate-redundant-broadcast",
+                 "align-ranks", "legalize-ncnn"},
+                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
+                 "unidirectional", "matmul-batch"},
+                4, true, true, true),
+        Builtin("none", "no implicit broadcast anywhere: every operand has its op's output shape",
+                {"upgrade-legacy-broadcast", "align-ranks", "materialize-broadcast"},
+                {"same", "matmul-batch"}, 0, false, true, false),
+        Builtin("canonical", "the smallest graph that relies on numpy broadcasting",
+                {"upgrade-legacy-broadcast", "eliminate-redundant-broadcast"},
+                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
+                 "bidirectional", "unidirectional", "matmul-batch"},
+                0, false, false, false),
+    };
+    (*targets)[1].op_rules = NcnnSeedOpRules();
+    // onnx2ncnn has no Shape arithmetic ("Shape not supported yet"): shapes only as constants.
+    (*targets)[1].runtime_shapes = false;
+    // A profile that does not parse is a build error in spirit; targets_test parses the file
+    // itself and names the line, so here the target is only left out.
+    absl::StatusOr<TargetProfile> opencv =
+        ParseTargetProfile(kOpenCvProfile, "engines/profiles/opencv (built in)");
+    if (opencv.ok()) {
+      opencv->name = "opencv";
+      targets->push_back(*std::move(opencv));
+    }
+    return targets;
+  }();
   return *kTargets;
 }
 
@@ -174,6 +355,36 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
     absl::StripAsciiWhitespace(&key);
     absl::StripAsciiWhitespace(&value);
     if (!seen.insert(key).second) return fail(absl::StrCat("'", key, "' given twice"));
+    if (key.rfind("op.", 0) == 0) {
+      // op.<Op>.max_rank or op.<Op>.<operand kinds>
+      const size_t dot = key.find('.', 3);
+      const std::string op = key.substr(3, dot == std::string::npos ? dot : dot - 3);
+      const std::string part = dot == std::string::npos ? "" : key.substr(dot + 1);
+      if (op.empty() || part.empty()) {
+        return fail(absl::StrCat("'", key,
+                                 "': expected op.<Op>.min_rank, op.<Op>.max_rank or "
+                                 "op.<Op>.<kinds>"));
+      }
+      if (!IsBroadcastingOp(op)) {
+        return fail(absl::StrCat("'", key, "': '", op, "' is not a broadcasting op"));
+      }
+      OpRule& rule = p.op_rules[op];
+      if (part == "max_rank" || part == "min_rank") {
+        int64_t& limit = part == "max_rank" ? rule.max_rank : rule.min_rank;
+        if (!absl::SimpleAtoi(value, &limit) || limit < 0) {
+          return fail(absl::StrCat(key, " '", value, "' is not a non-negative integer"));
+        }
+      } else if (ValidKindPattern(part)) {
+        absl::StatusOr<std::map<std::string, FormSupport>> forms = ParseForms(value);
+        if (!forms.ok()) return fail(absl::StrCat(key, ": ", forms.status().message()));
+        rule.forms[part] = *std::move(forms);
+      } else {
+        return fail(absl::StrCat("'", key, "': '", part,
+                                 "' is neither min_rank, max_rank nor an operand-kind pattern (computed, "
+                                 "constant_a, constant_b, constant_ab, ...)"));
+      }
+      continue;
+    }
     if (key == "name") {
       p.name = value;
     } else if (key == "description") {
@@ -231,6 +442,28 @@ absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path) {
   return ParseTargetProfile(*text, path);
 }
 
+namespace {
+
+std::string FormatOpRules(const std::map<std::string, OpRule>& rules) {
+  std::string out;
+  for (const auto& [op, rule] : rules) {
+    if (rule.min_rank > 0) absl::StrAppend(&out, "op.", op, ".min_rank = ", rule.min_rank, "\n");
+    if (rule.max_rank > 0) absl::StrAppend(&out, "op.", op, ".max_rank = ", rule.max_rank, "\n");
+    for (const auto& [pattern, forms] : rule.forms) {
+      std::vector<std::string> items;
+      for (const auto& [cls, support] : forms) {
+        items.push_back(support == FormSupport::kRuns
+                            ? cls
+                            : absl::StrCat(cls, ":", std::string(FormSupportName(support))));
+      }
+      absl::StrAppend(&out, "op.", op, ".", pattern, " = ", absl::StrJoin(items, ", "), "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatTargetProfile(const TargetProfile& p) {
   return absl::StrCat("name = ", p.name, "\ndescription = ", p.description,
                       "\npasses = ", absl::StrJoin(p.passes, ", "),
@@ -239,7 +472,8 @@ std::string FormatTargetProfile(const TargetProfile& p) {
                       "\nbatch_axis = ", p.batch_axis ? "true" : "false",
                       "\nequal_rank = ", p.equal_rank ? "true" : "false",
                       "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false",
-                      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n");
+                      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n",
+                      FormatOpRules(p.op_rules));
 }
 
 std::string TargetViolation::ToString() const {
@@ -303,6 +537,36 @@ class Producers {
   std::unordered_map<std::string, std::string> by_output_;
 };
 
+// What the profile says the engine does with a form it does not run, for messages.
+std::string Measured(FormSupport s) {
+  switch (s) {
+    case FormSupport::kRefused:
+      return "refuses";
+    case FormSupport::kWrong:
+      return "computes wrongly";
+    case FormSupport::kCrashed:
+      return "crashes on";
+    default:
+      return "runs";
+  }
+}
+
+// Names of every initializer and Constant node output, in every graph and function body: the
+// operands a profile's per-op rules call constant.
+void CollectConstants(const onnx::GraphProto& g, std::set<std::string>* out) {
+  for (const auto& init : g.initializer()) out->insert(init.name());
+  for (const auto& init : g.sparse_initializer()) out->insert(init.values().name());
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+      for (const std::string& o : n.output()) out->insert(o);
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectConstants(a.g(), out);
+      for (const auto& sub : a.graphs()) CollectConstants(sub, out);
+    }
+  }
+}
+
 // An unnamed main-graph node is labelled "<op>#<index>" by its index in the graph checked;
 // after a rewrite that index moved, so the label takes the index the node had in the model
 // the pipeline started from (found by its first output), as the passes' own logs do.
@@ -324,146 +588,239 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
 
 }  // namespace
 
+FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
+                        const std::function<bool(const std::string&)>& is_constant) {
+  FormDecision d;
+  if (v.op == "Expand") return d;
+  auto fail = [&d](std::string why, bool cannot_prove = false) {
+    d.fits = false;
+    d.why = std::move(why);
+    d.cannot_prove = cannot_prove;
+    return d;
+  };
+  if (v.verdict == bcast::Verdict::kError) {
+    return fail(absl::StrCat("broadcast error: ", v.message));
+  }
+  if (v.rule == bcast::RuleFamily::kLegacyAxis) {
+    if (!p.Runs("legacy-axis")) {
+      return fail(
+          absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
+    }
+    return d;
+  }
+  // The op's measured rule for these operand kinds, when the profile has one: it decides the
+  // class (the global `classes` summarize every op and would refuse what this op runs).
+  const auto rule = p.op_rules.find(v.op);
+  const OpRule* op_rule = rule == p.op_rules.end() ? nullptr : &rule->second;
+  std::string pattern;
+  const std::map<std::string, FormSupport>* forms = nullptr;
+  if (op_rule != nullptr) {
+    pattern = OperandKindPattern(v, is_constant);
+    const auto it = op_rule->forms.find(pattern);
+    if (it != op_rule->forms.end()) forms = &it->second;
+  }
+  // What the table depends on: the class (unless every class the rule gives is native; the
+  // op's rule, when there is one, decides which classes run), and the ranks (equal_rank,
+  // max_rank, and any class decision).
+  bool class_matters = false;
+  bool numpy_all = false;
+  if (v.rule == bcast::RuleFamily::kNumpy) {
+    numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
+                p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
+    class_matters = !(numpy_all && p.Runs("bidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
+    class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kMatMul) {
+    class_matters = !p.Runs("matmul-batch");
+  }
+  const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
+  if (ranks_matter) {
+    for (size_t k = 0; k < v.inputs.size(); ++k) {
+      if (!v.inputs[k].rank_known) {
+        d.unknown_rank_input = static_cast<int>(k);
+        const std::string name = k < v.input_names.size() ? v.input_names[k] : "";
+        return fail(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", k, " '", name,
+                                 "' unknown"),
+                    true);
+      }
+    }
+  }
+  // The rank limit first: no rewrite lifts it.
+  bool too_high = p.TooHighRank(v.output);
+  for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
+  if (too_high) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             p.max_rank));
+  }
+  std::string cls = v.broadcast_class;
+  bool vague = false;
+  for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
+  if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+    cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
+  }
+  if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
+    // Classes compare dims: an unknown or invented dim does not decide them. What can still be
+    // shown: one operand dominates (not bidirectional), which settles targets that run every
+    // other numpy class.
+    bool dominated = false;
+    for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
+    if (dominated && numpy_all) {
+      cls = "general";
+    } else {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to decide the broadcast "
+                               "class"),
+                  true);
+    }
+  }
+  if (class_matters && forms == nullptr && !p.Runs(cls)) {
+    if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to show equal shapes"),
+                  true);
+    }
+    return fail(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
+  }
+  if (p.equal_rank) {
+    bool unequal = false;
+    if (v.rule == bcast::RuleFamily::kNumpy) {
+      int64_t rank = 0;
+      for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
+      for (const bcast::Shape& s : v.inputs) {
+        if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
+      }
+    } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
+    } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
+      unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
+                v.inputs[0].rank() != v.inputs[1].rank();
+    }
+    if (unequal) {
+      return fail(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
+    }
+  }
+  // The op's own rules, after the global ones: the measured form of this op with these operand
+  // kinds.
+  if (op_rule == nullptr) return d;
+  if (op_rule->max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule->max_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             op_rule->max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
+  }
+  if (op_rule->min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule->min_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
+                             op_rule->min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
+  }
+  if (forms == nullptr) return d;
+  const std::string key = absl::StrCat("op.", v.op, ".", pattern);
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
+      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
+                               " not known well enough to decide the broadcast class"),
+                  true);
+    }
+  }
+  const std::string form = FormClass(v);
+  // The probe makes only the second operand constant, and that operand is the one that
+  // broadcasts: a computed operand broadcasting against a constant one was never measured,
+  // whatever the symmetric class name says.
+  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
+    for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
+      if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
+        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
+                                 " broadcasting against a constant, which ", key, " of ", p.name,
+                                 " does not cover (only constants that broadcast were measured)"));
+      }
+    }
+  }
+  const auto support = forms->find(form);
+  if (support == forms->end()) {
+    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
+                             " of ", p.name, " does not list"));
+  }
+  switch (support->second) {
+    case FormSupport::kRuns:
+      return d;
+    case FormSupport::kRunsAligned:
+      if (OperandsAligned(v)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands of different ranks; ", p.name,
+                               " runs it only with equal ranks (", key, ")"));
+    case FormSupport::kRunsUnaligned:
+      if (ConstantsBelowOutputRank(v, is_constant)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands, a constant "
+                               "at the output's rank; ",
+                               p.name,
+                               " runs it only with each "
+                               "constant below the output's rank (",
+                               key, ")"));
+    default:
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ",
+                               p.name, " ", Measured(support->second), " (", key, ")"));
+  }
+}
+
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
     const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
   std::vector<TargetViolation> out;
   std::optional<Producers> producers;  // built for the first unknown rank only
-  const bool numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
-                         p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
+  // Constant operands matter only to per-op rules.
+  std::set<std::string> constants;
+  if (!p.op_rules.empty()) {
+    CollectConstants(model.proto.graph(), &constants);
+    for (const auto& f : model.proto.functions()) {
+      for (const onnx::NodeProto& n : f.node()) {
+        if (n.op_type() == "Constant") constants.insert(n.output().begin(), n.output().end());
+      }
+    }
+  }
+  const std::function<bool(const std::string&)> is_constant = [&](const std::string& name) {
+    return constants.count(name) > 0;
+  };
   // One node's conformance.
   auto check = [&](const NodeVerdict& v) {
-    if (v.op == "Expand") return;
-    // Texts are built only for a violation: most nodes of a large model conform.
-    auto add = [&](std::string why, bool cannot_prove = false) {
-      TargetViolation t;
-      t.graph = v.graph;
-      t.node = OriginalLabel(model.proto.graph(), v, original_index);
-      t.op = v.op;
-      std::vector<std::string> shapes;
-      for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
-      t.shapes = absl::StrJoin(shapes, " and ");
-      t.why = std::move(why);
-      // A conditional node is decided once its symbols are numbers: say which to bind.
-      if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
-        absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
-                        absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
-      } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
-        // The rewrite that would fix it needs the output's extents, which a static engine
-        // takes only as constants.
-        std::set<std::string> symbols;
-        for (const bcast::Dim& d : v.output.dims) {
-          if (d.is_symbol()) symbols.insert(d.symbol());
-          if (std::optional<bcast::Expr> e = d.is_expr() ? d.expr() : std::nullopt) {
-            for (const std::string& sym : e->Symbols()) symbols.insert(sym);
-          }
-        }
-        if (!symbols.empty()) {
-          absl::StrAppend(&t.why, " (an Expand to its output shape ", v.output.ToString(),
-                          " needs a shape known only at run time, and ", p.name,
-                          " has no run-time shapes: bind ", absl::StrJoin(symbols, ", "),
-                          " with --dim)");
+    FormDecision d = DecideForm(v, p, is_constant);
+    if (d.fits) return;
+    TargetViolation t;
+    t.graph = v.graph;
+    t.node = OriginalLabel(model.proto.graph(), v, original_index);
+    t.op = v.op;
+    std::vector<std::string> shapes;
+    for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+    t.shapes = absl::StrJoin(shapes, " and ");
+    t.why = std::move(d.why);
+    if (d.unknown_rank_input >= 0) {
+      if (!producers) producers.emplace(model.proto);
+      const size_t k = static_cast<size_t>(d.unknown_rank_input);
+      absl::StrAppend(&t.why, ", ",
+                      producers->Of(k < v.input_names.size() ? v.input_names[k] : ""));
+    }
+    // A conditional node is decided once its symbols are numbers: say which to bind.
+    if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
+      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
+                      absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
+    } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
+      // The rewrite that would fix it needs the output's extents, which a static engine takes
+      // only as constants.
+      std::set<std::string> symbols;
+      for (const bcast::Dim& dim : v.output.dims) {
+        if (dim.is_symbol()) symbols.insert(dim.symbol());
+        if (std::optional<bcast::Expr> e = dim.is_expr() ? dim.expr() : std::nullopt) {
+          for (const std::string& sym : e->Symbols()) symbols.insert(sym);
         }
       }
-      t.cannot_prove = cannot_prove;
-      out.push_back(std::move(t));
-    };
-    if (v.verdict == bcast::Verdict::kError) {
-      add(absl::StrCat("broadcast error: ", v.message));
-      return;
-    }
-    if (v.rule == bcast::RuleFamily::kLegacyAxis) {
-      if (!p.Runs("legacy-axis")) {
-        add(absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
-      }
-      return;
-    }
-    // What the table depends on: the class (unless every class the rule gives is native),
-    // and the ranks (equal_rank, max_rank, and any class decision).
-    bool class_matters = false;
-    if (v.rule == bcast::RuleFamily::kNumpy) {
-      class_matters = !(numpy_all && p.Runs("bidirectional"));
-    } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
-      class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
-    } else if (v.rule == bcast::RuleFamily::kMatMul) {
-      class_matters = !p.Runs("matmul-batch");
-    }
-    const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
-    if (ranks_matter) {
-      int unknown = -1;
-      for (size_t k = 0; k < v.inputs.size() && unknown < 0; ++k) {
-        if (!v.inputs[k].rank_known) unknown = static_cast<int>(k);
-      }
-      if (unknown >= 0) {
-        if (!producers) producers.emplace(model.proto);
-        const std::string name =
-            static_cast<size_t>(unknown) < v.input_names.size() ? v.input_names[unknown] : "";
-        add(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", unknown, " '", name,
-                         "' unknown, ", producers->Of(name)),
-            true);
-        return;
+      if (!symbols.empty()) {
+        absl::StrAppend(&t.why, " (an Expand to its output shape ", v.output.ToString(),
+                        " needs a shape known only at run time, and ", p.name,
+                        " has no run-time shapes: bind ", absl::StrJoin(symbols, ", "),
+                        " with --dim)");
       }
     }
-    // The rank limit first: no rewrite lifts it.
-    bool too_high = p.TooHighRank(v.output);
-    for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
-    if (too_high) {
-      add(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
-                       p.max_rank));
-      return;
-    }
-    std::string cls = v.broadcast_class;
-    bool vague = false;
-    for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
-    if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-      cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
-    }
-    if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
-      // Classes compare dims: an unknown or invented dim does not decide them. What can
-      // still be shown: one operand dominates (not bidirectional), which settles targets
-      // that run every other numpy class.
-      bool dominated = false;
-      for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
-      if (dominated && numpy_all) {
-        cls = "general";
-      } else {
-        add(absl::StrCat("cannot prove ", p.name,
-                         "'s form: dims not known well enough to decide the broadcast class"),
-            true);
-        return;
-      }
-    }
-    if (class_matters && !p.Runs(cls)) {
-      if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
-        add(absl::StrCat("cannot prove ", p.name,
-                         "'s form: dims not known well enough to show equal shapes"),
-            true);
-      } else {
-        add(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
-      }
-      return;
-    }
-    if (p.equal_rank) {
-      bool unequal = false;
-      if (v.rule == bcast::RuleFamily::kNumpy) {
-        int64_t rank = 0;
-        for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
-        for (const bcast::Shape& s : v.inputs) {
-          if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
-        }
-      } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-        const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
-        const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
-        unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
-      } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
-        unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
-                  v.inputs[0].rank() != v.inputs[1].rank();
-      }
-      if (unequal) {
-        add(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
-        return;
-      }
-    }
+    t.cannot_prove = d.cannot_prove;
+    out.push_back(std::move(t));
   };
   if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
     // The pipeline's tables describe the graph as the passes left it: each node is decided

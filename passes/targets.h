@@ -17,10 +17,31 @@
 //                           # with only constant inputs is outside its form
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
+//
+// Per-op rules (what an engine measurement gives, engines/ and `onnx-bcast probe-engine`):
+//   op.Pow.min_rank = 2                 # the op's output rank limits (0: none)
+//   op.Pow.max_rank = 4
+//   op.Pow.computed = same, scalar, inner-axis:aligned, general:refused
+//   op.Pow.constant_b = scalar, same:refused   # "the exponent must stay a scalar"
+//   op.Mul.constant_ab = same                  # two constants must have the same shape
+// The part after the op names which operands (in `check`'s order: A, B; X, slope; C, (M,N);
+// condition, X, Y) are constants, i.e. an initializer or a Constant node's output:
+// `computed` (none), or `constant_` and their letters (a = first, b = second, ...). Each entry
+// is a form class, optionally with how the engine handles it: nothing (runs), `aligned` (runs
+// only when the operands have equal rank), `refused`, `wrong` or `crashed`. A form class is
+// check's numpy class; for Gemm's C and PRelu's slope the numpy class of the operand against
+// its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
+// op has a rule for its operand kinds must have its form listed as running; forms the rule
+// does not list were not measured and are not vouched for; nor is a numpy-rule node whose
+// computed operand broadcasts against a constant one (the probe broadcasts the constant). The global keys apply as well,
+// except `classes`: where an op has a rule for a node's operand kinds, the rule (measured per
+// op) decides the class, not the global list (a summary over all ops).
 #ifndef ONNX_BCAST_PASSES_TARGETS_H_
 #define ONNX_BCAST_PASSES_TARGETS_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,6 +54,34 @@
 #include "proto/model_io.h"
 
 namespace onnx_bcast::passes {
+
+struct NodeVerdict;
+
+/// How an engine handles one form of an op's broadcast (a profile's per-op rule entry).
+enum class FormSupport {
+  kRuns,           ///< runs and computes what ONNX says, at any operand ranks
+  kRunsAligned,    ///< runs and matches only when the operands have equal rank
+  kRunsUnaligned,  ///< runs and matches only when each constant operand's rank is below the
+                   ///< output's
+  kRefused,        ///< the engine refuses the model
+  kWrong,          ///< the engine runs it and computes something else
+  kCrashed,        ///< the engine aborts, crashes or hangs
+};
+
+/// "runs", "aligned", "unaligned", "refused", "wrong", "crashed" (the profile spelling; "runs" is
+/// written as a bare class).
+std::string_view FormSupportName(FormSupport support);
+
+/// One op's rules in a profile: `op.<Op>.min_rank`, `op.<Op>.max_rank` and
+/// `op.<Op>.<operand kinds>`.
+struct OpRule {
+  int64_t min_rank = 0;  ///< smallest output rank the engine runs this op at; 0: no limit
+  int64_t max_rank = 0;  ///< largest output rank the engine runs this op at; 0: no limit
+  /// Operand-kind pattern ("computed", "constant_b", ...) -> form class -> support.
+  std::map<std::string, std::map<std::string, FormSupport>> forms;
+
+  bool operator==(const OpRule&) const = default;
+};
 
 /// What an engine runs natively, and the pipeline that gets a model there.
 struct TargetProfile {
@@ -48,6 +97,9 @@ struct TargetProfile {
   /// insert a Shape-derived Expand, and the target check names every node that computes a
   /// shape at run time (passes/runtime_shapes.h) with the dims to bind.
   bool runtime_shapes = true;
+
+  /// Per-op rules by op type (empty: the global keys alone decide).
+  std::map<std::string, OpRule> op_rules;
 
   /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
   bool Runs(std::string_view broadcast_class) const;
@@ -72,6 +124,26 @@ absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path);
 /// The profile in file form (round-trips through ParseTargetProfile).
 std::string FormatTargetProfile(const TargetProfile& profile);
 
+/// The operand-kind pattern of `v` for OpRule::forms: "computed" when none of its operands (in
+/// v.input_names' order) is a constant per `is_constant`, else "constant_" and the letters of
+/// the constant ones ("constant_b": the second). Gemm's (M,N) is computed.
+std::string OperandKindPattern(const NodeVerdict& v,
+                               const std::function<bool(const std::string&)>& is_constant);
+
+/// The form class of `v` for OpRule::forms: the numpy class for numpy ops, the class of the
+/// operand against its target for PRelu's slope and Gemm's C, "matmul-batch:<class>" for
+/// MatMul; empty when the node has no class (an error, a legacy form).
+std::string FormClass(const NodeVerdict& v);
+
+/// True when the operands whose ranks a broadcast aligns have equal rank (MatMul: the two
+/// operands when both have rank >= 2; a unidirectional operand and its target).
+bool OperandsAligned(const NodeVerdict& v);
+
+/// True when `v` has a constant operand (per `is_constant`) and every constant operand has a
+/// lower rank than the node's output (for Gemm, than (M,N)): what `unaligned` asks for.
+bool ConstantsBelowOutputRank(const NodeVerdict& v,
+                              const std::function<bool(const std::string&)>& is_constant);
+
 /// One broadcasting node that is not provably in a target's form.
 struct TargetViolation {
   std::string graph;  ///< "main", or the path of an If/Loop/Scan body or function call site
@@ -85,6 +157,23 @@ struct TargetViolation {
   /// "<graph>: <op> '<node>': <shapes>: <why>".
   std::string ToString() const;
 };
+
+/// Why one broadcasting node is not in a profile's form (FormDecision::fits false).
+struct FormDecision {
+  bool fits = true;
+  std::string why;            ///< the rule broken, as TargetViolation::why
+  bool cannot_prove = false;  ///< see TargetViolation::cannot_prove
+  /// >= 0: the input whose unknown rank stops the decision (callers name its producer).
+  int unknown_rank_input = -1;
+};
+
+/// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode
+/// gives them, its operands' kinds per `is_constant`) is in `profile`'s form. CheckTarget
+/// decides every node with it, and the rewrites that choose a form for an engine
+/// (legalize-measured) decide each candidate with it, so the two cannot disagree. Expand nodes
+/// always fit (the rewrites' own tool). The texts are built only for a node that does not fit.
+FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& profile,
+                        const std::function<bool(const std::string&)>& is_constant);
 
 /// Every broadcasting node of every graph of `model` (main graph, If/Loop/Scan bodies, and
 /// model-local function bodies per call site) that is not provably in `profile`'s form: proven

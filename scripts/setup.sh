@@ -9,6 +9,7 @@ packages=(
   python3-onnx python3-numpy
   pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel
   libmimalloc-dev libcli11-dev
+  libopencv-dnn-dev
   strace pre-commit git
   clang libclang-rt-14-dev
 )

@@ -26,6 +26,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "driver/driver.h"
+#include "driver/engine_probe.h"
+#include "engines/registry.h"
 #include "passes/check_report.h"
 #include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
@@ -114,6 +116,11 @@ struct Args {
   std::optional<int64_t> max_memory;  // run, verify: bytes the runs may hold
   bool edge_cases = false;
   bool local = false;
+  // probe-engine
+  std::optional<std::string> table;
+  std::optional<std::string> profile;
+  std::optional<std::string> out_dir;
+  std::optional<int64_t> parallel;
 };
 
 struct Command {
@@ -347,7 +354,18 @@ void DeclareVerify(CommandLine* cl, Args* a) {
   DeclareProgress(cl, a);
 }
 
+void DeclareProbeEngine(CommandLine* cl, Args* a) {
+  cl->Option("--out-dir", "DIR",
+             "write DIR/engines-<engine>-<version>.md and DIR/<engine>-<version>.profile",
+             &a->out_dir);
+  cl->Option("--table", "FILE", "write the Markdown table to FILE ('-': stdout)", &a->table);
+  cl->Option("--profile", "FILE", "write the target profile to FILE ('-': stdout)", &a->profile);
+  cl->Option("--parallel", "N", "engine children at once (default 2)", &a->parallel);
+  DeclareQuiet(cl, a);
+}
+
 int RunCheck(const Command& cmd, const Args& args);
+int RunProbeEngine(const Command& cmd, const Args& args);
 int RunOpt(const Command& cmd, const Args& args);
 int RunRun(const Command& cmd, const Args& args);
 int RunVerify(const Command& cmd, const Args& args);
@@ -365,6 +383,10 @@ const std::vector<Command>& Commands() {
        "execute the model on the reference CPU executor", DeclareRun, RunRun},
       {"verify", "onnx-bcast verify ORIGINAL REWRITTEN [options]   (one of them may be '-': stdin)",
        "prove numerically that two models compute the same outputs", DeclareVerify, RunVerify},
+      {"probe-engine",
+       "onnx-bcast probe-engine ENGINE [--out-dir DIR | --table FILE --profile FILE]",
+       "measure which broadcast forms an inference engine runs: a table and a target profile",
+       DeclareProbeEngine, RunProbeEngine},
   };
   return kCommands;
 }
@@ -476,6 +498,73 @@ absl::Status WriteModelToStdout(const proto::Model& model) {
     return absl::UnavailableError(absl::StrCat("cannot write to stdout: ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+// Generates the probe grid, runs it on the engine (children) and on our executor, and writes
+// the table and the profile.
+int RunProbeEngine(const Command& cmd, const Args& args) {
+  if (args.positionals.size() != 1) {
+    return Usage(cmd, absl::StrCat("expects exactly one ENGINE (built in: ",
+                                   absl::StrJoin(engines::EngineNames(), ", "), ")"));
+  }
+  if (args.out_dir && (args.table || args.profile)) {
+    return Usage(cmd, "--out-dir names both files: drop --table and --profile");
+  }
+  if (args.table == kStdio && args.profile == kStdio) {
+    return Usage(cmd, "--table - and --profile - both want stdout");
+  }
+  driver::ProbeOptions options;
+  if (args.parallel) {
+    if (*args.parallel < 1 || *args.parallel > kMaxThreads) {
+      return Usage(cmd, absl::StrCat("--parallel must be in 1..", kMaxThreads));
+    }
+    options.parallel = static_cast<int>(*args.parallel);
+  }
+  absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(args.positionals[0]);
+  if (!factory.ok()) return Usage(cmd, std::string(factory.status().message()));
+  // The name and version are read once here; every load and run happens in a child.
+  absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> engine = (*factory)();
+  if (!engine.ok()) {
+    PrintError(std::string(engine.status().message()));
+    return kExitUnsupported;
+  }
+  const std::string name = (*engine)->name();
+  const std::string version = (*engine)->version();
+  engine->reset();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<driver::ProbeReport> report =
+      driver::ProbeEngine(*factory, name, version, options);
+  if (!report.ok()) {
+    PrintError(absl::StrCat("probe-engine ", name, ": ", report.status().message()));
+    return kExitUnsupported;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string table_path = args.table.value_or("");
+  std::string profile_path = args.profile.value_or("");
+  if (args.out_dir) {
+    table_path = absl::StrCat(*args.out_dir, "/engines-", report->Label(), ".md");
+    profile_path = absl::StrCat(*args.out_dir, "/", report->Label(), ".profile");
+  }
+  const absl::StatusOr<proto::InputFiles> no_inputs = proto::InputFiles{};
+  if (!table_path.empty() && !WriteText(table_path, driver::FormatProbeTable(*report), no_inputs)) {
+    return kExitCannotWrite;
+  }
+  if (!profile_path.empty() &&
+      !WriteText(profile_path, driver::FormatProbeProfile(*report), no_inputs)) {
+    return kExitCannotWrite;
+  }
+  if (!args.quiet) {
+    std::fprintf(stderr,
+                 "%s %s: %zu cells in %.1f s: %lld runs-and-matches, %lld refused, %lld wrong, "
+                 "%lld crashed\n",
+                 name.c_str(), version.c_str(), report->cells.size(), seconds,
+                 static_cast<long long>(report->Count(driver::CellResult::kRunsAndMatches)),
+                 static_cast<long long>(report->Count(driver::CellResult::kRefused)),
+                 static_cast<long long>(report->Count(driver::CellResult::kWrong)),
+                 static_cast<long long>(report->Count(driver::CellResult::kCrashed)));
+  }
+  return kExitOk;
 }
 
 // --dim SYMBOL=N values (check, opt), each flag one binding or a comma list of them

@@ -89,7 +89,7 @@ TEST_F(Conventions, PassesNoneIsThePlainLosslessSave) {
 TEST_F(Conventions, UnknownNamesListTheValidOnes) {
   Result r = Cli({"opt", kCnn, "--target", "tpu9000", "-o", Path("o.onnx")});
   EXPECT_EQ(r.code, 64);
-  EXPECT_THAT(r.err, HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical)"));
+  EXPECT_THAT(r.err, HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical, opencv)"));
   r = Cli({"opt", kCnn, "--passes", "align-ranks,no-such-pass", "-o", Path("o.onnx")});
   EXPECT_EQ(r.code, 64);
   EXPECT_THAT(r.err, HasSubstr("unknown pass 'no-such-pass' (known: none, upgrade-legacy-broadcast, fold-constants, "

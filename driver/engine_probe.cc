@@ -1,0 +1,669 @@
+// The probe: a grid of small models, each run on an engine (in a child) and on our executor.
+//
+// How cells are chosen (a full cross product would be thousands of models):
+//  - Shapes: dims are 2, 3, 4, 5, 6, 7 from the outermost axis, so every axis is told apart.
+//    Per numpy class one representative pair (A has the output shape, B broadcasts) at each
+//    of a few output ranks: `same` at every rank 1..6 (it measures an op's rank limit), the
+//    other classes at their lowest rank, at 4 and at 6. Where B can have a lower rank, the
+//    pair is probed twice: B as the class gives it (lower rank) and B with leading 1s
+//    (aligned, what align-ranks folds into a constant).
+//  - Binary elementwise ops (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean, Equal, Greater,
+//    Less): every pair, both operand orders (B second, B first), B a graph input, a computed
+//    tensor, an initializer or a Constant node (A a graph input). At rank 4, per class with a
+//    lower-rank B, B also through each rewrite form (Unsqueeze and Reshape to equal rank,
+//    Expand and Tile to the output shape) from a graph input and from an initializer.
+//  - Where (B as X or as Y), PRelu (slope per class, four kinds), Gemm (C per class, four
+//    kinds), MatMul (batch dims per class, both orders, B an input or an initializer) and
+//    Expand (lower rank, equal rank, bidirectional target; four kinds of input).
+//  - Run-time shapes: a Shape -> Gather -> Concat -> Reshape chain on an input whose batch dim
+//    is symbolic, and the same with the dim declared as a number (profile: runtime_shapes).
+// Inputs are seeded random floats in [-1, 1); positive in [0.5, 1.5) for Div and Pow (no
+// division by zero, no NaN from a fractional power), halves in {-1, -0.5, 0, 0.5} for the
+// comparisons (so that Equal meets equal elements).
+#include "driver/engine_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "broadcast/rules.h"
+#include "engines/isolated_run.h"
+#include "passes/shape_propagation.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+
+namespace onnx_bcast::driver {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+constexpr int64_t kDims[] = {2, 3, 4, 5, 6, 7};
+// verify's default tolerance.
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-7;
+
+Dims Full(int rank) { return Dims(kDims, kDims + rank); }
+Dims Ones(int rank) { return Dims(static_cast<size_t>(rank), 1); }
+Dims Aligned(const Dims& b, int rank) {
+  Dims out = Ones(rank - static_cast<int>(b.size()));
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+struct Pair {
+  Dims a;
+  Dims b;
+};
+
+// Output ranks per class: `same` at every rank (the rank limit), the others at their lowest,
+// 4 and 6.
+std::vector<int> ClassRanks(const std::string& cls) {
+  if (cls == "same") return {1, 2, 3, 4, 5, 6};
+  if (cls == "scalar") return {1, 4, 6};
+  if (cls == "per-channel" || cls == "general") return {3, 4, 6};
+  return {2, 4, 6};
+}
+
+// The representative pairs of `cls` at output rank `r` (B lower rank first, then aligned).
+std::vector<Pair> ClassPairs(const std::string& cls, int r) {
+  const Dims d = Full(r);
+  std::vector<Pair> pairs;
+  auto with_aligned = [&](const Dims& a, const Dims& b) {
+    pairs.push_back({a, b});
+    if (static_cast<int>(b.size()) < r) pairs.push_back({a, Aligned(b, r)});
+  };
+  if (cls == "same") {
+    pairs.push_back({d, d});
+  } else if (cls == "scalar") {
+    with_aligned(d, {});
+  } else if (cls == "per-channel") {
+    Dims b = Ones(r - 1);
+    b[0] = d[1];
+    with_aligned(d, b);
+  } else if (cls == "inner-axis") {
+    with_aligned(d, {d.back()});
+  } else if (cls == "outer-axis") {
+    Dims b = Ones(r);
+    b[0] = d[0];
+    pairs.push_back({d, b});
+  } else if (cls == "bidirectional") {
+    Dims a = d;
+    a.back() = 1;
+    with_aligned(a, {1, d.back()});
+  } else if (cls == "general") {
+    // Axis 1 broadcast between varying axes: lower rank from rank 4 on (at rank 3 it would be
+    // per-channel).
+    Dims b = d;
+    b[1] = 1;
+    if (r >= 4) {
+      Dims lower(d.begin() + 1, d.end());
+      lower[1] = 1;
+      pairs.push_back({d, lower});
+    }
+    pairs.push_back({d, b});
+  }
+  return pairs;
+}
+
+const char* const kNumpyClasses[] = {"same",       "scalar",        "per-channel", "inner-axis",
+                                     "outer-axis", "bidirectional", "general"};
+
+ProbeOperand Operand(Dims shape, OperandKind kind = OperandKind::kInput) {
+  ProbeOperand o;
+  o.shape = std::move(shape);
+  o.kind = kind;
+  return o;
+}
+
+constexpr OperandKind kAllKinds[] = {OperandKind::kInput, OperandKind::kComputed,
+                                     OperandKind::kInitializer, OperandKind::kConstant};
+
+void AddBinaryCells(const std::string& op, std::vector<ProbeCell>* cells) {
+  for (const char* cls : kNumpyClasses) {
+    for (int r : ClassRanks(cls)) {
+      for (const Pair& p : ClassPairs(cls, r)) {
+        for (bool b_first : {false, true}) {
+          if (b_first && std::string(cls) == "same") continue;  // the same cell
+          for (OperandKind kind : kAllKinds) {
+            ProbeCell c;
+            c.op = op;
+            c.operands = {Operand(p.a), Operand(p.b, kind)};
+            if (b_first) std::swap(c.operands[0], c.operands[1]);
+            cells->push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  // Our rewrites' forms at rank 4, on every pair whose B has a lower rank.
+  for (const char* cls : kNumpyClasses) {
+    for (const Pair& p : ClassPairs(cls, 4)) {
+      if (p.b.size() == 4) continue;
+      Dims out = p.a;
+      for (size_t k = 0; k < p.b.size(); ++k) {
+        const size_t axis = out.size() - p.b.size() + k;
+        out[axis] = std::max(out[axis], p.b[k]);
+      }
+      for (const char* form : {"Unsqueeze", "Reshape", "Expand", "Tile"}) {
+        for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
+          ProbeCell c;
+          c.op = op;
+          const bool to_output = std::string(form) == "Expand" || std::string(form) == "Tile";
+          // Tile needs its input at the output's rank already.
+          Dims source = std::string(form) == "Tile" ? Aligned(p.b, 4) : p.b;
+          c.operands = {Operand(p.a), Operand(source, kind)};
+          c.form = form;
+          c.wrapped = 1;
+          c.wrapped_shape = to_output ? out : Aligned(p.b, 4);
+          cells->push_back(std::move(c));
+        }
+      }
+    }
+  }
+}
+
+void AddWhereCells(std::vector<ProbeCell>* cells) {
+  for (const char* cls : kNumpyClasses) {
+    for (const Pair& p : ClassPairs(cls, 4)) {
+      for (bool b_as_x : {false, true}) {
+        for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
+          ProbeCell c;
+          c.op = "Where";
+          ProbeOperand cond = Operand(p.a);
+          cond.is_bool = true;
+          c.operands = {cond, Operand(p.a), Operand(p.b, kind)};
+          if (b_as_x) std::swap(c.operands[1], c.operands[2]);
+          cells->push_back(std::move(c));
+        }
+      }
+    }
+  }
+}
+
+void AddPReluCells(std::vector<ProbeCell>* cells) {
+  for (const char* cls : {"same", "scalar", "per-channel", "inner-axis"}) {
+    for (int r : ClassRanks(cls)) {
+      std::vector<Dims> slopes;
+      const Dims d = Full(r);
+      if (std::string(cls) == "same") slopes = {d};
+      if (std::string(cls) == "scalar") slopes = {{1}};
+      if (std::string(cls) == "per-channel") {
+        Dims s = Ones(r - 1);
+        s[0] = d[1];
+        slopes = {s, Aligned(s, r)};
+      }
+      if (std::string(cls) == "inner-axis") slopes = {{d.back()}, Aligned({d.back()}, r)};
+      for (const Dims& s : slopes) {
+        for (OperandKind kind : kAllKinds) {
+          ProbeCell c;
+          c.op = "PRelu";
+          c.operands = {Operand(d), Operand(s, kind)};
+          cells->push_back(std::move(c));
+        }
+      }
+    }
+  }
+}
+
+void AddGemmCells(std::vector<ProbeCell>* cells) {
+  for (const Dims& cshape : std::vector<Dims>{{}, {1}, {5}, {1, 5}, {3, 1}, {3, 5}}) {
+    for (OperandKind kind : kAllKinds) {
+      ProbeCell c;
+      c.op = "Gemm";
+      c.operands = {Operand({3, 4}), Operand({4, 5}, OperandKind::kInitializer),
+                    Operand(cshape, kind)};
+      cells->push_back(std::move(c));
+    }
+  }
+}
+
+void AddMatMulCells(std::vector<ProbeCell>* cells) {
+  // Batch dims per class (A's batch, B's batch); matrices [3,4] x [4,5].
+  const std::vector<std::pair<Dims, Dims>> batches = {
+      {{}, {}},           {{2}, {2}},       {{2, 3}, {2, 3}}, {{2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{2}, {}},          {{2, 3}, {}},     {{2, 3, 4, 5}, {}}, {{2, 3}, {1, 1}},
+      {{2, 3}, {3}},      {{2, 3}, {2, 1}}, {{2, 1}, {1, 3}}, {{2, 3, 4}, {2, 1, 4}},
+  };
+  for (const auto& [ab, bb] : batches) {
+    for (bool swap : {false, true}) {
+      if (swap && ab == bb) continue;
+      for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
+        Dims a = ab;
+        Dims b = bb;
+        if (swap) std::swap(a, b);
+        a.insert(a.end(), {3, 4});
+        b.insert(b.end(), {4, 5});
+        ProbeCell c;
+        c.op = "MatMul";
+        c.operands = {Operand(a), Operand(b, kind)};
+        cells->push_back(std::move(c));
+      }
+    }
+  }
+}
+
+void AddExpandCells(std::vector<ProbeCell>* cells) {
+  for (int r : {2, 4, 6}) {
+    const Dims d = Full(r);
+    Dims first_one = d;
+    first_one[0] = 1;
+    Dims last_one = d;
+    last_one.back() = 1;
+    // (input shape, target shape): lower rank, equal rank with a 1, identical, and a target
+    // with 1s that the input fills in (bidirectional).
+    const std::vector<std::pair<Dims, Dims>> shapes = {
+        {{d.back()}, d}, {first_one, d}, {d, d}, {d, last_one}};
+    for (const auto& [in, target] : shapes) {
+      for (OperandKind kind : kAllKinds) {
+        ProbeCell c;
+        c.op = "Expand";
+        ProbeOperand shape = Operand({static_cast<int64_t>(target.size())},
+                                     OperandKind::kInitializer);
+        shape.int64_values = target;
+        c.operands = {Operand(in, kind), shape};
+        cells->push_back(std::move(c));
+      }
+    }
+  }
+}
+
+void AddRuntimeShapeCells(std::vector<ProbeCell>* cells) {
+  for (const char* form : {"runtime-shape", "static-shape"}) {
+    ProbeCell c;
+    c.op = "Reshape";
+    c.operands = {Operand({2, 3, 4})};
+    c.form = form;
+    cells->push_back(std::move(c));
+  }
+}
+
+// ---- Building a cell's model ----
+
+std::string TypeText(const char* elem, const Dims& shape) {
+  if (shape.empty()) return elem;
+  return absl::StrCat(elem, "[", absl::StrJoin(shape, ","), "]");
+}
+
+std::string FloatList(const rt::Tensor& t) {
+  std::vector<std::string> items;
+  for (float v : t.values<float>()) items.push_back(absl::StrFormat("%.9g", v));
+  return absl::StrCat("{", absl::StrJoin(items, ","), "}");
+}
+
+enum class ValueRange { kSigned, kPositive, kHalves };
+
+ValueRange RangeFor(const std::string& op) {
+  if (op == "Div" || op == "Pow") return ValueRange::kPositive;
+  if (op == "Equal" || op == "Greater" || op == "Less") return ValueRange::kHalves;
+  return ValueRange::kSigned;
+}
+
+absl::StatusOr<rt::Tensor> Values(const ProbeOperand& o, ValueRange range, uint64_t seed) {
+  if (!o.int64_values.empty()) {
+    return rt::Tensor::FromValues<int64_t>(o.shape, absl::MakeConstSpan(o.int64_values));
+  }
+  absl::StatusOr<rt::Tensor> t =
+      rt::RandomTensor(o.is_bool ? rt::DType::kBool : rt::DType::kFloat32, o.shape, seed);
+  if (!t.ok() || o.is_bool) return t;
+  for (float& v : t->values<float>()) {
+    if (range == ValueRange::kPositive) v = std::fabs(v) + 0.5f;
+    if (range == ValueRange::kHalves) v = std::round(v * 2) / 2;
+  }
+  return t;
+}
+
+Dims OutputShape(const ProbeCell& c) {
+  if (c.op == "Reshape") return {c.operands[0].shape[0], 12};
+  std::vector<Dims> shapes;
+  for (size_t k = 0; k < c.operands.size(); ++k) {
+    shapes.push_back(static_cast<int>(k) == c.wrapped ? c.wrapped_shape : c.operands[k].shape);
+  }
+  if (c.op == "Gemm") return {shapes[0][0], shapes[1][1]};
+  if (c.op == "Expand") shapes[1] = c.operands[1].int64_values;
+  if (c.op == "MatMul") {
+    Dims a(shapes[0].begin(), shapes[0].end() - 2);
+    Dims b(shapes[1].begin(), shapes[1].end() - 2);
+    absl::StatusOr<Dims> batch = bcast::BroadcastConcrete(std::vector<Dims>{a, b});
+    Dims out = batch.ok() ? *batch : Dims{};
+    out.push_back(shapes[0][shapes[0].size() - 2]);
+    out.push_back(shapes[1].back());
+    return out;
+  }
+  absl::StatusOr<Dims> out = bcast::BroadcastConcrete(shapes);
+  return out.ok() ? *out : Dims{};
+}
+
+// A cell's model in ONNX text form, its graph-input feeds, and the names of its direct
+// constant operands.
+struct BuiltCell {
+  std::string text;
+  engines::NamedTensors feeds;
+  std::set<std::string> constants;
+};
+
+// A run-time shape cell's model (see ProbeCell::form).
+absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
+  BuiltCell out;
+  absl::StatusOr<rt::Tensor> x = Values(c.operands[0], ValueRange::kSigned, seed * 1000);
+  if (!x.ok()) return x.status();
+  out.feeds.emplace_back("op0", std::move(*x));
+  const std::string batch = c.form == "runtime-shape" ? "N" : "2";
+  out.text =
+      absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (float[", batch,
+                   ",3,4] op0) => (float[", batch,
+                   ",12] y) <int64[1] zero = {0}, int64[1] rest = {-1}> {\n"
+                   "  s = Shape(op0)\n  n = Gather(s, zero)\n  t = Concat<axis = 0>(n, rest)\n"
+                   "  y = Reshape(op0, t)\n}\n");
+  return out;
+}
+
+absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
+  if (c.op == "Reshape") return BuildShapeCell(c, seed);
+  BuiltCell out;
+  std::vector<std::string> inputs;
+  std::vector<std::string> inits;
+  std::vector<std::string> nodes;
+  std::vector<std::string> args;
+  const ValueRange range = RangeFor(c.op);
+  for (size_t k = 0; k < c.operands.size(); ++k) {
+    const ProbeOperand& o = c.operands[k];
+    const char* elem = o.is_bool ? "bool" : !o.int64_values.empty() ? "int64" : "float";
+    absl::StatusOr<rt::Tensor> values = Values(o, range, seed * 1000 + k);
+    if (!values.ok()) return values.status();
+    std::string name = absl::StrCat("op", k);
+    switch (o.kind) {
+      case OperandKind::kInput:
+        inputs.push_back(absl::StrCat(TypeText(elem, o.shape), " ", name));
+        out.feeds.emplace_back(name, std::move(*values));
+        break;
+      case OperandKind::kComputed: {
+        const std::string src = absl::StrCat("src", k);
+        inputs.push_back(absl::StrCat(TypeText(elem, o.shape), " ", src));
+        nodes.push_back(absl::StrCat(name, " = ", o.is_bool ? "Not" : "Relu", "(", src, ")"));
+        out.feeds.emplace_back(src, std::move(*values));
+        break;
+      }
+      case OperandKind::kInitializer:
+      case OperandKind::kConstant: {
+        const std::string list = o.int64_values.empty()
+                                     ? FloatList(*values)
+                                     : absl::StrCat("{", absl::StrJoin(o.int64_values, ","), "}");
+        if (o.kind == OperandKind::kInitializer) {
+          inits.push_back(absl::StrCat(TypeText(elem, o.shape), " ", name, " = ", list));
+        } else {
+          nodes.push_back(absl::StrCat(name, " = Constant <value = ", TypeText(elem, o.shape),
+                                       " ", list, "> ()"));
+        }
+        out.constants.insert(name);
+        break;
+      }
+    }
+    if (static_cast<int>(k) == c.wrapped) {
+      const std::string param = absl::StrCat("form", k);
+      const std::string wrapped = absl::StrCat("w", k);
+      Dims param_values = c.wrapped_shape;
+      if (c.form == "Unsqueeze") {
+        param_values.clear();
+        for (size_t a = 0; a < c.wrapped_shape.size() - o.shape.size(); ++a) {
+          param_values.push_back(static_cast<int64_t>(a));
+        }
+      } else if (c.form == "Tile") {
+        for (size_t a = 0; a < param_values.size(); ++a) param_values[a] /= o.shape[a];
+      }
+      inits.push_back(absl::StrCat("int64[", param_values.size(), "] ", param, " = {",
+                                   absl::StrJoin(param_values, ","), "}"));
+      nodes.push_back(absl::StrCat(wrapped, " = ", c.form, "(", name, ", ", param, ")"));
+      name = wrapped;
+    }
+    args.push_back(name);
+  }
+  const bool compare = c.op == "Equal" || c.op == "Greater" || c.op == "Less";
+  nodes.push_back(absl::StrCat("y = ", c.op, "(", absl::StrJoin(args, ", "), ")"));
+  out.text = absl::StrCat(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (", absl::StrJoin(inputs, ", "),
+      ") => (", TypeText(compare ? "bool" : "float", OutputShape(c)), " y)",
+      inits.empty() ? "" : absl::StrCat(" <", absl::StrJoin(inits, ", "), ">"), " {\n  ",
+      absl::StrJoin(nodes, "\n  "), "\n}\n");
+  return out;
+}
+
+// ---- Comparing ----
+
+std::vector<double> AsDoubles(const rt::Tensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.num_elements()));
+  switch (t.dtype()) {
+    case rt::DType::kFloat32:
+      for (float v : t.values<float>()) out.push_back(v);
+      break;
+    case rt::DType::kFloat64:
+      for (double v : t.values<double>()) out.push_back(v);
+      break;
+    case rt::DType::kInt32:
+      for (int32_t v : t.values<int32_t>()) out.push_back(v);
+      break;
+    case rt::DType::kInt64:
+      for (int64_t v : t.values<int64_t>()) out.push_back(static_cast<double>(v));
+      break;
+    case rt::DType::kUInt8:
+      for (uint8_t v : t.values<uint8_t>()) out.push_back(v);
+      break;
+    case rt::DType::kBool:
+      for (bool v : t.values<bool>()) out.push_back(v ? 1 : 0);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+Dims Squeezed(const Dims& d) {
+  Dims out;
+  for (int64_t x : d) {
+    if (x != 1) out.push_back(x);
+  }
+  return out;
+}
+
+std::string ShapeText(const Dims& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
+
+void Judge(const rt::Tensor& expected, const rt::Tensor& actual, ProbeCell* c) {
+  const OutputAgreement a = CompareEngineOutput(expected, actual);
+  c->result = a.matches ? CellResult::kRunsAndMatches : CellResult::kWrong;
+  c->message = a.message;
+  c->max_abs_error = a.max_abs_error;
+}
+
+}  // namespace
+
+OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual) {
+  OutputAgreement out;
+  const std::vector<double> e = AsDoubles(expected);
+  const std::vector<double> a = AsDoubles(actual);
+  if (a.size() != e.size() || Squeezed(expected.shape()) != Squeezed(actual.shape())) {
+    out.message = absl::StrCat("output shape ", ShapeText(actual.shape()), ", expected ",
+                               ShapeText(expected.shape()));
+    return out;
+  }
+  double max_abs = 0;
+  int64_t bad = 0;
+  for (size_t k = 0; k < e.size(); ++k) {
+    if (std::isnan(e[k]) && std::isnan(a[k])) continue;
+    const double err = std::fabs(a[k] - e[k]);
+    if (!(err <= kAtol + kRtol * std::fabs(e[k]))) {
+      ++bad;
+      max_abs = std::isnan(err) ? INFINITY : std::max(max_abs, err);
+    }
+  }
+  if (bad == 0) {
+    out.matches = true;
+    if (expected.shape() != actual.shape()) {
+      out.message = absl::StrCat("output shape ", ShapeText(actual.shape()));
+    }
+    return out;
+  }
+  out.max_abs_error = max_abs;
+  out.message = absl::StrFormat("%d of %d elements differ, max abs error %.3g", bad,
+                                static_cast<int64_t>(e.size()), max_abs);
+  return out;
+}
+
+absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed) {
+  absl::StatusOr<BuiltCell> built = BuildCell(cell, seed);
+  if (!built.ok()) return built.status();
+  return ProbeModel{std::move(built->text), std::move(built->feeds)};
+}
+
+std::string_view OperandKindName(OperandKind kind) {
+  switch (kind) {
+    case OperandKind::kInput:
+      return "input";
+    case OperandKind::kComputed:
+      return "computed";
+    case OperandKind::kInitializer:
+      return "initializer";
+    case OperandKind::kConstant:
+      return "constant";
+  }
+  return "?";
+}
+
+std::string_view CellResultName(CellResult result) {
+  switch (result) {
+    case CellResult::kRunsAndMatches:
+      return "runs-and-matches";
+    case CellResult::kRefused:
+      return "refused";
+    case CellResult::kWrong:
+      return "wrong";
+    case CellResult::kCrashed:
+      return "crashed";
+  }
+  return "?";
+}
+
+std::string ProbeReport::Label() const {
+  const std::vector<std::string> parts = absl::StrSplit(version, '.');
+  return absl::StrCat(engine, "-", parts.size() >= 2 ? absl::StrCat(parts[0], ".", parts[1])
+                                                     : version);
+}
+
+int64_t ProbeReport::Count(CellResult result) const {
+  return std::count_if(cells.begin(), cells.end(),
+                       [&](const ProbeCell& c) { return c.result == result; });
+}
+
+std::vector<ProbeCell> ProbeGrid() {
+  std::vector<ProbeCell> cells;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Equal",
+                         "Greater", "Less"}) {
+    AddBinaryCells(op, &cells);
+  }
+  AddWhereCells(&cells);
+  AddPReluCells(&cells);
+  AddGemmCells(&cells);
+  AddMatMulCells(&cells);
+  AddExpandCells(&cells);
+  AddRuntimeShapeCells(&cells);
+  return cells;
+}
+
+absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engine,
+                                        const std::string& name, const std::string& version,
+                                        const ProbeOptions& options) {
+  ProbeReport report;
+  report.engine = name;
+  report.version = version;
+  report.cells = ProbeGrid();
+  std::vector<engines::EngineJob> jobs;
+  std::vector<rt::Tensor> expected;
+  jobs.reserve(report.cells.size());
+  for (size_t i = 0; i < report.cells.size(); ++i) {
+    ProbeCell& c = report.cells[i];
+    c.output_shape = OutputShape(c);
+    absl::StatusOr<BuiltCell> built = BuildCell(c, options.seed + i);
+    if (!built.ok()) return built.status();
+    auto cell_error = [&](const absl::Status& s) {
+      return absl::InternalError(absl::StrCat("probe cell ", i, " (", c.op, "): ", s.message(),
+                                              "\n", built->text));
+    };
+    absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "probe");
+    if (!model.ok()) return cell_error(model.status());
+    // The class is check's own, from the analysis of the very model the engine gets (a
+    // run-time shape cell has no broadcasting node).
+    if (c.op != "Reshape") {
+      absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
+      if (!analysis.ok()) return cell_error(analysis.status());
+      const passes::NodeVerdict* probed = nullptr;
+      for (const passes::NodeVerdict& v : analysis->nodes) {
+        if (v.op == c.op) probed = &v;  // the probed node is the graph's last
+      }
+      if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
+      const auto is_constant = [&](const std::string& n) { return built->constants.count(n) > 0; };
+      c.broadcast_class = probed->broadcast_class;
+      c.form_class = passes::FormClass(*probed);
+      c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
+      c.aligned = passes::OperandsAligned(*probed);
+      c.constants_below = passes::ConstantsBelowOutputRank(*probed, is_constant);
+    }
+
+    absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);
+    if (!runtime.ok()) return cell_error(runtime.status());
+    absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+    if (!exec.ok()) return cell_error(exec.status());
+    rt::Feeds feeds;
+    for (const auto& [n, t] : built->feeds) {
+      feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
+    }
+    absl::StatusOr<std::vector<rt::Value>> ours = (*exec)->Run(feeds);
+    if (!ours.ok()) return cell_error(ours.status());
+    expected.push_back(std::move(*ours->at(0).tensor));
+
+    absl::StatusOr<std::string> bytes = proto::SerializeModel(model->proto);
+    if (!bytes.ok()) return cell_error(bytes.status());
+    jobs.push_back({*std::move(bytes), std::move(built->feeds), {"y"}});
+  }
+  engines::IsolationOptions isolation;
+  isolation.parallel = options.parallel;
+  isolation.timeout = absl::Seconds(options.timeout_s);
+  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
+      engines::RunIsolated(make_engine, jobs, isolation);
+  if (!outcomes.ok()) return outcomes.status();
+  for (size_t i = 0; i < report.cells.size(); ++i) {
+    ProbeCell& c = report.cells[i];
+    engines::EngineOutcome& o = (*outcomes)[i];
+    switch (o.kind) {
+      case engines::OutcomeKind::kRan:
+        if (o.outputs.size() != 1) {
+          c.result = CellResult::kWrong;
+          c.message = absl::StrCat(o.outputs.size(), " outputs for 1");
+        } else {
+          Judge(expected[i], o.outputs[0].second, &c);
+        }
+        break;
+      case engines::OutcomeKind::kRefused:
+        c.result = CellResult::kRefused;
+        c.message = absl::StrCat(o.stage, ": ", o.message);
+        break;
+      case engines::OutcomeKind::kCrashed:
+      case engines::OutcomeKind::kTimedOut:
+        c.result = CellResult::kCrashed;
+        c.message = absl::StrCat(o.stage, ": ", o.message);
+        break;
+    }
+  }
+  return report;
+}
+
+}  // namespace onnx_bcast::driver

@@ -1,0 +1,37 @@
+// Engine adapters by name.
+#include "engines/registry.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#ifdef BCAST_WITH_OPENCV
+#include "engines/opencv_engine.h"
+#endif
+
+namespace onnx_bcast::engines {
+
+std::vector<std::string> EngineNames() {
+  std::vector<std::string> names;
+#ifdef BCAST_WITH_OPENCV
+  names.push_back("opencv");
+#endif
+  return names;
+}
+
+absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
+#ifdef BCAST_WITH_OPENCV
+  if (name == "opencv") {
+    return EngineFactory([]() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> {
+      return MakeOpenCvEngine();
+    });
+  }
+#endif
+  const std::vector<std::string> names = EngineNames();
+  return absl::NotFoundError(absl::StrCat(
+      "unknown engine '", std::string(name), "' (built in: ",
+      names.empty() ? "none; install libopencv-dnn-dev and reconfigure" : absl::StrJoin(names, ", "),
+      ")"));
+}
+
+}  // namespace onnx_bcast::engines

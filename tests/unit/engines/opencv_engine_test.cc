@@ -1,0 +1,86 @@
+// The OpenCV adapter through the isolating runner: a model it runs gives numpy's numbers, a
+// model it refuses gives the cv::Exception's cause; and the message normalization itself.
+#include "engines/opencv_engine.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/isolated_run.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::engines {
+namespace {
+
+using ::testing::HasSubstr;
+
+EngineFactory OpenCv() {
+  return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeOpenCvEngine(); };
+}
+
+std::string Bytes(const std::string& text) {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "t");
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::string> b = proto::SerializeModel(m->proto);
+  EXPECT_TRUE(b.ok());
+  return *b;
+}
+
+std::vector<EngineJob> Single(EngineJob job) {
+  std::vector<EngineJob> jobs;
+  jobs.push_back(std::move(job));
+  return jobs;
+}
+
+TEST(OpenCvEngine, ReportsItsVersion) {
+  std::unique_ptr<EngineAdapter> e = MakeOpenCvEngine();
+  EXPECT_EQ(e->name(), "opencv");
+  EXPECT_THAT(e->version(), ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
+}
+
+TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
+  EngineJob job;
+  job.model_bytes = Bytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] a, float[2,3] b) => (float[2,3] y) { y = Add(a, b) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({2, 3}, {10, 20, 30, 40, 50, 60}));
+  job.output_names = {"y"};
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].kind, OutcomeKind::kRan) << (*out)[0].message;
+  const rt::Tensor& y = (*out)[0].outputs.at(0).second;
+  EXPECT_THAT(y.shape(), ::testing::ElementsAre(2, 3));
+  EXPECT_THAT(y.values<float>(), ::testing::ElementsAre(11, 22, 33, 44, 55, 66));
+}
+
+TEST(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {
+  EngineJob job;
+  job.model_bytes = "not a model";
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].kind, OutcomeKind::kRefused);
+  EXPECT_EQ((*out)[0].stage, "load");
+  // The cause, without the banner and the build's source directories.
+  EXPECT_THAT((*out)[0].message, HasSubstr("error: ("));
+  EXPECT_THAT((*out)[0].message, ::testing::Not(HasSubstr("OpenCV(")));
+  EXPECT_THAT((*out)[0].message, ::testing::Not(HasSubstr("/")));
+}
+
+TEST(CvExceptionMessage, TakesTheInnermostCause) {
+  EXPECT_EQ(CvExceptionMessage(
+                "OpenCV(4.6.0) ./modules/dnn/src/onnx/onnx_importer.cpp:1040: error: "
+                "(-2:Unspecified error) in function 'handleNode'\n> Node [Add@ai.onnx]:"
+                "(onnx_node!y) parse error: OpenCV(4.6.0) ./modules/dnn/include/opencv2/dnn/"
+                "shape_utils.hpp:170: error: (-215:Assertion failed) start <= end in function "
+                "'total'\n> "),
+            "shape_utils.hpp:170: error: (-215:Assertion failed) start <= end in function "
+            "'total'");
+  EXPECT_EQ(CvExceptionMessage("plain text\nmore"), "plain text");
+}
+
+}  // namespace
+}  // namespace onnx_bcast::engines

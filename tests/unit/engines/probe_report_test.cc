@@ -1,0 +1,129 @@
+// From measured cells to a profile, mechanically: the rank limit from `same`, `aligned` when
+// only equal-rank cells run, the worst failure otherwise; the profile parses back; the table
+// has one row per cell. And the grid covers every class `check` reports.
+#include <set>
+#include <string>
+
+#include "driver/engine_probe.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/targets.h"
+
+namespace onnx_bcast::driver {
+namespace {
+
+using ::testing::HasSubstr;
+using passes::FormSupport;
+
+ProbeCell Cell(const std::string& op, const std::string& pattern, const std::string& cls,
+               int out_rank, bool aligned, CellResult result) {
+  ProbeCell c;
+  c.op = op;
+  c.operands = {ProbeOperand{std::vector<int64_t>(static_cast<size_t>(out_rank), 2)}};
+  c.output_shape = std::vector<int64_t>(static_cast<size_t>(out_rank), 2);
+  c.kind_pattern = pattern;
+  c.broadcast_class = cls;
+  c.form_class = cls;
+  c.aligned = aligned;
+  c.result = result;
+  return c;
+}
+
+ProbeReport Report() {
+  ProbeReport r;
+  r.engine = "toy";
+  r.version = "2.7.1";
+  const auto ok = CellResult::kRunsAndMatches;
+  for (int rank = 1; rank <= 6; ++rank) {
+    // Add runs `same` up to rank 4 only.
+    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
+                           rank <= 4 ? ok : CellResult::kRefused));
+  }
+  r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, false, CellResult::kRefused));
+  r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, true, ok));
+  // Beyond the rank limit: decides nothing.
+  r.cells.push_back(Cell("Add", "computed", "inner-axis", 6, true, CellResult::kCrashed));
+  r.cells.push_back(Cell("Add", "constant_b", "general", 3, true, CellResult::kRefused));
+  r.cells.push_back(Cell("Add", "constant_b", "general", 4, false, CellResult::kWrong));
+  r.cells.push_back(Cell("Add", "constant_b", "scalar", 4, false, ok));
+  r.cells.push_back(Cell("Pow", "computed", "same", 1, true, CellResult::kRefused));
+  r.cells.push_back(Cell("Pow", "computed", "same", 2, true, ok));
+  r.cells.push_back(Cell("Pow", "computed", "bidirectional", 2, true, CellResult::kCrashed));
+  return r;
+}
+
+TEST(ProfileFromProbe, MapsCellsToRulesMechanically) {
+  const passes::TargetProfile p = ProfileFromProbe(Report());
+  EXPECT_EQ(p.name, "toy-2.7");
+  const passes::OpRule& add = p.op_rules.at("Add");
+  EXPECT_EQ(add.max_rank, 4);
+  EXPECT_EQ(add.forms.at("computed").at("same"), FormSupport::kRuns);
+  EXPECT_EQ(add.forms.at("computed").at("inner-axis"), FormSupport::kRunsAligned);
+  EXPECT_EQ(add.forms.at("constant_b").at("general"), FormSupport::kWrong);  // worst
+  EXPECT_EQ(add.forms.at("constant_b").at("scalar"), FormSupport::kRuns);
+  const passes::OpRule& pow = p.op_rules.at("Pow");
+  EXPECT_EQ(pow.max_rank, 0);
+  EXPECT_EQ(pow.min_rank, 2);  // rank 1 fails, 2 runs
+  EXPECT_EQ(pow.forms.at("computed").at("same"), FormSupport::kRuns);
+  EXPECT_EQ(pow.forms.at("computed").at("bidirectional"), FormSupport::kCrashed);
+  // Global classes: what both elementwise ops run with computed operands.
+  EXPECT_THAT(p.native_classes, ::testing::ElementsAre("same"));
+}
+
+TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMeasured) {
+  ProbeReport r = Report();
+  ProbeCell below = Cell("Add", "constant_b", "per-channel", 4, false, CellResult::kRunsAndMatches);
+  below.constants_below = true;
+  r.cells.push_back(below);
+  r.cells.push_back(Cell("Add", "constant_b", "per-channel", 4, true, CellResult::kRefused));
+  EXPECT_EQ(ProfileFromProbe(r).op_rules.at("Add").forms.at("constant_b").at("per-channel"),
+            FormSupport::kRunsUnaligned);
+  // No run-time shape cell: not measured, the default. A symbolic-dim chain that computes a
+  // wrong shape: shapes only as constants.
+  EXPECT_TRUE(ProfileFromProbe(r).runtime_shapes);
+  ProbeCell shape;
+  shape.op = "Reshape";
+  shape.form = "runtime-shape";
+  shape.result = CellResult::kWrong;
+  r.cells.push_back(shape);
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  EXPECT_FALSE(p.runtime_shapes);
+  EXPECT_EQ(p.op_rules.count("Reshape"), 0u);
+  EXPECT_THAT(p.passes, ::testing::ElementsAre("upgrade-legacy-broadcast", "fold-constants",
+                                               "legalize-measured"));
+}
+
+TEST(ProfileFromProbe, TheFileParsesBackToTheSameProfile) {
+  const ProbeReport r = Report();
+  const std::string text = FormatProbeProfile(r);
+  EXPECT_THAT(text, HasSubstr("# toy 2.7.1, measured by"));
+  EXPECT_THAT(text, HasSubstr("op.Add.computed = inner-axis:aligned, same\n"));
+  absl::StatusOr<passes::TargetProfile> back = passes::ParseTargetProfile(text, "toy");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op_rules, ProfileFromProbe(r).op_rules);
+  EXPECT_EQ(passes::FormatTargetProfile(*back), passes::FormatTargetProfile(ProfileFromProbe(r)));
+}
+
+TEST(FormatProbeTable, OneRowPerCellAndTheCounts) {
+  const std::string table = FormatProbeTable(Report());
+  EXPECT_THAT(table, HasSubstr("# toy 2.7.1: measured broadcast support"));
+  EXPECT_THAT(table, HasSubstr("| runs-and-matches | 7 |"));
+  EXPECT_THAT(table, HasSubstr("| 15 | Pow | bidirectional |"));
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("| 16 |")));
+}
+
+TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
+  std::set<std::string> ops;
+  std::set<size_t> ranks;
+  for (const ProbeCell& c : ProbeGrid()) {
+    ops.insert(c.op);
+    ranks.insert(c.operands[0].shape.size());
+  }
+  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+                                            "Sum", "Mean", "Where", "PRelu", "Gemm", "MatMul",
+                                            "Expand", "Equal", "Greater", "Less"}));
+  EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::driver
