@@ -118,7 +118,7 @@ struct Args {
   bool local = false;
   // probe-engine
   std::optional<std::string> table;
-  std::optional<std::string> profile;
+  std::optional<std::string> profile_out;  // the target profile written
   std::optional<std::string> out_dir;
   std::optional<int64_t> parallel;
 };
@@ -359,7 +359,8 @@ void DeclareProbeEngine(CommandLine* cl, Args* a) {
              "write DIR/engines-<engine>-<version>.md and DIR/<engine>-<version>.profile",
              &a->out_dir);
   cl->Option("--table", "FILE", "write the Markdown table to FILE ('-': stdout)", &a->table);
-  cl->Option("--profile", "FILE", "write the target profile to FILE ('-': stdout)", &a->profile);
+  cl->Option("--profile", "FILE", "write the target profile to FILE ('-': stdout)",
+             &a->profile_out);
   cl->Option("--parallel", "N", "engine children at once (default 2)", &a->parallel);
   DeclareQuiet(cl, a);
 }
@@ -507,10 +508,10 @@ int RunProbeEngine(const Command& cmd, const Args& args) {
     return Usage(cmd, absl::StrCat("expects exactly one ENGINE (built in: ",
                                    absl::StrJoin(engines::EngineNames(), ", "), ")"));
   }
-  if (args.out_dir && (args.table || args.profile)) {
+  if (args.out_dir && (args.table || args.profile_out)) {
     return Usage(cmd, "--out-dir names both files: drop --table and --profile");
   }
-  if (args.table == kStdio && args.profile == kStdio) {
+  if (args.table == kStdio && args.profile_out == kStdio) {
     return Usage(cmd, "--table - and --profile - both want stdout");
   }
   driver::ProbeOptions options;
@@ -541,17 +542,18 @@ int RunProbeEngine(const Command& cmd, const Args& args) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string table_path = args.table.value_or("");
-  std::string profile_path = args.profile.value_or("");
+  std::string profile_path = args.profile_out.value_or("");
   if (args.out_dir) {
     table_path = absl::StrCat(*args.out_dir, "/engines-", report->Label(), ".md");
     profile_path = absl::StrCat(*args.out_dir, "/", report->Label(), ".profile");
   }
   const absl::StatusOr<proto::InputFiles> no_inputs = proto::InputFiles{};
-  if (!table_path.empty() && !WriteText(table_path, driver::FormatProbeTable(*report), no_inputs)) {
+  if (!table_path.empty() &&
+      !SideOutput().Write(table_path, driver::FormatProbeTable(*report), no_inputs)) {
     return kExitCannotWrite;
   }
   if (!profile_path.empty() &&
-      !WriteText(profile_path, driver::FormatProbeProfile(*report), no_inputs)) {
+      !SideOutput().Write(profile_path, driver::FormatProbeProfile(*report), no_inputs)) {
     return kExitCannotWrite;
   }
   if (!args.quiet) {
