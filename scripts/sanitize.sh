@@ -16,7 +16,8 @@ cmake -S . -B "$build" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
-  -DBCAST_SANITIZE=ON -DBCAST_BUILD_FUZZ=ON -DBCAST_BUILD_BENCH=OFF
+  -DBCAST_SANITIZE=ON -DBCAST_BUILD_FUZZ=ON -DBCAST_BUILD_BENCH=OFF \
+  "-DBCAST_FUZZ_SECONDS=${BCAST_FUZZ_SECONDS:-15}"
 cmake --build "$build" -j"$jobs"
 
 # halt_on_error/abort_on_error: a report is a failed test, never a warning in a log.

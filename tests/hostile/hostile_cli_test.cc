@@ -4,13 +4,12 @@
 // the directory changed (no output, no temporary, no file touched outside the model's folder).
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/sanitizer.h"
 
 namespace onnx_bcast {
 namespace {
@@ -85,17 +85,7 @@ Result RunCli(const std::vector<std::string>& args, const std::string& scratch,
 }
 
 // ASan reserves terabytes of shadow address space: address-space caps cannot apply to it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using test_support::kAddressSanitizer;
 
 // Everything observable about a tree without following links: path, kind, size, mode,
 // modification time, link count and link target.

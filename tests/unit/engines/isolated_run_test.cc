@@ -13,18 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-
-// Built under AddressSanitizer (clang's __has_feature, gcc's __SANITIZE_ADDRESS__).
-#if defined(__SANITIZE_ADDRESS__)
-#define BCAST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BCAST_UNDER_ASAN 1
-#endif
-#endif
-#ifndef BCAST_UNDER_ASAN
-#define BCAST_UNDER_ASAN 0
-#endif
+#include "tests/support/sanitizer.h"
 
 namespace onnx_bcast::engines {
 namespace {
@@ -109,12 +98,8 @@ TEST(RunIsolated, EveryFailureIsAnOutcomeInJobOrder) {
   EXPECT_EQ((*out)[3].signal, SIGABRT);
   EXPECT_THAT((*out)[3].message, HasSubstr("signal 6"));
   EXPECT_EQ((*out)[4].kind, OutcomeKind::kCrashed);
-#if BCAST_UNDER_ASAN
-  // AddressSanitizer catches the segfault in the child, reports it and aborts.
-  EXPECT_EQ((*out)[4].signal, SIGABRT);
-#else
-  EXPECT_EQ((*out)[4].signal, SIGSEGV);
-#endif
+  // Under AddressSanitizer the child's segfault is caught, reported and ends as an abort.
+  EXPECT_EQ((*out)[4].signal, test_support::kAddressSanitizer ? SIGABRT : SIGSEGV);
   // The engine's stderr names the cause: its last error line, without the log timestamp.
   EXPECT_EQ((*out)[5].kind, OutcomeKind::kCrashed);
   EXPECT_THAT((*out)[5].message,
