@@ -118,19 +118,15 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   options.keep_rewrite_log = settings.keep_rewrite_log;
   options.pass_options.fold_limit_bytes = settings.fold_limit_bytes;
   options.pass_options.constant_fold_limit_bytes = settings.constant_fold_limit_bytes;
-  // fold-constants computes with the executor, under a deadline of its own: a constant
-  // subgraph is shape arithmetic or a weight transform, never minutes of work.
-  rt::RunBudget fold_budget;
-  const passes::ConstantEvaluator evaluator =
-      [&fold_budget](const proto::Model& fragment) {
-        if (!fold_budget.limited()) fold_budget.SetTimeout(120);
-        rt::RunOptions run;
-        run.budget = &fold_budget;
-        // A constant intermediate of 2^26 elements (256 MiB of floats) is no shape arithmetic:
-        // refused (the node stays) before a hostile ConstantOfShape can take the machine.
-        run.max_tensor_elements = int64_t{1} << 26;
-        return rt::EvaluateConstantModel(fragment, run);
-      };
+  rt::RunBudget fold_budget;  // started at the first evaluation: a model without any costs none
+  const passes::ConstantEvaluator evaluator = [&fold_budget,
+                                               &settings](const proto::Model& fragment) {
+    if (!fold_budget.limited()) fold_budget.SetTimeout(settings.constant_fold_seconds);
+    rt::RunOptions run;
+    run.budget = &fold_budget;
+    run.max_tensor_elements = settings.constant_fold_max_elements;
+    return rt::EvaluateConstantModel(fragment, run);
+  };
   options.pass_options.evaluator = &evaluator;
   if (has_target) options.pass_options.target = &*pipeline.profile;
   report->model_path = model->path;

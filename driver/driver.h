@@ -102,6 +102,13 @@ struct OptSettings {
   int64_t fold_limit_bytes = 4096;
   /// passes::PassOptions::constant_fold_limit_bytes (fold-constants).
   int64_t constant_fold_limit_bytes = passes::kDefaultConstantFoldLimitBytes;
+  /// fold-constants computes with the executor under a deadline of its own (seconds for the
+  /// whole pass): a constant subgraph is shape arithmetic or a weight transform, never minutes
+  /// of work.
+  double constant_fold_seconds = 120;
+  /// Largest intermediate the fold may compute: 2^26 elements (256 MiB of floats) is no shape
+  /// arithmetic, so the node stays, before a hostile ConstantOfShape can take the machine.
+  int64_t constant_fold_max_elements = int64_t{1} << 26;
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
   passes::ProgressSink* progress = nullptr;
