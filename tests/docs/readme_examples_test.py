@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""The README's examples are real: every fenced block whose first line is
-`$ build/bin/onnx-bcast ...` is run, command by command, from a scratch folder laid out like the
-source tree (models/ and tests/ linked, build/bin/onnx-bcast the built CLI), stdout and stderr
-together, and the output compared with the lines the README shows under the command. Timings
-`(12.3 ms)` compare as any number; a line `...` stands for any lines. Blocks run in order in the
-same folder, so a later example may use a file an earlier one wrote (verify reads opt's output).
-`probe-engine` is not run here: engines.probe_table runs it and compares what it writes with the
-committed table and profile.
+"""The examples of the README and of the docs pages it links are real: every fenced block whose
+first line is `$ build/bin/onnx-bcast ...` or `$ onnx-bcast ...` is run, one bash per block (so
+`$ echo $?` sees the command before it), from a scratch folder laid out like the source tree
+(models/ and tests/ linked; build/bin/onnx-bcast, also first on PATH, is the built CLI with its
+stdout line-buffered as on a terminal), stdout and stderr together, and each command's output
+is compared with the lines the page shows under it. Timings `(12.3 ms)` compare as any number;
+a line `...` stands for any lines. Pages run in order in the same folder, so a later example may
+use a file an earlier one wrote (the README's verify reads its opt's output). Not run: the
+`probe-engine` command (engines.probe_table runs it and compares what it writes with the
+committed table and profile), and a block right under
+`<!-- not run by docs_readme_examples: REASON -->` (timings, a recording in a terminal).
 
-  readme_examples_test.py SOURCE_DIR CLI WORK_DIR [DOC ...]   (DOC default: README.md)
+  readme_examples_test.py SOURCE_DIR CLI WORK_DIR [DOC ...]   (DOC default: DOCS below)
 """
 import os
 import pathlib
@@ -17,24 +20,32 @@ import shutil
 import subprocess
 import sys
 
-PROMPT = "$ build/bin/onnx-bcast "
+PROMPTS = ("$ build/bin/onnx-bcast ", "$ onnx-bcast ")
+MARK = "@@readme-example-end@@"
+DOCS = ["README.md", "docs/cli-check.md", "docs/cli-opt.md", "docs/cli-verify.md",
+        "docs/cli-run.md", "docs/cli-probe-engine.md", "docs/cli-common.md", "docs/ci.md"]
 NOT_RUN = {"probe-engine": "engines.probe_table runs it"}
 TIMING = re.compile(r"\(\d+(?:\.\d+)? (?:ms|s)\)")
 
 
 def blocks(text):
-    """(line number, [lines]) of every fenced block that opens with the CLI prompt."""
-    result, block, start = [], None, 0
+    """(line number, [lines], reason not to run or None) of every fenced block that opens with
+    the CLI prompt. A block right under `<!-- not run by docs_readme_examples: REASON -->` is
+    listed with its reason (a timing measurement, a recording in a terminal)."""
+    result, block, start, reason, previous = [], None, 0, None, ""
     for number, line in enumerate(text.split("\n"), 1):
         if line.startswith("```"):
             if block is None:
                 block, start = [], number + 1
+                m = re.fullmatch(r"<!-- not run by docs_readme_examples: (.*) -->", previous)
+                reason = m.group(1) if m else None
             else:
-                if block and block[0].startswith(PROMPT):
-                    result.append((start, block))
+                if block and block[0].startswith(PROMPTS):
+                    result.append((start, block, reason))
                 block = None
         elif block is not None:
             block.append(line)
+        previous = line
     return result
 
 
@@ -63,35 +74,52 @@ def main():
     src = pathlib.Path(sys.argv[1]).resolve()
     cli = pathlib.Path(sys.argv[2]).resolve()
     work = pathlib.Path(sys.argv[3]).resolve()
-    docs = sys.argv[4:] or ["README.md"]
+    docs = sys.argv[4:] or DOCS
     shutil.rmtree(work, ignore_errors=True)
     (work / "build" / "bin").mkdir(parents=True)
-    (work / "build" / "bin" / "onnx-bcast").symlink_to(cli)
+    # Line-buffered stdout, as on the terminal the examples were shown on: a message on stderr
+    # then comes after the report lines printed before it.
+    wrapper = work / "build" / "bin" / "onnx-bcast"
+    wrapper.write_text(f'#!/bin/sh\nexec stdbuf -oL "{cli}" "$@"\n')
+    wrapper.chmod(0o755)
     for name in ("models", "tests"):
         (work / name).symlink_to(src / name)
-    env = dict(os.environ, LC_ALL="C.UTF-8")
+    env = dict(os.environ, LC_ALL="C.UTF-8",
+               PATH=f"{work / 'build' / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}")
     failures, run, skipped = 0, 0, 0
     for doc in docs:
         found = blocks((src / doc).read_text())
         if not found:
-            print(f"FAIL: {doc} has no block starting with '{PROMPT}'", file=sys.stderr)
+            print(f"FAIL: {doc} has no block starting with '{PROMPTS[0]}'", file=sys.stderr)
             failures += 1
-        for line, block in found:
-            for command, expected in commands(block):
-                sub = command[len("build/bin/onnx-bcast "):].split()[0]
-                if sub in NOT_RUN:
-                    print(f"{doc}:{line}: not run ({NOT_RUN[sub]}): $ {command}")
-                    skipped += 1
-                    continue
-                r = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=work, env=env,
-                                   stdout=subprocess.PIPE, text=True, timeout=300)
-                actual = r.stdout.rstrip("\n").split("\n") if r.stdout.strip() else []
-                run += 1
-                if not matches(expected, actual):
-                    failures += 1
-                    print(f"FAIL: {doc}:{line}: $ {command}\n--- the document shows:\n" +
-                          "\n".join(expected) + "\n--- the CLI printed:\n" + "\n".join(actual),
-                          file=sys.stderr)
+        for line, block, reason in found:
+            cmds = commands(block)
+            if reason:
+                print(f"{doc}:{line}: not run ({reason}): {len(cmds)} command(s)")
+                skipped += len(cmds)
+                continue
+            for command, _ in cmds:
+                m = re.search(r"onnx-bcast (\S+)", command)
+                if m and m.group(1) in NOT_RUN:
+                    print(f"{doc}:{line}: not run ({NOT_RUN[m.group(1)]}): $ {command}")
+                    skipped += len(cmds)
+                    break
+            else:
+                # One shell per block, so `$ echo $?` sees the command before it.
+                script = "".join(f"{{ {c}\n}} 2>&1; s=$?; printf '\\n{MARK}\\n'; (exit $s)\n"
+                                 for c, _ in cmds)
+                r = subprocess.run(["bash", "-c", script], cwd=work, env=env,
+                                   stdout=subprocess.PIPE, text=True, timeout=600)
+                outputs = r.stdout.split(f"\n{MARK}\n")
+                for (command, expected), out in zip(cmds, outputs):
+                    out = out.strip("\n")
+                    actual = out.split("\n") if out else []
+                    run += 1
+                    if not matches(expected, actual):
+                        failures += 1
+                        print(f"FAIL: {doc}:{line}: $ {command}\n--- the document shows:\n" +
+                              "\n".join(expected) + "\n--- the CLI printed:\n" +
+                              "\n".join(actual), file=sys.stderr)
     if failures:
         return 1
     print(f"readme examples: {run} command(s) print what {', '.join(docs)} shows"

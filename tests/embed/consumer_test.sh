@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Out-of-tree consumer test: installs the build into a fresh prefix, builds the README's C++
-# example (examples/converter, a separate CMake project doing find_package(onnx_bcast)) against
-# that prefix only, and runs it on a good and a bad model. With PYTHON, the installed Python
-# package (module, stubs, py.typed) is imported from the prefix's site directory and used.
+# Out-of-tree consumer test: installs the build into a fresh prefix, builds the C++ example of
+# docs/embedding.md (examples/converter, a separate CMake project doing find_package(onnx_bcast))
+# against that prefix only, and runs it on a good and a bad model. With PYTHON, the installed
+# Python package (module, stubs, py.typed) is imported from the prefix's site directory and used.
 #   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER [CXX_FLAGS [PYTHON]]
 set -euo pipefail
 cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5 cxx_flags=${6:-} python=${7:-}
