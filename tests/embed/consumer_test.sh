@@ -56,6 +56,13 @@ grep -q '^align-ranks: ' "$scratch/good.out" || fail "no pass report"
 grep -q '^verify: equal' "$scratch/good.out" || fail "no verify line"
 [ -s "$scratch/cnn_ncnn.onnx" ] || fail "no output model"
 "$prefix/bin/onnx-bcast" check "$scratch/cnn_ncnn.onnx" >/dev/null || fail "output does not check"
+# docs/embedding.md shows this run's output (the output path aside) under its command line.
+shown=$(awk '/^\$ converter models\/cnn_block.onnx ncnn cnn_ncnn.onnx$/ {on = 1; next}
+             on && /^```/ {exit} on' "$src/docs/embedding.md")
+got=$(sed "s|$scratch/cnn_ncnn.onnx|cnn_ncnn.onnx|" "$scratch/good.out")
+[ -n "$shown" ] || fail "docs/embedding.md shows no run of the converter on cnn_block.onnx"
+[ "$shown" = "$got" ] || { diff <(echo "$shown") <(echo "$got");
+  fail "docs/embedding.md shows another output than the converter prints (diff: - shown, + run)"; }
 
 # External data: the weights stay beside the input and are carried to the output.
 mkdir -p "$scratch/ext"
