@@ -10,6 +10,8 @@ use a file an earlier one wrote (the README's verify reads its opt's output). No
 `probe-engine` command (engines.probe_table runs it and compares what it writes with the
 committed table and profile), and a block right under
 `<!-- not run by docs_readme_examples: REASON -->` (timings, a recording in a terminal).
+Also: the pass and target tables of docs/cli-opt.md and the README's target table have one row
+per pass and target of the registry (`onnx-bcast opt --list-passes`).
 
   readme_examples_test.py SOURCE_DIR CLI WORK_DIR [DOC ...]   (DOC default: DOCS below)
 """
@@ -70,6 +72,38 @@ def matches(expected, actual):
     return re.fullmatch(pattern, got) is not None
 
 
+def registry_tables(src, cli):
+    """The pass table of docs/cli-opt.md and the target tables of docs/cli-opt.md and the README
+    have one row per pass and target of the registry (`opt --list-passes`), and no other."""
+    listing = subprocess.run([str(cli), "opt", "--list-passes"], stdout=subprocess.PIPE,
+                             text=True, check=True).stdout
+    section, registry = None, {"Passes:": set(), "Targets:": set()}
+    for line in listing.split("\n"):
+        if line in registry:
+            section = line
+        elif section and line.startswith("  "):
+            registry[section].add(line.split()[0])
+    failures = 0
+    for doc, header, kind in (("docs/cli-opt.md", "| pass |", "Passes:"),
+                              ("docs/cli-opt.md", "| target |", "Targets:"),
+                              ("README.md", "| target |", "Targets:")):
+        rows, lines = set(), (src / doc).read_text().split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith(header):
+                for row in lines[i + 2:]:
+                    if not row.startswith("|"):
+                        break
+                    m = re.match(r"\| `([^`]+)`", row)
+                    if m:
+                        rows.add(m.group(1))
+                break
+        if rows != registry[kind]:
+            failures += 1
+            print(f"FAIL: {doc}'s '{header}' table lists {sorted(rows)}; the registry has "
+                  f"{sorted(registry[kind])} (onnx-bcast opt --list-passes)", file=sys.stderr)
+    return failures
+
+
 def main():
     src = pathlib.Path(sys.argv[1]).resolve()
     cli = pathlib.Path(sys.argv[2]).resolve()
@@ -120,6 +154,7 @@ def main():
                         print(f"FAIL: {doc}:{line}: $ {command}\n--- the document shows:\n" +
                               "\n".join(expected) + "\n--- the CLI printed:\n" +
                               "\n".join(actual), file=sys.stderr)
+    failures += registry_tables(src, cli)
     if failures:
         return 1
     print(f"readme examples: {run} command(s) print what {', '.join(docs)} shows"
