@@ -1,4 +1,5 @@
-// The explicit pass table: it drives --passes parsing, `opt --list-passes` and the README table.
+// The explicit pass table: it drives --passes parsing, `opt --list-passes` and the pass table of
+// docs/cli-opt.md (checked by ctest docs_readme_examples).
 #ifndef ONNX_BCAST_PASSES_REGISTRY_H_
 #define ONNX_BCAST_PASSES_REGISTRY_H_
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Tests the README's CI example, examples/ci/check_models.sh, with the built CLI: it passes on
-# good models, and fails the job on a broadcast error and on a rewrite that does not verify
-# (simulated by a CLI wrapper whose `opt` writes a deliberately altered model).
+# Tests the CI shell step of docs/ci.md, examples/ci/check_models.sh, with the built CLI: it
+# passes on good models, and fails the job on a broadcast error and on a rewrite that does not
+# verify (simulated by a CLI wrapper whose `opt` writes a deliberately altered model).
 #   ci_step_test.sh CLI SOURCE_DIR SCRATCH_DIR PYTHON
 set -uo pipefail
 cli=$1 src=$2 scratch=$3 python=$4

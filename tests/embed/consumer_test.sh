@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Out-of-tree consumer test: installs the build into a fresh prefix, builds the README's C++
-# example (examples/converter, a separate CMake project doing find_package(onnx_bcast)) against
-# that prefix only, and runs it on a good and a bad model. With PYTHON, the installed Python
-# package (module, stubs, py.typed) is imported from the prefix's site directory and used.
+# Out-of-tree consumer test: installs the build into a fresh prefix, builds the C++ example of
+# docs/embedding.md (examples/converter, a separate CMake project doing find_package(onnx_bcast))
+# against that prefix only, and runs it on a good and a bad model. With PYTHON, the installed
+# Python package (module, stubs, py.typed) is imported from the prefix's site directory and used.
 #   consumer_test.sh CMAKE BUILD_DIR SOURCE_DIR SCRATCH_DIR CXX_COMPILER [CXX_FLAGS [PYTHON]]
 set -euo pipefail
 cmake=$1 build=$2 src=$3 scratch=$4 cxx=$5 cxx_flags=${6:-} python=${7:-}
@@ -56,6 +56,13 @@ grep -q '^align-ranks: ' "$scratch/good.out" || fail "no pass report"
 grep -q '^verify: equal' "$scratch/good.out" || fail "no verify line"
 [ -s "$scratch/cnn_ncnn.onnx" ] || fail "no output model"
 "$prefix/bin/onnx-bcast" check "$scratch/cnn_ncnn.onnx" >/dev/null || fail "output does not check"
+# docs/embedding.md shows this run's output (the output path aside) under its command line.
+shown=$(awk '/^\$ converter models\/cnn_block.onnx ncnn cnn_ncnn.onnx$/ {on = 1; next}
+             on && /^```/ {exit} on' "$src/docs/embedding.md")
+got=$(sed "s|$scratch/cnn_ncnn.onnx|cnn_ncnn.onnx|" "$scratch/good.out")
+[ -n "$shown" ] || fail "docs/embedding.md shows no run of the converter on cnn_block.onnx"
+[ "$shown" = "$got" ] || { diff <(echo "$shown") <(echo "$got");
+  fail "docs/embedding.md shows another output than the converter prints (diff: - shown, + run)"; }
 
 # External data: the weights stay beside the input and are carried to the output.
 mkdir -p "$scratch/ext"

@@ -1,6 +1,6 @@
-"""Runs the README's Python example, examples/python/convert.py, as a user would: on a good
-model it writes a rewritten model that passes onnx.checker; on a model with a broadcast error it
-exits 1 naming the node."""
+"""Runs the Python example of docs/embedding.md, examples/python/convert.py, as a user would: on a
+good model it writes a rewritten model that passes onnx.checker; on a model with a broadcast error
+it exits 1 naming the node."""
 import os
 import pathlib
 import subprocess

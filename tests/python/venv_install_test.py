@@ -4,7 +4,8 @@ never written to), creates a fresh virtual environment with `python3 -m venv
 (setup.py builds only the extension; nothing is downloaded; BCAST_PYTHON_BUILD_DIR and
 BCAST_CMAKE_BUILD_DIR keep every build file under the copy's build/, which the test checks), then
 with the venv's interpreter and no PYTHONPATH:
-  - the README's Python example, extracted from README.md, converts and verifies a model;
+  - the Python example of the docs, extracted from docs/embedding.md (the README links it),
+    converts and verifies a model;
   - test_package.py (signatures, stubs, optimize's return types, report=, one schema) passes
     against the installed package;
 and removes everything. Time: the build goes through ccache, and the CMake build directory is
@@ -25,11 +26,11 @@ import sys
 import time
 
 
-def readme_python_example(readme):
-    """The ```python block of README.md's 'In a Python conversion script' section."""
-    section = readme.split("### In a Python conversion script", 1)
+def docs_python_example(page):
+    """The ```python block of docs/embedding.md's 'In a Python conversion script' section."""
+    section = page.split("\n## In a Python conversion script\n", 1)
     if len(section) != 2:
-        sys.exit("FAIL: README.md has no '### In a Python conversion script' section")
+        sys.exit("FAIL: docs/embedding.md has no '## In a Python conversion script' section")
     block = re.search(r"```python\n(.*?)```", section[1], re.S)
     if block is None:
         sys.exit("FAIL: that section has no ```python block")
@@ -94,13 +95,13 @@ def main():
             sys.exit(f"FAIL: onnx_bcast imported from {where[0]}, not from the venv {venv}")
 
         example = tmp / "convert.py"
-        example.write_text(readme_python_example((source / "README.md").read_text()))
+        example.write_text(docs_python_example((source / "docs" / "embedding.md").read_text()))
         out = tmp / "legacy_explicit.onnx"
         r = run([vpy, example, source / "models" / "legacy_axis.onnx", "explicit", out],
                 cwd=tmp, env=env, capture_output=True, text=True)
         print(r.stdout, r.stderr)
         if r.returncode != 0 or "verify: equal" not in r.stdout or not out.is_file():
-            sys.exit(f"FAIL: the README's Python example exited {r.returncode}")
+            sys.exit(f"FAIL: the Python example of docs/embedding.md exited {r.returncode}")
         r = run([vpy, "-c", "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]))",
                  out], env=env)
         if r.returncode != 0:
