@@ -106,11 +106,26 @@ TEST_F(Zoo, UnreadableModelIsExitTwoAndAJUnitError) {
     ++cases;
   }
   EXPECT_EQ(cases, 4u);
+  // What a test reporter sees: Python's XML parser reads the file, and each testcase carries
+  // its model's outcome as the element JUnit readers count.
+  const test_support::CliResult parsed = test_support::RunCliIn(
+      "/usr/bin/python3",
+      {"-c",
+       "import sys, xml.etree.ElementTree as ET\n"
+       "root = ET.parse(sys.argv[1]).getroot()\n"
+       "for case in root.iter('testcase'):\n"
+       "    kinds = [c.tag for c in case if c.tag in ('failure', 'error')]\n"
+       "    print(case.get('name').rsplit('/', 1)[-1], ':'.join(kinds) or 'pass')\n",
+       Path("j.xml")},
+      dir_.string());
+  EXPECT_EQ(parsed.code, 0) << parsed.err;
+  EXPECT_EQ(parsed.out,
+            "broken.onnx error\ngood.onnx pass\nbad_gemm.onnxtxt failure\n"
+            "conditional.onnxtxt pass\n");
   const Json set = ReadJson(Path("set.json"));
   EXPECT_EQ(set["kind"], "check-set");
   ASSERT_EQ(set["models"].size(), 4u);
-  EXPECT_EQ(set["models"][0]["error"].get<std::string>().find("not a valid ONNX"),
-            set["models"][0]["error"].get<std::string>().find("not a valid ONNX"));
+  EXPECT_THAT(set["models"][0]["error"].get<std::string>(), HasSubstr("not a valid ONNX"));
   EXPECT_EQ(set["summary"]["unreadable"], 1);
   EXPECT_EQ(set["summary"]["exit"], 2);
   // Each readable model's entry is its single-model check document.
