@@ -20,11 +20,13 @@ void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTabl
   for (const auto& t : graph.initializer()) tables->SetElem(t.name(), t.data_type());
 }
 
-absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model) {
+absl::StatusOr<ShapeTables> ComputeShapeTables(
+    const proto::Model& model, absl::flat_hash_map<std::string, KnownValue>* values) {
   ShapeTables tables;
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
   shapes_only.main_tables = &tables;
+  shapes_only.main_values = values;
   absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, shapes_only);
   if (!analysis.ok()) return analysis.status();
   ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables);

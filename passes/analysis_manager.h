@@ -1,5 +1,6 @@
 // The analyses a pipeline's passes share, owned by the pass manager as in MLIR: computed on the
-// first request, kept current by every pass that preserves them, dropped after any other.
+// first request, kept current by every pass that preserves them, dropped before any other (which
+// may hand back tables it computed of the graph as it leaves it).
 //
 // Today there is one analysis, the main graph's shape tables (the broadcast analysis's shape
 // and element type of every tensor). A pass takes the tables (RewriteContext::Init), edits them
@@ -35,7 +36,10 @@ void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTabl
 
 /// The broadcast analysis's shape tables of `model`'s main graph (shapes only, no verdicts),
 /// with the declared element types of the interface and the initializers taking precedence.
-absl::StatusOr<ShapeTables> ComputeShapeTables(const proto::Model& model);
+/// With `values`, the same walk also records the main graph's tensors known as numbers
+/// (AnalysisOptions::main_values; fold-constants).
+absl::StatusOr<ShapeTables> ComputeShapeTables(
+    const proto::Model& model, absl::flat_hash_map<std::string, KnownValue>* values = nullptr);
 
 class AnalysisManager {
  public:

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "passes/analysis_manager.h"
 #include "passes/rewrite_context.h"
 #include "passes/shape_propagation.h"
 #include "proto/graph.h"
@@ -170,9 +171,14 @@ class Folder {
     Rebuild();
     absl::StatusOr<bool> ifs = FoldIfs();
     if (!ifs.ok()) return ifs.status();
-    RemoveDead();
+    const bool removed = RemoveDead();
+    // Tables of the graph as the round leaves it: nothing was edited after the analysis.
+    if (*folded || *ifs || removed) tables_.reset();
     return *ifs || kept_->size() > kept_before;
   }
+
+  /// The analysis of the last round, when no edit followed it (else nullopt).
+  std::optional<ShapeTables> TakeTables() { return std::move(tables_); }
 
  private:
   // Names, producers, graph inputs and outputs, initializers of the main graph as it is now.
@@ -364,17 +370,14 @@ class Folder {
 
   // Shape/Size of static dims, values the analysis knows, and constant cones.
   absl::StatusOr<bool> FoldValues() {
-    AnalysisOptions ao;
-    ao.verdicts = false;
-    ao.record_shapes = true;
+    // The pass manager's own analysis (shape tables), with the known values recorded by the
+    // same walk: when nothing is edited after it, the tables go to the next pass as they are.
     absl::flat_hash_map<std::string, KnownValue> known;
-    ao.main_values = &known;
-    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model_, ao);
-    if (!analysis.ok()) return analysis.status();
-    const ShapeTable& shapes = analysis->shapes["main"];
+    absl::StatusOr<ShapeTables> tables = ComputeShapeTables(*model_, &known);
+    if (!tables.ok()) return tables.status();
+    tables_ = *std::move(tables);
     auto shape_of = [&](const std::string& name) -> const bcast::Shape* {
-      auto it = shapes.find(name);
-      return it == shapes.end() ? nullptr : &it->second;
+      return tables_->FindShape(name);
     };
 
     bool changed = false;
@@ -752,6 +755,7 @@ class Folder {
   std::unordered_map<std::string, int> producer_;
   std::unordered_set<std::string> inputs_, outputs_, constants_;
   std::unordered_map<int, std::vector<onnx::NodeProto>> splice_;
+  std::optional<ShapeTables> tables_;
 };
 
 // A cheap look before any analysis: is there anything fold-constants could touch?
@@ -793,7 +797,13 @@ class FoldConstants : public Pass {
       Folder folder(model, options, stats, &kept);
       absl::StatusOr<bool> again = folder.Round();
       if (!again.ok()) return again.status();
-      if (!*again) return absl::OkStatus();
+      if (!*again) {
+        std::optional<ShapeTables> tables = folder.TakeTables();
+        if (tables.has_value() && options.analyses != nullptr) {
+          options.analyses->Return(*std::move(tables));
+        }
+        return absl::OkStatus();
+      }
     }
     stats->debug.push_back(absl::StrCat("stopped after ", kMaxRounds, " rounds"));
     return absl::OkStatus();

@@ -207,10 +207,14 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
     run.pass = info->name;
     run.stats.keep_log = options.keep_rewrite_log;
     ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
+    // A pass that does not keep the tables current starts without them; what it hands back
+    // (Return) it computed of the graph as it leaves it (fold-constants, when its last
+    // analysis was followed by no edit).
+    if (!info->preserves_shapes) analyses->Invalidate();
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = info->factory()->Run(model, pass_options, &run.stats);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!s.ok() || !info->preserves_shapes) analyses->Invalidate();
+    if (!s.ok()) analyses->Invalidate();
     runs->push_back(std::move(run));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(info->name, ": ", s.message()));
     if (Interface(model->proto.graph()) != interface) {

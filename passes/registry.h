@@ -20,7 +20,8 @@ struct PassInfo {
   /// Keeps the pipeline's shape tables current as it edits (see analysis_manager.h): the
   /// next pass and the target check read them instead of analysing the model again. Only a
   /// pass that edits the graph through RewriteContext alone may say true; the default costs a
-  /// new analysis, never a stale one.
+  /// new analysis, never a stale one: such a pass starts with no tables held, and may hand
+  /// back (AnalysisManager::Return) only tables it computed after its last edit.
   bool preserves_shapes = false;
 };
 

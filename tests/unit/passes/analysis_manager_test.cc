@@ -66,6 +66,54 @@ TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
   EXPECT_EQ(analyses.computations(), 1);
 }
 
+// fold-constants does not keep the tables current through its edits, so it starts without them;
+// when its last analysis is followed by no edit (here a Shape of a symbolic batch: nothing to
+// fold) it hands that analysis on, and the next pass and the check use it: one analysis in all.
+// When it folds, the next pass analyses the folded graph afresh.
+TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) {
+  const std::vector<const PassInfo*> pipeline = [] {
+    absl::StatusOr<std::vector<const PassInfo*>> p =
+        ResolvePasses(std::vector<std::string>{"fold-constants", "align-ranks"});
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : std::vector<const PassInfo*>{};
+  }();
+  ASSERT_EQ(pipeline.size(), 2u);
+  proto::Model model = testing::Parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] x, float[3] b) => (float[N,3] z) {
+      s = Shape(x)
+      r = Reshape(x, s)
+      z = Add(r, b)
+    })");
+  AnalysisManager analyses(&model);
+  PipelineOptions options;
+  options.analyses = &analyses;
+  options.verify_each = true;  // the handed-on tables must equal a fresh analysis
+  std::vector<PassRun> runs;
+  absl::Status s = RunPipeline(&model, pipeline, options, &runs);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_FALSE(runs[0].stats.changed());
+  EXPECT_TRUE(runs[1].stats.changed());   // align-ranks rewrote the Add
+  EXPECT_EQ(analyses.computations(), 0);  // align-ranks took fold-constants' tables
+  ASSERT_NE(analyses.held(), nullptr);
+  EXPECT_TRUE(VerifyShapeTables(model, *analyses.held()).ok());
+
+  proto::Model folds = testing::Parse(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x, float[3] b) => (float[2,3] z) {
+      s = Shape(x)
+      r = Reshape(x, s)
+      z = Add(r, b)
+    })");
+  AnalysisManager fresh(&folds);
+  options.analyses = &fresh;
+  runs.clear();
+  s = RunPipeline(&folds, pipeline, options, &runs);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(runs[0].stats.changed());  // Shape of static dims folded
+  EXPECT_EQ(fresh.computations(), 1);    // the folded graph analysed again, once
+}
+
 // Without a reader of the rewrite list the pipeline counts the rewrites and keeps none, and
 // rewrites exactly as it does with the list kept.
 TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {

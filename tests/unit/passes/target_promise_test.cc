@@ -285,8 +285,9 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
     // One graph: the analysis ran once for the whole pipeline, and the target check over the
     // kept tables finds exactly what a fresh analysis finds.
     if (proto::IsSingleGraph(model.proto) && !pipeline->empty()) {
-      // fold-constants (which does not keep them) runs before any pass reads the tables.
-      EXPECT_EQ(analyses.computations(), 1);
+      // fold-constants (which does not keep them) runs before any pass reads the tables; when
+      // nothing follows its last analysis it hands that on, and the manager computes none.
+      EXPECT_LE(analyses.computations(), 1);
       ASSERT_NE(analyses.held(), nullptr);
       absl::StatusOr<std::vector<TargetViolation>> from_tables =
           CheckTarget(model, *target, &index, analyses.held());
