@@ -46,6 +46,27 @@ TEST(ReportJson, ReplacesBytesThatAreNotUtf8) {
   }
 }
 
+// Scalars are written without nlohmann's dump where that is cheaper: keys go through the same
+// escaping as values, and numbers, booleans and null read as nlohmann writes them.
+TEST(ReportJson, KeysAndScalarsWrittenDirectlyMatchTheDump) {
+  Json doc = Json::object();
+  doc["k\x1b[2J\xc2\x9b\xff\"\\"] = Json::array({int64_t{-42}, std::numeric_limits<int64_t>::min(),
+                                                 std::numeric_limits<uint64_t>::max(), true, false,
+                                                 nullptr, 0.5, 1e300, "plain", ""});
+  const std::string want =
+      "{\n  \"k\\u001b[2J\\u009b\xef\xbf\xbd\\\"\\\\\": [-42, -9223372036854775808, "
+      "18446744073709551615, true, false, null, 0.5, 1e+300, \"plain\", \"\"]\n}\n";
+  EXPECT_EQ(DumpJson(doc), want);
+  for (const Json& scalar : doc.begin().value()) {
+    if (!scalar.is_string()) EXPECT_EQ(DumpJson(scalar), scalar.dump() + "\n");
+  }
+  std::string streamed;
+  JsonStreamWriter w(&streamed);
+  w.Member("k\x1b[2J\xc2\x9b\xff\"\\", doc.begin().value());
+  w.End();
+  EXPECT_EQ(streamed, want);
+}
+
 TEST(ReportJson, ShortArraysStayOnOneLineAndNonFiniteNumbersAreStrings) {
   Json doc;
   doc["shape"] = Json::array({1, "N", 3});
