@@ -152,6 +152,67 @@ std::string DumpJson(const Json& document) {
   return out;
 }
 
+void AppendJsonString(std::string_view text, std::string* out) { StringScalar(text, out); }
+
+void JsonObjectWriter::Key(std::string_view key) {
+  out_->append(any_member_ ? "," : "{");
+  any_member_ = true;
+  Newline(depth_ + 1, out_);
+  StringScalar(key, out_);
+  out_->append(": ");
+}
+
+void JsonObjectWriter::String(std::string_view key, std::string_view value) {
+  Key(key);
+  StringScalar(value, out_);
+}
+
+void JsonObjectWriter::Int(std::string_view key, int64_t value) {
+  Key(key);
+  absl::StrAppend(out_, value);
+}
+
+void JsonObjectWriter::Value(std::string_view key, const Json& value) {
+  Key(key);
+  Write(value, depth_ + 1, out_);
+}
+
+std::string* JsonObjectWriter::Raw(std::string_view key) {
+  Key(key);
+  return out_;
+}
+
+void JsonObjectWriter::BeginArray(std::string_view key) {
+  Key(key);
+  out_->push_back('[');
+  any_element_ = false;
+}
+
+JsonObjectWriter JsonObjectWriter::ObjectElement() {
+  if (any_element_) out_->push_back(',');
+  any_element_ = true;
+  Newline(depth_ + 2, out_);
+  return JsonObjectWriter(out_, depth_ + 2);
+}
+
+void JsonObjectWriter::EndArray() {
+  if (!any_element_) {
+    out_->push_back(']');
+    return;
+  }
+  Newline(depth_ + 1, out_);
+  out_->push_back(']');
+}
+
+void JsonObjectWriter::End() {
+  if (!any_member_) {
+    out_->append("{}");
+    return;
+  }
+  Newline(depth_, out_);
+  out_->push_back('}');
+}
+
 void JsonStreamWriter::Key(std::string_view key) {
   out_->append(any_member_ ? "," : "{");
   any_member_ = true;
@@ -176,6 +237,13 @@ void JsonStreamWriter::Element(const Json& value) {
   any_element_ = true;
   Newline(2, out_);
   Write(value, 2, out_);
+}
+
+JsonObjectWriter JsonStreamWriter::ObjectElement() {
+  if (any_element_) out_->push_back(',');
+  any_element_ = true;
+  Newline(2, out_);
+  return JsonObjectWriter(out_, 2);
 }
 
 void JsonStreamWriter::EndArray() {

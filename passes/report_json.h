@@ -5,6 +5,7 @@
 #ifndef ONNX_BCAST_PASSES_REPORT_JSON_H_
 #define ONNX_BCAST_PASSES_REPORT_JSON_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,9 +30,41 @@ Json JsonStringOrNull(std::string_view value);
 /// and a trailing newline. Names come from the model and may hold terminal controls or any
 /// bytes: every control (C0, DEL, C1) is escaped as \u00XX and bytes that are not UTF-8 are
 /// replaced by U+FFFD; other characters stay as they are (conditions read "N ∈ {1, 5}").
-/// (nlohmann's own dump cannot keep short arrays on one line, so the layout is ours; every
-/// scalar is still written by nlohmann.)
+/// (nlohmann's own dump cannot keep short arrays on one line, so the layout is ours; strings
+/// that are printable ASCII and integers are written directly, every other scalar by nlohmann.)
 std::string DumpJson(const Json& document);
+
+/// Appends `text` as a JSON string, escaped as DumpJson escapes it.
+void AppendJsonString(std::string_view text, std::string* out);
+
+/// One object written member by member in DumpJson's layout at a given depth, without a DOM:
+/// for records written by the hundred thousand (check --json's nodes), where building each as
+/// a DOM cost more than the analysis. Members must come in the order DumpJson would write them.
+class JsonObjectWriter {
+ public:
+  /// Opens the object at `depth` (0 for a document; an element of a top-level array is at 2).
+  JsonObjectWriter(std::string* out, int depth) : out_(out), depth_(depth) {}
+  void String(std::string_view key, std::string_view value);
+  void Int(std::string_view key, int64_t value);
+  /// Any value, through DumpJson's layout.
+  void Value(std::string_view key, const Json& value);
+  /// Writes the key; the caller appends one scalar, `null`, or a one-line scalar array.
+  std::string* Raw(std::string_view key);
+  /// An array member whose elements are objects: each is a writer of its own, ended before the
+  /// next begins.
+  void BeginArray(std::string_view key);
+  JsonObjectWriter ObjectElement();
+  void EndArray();
+  /// Closes the object ({} when it has no member).
+  void End();
+
+ private:
+  void Key(std::string_view key);
+  std::string* out_;
+  int depth_;
+  bool any_member_ = false;
+  bool any_element_ = false;
+};
 
 /// Writes a large document as it is produced, with the bytes DumpJson would give the whole:
 /// its members are given one by one, and an array member can be filled element by element
@@ -46,6 +79,8 @@ class JsonStreamWriter {
   /// DumpJson keeps those on one line).
   void BeginArray(std::string_view key);
   void Element(const Json& value);
+  /// An element written without a DOM: the writer's End() closes it.
+  JsonObjectWriter ObjectElement();
   void EndArray();
   /// Closes the document (trailing newline).
   void End();
