@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "passes/report_json.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/json_file.h"
 
 namespace onnx_bcast {
 namespace {
@@ -26,6 +27,8 @@ using ::testing::Not;
 using passes::Json;
 
 const std::string kSource = BCAST_SOURCE_DIR;
+
+using test_support::ReadJson;
 
 class Zoo : public ::testing::Test {
  protected:
@@ -52,13 +55,6 @@ class Zoo : public ::testing::Test {
   test_support::CliResult Run(std::vector<std::string> args) const {
     args.insert(args.begin(), "check");
     return test_support::RunCliIn(BCAST_CLI, args, dir_.string());
-  }
-  static Json ReadJson(const std::string& path) {
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    absl::StatusOr<Json> j = passes::ParseJson(text);
-    EXPECT_TRUE(j.ok()) << path << ": " << j.status();
-    return j.ok() ? *j : Json();
   }
   fs::path dir_;
 };
@@ -93,8 +89,7 @@ TEST_F(Zoo, UnreadableModelIsExitTwoAndAJUnitError) {
                                          Path("set.json")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("broken.onnx: not a valid ONNX model"));
-  std::ifstream in(Path("j.xml"));
-  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string xml = test_support::ReadAll(Path("j.xml"));
   EXPECT_THAT(xml, HasSubstr("<testsuites name=\"onnx-bcast check\" tests=\"4\" failures=\"1\" "
                              "errors=\"1\""));
   EXPECT_THAT(xml, HasSubstr("<error type=\"model-unreadable\""));

@@ -17,7 +17,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +28,7 @@
 #include "passes/targets.h"
 #include "proto/model_io.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/json_file.h"
 
 namespace onnx_bcast {
 namespace {
@@ -71,14 +71,7 @@ class Scratch {
   fs::path dir_;
 };
 
-Json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Json> j = passes::ParseJson(text.str());
-  EXPECT_TRUE(j.ok()) << path << ": " << j.status();
-  return j.ok() ? *j : Json();
-}
+using test_support::ReadJson;
 
 std::vector<std::string> Models() {
   std::vector<std::string> names;
