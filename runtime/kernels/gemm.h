@@ -17,6 +17,8 @@ inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
 /// threads spin in sched_yield, which on a busy or single-threaded run costs more than the
 /// products. Cheap when unchanged.
 void SetBlasThreads(int threads);
+/// The count last set by SetBlasThreads (1 before any call).
+int BlasThreads();
 
 /// Row-major GEMM: c[M,N] = alpha * op(a) * op(b) + beta * c, where op(a) is [M,K] (a is
 /// [K,M] when `trans_a`) and op(b) is [K,N]; lda/ldb/ldc are row strides. With beta == 0, c
