@@ -135,7 +135,11 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
                   int threads) {
   if (!OneDnnConvAvailable() || g.rank() != 2) return false;
   thread_local ThreadState ts;
-  threads = std::max(1, threads);
+  // One OpenMP thread, whatever the run's count: libgomp's idle team spins (its wait policy
+  // is only read from the environment at load), and on a 2-core machine shared with our own
+  // pool and OpenBLAS that spinning made 2-thread runs 10-100x slower (fpn: 25 ms against
+  // 2.1 ms with OMP_WAIT_POLICY=passive). Splitting a convolution over our pool is left.
+  threads = 1;
   // oneDNN's OpenMP regions use this thread's ICV, read when a primitive is built.
   omp_set_num_threads(threads);
   const Key key = MakeKey(g, batch, channels, maps, group, bias != nullptr, threads);

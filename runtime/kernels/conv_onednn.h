@@ -14,7 +14,8 @@ namespace onnx_bcast::rt::kernels {
 /// True when this build has oneDNN and BCAST_CONV_ONEDNN is not "0" in the environment.
 bool OneDnnConvAvailable();
 
-/// Same contract as Conv for a 2-D float geometry, on up to `threads` OpenMP threads. Returns
+/// Same contract as Conv for a 2-D float geometry (on one thread for now: `threads` is where a
+/// split over the caller's threads will go, see the .cc). Returns
 /// false (y untouched) when oneDNN is unavailable or refuses the geometry; the caller then
 /// computes it another way. Primitives are cached per thread and geometry.
 bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,

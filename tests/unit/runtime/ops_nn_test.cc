@@ -225,6 +225,34 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
   }
 }
 
+// Global average pooling (window = the whole plane, ranks 1-3) has its own loop: the same
+// sum in the same order as the general one, so bit for bit the reference's result.
+TEST(PoolKernel, GlobalAverageMatchesReferenceExactly) {
+  std::mt19937_64 rng(20261127);
+  for (int iter = 0; iter < 60; ++iter) {
+    kernels::WindowGeometry g;
+    for (int d = 0; d < iter % 3 + 1; ++d) {
+      const int64_t in = rng() % 30 + 1;
+      g.in.push_back(in);
+      g.kernel.push_back(in);
+      g.out.push_back(1);
+      g.strides.push_back(1);
+      g.dilations.push_back(1);
+      g.pads_begin.push_back(0);
+      g.pads_end.push_back(0);
+    }
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kAverage;
+    const int64_t planes = rng() % 5 + 1;
+    const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
+    std::vector<float> fast(planes), ref(planes);
+    std::vector<int64_t> ref_idx(planes);
+    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
+    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+    EXPECT_EQ(fast, ref) << iter;
+  }
+}
+
 template <class T>
 void CheckIntegerMaxPool(std::mt19937_64& rng, int iter) {
   // 8-bit MaxPool runs on the integers themselves: the same as pooling them as floats.
