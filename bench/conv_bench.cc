@@ -1,7 +1,8 @@
 // bench_conv: float Conv kernels on 2-D geometries taken from the export corpus at 224x224
 // and from ResNet/MobileNet-sized layers: the banded im2col path Conv takes against the
 // whole-image im2col + GEMM path it replaced (same OpenBLAS sgemm underneath), and oneDNN
-// (what Conv runs when the build has it).
+// (what Conv runs when the build has it and the geometry qualifies). `conv` is what Conv
+// picks; the others force one path.
 #include <cstdint>
 #include <random>
 #include <string>
@@ -46,7 +47,7 @@ std::vector<float> Random(int64_t n) {
   return v;
 }
 
-enum class Path { kConv, kBanded, kWhole };
+enum class Path { kConv, kOneDnn, kBanded, kWhole };
 
 void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   kernels::SetBlasThreads(1);
@@ -58,6 +59,12 @@ void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   for (auto _ : state) {
     if (path == Path::kConv) {
       kernels::Conv<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(), y.data());
+    } else if (path == Path::kOneDnn) {
+      if (!kernels::OneDnnConv2D(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(), y.data(),
+                                 1)) {
+        state.SkipWithError("oneDNN declined");
+        break;
+      }
     } else if (path == Path::kBanded) {
       kernels::ConvNoOneDnn<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(),
                                    y.data());
@@ -86,12 +93,15 @@ void RegisterAll() {
       {"resnet18_512to512_k3", 512, 512, 1, 7, 7, 3, 1, 1},
       {"resnet18_stem_3to64_k7s2", 3, 64, 1, 224, 224, 7, 2, 3},
       {"grouped_64to64_g4_k3", 64, 64, 4, 56, 56, 3, 1, 1},
+      {"depthwise_64_k5", 64, 64, 64, 14, 14, 5, 1, 2},
+      {"depthwise_72_k3s2", 72, 72, 72, 56, 56, 3, 2, 1},
+      {"depthwise_16_k3s2", 16, 16, 16, 112, 112, 3, 2, 1},
   };
   for (const ConvCase& c : cases) {
-    const std::pair<Path, const char*> paths[] = {
-        {Path::kConv, kernels::OneDnnConvAvailable() ? "onednn" : "conv"},
-        {Path::kBanded, "banded"},
-        {Path::kWhole, "whole"}};
+    const std::pair<Path, const char*> paths[] = {{Path::kConv, "conv"},
+                                                  {Path::kOneDnn, "onednn"},
+                                                  {Path::kBanded, "banded"},
+                                                  {Path::kWhole, "whole"}};
     for (const auto& [path, label] : paths) {
       benchmark::RegisterBenchmark(absl::StrCat("Conv/", c.name, "/", label).c_str(), BM_Conv, c,
                                    path)

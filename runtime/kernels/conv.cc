@@ -1,8 +1,8 @@
 // Conv as im2col + GEMM, ConvTranspose as GEMM + col2im. The column matrix of one group is
 // [C/group * kernel, out] so each group is a single [M/group, C/group*kernel] x [.., out] GEMM;
 // 2-D convolutions build it one band of output rows at a time. Float 2-D convolutions go to
-// oneDNN when the build has it, depthwise 2-D ones (one input channel per group) are computed
-// directly.
+// oneDNN when the build has it (conv_onednn.h); without it, depthwise 2-D ones (one input
+// channel per group) are computed directly.
 #include "runtime/kernels/conv.h"
 
 #include <algorithm>
@@ -279,7 +279,6 @@ int64_t WindowGeometry::kernel_size() const { return Prod(kernel); }
 template <class T>
 void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
           const T* x, const T* w, const T* bias, T* y, int threads, const ParallelFor* parallel) {
-  const bool depthwise = g.rank() == 2 && channels == group && group > 1 && g.kernel_size() > 1;
   bool pointwise = g.kernel_size() == 1;
   for (int64_t d = 0; d < g.rank(); ++d) {
     pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
@@ -292,7 +291,8 @@ void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps
     // over 7x7 (7.3 ms against 5.5 ms).
     const int64_t weights = maps * (channels / group) * g.kernel_size();
     const int64_t outputs = batch * maps * g.out_size();
-    if (g.rank() == 2 && !depthwise && !pointwise && weights <= outputs &&
+    // Depthwise ones go too: 3-10x faster than the direct loop below (bench_conv).
+    if (g.rank() == 2 && !pointwise && weights <= outputs &&
         OneDnnConv2D(g, batch, channels, maps, group, x, w, bias, y, threads)) {
       return;
     }

@@ -26,10 +26,10 @@ using ParallelFor = std::function<void(int64_t n, const std::function<void(int64
 
 /// y[N, M, out...] = conv(x[N, C, in...], w[M, C/group, kernel...]) + bias[M] (bias may be
 /// null). T is float or double. Float 2-D convolutions go through oneDNN on up to `threads`
-/// threads when the build has it (conv_onednn.h); depthwise 2-D ones are computed directly;
-/// other 2-D ones build the im2col matrix one band of output rows at a time (bands run as
-/// `parallel` tasks when given); other ranks use a scratch column buffer of
-/// C/group * kernel * out values.
+/// threads when the build has it (conv_onednn.h), except pointwise ones and ones with more
+/// weights than outputs; otherwise depthwise 2-D ones are computed directly; other 2-D ones build
+/// the im2col matrix one band of output rows at a time (bands run as `parallel` tasks when given);
+/// other ranks use a scratch column buffer of C/group * kernel * out values.
 template <class T>
 void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
           const T* x, const T* w, const T* bias, T* y, int threads = 1,

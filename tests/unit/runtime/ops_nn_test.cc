@@ -72,9 +72,9 @@ TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {
   }
 }
 
-// The direct depthwise path (2-D, one input channel per group, channel multipliers 1-3) against
-// the reference on random sizes, strides, dilations and pads (asymmetric, larger than the
-// kernel's reach included).
+// The depthwise paths (oneDNN through Conv, the direct loop through ConvNoOneDnn; 2-D, one
+// input channel per group, channel multipliers 1-3) against the reference on random sizes,
+// strides, dilations and pads (asymmetric, larger than the kernel's reach included).
 TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
   std::mt19937_64 rng(20261127);
   for (int trial = 0; trial < 300; ++trial) {
@@ -104,11 +104,14 @@ TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
     const std::vector<float> w = RandomFloats(rng, m * g.kernel_size());
     const std::vector<float> b = RandomFloats(rng, m);
     const float* bias = rng() % 2 ? b.data() : nullptr;
-    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
-    kernels::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, fast.data());
+    std::vector<float> fast(n * m * g.out_size()), direct(fast.size()), ref(fast.size());
+    kernels::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, fast.data());  // oneDNN
+    kernels::ConvNoOneDnn<float>(g, n, c, m, c, x.data(), w.data(), bias, direct.data());
     kernels::reference::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, ref.data());
-    for (size_t i = 0; i < fast.size(); ++i)
+    for (size_t i = 0; i < fast.size(); ++i) {
       ASSERT_NEAR(fast[i], ref[i], 1e-4) << trial << " " << i;
+      ASSERT_NEAR(direct[i], ref[i], 1e-4) << trial << " " << i;
+    }
   }
 }
 
