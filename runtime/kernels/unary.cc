@@ -59,6 +59,11 @@ absl::Status RunUnary(const UnaryParams& p, const Tensor& x, Tensor* out,
                  [&](int64_t b, int64_t e) { kernels::ErfFloats(in + b, o + b, e - b); });
         return absl::OkStatus();
       }
+      if constexpr (kOp == UnaryKind::kSigmoid && std::is_same_v<T, float>) {
+        ForRange(x.num_elements(), opts,
+                 [&](int64_t b, int64_t e) { kernels::SigmoidFloats(in + b, o + b, e - b); });
+        return absl::OkStatus();
+      }
       if constexpr (std::is_same_v<O, T>) {
         if (static_cast<const void*>(in) == static_cast<const void*>(o)) {
           ForRange(x.num_elements(), opts,

@@ -2,6 +2,7 @@
 // called from functions compiled for AVX2 only, so the rest of the build stays baseline x86-64.
 #include "runtime/kernels/vector_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +61,20 @@ void ErfFloats(const float* in, float* out, int64_t n) {
   if (VectorMathAvailable()) return Map8<_ZGVdN8v_erff>(in, out, n);
 #endif
   for (int64_t i = 0; i < n; ++i) out[i] = std::erf(in[i]);
+}
+
+void SigmoidFloats(const float* in, float* out, int64_t n) {
+  constexpr int64_t kBlock = 256;  // exps staged in L1
+  float e[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t len = std::min(kBlock, n - b);
+    for (int64_t i = 0; i < len; ++i) e[i] = -std::fabs(in[b + i]);
+    ExpFloats(e, e, len);
+    for (int64_t i = 0; i < len; ++i) {
+      const float r = 1.0f / (1.0f + e[i]);
+      out[b + i] = in[b + i] >= 0.0f ? r : e[i] * r;
+    }
+  }
 }
 
 }  // namespace onnx_bcast::rt::kernels

@@ -17,6 +17,10 @@ void ExpFloats(const float* in, float* out, int64_t n);
 /// out[i] = erf(in[i]) for i in [0, n); out may equal in.
 void ErfFloats(const float* in, float* out, int64_t n);
 
+/// out[i] = 1 / (1 + exp(-in[i])) in the form of unary_ops.h (exp(-|x|), so it never
+/// overflows), with the exps from ExpFloats; out may equal in.
+void SigmoidFloats(const float* in, float* out, int64_t n);
+
 }  // namespace onnx_bcast::rt::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_VECTOR_MATH_H_
