@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config ccache
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
   python3-onnx python3-numpy
   pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel
   libmimalloc-dev libcli11-dev

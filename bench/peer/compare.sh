@@ -8,9 +8,10 @@
 # kernel, onnxruntime's kernel (profiler time) and a STREAM-style add sample by sample and
 # prints medians and ratios. --quick takes fewer samples, for iteration.
 set -euo pipefail
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+peer_name=compare.sh peer_usage_lines=9
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+here="$peer_here"
+root="$peer_root"
 build="$root/build-peer"
 threads="1,2"
 reps=15
@@ -18,35 +19,21 @@ e2e=1
 only=""
 json=""
 while [[ $# -gt 0 ]]; do
+  peer_shared_flag "$@"
+  if ((peer_shift)); then shift "$peer_shift"; continue; fi
   case "$1" in
     --quick) reps=5; shift ;;
-    --build-dir) build="$(realpath -m "$2")"; shift 2 ;;
-    --threads) threads="$2"; shift 2 ;;
     --reps) reps="$2"; shift 2 ;;
-    --only) only="$2"; shift 2 ;;
     --no-e2e) e2e=0; shift ;;
-    --json) json="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
-    *) echo "compare.sh: unknown argument $1" >&2; exit 64 ;;
+    *) peer_die 64 "unknown argument $1" ;;
   esac
 done
 
-for tool in cmake node npm /usr/bin/python3; do
-  command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found (scripts/setup.sh installs it)" >&2; exit 69; }
-done
-
+peer_require_tools
 targets=(bench_peer_driver)
 [[ $e2e == 1 ]] && targets+=(onnx-bcast)
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBCAST_BUILD_TESTS=OFF >/dev/null
-fi
-cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
-
-# onnxruntime-node ships its linux-x64 library inside the npm package, so the install
-# script (which may try to fetch CUDA parts) is not needed.
-if [[ ! -d "$here/node_modules/onnxruntime-node" ]]; then
-  (cd "$here" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+peer_build "$build" "${targets[@]}" -- -DBCAST_BUILD_TESTS=OFF
+peer_ensure_ort
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -85,5 +72,5 @@ if [[ $e2e == 1 ]]; then
   /usr/bin/python3 "$here/make_cnn.py" "$tmp/cnn_64.onnx"
   args+=(--e2e "$tmp/cnn_64.onnx")
 fi
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus; $(date -u +%Y-%m-%dT%H:%MZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
+peer_machine_line
 cd "$here" && node ort_kernel.mjs "${args[@]}"

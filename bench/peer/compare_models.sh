@@ -1,42 +1,37 @@
 #!/usr/bin/env bash
 # Whole-model peer comparison with onnxruntime over the committed export corpus (issue #24):
 #   bench/peer/compare_models.sh [--build-dir DIR] [--threads 1,2] [--runs N] [--rounds R]
-#                                [--only REGEX] [--json FILE]
+#                                [--only REGEX] [--json FILE] [--baseline ONNX_BCAST]
 # Builds onnx-bcast (Release) if needed, installs onnxruntime-node from npm beside this script
 # (once), makes each model of tests/fixtures/exported static at its test dims (image models at
 # 224x224; `opt --passes none --dim ...`, the model otherwise unchanged), then alternates our
 # `run --bench` with onnxruntime's runs (ort_models.mjs) and prints medians and ratios.
+# --baseline runs a second onnx-bcast binary (e.g. the previous commit's) in each round too.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+peer_name=compare_models.sh peer_usage_lines=9
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+here="$peer_here"
+root="$peer_root"
 build="$root/build"
 threads="1"
 runs=20
 rounds=3
 only=""
 json=""
+baseline=""
 while [[ $# -gt 0 ]]; do
+  peer_shared_flag "$@"
+  if ((peer_shift)); then shift "$peer_shift"; continue; fi
   case "$1" in
-    --build-dir) build="$(realpath -m "$2")"; shift 2 ;;
-    --threads) threads="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
-    --only) only="$2"; shift 2 ;;
-    --json) json="$2"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "compare_models.sh: unknown argument $1" >&2; exit 64 ;;
+    --baseline) baseline="$(realpath "$2")"; shift 2 ;;
+    *) peer_die 64 "unknown argument $1" ;;
   esac
 done
-for tool in cmake node npm /usr/bin/python3; do
-  command -v "$tool" >/dev/null || { echo "compare_models.sh: $tool not found" >&2; exit 69; }
-done
-if [[ ! -x "$build/bin/onnx-bcast" ]]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target onnx-bcast >/dev/null
-fi
-if [[ ! -d "$here/node_modules/onnxruntime-node" ]]; then
-  (cd "$here" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+peer_require_tools
+[[ -x "$build/bin/onnx-bcast" ]] || peer_build "$build" onnx-bcast
+peer_ensure_ort
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 corpus="$root/tests/fixtures/exported"
@@ -63,4 +58,6 @@ PY
 )
 args=(--onnx-bcast "$build/bin/onnx-bcast" --threads "$threads" --runs "$runs" --rounds "$rounds")
 [[ -n "$json" ]] && args+=(--json "$json")
+[[ -n "$baseline" ]] && args+=(--baseline "$baseline")
+peer_machine_line
 node "$here/ort_models.mjs" "${args[@]}" "${models[@]}"

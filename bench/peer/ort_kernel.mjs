@@ -8,40 +8,28 @@
 //             non-temporal stores (the bandwidth limit is the faster of the two),
 // and prints medians and ratios. With --e2e it also times whole models: `onnx-bcast run
 // MODEL --bench` against ORT's "model_run" profiler event, same thread count.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import ort from 'onnxruntime-node';
+import {
+  endProfiling, isKernel, isModelRun, median, oursModelMs, ort, parseArgs, patternInput,
+  sessionFeeds, sessionOptions, sleep,
+} from './ort_common.mjs';
 
-function parseArgs(argv) {
-  const args = { threads: [1, 2], reps: 15, tinyBatch: 2000, e2e: [], e2eRuns: 30 };
-  for (let i = 2; i < argv.length; ++i) {
-    const [key, value] = [argv[i], argv[i + 1]];
-    switch (key) {
-      case '--driver': args.driver = value; ++i; break;
-      case '--models': args.models = value; ++i; break;
-      case '--cases': args.cases = value; ++i; break;
-      case '--threads': args.threads = value.split(',').map(Number); ++i; break;
-      case '--reps': args.reps = Number(value); ++i; break;
-      case '--json': args.json = value; ++i; break;
-      case '--e2e': args.e2e.push(value); ++i; break;
-      case '--e2e-runs': args.e2eRuns = Number(value); ++i; break;
-      case '--onnx-bcast': args.onnxBcast = value; ++i; break;
-      case '--only': args.only = new RegExp(value); ++i; break;
-      default: throw new Error(`unknown argument ${key}`);
-    }
-  }
-  return args;
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+const kFlags = {
+  '--driver': ['driver', 'string'],
+  '--models': ['models', 'string'],
+  '--cases': ['cases', 'string'],
+  '--threads': ['threads', 'numbers'],
+  '--reps': ['reps', 'number'],
+  '--json': ['json', 'string'],
+  '--e2e': ['e2e', 'list'],
+  '--e2e-runs': ['e2eRuns', 'number'],
+  '--onnx-bcast': ['onnxBcast', 'string'],
+  '--only': ['only', 'regex'],
 };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // One line in, one line out, to the C++ driver.
 class Driver {
@@ -60,61 +48,11 @@ class Driver {
   close() { this.child.stdin.end('quit\n'); }
 }
 
-function filledInput(dtype, dims) {
-  const n = dims.reduce((a, b) => a * b, 1);
-  if (dtype === 'float32') {
-    const x = new Float32Array(n);
-    for (let i = 0; i < n; ++i) x[i] = (1 + (i % 7)) * 0.25;
-    return new ort.Tensor('float32', x, dims);
-  }
-  if (dtype === 'int32') {
-    const x = new Int32Array(n);
-    for (let i = 0; i < n; ++i) x[i] = 1 + (i % 7);
-    return new ort.Tensor('int32', x, dims);
-  }
-  const x = new Uint8Array(n);
-  for (let i = 0; i < n; ++i) x[i] = i % 3 !== 0 ? 1 : 0;
-  return new ort.Tensor('bool', x, dims);
-}
-
-function sessionOptions(threads, profileDir, prefix) {
-  return {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    enableProfiling: true,
-    profileFilePrefix: path.join(profileDir, prefix),
-    // ORT's pool spins after each parallel section; off, so the spinning thread does not
-    // steal the core our next sample runs on (costs ORT at most a wake-up per call).
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-  };
-}
-
-// Ends profiling and returns the trace file: onnxruntime-node's endProfiling() returns no
-// name, so it is the one file in `dir` that starts with `prefix`.
-async function endProfiling(session, dir, prefix) {
-  const returned = await session.endProfiling();
-  if (typeof returned === 'string' && fs.existsSync(returned)) return returned;
-  const files = fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'));
-  if (files.length !== 1) throw new Error(`expected one profile ${prefix}*.json, found ${files.length}`);
-  return path.join(dir, files[0]);
-}
-
-// Durations (microseconds) of profiler events matching `pick`, in order.
-function profileEvents(file, pick) {
-  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
-  return events.filter(pick).map((e) => e.dur);
-}
-
-const isKernel = (e) => e.cat === 'Node' && String(e.name).endsWith('_kernel_time');
-const isModelRun = (e) => e.cat === 'Session' && e.name === 'model_run';
-
 async function runKernelCase(driver, c, threads, args, profileDir) {
   const tiny = !c.large;
   const session = await ort.InferenceSession.create(
       path.join(args.models, `${c.id}.onnx`), sessionOptions(threads, profileDir, `${c.id}_t${threads}_`));
-  const feeds = { A: filledInput(c.dtype, c.a), B: filledInput(c.dtype, c.b) };
+  const feeds = { A: patternInput(c.dtype, c.a), B: patternInput(c.dtype, c.b) };
   const warm = 3;
   const reps = tiny ? args.reps * 4 : args.reps;
   const ours = [], plain = [], nt = [], mplain = [], mnt = [];
@@ -134,10 +72,9 @@ async function runKernelCase(driver, c, threads, args, profileDir) {
     }
     if (r >= warm) ours.push(Number(o));
   }
-  const file = await endProfiling(session, profileDir, `${c.id}_t${threads}_`);
+  const events = await endProfiling(session, profileDir, `${c.id}_t${threads}_`);
   await session.release?.();
-  const kernel = profileEvents(file, isKernel);
-  fs.rmSync(file, { force: true });
+  const kernel = events.filter(isKernel).map((e) => e.dur);
   if (kernel.length !== warm + reps) {
     throw new Error(`${c.id}: ${kernel.length} ORT kernel events for ${warm + reps} runs`);
   }
@@ -153,20 +90,10 @@ async function runKernelCase(driver, c, threads, args, profileDir) {
 }
 
 async function runE2E(model, threads, args, profileDir) {
-  const out = execFileSync(args.onnxBcast,
-      ['run', model, '--bench', String(args.e2eRuns), '--threads', String(threads)],
-      { encoding: 'utf8' });
-  const m = /bench: runs=\d+ median_ms=([\d.]+)/.exec(out);
-  if (!m) throw new Error(`no bench line from onnx-bcast run ${model}: ${out}`);
-  const session = await ort.InferenceSession.create(
-      model, sessionOptions(threads, profileDir, `e2e_${path.basename(model, '.onnx')}_t${threads}_`));
-  const feeds = {};
-  for (const name of session.inputNames) {
-    const meta = session.inputMetadata?.find?.((x) => x.name === name);
-    const dims = (meta?.shape ?? []).map((d) => (typeof d === 'number' && d > 0 ? d : 1));
-    const type = meta?.type ?? 'float32';
-    feeds[name] = filledInput(type === 'tensor(float)' ? 'float32' : type, dims);
-  }
+  const ours = oursModelMs(args.onnxBcast, model, threads, args.e2eRuns);
+  const prefix = `e2e_${path.basename(model, '.onnx')}_t${threads}_`;
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads, profileDir, prefix));
+  const feeds = sessionFeeds(session, patternInput);
   const warm = 3;
   const wall = [];
   for (let r = 0; r < warm + args.e2eRuns; ++r) {
@@ -174,17 +101,17 @@ async function runE2E(model, threads, args, profileDir) {
     await session.run(feeds);
     if (r >= warm) wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  const file = await endProfiling(session, profileDir, `e2e_${path.basename(model, '.onnx')}_t${threads}_`);
+  const events = await endProfiling(session, profileDir, prefix);
   await session.release?.();
-  const runs = profileEvents(file, isModelRun).slice(warm).map((us) => us / 1000);
-  fs.rmSync(file, { force: true });
-  return { ours_ms: Number(m[1]), ort_ms: median(runs), ort_wall_ms: median(wall) };
+  const runs = events.filter(isModelRun).map((e) => e.dur / 1000).slice(warm);
+  return { ours_ms: ours, ort_ms: median(runs), ort_wall_ms: median(wall) };
 }
 
 const fmtTime = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(3)} ms` : `${(ns / 1e3).toFixed(2)} us`);
 
 async function main() {
-  const args = parseArgs(process.argv);
+  const args = parseArgs(process.argv, kFlags,
+                         { threads: [1, 2], reps: 15, tinyBatch: 2000, e2e: [], e2eRuns: 30 });
   const cases = JSON.parse(fs.readFileSync(args.cases, 'utf8'))
       .filter((c) => !args.only || args.only.test(c.id));
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcast-peer-'));

@@ -1,12 +1,16 @@
 // Conv as im2col + GEMM, ConvTranspose as GEMM + col2im. The column matrix of one group is
-// [C/group * kernel, out] so each group is a single [M/group, C/group*kernel] x [.., out] GEMM.
-// Depthwise 2-D convolutions (one input channel per group) are computed directly instead.
+// [C/group * kernel, out] so each group is a single [M/group, C/group*kernel] x [.., out] GEMM;
+// 2-D convolutions build it one band of output rows at a time. Float 2-D convolutions go to
+// oneDNN when the build has it (conv_onednn.h); without it, depthwise 2-D ones (one input
+// channel per group) are computed directly.
 #include "runtime/kernels/conv.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "runtime/kernels/conv_onednn.h"
 #include "runtime/kernels/gemm.h"
 
 namespace onnx_bcast::rt::kernels {
@@ -155,6 +159,117 @@ void DepthwiseConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, i
   }
 }
 
+// The im2col rows of output rows [r0, r1) of a 2-D convolution: col is [cg * kh * kw,
+// (r1 - r0) * ow], row (c, a, b) holding x[c, r * sh - ph + a * dh, o * sw - pw + b * dw].
+template <class T>
+void Im2ColBand2D(const WindowGeometry& g, int64_t cg, const T* x, int64_t r0, int64_t r1, T* col) {
+  const int64_t ih = g.in[0], iw = g.in[1], ow = g.out[1];
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
+  const int64_t ph = g.pads_begin[0], pw = g.pads_begin[1];
+  T* dst = col;
+  for (int64_t c = 0; c < cg; ++c) {
+    const T* xc = x + c * ih * iw;
+    for (int64_t a = 0; a < kh; ++a) {
+      for (int64_t b = 0; b < kw; ++b, dst += (r1 - r0) * ow) {
+        // Output columns [lo, hi) read inside the input line; the rest are padding.
+        const int64_t first = b * dw - pw;
+        int64_t lo = first >= 0 ? 0 : (-first + sw - 1) / sw;
+        int64_t hi = first >= iw ? 0 : (iw - 1 - first) / sw + 1;
+        lo = std::min(lo, ow);
+        hi = std::max(lo, std::min(hi, ow));
+        for (int64_t r = r0; r < r1; ++r) {
+          T* out = dst + (r - r0) * ow;
+          const int64_t row = r * sh - ph + a * dh;
+          if (row < 0 || row >= ih) {
+            std::fill(out, out + ow, T(0));
+            continue;
+          }
+          const T* line = xc + row * iw + first;
+          std::fill(out, out + lo, T(0));
+          if (sw == 1) {
+            std::copy(line + lo, line + hi, out + lo);
+          } else {
+            for (int64_t o = lo; o < hi; ++o) out[o] = line[o * sw];
+          }
+          std::fill(out + hi, out + ow, T(0));
+        }
+      }
+    }
+  }
+}
+
+// Restores OpenBLAS's thread count on scope exit: bands already run on the caller's threads,
+// and a threaded sgemm inside each would oversubscribe the cores (OpenBLAS also serializes
+// concurrent threaded calls).
+class ScopedSingleThreadedBlas {
+ public:
+  ScopedSingleThreadedBlas() : previous_(BlasThreads()) { SetBlasThreads(1); }
+  ~ScopedSingleThreadedBlas() { SetBlasThreads(previous_); }
+
+ private:
+  int previous_;
+};
+
+// Elements of the column band (about 128 KiB of floats): small enough to stay in L2 between
+// im2col writing it and the GEMM reading it. The whole-image column matrix of a 3x3 conv on
+// a 112x112 map is 3.6 MB per 8 channels, written once and read back from memory.
+constexpr int64_t kBandElements = 32 * 1024;
+constexpr int64_t kMinBandColumns = 256;
+
+// 2-D convolution in bands of output rows: per band, im2col of those rows into a scratch of
+// about kBandElements, then one GEMM [mg, K] x [K, rows * ow] straight into y (the band's
+// rows are contiguous in y). Pointwise convolutions (1x1, stride 1, no pads) skip im2col:
+// the band of x is already the column matrix. Tasks are (image, group, band).
+template <class T>
+void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                 int64_t group, const T* x, const T* w, const T* bias, T* y,
+                 const ParallelFor* parallel) {
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const int64_t oh = g.out[0], ow = g.out[1], k = cg * ksize;
+  bool pointwise = ksize == 1;
+  for (int64_t d = 0; d < 2; ++d) {
+    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  }
+  // At least kMinBandColumns output columns per band: OpenBLAS is slow on very narrow
+  // products (one 7-wide row of a 512-channel 3x3 conv took 3x the whole-image product).
+  const int64_t rows = std::clamp<int64_t>(
+      std::max(kBandElements / std::max<int64_t>(k * ow, 1), (kMinBandColumns + ow - 1) / ow), 1,
+      oh);
+  const int64_t bands = (oh + rows - 1) / rows;
+  auto task = [&](int64_t t) {
+    const int64_t band = t % bands, gi = (t / bands) % group, n = t / bands / group;
+    const int64_t r0 = band * rows, r1 = std::min(oh, r0 + rows), cols = (r1 - r0) * ow;
+    const T* xg = x + (n * channels + gi * cg) * isize;
+    T* yb = y + (n * maps + gi * mg) * osize + r0 * ow;
+    const T* b = xg + r0 * ow;
+    int64_t ldb = isize;
+    if (!pointwise) {
+      T* col = ColumnScratch<T>(static_cast<size_t>(k * cols));
+      Im2ColBand2D(g, cg, xg, r0, r1, col);
+      b = col;
+      ldb = cols;
+    }
+    Gemm(false, false, mg, cols, k, T(1), w + gi * mg * k, k, b, ldb, T(0), yb, osize);
+    if (bias != nullptr) {
+      // Added while the band is still in cache, not in a second pass over y.
+      for (int64_t m = 0; m < mg; ++m) {
+        T* ym = yb + m * osize;
+        const T bm = bias[gi * mg + m];
+        for (int64_t i = 0; i < cols; ++i) ym[i] += bm;
+      }
+    }
+  };
+  const int64_t tasks = batch * group * bands;
+  if (parallel == nullptr || tasks < 2) {
+    for (int64_t t = 0; t < tasks; ++t) task(t);
+    return;
+  }
+  ScopedSingleThreadedBlas single;
+  (*parallel)(tasks, task);
+}
+
 }  // namespace
 
 int64_t WindowGeometry::in_size() const { return Prod(in); }
@@ -163,13 +278,48 @@ int64_t WindowGeometry::kernel_size() const { return Prod(kernel); }
 
 template <class T>
 void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
-          const T* x, const T* w, const T* bias, T* y) {
-  const int64_t cg = channels / group, mg = maps / group;
-  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
-  if (g.rank() == 2 && cg == 1 && group > 1 && ksize > 1) {
-    DepthwiseConv2D(g, batch, channels, mg, x, w, bias, y);
+          const T* x, const T* w, const T* bias, T* y, int threads, const ParallelFor* parallel) {
+  bool pointwise = g.kernel_size() == 1;
+  for (int64_t d = 0; d < g.rank(); ++d) {
+    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // Pointwise convolutions stay on OpenBLAS: x is already the GEMM's right-hand side, while
+    // oneDNN reorders x and y to and from its blocked layout (1.2-1.3x slower, bench_conv).
+    // So do convolutions with more weights than outputs (deep layers on small maps): oneDNN
+    // reorders the weights on every call, which cost more than it saved on 512x512x3x3
+    // over 7x7 (7.3 ms against 5.5 ms).
+    const int64_t weights = maps * (channels / group) * g.kernel_size();
+    const int64_t outputs = batch * maps * g.out_size();
+    // Depthwise ones go too: 3-10x faster than the direct loop below (bench_conv).
+    if (g.rank() == 2 && !pointwise && weights <= outputs &&
+        OneDnnConv2D(g, batch, channels, maps, group, x, w, bias, y, threads)) {
+      return;
+    }
+  }
+  ConvNoOneDnn(g, batch, channels, maps, group, x, w, bias, y, parallel);
+}
+
+template <class T>
+void ConvNoOneDnn(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                  int64_t group, const T* x, const T* w, const T* bias, T* y,
+                  const ParallelFor* parallel) {
+  if (g.rank() == 2 && channels == group && group > 1 && g.kernel_size() > 1) {
+    DepthwiseConv2D(g, batch, channels, maps / group, x, w, bias, y);
     return;
   }
+  if (g.rank() == 2) {
+    Conv2DBands(g, batch, channels, maps, group, x, w, bias, y, parallel);
+    return;
+  }
+  ConvIm2colWhole(g, batch, channels, maps, group, x, w, bias, y);
+}
+
+template <class T>
+void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                     int64_t group, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   bool pointwise = ksize == 1;
   for (int64_t d = 0; d < g.rank(); ++d) {
     pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
@@ -225,9 +375,19 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
 }
 
 template void Conv<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const float*,
-                          const float*, const float*, float*);
+                          const float*, const float*, float*, int, const ParallelFor*);
 template void Conv<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const double*,
-                           const double*, const double*, double*);
+                           const double*, const double*, double*, int, const ParallelFor*);
+template void ConvNoOneDnn<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                  const float*, const float*, const float*, float*,
+                                  const ParallelFor*);
+template void ConvNoOneDnn<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                   const double*, const double*, const double*, double*,
+                                   const ParallelFor*);
+template void ConvIm2colWhole<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                     const float*, const float*, const float*, float*);
+template void ConvIm2colWhole<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                      const double*, const double*, const double*, double*);
 template void ConvTranspose<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
                                    const float*, const float*, const float*, float*);
 template void ConvTranspose<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,

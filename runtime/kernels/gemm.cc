@@ -22,13 +22,18 @@ int Ld(int64_t ld, int64_t cols) { return static_cast<int>(std::max<int64_t>({ld
 
 }  // namespace
 
+namespace {
+std::atomic<int> blas_threads{0};  // 0: never set
+}  // namespace
+
 void SetBlasThreads(int threads) {
-  static std::atomic<int> current{0};
   threads = std::max(1, threads);
-  if (current.exchange(threads, std::memory_order_relaxed) != threads) {
+  if (blas_threads.exchange(threads, std::memory_order_relaxed) != threads) {
     openblas_set_num_threads(threads);
   }
 }
+
+int BlasThreads() { return std::max(1, blas_threads.load(std::memory_order_relaxed)); }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

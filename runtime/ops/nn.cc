@@ -7,17 +7,18 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "broadcast/view.h"
+#include "runtime/checked_int.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
 #include "runtime/kernels/qlinear.h"
-#include "runtime/checked_int.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -96,12 +97,12 @@ absl::StatusOr<WindowGeometry> MakeGeometry(const OpContext& ctx, const std::vec
   // Each output dim fits int64, but pads up to 2^31 on every side of several dims make their
   // product overflow (UBSan in WindowGeometry::out_size); kernel_shape is an attribute too.
   if (!CheckedProduct(g.out).has_value()) {
-    return ctx.Error(absl::StrCat("output spatial dims ", ShapeToString(g.out),
-                                  " multiply past int64"));
+    return ctx.Error(
+        absl::StrCat("output spatial dims ", ShapeToString(g.out), " multiply past int64"));
   }
   if (!CheckedProduct(g.kernel).has_value()) {
-    return ctx.Error(absl::StrCat("kernel_shape ", ShapeToString(g.kernel),
-                                  " multiplies past int64"));
+    return ctx.Error(
+        absl::StrCat("kernel_shape ", ShapeToString(g.kernel), " multiplies past int64"));
   }
   return g;
 }
@@ -157,8 +158,16 @@ absl::Status ConvOp(OpContext& ctx) {
     std::optional<nn::ComputeIn<C>> bv;
     if (b != nullptr) bv.emplace(*b);
     nn::ComputeOut<C> yv(*y);
-    kernels::Conv<C>(*g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr,
-                     yv.data());
+    const kernels::ParallelFor parallel = [&](int64_t tasks,
+                                              const std::function<void(int64_t)>& fn) {
+      if (ctx.pool() == nullptr || ctx.threads() <= 1) {
+        for (int64_t t = 0; t < tasks; ++t) fn(t);
+      } else {
+        ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
+      }
+    };
+    kernels::Conv<C>(*g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr, yv.data(),
+                     ctx.threads(), &parallel);
     yv.Finish();
     return absl::OkStatus();
   });

@@ -56,6 +56,12 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
   }
 }
 
+/// Same contract as kernels::Softmax: exp of every element in double, summed in double.
+template <class T>
+void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t inner, T* out) {
+  SoftmaxInDouble(kind, in, outer, n, inner, out);
+}
+
 }  // namespace onnx_bcast::rt::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_REDUCE_H_

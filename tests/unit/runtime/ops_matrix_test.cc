@@ -39,6 +39,35 @@ TEST(GemmKernel, BlasMatchesReferenceOnRandomShapes) {
   }
 }
 
+// BatchedMatMul against one reference product per batch, on seeded shapes where the batches
+// share b with a packed (taken as a single product), share b with a gap in a, or do not share.
+TEST(GemmKernel, BatchedMatMulMatchesPerBatchReference) {
+  std::mt19937_64 rng(24);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int iter = 0; iter < 150; ++iter) {
+    const int64_t batch = rng() % 6 + 1, m = rng() % 7 + 1, n = rng() % 7 + 1, k = rng() % 7 + 1;
+    const int layout = iter % 3;  // 0: shared b, packed a; 1: shared b, a gapped; 2: own b
+    const int64_t a_step = m * k + (layout == 1 ? 3 : 0);
+    std::vector<float> a(batch * a_step + 5), b(batch * k * n + 2);
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    std::vector<int64_t> a_off(batch), b_off(batch);
+    const int64_t a0 = rng() % 5, b0 = rng() % 2;
+    for (int64_t i = 0; i < batch; ++i) {
+      a_off[i] = a0 + i * a_step;
+      b_off[i] = b0 + (layout == 2 ? i * k * n : 0);
+    }
+    std::vector<float> out(batch * m * n), ref(out.size());
+    kernels::BatchedMatMul<float>(batch, m, n, k, a.data(), a_off.data(), b.data(), b_off.data(),
+                                  out.data());
+    for (int64_t i = 0; i < batch; ++i) {
+      kernels::reference::Gemm<float>(false, false, m, n, k, 1.0, a.data() + a_off[i], k,
+                                      b.data() + b_off[i], n, 0.0, ref.data() + i * m * n, n);
+    }
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5) << iter;
+  }
+}
+
 TEST(GemmKernel, ScaledInt64SaturatesAtTwoToThe63) {
   // 2 * 2^62 is 2^63 exactly, one past INT64_MAX (the double bound the result was clamped to,
   // so the cast to int64 was out of range).

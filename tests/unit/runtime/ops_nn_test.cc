@@ -3,6 +3,7 @@
 // hand-computed values.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -71,9 +72,9 @@ TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {
   }
 }
 
-// The direct depthwise path (2-D, one input channel per group, channel multipliers 1-3) against
-// the reference on random sizes, strides, dilations and pads (asymmetric, larger than the
-// kernel's reach included).
+// The depthwise paths (oneDNN through Conv, the direct loop through ConvNoOneDnn; 2-D, one
+// input channel per group, channel multipliers 1-3) against the reference on random sizes,
+// strides, dilations and pads (asymmetric, larger than the kernel's reach included).
 TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
   std::mt19937_64 rng(20261127);
   for (int trial = 0; trial < 300; ++trial) {
@@ -103,10 +104,80 @@ TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
     const std::vector<float> w = RandomFloats(rng, m * g.kernel_size());
     const std::vector<float> b = RandomFloats(rng, m);
     const float* bias = rng() % 2 ? b.data() : nullptr;
-    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
-    kernels::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, fast.data());
+    std::vector<float> fast(n * m * g.out_size()), direct(fast.size()), ref(fast.size());
+    kernels::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, fast.data());  // oneDNN
+    kernels::ConvNoOneDnn<float>(g, n, c, m, c, x.data(), w.data(), bias, direct.data());
     kernels::reference::Conv<float>(g, n, c, m, c, x.data(), w.data(), bias, ref.data());
-    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << trial << " " << i;
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_NEAR(fast[i], ref[i], 1e-4) << trial << " " << i;
+      ASSERT_NEAR(direct[i], ref[i], 1e-4) << trial << " " << i;
+    }
+  }
+}
+
+// Random 2-D geometries for the general (non-depthwise) paths: kernels 1x1, 3x3 and 7x7 (plus
+// odd rectangles), strides 1-3, dilations 1-2, asymmetric pads up to 3, groups 1-3. With
+// `multi_band`, sizes where the banded im2col splits the output into several bands.
+struct ConvCase {
+  kernels::WindowGeometry g;
+  int64_t n, c, m, group;
+};
+
+ConvCase RandomConv2D(std::mt19937_64& rng, bool multi_band) {
+  static constexpr int64_t kKernels[] = {1, 3, 7, 1, 3, 2, 5};
+  int64_t kh = kKernels[rng() % 7], kw = rng() % 4 == 0 ? kKernels[rng() % 7] : kh;
+  if (multi_band) kh = kw = 3;
+  ConvCase cc;
+  kernels::WindowGeometry& g = cc.g;
+  for (const int64_t k : {kh, kw}) {
+    const int64_t s = rng() % 3 + 1, dl = rng() % 2 + 1;
+    const int64_t pb = rng() % 4, pe = rng() % 4;
+    const int64_t span = (k - 1) * dl + 1;
+    const int64_t in =
+        multi_band ? rng() % 20 + 40 : rng() % 12 + std::max<int64_t>(1, span - pb - pe);
+    g.in.push_back(in);
+    g.kernel.push_back(k);
+    g.strides.push_back(multi_band ? 1 : s);
+    g.dilations.push_back(dl);
+    g.pads_begin.push_back(pb);
+    g.pads_end.push_back(pe);
+    g.out.push_back((in + pb + pe - span) / g.strides.back() + 1);
+  }
+  cc.group = rng() % 3 + 1;
+  const int64_t cg = multi_band ? 16 : rng() % 6 + 1;
+  cc.c = cc.group * cg;
+  cc.m = cc.group * (multi_band ? 2 : rng() % 9 + 1);
+  cc.n = rng() % 2 + 1;
+  if (cc.c == cc.group && cc.group > 1 && g.kernel_size() > 1) cc.c *= 2;  // not depthwise
+  return cc;
+}
+
+// Conv (oneDNN where the build has it and the geometry qualifies, one and two threads) and the
+// banded im2col + OpenBLAS path (bands on a pool) against the reference kernel.
+TEST(ConvKernel, Conv2DPathsMatchReferenceOnRandomGeometries) {
+  std::mt19937_64 rng(20261127);
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
+    pool.ParallelFor(n, 3, fn);
+  };
+  for (int trial = 0; trial < 206; ++trial) {
+    const ConvCase cc = RandomConv2D(rng, trial >= 200);
+    const kernels::WindowGeometry& g = cc.g;
+    const std::vector<float> x = RandomFloats(rng, cc.n * cc.c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, cc.m * (cc.c / cc.group) * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, cc.m);
+    const float* bias = rng() % 2 ? b.data() : nullptr;
+    std::vector<float> fast(cc.n * cc.m * g.out_size()), banded(fast.size()), ref(fast.size());
+    kernels::Conv<float>(g, cc.n, cc.c, cc.m, cc.group, x.data(), w.data(), bias, fast.data(),
+                         trial % 3 == 0 ? 2 : 1);
+    kernels::ConvNoOneDnn<float>(g, cc.n, cc.c, cc.m, cc.group, x.data(), w.data(), bias,
+                                 banded.data(), trial % 2 ? &parallel : nullptr);
+    kernels::reference::Conv<float>(g, cc.n, cc.c, cc.m, cc.group, x.data(), w.data(), bias,
+                                    ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_NEAR(fast[i], ref[i], 2e-4) << trial << " " << i;
+      ASSERT_NEAR(banded[i], ref[i], 2e-4) << trial << " " << i;
+    }
   }
 }
 
@@ -154,6 +225,34 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
     if (opt.kind == kernels::PoolKind::kMax) {
       EXPECT_EQ(fast_idx, ref_idx) << iter;
     }
+  }
+}
+
+// Global average pooling (window = the whole plane, ranks 1-3) has its own loop: the same
+// sum in the same order as the general one, so bit for bit the reference's result.
+TEST(PoolKernel, GlobalAverageMatchesReferenceExactly) {
+  std::mt19937_64 rng(20261127);
+  for (int iter = 0; iter < 60; ++iter) {
+    kernels::WindowGeometry g;
+    for (int d = 0; d < iter % 3 + 1; ++d) {
+      const int64_t in = rng() % 30 + 1;
+      g.in.push_back(in);
+      g.kernel.push_back(in);
+      g.out.push_back(1);
+      g.strides.push_back(1);
+      g.dilations.push_back(1);
+      g.pads_begin.push_back(0);
+      g.pads_end.push_back(0);
+    }
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kAverage;
+    const int64_t planes = rng() % 5 + 1;
+    const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
+    std::vector<float> fast(planes), ref(planes);
+    std::vector<int64_t> ref_idx(planes);
+    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
+    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+    EXPECT_EQ(fast, ref) << iter;
   }
 }
 

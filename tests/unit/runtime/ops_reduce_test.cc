@@ -1,5 +1,6 @@
 // Reduce*, ArgMax/ArgMin and the Softmax family: fast kernels against the reference on random
 // shapes and axis sets, and ops against hand-computed values.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -162,6 +163,37 @@ TEST(ArgOps, SelectLastIndexAndKeepdims) {
   EXPECT_EQ((*out)[0].tensor->shape(), (std::vector<int64_t>{2}));
   EXPECT_EQ((*out)[0].tensor->data<int64_t>()[0], 0);
   EXPECT_EQ((*out)[0].tensor->data<int64_t>()[1], 1);
+}
+
+// The fast Softmax (float rows through the vector exp) and its other cases against the
+// reference on seeded random [outer, n, inner] shapes: rows up to 70 long, values up to +-90,
+// some -inf (exp 0) and some rows of only -inf (NaN, as in the reference).
+TEST(SoftmaxKernel, FastMatchesReferenceOnRandomRows) {
+  std::mt19937_64 rng(20261127);
+  for (int iter = 0; iter < 400; ++iter) {
+    const int64_t outer = rng() % 6 + 1, n = rng() % 70 + 1,
+                  inner = iter % 3 == 0 ? rng() % 3 + 1 : 1;
+    const auto kind = static_cast<kernels::SoftmaxKind>(iter % 5 == 0 ? rng() % 3 : 0);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    const float scale = iter % 4 == 0 ? 90.0f : 4.0f;
+    std::vector<float> x(outer * n * inner);
+    for (float& v : x)
+      v = rng() % 50 == 0 ? -std::numeric_limits<float>::infinity() : scale * dist(rng);
+    if (iter % 37 == 0)
+      std::fill(x.begin(), x.begin() + n * inner, -std::numeric_limits<float>::infinity());
+    std::vector<float> fast(x.size()), ref(x.size());
+    kernels::Softmax<float>(kind, x.data(), outer, n, inner, fast.data());
+    kernels::reference::Softmax<float>(kind, x.data(), outer, n, inner, ref.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (fast[i] == ref[i]) continue;  // -inf from LogSoftmax included
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(fast[i])) << iter << " " << i;
+      } else {
+        // libmvec's expf is within 2 ULP, then one rounding of the scaled value.
+        EXPECT_NEAR(fast[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1e-38) << iter << " " << i;
+      }
+    }
+  }
 }
 
 TEST(SoftmaxOps, LegacyCoercesTo2DAndNewIsPerAxis) {

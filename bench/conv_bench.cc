@@ -1,0 +1,122 @@
+// bench_conv: float Conv kernels on 2-D geometries taken from the export corpus at 224x224
+// and from ResNet/MobileNet-sized layers: the banded im2col path Conv takes against the
+// whole-image im2col + GEMM path it replaced (same OpenBLAS sgemm underneath), and oneDNN
+// (what Conv runs when the build has it and the geometry qualifies). `conv` is what Conv
+// picks; the others force one path.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "runtime/kernels/conv.h"
+#include "runtime/kernels/conv_onednn.h"
+#include "runtime/kernels/gemm.h"
+
+namespace onnx_bcast::bench {
+namespace {
+
+namespace kernels = rt::kernels;
+
+struct ConvCase {
+  const char* name;
+  int64_t c, m, group, h, w, k, stride, pad;
+};
+
+kernels::WindowGeometry Geometry(const ConvCase& cc) {
+  kernels::WindowGeometry g;
+  for (int64_t in : {cc.h, cc.w}) {
+    g.in.push_back(in);
+    g.kernel.push_back(cc.k);
+    g.strides.push_back(cc.stride);
+    g.dilations.push_back(1);
+    g.pads_begin.push_back(cc.pad);
+    g.pads_end.push_back(cc.pad);
+    g.out.push_back((in + 2 * cc.pad - cc.k) / cc.stride + 1);
+  }
+  return g;
+}
+
+std::vector<float> Random(int64_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+enum class Path { kConv, kOneDnn, kBanded, kWhole };
+
+void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
+  kernels::SetBlasThreads(1);
+  const kernels::WindowGeometry g = Geometry(cc);
+  const std::vector<float> x = Random(cc.c * g.in_size());
+  const std::vector<float> w = Random(cc.m * (cc.c / cc.group) * g.kernel_size());
+  const std::vector<float> b = Random(cc.m);
+  std::vector<float> y(static_cast<size_t>(cc.m * g.out_size()));
+  for (auto _ : state) {
+    if (path == Path::kConv) {
+      kernels::Conv<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(), y.data());
+    } else if (path == Path::kOneDnn) {
+      if (!kernels::OneDnnConv2D(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(), y.data(),
+                                 1)) {
+        state.SkipWithError("oneDNN declined");
+        break;
+      }
+    } else if (path == Path::kBanded) {
+      kernels::ConvNoOneDnn<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(),
+                                   y.data());
+    } else {
+      kernels::ConvIm2colWhole<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(),
+                                      y.data());
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  // Multiply-adds per second: the work, whatever the path.
+  state.SetItemsProcessed(state.iterations() * cc.m * g.out_size() * (cc.c / cc.group) *
+                          g.kernel_size());
+}
+
+void RegisterAll() {
+  const ConvCase cases[] = {
+      {"resnet_block_stem_3to8_k3s2", 3, 8, 1, 224, 224, 3, 2, 1},
+      {"resnet_block_c1_8to8_k3", 8, 8, 1, 112, 112, 3, 1, 1},
+      {"resnet_block_c3_8to16_k3s2", 8, 16, 1, 112, 112, 3, 2, 1},
+      {"resnet_block_down_8to16_k1s2", 8, 16, 1, 112, 112, 1, 2, 0},
+      {"fpn_lat_16to8_k1", 16, 8, 1, 56, 56, 1, 1, 0},
+      {"swin_patch_3to16_k4s4", 3, 16, 1, 224, 224, 4, 4, 0},
+      {"resnet18_64to64_k3", 64, 64, 1, 56, 56, 3, 1, 1},
+      {"resnet50_256to64_k1", 256, 64, 1, 56, 56, 1, 1, 0},
+      {"resnet18_512to512_k3", 512, 512, 1, 7, 7, 3, 1, 1},
+      {"resnet18_stem_3to64_k7s2", 3, 64, 1, 224, 224, 7, 2, 3},
+      {"grouped_64to64_g4_k3", 64, 64, 4, 56, 56, 3, 1, 1},
+      {"depthwise_64_k5", 64, 64, 64, 14, 14, 5, 1, 2},
+      {"depthwise_72_k3s2", 72, 72, 72, 56, 56, 3, 2, 1},
+      {"depthwise_16_k3s2", 16, 16, 16, 112, 112, 3, 2, 1},
+  };
+  for (const ConvCase& c : cases) {
+    const std::pair<Path, const char*> paths[] = {{Path::kConv, "conv"},
+                                                  {Path::kOneDnn, "onednn"},
+                                                  {Path::kBanded, "banded"},
+                                                  {Path::kWhole, "whole"}};
+    for (const auto& [path, label] : paths) {
+      benchmark::RegisterBenchmark(absl::StrCat("Conv/", c.name, "/", label).c_str(), BM_Conv, c,
+                                   path)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onnx_bcast::bench
+
+int main(int argc, char** argv) {
+  onnx_bcast::bench::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,182 @@
+// oneDNN convolution adapter: one primitive per (thread, geometry), built on first use and
+// kept (creating one costs far more than running it); per call, the user's NCHW input and
+// OIHW weights are reordered into the primitive's layouts and the output back to NCHW.
+#include "runtime/kernels/conv_onednn.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#ifdef BCAST_HAVE_ONEDNN
+#include <omp.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#endif
+
+namespace onnx_bcast::rt::kernels {
+
+#ifndef BCAST_HAVE_ONEDNN
+
+bool OneDnnConvAvailable() { return false; }
+bool OneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const float*,
+                  const float*, const float*, float*, int) {
+  return false;
+}
+
+#else
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+// Everything the primitive depends on.
+// Threads are part of it: oneDNN splits the work for omp_get_max_threads() when it builds
+// the primitive, and runs that many threads whatever the count at execution.
+using Key = std::tuple<std::vector<int64_t>, int64_t, int64_t, int64_t, int64_t, bool, int>;
+
+Key MakeKey(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
+            bool bias, int threads) {
+  std::vector<int64_t> geo;
+  for (const std::vector<int64_t>* v :
+       {&g.in, &g.out, &g.kernel, &g.strides, &g.dilations, &g.pads_begin, &g.pads_end}) {
+    geo.insert(geo.end(), v->begin(), v->end());
+  }
+  return {geo, batch, channels, maps, group, bias, threads};
+}
+
+// A primitive with its user-layout memories (handles set per call) and, where oneDNN chose
+// another layout, the internal memories and reorders between them.
+struct Entry {
+  dnnl::convolution_forward conv;
+  memory user_src, user_wei, user_dst, bias;
+  memory src, wei, dst;
+  dnnl::reorder to_src, to_wei, from_dst;
+  bool reorder_src = false, reorder_wei = false, reorder_dst = false;
+};
+
+struct ThreadState {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::map<Key, std::unique_ptr<Entry> > entries;
+};
+
+// Bounded so that a process that sees many shapes (fuzzing, many models) does not grow
+// without limit; a model has a few dozen distinct convolutions.
+constexpr size_t kMaxEntries = 256;
+
+std::unique_ptr<Entry> Build(ThreadState& ts, const WindowGeometry& g, int64_t batch,
+                             int64_t channels, int64_t maps, int64_t group, bool has_bias) {
+  const int64_t cg = channels / group, mg = maps / group;
+  const memory::dims src_dims{batch, channels, g.in[0], g.in[1]};
+  const memory::dims dst_dims{batch, maps, g.out[0], g.out[1]};
+  const memory::dims wei_dims = group == 1 ? memory::dims{maps, cg, g.kernel[0], g.kernel[1]}
+                                           : memory::dims{group, mg, cg, g.kernel[0], g.kernel[1]};
+  // oneDNN counts dilation from 0 (ONNX's dilation - 1).
+  const memory::dims strides{g.strides[0], g.strides[1]};
+  const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
+  const memory::dims pad_l{g.pads_begin[0], g.pads_begin[1]};
+  const memory::dims pad_r{g.pads_end[0], g.pads_end[1]};
+  const memory::desc src_any(src_dims, kF32, Tag::any), dst_any(dst_dims, kF32, Tag::any);
+  const memory::desc wei_any(wei_dims, kF32, Tag::any);
+  const memory::desc bias_desc({maps}, kF32, Tag::x);
+  const auto desc =
+      has_bias
+          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                            dnnl::algorithm::convolution_direct, src_any, wei_any,
+                                            bias_desc, dst_any, strides, dilations, pad_l, pad_r)
+          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                            dnnl::algorithm::convolution_direct, src_any, wei_any,
+                                            dst_any, strides, dilations, pad_l, pad_r);
+  const dnnl::convolution_forward::primitive_desc pd(desc, ts.engine);
+  auto e = std::make_unique<Entry>();
+  e->conv = dnnl::convolution_forward(pd);
+  e->user_src = memory({src_dims, kF32, Tag::nchw}, ts.engine, nullptr);
+  e->user_dst = memory({dst_dims, kF32, Tag::nchw}, ts.engine, nullptr);
+  e->user_wei = memory({wei_dims, kF32, group == 1 ? Tag::oihw : Tag::goihw}, ts.engine, nullptr);
+  if (has_bias) e->bias = memory(bias_desc, ts.engine, nullptr);
+  e->reorder_src = pd.src_desc() != e->user_src.get_desc();
+  e->reorder_wei = pd.weights_desc() != e->user_wei.get_desc();
+  e->reorder_dst = pd.dst_desc() != e->user_dst.get_desc();
+  if (e->reorder_src) {
+    e->src = memory(pd.src_desc(), ts.engine);
+    e->to_src = dnnl::reorder(e->user_src, e->src);
+  }
+  if (e->reorder_wei) {
+    e->wei = memory(pd.weights_desc(), ts.engine);
+    e->to_wei = dnnl::reorder(e->user_wei, e->wei);
+  }
+  if (e->reorder_dst) {
+    e->dst = memory(pd.dst_desc(), ts.engine);
+    e->from_dst = dnnl::reorder(e->dst, e->user_dst);
+  }
+  return e;
+}
+
+}  // namespace
+
+bool OneDnnConvAvailable() {
+  static const bool available = [] {
+    const char* env = std::getenv("BCAST_CONV_ONEDNN");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return available;
+}
+
+bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                  int64_t group, const float* x, const float* w, const float* bias, float* y,
+                  int threads) {
+  if (!OneDnnConvAvailable() || g.rank() != 2) return false;
+  thread_local ThreadState ts;
+  // One OpenMP thread, whatever the run's count: libgomp's idle team spins (its wait policy
+  // is only read from the environment at load), and on a 2-core machine shared with our own
+  // pool and OpenBLAS that spinning made 2-thread runs 10-100x slower (fpn: 25 ms against
+  // 2.1 ms with OMP_WAIT_POLICY=passive). Splitting a convolution over our pool is left.
+  threads = 1;
+  // oneDNN's OpenMP regions use this thread's ICV, read when a primitive is built.
+  omp_set_num_threads(threads);
+  const Key key = MakeKey(g, batch, channels, maps, group, bias != nullptr, threads);
+  auto it = ts.entries.find(key);
+  if (it == ts.entries.end()) {
+    std::unique_ptr<Entry> e;
+    try {
+      e = Build(ts, g, batch, channels, maps, group, bias != nullptr);
+    } catch (const dnnl::error&) {
+      return false;  // a geometry oneDNN has no implementation for
+    }
+    if (ts.entries.size() >= kMaxEntries) ts.entries.clear();
+    it = ts.entries.emplace(key, std::move(e)).first;
+  }
+  Entry& e = *it->second;
+  try {
+    e.user_src.set_data_handle(const_cast<float*>(x));
+    e.user_wei.set_data_handle(const_cast<float*>(w));
+    e.user_dst.set_data_handle(y);
+    if (e.reorder_src) e.to_src.execute(ts.stream, e.user_src, e.src);
+    if (e.reorder_wei) e.to_wei.execute(ts.stream, e.user_wei, e.wei);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.reorder_src ? e.src : e.user_src},
+                                            {DNNL_ARG_WEIGHTS, e.reorder_wei ? e.wei : e.user_wei},
+                                            {DNNL_ARG_DST, e.reorder_dst ? e.dst : e.user_dst}};
+    if (bias != nullptr) {
+      e.bias.set_data_handle(const_cast<float*>(bias));
+      args.emplace(DNNL_ARG_BIAS, e.bias);
+    }
+    e.conv.execute(ts.stream, args);
+    if (e.reorder_dst) e.from_dst.execute(ts.stream, e.dst, e.user_dst);
+    ts.stream.wait();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  return true;
+}
+
+#endif  // BCAST_HAVE_ONEDNN
+
+}  // namespace onnx_bcast::rt::kernels
