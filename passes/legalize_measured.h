@@ -31,8 +31,8 @@
 // A node no candidate places is left as it is with a debug reason; the target check lists it
 // (opt exits 3).
 // Requires: numpy semantics (opset >= 7) and a target (PassOptions::target) with per-op rules.
-// Guarantees: every node it rewrites is in a cell the table marks as running, by the same
-// lookup as the target check; values unchanged. Idempotent: yes (a placed node fits, so a
+// Guarantees: every node it rewrites, and every Expand it inserts, is in a cell the table marks
+// as running, by the same lookup as the target check; values unchanged. Idempotent: yes (a placed node fits, so a
 // second run leaves it; an unplaceable one is left both times).
 #ifndef ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 #define ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
