@@ -19,6 +19,7 @@
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "proto/opsets.h"
+#include "proto/shapes.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -843,7 +844,7 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
   v.verdict = bcast::Verdict::kOk;
   v.broadcast_class = "bidirectional";
   v.input_names = {"input", "shape"};
-  v.inputs = {input, bcast::Shape::OfVector({output.rank_known ? output.rank() : 0})};
+  v.inputs = {input, output};  // the analysis records the target as the second operand
   v.output = output;
   return DecideForm(v, profile, [input_constant](const std::string& name) {
     return name == "shape" || (input_constant && name == "input");
@@ -856,7 +857,9 @@ namespace {
 // input's shape and its output's (the target broadcast with the input). False when the tables
 // do not know the output.
 bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
-                             const ShapeTables& tables, NodeVerdict* v) {
+                             const ShapeTables& tables,
+                             const std::unordered_map<std::string, const onnx::TensorProto*>& inits,
+                             const std::string& base_dir, NodeVerdict* v) {
   if (n.input_size() != 2 || n.output_size() != 1) return false;
   const bcast::Shape* in = tables.FindShape(n.input(0));
   const bcast::Shape* out = tables.FindShape(n.output(0));
@@ -869,9 +872,17 @@ bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
   v->rule = bcast::RuleFamily::kBidirectional;
   v->broadcast_class = "bidirectional";
   v->input_names.assign(n.input().begin(), n.input().end());
-  const bcast::Shape* shape = tables.FindShape(n.input(1));
+  // The analysis records the target (not the shape tensor's own shape) as the second operand:
+  // read it from a constant, else take the output's (what the input broadcasts to).
+  std::optional<bcast::Shape> target;
+  if (auto it = inits.find(n.input(1)); it != inits.end()) {
+    absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*it->second, base_dir);
+    if (values.ok()) target = bcast::Shape::OfVector(*values);
+  }
   v->inputs = {in != nullptr ? *in : bcast::Shape::UnknownRank(),
-               shape != nullptr ? *shape : bcast::Shape::UnknownRank()};
+               target           ? *target
+               : out != nullptr ? *out
+                                : bcast::Shape::UnknownRank()};
   v->output = out != nullptr ? *out : bcast::Shape::UnknownRank();
   v->verdict = out != nullptr && out->rank_known ? bcast::Verdict::kOk : bcast::Verdict::kUnknown;
   v->message.clear();
@@ -950,6 +961,10 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     // The ids the last pass resolved per node, when they describe this node list.
     const proto::NodeTensorIds& hint = tables->node_ids();
     const bool expand_rule = p.op_rules.count("Expand") > 0;
+    std::unordered_map<std::string, const onnx::TensorProto*> inits;
+    if (expand_rule) {
+      for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
+    }
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
       const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
@@ -957,7 +972,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
         check(v);
       } else if (expand_rule && n.op_type() == "Expand" &&
                  (n.domain().empty() || n.domain() == "ai.onnx") &&
-                 ExpandVerdictFromTables(n, i, opset, *tables, &v)) {
+                 ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
         check(v);  // the table measures Expand: the rewrites' own tool is judged too
       }
     }
