@@ -13,10 +13,13 @@
 //    lower-rank B, B also through each rewrite form (Unsqueeze and Reshape to equal rank,
 //    Expand and Tile to the output shape) from a graph input and from an initializer.
 //  - Where (B as X or as Y), PRelu (slope per class, four kinds), Gemm (C per class, four
-//    kinds), MatMul (batch dims per class, both orders, B an input or an initializer) and
-//    Expand (lower rank, equal rank, bidirectional target; four kinds of input).
+//    kinds; transB = 1, PyTorch's Linear), MatMul (batch dims per class, both orders, B an
+//    input or an initializer) and Expand (per class of its input against the target, ranks 2
+//    to 5, the input a graph input or computed).
 //  - Run-time shapes: a Shape -> Gather -> Concat -> Reshape chain on an input whose batch dim
 //    is symbolic, and the same with the dim declared as a number (profile: runtime_shapes).
+//  - Constants' element types: an initializer of each type, cast to float and added to an
+//    input (profile: initializer_types).
 // Inputs are seeded random floats in [-1, 1); positive in [0.5, 1.5) for Div and Pow (no
 // division by zero, no NaN from a fractional power), halves in {-1, -0.5, 0, 0.5} for the
 // comparisons (so that Equal meets equal elements).
@@ -30,6 +33,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -72,6 +76,8 @@ std::vector<int> ClassRanks(const std::string& cls) {
   if (cls == "same") return {1, 2, 3, 4, 5, 6};
   if (cls == "scalar") return {1, 4, 6};
   if (cls == "per-channel" || cls == "general") return {3, 4, 6};
+  // Rank 3 as well: a LayerNorm's weight or a Linear's bias [C] against [N,T,C].
+  if (cls == "inner-axis") return {2, 3, 4, 6};
   return {2, 4, 6};
 }
 
@@ -217,11 +223,14 @@ void AddPReluCells(std::vector<ProbeCell>* cells) {
 }
 
 void AddGemmCells(std::vector<ProbeCell>* cells) {
+  // transB = 1 with B [N,K]: what PyTorch exports for Linear (OpenCV 4.6 refuses transB = 0
+  // whatever C is: its fully connected layer takes the weight as [N,K]).
   for (const Dims& cshape : std::vector<Dims>{{}, {1}, {5}, {1, 5}, {3, 1}, {3, 5}}) {
     for (OperandKind kind : kAllKinds) {
       ProbeCell c;
       c.op = "Gemm";
-      c.operands = {Operand({3, 4}), Operand({4, 5}, OperandKind::kInitializer),
+      c.attributes = "transB = 1";
+      c.operands = {Operand({3, 4}), Operand({5, 4}, OperandKind::kInitializer),
                     Operand(cshape, kind)};
       cells->push_back(std::move(c));
     }
@@ -231,9 +240,9 @@ void AddGemmCells(std::vector<ProbeCell>* cells) {
 void AddMatMulCells(std::vector<ProbeCell>* cells) {
   // Batch dims per class (A's batch, B's batch); matrices [3,4] x [4,5].
   const std::vector<std::pair<Dims, Dims>> batches = {
-      {{}, {}},           {{2}, {2}},       {{2, 3}, {2, 3}}, {{2, 3, 4, 5}, {2, 3, 4, 5}},
-      {{2}, {}},          {{2, 3}, {}},     {{2, 3, 4, 5}, {}}, {{2, 3}, {1, 1}},
-      {{2, 3}, {3}},      {{2, 3}, {2, 1}}, {{2, 1}, {1, 3}}, {{2, 3, 4}, {2, 1, 4}},
+      {{}, {}},      {{2}, {2}},       {{2, 3}, {2, 3}},   {{2, 3, 4, 5}, {2, 3, 4, 5}},
+      {{2}, {}},     {{2, 3}, {}},     {{2, 3, 4, 5}, {}}, {{2, 3}, {1, 1}},
+      {{2, 3}, {3}}, {{2, 3}, {2, 1}}, {{2, 1}, {1, 3}},   {{2, 3, 4}, {2, 1, 4}},
   };
   for (const auto& [ab, bb] : batches) {
     for (bool swap : {false, true}) {
@@ -254,24 +263,39 @@ void AddMatMulCells(std::vector<ProbeCell>* cells) {
 }
 
 void AddExpandCells(std::vector<ProbeCell>* cells) {
-  for (int r : {2, 4, 6}) {
+  // Per class of the input against the target (the form class the profile keys Expand by),
+  // at output ranks 2 to 5, the input a graph input or a computed tensor: a constant input is
+  // folded by the rewrites, never expanded.
+  for (int r : {2, 3, 4, 5}) {
     const Dims d = Full(r);
-    Dims first_one = d;
+    std::vector<Dims> in = {d, Ones(r), {d.back()}};  // same, scalar, inner-axis (lower rank)
+    Dims first_one = d;                               // inner-axis, aligned
     first_one[0] = 1;
-    Dims last_one = d;
+    in.push_back(first_one);
+    Dims last_one = d;  // outer-axis
     last_one.back() = 1;
-    // (input shape, target shape): lower rank, equal rank with a 1, identical, and a target
-    // with 1s that the input fills in (bidirectional).
-    const std::vector<std::pair<Dims, Dims>> shapes = {
-        {{d.back()}, d}, {first_one, d}, {d, d}, {d, last_one}};
-    for (const auto& [in, target] : shapes) {
-      for (OperandKind kind : kAllKinds) {
+    in.push_back(last_one);
+    if (r >= 3) {
+      Dims per_channel = Ones(r);
+      per_channel[1] = d[1];
+      in.push_back(per_channel);
+      Dims general = d;  // one middle axis
+      general[1] = 1;
+      in.push_back(general);
+    }
+    if (r >= 4) {    // at rank 3 it would be per-channel
+      Dims two = d;  // two axes: the outermost and the innermost
+      two[0] = 1;
+      two.back() = 1;
+      in.push_back(two);
+    }
+    for (const Dims& input : in) {
+      for (OperandKind kind : {OperandKind::kInput, OperandKind::kComputed}) {
         ProbeCell c;
         c.op = "Expand";
-        ProbeOperand shape = Operand({static_cast<int64_t>(target.size())},
-                                     OperandKind::kInitializer);
-        shape.int64_values = target;
-        c.operands = {Operand(in, kind), shape};
+        ProbeOperand shape = Operand({r}, OperandKind::kInitializer);
+        shape.int64_values = d;
+        c.operands = {Operand(input, kind), shape};
         cells->push_back(std::move(c));
       }
     }
@@ -284,6 +308,21 @@ void AddRuntimeShapeCells(std::vector<ProbeCell>* cells) {
     c.op = "Reshape";
     c.operands = {Operand({2, 3, 4})};
     c.form = form;
+    cells->push_back(std::move(c));
+  }
+}
+
+// The element types of constants: op "Initializer", form the type's profile name.
+constexpr std::pair<const char*, const char*> kInitializerTypes[] = {
+    {"float32", "float"}, {"float64", "double"}, {"int64", "int64"},
+    {"int32", "int32"},   {"uint8", "uint8"},    {"bool", "bool"}};
+
+void AddInitializerTypeCells(std::vector<ProbeCell>* cells) {
+  for (const auto& [name, text] : kInitializerTypes) {
+    ProbeCell c;
+    c.op = "Initializer";
+    c.operands = {Operand({2, 3})};
+    c.form = name;
     cells->push_back(std::move(c));
   }
 }
@@ -325,11 +364,15 @@ absl::StatusOr<rt::Tensor> Values(const ProbeOperand& o, ValueRange range, uint6
 
 Dims OutputShape(const ProbeCell& c) {
   if (c.op == "Reshape") return {c.operands[0].shape[0], 12};
+  if (c.op == "Initializer") return c.operands[0].shape;
   std::vector<Dims> shapes;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     shapes.push_back(static_cast<int>(k) == c.wrapped ? c.wrapped_shape : c.operands[k].shape);
   }
-  if (c.op == "Gemm") return {shapes[0][0], shapes[1][1]};
+  if (c.op == "Gemm") {
+    const bool trans_b = absl::StrContains(c.attributes, "transB = 1");
+    return {shapes[0][0], trans_b ? shapes[1][0] : shapes[1][1]};
+  }
   if (c.op == "Expand") shapes[1] = c.operands[1].int64_values;
   if (c.op == "MatMul") {
     Dims a(shapes[0].begin(), shapes[0].end() - 2);
@@ -368,8 +411,29 @@ absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
   return out;
 }
 
+// An initializer-type cell's model: an initializer of the cell's type, cast to float and added
+// to a graph input (the engine must load the constant to run it).
+absl::StatusOr<BuiltCell> BuildInitializerCell(const ProbeCell& c, uint64_t seed) {
+  BuiltCell out;
+  absl::StatusOr<rt::Tensor> x = Values(c.operands[0], ValueRange::kSigned, seed * 1000);
+  if (!x.ok()) return x.status();
+  out.feeds.emplace_back("op0", std::move(*x));
+  const char* elem = nullptr;
+  for (const auto& [name, text] : kInitializerTypes) {
+    if (c.form == name) elem = text;
+  }
+  if (elem == nullptr) return absl::InternalError(absl::StrCat("no type '", c.form, "'"));
+  const bool real = c.form == "float32" || c.form == "float64";
+  out.text = absl::StrCat(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (float[2,3] op0) => (float[2,3] y) <",
+      elem, "[2,3] init = ", real ? "{1.0,0.0,1.0,1.0,0.0,0.0}" : "{1,0,1,1,0,0}",
+      "> {\n  c = Cast <to = 1> (init)\n  y = Add(op0, c)\n}\n");
+  return out;
+}
+
 absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
   if (c.op == "Reshape") return BuildShapeCell(c, seed);
+  if (c.op == "Initializer") return BuildInitializerCell(c, seed);
   BuiltCell out;
   std::vector<std::string> inputs;
   std::vector<std::string> inits;
@@ -402,8 +466,8 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
         if (o.kind == OperandKind::kInitializer) {
           inits.push_back(absl::StrCat(TypeText(elem, o.shape), " ", name, " = ", list));
         } else {
-          nodes.push_back(absl::StrCat(name, " = Constant <value = ", TypeText(elem, o.shape),
-                                       " ", list, "> ()"));
+          nodes.push_back(absl::StrCat(name, " = Constant <value = ", TypeText(elem, o.shape), " ",
+                                       list, "> ()"));
         }
         out.constants.insert(name);
         break;
@@ -429,12 +493,14 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
     args.push_back(name);
   }
   const bool compare = c.op == "Equal" || c.op == "Greater" || c.op == "Less";
-  nodes.push_back(absl::StrCat("y = ", c.op, "(", absl::StrJoin(args, ", "), ")"));
-  out.text = absl::StrCat(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (", absl::StrJoin(inputs, ", "),
-      ") => (", TypeText(compare ? "bool" : "float", OutputShape(c)), " y)",
-      inits.empty() ? "" : absl::StrCat(" <", absl::StrJoin(inits, ", "), ">"), " {\n  ",
-      absl::StrJoin(nodes, "\n  "), "\n}\n");
+  nodes.push_back(absl::StrCat("y = ", c.op,
+                               c.attributes.empty() ? "" : absl::StrCat(" <", c.attributes, ">"),
+                               "(", absl::StrJoin(args, ", "), ")"));
+  out.text = absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\nprobe (",
+                          absl::StrJoin(inputs, ", "), ") => (",
+                          TypeText(compare ? "bool" : "float", OutputShape(c)), " y)",
+                          inits.empty() ? "" : absl::StrCat(" <", absl::StrJoin(inits, ", "), ">"),
+                          " {\n  ", absl::StrJoin(nodes, "\n  "), "\n}\n");
   return out;
 }
 
@@ -555,8 +621,8 @@ std::string_view CellResultName(CellResult result) {
 
 std::string ProbeReport::Label() const {
   const std::vector<std::string> parts = absl::StrSplit(version, '.');
-  return absl::StrCat(engine, "-", parts.size() >= 2 ? absl::StrCat(parts[0], ".", parts[1])
-                                                     : version);
+  return absl::StrCat(engine, "-",
+                      parts.size() >= 2 ? absl::StrCat(parts[0], ".", parts[1]) : version);
 }
 
 int64_t ProbeReport::Count(CellResult result) const {
@@ -576,6 +642,7 @@ std::vector<ProbeCell> ProbeGrid() {
   AddMatMulCells(&cells);
   AddExpandCells(&cells);
   AddRuntimeShapeCells(&cells);
+  AddInitializerTypeCells(&cells);
   return cells;
 }
 
@@ -595,14 +662,14 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
     absl::StatusOr<BuiltCell> built = BuildCell(c, options.seed + i);
     if (!built.ok()) return built.status();
     auto cell_error = [&](const absl::Status& s) {
-      return absl::InternalError(absl::StrCat("probe cell ", i, " (", c.op, "): ", s.message(),
-                                              "\n", built->text));
+      return absl::InternalError(
+          absl::StrCat("probe cell ", i, " (", c.op, "): ", s.message(), "\n", built->text));
     };
     absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "probe");
     if (!model.ok()) return cell_error(model.status());
     // The class is check's own, from the analysis of the very model the engine gets (a
     // run-time shape cell has no broadcasting node).
-    if (c.op != "Reshape") {
+    if (c.op != "Reshape" && c.op != "Initializer") {
       absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
       if (!analysis.ok()) return cell_error(analysis.status());
       const passes::NodeVerdict* probed = nullptr;

@@ -52,22 +52,25 @@ struct ProbeOperand {
 /// passed through one of our rewrites' forms first.
 struct ProbeCell {
   std::string op;
+  std::string attributes;  ///< the node's attributes in ONNX text form, e.g. "transB = 1"
   std::vector<ProbeOperand> operands;
   /// "direct", or the rewrite form applied to operand `wrapped`: "Unsqueeze" or "Reshape"
   /// (to `wrapped_shape`, equal rank), "Expand" or "Tile" (to `wrapped_shape`, the output's).
   /// Op "Reshape" cells measure run-time shapes instead (the profile's runtime_shapes): form
   /// "runtime-shape" reshapes its input [N,3,4] to Concat(Gather(Shape(x), 0), -1) with N a
-  /// symbolic dim, "static-shape" the same chain with N = 2 declared.
+  /// symbolic dim, "static-shape" the same chain with N = 2 declared. Op "Initializer" cells
+  /// measure the element types of constants: form "bool", "int64", ... is the type of an
+  /// initializer cast to float and added to the input.
   std::string form = "direct";
   int wrapped = -1;
   std::vector<int64_t> wrapped_shape;
 
   // Filled by the probe.
   std::vector<int64_t> output_shape;
-  std::string broadcast_class;  ///< `check`'s class of the node
-  std::string form_class;       ///< passes::FormClass: the profile's key
-  std::string kind_pattern;     ///< passes::OperandKindPattern
-  bool aligned = false;         ///< passes::OperandsAligned
+  std::string broadcast_class;   ///< `check`'s class of the node
+  std::string form_class;        ///< passes::FormClass: the profile's key
+  std::string kind_pattern;      ///< passes::OperandKindPattern
+  bool aligned = false;          ///< passes::OperandsAligned
   bool constants_below = false;  ///< passes::ConstantsBelowOutputRank
   CellResult result = CellResult::kCrashed;
   std::string message;
@@ -86,8 +89,8 @@ struct ProbeReport {
 };
 
 struct ProbeOptions {
-  int parallel = 2;          ///< engine children at once
-  double timeout_s = 20;     ///< per cell
+  int parallel = 2;       ///< engine children at once
+  double timeout_s = 20;  ///< per cell
   uint64_t seed = 1;
 };
 

@@ -1,6 +1,8 @@
 // A probe's outputs: the Markdown table and the profile the measurements give.
 //
 // From cells to a profile, mechanically:
+//  - Expand is keyed like the others: its form class is its input's class against the target
+//    (passes::FormClass), so the rewrites insert only the Expands the engine runs.
 //  - op.<Op>.min_rank / max_rank: when the op's `same` cells with computed operands (a
 //    constant operand may fail at every rank for its own reasons) fail at every output rank below
 //    the lowest rank where they all run, that rank is the minimum; when they fail at every
@@ -17,6 +19,8 @@
 //    runs (plainly or aligned) with computed operands, plus `unidirectional` and
 //    `matmul-batch` when PRelu/Gemm and MatMul run some form; the passes align ranks and
 //    legalize the rest; equal_rank and max_rank stay off (the per-op rules say it per op).
+//  - initializer_types: the element types whose initializer cell runs and matches (no cells:
+//    the key is left out, any type).
 //  - runtime_shapes: true when every run-time shape cell (a Shape -> Reshape chain on a
 //    symbolic dim) runs and matches. The pipeline: upgrade-legacy-broadcast, fold-constants
 //    (static engines get shapes as constants) and legalize-measured (the per-op rules).
@@ -42,11 +46,14 @@ std::string OperandsText(const ProbeCell& c) {
   std::vector<std::string> parts;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     const ProbeOperand& o = c.operands[k];
-    std::string text = absl::StrCat(std::string(OperandKindName(o.kind)), " ", o.is_bool ? "bool" : "",
-                                    ShapeText(o.shape));
+    std::string text = absl::StrCat(std::string(OperandKindName(o.kind)), " ",
+                                    o.is_bool ? "bool" : "", ShapeText(o.shape));
     if (!o.int64_values.empty()) text = absl::StrCat("initializer ", ShapeText(o.int64_values));
     if (static_cast<int>(k) == c.wrapped) {
       text = absl::StrCat(c.form, "(", text, ") ", ShapeText(c.wrapped_shape));
+    }
+    if (c.op == "Initializer") {
+      text = absl::StrCat(text, ", Cast(initializer ", c.form, " [2,3]) added");
     }
     if (c.op == "Reshape") {
       text =
@@ -55,16 +62,18 @@ std::string OperandsText(const ProbeCell& c) {
     }
     parts.push_back(std::move(text));
   }
+  if (!c.attributes.empty()) parts.push_back(c.attributes);
   return absl::StrJoin(parts, ", ");
 }
 
 std::string RanksText(const ProbeCell& c) {
   if (c.op == "Reshape") return absl::StrCat("3 → 2");
+  if (c.op == "Initializer") return "2, 2 → 2";
   std::vector<std::string> ranks;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     if (c.op == "Expand" && k == 1) break;  // the target shape is not an operand's shape
     ranks.push_back(absl::StrCat(static_cast<int>(k) == c.wrapped ? c.wrapped_shape.size()
-                                                                   : c.operands[k].shape.size()));
+                                                                  : c.operands[k].shape.size()));
   }
   return absl::StrCat(absl::StrJoin(ranks, ", "), " → ", c.output_shape.size());
 }
@@ -115,19 +124,24 @@ std::string FormatProbeTable(const ProbeReport& r) {
       r.engine, " ", r.version,
       "; do not edit. The ctest `engines.probe_table` regenerates it and fails on any "
       "difference, so a new engine version shows as a diff. The profile the same run writes is "
-      "`engines/profiles/", r.Label(), ".profile`.\n\n",
+      "`engines/profiles/",
+      r.Label(), ".profile`.\n\n",
       "Each cell is one small model (opset 13) run on the engine in a child process and on "
       "onnx-bcast's executor with the same seeded inputs: `runs-and-matches` (within verify's "
       "tolerance, rtol 1e-3, atol 1e-7), `refused` (the engine's message), `wrong` (output "
       "shape or values differ) or `crashed` (signal or timeout). How cells are chosen: dims "
       "2, 3, 4, 5, 6, 7 from the outermost axis; per broadcast class one representative pair "
-      "(A has the output shape, B broadcasts) at its lowest output rank, at 4 and at 6 "
+      "(A has the output shape, B broadcasts) at its lowest output rank, at 4 and at 6 (inner-axis "
+      "also at 3) "
       "(`same` at every rank 1..6), with B also aligned by leading 1s where it has a lower "
       "rank. Binary elementwise ops: both operand orders, B a graph input, a computed tensor "
       "(Relu of an input), an initializer or a Constant node; at rank 4, B through each "
       "rewrite form (Unsqueeze, Reshape, Expand, Tile) from an input and from an "
-      "initializer. Where, PRelu, Gemm's C, MatMul batch dims and Expand: per class, "
-      "fewer kinds. The class is `check`'s, for the model as given.\n\n");
+      "initializer. Where, PRelu, Gemm's C (transB = 1, PyTorch's Linear), MatMul batch dims "
+      "and Expand (the class of its input against the target): per class, fewer kinds. Op "
+      "`Initializer`: an initializer of each element type, cast to "
+      "float and added to an input (the profile's initializer_types). The class "
+      "is `check`'s, for the model as given.\n\n");
   absl::StrAppend(&out, "| result | cells |\n|---|---|\n");
   for (CellResult res : {CellResult::kRunsAndMatches, CellResult::kRefused, CellResult::kWrong,
                          CellResult::kCrashed}) {
@@ -149,12 +163,14 @@ std::string FormatProbeTable(const ProbeReport& r) {
                     m[CellResult::kRefused], " | ", m[CellResult::kWrong], " | ",
                     m[CellResult::kCrashed], " |\n");
   }
-  absl::StrAppend(&out, "\n## Cells\n\n| # | op | class | ranks | operands | result | message |\n"
-                        "|---|---|---|---|---|---|---|\n");
+  absl::StrAppend(&out,
+                  "\n## Cells\n\n| # | op | class | ranks | operands | result | message |\n"
+                  "|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < r.cells.size(); ++i) {
     const ProbeCell& c = r.cells[i];
-    std::string cls = c.op == "Reshape" ? c.form : c.broadcast_class;
-    if (!c.form_class.empty() && c.form_class != cls) absl::StrAppend(&cls, " (", c.form_class, ")");
+    std::string cls = c.op == "Reshape" || c.op == "Initializer" ? c.form : c.broadcast_class;
+    if (!c.form_class.empty() && c.form_class != cls)
+      absl::StrAppend(&cls, " (", c.form_class, ")");
     absl::StrAppend(&out, "| ", i + 1, " | ", c.op, " | ", cls, " | ", RanksText(c), " | ",
                     Cell(OperandsText(c)), " | ", std::string(CellResultName(c.result)), " | ",
                     Cell(c.message), " |\n");
@@ -165,16 +181,18 @@ std::string FormatProbeTable(const ProbeReport& r) {
 passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
   passes::TargetProfile p;
   p.name = r.Label();
-  p.description = absl::StrCat(r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ",
-                               r.cells.size(), " cells, ", r.Count(CellResult::kRunsAndMatches),
-                               " run and match, ", r.Count(CellResult::kRefused), " refused, ",
-                               r.Count(CellResult::kWrong), " wrong, ",
-                               r.Count(CellResult::kCrashed), " crashed");
+  p.description = absl::StrCat(
+      r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ", r.cells.size(),
+      " cells, ", r.Count(CellResult::kRunsAndMatches), " run and match, ",
+      r.Count(CellResult::kRefused), " refused, ", r.Count(CellResult::kWrong), " wrong, ",
+      r.Count(CellResult::kCrashed), " crashed");
   p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
   std::map<std::string, std::vector<const ProbeCell*>> by_op;
   bool shape_cells = false;
   for (const ProbeCell& c : r.cells) {
-    if (c.op != "Reshape") {
+    if (c.op == "Initializer") {
+      if (c.result == CellResult::kRunsAndMatches) p.initializer_types.push_back(c.form);
+    } else if (c.op != "Reshape") {
       by_op[c.op].push_back(&c);
     } else if (c.form == "runtime-shape") {
       shape_cells = true;
@@ -301,8 +319,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
 
 std::string FormatProbeProfile(const ProbeReport& r) {
   return absl::StrCat(
-      "# ", r.engine, " ", r.version, ", measured by `onnx-bcast probe-engine ", r.engine,
-      "` (", r.cells.size(), " cells; docs/engines-", r.Label(), ".md has one row per cell).\n",
+      "# ", r.engine, " ", r.version, ", measured by `onnx-bcast probe-engine ", r.engine, "` (",
+      r.cells.size(), " cells; docs/engines-", r.Label(), ".md has one row per cell).\n",
       "# Generated: do not edit. The per-op rules map the table mechanically\n"
       "# (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.\n",
       passes::FormatTargetProfile(ProfileFromProbe(r)));

@@ -17,6 +17,7 @@
 #include "passes/analysis_manager.h"
 #include "passes/rewrite_context.h"
 #include "passes/shape_propagation.h"
+#include "passes/targets.h"
 #include "proto/graph.h"
 #include "proto/tensor_codec.h"
 
@@ -42,12 +43,28 @@ bool HasSubgraph(const onnx::NodeProto& n) {
 // (which are not tensors an initializer can hold).
 bool Foldable(const onnx::NodeProto& n) {
   if (!DefaultDomain(n) || HasSubgraph(n)) return false;
-  static const auto* const kNever = new std::unordered_set<std::string>{
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-      "Bernoulli", "Constant", "If", "Loop", "Scan", "SequenceMap", "SequenceConstruct",
-      "SequenceEmpty", "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
-      "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalGetElement",
-      "OptionalHasElement"};
+  static const auto* const kNever = new std::unordered_set<std::string>{"RandomNormal",
+                                                                        "RandomUniform",
+                                                                        "RandomNormalLike",
+                                                                        "RandomUniformLike",
+                                                                        "Multinomial",
+                                                                        "Bernoulli",
+                                                                        "Constant",
+                                                                        "If",
+                                                                        "Loop",
+                                                                        "Scan",
+                                                                        "SequenceMap",
+                                                                        "SequenceConstruct",
+                                                                        "SequenceEmpty",
+                                                                        "SequenceInsert",
+                                                                        "SequenceErase",
+                                                                        "SequenceAt",
+                                                                        "SequenceLength",
+                                                                        "SplitToSequence",
+                                                                        "ConcatFromSequence",
+                                                                        "Optional",
+                                                                        "OptionalGetElement",
+                                                                        "OptionalHasElement"};
   return kNever->count(n.op_type()) == 0;
 }
 
@@ -153,7 +170,10 @@ class Folder {
  public:
   Folder(proto::Model* model, const PassOptions& options, PassStats* stats,
          std::unordered_set<std::string>* kept)
-      : model_(model), g_(model->proto.mutable_graph()), options_(options), stats_(stats),
+      : model_(model),
+        g_(model->proto.mutable_graph()),
+        options_(options),
+        stats_(stats),
         kept_(kept) {}
 
   // One round; true when another round may find more. Within a round constness already
@@ -214,6 +234,12 @@ class Folder {
     return absl::StrCat(n.op_type(), "#", index);
   }
 
+  // Whether the target loads a constant of this element type (a node whose result it does not
+  // load stays a node: OpenCV 4.6 refuses a model with a bool initializer at load).
+  bool TypeLoads(int32_t data_type) const {
+    return options_.target == nullptr || options_.target->InitializerTypeAllowed(data_type);
+  }
+
   void AddInitializer(onnx::TensorProto t) {
     passes::AllowInitializers(model_, stats_);
     constants_.insert(t.name());
@@ -268,7 +294,7 @@ class Folder {
         continue;
       }
       std::optional<onnx::TensorProto> t = ConstantTensor(n);
-      if (!t.has_value()) continue;
+      if (!t.has_value() || !TypeLoads(t->data_type())) continue;
       t->set_name(n.output(0));
       const std::string dims = DimsText(*t);
       const int64_t bytes = PayloadBytes(*t);
@@ -353,8 +379,7 @@ class Folder {
       DropValueInfo(x);
       producer_[y] = p->second;
       producer_.erase(x);
-      Log(i, "removed", y, absl::StrCat("Identity: '", x, "' renamed to the graph output"), "",
-          0);
+      Log(i, "removed", y, absl::StrCat("Identity: '", x, "' renamed to the graph output"), "", 0);
       Kill(i);
       changed = true;
     }
@@ -391,7 +416,7 @@ class Folder {
       // A value known without running anything.
       if (n.output_size() == 1 && DefaultDomain(n) && !HasSubgraph(n)) {
         std::optional<onnx::TensorProto> t = KnownTensor(n, shape_of, known);
-        if (t.has_value()) {
+        if (t.has_value() && TypeLoads(t->data_type())) {
           const std::string dims = DimsText(*t);
           const int64_t bytes = PayloadBytes(*t);
           const std::string how = n.op_type() == "Shape" || n.op_type() == "Size"
@@ -457,8 +482,7 @@ class Folder {
         dims.push_back(d.value());
       }
       if (n.op_type() == "Shape") {
-        return IntTensor(out, onnx::TensorProto::INT64, {static_cast<int64_t>(dims.size())},
-                         dims);
+        return IntTensor(out, onnx::TensorProto::INT64, {static_cast<int64_t>(dims.size())}, dims);
       }
       int64_t count = 1;
       for (int64_t d : dims) {
@@ -550,11 +574,20 @@ class Folder {
           break;
         }
         const int64_t bytes = PayloadBytes(it->second);
-        if (bytes > options_.constant_fold_limit_bytes) {
+        if (!TypeLoads(it->second.data_type())) {
           stats_->notes.push_back(absl::StrCat(
-              n.op_type(), " '", Label(i), "' kept: its constant result '", o, "' ",
-              DimsText(it->second), " is ", bytes, " bytes, over the fold limit of ",
-              options_.constant_fold_limit_bytes, " (raise --fold-limit to fold it)"));
+              n.op_type(), " '", Label(i), "' kept: its constant result '", o, "' has type ",
+              ElementTypeName(it->second.data_type()), ", which ", options_.target->name,
+              " does not load as a constant (initializer_types)"));
+          kept_->insert(n.output(0));
+          fits = false;
+          break;
+        }
+        if (bytes > options_.constant_fold_limit_bytes) {
+          stats_->notes.push_back(
+              absl::StrCat(n.op_type(), " '", Label(i), "' kept: its constant result '", o, "' ",
+                           DimsText(it->second), " is ", bytes, " bytes, over the fold limit of ",
+                           options_.constant_fold_limit_bytes, " (raise --fold-limit to fold it)"));
           kept_->insert(n.output(0));
           fits = false;
           break;
@@ -581,8 +614,7 @@ class Folder {
   // back in `out`.
   absl::Status Evaluate(const std::vector<int>& ids, const std::vector<std::string>& wanted,
                         std::unordered_map<std::string, onnx::TensorProto>* out,
-                        const std::unordered_map<std::string, onnx::TensorProto>* extra =
-                            nullptr) {
+                        const std::unordered_map<std::string, onnx::TensorProto>* extra = nullptr) {
     proto::Model fragment;
     fragment.path = model_->path;
     fragment.base_dir = model_->base_dir;
@@ -681,8 +713,8 @@ class Folder {
       for (auto& vi : *branch.mutable_value_info()) *g_->add_value_info() = std::move(vi);
       std::vector<onnx::NodeProto> nodes(branch.node().begin(), branch.node().end());
       Log(i, "folded", n->output_size() > 0 ? n->output(0) : "",
-          absl::StrCat("If condition is constant ", nonzero ? "true" : "false", ": ",
-                       branch_name, " inlined (", nodes.size(), " nodes)"),
+          absl::StrCat("If condition is constant ", nonzero ? "true" : "false", ": ", branch_name,
+                       " inlined (", nodes.size(), " nodes)"),
           "", 0);
       stats_->nodes_inserted += static_cast<int64_t>(nodes.size());
       splice_[i] = std::move(nodes);
@@ -788,8 +820,9 @@ class FoldConstants : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
     if (!MayFold(model->proto.graph())) {
-      stats->debug.push_back("nothing to fold: no Shape, Size, Identity, Constant, If or node "
-                             "with only constant inputs");
+      stats->debug.push_back(
+          "nothing to fold: no Shape, Size, Identity, Constant, If or node "
+          "with only constant inputs");
       return absl::OkStatus();
     }
     std::unordered_set<std::string> kept;  // results over the limit, across rounds

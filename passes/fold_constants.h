@@ -21,6 +21,8 @@
 //     subgraphs), computed by PassOptions::evaluator (the bundled executor); without an
 //     evaluator, and for a node the executor cannot run, the node stays (a note says why);
 //   - an If whose condition is constant is replaced by the branch taken.
+// A result of an element type the target does not load as a constant (its profile's
+// initializer_types) stays a node, and a Constant node of that type stays a Constant node.
 // A result larger than PassOptions::constant_fold_limit_bytes stays a node (a note of the pass,
 // printed by opt and listed in --report, says so and why).
 // Graph outputs are never replaced. What becomes dead is removed (nodes, initializers that are

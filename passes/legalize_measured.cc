@@ -260,7 +260,15 @@ class LegalizeMeasured : public Pass {
             break;
           case Edit::kFull: {
             const Shape full = *FullShape(orig);
-            constant[k] = constant[k] && ctx_->FoldsToConstant(n.input(orig), full);
+            const bool folds = constant[k] && ctx_->FoldsToConstant(n.input(orig), full);
+            // Apply aligns the operand, then expands it: that Expand must be in a running cell
+            // too (OpenCV 4.6 imports only some axis patterns).
+            if (!folds && !DecideExpandForm(PrependOnes(shapes[k], full.rank() - shapes[k].rank()),
+                                            full, constant[k], p_)
+                               .fits) {
+              return false;
+            }
+            constant[k] = folds;
             shapes[k] = full;
             names[k] += "\x01full";
             break;
@@ -366,6 +374,13 @@ class LegalizeMeasured : public Pass {
         ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
                                       "': constant operands not computed: ",
                                       values.ok() ? "no value" : values.status().message()));
+        return Ok();
+      }
+      if (!p_.InitializerTypeAllowed((*values)[0].data_type())) {
+        ctx_->Debug(id_,
+                    absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': its result has type ",
+                                 ElementTypeName((*values)[0].data_type()), ", which ", p_.name,
+                                 " does not load as a constant"));
         return Ok();
       }
       const std::string folded = ctx_->FreshName(absl::StrCat(n.output(0), "_folded"));

@@ -4,18 +4,14 @@
 // target check uses, on the shapes and operand kinds the node would have after the rewrite;
 // a node already in a running cell is never touched.
 //
-// Before (OpenCV 4.6: Max with a computed rank-0 operand crashes the engine; Div(small, big)
-// computes wrongly):
-//   g (float[1,3,4,5] x, float s, float[1,3,1,1] d) => (float[1,3,4,5] y, float[1,3,4,5] z) {
-//     y = Max (x, s)
+// Before (OpenCV 4.6: Div(small, big) computes wrongly unless both have the output's shape):
+//   g (float[2,3,4,5] x, float[3,4,5] d) => (float[2,3,4,5] z) {
 //     z = Div (d, x)
 //   }
 // After:
-//   s_reshaped = Reshape (s, reshape_shape_1_1_1_1)
-//   s_reshaped_expanded = Expand (s_reshaped, expand_shape)    # computed, same shape: runs
-//   y = Max (x, s_reshaped_expanded)
-//   d_expanded = Expand (d, expand_shape)
-//   z = Div (d_expanded, x)
+//   d_reshaped = Reshape (d, reshape_shape_1_3_4_5)
+//   d_reshaped_expanded = Expand (d_reshaped, expand_shape)   # one leading axis: runs
+//   z = Div (d_reshaped_expanded, x)                           # computed, same shape: runs
 //
 // Candidates, cheapest first (costs add up; the first that fits is applied):
 //   - swap the operands of a commutative op (Add, Mul, Max, Min, Sum, Mean, Equal, And, Or,
@@ -31,8 +27,8 @@
 // A node no candidate places is left as it is with a debug reason; the target check lists it
 // (opt exits 3).
 // Requires: numpy semantics (opset >= 7) and a target (PassOptions::target) with per-op rules.
-// Guarantees: every node it rewrites is in a cell the table marks as running, by the same
-// lookup as the target check; values unchanged. Idempotent: yes (a placed node fits, so a
+// Guarantees: every node it rewrites, and every Expand it inserts, is in a cell the table marks
+// as running, by the same lookup as the target check; values unchanged. Idempotent: yes (a placed node fits, so a
 // second run leaves it; an unplaceable one is left both times).
 #ifndef ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 #define ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_

@@ -633,7 +633,8 @@ class Analyzer {
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& node = g.node(i);
       if (retire) {
-        scope->HintInputs(&node, live.node_ids.ids.data() + live.node_ids.begin[static_cast<size_t>(i)]);
+        scope->HintInputs(&node,
+                          live.node_ids.ids.data() + live.node_ids.begin[static_cast<size_t>(i)]);
       }
       std::vector<Value> outs =
           VisitNode(node, i, path, *scope, opsets, caller, fn_depth,
@@ -1811,27 +1812,37 @@ bool DecideFilledNode(const onnx::NodeProto& node, const BroadcastOp& info, Node
   return true;
 }
 
+// The identity of main-graph node `node` in `*v` (graph, label, op, opset), or nullopt when it
+// is not a broadcasting node the per-node decision covers (another domain, no broadcast, an
+// Expand). Assignments reuse the strings' buffers: one record serves every node of a graph.
+std::optional<BroadcastOp> FillNodeHeader(const onnx::NodeProto& node, int index, int64_t opset,
+                                          NodeVerdict* v) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
+  const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
+  if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
+    return std::nullopt;
+  }
+  v->graph.assign("main");
+  v->short_graph.clear();
+  if (node.name().empty()) {
+    v->node = absl::StrCat(node.op_type(), "#", index);
+  } else {
+    v->node.assign(node.name());
+  }
+  v->op.assign(node.op_type());
+  v->domain.clear();
+  v->opset = opset;
+  return info;
+}
+
 }  // namespace
 
 bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
                              const ShapeTables& shapes, NodeVerdict* out, const int* input_ids) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
-  const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
-  if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
-    return false;
-  }
+  const std::optional<BroadcastOp> info = FillNodeHeader(node, index, opset, out);
+  if (!info) return false;
   NodeVerdict& v = *out;
-  // Every field is set again; assignments reuse the strings' and vectors' buffers.
-  v.graph.assign("main");
-  v.short_graph.clear();
-  if (node.name().empty()) {
-    v.node = absl::StrCat(node.op_type(), "#", index);
-  } else {
-    v.node.assign(node.name());
-  }
-  v.op.assign(node.op_type());
-  v.domain.clear();
-  v.opset = opset;
+  // The inputs from the tables (every field set again, buffers reused).
   const size_t n = static_cast<size_t>(node.input_size());
   v.input_names.resize(n);
   v.inputs.resize(n);
@@ -1851,30 +1862,22 @@ bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t ops
       v.inputs[k].dims.clear();
     }
   }
-  return DecideFilledNode(node, info, &v);
+  return DecideFilledNode(node, *info, &v);
 }
 
 bool DecideBroadcastNodeWithShapes(const onnx::NodeProto& node, int index, int64_t opset,
                                    absl::Span<const bcast::Shape> shapes, NodeVerdict* out) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
-  const BroadcastOp info = ClassifyBroadcastOp(node.op_type(), opset);
-  if (info.kind == BroadcastOpKind::kNone || info.kind == BroadcastOpKind::kExpand) {
-    return false;
-  }
+  const std::optional<BroadcastOp> info = FillNodeHeader(node, index, opset, out);
+  if (!info) return false;
   NodeVerdict& v = *out;
-  v.graph.assign("main");
-  v.short_graph.clear();
-  v.node = node.name().empty() ? absl::StrCat(node.op_type(), "#", index) : node.name();
-  v.op.assign(node.op_type());
-  v.domain.clear();
-  v.opset = opset;
+  // The inputs as given.
   const size_t n = static_cast<size_t>(node.input_size());
   v.input_names.assign(node.input().begin(), node.input().end());
   v.inputs.assign(n, Shape::UnknownRank());
   for (size_t k = 0; k < n && k < shapes.size(); ++k) {
     if (!node.input(static_cast<int>(k)).empty()) v.inputs[k] = shapes[k];
   }
-  return DecideFilledNode(node, info, &v);
+  return DecideFilledNode(node, *info, &v);
 }
 
 std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,

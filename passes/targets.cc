@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -18,6 +19,7 @@
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "proto/opsets.h"
+#include "proto/shapes.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -161,7 +163,8 @@ std::string OperandKindPattern(const NodeVerdict& v,
                                const std::function<bool(const std::string&)>& is_constant) {
   std::string letters;
   // Gemm's second operand is (M,N), the product of A and B: computed whatever A and B are.
-  const size_t n = v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  const size_t n =
+      v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
   for (size_t k = 0; k < n && k < 26; ++k) {
     if (!v.input_names[k].empty() && is_constant(v.input_names[k])) {
       letters.push_back(static_cast<char>('a' + k));
@@ -172,6 +175,23 @@ std::string OperandKindPattern(const NodeVerdict& v,
 
 std::string FormClass(const NodeVerdict& v) {
   if (v.verdict == bcast::Verdict::kError) return "";
+  if (v.op == "Expand") {
+    // Its input against the target: which axes an engine must replicate.
+    if (v.inputs.empty() || !v.inputs[0].rank_known || !v.output.rank_known) return "";
+    if (v.inputs[0] == v.output) return "same";
+    const bcast::Shape both[] = {v.output, v.inputs[0]};
+    const bcast::BroadcastClass cls = bcast::Classify(both, v.output);
+    // Engines replicate one axis at a time (OpenCV 4.6 imports only one): an Expand along
+    // several axes is `general`, whatever the pattern of its 1s.
+    const int64_t lead = v.output.rank() - v.inputs[0].rank();
+    int axes = 0;
+    for (int64_t k = 0; k < v.output.rank(); ++k) {
+      const bool one = k < lead || v.inputs[0].dims[static_cast<size_t>(k - lead)].Is(1);
+      axes += one && !v.output.dims[static_cast<size_t>(k)].Is(1);
+    }
+    if (axes > 1 && cls != bcast::BroadcastClass::kScalar) return "general";
+    return std::string(bcast::BroadcastClassName(cls));
+  }
   switch (v.rule) {
     case bcast::RuleFamily::kNumpy:
     case bcast::RuleFamily::kMatMul:
@@ -190,6 +210,10 @@ std::string FormClass(const NodeVerdict& v) {
 }
 
 bool OperandsAligned(const NodeVerdict& v) {
+  if (v.op == "Expand") {
+    return !v.inputs.empty() && v.inputs[0].rank_known && v.output.rank_known &&
+           v.inputs[0].rank() == v.output.rank();
+  }
   if (v.rule == bcast::RuleFamily::kMatMul) {
     return v.inputs.size() != 2 || v.inputs[0].rank() < 2 || v.inputs[1].rank() < 2 ||
            v.inputs[0].rank() == v.inputs[1].rank();
@@ -205,8 +229,9 @@ bool ConstantsBelowOutputRank(const NodeVerdict& v,
   if (!v.output.rank_known) return false;
   // Gemm's C is compared with (M,N), which is rank 2 whatever A and B are.
   const int64_t out_rank = v.op == "Gemm" ? 2 : v.output.rank();
-  const size_t n =
-      v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  // Gemm's C and Expand's input are the broadcast operands (not (M,N), not the shape).
+  const size_t n = v.op == "Gemm" || v.op == "Expand" ? std::min<size_t>(1, v.input_names.size())
+                                                      : v.input_names.size();
   bool any = false;
   for (size_t k = 0; k < n && k < v.inputs.size(); ++k) {
     if (v.input_names[k].empty() || !is_constant(v.input_names[k])) continue;
@@ -231,6 +256,37 @@ int64_t TargetProfile::EffectiveRank(const bcast::Shape& shape) const {
   return rank;
 }
 
+namespace {
+
+// ONNX TensorProto.DataType values and the profile's names for them.
+constexpr std::pair<int32_t, const char*> kElementTypes[] = {
+    {1, "float32"},  {2, "uint8"},   {3, "int8"},    {4, "uint16"},   {5, "int16"},
+    {6, "int32"},    {7, "int64"},   {8, "string"},  {9, "bool"},     {10, "float16"},
+    {11, "float64"}, {12, "uint32"}, {13, "uint64"}, {16, "bfloat16"}};
+
+bool KnownElementType(const std::string& name) {
+  for (const auto& [code, n] : kElementTypes) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ElementTypeName(int32_t data_type) {
+  for (const auto& [code, name] : kElementTypes) {
+    if (code == data_type) return name;
+  }
+  return absl::StrCat("type ", data_type);
+}
+
+bool TargetProfile::InitializerTypeAllowed(int32_t data_type) const {
+  if (initializer_types.empty()) return true;
+  const std::string name = ElementTypeName(data_type);
+  return std::find(initializer_types.begin(), initializer_types.end(), name) !=
+         initializer_types.end();
+}
+
 bool TargetProfile::TooHighRank(const bcast::Shape& shape) const {
   return max_rank > 0 && shape.rank_known && shape.rank() > max_rank &&
          EffectiveRank(shape) > max_rank;
@@ -238,9 +294,9 @@ bool TargetProfile::TooHighRank(const bcast::Shape& shape) const {
 
 namespace {
 
-TargetProfile Builtin(std::string name, std::string description,
-                      std::vector<std::string> passes, std::vector<std::string> classes,
-                      int64_t max_rank, bool batch_axis, bool equal_rank, bool scalar_any_rank) {
+TargetProfile Builtin(std::string name, std::string description, std::vector<std::string> passes,
+                      std::vector<std::string> classes, int64_t max_rank, bool batch_axis,
+                      bool equal_rank, bool scalar_any_rank) {
   TargetProfile p;
   p.name = std::move(name);
   p.description = std::move(description);
@@ -272,7 +328,8 @@ std::map<std::string, OpRule> NcnnSeedOpRules() {
   // rule is the same whichever operand is constant; two constants are folded before ncnn.
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"}) {
     OpRule& rule = rules[op];
-    for (const char* kinds : {"computed", "constant_a", "constant_b"}) rule.forms[kinds] = binary_op;
+    for (const char* kinds : {"computed", "constant_a", "constant_b"})
+      rule.forms[kinds] = binary_op;
   }
   return rules;
 }
@@ -379,9 +436,10 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
         if (!forms.ok()) return fail(absl::StrCat(key, ": ", forms.status().message()));
         rule.forms[part] = *std::move(forms);
       } else {
-        return fail(absl::StrCat("'", key, "': '", part,
-                                 "' is neither min_rank, max_rank nor an operand-kind pattern (computed, "
-                                 "constant_a, constant_b, constant_ab, ...)"));
+        return fail(
+            absl::StrCat("'", key, "': '", part,
+                         "' is neither min_rank, max_rank nor an operand-kind pattern (computed, "
+                         "constant_a, constant_b, constant_ab, ...)"));
       }
       continue;
     }
@@ -403,6 +461,15 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
                                    "' (known: ", absl::StrJoin(KnownClasses(), ", "), ")"));
         }
       }
+    } else if (key == "initializer_types") {
+      p.initializer_types = ParseList(value);
+      for (const std::string& t : p.initializer_types) {
+        if (!KnownElementType(t)) {
+          return fail(absl::StrCat("unknown element type '", t,
+                                   "' (float32, float16, float64, int8 ... int64, uint8 ... "
+                                   "uint64, bool, string, bfloat16)"));
+        }
+      }
     } else if (key == "max_rank") {
       if (!absl::SimpleAtoi(value, &p.max_rank) || p.max_rank < 0) {
         return fail(absl::StrCat("max_rank '", value, "' is not a non-negative integer"));
@@ -411,10 +478,10 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
                key == "runtime_shapes") {
       absl::StatusOr<bool> b = ParseBool(value);
       if (!b.ok()) return fail(absl::StrCat(key, ": ", b.status().message()));
-      (key == "batch_axis"        ? p.batch_axis
-       : key == "equal_rank"      ? p.equal_rank
-       : key == "runtime_shapes"  ? p.runtime_shapes
-                                  : p.scalar_any_rank) = *b;
+      (key == "batch_axis"       ? p.batch_axis
+       : key == "equal_rank"     ? p.equal_rank
+       : key == "runtime_shapes" ? p.runtime_shapes
+                                 : p.scalar_any_rank) = *b;
     } else {
       return fail(absl::StrCat("unknown key '", key, "'"));
     }
@@ -465,15 +532,18 @@ std::string FormatOpRules(const std::map<std::string, OpRule>& rules) {
 }  // namespace
 
 std::string FormatTargetProfile(const TargetProfile& p) {
-  return absl::StrCat("name = ", p.name, "\ndescription = ", p.description,
-                      "\npasses = ", absl::StrJoin(p.passes, ", "),
-                      "\nclasses = ", absl::StrJoin(p.native_classes, ", "),
-                      "\nmax_rank = ", p.max_rank,
-                      "\nbatch_axis = ", p.batch_axis ? "true" : "false",
-                      "\nequal_rank = ", p.equal_rank ? "true" : "false",
-                      "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false",
-                      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n",
-                      FormatOpRules(p.op_rules));
+  return absl::StrCat(
+      "name = ", p.name, "\ndescription = ", p.description,
+      "\npasses = ", absl::StrJoin(p.passes, ", "),
+      "\nclasses = ", absl::StrJoin(p.native_classes, ", "), "\nmax_rank = ", p.max_rank,
+      "\nbatch_axis = ", p.batch_axis ? "true" : "false",
+      "\nequal_rank = ", p.equal_rank ? "true" : "false",
+      "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false",
+      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n",
+      p.initializer_types.empty()
+          ? ""
+          : absl::StrCat("initializer_types = ", absl::StrJoin(p.initializer_types, ", "), "\n"),
+      FormatOpRules(p.op_rules));
 }
 
 std::string TargetViolation::ToString() const {
@@ -591,7 +661,6 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
 FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                         const std::function<bool(const std::string&)>& is_constant) {
   FormDecision d;
-  if (v.op == "Expand") return d;
   auto fail = [&d](std::string why, bool cannot_prove = false) {
     d.fits = false;
     d.why = std::move(why);
@@ -721,6 +790,11 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                   true);
     }
   }
+  if (v.op == "Expand" && (!v.output.rank_known || Vague(v.output))) {
+    return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key,
+                             "): the Expand's target shape is not known"),
+                true);
+  }
   const std::string form = FormClass(v);
   // The probe makes only the second operand constant, and that operand is the one that
   // broadcasts: a computed operand broadcasting against a constant one was never measured,
@@ -761,6 +835,62 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                                p.name, " ", Measured(support->second), " (", key, ")"));
   }
 }
+
+FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
+                              bool input_constant, const TargetProfile& profile) {
+  NodeVerdict v;
+  v.op = "Expand";
+  v.rule = bcast::RuleFamily::kBidirectional;
+  v.verdict = bcast::Verdict::kOk;
+  v.broadcast_class = "bidirectional";
+  v.input_names = {"input", "shape"};
+  v.inputs = {input, output};  // the analysis records the target as the second operand
+  v.output = output;
+  return DecideForm(v, profile, [input_constant](const std::string& name) {
+    return name == "shape" || (input_constant && name == "input");
+  });
+}
+
+namespace {
+
+// An Expand node of the main graph as the analysis would record it, from the kept tables: its
+// input's shape and its output's (the target broadcast with the input). False when the tables
+// do not know the output.
+bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
+                             const ShapeTables& tables,
+                             const std::unordered_map<std::string, const onnx::TensorProto*>& inits,
+                             const std::string& base_dir, NodeVerdict* v) {
+  if (n.input_size() != 2 || n.output_size() != 1) return false;
+  const bcast::Shape* in = tables.FindShape(n.input(0));
+  const bcast::Shape* out = tables.FindShape(n.output(0));
+  v->graph = "main";
+  v->short_graph.clear();
+  v->node = n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
+  v->op = n.op_type();
+  v->domain.clear();
+  v->opset = opset;
+  v->rule = bcast::RuleFamily::kBidirectional;
+  v->broadcast_class = "bidirectional";
+  v->input_names.assign(n.input().begin(), n.input().end());
+  // The analysis records the target (not the shape tensor's own shape) as the second operand:
+  // read it from a constant, else take the output's (what the input broadcasts to).
+  std::optional<bcast::Shape> target;
+  if (auto it = inits.find(n.input(1)); it != inits.end()) {
+    absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*it->second, base_dir);
+    if (values.ok()) target = bcast::Shape::OfVector(*values);
+  }
+  v->inputs = {in != nullptr ? *in : bcast::Shape::UnknownRank(),
+               target           ? *target
+               : out != nullptr ? *out
+                                : bcast::Shape::UnknownRank()};
+  v->output = out != nullptr ? *out : bcast::Shape::UnknownRank();
+  v->verdict = out != nullptr && out->rank_known ? bcast::Verdict::kOk : bcast::Verdict::kUnknown;
+  v->message.clear();
+  v->condition = {};
+  return true;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
@@ -830,10 +960,21 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     NodeVerdict v;  // one record, its buffers reused node after node
     // The ids the last pass resolved per node, when they describe this node list.
     const proto::NodeTensorIds& hint = tables->node_ids();
+    const bool expand_rule = p.op_rules.count("Expand") > 0;
+    std::unordered_map<std::string, const onnx::TensorProto*> inits;
+    if (expand_rule) {
+      for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
+    }
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
       const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
-      if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) check(v);
+      if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) {
+        check(v);
+      } else if (expand_rule && n.op_type() == "Expand" &&
+                 (n.domain().empty() || n.domain() == "ai.onnx") &&
+                 ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
+        check(v);  // the table measures Expand: the rewrites' own tool is judged too
+      }
     }
   } else {
     AnalysisOptions verdicts_only;
@@ -841,6 +982,34 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
     if (!analysis.ok()) return analysis.status();
     for (const NodeVerdict& v : analysis->nodes) check(v);
+  }
+  if (!p.initializer_types.empty()) {
+    // The engine refuses the whole model at load for one such constant, used or not.
+    const onnx::GraphProto& g = model.proto.graph();
+    auto refused = [&](const onnx::TensorProto& t, const std::string& node, const std::string& op) {
+      if (p.InitializerTypeAllowed(t.data_type())) return;
+      TargetViolation v;
+      v.graph = "main";
+      v.node = node;
+      v.op = op;
+      std::vector<std::string> dims;
+      for (int64_t d : t.dims()) dims.push_back(absl::StrCat(d));
+      v.shapes = absl::StrCat(ElementTypeName(t.data_type()), "[", absl::StrJoin(dims, ","), "]");
+      v.why = absl::StrCat(
+          "a constant of type ", ElementTypeName(t.data_type()), ", which ", p.name,
+          " does not load (initializer_types = ", absl::StrJoin(p.initializer_types, ", "), ")");
+      out.push_back(std::move(v));
+    };
+    for (const onnx::TensorProto& t : g.initializer()) refused(t, t.name(), "initializer");
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) {
+          refused(a.t(), n.name().empty() ? absl::StrCat("Constant#", i) : n.name(), "Constant");
+        }
+      }
+    }
   }
   if (!p.runtime_shapes) {
     absl::StatusOr<std::vector<TargetViolation>> shapes =

@@ -15,6 +15,7 @@
 //   runtime_shapes = false  # the engine computes no shape at run time (default true): every
 //                           # Shape/Size node, shape input that is not a constant, and node
 //                           # with only constant inputs is outside its form
+//   initializer_types = float32, int64  # element types of constants it loads (default any)
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
 //
@@ -33,9 +34,9 @@
 // its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
 // op has a rule for its operand kinds must have its form listed as running; forms the rule
 // does not list were not measured and are not vouched for; nor is a numpy-rule node whose
-// computed operand broadcasts against a constant one (the probe broadcasts the constant). The global keys apply as well,
-// except `classes`: where an op has a rule for a node's operand kinds, the rule (measured per
-// op) decides the class, not the global list (a summary over all ops).
+// computed operand broadcasts against a constant one (the probe broadcasts the constant). The
+// global keys apply as well, except `classes`: where an op has a rule for a node's operand kinds,
+// the rule (measured per op) decides the class, not the global list (a summary over all ops).
 #ifndef ONNX_BCAST_PASSES_TARGETS_H_
 #define ONNX_BCAST_PASSES_TARGETS_H_
 
@@ -97,6 +98,10 @@ struct TargetProfile {
   /// insert a Shape-derived Expand, and the target check names every node that computes a
   /// shape at run time (passes/runtime_shapes.h) with the dims to bind.
   bool runtime_shapes = true;
+  /// Element types the engine loads as initializers or Constant nodes ("float32", "int64",
+  /// ...; empty: any). fold-constants creates no initializer of another type, and the target
+  /// check names every one left (OpenCV 4.6 refuses a bool tensor at load).
+  std::vector<std::string> initializer_types;
 
   /// Per-op rules by op type (empty: the global keys alone decide).
   std::map<std::string, OpRule> op_rules;
@@ -107,7 +112,13 @@ struct TargetProfile {
   int64_t EffectiveRank(const bcast::Shape& shape) const;
   /// True when `shape` exceeds max_rank.
   bool TooHighRank(const bcast::Shape& shape) const;
+  /// True when an initializer of ONNX element type `data_type` is one the engine loads.
+  bool InitializerTypeAllowed(int32_t data_type) const;
 };
+
+/// The profile's name of ONNX element type `data_type` ("float32", "int64", "bool", ...;
+/// "type <n>" for one it does not name).
+std::string ElementTypeName(int32_t data_type);
 
 /// The built-in targets: explicit, ncnn, none, canonical.
 absl::Span<const TargetProfile> BuiltinTargets();
@@ -132,7 +143,8 @@ std::string OperandKindPattern(const NodeVerdict& v,
 
 /// The form class of `v` for OpRule::forms: the numpy class for numpy ops, the class of the
 /// operand against its target for PRelu's slope and Gemm's C, "matmul-batch:<class>" for
-/// MatMul; empty when the node has no class (an error, a legacy form).
+/// MatMul, the input's class against the output for Expand (`general` along several axes);
+/// empty when the node has no class (an error, a legacy form).
 std::string FormClass(const NodeVerdict& v);
 
 /// True when the operands whose ranks a broadcast aligns have equal rank (MatMul: the two
@@ -170,10 +182,18 @@ struct FormDecision {
 /// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode
 /// gives them, its operands' kinds per `is_constant`) is in `profile`'s form. CheckTarget
 /// decides every node with it, and the rewrites that choose a form for an engine
-/// (legalize-measured) decide each candidate with it, so the two cannot disagree. Expand nodes
-/// always fit (the rewrites' own tool). The texts are built only for a node that does not fit.
+/// (legalize-measured) decide each candidate with it, so the two cannot disagree. An Expand is
+/// decided by the profile's op.Expand rule, its form class being its input's class against its
+/// output, `general` when it broadcasts along more than one axis (a profile without one lets
+/// every Expand fit). The texts are built only for a node
+/// that does not fit.
 FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& profile,
                         const std::function<bool(const std::string&)>& is_constant);
+
+/// DecideForm of an Expand from `input` (constant or computed) to `output` with a constant
+/// target shape: whether a rewrite may insert it.
+FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
+                              bool input_constant, const TargetProfile& profile);
 
 /// Every broadcasting node of every graph of `model` (main graph, If/Loop/Scan bodies, and
 /// model-local function bodies per call site) that is not provably in `profile`'s form: proven
@@ -181,7 +201,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& profile,
 /// whose ranks or dims are not known well enough to prove the form where the table depends on
 /// them ("cannot prove: rank of B unknown, produced by ..."), and with `runtime_shapes =
 /// false` every node that computes a shape at run time. Empty when the model provably
-/// conforms. Expand nodes are the rewrites' own tool and are not checked.
+/// conforms. Expand nodes are checked where the profile has an op.Expand rule.
 /// `original_index` (see OriginalNodeIndex): labels of unnamed main-graph nodes use their index
 /// in the model a pipeline started from, as the passes' logs do. `tables`: the pipeline's kept
 /// shape tables of the main graph (AnalysisManager::held); when the model has no bodies or

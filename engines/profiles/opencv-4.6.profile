@@ -1,8 +1,8 @@
-# opencv 4.6.0, measured by `onnx-bcast probe-engine opencv` (3990 cells; docs/engines-opencv-4.6.md has one row per cell).
+# opencv 4.6.0, measured by `onnx-bcast probe-engine opencv` (4204 cells; docs/engines-opencv-4.6.md has one row per cell).
 # Generated: do not edit. The per-op rules map the table mechanically
 # (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = opencv-4.6
-description = opencv 4.6.0 measured by onnx-bcast probe-engine: 3990 cells, 743 run and match, 3151 refused, 88 wrong, 8 crashed
+description = opencv 4.6.0 measured by onnx-bcast probe-engine: 4204 cells, 774 run and match, 3324 refused, 98 wrong, 8 crashed
 passes = upgrade-legacy-broadcast, fold-constants, legalize-measured
 classes = same, unidirectional, matmul-batch
 max_rank = 0
@@ -10,6 +10,7 @@ batch_axis = false
 equal_rank = false
 scalar_any_rank = false
 runtime_shapes = false
+initializer_types = float32, float64, int64, int32
 op.Add.min_rank = 2
 op.Add.max_rank = 5
 op.Add.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
@@ -23,8 +24,9 @@ op.Div.constant_b = bidirectional:refused, general:refused, inner-axis:refused, 
 op.Equal.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
 op.Equal.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis, per-channel:refused, scalar:refused
 op.Equal.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis, per-channel:refused, same, scalar:refused
+op.Expand.constant_b = general:refused, inner-axis, outer-axis:refused, same, scalar:refused
 op.Gemm.computed = inner-axis:refused, outer-axis:refused, same:refused, scalar:refused
-op.Gemm.constant_a = inner-axis:refused, outer-axis:refused, same:refused, scalar:refused
+op.Gemm.constant_a = inner-axis, outer-axis:refused, same:refused, scalar:refused
 op.Greater.computed = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:refused, per-channel:refused, same, scalar:refused
 op.Greater.constant_a = bidirectional:refused, general:refused, inner-axis:refused, outer-axis:wrong, per-channel:refused, scalar:refused
 op.Greater.constant_b = bidirectional:refused, general:refused, inner-axis:refused, outer-axis, per-channel:refused, same, scalar:refused

@@ -114,8 +114,7 @@ TEST(Targets, OpRuleKeysParseAndRoundTrip) {
   EXPECT_EQ(p->op_rules.at("Mul").forms.at("constant_ab").at("general"), FormSupport::kCrashed);
   EXPECT_EQ(p->op_rules.at("MatMul").forms.at("computed").at("matmul-batch:general"),
             FormSupport::kRefused);
-  EXPECT_EQ(p->op_rules.at("Where").forms.at("constant_c").at("bidirectional"),
-            FormSupport::kRuns);
+  EXPECT_EQ(p->op_rules.at("Where").forms.at("constant_c").at("bidirectional"), FormSupport::kRuns);
   const std::string text = FormatTargetProfile(*p);
   EXPECT_THAT(text, HasSubstr("op.Pow.min_rank = 2\nop.Pow.max_rank = 4\n"));
   EXPECT_THAT(text, HasSubstr("op.Pow.computed = inner-axis:aligned, same, scalar:refused\n"));
@@ -130,13 +129,19 @@ TEST(Targets, OpRuleErrorsNameTheLineAndKey) {
     return std::string(
         ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
   };
-  EXPECT_THAT(error("op.Conv.computed = same"), HasSubstr("f:3: 'op.Conv.computed': 'Conv' is not a broadcasting op"));
-  EXPECT_THAT(error("op.Add.sometimes = same"), HasSubstr("f:3: 'op.Add.sometimes': 'sometimes' is neither"));
+  EXPECT_THAT(error("op.Conv.computed = same"),
+              HasSubstr("f:3: 'op.Conv.computed': 'Conv' is not a broadcasting op"));
+  EXPECT_THAT(error("op.Add.sometimes = same"),
+              HasSubstr("f:3: 'op.Add.sometimes': 'sometimes' is neither"));
   EXPECT_THAT(error("op.Add.constant_ba = same"), HasSubstr("is neither"));
-  EXPECT_THAT(error("op.Add.computed = sideways"), HasSubstr("f:3: op.Add.computed: unknown form class 'sideways'"));
-  EXPECT_THAT(error("op.Add.computed = same:maybe"), HasSubstr("'maybe' is not one of aligned, unaligned, refused, wrong, crashed"));
-  EXPECT_THAT(error("op.Add.computed = same, same:refused"), HasSubstr("form class 'same' given twice"));
-  EXPECT_THAT(error("op.Add.max_rank = -1"), HasSubstr("f:3: op.Add.max_rank '-1' is not a non-negative integer"));
+  EXPECT_THAT(error("op.Add.computed = sideways"),
+              HasSubstr("f:3: op.Add.computed: unknown form class 'sideways'"));
+  EXPECT_THAT(error("op.Add.computed = same:maybe"),
+              HasSubstr("'maybe' is not one of aligned, unaligned, refused, wrong, crashed"));
+  EXPECT_THAT(error("op.Add.computed = same, same:refused"),
+              HasSubstr("form class 'same' given twice"));
+  EXPECT_THAT(error("op.Add.max_rank = -1"),
+              HasSubstr("f:3: op.Add.max_rank '-1' is not a non-negative integer"));
   EXPECT_THAT(error("op.Add.min_rank = x"), HasSubstr("op.Add.min_rank 'x'"));
   EXPECT_THAT(error("op.Add = same"), HasSubstr("expected op.<Op>.min_rank"));
 }
@@ -190,7 +195,8 @@ TEST(Targets, UnalignedFormsAndOpRulesOverGlobalClasses) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->op_rules.at("Add").forms.at("constant_b").at("per-channel"),
             FormSupport::kRunsUnaligned);
-  EXPECT_THAT(FormatTargetProfile(*p), HasSubstr("op.Add.constant_b = per-channel:unaligned, same"));
+  EXPECT_THAT(FormatTargetProfile(*p),
+              HasSubstr("op.Add.constant_b = per-channel:unaligned, same"));
   proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, float[1,8,4,4] y3, float[1,8,4,4] y4) <float[8,1,1] b = {1,2,3,4,5,6,7,8}, float[1,8,1,1] b4 = {1,2,3,4,5,6,7,8}> {
   y = Add (x, b)
@@ -207,6 +213,84 @@ g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, 
                          "at the output's rank; eng runs it only with each constant below the "
                          "output's rank (op.Add.constant_b)",
                          "Add#3: broadcast as 'per-channel', which eng does not run natively"));
+}
+
+// Expand is judged by op.Expand (its input's class against its output, `general` along several
+// axes), in both the analysis and the kept-tables paths; constants of a type outside
+// initializer_types are named.
+TEST(Targets, ExpandFormsAndConstantTypesAreJudgedByTheProfile) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "initializer_types = float32, int64\n"
+      "op.Expand.constant_b = same, inner-axis, outer-axis:refused, general:refused\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(FormatTargetProfile(*p), HasSubstr("initializer_types = float32, int64\n"));
+  EXPECT_FALSE(
+      ParseTargetProfile("name = e\nclasses = same\ninitializer_types = float\n", "e").ok());
+  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,3,4] x, float[2,3,1] z, float[1,1,4] w) => (float[2,3,4] y, float[2,3,4] y2, float[2,3,4] y3, float[1] c) <int64[3] s = {2,3,4}, bool[1] m = {1}> {
+  y = Expand (x, s)
+  y2 = Expand (z, s)
+  y3 = Expand (w, s)
+  c = Cast <to = 1> (m)
+})");
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, *p);
+  ASSERT_TRUE(v.ok()) << v.status();
+  std::vector<std::string> lines;
+  for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  EXPECT_THAT(lines,
+              ::testing::ElementsAre(
+                  "Expand#1: broadcast as 'outer-axis' with constant_b operands, which eng "
+                  "refuses (op.Expand.constant_b)",
+                  "Expand#2: broadcast as 'general' with constant_b operands, which eng refuses "
+                  "(op.Expand.constant_b)",
+                  "m: a constant of type bool, which eng does not load (initializer_types = "
+                  "float32, int64)"));
+  // The kept tables of a pipeline decide the same.
+  absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  absl::StatusOr<std::vector<TargetViolation>> kept = CheckTarget(model, *p, nullptr, &*tables);
+  ASSERT_TRUE(kept.ok());
+  std::vector<std::string> kept_lines;
+  for (const TargetViolation& t : *kept) kept_lines.push_back(t.node + ": " + t.why);
+  EXPECT_EQ(kept_lines, lines);
+}
+
+// legalize-measured inserts only the Expands the table runs: an outer-axis operand is left for
+// the check, an inner-axis one is aligned and expanded along one axis; fold-constants keeps a
+// bool result a node.
+TEST(Targets, LegalizeMeasuredInsertsOnlyRunningExpands) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "passes = fold-constants, legalize-measured\n"
+      "runtime_shapes = false\n"
+      "initializer_types = float32, int64\n"
+      "op.Add.computed = same, inner-axis:refused, outer-axis:refused\n"
+      "op.Expand.constant_b = same, inner-axis, outer-axis:refused, general:refused\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3,4] x, float[3,4] b, float[2,3,1] c) => (float[2,3,4] y, float[2,3,4] z, bool[2] e) <float[2] k = {1, 2}> {
+  y = Add (x, b)
+  z = Add (x, c)
+  e = Equal (k, k)
+})");
+  ASSERT_TRUE(testing::RunTarget(*p, &m).ok());
+  std::vector<std::string> ops;
+  for (const auto& n : m.proto.graph().node()) ops.push_back(n.op_type());
+  EXPECT_THAT(ops, ::testing::ElementsAre("Reshape", "Expand", "Add", "Add", "Equal"));
+  for (const auto& t : m.proto.graph().initializer()) EXPECT_NE(t.data_type(), 9) << t.name();
+  absl::StatusOr<std::vector<std::string>> v = FindTargetViolations(m, *p);
+  ASSERT_TRUE(v.ok());
+  // The Add no Expand places, and the kept Equal (only constant inputs: a static engine does
+  // not compute it at run time either; its bool result cannot be a constant).
+  ASSERT_EQ(v->size(), 2u) << ::testing::PrintToString(*v);
+  EXPECT_THAT((*v)[0], HasSubstr("Add 'Add#3': [2,3,4] and [2,3,1]"));
+  EXPECT_THAT((*v)[0], HasSubstr("outer-axis"));
+  EXPECT_THAT((*v)[1], HasSubstr("Equal"));
 }
 
 TEST(Targets, BuiltinNcnnIsSeededAndOpenCvIsTheCommittedMeasurement) {
