@@ -188,11 +188,20 @@ void JsonObjectWriter::BeginArray(std::string_view key) {
   any_element_ = false;
 }
 
-JsonObjectWriter JsonObjectWriter::ObjectElement() {
+void JsonObjectWriter::NextElement() {
   if (any_element_) out_->push_back(',');
   any_element_ = true;
   Newline(depth_ + 2, out_);
+}
+
+JsonObjectWriter JsonObjectWriter::ObjectElement() {
+  NextElement();
   return JsonObjectWriter(out_, depth_ + 2);
+}
+
+void JsonObjectWriter::Element(const Json& value) {
+  NextElement();
+  Write(value, depth_ + 2, out_);
 }
 
 void JsonObjectWriter::EndArray() {
@@ -211,57 +220,6 @@ void JsonObjectWriter::End() {
   }
   Newline(depth_, out_);
   out_->push_back('}');
-}
-
-void JsonStreamWriter::Key(std::string_view key) {
-  out_->append(any_member_ ? "," : "{");
-  any_member_ = true;
-  Newline(1, out_);
-  StringScalar(key, out_);
-  out_->append(": ");
-}
-
-void JsonStreamWriter::Member(std::string_view key, const Json& value) {
-  Key(key);
-  Write(value, 1, out_);
-}
-
-void JsonStreamWriter::BeginArray(std::string_view key) {
-  Key(key);
-  out_->push_back('[');
-  any_element_ = false;
-}
-
-void JsonStreamWriter::Element(const Json& value) {
-  if (any_element_) out_->push_back(',');
-  any_element_ = true;
-  Newline(2, out_);
-  Write(value, 2, out_);
-}
-
-JsonObjectWriter JsonStreamWriter::ObjectElement() {
-  if (any_element_) out_->push_back(',');
-  any_element_ = true;
-  Newline(2, out_);
-  return JsonObjectWriter(out_, 2);
-}
-
-void JsonStreamWriter::EndArray() {
-  if (!any_element_) {
-    out_->push_back(']');  // DumpJson writes an empty array as []
-    return;
-  }
-  Newline(1, out_);
-  out_->push_back(']');
-}
-
-void JsonStreamWriter::End() {
-  if (!any_member_) {
-    out_->append("{}\n");
-    return;
-  }
-  Newline(0, out_);
-  out_->append("}\n");
 }
 
 absl::StatusOr<Json> ParseJson(std::string_view text) {

@@ -54,12 +54,16 @@ class JsonObjectWriter {
   /// next begins.
   void BeginArray(std::string_view key);
   JsonObjectWriter ObjectElement();
+  /// An element of any kind (objects or arrays: an array of scalars belongs on one line, which
+  /// a member's Value gives).
+  void Element(const Json& value);
   void EndArray();
   /// Closes the object ({} when it has no member).
   void End();
 
  private:
   void Key(std::string_view key);
+  void NextElement();
   std::string* out_;
   int depth_;
   bool any_member_ = false;
@@ -68,28 +72,29 @@ class JsonObjectWriter {
 
 /// Writes a large document as it is produced, with the bytes DumpJson would give the whole:
 /// its members are given one by one, and an array member can be filled element by element
-/// (each element's DOM built, written and dropped), so the whole document never lives as a
-/// DOM. Members must be given in the order DumpJson would write them.
+/// (each element's DOM built, written and dropped, or written member by member), so the whole
+/// document never lives as a DOM. Members must be given in the order DumpJson would write them.
 class JsonStreamWriter {
  public:
-  explicit JsonStreamWriter(std::string* out) : out_(out) {}
+  explicit JsonStreamWriter(std::string* out) : out_(out), root_(out, 0) {}
   /// A top-level member.
-  void Member(std::string_view key, const Json& value);
+  void Member(std::string_view key, const Json& value) { root_.Value(key, value); }
   /// Opens a top-level array member whose elements are objects or arrays (never all scalars:
   /// DumpJson keeps those on one line).
-  void BeginArray(std::string_view key);
-  void Element(const Json& value);
+  void BeginArray(std::string_view key) { root_.BeginArray(key); }
+  void Element(const Json& value) { root_.Element(value); }
   /// An element written without a DOM: the writer's End() closes it.
-  JsonObjectWriter ObjectElement();
-  void EndArray();
+  JsonObjectWriter ObjectElement() { return root_.ObjectElement(); }
+  void EndArray() { root_.EndArray(); }
   /// Closes the document (trailing newline).
-  void End();
+  void End() {
+    root_.End();
+    out_->push_back('\n');
+  }
 
  private:
-  void Key(std::string_view key);
   std::string* out_;
-  bool any_member_ = false;
-  bool any_element_ = false;
+  JsonObjectWriter root_;
 };
 
 /// Parses a whole document; InvalidArgument naming the byte offset on malformed input.

@@ -21,6 +21,18 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
+// "node: why" for each violation CheckTarget finds (over `tables` when given).
+std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
+                                        const ShapeTables* tables = nullptr) {
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, profile, nullptr, tables);
+  EXPECT_TRUE(v.ok()) << v.status();
+  std::vector<std::string> lines;
+  if (v.ok()) {
+    for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  }
+  return lines;
+}
+
 TEST(Targets, BuiltinsNameRegisteredPassesAndKnownClasses) {
   ASSERT_EQ(BuiltinTargets().size(), 5u);
   for (const TargetProfile& t : BuiltinTargets()) {
@@ -168,10 +180,7 @@ g (float[2,3] x, float[2,3,4] z, float[4] r, float[1,1,4] r3, float[2,2,2,2] w) 
   y6 = Add (w, w)
   y7 = Pow (x, x)
 })");
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, *p);
-  ASSERT_TRUE(v.ok()) << v.status();
-  std::vector<std::string> lines;
-  for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  const std::vector<std::string> lines = ViolationLines(model, *p);
   EXPECT_THAT(lines,
               ::testing::ElementsAre(
                   "Pow#3: broadcast as 'same' with constant_b operands, which eng refuses "
@@ -204,10 +213,7 @@ g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, 
   y3 = Mul (x, s)
   y4 = Add (x, s)
 })");
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, *p);
-  ASSERT_TRUE(v.ok()) << v.status();
-  std::vector<std::string> lines;
-  for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  const std::vector<std::string> lines = ViolationLines(model, *p);
   EXPECT_THAT(lines, ::testing::ElementsAre(
                          "Add#1: broadcast as 'per-channel' with constant_b operands, a constant "
                          "at the output's rank; eng runs it only with each constant below the "
@@ -236,10 +242,7 @@ g (float[1,3,4] x, float[2,3,1] z, float[1,1,4] w) => (float[2,3,4] y, float[2,3
   y3 = Expand (w, s)
   c = Cast <to = 1> (m)
 })");
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, *p);
-  ASSERT_TRUE(v.ok()) << v.status();
-  std::vector<std::string> lines;
-  for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  const std::vector<std::string> lines = ViolationLines(model, *p);
   EXPECT_THAT(lines,
               ::testing::ElementsAre(
                   "Expand#1: broadcast as 'outer-axis' with constant_b operands, which eng "
@@ -251,11 +254,7 @@ g (float[1,3,4] x, float[2,3,1] z, float[1,1,4] w) => (float[2,3,4] y, float[2,3
   // The kept tables of a pipeline decide the same.
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok()) << tables.status();
-  absl::StatusOr<std::vector<TargetViolation>> kept = CheckTarget(model, *p, nullptr, &*tables);
-  ASSERT_TRUE(kept.ok());
-  std::vector<std::string> kept_lines;
-  for (const TargetViolation& t : *kept) kept_lines.push_back(t.node + ": " + t.why);
-  EXPECT_EQ(kept_lines, lines);
+  EXPECT_EQ(ViolationLines(model, *p, &*tables), lines);
 }
 
 // legalize-measured inserts only the Expands the table runs: an outer-axis operand is left for
