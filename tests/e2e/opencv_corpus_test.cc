@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,6 +36,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/json_file.h"
 
 namespace onnx_bcast {
 namespace {
@@ -53,14 +53,7 @@ engines::EngineFactory OpenCv() {
   };
 }
 
-Json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Json> j = passes::ParseJson(text.str());
-  EXPECT_TRUE(j.ok()) << path << ": " << j.status();
-  return j.ok() ? *j : Json();
-}
+using test_support::ReadJson;
 
 // The manifest's first valid binding, of the symbols the model's inputs declare.
 Bindings FirstBinding(const Json& manifest, const std::string& model, const proto::Model& m) {
