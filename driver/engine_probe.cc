@@ -683,6 +683,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
       c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
       c.aligned = passes::OperandsAligned(*probed);
       c.constants_below = passes::ConstantsBelowOutputRank(*probed, is_constant);
+      c.first_full = passes::FirstOperandFull(*probed);
     }
 
     absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);

@@ -72,6 +72,7 @@ struct ProbeCell {
   std::string kind_pattern;      ///< passes::OperandKindPattern
   bool aligned = false;          ///< passes::OperandsAligned
   bool constants_below = false;  ///< passes::ConstantsBelowOutputRank
+  bool first_full = false;       ///< passes::FirstOperandFull
   CellResult result = CellResult::kCrashed;
   std::string message;
   double max_abs_error = 0;

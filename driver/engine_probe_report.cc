@@ -111,6 +111,11 @@ passes::FormSupport SupportOf(CellResult r) {
   return passes::FormSupport::kRuns;
 }
 
+bool Running(passes::FormSupport s) {
+  return s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
+         s == passes::FormSupport::kRunsUnaligned || s == passes::FormSupport::kRunsFirstFull;
+}
+
 bool Elementwise(const std::string& op) {
   return op != "PRelu" && op != "Gemm" && op != "MatMul" && op != "Expand" && op != "Where";
 }
@@ -231,44 +236,71 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       return (rule.max_rank > 0 && rank > rule.max_rank) ||
              (rule.min_rank > 0 && rank < rule.min_rank);
     };
-    // (pattern, class) -> worst of all cells, worst of the aligned ones, any aligned
+    // (pattern, class) -> worst of all cells, and of the cells each refinement keeps.
     struct Tally {
       int worst = 0;
       int worst_aligned = 0;
       bool any_aligned = false;
       int worst_below = 0;
       bool any_below = false;
+      int worst_first_full = 0;
+      bool any_first_full = false;
       CellResult worst_result = CellResult::kRunsAndMatches;
+
+      void Add(const ProbeCell& c) {
+        const int s = Severity(c.result);
+        if (s > worst) {
+          worst = s;
+          worst_result = c.result;
+        }
+        if (c.aligned) {
+          any_aligned = true;
+          worst_aligned = std::max(worst_aligned, s);
+        }
+        if (c.constants_below) {
+          any_below = true;
+          worst_below = std::max(worst_below, s);
+        }
+        if (c.first_full) {
+          any_first_full = true;
+          worst_first_full = std::max(worst_first_full, s);
+        }
+      }
+      // The least restrictive support that every cell it keeps runs under.
+      passes::FormSupport Support() const {
+        if (worst > 0 && any_aligned && worst_aligned == 0) {
+          return passes::FormSupport::kRunsAligned;
+        }
+        if (worst > 0 && any_below && worst_below == 0) return passes::FormSupport::kRunsUnaligned;
+        if (worst > 0 && any_first_full && worst_first_full == 0) {
+          return passes::FormSupport::kRunsFirstFull;
+        }
+        return SupportOf(worst_result);
+      }
     };
     std::map<std::string, std::map<std::string, Tally>> tallies;
+    // (pattern, class) -> output rank -> the same over that rank's cells.
+    std::map<std::string, std::map<std::string, std::map<int64_t, Tally>>> by_rank;
     for (const ProbeCell* c : cells) {
       // A rewrite form's cell may fail in the wrapping node (Tile, a multi-axis Unsqueeze):
       // the op's rules come from the direct cells; the table shows the forms.
       if (c->form_class.empty() || c->wrapped >= 0 || outside(*c)) continue;
-      Tally& t = tallies[c->kind_pattern][c->form_class];
-      const int s = Severity(c->result);
-      if (s > t.worst) {
-        t.worst = s;
-        t.worst_result = c->result;
-      }
-      if (c->aligned) {
-        t.any_aligned = true;
-        t.worst_aligned = std::max(t.worst_aligned, s);
-      }
-      if (c->constants_below) {
-        t.any_below = true;
-        t.worst_below = std::max(t.worst_below, s);
-      }
+      tallies[c->kind_pattern][c->form_class].Add(*c);
+      by_rank[c->kind_pattern][c->form_class][static_cast<int64_t>(c->output_shape.size())].Add(*c);
     }
     for (const auto& [pattern, classes] : tallies) {
       for (const auto& [cls, t] : classes) {
-        passes::FormSupport s = SupportOf(t.worst_result);
-        if (t.worst > 0 && t.any_aligned && t.worst_aligned == 0) {
-          s = passes::FormSupport::kRunsAligned;
-        } else if (t.worst > 0 && t.any_below && t.worst_below == 0) {
-          s = passes::FormSupport::kRunsUnaligned;
+        const passes::FormSupport all = t.Support();
+        rule.forms[pattern][cls] = all;
+        // A rank whose cells run where the class as a whole does not (OpenCV 4.6: Sub of a
+        // computed inner-axis operand at rank 2 only): its own entry, `<class>@<rank>`.
+        if (all == passes::FormSupport::kRuns) continue;
+        for (const auto& [rank, rt] : by_rank[pattern][cls]) {
+          const passes::FormSupport at = rt.Support();
+          if (at != all && Running(at)) {
+            rule.forms[pattern][absl::StrCat(cls, "@", rank)] = at;
+          }
         }
-        rule.forms[pattern][cls] = s;
       }
     }
     p.op_rules[op] = std::move(rule);
@@ -284,7 +316,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       auto it = computed->second.find(cls);
       return it != computed->second.end() && (it->second == passes::FormSupport::kRuns ||
                                               it->second == passes::FormSupport::kRunsAligned ||
-                                              it->second == passes::FormSupport::kRunsUnaligned);
+                                              it->second == passes::FormSupport::kRunsUnaligned ||
+                                              it->second == passes::FormSupport::kRunsFirstFull);
     };
     if (!runs("same")) continue;
     for (auto it = global.begin(); it != global.end();) {
@@ -303,7 +336,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       for (const auto& [pattern, forms] : it->second.forms) {
         for (const auto& [cls, s] : forms) {
           if (s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
-              s == passes::FormSupport::kRunsUnaligned) {
+              s == passes::FormSupport::kRunsUnaligned ||
+              s == passes::FormSupport::kRunsFirstFull) {
             return true;
           }
         }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "broadcast/view.h"
 #include "passes/rewrite_context.h"
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
@@ -23,11 +24,25 @@ using bcast::Shape;
 // What a candidate does to one operand.
 enum class Edit { kKeep, kAlign, kFull };
 
+// A node computed on a view of its operands (static shapes only): each operand reshaped to
+// the collapsed broadcast of bcast::BroadcastView (unit axes dropped, adjacent axes that every
+// operand spans or broadcasts alike merged), padded with leading 1s to the op's smallest
+// measured rank, the two axes of a rank-2 view optionally swapped; the result is transposed
+// back and reshaped to the node's output shape. OpenCV 4.6 runs LayerNorm's
+// `[1,T,C] - [1,T,1]` this way as `[C,T] - [1,T]`, and its `[1,T,C] * [C]` as `[T,C] * [C]`.
+struct View {
+  bool transpose = false;
+  std::vector<std::vector<int64_t>> operands;  // per slot (after the swap), as computed on
+  std::vector<int64_t> output;                 // the view's output (transposed when asked)
+};
+
 // One candidate rewrite of a node.
 struct Plan {
   bool swap = false;
   bool fold_node = false;   // all operands constant: the node becomes one initializer
   std::vector<Edit> edits;  // per input slot, after the swap
+  bool use_view = false;    // the node is computed on `view` instead (edits unused)
+  View view;
   int cost = 0;
   int order = 0;  // enumeration order, the tie-break
 };
@@ -230,15 +245,87 @@ class LegalizeMeasured : public Pass {
           plans.push_back(std::move(p));
         }
       }
+      AddViewPlans(n, can_swap, &order, &plans);
       std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
         return a.cost != b.cost ? a.cost < b.cost : a.order < b.order;
       });
       return plans;
     }
 
+    // View plans (see View): dearer than any edit, as each inserts a Reshape per computed
+    // operand and one or two nodes after the node.
+    void AddViewPlans(const onnx::NodeProto& n, bool can_swap, int* order,
+                      std::vector<Plan>* plans) const {
+      if (!op_.multidirectional()) return;
+      const std::optional<std::vector<int64_t>> out = output_.Extents();
+      if (!out) return;
+      std::vector<std::vector<int64_t>> extents;
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (n.input(k).empty()) return;
+        std::optional<std::vector<int64_t>> e = shapes_[k].Extents();
+        if (!e) return;
+        extents.push_back(*std::move(e));
+      }
+      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(extents, *out);
+      if (!bv.ok() || bv->output_elements() == 0 || bv->rank() == 0) return;
+      int64_t min_rank = 0;
+      if (auto it = p_.op_rules.find(n.op_type()); it != p_.op_rules.end()) {
+        min_rank = it->second.min_rank;
+      }
+      const std::vector<int64_t>& dims = bv->dims();
+      const int64_t rank = std::max<int64_t>(bv->rank(), min_rank);
+      const auto pad = [rank](std::vector<int64_t> e) {
+        e.insert(e.begin(), static_cast<size_t>(rank - static_cast<int64_t>(e.size())), 1);
+        return e;
+      };
+      bool any_constant = false;
+      for (bool c : constant_) any_constant = any_constant || c;
+      for (bool transpose : {false, true}) {
+        if (transpose && bv->rank() != 2) continue;
+        // Constants at the view's rank, or with its leading 1s dropped (OpenCV runs a bias
+        // only at its own lower rank).
+        for (bool low_constants : {false, true}) {
+          if (low_constants && !any_constant) continue;
+          View v;
+          v.transpose = transpose;
+          v.output = pad(transpose ? std::vector<int64_t>{dims[1], dims[0]} : dims);
+          bool possible = true;
+          bool changes = rank != output_.rank() || transpose;
+          for (int k = 0; k < n.input_size(); ++k) {
+            std::vector<int64_t> e;
+            const absl::Span<const int64_t> strides = bv->strides(k);
+            for (int d = 0; d < bv->rank(); ++d) e.push_back(strides[d] != 0 ? dims[d] : 1);
+            // A constant is reshaped, never permuted: transposing one with two real axes
+            // would need its data moved.
+            if (transpose && constant_[k] && e[0] > 1 && e[1] > 1) possible = false;
+            if (transpose) std::swap(e[0], e[1]);
+            e = pad(std::move(e));
+            if (constant_[k] && low_constants) {
+              while (e.size() > 1 && e.front() == 1) e.erase(e.begin());
+            }
+            changes = changes || e != extents[k];
+            v.operands.push_back(std::move(e));
+          }
+          if (!possible || !changes) continue;
+          for (bool swap : {false, true}) {
+            if (swap && !can_swap) continue;
+            Plan p;
+            p.swap = swap;
+            p.use_view = true;
+            p.view = v;
+            if (swap) std::swap(p.view.operands[0], p.view.operands[1]);
+            p.cost = 10 + (transpose ? 2 : 0) + (swap ? 1 : 0);
+            p.order = (*order)++;
+            plans->push_back(std::move(p));
+          }
+        }
+      }
+    }
+
     // The node as `plan` would leave it, decided by the target check's lookup.
     bool Fits(const onnx::NodeProto& n, const Plan& plan) {
       if (plan.fold_node) return true;  // no node left to decide
+      if (plan.use_view) return FitsView(n, plan);
       onnx::NodeProto cand = n;
       std::vector<Shape> shapes = shapes_;
       std::vector<bool> constant = constant_;
@@ -282,8 +369,130 @@ class LegalizeMeasured : public Pass {
              DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
     }
 
+    bool FitsView(const onnx::NodeProto& n, const Plan& plan) {
+      onnx::NodeProto cand = n;
+      std::vector<bool> constant = constant_;
+      if (plan.swap) {
+        cand.set_op_type(SwappedOp(n.op_type()));
+        constant.swap(constant[0], constant[1]);
+        std::swap(*cand.mutable_input(0), *cand.mutable_input(1));
+      }
+      std::vector<Shape> shapes;
+      for (int k = 0; k < cand.input_size(); ++k) {
+        shapes.push_back(Shape::OfVector(plan.view.operands[k]));
+        cand.set_input(k, absl::StrCat(cand.input(k), "\x01view"));
+      }
+      NodeVerdict v;
+      if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
+      return v.verdict != bcast::Verdict::kError &&
+             DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
+    }
+
+    // Replaces the node by: its operands reshaped (and transposed) to the view, the op on
+    // them, and its result transposed back and reshaped to the output's shape under the
+    // output's own name (so every reader and graph output stays as it was).
+    absl::Status ApplyView(const Plan& plan) {
+      proto::GraphEditor& g = ctx_->graph();
+      const onnx::NodeProto n = g.node(id_);
+      const View& view = plan.view;
+      onnx::NodeProto op = n;
+      op.clear_input();
+      op.clear_output();
+      std::vector<std::string> inputs(n.input().begin(), n.input().end());
+      std::vector<bool> constant = constant_;
+      if (plan.swap) {
+        op.set_op_type(SwappedOp(n.op_type()));
+        std::swap(inputs[0], inputs[1]);
+        constant.swap(constant[0], constant[1]);
+      }
+      const std::string& out_name = n.output(0);
+      const int32_t elem = ctx_->ElemOf(out_name);
+      std::vector<std::string> texts;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        const std::vector<int64_t>& e = view.operands[k];
+        const Shape shape = Shape::OfVector(e);
+        std::string name;
+        if (constant[k]) {
+          // Same data, new dims (a transposed view moves only unit axes of a constant).
+          onnx::TensorProto t = *g.ConstantValue(inputs[k]);
+          t.clear_dims();
+          for (int64_t d : e) t.add_dims(d);
+          name = ctx_->FreshName(absl::StrCat(inputs[k], "_view"));
+          t.set_name(name);
+          ctx_->AllowInitializers();
+          g.AddInitializer(std::move(t));
+          ctx_->SetShape(name, ctx_->ElemOf(inputs[k]), shape);
+          ++ctx_->stats().initializers_rewritten;
+        } else if (view.transpose && e[e.size() - 1] > 1 && e[e.size() - 2] > 1) {
+          // Both axes real: reshape to the untransposed view, then Transpose (rank 2 with a
+          // padded rank: the reshape drops the padding, the Transpose reverses two axes).
+          const std::vector<int64_t> flat = {e[e.size() - 1], e[e.size() - 2]};
+          const std::string r = ctx_->InsertReshape(inputs[k], flat, Shape::OfVector(flat), id_);
+          name = ctx_->InsertNode("Transpose", {r}, {}, absl::StrCat(inputs[k], "_transposed"),
+                                  ctx_->ElemOf(inputs[k]),
+                                  Shape::OfVector({e[e.size() - 2], e[e.size() - 1]}), id_);
+          if (static_cast<int64_t>(e.size()) > 2) {
+            name = ctx_->InsertReshape(name, e, shape, id_);
+          }
+        } else {
+          name = ctx_->InsertReshape(inputs[k], e, shape, id_);
+        }
+        op.add_input(name);
+        texts.push_back(shape.ToString());
+      }
+      // The op on the view.
+      const Shape view_out = Shape::OfVector(view.output);
+      std::string result = ctx_->FreshName(absl::StrCat(out_name, "_view"));
+      op.add_output(result);
+      op.set_name(
+          ctx_->FreshName(n.name().empty() ? absl::StrCat(n.op_type(), "_view") : n.name()));
+      g.InsertBefore(id_, std::move(op));
+      ++ctx_->stats().nodes_inserted;
+      ctx_->SetShape(result, elem, view_out);
+      if (view.transpose) {
+        const std::vector<int64_t>& o = view.output;
+        std::vector<int64_t> back = {o[o.size() - 1], o[o.size() - 2]};
+        if (o.size() > 2)
+          result = ctx_->InsertReshape(result, {o[o.size() - 2], o[o.size() - 1]},
+                                       Shape::OfVector({o[o.size() - 2], o[o.size() - 1]}), id_);
+        result = ctx_->InsertNode("Transpose", {result}, {}, absl::StrCat(out_name, "_view_t"),
+                                  elem, Shape::OfVector(back), id_);
+      }
+      // Back to the output's shape, under its name.
+      onnx::NodeProto reshape;
+      reshape.set_op_type("Reshape");
+      reshape.set_name(ctx_->FreshName(absl::StrCat(out_name, "_reshape")));
+      reshape.add_input(result);
+      const std::vector<int64_t> out_extents = *output_.Extents();
+      reshape.add_input(ctx_->Int64Constant(
+          out_extents, absl::StrCat("reshape_shape_", absl::StrJoin(out_extents, "_")), id_));
+      reshape.add_output(out_name);
+      g.InsertBefore(id_, std::move(reshape));
+      ++ctx_->stats().nodes_inserted;
+      Rewrite r;
+      r.action = "converted";
+      r.tensor = out_name;
+      r.before = output_.ToString();
+      r.after = view_out.ToString();
+      r.detail = absl::StrCat("computed as ", SwappedOrSame(plan, n.op_type()), "(",
+                              absl::StrJoin(texts, ", "), ") -> ", view_out.ToString(),
+                              view.transpose ? ", transposed back" : "", ", reshaped to ",
+                              output_.ToString());
+      ctx_->Record(id_, std::move(r));
+      g.RemoveNode(id_);  // drops the output's value_info: written again below
+      ++ctx_->stats().nodes_removed;
+      ctx_->SetShape(out_name, elem, output_);
+      for (const std::string& in : n.input()) ctx_->DropIfUnused(in);
+      return Ok();
+    }
+
+    static std::string SwappedOrSame(const Plan& plan, const std::string& op) {
+      return plan.swap ? SwappedOp(op) : op;
+    }
+
     absl::Status Apply(const Plan& plan) {
       if (plan.fold_node) return FoldNode();
+      if (plan.use_view) return ApplyView(plan);
       proto::GraphEditor& g = ctx_->graph();
       if (plan.swap) {
         onnx::NodeProto* m = g.mutable_node(id_);

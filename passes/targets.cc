@@ -84,7 +84,13 @@ std::vector<std::string> ParseList(const std::string& value) {
 }
 
 // The numpy classes a form class names (matmul-batch:<class> included).
-bool KnownFormClass(const std::string& c) {
+bool KnownFormClass(std::string c) {
+  // "<class>@<rank>": the entry for outputs of that rank only.
+  if (const size_t at = c.find('@'); at != std::string::npos) {
+    int64_t rank = 0;
+    if (!absl::SimpleAtoi(c.substr(at + 1), &rank) || rank < 0 || rank > 64) return false;
+    c.resize(at);
+  }
   static const auto* const kNumpy = new std::set<std::string>{
       "same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional"};
   if (kNumpy->count(c) > 0 || c == "matmul-batch") return true;
@@ -121,15 +127,16 @@ absl::StatusOr<std::map<std::string, FormSupport>> ParseForms(const std::string&
           "bidirectional; or matmul-batch:<class>)"));
     }
     std::optional<FormSupport> s;
-    for (FormSupport f :
-         {FormSupport::kRuns, FormSupport::kRunsAligned, FormSupport::kRunsUnaligned,
-          FormSupport::kRefused, FormSupport::kWrong, FormSupport::kCrashed}) {
+    for (FormSupport f : {FormSupport::kRuns, FormSupport::kRunsAligned,
+                          FormSupport::kRunsUnaligned, FormSupport::kRunsFirstFull,
+                          FormSupport::kRefused, FormSupport::kWrong, FormSupport::kCrashed}) {
       if (FormSupportName(f) == support) s = f;
     }
     if (!s) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", item, "': '", support,
-                       "' is not one of aligned, unaligned, refused, wrong, crashed (nothing: "
+                       "' is not one of aligned, unaligned, first-full, refused, wrong, crashed "
+                       "(nothing: "
                        "runs)"));
     }
     if (!forms.emplace(cls, *s).second) {
@@ -149,6 +156,8 @@ std::string_view FormSupportName(FormSupport support) {
       return "aligned";
     case FormSupport::kRunsUnaligned:
       return "unaligned";
+    case FormSupport::kRunsFirstFull:
+      return "first-full";
     case FormSupport::kRefused:
       return "refused";
     case FormSupport::kWrong:
@@ -239,6 +248,10 @@ bool ConstantsBelowOutputRank(const NodeVerdict& v,
     any = true;
   }
   return any;
+}
+
+bool FirstOperandFull(const NodeVerdict& v) {
+  return !v.inputs.empty() && v.output.rank_known && v.inputs[0] == v.output;
 }
 
 bool TargetProfile::Runs(std::string_view broadcast_class) const {
@@ -808,7 +821,12 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
       }
     }
   }
-  const auto support = forms->find(form);
+  // A rank's own entry, where the measurement differs by rank, before the class's.
+  auto support = forms->end();
+  if (v.output.rank_known) {
+    support = forms->find(absl::StrCat(form, "@", v.output.rank()));
+  }
+  if (support == forms->end()) support = forms->find(form);
   if (support == forms->end()) {
     return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
                              " of ", p.name, " does not list"));
@@ -830,9 +848,16 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                                " runs it only with each "
                                "constant below the output's rank (",
                                key, ")"));
+    case FormSupport::kRunsFirstFull:
+      if (FirstOperandFull(v)) return d;
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, the first not of the output's shape; ", p.name,
+                               " runs it only with the first operand of the output's shape (", key,
+                               ")"));
     default:
-      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ",
-                               p.name, " ", Measured(support->second), " (", key, ")"));
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, which ", p.name, " ", Measured(support->second), " (",
+                               key, ")"));
   }
 }
 

@@ -29,7 +29,10 @@
 // condition, X, Y) are constants, i.e. an initializer or a Constant node's output:
 // `computed` (none), or `constant_` and their letters (a = first, b = second, ...). Each entry
 // is a form class, optionally with how the engine handles it: nothing (runs), `aligned` (runs
-// only when the operands have equal rank), `refused`, `wrong` or `crashed`. A form class is
+// only when the operands have equal rank), `unaligned` (only with each constant below the
+// output's rank), `first-full` (only when the first operand has the output's shape), `refused`,
+// `wrong` or `crashed`. A class may carry an output rank, `inner-axis@2:first-full`: that entry
+// decides nodes whose output has that rank, the plain one the others. A form class is
 // check's numpy class; for Gemm's C and PRelu's slope the numpy class of the operand against
 // its target (same, scalar, per-channel, ...); for MatMul `matmul-batch:<class>`. A node whose
 // op has a rule for its operand kinds must have its form listed as running; forms the rule
@@ -64,12 +67,15 @@ enum class FormSupport {
   kRunsAligned,    ///< runs and matches only when the operands have equal rank
   kRunsUnaligned,  ///< runs and matches only when each constant operand's rank is below the
                    ///< output's
+  kRunsFirstFull,  ///< runs and matches only when the first operand has the output's shape
+                   ///< (OpenCV's eltwise layers broadcast their second input only)
   kRefused,        ///< the engine refuses the model
   kWrong,          ///< the engine runs it and computes something else
   kCrashed,        ///< the engine aborts, crashes or hangs
 };
 
-/// "runs", "aligned", "unaligned", "refused", "wrong", "crashed" (the profile spelling; "runs" is
+/// "runs", "aligned", "unaligned", "first-full", "refused", "wrong", "crashed" (the profile
+/// spelling; "runs" is
 /// written as a bare class).
 std::string_view FormSupportName(FormSupport support);
 
@@ -150,6 +156,9 @@ std::string FormClass(const NodeVerdict& v);
 /// True when the operands whose ranks a broadcast aligns have equal rank (MatMul: the two
 /// operands when both have rank >= 2; a unidirectional operand and its target).
 bool OperandsAligned(const NodeVerdict& v);
+
+/// True when `v`'s first operand has the output's shape: what `first-full` asks for.
+bool FirstOperandFull(const NodeVerdict& v);
 
 /// True when `v` has a constant operand (per `is_constant`) and every constant operand has a
 /// lower rank than the node's output (for Gemm, than (M,N)): what `unaligned` asks for.

@@ -148,8 +148,9 @@ TEST(Targets, OpRuleErrorsNameTheLineAndKey) {
   EXPECT_THAT(error("op.Add.constant_ba = same"), HasSubstr("is neither"));
   EXPECT_THAT(error("op.Add.computed = sideways"),
               HasSubstr("f:3: op.Add.computed: unknown form class 'sideways'"));
-  EXPECT_THAT(error("op.Add.computed = same:maybe"),
-              HasSubstr("'maybe' is not one of aligned, unaligned, refused, wrong, crashed"));
+  EXPECT_THAT(
+      error("op.Add.computed = same:maybe"),
+      HasSubstr("'maybe' is not one of aligned, unaligned, first-full, refused, wrong, crashed"));
   EXPECT_THAT(error("op.Add.computed = same, same:refused"),
               HasSubstr("form class 'same' given twice"));
   EXPECT_THAT(error("op.Add.max_rank = -1"),
