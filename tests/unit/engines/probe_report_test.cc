@@ -93,6 +93,29 @@ TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMea
                                                "legalize-measured"));
 }
 
+// `first-full` when only the cells with the full operand first run; a rank whose cells run
+// where the class as a whole does not gets its own `<class>@<rank>` entry.
+TEST(ProfileFromProbe, FirstFullAndPerRankEntries) {
+  ProbeReport r = Report();
+  const auto ok = CellResult::kRunsAndMatches;
+  for (int rank : {2, 3}) {
+    ProbeCell first = Cell("Add", "computed", "outer-axis", rank, true, ok);
+    first.first_full = true;
+    r.cells.push_back(first);
+    r.cells.push_back(Cell("Add", "computed", "outer-axis", rank, true, CellResult::kWrong));
+  }
+  // per-channel: runs at rank 2 whatever the order, refused at rank 3.
+  r.cells.push_back(Cell("Add", "computed", "per-channel", 2, true, ok));
+  r.cells.push_back(Cell("Add", "computed", "per-channel", 3, true, CellResult::kRefused));
+  const passes::OpRule add = ProfileFromProbe(r).op_rules.at("Add");
+  const auto& forms = add.forms.at("computed");
+  EXPECT_EQ(forms.at("outer-axis"), FormSupport::kRunsFirstFull);
+  EXPECT_EQ(forms.count("outer-axis@2"), 0u);  // same as the class: no entry
+  EXPECT_EQ(forms.at("per-channel"), FormSupport::kRefused);
+  EXPECT_EQ(forms.at("per-channel@2"), FormSupport::kRuns);
+  EXPECT_EQ(forms.count("per-channel@3"), 0u);  // fails there: the class's entry decides
+}
+
 TEST(ProfileFromProbe, TheFileParsesBackToTheSameProfile) {
   const ProbeReport r = Report();
   const std::string text = FormatProbeProfile(r);

@@ -222,6 +222,48 @@ g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, 
                          "Add#3: broadcast as 'per-channel', which eng does not run natively"));
 }
 
+// `first-full` runs only when the first operand has the output's shape; `<class>@<rank>`
+// decides nodes of that output rank before the class's own entry.
+TEST(Targets, FirstFullAndPerRankEntries) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "op.Sub.computed = same, inner-axis:refused, inner-axis@2:first-full, "
+      "per-channel:first-full\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const auto& forms = p->op_rules.at("Sub").forms.at("computed");
+  EXPECT_EQ(forms.at("inner-axis@2"), FormSupport::kRunsFirstFull);
+  EXPECT_EQ(forms.at("inner-axis"), FormSupport::kRefused);
+  EXPECT_THAT(FormatTargetProfile(*p),
+              HasSubstr("op.Sub.computed = inner-axis:refused, inner-axis@2:first-full, "
+                        "per-channel:first-full, same"));
+  absl::StatusOr<TargetProfile> again = ParseTargetProfile(FormatTargetProfile(*p), "again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->op_rules, p->op_rules);
+  EXPECT_FALSE(ParseTargetProfile("name = e\nop.Sub.computed = same@x\n", "e").ok());
+  EXPECT_FALSE(ParseTargetProfile("name = e\nop.Sub.computed = nothing@2\n", "e").ok());
+  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[4,3] x, float[1,3] m, float[2,4,3] x3, float[1,1,3] m3, float[1,4,1] c) => (float[4,3] y1, float[4,3] y2, float[2,4,3] y3, float[2,4,3] y4, float[2,4,3] y5) {
+  y1 = Sub (x, m)
+  y2 = Sub (m, x)
+  y3 = Sub (x3, m3)
+  y4 = Sub (x3, c)
+  y5 = Sub (c, x3)
+})");
+  const std::vector<std::string> lines = ViolationLines(model, *p);
+  EXPECT_THAT(lines,
+              ::testing::ElementsAre(
+                  "Sub#1: broadcast as 'inner-axis@2' with computed operands, the first not of "
+                  "the output's shape; eng runs it only with the first operand of the output's "
+                  "shape (op.Sub.computed)",
+                  "Sub#2: broadcast as 'inner-axis' with computed operands, which eng refuses "
+                  "(op.Sub.computed)",
+                  "Sub#4: broadcast as 'per-channel' with computed operands, the first not of "
+                  "the output's shape; eng runs it only with the first operand of the output's "
+                  "shape (op.Sub.computed)"));
+}
+
 // Expand is judged by op.Expand (its input's class against its output, `general` along several
 // axes), in both the analysis and the kept-tables paths; constants of a type outside
 // initializer_types are named.
