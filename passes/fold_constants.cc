@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
 #include "proto/graph.h"
+#include "proto/opsets.h"
 #include "proto/tensor_codec.h"
 
 namespace onnx_bcast::passes {
@@ -183,6 +185,7 @@ class Folder {
   absl::StatusOr<bool> Round() {
     Index();
     ConstantNodesToInitializers();
+    TrimTrailingEmptyInputs();
     RemoveIdentities();
     Rebuild();
     const size_t kept_before = kept_->size();
@@ -347,13 +350,104 @@ class Folder {
     return reads;
   }
 
-  bool RemoveIdentities() {
-    bool changed = false;
+  // An omitted optional input may be written as an empty name or left out; OpenCV 4.6's
+  // importer looks an empty trailing name up as a constant and refuses the model (PyTorch's
+  // Pad without a value).
+  void TrimTrailingEmptyInputs() {
     for (int i = 0; i < g_->node_size(); ++i) {
       onnx::NodeProto* n = g_->mutable_node(i);
-      if (n->op_type() != "Identity" || !DefaultDomain(*n) || n->input_size() != 1 ||
-          n->output_size() != 1 || n->input(0).empty()) {
+      if (n->input_size() == 0 || !n->input(n->input_size() - 1).empty()) continue;
+      while (n->input_size() > 0 && n->input(n->input_size() - 1).empty()) {
+        n->mutable_input()->RemoveLast();
+      }
+      Log(i, "converted", n->output_size() > 0 ? n->output(0) : "",
+          "trailing empty optional inputs dropped", "", 0);
+    }
+  }
+
+  // The tensor of constant `name` (an initializer or a Constant node's value), or null.
+  const onnx::TensorProto* ConstantTensor(const std::string& name) const {
+    const onnx::TensorProto* t = nullptr;
+    if (constants_.count(name) > 0) {
+      for (const auto& init : g_->initializer()) {
+        if (init.name() == name) t = &init;
+      }
+    } else if (auto p = producer_.find(name); p != producer_.end()) {
+      const onnx::NodeProto& c = g_->node(p->second);
+      if (c.op_type() == "Constant" && DefaultDomain(c) && c.attribute_size() == 1 &&
+          c.attribute(0).name() == "value") {
+        t = &c.attribute(0).t();
+      }
+    }
+    return t;
+  }
+
+  // The boolean value of a one-element bool constant.
+  std::optional<bool> ConstantBool(const std::string& name) const {
+    const onnx::TensorProto* t = ConstantTensor(name);
+    if (t == nullptr || t->data_type() != onnx::TensorProto::BOOL) return std::nullopt;
+    if (t->int32_data_size() == 1) return t->int32_data(0) != 0;
+    if (t->raw_data().size() == 1) return t->raw_data()[0] != 0;
+    return std::nullopt;
+  }
+
+  // True when `name` is a one-element float constant equal to 0.
+  bool ConstantZeroFloat(const std::string& name) const {
+    const onnx::TensorProto* t = ConstantTensor(name);
+    if (t == nullptr || t->data_type() != onnx::TensorProto::FLOAT) return false;
+    if (t->float_data_size() == 1) return t->float_data(0) == 0.0f;
+    if (t->raw_data().size() != sizeof(float)) return false;
+    float v = 1;
+    std::memcpy(&v, t->raw_data().data(), sizeof(float));
+    return v == 0.0f;
+  }
+
+  // Dropout at inference is its input: training_mode omitted or a constant false (opset 12),
+  // none (7..11), or is_test = 1 (before 7); in training mode only with a constant ratio 0
+  // (torchvision's Swin calls F.dropout(p=0.0) without its training flag). Its mask output,
+  // if any, read by nothing.
+  bool InferenceDropout(const onnx::NodeProto& n,
+                        const std::unordered_map<std::string, int>& reads) const {
+    if (n.op_type() != "Dropout" || !DefaultDomain(n) || n.input_size() < 1 || n.input(0).empty() ||
+        n.output_size() < 1 || n.output(0).empty()) {
+      return false;
+    }
+    if (n.output_size() > 1 && !n.output(1).empty() &&
+        (reads.count(n.output(1)) > 0 || outputs_.count(n.output(1)) > 0)) {
+      return false;
+    }
+    bool is_test = proto::DefaultOpset(model_->proto) >= 7;
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "is_test") is_test = a.i() != 0;
+    }
+    if (!is_test) return false;
+    if (n.input_size() >= 3 && !n.input(2).empty()) {
+      const std::optional<bool> training = ConstantBool(n.input(2));
+      if (!training.has_value()) return false;
+      return !*training || (n.input_size() >= 2 && ConstantZeroFloat(n.input(1)));
+    }
+    return true;
+  }
+
+  bool RemoveIdentities() {
+    bool changed = false;
+    std::unordered_map<std::string, int> reads;
+    for (const auto& n : g_->node()) {
+      if (n.op_type() == "Dropout") {
+        reads = Readers();
+        break;
+      }
+    }
+    for (int i = 0; i < g_->node_size(); ++i) {
+      onnx::NodeProto* n = g_->mutable_node(i);
+      const bool dropout = InferenceDropout(*n, reads);
+      if (!dropout && (n->op_type() != "Identity" || !DefaultDomain(*n) || n->input_size() != 1 ||
+                       n->output_size() != 1 || n->input(0).empty())) {
         continue;
+      }
+      if (dropout) {
+        n->mutable_input()->DeleteSubrange(1, n->input_size() - 1);
+        n->mutable_output()->DeleteSubrange(1, n->output_size() - 1);
       }
       const std::string x = n->input(0);
       const std::string y = n->output(0);
@@ -361,7 +455,9 @@ class Folder {
         // Readers of y read x.
         RenameReads(g_->mutable_node(), y, x);
         DropValueInfo(y);
-        Log(i, "removed", y, absl::StrCat("Identity: readers read '", x, "'"), "", 0);
+        Log(i, "removed", y,
+            absl::StrCat(dropout ? "Dropout at inference" : "Identity", ": readers read '", x, "'"),
+            "", 0);
         Kill(i);
         changed = true;
         continue;
@@ -379,7 +475,10 @@ class Folder {
       DropValueInfo(x);
       producer_[y] = p->second;
       producer_.erase(x);
-      Log(i, "removed", y, absl::StrCat("Identity: '", x, "' renamed to the graph output"), "", 0);
+      Log(i, "removed", y,
+          absl::StrCat(dropout ? "Dropout at inference" : "Identity", ": '", x,
+                       "' renamed to the graph output"),
+          "", 0);
       Kill(i);
       changed = true;
     }
@@ -801,9 +900,11 @@ bool MayFold(const onnx::GraphProto& g) {
   for (const auto& n : g.node()) {
     if (!DefaultDomain(n)) continue;
     const std::string& op = n.op_type();
-    if (op == "Shape" || op == "Size" || op == "Identity" || op == "Constant" || op == "If") {
+    if (op == "Shape" || op == "Size" || op == "Identity" || op == "Constant" || op == "If" ||
+        op == "Dropout") {
       return true;
     }
+    if (n.input_size() > 0 && n.input(n.input_size() - 1).empty()) return true;
     if (HasSubgraph(n)) continue;
     bool all = n.input_size() > 0;
     for (const std::string& in : n.input()) {

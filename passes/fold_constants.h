@@ -14,7 +14,9 @@
 //
 // What folds, round after round until nothing changes:
 //   - Constant nodes become initializers;
-//   - Identity nodes go (their readers read the input);
+//   - Identity nodes go (their readers read the input), and so does Dropout at inference
+//     (training_mode omitted or a constant false, its mask unread);
+//   - trailing empty optional input names are dropped (OpenCV 4.6 looks them up as constants);
 //   - Shape/Size of a tensor whose dims (those sliced by start/end) are numbers;
 //   - a tensor whose every element the analysis knows as a number (shape arithmetic);
 //   - every node whose inputs are all constant (deterministic default-domain ops without

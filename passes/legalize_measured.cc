@@ -122,6 +122,24 @@ class LegalizeMeasured : public Pass {
         if (!Fits(n, plan)) continue;
         return Apply(plan);
       }
+      // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
+      // mask of Swin) up to the limit fold-constants works under, rather than no placement.
+      const int64_t wider = ctx_->options().constant_fold_limit_bytes;
+      if (wider > ctx_->fold_limit_bytes()) {
+        ctx_->SetFoldLimitBytes(wider);
+        std::vector<Plan> more = Candidates(n);
+        for (const Plan& plan : more) {
+          if (!Fits(n, plan)) continue;
+          ctx_->Debug(id_,
+                      absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
+                                   "': placed by folding a constant beyond the fold limit (",
+                                   ctx_->options().fold_limit_bytes, " bytes), within ", wider));
+          const absl::Status s = Apply(plan);
+          ctx_->SetFoldLimitBytes(-1);
+          return s;
+        }
+        ctx_->SetFoldLimitBytes(-1);
+      }
       std::vector<std::string> texts;
       for (const Shape& s : shapes_) texts.push_back(s.ToString());
       ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),

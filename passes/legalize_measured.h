@@ -24,12 +24,16 @@
 //     broadcast into a new initializer up to the fold limit; otherwise the operand is aligned,
 //     then expanded to a constant shape, or to a run-time shape where the target allows it).
 //     PRelu's slope takes X's rank or shape; MatMul operands only align.
+//   - on a view of the operands (static shapes): reshaped to the collapsed broadcast, the two
+//     axes of a rank-2 view optionally transposed, the result reshaped back (see View);
+// When none lands, the candidates are tried once more with constants broadcast up to
+// fold-constants' limit (PassOptions::constant_fold_limit_bytes) instead of --fold-limit.
 // A node no candidate places is left as it is with a debug reason; the target check lists it
 // (opt exits 3).
 // Requires: numpy semantics (opset >= 7) and a target (PassOptions::target) with per-op rules.
 // Guarantees: every node it rewrites, and every Expand it inserts, is in a cell the table marks
-// as running, by the same lookup as the target check; values unchanged. Idempotent: yes (a placed node fits, so a
-// second run leaves it; an unplaceable one is left both times).
+// as running, by the same lookup as the target check; values unchanged. Idempotent: yes (a placed
+// node fits, so a second run leaves it; an unplaceable one is left both times).
 #ifndef ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 #define ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 

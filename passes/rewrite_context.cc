@@ -528,7 +528,7 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
       return;
     }
     const int64_t bytes = PayloadBytes(*t);
-    if (bytes <= options_.fold_limit_bytes) {
+    if (bytes <= fold_limit_bytes()) {
       onnx::TensorProto copy = *t;
       const std::string copy_name = FreshName(absl::StrCat(name, "_rank", rank));
       copy.set_name(copy_name);
@@ -588,7 +588,7 @@ bool RewriteContext::FoldsToConstant(const std::string& name, const Shape& out) 
     return false;
   }
   const int bits = proto::ElementBits(t->data_type());
-  return *count <= options_.fold_limit_bytes / std::max(1, bits / 8);
+  return *count <= fold_limit_bytes() / std::max(1, bits / 8);
 }
 
 absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape& out,
@@ -622,8 +622,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
       const bool in_place = graph_->UseCount(name) == 1;
       const bool is_initializer = graph_->Initializer(name) != nullptr;
       const std::string new_name = in_place ? name : FreshName(absl::StrCat(name, "_expanded"));
-      absl::StatusOr<onnx::TensorProto> folded = proto::BroadcastTensorTo(
-          *t, *extents, new_name, model_->base_dir, options_.fold_limit_bytes);
+      absl::StatusOr<onnx::TensorProto> folded =
+          proto::BroadcastTensorTo(*t, *extents, new_name, model_->base_dir, fold_limit_bytes());
       if (folded.ok()) {
         const int64_t old_bytes = PayloadBytes(*t);
         const int64_t new_bytes = PayloadBytes(*folded);

@@ -153,6 +153,12 @@ class RewriteContext {
   /// True when ExpandOperand would broadcast constant `name` into a new constant of shape
   /// `out` (static, within the fold limit) rather than insert an Expand.
   bool FoldsToConstant(const std::string& name, const bcast::Shape& out);
+  /// The broadcast fold limit in force: PassOptions::fold_limit_bytes, or what
+  /// SetFoldLimitBytes set (legalize-measured's last resort for one node; -1 restores).
+  int64_t fold_limit_bytes() const {
+    return fold_limit_override_ >= 0 ? fold_limit_override_ : options_.fold_limit_bytes;
+  }
+  void SetFoldLimitBytes(int64_t bytes) { fold_limit_override_ = bytes; }
 
   /// The rank input `slot` of node `id` has once its broadcast is explicit: the largest input
   /// rank of a numpy-form op, X's rank for PRelu's slope, 2 for Gemm's C, the larger rank for
@@ -196,6 +202,7 @@ class RewriteContext {
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
+  int64_t fold_limit_override_ = -1;
   bool shared_ids_ = false;  // the editor indexes into the tables' ids (Init)
   ShapeTables tables_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
