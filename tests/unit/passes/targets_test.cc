@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/registry.h"
@@ -333,6 +335,42 @@ g (float[2,3,4] x, float[3,4] b, float[2,3,1] c) => (float[2,3,4] y, float[2,3,4
   EXPECT_THAT((*v)[0], HasSubstr("Add 'Add#3': [2,3,4] and [2,3,1]"));
   EXPECT_THAT((*v)[0], HasSubstr("outer-axis"));
   EXPECT_THAT((*v)[1], HasSubstr("Equal"));
+}
+
+// A constant whose broadcast is the only placement is folded beyond --fold-limit, up to
+// fold-constants' limit, and not beyond that.
+TEST(Targets, LegalizeMeasuredFoldsBeyondTheFoldLimitAsALastResort) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "passes = legalize-measured\n"
+      "runtime_shapes = false\n"  // no Expand of a constant: a static engine folds it
+      "op.Add.constant_b = same, general:refused\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3,4] x) => (float[2,3,4] y) <float[2,1,4] c = {1, 2, 3, 4, 5, 6, 7, 8}> {
+  y = Add (x, c)
+})";
+  for (const int64_t wider : {int64_t{1} << 20, int64_t{64}}) {
+    proto::Model m = testing::Parse(text);
+    PassOptions options;
+    options.fold_limit_bytes = 16;  // c broadcast to [2,3,4] is 96 bytes
+    options.constant_fold_limit_bytes = wider;
+    ASSERT_TRUE(testing::RunTarget(*p, &m, nullptr, options).ok());
+    absl::StatusOr<std::vector<std::string>> v = FindTargetViolations(m, *p);
+    ASSERT_TRUE(v.ok());
+    if (wider > 96) {
+      EXPECT_TRUE(v->empty()) << ::testing::PrintToString(*v);
+      std::vector<std::string> inits;
+      for (const auto& t : m.proto.graph().initializer()) {
+        inits.push_back(absl::StrCat(t.name(), ":", absl::StrJoin(t.dims(), ",")));
+      }
+      EXPECT_THAT(inits, ::testing::ElementsAre("c:2,3,4"));  // folded in place (one reader)
+    } else {
+      EXPECT_EQ(v->size(), 1u) << ::testing::PrintToString(*v);
+    }
+  }
 }
 
 TEST(Targets, BuiltinNcnnIsSeededAndOpenCvIsTheCommittedMeasurement) {
