@@ -57,7 +57,7 @@ engines::EngineFactory OpenCv() {
 using test_support::ReadJson;
 
 // Corpus models that run and match on OpenCV 4.6 after opt --target opencv (docs/engines.md).
-constexpr int kRunsAfterOpt = 7;
+constexpr int kRunsAfterOpt = 8;
 
 // The manifest's first valid binding, of the symbols the model's inputs declare.
 Bindings FirstBinding(const Json& manifest, const std::string& model, const proto::Model& m) {
