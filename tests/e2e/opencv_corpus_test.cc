@@ -37,6 +37,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/corpus_bindings.h"
 #include "tests/support/json_file.h"
 
 namespace onnx_bcast {
@@ -44,7 +45,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using passes::Json;
-using Bindings = std::map<std::string, int64_t>;
+using Bindings = test_support::CorpusBindings;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
@@ -60,20 +61,6 @@ using test_support::ReadJson;
 constexpr int kRunsAfterOpt = 8;
 
 // The manifest's first valid binding, of the symbols the model's inputs declare.
-Bindings FirstBinding(const Json& manifest, const std::string& model, const proto::Model& m) {
-  std::set<std::string> declared;
-  for (const auto& vi : m.proto.graph().input()) {
-    for (const auto& d : vi.type().tensor_type().shape().dim()) {
-      if (d.has_dim_param()) declared.insert(d.dim_param());
-    }
-  }
-  Bindings b;
-  for (const auto& [sym, v] : manifest.at(model).at("bindings_ok").at(0).items()) {
-    if (v.is_number() && declared.count(sym) > 0) b[sym] = v.get<int64_t>();
-  }
-  return b;
-}
-
 // Our executor on `model` with seeded random inputs at `dims`: the engine's feeds (graph
 // inputs in order) and the expected graph outputs.
 struct Reference {
@@ -181,13 +168,9 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     const std::string path = kCorpus + name + ".onnx";
     absl::StatusOr<proto::Model> original = proto::LoadModel(path);
     ASSERT_TRUE(original.ok()) << original.status();
-    row.dims = FirstBinding(manifest, name, *original);
+    row.dims = test_support::FirstBinding(manifest, name, original->proto.graph());
     std::vector<std::string> dim_args;
-    if (!row.dims.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& [s, v] : row.dims) parts.push_back(absl::StrCat(s, "=", v));
-      dim_args = {"--dim", absl::StrJoin(parts, ",")};
-    }
+    if (!row.dims.empty()) dim_args = {"--dim", test_support::DimList(row.dims)};
     // As exported, with the dims bound only; and after opt --target opencv (written even
     // when some node stays outside the table, which stderr lists).
     const std::string before = (scratch / (name + ".before.onnx")).string();

@@ -28,6 +28,7 @@
 #include "passes/targets.h"
 #include "proto/model_io.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/corpus_bindings.h"
 #include "tests/support/json_file.h"
 
 namespace onnx_bcast {
@@ -36,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using passes::Json;
-using Bindings = std::map<std::string, int64_t>;
+using Bindings = test_support::CorpusBindings;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 const std::string kOpt = BCAST_SOURCE_DIR "/tests/fixtures/opt/";
@@ -83,29 +84,10 @@ std::vector<std::string> Models() {
 // The manifest's first valid binding, of the symbols the model declares (the manifest names
 // H and W for every image model; the ViT has fixed 32x32 inputs).
 Bindings FirstBinding(const std::string& model) {
-  std::set<std::string> declared;
   absl::StatusOr<proto::Model> m = proto::LoadModel(kCorpus + model + ".onnx");
   EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) {
-    for (const auto& vi : m->proto.graph().input()) {
-      for (const auto& d : vi.type().tensor_type().shape().dim()) {
-        if (d.has_dim_param()) declared.insert(d.dim_param());
-      }
-    }
-  }
-  Bindings b;
-  const Json manifest = ReadJson(kCorpus + "manifest.json");
-  const Json& ok = manifest.at(model).at("bindings_ok");
-  for (const auto& [sym, v] : ok.at(0).items()) {
-    if (v.is_number() && declared.count(sym) > 0) b[sym] = v.get<int64_t>();
-  }
-  return b;
-}
-
-std::string DimList(const Bindings& b) {
-  std::vector<std::string> parts;
-  for (const auto& [s, v] : b) parts.push_back(absl::StrCat(s, "=", v));
-  return absl::StrJoin(parts, ",");
+  if (!m.ok()) return {};
+  return test_support::FirstBinding(ReadJson(kCorpus + "manifest.json"), model, m->proto.graph());
 }
 
 std::vector<std::string> Violations(const Json& report) {
@@ -158,9 +140,9 @@ TEST_P(CorpusTest, NcnnAtTestDimsIsStaticAndVerified) {
   const std::string model = GetParam();
   const Bindings dims = FirstBinding(model);
   Scratch s;
-  const test_support::CliResult r =
-      s.Run({"opt", kCorpus + model + ".onnx", "-o", s.Path("out.onnx"), "--target", "ncnn",
-             "--dim", DimList(dims), "--report", s.Path("r.json"), "--verify", "--allow-partial"});
+  const test_support::CliResult r = s.Run(
+      {"opt", kCorpus + model + ".onnx", "-o", s.Path("out.onnx"), "--target", "ncnn", "--dim",
+       test_support::DimList(dims), "--report", s.Path("r.json"), "--verify", "--allow-partial"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("dims bound: "));
   EXPECT_THAT(r.out, HasSubstr(": EQUAL"));
@@ -205,7 +187,7 @@ TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
                                      "--report",    s.Path("r.json"),          "--allow-partial"};
     if (!target.runtime_shapes) {
       args.push_back("--dim");
-      args.push_back(DimList(FirstBinding(model)));
+      args.push_back(test_support::DimList(FirstBinding(model)));
     }
     const test_support::CliResult r = s.Run(args);
     ASSERT_EQ(r.code, 0) << r.err;

@@ -1,0 +1,48 @@
+// Test support: the exporter corpus's first manifest binding of a model (the dims its tests
+// bind), restricted to the symbols the model's graph inputs declare, and its `--dim` text.
+// Header-only; the test links the proto and passes layers.
+#ifndef ONNX_BCAST_TESTS_SUPPORT_CORPUS_BINDINGS_H_
+#define ONNX_BCAST_TESTS_SUPPORT_CORPUS_BINDINGS_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "onnx/onnx_pb.h"
+#include "passes/report_json.h"
+
+namespace onnx_bcast::test_support {
+
+using CorpusBindings = std::map<std::string, int64_t>;
+
+/// `manifest`'s first `bindings_ok` entry of `model`, for the symbols `graph`'s inputs
+/// declare (the manifest also names output-only symbols).
+inline CorpusBindings FirstBinding(const passes::Json& manifest, const std::string& model,
+                                   const onnx::GraphProto& graph) {
+  std::set<std::string> declared;
+  for (const auto& vi : graph.input()) {
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param()) declared.insert(d.dim_param());
+    }
+  }
+  CorpusBindings b;
+  for (const auto& [sym, v] : manifest.at(model).at("bindings_ok").at(0).items()) {
+    if (v.is_number() && declared.count(sym) > 0) b[sym] = v.template get<int64_t>();
+  }
+  return b;
+}
+
+/// "N=1,H=32" (what `--dim` takes).
+inline std::string DimList(const CorpusBindings& b) {
+  std::vector<std::string> parts;
+  for (const auto& [s, v] : b) parts.push_back(absl::StrCat(s, "=", v));
+  return absl::StrJoin(parts, ",");
+}
+
+}  // namespace onnx_bcast::test_support
+
+#endif  // ONNX_BCAST_TESTS_SUPPORT_CORPUS_BINDINGS_H_
