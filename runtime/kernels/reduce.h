@@ -125,6 +125,22 @@ inline T ReduceFinish(ReduceKind kind, A acc, int64_t count) {
   }
 }
 
+/// Sum of row[0, n) in double, in four interleaved partial sums (so it differs from a
+/// sequential double sum only in the last bits of the double, not of a float result).
+template <class T>
+inline double SumRow(const T* row, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += static_cast<double>(row[k]);
+    s1 += static_cast<double>(row[k + 1]);
+    s2 += static_cast<double>(row[k + 2]);
+    s3 += static_cast<double>(row[k + 3]);
+  }
+  for (; k < n; ++k) s0 += static_cast<double>(row[k]);
+  return (s0 + s1) + (s2 + s3);
+}
+
 /// Reduces `in` (dims `shape`) over the dims where `reduce[d]` is true into `out`, whose
 /// elements are laid out as the input with reduced dims set to 1.
 template <class T>
@@ -188,6 +204,15 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
     if (!red.empty() && red.back() && (dims.size() == 1 || (dims.size() == 2 && !red[0]))) {
       // [kept..., reduced]: contiguous rows, the common case (last axis, keepdims or not).
       const int64_t n = dims.back();
+      if constexpr (std::is_floating_point_v<T>) {
+        if (kind == ReduceKind::kSum || kind == ReduceKind::kMean) {
+          // LayerNorm's means (rows of 16-128): four chains instead of one, since one chain
+          // waits on each double add's latency (Swin: 3 ns an element before).
+          for (int64_t j = 0; j < out_count; ++j) acc[j] = SumRow(in + j * n, n);
+          for (int64_t j = 0; j < out_count; ++j) out[j] = ReduceFinish<T, A>(kind, acc[j], count);
+          return;
+        }
+      }
       for (int64_t j = 0; j < out_count; ++j) {
         const T* row = in + j * n;
         A a = acc[j];
