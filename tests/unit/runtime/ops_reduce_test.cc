@@ -80,7 +80,9 @@ TEST(ReduceKernel, FloatRowSumsMatchReference) {
       for (int64_t i = 0; i < rows; ++i) {
         if (std::isnan(ref[i]) || std::isinf(ref[i])) {
           EXPECT_EQ(std::isnan(fast[i]), std::isnan(ref[i])) << n;
-          if (std::isinf(ref[i])) EXPECT_EQ(fast[i], ref[i]) << n;
+          if (std::isinf(ref[i])) {
+            EXPECT_EQ(fast[i], ref[i]) << n;
+          }
         } else {
           EXPECT_NEAR(fast[i], ref[i], 1e-6f * (1 + std::fabs(ref[i]))) << n;
         }
