@@ -313,6 +313,24 @@ void SoftmaxInDouble(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, in
   }
 }
 
+/// Largest of row[0, n), n > 0, in four interleaved chains (one chain waits on each compare's
+/// latency: most of a 16-element attention row's time). A NaN may or may not be picked; the
+/// caller's row is NaN either way.
+inline float RowMax(const float* row, int64_t n) {
+  float m0 = row[0], m1 = row[0], m2 = row[0], m3 = row[0];
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    m0 = row[k] > m0 ? row[k] : m0;
+    m1 = row[k + 1] > m1 ? row[k + 1] : m1;
+    m2 = row[k + 2] > m2 ? row[k + 2] : m2;
+    m3 = row[k + 3] > m3 ? row[k + 3] : m3;
+  }
+  for (; k < n; ++k) m0 = row[k] > m0 ? row[k] : m0;
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}
+
 /// Softmax, LogSoftmax or Hardmax over the middle dim of [outer, n, inner]. Float Softmax
 /// over contiguous rows (inner == 1, the last axis: attention) takes each exp once, eight
 /// lanes at a time (vector_math.h); everything else sums exp in double as the reference does.
@@ -325,16 +343,13 @@ void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t in
       for (int64_t o = 0; o < outer; ++o) {
         const float* x = in + o * n;
         float* y = out + o * n;
-        float max = x[0];
-        for (int64_t k = 1; k < n; ++k) max = x[k] > max ? x[k] : max;
+        const float max = RowMax(x, n);
         for (int64_t k = 0; k < n; ++k) y[k] = x[k] - max;
       }
       ExpFloats(out, out, outer * n);
       for (int64_t o = 0; o < outer; ++o) {
         float* y = out + o * n;
-        double sum = 0;
-        for (int64_t k = 0; k < n; ++k) sum += y[k];
-        const double inv = 1.0 / sum;
+        const double inv = 1.0 / SumRow(y, n);
         for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(y[k] * inv);
       }
       return;
