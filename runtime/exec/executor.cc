@@ -381,7 +381,18 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
                              .count());
     }
     for (size_t i = 0; i < np.outputs.size(); ++i) {
-      if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
+      if (np.outputs[i] < 0) continue;
+      Value& held = np.held[i];
+      // An output that shares another value's storage (a Reshape view, Identity) is not kept
+      // for the next run: held, it would keep that buffer's use count above one, and its
+      // producer would then allocate a new buffer every run.
+      if (held.is_tensor() && held.tensor != nullptr &&
+          (!held.tensor->owns_data() || held.tensor.use_count() > 1)) {
+        frame.values[np.outputs[i]] = std::move(held);
+        held = Value();
+      } else {
+        frame.values[np.outputs[i]] = held;
+      }
     }
     for (int slot : np.free_after) frame.values[slot] = Value();
   }

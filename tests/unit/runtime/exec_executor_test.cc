@@ -158,6 +158,42 @@ TEST(Executor, SecondRunWithSameShapesAllocatesNothing) {
   EXPECT_EQ(Tensor::AllocationCount(), before);
 }
 
+// Reshape, Squeeze, Unsqueeze, Flatten, Dropout and Identity pass their input's storage on
+// (no copy), and holding nothing between runs, they leave their producers' buffers free for
+// reuse: later runs allocate nothing and still compute the same values.
+TEST(Executor, ViewsShareStorageAndLaterRunsAllocateNothing) {
+  auto exec = FromText(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[64] x, float[64] y) => (float[8,8] z, float[1,64] f) {
+      a = Add(x, y)
+      s = Constant <value = int64[2] {8, 8}> ()
+      r = Reshape(a, s)
+      u0 = Constant <value = int64[1] {0}> ()
+      u = Unsqueeze(r, u0)
+      q = Squeeze(u, u0)
+      d = Dropout(q)
+      i = Identity(d)
+      z = Mul(i, i)
+      f = Flatten <axis = 0> (a)
+    })");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  Feeds feeds = {{"x", Filled(64, 1)}, {"y", Filled(64, 2)}};
+  {
+    auto first = (*exec)->Run(feeds);
+    ASSERT_TRUE(first.ok()) << first.status();
+  }
+  const int64_t before = Tensor::AllocationCount();
+  for (int i = 0; i < 3; ++i) {
+    auto again = (*exec)->Run(feeds);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_THAT(Values<float>((*again)[0]), ::testing::Each(9.0f));
+    EXPECT_THAT((*again)[0].tensor->shape(), ElementsAre(8, 8));
+    EXPECT_THAT(Values<float>((*again)[1]), ::testing::Each(3.0f));
+    EXPECT_FALSE((*again)[1].tensor->owns_data());  // a view of Add's output
+  }
+  EXPECT_EQ(Tensor::AllocationCount(), before);
+}
+
 TEST(Executor, IfBranchesReadOuterScope) {
   auto exec = FromText(R"(
     <ir_version: 8, opset_import: ["" : 16]>
