@@ -338,19 +338,34 @@ template <class T>
 void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t inner, T* out) {
   if constexpr (std::is_same_v<T, float>) {
     if (kind == SoftmaxKind::kSoftmax && inner == 1 && n > 0) {
+      // Masked attention scores (Swin's -100) put x - max far below ln(FLT_MIN) = -87.34,
+      // where libmvec's expf leaves its vector path for a scalar one per lane and returns
+      // denormals, each a slow microcode assist: Swin's masked Softmax ran 3x slower than
+      // an unmasked one. So shifts are clamped at kLow (exp about 1.22e-38, a normal float)
+      // and exps below kFlushBelow become 0 after the sum, where the reference gives under
+      // 1.3e-38 too; denormals the scaling makes are flushed as well.
+      constexpr float kLow = kSoftmaxLowestShift;
+      constexpr float kFlushBelow = kSoftmaxFlushBelow;
+      const FlushDenormalsScope flush;
+      if (SoftmaxRowsFloats(in, out, outer, n)) return;
       // Shift every row by its maximum, take the exps of the whole block in one call (rows of
       // attention are short: 16 in a Swin window), then normalize row by row.
       for (int64_t o = 0; o < outer; ++o) {
         const float* x = in + o * n;
         float* y = out + o * n;
         const float max = RowMax(x, n);
-        for (int64_t k = 0; k < n; ++k) y[k] = x[k] - max;
+        for (int64_t k = 0; k < n; ++k) {
+          const float d = x[k] - max;
+          y[k] = d < kLow ? kLow : d;  // NaN stays NaN
+        }
       }
       ExpFloats(out, out, outer * n);
       for (int64_t o = 0; o < outer; ++o) {
         float* y = out + o * n;
         const double inv = 1.0 / SumRow(y, n);
-        for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(y[k] * inv);
+        for (int64_t k = 0; k < n; ++k) {
+          y[k] = y[k] < kFlushBelow ? 0.0f : static_cast<float>(y[k] * inv);
+        }
       }
       return;
     }
