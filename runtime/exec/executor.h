@@ -69,7 +69,9 @@ class Executor {
 
  private:
   Executor(std::shared_ptr<const Model> model, RunOptions options);
-  absl::Status Execute(GraphPlan& plan, Frame& frame);
+  /// Runs `plan`'s nodes over `frame`. With `reuse_constants`, nodes that depend on constants
+  /// only keep the outputs of their first run (false when a run feeds an initializer).
+  absl::Status Execute(GraphPlan& plan, Frame& frame, bool reuse_constants = true);
 
   class Runner;
 

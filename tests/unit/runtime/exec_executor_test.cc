@@ -194,6 +194,32 @@ TEST(Executor, ViewsShareStorageAndLaterRunsAllocateNothing) {
   EXPECT_EQ(Tensor::AllocationCount(), before);
 }
 
+// Nodes computed from constants only keep their first run's outputs; a run that feeds an
+// initializer computes them from the fed value, and the next run from the initializer again.
+TEST(Executor, ConstantNodesAreKeptUntilAnInitializerIsFed) {
+  auto exec = FromText(R"(
+    <ir_version: 8, opset_import: ["" : 16]>
+    g (float[2] x) => (float[2] y) <float[2] w = {1.0, 2.0}> {
+      c = Constant <value = float[2] {10, 20}> ()
+      k = Add(w, c)
+      y = Mul(x, k)
+    })");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  for (int i = 0; i < 2; ++i) {
+    auto out = (*exec)->Run({{"x", V<float>({2}, {1, 2})}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(11, 44));
+  }
+  auto fed = (*exec)->Run({{"x", V<float>({2}, {1, 2})}, {"w", V<float>({2}, {0, 0})}});
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  EXPECT_THAT(Values<float>((*fed)[0]), ElementsAre(10, 40));
+  for (int i = 0; i < 2; ++i) {
+    auto out = (*exec)->Run({{"x", V<float>({2}, {2, 1})}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(22, 22));
+  }
+}
+
 TEST(Executor, IfBranchesReadOuterScope) {
   auto exec = FromText(R"(
     <ir_version: 8, opset_import: ["" : 16]>
