@@ -48,6 +48,9 @@ struct Executor::GraphPlan {
   std::vector<NodePlan> nodes;  ///< topological order
   /// Constant nodes hold their outputs (set after a run that fed no initializer).
   bool constants_ready = false;
+  /// Per slot, the node (position in `nodes`) and output index that make it; -1 for inputs,
+  /// initializers and outer names.
+  std::vector<std::pair<int, int>> producer;
 };
 
 struct Executor::Frame {
@@ -259,6 +262,13 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       if (slot >= 0 && last_use[slot] < static_cast<int>(pos)) last_use[slot] = pos;
     }
   }
+  plan->producer.assign(plan->names.size(), {-1, -1});
+  for (size_t pos = 0; pos < n; ++pos) {
+    const std::vector<int>& outs = plan->nodes[pos].outputs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i] >= 0) plan->producer[outs[i]] = {static_cast<int>(pos), static_cast<int>(i)};
+    }
+  }
   // Constant nodes, in topological order; a graph input with an initializer is not constant.
   std::vector<bool> constant_slot(plan->names.size(), false);
   for (const auto& [slot, tensor] : plan->initializers) constant_slot[slot] = true;
@@ -348,6 +358,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
     exec->options_.pool = exec->pool_.get();
   }
   if (exec->options_.budget == nullptr) exec->options_.budget = &exec->budget_;
+  if (exec->options_.buffers == nullptr) exec->options_.buffers = &exec->buffers_;
   if (exec->options_.memory == nullptr) {
     if (exec->options_.max_memory_bytes <= 0) {
       return absl::InvalidArgumentError("the memory budget must be positive");
@@ -389,6 +400,22 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   return exec;
 }
 
+void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
+  frame.values[slot] = Value();
+  const auto [pos, i] = plan.producer[slot];
+  if (pos < 0 || options_.buffers == nullptr) return;
+  GraphPlan::NodePlan& np = plan.nodes[pos];
+  Value& held = np.held[i];
+  // A constant node keeps its outputs; a buffer someone still holds (a view, a sequence, the
+  // caller) is not free.
+  if (np.constant || !held.is_tensor() || held.tensor == nullptr || held.tensor.use_count() != 1 ||
+      !held.tensor->owns_data()) {
+    return;
+  }
+  options_.buffers->Give(std::move(held.tensor));
+  held = Value();
+}
+
 absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constants) {
   kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
   std::vector<const Value*> inputs;
@@ -401,7 +428,7 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
       for (size_t i = 0; i < np.outputs.size(); ++i) {
         if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
       }
-      for (int slot : np.free_after) frame.values[slot] = Value();
+      for (int slot : np.free_after) FreeSlot(plan, frame, slot);
       continue;
     }
     inputs.clear();
@@ -433,7 +460,7 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
         frame.values[np.outputs[i]] = held;
       }
     }
-    for (int slot : np.free_after) frame.values[slot] = Value();
+    for (int slot : np.free_after) FreeSlot(plan, frame, slot);
   }
   if (reuse_constants) plan.constants_ready = true;
   return absl::OkStatus();

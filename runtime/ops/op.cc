@@ -52,6 +52,21 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
       slot.tensor->ReuseAs(dtype, shape)) {
     return slot.tensor.get();
   }
+  if (options_.buffers != nullptr) {
+    // Sized as Tensor::Allocate sizes (the count is within the limit checked above).
+    const size_t bytes = static_cast<size_t>(*count) * DTypeSize(dtype);
+    if (std::shared_ptr<Tensor> t = options_.buffers->Take(bytes);
+        t != nullptr && t->ReuseAs(dtype, shape)) {
+      if (slot.is_tensor() && slot.tensor != nullptr && slot.tensor.use_count() == 1 &&
+          slot.tensor->owns_data()) {
+        options_.buffers->Give(std::move(slot.tensor));  // too small here, maybe not elsewhere
+      }
+      slot = Value::Of(std::move(t));
+      return slot.tensor.get();
+    } else if (t != nullptr) {
+      options_.buffers->Give(std::move(t));
+    }
+  }
   MemoryBudget* memory = options_.memory.get();
   if (memory == nullptr) {
     absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
@@ -88,6 +103,22 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
                                              shared->Refund(bytes);
                                            }));
   return slot.tensor.get();
+}
+
+std::shared_ptr<Tensor> BufferPool::Take(size_t bytes) {
+  auto it = free_.lower_bound(bytes);
+  if (it == free_.end() || it->first > std::max<size_t>(2 * bytes, kTensorAlignment))
+    return nullptr;
+  std::shared_ptr<Tensor> t = std::move(it->second);
+  free_bytes_ -= it->first;
+  free_.erase(it);
+  return t;
+}
+
+void BufferPool::Give(std::shared_ptr<Tensor> t) {
+  const size_t bytes = t->capacity_bytes();
+  free_bytes_ += bytes;
+  free_.emplace(bytes, std::move(t));
 }
 
 void OpContext::SetOutput(int i, Value value) {
