@@ -409,7 +409,7 @@ void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
   // A constant node keeps its outputs; a buffer someone still holds (a view, a sequence, the
   // caller) is not free.
   if (np.constant || !held.is_tensor() || held.tensor == nullptr || held.tensor.use_count() != 1 ||
-      !held.tensor->owns_data()) {
+      !held.tensor->owns_data() || held.tensor->capacity_bytes() < BufferPool::kMinBytes) {
     return;
   }
   options_.buffers->Give(std::move(held.tensor));

@@ -52,13 +52,13 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
       slot.tensor->ReuseAs(dtype, shape)) {
     return slot.tensor.get();
   }
-  if (options_.buffers != nullptr) {
-    // Sized as Tensor::Allocate sizes (the count is within the limit checked above).
-    const size_t bytes = static_cast<size_t>(*count) * DTypeSize(dtype);
+  // Sized as Tensor::Allocate sizes (the count is within the limit checked above).
+  if (const size_t bytes = static_cast<size_t>(*count) * DTypeSize(dtype);
+      options_.buffers != nullptr && bytes >= BufferPool::kMinBytes) {
     if (std::shared_ptr<Tensor> t = options_.buffers->Take(bytes);
         t != nullptr && t->ReuseAs(dtype, shape)) {
       if (slot.is_tensor() && slot.tensor != nullptr && slot.tensor.use_count() == 1 &&
-          slot.tensor->owns_data()) {
+          slot.tensor->owns_data() && slot.tensor->capacity_bytes() >= BufferPool::kMinBytes) {
         options_.buffers->Give(std::move(slot.tensor));  // too small here, maybe not elsewhere
       }
       slot = Value::Of(std::move(t));
@@ -106,9 +106,11 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
 }
 
 std::shared_ptr<Tensor> BufferPool::Take(size_t bytes) {
-  auto it = free_.lower_bound(bytes);
-  if (it == free_.end() || it->first > std::max<size_t>(2 * bytes, kTensorAlignment))
+  auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
+                             [](const auto& entry, size_t b) { return entry.first < b; });
+  if (it == free_.end() || it->first > std::max<size_t>(2 * bytes, kTensorAlignment)) {
     return nullptr;
+  }
   std::shared_ptr<Tensor> t = std::move(it->second);
   free_bytes_ -= it->first;
   free_.erase(it);
@@ -118,7 +120,9 @@ std::shared_ptr<Tensor> BufferPool::Take(size_t bytes) {
 void BufferPool::Give(std::shared_ptr<Tensor> t) {
   const size_t bytes = t->capacity_bytes();
   free_bytes_ += bytes;
-  free_.emplace(bytes, std::move(t));
+  auto it = std::upper_bound(free_.begin(), free_.end(), bytes,
+                             [](size_t b, const auto& entry) { return b < entry.first; });
+  free_.emplace(it, bytes, std::move(t));
 }
 
 void OpContext::SetOutput(int i, Value value) {

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +31,10 @@ namespace onnx_bcast::rt {
 /// back and allocate nothing. Not thread-safe: one per executor, used by its run's thread.
 class BufferPool {
  public:
+  /// Buffers smaller than this stay with their producer: lending them saves no memory worth
+  /// the bookkeeping (which made a 0.05 ms GPT-2 run 10% slower).
+  static constexpr size_t kMinBytes = 16 * 1024;
+
   /// The smallest free tensor of at least `bytes` bytes and at most twice that (a larger one
   /// is left for a larger request), removed from the pool; null when there is none.
   std::shared_ptr<Tensor> Take(size_t bytes);
@@ -41,7 +44,8 @@ class BufferPool {
   size_t free_bytes() const { return free_bytes_; }
 
  private:
-  std::multimap<size_t, std::shared_ptr<Tensor>> free_;  ///< by capacity
+  /// Sorted by capacity; a vector, so that after the first runs Give allocates nothing.
+  std::vector<std::pair<size_t, std::shared_ptr<Tensor>>> free_;
   size_t free_bytes_ = 0;
 };
 

@@ -161,12 +161,13 @@ TEST(Executor, SecondRunWithSameShapesAllocatesNothing) {
   EXPECT_EQ(Tensor::AllocationCount(), before);
 }
 
-// A chain of six values, each dead once the next is made: their buffers are lent on, so the
-// run allocates two or three buffers, not six, and later runs none; values stay right.
+// A chain of six values of 32 KiB (above BufferPool::kMinBytes), each dead once the next is
+// made: their buffers are lent on, so the run allocates two or three buffers, not six, and
+// later runs none; values stay right.
 TEST(Executor, DeadValuesLendTheirBuffersToLaterOutputs) {
   auto exec = FromText(R"(
     <ir_version: 8, opset_import: ["" : 16]>
-    g (float[256] x) => (float[256] z) {
+    g (float[8192] x) => (float[8192] z) {
       a1 = Add(x, x)
       a2 = Add(a1, x)
       a3 = Add(a2, x)
@@ -175,7 +176,7 @@ TEST(Executor, DeadValuesLendTheirBuffersToLaterOutputs) {
       z = Add(a5, x)
     })");
   ASSERT_TRUE(exec.ok()) << exec.status();
-  Feeds feeds = {{"x", Filled(256, 1)}};
+  Feeds feeds = {{"x", Filled(8192, 1)}};
   const int64_t start = Tensor::AllocationCount();
   for (int i = 0; i < 2; ++i) {
     auto warm = (*exec)->Run(feeds);
