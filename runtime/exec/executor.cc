@@ -28,6 +28,11 @@ struct Executor::GraphPlan {
     /// The op's plan, valid for the input signature below (see Signature).
     NodeCache cache;
     std::vector<int64_t> signature;
+    /// Every input is an initializer (not also a graph input) or a constant node's output,
+    /// and the op is deterministic without subgraphs: the outputs held from one run are
+    /// the outputs of every run. The shape arithmetic of exported models (Swin: 712
+    /// Constant nodes) would otherwise cost each node's dispatch on every run.
+    bool constant = false;
   };
   const Graph* graph = nullptr;
   std::unordered_map<std::string, int> slot_of;
@@ -41,6 +46,11 @@ struct Executor::GraphPlan {
   const GraphPlan* parent = nullptr;
   std::vector<int> outer_parent_slots;
   std::vector<NodePlan> nodes;  ///< topological order
+  /// Constant nodes hold their outputs (set after a run that fed no initializer).
+  bool constants_ready = false;
+  /// Per slot, the node (position in `nodes`) and output index that make it; -1 for inputs,
+  /// initializers and outer names.
+  std::vector<std::pair<int, int>> producer;
 };
 
 struct Executor::Frame {
@@ -122,6 +132,14 @@ bool UpdateSignature(const std::vector<const Value*>& inputs, std::vector<int64_
     sig->resize(pos);
   }
   return same;
+}
+
+// True when every wanted output (slot >= 0) has a value held from an earlier run.
+bool HoldsEveryOutput(const std::vector<int>& outputs, const std::vector<Value>& held) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i] >= 0 && held[i].is_none()) return false;
+  }
+  return true;
 }
 
 absl::Status WithNode(const Node& node, const absl::Status& status) {
@@ -244,6 +262,27 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       if (slot >= 0 && last_use[slot] < static_cast<int>(pos)) last_use[slot] = pos;
     }
   }
+  plan->producer.assign(plan->names.size(), {-1, -1});
+  for (size_t pos = 0; pos < n; ++pos) {
+    const std::vector<int>& outs = plan->nodes[pos].outputs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i] >= 0) plan->producer[outs[i]] = {static_cast<int>(pos), static_cast<int>(i)};
+    }
+  }
+  // Constant nodes, in topological order; a graph input with an initializer is not constant.
+  std::vector<bool> constant_slot(plan->names.size(), false);
+  for (const auto& [slot, tensor] : plan->initializers) constant_slot[slot] = true;
+  for (int slot : plan->input_slots) constant_slot[slot] = false;
+  for (Executor::GraphPlan::NodePlan& np : plan->nodes) {
+    const std::string& op = np.node->op_type;
+    bool constant = Subgraphs(*np.node).empty() && !absl::StartsWith(op, "Random") &&
+                    op != "Bernoulli" && op != "Multinomial";
+    for (int slot : np.inputs) constant = constant && (slot < 0 || constant_slot[slot]);
+    np.constant = constant;
+    for (int slot : np.outputs) {
+      if (slot >= 0) constant_slot[slot] = constant;
+    }
+  }
   for (size_t slot = 0; slot < plan->names.size(); ++slot) {
     if (last_use[slot] >= 0 && keep.count(plan->names[slot]) == 0) {
       plan->nodes[last_use[slot]].free_after.push_back(static_cast<int>(slot));
@@ -319,6 +358,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
     exec->options_.pool = exec->pool_.get();
   }
   if (exec->options_.budget == nullptr) exec->options_.budget = &exec->budget_;
+  if (exec->options_.buffers == nullptr) exec->options_.buffers = &exec->buffers_;
   if (exec->options_.memory == nullptr) {
     if (exec->options_.max_memory_bytes <= 0) {
       return absl::InvalidArgumentError("the memory budget must be positive");
@@ -360,11 +400,37 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   return exec;
 }
 
-absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
+void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
+  frame.values[slot] = Value();
+  const auto [pos, i] = plan.producer[slot];
+  if (pos < 0 || options_.buffers == nullptr) return;
+  GraphPlan::NodePlan& np = plan.nodes[pos];
+  Value& held = np.held[i];
+  // A constant node keeps its outputs; a buffer someone still holds (a view, a sequence, the
+  // caller) is not free.
+  if (np.constant || !held.is_tensor() || held.tensor == nullptr || held.tensor.use_count() != 1 ||
+      !held.tensor->owns_data() || held.tensor->capacity_bytes() < BufferPool::kMinBytes) {
+    return;
+  }
+  options_.buffers->Give(std::move(held.tensor));
+  held = Value();
+}
+
+absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constants) {
   kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
   std::vector<const Value*> inputs;
+  // Observers see every node run, so they get no held constants.
+  const bool skip_constants = reuse_constants && plan.constants_ready && !options_.observe_node;
   for (GraphPlan::NodePlan& np : plan.nodes) {
     if (absl::Status s = options_.budget->Check(); !s.ok()) return WithNode(*np.node, s);
+    if (skip_constants && np.constant && HoldsEveryOutput(np.outputs, np.held)) {
+      if (options_.node_done && plan.parent == nullptr) options_.node_done(*np.node, np.held, 0.0);
+      for (size_t i = 0; i < np.outputs.size(); ++i) {
+        if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
+      }
+      for (int slot : np.free_after) FreeSlot(plan, frame, slot);
+      continue;
+    }
     inputs.clear();
     for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
     if (options_.observe_node) options_.observe_node(*np.node, inputs);
@@ -381,10 +447,22 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame) {
                              .count());
     }
     for (size_t i = 0; i < np.outputs.size(); ++i) {
-      if (np.outputs[i] >= 0) frame.values[np.outputs[i]] = np.held[i];
+      if (np.outputs[i] < 0) continue;
+      Value& held = np.held[i];
+      // An output that shares another value's storage (a Reshape view, Identity) is not kept
+      // for the next run: held, it would keep that buffer's use count above one, and its
+      // producer would then allocate a new buffer every run.
+      if (held.is_tensor() && held.tensor != nullptr &&
+          (!held.tensor->owns_data() || held.tensor.use_count() > 1)) {
+        frame.values[np.outputs[i]] = std::move(held);
+        held = Value();
+      } else {
+        frame.values[np.outputs[i]] = held;
+      }
     }
-    for (int slot : np.free_after) frame.values[slot] = Value();
+    for (int slot : np.free_after) FreeSlot(plan, frame, slot);
   }
+  if (reuse_constants) plan.constants_ready = true;
   return absl::OkStatus();
 }
 
@@ -403,6 +481,7 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   frame.values.resize(plan.names.size());
   for (const auto& [slot, tensor] : plan.initializers) frame.values[slot] = Value::Of(tensor);
   std::vector<bool> fed(plan.names.size(), false);
+  bool fed_initializer = false;
   // Slot -> is a graph input: binding stays linear in the number of inputs (a search of
   // input_slots per feed made 1M inputs take minutes).
   std::vector<bool> input_slot(plan.names.size(), false);
@@ -416,6 +495,7 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
     }
     frame.values[it->second] = value;
     fed[it->second] = true;
+    if (!input_slot[it->second]) fed_initializer = true;
   }
   for (int slot : plan.input_slots) {
     if (!fed[slot]) {
@@ -423,7 +503,9 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
           absl::StrCat("input '", plan.names[slot], "' was not given"));
     }
   }
-  if (absl::Status s = Execute(plan, frame); !s.ok()) return s;
+  // Constants computed from a fed initializer hold for this run only.
+  if (fed_initializer) plan.constants_ready = false;
+  if (absl::Status s = Execute(plan, frame, !fed_initializer); !s.ok()) return s;
   std::vector<Value> outputs;
   outputs.reserve(plan.output_slots.size());
   for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);

@@ -69,7 +69,12 @@ class Executor {
 
  private:
   Executor(std::shared_ptr<const Model> model, RunOptions options);
-  absl::Status Execute(GraphPlan& plan, Frame& frame);
+  /// Runs `plan`'s nodes over `frame`. With `reuse_constants`, nodes that depend on constants
+  /// only keep the outputs of their first run (false when a run feeds an initializer).
+  absl::Status Execute(GraphPlan& plan, Frame& frame, bool reuse_constants = true);
+  /// Clears `slot` after its last use and lends its producer's buffer to later outputs
+  /// (options_.buffers) when nothing else holds it.
+  void FreeSlot(GraphPlan& plan, Frame& frame, int slot);
 
   class Runner;
 
@@ -78,6 +83,7 @@ class Executor {
   std::unique_ptr<ThreadPool> pool_;
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans_;
   RunBudget budget_;
+  BufferPool buffers_;
 };
 
 }  // namespace onnx_bcast::rt

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "runtime/kernels/matmul_fast.h"
+
 namespace onnx_bcast::rt::kernels {
 
 /// Largest M, N or K (and leading dimension) the BLAS path accepts (its ints are 32-bit).
@@ -62,6 +64,10 @@ void GemmLoops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doub
   }
 }
 
+/// Smallest m * n * k that BatchedMatMul gives to oneDNN: below it the primitive's fixed
+/// cost per call (about 1 us) is not repaid.
+inline constexpr int64_t kOneDnnMatMulMinWork = int64_t{1} << 15;
+
 /// Batched matrix product: for each of `batch` products, a[a_offset[i]..] [M,K] times
 /// b[b_offset[i]..] [K,N] into out + i*M*N. T is float, double or an integer type.
 template <class T>
@@ -80,6 +86,14 @@ void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
       BatchedMatMul<T>(1, batch * m, n, k, a, &first_a, b, &first_b, out);
       return;
     }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // One OpenMP thread in oneDNN: with more, OpenBLAS's threads do better.
+    if (batch == 1 && m * n * k >= kOneDnnMatMulMinWork && BlasThreads() == 1 &&
+        OneDnnMatMul(m, n, k, a + a_offset[0], b + b_offset[0], out)) {
+      return;
+    }
+    if (batch > 1 && SmallMatMuls(batch, m, n, k, a, a_offset, b, b_offset, out)) return;
   }
   for (int64_t i = 0; i < batch; ++i) {
     if constexpr (std::is_floating_point_v<T>) {

@@ -76,6 +76,34 @@ void CopyTiled(const std::byte* src, int64_t src_row, int64_t src_col, std::byte
   }
 }
 
+// Longest run (bytes) that SerialStridedCopy copies through CopyShortRuns.
+constexpr int64_t kShortRunBytes = 64;
+
+// `count` runs of `bytes` (<= kShortRunBytes) bytes, `src_step`/`dst_step` bytes apart.
+// Common sizes get a constant-size memcpy, which compiles to a few vector moves.
+void CopyShortRuns(const std::byte* src, int64_t src_step, std::byte* dst, int64_t dst_step,
+                   int64_t count, int64_t bytes) {
+  auto copy = [&](auto size) {
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(dst + i * dst_step, src + i * src_step, size);
+    }
+  };
+  switch (bytes) {
+    case 4:
+      return copy(std::integral_constant<size_t, 4>());
+    case 8:
+      return copy(std::integral_constant<size_t, 8>());
+    case 16:
+      return copy(std::integral_constant<size_t, 16>());
+    case 32:
+      return copy(std::integral_constant<size_t, 32>());
+    case 64:
+      return copy(std::integral_constant<size_t, 64>());
+    default:
+      return copy(static_cast<size_t>(bytes));
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape) {
@@ -157,6 +185,13 @@ void SerialStridedCopy(const void* src, int64_t offset, absl::Span<const int64_t
     if (j != tile_dim) outer.push_back(merged[j]);
   }
   const CopyDim inner = merged[last];
+  // Short contiguous runs (attention's head dims: 8 floats in a Swin) are copied a whole outer
+  // row per step: the odometer and a memcpy call per run of 32 bytes cost more than the copy.
+  const int64_t run_bytes = inner.size * es;
+  const bool short_runs =
+      tile_dim < 0 && inner.src_stride == 1 && !outer.empty() && run_bytes <= kShortRunBytes;
+  const CopyDim row = short_runs ? outer.back() : CopyDim{1, 0, 0};
+  if (short_runs) outer.pop_back();
   std::vector<int64_t> index(outer.size(), 0);
   VisitElemSize(elem_size, [&](auto tag) {
     using T = decltype(tag);
@@ -169,6 +204,8 @@ void SerialStridedCopy(const void* src, int64_t offset, absl::Span<const int64_t
         const CopyDim& t = merged[tile_dim];
         CopyTiled<T>(s, t.src_stride, inner.src_stride, d, t.dst_stride, inner.dst_stride, t.size,
                      inner.size, elem_size);
+      } else if (short_runs) {
+        CopyShortRuns(s, row.src_stride * es, d, row.dst_stride * es, row.size, run_bytes);
       } else if (inner.src_stride == 1) {
         std::memcpy(d, s, static_cast<size_t>(inner.size) * elem_size);
       } else if (inner.src_stride == 0) {

@@ -125,6 +125,22 @@ inline T ReduceFinish(ReduceKind kind, A acc, int64_t count) {
   }
 }
 
+/// Sum of row[0, n) in double, in four interleaved partial sums (so it differs from a
+/// sequential double sum only in the last bits of the double, not of a float result).
+template <class T>
+inline double SumRow(const T* row, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    s0 += static_cast<double>(row[k]);
+    s1 += static_cast<double>(row[k + 1]);
+    s2 += static_cast<double>(row[k + 2]);
+    s3 += static_cast<double>(row[k + 3]);
+  }
+  for (; k < n; ++k) s0 += static_cast<double>(row[k]);
+  return (s0 + s1) + (s2 + s3);
+}
+
 /// Reduces `in` (dims `shape`) over the dims where `reduce[d]` is true into `out`, whose
 /// elements are laid out as the input with reduced dims set to 1.
 template <class T>
@@ -188,6 +204,15 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
     if (!red.empty() && red.back() && (dims.size() == 1 || (dims.size() == 2 && !red[0]))) {
       // [kept..., reduced]: contiguous rows, the common case (last axis, keepdims or not).
       const int64_t n = dims.back();
+      if constexpr (std::is_floating_point_v<T>) {
+        if (kind == ReduceKind::kSum || kind == ReduceKind::kMean) {
+          // LayerNorm's means (rows of 16-128): four chains instead of one, since one chain
+          // waits on each double add's latency (Swin: 3 ns an element before).
+          for (int64_t j = 0; j < out_count; ++j) acc[j] = SumRow(in + j * n, n);
+          for (int64_t j = 0; j < out_count; ++j) out[j] = ReduceFinish<T, A>(kind, acc[j], count);
+          return;
+        }
+      }
       for (int64_t j = 0; j < out_count; ++j) {
         const T* row = in + j * n;
         A a = acc[j];
@@ -288,6 +313,24 @@ void SoftmaxInDouble(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, in
   }
 }
 
+/// Largest of row[0, n), n > 0, in four interleaved chains (one chain waits on each compare's
+/// latency: most of a 16-element attention row's time). A NaN may or may not be picked; the
+/// caller's row is NaN either way.
+inline float RowMax(const float* row, int64_t n) {
+  float m0 = row[0], m1 = row[0], m2 = row[0], m3 = row[0];
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    m0 = row[k] > m0 ? row[k] : m0;
+    m1 = row[k + 1] > m1 ? row[k + 1] : m1;
+    m2 = row[k + 2] > m2 ? row[k + 2] : m2;
+    m3 = row[k + 3] > m3 ? row[k + 3] : m3;
+  }
+  for (; k < n; ++k) m0 = row[k] > m0 ? row[k] : m0;
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}
+
 /// Softmax, LogSoftmax or Hardmax over the middle dim of [outer, n, inner]. Float Softmax
 /// over contiguous rows (inner == 1, the last axis: attention) takes each exp once, eight
 /// lanes at a time (vector_math.h); everything else sums exp in double as the reference does.
@@ -295,22 +338,34 @@ template <class T>
 void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t inner, T* out) {
   if constexpr (std::is_same_v<T, float>) {
     if (kind == SoftmaxKind::kSoftmax && inner == 1 && n > 0) {
+      // Masked attention scores (Swin's -100) put x - max far below ln(FLT_MIN) = -87.34,
+      // where libmvec's expf leaves its vector path for a scalar one per lane and returns
+      // denormals, each a slow microcode assist: Swin's masked Softmax ran 3x slower than
+      // an unmasked one. So shifts are clamped at kLow (exp about 1.22e-38, a normal float)
+      // and exps below kFlushBelow become 0 after the sum, where the reference gives under
+      // 1.3e-38 too; denormals the scaling makes are flushed as well.
+      constexpr float kLow = kSoftmaxLowestShift;
+      constexpr float kFlushBelow = kSoftmaxFlushBelow;
+      const FlushDenormalsScope flush;
+      if (SoftmaxRowsFloats(in, out, outer, n)) return;
       // Shift every row by its maximum, take the exps of the whole block in one call (rows of
       // attention are short: 16 in a Swin window), then normalize row by row.
       for (int64_t o = 0; o < outer; ++o) {
         const float* x = in + o * n;
         float* y = out + o * n;
-        float max = x[0];
-        for (int64_t k = 1; k < n; ++k) max = x[k] > max ? x[k] : max;
-        for (int64_t k = 0; k < n; ++k) y[k] = x[k] - max;
+        const float max = RowMax(x, n);
+        for (int64_t k = 0; k < n; ++k) {
+          const float d = x[k] - max;
+          y[k] = d < kLow ? kLow : d;  // NaN stays NaN
+        }
       }
       ExpFloats(out, out, outer * n);
       for (int64_t o = 0; o < outer; ++o) {
         float* y = out + o * n;
-        double sum = 0;
-        for (int64_t k = 0; k < n; ++k) sum += y[k];
-        const double inv = 1.0 / sum;
-        for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(y[k] * inv);
+        const double inv = 1.0 / SumRow(y, n);
+        for (int64_t k = 0; k < n; ++k) {
+          y[k] = y[k] < kFlushBelow ? 0.0f : static_cast<float>(y[k] * inv);
+        }
       }
       return;
     }

@@ -211,9 +211,8 @@ absl::Status RunDropout(OpContext& ctx) {
       return ctx.Unsupported("training-mode Dropout with a nonzero ratio (random masks)");
     }
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), (*x)->shape());
-  if (!out.ok()) return out.status();
-  if (absl::Status s = Copy(**x, *out); !s.ok()) return AsNodeError(ctx, s);
+  // The output is the input itself (see Identity): no copy.
+  ctx.SetOutput(0, *ctx.input_value(0));
   if (ctx.output_wanted(1)) {
     // The mask is bool from opset 10; before, it had the input's type.
     const DType mask_type = ctx.opset() >= 10 ? DType::kBool : (*x)->dtype();

@@ -108,6 +108,24 @@ absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
   return *out;
 }
 
+absl::Status ShareToOutput(OpContext& ctx, int i, int from, std::vector<int64_t> shape) {
+  const Value* v = ctx.input_value(from);
+  if (v == nullptr || !v->is_tensor() || v->tensor == nullptr) {
+    return ctx.Error(absl::StrCat("input ", from, " is missing or not a tensor"));
+  }
+  std::shared_ptr<Tensor> src = v->tensor;
+  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
+  if (!count.ok() || *count != src->num_elements()) {
+    return ctx.Error(
+        absl::StrCat("cannot give ", src->DebugString(), " the shape ", ShapeToString(shape)));
+  }
+  absl::StatusOr<Tensor> view = Tensor::Borrow(src->dtype(), shape, src->raw_data());
+  if (!view.ok()) return CopyToOutput(ctx, i, *src, std::move(shape)).status();
+  ctx.SetOutput(
+      i, std::shared_ptr<Tensor>(new Tensor(*std::move(view)), [src](Tensor* t) { delete t; }));
+  return absl::OkStatus();
+}
+
 }  // namespace movement
 
 absl::Span<const OpRegistration> MovementOps() {

@@ -66,7 +66,7 @@ absl::Status Reshape(OpContext& ctx) {
     return ctx.Error(
         absl::StrCat("cannot reshape ", (*x)->DebugString(), " to ", ShapeToString(shape)));
   }
-  return CopyToOutput(ctx, 0, **x, std::move(shape)).status();
+  return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Squeeze(OpContext& ctx) {
@@ -92,7 +92,7 @@ absl::Status Squeeze(OpContext& ctx) {
   for (int64_t j = 0; j < rank; ++j) {
     if (!drop[j]) shape.push_back((*x)->shape()[j]);
   }
-  return CopyToOutput(ctx, 0, **x, std::move(shape)).status();
+  return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Unsqueeze(OpContext& ctx) {
@@ -112,7 +112,7 @@ absl::Status Unsqueeze(OpContext& ctx) {
   std::vector<int64_t> shape;
   size_t next = 0;
   for (int64_t j = 0; j < rank; ++j) shape.push_back(inserted[j] ? 1 : (*x)->shape()[next++]);
-  return CopyToOutput(ctx, 0, **x, std::move(shape)).status();
+  return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Flatten(OpContext& ctx) {
@@ -128,7 +128,7 @@ absl::Status Flatten(OpContext& ctx) {
   for (int64_t j = 0; j < axis; ++j) outer *= (*x)->shape()[j];
   int64_t inner = 1;
   for (int64_t j = axis; j < rank; ++j) inner *= (*x)->shape()[j];
-  return CopyToOutput(ctx, 0, **x, {outer, inner}).status();
+  return ShareToOutput(ctx, 0, 0, {outer, inner});
 }
 
 absl::Status Shape(OpContext& ctx) {

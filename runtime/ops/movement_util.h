@@ -34,6 +34,12 @@ absl::StatusOr<int64_t> Product(const OpContext& ctx, const std::vector<int64_t>
 /// The element bytes of `value` converted to `dtype` (saturating for integers).
 std::vector<std::byte> ScalarBytes(DType dtype, double value);
 
+/// Sets output `i` to a view of input `from`'s storage under `shape` (same element count): no
+/// copy. The view holds the input's tensor, so the storage lives as long as the view; the
+/// executor keeps no view between runs, so the producer's buffer stays its own to reuse.
+/// Consumers never write to their inputs, which is what makes sharing safe.
+absl::Status ShareToOutput(OpContext& ctx, int i, int from, std::vector<int64_t> shape);
+
 /// Allocates output `i` as a copy of `src` with shape `shape` (same element count).
 absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
                                      std::vector<int64_t> shape);

@@ -52,6 +52,21 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
       slot.tensor->ReuseAs(dtype, shape)) {
     return slot.tensor.get();
   }
+  // Sized as Tensor::Allocate sizes (the count is within the limit checked above).
+  if (const size_t bytes = static_cast<size_t>(*count) * DTypeSize(dtype);
+      options_.buffers != nullptr && bytes >= BufferPool::kMinBytes) {
+    if (std::shared_ptr<Tensor> t = options_.buffers->Take(bytes);
+        t != nullptr && t->ReuseAs(dtype, shape)) {
+      if (slot.is_tensor() && slot.tensor != nullptr && slot.tensor.use_count() == 1 &&
+          slot.tensor->owns_data() && slot.tensor->capacity_bytes() >= BufferPool::kMinBytes) {
+        options_.buffers->Give(std::move(slot.tensor));  // too small here, maybe not elsewhere
+      }
+      slot = Value::Of(std::move(t));
+      return slot.tensor.get();
+    } else if (t != nullptr) {
+      options_.buffers->Give(std::move(t));
+    }
+  }
   MemoryBudget* memory = options_.memory.get();
   if (memory == nullptr) {
     absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
@@ -88,6 +103,26 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
                                              shared->Refund(bytes);
                                            }));
   return slot.tensor.get();
+}
+
+std::shared_ptr<Tensor> BufferPool::Take(size_t bytes) {
+  auto it = std::lower_bound(free_.begin(), free_.end(), bytes,
+                             [](const auto& entry, size_t b) { return entry.first < b; });
+  if (it == free_.end() || it->first > std::max<size_t>(2 * bytes, kTensorAlignment)) {
+    return nullptr;
+  }
+  std::shared_ptr<Tensor> t = std::move(it->second);
+  free_bytes_ -= it->first;
+  free_.erase(it);
+  return t;
+}
+
+void BufferPool::Give(std::shared_ptr<Tensor> t) {
+  const size_t bytes = t->capacity_bytes();
+  free_bytes_ += bytes;
+  auto it = std::upper_bound(free_.begin(), free_.end(), bytes,
+                             [](size_t b, const auto& entry) { return b < entry.first; });
+  free_.emplace(it, bytes, std::move(t));
 }
 
 void OpContext::SetOutput(int i, Value value) {

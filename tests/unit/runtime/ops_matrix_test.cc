@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/kernels/matmul_fast.h"
 #include "runtime/kernels/reference/gemm.h"
 #include "tests/unit/runtime/ops_harness.h"
 
@@ -65,6 +66,57 @@ TEST(GemmKernel, BatchedMatMulMatchesPerBatchReference) {
                                       b.data() + b_off[i], n, 0.0, ref.data() + i * m * n, n);
     }
     for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5) << iter;
+  }
+}
+
+// The register-blocked small products against the reference, on seeded shapes with every
+// n from 1 to 64 (full 8-column blocks and masked tails), k from 0, and gapped, shared or own
+// operands per product.
+TEST(GemmKernel, SmallMatMulsMatchReference) {
+  if (!kernels::SmallMatMulAvailable()) GTEST_SKIP() << "no AVX2+FMA";
+  std::mt19937_64 rng(2024);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int64_t n = iter % kernels::kSmallMatMulMaxDim + 1;
+    const int64_t m = rng() % kernels::kSmallMatMulMaxDim + 1;
+    const int64_t k = iter < 64 ? static_cast<int64_t>(rng() % 20) : rng() % 64 + 1;
+    const int64_t batch = rng() % 4 + 1;
+    const bool share_b = rng() & 1;
+    const int64_t a_step = m * k + static_cast<int64_t>(rng() % 3);
+    std::vector<float> a(batch * a_step + 1), b(batch * k * n + 1);
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    std::vector<int64_t> a_off(batch), b_off(batch);
+    for (int64_t i = 0; i < batch; ++i) {
+      a_off[i] = 1 + i * a_step;
+      b_off[i] = share_b ? 0 : i * k * n;
+    }
+    std::vector<float> out(batch * m * n, 99.0f), ref(out.size());
+    ASSERT_TRUE(kernels::SmallMatMuls(batch, m, n, k, a.data(), a_off.data(), b.data(),
+                                      b_off.data(), out.data()));
+    for (int64_t i = 0; i < batch; ++i) {
+      kernels::reference::Gemm<float>(false, false, m, n, k, 1.0, a.data() + a_off[i], k,
+                                      b.data() + b_off[i], n, 0.0, ref.data() + i * m * n, n);
+    }
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-5) << iter << " " << i;
+  }
+  EXPECT_FALSE(kernels::SmallMatMuls(1, 65, 1, 1, nullptr, nullptr, nullptr, nullptr, nullptr));
+}
+
+// oneDNN's matmul (one product, the large-product path of BatchedMatMul) against the reference.
+TEST(GemmKernel, OneDnnMatMulMatchesReference) {
+  if (!kernels::OneDnnMatMulAvailable()) GTEST_SKIP() << "built without oneDNN";
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int iter = 0; iter < 40; ++iter) {
+    const int64_t m = rng() % 300 + 1, n = rng() % 130 + 1, k = rng() % 130 + 1;
+    std::vector<float> a(m * k), b(k * n), out(m * n), ref(m * n);
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    ASSERT_TRUE(kernels::OneDnnMatMul(m, n, k, a.data(), b.data(), out.data()));
+    kernels::reference::Gemm<float>(false, false, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0,
+                                    ref.data(), n);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << iter;
   }
 }
 

@@ -100,6 +100,35 @@ TEST(MovementKernel, StridedCopyMatchesReferenceOnRandomViews) {
   }
 }
 
+// Transposes that keep a short innermost run contiguous (Swin's [196,16,3,2,8] ->
+// [3,196,2,16,8]: runs of 8 floats), copied one outer row of runs at a time: every run length
+// up to past the 64-byte limit, for each element size, some reversed outer dims.
+TEST(MovementKernel, StridedCopyShortRunsMatchReference) {
+  std::mt19937_64 rng(8);
+  for (DType dtype : {DType::kUInt8, DType::kInt16, DType::kFloat32, DType::kFloat64}) {
+    for (int64_t run = 1; run <= 20; ++run) {
+      const std::vector<int64_t> src_shape = {3, 5, 2, run};
+      const std::vector<int64_t> src_strides = DenseStrides(src_shape);
+      // Output [2, 3, 5, run]: dims 2, 0, 1 of the source, the run last.
+      std::vector<int64_t> shape = {2, 3, 5, run};
+      std::vector<int64_t> strides = {src_strides[2], src_strides[0], src_strides[1], 1};
+      int64_t offset = 0;
+      if (run % 3 == 0) {  // walk the middle dim backwards
+        offset = 4 * strides[2];
+        strides[2] = -strides[2];
+      }
+      Tensor src = testing::RandomTensor(rng, dtype, src_shape);
+      Tensor fast = Tensor::Allocate(dtype, shape).value();
+      Tensor ref = Tensor::Allocate(dtype, shape).value();
+      testing::Poison(fast);
+      StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(), fast.raw_data());
+      reference::StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(),
+                             ref.raw_data());
+      ASSERT_EQ(testing::FirstMismatch(fast, ref), -1) << DTypeName(dtype) << " run " << run;
+    }
+  }
+}
+
 TEST(MovementKernel, StridedCopyTransposesLargeMatricesInTiles) {
   std::mt19937_64 rng(3);
   Tensor src = testing::RandomTensor(rng, DType::kFloat32, {67, 130});

@@ -59,6 +59,38 @@ TEST(ReduceKernel, FastMatchesReferenceOnRandomShapesAndAxes) {
   }
 }
 
+// The contiguous-row Sum/Mean path (four partial sums) on float rows of every length 0-70,
+// including infinities and NaN, against the reference's one sequential sum.
+TEST(ReduceKernel, FloatRowSumsMatchReference) {
+  std::mt19937_64 rng(24);
+  std::uniform_real_distribution<float> dist(-3, 3);
+  for (int64_t n = 0; n <= 70; ++n) {
+    const int64_t rows = static_cast<int64_t>(rng() % 5) + 1;
+    std::vector<float> x(rows * n);
+    for (float& v : x) v = dist(rng);
+    if (n > 3)
+      x[rng() % x.size()] = (n % 3 == 0) ? std::numeric_limits<float>::quiet_NaN()
+                                         : std::numeric_limits<float>::infinity();
+    const std::vector<int64_t> shape{rows, n};
+    const std::vector<bool> reduce{false, true};
+    for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kMean}) {
+      std::vector<float> fast(rows), ref(rows);
+      kernels::Reduce<float>(kind, x.data(), shape, reduce, fast.data());
+      kernels::reference::Reduce<float>(kind, x.data(), shape, reduce, ref.data());
+      for (int64_t i = 0; i < rows; ++i) {
+        if (std::isnan(ref[i]) || std::isinf(ref[i])) {
+          EXPECT_EQ(std::isnan(fast[i]), std::isnan(ref[i])) << n;
+          if (std::isinf(ref[i])) {
+            EXPECT_EQ(fast[i], ref[i]) << n;
+          }
+        } else {
+          EXPECT_NEAR(fast[i], ref[i], 1e-6f * (1 + std::fabs(ref[i]))) << n;
+        }
+      }
+    }
+  }
+}
+
 TEST(ReduceKernel, IntegerSumAndMaxMatchReference) {
   std::mt19937_64 rng(3);
   for (int iter = 0; iter < 100; ++iter) {
@@ -168,6 +200,22 @@ TEST(ArgOps, SelectLastIndexAndKeepdims) {
 // The fast Softmax (float rows through the vector exp) and its other cases against the
 // reference on seeded random [outer, n, inner] shapes: rows up to 70 long, values up to +-90,
 // some -inf (exp 0) and some rows of only -inf (NaN, as in the reference).
+// Swin's shifted-window masks (-100 on part of a row) give exps near 1e-44: flushed to zero
+// by the fast path, within the test's absolute 1.3e-38 of the reference; and the thread's
+// floating-point mode is back to normal afterwards (denormals survive again).
+TEST(SoftmaxKernel, MaskedRowsFlushDenormalsAndRestoreTheMode) {
+  std::vector<float> x(64), fast(64), ref(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 16 < 8 ? -100.0f : 0.0f) + 0.01f * i;
+  kernels::Softmax<float>(kernels::SoftmaxKind::kSoftmax, x.data(), 4, 16, 1, fast.data());
+  kernels::reference::Softmax<float>(kernels::SoftmaxKind::kSoftmax, x.data(), 4, 16, 1,
+                                     ref.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(fast[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1.3e-38) << i;
+  }
+  volatile float tiny = std::numeric_limits<float>::min();
+  EXPECT_GT(tiny / 4.0f, 0.0f);
+}
+
 TEST(SoftmaxKernel, FastMatchesReferenceOnRandomRows) {
   std::mt19937_64 rng(20261127);
   for (int iter = 0; iter < 400; ++iter) {
@@ -189,8 +237,9 @@ TEST(SoftmaxKernel, FastMatchesReferenceOnRandomRows) {
       if (std::isnan(ref[i])) {
         EXPECT_TRUE(std::isnan(fast[i])) << iter << " " << i;
       } else {
-        // libmvec's expf is within 2 ULP, then one rounding of the scaled value.
-        EXPECT_NEAR(fast[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1e-38) << iter << " " << i;
+        // libmvec's expf is within 2 ULP, then one rounding of the scaled value; exps below
+        // 1.3e-38 are flushed to 0.
+        EXPECT_NEAR(fast[i], ref[i], 4e-7 * std::fabs(ref[i]) + 1.3e-38) << iter << " " << i;
       }
     }
   }
