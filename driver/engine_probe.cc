@@ -696,7 +696,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
     }
     absl::StatusOr<std::vector<rt::Value>> ours = (*exec)->Run(feeds);
     if (!ours.ok()) return cell_error(ours.status());
-    expected.push_back(std::move(*ours->at(0).tensor));
+    expected.push_back(ours->at(0).tensor->Clone());
 
     absl::StatusOr<std::string> bytes = proto::SerializeModel(model->proto);
     if (!bytes.ok()) return cell_error(bytes.status());

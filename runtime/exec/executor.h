@@ -40,7 +40,9 @@ class Executor {
 
   /// Runs the main graph. Every graph input must be fed; a feed may also replace an
   /// initializer. Returns the graph outputs in order. Errors name the failing node; inside
-  /// subgraphs the chain of enclosing nodes.
+  /// subgraphs the chain of enclosing nodes. An output may be a view (a Reshape of another
+  /// value: Tensor::owns_data() false) whose storage only its shared_ptr keeps alive: keep the
+  /// shared_ptr or Clone() the tensor; never move the Tensor out of it.
   absl::StatusOr<std::vector<Value>> Run(const Feeds& feeds);
 
   /// Runs stop with DeadlineExceeded once `deadline` has passed: checked between nodes, per
