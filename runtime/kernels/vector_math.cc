@@ -11,9 +11,11 @@
 #if defined(__x86_64__) && defined(__GLIBC__)
 #include <immintrin.h>
 #define BCAST_HAVE_MVEC 1
+// libmvec's AVX2 variants: declared with the AVX2 target, so that clang accepts direct calls
+// with __m256 arguments from the AVX2 kernels below (the ABI needs AVX).
 extern "C" {
-__m256 _ZGVdN8v_expf(__m256 x);
-__m256 _ZGVdN8v_erff(__m256 x);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_expf(__m256 x);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_erff(__m256 x);
 }
 #endif
 
