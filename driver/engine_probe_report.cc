@@ -314,10 +314,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     if (computed == rule.forms.end()) continue;
     auto runs = [&](const std::string& cls) {
       auto it = computed->second.find(cls);
-      return it != computed->second.end() && (it->second == passes::FormSupport::kRuns ||
-                                              it->second == passes::FormSupport::kRunsAligned ||
-                                              it->second == passes::FormSupport::kRunsUnaligned ||
-                                              it->second == passes::FormSupport::kRunsFirstFull);
+      return it != computed->second.end() && Running(it->second);
     };
     if (!runs("same")) continue;
     for (auto it = global.begin(); it != global.end();) {
@@ -335,11 +332,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       if (it == p.op_rules.end()) continue;
       for (const auto& [pattern, forms] : it->second.forms) {
         for (const auto& [cls, s] : forms) {
-          if (s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
-              s == passes::FormSupport::kRunsUnaligned ||
-              s == passes::FormSupport::kRunsFirstFull) {
-            return true;
-          }
+          if (Running(s)) return true;
         }
       }
     }
