@@ -6,6 +6,9 @@ packages=(
   cmake g++ make pkg-config ccache
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
+  # libdnnl-dev only recommends the OpenCL development files, yet its dnnl-config.cmake requires
+  # them (its GPU runtime is OpenCL): without them oneDNN is left out (runtime/CMakeLists.txt).
+  ocl-icd-opencl-dev
   python3-onnx python3-numpy
   pybind11-dev python3-dev python3-venv python3-pip python3-setuptools python3-wheel
   libmimalloc-dev libcli11-dev
