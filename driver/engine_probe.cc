@@ -30,7 +30,9 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -506,32 +508,35 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
 
 // ---- Comparing ----
 
-std::vector<double> AsDoubles(const rt::Tensor& t) {
+// Every element as a double, for any element type the runtime stores (float16 and bfloat16
+// through float); nullopt for a type it does not (an engine output we cannot read).
+std::optional<std::vector<double>> AsDoubles(const rt::Tensor& t) {
   std::vector<double> out;
   out.reserve(static_cast<size_t>(t.num_elements()));
-  switch (t.dtype()) {
-    case rt::DType::kFloat32:
-      for (float v : t.values<float>()) out.push_back(v);
-      break;
-    case rt::DType::kFloat64:
-      for (double v : t.values<double>()) out.push_back(v);
-      break;
-    case rt::DType::kInt32:
-      for (int32_t v : t.values<int32_t>()) out.push_back(v);
-      break;
-    case rt::DType::kInt64:
-      for (int64_t v : t.values<int64_t>()) out.push_back(static_cast<double>(v));
-      break;
-    case rt::DType::kUInt8:
-      for (uint8_t v : t.values<uint8_t>()) out.push_back(v);
-      break;
-    case rt::DType::kBool:
-      for (bool v : t.values<bool>()) out.push_back(v ? 1 : 0);
-      break;
-    default:
-      break;
-  }
+  const bool read = rt::VisitDType(t.dtype(), false, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const T& v : t.values<T>()) {
+      if constexpr (std::is_same_v<T, rt::Float16> || std::is_same_v<T, rt::BFloat16>) {
+        out.push_back(static_cast<double>(rt::ToFloat(v)));
+      } else {
+        out.push_back(static_cast<double>(v));
+      }
+    }
+    return true;
+  });
+  if (!read) return std::nullopt;
   return out;
+}
+
+// Whether an engine's output type may stand for the expected one. Engines return their own
+// representation of some types (OpenCV has no 64-bit integer or bool Mat: int32, uint8 or
+// float32 come back), which is accepted where it can hold the values: any type for an expected
+// integer or bool (compared exactly), a floating type for an expected floating one. An integer
+// or bool for an expected float is refused: truncation would pass unseen.
+bool RepresentationAccepted(rt::DType expected, rt::DType actual) {
+  if (expected == actual) return true;
+  if (rt::IsFloatingPoint(expected)) return rt::IsFloatingPoint(actual);
+  return true;
 }
 
 Dims Squeezed(const Dims& d) {
@@ -555,8 +560,22 @@ void Judge(const rt::Tensor& expected, const rt::Tensor& actual, ProbeCell* c) {
 
 OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual) {
   OutputAgreement out;
-  const std::vector<double> e = AsDoubles(expected);
-  const std::vector<double> a = AsDoubles(actual);
+  if (!RepresentationAccepted(expected.dtype(), actual.dtype())) {
+    out.message = absl::StrCat("element type ", rt::DTypeName(actual.dtype()), ", expected ",
+                               rt::DTypeName(expected.dtype()));
+    return out;
+  }
+  const std::optional<std::vector<double>> e_values = AsDoubles(expected);
+  const std::optional<std::vector<double>> a_values = AsDoubles(actual);
+  if (!e_values || !a_values) {
+    out.message = absl::StrCat("element type ", rt::DTypeName(actual.dtype()), " (expected ",
+                               rt::DTypeName(expected.dtype()), ") cannot be compared");
+    return out;
+  }
+  const std::vector<double>& e = *e_values;
+  const std::vector<double>& a = *a_values;
+  // Integers and bools compare exactly, whatever type the engine returned them in.
+  const bool exact = !rt::IsFloatingPoint(expected.dtype());
   if (a.size() != e.size() || Squeezed(expected.shape()) != Squeezed(actual.shape())) {
     out.message = absl::StrCat("output shape ", ShapeText(actual.shape()), ", expected ",
                                ShapeText(expected.shape()));
@@ -567,7 +586,7 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
   for (size_t k = 0; k < e.size(); ++k) {
     if (std::isnan(e[k]) && std::isnan(a[k])) continue;
     const double err = std::fabs(a[k] - e[k]);
-    if (!(err <= kAtol + kRtol * std::fabs(e[k]))) {
+    if (exact ? !(err == 0) : !(err <= kAtol + kRtol * std::fabs(e[k]))) {
       ++bad;
       max_abs = std::isnan(err) ? INFINITY : std::max(max_abs, err);
     }

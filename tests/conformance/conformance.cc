@@ -2,7 +2,9 @@
 // pytorch-operator, simple) on the executor, one forked child per case (crashes and time-outs
 // stay contained), and prints per-folder counts; --check guards a list of cases that must pass.
 // --fold runs fold-constants over each model first (twice: the second run must change nothing),
-// so the folded models are checked against the same expected outputs.
+// so the folded models are checked against the same expected outputs; --folded-check holds the
+// list of cases it must change, exactly (a fold that silently stopped folding would otherwise
+// pass every case).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -47,6 +49,8 @@ struct Result {
   std::string folder;
   Outcome outcome = Outcome::kFail;
   std::string reason;
+  /// With --fold: fold-constants changed the model (then its outputs are those checked).
+  bool folded = false;
 };
 
 struct Options {
@@ -59,6 +63,10 @@ struct Options {
   int time_limit_s = 20;
   bool no_fork = false;
   bool fold = false;
+  /// With --fold: the cases fold-constants must change, one per line (held by name, so that
+  /// a fold that silently stops folding fails even while every case still passes).
+  std::string folded_check;
+  std::string folded_update;
 };
 
 Outcome FromStatus(const absl::Status& s) {
@@ -82,12 +90,14 @@ Result RunCase(const std::string& case_dir, const Options& options) {
     po.evaluator = &evaluator;
     const std::unique_ptr<passes::Pass> fold = passes::CreateFoldConstantsPass();
     passes::PassStats stats;
+    const proto::Model original = *model;
     if (absl::Status s = fold->Run(&*model, po, &stats); !s.ok()) {
       r.outcome = Outcome::kFail;
       r.reason = absl::StrCat("fold-constants: ", s.message());
       return r;
     }
     const proto::Model once = *model;
+    r.folded = !proto::ModelsEqual(original.proto, once.proto);
     passes::PassStats again;
     std::string diff;
     if (absl::Status s = fold->Run(&*model, po, &again);
@@ -142,11 +152,11 @@ Result RunCase(const std::string& case_dir, const Options& options) {
   return r;
 }
 
-// One line "<outcome digit> <reason>" written by a child to its pipe.
+// One line "<outcome digit><folded digit> <reason>" written by a child to its pipe.
 std::string Encode(const Result& r) {
   std::string reason = r.reason.substr(0, 2000);
   std::replace(reason.begin(), reason.end(), '\n', ' ');
-  return absl::StrCat(static_cast<int>(r.outcome), " ", reason);
+  return absl::StrCat(static_cast<int>(r.outcome), r.folded ? 1 : 0, " ", reason);
 }
 
 struct Child {
@@ -168,9 +178,10 @@ void Drain(Child& c) {
 void Finish(Child& c, int status, const Options& options) {
   Drain(c);
   close(c.fd);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && c.out.size() >= 2) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && c.out.size() >= 3) {
     c.result.outcome = static_cast<Outcome>(c.out[0] - '0');
-    c.result.reason = c.out.substr(2);
+    c.result.folded = c.out[1] == '1';
+    c.result.reason = c.out.substr(3);
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
     c.result.outcome = Outcome::kFail;
     c.result.reason = absl::StrCat("timed out after ", options.time_limit_s, " s");
@@ -247,7 +258,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: conformance [--data DIR] [--filter SUBSTR] [--list] [--jobs N]\n"
                "                   [--time-limit SECONDS] [--check FILE] [--update FILE] "
-               "[--no-fork] [--fold]\n");
+               "[--no-fork] [--fold [--folded-check FILE] [--folded-update FILE]]\n");
   return 64;
 }
 
@@ -275,6 +286,10 @@ int Main(int argc, char** argv) {
       if (!value(&options.check)) return Usage();
     } else if (arg == "--update") {
       if (!value(&options.update)) return Usage();
+    } else if (arg == "--folded-check") {
+      if (!value(&options.folded_check)) return Usage();
+    } else if (arg == "--folded-update") {
+      if (!value(&options.folded_update)) return Usage();
     } else if (arg == "--jobs") {
       if (!value(&v) || !absl::SimpleAtoi(v, &options.jobs) || options.jobs < 1) return Usage();
     } else if (arg == "--time-limit") {
@@ -332,10 +347,48 @@ int Main(int argc, char** argv) {
               100.0 * passed / results.size(), absl::ToDoubleSeconds(absl::Now() - start));
 
   std::set<std::string> passing;
+  std::set<std::string> folded;
   for (const Result& r : results) {
     if (r.outcome == Outcome::kPass) passing.insert(r.id);
+    if (r.folded) folded.insert(r.id);
   }
   int exit_code = 0;
+  if (options.fold) {
+    std::printf("fold-constants changed %zu of %zu cases (%zu of them pass)\n", folded.size(),
+                results.size(),
+                std::count_if(folded.begin(), folded.end(),
+                              [&](const std::string& id) { return passing.count(id) > 0; }));
+  }
+  if (!options.folded_check.empty()) {
+    // Every listed case must still be changed by fold-constants (and, when it is an expected
+    // pass, pass folded: checked with the other expected passes below).
+    const std::set<std::string> expected = ReadList(options.folded_check);
+    int lost = 0;
+    for (const std::string& id : expected) {
+      if (folded.count(id) == 0 && options.filter.empty()) {
+        std::printf("NOT FOLDED %s: fold-constants no longer changes it\n", id.c_str());
+        ++lost;
+      }
+    }
+    int gained = 0;
+    for (const std::string& id : folded) gained += expected.count(id) == 0;
+    std::printf("folded check: %zu cases must fold, %d no longer do, %d newly fold%s\n",
+                expected.size(), lost, gained,
+                gained > 0 ? " (add them with --folded-update)" : "");
+    if (lost > 0 || gained > 0) exit_code = 1;
+  }
+  if (!options.folded_update.empty()) {
+    std::ofstream out(options.folded_update, std::ios::trunc);
+    out << "# Cases of the ONNX backend test data that fold-constants changes (conformance --fold\n"
+           "# --folded-update writes it; --folded-check holds it exactly). One folder/case per "
+           "line.\n";
+    for (const std::string& id : folded) out << id << "\n";
+    if (!out) {
+      std::fprintf(stderr, "conformance: cannot write %s\n", options.folded_update.c_str());
+      return 4;
+    }
+    std::printf("folded update: %zu cases listed\n", folded.size());
+  }
   if (!options.check.empty()) {
     const std::set<std::string> expected = ReadList(options.check);
     std::set<std::string> ran;

@@ -1,13 +1,17 @@
 // From measured cells to a profile, mechanically: the rank limit from `same`, `aligned` when
 // only equal-rank cells run, the worst failure otherwise; the profile parses back; the table
-// has one row per cell. And the grid covers every class `check` reports.
+// has one row per cell. And the grid covers every class `check` reports; engine outputs compare
+// by value and element type, for every type.
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "driver/engine_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/targets.h"
+#include "runtime/dtype.h"
+#include "runtime/tensor.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -146,6 +150,68 @@ TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
                                             "Sum", "Mean", "Where", "PRelu", "Gemm", "MatMul",
                                             "Expand", "Equal", "Greater", "Less"}));
   EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
+}
+
+
+// ---- CompareEngineOutput: every element type is read, and the types themselves compared ----
+
+// A tensor of `dtype` and shape [4] holding 0, 1, 2, 3 (with `last` in place of 3), written
+// through float for the half types.
+rt::Tensor Ramp(rt::DType dtype, double last = 3) {
+  rt::Tensor t = rt::Tensor::Allocate(dtype, {4}).value();
+  rt::VisitDType(dtype, 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (int k = 0; k < 4; ++k) {
+      const double v = k == 3 ? last : k;
+      if constexpr (std::is_same_v<T, rt::Float16>) {
+        p[k] = rt::ToFloat16(static_cast<float>(v));
+      } else if constexpr (std::is_same_v<T, rt::BFloat16>) {
+        p[k] = rt::ToBFloat16(static_cast<float>(v));
+      } else if constexpr (std::is_same_v<T, bool>) {
+        p[k] = v != 0 && k % 2 == 1;
+      } else {
+        p[k] = static_cast<T>(v);
+      }
+    }
+    return 0;
+  });
+  return t;
+}
+
+TEST(CompareEngineOutput, ReadsEveryElementTypeAndSeesADifference) {
+  for (rt::DType dtype : rt::kAllDTypes) {
+    SCOPED_TRACE(rt::DTypeName(dtype));
+    EXPECT_TRUE(driver::CompareEngineOutput(Ramp(dtype), Ramp(dtype)).matches);
+    if (dtype == rt::DType::kBool) {
+      rt::Tensor flipped = Ramp(dtype);
+      flipped.data<bool>()[0] = true;
+      EXPECT_FALSE(driver::CompareEngineOutput(Ramp(dtype), flipped).matches);
+    } else {
+      // 3 against 100: far outside any tolerance, in every type's range.
+      EXPECT_FALSE(driver::CompareEngineOutput(Ramp(dtype), Ramp(dtype, 100)).matches);
+    }
+  }
+}
+
+TEST(CompareEngineOutput, ComparesTheElementTypes) {
+  // An engine's wider or float representation of integers and bools holds their values: the
+  // values decide, exactly.
+  EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
+  // Ramp's bools are 0, 1, 0, 1.
+  const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
+  EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), as_float).matches);
+  const rt::Tensor wrong_float = rt::Tensor::FromValues<float>({4}, {0, 1, 1, 1}).value();
+  EXPECT_FALSE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), wrong_float).matches);
+  rt::Tensor near = Ramp(rt::DType::kFloat32, 3.0001);
+  EXPECT_FALSE(driver::CompareEngineOutput(Ramp(rt::DType::kInt64), near).matches);
+  // A float expected and an integer returned: truncation must not pass unseen.
+  const driver::OutputAgreement a =
+      driver::CompareEngineOutput(Ramp(rt::DType::kFloat32), Ramp(rt::DType::kInt32));
+  EXPECT_FALSE(a.matches);
+  EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
+  EXPECT_TRUE(
+      driver::CompareEngineOutput(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).matches);
 }
 
 }  // namespace

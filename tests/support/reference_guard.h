@@ -1,0 +1,51 @@
+// Test support: whether a reference output can tell a right engine from a wrong one. A
+// comparison against an output that holds one value everywhere (torchvision's zero-initialized
+// heads), or no finite value at all (NaN matches NaN in every comparison we make), passes
+// whatever the engine computes. Header-only; needs only the runtime's Tensor.
+#ifndef ONNX_BCAST_TESTS_SUPPORT_REFERENCE_GUARD_H_
+#define ONNX_BCAST_TESTS_SUPPORT_REFERENCE_GUARD_H_
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/dtype.h"
+#include "runtime/tensor.h"
+
+namespace onnx_bcast::test_support {
+
+/// Empty when `t` holds at least two distinct finite values (or is a non-float tensor, or has
+/// fewer than two elements); otherwise why a comparison against it cannot fail.
+inline std::string UninformativeReference(const rt::Tensor& t) {
+  if (!rt::IsFloatingPoint(t.dtype()) || t.num_elements() < 2) return "";
+  std::optional<double> first;
+  bool distinct = false;
+  rt::VisitDType(t.dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const T& raw : t.values<T>()) {
+      double v;
+      if constexpr (std::is_same_v<T, rt::Float16> || std::is_same_v<T, rt::BFloat16>) {
+        v = rt::ToFloat(raw);
+      } else {
+        v = static_cast<double>(raw);
+      }
+      if (!std::isfinite(v)) continue;
+      if (!first) {
+        first = v;
+      } else if (v != *first) {
+        distinct = true;
+        break;
+      }
+    }
+    return 0;
+  });
+  if (distinct) return "";
+  if (!first) return "has no finite value (NaN and infinities match themselves)";
+  return absl::StrCat("holds one value, ", *first, ", in every finite element");
+}
+
+}  // namespace onnx_bcast::test_support
+
+#endif  // ONNX_BCAST_TESTS_SUPPORT_REFERENCE_GUARD_H_
