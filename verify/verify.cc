@@ -637,7 +637,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
           must_fail == k
               ? absl::StrCat("edge case outside the broadcast condition (",
                              BindingsToString(bindings[k]), ")")
-              : absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
+              : absl::StrCat("random sample ", k, " (",
+                             bindings[k].empty() && !r.bound.empty()
+                                 ? std::string("every dim bound")
+                                 : BindingsToString(bindings[k]),
+                             ")"),
           std::move(*feeds));
     }
     if (sample_step.active()) sample_step.End(absl::StrCat(sets.size(), " input sets"));
