@@ -95,8 +95,8 @@ absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOpti
 // Prefixes the model's label to a layer message that does not start with it already.
 // A message the CLI's layers word for the command line ("--dim N: ...") in the API's words
 // ("OptimizeOptions::dims N: ..."): the caller set a field, not a flag.
-std::string ApiWords(std::string_view message, std::string_view options) {
-  static constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+std::string ApiWords(absl::string_view message, absl::string_view options) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kFields[] = {
       {"--dim ", "dims "}, {"--input-shape ", "input_shapes "}};
   for (const auto& [flag, field] : kFields) {
     if (absl::StartsWith(message, flag)) {

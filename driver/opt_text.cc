@@ -33,9 +33,8 @@ const std::regex& HintPattern() {
 
 std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto& graph,
                                const std::vector<std::string>& unsupported_ops) {
-  std::string line = absl::StrCat("target ", target,
-                                  " covers broadcast forms only (whether ", target,
-                                  " has a layer for every op is not checked)");
+  std::string line = absl::StrCat("target ", target, " covers broadcast forms only (whether ",
+                                  target, " has a layer for every op is not checked)");
   if (unsupported_ops.empty()) return line;
   std::map<std::string, int> counts;
   CountOps(graph, &counts);
@@ -45,11 +44,10 @@ std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto
     if (it != counts.end()) missing.push_back(absl::StrCat(op, " (", it->second, " nodes)"));
   }
   std::sort(missing.begin(), missing.end());
-  return absl::StrCat("target ", target, " covers broadcast forms only; ",
-                      missing.empty() ? absl::StrCat("every op of the model has a layer in ",
-                                                     target)
-                                      : absl::StrCat(target, " has no layer for ",
-                                                     absl::StrJoin(missing, ", ")));
+  return absl::StrCat(
+      "target ", target, " covers broadcast forms only; ",
+      missing.empty() ? absl::StrCat("every op of the model has a layer in ", target)
+                      : absl::StrCat(target, " has no layer for ", absl::StrJoin(missing, ", ")));
 }
 
 std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProto& graph,
@@ -66,9 +64,9 @@ std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProt
     const std::string zero = absl::StrCat("target ", report.target, ": 0 node(s)");
     const size_t at = text.rfind(zero);
     if (at != std::string::npos) {
-      text.replace(at, zero.size(),
-                   absl::StrCat("target ", report.target, ": ", report.violations.size(),
-                                " node(s)"));
+      text.replace(
+          at, zero.size(),
+          absl::StrCat("target ", report.target, ": ", report.violations.size(), " node(s)"));
     }
   }
   if (!report.target.empty()) {

@@ -43,7 +43,8 @@ std::string PythonWords(std::string text) {
   };
   for (const auto& [api, python] : kWords) {
     const std::string from(api), to(python);
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
     }
   }

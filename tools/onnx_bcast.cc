@@ -913,15 +913,17 @@ int RunOpt(const Command& cmd, const Args& args) {
   const std::string label = model->path;  // "<stdin>" for '-'
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
-  // -o naming MODEL (or its external data) would fail at the save, after every pass ran: said
-  // now. --in-place is the way to replace MODEL (written safely, through a temporary).
+  // -o naming MODEL (or its external data) would fail at the save (exit 4) after every pass
+  // ran and printed a report that reads as success: refused now, with the save's own words.
+  // --in-place is the way to replace MODEL (written safely, through a temporary).
   if (!in_place && !dry_run && !model_to_stdout && inputs.ok()) {
     struct stat st;
     if (::stat(output.c_str(), &st) == 0) {
-      if (const std::string* what = inputs->Find(proto::FileId{st.st_dev, st.st_ino})) {
-        return Usage(cmd, absl::StrCat("-o ", output, " is ", *what,
-                                       ": opt never writes over what it reads; --in-place "
-                                       "replaces MODEL safely, or give another OUT"));
+      const proto::FileId id{st.st_dev, st.st_ino};
+      if (const std::string* what = inputs->Find(id)) {
+        PrintError(absl::StrCat(output, ": is ", *what, "; refusing to overwrite it",
+                                inputs->IsModel(id) ? " (pass --in-place to allow)" : ""));
+        return kExitCannotWrite;
       }
     }
   }

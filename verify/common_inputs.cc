@@ -46,8 +46,7 @@ std::vector<DeclaredInput> DeclaredInputs(const onnx::GraphProto& g) {
         if (d.has_dim_value()) {
           dim.value = d.dim_value();
         } else {
-          dim.symbol =
-              d.has_dim_param() ? d.dim_param() : absl::StrCat(vi.name(), ":", axis);
+          dim.symbol = d.has_dim_param() ? d.dim_param() : absl::StrCat(vi.name(), ":", axis);
         }
         in.dims.push_back(std::move(dim));
       }
@@ -83,14 +82,14 @@ absl::StatusOr<std::vector<BoundDim>> CommonInputBindings(
   std::map<std::string, Pin> pins;
   for (const auto& [symbol, value] : explicit_dims) {
     if (symbols.count(symbol) == 0) {
-      return UsageError(absl::StrCat(
-          dims_label, " ", symbol, ": neither model's inputs have a symbol '", symbol,
-          "' (they have ", symbols.empty() ? std::string("none") : absl::StrJoin(symbols, ", "),
-          ")"));
+      return UsageError(
+          absl::StrCat(dims_label, " ", symbol, ": neither model's inputs have a symbol '", symbol,
+                       "' (they have ",
+                       symbols.empty() ? std::string("none") : absl::StrJoin(symbols, ", "), ")"));
     }
     if (value < 1) {
-      return UsageError(absl::StrCat(dims_label, " ", symbol, "=", value,
-                                     ": symbolic dims are extents >= 1"));
+      return UsageError(
+          absl::StrCat(dims_label, " ", symbol, "=", value, ": symbolic dims are extents >= 1"));
     }
     pins[symbol] = Pin{BoundDim{symbol, value, dims_label}, ""};
   }
@@ -109,8 +108,8 @@ absl::StatusOr<std::vector<BoundDim>> CommonInputBindings(
                                      " accepts only ", symbol, "=", value, " (", where, ")"));
     }
     return UsageError(absl::StrCat("the two models accept no common input: ", symbol, " is ",
-                                   old.bound.value, " in ", old.bound.by, " (", old.where,
-                                   ") and ", value, " in ", by, " (", where, ")"));
+                                   old.bound.value, " in ", old.bound.by, " (", old.where, ") and ",
+                                   value, " in ", by, " (", where, ")"));
   };
   for (const DeclaredInput& a : ins_a) {
     const DeclaredInput* b = nullptr;
@@ -129,9 +128,9 @@ absl::StatusOr<std::vector<BoundDim>> CommonInputBindings(
       const std::string where = absl::StrCat("input '", a.name, "' axis ", axis);
       if (da.value >= 0 && db.value >= 0) {
         if (da.value != db.value) {
-          return UsageError(absl::StrCat("the two models accept no common input: ", where,
-                                         " is ", da.value, " in the original model and ",
-                                         db.value, " in the rewritten model"));
+          return UsageError(absl::StrCat("the two models accept no common input: ", where, " is ",
+                                         da.value, " in the original model and ", db.value,
+                                         " in the rewritten model"));
         }
       } else if (da.value < 0 && db.value >= 0) {
         if (absl::Status s = pin(da.symbol, db.value, "the rewritten model", where); !s.ok()) {

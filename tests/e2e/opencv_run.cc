@@ -62,8 +62,8 @@ int Main(int argc, char** argv) {
   const std::vector<std::string>& names = (*ours)->main->outputs;
   absl::StatusOr<engines::NamedTensors> outputs = engine->Run(inputs, names);
   if (!outputs.ok()) {
-    return Fail(1, absl::StrCat("opencv ", engine->version(), " fails to run the model: ",
-                                outputs.status().message()));
+    return Fail(1, absl::StrCat("opencv ", engine->version(),
+                                " fails to run the model: ", outputs.status().message()));
   }
   double max_abs = 0;
   std::vector<std::string> wrong;
@@ -87,13 +87,14 @@ int Main(int argc, char** argv) {
         max_abs = std::max(max_abs, static_cast<double>(std::fabs(pe[i] - pa[i])));
       }
       if (!varies && e.num_elements() > 1) {
-        wrong.push_back(absl::StrCat("'", names[k], "' is constant: the comparison proves nothing"));
+        wrong.push_back(
+            absl::StrCat("'", names[k], "' is constant: the comparison proves nothing"));
       }
     }
   }
   if (!wrong.empty()) {
-    return Fail(1, absl::StrCat("opencv ", engine->version(), " runs the model but differs: ",
-                                absl::StrJoin(wrong, "; ")));
+    return Fail(1, absl::StrCat("opencv ", engine->version(),
+                                " runs the model but differs: ", absl::StrJoin(wrong, "; ")));
   }
   std::printf("opencv %s: runs and matches (%zu outputs, max abs error %.3g)\n",
               engine->version().c_str(), names.size(), max_abs);
