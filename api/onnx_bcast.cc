@@ -10,11 +10,14 @@
 #include <memory>
 #include <new>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "driver/driver.h"
+#include "driver/opt_text.h"
 #include "passes/check_report.h"
 #include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
@@ -90,6 +93,19 @@ absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOpti
 }
 
 // Prefixes the model's label to a layer message that does not start with it already.
+// A message the CLI's layers word for the command line ("--dim N: ...") in the API's words
+// ("OptimizeOptions::dims N: ..."): the caller set a field, not a flag.
+std::string ApiWords(absl::string_view message, absl::string_view options) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kFields[] = {
+      {"--dim ", "dims "}, {"--input-shape ", "input_shapes "}};
+  for (const auto& [flag, field] : kFields) {
+    if (absl::StartsWith(message, flag)) {
+      return absl::StrCat(options, "::", field, message.substr(flag.size()));
+    }
+  }
+  return absl::StrCat(options, ": ", message);
+}
+
 absl::Status Named(const proto::Model& model, const absl::Status& s) {
   if (s.ok() || absl::StartsWith(s.message(), model.path)) return s;
   return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
@@ -155,7 +171,10 @@ absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOpt
   request.dims = options.dims;
   absl::StatusOr<driver::CheckOutcome> outcome = driver::Check(model, request);
   if (!outcome.ok()) return Named(model, outcome.status());
-  if (!outcome->dims_status.ok()) return Named(model, outcome->dims_status);
+  if (!outcome->dims_status.ok()) {
+    return Named(model, absl::Status(outcome->dims_status.code(),
+                                     ApiWords(outcome->dims_status.message(), "CheckOptions")));
+  }
   return ToCheckResult(outcome->analysis, model.path, options.lint,
                        outcome->at ? &*outcome->at : nullptr);
 }
@@ -197,7 +216,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     absl::StatusOr<driver::DimBindingOutcome> bound = driver::BindDims(model, bind);
     if (!bound.ok()) return Named(*model, bound.status());
     if (!bound->usage.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("OptimizeOptions: ", bound->usage));
+      return absl::InvalidArgumentError(ApiWords(bound->usage, "OptimizeOptions"));
     }
     if (!bound->failure.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -238,7 +257,9 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     }
     out.passes.push_back(std::move(p));
   }
-  out.text = passes::FormatOptText(report, /*rewrites=*/false, /*debug=*/false);
+  // The CLI's text, its last line saying what the target covers.
+  out.text = driver::FormatOptText(report, model->proto.graph(), /*unsupported_ops=*/{},
+                                   /*rewrites=*/false, /*debug=*/false, /*list_violations=*/true);
   out.json = passes::FormatOptJson(report);
   return out;
 }
@@ -398,6 +419,8 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   vopts.threads = options.threads;
   vopts.report_path = options.report_path;
   vopts.report_json = options.report_json;
+  vopts.dims = options.dims;
+  vopts.dims_label = "VerifyOptions::dims";
   if (options.rtol.has_value() || options.atol.has_value()) {
     vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
@@ -413,6 +436,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   out.atol = r->tolerance.atol;
   out.exact = r->tolerance.exact;
   out.structural = r->structural;
+  for (const verify::BoundDim& b : r->bound) out.bound.push_back(BoundDim{b.symbol, b.value, b.by});
   for (const verify::SampleResult& s : r->samples) {
     if (!s.error.empty()) out.sample_errors.push_back(absl::StrCat(s.label, ": ", s.error));
     for (const verify::OutputResult& o : s.outputs) {

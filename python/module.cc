@@ -28,10 +28,33 @@ namespace py = pybind11;
 
 namespace {
 
+// The API names its option fields ("OptimizeOptions::dims N: ..."); Python users passed a
+// keyword argument: the message says `optimize(dims=...)` (issue 31 item 7).
+std::string PythonWords(std::string text) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"by VerifyOptions::dims", "by dims="},
+      {"\"VerifyOptions::dims\"", "\"dims=\""},
+      {"OptimizeOptions::dims ", "optimize(dims=...): "},
+      {"OptimizeOptions::input_shapes ", "optimize(input_shapes=...): "},
+      {"CheckOptions::dims ", "check(dims=...): "},
+      {"VerifyOptions::dims ", "verify(dims=...): "},
+      {"OptimizeOptions: ", "optimize(): "},
+      {"VerifyOptions: ", "verify(): "},
+  };
+  for (const auto& [api, python] : kWords) {
+    const std::string from(api), to(python);
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
 // Raises the Python exception matching the status code; returns normally for OK.
 void Raise(const absl::Status& status) {
   if (status.ok()) return;
-  const std::string message(status.message());
+  const std::string message = PythonWords(std::string(status.message()));
   switch (status.code()) {
     case absl::StatusCode::kNotFound:
       PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
@@ -290,7 +313,8 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
                 uint64_t seed, std::optional<double> rtol, std::optional<double> atol,
                 bool edge_cases, bool local,
                 const std::optional<std::vector<std::string>>& test_data, int threads,
-                const py::object& report, const std::string& base_dir) {
+                const py::object& report, const std::string& base_dir,
+                const std::optional<std::map<std::string, int64_t>>& dims) {
   ModelArg a = ToModelArg(original, "verify");
   ModelArg b = ToModelArg(rewritten, "verify");
   onnx_bcast::VerifyOptions options;
@@ -301,6 +325,7 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
   options.edge_cases = edge_cases;
   options.local = local;
   options.test_data = test_data.value_or(std::vector<std::string>{});
+  options.dims = dims.value_or(std::map<std::string, int64_t>());
   // report=: an `opt --report` file, or the report dict optimize() returned.
   if (py::isinstance<py::dict>(report)) {
     py::dict document = py::reinterpret_borrow<py::dict>(report);
@@ -338,7 +363,7 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
     }
   }
   const onnx_bcast::VerifyResult r = Take(std::move(result));
-  return ReportDict(r.json, r.text);
+  return ReportDict(PythonWords(r.json), PythonWords(r.text));
 }
 
 py::list PassList(const std::vector<onnx_bcast::PassInfo>& infos) {
@@ -413,10 +438,15 @@ Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patter
 
 constexpr char kVerifyDoc[] =
     "verify(original, rewritten, *, samples=3, seed=0, rtol=None, atol=None, "
-    "edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.')\n--\n\n"
+    "edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.', "
+    "dims=None)\n--\n\n"
     R"(Runs both models on the same inputs and compares every output.
 
-Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without
+Inputs are seeded random samples, or the ONNX test_data_set directories of test_data, and only
+inputs both models accept: a dim one model declares as a number (optimize(dims=...) wrote it)
+is bound to it in both ('bound' says so), and dims={'N': 2, ...} binds symbols explicitly. A
+name neither model has, a value a declaration contradicts, or two models that accept no common
+input raise ValueError naming the dims. Without
 rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
 atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
 names the pass behind a divergence (a report that cannot be read or parsed raises). Returns
@@ -457,5 +487,5 @@ PYBIND11_MODULE(_core, m) {
         py::arg("samples") = 3, py::arg("seed") = 0, py::arg("rtol") = py::none(),
         py::arg("atol") = py::none(), py::arg("edge_cases") = false, py::arg("local") = false,
         py::arg("test_data") = py::none(), py::arg("threads") = 1, py::arg("report") = py::none(),
-        py::arg("base_dir") = ".", kVerifyDoc);
+        py::arg("base_dir") = ".", py::arg("dims") = py::none(), kVerifyDoc);
 }

@@ -51,7 +51,10 @@ class HelpFormatter : public CLI::Formatter {
     return IsFlag(*opt) ? "" : absl::StrCat(" ", opt->get_type_name());
   }
   std::string make_option_desc(const CLI::Option* opt) const override {
-    return absl::StrCat(opt->get_description(), IsRepeatable(*opt) ? " (repeatable)" : "");
+    // Said once, here: a help text that also says it would print it twice.
+    const std::string& desc = opt->get_description();
+    const bool said = absl::StrContains(desc, "(repeatable");
+    return absl::StrCat(desc, IsRepeatable(*opt) && !said ? " (repeatable)" : "");
   }
 
   static bool IsFlag(const CLI::Option& opt) { return opt.get_items_expected_max() == 0; }
@@ -220,14 +223,28 @@ std::string TerminalSafe(std::string_view text) {
   return out;
 }
 
+// Every line leaves in one write, stdout flushed first: in a log that merges stdout and
+// stderr (CI), lines interleave whole, never cut mid-word by the other stream (issue 31).
 void PrintError(const std::string& message) {
-  const std::string line = TerminalSafe(absl::StrReplaceAll(message, {{"\n", " "}}));
-  std::fprintf(stderr, "%s\n", line.c_str());
+  const std::string line =
+      absl::StrCat(TerminalSafe(absl::StrReplaceAll(message, {{"\n", " "}})), "\n");
+  std::fflush(stdout);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
 }
 
 void PrintOut(std::string_view text, bool to_stderr) {
   const std::string safe = TerminalSafe(text);
-  std::fwrite(safe.data(), 1, safe.size(), to_stderr ? stderr : stdout);
+  FILE* stream = to_stderr ? stderr : stdout;
+  if (to_stderr) std::fflush(stdout);
+  std::string_view rest = safe;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    const size_t n = end == std::string_view::npos ? rest.size() : end + 1;
+    std::fwrite(rest.data(), 1, n, stream);
+    std::fflush(stream);
+    rest.remove_prefix(n);
+  }
 }
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }

@@ -1,5 +1,6 @@
 // onnx-bcast: make the broadcast semantics of ONNX models explicit, checked and verified.
 // The CLI only parses arguments and calls into the library layers; no logic lives here.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "driver/driver.h"
 #include "driver/engine_probe.h"
+#include "driver/opt_text.h"
 #include "engines/registry.h"
 #include "passes/check_report.h"
 #include "passes/dim_evaluation.h"
@@ -218,8 +220,8 @@ void DeclareCheck(CommandLine* cl, Args* a) {
            &a->verbose);
   cl->Flag("--strict", "exit 1 also when a condition or unknown remains", &a->strict);
   cl->Repeated("--dim", "SYMBOL=N",
-               "evaluate at this value of a symbolic dim (repeatable): exit 1 naming the first "
-               "node that fails there, 0 when every node holds",
+               "evaluate at this value of a symbolic dim: exit 1 naming the first node that "
+               "fails there, 0 when every node holds",
                &a->dims);
   cl->Flag("--lint", "also warn about broadcasts engines interpret differently", &a->lint);
   cl->Flag("--annotate", "write the model with inferred value_info (needs -o)", &a->annotate);
@@ -262,12 +264,12 @@ void DeclareOpt(CommandLine* cl, Args* a) {
   cl->Flag("--external-data", "save large initializers to OUT.data", &a->external_data);
   cl->Flag("--list-passes", "list the passes and targets, then exit", &a->list_passes);
   cl->Repeated("--dim", "SYMBOL=N",
-               "bind a symbolic dim before the passes (repeatable, or a comma list H=640,W=640): "
-               "the written model has that number there; exit 1 naming the node when a "
-               "broadcast fails at it",
+               "bind a symbolic dim before the passes (or several: H=640,W=640): the written "
+               "model has that number there; exit 1 naming the node when a broadcast fails at "
+               "it",
                &a->dims);
   cl->Repeated("--input-shape", "NAME=d0,d1,...",
-               "bind every dim of graph input NAME, named or not (repeatable)", &a->input_shapes);
+               "bind every dim of graph input NAME, named or not", &a->input_shapes);
   cl->Option("--fold-limit", "BYTES",
              "largest constant a pass writes: a broadcast folded into an initializer (default "
              "4096) and a result of fold-constants (default 1 MiB)",
@@ -326,6 +328,10 @@ void DeclareRun(CommandLine* cl, Args* a) {
 void DeclareVerify(CommandLine* cl, Args* a) {
   cl->Repeated("--test-data", "DIR", "use these inputs instead of random ones", &a->test_data);
   cl->Option("--seed", "S", "seed for random inputs (default 0)", &a->seed);
+  cl->Repeated("--dim", "SYMBOL=N",
+               "bind a symbolic dim in every sample (or several: N=1,T=4); dims one model "
+               "declares as numbers are bound without it",
+               &a->dims);
   cl->Option("--samples", "K",
              "random input sets (default 3): symbols 1 where the broadcast condition allows, "
              "then distinct values > 1 that satisfy it",
@@ -691,8 +697,14 @@ int RunCheckSet(const Command& cmd, const Args& args) {
   std::vector<passes::Finding> findings = passes::CollectFindings(*entries);
   if (baseline.has_value()) passes::ApplyBaseline(*baseline, &findings);
   const bool text_to_stderr = stdout_users > 0;
-  PrintOut(passes::FormatCheckSetText(*entries, findings, args.strict, baseline.has_value()),
-           text_to_stderr);
+  std::string text =
+      passes::FormatCheckSetText(*entries, findings, args.strict, baseline.has_value());
+  if (args.quiet) {
+    // --quiet: the summary line only, as for one model (the set's is the last line).
+    const size_t start = text.rfind('\n', text.size() >= 2 ? text.size() - 2 : 0);
+    if (start != std::string::npos) text.erase(0, start + 1);
+  }
+  PrintOut(text, text_to_stderr);
   // The three reports are staged, then committed together: all of them or none.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFiles{};
   SideOutput json, junit, sarif;
@@ -901,6 +913,20 @@ int RunOpt(const Command& cmd, const Args& args) {
   const std::string label = model->path;  // "<stdin>" for '-'
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(*model);
+  // -o naming MODEL (or its external data) would fail at the save (exit 4) after every pass
+  // ran and printed a report that reads as success: refused now, with the save's own words.
+  // --in-place is the way to replace MODEL (written safely, through a temporary).
+  if (!in_place && !dry_run && !model_to_stdout && inputs.ok()) {
+    struct stat st;
+    if (::stat(output.c_str(), &st) == 0) {
+      const proto::FileId id{st.st_dev, st.st_ino};
+      if (const std::string* what = inputs->Find(id)) {
+        PrintError(absl::StrCat(output, ": is ", *what, "; refusing to overwrite it",
+                                inputs->IsModel(id) ? " (pass --in-place to allow)" : ""));
+        return kExitCannotWrite;
+      }
+    }
+  }
   passes::OptReport report;
   if (!bind.empty()) {
     absl::StatusOr<driver::DimBindingOutcome> bound =
@@ -925,8 +951,15 @@ int RunOpt(const Command& cmd, const Args& args) {
   report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
   // A node left outside the target's form fails opt below unless --allow-partial.
   const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);
-  if (!resolved->passes.empty()) {
-    PrintOut(passes::FormatOptText(report, dry_run || args.debug, args.debug), text_to_stderr);
+  // The ops the target's engine has no layer for, when its profile measured them (none of the
+  // built-in profiles lists them yet): named in the report's last line.
+  const std::vector<std::string> unsupported_ops;
+  // With --passes none, the report is the "dims bound" line when dims were bound.
+  if (!resolved->passes.empty() || !report.bindings.empty()) {
+    PrintOut(driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
+                                   dry_run || args.debug, args.debug,
+                                   /*list_violations=*/false),
+             text_to_stderr);
   }
   if (!status.ok()) {
     PrintError(absl::StrCat(label, ": ", status.message()));
@@ -940,16 +973,18 @@ int RunOpt(const Command& cmd, const Args& args) {
     }
   }
   if (!report.violations.empty()) {
-    // One self-contained line per node (model, target, what happened to the output, the node).
+    // Said once, here (the report above gives only their count): one self-contained line per
+    // node (model, target, what happened to OUT, the node), then each hint that several nodes
+    // share, once with its count.
     const bool partial = args.allow_partial;
-    const size_t total = report.violations.size();
-    for (size_t k = 0; k < total; ++k) {
-      PrintError(absl::StrCat(label, ": target ", report.target, " not met (node ", k + 1, " of ",
-                              total, " not in its form; ",
-                              partial ? "written anyway: --allow-partial"
-                                      : "nothing written, --allow-partial writes it anyway",
-                              "): ", report.violations[k]));
-    }
+    const driver::FoldedViolations folded = driver::FoldViolationHints(report.violations);
+    const std::string prefix =
+        absl::StrCat(label, ": target ", report.target, " not met (",
+                     partial ? "written anyway: --allow-partial"
+                             : "nothing written, --allow-partial writes it anyway",
+                     "): ");
+    for (const std::string& node : folded.nodes) PrintError(absl::StrCat(prefix, node));
+    for (const std::string& hint : folded.hints) PrintError(absl::StrCat(prefix, hint));
     if (!partial) return kExitUnsupported;
   }
   if (original.has_value()) {
@@ -1221,13 +1256,15 @@ int RunRun(const Command& cmd, const Args& args) {
   }
   (*exec)->set_timeout(*timeout);  // covers every run below, --bench included
   const rt::Graph& graph = (*exec)->graph();
-  // A misspelt --dim would otherwise leave its symbol at the default without a word.
+  // A misspelt --dim would otherwise leave its symbol at the default: a usage error, as in
+  // check, opt and verify (one rule for every subcommand).
   const std::set<std::string> symbols = verify::InputSymbols(graph);
   for (const auto& [symbol, value] : random.dims) {
     if (symbols.count(symbol) > 0) continue;
-    PrintError(absl::StrCat("run: warning: --dim ", symbol, "=", value,
-                            ": the model's inputs have no symbol '", symbol, "' (they have ",
-                            symbols.empty() ? "none" : absl::StrJoin(symbols, ", "), ")"));
+    return Usage(cmd, absl::StrCat(model->path, ": --dim ", symbol, "=", value,
+                                   ": the model's inputs have no symbol '", symbol,
+                                   "' (they have ",
+                                   symbols.empty() ? "none" : absl::StrJoin(symbols, ", "), ")"));
   }
   const std::map<std::string, int64_t> dim_options = random.dims;
 
@@ -1448,6 +1485,9 @@ int RunVerify(const Command& cmd, const Args& args) {
   if (args.positionals[0] == kStdio && args.positionals[1] == kStdio) {
     return Usage(cmd, "only one model can come from stdin ('-')");
   }
+  if (absl::Status s = ParseDimSpecs(args.dims, &options.dims); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
   options.progress = progress.get();
   std::vector<proto::Model> models;
@@ -1463,7 +1503,13 @@ int RunVerify(const Command& cmd, const Args& args) {
   options.budget = &budget;
   absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
   if (!result.ok()) {
+    // No input both models accept, a --dim that fits neither: the command line's mistake.
+    if (verify::IsUsageError(result.status())) {
+      return Usage(cmd, absl::StrCat(models[0].path, " vs ", models[1].path, ": ",
+                                     result.status().message()));
+    }
     PrintError(absl::StrCat(models[0].path, ": ", result.status().message()));
+    if (verify::IsBadInputError(result.status())) return kExitBadInput;
     return LoadExitCode(result.status());
   }
   const std::string json_path = args.json.value_or("");

@@ -15,8 +15,10 @@
 #include "passes/opt_report.h"
 #include "passes/report_json.h"
 #include "passes/shape_propagation.h"
+#include "proto/dim_binding.h"
 #include "proto/shapes.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
@@ -484,7 +486,8 @@ bool OnlyExactOpsChanged(const proto::Model& original, const proto::Model& rewri
   return true;
 }
 
-absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
+absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
+                                    const proto::Model& rewritten_given,
                                     const VerifyOptions& given) {
   // One memory budget for every run of the verification (both models are held at once).
   VerifyOptions options = given;
@@ -498,6 +501,23 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
   absl::StatusOr<std::optional<passes::OptReport>> report = LoadReport(options);
   if (!report.ok()) return report.status();
   VerifyResult r;
+  // Only inputs both models accept say anything: a dim one declares as a number (opt --dim
+  // wrote it) is that number in both, and the samples vary only the dims both leave free.
+  absl::StatusOr<std::vector<BoundDim>> bound = CommonInputBindings(
+      original_given, rewritten_given, options.dims, options.dims_label);
+  if (!bound.ok()) return bound.status();
+  r.bound = *std::move(bound);
+  const std::map<std::string, int64_t> bound_values = BoundValues(r.bound);
+  // Copies only when something is bound: a large model is not copied for nothing.
+  std::optional<proto::Model> bound_a, bound_b;
+  if (!bound_values.empty()) {
+    bound_a = original_given;
+    bound_b = rewritten_given;
+    proto::ApplyDimBindings(bound_a->proto.mutable_graph(), bound_values);
+    proto::ApplyDimBindings(bound_b->proto.mutable_graph(), bound_values);
+  }
+  const proto::Model& original = bound_a ? *bound_a : original_given;
+  const proto::Model& rewritten = bound_b ? *bound_b : rewritten_given;
   if (options.tolerance) {
     r.tolerance = *options.tolerance;
   } else {
@@ -566,6 +586,18 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
     for (const std::string& dir : options.test_data) {
       absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(original, dir);
       if (!set.ok()) return set.status();
+      // An input a model's declaration refuses is never fed: `run` refuses it too.
+      const std::pair<const char*, const rt::Model*> both[] = {{"original", ma.get()},
+                                                                {"rewritten", mb.get()}};
+      for (const auto& [which, loaded] : both) {
+        absl::StatusOr<rt::SymbolValues> fits =
+            rt::CheckInputs(*loaded->main, set->feeds, bound_values, options.dims_label);
+        if (!fits.ok()) {
+          return BadInputError(absl::InvalidArgumentError(absl::StrCat(
+              dir, ": the ", which, " model does not accept this input: ",
+              fits.status().message())));
+        }
+      }
       sets.emplace_back(dir, std::move(set->feeds));
     }
   } else {
@@ -605,7 +637,11 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::M
           must_fail == k
               ? absl::StrCat("edge case outside the broadcast condition (",
                              BindingsToString(bindings[k]), ")")
-              : absl::StrCat("random sample ", k, " (", BindingsToString(bindings[k]), ")"),
+              : absl::StrCat("random sample ", k, " (",
+                             bindings[k].empty() && !r.bound.empty()
+                                 ? std::string("every dim bound")
+                                 : BindingsToString(bindings[k]),
+                             ")"),
           std::move(*feeds));
     }
     if (sample_step.active()) sample_step.End(absl::StrCat(sets.size(), " input sets"));
@@ -696,7 +732,7 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
       r.mode, ", ",
       r.tolerance.exact ? std::string("bit-exact")
                         : absl::StrCat("rtol ", r.tolerance.rtol, ", atol ", r.tolerance.atol),
-      ")\n");
+      r.bound.empty() ? "" : "; ", BoundDimsToString(r.bound), ")\n");
   if (!r.note.empty()) absl::StrAppend(&out, "note: verified node by node: ", r.note, "\n");
   for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
   for (const SampleResult& s : r.samples) {
@@ -772,6 +808,11 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
   doc["tolerance"] = passes::Json{{"exact", r.tolerance.exact},
                                   {"rtol", passes::JsonNumber(r.tolerance.rtol)},
                                   {"atol", passes::JsonNumber(r.tolerance.atol)}};
+  passes::Json bound = passes::Json::array();
+  for (const BoundDim& b : r.bound) {
+    bound.push_back(passes::Json{{"symbol", b.symbol}, {"value", b.value}, {"by", b.by}});
+  }
+  doc["bound"] = std::move(bound);
   passes::Json structural = passes::Json::array();
   for (const std::string& s : r.structural) structural.push_back(s);
   doc["structural"] = std::move(structural);

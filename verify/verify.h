@@ -7,6 +7,7 @@
 #define ONNX_BCAST_VERIFY_VERIFY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +20,18 @@
 #include "runtime/exec/compare.h"
 #include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
+#include "verify/common_inputs.h"
 
 namespace onnx_bcast::verify {
 
 struct VerifyOptions {
   /// test_data_set directories (ONNX layout); random inputs when empty.
   std::vector<std::string> test_data;
+  /// Symbols bound for every sample (verify --dim; the API's and Python's dims=), on top of
+  /// the dims one model declares as numbers where the other leaves them symbolic
+  /// (CommonInputBindings). `dims_label` names them in messages ("--dim", "dims").
+  std::map<std::string, int64_t> dims;
+  std::string dims_label = "--dim";
   uint64_t seed = 0;
   int samples = 3;
   /// Adds a sample with every symbol bound to 0 (empty tensors; skipped when the original
@@ -106,14 +113,21 @@ struct VerifyResult {
   std::string mode;  ///< "whole-model" or "local"
   std::string note;  ///< why local mode was used
   rt::Tolerance tolerance;
+  /// Dims fixed for every sample and who fixed them (the text's first line says so); the
+  /// samples vary only the symbols both models leave free.
+  std::vector<BoundDim> bound;
   std::vector<std::string> structural;  ///< missing or extra graph outputs
   std::vector<SampleResult> samples;
   std::optional<Divergence> divergence;
   std::vector<LocalResult> local;
 };
 
-/// Verifies `rewritten` against `original`. Errors: InvalidArgument when the original model
-/// itself fails on every input; the result carries every mismatch.
+/// Verifies `rewritten` against `original` on inputs both accept: a dim one model declares as
+/// a number is bound to it in both (BoundDim), so no sample feeds a model an input its
+/// declaration refuses. Errors: IsUsageError when the models accept no common input or
+/// `dims` does not fit them; IsBadInputError when a --test-data input contradicts a model's
+/// declared type or shape (never fed, as `run` refuses it); InvalidArgument when the original
+/// model itself fails on every input. The result carries every mismatch.
 absl::StatusOr<VerifyResult> Verify(const proto::Model& original, const proto::Model& rewritten,
                                     const VerifyOptions& options);
 

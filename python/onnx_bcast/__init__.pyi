@@ -219,6 +219,12 @@ class LocalCheck(TypedDict):
     detail: str
 
 
+class BoundDim(TypedDict):
+    symbol: str
+    value: int
+    by: str
+
+
 class VerifyReport(TypedDict):
     schema_version: int
     kind: Literal["verify"]
@@ -228,6 +234,7 @@ class VerifyReport(TypedDict):
     mode: Literal["whole-model", "local"]
     note: Optional[str]
     tolerance: Tolerance
+    bound: list[BoundDim]
     structural: list[str]
     samples: list[Sample]
     max_abs_error: Union[float, str]
@@ -326,10 +333,14 @@ def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0
            rtol: Optional[float] = None, atol: Optional[float] = None, edge_cases: bool = False,
            local: bool = False, test_data: Optional[Sequence[StrPath]] = None, threads: int = 1,
            report: Union[OptimizeReport, dict[str, Any], StrPath, None] = None,
-           base_dir: str = '.') -> VerifyReport:
+           base_dir: str = '.', dims: Optional[Mapping[str, int]] = None) -> VerifyReport:
     """Runs both models on the same inputs and compares every output.
 
-    Inputs are seeded random samples, or the ONNX test_data_set directories of test_data. Without
+    Inputs are seeded random samples, or the ONNX test_data_set directories of test_data, and only
+    inputs both models accept: a dim one model declares as a number (optimize(dims=...) wrote it)
+    is bound to it in both ('bound' says so), and dims={'N': 2, ...} binds symbols explicitly. A
+    name neither model has, a value a declaration contradicts, or two models that accept no common
+    input raise ValueError naming the dims. Without
     rtol and atol the comparison is bit-exact when only data-movement ops changed, else rtol 1e-3,
     atol 1e-7. report is the dict optimize() returned or the path of an `opt --report` file; it
     names the pass behind a divergence (a report that cannot be read or parsed raises). Returns

@@ -19,6 +19,26 @@ cat "$scratch/good.out"
 [ "$code" = 0 ] || fail "good models: exit $code"
 [ "$(grep -c '^ok ' "$scratch/good.out")" = 2 ] || fail "good models: expected two ok lines"
 
+# A static engine on dynamic-batch exports (issue 31 item 4): dims from DIMS, or per model from
+# DIMS_FILE; verify binds what the written model declares, so the step passes.
+exported=$src/tests/fixtures/exported
+printf '# model dims\nresnet_block_op16.onnx N=1,H=32,W=32\n' >"$scratch/dims.txt"
+ONNX_BCAST=$cli TARGET=opencv DIMS=N=1 DIMS_FILE=$scratch/dims.txt "$step" \
+  "$exported/torchvision_vit_op14.onnx" "$exported/resnet_block_op16.onnx" >"$scratch/dims.out" 2>&1
+code=$?
+cat "$scratch/dims.out"
+[ "$code" = 0 ] || fail "opencv with DIMS: exit $code"
+[ "$(grep -c '^ok ' "$scratch/dims.out")" = 2 ] || fail "opencv with DIMS: expected two ok lines"
+grep -q 'EQUAL (.*N bound to 1 by the rewritten model' "$scratch/dims.out" ||
+  fail "opencv with DIMS: verify does not say N is bound"
+# Without the dims, the static target cannot be met: the job fails naming the step.
+ONNX_BCAST=$cli TARGET=opencv "$step" "$exported/torchvision_vit_op14.onnx" >"$scratch/nodims.out" 2>&1
+code=$?
+cat "$scratch/nodims.out"
+[ "$code" = 1 ] || fail "opencv without DIMS: exit $code, expected 1"
+grep -q 'FAIL .*torchvision_vit_op14.onnx: opt --target opencv failed' "$scratch/nodims.out" ||
+  fail "opencv without DIMS: not reported"
+
 # A broadcast error fails the job, and the other models are still checked.
 ONNX_BCAST=$cli "$step" "$src/tests/fixtures/check/add_mismatch.onnxtxt" \
   "$src/models/cnn_block.onnx" >"$scratch/bad.out" 2>&1

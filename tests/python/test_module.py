@@ -282,6 +282,39 @@ class VerifyTest(unittest.TestCase):
         self.assertIn("DIFFERENT", result["text"])
         self.assertIsNotNone(result["divergence"])
 
+    def test_binds_what_the_rewritten_model_declares(self):
+        # issue 31: verify after optimize(dims=...) samples only inputs both models accept.
+        vit = SOURCE_DIR / "tests" / "fixtures" / "exported" / "torchvision_vit_op14.onnx"
+        rewritten, _ = onnx_bcast.optimize(onnx.load(str(vit)), target="opencv", dims={"N": 1})
+        result = onnx_bcast.verify(vit, rewritten)
+        self.assertTrue(result["match"], result["text"])
+        self.assertEqual(result["bound"],
+                         [{"symbol": "N", "value": 1, "by": "the rewritten model"}])
+        self.assertIn("N bound to 1 by the rewritten model", result["text"].split("\n")[0])
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.verify(vit, rewritten, dims={"N": 2})
+        self.assertIn("verify(dims=...): N=2: the rewritten model accepts only N=1",
+                      str(cm.exception))
+        explicit = onnx_bcast.verify(vit, vit, dims={"N": 2}, samples=1)
+        self.assertEqual(explicit["bound"], [{"symbol": "N", "value": 2, "by": "dims="}])
+
+    def test_messages_speak_python(self):
+        # issue 31 item 7: the keyword argument, not the CLI's flag or the C++ field.
+        fpn = SOURCE_DIR / "tests" / "fixtures" / "exported" / "fpn_op11.onnx"
+        model = onnx.load(str(fpn))
+        for call in (lambda: onnx_bcast.optimize(model, target="ncnn", dims={"batch": 1}),
+                     lambda: onnx_bcast.check(model, dims={"batch": 1}),
+                     lambda: onnx_bcast.verify(model, model, dims={"batch": 1})):
+            with self.assertRaises(ValueError) as cm:
+                call()
+            message = str(cm.exception)
+            self.assertNotIn("--dim", message)
+            self.assertNotIn("Options", message)
+            self.assertIn("(dims=...): batch", message)
+        with self.assertRaises(ValueError) as cm:
+            onnx_bcast.optimize(model, target="ncnn", input_shapes={"nope": [1]})
+        self.assertIn("optimize(input_shapes=...): nope", str(cm.exception))
+
     def test_tolerance_and_errors(self):
         model = onnx.load(str(MODELS / "cnn_block.onnx"))
         result = onnx_bcast.verify(model, model, rtol=1e-2, atol=1e-5)

@@ -404,6 +404,12 @@ struct VerifyOptions {
   int samples = 3;
   /// Add a sample with every symbolic dim bound to 0.
   bool edge_cases = false;
+  /// Symbols bound in every sample (`verify --dim`). Without them, a dim one model declares as
+  /// a number and the other leaves symbolic is bound to that number anyway (VerifyResult::
+  /// bound): samples feed only inputs both models accept. A name neither model's inputs have,
+  /// or a value a model's declaration contradicts, is InvalidArgument naming the dims; so are
+  /// two models that accept no common input.
+  std::map<std::string, int64_t> dims;
   /// Tolerances; when neither is set: bit-exact if only data-movement ops (Reshape, Unsqueeze,
   /// Expand, ...) were inserted or removed, else rtol 1e-3, atol 1e-7.
   std::optional<double> rtol;
@@ -455,8 +461,18 @@ struct LocalCheck {
   std::string detail;  ///< the comparison, or why the node was skipped
 };
 
+/// A dim fixed for every sample of a verification, and who fixed it.
+struct BoundDim {
+  std::string symbol;  ///< a dim_param, or "<input>:<axis>" for an unnamed input dim
+  int64_t value = 0;
+  std::string by;  ///< "the rewritten model", "the original model" or "VerifyOptions::dims"
+};
+
 struct VerifyResult {
   bool match = true;
+  /// Dims fixed for every sample (the text's first line says so); samples vary only the
+  /// symbols both models leave free.
+  std::vector<BoundDim> bound;
   std::string mode;  ///< "whole-model" or "local"
   std::string note;  ///< why local mode was used
   double rtol = 0;

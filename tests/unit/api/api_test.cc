@@ -481,6 +481,41 @@ TEST(ApiTest, VerifyDetectsAnAlteredModel) {
             absl::StatusCode::kNotFound);
 }
 
+// issue 31: verify after Optimize with dims samples only what the rewritten model accepts, and
+// says what it bound; VerifyOptions::dims binds explicitly, in the API's words.
+TEST(ApiTest, VerifyBindsWhatTheRewrittenModelDeclares) {
+  const std::string vit = BCAST_SOURCE_DIR "/tests/fixtures/exported/torchvision_vit_op14.onnx";
+  absl::StatusOr<onnx::ModelProto> original = onnx_bcast::LoadModel(vit);
+  ASSERT_TRUE(original.ok()) << original.status();
+  onnx::ModelProto rewritten = *original;
+  onnx_bcast::OptimizeOptions options;
+  options.target = "opencv";
+  options.dims = {{"N", 1}};
+  absl::StatusOr<onnx_bcast::OptimizeReport> report = onnx_bcast::Optimize(&rewritten, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->text, HasSubstr("target opencv covers broadcast forms only"));
+  absl::StatusOr<onnx_bcast::VerifyResult> r = onnx_bcast::Verify(*original, rewritten);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match) << r->text;
+  ASSERT_EQ(r->bound.size(), 1u);
+  EXPECT_EQ(r->bound[0].symbol, "N");
+  EXPECT_EQ(r->bound[0].value, 1);
+  EXPECT_EQ(r->bound[0].by, "the rewritten model");
+  onnx_bcast::VerifyOptions vopts;
+  vopts.dims = {{"N", 3}};
+  r = onnx_bcast::Verify(*original, rewritten, vopts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("VerifyOptions::dims N=3: the rewritten model accepts only N=1"));
+  // OptimizeOptions::dims in the API's words, not the CLI's.
+  options.dims = {{"batch", 1}};
+  onnx::ModelProto copy = *original;
+  absl::Status s = onnx_bcast::Optimize(&copy, options).status();
+  EXPECT_THAT(std::string(s.message()), HasSubstr("OptimizeOptions::dims batch: the model has no"));
+  EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("--dim")));
+}
+
 TEST(ApiTest, ExternalDataResolvesAgainstBaseDir) {
   const std::string path = kModels + "/external/mlp.onnx";
   onnx_bcast::RunOptions options;

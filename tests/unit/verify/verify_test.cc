@@ -2,9 +2,12 @@
 // bugs that only show at batch > 1 are caught, unsupported models are checked node by node.
 #include "verify/verify.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/opt_report.h"
@@ -16,6 +19,7 @@ namespace onnx_bcast::verify {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 proto::Model Parse(const std::string& text) {
   absl::StatusOr<proto::Model> m = proto::ParseModelText(text);
@@ -427,6 +431,150 @@ TEST(ReportJson, ParsesAndRejects) {
   // Nesting costs no stack: the parser and destructor are iterative.
   EXPECT_TRUE(passes::ParseJson(std::string(100000, '[') + std::string(100000, ']')).ok());
   EXPECT_FALSE(passes::ParseJson(std::string(500, '[')).ok());
+}
+
+// ---- what each model accepts (issue 31 item 1) ------------------------------------------
+
+// `opt --dim N=1` wrote a Reshape to a constant [1,2,4] and declared x as [1,8]: correct at
+// N = 1, the only batch the written model accepts. verify used to sample N = 2 and 3 and call
+// it DIFFERENT.
+const char kDynamicBatch[] = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[N,8] x) => (float[N,2,4] y) {
+    shape = Constant<value = int64[3] {-1, 2, 4}>()
+    y = Reshape(x, shape)
+  })";
+const char kBoundToOne[] = R"(
+  <ir_version: 8, opset_import: ["" : 15]>
+  g (float[1,8] x) => (float[1,2,4] y) {
+    shape = Constant<value = int64[3] {1, 2, 4}>()
+    y = Reshape(x, shape)
+  })";
+
+TEST(VerifyBound, ADimTheRewrittenModelFixedIsBoundInEverySample) {
+  const proto::Model a = Parse(kDynamicBatch);
+  const proto::Model b = Parse(kBoundToOne);
+  absl::StatusOr<VerifyResult> r = Verify(a, b, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "b");
+  ASSERT_EQ(r->bound.size(), 1u);
+  EXPECT_EQ(r->bound[0].symbol, "N");
+  EXPECT_EQ(r->bound[0].value, 1);
+  EXPECT_EQ(r->bound[0].by, "the rewritten model");
+  const std::string text = FormatVerifyText(*r, "a.onnx", "b.onnx");
+  EXPECT_THAT(text.substr(0, text.find('\n')),
+              HasSubstr("EQUAL (whole-model, bit-exact; N bound to 1 by the rewritten model)"));
+  EXPECT_THAT(text, Not(HasSubstr("N=2")));
+  EXPECT_THAT(FormatVerifyJson(*r, "a", "b"), HasSubstr(R"("by": "the rewritten model")"));
+  // The same from the other side: the original declares the number.
+  r = Verify(b, a, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match);
+  ASSERT_EQ(r->bound.size(), 1u);
+  EXPECT_EQ(r->bound[0].by, "the original model");
+}
+
+// An elementwise rewrite runs at any batch, but the written model accepts only N = 1: samples
+// at N = 2 and 3 used to say EQUAL on inputs `run` refuses for it.
+TEST(VerifyBound, NoSampleFeedsAnInputTheDeclarationRefuses) {
+  const proto::Model a = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[N,3] x) => (float[N,3] y) { y = Relu(x) })");
+  const proto::Model b = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[1,3] x) => (float[1,3] y) { y = Relu(x) })");
+  absl::StatusOr<VerifyResult> r = Verify(a, b, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->match);
+  ASSERT_EQ(r->samples.size(), 3u);
+  for (const SampleResult& s : r->samples) EXPECT_THAT(s.label, Not(HasSubstr("N=")));
+  ASSERT_EQ(r->bound.size(), 1u);
+}
+
+TEST(VerifyBound, ExplicitDimsBindAndAreChecked) {
+  const proto::Model a = Parse(kDynamicBatch);
+  VerifyOptions options;
+  options.dims = {{"N", 4}};
+  absl::StatusOr<VerifyResult> r = Verify(a, a, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->bound.size(), 1u);
+  EXPECT_EQ(r->bound[0].by, "--dim");
+  for (const SampleResult& s : r->samples) EXPECT_THAT(s.label, Not(HasSubstr("N=")));
+  // A dim the rewritten model fixes to another value: no common input.
+  r = Verify(a, Parse(kBoundToOne), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsUsageError(r.status()));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("--dim N=4: the rewritten model accepts only N=1 (input 'x' axis 0)"));
+  // A name neither model has, listed with the ones they have.
+  options.dims = {{"Q", 2}};
+  options.dims_label = "dims";
+  r = Verify(a, a, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsUsageError(r.status()));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("dims Q: neither model's inputs have a symbol 'Q' (they have N)"));
+}
+
+TEST(VerifyBound, ModelsWithNoCommonInputAreAUsageErrorNamingTheDims) {
+  const proto::Model two = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[2,3] x) => (float[2,3] y) { y = Relu(x) })");
+  const proto::Model one = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[1,3] x) => (float[1,3] y) { y = Relu(x) })");
+  absl::StatusOr<VerifyResult> r = Verify(two, one, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsUsageError(r.status()));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("accept no common input: input 'x' axis 0 is 2 in the original model and "
+                        "1 in the rewritten model"));
+  // One symbol pinned to two numbers by two inputs.
+  const proto::Model sym = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[N,3] x, float[N,3] z) => (float[N,3] y) { y = Add(x, z) })");
+  const proto::Model pinned = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[1,3] x, float[2,3] z) => (float[N,3] y) { y = Add(x, z) })");
+  r = Verify(sym, pinned, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsUsageError(r.status()));
+  EXPECT_THAT(r.status().message(), HasSubstr("N is 1 in the rewritten model (input 'x' axis 0) "
+                                              "and 2 in the rewritten model (input 'z' axis 0)"));
+  // A rank that differs.
+  r = Verify(sym, Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[3] x, float[N,3] z) => (float[N,3] y) { y = Add(x, z) })"), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("input 'x' has rank 2 in the original model and 1"));
+}
+
+// A test data input the rewritten model's declaration refuses is never fed: refused as `run`
+// refuses it, not compared.
+TEST(VerifyBound, TestDataThatContradictsADeclarationIsRefused) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("verify_bound_", ::getpid());
+  std::filesystem::create_directories(dir);
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(2);
+  t.add_dims(8);
+  for (int i = 0; i < 16; ++i) t.add_float_data(static_cast<float>(i));
+  {
+    std::ofstream f(dir / "input_0.pb", std::ios::binary);
+    f << t.SerializeAsString();
+  }
+  VerifyOptions options;
+  options.test_data = {dir.string()};
+  const proto::Model a = Parse(kDynamicBatch);
+  absl::StatusOr<VerifyResult> r = Verify(a, Parse(kBoundToOne), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsBadInputError(r.status())) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("does not accept this input"));
+  // The same data fits the original against itself.
+  r = Verify(a, a, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReportJson, OptReportRoundTrips) {

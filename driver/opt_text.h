@@ -1,0 +1,39 @@
+// What opt says, for the CLI and the API alike (issue 31): the readable report with its last
+// line saying what a target's verdict covers, and the nodes outside the target's form listed
+// once, each hint that several share ("bind N with --dim") said once with its count.
+#ifndef ONNX_BCAST_DRIVER_OPT_TEXT_H_
+#define ONNX_BCAST_DRIVER_OPT_TEXT_H_
+
+#include <string>
+#include <vector>
+
+#include "passes/opt_report.h"
+#include "proto/onnx.h"
+
+namespace onnx_bcast::driver {
+
+/// The last line of a report with a target: a target's verdict covers the broadcast forms of
+/// its table, not whether the engine has a layer for every op. `unsupported_ops` is the
+/// target's list of ops the engine has no layer for, when its profile measured one (empty:
+/// none known); the ops of `graph` (main graph and bodies) on it are named with their counts.
+std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto& graph,
+                               const std::vector<std::string>& unsupported_ops);
+
+/// passes::FormatOptText, without the list of nodes outside the target's form when
+/// `list_violations` is false (the CLI says them once, on stderr: FoldViolationHints), and with
+/// TargetCoverageLine last when the report has a target.
+std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProto& graph,
+                          const std::vector<std::string>& unsupported_ops, bool rewrites,
+                          bool debug, bool list_violations);
+
+/// Violations with every hint that several of them give ("bind N with --dim") taken out of
+/// their lines and said once: "bind N with --dim: 30 nodes".
+struct FoldedViolations {
+  std::vector<std::string> nodes;  ///< one per violation, in order
+  std::vector<std::string> hints;  ///< one per shared hint, most frequent first
+};
+FoldedViolations FoldViolationHints(const std::vector<std::string>& violations);
+
+}  // namespace onnx_bcast::driver
+
+#endif  // ONNX_BCAST_DRIVER_OPT_TEXT_H_

@@ -1,0 +1,107 @@
+// The newcomer walkthrough's last step (issue 31 item 6): run a model written by
+// `opt --target opencv` on OpenCV DNN through the project's adapter, on seeded random inputs
+// shaped by its declaration, and compare every output with our executor on the ORIGINAL model
+// fed the same inputs.
+//   opencv_run ORIGINAL REWRITTEN
+// Prints one line, "opencv <version>: runs and matches (K outputs, max abs error E)", and exits
+// 0; exits 1 naming the refusal or the output that differs; 2 when a model cannot be read.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "driver/engine_probe.h"
+#include "engines/opencv_engine.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+
+namespace onnx_bcast {
+namespace {
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "opencv_run: %s\n", message.c_str());
+  return code;
+}
+
+int Main(int argc, char** argv) {
+  if (argc != 3) return Fail(64, "usage: opencv_run ORIGINAL REWRITTEN");
+  absl::StatusOr<proto::Model> original = proto::LoadModel(argv[1]);
+  absl::StatusOr<proto::Model> rewritten = proto::LoadModel(argv[2]);
+  if (!original.ok() || !rewritten.ok()) {
+    return Fail(2, std::string((!original.ok() ? original : rewritten).status().message()));
+  }
+  absl::StatusOr<std::shared_ptr<const rt::Model>> ours = rt::LoadRuntimeModel(*original);
+  absl::StatusOr<std::shared_ptr<const rt::Model>> theirs = rt::LoadRuntimeModel(*rewritten);
+  if (!ours.ok() || !theirs.ok()) {
+    return Fail(2, std::string((!ours.ok() ? ours : theirs).status().message()));
+  }
+  // The inputs the rewritten model declares (static after --dim), fed to both.
+  rt::RandomInputOptions random;
+  random.seed = 7;
+  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*theirs)->main, random);
+  if (!feeds.ok()) return Fail(2, std::string(feeds.status().message()));
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*ours);
+  if (!exec.ok()) return Fail(2, std::string(exec.status().message()));
+  absl::StatusOr<std::vector<rt::Value>> expected = (*exec)->Run(*feeds);
+  if (!expected.ok()) return Fail(2, absl::StrCat("our executor: ", expected.status().message()));
+
+  std::unique_ptr<engines::EngineAdapter> engine = engines::MakeOpenCvEngine();
+  absl::StatusOr<std::string> bytes = proto::ReadFileBytes(argv[2]);
+  if (!bytes.ok()) return Fail(2, std::string(bytes.status().message()));
+  if (absl::Status s = engine->Load(*bytes); !s.ok()) {
+    return Fail(1, absl::StrCat("opencv ", engine->version(), " refuses the model: ", s.message()));
+  }
+  engines::NamedTensors inputs;
+  for (const auto& [name, value] : *feeds) inputs.emplace_back(name, value.tensor->Clone());
+  const std::vector<std::string>& names = (*ours)->main->outputs;
+  absl::StatusOr<engines::NamedTensors> outputs = engine->Run(inputs, names);
+  if (!outputs.ok()) {
+    return Fail(1, absl::StrCat("opencv ", engine->version(),
+                                " fails to run the model: ", outputs.status().message()));
+  }
+  double max_abs = 0;
+  std::vector<std::string> wrong;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (k >= outputs->size() || !(*expected)[k].is_tensor()) {
+      wrong.push_back(absl::StrCat("output '", names[k], "' missing"));
+      continue;
+    }
+    const rt::Tensor& e = *(*expected)[k].tensor;
+    const rt::Tensor& a = (*outputs)[k].second;
+    const driver::OutputAgreement agreement = driver::CompareEngineOutput(e, a);
+    if (!agreement.matches) wrong.push_back(absl::StrCat("'", names[k], "': ", agreement.message));
+    if (e.dtype() == rt::DType::kFloat32 && a.dtype() == rt::DType::kFloat32 &&
+        e.num_elements() == a.num_elements()) {
+      // An output with one value everywhere would match whatever the engine computes.
+      const float* pe = e.data<float>();
+      const float* pa = a.data<float>();
+      bool varies = false;
+      for (int64_t i = 0; i < e.num_elements(); ++i) {
+        varies |= pe[i] != pe[0];
+        max_abs = std::max(max_abs, static_cast<double>(std::fabs(pe[i] - pa[i])));
+      }
+      if (!varies && e.num_elements() > 1) {
+        wrong.push_back(
+            absl::StrCat("'", names[k], "' is constant: the comparison proves nothing"));
+      }
+    }
+  }
+  if (!wrong.empty()) {
+    return Fail(1, absl::StrCat("opencv ", engine->version(),
+                                " runs the model but differs: ", absl::StrJoin(wrong, "; ")));
+  }
+  std::printf("opencv %s: runs and matches (%zu outputs, max abs error %.3g)\n",
+              engine->version().c_str(), names.size(), max_abs);
+  return 0;
+}
+
+}  // namespace
+}  // namespace onnx_bcast
+
+int main(int argc, char** argv) { return onnx_bcast::Main(argc, argv); }
