@@ -67,8 +67,8 @@ TEST(Targets, ProfileFileErrorsNameTheLine) {
   absl::StatusOr<TargetProfile> p =
       ParseTargetProfile("# my engine\nname = e\nclasses = same, scalar\nequal_rank = yes\n", "f");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->passes,
-            (std::vector<std::string>{"upgrade-legacy-broadcast", "align-ranks", "legalize"}));
+  EXPECT_EQ(p->passes, (std::vector<std::string>{"upgrade-legacy-broadcast", "align-ranks",
+                                                 "legalize-measured"}));
 }
 
 // A user-described engine: only same-shape and scalar broadcasts, rank <= 3.
