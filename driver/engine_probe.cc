@@ -921,10 +921,9 @@ bool EngineDropsBatchAxis(std::string_view engine) { return engine == "ncnn"; }
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   std::vector<ProbeCell> cells = ProbeGrid();
   if (!EngineDropsBatchAxis(engine)) return cells;
-  // The grid with a leading batch of 1 on every graph input (and so every computed operand)
-  // and every constant at the output's rank: the dims the engine sees are the grid's own
-  // (2, 3, ... from its outermost axis), and a lower-rank constant stays what the class makes
-  // it.
+  // The grid with a batch of 1: every operand at the output's rank has 1 as its outermost
+  // extent, every lower-rank graph input a leading 1 more; a lower-rank constant stays what
+  // the class makes it.
   std::vector<ProbeCell> out;
   for (ProbeCell c : cells) {
     const size_t rank = OutputShape(c).size();
@@ -936,24 +935,51 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
       out.push_back(std::move(c));
       continue;
     }
-    for (ProbeOperand& o : c.operands) {
+    // The outermost axis of an operand at the output's rank becomes the batch of 1, so that
+    // the classes keep their axes (a [C,1,1] bias against [1,C,H,W] stays per-channel).
+    const bool prepend = c.op == "Initializer";
+    if (c.op == "MatMul") {
+      // A's rows become the one row ncnn takes ([3,4] -> [1,4]: InnerProduct, Gemm); batch
+      // dims keep their rank with the outermost one 1; a lower-rank B input gets a leading 1.
+      for (size_t k = 0; k < c.operands.size(); ++k) {
+        ProbeOperand& o = c.operands[k];
+        const bool constant =
+            o.kind == OperandKind::kInitializer || o.kind == OperandKind::kConstant;
+        if (o.shape.size() == rank && (k == 0 || rank >= 3)) {
+          o.shape[0] = 1;
+        } else if (!constant) {
+          o.shape.insert(o.shape.begin(), 1);
+        }
+      }
+      out.push_back(std::move(c));
+      continue;
+    }
+    for (size_t k = 0; k < c.operands.size(); ++k) {
+      ProbeOperand& o = c.operands[k];
       const bool constant = o.kind == OperandKind::kInitializer || o.kind == OperandKind::kConstant;
       if (!o.int64_values.empty()) {
-        // Expand's target shape.
-        o.int64_values.insert(o.int64_values.begin(), 1);
-        o.shape = {static_cast<int64_t>(o.int64_values.size())};
-        continue;
-      }
-      if (c.op == "Reshape") {
+        o.int64_values[0] = 1;  // Expand's target shape
+      } else if (c.op == "Reshape") {
         o.shape[0] = 1;  // the run-time shape chain keeps its batch axis, of 1
-      } else if (o.shape.size() == rank || !constant || c.op == "Initializer") {
-        // A graph input always carries the batch the engine's tools drop: a lower-rank one
-        // reaches the engine as the same Mat as before, and the class is check's own.
+      } else if (o.shape.size() == rank && !o.shape.empty()) {
+        if (prepend) {
+          o.shape.insert(o.shape.begin(), 1);
+        } else {
+          o.shape[0] = 1;
+        }
+      } else if (!constant && (static_cast<int>(k) != c.wrapped ||
+                               o.shape.size() + 1 < c.wrapped_shape.size())) {
+        // A lower-rank graph input (or the input of a computed operand) carries the batch the
+        // engine's tools drop: it reaches the engine as the same Mat as without it.
         o.shape.insert(o.shape.begin(), 1);
       }
     }
     if (c.wrapped >= 0 && c.wrapped_shape.size() == rank) {
-      c.wrapped_shape.insert(c.wrapped_shape.begin(), 1);
+      if (prepend) {
+        c.wrapped_shape.insert(c.wrapped_shape.begin(), 1);
+      } else {
+        c.wrapped_shape[0] = 1;
+      }
     }
     out.push_back(std::move(c));
   }

@@ -120,9 +120,9 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
 std::vector<ProbeCell> ProbeGrid();
 
 /// The cells a probe runs on engine `engine`: ProbeGrid, except for an engine without a batch
-/// axis (ncnn, see EngineDropsBatchAxis), where every graph input and every constant that
-/// has the output's rank carries a leading batch axis of 1 (the axis its tools drop), Gemm's
-/// A is one row, and
+/// axis (ncnn, see EngineDropsBatchAxis), where every operand at the output's rank has an
+/// outermost extent of 1 (the batch its tools drop; a rank-2 MatMul's A is one row), every
+/// lower-rank graph input a leading 1, Gemm's A is one row, and
 /// extra cells measure what such an engine needs: the batch axis itself (a batch of 2),
 /// rank-0 and rank-1 operands without a batch, Reshape to a constant shape, and one
 /// single-node model per op of the exporter corpus (form "op": which ops the converter has).

@@ -157,9 +157,9 @@ std::string FormatProbeTable(const ProbeReport& r) {
   if (EngineDropsBatchAxis(r.engine)) {
     absl::StrAppend(
         &out, r.engine,
-        " has no batch axis: its tools drop a leading axis of 1, so every graph input (and "
-        "so every computed operand) and every constant that has the output's rank carries a "
-        "leading batch of 1 here (the ranks count it) and "
+        " has no batch axis: its tools drop a leading axis of 1, so here every operand at the "
+        "output's rank has an outermost extent of 1 (a rank-2 MatMul's A is one row), every "
+        "lower-rank graph input a leading 1 (the ranks count them), and "
         "Gemm's A is one row. Extra cells: a batch of 2 (form `batch`), rank-0 and rank-1 "
         "operands without a batch, Reshape to a constant shape (`constant-shape`), and one "
         "node of each op of the exporter corpus on its own (form `op`: whether the converter "

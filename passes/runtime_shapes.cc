@@ -240,9 +240,14 @@ class Finder {
 
 std::string DataSymbolNode(const std::string& symbol, const std::string& at) {
   if (absl::StartsWith(symbol, "opaque#")) return at;
-  // "<node>:<output>:<axis>", with "#<n>" when issued twice: the node is what is left.
-  std::string name =
-      symbol.substr(0, symbol.rfind('#') == std::string::npos ? symbol.size() : symbol.rfind('#'));
+  // "<node>:<output>:<axis>", with "#<n>" after the axis when issued twice (an unnamed node's
+  // own label, "NonZero#0", keeps its '#'): the node is what is left.
+  std::string name = symbol;
+  const size_t colon = name.rfind(':');
+  if (const size_t hash = name.rfind('#'); colon != std::string::npos &&
+                                           hash != std::string::npos && hash > colon) {
+    name.resize(hash);
+  }
   for (int k = 0; k < 2 && name.rfind(':') != std::string::npos; ++k) name.resize(name.rfind(':'));
   return name.empty() ? at : name;
 }

@@ -51,7 +51,11 @@ const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 // Corpus models that run and match on ncnn after opt --target ncnn (docs/engines-ncnn.md).
 const std::set<std::string>& MustRunAfterOpt() {
   static const auto* const kModels = new std::set<std::string>{
-      // MEASURED_LIST
+      "fpn_op11",
+      "fpn_op16",
+      "resnet_block_op11",
+      "resnet_block_op16",
+      "torchvision_mobilenet_v3_small_op13",
   };
   return *kModels;
 }
