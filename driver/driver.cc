@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -109,6 +112,22 @@ absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBinding
   return out;
 }
 
+namespace {
+
+// Nodes of `ops` in `g` and every body below it, by op.
+void CountOps(const onnx::GraphProto& g, const std::set<std::string>& ops,
+              std::map<std::string, int64_t>* counts) {
+  for (const onnx::NodeProto& n : g.node()) {
+    if (ops.count(n.op_type()) > 0) ++(*counts)[n.op_type()];
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g()) CountOps(a.g(), ops, counts);
+      for (const onnx::GraphProto& sub : a.graphs()) CountOps(sub, ops, counts);
+    }
+  }
+}
+
+}  // namespace
+
 absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
                       const OptSettings& settings, passes::OptReport* report) {
   const bool has_target = pipeline.profile.has_value();
@@ -142,6 +161,18 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   options.analyses = &analyses;
   absl::Status status = passes::RunPipeline(model, pipeline.passes, options, &report->runs);
   report->after = passes::Summarize(model->proto);
+  if (status.ok() && has_target && !pipeline.profile->unsupported_ops.empty()) {
+    // Ops the engine has no layer for, named up front: the model stops there whatever its
+    // broadcasts, and no broadcast rewrite changes that.
+    const std::set<std::string> ops(pipeline.profile->unsupported_ops.begin(),
+                                    pipeline.profile->unsupported_ops.end());
+    CountOps(model->proto.graph(), ops, &report->unsupported_ops);
+    for (const onnx::FunctionProto& f : model->proto.functions()) {
+      for (const onnx::NodeProto& n : f.node()) {
+        if (ops.count(n.op_type()) > 0) ++report->unsupported_ops[n.op_type()];
+      }
+    }
+  }
   if (status.ok() && has_target) {
     // The target's promise covers every broadcasting node of every graph.
     passes::ProgressStep step(settings.progress,

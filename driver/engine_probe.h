@@ -60,7 +60,8 @@ struct ProbeCell {
   /// "runtime-shape" reshapes its input [N,3,4] to Concat(Gather(Shape(x), 0), -1) with N a
   /// symbolic dim, "static-shape" the same chain with N = 2 declared. Op "Initializer" cells
   /// measure the element types of constants: form "bool", "int64", ... is the type of an
-  /// initializer cast to float and added to the input.
+  /// initializer cast to float and added to the input. Form "op" cells are one node of op
+  /// `op` on its own (ProbeGridFor), form "constant-shape" a Reshape to a constant shape.
   std::string form = "direct";
   int wrapped = -1;
   std::vector<int64_t> wrapped_shape;
@@ -82,6 +83,7 @@ struct ProbeCell {
 struct ProbeReport {
   std::string engine;
   std::string version;  ///< as the engine reports it, e.g. "4.6.0"
+  std::string build;    ///< EngineAdapter::build(): the source it was built from, or empty
   std::vector<ProbeCell> cells;
 
   /// "<engine>-<major>.<minor>", e.g. "opencv-4.6": how files are named.
@@ -119,7 +121,19 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
 /// The cells a probe runs, in table order (see engine_probe.cc for how they are chosen).
 std::vector<ProbeCell> ProbeGrid();
 
-/// Runs every cell of ProbeGrid on the engine `make_engine` makes (named `name`, version
+/// The cells a probe runs on engine `engine`: ProbeGrid, except for an engine without a batch
+/// axis (ncnn, see EngineDropsBatchAxis), where every operand at the output's rank has an
+/// outermost extent of 1 (the batch its tools drop; a rank-2 MatMul's A is one row), every
+/// lower-rank graph input a leading 1, Gemm's A is one row, and
+/// extra cells measure what such an engine needs: the batch axis itself (a batch of 2),
+/// rank-0 and rank-1 operands without a batch, Reshape to a constant shape, and one
+/// single-node model per op of the exporter corpus (form "op": which ops the converter has).
+std::vector<ProbeCell> ProbeGridFor(std::string_view engine);
+
+/// True for an engine that has no batch axis and drops a leading 1 (ncnn).
+bool EngineDropsBatchAxis(std::string_view engine);
+
+/// Runs every cell of ProbeGridFor(name) on the engine `make_engine` makes (named `name`, version
 /// `version`) and on our executor. Errors only when a cell cannot be built or our executor
 /// fails on it (a bug of the grid, named with the cell's model text), or the children cannot
 /// be started.

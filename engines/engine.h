@@ -31,6 +31,9 @@ class EngineAdapter {
   virtual std::string name() const = 0;
   /// The engine's version as the installed library reports it, e.g. "4.6.0".
   virtual std::string version() const = 0;
+  /// Where the installed engine was built from, when the adapter knows (ncnn: the source
+  /// commit that scripts/engines/build-ncnn.sh recorded); empty otherwise.
+  virtual std::string build() const { return ""; }
 
   /// Reads and prepares a serialized ModelProto. A model the engine does not accept is an
   /// error whose message is the engine's own (e.g. the cv::Exception text).

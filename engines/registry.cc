@@ -8,6 +8,9 @@
 #ifdef BCAST_WITH_OPENCV
 #include "engines/opencv_engine.h"
 #endif
+#ifdef BCAST_WITH_NCNN
+#include "engines/ncnn_engine.h"
+#endif
 
 namespace onnx_bcast::engines {
 
@@ -16,22 +19,32 @@ std::vector<std::string> EngineNames() {
 #ifdef BCAST_WITH_OPENCV
   names.push_back("opencv");
 #endif
+#ifdef BCAST_WITH_NCNN
+  names.push_back("ncnn");
+#endif
   return names;
 }
 
 absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
 #ifdef BCAST_WITH_OPENCV
   if (name == "opencv") {
-    return EngineFactory([]() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> {
-      return MakeOpenCvEngine();
-    });
+    return EngineFactory(
+        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeOpenCvEngine(); });
+  }
+#endif
+#ifdef BCAST_WITH_NCNN
+  if (name == "ncnn") {
+    return EngineFactory(
+        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); });
   }
 #endif
   const std::vector<std::string> names = EngineNames();
-  return absl::NotFoundError(absl::StrCat(
-      "unknown engine '", std::string(name), "' (built in: ",
-      names.empty() ? "none; install libopencv-dnn-dev and reconfigure" : absl::StrJoin(names, ", "),
-      ")"));
+  return absl::NotFoundError(absl::StrCat("unknown engine '", std::string(name), "' (built in: ",
+                                          names.empty()
+                                              ? "none; install libopencv-dnn-dev or build ncnn "
+                                                "(scripts/engines/build-ncnn.sh) and reconfigure"
+                                              : absl::StrJoin(names, ", "),
+                                          ")"));
 }
 
 }  // namespace onnx_bcast::engines

@@ -1,6 +1,6 @@
 // libFuzzer harness: load + `opt --target none` (the pipeline that rewrites the most) and
 // `opt --target ncnn` (fold-constants, which runs constant parts of the model on the executor,
-// eliminate-redundant-broadcast, legalize-ncnn and the run-time shape check) + each target's
+// legalize-measured with the measured ncnn table and the run-time shape check) + each target's
 // violation scan + serialization to memory, which is what `opt` saves.
 #include <cstdlib>
 #include <vector>

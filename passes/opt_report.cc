@@ -66,7 +66,14 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
                   report.after.opset, "\n");
   if (!report.target.empty()) {
     absl::StrAppend(&out, "target ", report.target, ": ", report.violations.size(),
-                    " node(s) outside its table\n");
+                    " node(s) outside its table");
+    if (!report.unsupported_ops.empty()) {
+      int64_t nodes = 0;
+      for (const auto& [op, n] : report.unsupported_ops) nodes += n;
+      absl::StrAppend(&out, ", ", nodes, " node(s) of ", report.unsupported_ops.size(),
+                      " op(s) it has no layer for");
+    }
+    absl::StrAppend(&out, "\n");
     for (const std::string& v : report.violations) absl::StrAppend(&out, "  ", v, "\n");
   }
   return out;
@@ -121,6 +128,14 @@ Json OptReportJson(const OptReport& report) {
   summary["violations"] = std::move(violations);
   summary["error"] = JsonStringOrNull(report.error);
   doc["summary"] = std::move(summary);
+  if (!report.target.empty()) {
+    Json unsupported = Json::object();
+    for (const auto& [op, n] : report.unsupported_ops) unsupported[op] = n;
+    doc["unsupported_ops"] = std::move(unsupported);
+  }
+  if (!report.engine_line.empty()) {
+    doc["engine"] = Json{{"outcome", report.engine_outcome}, {"line", report.engine_line}};
+  }
   return doc;
 }
 

@@ -28,6 +28,15 @@ struct OptReport {
   std::map<std::string, int64_t> bindings;
   /// Declared dims the bindings made numbers.
   int64_t dims_fixed = 0;
+  /// Ops of the written model that the target's engine has no layer for
+  /// (TargetProfile::unsupported_ops), with their node counts in every graph, by op name. Not
+  /// broadcast forms: reported, never a failure.
+  std::map<std::string, int64_t> unsupported_ops;
+  /// `opt --verify-engine`: the one line saying how the written model fared on the engine
+  /// ("ncnn: runs, max abs 3e-06"), and the outcome's kind ("ran", "wrong", "refused",
+  /// "crashed", "timed-out"); empty without the flag.
+  std::string engine_line;
+  std::string engine_outcome;
 };
 
 /// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented

@@ -5,7 +5,6 @@
 #include "passes/eliminate_redundant_broadcast.h"
 #include "passes/fold_constants.h"
 #include "passes/legalize_measured.h"
-#include "passes/legalize_ncnn.h"
 #include "passes/materialize_broadcast.h"
 #include "passes/upgrade_legacy_broadcast.h"
 
@@ -30,15 +29,14 @@ absl::Span<const PassInfo> AllPasses() {
       {"eliminate-redundant-broadcast",
        "remove Expand/Unsqueeze/Reshape/Tile that only broadcast what consumers broadcast anyway",
        CreateEliminateRedundantBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"legalize-ncnn",
-       "leave every binary op in a form ncnn's BinaryOp runs natively; refuse rank > 4",
-       CreateLegalizeNcnnPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"legalize", "like legalize-ncnn, for the table of the target being run (--target-file)",
-       CreateLegalizeTargetPass, /*needs_target=*/true, /*preserves_shapes=*/true},
       {"legalize-measured",
        "move every broadcasting node the target's measured per-op table does not run into a "
        "cell it runs (swap, align, fold or expand an operand, fold constants, compute on a "
        "reshaped view; --target opencv)",
+       CreateLegalizeMeasuredPass, /*needs_target=*/true, /*preserves_shapes=*/true},
+      // The one fit decider is DecideForm, through legalize-measured: `legalize`, which profile
+      // files name, is the same pass under its older name.
+      {"legalize", "legalize-measured under the name profile files use (--target-file)",
        CreateLegalizeMeasuredPass, /*needs_target=*/true, /*preserves_shapes=*/true},
   };
   return absl::Span<const PassInfo>(kPasses);

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/shape_propagation.h"
@@ -116,8 +117,12 @@ class Finder {
       parts.push_back(absl::StrCat("bind ", absl::StrJoin(bind, ", "), " with --dim"));
     }
     if (!data.empty()) {
-      parts.push_back(absl::StrCat("depends on data (", absl::StrJoin(data, ", "),
-                                   "), which no --dim binds"));
+      std::set<std::string> nodes;
+      for (const std::string& sym : data) {
+        nodes.insert(
+            absl::StrCat("'", DataSymbolNode(sym, n.name().empty() ? n.op_type() : n.name()), "'"));
+      }
+      parts.push_back(absl::StrCat("depends on data at node ", absl::StrJoin(nodes, ", ")));
     }
     if (parts.empty() && unknown) parts.push_back("a shape the analysis cannot see");
     if (parts.empty()) parts.push_back("its values are not constant");
@@ -232,6 +237,20 @@ class Finder {
 };
 
 }  // namespace
+
+std::string DataSymbolNode(const std::string& symbol, const std::string& at) {
+  if (absl::StartsWith(symbol, "opaque#")) return at;
+  // "<node>:<output>:<axis>", with "#<n>" after the axis when issued twice (an unnamed node's
+  // own label, "NonZero#0", keeps its '#'): the node is what is left.
+  std::string name = symbol;
+  const size_t colon = name.rfind(':');
+  if (const size_t hash = name.rfind('#'); colon != std::string::npos &&
+                                           hash != std::string::npos && hash > colon) {
+    name.resize(hash);
+  }
+  for (int k = 0; k < 2 && name.rfind(':') != std::string::npos; ++k) name.resize(name.rfind(':'));
+  return name.empty() ? at : name;
+}
 
 absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
     const proto::Model& model, const std::string& target,

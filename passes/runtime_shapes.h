@@ -21,12 +21,18 @@ struct TargetViolation;
 
 /// Every node of `model` (main graph, and If/Loop/Scan bodies at any depth) that computes a
 /// shape at run time, as violations of `target`'s promise; `why` says what the node computes
-/// and how to make it static ("bind H, W with --dim", "depends on data: NonZero 'nz'", "raise
+/// and how to make it static ("bind H, W with --dim", "depends on data at node 'nz'", "raise
 /// --fold-limit"). `tables`: the pipeline's kept main-graph shapes (null: analysed here).
 absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
     const proto::Model& model, const std::string& target,
     const std::unordered_map<std::string, int>* original_index = nullptr,
     const ShapeTables* tables = nullptr);
+
+/// The node a symbol the analysis made for an extent it cannot know comes from: "<node>" of
+/// a fresh data-dependent symbol "<node>:<output>:<axis>" (NonZero, TopK, a Loop's count),
+/// `at` (the node being decided) for an opaque one (`opaque#<n>`). For hints that say
+/// "depends on data at node N" instead of asking to bind a symbol no user can bind.
+std::string DataSymbolNode(const std::string& symbol, const std::string& at);
 
 }  // namespace onnx_bcast::passes
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -322,36 +323,27 @@ TargetProfile Builtin(std::string name, std::string description, std::vector<std
   return p;
 }
 
-// ncnn's BinaryOp per op, from the seed table (001), not measured: identical shapes and
-// scalar-likes at any rank; a side with 1s where the other has the output's dims only at equal
-// rank (lower ranks align to ncnn's inner axes, the opposite of numpy, or hit the rank-1
-// tie rule); no pair where neither side has the output shape.
-std::map<std::string, OpRule> NcnnSeedOpRules() {
-  const std::map<std::string, FormSupport> binary_op = {
-      {"same", FormSupport::kRuns},
-      {"scalar", FormSupport::kRuns},
-      {"per-channel", FormSupport::kRunsAligned},
-      {"inner-axis", FormSupport::kRunsAligned},
-      {"outer-axis", FormSupport::kRunsAligned},
-      {"general", FormSupport::kRunsAligned},
-      {"bidirectional", FormSupport::kRefused},
-  };
-  std::map<std::string, OpRule> rules;
-  // pnnx turns a constant operand into a MemoryData blob feeding the same BinaryOp, so the
-  // rule is the same whichever operand is constant; two constants are folded before ncnn.
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"}) {
-    OpRule& rule = rules[op];
-    for (const char* kinds : {"computed", "constant_a", "constant_b"})
-      rule.forms[kinds] = binary_op;
-  }
-  return rules;
-}
-
 // The measured OpenCV profile (engines/profiles/, written by `onnx-bcast probe-engine opencv`),
 // compiled in by passes/CMakeLists.txt.
 constexpr char kOpenCvProfile[] =
 #include "passes/builtin_opencv_profile.inc"
     ;
+
+// The measured ncnn profile (engines/profiles/, written by `onnx-bcast probe-engine ncnn` on
+// an ncnn built by scripts/engines/build-ncnn.sh), compiled in the same way.
+constexpr char kNcnnProfile[] =
+#include "passes/builtin_ncnn_profile.inc"
+    ;
+
+// A committed profile as a built-in target named `name`; nullopt when it does not parse
+// (targets_test parses the files themselves and names the line).
+std::optional<TargetProfile> MeasuredBuiltin(const char* text, const char* name) {
+  absl::StatusOr<TargetProfile> p =
+      ParseTargetProfile(text, absl::StrCat("engines/profiles/", name, " (built in)"));
+  if (!p.ok()) return std::nullopt;
+  p->name = name;
+  return *std::move(p);
+}
 
 }  // namespace
 
@@ -364,15 +356,6 @@ absl::Span<const TargetProfile> BuiltinTargets() {
                 {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
                  "bidirectional", "unidirectional", "matmul-batch"},
                 0, false, true, false),
-        Builtin("ncnn",
-                "ncnn BinaryOp from the seed table 001, NOT measured (ncnn is not installed "
-                "here): equal ranks, one side of each pair has the output shape, rank <= 4 "
-                "beyond a leading batch of 1, shapes only as constants",
-                {"upgrade-legacy-broadcast", "fold-constants", "eliminate-redundant-broadcast",
-                 "align-ranks", "legalize-ncnn"},
-                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
-                 "unidirectional", "matmul-batch"},
-                4, true, true, true),
         Builtin("none", "no implicit broadcast anywhere: every operand has its op's output shape",
                 {"upgrade-legacy-broadcast", "align-ranks", "materialize-broadcast"},
                 {"same", "matmul-batch"}, 0, false, true, false),
@@ -382,15 +365,13 @@ absl::Span<const TargetProfile> BuiltinTargets() {
                  "bidirectional", "unidirectional", "matmul-batch"},
                 0, false, false, false),
     };
-    (*targets)[1].op_rules = NcnnSeedOpRules();
-    // onnx2ncnn has no Shape arithmetic ("Shape not supported yet"): shapes only as constants.
-    (*targets)[1].runtime_shapes = false;
-    // A profile that does not parse is a build error in spirit; targets_test parses the file
-    // itself and names the line, so here the target is only left out.
-    absl::StatusOr<TargetProfile> opencv =
-        ParseTargetProfile(kOpenCvProfile, "engines/profiles/opencv (built in)");
-    if (opencv.ok()) {
-      opencv->name = "opencv";
+    // The engines' measured tables. A profile that does not parse is a build error in spirit;
+    // targets_test parses the files themselves and names the line, so here the target is only
+    // left out. ncnn keeps its place after `explicit`.
+    if (std::optional<TargetProfile> ncnn = MeasuredBuiltin(kNcnnProfile, "ncnn")) {
+      targets->insert(targets->begin() + 1, *std::move(ncnn));
+    }
+    if (std::optional<TargetProfile> opencv = MeasuredBuiltin(kOpenCvProfile, "opencv")) {
       targets->push_back(*std::move(opencv));
     }
     return targets;
@@ -483,6 +464,8 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
                                    "uint64, bool, string, bfloat16)"));
         }
       }
+    } else if (key == "unsupported_ops") {
+      p.unsupported_ops = ParseList(value);
     } else if (key == "max_rank") {
       if (!absl::SimpleAtoi(value, &p.max_rank) || p.max_rank < 0) {
         return fail(absl::StrCat("max_rank '", value, "' is not a non-negative integer"));
@@ -508,7 +491,7 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
   if (!has_passes) {
     p.passes = {"upgrade-legacy-broadcast"};
     if (p.equal_rank) p.passes.push_back("align-ranks");
-    p.passes.push_back("legalize");
+    p.passes.push_back("legalize-measured");
   }
   return p;
 }
@@ -556,6 +539,9 @@ std::string FormatTargetProfile(const TargetProfile& p) {
       p.initializer_types.empty()
           ? ""
           : absl::StrCat("initializer_types = ", absl::StrJoin(p.initializer_types, ", "), "\n"),
+      p.unsupported_ops.empty()
+          ? ""
+          : absl::StrCat("unsupported_ops = ", absl::StrJoin(p.unsupported_ops, ", "), "\n"),
       FormatOpRules(p.op_rules));
 }
 
@@ -915,6 +901,40 @@ bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
   return true;
 }
 
+// What a user can do about symbols a decision waits on: "bind N, S with --dim" for the dims
+// of graph inputs, "depends on data at node 'X'" for symbols the analysis made for a
+// data-dependent extent ("<node>:<output>:<axis>", NonZero, TopK, a Loop's count) or for a
+// value it cannot follow (`opaque#<n>`: at `node`, the node being decided).
+std::string SymbolHint(const std::set<std::string>& symbols, const onnx::GraphProto& main,
+                       const std::string& node) {
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& vi : main.input()) {
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    for (int axis = 0; axis < dims.size(); ++axis) {
+      if (dims[axis].has_dim_param()) inputs.insert(dims[axis].dim_param());
+      inputs.insert(absl::StrCat(vi.name(), ":", axis));
+    }
+  }
+  std::vector<std::string> bind;
+  std::set<std::string> at;
+  for (const std::string& s : symbols) {
+    if (inputs.count(s) > 0) {
+      bind.push_back(s);
+    } else {
+      at.insert(DataSymbolNode(s, node));
+    }
+  }
+  std::vector<std::string> parts;
+  if (!bind.empty())
+    parts.push_back(absl::StrCat("bind ", absl::StrJoin(bind, ", "), " with --dim"));
+  if (!at.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& n : at) quoted.push_back(absl::StrCat("'", n, "'"));
+    parts.push_back(absl::StrCat("depends on data at node ", absl::StrJoin(quoted, ", ")));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
@@ -955,8 +975,9 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     }
     // A conditional node is decided once its symbols are numbers: say which to bind.
     if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
-      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": bind ",
-                      absl::StrJoin(v.condition.Symbols(), ", "), " with --dim)");
+      const std::vector<std::string> syms = v.condition.Symbols();
+      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": ",
+                      SymbolHint({syms.begin(), syms.end()}, model.proto.graph(), t.node), ")");
     } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
       // The rewrite that would fix it needs the output's extents, which a static engine takes
       // only as constants.
@@ -968,10 +989,10 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
         }
       }
       if (!symbols.empty()) {
-        absl::StrAppend(&t.why, " (an Expand to its output shape ", v.output.ToString(),
-                        " needs a shape known only at run time, and ", p.name,
-                        " has no run-time shapes: bind ", absl::StrJoin(symbols, ", "),
-                        " with --dim)");
+        absl::StrAppend(
+            &t.why, " (an Expand to its output shape ", v.output.ToString(),
+            " needs a shape known only at run time, and ", p.name,
+            " has no run-time shapes: ", SymbolHint(symbols, model.proto.graph(), t.node), ")");
       }
     }
     t.cannot_prove = d.cannot_prove;

@@ -16,6 +16,8 @@
 //                           # Shape/Size node, shape input that is not a constant, and node
 //                           # with only constant inputs is outside its form
 //   initializer_types = float32, int64  # element types of constants it loads (default any)
+//   unsupported_ops = Cast, Expand      # ops the engine (its converter) has no layer for:
+//                                       # `opt` names them up front, as warnings
 // Classes are `check`'s broadcast classes: same, scalar, per-channel, inner-axis, outer-axis,
 // bidirectional, general, unidirectional, matmul-batch, legacy-axis.
 //
@@ -108,6 +110,10 @@ struct TargetProfile {
   /// ...; empty: any). fold-constants creates no initializer of another type, and the target
   /// check names every one left (OpenCV 4.6 refuses a bool tensor at load).
   std::vector<std::string> initializer_types;
+  /// Ops the engine has no layer for, as measured (a probe cell refused with the converter's
+  /// "<op> not supported yet"). Not broadcast forms: `opt` lists a model's nodes of these ops
+  /// as warnings (and "unsupported_ops" in --report) and still exits 0.
+  std::vector<std::string> unsupported_ops;
 
   /// Per-op rules by op type (empty: the global keys alone decide).
   std::map<std::string, OpRule> op_rules;

@@ -29,8 +29,10 @@
 #include "driver/driver.h"
 #include "driver/engine_probe.h"
 #include "driver/opt_text.h"
+#include "driver/engine_verify.h"
 #include "engines/registry.h"
 #include "passes/check_report.h"
+#include "passes/check_set_report.h"
 #include "passes/dim_evaluation.h"
 #include "passes/opt_report.h"
 #include "passes/pass_manager.h"
@@ -42,13 +44,12 @@
 #include "proto/safe_write.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
-#include "runtime/exec/profile.h"
-#include "tools/check_set.h"
-#include "passes/check_set_report.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
+#include "runtime/exec/profile.h"
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
+#include "tools/check_set.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
 #include "verify/inputs.h"
@@ -96,6 +97,7 @@ struct Args {
   std::optional<std::string> passes;
   std::optional<int64_t> fold_limit;
   bool verify = false;
+  bool verify_engine = false;
   bool verify_each = false;
   bool dry_run = false;
   bool in_place = false;
@@ -255,6 +257,10 @@ void DeclareOpt(CommandLine* cl, Args* a) {
              "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)",
              &a->report);
   cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
+  cl->Flag("--verify-engine",
+           "load and run the written model on the target's engine itself (in a child) and "
+           "compare with the original at the bound dims: one line, and \"engine\" in --report",
+           &a->verify_engine);
   cl->Flag("--verify-each",
            "after every pass, validate the graph and compare the kept shape tables with a "
            "fresh analysis",
@@ -537,6 +543,7 @@ int RunProbeEngine(const Command& cmd, const Args& args) {
   }
   const std::string name = (*engine)->name();
   const std::string version = (*engine)->version();
+  const std::string build = (*engine)->build();
   engine->reset();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<driver::ProbeReport> report =
@@ -545,6 +552,7 @@ int RunProbeEngine(const Command& cmd, const Args& args) {
     PrintError(absl::StrCat("probe-engine ", name, ": ", report.status().message()));
     return kExitUnsupported;
   }
+  report->build = build;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string table_path = args.table.value_or("");
@@ -948,12 +956,31 @@ int RunOpt(const Command& cmd, const Args& args) {
   // both).
   std::optional<proto::Model> original;
   if (args.verify) original = *model;
+  // --verify-engine: the engine named like the target ("ncnn", or a profile file's
+  // "ncnn-20260722"), found before any pass runs.
+  std::optional<proto::Model> engine_original;
+  std::optional<engines::EngineFactory> engine_factory;
+  std::string engine_name;
+  if (args.verify_engine) {
+    if (!has_target) return Usage(cmd, "--verify-engine runs a target's engine: give a target");
+    engine_name = std::string(
+        absl::string_view(resolved->profile->name).substr(0, resolved->profile->name.find('-')));
+    absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(engine_name);
+    if (!factory.ok()) {
+      return Usage(cmd, absl::StrCat("--verify-engine: target ", resolved->profile->name, ": ",
+                                     factory.status().message()));
+    }
+    engine_factory = *std::move(factory);
+    engine_original = *model;
+  }
   report.output_path = dry_run ? "" : model_to_stdout ? "<stdout>" : output;
   // A node left outside the target's form fails opt below unless --allow-partial.
   const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);
-  // The ops the target's engine has no layer for, when its profile measured them (none of the
-  // built-in profiles lists them yet): named in the report's last line.
-  const std::vector<std::string> unsupported_ops;
+  // The ops the target's engine has no layer for, as its profile measured them: named in the
+  // report's last line, and each with its count in the warnings below (report.unsupported_ops).
+  const std::vector<std::string> unsupported_ops =
+      resolved->profile.has_value() ? resolved->profile->unsupported_ops
+                                    : std::vector<std::string>{};
   // With --passes none, the report is the "dims bound" line when dims were bound.
   if (!resolved->passes.empty() || !report.bindings.empty()) {
     PrintOut(driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
@@ -971,6 +998,14 @@ int RunOpt(const Command& cmd, const Args& args) {
       default:
         return kExitBadModel;
     }
+  }
+  // Ops the engine has no layer for: warnings, before the verdict on the broadcasts (exit 0
+  // when every broadcast is placed: they are not broadcast forms).
+  for (const auto& [op, count] : report.unsupported_ops) {
+    PrintError(absl::StrCat(label, ": warning: ", report.target, " has no layer for ", op, " (",
+                            count,
+                            " node(s)): the engine stops there; not a broadcast form, "
+                            "so no rewrite of opt changes it"));
   }
   if (!report.violations.empty()) {
     // Said once, here (the report above gives only their count): one self-contained line per
@@ -1004,6 +1039,17 @@ int RunOpt(const Command& cmd, const Args& args) {
                               ": the rewritten model differs from the original; not written"));
       return kExitFound;
     }
+  }
+  if (engine_original.has_value()) {
+    absl::StatusOr<driver::EngineVerdict> verdict = driver::VerifyOnEngine(
+        *engine_original, *model, *engine_factory, engine_name, report.bindings);
+    if (!verdict.ok()) {
+      PrintError(absl::StrCat(label, ": --verify-engine: ", verdict.status().message()));
+      return LoadExitCode(verdict.status());
+    }
+    report.engine_line = verdict->line;
+    report.engine_outcome = verdict->outcome;
+    PrintOut(absl::StrCat(verdict->line, "\n"), text_to_stderr);
   }
   // The report is committed once the model is (with --dry-run it is the output): a command
   // that fails leaves none. Staged first, so a report that cannot be written stops opt before

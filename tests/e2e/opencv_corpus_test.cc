@@ -39,6 +39,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/corpus_bindings.h"
+#include "tests/support/engine_corpus.h"
 #include "tests/support/json_file.h"
 #include "tests/support/reference_guard.h"
 
@@ -48,6 +49,11 @@ namespace {
 namespace fs = std::filesystem;
 using passes::Json;
 using Bindings = test_support::CorpusBindings;
+using test_support::Cell;
+using test_support::Judge;
+using test_support::Reference;
+using test_support::RunReference;
+using test_support::Verdict;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
@@ -71,94 +77,6 @@ const std::set<std::string> kRunAfterOpt = {
 // Probe cells that `opt --target opencv` rewrites and calls met (docs/engines.md): the exact
 // number, so that a lost cell fails even when another is gained; a change updates the docs.
 constexpr size_t kMetProbeCells = 1231;
-
-// The manifest's first valid binding, of the symbols the model's inputs declare.
-// Our executor on `model` with seeded random inputs at `dims`: the engine's feeds (graph
-// inputs in order) and the expected graph outputs.
-struct Reference {
-  engines::NamedTensors feeds;
-  std::vector<std::string> output_names;
-  std::vector<rt::Tensor> expected;
-};
-
-absl::StatusOr<Reference> RunReference(const proto::Model& model, const Bindings& dims,
-                                       const engines::NamedTensors* given = nullptr) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(model);
-  if (!runtime.ok()) return runtime.status();
-  rt::Feeds feeds;
-  Reference ref;
-  if (given != nullptr) {
-    for (const auto& [n, t] : *given) {
-      ref.feeds.emplace_back(n, t.Clone());
-      feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
-    }
-  } else {
-    rt::RandomInputOptions options;
-    options.seed = 7;
-    options.dims = dims;
-    absl::StatusOr<rt::Feeds> random = rt::RandomInputs(*(*runtime)->main, options);
-    if (!random.ok()) return random.status();
-    feeds = *std::move(random);
-    for (const auto& [n, v] : feeds) ref.feeds.emplace_back(n, v.tensor->Clone());
-  }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
-  if (!exec.ok()) return exec.status();
-  absl::StatusOr<std::vector<rt::Value>> outs = (*exec)->Run(feeds);
-  if (!outs.ok()) return outs.status();
-  ref.output_names = (*runtime)->main->outputs;
-  for (rt::Value& v : *outs) {
-    if (v.kind != rt::Value::Kind::kTensor) {
-      return absl::UnimplementedError("an output that is not a tensor");
-    }
-    ref.expected.push_back(v.tensor->Clone());
-  }
-  return ref;
-}
-
-// One engine outcome against the reference: "runs-and-matches", or what failed and the
-// engine's own reason.
-struct Verdict {
-  bool crashed = false;
-  bool matches = false;
-  std::string text;  // for the table
-};
-
-Verdict Judge(const engines::EngineOutcome& o, const Reference& ref) {
-  Verdict v;
-  switch (o.kind) {
-    case engines::OutcomeKind::kRan: {
-      std::vector<std::string> wrong;
-      for (size_t k = 0; k < ref.expected.size(); ++k) {
-        if (k >= o.outputs.size()) {
-          wrong.push_back(absl::StrCat("output '", ref.output_names[k], "' missing"));
-          continue;
-        }
-        const driver::OutputAgreement a =
-            driver::CompareEngineOutput(ref.expected[k], o.outputs[k].second);
-        if (!a.matches) wrong.push_back(absl::StrCat("'", ref.output_names[k], "': ", a.message));
-      }
-      v.matches = wrong.empty();
-      v.text = v.matches ? "runs and matches" : absl::StrCat("wrong: ", absl::StrJoin(wrong, "; "));
-      break;
-    }
-    case engines::OutcomeKind::kRefused:
-      v.text = absl::StrCat("refused (", o.stage, "): ", o.message);
-      break;
-    case engines::OutcomeKind::kCrashed:
-    case engines::OutcomeKind::kTimedOut:
-      v.crashed = true;
-      v.text = absl::StrCat("CRASHED (", o.stage, "): ", o.message);
-      break;
-  }
-  return v;
-}
-
-std::string Cell(std::string s) {
-  for (char& c : s) {
-    if (c == '|' || c == '\n') c = ' ';
-  }
-  return s;
-}
 
 TEST(ReferenceGuard, RefusesConstantAndNanOnlyOutputs) {
   auto tensor = [](std::initializer_list<float> v) {

@@ -205,9 +205,9 @@ INSTANTIATE_TEST_SUITE_P(Exported, CorpusTest, ::testing::ValuesIn(Models()),
                            return info.param;
                          });
 
-// The FPN adds are equal once H and W are numbers: legalize-ncnn inserts nothing. Unbound, they
-// hold only when H and W are multiples of 32, and ncnn gets no run-time Expand: exit 3 naming
-// the dims to bind.
+// The FPN adds are equal once H and W are numbers: legalize-measured inserts nothing. Unbound,
+// they hold only when H and W are multiples of 32, and ncnn gets no run-time Expand: exit 3
+// naming the dims to bind.
 TEST(StaticShapes, FpnAddsNeedNothingOnceBound) {
   Scratch s;
   const test_support::CliResult bound =
@@ -216,7 +216,7 @@ TEST(StaticShapes, FpnAddsNeedNothingOnceBound) {
   ASSERT_EQ(bound.code, 0) << bound.out << bound.err;
   const Json report = ReadJson(s.Path("r.json"));
   for (const Json& run : report.at("passes")) {
-    if (run.at("pass") == "legalize-ncnn" || run.at("pass") == "align-ranks") {
+    if (run.at("pass") == "legalize-measured") {
       EXPECT_EQ(run.at("nodes_inserted").get<int64_t>(), 0) << run.dump();
     }
   }

@@ -1,0 +1,353 @@
+// ncnn behind EngineAdapter (see ncnn_engine.h). Every failure ncnn or its converter reports
+// becomes a refusal with their words; a crash or an FPE is left to the isolating parent
+// (isolated_run.h), which records it as an outcome.
+#include "engines/ncnn_engine.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "ncnn/net.h"
+#include "ncnn/platform.h"
+
+extern char** environ;
+
+namespace onnx_bcast::engines {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string ShapeText(const std::vector<int64_t>& d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+
+// The non-empty lines of `text`, trimmed, each once, joined by "; ".
+std::string Lines(std::string_view text) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (absl::string_view raw : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
+    const std::string line(absl::StripAsciiWhitespace(raw));
+    if (!line.empty() && seen.insert(line).second) out.push_back(line);
+  }
+  return absl::StrJoin(out, "; ");
+}
+
+// ncnn logs its reasons (a layer it does not know, a blob it cannot find) to stderr: while
+// one of these is alive, fd 2 goes to a scratch file, read back by Take().
+class StderrCapture {
+ public:
+  explicit StderrCapture(std::string path) : path_(std::move(path)) {
+    std::fflush(stderr);
+    saved_ = dup(2);
+    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (saved_ >= 0 && fd >= 0) {
+      dup2(fd, 2);
+      active_ = true;
+    }
+    if (fd >= 0) close(fd);
+  }
+  ~StderrCapture() { Restore(); }
+  std::string Take() {
+    Restore();
+    std::string text = ReadFile(path_);
+    std::remove(path_.c_str());
+    return text;
+  }
+
+ private:
+  void Restore() {
+    if (!active_) return;
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    active_ = false;
+  }
+  std::string path_;
+  int saved_ = -1;
+  bool active_ = false;
+};
+
+std::string Onnx2NcnnPath() {
+  if (const char* env = std::getenv("BCAST_ONNX2NCNN"); env != nullptr && *env != '\0') return env;
+  return BCAST_ONNX2NCNN;
+}
+
+class NcnnEngine : public EngineAdapter {
+ public:
+  NcnnEngine() {
+    net_.opt.use_vulkan_compute = false;
+    net_.opt.num_threads = 1;  // the same numbers every run; the probe's children share 2 cores
+    net_.opt.use_fp16_storage = false;
+    net_.opt.use_fp16_packed = false;
+    net_.opt.use_fp16_arithmetic = false;
+    net_.opt.use_bf16_storage = false;
+    net_.opt.use_int8_inference = false;
+  }
+  ~NcnnEngine() override {
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+
+  std::string name() const override { return "ncnn"; }
+  std::string version() const override { return NCNN_VERSION_STRING; }
+  std::string build() const override {
+    return std::string(BCAST_NCNN_COMMIT).empty()
+               ? ""
+               : absl::StrCat("github.com/Tencent/ncnn commit ", BCAST_NCNN_COMMIT);
+  }
+
+  absl::Status Load(std::string_view model_bytes) override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "onnx-bcast-ncnn-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create a scratch directory: ", std::strerror(errno)));
+    }
+    dir_ = tmpl;
+    const std::string onnx = dir_ + "/model.onnx";
+    const std::string param = dir_ + "/model.ncnn.param";
+    const std::string bin = dir_ + "/model.ncnn.bin";
+    const std::string log = dir_ + "/onnx2ncnn.log";
+    {
+      std::ofstream out(onnx, std::ios::binary);
+      out.write(model_bytes.data(), static_cast<std::streamsize>(model_bytes.size()));
+      if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", onnx));
+    }
+    // onnx2ncnn MODEL PARAM BIN, its stdout and stderr into the log.
+    const std::string tool = Onnx2NcnnPath();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<std::string> argv_s = {tool, onnx, param, bin};
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, tool.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot run onnx2ncnn (", tool, "): ", std::strerror(spawned)));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const std::string text = ReadFile(log);
+    if (WIFSIGNALED(status)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("onnx2ncnn crashed (signal ", WTERMSIG(status), ")"));
+    }
+    // The converter's own refusals: it writes the layer anyway, which ncnn would then reject
+    // with a less telling "layer ... not exists or registered".
+    if (std::string refusal = Onnx2NcnnRefusal(text); !refusal.empty()) {
+      return absl::FailedPreconditionError(refusal);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::string last;
+      for (absl::string_view l : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+        last = std::string(absl::StripAsciiWhitespace(l));
+      }
+      return absl::FailedPreconditionError(
+          absl::StrCat("onnx2ncnn exited with status ", WEXITSTATUS(status), ": ", last));
+    }
+    StderrCapture capture(dir_ + "/load.log");
+    const int p = net_.load_param(param.c_str());
+    const int m = p == 0 ? net_.load_model(bin.c_str()) : 0;
+    const std::string said = Lines(capture.Take());
+    if (p != 0 || m != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(p != 0 ? "load_param" : "load_model", " failed",
+                       said.empty() ? "" : absl::StrCat(": ", said)));
+    }
+    loaded_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs,
+                                   const std::vector<std::string>& output_names) override {
+    if (!loaded_) return absl::FailedPreconditionError("Run before a successful Load");
+    ncnn::Extractor ex = net_.create_extractor();
+    std::vector<ncnn::Mat> mats;  // alive until extraction
+    for (const auto& [name, tensor] : inputs) {
+      absl::StatusOr<ncnn::Mat> m = ToMat(name, tensor);
+      if (!m.ok()) return m.status();
+      mats.push_back(*m);
+      if (ex.input(name.c_str(), mats.back()) != 0) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("input '", name, "': no such blob in the converted model"));
+      }
+    }
+    NamedTensors result;
+    for (const std::string& name : output_names) {
+      ncnn::Mat out;
+      StderrCapture capture(dir_ + "/run.log");
+      const int r = ex.extract(name.c_str(), out);
+      const std::string said = Lines(capture.Take());
+      if (r != 0 || out.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("extract '", name, "' failed", said.empty() ? "" : ": ", said));
+      }
+      absl::StatusOr<rt::Tensor> t = FromMat(name, out);
+      if (!t.ok()) return t.status();
+      result.emplace_back(name, std::move(*t));
+    }
+    return result;
+  }
+
+ private:
+  static absl::StatusOr<ncnn::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
+    absl::StatusOr<std::vector<int64_t>> dims = NcnnDims(name, t.shape());
+    if (!dims.ok()) return dims.status();
+    const std::vector<int>& d = std::vector<int>(dims->begin(), dims->end());
+    ncnn::Mat m;
+    switch (d.size()) {
+      case 0:
+        m.create(1);
+        break;
+      case 1:
+        m.create(d[0]);
+        break;
+      case 2:
+        m.create(d[1], d[0]);
+        break;
+      case 3:
+        m.create(d[2], d[1], d[0]);
+        break;
+      default:
+        m.create(d[3], d[2], d[1], d[0]);
+        break;
+    }
+    if (m.empty() && t.num_elements() > 0) {
+      return absl::ResourceExhaustedError(absl::StrCat("input '", name, "': no ncnn::Mat"));
+    }
+    const int64_t plane = static_cast<int64_t>(m.w) * m.h * m.d;
+    const int64_t n = t.num_elements();
+    for (int64_t k = 0; k < n; ++k) {
+      // Channels are padded to an alignment in an ncnn::Mat: address each by its plane.
+      float* channel = m.channel(static_cast<int>(k / plane));
+      const int64_t at = k % plane;
+      switch (t.dtype()) {
+        case rt::DType::kFloat32:
+          channel[at] = t.data<float>()[k];
+          break;
+        case rt::DType::kFloat64:
+          channel[at] = static_cast<float>(t.data<double>()[k]);
+          break;
+        case rt::DType::kInt64:  // word indices: ncnn's Embed reads int32
+          reinterpret_cast<int32_t*>(channel)[at] = static_cast<int32_t>(t.data<int64_t>()[k]);
+          break;
+        case rt::DType::kInt32:
+          reinterpret_cast<int32_t*>(channel)[at] = t.data<int32_t>()[k];
+          break;
+        case rt::DType::kBool:
+          channel[at] = t.data<bool>()[k] ? 1.f : 0.f;
+          break;
+        case rt::DType::kUInt8:
+          channel[at] = t.data<uint8_t>()[k];
+          break;
+        default:
+          return absl::UnimplementedError(absl::StrCat("input '", name, "': element type ",
+                                                       rt::DTypeName(t.dtype()),
+                                                       " has no ncnn::Mat form here"));
+      }
+    }
+    return m;
+  }
+
+  static absl::StatusOr<rt::Tensor> FromMat(const std::string& name, const ncnn::Mat& m) {
+    if (m.elemsize != 4 || m.elempack != 1) {
+      return absl::UnimplementedError(absl::StrCat("output '", name, "': element size ", m.elemsize,
+                                                   ", pack ", m.elempack, " not converted"));
+    }
+    std::vector<int64_t> shape;
+    switch (m.dims) {
+      case 1:
+        shape = {m.w};
+        break;
+      case 2:
+        shape = {m.h, m.w};
+        break;
+      case 3:
+        shape = {m.c, m.h, m.w};
+        break;
+      default:
+        shape = {m.c, m.d, m.h, m.w};
+        break;
+    }
+    absl::StatusOr<rt::Tensor> t = rt::Tensor::Allocate(rt::DType::kFloat32, shape);
+    if (!t.ok()) return t.status();
+    const int64_t plane = static_cast<int64_t>(m.w) * m.h * m.d;
+    float* dst = t->data<float>();
+    for (int q = 0; q < m.c; ++q) {
+      std::memcpy(dst + q * plane, m.channel(q), static_cast<size_t>(plane) * sizeof(float));
+    }
+    return t;
+  }
+
+  ncnn::Net net_;
+  std::string dir_;
+  bool loaded_ = false;
+};
+
+}  // namespace
+
+std::string Onnx2NcnnRefusal(std::string_view log) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (absl::string_view raw : absl::StrSplit(absl::string_view(log.data(), log.size()), '\n')) {
+    const std::string line(absl::StripAsciiWhitespace(raw));
+    if (!absl::StrContains(line, "not supported yet") && !absl::StartsWith(line, "Unsupported")) {
+      continue;
+    }
+    if (seen.insert(line).second) out.push_back(line);
+  }
+  return absl::StrJoin(out, "; ");
+}
+
+absl::StatusOr<std::vector<int64_t>> NcnnDims(const std::string& name,
+                                              const std::vector<int64_t>& shape) {
+  std::vector<int64_t> dims = shape;
+  if (dims.size() >= 2) {
+    if (dims[0] != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' ", ShapeText(shape), ": ncnn has no batch axis (",
+                       "a leading 1 is dropped); batch ", dims[0], " is not run"));
+    }
+    dims.erase(dims.begin());
+  }
+  if (dims.size() > 4) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "' ", ShapeText(shape),
+                                                   ": ncnn::Mat has at most 4 axes beyond the "
+                                                   "batch"));
+  }
+  return dims;
+}
+
+std::unique_ptr<EngineAdapter> MakeNcnnEngine() { return std::make_unique<NcnnEngine>(); }
+
+}  // namespace onnx_bcast::engines

@@ -1,0 +1,117 @@
+// Test support: a real engine against our executor on a model, for the corpus tests of the
+// engines (engines.OpenCvCorpus, engines.NcnnCorpus): the reference run on the original model
+// and the verdict on one engine outcome. Header-only; the test links the driver, the engine
+// probe and the executor.
+#ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
+#define ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "driver/engine_probe.h"
+#include "engines/isolated_run.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+#include "tests/support/corpus_bindings.h"
+
+namespace onnx_bcast::test_support {
+
+using Bindings = CorpusBindings;
+
+// Our executor on `model` with seeded random inputs at `dims`: the engine's feeds (graph
+// inputs in order) and the expected graph outputs.
+struct Reference {
+  engines::NamedTensors feeds;
+  std::vector<std::string> output_names;
+  std::vector<rt::Tensor> expected;
+};
+
+inline absl::StatusOr<Reference> RunReference(const proto::Model& model, const Bindings& dims,
+                                              const engines::NamedTensors* given = nullptr) {
+  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(model);
+  if (!runtime.ok()) return runtime.status();
+  rt::Feeds feeds;
+  Reference ref;
+  if (given != nullptr) {
+    for (const auto& [n, t] : *given) {
+      ref.feeds.emplace_back(n, t.Clone());
+      feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
+    }
+  } else {
+    rt::RandomInputOptions options;
+    options.seed = 7;
+    options.dims = dims;
+    absl::StatusOr<rt::Feeds> random = rt::RandomInputs(*(*runtime)->main, options);
+    if (!random.ok()) return random.status();
+    feeds = *std::move(random);
+    for (const auto& [n, v] : feeds) ref.feeds.emplace_back(n, v.tensor->Clone());
+  }
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+  if (!exec.ok()) return exec.status();
+  absl::StatusOr<std::vector<rt::Value>> outs = (*exec)->Run(feeds);
+  if (!outs.ok()) return outs.status();
+  ref.output_names = (*runtime)->main->outputs;
+  for (rt::Value& v : *outs) {
+    if (v.kind != rt::Value::Kind::kTensor) {
+      return absl::UnimplementedError("an output that is not a tensor");
+    }
+    ref.expected.push_back(v.tensor->Clone());
+  }
+  return ref;
+}
+
+// One engine outcome against the reference: "runs-and-matches", or what failed and the
+// engine's own reason.
+struct Verdict {
+  bool crashed = false;
+  bool matches = false;
+  std::string text;  // for the table
+};
+
+inline Verdict Judge(const engines::EngineOutcome& o, const Reference& ref) {
+  Verdict v;
+  switch (o.kind) {
+    case engines::OutcomeKind::kRan: {
+      std::vector<std::string> wrong;
+      for (size_t k = 0; k < ref.expected.size(); ++k) {
+        if (k >= o.outputs.size()) {
+          wrong.push_back(absl::StrCat("output '", ref.output_names[k], "' missing"));
+          continue;
+        }
+        const driver::OutputAgreement a =
+            driver::CompareEngineOutput(ref.expected[k], o.outputs[k].second);
+        if (!a.matches) wrong.push_back(absl::StrCat("'", ref.output_names[k], "': ", a.message));
+      }
+      v.matches = wrong.empty();
+      v.text = v.matches ? "runs and matches" : absl::StrCat("wrong: ", absl::StrJoin(wrong, "; "));
+      break;
+    }
+    case engines::OutcomeKind::kRefused:
+      v.text = absl::StrCat("refused (", o.stage, "): ", o.message);
+      break;
+    case engines::OutcomeKind::kCrashed:
+    case engines::OutcomeKind::kTimedOut:
+      v.crashed = true;
+      v.text = absl::StrCat("CRASHED (", o.stage, "): ", o.message);
+      break;
+  }
+  return v;
+}
+
+inline std::string Cell(std::string s) {
+  for (char& c : s) {
+    if (c == '|' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace onnx_bcast::test_support
+
+#endif  // ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_

@@ -1,0 +1,108 @@
+// The ncnn adapter through the isolating runner: a model it runs gives numpy's numbers with
+// the batch axis of 1 dropped and restored, a batch other than 1 is refused, an op the
+// converter lacks is refused with onnx2ncnn's own line; and the pure helpers.
+#include "engines/ncnn_engine.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/isolated_run.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::engines {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+EngineFactory Ncnn() {
+  return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); };
+}
+
+std::string Bytes(const std::string& text) {
+  absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "t");
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::string> b = proto::SerializeModel(m->proto);
+  EXPECT_TRUE(b.ok());
+  return *b;
+}
+
+EngineOutcome RunOne(EngineJob job) {
+  std::vector<EngineJob> jobs;
+  jobs.push_back(std::move(job));
+  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(Ncnn(), jobs);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? std::move((*out)[0]) : EngineOutcome{};
+}
+
+TEST(NcnnEngine, ReportsItsVersionAndBuild) {
+  std::unique_ptr<EngineAdapter> e = MakeNcnnEngine();
+  EXPECT_EQ(e->name(), "ncnn");
+  EXPECT_THAT(e->version(), ::testing::MatchesRegex("1\\.0\\.[0-9]{8}"));
+}
+
+TEST(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
+  EngineJob job;
+  job.model_bytes = Bytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[1,2,3] a, float[1,2,3] b) => (float[1,2,3] y) { y = Add(a, b) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({1, 2, 3}, {10, 20, 30, 40, 50, 60}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
+  const rt::Tensor& y = o.outputs.at(0).second;
+  EXPECT_THAT(y.shape(), ElementsAre(2, 3));  // ncnn's Mat: no batch axis
+  EXPECT_THAT(y.values<float>(), ElementsAre(11, 22, 33, 44, 55, 66));
+}
+
+TEST(NcnnEngine, RefusesABatchOtherThanOne) {
+  EngineJob job;
+  job.model_bytes = Bytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] a) => (float[2,3] y) { y = Relu(a) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "run");
+  EXPECT_THAT(o.message, HasSubstr("ncnn has no batch axis"));
+  EXPECT_THAT(o.message, HasSubstr("batch 2"));
+}
+
+TEST(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
+  EngineJob job;
+  job.model_bytes = Bytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[1,3] a) => (float[1,2,3] y) <int64[3] s = {1,2,3}> { y = Expand(a, s) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 3}, {1, 2, 3}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "load");
+  EXPECT_EQ(o.message, "Expand not supported yet!");
+}
+
+TEST(Onnx2NcnnRefusal, KeepsTheConvertersLinesOnceInOrder) {
+  EXPECT_EQ(Onnx2NcnnRefusal("onnx2ncnn may not fully meet your needs.\n"
+                             "Expand not supported yet!\n  # axis=1\nCast not supported yet!\n"
+                             "Expand not supported yet!\nUnsupported slice step !\n"),
+            "Expand not supported yet!; Cast not supported yet!; Unsupported slice step !");
+  EXPECT_EQ(Onnx2NcnnRefusal("onnx2ncnn may not fully meet your needs.\n"), "");
+}
+
+TEST(NcnnDims, DropsABatchOfOneAndRefusesOthers) {
+  EXPECT_THAT(*NcnnDims("x", {1, 3, 4, 5}), ElementsAre(3, 4, 5));
+  EXPECT_THAT(*NcnnDims("x", {5}), ElementsAre(5));  // rank 1: no batch to drop
+  EXPECT_THAT(*NcnnDims("x", {}), ElementsAre());
+  EXPECT_THAT(*NcnnDims("x", {1, 2, 3, 4, 5}), ElementsAre(2, 3, 4, 5));
+  EXPECT_FALSE(NcnnDims("x", {2, 3}).ok());
+  EXPECT_FALSE(NcnnDims("x", {1, 2, 3, 4, 5, 6}).ok());
+}
+
+}  // namespace
+}  // namespace onnx_bcast::engines
