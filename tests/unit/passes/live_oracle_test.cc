@@ -1,0 +1,191 @@
+// legalize-measured and the target check with a live form oracle (passes/form_oracle.h), the
+// engine replaced by a scripted one: what the oracle says decides over the table, for the node
+// as it is and for every candidate; the candidate chosen is the cheapest the oracle accepts and
+// the log says it was decided live; the check names what the oracle refuses; a second run
+// changes nothing; the rewrite computes bit for bit what the node did (our executor).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/form_oracle.h"
+#include "passes/targets.h"
+#include "proto/model_io.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
+#include "tests/unit/passes/test_util.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// An engine by rule: `runs(fragment)` says whether it runs and matches.
+class ScriptedOracle : public FormOracle {
+ public:
+  explicit ScriptedOracle(std::function<bool(const onnx::GraphProto&)> runs)
+      : runs_(std::move(runs)) {}
+  std::string label() const override { return "scripted 1.0"; }
+  std::vector<absl::StatusOr<LiveVerdict>> Decide(
+      const std::vector<const proto::Model*>& fragments) override {
+    std::vector<absl::StatusOr<LiveVerdict>> out;
+    for (const proto::Model* f : fragments) {
+      ++calls;
+      seen.push_back(f->proto.graph());
+      LiveVerdict v;
+      v.matches = runs_(f->proto.graph());
+      if (!v.matches) v.why = "runs, but wrong: output shape [1,1,1], expected [1,1,32]";
+      out.push_back(v);
+    }
+    return out;
+  }
+  std::string Summary() const override { return "scripted"; }
+  int calls = 0;
+  std::vector<onnx::GraphProto> seen;
+
+ private:
+  std::function<bool(const onnx::GraphProto&)> runs_;
+};
+
+// The rank of the graph's output (the fragment's one output).
+int64_t OutputRank(const onnx::GraphProto& g) {
+  return g.output(0).type().tensor_type().shape().dim_size();
+}
+
+// OpenCV 4.6 at T = 1 (issue 35): a Sub at rank 3 computes one element; every other form runs.
+bool NoSubAtRank3(const onnx::GraphProto& g) {
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() == "Sub") {
+      // The Sub's own output rank: the graph output's when it is the last node.
+      for (const onnx::ValueInfoProto& vi : g.value_info()) {
+        if (vi.name() == n.output(0) && vi.type().tensor_type().shape().dim_size() == 3) {
+          return false;
+        }
+      }
+      if (n.output(0) == g.output(0).name() && OutputRank(g) == 3) return false;
+    }
+  }
+  return true;
+}
+
+constexpr char kCentring[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,1,32] x) => (float[1,1,32] y) {
+  m = ReduceMean <axes = [-1], keepdims = 1> (x)
+  y = Sub (x, m)
+}
+)";
+
+const TargetProfile& OpenCv() { return *FindTarget("opencv"); }
+
+std::vector<float> Run(const proto::Model& m) {
+  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(m);
+  EXPECT_TRUE(runtime.ok()) << runtime.status();
+  rt::RandomInputOptions o;
+  o.seed = 11;
+  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, o);
+  EXPECT_TRUE(feeds.ok());
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+  EXPECT_TRUE(exec.ok());
+  absl::StatusOr<std::vector<rt::Value>> out = (*exec)->Run(*feeds);
+  EXPECT_TRUE(out.ok()) << out.status();
+  const absl::Span<const float> v = (*out)[0].tensor->values<float>();
+  return std::vector<float>(v.begin(), v.end());
+}
+
+TEST(LiveOracle, TheCheckNamesWhatTheTableAcceptsAndTheEngineComputesWrongly) {
+  const proto::Model m = testing::Parse(kCentring);
+  absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
+  ASSERT_TRUE(table.ok());
+  EXPECT_THAT(*table, IsEmpty());
+  ScriptedOracle oracle(NoSubAtRank3);
+  absl::StatusOr<std::vector<std::string>> live =
+      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_THAT((*live)[0], HasSubstr("Sub"));
+  EXPECT_THAT((*live)[0], HasSubstr("decided live on scripted 1.0: runs, but wrong"));
+  // The fragment: canonical names, the computed operand a graph input, static shapes.
+  ASSERT_EQ(oracle.calls, 1);
+  EXPECT_EQ(oracle.seen[0].input_size(), 2);
+  EXPECT_EQ(oracle.seen[0].node(0).input(0), "in0");
+  EXPECT_EQ(oracle.seen[0].output(0).name(), "out");
+}
+
+TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
+  proto::Model m = testing::Parse(kCentring);
+  const std::vector<float> before = Run(m);
+  ScriptedOracle oracle(NoSubAtRank3);
+  PassOptions options;
+  options.target = &OpenCv();
+  options.live = &oracle;
+  PassStats stats;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  ASSERT_TRUE(stats.changed());
+  bool live = false;
+  for (const Rewrite& r : stats.log) live |= absl::StrContains(r.detail, "decided live on scripted");
+  EXPECT_TRUE(live);
+  // Every fragment the oracle saw after the node itself was a candidate; the one applied is
+  // in the model: no Sub at rank 3 is left.
+  ScriptedOracle check(NoSubAtRank3);
+  absl::StatusOr<std::vector<std::string>> after =
+      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &check);
+  ASSERT_TRUE(after.ok());
+  EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(m.proto);
+  // Exact: a view of the same elements.
+  EXPECT_EQ(Run(m), before);
+  // Idempotent.
+  proto::Model again = m;
+  PassStats second;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &again, &second, options).ok());
+  EXPECT_FALSE(second.changed());
+  EXPECT_TRUE(proto::ModelsEqual(m.proto, again.proto));
+}
+
+TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
+  // [1,1,1,384] - [1,1,1,1], both computed: inner-axis... refused by the table at rank 4;
+  // OpenCV 4.6 runs it (issue 35's table).
+  constexpr char kHead[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
+  m = ReduceMean <axes = [-1], keepdims = 1> (x)
+  y = Div (x, m)
+}
+)";
+  proto::Model m = testing::Parse(kHead);
+  absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(table->size(), 1u);  // the table refuses it
+  ScriptedOracle oracle([](const onnx::GraphProto&) { return true; });
+  PassOptions options;
+  options.target = &OpenCv();
+  options.live = &oracle;
+  PassStats stats;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  EXPECT_FALSE(stats.changed());
+  absl::StatusOr<std::vector<std::string>> live =
+      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  ASSERT_TRUE(live.ok());
+  EXPECT_THAT(*live, IsEmpty());
+}
+
+TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
+  constexpr char kHead[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
+  m = ReduceMean <axes = [-1], keepdims = 1> (x)
+  y = Div (x, m)
+}
+)";
+  proto::Model m = testing::Parse(kHead);
+  PassOptions options;
+  options.target = &OpenCv();
+  PassStats stats;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  for (const Rewrite& r : stats.log) EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
+}
+
+}  // namespace
+}  // namespace onnx_bcast::passes
