@@ -208,7 +208,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
   std::vector<Pending> pending;
   std::map<std::string, size_t> pending_by_key;  // equal forms in one batch run once
   std::vector<std::pair<size_t, size_t>> same_as;  // (fragment, pending)
-  const std::string prefix = absl::StrCat(engine_, '\0', version_, '\0');
+  const std::string prefix = engine_ + std::string(1, '\0') + version_ + std::string(1, '\0');
   for (size_t i = 0; i < fragments.size(); ++i) {
     const proto::Model canonical = Canonical(*fragments[i]);
     absl::StatusOr<std::string> bytes = proto::SerializeModel(canonical.proto);

@@ -1,6 +1,7 @@
 // The live form oracle's fragments (see form_oracle.h).
 #include "passes/form_oracle.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
