@@ -172,7 +172,7 @@ passes::LiveVerdict Judge(const engines::EngineOutcome& o, const std::vector<rt:
       return v;
     case engines::OutcomeKind::kCrashed:
     case engines::OutcomeKind::kTimedOut:
-      v.why = absl::StrCat(engines::OutcomeKindName(o.kind), " (", o.stage, "): ", o.message);
+      v.why = absl::StrCat(std::string(engines::OutcomeKindName(o.kind)), " (", o.stage, "): ", o.message);
       return v;
   }
   return v;
