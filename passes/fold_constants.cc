@@ -1037,9 +1037,15 @@ class BodyFolder {
 class FoldConstants : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    if (absl::Status s = RunMain(model, options, stats); !s.ok()) return s;
-    // Bodies last: the main graph's folded values are constants they may read.
-    return BodyFolder(model, options, stats).Run();
+    // Bodies after the main graph (its folded values are constants they may read), then the
+    // main graph again when a body folded (an outer constant it no longer reads may be dead).
+    for (int round = 0; round < kMaxRounds; ++round) {
+      if (absl::Status s = RunMain(model, options, stats); !s.ok()) return s;
+      const int64_t before = stats->rewrites;
+      if (absl::Status s = BodyFolder(model, options, stats).Run(); !s.ok()) return s;
+      if (stats->rewrites == before) break;
+    }
+    return absl::OkStatus();
   }
 
  private:
