@@ -28,7 +28,13 @@ using bcast::Shape;
 // of that shape, first (the form OpenCV's eltwise layers broadcast): 1 * x == x for every
 // float32 x, -0, infinities and NaN included (a NaN's payload may change; it stays NaN). Only
 // for computed float32 operands, whose broadcast an engine refuses as an Expand.
-enum class Edit { kKeep, kAlign, kFull, kMulOnes };
+// kConcat: a computed operand given the output's shape by Concat of copies of itself along each
+// broadcast axis (after aligning its rank): exact for every type (the same elements, copied).
+// OpenCV 4.6 refuses `[1,1,1,48] / [1,1,1,1]` and an Expand of a computed `[1,1,1,1]`, and runs
+// the Concat and the same-shape Div. At most kMaxConcatCopies copies per axis, two axes; offered
+// only when the live oracle decides (no table measures Concat).
+enum class Edit { kKeep, kAlign, kFull, kMulOnes, kConcat };
+constexpr int64_t kMaxConcatCopies = 64;
 
 // A node computed on a view of its operands (static shapes only): each operand reshaped to
 // the collapsed broadcast of bcast::BroadcastView (unit axes dropped, adjacent axes that every
@@ -428,6 +434,7 @@ class LegalizeMeasured : public Pass {
         return Ok();
       }
       if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
+      live_ = true;
       const size_t logged = ctx_->stats().log.size();
       int probed = 0;
       std::string last;
@@ -517,6 +524,24 @@ class LegalizeMeasured : public Pass {
       return elements * 4 <= ctx_->fold_limit_bytes();
     }
 
+    // The (axis, copies) Concats that give operand `slot` (aligned to full's rank) the static
+    // shape `full`; empty when not possible (a dim neither 1 nor full's, too many copies or
+    // axes, a shape not static).
+    std::vector<std::pair<int64_t, int64_t>> ConcatAxes(int slot, const Shape& full) const {
+      const std::optional<std::vector<int64_t>> f = full.Extents();
+      const std::optional<std::vector<int64_t>> e =
+          PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank()).Extents();
+      if (!f || !e || f->size() != e->size()) return {};
+      std::vector<std::pair<int64_t, int64_t>> axes;
+      for (size_t a = 0; a < f->size(); ++a) {
+        if ((*e)[a] == (*f)[a]) continue;
+        if ((*e)[a] != 1 || (*f)[a] > kMaxConcatCopies) return {};
+        axes.emplace_back(static_cast<int64_t>(a), (*f)[a]);
+      }
+      if (axes.size() > 2) return {};
+      return axes;
+    }
+
     std::vector<Plan> Candidates(const onnx::NodeProto& n) const {
       const int count = n.input_size();
       std::vector<std::vector<Edit>> per_slot(static_cast<size_t>(count));
@@ -537,6 +562,11 @@ class LegalizeMeasured : public Pass {
         }
         if (full && !constant_[k] && !(shapes_[k] == *full) && MulOnesPossible(k, *full)) {
           per_slot[k].push_back(Edit::kMulOnes);
+        }
+        // Only where the engine decides: no table measures Concat.
+        if (live_ && full && !constant_[k] && !(shapes_[k] == *full) &&
+            !ConcatAxes(k, *full).empty()) {
+          per_slot[k].push_back(Edit::kConcat);
         }
       }
       std::vector<Plan> plans;
@@ -593,8 +623,10 @@ class LegalizeMeasured : public Pass {
             if (e == Edit::kKeep) continue;
             any = true;
             // An inserted node costs more than a folded constant.
+            // Concat copies the data: dearer than a view (10-12), cheaper than a rank raise.
             p.cost += e == Edit::kAlign     ? (constant_[k] ? 1 : 2)
                       : e == Edit::kMulOnes ? 5
+                      : e == Edit::kConcat  ? 13
                                             : (constant_[k] ? 3 : 4);
           }
           if (!any) continue;
@@ -781,6 +813,10 @@ class LegalizeMeasured : public Pass {
           case Edit::kAlign:
             shapes[k] = PrependOnes(shapes[k], *AlignRank(orig) - shapes[k].rank());
             names[k] += "\x01aligned";  // a name no model has: constness by slot below
+            break;
+          case Edit::kConcat:
+            shapes[k] = *FullShape(orig);
+            names[k] += "\x01concat";
             break;
           case Edit::kMulOnes: {
             const Shape full = *FullShape(orig);
@@ -979,6 +1015,10 @@ class LegalizeMeasured : public Pass {
           MulByOnes(slot, *FullShape(slot));
           continue;
         }
+        if (plan.edits[k] == Edit::kConcat) {
+          ConcatCopies(slot, *FullShape(slot));
+          continue;
+        }
         const Shape full = *FullShape(slot);
         const std::string name = g.node(id_).input(slot);
         if (!ctx_->FoldsToConstant(name, full)) {
@@ -990,6 +1030,31 @@ class LegalizeMeasured : public Pass {
         if (!done.ok()) return done.status();
       }
       return Ok();
+    }
+
+    // Operand `slot` given shape `full` by Concat of copies along each broadcast axis (see Edit).
+    void ConcatCopies(int slot, const Shape& full) {
+      const std::vector<std::pair<int64_t, int64_t>> axes = ConcatAxes(slot, full);
+      Align(slot, full.rank());
+      proto::GraphEditor& g = ctx_->graph();
+      const std::string name = g.node(id_).input(slot);
+      const int32_t elem = ctx_->ElemOf(name);
+      std::vector<int64_t> dims = *PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank())
+                                       .Extents();
+      std::string x = name;
+      for (const auto& [axis, copies] : axes) {
+        dims[axis] = copies;
+        x = ctx_->InsertNode("Concat", std::vector<std::string>(copies, x), {{"axis", axis}},
+                             absl::StrCat(name, "_tiled"), elem, Shape::OfVector(dims), id_);
+      }
+      g.SetInput(id_, slot, x);
+      Rewrite r;
+      r.action = "inserted";
+      r.tensor = name;
+      r.before = ctx_->ShapeOf(name).ToString();
+      r.after = full.ToString();
+      r.detail = absl::StrCat("Concat of copies to ", full.ToString(), " -> '", x, "'");
+      ctx_->Record(id_, std::move(r));
     }
 
     // Operand `slot` as Mul(ones, operand), ones a float32 constant of shape `full` (see Edit).
@@ -1116,6 +1181,7 @@ class LegalizeMeasured : public Pass {
     std::vector<Shape> shapes_;
     std::vector<bool> constant_;
     Shape output_;
+    bool live_ = false;  // candidates decided by the live oracle (RunLive)
   };
 };
 
