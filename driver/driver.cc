@@ -150,9 +150,8 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
     passes::ProgressStep step(settings.progress,
                               absl::StrCat("target check ", pipeline.profile->name));
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, *pipeline.profile, &original_index, analyses.held(),
-                                     settings.live);
+    absl::StatusOr<std::vector<std::string>> violations = passes::FindTargetViolations(
+        *model, *pipeline.profile, &original_index, analyses.held(), settings.live);
     report->target_check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (settings.live != nullptr) {

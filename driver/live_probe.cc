@@ -172,7 +172,8 @@ passes::LiveVerdict Judge(const engines::EngineOutcome& o, const std::vector<rt:
       return v;
     case engines::OutcomeKind::kCrashed:
     case engines::OutcomeKind::kTimedOut:
-      v.why = absl::StrCat(std::string(engines::OutcomeKindName(o.kind)), " (", o.stage, "): ", o.message);
+      v.why = absl::StrCat(std::string(engines::OutcomeKindName(o.kind)), " (", o.stage,
+                           "): ", o.message);
       return v;
   }
   return v;
@@ -206,7 +207,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
     std::vector<rt::Tensor> expected;
   };
   std::vector<Pending> pending;
-  std::map<std::string, size_t> pending_by_key;  // equal forms in one batch run once
+  std::map<std::string, size_t> pending_by_key;    // equal forms in one batch run once
   std::vector<std::pair<size_t, size_t>> same_as;  // (fragment, pending)
   const std::string prefix = engine_ + std::string(1, '\0') + version_ + std::string(1, '\0');
   for (size_t i = 0; i < fragments.size(); ++i) {
@@ -236,8 +237,8 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
     if (!file.empty()) {
       std::ifstream in(file);
       std::string magic, second, matches, why;
-      if (in && std::getline(in, magic) && std::getline(in, second) &&
-          std::getline(in, matches) && magic == "bcast-live-probe 1" && second == check) {
+      if (in && std::getline(in, magic) && std::getline(in, second) && std::getline(in, matches) &&
+          magic == "bcast-live-probe 1" && second == check) {
         std::getline(in, why);
         passes::LiveVerdict v{matches == "1", why};
         memory_.emplace(key, v);
@@ -284,9 +285,9 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       const passes::LiveVerdict v = Judge((*outcomes)[k], p.expected, p.runnable.outputs);
       out[p.index] = v;
       if (!cache_dir_.empty()) {
-        const std::string file = absl::StrCat(
-            cache_dir_, "/", engine_, "-", version_, "-",
-            absl::StrFormat("%016x", Fnv1a(p.key, 14695981039346656037ull)), ".txt");
+        const std::string file =
+            absl::StrCat(cache_dir_, "/", engine_, "-", version_, "-",
+                         absl::StrFormat("%016x", Fnv1a(p.key, 14695981039346656037ull)), ".txt");
         std::error_code ec;
         std::filesystem::create_directories(cache_dir_, ec);
         std::ofstream(file) << "bcast-live-probe 1\n"

@@ -944,7 +944,8 @@ class BodyFolder {
       onnx::NodeProto* n = g->mutable_node(i);
       if (!is_main && Foldable(*n) && n->output_size() == 1 && n->input_size() > 0) {
         bool all = true;
-        for (const std::string& in : n->input()) all = all && (in.empty() || constants.count(in) > 0);
+        for (const std::string& in : n->input())
+          all = all && (in.empty() || constants.count(in) > 0);
         if (all) {
           absl::StatusOr<bool> folded = Fold(g, i, constants, path);
           if (!folded.ok()) return folded.status();
@@ -957,9 +958,9 @@ class BodyFolder {
         }
       }
       for (auto& a : *n->mutable_attribute()) {
-        const std::string where = absl::StrCat(path, "/", n->op_type(), " '",
-                                               n->name().empty() ? n->output(0) : n->name(), "'.",
-                                               a.name());
+        const std::string where =
+            absl::StrCat(path, "/", n->op_type(), " '",
+                         n->name().empty() ? n->output(0) : n->name(), "'.", a.name());
         if (a.has_g()) {
           if (absl::Status s = Graph(a.mutable_g(), constants, where, false); !s.ok()) return s;
         }
@@ -993,8 +994,8 @@ class BodyFolder {
     }
     *fg->add_node() = n;
     fg->add_output()->set_name(n.output(0));
-    const std::string label = absl::StrCat(path, ": ", n.op_type(), " '",
-                                           n.name().empty() ? n.output(0) : n.name(), "'");
+    const std::string label =
+        absl::StrCat(path, ": ", n.op_type(), " '", n.name().empty() ? n.output(0) : n.name(), "'");
     absl::StatusOr<std::vector<onnx::TensorProto>> values = (*options_.evaluator)(fragment);
     if (!values.ok() || values->size() != 1) {
       stats_->debug.push_back(absl::StrCat(label, ": constant inputs not computed: ",

@@ -52,9 +52,9 @@ class FormOracle {
 
 /// One operand of a node, as a fragment takes it.
 struct FragmentOperand {
-  std::string name;           ///< the tensor in the model (empty: an omitted optional input)
-  bcast::Shape shape;         ///< must be static
-  int32_t elem = 0;           ///< onnx::TensorProto::DataType; must be known
+  std::string name;    ///< the tensor in the model (empty: an omitted optional input)
+  bcast::Shape shape;  ///< must be static
+  int32_t elem = 0;    ///< onnx::TensorProto::DataType; must be known
   const onnx::TensorProto* constant = nullptr;  ///< its value when it is a constant
 };
 

@@ -14,9 +14,9 @@
 #include "broadcast/view.h"
 #include "passes/form_oracle.h"
 #include "passes/rewrite_context.h"
-#include "proto/graph_structure.h"
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
+#include "proto/graph_structure.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -96,7 +96,8 @@ class LayerNormDecomposer {
     const onnx::NodeProto n = g.node(id);
     if (n.input_size() < 2 || n.output_size() < 1) return absl::OkStatus();
     for (int k = 1; k < n.output_size(); ++k) {
-      if (!n.output(k).empty() && (g.IsGraphOutput(n.output(k)) || !g.Consumers(n.output(k)).empty())) {
+      if (!n.output(k).empty() &&
+          (g.IsGraphOutput(n.output(k)) || !g.Consumers(n.output(k)).empty())) {
         return Skip(id, n, "its Mean or InvStdDev output is used");
       }
     }
@@ -109,7 +110,8 @@ class LayerNormDecomposer {
     }
     const Shape x = ctx_->ShapeOf(n.input(0));
     if (!x.rank_known) return Skip(id, n, "the rank of X is unknown");
-    if (ctx_->ElemOf(n.input(0)) != onnx::TensorProto::FLOAT) return Skip(id, n, "X is not float32");
+    if (ctx_->ElemOf(n.input(0)) != onnx::TensorProto::FLOAT)
+      return Skip(id, n, "X is not float32");
     const int64_t rank = x.rank();
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return Skip(id, n, "axis out of range");
@@ -218,8 +220,8 @@ class LayerNormDecomposer {
     node.set_name(ctx_->FreshName(absl::StrCat(base, "_node")));
     node.add_input(x);
     if (ctx_->opset() >= 18) {
-      node.add_input(ctx_->Int64Constant(axes, absl::StrCat("axes_", absl::StrJoin(axes, "_")),
-                                         anchor));
+      node.add_input(
+          ctx_->Int64Constant(axes, absl::StrCat("axes_", absl::StrJoin(axes, "_")), anchor));
     } else {
       onnx::AttributeProto* a = node.add_attribute();
       a->set_name("axes");
@@ -250,34 +252,32 @@ class LegalizeMeasured : public Pass {
       return absl::FailedPreconditionError(
           "the 'legalize-measured' pass needs a target table (--target or --target-file)");
     }
-    return RewriteEveryGraph(model, "legalize-measured", options, stats,
-                             [profile](RewriteContext& ctx) {
-                               // LayerNormalization first, so that its chain's broadcasts are
-                               // placed below like any other.
-                               bool decomposed = false;
-                               for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
-                                 const onnx::NodeProto& n = ctx.graph().node(id);
-                                 if (!ctx.graph().alive(id) ||
-                                     n.op_type() != "LayerNormalization" ||
-                                     !(n.domain().empty() || n.domain() == "ai.onnx") ||
-                                     ctx.opset() < 17) {
-                                   continue;
-                                 }
-                                 const int64_t before = ctx.stats().rewrites;
-                                 LayerNormDecomposer d(&ctx, *profile);
-                                 if (absl::Status s = d.Run(id); !s.ok()) return s;
-                                 decomposed |= ctx.stats().rewrites > before;
-                               }
-                               if (decomposed) ctx.Commit();
-                               for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
-                                 if (!ctx.graph().alive(id)) continue;
-                                 const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
-                                 if (!op) continue;
-                                 NodeLegalizer one(&ctx, *profile, id, *op);
-                                 if (absl::Status s = one.Run(); !s.ok()) return s;
-                               }
-                               return absl::OkStatus();
-                             });
+    return RewriteEveryGraph(
+        model, "legalize-measured", options, stats, [profile](RewriteContext& ctx) {
+          // LayerNormalization first, so that its chain's broadcasts are
+          // placed below like any other.
+          bool decomposed = false;
+          for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
+            const onnx::NodeProto& n = ctx.graph().node(id);
+            if (!ctx.graph().alive(id) || n.op_type() != "LayerNormalization" ||
+                !(n.domain().empty() || n.domain() == "ai.onnx") || ctx.opset() < 17) {
+              continue;
+            }
+            const int64_t before = ctx.stats().rewrites;
+            LayerNormDecomposer d(&ctx, *profile);
+            if (absl::Status s = d.Run(id); !s.ok()) return s;
+            decomposed |= ctx.stats().rewrites > before;
+          }
+          if (decomposed) ctx.Commit();
+          for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
+            if (!ctx.graph().alive(id)) continue;
+            const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
+            if (!op) continue;
+            NodeLegalizer one(&ctx, *profile, id, *op);
+            if (absl::Status s = one.Run(); !s.ok()) return s;
+          }
+          return absl::OkStatus();
+        });
   }
 
  private:
@@ -429,8 +429,9 @@ class LegalizeMeasured : public Pass {
                          const LiveVerdict& now) {
       const std::string label = ctx_->options().live->label();
       if (now.matches) {
-        ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': runs and matches on ",
-                                      label, " as it is (decided live)"));
+        ctx_->Debug(
+            id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': runs and matches on ", label,
+                              " as it is (decided live)"));
         return Ok();
       }
       if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
@@ -829,8 +830,9 @@ class LegalizeMeasured : public Pass {
             NodeVerdict mv;
             if (!DecideBroadcastNodeWithShapes(mul, id_, ctx_->opset(), {full, shapes[k]}, &mv) ||
                 mv.verdict == bcast::Verdict::kError ||
-                !DecideForm(mv, p_, [](const std::string& name) { return name == "\x01ones"; })
-                     .fits) {
+                !DecideForm(mv, p_, [](const std::string& name) {
+                   return name == "\x01ones";
+                 }).fits) {
               return false;
             }
             constant[k] = false;
@@ -1039,8 +1041,8 @@ class LegalizeMeasured : public Pass {
       proto::GraphEditor& g = ctx_->graph();
       const std::string name = g.node(id_).input(slot);
       const int32_t elem = ctx_->ElemOf(name);
-      std::vector<int64_t> dims = *PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank())
-                                       .Extents();
+      std::vector<int64_t> dims =
+          *PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank()).Extents();
       std::string x = name;
       for (const auto& [axis, copies] : axes) {
         dims[axis] = copies;
@@ -1078,9 +1080,9 @@ class LegalizeMeasured : public Pass {
       ctx_->SetShape(ones_name, onnx::TensorProto::FLOAT, full);
       ++ctx_->stats().initializers_rewritten;
       ctx_->stats().bytes_added += elements * 4;
-      const std::string out = ctx_->InsertNode("Mul", {ones_name, name}, {},
-                                               absl::StrCat(name, "_full"),
-                                               onnx::TensorProto::FLOAT, full, id_);
+      const std::string out =
+          ctx_->InsertNode("Mul", {ones_name, name}, {}, absl::StrCat(name, "_full"),
+                           onnx::TensorProto::FLOAT, full, id_);
       g.SetInput(id_, slot, out);
       Rewrite r;
       r.action = "inserted";

@@ -5,14 +5,16 @@
 // matches there (run on the engine). The probe cache on disk answers a second opt without
 // running the engine. (A form the table accepts and the engine computes wrongly is shown with a
 // scripted engine in tests/unit/passes/live_oracle_test.cc: none was found on this engine.)
+#include "driver/live_probe.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,6 @@
 #include "absl/strings/str_cat.h"
 #include "driver/driver.h"
 #include "driver/engine_probe.h"
-#include "driver/live_probe.h"
 #include "engines/isolated_run.h"
 #include "engines/opencv_engine.h"
 #include "gmock/gmock.h"

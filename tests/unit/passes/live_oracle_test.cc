@@ -101,7 +101,8 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
   ASSERT_TRUE(stats.changed());
   bool live = false;
-  for (const Rewrite& r : stats.log) live |= absl::StrContains(r.detail, "decided live on scripted");
+  for (const Rewrite& r : stats.log)
+    live |= absl::StrContains(r.detail, "decided live on scripted");
   EXPECT_TRUE(live);
   // Every fragment the oracle saw after the node itself was a candidate; the one applied is
   // in the model: no Sub at rank 3 is left.

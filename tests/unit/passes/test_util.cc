@@ -10,8 +10,8 @@
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "proto/onnx_text.h"
-#include "runtime/exec/constant_eval.h"
 #include "proto/opsets.h"
+#include "runtime/exec/constant_eval.h"
 
 namespace onnx_bcast::passes::testing {
 
