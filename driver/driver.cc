@@ -147,7 +147,10 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
     return rt::EvaluateConstantModel(fragment, run);
   };
   options.pass_options.evaluator = &evaluator;
-  if (has_target) options.pass_options.target = &*pipeline.profile;
+  if (has_target) {
+    options.pass_options.target = &*pipeline.profile;
+    options.pass_options.live = settings.live;
+  }
   report->model_path = model->path;
   report->target = has_target ? pipeline.profile->name : "";
   report->before = passes::Summarize(model->proto);
@@ -178,10 +181,13 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
     passes::ProgressStep step(settings.progress,
                               absl::StrCat("target check ", pipeline.profile->name));
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<std::string>> violations =
-        passes::FindTargetViolations(*model, *pipeline.profile, &original_index, analyses.held());
+    absl::StatusOr<std::vector<std::string>> violations = passes::FindTargetViolations(
+        *model, *pipeline.profile, &original_index, analyses.held(), settings.live);
     report->target_check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (settings.live != nullptr) {
+      report->decided_by = absl::StrCat("live on ", settings.live->Summary());
+    }
     step.End(!violations.ok()      ? "failed"
              : violations->empty() ? "met"
                                    : absl::StrCat(violations->size(), " nodes not in its form"));

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "passes/dim_evaluation.h"
+#include "passes/form_oracle.h"
 #include "passes/opt_report.h"
 #include "passes/pass_manager.h"
 #include "passes/progress.h"
@@ -115,6 +116,9 @@ struct OptSettings {
   /// Keep each rewrite in the report (PassStats::log). Off, the report still counts them
   /// (PassStats::rewrites) but lists none: for callers that print only the counts.
   bool keep_rewrite_log = true;
+  /// The target's engine at exact shapes (driver/live_probe.h): legalize-measured and the
+  /// target check decide with it where shapes are static. Null: the table decides.
+  passes::FormOracle* live = nullptr;
 };
 
 /// Runs `pipeline` over `model` in place and, when it has a target, checks the target's

@@ -917,9 +917,140 @@ bool MayFold(const onnx::GraphProto& g) {
   return false;
 }
 
+// Inside If/Loop/Scan bodies: a node whose every input is a constant of its own body (an
+// initializer or a Constant node) or of an enclosing graph becomes a Constant node with the same
+// output name (bodies hold constants as nodes). A value of an enclosing graph that is not a
+// constant (an input, a computed value) is never captured: such a node stays. Recursive, outer
+// constants visible in nested bodies; each body in order, one sweep (a folded node's result is
+// a constant for the nodes after it).
+class BodyFolder {
+ public:
+  BodyFolder(proto::Model* model, const PassOptions& options, PassStats* stats)
+      : model_(model), options_(options), stats_(stats) {}
+
+  absl::Status Run() {
+    if (options_.evaluator == nullptr) return absl::OkStatus();
+    return Graph(model_->proto.mutable_graph(), {}, "main", true);
+  }
+
+ private:
+  using Constants = std::unordered_map<std::string, const onnx::TensorProto*>;
+
+  absl::Status Graph(onnx::GraphProto* g, Constants constants, const std::string& path,
+                     bool is_main) {
+    for (const auto& vi : g->input()) constants.erase(vi.name());
+    for (const auto& t : g->initializer()) constants[t.name()] = &t;
+    for (int i = 0; i < g->node_size(); ++i) {
+      onnx::NodeProto* n = g->mutable_node(i);
+      if (!is_main && Foldable(*n) && n->output_size() == 1 && n->input_size() > 0) {
+        bool all = true;
+        for (const std::string& in : n->input())
+          all = all && (in.empty() || constants.count(in) > 0);
+        if (all) {
+          absl::StatusOr<bool> folded = Fold(g, i, constants, path);
+          if (!folded.ok()) return folded.status();
+        }
+      }
+      n = g->mutable_node(i);
+      if (DefaultDomain(*n) && n->op_type() == "Constant" && n->output_size() == 1) {
+        for (const auto& a : n->attribute()) {
+          if (a.name() == "value" && a.has_t()) constants[n->output(0)] = &a.t();
+        }
+      }
+      for (auto& a : *n->mutable_attribute()) {
+        const std::string where =
+            absl::StrCat(path, "/", n->op_type(), " '",
+                         n->name().empty() ? n->output(0) : n->name(), "'.", a.name());
+        if (a.has_g()) {
+          if (absl::Status s = Graph(a.mutable_g(), constants, where, false); !s.ok()) return s;
+        }
+        for (auto& sub : *a.mutable_graphs()) {
+          if (absl::Status s = Graph(&sub, constants, where, false); !s.ok()) return s;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Node `i` of body `g` computed on its constant inputs into a Constant node; false (a debug
+  // reason) when the executor cannot or the result is over the limit or of a refused type.
+  absl::StatusOr<bool> Fold(onnx::GraphProto* g, int i, const Constants& constants,
+                            const std::string& path) {
+    const onnx::NodeProto n = g->node(i);
+    proto::Model fragment;
+    fragment.path = model_->path;
+    fragment.base_dir = model_->base_dir;
+    onnx::ModelProto& m = fragment.proto;
+    m.set_ir_version(std::max<int64_t>(model_->proto.ir_version(), 4));
+    *m.mutable_opset_import() = model_->proto.opset_import();
+    onnx::GraphProto* fg = m.mutable_graph();
+    fg->set_name("fold_body");
+    std::unordered_set<std::string> added;
+    for (const std::string& in : n.input()) {
+      if (in.empty() || !added.insert(in).second) continue;
+      onnx::TensorProto t = *constants.at(in);
+      t.set_name(in);
+      *fg->add_initializer() = std::move(t);
+    }
+    *fg->add_node() = n;
+    fg->add_output()->set_name(n.output(0));
+    const std::string label =
+        absl::StrCat(path, ": ", n.op_type(), " '", n.name().empty() ? n.output(0) : n.name(), "'");
+    absl::StatusOr<std::vector<onnx::TensorProto>> values = (*options_.evaluator)(fragment);
+    if (!values.ok() || values->size() != 1) {
+      stats_->debug.push_back(absl::StrCat(label, ": constant inputs not computed: ",
+                                           values.ok() ? "no value" : values.status().message()));
+      return false;
+    }
+    onnx::TensorProto t = std::move((*values)[0]);
+    const int64_t bytes = PayloadBytes(t);
+    if (bytes > options_.constant_fold_limit_bytes ||
+        (options_.target != nullptr && !options_.target->InitializerTypeAllowed(t.data_type()))) {
+      stats_->debug.push_back(absl::StrCat(label, ": result kept as a node (", bytes,
+                                           " bytes, type ", t.data_type(), ")"));
+      return false;
+    }
+    t.clear_name();
+    onnx::NodeProto c;
+    c.set_op_type("Constant");
+    c.set_name(n.name());
+    c.add_output(n.output(0));
+    onnx::AttributeProto* a = c.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = std::move(t);
+    *g->mutable_node(i) = std::move(c);
+    Rewrite r;
+    r.node = n.name().empty() ? absl::StrCat(n.op_type(), " '", n.output(0), "'") : n.name();
+    r.op = n.op_type();
+    r.action = "folded";
+    r.tensor = n.output(0);
+    r.detail = absl::StrCat("constant inputs computed into a Constant node inside ", path);
+    stats_->Log(std::move(r));
+    return true;
+  }
+
+  proto::Model* model_;
+  const PassOptions& options_;
+  PassStats* stats_;
+};
+
 class FoldConstants : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
+    // Bodies after the main graph (its folded values are constants they may read), then the
+    // main graph again when a body folded (an outer constant it no longer reads may be dead).
+    for (int round = 0; round < kMaxRounds; ++round) {
+      if (absl::Status s = RunMain(model, options, stats); !s.ok()) return s;
+      const int64_t before = stats->rewrites;
+      if (absl::Status s = BodyFolder(model, options, stats).Run(); !s.ok()) return s;
+      if (stats->rewrites == before) break;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status RunMain(proto::Model* model, const PassOptions& options, PassStats* stats) {
     if (!MayFold(model->proto.graph())) {
       stats->debug.push_back(
           "nothing to fold: no Shape, Size, Identity, Constant, If or node "

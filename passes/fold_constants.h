@@ -22,7 +22,10 @@
 //   - every node whose inputs are all constant (deterministic default-domain ops without
 //     subgraphs), computed by PassOptions::evaluator (the bundled executor); without an
 //     evaluator, and for a node the executor cannot run, the node stays (a note says why);
-//   - an If whose condition is constant is replaced by the branch taken.
+//   - an If whose condition is constant is replaced by the branch taken;
+//   - then, inside If/Loop/Scan bodies (recursively), a node whose every input is a constant of
+//     its own body or of an enclosing graph becomes a Constant node with the same output name;
+//     an outer value that is not a constant is never captured (such a node stays).
 // A result of an element type the target does not load as a constant (its profile's
 // initializer_types) stays a node, and a Constant node of that type stays a Constant node.
 // A result larger than PassOptions::constant_fold_limit_bytes stays a node (a note of the pass,
@@ -34,8 +37,9 @@
 // A node that fails on its constant inputs (InvalidArgument from the executor) fails on every
 // input: that is an InvalidArgument error naming it.
 // Requires: nothing (every graph is valid input). Guarantees: same values at every input the
-// model accepts; the graph's interface unchanged; the main graph only (bodies of a Loop/Scan
-// are left as they are). Idempotent: yes.
+// model accepts; the graph's interface unchanged; in bodies only nodes with constant inputs
+// fold (the rest of a body is left as it is). Idempotent: yes (bodies fold after the main graph,
+// whose new constants they may read).
 #ifndef ONNX_BCAST_PASSES_FOLD_CONSTANTS_H_
 #define ONNX_BCAST_PASSES_FOLD_CONSTANTS_H_
 

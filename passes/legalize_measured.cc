@@ -12,9 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broadcast/view.h"
+#include "passes/form_oracle.h"
 #include "passes/rewrite_context.h"
 #include "passes/shape_propagation.h"
 #include "passes/targets.h"
+#include "proto/graph_structure.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -22,7 +24,17 @@ namespace {
 using bcast::Shape;
 
 // What a candidate does to one operand.
-enum class Edit { kKeep, kAlign, kFull };
+// kMulOnes: the operand takes the output's shape as Mul(ones, operand), ones a float32 constant
+// of that shape, first (the form OpenCV's eltwise layers broadcast): 1 * x == x for every
+// float32 x, -0, infinities and NaN included (a NaN's payload may change; it stays NaN). Only
+// for computed float32 operands, whose broadcast an engine refuses as an Expand.
+// kConcat: a computed operand given the output's shape by Concat of copies of itself along each
+// broadcast axis (after aligning its rank): exact for every type (the same elements, copied).
+// OpenCV 4.6 refuses `[1,1,1,48] / [1,1,1,1]` and an Expand of a computed `[1,1,1,1]`, and runs
+// the Concat and the same-shape Div. At most kMaxConcatCopies copies per axis, two axes; offered
+// only when the live oracle decides (no table measures Concat).
+enum class Edit { kKeep, kAlign, kFull, kMulOnes, kConcat };
+constexpr int64_t kMaxConcatCopies = 64;
 
 // A node computed on a view of its operands (static shapes only): each operand reshaped to
 // the collapsed broadcast of bcast::BroadcastView (unit axes dropped, adjacent axes that every
@@ -67,6 +79,171 @@ Shape PrependOnes(const Shape& s, int64_t n) {
   return out;
 }
 
+// LayerNormalization (opset 17) as the opset-13 chain exporters write below opset 17 and
+// converters fuse back: ReduceMean, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, Div, Mul scale,
+// Add bias, over the normalized axes. OpenCV 4.6 and ncnn's converter have no
+// LayerNormalization. Decided live when the oracle can run the node (decomposed when it does
+// not run and match), else by the table (decomposed when the profile measures no
+// op.LayerNormalization rule). Only float32 with stash_type 1, a known rank, and the Mean and
+// InvStdDev outputs unused. The chain is exact in real arithmetic, not bit for bit: the
+// variance is a mean of squares in float32 as the exporters' chain computes it.
+class LayerNormDecomposer {
+ public:
+  LayerNormDecomposer(RewriteContext* ctx, const TargetProfile& p) : ctx_(ctx), p_(p) {}
+
+  absl::Status Run(int id) {
+    proto::GraphEditor& g = ctx_->graph();
+    const onnx::NodeProto n = g.node(id);
+    if (n.input_size() < 2 || n.output_size() < 1) return absl::OkStatus();
+    for (int k = 1; k < n.output_size(); ++k) {
+      if (!n.output(k).empty() &&
+          (g.IsGraphOutput(n.output(k)) || !g.Consumers(n.output(k)).empty())) {
+        return Skip(id, n, "its Mean or InvStdDev output is used");
+      }
+    }
+    int64_t axis = -1;
+    float epsilon = 1e-5f;
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.name() == "axis") axis = a.i();
+      if (a.name() == "epsilon") epsilon = a.f();
+      if (a.name() == "stash_type" && a.i() != 1) return Skip(id, n, "stash_type is not float");
+    }
+    const Shape x = ctx_->ShapeOf(n.input(0));
+    if (!x.rank_known) return Skip(id, n, "the rank of X is unknown");
+    if (ctx_->ElemOf(n.input(0)) != onnx::TensorProto::FLOAT)
+      return Skip(id, n, "X is not float32");
+    const int64_t rank = x.rank();
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return Skip(id, n, "axis out of range");
+    // Live: the engine runs it as it is?
+    bool decompose = p_.op_rules.count("LayerNormalization") == 0;
+    std::string how = "decided by the table (no op.LayerNormalization rule)";
+    if (ctx_->options().live != nullptr && ctx_->path() == "main" &&
+        proto::IsSingleGraph(ctx_->model().proto)) {
+      std::vector<FragmentOperand> ops;
+      for (const std::string& in : n.input()) {
+        FragmentOperand o;
+        o.name = in;
+        if (!in.empty()) {
+          o.shape = ctx_->ShapeOf(in);
+          o.elem = ctx_->ElemOf(in);
+          o.constant = g.ConstantValue(in);
+        }
+        ops.push_back(std::move(o));
+      }
+      onnx::NodeProto one = n;
+      one.mutable_output()->DeleteSubrange(1, one.output_size() - 1);
+      if (std::optional<proto::Model> f =
+              NodeFragment(ctx_->model(), one, ops, onnx::TensorProto::FLOAT, x);
+          f.has_value()) {
+        std::vector<absl::StatusOr<LiveVerdict>> v = ctx_->options().live->Decide({&*f});
+        if (v.size() == 1 && v[0].ok()) {
+          decompose = !v[0]->matches;
+          how = absl::StrCat("decided live on ", ctx_->options().live->label(),
+                             decompose ? absl::StrCat(": ", v[0]->why) : "");
+        }
+      }
+    }
+    if (!decompose) {
+      ctx_->Debug(id, absl::StrCat("LayerNormalization '", ctx_->Label(id), "': kept (", how, ")"));
+      return absl::OkStatus();
+    }
+    std::vector<int64_t> axes;
+    for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
+    Shape reduced = x;
+    for (int64_t a : axes) reduced.dims[a] = bcast::Dim::Value(1);
+    const std::string& in = n.input(0);
+    const std::string base = n.output(0);
+    const int32_t f32 = onnx::TensorProto::FLOAT;
+    const std::string mean = Reduce(in, axes, base + "_mean", reduced, id);
+    const std::string d = Binary("Sub", in, mean, base + "_centred", x, id);
+    const std::string two = Scalar(2.0f, base + "_two");
+    const std::string sq = Binary("Pow", d, two, base + "_squared", x, id);
+    const std::string var = Reduce(sq, axes, base + "_variance", reduced, id);
+    const std::string eps = Scalar(epsilon, base + "_epsilon");
+    const std::string ve = Binary("Add", var, eps, base + "_variance_eps", reduced, id);
+    const std::string sd = ctx_->InsertNode("Sqrt", {ve}, {}, base + "_stddev", f32, reduced, id);
+    const bool bias = n.input_size() > 2 && !n.input(2).empty();
+    const std::string normed = Binary("Div", d, sd, base + "_normalized", x, id);
+    const std::string scaled =
+        bias ? Binary("Mul", normed, n.input(1), base + "_scaled", x, id) : "";
+    // The last node writes Y under its own name, so every reader stays as it was.
+    onnx::NodeProto last;
+    last.set_op_type(bias ? "Add" : "Mul");
+    last.set_name(ctx_->FreshName(absl::StrCat(base, "_decomposed")));
+    last.add_input(bias ? scaled : normed);
+    last.add_input(bias ? n.input(2) : n.input(1));
+    last.add_output(base);
+    g.InsertBefore(id, std::move(last));
+    ++ctx_->stats().nodes_inserted;
+    Rewrite r;
+    r.action = "converted";
+    r.tensor = base;
+    r.before = x.ToString();
+    r.after = x.ToString();
+    r.detail = absl::StrCat("LayerNormalization over axes [", absl::StrJoin(axes, ","),
+                            "] as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul",
+                            bias ? ", Add" : "", "; ", how);
+    ctx_->Record(id, std::move(r));
+    g.RemoveNode(id);
+    ++ctx_->stats().nodes_removed;
+    ctx_->SetShape(base, f32, x);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Skip(int id, const onnx::NodeProto& n, const std::string& why) {
+    ctx_->Debug(id, absl::StrCat(n.op_type(), " '", ctx_->Label(id), "': not decomposed: ", why));
+    return absl::OkStatus();
+  }
+  std::string Scalar(float v, const std::string& base) {
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(v);
+    const std::string name = ctx_->FreshName(base);
+    t.set_name(name);
+    ctx_->AllowInitializers();
+    ctx_->graph().AddInitializer(std::move(t));
+    ctx_->SetShape(name, onnx::TensorProto::FLOAT, Shape::OfVector({}));
+    ++ctx_->stats().initializers_rewritten;
+    return name;
+  }
+  std::string Binary(const std::string& op, const std::string& a, const std::string& b,
+                     const std::string& base, const Shape& out, int anchor) {
+    return ctx_->InsertNode(op, {a, b}, {}, base, onnx::TensorProto::FLOAT, out, anchor);
+  }
+  // ReduceMean keeping dims: axes as an attribute below opset 18, as an input from 18.
+  std::string Reduce(const std::string& x, const std::vector<int64_t>& axes,
+                     const std::string& base, const Shape& out, int anchor) {
+    onnx::NodeProto node;
+    node.set_op_type("ReduceMean");
+    node.set_name(ctx_->FreshName(absl::StrCat(base, "_node")));
+    node.add_input(x);
+    if (ctx_->opset() >= 18) {
+      node.add_input(
+          ctx_->Int64Constant(axes, absl::StrCat("axes_", absl::StrJoin(axes, "_")), anchor));
+    } else {
+      onnx::AttributeProto* a = node.add_attribute();
+      a->set_name("axes");
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : axes) a->add_ints(v);
+    }
+    onnx::AttributeProto* k = node.add_attribute();
+    k->set_name("keepdims");
+    k->set_type(onnx::AttributeProto::INT);
+    k->set_i(1);
+    const std::string name = ctx_->FreshName(base);
+    node.add_output(name);
+    ctx_->graph().InsertBefore(anchor, std::move(node));
+    ++ctx_->stats().nodes_inserted;
+    ctx_->SetShape(name, onnx::TensorProto::FLOAT, out);
+    return name;
+  }
+
+  RewriteContext* ctx_;
+  const TargetProfile& p_;
+};
+
 class LegalizeMeasured : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
@@ -75,17 +252,32 @@ class LegalizeMeasured : public Pass {
       return absl::FailedPreconditionError(
           "the 'legalize-measured' pass needs a target table (--target or --target-file)");
     }
-    return RewriteEveryGraph(model, "legalize-measured", options, stats,
-                             [profile](RewriteContext& ctx) {
-                               for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
-                                 if (!ctx.graph().alive(id)) continue;
-                                 const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
-                                 if (!op) continue;
-                                 NodeLegalizer one(&ctx, *profile, id, *op);
-                                 if (absl::Status s = one.Run(); !s.ok()) return s;
-                               }
-                               return absl::OkStatus();
-                             });
+    return RewriteEveryGraph(
+        model, "legalize-measured", options, stats, [profile](RewriteContext& ctx) {
+          // LayerNormalization first, so that its chain's broadcasts are
+          // placed below like any other.
+          bool decomposed = false;
+          for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
+            const onnx::NodeProto& n = ctx.graph().node(id);
+            if (!ctx.graph().alive(id) || n.op_type() != "LayerNormalization" ||
+                !(n.domain().empty() || n.domain() == "ai.onnx") || ctx.opset() < 17) {
+              continue;
+            }
+            const int64_t before = ctx.stats().rewrites;
+            LayerNormDecomposer d(&ctx, *profile);
+            if (absl::Status s = d.Run(id); !s.ok()) return s;
+            decomposed |= ctx.stats().rewrites > before;
+          }
+          if (decomposed) ctx.Commit();
+          for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
+            if (!ctx.graph().alive(id)) continue;
+            const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
+            if (!op) continue;
+            NodeLegalizer one(&ctx, *profile, id, *op);
+            if (absl::Status s = one.Run(); !s.ok()) return s;
+          }
+          return absl::OkStatus();
+        });
   }
 
  private:
@@ -95,15 +287,31 @@ class LegalizeMeasured : public Pass {
     NodeLegalizer(RewriteContext* ctx, const TargetProfile& p, int id, const BroadcastOp& op)
         : ctx_(ctx), p_(p), id_(id), op_(op) {}
 
-    absl::Status Run() {
+    // Reads the node's operand shapes and constness from the context.
+    void Prepare() {
       const onnx::NodeProto& n = ctx_->graph().node(id_);
+      shapes_.clear();
+      constant_.clear();
       for (int k = 0; k < n.input_size(); ++k) {
         shapes_.push_back(n.input(k).empty() ? Shape::UnknownRank() : ctx_->ShapeOfInput(id_, k));
         constant_.push_back(!n.input(k).empty() &&
                             ctx_->graph().ConstantValue(n.input(k)) != nullptr);
       }
+    }
+
+    absl::Status Run() {
+      const onnx::NodeProto& n = ctx_->graph().node(id_);
+      Prepare();
       NodeVerdict v;
       if (!DecideBroadcastNodeWithShapes(n, id_, ctx_->opset(), shapes_, &v)) return Ok();
+      output_ = v.output;
+      if (ctx_->options().live != nullptr && ctx_->path() == "main" &&
+          proto::IsSingleGraph(ctx_->model().proto)) {
+        if (std::optional<proto::Model> here = FragmentOfNode(); here.has_value()) {
+          absl::StatusOr<LiveVerdict> now = DecideLive(*here);
+          if (now.ok()) return RunLive(n, v, *here, *now);
+        }
+      }
       const FormDecision now = DecideForm(v, p_, IsConstantFn(n, constant_));
       if (now.fits) return Ok();  // already in a running cell: never rewritten
       if (v.verdict == bcast::Verdict::kError) {
@@ -116,11 +324,13 @@ class LegalizeMeasured : public Pass {
           return Ok();
         }
       }
-      output_ = v.output;
+      const size_t logged = ctx_->stats().log.size();
       std::vector<Plan> plans = Candidates(n);
       for (const Plan& plan : plans) {
         if (!Fits(n, plan)) continue;
-        return Apply(plan);
+        const absl::Status s = Apply(plan);
+        MarkDecided(logged, "decided by the table");
+        return s;
       }
       // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
       // mask of Swin) up to the limit fold-constants works under, rather than no placement.
@@ -135,6 +345,7 @@ class LegalizeMeasured : public Pass {
                                    "': placed by folding a constant beyond the fold limit (",
                                    ctx_->options().fold_limit_bytes, " bytes), within ", wider));
           const absl::Status s = Apply(plan);
+          MarkDecided(logged, "decided by the table");
           ctx_->SetFoldLimitBytes(-1);
           return s;
         }
@@ -151,6 +362,125 @@ class LegalizeMeasured : public Pass {
 
    private:
     static absl::Status Ok() { return absl::OkStatus(); }
+
+    // At most this many candidates of one node are run on the engine: each is a child process
+    // (a few ms); the cheapest come first, and a form no rewrite fixes is usually an op the
+    // engine lacks.
+    static constexpr int kMaxLiveCandidates = 24;
+
+    // Appends `how` to the details of the rewrites logged for this node from `from` on.
+    void MarkDecided(size_t from, const std::string& how) {
+      std::vector<Rewrite>& log = ctx_->stats().log;
+      for (size_t k = from; k < log.size(); ++k) absl::StrAppend(&log[k].detail, "; ", how);
+    }
+
+    // The node as a fragment for the live oracle (form_oracle.h), or nullopt (a shape or type
+    // not known exactly).
+    std::optional<proto::Model> FragmentOfNode() {
+      const onnx::NodeProto& n = ctx_->graph().node(id_);
+      std::vector<FragmentOperand> ops;
+      for (int k = 0; k < n.input_size(); ++k) {
+        FragmentOperand o;
+        o.name = n.input(k);
+        if (!o.name.empty()) {
+          o.shape = shapes_[k];
+          o.elem = ctx_->ElemOf(o.name);
+          o.constant = ctx_->graph().ConstantValue(o.name);
+        }
+        ops.push_back(std::move(o));
+      }
+      return NodeFragment(ctx_->model(), n, ops, ctx_->ElemOf(n.output(0)), output_);
+    }
+
+    absl::StatusOr<LiveVerdict> DecideLive(const proto::Model& fragment) {
+      std::vector<absl::StatusOr<LiveVerdict>> out = ctx_->options().live->Decide({&fragment});
+      if (out.size() != 1) return absl::InternalError("the oracle gave no verdict");
+      return std::move(out[0]);
+    }
+
+    // The fragment `here` (this node alone) after `plan`: the same Apply on a context of its
+    // own, so that what runs on the engine is exactly what the model gets.
+    std::optional<proto::Model> CandidateFragment(const proto::Model& here, const Plan& plan) {
+      proto::Model f = here;
+      PassOptions o = ctx_->options();
+      o.live = nullptr;
+      o.analyses = nullptr;
+      o.original_index = nullptr;
+      o.fold_limit_bytes = ctx_->fold_limit_bytes();
+      PassStats stats;
+      stats.keep_log = false;
+      {
+        RewriteContext fc(&f, "legalize-measured", o, &stats);
+        if (!fc.Init().ok()) return std::nullopt;
+        const std::optional<BroadcastOp> op = fc.NumpyFormBroadcast(0);
+        if (!op) return std::nullopt;
+        NodeLegalizer one(&fc, p_, 0, *op);
+        one.Prepare();
+        one.output_ = output_;
+        if (!one.Apply(plan).ok()) return std::nullopt;
+        fc.Commit();
+      }
+      return f;
+    }
+
+    // Live decision: the node as it is, then each candidate in cost order, run on the engine at
+    // the exact shapes; the first that runs and matches is applied.
+    absl::Status RunLive(const onnx::NodeProto& n, const NodeVerdict& v, const proto::Model& here,
+                         const LiveVerdict& now) {
+      const std::string label = ctx_->options().live->label();
+      if (now.matches) {
+        ctx_->Debug(
+            id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': runs and matches on ", label,
+                              " as it is (decided live)"));
+        return Ok();
+      }
+      if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
+      live_ = true;
+      const size_t logged = ctx_->stats().log.size();
+      int probed = 0;
+      std::string last;
+      for (int round = 0; round < 2 && probed < kMaxLiveCandidates; ++round) {
+        if (round == 1) {
+          // As the table path's last resort: constants broadcast up to fold-constants' limit.
+          const int64_t wider = ctx_->options().constant_fold_limit_bytes;
+          if (wider <= ctx_->fold_limit_bytes()) break;
+          ctx_->SetFoldLimitBytes(wider);
+        }
+        const std::vector<Plan> plans = Candidates(n);
+        for (const Plan& plan : plans) {
+          if (probed >= kMaxLiveCandidates) break;
+          if (plan.fold_node) {
+            const absl::Status s = Apply(plan);
+            MarkDecided(logged, "no node left to run");
+            ctx_->SetFoldLimitBytes(-1);
+            return s;
+          }
+          std::optional<proto::Model> cand = CandidateFragment(here, plan);
+          if (!cand) continue;
+          ++probed;
+          absl::StatusOr<LiveVerdict> r = DecideLive(*cand);
+          if (!r.ok() || !r->matches) {
+            if (r.ok()) last = r->why;
+            continue;
+          }
+          const absl::Status s = Apply(plan);
+          MarkDecided(logged, absl::StrCat("decided live on ", label, " (", probed,
+                                           probed == 1 ? " candidate" : " candidates", " run)"));
+          ctx_->SetFoldLimitBytes(-1);
+          return s;
+        }
+      }
+      ctx_->SetFoldLimitBytes(-1);
+      std::vector<std::string> texts;
+      for (const Shape& s : shapes_) texts.push_back(s.ToString());
+      ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
+                                    "': ", absl::StrJoin(texts, " and "), ": ", label,
+                                    " (decided live): ", now.why, "; none of ", probed,
+                                    " candidates run there runs and matches",
+                                    last.empty() ? "" : absl::StrCat(" (last: ", last, ")"),
+                                    "; left for the target check"));
+      return Ok();
+    }
 
     // `is_constant` over the names of `n`'s inputs, by slot.
     static std::function<bool(const std::string&)> IsConstantFn(const onnx::NodeProto& n,
@@ -183,6 +513,36 @@ class LegalizeMeasured : public Pass {
       return full.Extents().has_value() || ctx_->RuntimeShapesAllowed();
     }
 
+    // Whether kMulOnes of `slot` can be built: a float32 operand and a ones constant of the
+    // static `full` shape within the fold limit.
+    bool MulOnesPossible(int slot, const Shape& full) const {
+      const onnx::NodeProto& n = ctx_->graph().node(id_);
+      if (ctx_->ElemOf(n.input(slot)) != onnx::TensorProto::FLOAT) return false;
+      const std::optional<std::vector<int64_t>> e = full.Extents();
+      if (!e) return false;
+      int64_t elements = 1;
+      for (int64_t d : *e) elements *= d;
+      return elements * 4 <= ctx_->fold_limit_bytes();
+    }
+
+    // The (axis, copies) Concats that give operand `slot` (aligned to full's rank) the static
+    // shape `full`; empty when not possible (a dim neither 1 nor full's, too many copies or
+    // axes, a shape not static).
+    std::vector<std::pair<int64_t, int64_t>> ConcatAxes(int slot, const Shape& full) const {
+      const std::optional<std::vector<int64_t>> f = full.Extents();
+      const std::optional<std::vector<int64_t>> e =
+          PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank()).Extents();
+      if (!f || !e || f->size() != e->size()) return {};
+      std::vector<std::pair<int64_t, int64_t>> axes;
+      for (size_t a = 0; a < f->size(); ++a) {
+        if ((*e)[a] == (*f)[a]) continue;
+        if ((*e)[a] != 1 || (*f)[a] > kMaxConcatCopies) return {};
+        axes.emplace_back(static_cast<int64_t>(a), (*f)[a]);
+      }
+      if (axes.size() > 2) return {};
+      return axes;
+    }
+
     std::vector<Plan> Candidates(const onnx::NodeProto& n) const {
       const int count = n.input_size();
       std::vector<std::vector<Edit>> per_slot(static_cast<size_t>(count));
@@ -200,6 +560,14 @@ class LegalizeMeasured : public Pass {
         if (full && !(shapes_[k] == *full) && FullPossible(*full) &&
             !static_only_expand_of_constant) {
           per_slot[k].push_back(Edit::kFull);
+        }
+        if (full && !constant_[k] && !(shapes_[k] == *full) && MulOnesPossible(k, *full)) {
+          per_slot[k].push_back(Edit::kMulOnes);
+        }
+        // Only where the engine decides: no table measures Concat.
+        if (live_ && full && !constant_[k] && !(shapes_[k] == *full) &&
+            !ConcatAxes(k, *full).empty()) {
+          per_slot[k].push_back(Edit::kConcat);
         }
       }
       std::vector<Plan> plans;
@@ -256,7 +624,11 @@ class LegalizeMeasured : public Pass {
             if (e == Edit::kKeep) continue;
             any = true;
             // An inserted node costs more than a folded constant.
-            p.cost += e == Edit::kAlign ? (constant_[k] ? 1 : 2) : (constant_[k] ? 3 : 4);
+            // Concat copies the data: dearer than a view (10-12), cheaper than a rank raise.
+            p.cost += e == Edit::kAlign     ? (constant_[k] ? 1 : 2)
+                      : e == Edit::kMulOnes ? 5
+                      : e == Edit::kConcat  ? 13
+                                            : (constant_[k] ? 3 : 4);
           }
           if (!any) continue;
           p.order = order++;
@@ -264,6 +636,7 @@ class LegalizeMeasured : public Pass {
         }
       }
       AddViewPlans(n, can_swap, &order, &plans);
+      AddRaisePlans(n, can_swap, &order, &plans);
       std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
         return a.cost != b.cost ? a.cost < b.cost : a.order < b.order;
       });
@@ -340,6 +713,85 @@ class LegalizeMeasured : public Pass {
       }
     }
 
+    // Rank-raise plans: the collapsed view (see View) with unit axes inserted at every
+    // placement, up to the engine's maximum rank for the op (a rank-0 node is raised to the
+    // op's minimum rank). OpenCV 4.6 runs `[1,1,1,384] - [1,1,1,1]` but computes `[1,1,32] -
+    // [1,1,1]` with one element, and refuses `[1,32] - [1,1]`: where the axes sit decides.
+    // Dearer than the views; the smallest rank first.
+    void AddRaisePlans(const onnx::NodeProto& n, bool can_swap, int* order,
+                       std::vector<Plan>* plans) const {
+      if (!op_.multidirectional()) return;
+      const std::optional<std::vector<int64_t>> out = output_.Extents();
+      if (!out) return;
+      std::vector<std::vector<int64_t>> extents;
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (n.input(k).empty()) return;
+        std::optional<std::vector<int64_t>> e = shapes_[k].Extents();
+        if (!e) return;
+        extents.push_back(*std::move(e));
+      }
+      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(extents, *out);
+      if (!bv.ok() || bv->output_elements() == 0) return;
+      int64_t min_rank = 1;
+      int64_t max_rank = p_.max_rank > 0 ? p_.max_rank : 4;
+      if (auto it = p_.op_rules.find(n.op_type()); it != p_.op_rules.end()) {
+        min_rank = std::max<int64_t>(min_rank, it->second.min_rank);
+        if (it->second.max_rank > 0) max_rank = std::min(max_rank, it->second.max_rank);
+      }
+      max_rank = std::min<int64_t>(max_rank, 5);  // C(5,2) placements at most per rank
+      const std::vector<int64_t>& dims = bv->dims();
+      const int q = static_cast<int>(bv->rank());
+      std::vector<std::vector<int64_t>> view_operands;
+      for (int k = 0; k < n.input_size(); ++k) {
+        std::vector<int64_t> e;
+        const absl::Span<const int64_t> strides = bv->strides(k);
+        for (int d = 0; d < q; ++d) e.push_back(strides[d] != 0 ? dims[d] : 1);
+        view_operands.push_back(std::move(e));
+      }
+      for (int64_t r = std::max<int64_t>(q, min_rank); r <= max_rank; ++r) {
+        // Every choice of q positions among r for the real axes, in order.
+        std::vector<int> pos(static_cast<size_t>(q));
+        for (int i = 0; i < q; ++i) pos[i] = i;
+        while (true) {
+          auto place = [&](const std::vector<int64_t>& e) {
+            std::vector<int64_t> o(static_cast<size_t>(r), 1);
+            for (int i = 0; i < q; ++i) o[pos[i]] = e[i];
+            return o;
+          };
+          View v;
+          v.output = place(dims);
+          bool changes = static_cast<int64_t>(r) != output_.rank();
+          for (int k = 0; k < n.input_size(); ++k) {
+            v.operands.push_back(place(view_operands[k]));
+            changes = changes || v.operands.back() != extents[k];
+          }
+          // The leading-1s placement at the view's own rank is a view plan already.
+          bool leading = true;
+          for (int i = 0; i < q; ++i) leading = leading && pos[i] == r - q + i;
+          const bool is_view_plan = leading && r == std::max<int64_t>(q, min_rank) && q > 0;
+          if (changes && !is_view_plan) {
+            for (bool swap : {false, true}) {
+              if (swap && !can_swap) continue;
+              Plan p;
+              p.swap = swap;
+              p.use_view = true;
+              p.view = v;
+              if (swap) std::swap(p.view.operands[0], p.view.operands[1]);
+              p.cost = 14 + static_cast<int>(r - q) + (swap ? 1 : 0);
+              p.order = (*order)++;
+              plans->push_back(std::move(p));
+            }
+          }
+          // The next placement (lexicographic combinations).
+          int i = q - 1;
+          while (i >= 0 && pos[i] == r - q + i) --i;
+          if (i < 0) break;
+          ++pos[i];
+          for (int j = i + 1; j < q; ++j) pos[j] = pos[j - 1] + 1;
+        }
+      }
+    }
+
     // The node as `plan` would leave it, decided by the target check's lookup.
     bool Fits(const onnx::NodeProto& n, const Plan& plan) {
       if (plan.fold_node) return true;  // no node left to decide
@@ -363,6 +815,31 @@ class LegalizeMeasured : public Pass {
             shapes[k] = PrependOnes(shapes[k], *AlignRank(orig) - shapes[k].rank());
             names[k] += "\x01aligned";  // a name no model has: constness by slot below
             break;
+          case Edit::kConcat:
+            shapes[k] = *FullShape(orig);
+            names[k] += "\x01concat";
+            break;
+          case Edit::kMulOnes: {
+            const Shape full = *FullShape(orig);
+            // The inserted Mul(ones, operand) is judged as well.
+            onnx::NodeProto mul;
+            mul.set_op_type("Mul");
+            mul.add_input("\x01ones");
+            mul.add_input(names[k]);
+            mul.add_output("\x01product");
+            NodeVerdict mv;
+            if (!DecideBroadcastNodeWithShapes(mul, id_, ctx_->opset(), {full, shapes[k]}, &mv) ||
+                mv.verdict == bcast::Verdict::kError ||
+                !DecideForm(mv, p_, [](const std::string& name) {
+                   return name == "\x01ones";
+                 }).fits) {
+              return false;
+            }
+            constant[k] = false;
+            shapes[k] = full;
+            names[k] += "\x01mulones";
+            break;
+          }
           case Edit::kFull: {
             const Shape full = *FullShape(orig);
             const bool folds = constant[k] && ctx_->FoldsToConstant(n.input(orig), full);
@@ -536,6 +1013,14 @@ class LegalizeMeasured : public Pass {
           Align(slot, *AlignRank(slot));
           continue;
         }
+        if (plan.edits[k] == Edit::kMulOnes) {
+          MulByOnes(slot, *FullShape(slot));
+          continue;
+        }
+        if (plan.edits[k] == Edit::kConcat) {
+          ConcatCopies(slot, *FullShape(slot));
+          continue;
+        }
         const Shape full = *FullShape(slot);
         const std::string name = g.node(id_).input(slot);
         if (!ctx_->FoldsToConstant(name, full)) {
@@ -547,6 +1032,66 @@ class LegalizeMeasured : public Pass {
         if (!done.ok()) return done.status();
       }
       return Ok();
+    }
+
+    // Operand `slot` given shape `full` by Concat of copies along each broadcast axis (see Edit).
+    void ConcatCopies(int slot, const Shape& full) {
+      const std::vector<std::pair<int64_t, int64_t>> axes = ConcatAxes(slot, full);
+      Align(slot, full.rank());
+      proto::GraphEditor& g = ctx_->graph();
+      const std::string name = g.node(id_).input(slot);
+      const int32_t elem = ctx_->ElemOf(name);
+      std::vector<int64_t> dims =
+          *PrependOnes(shapes_[slot], full.rank() - shapes_[slot].rank()).Extents();
+      std::string x = name;
+      for (const auto& [axis, copies] : axes) {
+        dims[axis] = copies;
+        x = ctx_->InsertNode("Concat", std::vector<std::string>(copies, x), {{"axis", axis}},
+                             absl::StrCat(name, "_tiled"), elem, Shape::OfVector(dims), id_);
+      }
+      g.SetInput(id_, slot, x);
+      Rewrite r;
+      r.action = "inserted";
+      r.tensor = name;
+      r.before = ctx_->ShapeOf(name).ToString();
+      r.after = full.ToString();
+      r.detail = absl::StrCat("Concat of copies to ", full.ToString(), " -> '", x, "'");
+      ctx_->Record(id_, std::move(r));
+    }
+
+    // Operand `slot` as Mul(ones, operand), ones a float32 constant of shape `full` (see Edit).
+    void MulByOnes(int slot, const Shape& full) {
+      proto::GraphEditor& g = ctx_->graph();
+      const std::string name = g.node(id_).input(slot);
+      const std::vector<int64_t> extents = *full.Extents();
+      onnx::TensorProto ones;
+      ones.set_data_type(onnx::TensorProto::FLOAT);
+      int64_t elements = 1;
+      for (int64_t d : extents) {
+        ones.add_dims(d);
+        elements *= d;
+      }
+      for (int64_t i = 0; i < elements; ++i) ones.add_float_data(1.0f);
+      const std::string ones_name =
+          ctx_->FreshName(absl::StrCat("ones_", absl::StrJoin(extents, "_")));
+      ones.set_name(ones_name);
+      ctx_->AllowInitializers();
+      g.AddInitializer(std::move(ones));
+      ctx_->SetShape(ones_name, onnx::TensorProto::FLOAT, full);
+      ++ctx_->stats().initializers_rewritten;
+      ctx_->stats().bytes_added += elements * 4;
+      const std::string out =
+          ctx_->InsertNode("Mul", {ones_name, name}, {}, absl::StrCat(name, "_full"),
+                           onnx::TensorProto::FLOAT, full, id_);
+      g.SetInput(id_, slot, out);
+      Rewrite r;
+      r.action = "inserted";
+      r.tensor = name;
+      r.before = ctx_->ShapeOf(name).ToString();
+      r.after = full.ToString();
+      r.detail = absl::StrCat("Mul by a constant of ones ", full.ToString(), " -> '", out, "'");
+      r.bytes = elements * 4;
+      ctx_->Record(id_, std::move(r));
     }
 
     // Leading 1s for operand `slot`: folded into a constant, a Reshape to a constant shape for
@@ -638,6 +1183,7 @@ class LegalizeMeasured : public Pass {
     std::vector<Shape> shapes_;
     std::vector<bool> constant_;
     Shape output_;
+    bool live_ = false;  // candidates decided by the live oracle (RunLive)
   };
 };
 

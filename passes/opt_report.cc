@@ -64,6 +64,9 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
                   ", initializer bytes ", report.before.initializer_bytes, " -> ",
                   report.after.initializer_bytes, ", opset ", report.before.opset, " -> ",
                   report.after.opset, "\n");
+  if (!report.decided_by.empty()) {
+    absl::StrAppend(&out, "forms decided by ", report.decided_by, "\n");
+  }
   if (!report.target.empty()) {
     absl::StrAppend(&out, "target ", report.target, ": ", report.violations.size(),
                     " node(s) outside its table");

@@ -24,6 +24,9 @@ struct OptReport {
   std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
   std::string error;                    ///< the error that stopped the pipeline, if any
   double target_check_seconds = 0;      ///< time spent checking the target's promise
+  /// "live on <engine> <version>: <what it ran>" when the installed engine decided the nodes at
+  /// their exact shapes (passes/form_oracle.h); empty when the table alone decided.
+  std::string decided_by;
   /// Symbols bound before the passes ran (opt --dim, --input-shape); empty: none.
   std::map<std::string, int64_t> bindings;
   /// Declared dims the bindings made numbers.

@@ -23,6 +23,7 @@ namespace onnx_bcast::passes {
 
 struct TargetProfile;
 class AnalysisManager;
+class FormOracle;
 
 /// Computes tensors without the graph's inputs: `fragment` is a model whose graph has no
 /// inputs, holds the initializers its nodes read, and lists the wanted tensors as outputs; the
@@ -47,6 +48,9 @@ struct PassOptions {
   const ConstantEvaluator* evaluator = nullptr;
   /// The engine description the generic `legalize` pass works for (null: not available).
   const TargetProfile* target = nullptr;
+  /// The target's engine, consulted at exact shapes (form_oracle.h; the driver makes it from
+  /// the installed adapter). Null: the table in `target` alone decides (--no-live-probe).
+  FormOracle* live = nullptr;
   /// Labels of unnamed nodes ("<op>#<index>") use their index in the model the pipeline
   /// started from, found by first output name; filled by the pass manager. Null: the index in
   /// the graph the pass sees.

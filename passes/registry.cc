@@ -17,8 +17,8 @@ absl::Span<const PassInfo> AllPasses() {
        CreateUpgradeLegacyBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"fold-constants",
        "replace every value computable without the graph's inputs by an initializer (Shape of "
-       "static dims, shape arithmetic, constant-input nodes, If on a constant); drop Identity, "
-       "inference Dropout and dead nodes",
+       "static dims, shape arithmetic, constant-input nodes, If on a constant; constant-input "
+       "nodes inside bodies); drop Identity, inference Dropout and dead nodes",
        CreateFoldConstantsPass, /*needs_target=*/false, /*preserves_shapes=*/false},
       {"align-ranks",
        "give lower-rank broadcast operands leading 1s (folded into constants, else Unsqueeze)",
@@ -30,9 +30,10 @@ absl::Span<const PassInfo> AllPasses() {
        "remove Expand/Unsqueeze/Reshape/Tile that only broadcast what consumers broadcast anyway",
        CreateEliminateRedundantBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
       {"legalize-measured",
-       "move every broadcasting node the target's measured per-op table does not run into a "
-       "cell it runs (swap, align, fold or expand an operand, fold constants, compute on a "
-       "reshaped view; --target opencv)",
+       "move every broadcasting node the target's engine does not run into a form it runs "
+       "(swap, align, fold, expand or Mul-by-ones an operand, fold constants, compute on a "
+       "reshaped or rank-raised view, decompose LayerNormalization), decided live on the "
+       "installed engine at exact shapes, else by the measured table; --target opencv",
        CreateLegalizeMeasuredPass, /*needs_target=*/true, /*preserves_shapes=*/true},
       // The one fit decider is DecideForm, through legalize-measured: `legalize`, which profile
       // files name, is the same pass under its older name.

@@ -222,7 +222,8 @@ class Finder {
             main ? std::string("has only constant inputs: fold it (fold-constants; raise "
                                "--fold-limit if opt --report says it was kept for its size)")
                  : absl::StrCat("has only constant inputs", where,
-                                "; fold-constants folds the main graph only"));
+                                "; fold-constants keeps it (a result of a type the target "
+                                "does not load, over its limit, or not computable)"));
       }
     }
   }

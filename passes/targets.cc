@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "passes/form_oracle.h"
 #include "passes/registry.h"
 #include "passes/runtime_shapes.h"
 #include "passes/shape_propagation.h"
@@ -939,7 +940,8 @@ std::string SymbolHint(const std::set<std::string>& symbols, const onnx::GraphPr
 
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    FormOracle* live) {
   std::vector<TargetViolation> out;
   std::optional<Producers> producers;  // built for the first unknown rank only
   // Constant operands matter only to per-op rules.
@@ -955,9 +957,16 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
   const std::function<bool(const std::string&)> is_constant = [&](const std::string& name) {
     return constants.count(name) > 0;
   };
-  // One node's conformance.
-  auto check = [&](const NodeVerdict& v) {
-    FormDecision d = DecideForm(v, p, is_constant);
+  // One node's conformance (by `verdict` when the engine decided it live).
+  auto check = [&](const NodeVerdict& v, const LiveVerdict* verdict = nullptr) {
+    FormDecision d;
+    if (verdict != nullptr) {
+      if (verdict->matches) return;
+      d.fits = false;
+      d.why = absl::StrCat("decided live on ", live->label(), ": ", verdict->why);
+    } else {
+      d = DecideForm(v, p, is_constant);
+    }
     if (d.fits) return;
     TargetViolation t;
     t.graph = v.graph;
@@ -998,7 +1007,81 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     t.cannot_prove = d.cannot_prove;
     out.push_back(std::move(t));
   };
-  if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
+  // The live oracle decides the main graph's nodes of a single-graph model from the tables.
+  std::optional<ShapeTables> computed;
+  if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
+    absl::StatusOr<ShapeTables> t = ComputeShapeTables(model);
+    if (!t.ok()) return t.status();
+    computed = *std::move(t);
+    tables = &*computed;
+  }
+  if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
+    const onnx::GraphProto& g = model.proto.graph();
+    const int64_t opset = proto::DefaultOpset(model.proto);
+    std::unordered_map<std::string, const onnx::TensorProto*> values;
+    for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
+    for (const onnx::NodeProto& n : g.node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) values.emplace(n.output(0), &a.t());
+      }
+    }
+    // Every node first (table verdicts, or a fragment to run), then one batch of runs, then
+    // the violations in node order.
+    std::vector<NodeVerdict> verdicts;
+    std::vector<std::optional<proto::Model>> fragments;
+    auto fragment = [&](const onnx::NodeProto& n, const bcast::Shape& out) {
+      std::vector<FragmentOperand> ops;
+      for (const std::string& in : n.input()) {
+        FragmentOperand o;
+        o.name = in;
+        if (!in.empty()) {
+          const bcast::Shape* s = tables->FindShape(in);
+          o.shape = s != nullptr ? *s : bcast::Shape::UnknownRank();
+          o.elem = tables->ElemOf(in);
+          auto it = values.find(in);
+          o.constant = it != values.end() ? it->second : nullptr;
+        }
+        ops.push_back(std::move(o));
+      }
+      return NodeFragment(model, n, ops, tables->ElemOf(n.output(0)), out);
+    };
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      NodeVerdict v;
+      if (!DecideBroadcastNodeInto(n, i, opset, *tables, &v, nullptr)) {
+        if (p.op_rules.count("Expand") > 0 && n.op_type() == "Expand" &&
+            (n.domain().empty() || n.domain() == "ai.onnx")) {
+          std::unordered_map<std::string, const onnx::TensorProto*> inits;
+          for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
+          if (ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
+            // The Expands a live rewrite inserts were run with it: judged the same way.
+            fragments.push_back(fragment(n, v.output));
+            verdicts.push_back(std::move(v));
+          }
+        }
+        continue;
+      }
+      std::optional<proto::Model> f;
+      if (v.rule != bcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
+      verdicts.push_back(std::move(v));
+      fragments.push_back(std::move(f));
+    }
+    std::vector<const proto::Model*> batch;
+    for (const auto& f : fragments) {
+      if (f) batch.push_back(&*f);
+    }
+    std::vector<absl::StatusOr<LiveVerdict>> decided = live->Decide(batch);
+    size_t next = 0;
+    for (size_t k = 0; k < verdicts.size(); ++k) {
+      const LiveVerdict* verdict = nullptr;
+      if (fragments[k]) {
+        if (next < decided.size() && decided[next].ok()) verdict = &*decided[next];
+        ++next;
+      }
+      check(verdicts[k], verdict);
+    }
+  } else if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
     // The pipeline's tables describe the graph as the passes left it: each node is decided
     // from its inputs' shapes, as the walk would, without walking the model again.
     const onnx::GraphProto& g = model.proto.graph();
@@ -1079,8 +1162,10 @@ std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& g
 
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, p, original_index, tables);
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    FormOracle* live) {
+  absl::StatusOr<std::vector<TargetViolation>> v =
+      CheckTarget(model, p, original_index, tables, live);
   if (!v.ok()) return v.status();
   std::vector<std::string> out;
   out.reserve(v->size());

@@ -62,6 +62,7 @@
 namespace onnx_bcast::passes {
 
 struct NodeVerdict;
+class FormOracle;
 
 /// How an engine handles one form of an op's broadcast (a profile's per-op rule entry).
 enum class FormSupport {
@@ -221,16 +222,20 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
 /// in the model a pipeline started from, as the passes' logs do. `tables`: the pipeline's kept
 /// shape tables of the main graph (AnalysisManager::held); when the model has no bodies or
 /// functions the nodes are decided from them (DecideBroadcastNode) instead of a new analysis.
+/// `live` (form_oracle.h): on a model without bodies or functions, every broadcasting node
+/// (other than Expand) whose shapes and types are static is decided by running it on the engine
+/// at those shapes, as legalize-measured decides it, instead of by the table; the table decides
+/// the others and any the oracle cannot.
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& profile,
     const std::unordered_map<std::string, int>* original_index = nullptr,
-    const ShapeTables* tables = nullptr);
+    const ShapeTables* tables = nullptr, FormOracle* live = nullptr);
 
 /// CheckTarget as one message per node (TargetViolation::ToString).
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& profile,
     const std::unordered_map<std::string, int>* original_index = nullptr,
-    const ShapeTables* tables = nullptr);
+    const ShapeTables* tables = nullptr, FormOracle* live = nullptr);
 
 /// First output name -> index of every unnamed-node-bearing main graph's nodes (empty when every
 /// node has a name): taken before a pipeline runs, for CheckTarget's labels.

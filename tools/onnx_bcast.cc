@@ -28,8 +28,9 @@
 #include "absl/strings/str_split.h"
 #include "driver/driver.h"
 #include "driver/engine_probe.h"
-#include "driver/opt_text.h"
 #include "driver/engine_verify.h"
+#include "driver/live_probe.h"
+#include "driver/opt_text.h"
 #include "engines/registry.h"
 #include "passes/check_report.h"
 #include "passes/check_set_report.h"
@@ -105,6 +106,8 @@ struct Args {
   bool list_passes = false;
   bool debug = false;
   bool allow_partial = false;
+  bool no_live_probe = false;
+  std::optional<std::string> probe_cache;
   // run and verify
   std::vector<std::string> test_data;
   std::vector<std::string> inputs;  // run: NAME=FILE.pb
@@ -285,6 +288,14 @@ void DeclareOpt(CommandLine* cl, Args* a) {
            "write OUT even when some nodes cannot be put into the target's form (they are "
            "listed on stderr; exit 0); without it such a model is not written (exit 3)",
            &a->allow_partial);
+  cl->Flag("--no-live-probe",
+           "decide forms by the target's table only; by default, when this build has the "
+           "target's engine, each broadcasting node and candidate rewrite is run on it at its "
+           "exact shapes (in a child process) and compared with the bundled executor",
+           &a->no_live_probe);
+  cl->Option("--probe-cache", "DIR",
+             "keep the live probes' results in DIR (one small file per form) across runs",
+             &a->probe_cache);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }
@@ -913,6 +924,14 @@ int RunOpt(const Command& cmd, const Args& args) {
   }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
   settings.progress = progress.get();
+  // The target's engine decides at exact shapes where this build has it (else the table).
+  std::unique_ptr<driver::LiveProbe> live;
+  if (has_target && !args.no_live_probe) {
+    absl::StatusOr<std::unique_ptr<driver::LiveProbe>> made =
+        driver::MakeLiveProbe(resolved->profile->name, args.probe_cache.value_or(""));
+    if (made.ok()) live = *std::move(made);
+  }
+  settings.live = live.get();
   absl::StatusOr<proto::Model> model = Load(model_path, args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));

@@ -9,6 +9,8 @@
 //   pass: align-ranks
 //   fold-limit: 0                      (optional; both the broadcast and the constant limit)
 //   target: ncnn                       (optional: the target the pass works for)
+//   live-wrong: Sub@3                  (optional: a scripted live oracle, see test_util.h)
+//   differential: exact | 1e-5         (optional: our executor on input and result agree)
 //   expect: change | no-change | error INVALID_ARGUMENT
 //   error: substring of the message    (with expect: error)
 //   === input
@@ -17,9 +19,12 @@
 //   lines, each a substring of a later line of the printed result
 //   === check-not
 //   substrings that must not appear
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -30,6 +35,9 @@
 #include "gtest/gtest.h"
 #include "passes/registry.h"
 #include "proto/onnx_checks.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/exec/random_inputs.h"
 #include "tests/unit/passes/test_util.h"
 
 namespace onnx_bcast::passes {
@@ -87,6 +95,39 @@ std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
+// Every float output of `m` on our executor, with inputs seeded the same way each call (floats
+// in [-1, 1), with infinities, -0 and a NaN written over the first elements of each float input
+// so that exactness is shown on them too).
+std::vector<std::vector<float>> RunSeeded(const proto::Model& m) {
+  std::vector<std::vector<float>> out;
+  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(m);
+  EXPECT_TRUE(runtime.ok()) << runtime.status();
+  if (!runtime.ok()) return out;
+  rt::RandomInputOptions o;
+  o.seed = 5;
+  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, o);
+  EXPECT_TRUE(feeds.ok()) << feeds.status();
+  if (!feeds.ok()) return out;
+  for (auto& [name, v] : *feeds) {
+    if (v.tensor->dtype() != rt::DType::kFloat32) continue;
+    absl::Span<float> x = v.tensor->values<float>();
+    const float specials[] = {INFINITY, -INFINITY, -0.0f, NAN};
+    for (size_t i = 0; i < x.size() && i < 4; ++i) x[i] = specials[i];
+  }
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+  EXPECT_TRUE(exec.ok()) << exec.status();
+  if (!exec.ok()) return out;
+  absl::StatusOr<std::vector<rt::Value>> values = (*exec)->Run(*feeds);
+  EXPECT_TRUE(values.ok()) << values.status();
+  if (!values.ok()) return out;
+  for (const rt::Value& v : *values) {
+    if (v.kind != rt::Value::Kind::kTensor || v.tensor->dtype() != rt::DType::kFloat32) continue;
+    const absl::Span<const float> x = v.tensor->values<float>();
+    out.emplace_back(x.begin(), x.end());
+  }
+  return out;
+}
+
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenTest, Matches) {
@@ -107,6 +148,17 @@ TEST_P(GoldenTest, Matches) {
     ASSERT_NE(options.target, nullptr) << c.file << ": unknown target";
   } else if (pass == "legalize") {
     options.target = FindTarget("ncnn");
+  }
+  // `live-wrong: Sub@3, ...`: decided by a scripted live oracle (test_util.h) for which those
+  // forms compute wrongly and every other form runs and matches.
+  std::optional<testing::ScriptedOracle> oracle;
+  if (c.header.count("live-wrong")) {
+    std::vector<std::string> wrong;
+    for (absl::string_view w : absl::StrSplit(c.header.at("live-wrong"), ',', absl::SkipEmpty())) {
+      wrong.emplace_back(absl::StripAsciiWhitespace(w));
+    }
+    oracle.emplace(std::move(wrong));
+    options.live = &*oracle;
   }
   proto::Model model = testing::Parse(c.sections.at("input"));
   const proto::Model original = model;
@@ -161,6 +213,29 @@ TEST_P(GoldenTest, Matches) {
     EXPECT_TRUE(proto::CheckModel(model, /*full=*/true).ok())
         << c.file << ": " << proto::CheckModel(model, true) << "\n"
         << printed;
+  }
+  // `differential: exact` (bit for bit) or `differential: 1e-5` (relative): our executor on
+  // the input and on the result, with the same seeded inputs.
+  if (c.header.count("differential")) {
+    const std::string how = c.header.at("differential");
+    double tolerance = 0;
+    ASSERT_TRUE(how == "exact" || absl::SimpleAtod(how, &tolerance)) << c.file;
+    const std::vector<std::vector<float>> want = RunSeeded(original);
+    const std::vector<std::vector<float>> got = RunSeeded(model);
+    ASSERT_EQ(want.size(), got.size()) << c.file;
+    for (size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(want[k].size(), got[k].size()) << c.file;
+      for (size_t i = 0; i < want[k].size(); ++i) {
+        if (how == "exact") {
+          ASSERT_EQ(std::memcmp(&want[k][i], &got[k][i], sizeof(float)), 0)
+              << c.file << ": output " << k << " element " << i << ": " << want[k][i] << " vs "
+              << got[k][i];
+        } else if (!(std::isnan(want[k][i]) && std::isnan(got[k][i]))) {
+          ASSERT_NEAR(want[k][i], got[k][i], tolerance * (1 + std::fabs(want[k][i])))
+              << c.file << ": output " << k << " element " << i;
+        }
+      }
+    }
   }
   // Idempotence: a second run changes nothing.
   const proto::Model once = model;

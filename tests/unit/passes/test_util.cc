@@ -1,14 +1,17 @@
 // Helpers shared by the pass tests (see test_util.h).
 #include "tests/unit/passes/test_util.h"
 
+#include <algorithm>
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "passes/registry.h"
 #include "passes/shape_propagation.h"
 #include "proto/onnx_text.h"
-#include "runtime/exec/constant_eval.h"
 #include "proto/opsets.h"
+#include "runtime/exec/constant_eval.h"
 
 namespace onnx_bcast::passes::testing {
 
@@ -101,6 +104,57 @@ std::vector<std::string> RankMismatches(const proto::Model& model) {
 
 std::vector<std::string> ShapeMismatches(const proto::Model& model) {
   return Mismatches(model, true);
+}
+
+}  // namespace onnx_bcast::passes::testing
+
+namespace onnx_bcast::passes::testing {
+
+std::vector<absl::StatusOr<LiveVerdict>> ScriptedOracle::Decide(
+    const std::vector<const proto::Model*>& fragments) {
+  std::vector<absl::StatusOr<LiveVerdict>> out;
+  for (const proto::Model* f : fragments) {
+    ++calls;
+    const onnx::GraphProto& g = f->proto.graph();
+    seen.push_back(g);
+    // Each tensor's declared dims: value_info, inputs, outputs, initializers.
+    std::map<std::string, std::vector<int64_t>> dims;
+    auto declare = [&dims](const onnx::ValueInfoProto& vi) {
+      std::vector<int64_t>& d = dims[vi.name()];
+      for (const auto& x : vi.type().tensor_type().shape().dim()) d.push_back(x.dim_value());
+    };
+    for (const onnx::ValueInfoProto& vi : g.value_info()) declare(vi);
+    for (const onnx::ValueInfoProto& vi : g.input()) declare(vi);
+    for (const onnx::ValueInfoProto& vi : g.output()) declare(vi);
+    for (const onnx::TensorProto& t : g.initializer()) {
+      dims[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+    }
+    LiveVerdict v;
+    v.matches = true;
+    for (const onnx::NodeProto& n : g.node()) {
+      auto it = dims.find(n.output(0));
+      if (it == dims.end()) continue;
+      const std::string form = absl::StrCat(n.op_type(), "@", it->second.size());
+      // "Op@rank*": only where the node broadcasts (some operand's dims differ from the
+      // output's).
+      bool broadcasts = false;
+      if (n.op_type() != "Reshape" && n.op_type() != "Transpose") {
+        for (const std::string& in : n.input()) {
+          auto d = dims.find(in);
+          broadcasts |= d != dims.end() && d->second != it->second;
+        }
+      }
+      const bool listed = std::find(wrong_.begin(), wrong_.end(), form) != wrong_.end() ||
+                          (broadcasts && std::find(wrong_.begin(), wrong_.end(),
+                                                   absl::StrCat(form, "*")) != wrong_.end());
+      if (listed) {
+        v.matches = false;
+        v.why = absl::StrCat("runs, but wrong: ", form, " computes one element");
+      }
+    }
+    out.push_back(v);
+  }
+  return out;
 }
 
 }  // namespace onnx_bcast::passes::testing

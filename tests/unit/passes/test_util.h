@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "passes/form_oracle.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "passes/targets.h"
@@ -32,6 +33,24 @@ absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* st
 /// Runs a target's pipeline (with verify_each).
 absl::Status RunTarget(const TargetProfile& target, proto::Model* model,
                        std::vector<PassRun>* runs = nullptr, const PassOptions& options = {});
+
+/// A live form oracle by rule, for tests without an engine: every fragment runs and matches
+/// except those with a node listed in `wrong` as "Op@rank" (the node's output rank), e.g.
+/// {"Sub@3"}: OpenCV 4.6's `[1,1,32] - [1,1,1]` (issue 35), or "Op@rank*" (only where an
+/// operand's dims differ from the output's). Counts the fragments it saw.
+class ScriptedOracle : public FormOracle {
+ public:
+  explicit ScriptedOracle(std::vector<std::string> wrong) : wrong_(std::move(wrong)) {}
+  std::string label() const override { return "scripted 1.0"; }
+  std::vector<absl::StatusOr<LiveVerdict>> Decide(
+      const std::vector<const proto::Model*>& fragments) override;
+  std::string Summary() const override { return "scripted 1.0"; }
+  int calls = 0;
+  std::vector<onnx::GraphProto> seen;
+
+ private:
+  std::vector<std::string> wrong_;
+};
 
 /// Every broadcasting node (main graph) with operands of different rank / different shape.
 std::vector<std::string> RankMismatches(const proto::Model& model);
