@@ -54,9 +54,9 @@ first=1
 for size in "${size_list[@]}"; do
   h="${size%x*}" w="${size#*x}"
   models=()
-  # path \t name \t dims \t image: the manifest's first valid binding of the model's own
+  # path|name|dims|image ('|', not a tab: read merges empty fields between tabs): the manifest's first valid binding of the model's own
   # symbols (bench/peer/models: its declared symbols), H and W set to the size.
-  while IFS=$'\t' read -r path name dims image; do
+  while IFS='|' read -r path name dims image; do
     [[ -n "$only" && ! "$name" =~ $only ]] && continue
     ((first)) || [[ "$image" == 1 ]] || continue  # size-independent models run once
     "$build/bin/onnx-bcast" opt "$path" -o "$tmp/$name.onnx" --passes none \
@@ -75,7 +75,7 @@ for path, name, b in entries:
     if image:
         b["H"], b["W"] = h, w
     dims = ",".join(f"{k}={v}" for k, v in sorted(b.items()) if k in declared)
-    print(f"{path}\t{name}\t{dims}\t{int(image)}")
+    print(f"{path}|{name}|{dims}|{int(image)}")
 PY
   )
   first=0

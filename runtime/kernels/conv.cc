@@ -333,13 +333,69 @@ BCAST_ALWAYS_INLINE void SmallMapRowsAny(int np, const T* w, int64_t k, const T*
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-// The same loops compiled for AVX2 + FMA (the build targets baseline x86-64), chosen at run
-// time: an 8-lane panel row is then one register.
+// Float tiles with explicit 8-lane vectors (GCC/Clang vector extensions), so that the
+// accumulators are registers whatever the vectorizer decides; compiled for AVX2 + FMA (the
+// build targets baseline x86-64) and chosen at run time.
+typedef float V8 __attribute__((vector_size(32)));
+
+template <int R, int NP>
+BCAST_ALWAYS_INLINE void SmallMapTileV8(const float* w, int64_t k, const float* bp,
+                                        const float* bias, float* y, int64_t ldy, int64_t cols) {
+  V8 acc[R][NP];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) acc[r][j] = V8{0, 0, 0, 0, 0, 0, 0, 0};
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    V8 b[NP];
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) std::memcpy(&b[j], bp + (i * NP + j) * kLanes, sizeof(V8));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const float a = w[r * k + i];
+      const V8 av = {a, a, a, a, a, a, a, a};
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) acc[r][j] += av * b[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const float add = bias != nullptr ? bias[r] : 0.0f;
+    for (int j = 0; j < NP; ++j) {
+      float lanes[kLanes];
+      std::memcpy(lanes, &acc[r][j], sizeof(V8));
+      const int64_t n = std::min<int64_t>(kLanes, cols - j * kLanes);
+      for (int64_t l = 0; l < n; ++l) y[r * ldy + j * kLanes + l] = lanes[l] + add;
+    }
+  }
+}
+
+template <int NP>
+BCAST_ALWAYS_INLINE void SmallMapRowsV8(const float* w, int64_t k, const float* bp,
+                                        const float* bias, float* y, int64_t ldy, int64_t cols,
+                                        int64_t m0, int64_t m1) {
+  constexpr int R = NP >= 3 ? 3 : 4;
+  int64_t r = m0;
+  for (; r + R <= m1; r += R) {
+    SmallMapTileV8<R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
+                          ldy, cols);
+  }
+  for (; r < m1; ++r) {
+    SmallMapTileV8<1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
+                          ldy, cols);
+  }
+}
+
 __attribute__((target("avx2,fma"))) void SmallMapRowsAvx2(int np, const float* w, int64_t k,
                                                           const float* bp, const float* bias,
                                                           float* y, int64_t ldy, int64_t cols,
                                                           int64_t m0, int64_t m1) {
-  SmallMapRowsAny<float>(np, w, k, bp, bias, y, ldy, cols, m0, m1);
+  switch (np) {
+    case 1: SmallMapRowsV8<1>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+    case 2: SmallMapRowsV8<2>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+    case 3: SmallMapRowsV8<3>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+    default: SmallMapRowsV8<4>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+  }
 }
 bool HaveAvx2() {
   static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -381,9 +437,9 @@ void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps
     // reorders the weights on every call, which cost more than it saved on 512x512x3x3
     // over 7x7 (7.3 ms against 5.5 ms).
     const int64_t weights = maps * (channels / group) * g.kernel_size();
-    // Small maps read the weights once in place (ConvSmallMap); oneDNN and OpenBLAS would
-    // both copy all of them first.
-    if (g.rank() == 2 && !(channels == group && group > 1) && g.out_size() <= kSmallMapMaxPixels) {
+    // Maps of one panel read the weights once in place (ConvSmallMap); oneDNN and OpenBLAS
+    // would both copy all of them first (1.3x faster than OpenBLAS on 512 maps over 2x3).
+    if (g.rank() == 2 && !(channels == group && group > 1) && g.out_size() <= 8) {
       ConvSmallMap<T>(g, batch, channels, maps, group, x, w, bias, y, parallel);
       return;
     }
@@ -461,6 +517,13 @@ void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int6
     }
   }
 }
+
+namespace {
+// Where the rule sends pointwise convolutions to oneDNN, and small maps to ConvSmallMap (see
+// PrepareConv2D).
+constexpr int64_t kPointwiseOneDnnMaxPixels = 64;
+constexpr int64_t kSmallMapRulePixels = 8;
+}  // namespace
 
 const char* ConvPathName(ConvPath path) {
   switch (path) {
@@ -571,17 +634,20 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
     }
     return best;
   }
-  // The rule (bench_conv, docs/performance.md): small maps stream the weights once; other
-  // non-pointwise ones (depthwise included) run oneDNN on weights reordered once; pointwise
-  // ones stay on OpenBLAS, where x is already the GEMM's right-hand side and oneDNN would
-  // reorder x and y on every call.
-  if (!depthwise && g.out_size() <= kSmallMapMaxPixels) {
-    return MakePrepared(ConvPath::kSmallMap, s, w, has_bias);
-  }
-  if (!pointwise) {
+  // The rule (bench_conv on 2026-11-28, docs/performance.md): with the weights reordered once,
+  // oneDNN was the fastest path on every non-pointwise geometry measured (2-3x the others on
+  // 256 maps over 4x5, even with 512 maps over 2x3) and on pointwise ones over small maps
+  // (512 maps over 2x3: 4x OpenBLAS); larger pointwise ones stay on OpenBLAS, where x is
+  // already the GEMM's right-hand side and oneDNN would reorder x and y on every call.
+  // Without oneDNN, maps of one panel stream the weights once (small-map: 1.3x OpenBLAS on
+  // 512 maps over 2x3); OpenBLAS's AVX-512 kernels won on wider ones.
+  if (!pointwise || g.out_size() <= kPointwiseOneDnnMaxPixels) {
     if (std::unique_ptr<PreparedConv> p = MakePrepared(ConvPath::kOneDnn, s, w, has_bias)) {
       return p;
     }
+  }
+  if (!depthwise && g.out_size() <= kSmallMapRulePixels) {
+    return MakePrepared(ConvPath::kSmallMap, s, w, has_bias);
   }
   return MakePrepared(ConvPath::kBands, s, w, has_bias);
 }
