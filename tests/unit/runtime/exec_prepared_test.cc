@@ -11,6 +11,7 @@
 #include "proto/onnx.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
+#include "runtime/exec/profile.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/reference/conv.h"
 
@@ -159,6 +160,43 @@ TEST(Prepared, RefusedByTheBudgetTheConvStillComputes) {
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectNear((*out)[0], Reference(h, w, x, Seeded(1, kM * kC * 9)), "under a small budget");
   EXPECT_LE((*exec)->prepared_bytes(), 4096);
+}
+
+// run --profile's plan-time figures: the executor reports the prepare apart (node_prepared),
+// once per shape, and RunProfile keeps it across ResetRuns (the warm-up dropped by --bench).
+TEST(Prepared, ProfileReportsPlanTimeApartFromRunTime) {
+  proto::Model model;
+  model.proto = ConvModel();
+  model.path = "<memory>";
+  model.base_dir = ".";
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(model);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  RunProfile profile;
+  int prepared_calls = 0;
+  RunOptions options;
+  options.node_done = [&](const Node& node, const std::vector<Value>& outputs, double seconds) {
+    profile.Record(node, outputs, seconds);
+  };
+  options.node_prepared = [&](const Node& node, double seconds, int64_t bytes,
+                              const std::string& label) {
+    ++prepared_calls;
+    profile.RecordPrepare(node, seconds, bytes, label);
+  };
+  auto exec = Executor::Create(*loaded, options);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  const Value x = Tensor4({1, kC, 6, 7}, Seeded(5, kC * 6 * 7));
+  for (int run = 0; run < 3; ++run) ASSERT_TRUE((*exec)->Run({{"x", x}}).ok());
+  EXPECT_EQ(prepared_calls, 1) << "prepared at the first run only";
+  profile.ResetRuns();
+  ASSERT_TRUE((*exec)->Run({{"x", x}}).ok());
+  profile.EndRun();
+  const std::vector<RunProfile::NodeTime> nodes = profile.Nodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].calls, 1);
+  EXPECT_GT(nodes[0].prepare_seconds, 0);
+  EXPECT_FALSE(nodes[0].prepared.empty());
+  EXPECT_EQ(nodes[0].prepared_bytes, (*exec)->prepared_bytes());
+  EXPECT_GT(profile.prepare_seconds(), 0);
 }
 
 }  // namespace
