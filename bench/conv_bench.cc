@@ -128,13 +128,11 @@ void RegisterAll() {
       {"pw_512to512_k1_2x3", 512, 512, 1, 2, 3, 1, 1, 0},
   };
   for (const ConvCase& c : cases) {
-    const std::pair<Path, const char*> paths[] = {{Path::kConv, "conv"},
-                                                  {Path::kOneDnn, "onednn"},
-                                                  {Path::kBanded, "banded"},
-                                                  {Path::kWhole, "whole"},
-                                                  {Path::kPrepared, "prepared"},
-                                                  {Path::kPreparedOneDnn, "prepared_onednn"},
-                                                  {Path::kSmallMap, "small_map"}};
+    const std::pair<Path, const char*> paths[] = {
+        {Path::kConv, "conv"},         {Path::kOneDnn, "onednn"},
+        {Path::kBanded, "banded"},     {Path::kWhole, "whole"},
+        {Path::kPrepared, "prepared"}, {Path::kPreparedOneDnn, "prepared_onednn"},
+        {Path::kSmallMap, "small_map"}};
     for (const auto& [path, label] : paths) {
       benchmark::RegisterBenchmark(absl::StrCat("Conv/", c.name, "/", label).c_str(), BM_Conv, c,
                                    path)

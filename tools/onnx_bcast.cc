@@ -1128,8 +1128,7 @@ std::string FormatProfileText(const rt::RunProfile& p) {
     const rt::RunProfile::NodeTime& t = nodes[i];
     absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %10.3f %-11s %s\n",
                           t.seconds * 1000 / runs, share(t.seconds), t.op, t.output_shape,
-                          t.prepare_seconds * 1000, t.prepared.empty() ? "-" : t.prepared,
-                          t.node);
+                          t.prepare_seconds * 1000, t.prepared.empty() ? "-" : t.prepared, t.node);
   }
   return out;
 }

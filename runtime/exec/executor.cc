@@ -457,9 +457,9 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
     if (timed) {
       options_.node_done(
           *np.node, np.held,
-          std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                                .count() -
-                            prepare_seconds));
+          std::max(0.0,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+                       prepare_seconds));
     }
     for (size_t i = 0; i < np.outputs.size(); ++i) {
       if (np.outputs[i] < 0) continue;

@@ -273,7 +273,6 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
   (*parallel)(tasks, task);
 }
 
-
 // The small-map kernel (ConvSmallMap). Output pixels are packed in panels of kLanes columns
 // (zero-padded): bp[i][l] holds column l of row i of the im2col matrix, for all panels side by
 // side, so one row of bp is np * kLanes values. A tile is `R` rows of W against every panel:
@@ -311,24 +310,31 @@ BCAST_ALWAYS_INLINE void SmallMapRowsNP(const T* w, int64_t k, const T* bp, cons
   constexpr int R = NP >= 3 ? 3 : 4;
   int64_t r = m0;
   for (; r + R <= m1; r += R) {
-    SmallMapTile<T, R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
-                           ldy, cols);
+    SmallMapTile<T, R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                           cols);
   }
   for (; r < m1; ++r) {
-    SmallMapTile<T, 1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
-                           ldy, cols);
+    SmallMapTile<T, 1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                           cols);
   }
 }
 
 template <class T>
-BCAST_ALWAYS_INLINE void SmallMapRowsAny(int np, const T* w, int64_t k, const T* bp,
-                                         const T* bias, T* y, int64_t ldy, int64_t cols,
-                                         int64_t m0, int64_t m1) {
+BCAST_ALWAYS_INLINE void SmallMapRowsAny(int np, const T* w, int64_t k, const T* bp, const T* bias,
+                                         T* y, int64_t ldy, int64_t cols, int64_t m0, int64_t m1) {
   switch (np) {
-    case 1: SmallMapRowsNP<T, 1>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    case 2: SmallMapRowsNP<T, 2>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    case 3: SmallMapRowsNP<T, 3>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    default: SmallMapRowsNP<T, 4>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+    case 1:
+      SmallMapRowsNP<T, 1>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 2:
+      SmallMapRowsNP<T, 2>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 3:
+      SmallMapRowsNP<T, 3>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    default:
+      SmallMapRowsNP<T, 4>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
   }
 }
 
@@ -377,12 +383,12 @@ BCAST_ALWAYS_INLINE void SmallMapRowsV8(const float* w, int64_t k, const float* 
   constexpr int R = NP >= 3 ? 3 : 4;
   int64_t r = m0;
   for (; r + R <= m1; r += R) {
-    SmallMapTileV8<R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
-                          ldy, cols);
+    SmallMapTileV8<R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                          cols);
   }
   for (; r < m1; ++r) {
-    SmallMapTileV8<1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy,
-                          ldy, cols);
+    SmallMapTileV8<1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                          cols);
   }
 }
 
@@ -391,10 +397,18 @@ __attribute__((target("avx2,fma"))) void SmallMapRowsAvx2(int np, const float* w
                                                           float* y, int64_t ldy, int64_t cols,
                                                           int64_t m0, int64_t m1) {
   switch (np) {
-    case 1: SmallMapRowsV8<1>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    case 2: SmallMapRowsV8<2>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    case 3: SmallMapRowsV8<3>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
-    default: SmallMapRowsV8<4>(w, k, bp, bias, y, ldy, cols, m0, m1); break;
+    case 1:
+      SmallMapRowsV8<1>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 2:
+      SmallMapRowsV8<2>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 3:
+      SmallMapRowsV8<3>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    default:
+      SmallMapRowsV8<4>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
   }
 }
 bool HaveAvx2() {
@@ -468,7 +482,6 @@ void ConvNoOneDnn(const WindowGeometry& g, int64_t batch, int64_t channels, int6
   ConvIm2colWhole(g, batch, channels, maps, group, x, w, bias, y);
 }
 
-
 template <class T>
 void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                   int64_t group, const T* x, const T* w, const T* bias, T* y,
@@ -527,9 +540,12 @@ constexpr int64_t kSmallMapRulePixels = 8;
 
 const char* ConvPathName(ConvPath path) {
   switch (path) {
-    case ConvPath::kOneDnn: return "onednn";
-    case ConvPath::kSmallMap: return "small-map";
-    case ConvPath::kBands: return "im2col-blas";
+    case ConvPath::kOneDnn:
+      return "onednn";
+    case ConvPath::kSmallMap:
+      return "small-map";
+    case ConvPath::kBands:
+      return "im2col-blas";
   }
   return "?";
 }

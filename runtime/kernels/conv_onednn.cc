@@ -209,8 +209,7 @@ class OneDnnPreparedConv : public PreparedConv {
     stream.wait();
   }
 
-  bool Run(const float* x, const float*, const float* bias, float* y,
-           const ParallelFor*) override {
+  bool Run(const float* x, const float*, const float* bias, float* y, const ParallelFor*) override {
     omp_set_num_threads(1);  // as OneDnnConv2D: no spinning OpenMP team
     try {
       Execute(x, bias, y);

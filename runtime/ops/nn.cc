@@ -152,8 +152,7 @@ absl::Status ConvOp(OpContext& ctx) {
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g->out));
   if (!y.ok()) return y.status();
   if ((*y)->num_elements() == 0) return absl::OkStatus();
-  const kernels::ParallelFor parallel = [&](int64_t tasks,
-                                            const std::function<void(int64_t)>& fn) {
+  const kernels::ParallelFor parallel = [&](int64_t tasks, const std::function<void(int64_t)>& fn) {
     if (ctx.pool() == nullptr || ctx.threads() <= 1) {
       for (int64_t t = 0; t < tasks; ++t) fn(t);
     } else {

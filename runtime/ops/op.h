@@ -240,10 +240,11 @@ class OpContext {
 
   /// The node's prepared state built from the constant input `key` (its data pointer): built
   /// by `build()` (returning std::unique_ptr<P>, P with `int64_t bytes() const` and a
-  /// `label()` for --profile, or null when it does not apply) at the first run with this input signature and key, kept until they
-  /// change. Its bytes are charged to the memory budget; null when `build` returned null or
-  /// the budget refused (the op then computes without it). The build's time goes to
-  /// NodeCache::TakePrepareSeconds. Only call with a key from an input_constant() input.
+  /// `label()` for --profile, or null when it does not apply) at the first run with this input
+  /// signature and key, kept until they change. Its bytes are charged to the memory budget; null
+  /// when `build` returned null or the budget refused (the op then computes without it). The
+  /// build's time goes to NodeCache::TakePrepareSeconds. Only call with a key from an
+  /// input_constant() input.
   template <class P, class Build>
   P* Prepared(const void* key, Build&& build) {
     NodeCache& cache = cache_ != nullptr ? *cache_ : local_cache_;

@@ -224,13 +224,12 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
                                        kernels::ConvPath::kBands};
     for (int variant = 0; variant < 5; ++variant) {
       std::unique_ptr<kernels::PreparedConv> p =
-          variant < 3 ? kernels::PrepareConv2D(g, cc.n, cc.c, cc.m, cc.group, w.data(),
-                                               bias != nullptr, kernels::ConvChoice::kRule,
-                                               &paths[variant])
-                      : kernels::PrepareConv2D(g, cc.n, cc.c, cc.m, cc.group, w.data(),
-                                               bias != nullptr,
-                                               variant == 3 ? kernels::ConvChoice::kRule
-                                                            : kernels::ConvChoice::kMeasure);
+          variant < 3
+              ? kernels::PrepareConv2D(g, cc.n, cc.c, cc.m, cc.group, w.data(), bias != nullptr,
+                                       kernels::ConvChoice::kRule, &paths[variant])
+              : kernels::PrepareConv2D(
+                    g, cc.n, cc.c, cc.m, cc.group, w.data(), bias != nullptr,
+                    variant == 3 ? kernels::ConvChoice::kRule : kernels::ConvChoice::kMeasure);
       if (p == nullptr) {
         // Only oneDNN may be absent, and the small-map path only applies to small maps.
         ASSERT_TRUE(variant == 0 || (variant == 1 && g.out_size() > kernels::kSmallMapMaxPixels))
