@@ -4,6 +4,7 @@
 // (what Conv runs when the build has it and the geometry qualifies). `conv` is what Conv
 // picks; the others force one path.
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -22,7 +23,7 @@ namespace kernels = rt::kernels;
 
 struct ConvCase {
   const char* name;
-  int64_t c, m, group, h, w, k, stride, pad;
+  int64_t c, m, group, h, w, k, stride, pad, dilation = 1;
 };
 
 kernels::WindowGeometry Geometry(const ConvCase& cc) {
@@ -31,10 +32,10 @@ kernels::WindowGeometry Geometry(const ConvCase& cc) {
     g.in.push_back(in);
     g.kernel.push_back(cc.k);
     g.strides.push_back(cc.stride);
-    g.dilations.push_back(1);
+    g.dilations.push_back(cc.dilation);
     g.pads_begin.push_back(cc.pad);
     g.pads_end.push_back(cc.pad);
-    g.out.push_back((in + 2 * cc.pad - cc.k) / cc.stride + 1);
+    g.out.push_back((in + 2 * cc.pad - (cc.k - 1) * cc.dilation - 1) / cc.stride + 1);
   }
   return g;
 }
@@ -47,7 +48,9 @@ std::vector<float> Random(int64_t n) {
   return v;
 }
 
-enum class Path { kConv, kOneDnn, kBanded, kWhole };
+// kConv..kWhole: per-call kernels (weights packed on every call). kPrepared*: the executor's
+// per-node state for constant weights (PrepareConv2D once, then only Run is timed).
+enum class Path { kConv, kOneDnn, kBanded, kWhole, kPrepared, kPreparedOneDnn, kSmallMap };
 
 void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   kernels::SetBlasThreads(1);
@@ -56,7 +59,26 @@ void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   const std::vector<float> w = Random(cc.m * (cc.c / cc.group) * g.kernel_size());
   const std::vector<float> b = Random(cc.m);
   std::vector<float> y(static_cast<size_t>(cc.m * g.out_size()));
+  std::unique_ptr<kernels::PreparedConv> prepared;
+  if (path == Path::kPrepared || path == Path::kPreparedOneDnn || path == Path::kSmallMap) {
+    const kernels::ConvPath forced =
+        path == Path::kSmallMap ? kernels::ConvPath::kSmallMap : kernels::ConvPath::kOneDnn;
+    prepared = kernels::PrepareConv2D(g, 1, cc.c, cc.m, cc.group, w.data(), true,
+                                      kernels::DefaultConvChoice(),
+                                      path == Path::kPrepared ? nullptr : &forced);
+    if (prepared == nullptr) {
+      state.SkipWithError("path does not apply");
+      return;
+    }
+    state.SetLabel(kernels::ConvPathName(prepared->path()));
+  }
   for (auto _ : state) {
+    if (prepared != nullptr) {
+      prepared->Run(x.data(), w.data(), b.data(), y.data(), nullptr);
+      benchmark::DoNotOptimize(y.data());
+      benchmark::ClobberMemory();
+      continue;
+    }
     if (path == Path::kConv) {
       kernels::Conv<float>(g, 1, cc.c, cc.m, cc.group, x.data(), w.data(), b.data(), y.data());
     } else if (path == Path::kOneDnn) {
@@ -96,12 +118,21 @@ void RegisterAll() {
       {"depthwise_64_k5", 64, 64, 64, 14, 14, 5, 1, 2},
       {"depthwise_72_k3s2", 72, 72, 72, 56, 56, 3, 2, 1},
       {"depthwise_16_k3s2", 16, 16, 16, 112, 112, 3, 2, 1},
+      // Small maps (issue #32: models run at 64x80): a dilated head on 4x5, the last stage of
+      // a residual CNN on 2x3, a stem at 64x80, a classifier's middle layers.
+      {"seg_head_256to256_k3d2_4x5", 256, 256, 1, 4, 5, 3, 1, 2, 2},
+      {"res_512to512_k3_2x3", 512, 512, 1, 2, 3, 3, 1, 1},
+      {"res_256to256_k3_4x5", 256, 256, 1, 4, 5, 3, 1, 1},
+      {"res_128to128_k3_8x10", 128, 128, 1, 8, 10, 3, 1, 1},
+      {"stem_3to64_k3s2_64x80", 3, 64, 1, 64, 80, 3, 2, 1},
+      {"pw_512to512_k1_2x3", 512, 512, 1, 2, 3, 1, 1, 0},
   };
   for (const ConvCase& c : cases) {
-    const std::pair<Path, const char*> paths[] = {{Path::kConv, "conv"},
-                                                  {Path::kOneDnn, "onednn"},
-                                                  {Path::kBanded, "banded"},
-                                                  {Path::kWhole, "whole"}};
+    const std::pair<Path, const char*> paths[] = {
+        {Path::kConv, "conv"},         {Path::kOneDnn, "onednn"},
+        {Path::kBanded, "banded"},     {Path::kWhole, "whole"},
+        {Path::kPrepared, "prepared"}, {Path::kPreparedOneDnn, "prepared_onednn"},
+        {Path::kSmallMap, "small_map"}};
     for (const auto& [path, label] : paths) {
       benchmark::RegisterBenchmark(absl::StrCat("Conv/", c.name, "/", label).c_str(), BM_Conv, c,
                                    path)

@@ -1219,13 +1219,16 @@ std::string FormatProfileText(const rt::RunProfile& p) {
                           share(o.seconds));
   }
   const std::vector<rt::RunProfile::NodeTime> nodes = p.Nodes();
-  absl::StrAppendFormat(&out, "slowest nodes:\n%13s %7s  %-18s %-18s %s\n", "ms/run", "share",
-                        "op", "output", "node");
+  // Plan-time cost (prepared state: weights packed, primitives built), apart from run time.
+  absl::StrAppendFormat(&out, "plan time: %.3f ms once (not in ms/run), %.1f KiB prepared\n",
+                        p.prepare_seconds() * 1000, p.prepared_bytes() / 1024.0);
+  absl::StrAppendFormat(&out, "slowest nodes:\n%13s %7s  %-18s %-18s %10s %-11s %s\n", "ms/run",
+                        "share", "op", "output", "plan ms", "path", "node");
   for (size_t i = 0; i < nodes.size() && i < 25; ++i) {
     const rt::RunProfile::NodeTime& t = nodes[i];
-    absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %s\n",
+    absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %10.3f %-11s %s\n",
                           t.seconds * 1000 / runs, share(t.seconds), t.op, t.output_shape,
-                          t.node);
+                          t.prepare_seconds * 1000, t.prepared.empty() ? "-" : t.prepared, t.node);
   }
   return out;
 }
@@ -1255,7 +1258,10 @@ passes::Json ProfileJson(const rt::RunProfile& p) {
                                  {"op", t.op},
                                  {"output_shape", t.output_shape},
                                  {"ms_per_run", passes::JsonNumber(t.seconds * 1000 / runs)},
-                                 {"share", share(t.seconds)}});
+                                 {"share", share(t.seconds)},
+                                 {"plan_ms", passes::JsonNumber(t.prepare_seconds * 1000)},
+                                 {"prepared_bytes", t.prepared_bytes},
+                                 {"path", t.prepared}});
   }
   doc["nodes"] = std::move(nodes);
   return doc;
@@ -1312,6 +1318,10 @@ int RunRun(const Command& cmd, const Args& args) {
   if (profiling) {
     options.node_done = [&profile](const rt::Node& node, const std::vector<rt::Value>& outputs,
                                    double seconds) { profile.Record(node, outputs, seconds); };
+    options.node_prepared = [&profile](const rt::Node& node, double seconds, int64_t bytes,
+                                       const std::string& label) {
+      profile.RecordPrepare(node, seconds, bytes, label);
+    };
   }
   absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
   prepare_step.End(exec.ok() ? "" : "failed");
@@ -1472,7 +1482,7 @@ int RunRun(const Command& cmd, const Args& args) {
   if (profiling) {
     // The runs above count unless --bench times its own (the first run includes planning).
     if (bench > 0) {
-      profile = rt::RunProfile();
+      profile.ResetRuns();  // plan-time records stay
     } else {
       for (size_t j = 0; j < jobs.size(); ++j) profile.EndRun();
     }

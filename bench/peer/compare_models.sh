@@ -2,13 +2,17 @@
 # Whole-model peer comparison with onnxruntime over the committed export corpus (issue #24):
 #   bench/peer/compare_models.sh [--build-dir DIR] [--threads 1,2] [--runs N] [--rounds R]
 #                                [--only REGEX] [--json FILE] [--baseline ONNX_BCAST]
+#                                [--sizes HxW,HxW,...]
 # Builds onnx-bcast (Release) if needed, installs onnxruntime-node from npm beside this script
-# (once), makes each model of tests/fixtures/exported static at its test dims (image models at
-# 224x224; `opt --passes none --dim ...`, the model otherwise unchanged), then alternates our
-# `run --bench` with onnxruntime's runs (ort_models.mjs) and prints medians and ratios.
-# --baseline runs a second onnx-bcast binary (e.g. the previous commit's) in each round too.
+# (once), makes each model of tests/fixtures/exported and bench/peer/models static at its test
+# dims (image models at 224x224; `opt --passes none --dim ...`, the model otherwise unchanged),
+# then alternates our `run --bench` with onnxruntime's runs (ort_models.mjs) and prints medians
+# and ratios. --baseline runs a second onnx-bcast binary (e.g. the previous commit's) in each
+# round too. --sizes (issue #32) runs the image models at each H x W in turn (models without an
+# image input once, at the first size) and ends with a table of ours/ORT per model and size;
+# --json then writes one file per size (FILE with -HxW before .json).
 set -euo pipefail
-peer_name=compare_models.sh peer_usage_lines=9
+peer_name=compare_models.sh peer_usage_lines=13
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 here="$peer_here"
 root="$peer_root"
@@ -19,6 +23,7 @@ rounds=3
 only=""
 json=""
 baseline=""
+sizes="224x224"
 while [[ $# -gt 0 ]]; do
   peer_shared_flag "$@"
   if ((peer_shift)); then shift "$peer_shift"; continue; fi
@@ -26,6 +31,7 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --baseline) baseline="$(realpath "$2")"; shift 2 ;;
+    --sizes) sizes="$2"; shift 2 ;;
     *) peer_die 64 "unknown argument $1" ;;
   esac
 done
@@ -35,29 +41,88 @@ peer_ensure_ort
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 corpus="$root/tests/fixtures/exported"
-models=()
-# name \t dims: the manifest's first valid binding of the model's own symbols, H and W 224.
-while IFS=$'\t' read -r name dims; do
-  [[ -n "$only" && ! "$name" =~ $only ]] && continue
-  "$build/bin/onnx-bcast" opt "$corpus/$name.onnx" -o "$tmp/$name.onnx" --passes none \
-    ${dims:+--dim "$dims"} -q >/dev/null
-  models+=(--model "$tmp/$name.onnx")
-done < <(/usr/bin/python3 - "$corpus" <<'PY'
-import json, sys, onnx
-corpus = sys.argv[1]
-manifest = json.load(open(f"{corpus}/manifest.json"))
-for name, entry in sorted(manifest.items()):
-    m = onnx.load(f"{corpus}/{name}.onnx", load_external_data=False)
-    declared = {d.dim_param for i in m.graph.input for d in i.type.tensor_type.shape.dim}
-    b = dict(entry["bindings_ok"][0])
-    if "H" in b and "W" in b:
-        b["H"] = b["W"] = 224
-    dims = ",".join(f"{k}={v}" for k, v in sorted(b.items()) if k in declared)
-    print(f"{name}\t{dims}")
-PY
-)
+extra="$here/models"
+IFS=',' read -r -a size_list <<<"$sizes"
+for size in "${size_list[@]}"; do
+  [[ "$size" =~ ^[0-9]+x[0-9]+$ ]] || peer_die 64 "--sizes takes HxW,HxW,... (got '$size')"
+done
 args=(--onnx-bcast "$build/bin/onnx-bcast" --threads "$threads" --runs "$runs" --rounds "$rounds")
-[[ -n "$json" ]] && args+=(--json "$json")
 [[ -n "$baseline" ]] && args+=(--baseline "$baseline")
 peer_machine_line
-node "$here/ort_models.mjs" "${args[@]}" "${models[@]}"
+jsons=()
+first=1
+for size in "${size_list[@]}"; do
+  h="${size%x*}" w="${size#*x}"
+  models=()
+  # path|name|dims|image ('|', not a tab: read merges empty fields between tabs): the manifest's first valid binding of the model's own
+  # symbols (bench/peer/models: its declared symbols), H and W set to the size.
+  while IFS='|' read -r path name dims image; do
+    [[ -n "$only" && ! "$name" =~ $only ]] && continue
+    ((first)) || [[ "$image" == 1 ]] || continue  # size-independent models run once
+    "$build/bin/onnx-bcast" opt "$path" -o "$tmp/$name.onnx" --passes none \
+      ${dims:+--dim "$dims"} -q >/dev/null
+    models+=(--model "$tmp/$name.onnx")
+  done < <(/usr/bin/python3 - "$corpus" "$extra" "$h" "$w" <<'PY'
+import glob, json, os, sys, onnx
+corpus, extra, h, w = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+manifest = json.load(open(f"{corpus}/manifest.json"))
+entries = [(f"{corpus}/{n}.onnx", n, dict(e["bindings_ok"][0])) for n, e in sorted(manifest.items())]
+entries += [(p, os.path.basename(p)[:-5], {}) for p in sorted(glob.glob(f"{extra}/*.onnx"))]
+for path, name, b in entries:
+    m = onnx.load(path, load_external_data=False)
+    declared = {d.dim_param for i in m.graph.input for d in i.type.tensor_type.shape.dim}
+    image = "H" in declared and "W" in declared
+    if image:
+        b["H"], b["W"] = h, w
+    dims = ",".join(f"{k}={v}" for k, v in sorted(b.items()) if k in declared)
+    print(f"{path}|{name}|{dims}|{int(image)}")
+PY
+  )
+  first=0
+  ((${#models[@]})) || continue
+  size_args=()
+  if [[ -n "$json" ]]; then
+    out="$json"
+    ((${#size_list[@]} > 1)) && out="${json%.json}-$size.json"
+    size_args=(--json "$out")
+    jsons+=("$size=$out")
+  elif ((${#size_list[@]} > 1)); then
+    size_args=(--json "$tmp/sweep-$size.json")
+    jsons+=("$size=$tmp/sweep-$size.json")
+  fi
+  ((${#size_list[@]} > 1)) && echo "== size ${h}x${w} (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  node "$here/ort_models.mjs" "${args[@]}" "${size_args[@]}" "${models[@]}"
+done
+# The sweep table: ours/ORT per model (rows) and size (columns), one thread count per table.
+if ((${#size_list[@]} > 1)); then
+  /usr/bin/python3 - "${jsons[@]}" <<'PY'
+import json, statistics, sys
+sizes, table = [], {}
+for arg in sys.argv[1:]:
+    size, path = arg.split("=", 1)
+    sizes.append(size)
+    for r in json.load(open(path))["rows"]:
+        table.setdefault(r["threads"], {}).setdefault(r["model"], {})[size] = r
+for threads, rows in sorted(table.items()):
+    print(f"\nsweep, {threads} thread(s): ours/ORT" + (" (before/ORT -> ours/ORT)" if any(
+        "before_ratio" in c for m in rows.values() for c in m.values()) else ""))
+    print("| model | " + " | ".join(sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for model in sorted(rows):
+        cells = []
+        for size in sizes:
+            c = rows[model].get(size)
+            if c is None:
+                cells.append("")
+            elif "before_ratio" in c:
+                cells.append(f"{c['before_ratio']:.2f} -> {c['ratio']:.2f}")
+            else:
+                cells.append(f"{c['ratio']:.2f}")
+        print(f"| {model} | " + " | ".join(cells) + " |")
+    for size in sizes:
+        ratios = [m[size]["ratio"] for m in rows.values() if size in m]
+        if ratios:
+            print(f"{size}: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f} "
+                  f"over {len(ratios)} models")
+PY
+fi

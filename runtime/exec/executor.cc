@@ -23,6 +23,9 @@ struct Executor::GraphPlan {
     std::vector<int> inputs;   ///< slots, -1 for omitted inputs
     std::vector<int> outputs;  ///< slots, -1 for omitted outputs
     std::vector<int> free_after;
+    /// Per input: an initializer (not a graph input) or a constant node's output, whose
+    /// contents are the same on every run that feeds no initializer (OpContext::input_constant).
+    std::vector<bool> constant_inputs;
     /// The node's outputs, kept across runs so Allocate() can reuse their buffers.
     std::vector<Value> held;
     /// The op's plan, valid for the input signature below (see Signature).
@@ -279,6 +282,7 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
                     op != "Bernoulli" && op != "Multinomial";
     for (int slot : np.inputs) constant = constant && (slot < 0 || constant_slot[slot]);
     np.constant = constant;
+    for (int slot : np.inputs) np.constant_inputs.push_back(slot >= 0 && constant_slot[slot]);
     for (int slot : np.outputs) {
       if (slot >= 0) constant_slot[slot] = constant;
     }
@@ -437,14 +441,25 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
     if (!UpdateSignature(inputs, &np.signature)) np.cache.Reset();
     Runner runner(this, &frame);
     OpContext ctx(*np.node, inputs, &np.held, options_, &runner, &np.cache);
+    // A run that feeds an initializer sees no constant inputs: ops then compute from the fed
+    // values and keep the state prepared from the model's own.
+    if (reuse_constants) ctx.set_constant_inputs(&np.constant_inputs);
     const bool timed = options_.node_done && plan.parent == nullptr;
     const auto start =
         timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
+    // Plan-time work (weights packed) is reported apart from the run time.
+    const double prepare_seconds = np.cache.TakePrepareSeconds();
+    if (prepare_seconds > 0 && options_.node_prepared && plan.parent == nullptr) {
+      options_.node_prepared(*np.node, prepare_seconds, np.cache.prepared_bytes(),
+                             np.cache.prepared_label());
+    }
     if (timed) {
-      options_.node_done(*np.node, np.held,
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                             .count());
+      options_.node_done(
+          *np.node, np.held,
+          std::max(0.0,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+                       prepare_seconds));
     }
     for (size_t i = 0; i < np.outputs.size(); ++i) {
       if (np.outputs[i] < 0) continue;
@@ -472,6 +487,22 @@ int64_t Executor::plan_builds() const {
     for (const GraphPlan::NodePlan& np : plan->nodes) builds += np.cache.builds();
   }
   return builds;
+}
+
+int64_t Executor::prepares() const {
+  int64_t n = 0;
+  for (const auto& [graph, plan] : plans_) {
+    for (const GraphPlan::NodePlan& np : plan->nodes) n += np.cache.prepares();
+  }
+  return n;
+}
+
+int64_t Executor::prepared_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& [graph, plan] : plans_) {
+    for (const GraphPlan::NodePlan& np : plan->nodes) bytes += np.cache.prepared_bytes();
+  }
+  return bytes;
 }
 
 absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {

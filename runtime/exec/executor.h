@@ -61,6 +61,11 @@ class Executor {
   /// shapes, kernel choice) at its first run with a given input signature and reuses it while
   /// the signature stays the same (OpContext::CachedPlan). For tests and benchmarks.
   int64_t plan_builds() const;
+  /// Prepared states built so far over all graphs (OpContext::Prepared: a convolution's
+  /// weights packed once per node and shape), and the bytes the current ones hold (charged to
+  /// the memory budget). For tests, benchmarks and --profile.
+  int64_t prepares() const;
+  int64_t prepared_bytes() const;
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return *model_->main; }

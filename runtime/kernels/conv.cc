@@ -6,6 +6,9 @@
 #include "runtime/kernels/conv.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -270,6 +273,164 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
   (*parallel)(tasks, task);
 }
 
+// The small-map kernel (ConvSmallMap). Output pixels are packed in panels of kLanes columns
+// (zero-padded): bp[i][l] holds column l of row i of the im2col matrix, for all panels side by
+// side, so one row of bp is np * kLanes values. A tile is `R` rows of W against every panel:
+// R * np * kLanes accumulators that stay in registers while W's rows stream past once.
+constexpr int kLanes = 8;
+
+#if defined(__GNUC__)
+#define BCAST_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define BCAST_ALWAYS_INLINE inline
+#endif
+
+template <class T, int R, int NP>
+BCAST_ALWAYS_INLINE void SmallMapTile(const T* w, int64_t k, const T* bp, const T* bias, T* y,
+                                      int64_t ldy, int64_t cols) {
+  T acc[R][NP * kLanes] = {};
+  for (int64_t i = 0; i < k; ++i) {
+    const T* b = bp + i * (NP * kLanes);
+    for (int r = 0; r < R; ++r) {
+      const T a = w[r * k + i];
+      for (int l = 0; l < NP * kLanes; ++l) acc[r][l] += a * b[l];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const T add = bias != nullptr ? bias[r] : T(0);
+    for (int64_t l = 0; l < cols; ++l) y[r * ldy + l] = acc[r][l] + add;
+  }
+}
+
+// Rows [m0, m1) of y = w[m, k] x bp: tiles of R rows (fewer accumulators per row as the
+// panels grow, so that a tile fits the 16 vector registers of AVX2), then single rows.
+template <class T, int NP>
+BCAST_ALWAYS_INLINE void SmallMapRowsNP(const T* w, int64_t k, const T* bp, const T* bias, T* y,
+                                        int64_t ldy, int64_t cols, int64_t m0, int64_t m1) {
+  constexpr int R = NP >= 3 ? 3 : 4;
+  int64_t r = m0;
+  for (; r + R <= m1; r += R) {
+    SmallMapTile<T, R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                           cols);
+  }
+  for (; r < m1; ++r) {
+    SmallMapTile<T, 1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                           cols);
+  }
+}
+
+template <class T>
+BCAST_ALWAYS_INLINE void SmallMapRowsAny(int np, const T* w, int64_t k, const T* bp, const T* bias,
+                                         T* y, int64_t ldy, int64_t cols, int64_t m0, int64_t m1) {
+  switch (np) {
+    case 1:
+      SmallMapRowsNP<T, 1>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 2:
+      SmallMapRowsNP<T, 2>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 3:
+      SmallMapRowsNP<T, 3>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    default:
+      SmallMapRowsNP<T, 4>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+  }
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+// Float tiles with explicit 8-lane vectors (GCC/Clang vector extensions), so that the
+// accumulators are registers whatever the vectorizer decides; compiled for AVX2 + FMA (the
+// build targets baseline x86-64) and chosen at run time.
+typedef float V8 __attribute__((vector_size(32)));
+
+template <int R, int NP>
+BCAST_ALWAYS_INLINE void SmallMapTileV8(const float* w, int64_t k, const float* bp,
+                                        const float* bias, float* y, int64_t ldy, int64_t cols) {
+  V8 acc[R][NP];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) acc[r][j] = V8{0, 0, 0, 0, 0, 0, 0, 0};
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    V8 b[NP];
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) std::memcpy(&b[j], bp + (i * NP + j) * kLanes, sizeof(V8));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const float a = w[r * k + i];
+      const V8 av = {a, a, a, a, a, a, a, a};
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) acc[r][j] += av * b[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const float add = bias != nullptr ? bias[r] : 0.0f;
+    for (int j = 0; j < NP; ++j) {
+      float lanes[kLanes];
+      std::memcpy(lanes, &acc[r][j], sizeof(V8));
+      const int64_t n = std::min<int64_t>(kLanes, cols - j * kLanes);
+      for (int64_t l = 0; l < n; ++l) y[r * ldy + j * kLanes + l] = lanes[l] + add;
+    }
+  }
+}
+
+template <int NP>
+BCAST_ALWAYS_INLINE void SmallMapRowsV8(const float* w, int64_t k, const float* bp,
+                                        const float* bias, float* y, int64_t ldy, int64_t cols,
+                                        int64_t m0, int64_t m1) {
+  constexpr int R = NP >= 3 ? 3 : 4;
+  int64_t r = m0;
+  for (; r + R <= m1; r += R) {
+    SmallMapTileV8<R, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                          cols);
+  }
+  for (; r < m1; ++r) {
+    SmallMapTileV8<1, NP>(w + r * k, k, bp, bias != nullptr ? bias + r : nullptr, y + r * ldy, ldy,
+                          cols);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void SmallMapRowsAvx2(int np, const float* w, int64_t k,
+                                                          const float* bp, const float* bias,
+                                                          float* y, int64_t ldy, int64_t cols,
+                                                          int64_t m0, int64_t m1) {
+  switch (np) {
+    case 1:
+      SmallMapRowsV8<1>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 2:
+      SmallMapRowsV8<2>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    case 3:
+      SmallMapRowsV8<3>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+    default:
+      SmallMapRowsV8<4>(w, k, bp, bias, y, ldy, cols, m0, m1);
+      break;
+  }
+}
+bool HaveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+#endif
+
+template <class T>
+void SmallMapRows(int np, const T* w, int64_t k, const T* bp, const T* bias, T* y, int64_t ldy,
+                  int64_t cols, int64_t m0, int64_t m1) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  if constexpr (std::is_same_v<T, float>) {
+    if (HaveAvx2()) {
+      SmallMapRowsAvx2(np, w, k, bp, bias, y, ldy, cols, m0, m1);
+      return;
+    }
+  }
+#endif
+  SmallMapRowsAny<T>(np, w, k, bp, bias, y, ldy, cols, m0, m1);
+}
+
 }  // namespace
 
 int64_t WindowGeometry::in_size() const { return Prod(in); }
@@ -290,6 +451,12 @@ void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps
     // reorders the weights on every call, which cost more than it saved on 512x512x3x3
     // over 7x7 (7.3 ms against 5.5 ms).
     const int64_t weights = maps * (channels / group) * g.kernel_size();
+    // Maps of one panel read the weights once in place (ConvSmallMap); oneDNN and OpenBLAS
+    // would both copy all of them first (1.3x faster than OpenBLAS on 512 maps over 2x3).
+    if (g.rank() == 2 && !(channels == group && group > 1) && g.out_size() <= 8) {
+      ConvSmallMap<T>(g, batch, channels, maps, group, x, w, bias, y, parallel);
+      return;
+    }
     const int64_t outputs = batch * maps * g.out_size();
     // Depthwise ones go too: 3-10x faster than the direct loop below (bench_conv).
     if (g.rank() == 2 && !pointwise && weights <= outputs &&
@@ -313,6 +480,192 @@ void ConvNoOneDnn(const WindowGeometry& g, int64_t batch, int64_t channels, int6
     return;
   }
   ConvIm2colWhole(g, batch, channels, maps, group, x, w, bias, y);
+}
+
+template <class T>
+void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                  int64_t group, const T* x, const T* w, const T* bias, T* y,
+                  const ParallelFor* parallel) {
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const int64_t k = cg * ksize;
+  const int np = static_cast<int>((osize + kLanes - 1) / kLanes);
+  bool pointwise = ksize == 1;
+  for (int64_t d = 0; d < 2; ++d) {
+    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  }
+  // Scratch: the im2col matrix [k, osize] (not for pointwise: x is it) and its panels.
+  const int64_t width = static_cast<int64_t>(np) * kLanes;
+  T* scratch = ColumnScratch<T>(static_cast<size_t>(k * (width + (pointwise ? 0 : osize))));
+  T* bp = scratch;
+  T* col = scratch + k * width;
+  // Tasks of 16 rows: enough work per task to be worth a hand-off.
+  constexpr int64_t kTaskRows = 16;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T* xg = x + (n * channels + gi * cg) * isize;
+      const T* src = xg;
+      if (!pointwise) {
+        Im2ColBand2D(g, cg, xg, 0, g.out[0], col);
+        src = col;
+      }
+      for (int64_t i = 0; i < k; ++i) {
+        T* row = bp + i * width;
+        std::copy(src + i * osize, src + (i + 1) * osize, row);
+        std::fill(row + osize, row + width, T(0));
+      }
+      const T* wg = w + gi * mg * k;
+      const T* bg = bias != nullptr ? bias + gi * mg : nullptr;
+      T* yg = y + (n * maps + gi * mg) * osize;
+      const int64_t tasks = (mg + kTaskRows - 1) / kTaskRows;
+      auto task = [&](int64_t t) {
+        SmallMapRows<T>(np, wg, k, bp, bg, yg, osize, osize, t * kTaskRows,
+                        std::min(mg, (t + 1) * kTaskRows));
+      };
+      if (parallel == nullptr || tasks < 2) {
+        SmallMapRows<T>(np, wg, k, bp, bg, yg, osize, osize, 0, mg);
+      } else {
+        (*parallel)(tasks, task);
+      }
+    }
+  }
+}
+
+namespace {
+// Where the rule sends pointwise convolutions to oneDNN, and small maps to ConvSmallMap (see
+// PrepareConv2D).
+constexpr int64_t kPointwiseOneDnnMaxPixels = 64;
+constexpr int64_t kSmallMapRulePixels = 8;
+}  // namespace
+
+const char* ConvPathName(ConvPath path) {
+  switch (path) {
+    case ConvPath::kOneDnn:
+      return "onednn";
+    case ConvPath::kSmallMap:
+      return "small-map";
+    case ConvPath::kBands:
+      return "im2col-blas";
+  }
+  return "?";
+}
+
+ConvChoice DefaultConvChoice() {
+  static const ConvChoice choice = [] {
+    const char* env = std::getenv("BCAST_CONV_TUNE");
+    return env != nullptr && std::strcmp(env, "1") == 0 ? ConvChoice::kMeasure : ConvChoice::kRule;
+  }();
+  return choice;
+}
+
+namespace {
+
+// The geometry a prepared convolution was built for.
+struct ConvShape {
+  WindowGeometry g;
+  int64_t batch, channels, maps, group;
+};
+
+class SmallMapPrepared : public PreparedConv {
+ public:
+  explicit SmallMapPrepared(ConvShape s) : s_(std::move(s)) {}
+  bool Run(const float* x, const float* w, const float* bias, float* y,
+           const ParallelFor* parallel) override {
+    ConvSmallMap<float>(s_.g, s_.batch, s_.channels, s_.maps, s_.group, x, w, bias, y, parallel);
+    return true;
+  }
+  int64_t bytes() const override { return 0; }  // weights read in place
+  ConvPath path() const override { return ConvPath::kSmallMap; }
+
+ private:
+  ConvShape s_;
+};
+
+class BandsPrepared : public PreparedConv {
+ public:
+  explicit BandsPrepared(ConvShape s) : s_(std::move(s)) {}
+  bool Run(const float* x, const float* w, const float* bias, float* y,
+           const ParallelFor* parallel) override {
+    ConvNoOneDnn<float>(s_.g, s_.batch, s_.channels, s_.maps, s_.group, x, w, bias, y, parallel);
+    return true;
+  }
+  int64_t bytes() const override { return 0; }
+  ConvPath path() const override { return ConvPath::kBands; }
+
+ private:
+  ConvShape s_;
+};
+
+std::unique_ptr<PreparedConv> MakePrepared(ConvPath path, const ConvShape& s, const float* w,
+                                           bool has_bias) {
+  switch (path) {
+    case ConvPath::kOneDnn:
+      return PrepareOneDnnConv2D(s.g, s.batch, s.channels, s.maps, s.group, w, has_bias);
+    case ConvPath::kSmallMap:
+      if (s.g.out_size() > kSmallMapMaxPixels) return nullptr;
+      return std::make_unique<SmallMapPrepared>(s);
+    case ConvPath::kBands:
+      return std::make_unique<BandsPrepared>(s);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t batch,
+                                            int64_t channels, int64_t maps, int64_t group,
+                                            const float* w, bool has_bias, ConvChoice choice,
+                                            const ConvPath* forced) {
+  if (g.rank() != 2) return nullptr;
+  const ConvShape s{g, batch, channels, maps, group};
+  if (forced != nullptr) return MakePrepared(*forced, s, w, has_bias);
+  const int64_t ksize = g.kernel_size();
+  bool pointwise = ksize == 1;
+  for (int64_t d = 0; d < 2; ++d) {
+    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  }
+  const bool depthwise = channels == group && group > 1 && ksize > 1;
+  if (choice == ConvChoice::kMeasure) {
+    // Each candidate runs twice on zeros (the first warms caches and oneDNN's JIT code); the
+    // second run's time decides.
+    std::vector<float> x(static_cast<size_t>(batch * channels * g.in_size()), 0.0f);
+    std::vector<float> y(static_cast<size_t>(batch * maps * g.out_size()));
+    std::vector<float> b(static_cast<size_t>(maps), 0.0f);
+    std::unique_ptr<PreparedConv> best;
+    double best_seconds = 0;
+    for (ConvPath path : {ConvPath::kOneDnn, ConvPath::kSmallMap, ConvPath::kBands}) {
+      std::unique_ptr<PreparedConv> p = MakePrepared(path, s, w, has_bias);
+      if (p == nullptr) continue;
+      double seconds = 0;
+      bool ok = true;
+      for (int rep = 0; rep < 2 && ok; ++rep) {
+        const auto start = std::chrono::steady_clock::now();
+        ok = p->Run(x.data(), w, has_bias ? b.data() : nullptr, y.data(), nullptr);
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      if (ok && (best == nullptr || seconds < best_seconds)) {
+        best = std::move(p);
+        best_seconds = seconds;
+      }
+    }
+    return best;
+  }
+  // The rule (bench_conv on 2026-11-28, docs/performance.md): with the weights reordered once,
+  // oneDNN was the fastest path on every non-pointwise geometry measured (2-3x the others on
+  // 256 maps over 4x5, even with 512 maps over 2x3) and on pointwise ones over small maps
+  // (512 maps over 2x3: 4x OpenBLAS); larger pointwise ones stay on OpenBLAS, where x is
+  // already the GEMM's right-hand side and oneDNN would reorder x and y on every call.
+  // Without oneDNN, maps of one panel stream the weights once (small-map: 1.3x OpenBLAS on
+  // 512 maps over 2x3); OpenBLAS's AVX-512 kernels won on wider ones.
+  if (!pointwise || g.out_size() <= kPointwiseOneDnnMaxPixels) {
+    if (std::unique_ptr<PreparedConv> p = MakePrepared(ConvPath::kOneDnn, s, w, has_bias)) {
+      return p;
+    }
+  }
+  if (!depthwise && g.out_size() <= kSmallMapRulePixels) {
+    return MakePrepared(ConvPath::kSmallMap, s, w, has_bias);
+  }
+  return MakePrepared(ConvPath::kBands, s, w, has_bias);
 }
 
 template <class T>
@@ -382,6 +735,12 @@ template void ConvNoOneDnn<float>(const WindowGeometry&, int64_t, int64_t, int64
                                   const float*, const float*, const float*, float*,
                                   const ParallelFor*);
 template void ConvNoOneDnn<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                   const double*, const double*, const double*, double*,
+                                   const ParallelFor*);
+template void ConvSmallMap<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
+                                  const float*, const float*, const float*, float*,
+                                  const ParallelFor*);
+template void ConvSmallMap<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
                                    const double*, const double*, const double*, double*,
                                    const ParallelFor*);
 template void ConvIm2colWhole<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,

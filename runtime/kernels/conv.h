@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace onnx_bcast::rt::kernels {
@@ -47,6 +48,62 @@ void ConvNoOneDnn(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 template <class T>
 void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                      int64_t group, const T* x, const T* w, const T* bias, T* y);
+
+/// The small-map path: per image and group, the im2col matrix of the whole output (at most
+/// kSmallMapMaxPixels columns, padded to panels of 8) is packed once and the weights are
+/// streamed over it row block by row block, so each weight is read once per image. A GEMM of
+/// width 6 through OpenBLAS packs all of W on every call and is bound by that copy (512 maps
+/// of 3x3 over 2x3 outputs: 9.4 MB of weights per call). Float and double, 2-D only.
+inline constexpr int64_t kSmallMapMaxPixels = 32;
+template <class T>
+void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+                  int64_t group, const T* x, const T* w, const T* bias, T* y,
+                  const ParallelFor* parallel = nullptr);
+
+/// How a prepared float 2-D convolution computes.
+enum class ConvPath {
+  kOneDnn,    ///< oneDNN primitive with the weights reordered into its layout once
+  kSmallMap,  ///< ConvSmallMap (weights read in place, nothing packed)
+  kBands,     ///< ConvNoOneDnn: banded im2col + OpenBLAS, or the direct depthwise loop
+};
+const char* ConvPathName(ConvPath path);
+
+/// A float 2-D convolution built once for one geometry and one constant weight tensor (the
+/// executor's per-node prepared state, Practice 13's create/run split): the path is chosen and
+/// the weights packed at PrepareConv2D; Run only computes. Not thread-safe (one Run at a time;
+/// the executor runs one node at a time).
+class PreparedConv {
+ public:
+  virtual ~PreparedConv() = default;
+  /// y = conv(x, w) + bias for the geometry and weights it was prepared with. `w` is the same
+  /// weights again (the small-map and banded paths read them in place). `bias` may be null
+  /// only when prepared without one. False (y unspecified) when the backend failed at run
+  /// time; the caller then computes with Conv.
+  virtual bool Run(const float* x, const float* w, const float* bias, float* y,
+                   const ParallelFor* parallel) = 0;
+  /// Bytes the state holds (packed weights, blocked-layout buffers): the executor charges them
+  /// to the run's memory budget and --profile reports them.
+  virtual int64_t bytes() const = 0;
+  virtual ConvPath path() const = 0;
+  const char* label() const { return ConvPathName(path()); }
+};
+
+/// How PrepareConv2D chooses the path.
+enum class ConvChoice {
+  kRule,     ///< the fixed rule measured with bench_conv (conv.cc, docs/performance.md)
+  kMeasure,  ///< time every candidate on this geometry (twice each) and keep the fastest
+};
+/// BCAST_CONV_TUNE=1 in the environment: kMeasure; otherwise kRule.
+ConvChoice DefaultConvChoice();
+
+/// Prepares Conv for a 2-D float geometry with constant weights `w` ([M, C/group, kh, kw]).
+/// `forced` (tests, benchmarks) takes that path when it applies; null when it does not (e.g.
+/// kOneDnn without oneDNN). Without `forced`, never null (kBands always applies).
+std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t batch,
+                                            int64_t channels, int64_t maps, int64_t group,
+                                            const float* w, bool has_bias,
+                                            ConvChoice choice = ConvChoice::kRule,
+                                            const ConvPath* forced = nullptr);
 
 /// y[N, M, out...] = conv_transpose(x[N, C, in...], w[C, M/group, kernel...]) + bias[M]: each
 /// input position i scatters into output i * strides - pads_begin + k * dilations. `g.in` is

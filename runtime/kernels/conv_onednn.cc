@@ -28,6 +28,10 @@ bool OneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, con
                   const float*, const float*, float*, int) {
   return false;
 }
+std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t,
+                                                  int64_t, const float*, bool) {
+  return nullptr;
+}
 
 #else
 
@@ -72,7 +76,7 @@ struct ThreadState {
 // without limit; a model has a few dozen distinct convolutions.
 constexpr size_t kMaxEntries = 256;
 
-std::unique_ptr<Entry> Build(ThreadState& ts, const WindowGeometry& g, int64_t batch,
+std::unique_ptr<Entry> Build(const dnnl::engine& engine, const WindowGeometry& g, int64_t batch,
                              int64_t channels, int64_t maps, int64_t group, bool has_bias) {
   const int64_t cg = channels / group, mg = maps / group;
   const memory::dims src_dims{batch, channels, g.in[0], g.in[1]};
@@ -95,26 +99,26 @@ std::unique_ptr<Entry> Build(ThreadState& ts, const WindowGeometry& g, int64_t b
           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                             dnnl::algorithm::convolution_direct, src_any, wei_any,
                                             dst_any, strides, dilations, pad_l, pad_r);
-  const dnnl::convolution_forward::primitive_desc pd(desc, ts.engine);
+  const dnnl::convolution_forward::primitive_desc pd(desc, engine);
   auto e = std::make_unique<Entry>();
   e->conv = dnnl::convolution_forward(pd);
-  e->user_src = memory({src_dims, kF32, Tag::nchw}, ts.engine, nullptr);
-  e->user_dst = memory({dst_dims, kF32, Tag::nchw}, ts.engine, nullptr);
-  e->user_wei = memory({wei_dims, kF32, group == 1 ? Tag::oihw : Tag::goihw}, ts.engine, nullptr);
-  if (has_bias) e->bias = memory(bias_desc, ts.engine, nullptr);
+  e->user_src = memory({src_dims, kF32, Tag::nchw}, engine, nullptr);
+  e->user_dst = memory({dst_dims, kF32, Tag::nchw}, engine, nullptr);
+  e->user_wei = memory({wei_dims, kF32, group == 1 ? Tag::oihw : Tag::goihw}, engine, nullptr);
+  if (has_bias) e->bias = memory(bias_desc, engine, nullptr);
   e->reorder_src = pd.src_desc() != e->user_src.get_desc();
   e->reorder_wei = pd.weights_desc() != e->user_wei.get_desc();
   e->reorder_dst = pd.dst_desc() != e->user_dst.get_desc();
   if (e->reorder_src) {
-    e->src = memory(pd.src_desc(), ts.engine);
+    e->src = memory(pd.src_desc(), engine);
     e->to_src = dnnl::reorder(e->user_src, e->src);
   }
   if (e->reorder_wei) {
-    e->wei = memory(pd.weights_desc(), ts.engine);
+    e->wei = memory(pd.weights_desc(), engine);
     e->to_wei = dnnl::reorder(e->user_wei, e->wei);
   }
   if (e->reorder_dst) {
-    e->dst = memory(pd.dst_desc(), ts.engine);
+    e->dst = memory(pd.dst_desc(), engine);
     e->from_dst = dnnl::reorder(e->dst, e->user_dst);
   }
   return e;
@@ -147,7 +151,7 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
   if (it == ts.entries.end()) {
     std::unique_ptr<Entry> e;
     try {
-      e = Build(ts, g, batch, channels, maps, group, bias != nullptr);
+      e = Build(ts.engine, g, batch, channels, maps, group, bias != nullptr);
     } catch (const dnnl::error&) {
       return false;  // a geometry oneDNN has no implementation for
     }
@@ -175,6 +179,96 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
     return false;
   }
   return true;
+}
+
+namespace {
+
+// The engine prepared convolutions are built on (one per process: an engine may be shared by
+// threads) and each thread's stream on it.
+const dnnl::engine& SharedEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+class OneDnnPreparedConv : public PreparedConv {
+ public:
+  explicit OneDnnPreparedConv(std::unique_ptr<Entry> e) : e_(std::move(e)) {}
+
+  // Reorders `w` into the primitive's layout once; the user-layout weights are not kept.
+  void PackWeights(const float* w, dnnl::stream& stream) {
+    if (!e_->reorder_wei) {
+      // The primitive takes OIHW itself: keep a copy, so Run never depends on `w`'s layout
+      // being the one it was prepared with (it is; this is one memcpy at plan time).
+      e_->wei = memory(e_->user_wei.get_desc(), SharedEngine());
+      std::memcpy(e_->wei.get_data_handle(), w, e_->user_wei.get_desc().get_size());
+      e_->reorder_wei = true;  // Run reads e_->wei
+      return;
+    }
+    e_->user_wei.set_data_handle(const_cast<float*>(w));
+    e_->to_wei.execute(stream, e_->user_wei, e_->wei);
+    stream.wait();
+  }
+
+  bool Run(const float* x, const float*, const float* bias, float* y, const ParallelFor*) override {
+    omp_set_num_threads(1);  // as OneDnnConv2D: no spinning OpenMP team
+    try {
+      Execute(x, bias, y);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    return true;
+  }
+
+  void Execute(const float* x, const float* bias, float* y) {
+    dnnl::stream& stream = Stream();
+    Entry& e = *e_;
+    e.user_src.set_data_handle(const_cast<float*>(x));
+    e.user_dst.set_data_handle(y);
+    if (e.reorder_src) e.to_src.execute(stream, e.user_src, e.src);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.reorder_src ? e.src : e.user_src},
+                                            {DNNL_ARG_WEIGHTS, e.wei},
+                                            {DNNL_ARG_DST, e.reorder_dst ? e.dst : e.user_dst}};
+    if (bias != nullptr) {
+      e.bias.set_data_handle(const_cast<float*>(bias));
+      args.emplace(DNNL_ARG_BIAS, e.bias);
+    }
+    e.conv.execute(stream, args);
+    if (e.reorder_dst) e.from_dst.execute(stream, e.dst, e.user_dst);
+    stream.wait();
+  }
+
+  int64_t bytes() const override {
+    int64_t total = static_cast<int64_t>(e_->wei.get_desc().get_size());
+    if (e_->reorder_src) total += static_cast<int64_t>(e_->src.get_desc().get_size());
+    if (e_->reorder_dst) total += static_cast<int64_t>(e_->dst.get_desc().get_size());
+    return total;
+  }
+  ConvPath path() const override { return ConvPath::kOneDnn; }
+
+  static dnnl::stream& Stream() {
+    thread_local dnnl::stream stream(SharedEngine());
+    return stream;
+  }
+
+ private:
+  std::unique_ptr<Entry> e_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
+                                                  int64_t channels, int64_t maps, int64_t group,
+                                                  const float* w, bool has_bias) {
+  if (!OneDnnConvAvailable() || g.rank() != 2) return nullptr;
+  omp_set_num_threads(1);  // read when the primitive is built
+  try {
+    auto prepared = std::make_unique<OneDnnPreparedConv>(
+        Build(SharedEngine(), g, batch, channels, maps, group, has_bias));
+    prepared->PackWeights(w, OneDnnPreparedConv::Stream());
+    return prepared;
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
 }
 
 #endif  // BCAST_HAVE_ONEDNN

@@ -22,6 +22,13 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
                   int64_t group, const float* x, const float* w, const float* bias, float* y,
                   int threads);
 
+/// A oneDNN convolution prepared once (PreparedConv, path kOneDnn): the primitive, the weights
+/// reordered into its layout, and its blocked source and destination buffers. Only the
+/// activations are reordered per Run. Null when oneDNN is unavailable or refuses the geometry.
+std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
+                                                  int64_t channels, int64_t maps, int64_t group,
+                                                  const float* w, bool has_bias);
+
 }  // namespace onnx_bcast::rt::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_CONV_ONEDNN_H_

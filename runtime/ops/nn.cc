@@ -152,20 +152,34 @@ absl::Status ConvOp(OpContext& ctx) {
   absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g->out));
   if (!y.ok()) return y.status();
   if ((*y)->num_elements() == 0) return absl::OkStatus();
+  const kernels::ParallelFor parallel = [&](int64_t tasks, const std::function<void(int64_t)>& fn) {
+    if (ctx.pool() == nullptr || ctx.threads() <= 1) {
+      for (int64_t t = 0; t < tasks; ++t) fn(t);
+    } else {
+      ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
+    }
+  };
+  // Constant float weights of a 2-D convolution: path chosen and weights packed once per node
+  // and shape (issue #32); a run only computes. Weights fed by the run are packed per call.
+  if (x.dtype() == DType::kFloat32 && g->rank() == 2 && ctx.input_constant(1) &&
+      (b == nullptr || b->dtype() == DType::kFloat32)) {
+    const float* wd = w.data<float>();
+    kernels::PreparedConv* prepared = ctx.Prepared<kernels::PreparedConv>(wd, [&] {
+      return kernels::PrepareConv2D(*g, n, c, m, group, wd, b != nullptr,
+                                    kernels::DefaultConvChoice());
+    });
+    if (prepared != nullptr &&
+        prepared->Run(x.data<float>(), wd, b != nullptr ? b->data<float>() : nullptr,
+                      (*y)->data<float>(), &parallel)) {
+      return absl::OkStatus();
+    }
+  }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), wv(w);
     std::optional<nn::ComputeIn<C>> bv;
     if (b != nullptr) bv.emplace(*b);
     nn::ComputeOut<C> yv(*y);
-    const kernels::ParallelFor parallel = [&](int64_t tasks,
-                                              const std::function<void(int64_t)>& fn) {
-      if (ctx.pool() == nullptr || ctx.threads() <= 1) {
-        for (int64_t t = 0; t < tasks; ++t) fn(t);
-      } else {
-        ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
-      }
-    };
     kernels::Conv<C>(*g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr, yv.data(),
                      ctx.threads(), &parallel);
     yv.Finish();

@@ -6,6 +6,7 @@
 #define ONNX_BCAST_RUNTIME_OPS_OP_H_
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -83,6 +84,12 @@ struct RunOptions {
   /// seconds (a control-flow node's time includes its bodies): run --profile. Empty: no clock
   /// is read.
   std::function<void(const Node&, const std::vector<Value>& outputs, double seconds)> node_done;
+  /// Called after a main-graph node built prepared state at this run (OpContext::Prepared:
+  /// weights packed, a primitive built), with the seconds that took (not counted in
+  /// node_done's, which is the run time alone), the bytes the state holds and what it is
+  /// ("onednn", "small-map", ...): run --profile shows plan-time cost apart. Empty: no call.
+  std::function<void(const Node&, double seconds, int64_t bytes, const std::string& label)>
+      node_prepared;
   /// Where OpContext::Allocate looks for a buffer before allocating one (the executor's,
   /// filled as values die); null: none.
   BufferPool* buffers = nullptr;
@@ -100,23 +107,57 @@ class SubgraphRunner {
 /// What an op derives from a node's input signature (dtypes and shapes): broadcast plans,
 /// output shapes, the kernel chosen. The executor keeps one per node across runs and resets it
 /// when the signature changes; the op fills it through OpContext::CachedPlan.
+/// It also holds the node's prepared state (OpContext::Prepared): work on constant inputs done
+/// once, such as a convolution's weights packed for its kernel.
 class NodeCache {
  public:
-  /// Drops the plan (the inputs' dtypes or shapes changed).
+  /// Drops the plan and the prepared state (the inputs' dtypes or shapes changed).
   void Reset() {
     plan_.reset();
     tag_ = nullptr;
     values_.clear();
+    prepared_.reset();
   }
   /// Plans built for this node so far (each first run of a signature counts one).
   int64_t builds() const { return builds_; }
+  /// Prepared states built so far, and the bytes the current one holds (charged to the run's
+  /// memory budget while it lives).
+  int64_t prepares() const { return prepares_; }
+  int64_t prepared_bytes() const { return prepared_ != nullptr ? prepared_->bytes : 0; }
+  /// What the prepared state is ("onednn", ...), for --profile; empty without one.
+  const std::string& prepared_label() const {
+    static const std::string kNone;
+    return prepared_ != nullptr ? prepared_->label : kNone;
+  }
+  /// Seconds spent building prepared states since the last call (the executor takes them out
+  /// of the node's run time and reports them apart).
+  double TakePrepareSeconds() {
+    const double s = prepare_seconds_;
+    prepare_seconds_ = 0;
+    return s;
+  }
 
  private:
   friend class OpContext;
+  // The prepared state with its budget charge, refunded when it goes.
+  struct Prepared {
+    std::shared_ptr<void> state;
+    const void* tag = nullptr;  ///< identifies the state's type
+    const void* key = nullptr;  ///< the constant input it was built from (its data)
+    std::string label;
+    int64_t bytes = 0;
+    std::shared_ptr<MemoryBudget> budget;
+    ~Prepared() {
+      if (budget != nullptr) budget->Refund(bytes);
+    }
+  };
   std::shared_ptr<const void> plan_;
   const void* tag_ = nullptr;    ///< identifies the plan's type
   std::vector<int64_t> values_;  ///< input values the plan depends on (Expand's shape)
   int64_t builds_ = 0;
+  std::shared_ptr<Prepared> prepared_;
+  int64_t prepares_ = 0;
+  double prepare_seconds_ = 0;
 };
 
 /// What a kernel sees of one node execution.
@@ -187,6 +228,55 @@ class OpContext {
     return CachedPlan<P>(absl::Span<const int64_t>(), std::forward<Build>(build));
   }
 
+  /// The executor says which inputs are constant for this run: initializers not fed by the
+  /// run and outputs of nodes that depend on constants only. Null (the default): none is.
+  void set_constant_inputs(const std::vector<bool>* constant) { constant_inputs_ = constant; }
+  /// True when input `i` holds the same contents on every run that calls it constant, so that
+  /// work derived from it may be kept (Prepared). False in a run that feeds an initializer.
+  bool input_constant(int i) const {
+    return constant_inputs_ != nullptr && i >= 0 &&
+           i < static_cast<int>(constant_inputs_->size()) && (*constant_inputs_)[i];
+  }
+
+  /// The node's prepared state built from the constant input `key` (its data pointer): built
+  /// by `build()` (returning std::unique_ptr<P>, P with `int64_t bytes() const` and a
+  /// `label()` for --profile, or null when it does not apply) at the first run with this input
+  /// signature and key, kept until they change. Its bytes are charged to the memory budget; null
+  /// when `build` returned null or the budget refused (the op then computes without it). The
+  /// build's time goes to NodeCache::TakePrepareSeconds. Only call with a key from an
+  /// input_constant() input.
+  template <class P, class Build>
+  P* Prepared(const void* key, Build&& build) {
+    NodeCache& cache = cache_ != nullptr ? *cache_ : local_cache_;
+    static const char kTag = 0;  // one per state type
+    if (cache.prepared_ != nullptr && cache.prepared_->tag == &kTag &&
+        cache.prepared_->key == key) {
+      return static_cast<P*>(cache.prepared_->state.get());  // null: none applies
+    }
+    cache.prepared_.reset();
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<P> state = build();
+    cache.prepare_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // A state that does not apply or does not fit is remembered as none, not retried per run.
+    auto holder = std::make_shared<NodeCache::Prepared>();
+    holder->tag = &kTag;
+    holder->key = key;
+    cache.prepared_ = holder;
+    if (state == nullptr) return nullptr;
+    const int64_t bytes = state->bytes();
+    if (options_.memory != nullptr) {
+      if (!options_.memory->TryCharge(bytes)) return nullptr;
+      holder->budget = options_.memory;
+    }
+    holder->bytes = bytes;
+    holder->label = state->label();
+    P* raw = state.get();
+    holder->state = std::shared_ptr<P>(std::move(state));
+    ++cache.prepares_;
+    return raw;
+  }
+
   /// InvalidArgument "Op 'name': message" (a bad model or bad input data).
   absl::Status Error(const std::string& message) const;
   /// Unimplemented "Op 'name' (domain, opset N): message" (exit 3 in the CLI).
@@ -200,6 +290,7 @@ class OpContext {
   SubgraphRunner* runner_;
   NodeCache* cache_;
   NodeCache local_cache_;
+  const std::vector<bool>* constant_inputs_ = nullptr;
 };
 
 /// An op kernel.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -178,6 +179,102 @@ TEST(ConvKernel, Conv2DPathsMatchReferenceOnRandomGeometries) {
       ASSERT_NEAR(fast[i], ref[i], 2e-4) << trial << " " << i;
       ASSERT_NEAR(banded[i], ref[i], 2e-4) << trial << " " << i;
     }
+  }
+}
+
+// Every prepared path (weights packed once, PrepareConv2D) and the rule's and the measured
+// choice against the reference kernel, on the random geometries above plus small maps (at most
+// kSmallMapMaxPixels outputs, where the small-map path applies) with many maps and channels;
+// each prepared state runs twice, so a second Run on its packed weights is checked too.
+TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
+  std::mt19937_64 rng(20261128);
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
+    pool.ParallelFor(n, 3, fn);
+  };
+  int small_maps = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    ConvCase cc = RandomConv2D(rng, false);
+    if (trial % 2 == 0) {
+      // A small map: 1-6 x 1-6 outputs of a 3x3 (dilated or not) with 8-80 maps.
+      kernels::WindowGeometry& g = cc.g;
+      for (int d = 0; d < 2; ++d) {
+        g.kernel[d] = 3;
+        g.strides[d] = rng() % 2 + 1;
+        g.dilations[d] = rng() % 2 + 1;
+        g.pads_begin[d] = g.pads_end[d] = g.dilations[d];
+        g.in[d] = rng() % 6 + 1;
+        g.out[d] = (g.in[d] + 2 * g.pads_begin[d] - 2 * g.dilations[d] - 1) / g.strides[d] + 1;
+      }
+      cc.group = rng() % 4 == 0 ? 2 : 1;
+      cc.c = cc.group * (rng() % 24 + 1);
+      cc.m = cc.group * (rng() % 40 + 4);
+      if (cc.c == cc.group && cc.group > 1) cc.c *= 2;
+    }
+    const kernels::WindowGeometry& g = cc.g;
+    if (g.out_size() <= kernels::kSmallMapMaxPixels) ++small_maps;
+    const std::vector<float> x = RandomFloats(rng, cc.n * cc.c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, cc.m * (cc.c / cc.group) * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, cc.m);
+    const float* bias = rng() % 2 ? b.data() : nullptr;
+    std::vector<float> ref(cc.n * cc.m * g.out_size());
+    kernels::reference::Conv<float>(g, cc.n, cc.c, cc.m, cc.group, x.data(), w.data(), bias,
+                                    ref.data());
+    const kernels::ConvPath paths[] = {kernels::ConvPath::kOneDnn, kernels::ConvPath::kSmallMap,
+                                       kernels::ConvPath::kBands};
+    for (int variant = 0; variant < 5; ++variant) {
+      std::unique_ptr<kernels::PreparedConv> p =
+          variant < 3
+              ? kernels::PrepareConv2D(g, cc.n, cc.c, cc.m, cc.group, w.data(), bias != nullptr,
+                                       kernels::ConvChoice::kRule, &paths[variant])
+              : kernels::PrepareConv2D(
+                    g, cc.n, cc.c, cc.m, cc.group, w.data(), bias != nullptr,
+                    variant == 3 ? kernels::ConvChoice::kRule : kernels::ConvChoice::kMeasure);
+      if (p == nullptr) {
+        // Only oneDNN may be absent, and the small-map path only applies to small maps.
+        ASSERT_TRUE(variant == 0 || (variant == 1 && g.out_size() > kernels::kSmallMapMaxPixels))
+            << trial << " " << variant;
+        continue;
+      }
+      for (int rep = 0; rep < 2; ++rep) {
+        std::vector<float> fast(ref.size(), std::nanf(""));
+        ASSERT_TRUE(p->Run(x.data(), w.data(), bias, fast.data(), rep ? &parallel : nullptr));
+        for (size_t i = 0; i < fast.size(); ++i) {
+          ASSERT_NEAR(fast[i], ref[i], 2e-4)
+              << trial << " " << kernels::ConvPathName(p->path()) << " " << rep << " " << i;
+        }
+      }
+    }
+  }
+  EXPECT_GE(small_maps, 60);
+}
+
+// The small-map kernel in double (ConvOp's path for double weights on small maps) against the
+// reference.
+TEST(ConvKernel, SmallMapDoubleMatchesReference) {
+  std::mt19937_64 rng(32);
+  for (int trial = 0; trial < 40; ++trial) {
+    kernels::WindowGeometry g;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = rng() % 5 + 1;
+      g.in.push_back(in);
+      g.kernel.push_back(3);
+      g.strides.push_back(1);
+      g.dilations.push_back(1);
+      g.pads_begin.push_back(1);
+      g.pads_end.push_back(1);
+      g.out.push_back(in);
+    }
+    const int64_t c = rng() % 9 + 1, m = rng() % 30 + 1;
+    std::uniform_real_distribution<double> dist(-1, 1);
+    std::vector<double> x(c * g.in_size()), w(m * c * 9), b(m);
+    for (double& v : x) v = dist(rng);
+    for (double& v : w) v = dist(rng);
+    for (double& v : b) v = dist(rng);
+    std::vector<double> fast(m * g.out_size()), ref(fast.size());
+    kernels::ConvSmallMap<double>(g, 1, c, m, 1, x.data(), w.data(), b.data(), fast.data());
+    kernels::reference::Conv<double>(g, 1, c, m, 1, x.data(), w.data(), b.data(), ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-12) << trial;
   }
 }
 
