@@ -1032,13 +1032,17 @@ int RunOpt(const Command& cmd, const Args& args) {
     // share, once with its count.
     const bool partial = args.allow_partial;
     const driver::FoldedViolations folded = driver::FoldViolationHints(report.violations);
-    const std::string prefix =
-        absl::StrCat(label, ": target ", report.target, " not met (",
-                     partial ? "written anyway: --allow-partial"
-                             : "nothing written, --allow-partial writes it anyway",
-                     "): ");
-    for (const std::string& node : folded.nodes) PrintError(absl::StrCat(prefix, node));
-    for (const std::string& hint : folded.hints) PrintError(absl::StrCat(prefix, hint));
+    const std::string outcome = partial ? "written anyway: --allow-partial"
+                                        : "nothing written, --allow-partial writes it anyway";
+    const size_t total = folded.nodes.size();
+    for (size_t k = 0; k < total; ++k) {
+      PrintError(absl::StrCat(label, ": target ", report.target, " not met (node ", k + 1, " of ",
+                              total, " not in its form; ", outcome, "): ", folded.nodes[k]));
+    }
+    for (const std::string& hint : folded.hints) {
+      PrintError(absl::StrCat(label, ": target ", report.target, " not met (", total,
+                              " nodes not in its form; ", outcome, "): ", hint));
+    }
     if (!partial) return kExitUnsupported;
   }
   if (original.has_value()) {
