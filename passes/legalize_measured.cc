@@ -175,8 +175,6 @@ class LegalizeMeasured : public Pass {
     std::optional<Shape> FullShape(int slot) const {
       if (op_.multidirectional()) return output_;
       if (op_.kind == BroadcastOpKind::kPRelu && slot == 1) return shapes_[0];
-      // Gemm's C given (M,N): what legalize-ncnn offered a table without unidirectional.
-      if (op_.kind == BroadcastOpKind::kGemm && slot == 2) return output_;
       return std::nullopt;
     }
     // Whether kFull of `slot` can be built: a constant folds, or an Expand to a constant shape,

@@ -412,7 +412,10 @@ TEST(CliOpt, DryRunWritesNothingAndReportsChanges) {
 TEST(CliOpt, TargetFilesAndUsageErrors) {
   TempDir dir;
   WriteFile(dir / "tiny.profile",
-            "name = tiny\nclasses = same, scalar\nmax_rank = 4\nequal_rank = true\n");
+            // (unidirectional: legalize-measured gives no Gemm C the (M,N) of a symbolic M;
+            // the legalize-ncnn code that did is gone with it.)
+            "name = tiny\nclasses = same, scalar, unidirectional\nmax_rank = 4\n"
+            "equal_rank = true\n");
   Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/cnn_block.onnx", "-o", dir / "t.onnx",
                      "--target-file", dir / "tiny.profile"});
   EXPECT_EQ(r.code, 0) << r.err;
