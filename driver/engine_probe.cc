@@ -986,7 +986,7 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
         } else {
           o.shape[0] = 1;
         }
-      } else if (!constant && (static_cast<int>(k) != c.wrapped ||
+      } else if (!constant && (static_cast<int>(k) != c.wrapped || c.form != "Unsqueeze" ||
                                o.shape.size() + 1 < c.wrapped_shape.size())) {
         // A lower-rank graph input (or the input of a computed operand) carries the batch the
         // engine's tools drop: it reaches the engine as the same Mat as without it.

@@ -3,7 +3,7 @@
 # Generated: do not edit. The per-op rules map the table mechanically
 # (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = ncnn-20260722
-description = ncnn 1.0.20260722 measured by onnx-bcast probe-engine: 4263 cells, 1532 run and match, 2482 refused, 249 wrong, 0 crashed
+description = ncnn 1.0.20260722 measured by onnx-bcast probe-engine: 4263 cells, 1559 run and match, 2454 refused, 250 wrong, 0 crashed
 passes = upgrade-legacy-broadcast, fold-constants, legalize-measured
 classes = same, unidirectional, matmul-batch
 max_rank = 0

@@ -212,6 +212,60 @@ TEST(CompareEngineOutput, ComparesTheElementTypes) {
   EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
   EXPECT_TRUE(
       driver::CompareEngineOutput(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).matches);
+// A rank-0 `same` cell that runs counts as passing (ncnn's rank-0 cells): the limit above it
+// still holds; a cell refused with the converter's "<op> not supported yet" lists the op as
+// unsupported, and the cells outside the grid's own (form "op", "batch") decide no rule.
+TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
+  ProbeReport r;
+  r.engine = "ncnn";
+  r.version = "1.0.20260722";
+  const auto ok = CellResult::kRunsAndMatches;
+  for (int rank = 0; rank <= 7; ++rank) {
+    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
+                           rank <= 5 ? ok : CellResult::kRefused));
+  }
+  ProbeCell batch = Cell("Add", "computed", "same", 3, true, CellResult::kRefused);
+  batch.form = "batch";
+  r.cells.push_back(batch);
+  ProbeCell gather = Cell("Gather", "", "", 4, false, CellResult::kRefused);
+  gather.form = "op";
+  gather.form_class.clear();
+  gather.message = "load: Gather not supported yet!";
+  r.cells.push_back(gather);
+  ProbeCell expand = Cell("Expand", "computed", "same", 2, true, CellResult::kRefused);
+  expand.message = "load: Expand not supported yet!";
+  r.cells.push_back(expand);
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  EXPECT_EQ(p.name, "ncnn-20260722");  // the date tells ncnn builds apart, not "1.0"
+  EXPECT_EQ(p.op_rules.at("Add").max_rank, 5);
+  EXPECT_EQ(p.op_rules.at("Add").forms.at("computed").at("same"), FormSupport::kRuns);
+  EXPECT_EQ(p.op_rules.count("Gather"), 0u);
+  EXPECT_THAT(p.unsupported_ops, ::testing::ElementsAre("Expand", "Gather"));
+  absl::StatusOr<passes::TargetProfile> back =
+      passes::ParseTargetProfile(passes::FormatTargetProfile(p), "t");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->unsupported_ops, p.unsupported_ops);
+}
+
+// ncnn's grid: every operand at the output's rank has a batch of 1 (ncnn has no batch axis),
+// every graph input starts with 1 or has rank 1 or less, plus the batch, rank-0/1,
+// constant-shape and single-op cells; OpenCV's grid is unchanged.
+TEST(ProbeGridFor, NcnnCarriesABatchOfOneAndItsOwnCells) {
+  EXPECT_EQ(ProbeGridFor("opencv").size(), ProbeGrid().size());
+  std::set<std::string> forms, ops;
+  for (const ProbeCell& c : ProbeGridFor("ncnn")) {
+    forms.insert(c.form);
+    if (c.form == "op") ops.insert(c.op);
+    if (c.form == "batch") continue;
+    for (const ProbeOperand& o : c.operands) {
+      // (An Unsqueeze's input one axis short of its result keeps its rank: Unsqueeze needs an
+      // axis to insert.)
+      if (o.kind != OperandKind::kInput || o.shape.size() < 2 || c.form == "Unsqueeze") continue;
+      EXPECT_EQ(o.shape[0], 1) << c.op << " " << c.form;
+    }
+  }
+  EXPECT_THAT(forms, ::testing::IsSupersetOf({"direct", "batch", "constant-shape", "op"}));
+  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Conv", "Gather", "LayerNormalization", "Cast"}));
 }
 
 }  // namespace
