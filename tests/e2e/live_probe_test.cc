@@ -235,7 +235,12 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
     live_met += l;
     live_only += l && !t;
     table_only += t && !l;
-    if (l) live_matches += RunsOnOpenCv(by_live) == "matches";
+    if (l) {
+      const std::string ran = RunsOnOpenCv(by_live);
+      live_matches += ran == "matches";
+      if (ran != "matches")
+        std::cout << "NOT MATCHED: cell " << i + 1 << ": " << ran << "\n" << built->text;
+    }
   }
   std::cout << "CELLS: " << cells << " direct cells; met by the table " << table_met
             << ", met live " << live_met << " (" << live_only << " only live, " << table_only
