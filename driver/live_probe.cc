@@ -97,7 +97,9 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
     absl::StatusOr<rt::Tensor> t = rt::RandomTensor(dtype, dims, 1 + k);
     if (!t.ok()) return t.status();
     if (dtype == rt::DType::kFloat32) {
-      for (float& v : t->values<float>()) v = std::fabs(v) + 0.5f;
+      // Both signs (PRelu's slope, Max/Min, comparisons depend on them), away from zero (no
+      // division by a value near it).
+      for (float& v : t->values<float>()) v = v >= 0 ? v + 0.5f : v - 0.5f;
     } else if (dtype == rt::DType::kInt64) {
       for (int64_t& v : t->values<int64_t>()) v = 1 + v % 3;
     } else if (dtype == rt::DType::kInt32) {
@@ -108,7 +110,14 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
       const std::string src = absl::StrCat("src_", name);
       in->set_name(src);
       onnx::NodeProto n;
-      n.set_op_type(dtype == rt::DType::kBool ? "Not" : "Relu");
+      // LeakyRelu with alpha 1 passes every value as it is, through a layer of the engine.
+      n.set_op_type(dtype == rt::DType::kBool ? "Not" : "LeakyRelu");
+      if (dtype == rt::DType::kFloat32) {
+        onnx::AttributeProto* alpha = n.add_attribute();
+        alpha->set_name("alpha");
+        alpha->set_type(onnx::AttributeProto::FLOAT);
+        alpha->set_f(1.0f);
+      }
       n.add_input(src);
       n.add_output(name);
       front.push_back(std::move(n));
@@ -238,7 +247,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       std::ifstream in(file);
       std::string magic, second, matches, why;
       if (in && std::getline(in, magic) && std::getline(in, second) && std::getline(in, matches) &&
-          magic == "bcast-live-probe 1" && second == check) {
+          magic == "bcast-live-probe 2" && second == check) {
         std::getline(in, why);
         passes::LiveVerdict v{matches == "1", why};
         memory_.emplace(key, v);
@@ -290,7 +299,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
                          absl::StrFormat("%016x", Fnv1a(p.key, 14695981039346656037ull)), ".txt");
         std::error_code ec;
         std::filesystem::create_directories(cache_dir_, ec);
-        std::ofstream(file) << "bcast-live-probe 1\n"
+        std::ofstream(file) << "bcast-live-probe 2\n"
                             << absl::StrFormat("%016x", Fnv1a(p.key, 1469598103934665603ull))
                             << "\n"
                             << (v.matches ? "1" : "0") << "\n"

@@ -3,9 +3,12 @@
 // seeded inputs, and compared as probe-engine compares (CompareEngineOutput). Engine-neutral:
 // any adapter of engines/registry.h plugs in by name.
 //
-// How a fragment is run: each graph input (a computed operand) is fed through Relu (floats,
-// fed in [0.5, 1.5), so Relu leaves them and no division meets zero) or Not (bools), so that
-// the engine sees a computed tensor, as in the model; int inputs are fed directly, in [1, 4).
+// How a fragment is run: each graph input (a computed operand) is fed through LeakyRelu with
+// alpha 1 (floats, fed in [-1.5, -0.5) and [0.5, 1.5): both signs, as PRelu's slope and Max/Min
+// need, and no division by a value near zero; the layer passes them as they are) or Not (bools),
+// so that the engine sees a computed tensor, as in the model; int inputs are fed directly, in
+// [1, 4). (Fed only positive values through Relu, a rank-6 PRelu that OpenCV computes wrongly
+// for negative inputs was called a match.)
 // Float constants over 64 elements get seeded values in [0.5, 1.5) (the form, not the
 // weights, decides; and so equal blocks with other weights share a cache entry); smaller
 // constants and every non-float constant keep their values (clamp bounds, shapes, axes).
