@@ -257,8 +257,11 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     }
     out.passes.push_back(std::move(p));
   }
-  // The CLI's text, its last line saying what the target covers.
-  out.text = driver::FormatOptText(report, model->proto.graph(), /*unsupported_ops=*/{},
+  // The CLI's text, its last line saying what the target covers (and the model's ops its engine
+  // has no layer for, which the driver counted from the target's measured profile).
+  std::vector<std::string> unsupported_ops;
+  for (const auto& [op, count] : report.unsupported_ops) unsupported_ops.push_back(op);
+  out.text = driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
                                    /*rewrites=*/false, /*debug=*/false, /*list_violations=*/true);
   out.json = passes::FormatOptJson(report);
   return out;

@@ -200,7 +200,7 @@ LiveProbe::LiveProbe(engines::EngineFactory make_engine, std::string engine, std
 std::string LiveProbe::label() const { return absl::StrCat(engine_, " ", version_); }
 
 std::string LiveProbe::Summary() const {
-  return absl::StrFormat("%s: %d forms run, %d answered from the cache, %.2f s", label(),
+  return absl::StrFormat("%s: %d forms run, %d answered from the cache (%.2f s)", label(),
                          forms_run_, cache_hits_, seconds_);
 }
 
@@ -317,6 +317,13 @@ absl::StatusOr<std::unique_ptr<LiveProbe>> MakeLiveProbe(const std::string& targ
                                                          const std::string& cache_dir) {
   for (const std::string& name : engines::EngineNames()) {
     if (!absl::StartsWith(target_name, name)) continue;
+    // A fragment is run at the node's exact shapes, leading dims included; an engine without a
+    // batch axis (ncnn drops a leading 1 and refuses any other) cannot run such fragments as
+    // the model will, so its measured table (probed with a batch of 1) decides instead.
+    if (EngineDropsBatchAxis(name)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          name, " has no batch axis: its fragments are decided by its measured table"));
+    }
     absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(name);
     if (!factory.ok()) return factory.status();
     absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> engine = (*factory)();

@@ -2,7 +2,7 @@
 // broadcasts are wrong, rewrite it for the engine's target, prove the rewrite computes the same
 // outputs, and only then hand it on (here: save it).
 //
-// Usage: converter MODEL TARGET OUT    e.g. converter cnn_block.onnx ncnn cnn_ncnn.onnx
+// Usage: converter MODEL TARGET OUT    e.g. converter cnn_block.onnx explicit out.onnx
 // Exit: 0 converted; 1 broadcast error or verify mismatch; 2 any other error; 64 usage.
 #include <cstdio>
 #include <filesystem>

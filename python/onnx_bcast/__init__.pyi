@@ -153,7 +153,7 @@ class OptimizeSummary(TypedDict):
     error: Optional[str]
 
 
-class OptimizeReport(TypedDict):
+class _OptimizeReportBase(TypedDict):
     schema_version: int
     kind: Literal["opt"]
     model: str
@@ -162,6 +162,12 @@ class OptimizeReport(TypedDict):
     passes: list[PassReport]
     summary: OptimizeSummary
     text: str
+
+
+class OptimizeReport(_OptimizeReportBase, total=False):
+    # Ops of the model the target's engine has no layer for (its measured profile's list), with
+    # their node counts; not broadcast forms, so they never fail optimize().
+    unsupported_ops: dict[str, int]
 
 
 class Comparison(TypedDict):

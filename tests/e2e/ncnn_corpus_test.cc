@@ -57,6 +57,10 @@ const std::set<std::string>& MustRunAfterOpt() {
       "resnet_block_op11",
       "resnet_block_op16",
       "torchvision_mobilenet_v3_small_op13",
+      // Issue 35's exports (LayerNorm over a flattened vector, a channels-last head, a clamp).
+      "channels_last_head_op14",
+      "clamp_maxmin_op13",
+      "flat_layernorm_op14",
   };
   return *kModels;
 }
@@ -114,6 +118,8 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     std::vector<std::string> outside;  // the target check's lines when opt exits 3
     std::vector<std::string> lacking;  // ops ncnn has no layer for (opt's warnings)
     Reference ref;
+    // Why no comparison against the reference can fail (a constant or NaN-only output), or "".
+    std::string uninformative;
     int before_job = -1, after_job = -1;
   };
   std::vector<Row> rows;
@@ -152,11 +158,14 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
     ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
     row.ref = *std::move(ref);
-    // A reference the comparison cannot fail against (constant, or NaN only) is refused.
+    // A reference the comparison cannot fail against (constant, or NaN only) judges nothing:
+    // the model never counts as running and matching (the nn.Transformers' outputs are NaN at
+    // ncnn's batch of 1 with these seeds; they stop at Expand and Where on ncnn anyway).
     for (size_t k = 0; k < row.ref.expected.size(); ++k) {
       const std::string why = test_support::UninformativeReference(row.ref.expected[k]);
-      EXPECT_EQ(why, "") << name << ": output '" << row.ref.output_names[k]
-                         << "' at the test's inputs " << why;
+      if (!why.empty() && row.uninformative.empty()) {
+        row.uninformative = absl::StrCat("output '", row.ref.output_names[k], "' ", why);
+      }
     }
     for (const std::string& file : {before, after}) {
       if (file == after && r.code != 0) continue;  // nothing written
@@ -181,7 +190,7 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
       "| model | dims | as exported | after `opt --target ncnn` | ops ncnn has no layer for |\n"
       "|---|---|---|---|---|\n";
   for (const Row& row : rows) {
-    const Verdict before = Judge((*outcomes)[row.before_job], row.ref);
+    Verdict before = Judge((*outcomes)[row.before_job], row.ref);
     Verdict after;
     if (row.after_job >= 0) {
       ++written;
@@ -196,6 +205,12 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     } else {
       after.text = absl::StrCat("not written (opt exit 3): ", row.outside.size(),
                                 " node(s) outside the table, first: ", row.outside.front());
+    }
+    if (!row.uninformative.empty()) {
+      for (Verdict* v : {&before, &after}) {
+        if (v->matches) v->text = "runs; not judged: the reference " + row.uninformative;
+        v->matches = false;
+      }
     }
     if (before.matches) {
       EXPECT_TRUE(after.matches) << row.model << ": ran and matched as exported, after opt "

@@ -212,6 +212,8 @@ TEST(CompareEngineOutput, ComparesTheElementTypes) {
   EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
   EXPECT_TRUE(
       driver::CompareEngineOutput(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).matches);
+}
+
 // A rank-0 `same` cell that runs counts as passing (ncnn's rank-0 cells): the limit above it
 // still holds; a cell refused with the converter's "<op> not supported yet" lists the op as
 // unsupported, and the cells outside the grid's own (form "op", "batch") decide no rule.
