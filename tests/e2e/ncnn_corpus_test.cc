@@ -161,12 +161,8 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     // A reference the comparison cannot fail against (constant, or NaN only) judges nothing:
     // the model never counts as running and matching (the nn.Transformers' outputs are NaN at
     // ncnn's batch of 1 with these seeds; they stop at Expand and Where on ncnn anyway).
-    for (size_t k = 0; k < row.ref.expected.size(); ++k) {
-      const std::string why = test_support::UninformativeReference(row.ref.expected[k]);
-      if (!why.empty() && row.uninformative.empty()) {
-        row.uninformative = absl::StrCat("output '", row.ref.output_names[k], "' ", why);
-      }
-    }
+    row.uninformative =
+        test_support::FirstUninformativeOutput(row.ref.output_names, row.ref.expected);
     for (const std::string& file : {before, after}) {
       if (file == after && r.code != 0) continue;  // nothing written
       engines::EngineJob job;

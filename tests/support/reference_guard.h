@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/dtype.h"
@@ -44,6 +45,19 @@ inline std::string UninformativeReference(const rt::Tensor& t) {
   if (distinct) return "";
   if (!first) return "has no finite value (NaN and infinities match themselves)";
   return absl::StrCat("holds one value, ", *first, ", in every finite element");
+}
+
+/// The first of `outputs` (named by `names`, in order) that UninformativeReference refuses, as
+/// "output 'NAME' <why>"; empty when every one can tell a right engine from a wrong one.
+inline std::string FirstUninformativeOutput(const std::vector<std::string>& names,
+                                            const std::vector<rt::Tensor>& outputs) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const std::string why = UninformativeReference(outputs[k]);
+    if (!why.empty()) {
+      return absl::StrCat("output '", k < names.size() ? names[k] : "", "' ", why);
+    }
+  }
+  return "";
 }
 
 }  // namespace onnx_bcast::test_support
