@@ -27,10 +27,14 @@ cmake -S . -B "$build" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
   -DBCAST_SANITIZE=ON -DBCAST_BUILD_FUZZ=ON -DBCAST_BUILD_BENCH=OFF \
   "${fuzz_seconds[@]}"
+start=$SECONDS
 cmake --build "$build" -j"$jobs"
+echo "sanitize.sh: build $((SECONDS - start)) s" >&2
 
 # halt_on_error/abort_on_error: a report is a failed test, never a warning in a log.
 # detect_leaks stays on for our tests; the fuzz entries set their own options (fuzz/CMakeLists.txt).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+start=$SECONDS
+trap 'echo "sanitize.sh: ctest $((SECONDS - start)) s" >&2' EXIT
 ctest --test-dir "$build" -j"$jobs" --output-on-failure "$@"
