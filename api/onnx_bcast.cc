@@ -257,10 +257,12 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     }
     out.passes.push_back(std::move(p));
   }
-  // The CLI's text, its last line saying what the target covers (and the model's ops its engine
-  // has no layer for, which the driver counted from the target's measured profile).
-  std::vector<std::string> unsupported_ops;
-  for (const auto& [op, count] : report.unsupported_ops) unsupported_ops.push_back(op);
+  // The CLI's text, its last line saying what the target covers: given the profile's list of ops
+  // its engine has no layer for, as the CLI gives it (the ops the model uses would leave a model
+  // that uses none of them with the "not checked" line instead of "every op has a layer").
+  const std::vector<std::string> unsupported_ops = pipeline->profile.has_value()
+                                                       ? pipeline->profile->unsupported_ops
+                                                       : std::vector<std::string>{};
   out.text = driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
                                    /*rewrites=*/false, /*debug=*/false, /*list_violations=*/true);
   out.json = passes::FormatOptJson(report);

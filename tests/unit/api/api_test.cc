@@ -286,6 +286,20 @@ TEST(ApiTest, OptimizeFailsWhenTheTargetIsNotMetUnlessAllowPartial) {
   EXPECT_THAT(r->violations[0], HasSubstr("cannot prove explicit's form"));
 }
 
+// The report's text ends with the CLI's line on what the target covers: here every op of the
+// model has a layer in ncnn (its measured profile lists the ops it lacks), as `opt` says.
+TEST(ApiTest, OptimizeTextSaysEveryOpHasALayerAsTheCliDoes) {
+  absl::StatusOr<onnx::ModelProto> model = onnx_bcast::LoadModel(kModels + "/cnn_block.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  onnx_bcast::OptimizeOptions options;
+  options.target = "ncnn";
+  options.dims = {{"N", 1}};
+  absl::StatusOr<onnx_bcast::OptimizeReport> report = onnx_bcast::Optimize(&*model, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->text, testing::EndsWith("target ncnn covers broadcast forms only; every op "
+                                              "of the model has a layer in ncnn\n"));
+}
+
 TEST(ApiTest, OptimizeFilesWritesTheOutput) {
   const fs::path dir = TempDir("optimize_files");
   const std::string out = (dir / "cnn_ncnn.onnx").string();
