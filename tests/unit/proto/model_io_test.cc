@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,11 +18,13 @@
 #include "proto/onnx_checks.h"
 #include "proto/onnx_text.h"
 #include "proto/tensor_util.h"
+#include "tests/support/cli_process.h"
 
 namespace onnx_bcast::proto {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::ReadAll;
 using ::testing::HasSubstr;
 
 const char kTestData[] = "/usr/share/libonnx-testdata/data";
@@ -53,15 +54,6 @@ class TempDir {
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  // In one read: a character-at-a-time iterator loop is slow in the tests' unoptimized
-  // sanitizer build (most of a second for an 8 MB model).
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
 }
 
 // A small valid model: y = x + w with w a [2,3] float initializer.
@@ -128,7 +120,7 @@ void ExpectRoundTrip(const std::string& path, const TempDir& dir, int* external 
   EXPECT_TRUE(ModelsEqual(before, after, &diff)) << path << "\n" << diff;
   // And equal to what protobuf itself parses, so validation did not alter anything.
   onnx::ModelProto direct;
-  ASSERT_TRUE(direct.ParseFromString(ReadFile(path)));
+  ASSERT_TRUE(direct.ParseFromString(ReadAll(path)));
   int direct_external = 0;
   EXPECT_TRUE(ModelsEqual(Inlined(direct, model->base_dir, &direct_external), after, &diff))
       << path << "\n" << diff;
@@ -190,7 +182,7 @@ TEST(RoundTrip, KeepsUnknownFieldsMetadataFunctionsAndEncodings) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_TRUE(SaveModel(*loaded, dir / "out.onnx").ok());
   onnx::ModelProto back;
-  ASSERT_TRUE(back.ParseFromString(ReadFile(dir / "out.onnx")));
+  ASSERT_TRUE(back.ParseFromString(ReadAll(dir / "out.onnx")));
   std::string diff;
   EXPECT_TRUE(ModelsEqual(m, back, &diff)) << diff;
   EXPECT_EQ(back.GetReflection()->GetUnknownFields(back).field_count(), 1);
@@ -476,7 +468,7 @@ TEST(ExternalData, SavedToAnotherDirectoryCarriesTheData) {
   ASSERT_TRUE(SaveModel(*m, dir / "out/m.onnx").ok());
   // Copied into a file named after the output; the location is rewritten, nothing else.
   EXPECT_FALSE(fs::exists(dir / "out/sub"));
-  EXPECT_EQ(ReadFile(dir / "out/m.onnx.data"), Floats(6));
+  EXPECT_EQ(ReadAll(dir / "out/m.onnx.data"), Floats(6));
   absl::StatusOr<Model> back = LoadModel(dir / "out/m.onnx");
   ASSERT_TRUE(back.ok()) << back.status();
   onnx::ModelProto expected = m->proto;
@@ -524,7 +516,7 @@ TEST(Save, RefusesToOverwriteInputUnlessInPlace) {
   WriteFile(dir / "m.onnx", Bytes(SmallModel()));
   absl::StatusOr<Model> m = LoadModel(dir / "m.onnx");
   ASSERT_TRUE(m.ok());
-  const std::string before = ReadFile(dir / "m.onnx");
+  const std::string before = ReadAll(dir / "m.onnx");
   fs::create_directories(dir / "a");
   fs::create_symlink(dir / "m.onnx", dir / "link.onnx");
   for (const std::string& out : {dir / "m.onnx", dir / "a/../m.onnx", dir / "link.onnx"}) {
@@ -535,7 +527,7 @@ TEST(Save, RefusesToOverwriteInputUnlessInPlace) {
   fs::create_hard_link(dir / "m.onnx", dir / "hard.onnx");
   EXPECT_THAT(std::string(SaveModel(*m, dir / "hard.onnx").message()),
               HasSubstr("is the input model"));
-  EXPECT_EQ(ReadFile(dir / "m.onnx"), before);
+  EXPECT_EQ(ReadAll(dir / "m.onnx"), before);
   SaveOptions in_place;
   in_place.in_place = true;
   EXPECT_TRUE(SaveModel(*m, dir / "m.onnx", in_place).ok());
@@ -561,7 +553,7 @@ TEST(Save, FailuresLeaveNothingBehind) {
   ext.external_data = true;
   ext.external_threshold_bytes = 1;
   EXPECT_THAT(std::string(SaveModel(m, dir / "o.onnx", ext).message()), HasSubstr("symlink"));
-  EXPECT_EQ(ReadFile(dir / "victim"), "keep");
+  EXPECT_EQ(ReadAll(dir / "victim"), "keep");
   EXPECT_FALSE(fs::exists(dir / "o.onnx"));
   EXPECT_TRUE(NoTemporaries(dir));
   if (::geteuid() != 0) {
@@ -579,7 +571,7 @@ TEST(Save, ReplacesExistingOutputAtomically) {
   m.base_dir = dir.path();
   WriteFile(dir / "out.onnx", "old");
   ASSERT_TRUE(SaveModel(m, dir / "out.onnx").ok());
-  EXPECT_EQ(ReadFile(dir / "out.onnx"), Bytes(m.proto));
+  EXPECT_EQ(ReadAll(dir / "out.onnx"), Bytes(m.proto));
   EXPECT_EQ(dir.Files(), std::vector<std::string>{"out.onnx"});
 }
 
