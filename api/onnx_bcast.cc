@@ -6,31 +6,31 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <unordered_map>
 #include <memory>
 #include <new>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/dim_evaluation.h"
+#include "analysis/shape_propagation.h"
 #include "driver/driver.h"
 #include "driver/opt_text.h"
-#include "passes/check_report.h"
-#include "passes/dim_evaluation.h"
-#include "passes/opt_report.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
-#include "passes/shape_propagation.h"
-#include "passes/targets.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
+#include "report/check_report.h"
+#include "report/opt_report.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "targets/targets.h"
 #include "verify/verify.h"
 
 namespace onnx_bcast {
@@ -230,11 +230,11 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   }
   if (pipeline->profile.has_value()) {
     if (!report.violations.empty() && !options.allow_partial) {
-      return absl::UnimplementedError(absl::StrCat(
-          model->path.empty() ? std::string("model") : model->path, ": target ",
-          pipeline->profile->name, " not met: ", report.violations.size(),
-          " node(s) not in its form (allow_partial keeps the partial rewrite): ",
-          absl::StrJoin(report.violations, "; ")));
+      return absl::UnimplementedError(
+          absl::StrCat(model->path.empty() ? std::string("model") : model->path, ": target ",
+                       pipeline->profile->name, " not met: ", report.violations.size(),
+                       " node(s) not in its form (allow_partial keeps the partial rewrite): ",
+                       absl::StrJoin(report.violations, "; ")));
     }
   }
 
@@ -252,8 +252,8 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     p.bytes_added = run.stats.bytes_added;
     p.seconds = run.seconds;
     for (const passes::Rewrite& r : run.stats.log) {
-      p.rewrites.push_back(
-          Rewrite{r.node, r.output, r.op, r.action, r.tensor, r.detail, r.before, r.after, r.bytes});
+      p.rewrites.push_back(Rewrite{r.node, r.output, r.op, r.action, r.tensor, r.detail, r.before,
+                                   r.after, r.bytes});
     }
     out.passes.push_back(std::move(p));
   }
@@ -271,7 +271,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
 
 // Both enums carry onnx::TensorProto::DataType numbers; the public one lists the types the
 // executor runs. The asserts keep the two in step.
-#define BCAST_SAME_DTYPE(pub, rt_name)                                                  \
+#define BCAST_SAME_DTYPE(pub, rt_name) \
   static_assert(static_cast<int32_t>(DataType::pub) == static_cast<int32_t>(rt::DType::rt_name))
 BCAST_SAME_DTYPE(kFloat, kFloat32);
 BCAST_SAME_DTYPE(kUInt8, kUInt8);
@@ -295,8 +295,8 @@ rt::DType ToDType(DataType d) { return static_cast<rt::DType>(static_cast<int32_
 absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
   const rt::DType dtype = ToDType(t.dtype);
   if (!rt::IsSupported(dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': unsupported data type ",
-                                                   static_cast<int32_t>(t.dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': unsupported data type ", static_cast<int32_t>(t.dtype)));
   }
   for (int64_t d : t.dims) {
     if (d < 0) {
@@ -308,8 +308,8 @@ absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
   // memory.
   absl::StatusOr<int64_t> count = rt::ShapeElementCount(t.dims);
   if (!count.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ",
-                                                   count.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': ", count.status().message()));
   }
   const size_t element_size = rt::DTypeSize(dtype);
   if (static_cast<uint64_t>(*count) > t.data.size() / element_size ||
@@ -320,8 +320,8 @@ absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
   }
   absl::StatusOr<rt::Tensor> tensor = rt::Tensor::Allocate(dtype, t.dims);
   if (!tensor.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ",
-                                                   tensor.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", name, "': ", tensor.status().message()));
   }
   if (!t.data.empty()) std::memcpy(tensor->raw_data(), t.data.data(), t.data.size());
   return tensor;
@@ -350,8 +350,7 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
   run_options.threads = options.threads;
   run_options.max_tensor_elements = options.max_tensor_elements;
   if (options.max_memory_bytes > 0) run_options.max_memory_bytes = options.max_memory_bytes;
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec =
-      rt::Executor::Create(*loaded, run_options);
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, run_options);
   if (!exec.ok()) return Named(model, exec.status());
   const rt::Graph& graph = (*exec)->graph();
 
@@ -361,9 +360,9 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
     const bool is_input =
         std::find(graph.inputs.begin(), graph.inputs.end(), name) != graph.inputs.end();
     if (!is_input && graph.initializers.count(name) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          model.path, ": the model has no input or initializer '", name, "' (inputs: ",
-          absl::StrJoin(graph.inputs, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(model.path, ": the model has no input or initializer '", name,
+                       "' (inputs: ", absl::StrJoin(graph.inputs, ", "), ")"));
     }
     absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor);
     if (!t.ok()) return Named(model, t.status());
@@ -379,8 +378,8 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
   }
   if (!missing.empty()) {
     if (!options.random_missing_inputs) {
-      return absl::InvalidArgumentError(absl::StrCat(model.path, ": no value for input(s) ",
-                                                     absl::StrJoin(missing, ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat(model.path, ": no value for input(s) ", absl::StrJoin(missing, ", ")));
     }
     rt::RandomInputOptions random;
     random.seed = options.seed;
@@ -447,8 +446,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     for (const verify::OutputResult& o : s.outputs) {
       const rt::Comparison& c = o.comparison;
       out.outputs.push_back(OutputComparison{s.label, o.name, c.match, c.max_abs_error,
-                                             c.max_rel_error, c.max_ulp, c.mismatches,
-                                             c.message});
+                                             c.max_rel_error, c.max_ulp, c.mismatches, c.message});
       out.max_abs_error = std::max(out.max_abs_error, c.max_abs_error);
       out.max_ulp = std::max(out.max_ulp, c.max_ulp);
     }
@@ -456,10 +454,10 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   if (r->divergence.has_value()) {
     const verify::Divergence& d = *r->divergence;
     std::string message = d.comparison.message;
-    if (!d.pass.empty()) absl::StrAppend(&message, "; introduced by pass ", d.pass, ": ", d.rewrite);
-    out.divergence =
-        Divergence{d.sample, d.tensor, d.node, d.node_output, d.op, d.input_shapes, message, d.pass,
-                   d.rewrite};
+    if (!d.pass.empty())
+      absl::StrAppend(&message, "; introduced by pass ", d.pass, ": ", d.rewrite);
+    out.divergence = Divergence{d.sample,       d.tensor, d.node, d.node_output, d.op,
+                                d.input_shapes, message,  d.pass, d.rewrite};
   }
   for (const verify::LocalResult& l : r->local) {
     out.local.push_back(LocalCheck{l.node, l.op, l.match, l.skipped, l.detail});

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "passes/check_report.h"
-#include "passes/targets.h"
 #include "proto/graph_structure.h"
+#include "report/check_report.h"
 #include "runtime/exec/constant_eval.h"
 #include "runtime/run_budget.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::driver {
 
@@ -103,8 +103,8 @@ absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBinding
       const auto i = static_cast<size_t>(out.at->first_failure);
       out.failure = passes::LocatedMessage(checked->analysis.nodes[i], out.at->nodes[i].message);
     } else {
-      out.failure = absl::StrCat("the broadcast conditions contradict: ",
-                                 checked->analysis.contradiction);
+      out.failure =
+          absl::StrCat("the broadcast conditions contradict: ", checked->analysis.contradiction);
     }
     return out;
   }

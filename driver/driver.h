@@ -18,14 +18,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "passes/dim_evaluation.h"
-#include "passes/form_oracle.h"
-#include "passes/opt_report.h"
+#include "analysis/dim_evaluation.h"
+#include "analysis/shape_propagation.h"
 #include "passes/pass_manager.h"
-#include "passes/progress.h"
-#include "passes/shape_propagation.h"
 #include "proto/dim_binding.h"
 #include "proto/model_io.h"
+#include "report/opt_report.h"
+#include "support/progress.h"
+#include "targets/form_oracle.h"
 
 namespace onnx_bcast::driver {
 
@@ -116,7 +116,7 @@ struct OptSettings {
   /// Keep each rewrite in the report (PassStats::log). Off, the report still counts them
   /// (PassStats::rewrites) but lists none: for callers that print only the counts.
   bool keep_rewrite_log = true;
-  /// The target's engine at exact shapes (driver/live_probe.h): legalize-measured and the
+  /// The target's engine at exact shapes (engines/live_probe.h): legalize-measured and the
   /// target check decide with it where shapes are static. Null: the table decides.
   passes::FormOracle* live = nullptr;
 };

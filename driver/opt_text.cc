@@ -22,7 +22,7 @@ void CountOps(const onnx::GraphProto& g, std::map<std::string, int>* counts) {
 }
 
 // The hint a violation gives to make it fit, with the separator before it: "bind H, N with
-// --dim" (passes/targets.cc, passes/runtime_shapes.cc word it so).
+// --dim" (targets/targets.cc, targets/runtime_shapes.cc word it so).
 const std::regex& HintPattern() {
   static const auto* const kPattern =
       new std::regex(R"((: |; |, )?(bind [^ ,()]+(?:, [^ ,()]+)* with --dim))");

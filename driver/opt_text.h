@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "passes/opt_report.h"
 #include "proto/onnx.h"
+#include "report/opt_report.h"
 
 namespace onnx_bcast::driver {
 

@@ -2,7 +2,7 @@
 // our broadcast rules, the lint, value_info annotation) and both report formats.
 #include "driver/driver.h"
 #include "fuzz/fuzz_common.h"
-#include "passes/check_report.h"
+#include "report/check_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace passes = onnx_bcast::passes;

@@ -10,10 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
 #include "passes/rewrite_context.h"
-#include "passes/targets.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -153,8 +153,7 @@ class EliminateRedundantBroadcast : public Pass {
       if (op.multidirectional()) {
         const bcast::BroadcastResult r0 = bcast::BroadcastNumpy(before);
         const bcast::BroadcastResult r1 = bcast::BroadcastNumpy(after);
-        ok = (r0.ok() && r1.ok() && r0.output == r1.output) ||
-             LeadingOnesOnly(sy, sx, after);
+        ok = (r0.ok() && r1.ok() && r0.output == r1.output) || LeadingOnesOnly(sy, sx, after);
       } else if (!op.legacy && op.kind == BroadcastOpKind::kPRelu && c.input_size() == 2 &&
                  c.input(0) != y) {
         ok = bcast::BroadcastUnidirectional(before[0], sy).ok() &&

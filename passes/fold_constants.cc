@@ -15,13 +15,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "passes/analysis_manager.h"
+#include "analysis/analysis_manager.h"
+#include "analysis/shape_propagation.h"
 #include "passes/rewrite_context.h"
-#include "passes/shape_propagation.h"
-#include "passes/targets.h"
 #include "proto/graph.h"
 #include "proto/opsets.h"
 #include "proto/tensor_codec.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 namespace {

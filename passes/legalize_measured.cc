@@ -11,12 +11,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/shape_propagation.h"
 #include "broadcast/view.h"
-#include "passes/form_oracle.h"
 #include "passes/rewrite_context.h"
-#include "passes/shape_propagation.h"
-#include "passes/targets.h"
 #include "proto/graph_structure.h"
+#include "targets/form_oracle.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 namespace {

@@ -141,7 +141,7 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   ResolvedPipeline out;
   std::vector<std::string> names = request.passes;
   if (!request.target_file.empty()) {
-    absl::StatusOr<TargetProfile> t = LoadTargetProfile(request.target_file);
+    absl::StatusOr<TargetProfile> t = LoadTargetProfile(request.target_file, IsRegisteredPass);
     if (!t.ok()) return t.status();
     out.profile = *std::move(t);
   } else if (request.passes.empty()) {

@@ -13,12 +13,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "passes/analysis_manager.h"
+#include "analysis/analysis_manager.h"
 #include "passes/pass.h"
-#include "passes/progress.h"
 #include "passes/registry.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
+#include "support/progress.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 

@@ -50,4 +50,6 @@ const PassInfo* FindPass(std::string_view name) {
   return nullptr;
 }
 
+bool IsRegisteredPass(std::string_view name) { return FindPass(name) != nullptr; }
+
 }  // namespace onnx_bcast::passes

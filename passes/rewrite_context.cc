@@ -7,14 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/shape_propagation.h"
 #include "broadcast/rules.h"
-#include "passes/shape_propagation.h"
-#include "passes/targets.h"
 #include "proto/graph_structure.h"
 #include "proto/opsets.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 namespace {

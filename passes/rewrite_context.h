@@ -17,9 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/analysis_manager.h"
+#include "analysis/broadcast_ops.h"
 #include "broadcast/shape.h"
-#include "passes/analysis_manager.h"
-#include "passes/broadcast_ops.h"
 #include "passes/pass.h"
 #include "proto/graph.h"
 #include "proto/model_io.h"

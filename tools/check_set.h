@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "passes/check_set_report.h"
+#include "report/check_set_report.h"
 
 namespace onnx_bcast::tools {
 

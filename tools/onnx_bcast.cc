@@ -26,23 +26,22 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "analysis/dim_evaluation.h"
+#include "analysis/shape_propagation.h"
 #include "driver/driver.h"
-#include "driver/engine_probe.h"
-#include "driver/engine_verify.h"
-#include "driver/live_probe.h"
 #include "driver/opt_text.h"
+#include "engines/engine_probe.h"
+#include "engines/engine_verify.h"
+#include "engines/live_probe.h"
 #include "engines/registry.h"
-#include "passes/check_report.h"
-#include "passes/check_set_report.h"
-#include "passes/dim_evaluation.h"
-#include "passes/opt_report.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
-#include "passes/shape_propagation.h"
-#include "passes/targets.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "proto/safe_write.h"
+#include "report/check_report.h"
+#include "report/check_set_report.h"
+#include "report/opt_report.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
@@ -50,6 +49,7 @@
 #include "runtime/exec/profile.h"
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
+#include "targets/targets.h"
 #include "tools/check_set.h"
 #include "tools/cli.h"
 #include "tools/progress.h"
@@ -90,7 +90,7 @@ struct Args {
   std::optional<std::string> junit;
   std::optional<std::string> sarif;
   std::optional<std::string> baseline;
-  std::vector<std::string> dims;  // check, opt and run: SYMBOL=N
+  std::vector<std::string> dims;          // check, opt and run: SYMBOL=N
   std::vector<std::string> input_shapes;  // opt: NAME=d0,d1,...
   // opt
   std::string target;
@@ -232,10 +232,8 @@ void DeclareCheck(CommandLine* cl, Args* a) {
   cl->Flag("--annotate", "write the model with inferred value_info (needs -o)", &a->annotate);
   cl->Option("-o,--output", "OUT", "output model for --annotate", &a->output);
   cl->Option("-j,--jobs", "N",
-             "with several models (or a folder): check N at a time (default: the cores)",
-             &a->jobs);
-  cl->Option("--junit", "FILE", "write JUnit XML: one testcase per model ('-': stdout)",
-             &a->junit);
+             "with several models (or a folder): check N at a time (default: the cores)", &a->jobs);
+  cl->Option("--junit", "FILE", "write JUnit XML: one testcase per model ('-': stdout)", &a->junit);
   cl->Option("--sarif", "FILE", "write SARIF 2.1.0: one result per finding ('-': stdout)",
              &a->sarif);
   cl->Option("--baseline", "FILE",
@@ -333,8 +331,7 @@ void DeclareRun(CommandLine* cl, Args* a) {
            "print where the time goes: per op type and the slowest nodes, with shares (over the "
            "--bench runs when given, else the one run, which includes planning)",
            &a->profile);
-  cl->Option("--profile-json", "FILE", "write the profile as JSON ('-': stdout)",
-             &a->profile_json);
+  cl->Option("--profile-json", "FILE", "write the profile as JSON ('-': stdout)", &a->profile_json);
   cl->Option("--timeout", "SECONDS",
              "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
   DeclareMaxMemory(cl, a);
@@ -466,9 +463,9 @@ class SideOutput {
       return true;
     }
     absl::StatusOr<proto::StagedOutputFiles> staged =
-        inputs.ok() ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}},
-                                                      *inputs)
-                    : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+        inputs.ok()
+            ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}}, *inputs)
+            : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
     if (!staged.ok()) {
       PrintError(inputs.ok() ? std::string(staged.status().message())
                              : absl::StrCat(path, ": cannot write: ", staged.status().message()));
@@ -631,8 +628,8 @@ absl::Status ParseInputShapeSpecs(const std::vector<std::string>& specs,
       extents.push_back(n);
     }
     if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape expects NAME=d0,d1,... with every d >= 1, got '", spec, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape expects NAME=d0,d1,... with every d >= 1, got '", spec, "'"));
     }
     if (shapes->count(kv.first) > 0) {
       return absl::InvalidArgumentError(
@@ -747,7 +744,8 @@ int RunCheck(const Command& cmd, const Args& args) {
   bool set = args.positionals.size() > 1 || args.junit.has_value() || args.sarif.has_value() ||
              args.baseline.has_value();
   std::error_code ec;
-  set = set || (args.positionals[0] != kStdio && std::filesystem::is_directory(args.positionals[0], ec));
+  set = set ||
+        (args.positionals[0] != kStdio && std::filesystem::is_directory(args.positionals[0], ec));
   if (set) return RunCheckSet(cmd, args);
   if (args.jobs.has_value()) return Usage(cmd, "--jobs is for several models or a folder");
   if (args.annotate != args.output.has_value()) {
@@ -997,9 +995,9 @@ int RunOpt(const Command& cmd, const Args& args) {
   const absl::Status status = driver::Optimize(&*model, *resolved, settings, &report);
   // The ops the target's engine has no layer for, as its profile measured them: named in the
   // report's last line, and each with its count in the warnings below (report.unsupported_ops).
-  const std::vector<std::string> unsupported_ops =
-      resolved->profile.has_value() ? resolved->profile->unsupported_ops
-                                    : std::vector<std::string>{};
+  const std::vector<std::string> unsupported_ops = resolved->profile.has_value()
+                                                       ? resolved->profile->unsupported_ops
+                                                       : std::vector<std::string>{};
   // With --passes none, the report is the "dims bound" line when dims were bound.
   if (!resolved->passes.empty() || !report.bindings.empty()) {
     PrintOut(driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
@@ -1113,8 +1111,7 @@ absl::Status ParseRunBindings(const Args& args, std::map<std::string, int64_t>* 
       std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
       int64_t n = 0;
       if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &n) || n < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--dim expects SYMBOL=N, got '", spec, "'"));
+        return absl::InvalidArgumentError(absl::StrCat("--dim expects SYMBOL=N, got '", spec, "'"));
       }
       (*dims)[kv.first] = n;
     }
@@ -1341,8 +1338,7 @@ int RunRun(const Command& cmd, const Args& args) {
   for (const auto& [symbol, value] : random.dims) {
     if (symbols.count(symbol) > 0) continue;
     return Usage(cmd, absl::StrCat(model->path, ": --dim ", symbol, "=", value,
-                                   ": the model's inputs have no symbol '", symbol,
-                                   "' (they have ",
+                                   ": the model's inputs have no symbol '", symbol, "' (they have ",
                                    symbols.empty() ? "none" : absl::StrJoin(symbols, ", "), ")"));
   }
   const std::map<std::string, int64_t> dim_options = random.dims;

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "passes/progress.h"
+#include "support/progress.h"
 #include "tools/cli.h"
 
 namespace onnx_bcast::cli {

@@ -11,12 +11,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "passes/dim_evaluation.h"
-#include "passes/opt_report.h"
-#include "passes/report_json.h"
-#include "passes/shape_propagation.h"
+#include "analysis/dim_evaluation.h"
+#include "analysis/shape_propagation.h"
 #include "proto/dim_binding.h"
 #include "proto/shapes.h"
+#include "report/opt_report.h"
+#include "report/report_json.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/model_loader.h"
@@ -30,8 +30,8 @@ namespace {
 // Ops that only move or copy data: a rewrite made of them must give bit-identical outputs.
 const std::set<std::string>& ExactOps() {
   static const auto* const kOps = new std::set<std::string>{
-      "Reshape", "Unsqueeze", "Squeeze", "Expand", "Shape", "Identity", "Constant", "Flatten",
-      "Tile", "Gather", "Transpose", "Concat"};
+      "Reshape",  "Unsqueeze", "Squeeze", "Expand", "Shape",     "Identity",
+      "Constant", "Flatten",   "Tile",    "Gather", "Transpose", "Concat"};
   return *kOps;
 }
 
@@ -250,8 +250,7 @@ void AddOutput(const std::string& name, const TypeTable& types, onnx::GraphProto
   vi->set_name(name);
   auto it = types.types.find(name);
   if (it != types.types.end() && it->second->has_tensor_type()) {
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(
-        it->second->tensor_type().elem_type());
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second->tensor_type().elem_type());
   }
 }
 
@@ -261,15 +260,12 @@ struct SubModel {
 };
 
 // The nodes of `slice` (in graph order) as a model with `frontier` as inputs.
-absl::StatusOr<SubModel> MakeSubModel(const proto::Model& source,
-                                      const std::vector<const onnx::NodeProto*>& slice,
-                                      const std::set<std::string>& frontier,
-                                      const std::set<std::string>& inits,
-                                      const std::vector<std::string>& outputs,
-                                      const TypeTable& types, const TypeTable& out_types,
-                                      const Bindings& bindings,
-                                      std::map<std::string, std::vector<int64_t>>* shapes,
-                                      std::map<std::string, int32_t>* elems) {
+absl::StatusOr<SubModel> MakeSubModel(
+    const proto::Model& source, const std::vector<const onnx::NodeProto*>& slice,
+    const std::set<std::string>& frontier, const std::set<std::string>& inits,
+    const std::vector<std::string>& outputs, const TypeTable& types, const TypeTable& out_types,
+    const Bindings& bindings, std::map<std::string, std::vector<int64_t>>* shapes,
+    std::map<std::string, int32_t>* elems) {
   SubModel sub;
   sub.model.path = "<local>";
   sub.model.base_dir = source.base_dir;
@@ -296,7 +292,8 @@ absl::StatusOr<SubModel> MakeSubModel(const proto::Model& source,
 // check's analysis of the original: its combined condition decides where samples may bind
 // the symbols. A model the analysis cannot take (or whose conditions contradict) gives none.
 std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original) {
-  absl::StatusOr<passes::Analysis> a = passes::AnalyzeBroadcasts(original, passes::AnalysisOptions());
+  absl::StatusOr<passes::Analysis> a =
+      passes::AnalyzeBroadcasts(original, passes::AnalysisOptions());
   if (!a.ok()) return std::nullopt;
   return *std::move(a);
 }
@@ -341,8 +338,8 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       if (d.is_symbol() && d.symbol().rfind("unk__", 0) != 0) symbols.insert(d.symbol());
     }
   }
-  const std::vector<Bindings> samples = SampleBindings(
-      symbols, options.samples, options.edge_cases, UsableCondition(AnalyzeOriginal(original)));
+  const std::vector<Bindings> samples = SampleBindings(symbols, options.samples, options.edge_cases,
+                                                       UsableCondition(AnalyzeOriginal(original)));
 
   for (int i = 0; i < ga.node_size(); ++i) {
     step.Update(i, ga.node_size());
@@ -412,9 +409,8 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       std::map<std::string, int32_t> elems;
       absl::StatusOr<SubModel> sa = MakeSubModel(original, {&na}, frontier_a, inits_used_a, outs,
                                                  types_a, types_a, samples[s], &shapes, &elems);
-      absl::StatusOr<SubModel> sb = MakeSubModel(rewritten, slice_b, frontier_b, inits_used_b,
-                                                 outs, types_a, types_b, samples[s], &shapes,
-                                                 &elems);
+      absl::StatusOr<SubModel> sb = MakeSubModel(rewritten, slice_b, frontier_b, inits_used_b, outs,
+                                                 types_a, types_b, samples[s], &shapes, &elems);
       if (!sa.ok() || !sb.ok()) {
         lr.skipped = true;
         lr.detail = std::string((!sa.ok() ? sa.status() : sb.status()).message());
@@ -424,8 +420,8 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
       std::map<std::string, rt::Value> values;
       uint64_t k = 0;
       for (const auto& [name, dims] : shapes) {
-        absl::StatusOr<rt::Tensor> t = rt::RandomTensor(
-            static_cast<rt::DType>(elems[name]), dims, options.seed * 7919u + s * 104729u + k++);
+        absl::StatusOr<rt::Tensor> t = rt::RandomTensor(static_cast<rt::DType>(elems[name]), dims,
+                                                        options.seed * 7919u + s * 104729u + k++);
         if (!t.ok()) {
           lr.skipped = true;
           lr.detail = std::string(t.status().message());
@@ -445,15 +441,16 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
         if (!out.ok()) {
           lr.skipped = sub == &*sa;  // the original node itself cannot run: nothing to compare
           lr.match = sub == &*sa;
-          lr.detail = absl::StrCat(sub == &*sa ? "original" : "rewritten", " cannot run: ",
-                                   out.status().message());
+          lr.detail = absl::StrCat(sub == &*sa ? "original" : "rewritten",
+                                   " cannot run: ", out.status().message());
           break;
         }
         results_ab.push_back(std::move(*out));
       }
       if (results_ab.size() != 2) break;
       for (size_t o = 0; o < outs.size(); ++o) {
-        rt::Comparison c = rt::CompareValues(results_ab[1][o], results_ab[0][o], outs[o], tolerance);
+        rt::Comparison c =
+            rt::CompareValues(results_ab[1][o], results_ab[0][o], outs[o], tolerance);
         if (!c.match) {
           lr.match = false;
           lr.detail = absl::StrCat(BindingsToString(samples[s]), ": ", c.message);
@@ -503,8 +500,8 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
   VerifyResult r;
   // Only inputs both models accept say anything: a dim one declares as a number (opt --dim
   // wrote it) is that number in both, and the samples vary only the dims both leave free.
-  absl::StatusOr<std::vector<BoundDim>> bound = CommonInputBindings(
-      original_given, rewritten_given, options.dims, options.dims_label);
+  absl::StatusOr<std::vector<BoundDim>> bound =
+      CommonInputBindings(original_given, rewritten_given, options.dims, options.dims_label);
   if (!bound.ok()) return bound.status();
   r.bound = *std::move(bound);
   const std::map<std::string, int64_t> bound_values = BoundValues(r.bound);
@@ -588,14 +585,14 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
       if (!set.ok()) return set.status();
       // An input a model's declaration refuses is never fed: `run` refuses it too.
       const std::pair<const char*, const rt::Model*> both[] = {{"original", ma.get()},
-                                                                {"rewritten", mb.get()}};
+                                                               {"rewritten", mb.get()}};
       for (const auto& [which, loaded] : both) {
         absl::StatusOr<rt::SymbolValues> fits =
             rt::CheckInputs(*loaded->main, set->feeds, bound_values, options.dims_label);
         if (!fits.ok()) {
-          return BadInputError(absl::InvalidArgumentError(absl::StrCat(
-              dir, ": the ", which, " model does not accept this input: ",
-              fits.status().message())));
+          return BadInputError(absl::InvalidArgumentError(
+              absl::StrCat(dir, ": the ", which,
+                           " model does not accept this input: ", fits.status().message())));
         }
       }
       sets.emplace_back(dir, std::move(set->feeds));
@@ -633,16 +630,14 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
         sample_step.End("failed");
         return go_local(std::string(feeds.status().message()));
       }
-      sets.emplace_back(
-          must_fail == k
-              ? absl::StrCat("edge case outside the broadcast condition (",
-                             BindingsToString(bindings[k]), ")")
-              : absl::StrCat("random sample ", k, " (",
-                             bindings[k].empty() && !r.bound.empty()
-                                 ? std::string("every dim bound")
-                                 : BindingsToString(bindings[k]),
-                             ")"),
-          std::move(*feeds));
+      sets.emplace_back(must_fail == k ? absl::StrCat("edge case outside the broadcast condition (",
+                                                      BindingsToString(bindings[k]), ")")
+                                       : absl::StrCat("random sample ", k, " (",
+                                                      bindings[k].empty() && !r.bound.empty()
+                                                          ? std::string("every dim bound")
+                                                          : BindingsToString(bindings[k]),
+                                                      ")"),
+                        std::move(*feeds));
     }
     if (sample_step.active()) sample_step.End(absl::StrCat(sets.size(), " input sets"));
   }
@@ -667,7 +662,8 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
                           which == 0 ? "original" : "rewritten",
                           " model runs where check says it must fail (", must_fail_why, ")");
         } else if (which == 0) {
-          sample.note = absl::StrCat("check: ", must_fail_why, "; original: ", v.status().message());
+          sample.note =
+              absl::StrCat("check: ", must_fail_why, "; original: ", v.status().message());
         }
       }
       if (sample.match) sample.note = absl::StrCat("both models fail, as expected; ", sample.note);
@@ -706,9 +702,9 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
       }
     }
     if (!sample.match && !r.divergence) {
-      r.divergence = Bisect(*ma, *mb, feeds, r.tolerance, label,
-                            report->has_value() ? &**report : nullptr,
-                            options.threads, options.budget, options.memory);
+      r.divergence =
+          Bisect(*ma, *mb, feeds, r.tolerance, label, report->has_value() ? &**report : nullptr,
+                 options.threads, options.budget, options.memory);
     }
     step.End(sample.match ? "equal" : "DIFFERENT");
     r.match &= sample.match;
@@ -728,18 +724,18 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
 std::string FormatVerifyText(const VerifyResult& r, const std::string& original_path,
                              const std::string& rewritten_path) {
   std::string out = absl::StrCat(
-      original_path, " vs ", rewritten_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (",
-      r.mode, ", ",
+      original_path, " vs ", rewritten_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (", r.mode,
+      ", ",
       r.tolerance.exact ? std::string("bit-exact")
                         : absl::StrCat("rtol ", r.tolerance.rtol, ", atol ", r.tolerance.atol),
       r.bound.empty() ? "" : "; ", BoundDimsToString(r.bound), ")\n");
   if (!r.note.empty()) absl::StrAppend(&out, "note: verified node by node: ", r.note, "\n");
   for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
   for (const SampleResult& s : r.samples) {
-    absl::StrAppend(&out, "  ", s.label, ": ",
-                    s.expect_failure ? (s.match ? "both fail" : "RUNS")
-                                     : (s.match ? "equal" : "DIFFERENT"),
-                    "\n");
+    absl::StrAppend(
+        &out, "  ", s.label, ": ",
+        s.expect_failure ? (s.match ? "both fail" : "RUNS") : (s.match ? "equal" : "DIFFERENT"),
+        "\n");
     if (!s.error.empty()) absl::StrAppend(&out, "    ", s.error, "\n");
     if (!s.note.empty()) absl::StrAppend(&out, "    ", s.note, "\n");
     for (const OutputResult& o : s.outputs) {
@@ -755,9 +751,9 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
     const std::string producer =
         d.node.empty() ? absl::StrCat("unnamed ", d.op, " (first output '", d.node_output, "')")
                        : absl::StrCat(d.op, " '", d.node, "'");
-    absl::StrAppend(&out, "first divergence (", d.sample, "): tensor '", d.tensor,
-                    "' produced by ", producer, " with inputs ",
-                    absl::StrJoin(d.input_shapes, ", "), "; ", d.comparison.message, "\n");
+    absl::StrAppend(&out, "first divergence (", d.sample, "): tensor '", d.tensor, "' produced by ",
+                    producer, " with inputs ", absl::StrJoin(d.input_shapes, ", "), "; ",
+                    d.comparison.message, "\n");
     if (!d.pass.empty()) {
       absl::StrAppend(&out, "  introduced by pass ", d.pass, ": ", d.rewrite, "\n");
     }
@@ -765,9 +761,9 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
   int checked = 0, skipped = 0;
   for (const LocalResult& l : r.local) {
     (l.skipped ? skipped : checked) += 1;
-    absl::StrAppend(&out, "  ", l.op, " '", l.node, "': ",
-                    l.skipped ? "skipped" : (l.match ? "equal" : "DIFFERENT"), "; ", l.detail,
-                    "\n");
+    absl::StrAppend(&out, "  ", l.op, " '", l.node,
+                    "': ", l.skipped ? "skipped" : (l.match ? "equal" : "DIFFERENT"), "; ",
+                    l.detail, "\n");
   }
   if (!r.local.empty()) {
     absl::StrAppend(&out, "  local: ", checked, " node(s) checked, ", skipped, " skipped\n");

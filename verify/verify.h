@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "passes/opt_report.h"
-#include "passes/progress.h"
-#include "passes/report_json.h"
 #include "proto/model_io.h"
+#include "report/opt_report.h"
+#include "report/report_json.h"
 #include "runtime/exec/compare.h"
 #include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
+#include "support/progress.h"
 #include "verify/common_inputs.h"
 
 namespace onnx_bcast::verify {
@@ -94,8 +94,8 @@ struct Divergence {
   std::string node_output;
   std::string op;
   std::vector<std::string> input_shapes;  ///< "name [2,3]" of that node's inputs
-  std::string pass;     ///< from the report, when given and it names the node
-  std::string rewrite;  ///< the report's description of the rewrite
+  std::string pass;                       ///< from the report, when given and it names the node
+  std::string rewrite;                    ///< the report's description of the rewrite
   rt::Comparison comparison;
 };
 

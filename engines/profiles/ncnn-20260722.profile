@@ -1,7 +1,7 @@
 # ncnn 1.0.20260722, measured by `onnx-bcast probe-engine ncnn` (4263 cells; docs/engines-ncnn-20260722.md has one row per cell).
 # Built from github.com/Tencent/ncnn commit a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a.
 # Generated: do not edit. The per-op rules map the table mechanically
-# (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
+# (engines/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = ncnn-20260722
 description = ncnn 1.0.20260722 measured by onnx-bcast probe-engine: 4263 cells, 1559 run and match, 2454 refused, 250 wrong, 0 crashed
 passes = upgrade-legacy-broadcast, fold-constants, legalize-measured

@@ -1,6 +1,6 @@
 # opencv 4.6.0, measured by `onnx-bcast probe-engine opencv` (4204 cells; docs/engines-opencv-4.6.md has one row per cell).
 # Generated: do not edit. The per-op rules map the table mechanically
-# (driver/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
+# (engines/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = opencv-4.6
 description = opencv 4.6.0 measured by onnx-bcast probe-engine: 4204 cells, 774 run and match, 3324 refused, 98 wrong, 8 crashed
 passes = upgrade-legacy-broadcast, fold-constants, legalize-measured

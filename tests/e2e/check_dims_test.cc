@@ -16,16 +16,16 @@
 #include "broadcast/expr.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/report_json.h"
+#include "report/report_json.h"
 #include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
+using passes::Json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using passes::Json;
 using Bindings = std::map<std::string, int64_t>;
 
 const std::string kCheck = BCAST_SOURCE_DIR "/tests/fixtures/check/";
@@ -69,8 +69,9 @@ TEST(CheckDims, ExitOneNamesTheFirstFailingNodeInOneLine) {
   const std::string model = kCheck + "symbolic_batch.onnxtxt";
   test_support::CliResult r = RunCli({"check", model, "--dim", "N=3"});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_EQ(r.err, model + ": Add 'Add#0': A [3,3] and B [5,3] are not broadcastable (numpy "
-                           "rule, axis 0: 3 vs 5)\n");
+  EXPECT_EQ(r.err, model +
+                       ": Add 'Add#0': A [3,3] and B [5,3] are not broadcastable (numpy "
+                       "rule, axis 0: 3 vs 5)\n");
   EXPECT_THAT(r.out, HasSubstr("\nAt N=3: 1 fail, 0 hold, 0 still conditional, 0 unknown\n"));
   for (const char* ok : {"N=1", "N=5"}) {
     r = RunCli({"check", model, "--dim", ok});
@@ -100,7 +101,8 @@ TEST(CheckDims, UsageErrorsExit64) {
   EXPECT_EQ(r.code, 64);
   EXPECT_THAT(r.err, HasSubstr("the model has no symbol 'Q' (its symbols: H, N, W)"));
   EXPECT_EQ(r.out, "");
-  for (const char* bad : {"H", "H=", "=3", "H=x", "H=0", "H=-2", "H=3.5", "H=99999999999999999999"}) {
+  for (const char* bad :
+       {"H", "H=", "=3", "H=x", "H=0", "H=-2", "H=3.5", "H=99999999999999999999"}) {
     r = RunCli({"check", model, "--dim", bad});
     EXPECT_EQ(r.code, 64) << bad;
     EXPECT_THAT(r.err, HasSubstr("--dim")) << bad;
@@ -110,8 +112,8 @@ TEST(CheckDims, UsageErrorsExit64) {
 }
 
 TEST(CheckDims, JsonCarriesTheEvaluation) {
-  Json j = CheckJson({"check", kCorpus + "fpn_op16.onnx", "--dim", "H=17", "--dim", "W=32",
-                      "--dim", "N=1"});
+  Json j = CheckJson(
+      {"check", kCorpus + "fpn_op16.onnx", "--dim", "H=17", "--dim", "W=32", "--dim", "N=1"});
   ASSERT_TRUE(j.contains("at_dims"));
   Json& at = j["at_dims"];
   EXPECT_EQ(at["fails"], 1);
@@ -212,8 +214,7 @@ struct ManifestModel {
 };
 
 std::vector<ManifestModel> LoadManifest() {
-  absl::StatusOr<Json> m =
-      passes::ParseJson(test_support::ReadAll(kCorpus + "manifest.json"));
+  absl::StatusOr<Json> m = passes::ParseJson(test_support::ReadAll(kCorpus + "manifest.json"));
   EXPECT_TRUE(m.ok()) << m.status();
   std::vector<ManifestModel> out;
   if (!m.ok()) return out;
@@ -221,7 +222,8 @@ std::vector<ManifestModel> LoadManifest() {
     ManifestModel model;
     model.name = name;
     for (const auto& [input, axes] : entry.at("dynamic_axes").items()) {
-      for (const auto& [axis, symbol] : axes.items()) model.symbols.insert(symbol.get<std::string>());
+      for (const auto& [axis, symbol] : axes.items())
+        model.symbols.insert(symbol.get<std::string>());
     }
     auto read = [&model](const Json& list, std::vector<Bindings>* into) {
       for (const Json& b : list) {
@@ -250,9 +252,9 @@ bool CheckAndRunAgree(const std::string& path, const Bindings& b) {
   EXPECT_TRUE(check.code == 0 || check.code == 1) << Str(b) << ": " << check.err;
   const bool holds = check.code == 0;
   const test_support::CliResult run = RunCli(WithDims({"run", path}, b));
-  EXPECT_EQ(run.code == 0, holds)
-      << path << " at " << Str(b) << ": check says " << (holds ? "it holds" : check.err)
-      << ", run exits " << run.code << ": " << run.err;
+  EXPECT_EQ(run.code == 0, holds) << path << " at " << Str(b) << ": check says "
+                                  << (holds ? "it holds" : check.err) << ", run exits " << run.code
+                                  << ": " << run.err;
   if (!holds) {
     // The run fails at the node check names.
     const size_t q = check.err.find(": ");

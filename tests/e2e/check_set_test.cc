@@ -14,7 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/report_json.h"
+#include "report/report_json.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/json_file.h"
 
@@ -22,9 +22,9 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
+using passes::Json;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using passes::Json;
 
 const std::string kSource = BCAST_SOURCE_DIR;
 
@@ -85,8 +85,8 @@ TEST_F(Zoo, FolderGivesOneLinePerModelSortedAndTheWorstExit) {
 
 TEST_F(Zoo, UnreadableModelIsExitTwoAndAJUnitError) {
   std::ofstream(dir_ / "zoo" / "broken.onnx") << "garbage";
-  const test_support::CliResult r = Run({Path("zoo"), "--junit", Path("j.xml"), "--json",
-                                         Path("set.json")});
+  const test_support::CliResult r =
+      Run({Path("zoo"), "--junit", Path("j.xml"), "--json", Path("set.json")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("broken.onnx: not a valid ONNX model"));
   const std::string xml = test_support::ReadAll(Path("j.xml"));

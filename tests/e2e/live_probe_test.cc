@@ -5,7 +5,7 @@
 // matches there (run on the engine). The probe cache on disk answers a second opt without
 // running the engine. (A form the table accepts and the engine computes wrongly is shown with a
 // scripted engine in tests/unit/passes/live_oracle_test.cc: none was found on this engine.)
-#include "driver/live_probe.h"
+#include "engines/live_probe.h"
 
 #include <unistd.h>
 
@@ -22,18 +22,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "driver/driver.h"
-#include "driver/engine_probe.h"
+#include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
 #include "engines/opencv_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
 #include "proto/onnx_text.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast {
 namespace {

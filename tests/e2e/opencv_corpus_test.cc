@@ -25,15 +25,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "driver/driver.h"
-#include "driver/engine_probe.h"
+#include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
 #include "engines/opencv_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
-#include "passes/report_json.h"
 #include "proto/model_io.h"
 #include "proto/onnx_text.h"
+#include "report/report_json.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
@@ -68,12 +68,20 @@ using test_support::ReadJson;
 // Corpus models that run and match on OpenCV 4.6 after opt --target opencv (docs/engines.md),
 // held by name: losing one fails even when another is gained (add a gained one here).
 const std::set<std::string> kRunAfterOpt = {
-    "fpn_op11", "fpn_op16", "resnet_block_op11", "resnet_block_op16",
-    "torchvision_mobilenet_v3_small_op13", "torchvision_vit_op14", "torchvision_swin_op14",
-    "kws_layernorm_op14", "masked_attention_op14",
+    "fpn_op11",
+    "fpn_op16",
+    "resnet_block_op11",
+    "resnet_block_op16",
+    "torchvision_mobilenet_v3_small_op13",
+    "torchvision_vit_op14",
+    "torchvision_swin_op14",
+    "kws_layernorm_op14",
+    "masked_attention_op14",
     // Issue 35: placed by the live probes (Concat of copies, views), LayerNormalization
     // decomposed.
-    "flat_layernorm_op14", "channels_last_head_op14", "layernorm_mlp_op17",
+    "flat_layernorm_op14",
+    "channels_last_head_op14",
+    "layernorm_mlp_op17",
 };
 
 // Probe cells that `opt --target opencv` rewrites and calls met (docs/engines.md): the exact
@@ -135,8 +143,8 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     const size_t at = r.out.find(tag);
     ASSERT_NE(at, std::string::npos) << name << ": " << r.out;
     const size_t from = at + tag.size();
-    ASSERT_TRUE(absl::SimpleAtoi(absl::string_view(r.out).substr(from, r.out.find(' ', from) - from),
-                                 &row.outside))
+    ASSERT_TRUE(absl::SimpleAtoi(
+        absl::string_view(r.out).substr(from, r.out.find(' ', from) - from), &row.outside))
         << r.out;
     absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
     ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
@@ -183,20 +191,20 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     std::vector<std::string> dims;
     for (const auto& [s, v] : row.dims) dims.push_back(absl::StrCat(s, "=", v));
     absl::StrAppend(&table, "| ", row.model, " | ", absl::StrJoin(dims, ", "), " | ",
-                    Cell(before.text), " | ", Cell(after.text), " | ", row.outside,
-                    " |\n");
+                    Cell(before.text), " | ", Cell(after.text), " | ", row.outside, " |\n");
   }
   // The models docs/engines.md names: each one present, and none gained unrecorded.
   for (const std::string& model : kRunAfterOpt) {
-    EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.model == model; }))
+    EXPECT_TRUE(
+        std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.model == model; }))
         << model << " is no longer in the corpus";
   }
   for (const std::string& model : ran_after) {
     EXPECT_TRUE(kRunAfterOpt.count(model))
         << model << " now runs and matches after opt: add it to kRunAfterOpt and docs/engines.md";
   }
-  absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(),
-                  " as exported, ", after_ok, " of ", rows.size(), " after opt\n");
+  absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
+                  after_ok, " of ", rows.size(), " after opt\n");
   std::cout << table;
   if (const char* out = std::getenv("BCAST_ENGINES_TABLE"); out != nullptr) {
     std::ofstream(out) << table;
@@ -205,8 +213,7 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
 }
 
 TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
-  absl::StatusOr<passes::ResolvedPipeline> pipeline =
-      passes::ResolvePipeline({.target = "opencv"});
+  absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({.target = "opencv"});
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   std::vector<engines::EngineJob> jobs;
   std::vector<Reference> refs;

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "driver/engine_probe.h"
+#include "engines/engine_probe.h"
 #include "engines/opencv_engine.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/report_json.h"
 #include "proto/model_io.h"
+#include "report/report_json.h"
 #include "tests/support/cli_process.h"
 
 namespace onnx_bcast {
@@ -35,8 +35,8 @@ test_support::CliResult RunCli(const std::vector<std::string>& args) {
 }
 
 TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
-  const test_support::CliResult r = RunCli({"run", kModel, "--dim", "N=1,H=64,W=64", "--bench",
-                                            "2", "--profile-json", "-"});
+  const test_support::CliResult r =
+      RunCli({"run", kModel, "--dim", "N=1,H=64,W=64", "--bench", "2", "--profile-json", "-"});
   ASSERT_EQ(r.code, 0) << r.err;
   absl::StatusOr<passes::Json> doc = passes::ParseJson(r.out);
   ASSERT_TRUE(doc.ok()) << doc.status() << "\n" << r.out;
@@ -88,8 +88,7 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
 }
 
 TEST(RunProfile, TextNamesOpsAndSlowestNodes) {
-  const test_support::CliResult r =
-      RunCli({"run", kModel, "--dim", "N=1,H=32,W=32", "--profile"});
+  const test_support::CliResult r = RunCli({"run", kModel, "--dim", "N=1,H=32,W=32", "--profile"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("profile: "));
   EXPECT_THAT(r.out, HasSubstr("over 1 run(s)"));

@@ -24,9 +24,9 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/report_json.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
+#include "report/report_json.h"
+#include "targets/targets.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/corpus_bindings.h"
 #include "tests/support/json_file.h"
@@ -35,8 +35,8 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using passes::Json;
+using ::testing::HasSubstr;
 using Bindings = test_support::CorpusBindings;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
@@ -56,9 +56,9 @@ const std::map<std::string, std::string>& DataDependent() {
 class Scratch {
  public:
   Scratch() {
-    dir_ = fs::temp_directory_path() /
-           absl::StrCat("bcast_static_", ::getpid(), "_", counter_++, "_",
-                        ::testing::UnitTest::GetInstance()->random_seed());
+    dir_ =
+        fs::temp_directory_path() / absl::StrCat("bcast_static_", ::getpid(), "_", counter_++, "_",
+                                                 ::testing::UnitTest::GetInstance()->random_seed());
     fs::create_directories(dir_);
   }
   ~Scratch() { fs::remove_all(dir_); }
@@ -105,8 +105,7 @@ std::vector<std::string> RuntimeShapeWork(const onnx::GraphProto& g) {
     if (inputs.count(t.name()) == 0) constants.insert(t.name());
   }
   static const std::map<std::string, std::vector<int>> kShapeInputs = {
-      {"Reshape", {1}}, {"Expand", {1}}, {"Tile", {1}}, {"Resize", {1, 2, 3}},
-      {"Upsample", {1}}};
+      {"Reshape", {1}}, {"Expand", {1}}, {"Tile", {1}}, {"Resize", {1, 2, 3}}, {"Upsample", {1}}};
   std::vector<std::string> out;
   for (const auto& n : g.node()) {
     const std::string& op = n.op_type();
@@ -188,9 +187,15 @@ TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
   for (const passes::TargetProfile& target : passes::BuiltinTargets()) {
     SCOPED_TRACE(target.name);
     Scratch s;
-    std::vector<std::string> args = {"opt",         kCorpus + model + ".onnx", "-o",
-                                     s.Path("o.onnx"), "--target",             target.name,
-                                     "--report",    s.Path("r.json"),          "--allow-partial",
+    std::vector<std::string> args = {"opt",
+                                     kCorpus + model + ".onnx",
+                                     "-o",
+                                     s.Path("o.onnx"),
+                                     "--target",
+                                     target.name,
+                                     "--report",
+                                     s.Path("r.json"),
+                                     "--allow-partial",
                                      "--no-live-probe"};
     if (!target.runtime_shapes) {
       args.push_back("--dim");
@@ -200,8 +205,7 @@ TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
     ASSERT_EQ(r.code, 0) << r.err;
     absl::StatusOr<proto::Model> written = proto::LoadModel(s.Path("o.onnx"));
     ASSERT_TRUE(written.ok()) << written.status();
-    absl::StatusOr<std::vector<std::string>> fresh =
-        passes::FindTargetViolations(*written, target);
+    absl::StatusOr<std::vector<std::string>> fresh = passes::FindTargetViolations(*written, target);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
     EXPECT_EQ(Violations(ReadJson(s.Path("r.json"))), *fresh);
   }
@@ -218,8 +222,8 @@ INSTANTIATE_TEST_SUITE_P(Exported, CorpusTest, ::testing::ValuesIn(Models()),
 TEST(StaticShapes, FpnAddsNeedNothingOnceBound) {
   Scratch s;
   const test_support::CliResult bound =
-      s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("o.onnx"), "--target", "ncnn",
-             "--dim", "N=1,H=640,W=640", "--report", s.Path("r.json")});
+      s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("o.onnx"), "--target", "ncnn", "--dim",
+             "N=1,H=640,W=640", "--report", s.Path("r.json")});
   ASSERT_EQ(bound.code, 0) << bound.out << bound.err;
   const Json report = ReadJson(s.Path("r.json"));
   for (const Json& run : report.at("passes")) {
@@ -239,8 +243,8 @@ TEST(StaticShapes, FpnAddsNeedNothingOnceBound) {
 TEST(StaticShapes, BindingThatBreaksABroadcastNamesTheNode) {
   Scratch s;
   const test_support::CliResult r =
-      s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("o.onnx"), "--target", "ncnn",
-             "--dim", "N=1", "--dim", "H=24", "--dim", "W=32"});
+      s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("o.onnx"), "--target", "ncnn", "--dim",
+             "N=1", "--dim", "H=24", "--dim", "W=32"});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("Add"));
   EXPECT_THAT(r.err, HasSubstr("not broadcastable"));
@@ -277,10 +281,10 @@ TEST(StaticShapes, InputShapeBindsLikeDim) {
                    "x=1,3,64,64"})
                 .code,
             0);
-  ASSERT_EQ(s.Run({"opt", fpn, "-o", s.Path("b.onnx"), "--target", "ncnn", "--dim",
-                   "N=1,H=64,W=64"})
-                .code,
-            0);
+  ASSERT_EQ(
+      s.Run({"opt", fpn, "-o", s.Path("b.onnx"), "--target", "ncnn", "--dim", "N=1,H=64,W=64"})
+          .code,
+      0);
   absl::StatusOr<proto::Model> a = proto::LoadModel(s.Path("a.onnx"));
   absl::StatusOr<proto::Model> b = proto::LoadModel(s.Path("b.onnx"));
   ASSERT_TRUE(a.ok() && b.ok());
@@ -293,8 +297,8 @@ TEST(StaticShapes, InputShapeBindsLikeDim) {
 TEST(StaticShapes, Tf2onnxMaxWithExpandedConstantMeetsNone) {
   Scratch s;
   const test_support::CliResult r =
-      s.Run({"opt", kOpt + "tf2onnx_max_const.onnxtxt", "-o", s.Path("o.onnx"), "--target",
-             "none", "--report", s.Path("r.json")});
+      s.Run({"opt", kOpt + "tf2onnx_max_const.onnxtxt", "-o", s.Path("o.onnx"), "--target", "none",
+             "--report", s.Path("r.json")});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(Violations(ReadJson(s.Path("r.json"))), ::testing::IsEmpty());
   const test_support::CliResult check = s.Run({"check", s.Path("o.onnx")});

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
-#include "passes/report_json.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::test_support {
 

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "driver/engine_probe.h"
+#include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"

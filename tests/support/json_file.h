@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "passes/report_json.h"
+#include "report/report_json.h"
 #include "tests/support/cli_process.h"
 
 namespace onnx_bcast::test_support {

@@ -130,7 +130,7 @@ struct NodeVerdict {
   std::string condition;  ///< for kConditional: e.g. "N == 1 or N == 3"
   /// For kConditional: the symbols the condition mentions, sorted.
   std::vector<std::string> condition_symbols;
-  std::string message;    ///< one line naming node, op, shapes, rule and reason (non-ok)
+  std::string message;             ///< one line naming node, op, shapes, rule and reason (non-ok)
   std::vector<std::string> lints;  ///< "class: message" (CheckOptions::lint)
   /// With CheckOptions::dims: "holds", "fails", "conditional" (needs unbound symbols) or
   /// "unknown" at those dims; empty otherwise.
@@ -192,9 +192,9 @@ ONNX_BCAST_API absl::StatusOr<CheckResult> Check(const std::string& path,
 struct OptimizeOptions {
   /// Give at most one of the three; with none, the default target "explicit" (as `opt`).
   /// passes = {"none"} only validates the model.
-  std::string target;                ///< a built-in target (ListTargets())
-  std::string target_file;           ///< a target profile file (see passes/targets.h format)
-  std::vector<std::string> passes;   ///< pass names (ListPasses()), run in order
+  std::string target;               ///< a built-in target (ListTargets())
+  std::string target_file;          ///< a target profile file (see targets/targets.h format)
+  std::vector<std::string> passes;  ///< pass names (ListPasses()), run in order
   /// Fold a broadcast constant into an initializer up to this many bytes.
   int64_t fold_limit_bytes = 4096;
   /// fold-constants replaces a computed value by an initializer up to this many bytes.
@@ -216,7 +216,7 @@ struct OptimizeOptions {
 
 /// One rewrite of one node.
 struct Rewrite {
-  std::string node;    ///< name, or "<op>#<index>" (its index in the input model) when unnamed
+  std::string node;  ///< name, or "<op>#<index>" (its index in the input model) when unnamed
   /// The node's first output (main graph): an identity that insertions do not shift.
   std::string output;
   std::string op;
@@ -304,18 +304,30 @@ ONNX_BCAST_API const char* DataTypeName(DataType dtype);
 /// The DataType of a C++ element type (float, double, the fixed-width integers, bool).
 template <class T>
 constexpr DataType DataTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DataType::kFloat;
-  else if constexpr (std::is_same_v<T, double>) return DataType::kDouble;
-  else if constexpr (std::is_same_v<T, bool>) return DataType::kBool;
-  else if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUInt8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUInt16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUInt32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUInt64;
-  else static_assert(sizeof(T) == 0, "no onnx_bcast::DataType for this element type");
+  if constexpr (std::is_same_v<T, float>)
+    return DataType::kFloat;
+  else if constexpr (std::is_same_v<T, double>)
+    return DataType::kDouble;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DataType::kBool;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DataType::kInt16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DataType::kInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DataType::kUInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DataType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DataType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DataType::kUInt64;
+  else
+    static_assert(sizeof(T) == 0, "no onnx_bcast::DataType for this element type");
 }
 
 /// A dense row-major tensor: its element type, dims and raw little-endian element bytes.

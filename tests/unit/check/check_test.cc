@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/check_report.h"
-#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
 #include "proto/shapes.h"
+#include "report/check_report.h"
 
 namespace onnx_bcast::passes {
 namespace {

@@ -1,19 +1,19 @@
 // check --dim's evaluation (passes/dim_evaluation): outcomes against brute force, failing
 // messages equal to the proven error of the same model with the numbers written in, the JSON
 // and text forms, and usage errors.
-#include "passes/dim_evaluation.h"
+#include "analysis/dim_evaluation.h"
 
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/check_report.h"
-#include "passes/report_json.h"
-#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
+#include "report/check_report.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -102,8 +102,8 @@ TEST(DimEvaluation, FpnLateralAgreesWithBruteForce) {
       if (!holds) {
         EXPECT_THAT(e.nodes[0].message, HasSubstr("are not broadcastable (numpy rule, axis "));
         EXPECT_THAT(e.nodes[0].message,
-                    HasSubstr(absl::StrCat("A [2,1,", h, ",", w, "] and B [2,1,",
-                                           2 * ((h + 1) / 2), ",", 2 * ((w + 1) / 2), "]")));
+                    HasSubstr(absl::StrCat("A [2,1,", h, ",", w, "] and B [2,1,", 2 * ((h + 1) / 2),
+                                           ",", 2 * ((w + 1) / 2), "]")));
       }
     }
   }
@@ -169,10 +169,10 @@ TEST(DimEvaluation, FailingMessageEqualsTheProvenErrorWithNumbersWrittenIn) {
 
 // The refactored describer and rule replay reproduce every message the walk wrote.
 TEST(DimEvaluation, RuleReplayReproducesTheWalksMessages) {
-  for (const char* name : {"add_mismatch.onnxtxt", "gemm_bad_c.onnxtxt", "prelu_bad_slope.onnxtxt",
-                           "sum_third_conflicts.onnxtxt", "where_bad_condition.onnxtxt",
-                           "symbolic_batch.onnxtxt", "golden_fpn_lateral.onnxtxt",
-                           "golden_unnamed_dims.onnxtxt", "golden_pow_scalar.onnxtxt"}) {
+  for (const char* name :
+       {"add_mismatch.onnxtxt", "gemm_bad_c.onnxtxt", "prelu_bad_slope.onnxtxt",
+        "sum_third_conflicts.onnxtxt", "where_bad_condition.onnxtxt", "symbolic_batch.onnxtxt",
+        "golden_fpn_lateral.onnxtxt", "golden_unnamed_dims.onnxtxt", "golden_pow_scalar.onnxtxt"}) {
     const Analysis a = AnalyzeFile(name);
     ASSERT_FALSE(a.nodes.empty()) << name;
     for (const NodeVerdict& v : a.nodes) {

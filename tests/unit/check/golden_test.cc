@@ -1,17 +1,17 @@
 // `check` on small exporter-style models (tests/fixtures/check/golden_*.onnxtxt): the text
-// report (check --verbose) must equal golden_*.expected byte for byte. BCAST_UPDATE_GOLDEN=1 rewrites the
-// expected files (review the diff: a change in what the analysis knows shows there).
+// report (check --verbose) must equal golden_*.expected byte for byte. BCAST_UPDATE_GOLDEN=1
+// rewrites the expected files (review the diff: a change in what the analysis knows shows there).
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/check_report.h"
-#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
+#include "report/check_report.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -58,11 +58,10 @@ TEST_P(Golden, ReportMatches) {
   EXPECT_EQ(text, expected.str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Check, Golden, ::testing::ValuesIn(Fixtures()),
-                         [](const auto& info) {
-                           std::string n = fs::path(info.param).stem().string();
-                           return n.substr(std::string("golden_").size());
-                         });
+INSTANTIATE_TEST_SUITE_P(Check, Golden, ::testing::ValuesIn(Fixtures()), [](const auto& info) {
+  std::string n = fs::path(info.param).stem().string();
+  return n.substr(std::string("golden_").size());
+});
 
 // What the walk itself guarantees, asserted apart from the report's wording.
 const NodeVerdict& Find(const Analysis& a, const std::string& op, int nth = 0) {

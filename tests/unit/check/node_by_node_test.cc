@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/shape_propagation.h"
 #include "gtest/gtest.h"
-#include "passes/shape_propagation.h"
 #include "proto/model_io.h"
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
@@ -44,14 +44,13 @@ void CompareGraph(const onnx::GraphProto& g, const std::string& path, const Anal
     ++*compared;
     ASSERT_TRUE(ours.rank_known) << label << ": " << path << " " << vi.name() << " libonnx "
                                  << theirs.ToString();
-    ASSERT_EQ(ours.rank(), theirs.rank()) << label << ": " << path << " " << vi.name()
-                                          << " ours " << ours.ToString() << " libonnx "
-                                          << theirs.ToString();
+    ASSERT_EQ(ours.rank(), theirs.rank()) << label << ": " << path << " " << vi.name() << " ours "
+                                          << ours.ToString() << " libonnx " << theirs.ToString();
     for (size_t k = 0; k < theirs.dims.size(); ++k) {
       if (!theirs.dims[k].is_value()) continue;
-      EXPECT_EQ(ours.dims[k], theirs.dims[k]) << label << ": " << path << " " << vi.name()
-                                              << " ours " << ours.ToString() << " libonnx "
-                                              << theirs.ToString();
+      EXPECT_EQ(ours.dims[k], theirs.dims[k])
+          << label << ": " << path << " " << vi.name() << " ours " << ours.ToString() << " libonnx "
+          << theirs.ToString();
     }
     if (path == "main" && vi.type().tensor_type().elem_type() != 0) {
       auto e = a.elems.find(vi.name());
@@ -65,9 +64,10 @@ void CompareGraph(const onnx::GraphProto& g, const std::string& path, const Anal
     const onnx::NodeProto& node = g.node(i);
     for (const auto& attr : node.attribute()) {
       if (!attr.has_g()) continue;
-      CompareGraph(attr.g(), absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, i),
-                                          "'.", attr.name()),
-                   a, label, compared);
+      CompareGraph(
+          attr.g(),
+          absl::StrCat(path, "/", node.op_type(), " '", NodeName(node, i), "'.", attr.name()), a,
+          label, compared);
     }
   }
 }
@@ -140,7 +140,8 @@ TEST(NodeByNode, ChainsThroughSchemaAndNativeOps) {
       e = Expand(c, n)
       q = Add(m, c)
       z = Sigmoid(q)
-    })"), "chain");
+    })"),
+                       "chain");
 }
 
 TEST(NodeByNode, DeclaredValueInfoMergesLikeLibonnx) {
@@ -150,7 +151,8 @@ TEST(NodeByNode, DeclaredValueInfoMergesLikeLibonnx) {
     g (float[N,3] x) => (float[N,?] y) <float[N,?] r> {
       r = Relu(x)
       y = Transpose <perm = [0,1]> (r)
-    })"), "declared");
+    })"),
+                       "declared");
 }
 
 TEST(NodeByNode, InferenceFailureInfersNothingDownstream) {
@@ -160,7 +162,8 @@ TEST(NodeByNode, InferenceFailureInfersNothingDownstream) {
     g (float[2,3] x, float[7] b) => (float[?] y) <int64[1] s = {7}> {
       r = Reshape(x, s)
       y = Add(r, b)
-    })"), "failure");
+    })"),
+                       "failure");
 }
 
 TEST(NodeByNode, WhereHasTheTypeOfItsValues) {
@@ -169,7 +172,8 @@ TEST(NodeByNode, WhereHasTheTypeOfItsValues) {
     g (bool[2,3] c, float[2,3] x, float[3] y) => (float[2,3] z) {
       w = Where(c, x, y)
       z = Relu(w)
-    })"), AnalysisOptions());
+    })"),
+                                                 AnalysisOptions());
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->elems.at("w"), onnx::TensorProto::FLOAT);
 }

@@ -6,18 +6,18 @@
 #include <string>
 #include <type_traits>
 
-#include "driver/engine_probe.h"
+#include "engines/engine_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/targets.h"
 #include "runtime/dtype.h"
 #include "runtime/tensor.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::driver {
 namespace {
 
-using ::testing::HasSubstr;
 using passes::FormSupport;
+using ::testing::HasSubstr;
 
 ProbeCell Cell(const std::string& op, const std::string& pattern, const std::string& cls,
                int out_rank, bool aligned, CellResult result) {
@@ -40,8 +40,8 @@ ProbeReport Report() {
   const auto ok = CellResult::kRunsAndMatches;
   for (int rank = 1; rank <= 6; ++rank) {
     // Add runs `same` up to rank 4 only.
-    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
-                           rank <= 4 ? ok : CellResult::kRefused));
+    r.cells.push_back(
+        Cell("Add", "computed", "same", rank, true, rank <= 4 ? ok : CellResult::kRefused));
   }
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, false, CellResult::kRefused));
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, true, ok));
@@ -146,12 +146,11 @@ TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
     ops.insert(c.op);
     ranks.insert(c.operands[0].shape.size());
   }
-  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
-                                            "Sum", "Mean", "Where", "PRelu", "Gemm", "MatMul",
-                                            "Expand", "Equal", "Greater", "Less"}));
+  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum",
+                                            "Mean", "Where", "PRelu", "Gemm", "MatMul", "Expand",
+                                            "Equal", "Greater", "Less"}));
   EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
 }
-
 
 // ---- CompareEngineOutput: every element type is read, and the types themselves compared ----
 
@@ -197,7 +196,8 @@ TEST(CompareEngineOutput, ReadsEveryElementTypeAndSeesADifference) {
 TEST(CompareEngineOutput, ComparesTheElementTypes) {
   // An engine's wider or float representation of integers and bools holds their values: the
   // values decide, exactly.
-  EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
+  EXPECT_TRUE(
+      driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
   // Ramp's bools are 0, 1, 0, 1.
   const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
   EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), as_float).matches);
@@ -223,8 +223,8 @@ TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
   r.version = "1.0.20260722";
   const auto ok = CellResult::kRunsAndMatches;
   for (int rank = 0; rank <= 7; ++rank) {
-    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
-                           rank <= 5 ? ok : CellResult::kRefused));
+    r.cells.push_back(
+        Cell("Add", "computed", "same", rank, true, rank <= 5 ? ok : CellResult::kRefused));
   }
   ProbeCell batch = Cell("Add", "computed", "same", 3, true, CellResult::kRefused);
   batch.form = "batch";

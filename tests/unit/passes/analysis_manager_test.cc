@@ -1,8 +1,8 @@
-// The pass manager's analyses (passes/analysis_manager.h): computed once per pipeline on a
+// The pass manager's analyses (analysis/analysis_manager.h): computed once per pipeline on a
 // one-graph model, kept current through every pass (a fresh analysis agrees after each), read by
 // the target check, dropped after a pass that does not preserve them; VerifyShapeTables finds a
 // stale entry and tolerates data-dependent symbols renamed by an insertion.
-#include "passes/analysis_manager.h"
+#include "analysis/analysis_manager.h"
 
 #include <memory>
 #include <optional>
@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
-#include "passes/targets.h"
+#include "targets/targets.h"
 #include "tests/unit/passes/test_util.h"
 
 namespace onnx_bcast::passes {

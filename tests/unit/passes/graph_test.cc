@@ -4,9 +4,9 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/shape_tables.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/shape_tables.h"
 #include "tests/support/sanitizer.h"
 #include "tests/unit/passes/test_util.h"
 

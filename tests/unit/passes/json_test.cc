@@ -1,13 +1,12 @@
 // The report JSON layer's escaping and layout: names from a hostile model reach --json/--report
 // output and the terminal (check --json -), so controls of every kind are escaped and bytes that
 // are not UTF-8 replaced.
-#include "passes/report_json.h"
-
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -26,7 +25,9 @@ TEST(ReportJson, EscapesC0ControlsAndDel) {
 
 TEST(ReportJson, EscapesC1ControlsEncodedInUtf8) {
   // U+009B is CSI: "\xc2\x9b" followed by "2J" clears some terminals' screens.
-  EXPECT_EQ(Quoted("\xc2\x9b" "2J"), R"("\u009b2J")");
+  EXPECT_EQ(Quoted("\xc2\x9b"
+                   "2J"),
+            R"("\u009b2J")");
   EXPECT_EQ(Quoted("\xc2\x80\xc2\x9f"), R"("\u0080\u009f")");
   // U+00A0 and later are printable: kept as they are.
   EXPECT_EQ(Quoted("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
@@ -35,7 +36,9 @@ TEST(ReportJson, EscapesC1ControlsEncodedInUtf8) {
 
 TEST(ReportJson, ReplacesBytesThatAreNotUtf8) {
   const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD
-  EXPECT_EQ(Quoted("a\xff" "b"), "\"a" + kReplacement + "b\"");
+  EXPECT_EQ(Quoted("a\xff"
+                   "b"),
+            "\"a" + kReplacement + "b\"");
   EXPECT_EQ(Quoted("\x9b"), "\"" + kReplacement + "\"");  // a lone C1 byte (Latin-1 CSI)
   // Overlong '/', a surrogate, a truncated sequence, past U+10FFFF: replaced, and the document
   // stays valid UTF-8 that parses back.

@@ -1,4 +1,4 @@
-// legalize-measured and the target check with a live form oracle (passes/form_oracle.h), the
+// legalize-measured and the target check with a live form oracle (targets/form_oracle.h), the
 // engine replaced by a scripted one: what the oracle says decides over the table, for the node
 // as it is and for every candidate; the candidate chosen is the cheapest the oracle accepts and
 // the log says it was decided live; the check names what the oracle refuses; a second run
@@ -10,12 +10,12 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/form_oracle.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "targets/form_oracle.h"
+#include "targets/targets.h"
 #include "tests/unit/passes/test_util.h"
 
 namespace onnx_bcast::passes {

@@ -1,7 +1,7 @@
 // The progress interface of the library layers: ProgressStep on no sink does nothing, a step
 // left without End ends "failed", counts group by thousands, and the pass manager reports each
 // pass of a pipeline as one step with its counts.
-#include "passes/progress.h"
+#include "support/progress.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // passes/shape_functions: every shape function and value-propagation rule on symbolic inputs,
 // the exporters' shape-arithmetic patterns, hostile attributes, and a randomized differential
 // test: expressions evaluated at concrete bindings equal the shapes the executor produces.
-#include "passes/shape_functions.h"
+#include "analysis/shape_functions.h"
 
 #include <limits>
 #include <map>
@@ -64,7 +64,8 @@ class Walk {
         auto it = values_.find(name);
         ins.push_back(it == values_.end() ? nullptr : &it->second);
       }
-      const std::string name = node.name().empty() ? absl::StrCat(node.op_type(), "#", i) : node.name();
+      const std::string name =
+          node.name().empty() ? absl::StrCat(node.op_type(), "#", i) : node.name();
       ShapeFnContext ctx;
       ctx.node = &node;
       ctx.node_name = name;
@@ -102,8 +103,8 @@ class Walk {
 };
 
 std::string Model(int opset, const std::string& sig, const std::string& body) {
-  return absl::StrCat("<ir_version: 8, opset_import: [\"\" : ", opset, "]>\n", "g ", sig,
-                      " {\n", body, "\n}");
+  return absl::StrCat("<ir_version: 8, opset_import: [\"\" : ", opset, "]>\n", "g ", sig, " {\n",
+                      body, "\n}");
 }
 
 // The printed form of an expression parsed from text (so expectations do not depend on the
@@ -141,7 +142,8 @@ TEST(ShapeFunctions, ConvKernelFromWeightsDilationsGroupsAutoPad) {
 
 TEST(ShapeFunctions, ConvTransposeOutputPaddingOutputShapeAndSame) {
   Walk w(Model(17, "(float[N,4,H,W] x, float[4,3,4,4] k) => (float a, float b, float c)",
-               "a = ConvTranspose <strides = [2,2], pads = [1,1,1,1], output_padding = [1,0], group = 2> (x, k)\n"
+               "a = ConvTranspose <strides = [2,2], pads = [1,1,1,1], output_padding = [1,0], "
+               "group = 2> (x, k)\n"
                "b = ConvTranspose <output_shape = [10, 12]> (x, k)\n"
                "c = ConvTranspose <auto_pad = \"SAME_LOWER\", strides = [2,3]> (x, k)"));
   // s*(d-1) + output_padding + k - pads
@@ -166,8 +168,9 @@ TEST(ShapeFunctions, PoolsCeilModeDilationsGlobal) {
 
 TEST(ShapeFunctions, CeilModeDropsAWindowStartingInTheRightPadding) {
   // H=4, k=1, s=2, pads 0/2: span 5, ceil gives 4 windows but the last starts at 6 >= 4.
-  Walk w(Model(12, "(float[N,C,4,H] x) => (float a)",
-               "a = MaxPool <kernel_shape = [1,1], strides = [2,2], pads = [0,0,2,2], ceil_mode = 1> (x)"));
+  Walk w(Model(
+      12, "(float[N,C,4,H] x) => (float a)",
+      "a = MaxPool <kernel_shape = [1,1], strides = [2,2], pads = [0,0,2,2], ceil_mode = 1> (x)"));
   const SymTensor& a = w["a"];
   ASSERT_TRUE(a.shape.rank_known);
   EXPECT_EQ(a.shape.dims[2].ToString(), "3");
@@ -202,7 +205,10 @@ TEST(ShapeFunctions, ResizeRationalReciprocalOddScalesAndSizes) {
                "d = Upsample (x, s1)"));
   EXPECT_EQ(w.S("a"), Sh({"N", "C", "floor(3*H/2)", "floor(W/2)"}));
   // 1/3 rounds up in float: floor(d/3); 0.7 is no dyadic fraction: a fresh symbol.
-  EXPECT_EQ(w.S("b"), absl::StrCat(Sh({"N", "C", "floor(H/3)"}).substr(0, Sh({"N", "C", "floor(H/3)"}).size() - 1), ",`Resize#3:0:3`]"));
+  EXPECT_EQ(
+      w.S("b"),
+      absl::StrCat(Sh({"N", "C", "floor(H/3)"}).substr(0, Sh({"N", "C", "floor(H/3)"}).size() - 1),
+                   ",`Resize#3:0:3`]"));
   EXPECT_EQ(w.S("c"), Sh({"N", "C", "H", "64"}));
   EXPECT_EQ(w.S("d"), Sh({"N", "C", "floor(3*H/2)", "floor(W/2)"}));
 }
@@ -360,8 +366,7 @@ TEST(ShapeFunctions, ReshapeElementsThatAreZeroOnlyForEmptyInputs) {
   const std::string pw = "floor(W0/4) + ((3*floor(W0/4)) mod 4)";
   EXPECT_EQ(w.S("x"), Sh({"N", ph, pw, "16"}));
   EXPECT_EQ(w.S("y"), Sh({"N", "floor((" + ph + ")/4)", "4", "floor((" + pw + ")/4)", "4", "16"}));
-  EXPECT_EQ(w.S("q"),
-            Sh({"N*floor((" + ph + ")/4)*floor((" + pw + ")/4)", "16", "16"}));
+  EXPECT_EQ(w.S("q"), Sh({"N*floor((" + ph + ")/4)*floor((" + pw + ")/4)", "16", "16"}));
   EXPECT_EQ(w.S("bad"), "[N,16,?,4]");
 }
 
@@ -498,7 +503,8 @@ TEST(ShapeFunctions, ResizeWithComputedScalesOrSizesGivesFreshSymbols) {
 }
 
 TEST(ShapeFunctions, SliceWithComputedBoundsAndNegativeSteps) {
-  Walk w(Model(13, "(float[B,T,D] x, float[B,S] m) => (float a, float b, float c, float d, float e)",
+  Walk w(Model(13,
+               "(float[B,T,D] x, float[B,S] m) => (float a, float b, float c, float d, float e)",
                "sm = Shape (m)\n"
                "i1 = Constant <value = int64[1] {1}> ()\n"
                "len = Gather (sm, i1)\n"
@@ -600,7 +606,9 @@ TEST(ShapeFunctions, SqueezeUnsqueezeForms) {
 }
 
 TEST(ShapeFunctions, ConcatGatherTileExpand) {
-  Walk w(Model(13, "(float[N,C,H] x, float[N,D,H] y, int64[K,2] i, float[1,H] r) => (float a, float b, float c, float d)",
+  Walk w(Model(13,
+               "(float[N,C,H] x, float[N,D,H] y, int64[K,2] i, float[1,H] r) => (float a, float b, "
+               "float c, float d)",
                "a = Concat <axis = 1> (x, y)\n"
                "b = Gather <axis = 2> (x, i)\n"
                "reps = Constant <value = int64[3] {2, 1, 3}> ()\n"
@@ -667,19 +675,19 @@ TEST(ShapeFunctions, PadForms) {
 }
 
 TEST(ShapeFunctions, SplitForms) {
-  Walk w(Model(18, "(float[N,C,H] x) => (float a, float b, float c, float d, float e, float f, float g)",
-               "a, b, c = Split <axis = 2, num_outputs = 3> (x)\n"
-               "sp = Constant <value = int64[2] {2, 5}> ()\n"
-               "d, e = Split <axis = 1> (x, sp)\n"
-               "f, g = Split <axis = 0, num_outputs = 2> (x)"));
+  Walk w(Model(
+      18, "(float[N,C,H] x) => (float a, float b, float c, float d, float e, float f, float g)",
+      "a, b, c = Split <axis = 2, num_outputs = 3> (x)\n"
+      "sp = Constant <value = int64[2] {2, 5}> ()\n"
+      "d, e = Split <axis = 1> (x, sp)\n"
+      "f, g = Split <axis = 0, num_outputs = 2> (x)"));
   EXPECT_EQ(w.S("a"), Sh({"N", "C", "ceil(H/3)"}));
   EXPECT_EQ(w.S("c"), Sh({"N", "C", "H - 2*ceil(H/3)"}));
   EXPECT_EQ(w.S("d"), "[N,2,H]");
   EXPECT_EQ(w.S("e"), "[N,5,H]");
   EXPECT_EQ(w.S("f"), Sh({"ceil(N/2)", "C", "H"}));
   EXPECT_EQ(w.S("g"), Sh({"N - ceil(N/2)", "C", "H"}));
-  Walk o(Model(11, "(float[N,6] x) => (float a, float b)",
-               "a, b = Split <axis = 1> (x)"));
+  Walk o(Model(11, "(float[N,6] x) => (float a, float b)", "a, b = Split <axis = 1> (x)"));
   EXPECT_EQ(o.S("a"), "[N,3]");
   Walk q(Model(13, "(float[N,C] x) => (float a, float b)",
                "s = Shape (x)\n"
@@ -689,7 +697,9 @@ TEST(ShapeFunctions, SplitForms) {
 }
 
 TEST(ShapeFunctions, TransposeFlattenMatMulGemm) {
-  Walk w(Model(13, "(float[B,S,D] x, float[D,E] m, float[B,1,E,F] n, float[K,M] p, float[K,N] q) => (float a, float b, float c, float d, float e)",
+  Walk w(Model(13,
+               "(float[B,S,D] x, float[D,E] m, float[B,1,E,F] n, float[K,M] p, float[K,N] q) => "
+               "(float a, float b, float c, float d, float e)",
                "a = Transpose <perm = [2, 0, 1]> (x)\n"
                "b = Flatten <axis = -1> (x)\n"
                "c = MatMul (x, m)\n"
@@ -703,7 +713,9 @@ TEST(ShapeFunctions, TransposeFlattenMatMulGemm) {
 }
 
 TEST(ShapeFunctions, GatherElementsGatherNDDepthSpaceGridSample) {
-  Walk w(Model(16, "(float[N,C,H,W] x, int64[N,C,K,W] i, int64[N,J,2] j, float[N,P,Q,2] g) => (float a, float b, float c, float d, float e)",
+  Walk w(Model(16,
+               "(float[N,C,H,W] x, int64[N,C,K,W] i, int64[N,J,2] j, float[N,P,Q,2] g) => (float "
+               "a, float b, float c, float d, float e)",
                "a = GatherElements <axis = 2> (x, i)\n"
                "b = GatherND <batch_dims = 1> (x, j)\n"
                "c = DepthToSpace <blocksize = 2> (x)\n"
@@ -738,17 +750,20 @@ TEST(ShapeFunctions, ReductionsAxesFormsKeepdimsNoop) {
 }
 
 TEST(ShapeFunctions, NormalizationsSoftmaxTopK) {
-  Walk w(Model(17, "(float[N,S,D] x, float[N,C,H] y, float[C] s, float[C] b, float[C] m, float[C] v) => (float a, float mu, float is, float c, float d, float e, int64 f, float g, float h)",
-               "a, mu, is = LayerNormalization <axis = -1> (x, s, b)\n"
-               "c = BatchNormalization (y, s, b, m, v)\n"
-               "d = Softmax <axis = 1> (x)\n"
-               "k = Constant <value = int64[1] {5}> ()\n"
-               "e, f = TopK <axis = 1> (x, k)\n"
-               "sh = Shape (y)\n"
-               "one = Constant <value = int64[1] {1}> ()\n"
-               "kk = Gather (sh, one)\n"
-               "g, gi = TopK (x, kk)\n"
-               "h = InstanceNormalization (y, s, b)"));
+  Walk w(
+      Model(17,
+            "(float[N,S,D] x, float[N,C,H] y, float[C] s, float[C] b, float[C] m, float[C] v) => "
+            "(float a, float mu, float is, float c, float d, float e, int64 f, float g, float h)",
+            "a, mu, is = LayerNormalization <axis = -1> (x, s, b)\n"
+            "c = BatchNormalization (y, s, b, m, v)\n"
+            "d = Softmax <axis = 1> (x)\n"
+            "k = Constant <value = int64[1] {5}> ()\n"
+            "e, f = TopK <axis = 1> (x, k)\n"
+            "sh = Shape (y)\n"
+            "one = Constant <value = int64[1] {1}> ()\n"
+            "kk = Gather (sh, one)\n"
+            "g, gi = TopK (x, kk)\n"
+            "h = InstanceNormalization (y, s, b)"));
   EXPECT_EQ(w.S("a"), "[N,S,D]");
   EXPECT_EQ(w.S("mu"), "[N,S,1]");
   EXPECT_EQ(w.S("is"), "[N,S,1]");
@@ -761,16 +776,18 @@ TEST(ShapeFunctions, NormalizationsSoftmaxTopK) {
 }
 
 TEST(ShapeFunctions, TopKWithAComputedKIsAFreshSymbol) {
-  Walk w(Model(13, "(float[N,D] x, int64[1] k) => (float a, int64 b)",
-               "a, b = TopK (x, k)"));
+  Walk w(Model(13, "(float[N,D] x, int64[1] k) => (float a, int64 b)", "a, b = TopK (x, k)"));
   EXPECT_EQ(w.S("a"), "[N,`TopK#0:0:1`]");
   EXPECT_EQ(w.S("b"), "[N,`TopK#0:0:1`]");
 }
 
 TEST(ShapeFunctions, RecurrentLayoutsAndDirections) {
-  Walk w(Model(14, "(float[S,B,I] x, float[2,32,I] wl, float[2,32,8] rl, float[B,S,I] xb, float[1,24,I] wg, float[1,24,8] rg) => (float y, float yh, float yc, float g, float gh)",
-               "y, yh, yc = LSTM <hidden_size = 8, direction = \"bidirectional\"> (x, wl, rl)\n"
-               "g, gh = GRU <layout = 1> (xb, wg, rg)"));
+  Walk w(
+      Model(14,
+            "(float[S,B,I] x, float[2,32,I] wl, float[2,32,8] rl, float[B,S,I] xb, float[1,24,I] "
+            "wg, float[1,24,8] rg) => (float y, float yh, float yc, float g, float gh)",
+            "y, yh, yc = LSTM <hidden_size = 8, direction = \"bidirectional\"> (x, wl, rl)\n"
+            "g, gh = GRU <layout = 1> (xb, wg, rg)"));
   EXPECT_EQ(w.S("y"), "[S,2,B,8]");
   EXPECT_EQ(w.S("yh"), "[2,B,8]");
   EXPECT_EQ(w.S("yc"), "[2,B,8]");
@@ -779,7 +796,9 @@ TEST(ShapeFunctions, RecurrentLayoutsAndDirections) {
 }
 
 TEST(ShapeFunctions, EinsumLettersAndEllipsis) {
-  Walk w(Model(13, "(float[B,H,S,D] q, float[B,H,T,D] k, float[5,1,I,J] x, float[3,J,K] y) => (float a, float b, float c)",
+  Walk w(Model(13,
+               "(float[B,H,S,D] q, float[B,H,T,D] k, float[5,1,I,J] x, float[3,J,K] y) => (float "
+               "a, float b, float c)",
                "a = Einsum <equation = \"bhsd,bhtd->bhst\"> (q, k)\n"
                "b = Einsum <equation = \"...ij,...jk\"> (x, y)\n"
                "c = Einsum <equation = \"bhsd->\"> (q)"));
@@ -789,7 +808,9 @@ TEST(ShapeFunctions, EinsumLettersAndEllipsis) {
 }
 
 TEST(ShapeFunctions, DataDependentExtentsAreFreshSymbols) {
-  Walk w(Model(13, "(float[N,C] x, float[B,S,4] bx, float[B,K,S] sc, bool[N] m) => (int64 a, float u, int64 ui, int64 inv, int64 cnt, int64 n, float c, float d)",
+  Walk w(Model(13,
+               "(float[N,C] x, float[B,S,4] bx, float[B,K,S] sc, bool[N] m) => (int64 a, float u, "
+               "int64 ui, int64 inv, int64 cnt, int64 n, float c, float d)",
                "a = NonZero (x)\n"
                "u, ui, inv, cnt = Unique (x)\n"
                "n = NonMaxSuppression (bx, sc)\n"
@@ -807,7 +828,9 @@ TEST(ShapeFunctions, DataDependentExtentsAreFreshSymbols) {
 }
 
 TEST(ShapeFunctions, ElementTypesOfUnaryCastQuantizeDropout) {
-  Walk w(Model(19, "(float[N] x, float s, uint8 z) => (float a, bool b, uint8 q, float dq, float d, bool dm, float c)",
+  Walk w(Model(19,
+               "(float[N] x, float s, uint8 z) => (float a, bool b, uint8 q, float dq, float d, "
+               "bool dm, float c)",
                "a = Relu (x)\n"
                "b = IsNaN (x)\n"
                "q = QuantizeLinear (x, s, z)\n"
@@ -879,16 +902,72 @@ TEST(ShapeFunctions, ConstantsOfEveryEncoding) {
 }
 
 TEST(ShapeFunctions, HasShapeFunctionCoversTheIssueList) {
-  for (const char* op :
-       {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
-        "Resize", "Upsample", "Pad", "Slice", "Split", "Concat", "Transpose", "Flatten",
-        "Reshape", "MatMul", "Gemm", "Gather", "GatherElements", "GatherND", "ReduceMean",
-        "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "TopK", "LSTM", "GRU", "RNN",
-        "Einsum", "Expand", "Tile", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth",
-        "GridSample", "Shape", "Size", "Cast", "Identity", "Add", "Sub", "Mul", "Div", "Mod",
-        "Neg", "Max", "Min", "Equal", "Not", "Where", "And", "Or", "ConstantOfShape", "Range",
-        "NonZero", "Unique", "NonMaxSuppression", "Compress", "Dropout", "Clip",
-        "QuantizeLinear", "DequantizeLinear", "BatchNormalization", "InstanceNormalization"}) {
+  for (const char* op : {"Conv",
+                         "ConvTranspose",
+                         "MaxPool",
+                         "AveragePool",
+                         "LpPool",
+                         "GlobalAveragePool",
+                         "Resize",
+                         "Upsample",
+                         "Pad",
+                         "Slice",
+                         "Split",
+                         "Concat",
+                         "Transpose",
+                         "Flatten",
+                         "Reshape",
+                         "MatMul",
+                         "Gemm",
+                         "Gather",
+                         "GatherElements",
+                         "GatherND",
+                         "ReduceMean",
+                         "Softmax",
+                         "LogSoftmax",
+                         "Hardmax",
+                         "LayerNormalization",
+                         "TopK",
+                         "LSTM",
+                         "GRU",
+                         "RNN",
+                         "Einsum",
+                         "Expand",
+                         "Tile",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "DepthToSpace",
+                         "SpaceToDepth",
+                         "GridSample",
+                         "Shape",
+                         "Size",
+                         "Cast",
+                         "Identity",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Mod",
+                         "Neg",
+                         "Max",
+                         "Min",
+                         "Equal",
+                         "Not",
+                         "Where",
+                         "And",
+                         "Or",
+                         "ConstantOfShape",
+                         "Range",
+                         "NonZero",
+                         "Unique",
+                         "NonMaxSuppression",
+                         "Compress",
+                         "Dropout",
+                         "Clip",
+                         "QuantizeLinear",
+                         "DequantizeLinear",
+                         "BatchNormalization",
+                         "InstanceNormalization"}) {
     EXPECT_TRUE(HasShapeFunction(op)) << op;
   }
   EXPECT_FALSE(HasShapeFunction("If"));
@@ -899,26 +978,31 @@ TEST(ShapeFunctions, HasShapeFunctionCoversTheIssueList) {
 // Hostile attributes: no crash, no UB; unknown outputs.
 
 TEST(ShapeFunctions, HostileAttributesGiveUnknownNeverCrash) {
-  Walk w(Model(17, "(float[N,3,H,W] x, float[8,3,3,3] k) => (float a, float b, float c, float d, float e, float f, float g, float h, float i, float j)",
-               "a = Conv <strides = [0, 1]> (x, k)\n"
-               "b = MaxPool <kernel_shape = [9223372036854775807, 1]> (x)\n"
-               "c = AveragePool <kernel_shape = [2, 2], pads = [-1, 0, 0, 0]> (x)\n"
-               "d = Transpose <perm = [0, 0, 1, 2]> (x)\n"
-               "e = Flatten <axis = 9> (x)\n"
-               "f = DepthToSpace <blocksize = 4294967296> (x)\n"
-               "g = Gather <axis = -9> (x, x)\n"
-               "h = Conv <kernel_shape = [3], pads = [1, 1]> (x, k)\n"
-               "big = Constant <value = int64[4] {9223372036854775807, 9223372036854775807, 1, 1}> ()\n"
-               "i = Tile (x, big)\n"
-               "sp = Constant <value = int64[2] {-5, 4}> ()\n"
-               "j, j2 = Split <axis = 1> (x, sp)"));
+  Walk w(Model(
+      17,
+      "(float[N,3,H,W] x, float[8,3,3,3] k) => (float a, float b, float c, float d, float e, float "
+      "f, float g, float h, float i, float j)",
+      "a = Conv <strides = [0, 1]> (x, k)\n"
+      "b = MaxPool <kernel_shape = [9223372036854775807, 1]> (x)\n"
+      "c = AveragePool <kernel_shape = [2, 2], pads = [-1, 0, 0, 0]> (x)\n"
+      "d = Transpose <perm = [0, 0, 1, 2]> (x)\n"
+      "e = Flatten <axis = 9> (x)\n"
+      "f = DepthToSpace <blocksize = 4294967296> (x)\n"
+      "g = Gather <axis = -9> (x, x)\n"
+      "h = Conv <kernel_shape = [3], pads = [1, 1]> (x, k)\n"
+      "big = Constant <value = int64[4] {9223372036854775807, 9223372036854775807, 1, 1}> ()\n"
+      "i = Tile (x, big)\n"
+      "sp = Constant <value = int64[2] {-5, 4}> ()\n"
+      "j, j2 = Split <axis = 1> (x, sp)"));
   for (const char* out : {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}) {
     EXPECT_EQ(w.S(out), "?") << out;
   }
 }
 
 TEST(ShapeFunctions, HostileValuesNeverOverflow) {
-  Walk w(Model(13, "(float[N,C] x, int64[N,9223372036854775807] j) => (int64 a, int64 b, float c, float d, float e)",
+  Walk w(Model(13,
+               "(float[N,C] x, int64[N,9223372036854775807] j) => (int64 a, int64 b, float c, "
+               "float d, float e)",
                "s = Shape (x)\n"
                "z = Constant <value = int64[1] {0}> ()\n"
                "e9 = Constant <value = int64[1] {9223372036854775807}> ()\n"
@@ -968,8 +1052,8 @@ TEST(ShapeFunctions, NullAndMissingInputsAreSafe) {
   ctx.node_name = "c";
   ctx.opset = 17;
   ctx.inputs = ins;
-  for (const char* op : {"Conv", "Reshape", "Slice", "Resize", "Einsum", "Split", "LSTM",
-                         "Where", "Range", "Expand", "TopK", "Unique", "GatherND"}) {
+  for (const char* op : {"Conv", "Reshape", "Slice", "Resize", "Einsum", "Split", "LSTM", "Where",
+                         "Range", "Expand", "TopK", "Unique", "GatherND"}) {
     node.set_op_type(op);
     std::optional<std::vector<SymTensor>> out = InferSymbolic(ctx);
     ASSERT_TRUE(out.has_value()) << op;
@@ -982,37 +1066,151 @@ TEST(ShapeFunctions, NullAndMissingInputsAreSafe) {
 // Random nodes of every op with hostile attributes and inputs: every call returns one output per
 // node output and nothing crashes (the sanitizer stage runs this too).
 TEST(ShapeFunctions, RandomHostileNodesNeverCrash) {
-  const std::vector<std::string> ops = {
-      "Shape", "Size", "Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Cast", "CastLike",
-      "Identity", "Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum", "Equal",
-      "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or", "Xor", "Where",
-      "ConstantOfShape", "Range", "Reshape", "Expand", "Tile", "Conv", "ConvTranspose",
-      "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "Resize", "Upsample", "Pad",
-      "Split", "Transpose", "Flatten", "MatMul", "Gemm", "GatherElements", "GatherND",
-      "ReduceSum", "ReduceMean", "ArgMax", "Softmax", "LayerNormalization",
-      "BatchNormalization", "TopK", "LSTM", "GRU", "RNN", "Einsum", "DepthToSpace",
-      "SpaceToDepth", "GridSample", "NonZero", "Unique", "NonMaxSuppression", "Compress",
-      "Dropout", "QuantizeLinear", "DequantizeLinear", "OneHot", "EyeLike", "PRelu", "Pow"};
-  const std::vector<int64_t> ints = {std::numeric_limits<int64_t>::min(), -(int64_t{1} << 62),
-                                     -5, -2, -1, 0, 1, 2, 3, 4, int64_t{1} << 31,
-                                     int64_t{1} << 62, std::numeric_limits<int64_t>::max()};
-  const std::vector<std::string> attr_names = {
-      "axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group",
-      "keepdims", "split", "num_outputs", "blocksize", "k", "to", "hidden_size", "layout",
-      "ceil_mode", "starts", "ends", "output_padding", "output_shape", "batch_dims",
-      "allowzero", "start", "end", "noop_with_empty_axes", "dtype", "transA", "transB",
-      "stash_type", "fmod", "shape", "paddings"};
-  const std::vector<double> floats = {0.0, -1.0, 0.5, 1.0, 1.5, 2.0, 0.33333334, 1e30,
+  const std::vector<std::string> ops = {"Shape",
+                                        "Size",
+                                        "Gather",
+                                        "Slice",
+                                        "Concat",
+                                        "Squeeze",
+                                        "Unsqueeze",
+                                        "Cast",
+                                        "CastLike",
+                                        "Identity",
+                                        "Add",
+                                        "Sub",
+                                        "Mul",
+                                        "Div",
+                                        "Mod",
+                                        "Neg",
+                                        "Abs",
+                                        "Max",
+                                        "Min",
+                                        "Sum",
+                                        "Equal",
+                                        "Greater",
+                                        "Less",
+                                        "GreaterOrEqual",
+                                        "LessOrEqual",
+                                        "Not",
+                                        "And",
+                                        "Or",
+                                        "Xor",
+                                        "Where",
+                                        "ConstantOfShape",
+                                        "Range",
+                                        "Reshape",
+                                        "Expand",
+                                        "Tile",
+                                        "Conv",
+                                        "ConvTranspose",
+                                        "MaxPool",
+                                        "AveragePool",
+                                        "LpPool",
+                                        "GlobalAveragePool",
+                                        "Resize",
+                                        "Upsample",
+                                        "Pad",
+                                        "Split",
+                                        "Transpose",
+                                        "Flatten",
+                                        "MatMul",
+                                        "Gemm",
+                                        "GatherElements",
+                                        "GatherND",
+                                        "ReduceSum",
+                                        "ReduceMean",
+                                        "ArgMax",
+                                        "Softmax",
+                                        "LayerNormalization",
+                                        "BatchNormalization",
+                                        "TopK",
+                                        "LSTM",
+                                        "GRU",
+                                        "RNN",
+                                        "Einsum",
+                                        "DepthToSpace",
+                                        "SpaceToDepth",
+                                        "GridSample",
+                                        "NonZero",
+                                        "Unique",
+                                        "NonMaxSuppression",
+                                        "Compress",
+                                        "Dropout",
+                                        "QuantizeLinear",
+                                        "DequantizeLinear",
+                                        "OneHot",
+                                        "EyeLike",
+                                        "PRelu",
+                                        "Pow"};
+  const std::vector<int64_t> ints = {std::numeric_limits<int64_t>::min(),
+                                     -(int64_t{1} << 62),
+                                     -5,
+                                     -2,
+                                     -1,
+                                     0,
+                                     1,
+                                     2,
+                                     3,
+                                     4,
+                                     int64_t{1} << 31,
+                                     int64_t{1} << 62,
+                                     std::numeric_limits<int64_t>::max()};
+  const std::vector<std::string> attr_names = {"axis",
+                                               "axes",
+                                               "perm",
+                                               "kernel_shape",
+                                               "strides",
+                                               "pads",
+                                               "dilations",
+                                               "group",
+                                               "keepdims",
+                                               "split",
+                                               "num_outputs",
+                                               "blocksize",
+                                               "k",
+                                               "to",
+                                               "hidden_size",
+                                               "layout",
+                                               "ceil_mode",
+                                               "starts",
+                                               "ends",
+                                               "output_padding",
+                                               "output_shape",
+                                               "batch_dims",
+                                               "allowzero",
+                                               "start",
+                                               "end",
+                                               "noop_with_empty_axes",
+                                               "dtype",
+                                               "transA",
+                                               "transB",
+                                               "stash_type",
+                                               "fmod",
+                                               "shape",
+                                               "paddings"};
+  const std::vector<double> floats = {0.0,
+                                      -1.0,
+                                      0.5,
+                                      1.0,
+                                      1.5,
+                                      2.0,
+                                      0.33333334,
+                                      1e30,
                                       std::numeric_limits<double>::infinity(),
                                       std::numeric_limits<double>::quiet_NaN()};
   std::mt19937 rng(2024);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   auto random_dim = [&]() -> Dim {
     switch (pick(6)) {
-      case 0: return Dim::Unknown();
-      case 1: return Dim::Symbol("N");
-      case 2: return Dim::FromExpr(*Expr::FloorDiv(Expr::Symbol("H") - Expr::Const(1), Expr::Const(2)) + Expr::Const(1));
-      default: return Dim::Value(static_cast<int64_t>(pick(5)));
+      case 0:
+        return Dim::Unknown();
+      case 1:
+        return Dim::Symbol("N");
+      case 2:
+        return Dim::FromExpr(*Expr::FloorDiv(Expr::Symbol("H") - Expr::Const(1), Expr::Const(2)) +
+                             Expr::Const(1));
+      default:
+        return Dim::Value(static_cast<int64_t>(pick(5)));
     }
   };
   TestSymbols symbols;
@@ -1149,10 +1347,13 @@ void ExpectMatchesExecutor(const std::string& text, int64_t c, const std::vector
 
 TEST(ShapeFunctions, ExpressionsMatchTheExecutorAtRandomBindings) {
   const std::string text = Model(
-      13, "(float[N,3,H,W] x) => (float o1, float o2, float o3, float o4, float o5, float o6, float o7, float o8)",
+      13,
+      "(float[N,3,H,W] x) => (float o1, float o2, float o3, float o4, float o5, float o6, float "
+      "o7, float o8)",
       "ks = Constant <value = int64[4] {4, 3, 3, 3}> ()\n"
       "k = ConstantOfShape <value = float[1] {0.5}> (ks)\n"
-      "o1 = Conv <kernel_shape = [3,3], strides = [2,3], pads = [1,0,2,1], dilations = [1,2]> (x, k)\n"
+      "o1 = Conv <kernel_shape = [3,3], strides = [2,3], pads = [1,0,2,1], dilations = [1,2]> (x, "
+      "k)\n"
       "o2 = MaxPool <kernel_shape = [3,2], strides = [2,3], pads = [1,1,2,2], ceil_mode = 1> (x)\n"
       "sc = Constant <value = float[4] {1.0, 1.0, 1.5, 0.5}> ()\n"
       "o3 = Resize <mode = \"nearest\"> (o1, , sc)\n"
@@ -1180,39 +1381,42 @@ TEST(ShapeFunctions, ExpressionsMatchTheExecutorAtRandomBindings) {
 }
 
 TEST(ShapeFunctions, MoreExpressionsMatchTheExecutorAtRandomBindings) {
-  const std::string text = Model(
-      18, "(float[N,8,H,W] x) => (float o1, float o2, float o3, float o4, float o5, float o6, float o7, float o8, int64 o9, float o10, float o11, float o12, float o13, float o14)",
-      "ks = Constant <value = int64[4] {8, 2, 3, 3}> ()\n"
-      "k = ConstantOfShape <value = float[1] {0.5}> (ks)\n"
-      "o1 = ConvTranspose <strides = [2,2], pads = [1,0,1,1], output_padding = [1,0], group = 2> (x, k)\n"
-      "o2, o3 = Split <axis = 3, num_outputs = 2> (x)\n"
-      "o4 = DepthToSpace <blocksize = 2> (x)\n"
-      "sc = Constant <value = float[4] {1.0, 1.0, 0.33333334, 0.5}> ()\n"
-      "o5 = Resize <mode = \"nearest\"> (x, , sc)\n"
-      "reps = Constant <value = int64[4] {1, 1, 2, 3}> ()\n"
-      "o6 = Tile (x, reps)\n"
-      "o7 = Flatten <axis = 2> (x)\n"
-      "o8 = Einsum <equation = \"nchw,nchw->nh\"> (x, x)\n"
-      "s = Shape <start = 2, end = 3> (x)\n"
-      "h = Squeeze (s)\n"
-      "z = Constant <value = int64 {0}> ()\n"
-      "m3 = Constant <value = int64 {-3}> ()\n"
-      "o9 = Range (h, z, m3)\n"
-      "st = Constant <value = int64[1] {-1}> ()\n"
-      "en = Constant <value = int64[1] {-1000}> ()\n"
-      "ax = Constant <value = int64[1] {2}> ()\n"
-      "sp = Constant <value = int64[1] {-2}> ()\n"
-      "o10 = Slice (x, st, en, ax, sp)\n"
-      "o11 = AveragePool <kernel_shape = [3,3], strides = [3,3], pads = [0,0,1,1], ceil_mode = 1> (x)\n"
-      "o12 = MaxPool <kernel_shape = [2,2], dilations = [2,2]> (x)\n"
-      "t = Constant <value = int64[3] {0, -1, 2}> ()\n"
-      "o13 = Reshape (x, t)\n"
-      "p = Constant <value = int64[8] {0, 0, -1, 2, 0, 0, 0, -1}> ()\n"
-      "o14 = Pad (x, p)");
-  ExpectMatchesExecutor(text, 8,
-                        {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9", "o10", "o11",
-                         "o12", "o13", "o14"},
-                        6);
+  const std::string text =
+      Model(18,
+            "(float[N,8,H,W] x) => (float o1, float o2, float o3, float o4, float o5, float o6, "
+            "float o7, float o8, int64 o9, float o10, float o11, float o12, float o13, float o14)",
+            "ks = Constant <value = int64[4] {8, 2, 3, 3}> ()\n"
+            "k = ConstantOfShape <value = float[1] {0.5}> (ks)\n"
+            "o1 = ConvTranspose <strides = [2,2], pads = [1,0,1,1], output_padding = [1,0], group "
+            "= 2> (x, k)\n"
+            "o2, o3 = Split <axis = 3, num_outputs = 2> (x)\n"
+            "o4 = DepthToSpace <blocksize = 2> (x)\n"
+            "sc = Constant <value = float[4] {1.0, 1.0, 0.33333334, 0.5}> ()\n"
+            "o5 = Resize <mode = \"nearest\"> (x, , sc)\n"
+            "reps = Constant <value = int64[4] {1, 1, 2, 3}> ()\n"
+            "o6 = Tile (x, reps)\n"
+            "o7 = Flatten <axis = 2> (x)\n"
+            "o8 = Einsum <equation = \"nchw,nchw->nh\"> (x, x)\n"
+            "s = Shape <start = 2, end = 3> (x)\n"
+            "h = Squeeze (s)\n"
+            "z = Constant <value = int64 {0}> ()\n"
+            "m3 = Constant <value = int64 {-3}> ()\n"
+            "o9 = Range (h, z, m3)\n"
+            "st = Constant <value = int64[1] {-1}> ()\n"
+            "en = Constant <value = int64[1] {-1000}> ()\n"
+            "ax = Constant <value = int64[1] {2}> ()\n"
+            "sp = Constant <value = int64[1] {-2}> ()\n"
+            "o10 = Slice (x, st, en, ax, sp)\n"
+            "o11 = AveragePool <kernel_shape = [3,3], strides = [3,3], pads = [0,0,1,1], ceil_mode "
+            "= 1> (x)\n"
+            "o12 = MaxPool <kernel_shape = [2,2], dilations = [2,2]> (x)\n"
+            "t = Constant <value = int64[3] {0, -1, 2}> ()\n"
+            "o13 = Reshape (x, t)\n"
+            "p = Constant <value = int64[8] {0, 0, -1, 2, 0, 0, 0, -1}> ()\n"
+            "o14 = Pad (x, p)");
+  ExpectMatchesExecutor(
+      text, 8,
+      {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9", "o10", "o11", "o12", "o13", "o14"}, 6);
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/shape_propagation.h"
 #include "gtest/gtest.h"
 #include "passes/registry.h"
-#include "passes/shape_propagation.h"
 #include "proto/onnx_text.h"
 #include "proto/opsets.h"
 #include "runtime/exec/constant_eval.h"

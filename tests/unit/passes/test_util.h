@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "passes/form_oracle.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
+#include "targets/form_oracle.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes::testing {
 

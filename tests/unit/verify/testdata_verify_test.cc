@@ -6,8 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
-#include "passes/targets.h"
 #include "proto/model_io.h"
+#include "targets/targets.h"
 #include "tests/support/sanitizer.h"
 #include "verify/verify.h"
 
@@ -53,7 +53,8 @@ TEST(TestDataVerify, EveryTargetComputesWhatTheOriginalDid) {
       }
       VerifyOptions vopts;
       vopts.samples = 2;
-      if (fs::exists(dir / "test_data_set_0")) vopts.test_data = {(dir / "test_data_set_0").string()};
+      if (fs::exists(dir / "test_data_set_0"))
+        vopts.test_data = {(dir / "test_data_set_0").string()};
       absl::StatusOr<VerifyResult> r = Verify(*original, rewritten, vopts);
       if (!r.ok()) continue;  // the original itself cannot run on its inputs: nothing to compare
       EXPECT_TRUE(r->match) << target.name << " " << dir << "\n"
@@ -62,10 +63,11 @@ TEST(TestDataVerify, EveryTargetComputesWhatTheOriginalDid) {
     }
   }
   for (const passes::TargetProfile& target : passes::BuiltinTargets()) {
-    std::printf("target %-10s rewritten and verified: %d whole-model, %d local; %d unchanged, "
-                "%d refused\n",
-                target.name.c_str(), whole[target.name], local[target.name],
-                unchanged[target.name], refused[target.name]);
+    std::printf(
+        "target %-10s rewritten and verified: %d whole-model, %d local; %d unchanged, "
+        "%d refused\n",
+        target.name.c_str(), whole[target.name], local[target.name], unchanged[target.name],
+        refused[target.name]);
   }
 }
 

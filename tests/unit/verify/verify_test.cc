@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "passes/opt_report.h"
-#include "passes/report_json.h"
 #include "proto/model_io.h"
+#include "report/opt_report.h"
+#include "report/report_json.h"
 #include "verify/inputs.h"
 
 namespace onnx_bcast::verify {
@@ -196,8 +196,8 @@ TEST(Inputs, SamplesSatisfyTheCombinedCondition) {
   even.Add(bcast::Atom::EqExpr(*bcast::Expr::Mod(Sym("H"), bcast::Expr::Const(2)),
                                bcast::Expr::Const(0)));
   bcast::ConditionSet mask;  // total == past + seq or total == 1, and total <= past + seq
-  mask.Add(bcast::Clause::Of({bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")),
-                              bcast::Atom::Eq("total", 1)}));
+  mask.Add(bcast::Clause::Of(
+      {bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), bcast::Atom::Eq("total", 1)}));
   mask.Add(bcast::Atom::EqExpr(bcast::Expr::Max(Sym("total"), Sym("past") + Sym("seq")),
                                Sym("past") + Sym("seq")));
   const std::set<std::string> symbols = {"B", "H", "N", "past", "seq", "total"};
@@ -234,8 +234,8 @@ TEST(Inputs, SamplesSatisfyTheCombinedCondition) {
 
 TEST(Inputs, ViolatingBindingBreaksTheCondition) {
   bcast::ConditionSet mask;
-  mask.Add(bcast::Clause::Of({bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")),
-                              bcast::Atom::Eq("total", 1)}));
+  mask.Add(bcast::Clause::Of(
+      {bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), bcast::Atom::Eq("total", 1)}));
   const std::set<std::string> symbols = {"N", "past", "seq", "total"};
   std::optional<Bindings> bad = ViolatingBinding(symbols, mask);
   ASSERT_TRUE(bad.has_value());
@@ -307,9 +307,11 @@ TEST(Verify, AModelThatRunsWhereCheckSaysItMustFailIsReported) {
 
 TEST(Compare, ReportsFiguresUlpsAndExactness) {
   auto v = [](std::vector<int64_t> shape, std::initializer_list<float> values) {
-    return rt::Value::Of(std::make_shared<rt::Tensor>(*rt::Tensor::FromValues<float>(shape, values)));
+    return rt::Value::Of(
+        std::make_shared<rt::Tensor>(*rt::Tensor::FromValues<float>(shape, values)));
   };
-  rt::Comparison c = rt::CompareValues(v({2, 2}, {1, 2.5f, NAN, 4}), v({2, 2}, {1, 2, NAN, 4}), "y");
+  rt::Comparison c =
+      rt::CompareValues(v({2, 2}, {1, 2.5f, NAN, 4}), v({2, 2}, {1, 2, NAN, 4}), "y");
   EXPECT_FALSE(c.match);
   EXPECT_EQ(c.mismatches, 1);
   EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
@@ -326,7 +328,6 @@ TEST(Compare, ReportsFiguresUlpsAndExactness) {
   EXPECT_THAT(rt::CompareValues(v({4}, {1, 2, 3, 4}), v({2, 2}, {1, 2, 3, 4}), "y").message,
               HasSubstr("shape"));
 }
-
 
 passes::OptReport ReportNamingTheAdd() {
   passes::OptReport report;
@@ -426,8 +427,7 @@ TEST(ReportJson, ParsesAndRejects) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ((*v)["passes"][0]["rewrites"][0]["node"], "né");
   EXPECT_EQ((*v)["passes"][0]["rewrites"][0]["x"][1], 2.5);
-  EXPECT_THAT(std::string(passes::ParseJson("{\"a\": }").status().message()),
-              HasSubstr("byte"));
+  EXPECT_THAT(std::string(passes::ParseJson("{\"a\": }").status().message()), HasSubstr("byte"));
   // Nesting costs no stack: the parser and destructor are iterative.
   EXPECT_TRUE(passes::ParseJson(std::string(100000, '[') + std::string(100000, ']')).ok());
   EXPECT_FALSE(passes::ParseJson(std::string(500, '[')).ok());
@@ -544,7 +544,8 @@ TEST(VerifyBound, ModelsWithNoCommonInputAreAUsageErrorNamingTheDims) {
   // A rank that differs.
   r = Verify(sym, Parse(R"(
     <ir_version: 8, opset_import: ["" : 15]>
-    g (float[3] x, float[N,3] z) => (float[N,3] y) { y = Add(x, z) })"), {});
+    g (float[3] x, float[N,3] z) => (float[N,3] y) { y = Add(x, z) })"),
+             {});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("input 'x' has rank 2 in the original model and 1"));
 }

@@ -1,0 +1,389 @@
+// A probe's outputs: the Markdown table and the profile the measurements give.
+//
+// From cells to a profile, mechanically:
+//  - Expand is keyed like the others: its form class is its input's class against the target
+//    (passes::FormClass), so the rewrites insert only the Expands the engine runs.
+//  - op.<Op>.min_rank / max_rank: when the op's `same` cells with computed operands (a
+//    constant operand may fail at every rank for its own reasons) fail at every output rank below
+//    the lowest rank where they all run, that rank is the minimum; when they fail at every
+//    rank from some R on above it, R - 1 is the maximum. Cells outside decide nothing else.
+//  - op.<Op>.<kinds>: per operand-kind pattern (passes::OperandKindPattern of the probed node)
+//    and form class (passes::FormClass), the direct cells within the rank limits (a rewrite
+//    form's cell may fail in the wrapping node, which no op rule describes; the table shows
+//    them): all run and match -> the class alone (runs); else, when every cell whose
+//    operands have equal rank runs and matches -> `:aligned`; else, when every cell whose
+//    constant operands all have a lower rank than the output runs and matches -> `:unaligned`
+//    (a constant kept at its own rank); else the worst failure met,
+//    `wrong` before `crashed` before `refused` (a wrong answer is the one nothing reports).
+//  - Global keys: `classes` lists the numpy classes every elementwise op that runs `same`
+//    runs (plainly or aligned) with computed operands, plus `unidirectional` and
+//    `matmul-batch` when PRelu/Gemm and MatMul run some form; the passes align ranks and
+//    legalize the rest; equal_rank and max_rank stay off (the per-op rules say it per op).
+//  - initializer_types: the element types whose initializer cell runs and matches (no cells:
+//    the key is left out, any type).
+//  - runtime_shapes: true when every run-time shape cell (a Shape -> Reshape chain on a
+//    symbolic dim) runs and matches. The pipeline: upgrade-legacy-broadcast, fold-constants
+//    (static engines get shapes as constants) and legalize-measured (the per-op rules).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "engines/engine_probe.h"
+
+namespace onnx_bcast::driver {
+namespace {
+
+std::string ShapeText(const std::vector<int64_t>& d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+
+std::string OperandsText(const ProbeCell& c) {
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < c.operands.size(); ++k) {
+    const ProbeOperand& o = c.operands[k];
+    std::string text = absl::StrCat(std::string(OperandKindName(o.kind)), " ",
+                                    o.is_bool ? "bool" : "", ShapeText(o.shape));
+    if (!o.int64_values.empty()) text = absl::StrCat("initializer ", ShapeText(o.int64_values));
+    if (static_cast<int>(k) == c.wrapped) {
+      text = absl::StrCat(c.form, "(", text, ") ", ShapeText(c.wrapped_shape));
+    }
+    if (c.op == "Initializer") {
+      text = absl::StrCat(text, ", Cast(initializer ", c.form, " [2,3]) added");
+    }
+    if (c.op == "Reshape" && c.form == "constant-shape") {
+      text = absl::StrCat(text, ", to a constant shape");
+    } else if (c.op == "Reshape" && c.form != "op") {
+      text =
+          absl::StrCat(text, c.form == "runtime-shape" ? " declared [N,3,4]" : " declared [2,3,4]",
+                       ", to Concat(Gather(Shape), -1)");
+    }
+    parts.push_back(std::move(text));
+  }
+  if (!c.attributes.empty()) parts.push_back(c.attributes);
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string RanksText(const ProbeCell& c) {
+  if (c.form == "op") return "one node";
+  if (c.form == "constant-shape") {
+    return absl::StrCat(c.operands[0].shape.size(), " → ", c.output_shape.size());
+  }
+  if (c.op == "Reshape") return absl::StrCat("3 → 2");
+  if (c.op == "Initializer") return "2, 2 → 2";
+  std::vector<std::string> ranks;
+  for (size_t k = 0; k < c.operands.size(); ++k) {
+    if (c.op == "Expand" && k == 1) break;  // the target shape is not an operand's shape
+    ranks.push_back(absl::StrCat(static_cast<int>(k) == c.wrapped ? c.wrapped_shape.size()
+                                                                  : c.operands[k].shape.size()));
+  }
+  return absl::StrCat(absl::StrJoin(ranks, ", "), " → ", c.output_shape.size());
+}
+
+std::string Cell(std::string text) {
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
+}
+
+// wrong > crashed > refused > runs.
+int Severity(CellResult r) {
+  switch (r) {
+    case CellResult::kRunsAndMatches:
+      return 0;
+    case CellResult::kRefused:
+      return 1;
+    case CellResult::kCrashed:
+      return 2;
+    case CellResult::kWrong:
+      return 3;
+  }
+  return 3;
+}
+
+passes::FormSupport SupportOf(CellResult r) {
+  switch (r) {
+    case CellResult::kRefused:
+      return passes::FormSupport::kRefused;
+    case CellResult::kCrashed:
+      return passes::FormSupport::kCrashed;
+    case CellResult::kWrong:
+      return passes::FormSupport::kWrong;
+    case CellResult::kRunsAndMatches:
+      break;
+  }
+  return passes::FormSupport::kRuns;
+}
+
+bool Running(passes::FormSupport s) {
+  return s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
+         s == passes::FormSupport::kRunsUnaligned || s == passes::FormSupport::kRunsFirstFull;
+}
+
+bool Elementwise(const std::string& op) {
+  return op != "PRelu" && op != "Gemm" && op != "MatMul" && op != "Expand" && op != "Where";
+}
+
+}  // namespace
+
+std::string FormatProbeTable(const ProbeReport& r) {
+  std::string out = absl::StrCat(
+      "# ", r.engine, " ", r.version, ": measured broadcast support\n\n",
+      "Generated by `onnx-bcast probe-engine ", r.engine, " --out-dir DIR` from the installed ",
+      r.engine, " ", r.version, r.build.empty() ? "" : absl::StrCat(" (", r.build, ")"),
+      "; do not edit. The ctest `engines.probe_table` regenerates it and fails on any "
+      "difference, so a new engine version shows as a diff. The profile the same run writes is "
+      "`engines/profiles/",
+      r.Label(), ".profile`.\n\n",
+      "Each cell is one small model (opset 13) run on the engine in a child process and on "
+      "onnx-bcast's executor with the same seeded inputs: `runs-and-matches` (within verify's "
+      "tolerance, rtol 1e-3, atol 1e-7), `refused` (the engine's message), `wrong` (output "
+      "shape or values differ) or `crashed` (signal or timeout). How cells are chosen: dims "
+      "2, 3, 4, 5, 6, 7 from the outermost axis; per broadcast class one representative pair "
+      "(A has the output shape, B broadcasts) at its lowest output rank, at 4 and at 6 (inner-axis "
+      "also at 3) "
+      "(`same` at every rank 1..6), with B also aligned by leading 1s where it has a lower "
+      "rank. Binary elementwise ops: both operand orders, B a graph input, a computed tensor "
+      "(Relu of an input), an initializer or a Constant node; at rank 4, B through each "
+      "rewrite form (Unsqueeze, Reshape, Expand, Tile) from an input and from an "
+      "initializer. Where, PRelu, Gemm's C (transB = 1, PyTorch's Linear), MatMul batch dims "
+      "and Expand (the class of its input against the target): per class, fewer kinds. Op "
+      "`Initializer`: an initializer of each element type, cast to "
+      "float and added to an input (the profile's initializer_types). The class "
+      "is `check`'s, for the model as given.\n\n");
+  if (EngineDropsBatchAxis(r.engine)) {
+    absl::StrAppend(
+        &out, r.engine,
+        " has no batch axis: its tools drop a leading axis of 1, so here every operand at the "
+        "output's rank has an outermost extent of 1 (a rank-2 MatMul's A is one row), every "
+        "lower-rank graph input a leading 1 (the ranks count them), and "
+        "Gemm's A is one row. Extra cells: a batch of 2 (form `batch`), rank-0 and rank-1 "
+        "operands without a batch, Reshape to a constant shape (`constant-shape`), and one "
+        "node of each op of the exporter corpus on its own (form `op`: whether the converter "
+        "has the op; the profile's unsupported_ops lists the ops refused with the converter's "
+        "\"not supported yet\").\n\n");
+  }
+  absl::StrAppend(&out, "| result | cells |\n|---|---|\n");
+  for (CellResult res : {CellResult::kRunsAndMatches, CellResult::kRefused, CellResult::kWrong,
+                         CellResult::kCrashed}) {
+    absl::StrAppend(&out, "| ", std::string(CellResultName(res)), " | ", r.Count(res), " |\n");
+  }
+  absl::StrAppend(&out, "| total | ", r.cells.size(), " |\n\n");
+  // Per op, in grid order.
+  std::vector<std::string> ops;
+  std::map<std::string, std::map<CellResult, int>> per_op;
+  for (const ProbeCell& c : r.cells) {
+    if (per_op.count(c.op) == 0) ops.push_back(c.op);
+    ++per_op[c.op][c.result];
+  }
+  absl::StrAppend(&out,
+                  "| op | runs-and-matches | refused | wrong | crashed |\n|---|---|---|---|---|\n");
+  for (const std::string& op : ops) {
+    auto& m = per_op[op];
+    absl::StrAppend(&out, "| ", op, " | ", m[CellResult::kRunsAndMatches], " | ",
+                    m[CellResult::kRefused], " | ", m[CellResult::kWrong], " | ",
+                    m[CellResult::kCrashed], " |\n");
+  }
+  absl::StrAppend(&out,
+                  "\n## Cells\n\n| # | op | class | ranks | operands | result | message |\n"
+                  "|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const ProbeCell& c = r.cells[i];
+    std::string cls =
+        c.op == "Reshape" || c.op == "Initializer" || c.form == "op" ? c.form : c.broadcast_class;
+    if (!c.form_class.empty() && c.form_class != cls)
+      absl::StrAppend(&cls, " (", c.form_class, ")");
+    absl::StrAppend(&out, "| ", i + 1, " | ", c.op, " | ", cls, " | ", RanksText(c), " | ",
+                    Cell(OperandsText(c)), " | ", std::string(CellResultName(c.result)), " | ",
+                    Cell(c.message), " |\n");
+  }
+  return out;
+}
+
+passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
+  passes::TargetProfile p;
+  p.name = r.Label();
+  p.description = absl::StrCat(
+      r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ", r.cells.size(),
+      " cells, ", r.Count(CellResult::kRunsAndMatches), " run and match, ",
+      r.Count(CellResult::kRefused), " refused, ", r.Count(CellResult::kWrong), " wrong, ",
+      r.Count(CellResult::kCrashed), " crashed");
+  p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
+  std::map<std::string, std::vector<const ProbeCell*>> by_op;
+  bool shape_cells = false;
+  std::set<std::string> lacking;
+  for (const ProbeCell& c : r.cells) {
+    // The converter's own word that it has no layer for the op (ncnn's onnx2ncnn).
+    if (c.result == CellResult::kRefused &&
+        absl::StrContains(c.message, absl::StrCat(c.op, " not supported yet"))) {
+      lacking.insert(c.op);
+    }
+    if (c.op == "Initializer") {
+      if (c.result == CellResult::kRunsAndMatches) p.initializer_types.push_back(c.form);
+    } else if (c.form == "op" || c.form == "batch" || c.form == "constant-shape") {
+      // Which ops the engine has, its batch axis, a constant Reshape: the table shows them;
+      // the broadcast rules come from the grid's own cells.
+    } else if (c.op != "Reshape") {
+      by_op[c.op].push_back(&c);
+    } else if (c.form == "runtime-shape") {
+      shape_cells = true;
+      p.runtime_shapes = p.runtime_shapes && c.result == CellResult::kRunsAndMatches;
+    }
+  }
+  if (!shape_cells) p.runtime_shapes = true;  // not measured: the default
+  p.unsupported_ops.assign(lacking.begin(), lacking.end());
+  for (const auto& [op, cells] : by_op) {
+    passes::OpRule rule;
+    // The rank limit, from the `same` cells.
+    std::map<int64_t, bool> same_ok;  // output rank -> every same cell there runs
+    for (const ProbeCell* c : cells) {
+      if (c->form_class != "same" || c->wrapped >= 0 || c->kind_pattern != "computed") continue;
+      const int64_t rank = static_cast<int64_t>(c->output_shape.size());
+      auto [it, fresh] = same_ok.emplace(rank, true);
+      it->second = it->second && c->result == CellResult::kRunsAndMatches;
+    }
+    // Failing from some rank on and below some rank, passing between: the limits.
+    int64_t first_failing = 0;
+    for (auto it = same_ok.rbegin(); it != same_ok.rend() && !it->second; ++it) {
+      first_failing = it->first;
+    }
+    int64_t first_passing = 0;
+    bool any_passing = false;  // rank 0 passes too (ncnn's rank-0 cells)
+    for (auto it = same_ok.begin(); it != same_ok.end(); ++it) {
+      if (it->second) {
+        first_passing = it->first;
+        any_passing = true;
+        break;
+      }
+    }
+    if (any_passing) {
+      if (first_failing > first_passing) rule.max_rank = first_failing - 1;
+      if (first_passing > same_ok.begin()->first) rule.min_rank = first_passing;
+    }
+    auto outside = [&](const ProbeCell& c) {
+      const int64_t rank = static_cast<int64_t>(c.output_shape.size());
+      return (rule.max_rank > 0 && rank > rule.max_rank) ||
+             (rule.min_rank > 0 && rank < rule.min_rank);
+    };
+    // (pattern, class) -> worst of all cells, and of the cells each refinement keeps.
+    struct Tally {
+      int worst = 0;
+      int worst_aligned = 0;
+      bool any_aligned = false;
+      int worst_below = 0;
+      bool any_below = false;
+      int worst_first_full = 0;
+      bool any_first_full = false;
+      CellResult worst_result = CellResult::kRunsAndMatches;
+
+      void Add(const ProbeCell& c) {
+        const int s = Severity(c.result);
+        if (s > worst) {
+          worst = s;
+          worst_result = c.result;
+        }
+        if (c.aligned) {
+          any_aligned = true;
+          worst_aligned = std::max(worst_aligned, s);
+        }
+        if (c.constants_below) {
+          any_below = true;
+          worst_below = std::max(worst_below, s);
+        }
+        if (c.first_full) {
+          any_first_full = true;
+          worst_first_full = std::max(worst_first_full, s);
+        }
+      }
+      // The least restrictive support that every cell it keeps runs under.
+      passes::FormSupport Support() const {
+        if (worst > 0 && any_aligned && worst_aligned == 0) {
+          return passes::FormSupport::kRunsAligned;
+        }
+        if (worst > 0 && any_below && worst_below == 0) return passes::FormSupport::kRunsUnaligned;
+        if (worst > 0 && any_first_full && worst_first_full == 0) {
+          return passes::FormSupport::kRunsFirstFull;
+        }
+        return SupportOf(worst_result);
+      }
+    };
+    std::map<std::string, std::map<std::string, Tally>> tallies;
+    // (pattern, class) -> output rank -> the same over that rank's cells.
+    std::map<std::string, std::map<std::string, std::map<int64_t, Tally>>> by_rank;
+    for (const ProbeCell* c : cells) {
+      // A rewrite form's cell may fail in the wrapping node (Tile, a multi-axis Unsqueeze):
+      // the op's rules come from the direct cells; the table shows the forms.
+      if (c->form_class.empty() || c->wrapped >= 0 || outside(*c)) continue;
+      tallies[c->kind_pattern][c->form_class].Add(*c);
+      by_rank[c->kind_pattern][c->form_class][static_cast<int64_t>(c->output_shape.size())].Add(*c);
+    }
+    for (const auto& [pattern, classes] : tallies) {
+      for (const auto& [cls, t] : classes) {
+        const passes::FormSupport all = t.Support();
+        rule.forms[pattern][cls] = all;
+        // A rank whose cells run where the class as a whole does not (OpenCV 4.6: Sub of a
+        // computed inner-axis operand at rank 2 only): its own entry, `<class>@<rank>`.
+        if (all == passes::FormSupport::kRuns) continue;
+        for (const auto& [rank, rt] : by_rank[pattern][cls]) {
+          const passes::FormSupport at = rt.Support();
+          if (at != all && Running(at)) {
+            rule.forms[pattern][absl::StrCat(cls, "@", rank)] = at;
+          }
+        }
+      }
+    }
+    p.op_rules[op] = std::move(rule);
+  }
+  // Global classes: what every elementwise op that runs `same` runs with computed operands.
+  std::set<std::string> global = {"same",       "scalar",        "per-channel", "inner-axis",
+                                  "outer-axis", "bidirectional", "general"};
+  for (const auto& [op, rule] : p.op_rules) {
+    if (!Elementwise(op)) continue;
+    auto computed = rule.forms.find("computed");
+    if (computed == rule.forms.end()) continue;
+    auto runs = [&](const std::string& cls) {
+      auto it = computed->second.find(cls);
+      return it != computed->second.end() && Running(it->second);
+    };
+    if (!runs("same")) continue;
+    for (auto it = global.begin(); it != global.end();) {
+      it = runs(*it) ? std::next(it) : global.erase(it);
+    }
+  }
+  static const char* const kOrder[] = {"same",       "scalar",        "per-channel", "inner-axis",
+                                       "outer-axis", "bidirectional", "general"};
+  for (const char* cls : kOrder) {
+    if (global.count(cls) > 0) p.native_classes.push_back(cls);
+  }
+  auto any_runs = [&](std::initializer_list<const char*> ops) {
+    for (const char* op : ops) {
+      auto it = p.op_rules.find(op);
+      if (it == p.op_rules.end()) continue;
+      for (const auto& [pattern, forms] : it->second.forms) {
+        for (const auto& [cls, s] : forms) {
+          if (Running(s)) return true;
+        }
+      }
+    }
+    return false;
+  };
+  if (any_runs({"PRelu", "Gemm"})) p.native_classes.push_back("unidirectional");
+  if (any_runs({"MatMul"})) p.native_classes.push_back("matmul-batch");
+  if (p.native_classes.empty()) p.native_classes.push_back("same");
+  return p;
+}
+
+std::string FormatProbeProfile(const ProbeReport& r) {
+  return absl::StrCat(
+      "# ", r.engine, " ", r.version, ", measured by `onnx-bcast probe-engine ", r.engine, "` (",
+      r.cells.size(), " cells; docs/engines-", r.Label(), ".md has one row per cell).\n",
+      r.build.empty() ? "" : absl::StrCat("# Built from ", r.build, ".\n"),
+      "# Generated: do not edit. The per-op rules map the table mechanically\n"
+      "# (engines/engine_probe_report.cc); the ctest engines.probe_table regenerates both.\n",
+      passes::FormatTargetProfile(ProfileFromProbe(r)));
+}
+
+}  // namespace onnx_bcast::driver

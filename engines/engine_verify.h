@@ -1,0 +1,40 @@
+// `opt --verify-engine`: the written model loaded and run on a real engine (in a child
+// process, engines/isolated_run.h) and compared with the original model on our executor, with
+// the same seeded inputs at the bound dims. The answer is one line a user reads before
+// converting: "ncnn: runs, max abs 3e-06", "ncnn: refused at load: Expand not supported yet!",
+// "ncnn: crashed (signal 11)".
+#ifndef ONNX_BCAST_ENGINES_ENGINE_VERIFY_H_
+#define ONNX_BCAST_ENGINES_ENGINE_VERIFY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engines/engine.h"
+#include "proto/model_io.h"
+
+namespace onnx_bcast::driver {
+
+struct EngineVerdict {
+  /// engines::OutcomeKindName of the child's outcome, or "wrong" when it ran and an output
+  /// differs from our executor's on the original.
+  std::string outcome;
+  /// "<engine>: runs, max abs <e>" / "<engine>: wrong: ..." / "<engine>: refused at load:
+  /// ..." / "<engine>: crashed (signal N) at run: ..." / "<engine>: timed out ...".
+  std::string line;
+};
+
+/// Runs `rewritten` on the engine `make_engine` makes (named `engine`) and `original` on our
+/// executor, each with seeded random inputs (seed 7) at `dims`, and compares every graph
+/// output (verify's tolerance, shapes up to dims of 1). Errors only when our executor cannot
+/// run the original or no child can be started.
+absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
+                                             const proto::Model& rewritten,
+                                             const engines::EngineFactory& make_engine,
+                                             const std::string& engine,
+                                             const std::map<std::string, int64_t>& dims);
+
+}  // namespace onnx_bcast::driver
+
+#endif  // ONNX_BCAST_ENGINES_ENGINE_VERIFY_H_

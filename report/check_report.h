@@ -1,0 +1,50 @@
+// Renders a broadcast Analysis as the human report of `onnx-bcast check` and as JSON.
+#ifndef ONNX_BCAST_REPORT_CHECK_REPORT_H_
+#define ONNX_BCAST_REPORT_CHECK_REPORT_H_
+
+#include <string>
+
+#include "analysis/dim_evaluation.h"
+#include "analysis/shape_propagation.h"
+
+namespace onnx_bcast::passes {
+
+/// How much of the readable report FormatCheckText writes.
+enum class CheckDetail {
+  kSummary,  ///< the summary line only (check --quiet)
+  kIssues,   ///< what needs attention, each node once; ok nodes only counted (the default)
+  kAll,      ///< kIssues, then every node grouped by class (check --verbose)
+};
+
+/// The readable report, most urgent first: the summary line (its form is parsed by tools and
+/// kept), then every error, condition (and the combined one) and unknown (naming the node its
+/// unknown shape comes from), each on one line naming node, op, shapes, rule and reason; with
+/// `at` (check --dim), an "At <bindings>:" section counting the nodes that fail, hold and stay
+/// conditional there (naming the unbound symbols) and listing each failing node's message at
+/// those dims and each node still conditional; with `lint`, the portability warnings. Nodes in
+/// subgraphs and function bodies are named by NodePath.
+std::string FormatCheckText(const Analysis& analysis, const std::string& model_path, bool lint,
+                            const DimEvaluation* at = nullptr,
+                            CheckDetail detail = CheckDetail::kIssues);
+
+/// A node as people read it: its name, behind its compact graph path when it is in a subgraph
+/// or a function body ("If#0/then/Add#1", "layer_1/Block/Add#0").
+std::string NodePath(const NodeVerdict& v);
+
+/// `message` about `v` (as the analysis writes them: "<op> '<node>': ...") with the node named
+/// by NodePath; a message of another form gets the graph path appended as " [in <path>]".
+std::string LocatedMessage(const NodeVerdict& v, const std::string& message);
+
+/// The same as data: {"model", "nodes": [...], "combined_condition", "contradiction",
+/// "summary": {"ok", "error", "conditional", "unknown", "lint"}}. Conditions are data: their
+/// "symbols", "clauses" of atoms {"lhs", "rhs", "symbols"} over dim expressions, exact one-symbol
+/// "sets"; combined_condition adds "per_symbol": {symbol: {"set", "clauses", "imposed_by":
+/// [{"node", "op", "graph", "condition"}]}}. With `at`, every node gets "at_dims": {"outcome",
+/// "inputs", "message", "unbound"} and the document "at_dims": {"bindings", "holds", "fails",
+/// "conditional", "unknown", "unbound", "combined", "first_failure"}.
+std::string FormatCheckJson(const Analysis& analysis, const std::string& model_path, bool lint,
+                            const DimEvaluation* at = nullptr);
+
+}  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_REPORT_CHECK_REPORT_H_

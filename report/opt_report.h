@@ -1,0 +1,60 @@
+// What `opt` prints and writes: per-pass counts, every rewrite (--dry-run, --debug), and the
+// JSON log of --report.
+#ifndef ONNX_BCAST_REPORT_OPT_REPORT_H_
+#define ONNX_BCAST_REPORT_OPT_REPORT_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "passes/pass_manager.h"
+#include "report/report_json.h"
+
+namespace onnx_bcast::passes {
+
+struct OptReport {
+  std::string model_path;
+  std::string output_path;  ///< empty for --dry-run
+  std::string target;       ///< target name, or empty for --passes
+  std::vector<PassRun> runs;
+  ModelSummary before;
+  ModelSummary after;
+  std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
+  std::string error;                    ///< the error that stopped the pipeline, if any
+  double target_check_seconds = 0;      ///< time spent checking the target's promise
+  /// "live on <engine> <version>: <what it ran>" when the installed engine decided the nodes at
+  /// their exact shapes (targets/form_oracle.h); empty when the table alone decided.
+  std::string decided_by;
+  /// Symbols bound before the passes ran (opt --dim, --input-shape); empty: none.
+  std::map<std::string, int64_t> bindings;
+  /// Declared dims the bindings made numbers.
+  int64_t dims_fixed = 0;
+  /// Ops of the written model that the target's engine has no layer for
+  /// (TargetProfile::unsupported_ops), with their node counts in every graph, by op name. Not
+  /// broadcast forms: reported, never a failure.
+  std::map<std::string, int64_t> unsupported_ops;
+  /// `opt --verify-engine`: the one line saying how the written model fared on the engine
+  /// ("ncnn: runs, max abs 3e-06"), and the outcome's kind ("ran", "wrong", "refused",
+  /// "crashed", "timed-out"); empty without the flag.
+  std::string engine_line;
+  std::string engine_outcome;
+};
+
+/// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented
+/// below its pass; with `debug`, the "does not apply" reasons too.
+std::string FormatOptText(const OptReport& report, bool rewrites, bool debug);
+
+/// The --report JSON document (docs/report-schema.md), as data and as text.
+Json OptReportJson(const OptReport& report);
+std::string FormatOptJson(const OptReport& report);
+
+/// Reads an --report document back (verify names the pass behind a divergence with it).
+/// InvalidArgument when `text` is not JSON, has no "passes" array, or comes from a newer
+/// schema_version; keys missing from an older document read as empty.
+absl::StatusOr<OptReport> ParseOptReport(std::string_view text);
+
+}  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_REPORT_OPT_REPORT_H_

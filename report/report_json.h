@@ -1,0 +1,105 @@
+// The one JSON layer of every report (check --json, opt --report, verify --json, the C++ API's
+// `json` fields and the Python dicts): nlohmann::ordered_json documents, so keys keep the order
+// they are written in and output is deterministic. Every document starts with
+// "schema_version" (docs/report-schema.md).
+#ifndef ONNX_BCAST_REPORT_REPORT_JSON_H_
+#define ONNX_BCAST_REPORT_REPORT_JSON_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace onnx_bcast::passes {
+
+using Json = nlohmann::ordered_json;
+
+/// Bumped when a key is renamed or removed, or its meaning changes; adding keys keeps it.
+inline constexpr int kReportSchemaVersion = 1;
+
+/// A number, or "nan"/"inf"/"-inf" as a string: JSON has no non-finite numbers, and nlohmann
+/// would write them as null, which reads as "absent".
+Json JsonNumber(double value);
+
+/// An empty string as null (an absent output path, target, error...).
+Json JsonStringOrNull(std::string_view value);
+
+/// The document with 2-space indentation, arrays of scalars (shapes, symbol lists) on one line,
+/// and a trailing newline. Names come from the model and may hold terminal controls or any
+/// bytes: every control (C0, DEL, C1) is escaped as \u00XX and bytes that are not UTF-8 are
+/// replaced by U+FFFD; other characters stay as they are (conditions read "N ∈ {1, 5}").
+/// (nlohmann's own dump cannot keep short arrays on one line, so the layout is ours; strings
+/// that are printable ASCII and integers are written directly, every other scalar by nlohmann.)
+std::string DumpJson(const Json& document);
+
+/// Appends `text` as a JSON string, escaped as DumpJson escapes it.
+void AppendJsonString(std::string_view text, std::string* out);
+
+/// One object written member by member in DumpJson's layout at a given depth, without a DOM:
+/// for records written by the hundred thousand (check --json's nodes), where building each as
+/// a DOM cost more than the analysis. Members must come in the order DumpJson would write them.
+class JsonObjectWriter {
+ public:
+  /// Opens the object at `depth` (0 for a document; an element of a top-level array is at 2).
+  JsonObjectWriter(std::string* out, int depth) : out_(out), depth_(depth) {}
+  void String(std::string_view key, std::string_view value);
+  void Int(std::string_view key, int64_t value);
+  /// Any value, through DumpJson's layout.
+  void Value(std::string_view key, const Json& value);
+  /// Writes the key; the caller appends one scalar, `null`, or a one-line scalar array.
+  std::string* Raw(std::string_view key);
+  /// An array member whose elements are objects: each is a writer of its own, ended before the
+  /// next begins.
+  void BeginArray(std::string_view key);
+  JsonObjectWriter ObjectElement();
+  /// An element of any kind (objects or arrays: an array of scalars belongs on one line, which
+  /// a member's Value gives).
+  void Element(const Json& value);
+  void EndArray();
+  /// Closes the object ({} when it has no member).
+  void End();
+
+ private:
+  void Key(std::string_view key);
+  void NextElement();
+  std::string* out_;
+  int depth_;
+  bool any_member_ = false;
+  bool any_element_ = false;
+};
+
+/// Writes a large document as it is produced, with the bytes DumpJson would give the whole:
+/// its members are given one by one, and an array member can be filled element by element
+/// (each element's DOM built, written and dropped, or written member by member), so the whole
+/// document never lives as a DOM. Members must be given in the order DumpJson would write them.
+class JsonStreamWriter {
+ public:
+  explicit JsonStreamWriter(std::string* out) : out_(out), root_(out, 0) {}
+  /// A top-level member.
+  void Member(std::string_view key, const Json& value) { root_.Value(key, value); }
+  /// Opens a top-level array member whose elements are objects or arrays (never all scalars:
+  /// DumpJson keeps those on one line).
+  void BeginArray(std::string_view key) { root_.BeginArray(key); }
+  void Element(const Json& value) { root_.Element(value); }
+  /// An element written without a DOM: the writer's End() closes it.
+  JsonObjectWriter ObjectElement() { return root_.ObjectElement(); }
+  void EndArray() { root_.EndArray(); }
+  /// Closes the document (trailing newline).
+  void End() {
+    root_.End();
+    out_->push_back('\n');
+  }
+
+ private:
+  std::string* out_;
+  JsonObjectWriter root_;
+};
+
+/// Parses a whole document; InvalidArgument naming the byte offset on malformed input.
+absl::StatusOr<Json> ParseJson(std::string_view text);
+
+}  // namespace onnx_bcast::passes
+
+#endif  // ONNX_BCAST_REPORT_REPORT_JSON_H_

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""The layering of docs/architecture.md, enforced: every `#include "..."` of a library folder
+that names a project file in another layer must be one the table allows, the table itself must
+have no loop, no two project headers may include each other round a loop, and only the layers
+the table lists may include protobuf or libonnx directly.
+
+The table is the fenced block tagged `layers` in docs/architecture.md (one source for the page
+and this check):
+
+    <unit>: <units it may include>...
+    onnx-protobuf: <units or files that may include onnx/ or google/protobuf/>...
+
+A unit is a top-level folder, or runtime/<sub> for the executor's sub-layers. A unit may always
+include itself. Third-party and system headers (absl, gtest, nlohmann, ...) are not layers.
+
+Usage: scripts/check_layers.py [ROOT]   (ROOT defaults to the directory above scripts/)
+Exits 1 naming each forbidden include by file, line and rule; 2 when the table cannot be read.
+Only python3's standard library: ctest runs it (layering)."""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]')
+SOURCE_SUFFIXES = (".h", ".cc", ".inc")
+SKIP_DIRS = {"node_modules", "__pycache__"}
+
+
+def unit_of(path):
+    parts = path.split("/")
+    if parts[0] == "runtime" and len(parts) > 2:
+        return "runtime/" + parts[1]
+    return parts[0]
+
+
+def read_table(root):
+    doc = os.path.join(root, "docs", "architecture.md")
+    try:
+        text = open(doc, encoding="utf-8").read()
+    except OSError as e:
+        sys.exit(f"check_layers: {doc}: {e.strerror}")
+    m = re.search(r"^```layers\n(.*?)^```", text, re.S | re.M)
+    if not m:
+        print(f"check_layers: {doc}: no ```layers block", file=sys.stderr)
+        sys.exit(2)
+    allowed, onnx_ok = {}, []
+    for n, line in enumerate(m.group(1).splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if ":" not in line:
+            print(f"check_layers: {doc}: layers line {n}: expected 'unit: units...'",
+                  file=sys.stderr)
+            sys.exit(2)
+        key, deps = line.split(":", 1)
+        if key.strip() == "onnx-protobuf":
+            onnx_ok = deps.split()
+        else:
+            allowed[key.strip()] = set(deps.split())
+    return allowed, onnx_ok
+
+
+def find_loop(graph):
+    """A list of nodes round one loop of `graph` (node -> successors), or None."""
+    state = {}
+    stack = []
+
+    def visit(u):
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                return stack[stack.index(v):] + [v]
+            if v not in state:
+                loop = visit(v)
+                if loop:
+                    return loop
+        stack.pop()
+        state[u] = 2
+        return None
+
+    for u in sorted(graph):
+        if u not in state:
+            loop = visit(u)
+            if loop:
+                return loop
+    return None
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                           os.path.join(os.path.dirname(__file__), ".."))
+    allowed, onnx_ok = read_table(root)
+    problems = []
+    for unit, deps in allowed.items():
+        for d in deps:
+            if d not in allowed:
+                problems.append(f"docs/architecture.md: '{unit}' may include '{d}', "
+                                "which is not a unit of the table")
+    loop = find_loop(allowed)
+    if loop:
+        problems.append("docs/architecture.md: the table has a loop: " + " -> ".join(loop))
+
+    tops = sorted({u.split("/")[0] for u in allowed})
+    header_graph = {}
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")]
+            for name in sorted(filenames):
+                if not name.endswith(SOURCE_SUFFIXES):
+                    continue
+                path = os.path.relpath(os.path.join(dirpath, name), root)
+                unit = unit_of(path)
+                if unit not in allowed:
+                    problems.append(f"{path}: folder '{unit}' is not in the layers table")
+                    continue
+                with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+                    lines = f.readlines()
+                for n, line in enumerate(lines, 1):
+                    m = ANY_INCLUDE.match(line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if inc.startswith(("onnx/", "google/protobuf/")):
+                        if unit not in onnx_ok and path not in onnx_ok:
+                            problems.append(f"{path}:{n}: includes <{inc}>: only "
+                                            f"{', '.join(onnx_ok)} may include protobuf or "
+                                            "libonnx (proto/ wraps them)")
+                        continue
+                    if not INCLUDE.match(line) or not os.path.isfile(os.path.join(root, inc)):
+                        continue
+                    if path.endswith(".h") and inc.endswith(".h"):
+                        header_graph.setdefault(path, set()).add(inc)
+                    target = unit_of(inc)
+                    if target != unit and target not in allowed[unit]:
+                        problems.append(f"{path}:{n}: includes \"{inc}\": {unit}/ may not use "
+                                        f"{target}/ (docs/architecture.md allows: "
+                                        f"{', '.join(sorted(allowed[unit])) or 'nothing'})")
+    loop = find_loop(header_graph)
+    if loop:
+        problems.append("headers include each other round a loop: " + " -> ".join(loop))
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check_layers: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"check_layers: {len(allowed)} units, every include follows docs/architecture.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

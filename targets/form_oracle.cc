@@ -1,0 +1,72 @@
+// The live form oracle's fragments (see form_oracle.h).
+#include "targets/form_oracle.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+void SetValueInfo(onnx::ValueInfoProto* vi, const std::string& name, int32_t elem,
+                  const std::vector<int64_t>& dims) {
+  vi->set_name(name);
+  onnx::TypeProto_Tensor* t = vi->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  onnx::TensorShapeProto* s = t->mutable_shape();
+  for (int64_t d : dims) s->add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
+std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::NodeProto& node,
+                                         const std::vector<FragmentOperand>& operands,
+                                         int32_t out_elem, const bcast::Shape& out) {
+  if (node.output_size() != 1 || out_elem == 0) return std::nullopt;
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.has_g() || a.graphs_size() > 0 || !a.ref_attr_name().empty()) return std::nullopt;
+  }
+  const std::optional<std::vector<int64_t>> out_dims = out.Extents();
+  if (!out_dims) return std::nullopt;
+  proto::Model f;
+  f.path = "<fragment>";
+  f.base_dir = model.base_dir;
+  onnx::ModelProto& m = f.proto;
+  m.set_ir_version(std::max<int64_t>(model.proto.ir_version(), 7));
+  *m.mutable_opset_import() = model.proto.opset_import();
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("fragment");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(node.op_type());
+  n->set_domain(node.domain());
+  *n->mutable_attribute() = node.attribute();
+  std::map<std::string, std::string> canonical;
+  for (const FragmentOperand& o : operands) {
+    if (o.name.empty()) {
+      n->add_input("");
+      continue;
+    }
+    auto [it, fresh] = canonical.emplace(o.name, absl::StrCat("in", canonical.size()));
+    n->add_input(it->second);
+    if (!fresh) continue;
+    const std::optional<std::vector<int64_t>> dims = o.shape.Extents();
+    if (!dims || o.elem == 0) return std::nullopt;
+    if (o.constant != nullptr) {
+      if (o.constant->data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+      onnx::TensorProto t = *o.constant;
+      t.set_name(it->second);
+      t.clear_dims();
+      for (int64_t d : *dims) t.add_dims(d);
+      *g->add_initializer() = std::move(t);
+    } else {
+      SetValueInfo(g->add_input(), it->second, o.elem, *dims);
+    }
+  }
+  n->add_output("out");
+  SetValueInfo(g->add_output(), "out", out_elem, *out_dims);
+  return f;
+}
+
+}  // namespace onnx_bcast::passes

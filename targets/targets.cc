@@ -1,0 +1,1178 @@
+// Built-in targets as data, profile files, and conformance of a model to a profile.
+#include "targets/targets.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "analysis/shape_propagation.h"
+#include "proto/graph_structure.h"
+#include "proto/model_io.h"
+#include "proto/opsets.h"
+#include "proto/shapes.h"
+#include "targets/form_oracle.h"
+#include "targets/runtime_shapes.h"
+
+namespace onnx_bcast::passes {
+namespace {
+
+const std::set<std::string>& KnownClasses() {
+  static const auto* const kClasses = new std::set<std::string>{
+      "same",    "scalar",        "per-channel",    "inner-axis",   "outer-axis",
+      "general", "bidirectional", "unidirectional", "matmul-batch", "legacy-axis"};
+  return *kClasses;
+}
+
+// A symbol the analysis derives for an undecided broadcast (bcast(M,N)) does not identify an
+// extent across tensors. Every other symbol does, whatever its name: libonnx's own inventions
+// (unk__N) never reach the tables (the analysis reads them as unknown dims), so an unk__N here
+// is the model's declaration (tf2onnx names its dynamic dims so), and `check` compares it as
+// any symbol: the target check must decide the node the same way.
+bool ReliableSymbol(const std::string& name) { return name.find('(') == std::string::npos; }
+
+// True when `d` identifies an extent that compares reliably with another dim: a number, a
+// symbol, or a dim expression over such symbols (expressions are canonical, so equal extents
+// compare equal: `2*ceil(H/16)` is as good as `H`).
+bool Reliable(const bcast::Dim& d) {
+  if (d.is_value()) return true;
+  if (d.is_unknown()) return false;
+  if (d.is_symbol()) return ReliableSymbol(d.symbol());
+  const std::optional<bcast::Expr> e = d.expr();
+  if (!e) return false;
+  for (const std::string& sym : e->Symbols()) {
+    if (!ReliableSymbol(sym)) return false;
+  }
+  return true;
+}
+
+// True when `s` has a dim that is not Reliable.
+bool Vague(const bcast::Shape& s) {
+  for (const bcast::Dim& d : s.dims) {
+    if (!Reliable(d)) return true;
+  }
+  return false;
+}
+
+bool ScalarLike(const bcast::Shape& s) {
+  if (!s.rank_known) return false;
+  for (const bcast::Dim& d : s.dims) {
+    if (!d.Is(1)) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> ParseBool(const std::string& value) {
+  if (value == "true" || value == "yes" || value == "1") return true;
+  if (value == "false" || value == "no" || value == "0") return false;
+  return absl::InvalidArgumentError(absl::StrCat("'", value, "' is not true or false"));
+}
+
+std::vector<std::string> ParseList(const std::string& value) {
+  std::vector<std::string> items;
+  for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    items.emplace_back(absl::StripAsciiWhitespace(item));
+  }
+  return items;
+}
+
+// The numpy classes a form class names (matmul-batch:<class> included).
+bool KnownFormClass(std::string c) {
+  // "<class>@<rank>": the entry for outputs of that rank only.
+  if (const size_t at = c.find('@'); at != std::string::npos) {
+    int64_t rank = 0;
+    if (!absl::SimpleAtoi(c.substr(at + 1), &rank) || rank < 0 || rank > 64) return false;
+    c.resize(at);
+  }
+  static const auto* const kNumpy = new std::set<std::string>{
+      "same", "scalar", "per-channel", "inner-axis", "outer-axis", "general", "bidirectional"};
+  if (kNumpy->count(c) > 0 || c == "matmul-batch") return true;
+  const std::string prefix = "matmul-batch:";
+  return c.rfind(prefix, 0) == 0 && kNumpy->count(c.substr(prefix.size())) > 0;
+}
+
+// "computed", or "constant_" and strictly increasing letters.
+bool ValidKindPattern(const std::string& p) {
+  if (p == "computed") return true;
+  const std::string prefix = "constant_";
+  if (p.rfind(prefix, 0) != 0 || p.size() == prefix.size()) return false;
+  char last = 0;
+  for (char c : p.substr(prefix.size())) {
+    if (c < 'a' || c > 'z' || c <= last) return false;
+    last = c;
+  }
+  return true;
+}
+
+// One `op.<Op>.<pattern>` value: "same, scalar, inner-axis:aligned, general:refused".
+absl::StatusOr<std::map<std::string, FormSupport>> ParseForms(const std::string& value) {
+  std::map<std::string, FormSupport> forms;
+  for (const std::string& item : ParseList(value)) {
+    const size_t colon = item.find(':', item.rfind("matmul-batch:", 0) == 0 ? 13 : 0);
+    std::string cls = item.substr(0, colon);
+    std::string support = colon == std::string::npos ? "runs" : item.substr(colon + 1);
+    absl::StripAsciiWhitespace(&cls);
+    absl::StripAsciiWhitespace(&support);
+    if (!KnownFormClass(cls)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown form class '", cls,
+          "' (a numpy class: same, scalar, per-channel, inner-axis, outer-axis, general, "
+          "bidirectional; or matmul-batch:<class>)"));
+    }
+    std::optional<FormSupport> s;
+    for (FormSupport f : {FormSupport::kRuns, FormSupport::kRunsAligned,
+                          FormSupport::kRunsUnaligned, FormSupport::kRunsFirstFull,
+                          FormSupport::kRefused, FormSupport::kWrong, FormSupport::kCrashed}) {
+      if (FormSupportName(f) == support) s = f;
+    }
+    if (!s) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", item, "': '", support,
+                       "' is not one of aligned, unaligned, first-full, refused, wrong, crashed "
+                       "(nothing: "
+                       "runs)"));
+    }
+    if (!forms.emplace(cls, *s).second) {
+      return absl::InvalidArgumentError(absl::StrCat("form class '", cls, "' given twice"));
+    }
+  }
+  return forms;
+}
+
+}  // namespace
+
+std::string_view FormSupportName(FormSupport support) {
+  switch (support) {
+    case FormSupport::kRuns:
+      return "runs";
+    case FormSupport::kRunsAligned:
+      return "aligned";
+    case FormSupport::kRunsUnaligned:
+      return "unaligned";
+    case FormSupport::kRunsFirstFull:
+      return "first-full";
+    case FormSupport::kRefused:
+      return "refused";
+    case FormSupport::kWrong:
+      return "wrong";
+    case FormSupport::kCrashed:
+      return "crashed";
+  }
+  return "?";
+}
+
+std::string OperandKindPattern(const NodeVerdict& v,
+                               const std::function<bool(const std::string&)>& is_constant) {
+  std::string letters;
+  // Gemm's second operand is (M,N), the product of A and B: computed whatever A and B are.
+  const size_t n =
+      v.op == "Gemm" ? std::min<size_t>(1, v.input_names.size()) : v.input_names.size();
+  for (size_t k = 0; k < n && k < 26; ++k) {
+    if (!v.input_names[k].empty() && is_constant(v.input_names[k])) {
+      letters.push_back(static_cast<char>('a' + k));
+    }
+  }
+  return letters.empty() ? "computed" : absl::StrCat("constant_", letters);
+}
+
+std::string FormClass(const NodeVerdict& v) {
+  if (v.verdict == bcast::Verdict::kError) return "";
+  if (v.op == "Expand") {
+    // Its input against the target: which axes an engine must replicate.
+    if (v.inputs.empty() || !v.inputs[0].rank_known || !v.output.rank_known) return "";
+    if (v.inputs[0] == v.output) return "same";
+    const bcast::Shape both[] = {v.output, v.inputs[0]};
+    const bcast::BroadcastClass cls = bcast::Classify(both, v.output);
+    // Engines replicate one axis at a time (OpenCV 4.6 imports only one): an Expand along
+    // several axes is `general`, whatever the pattern of its 1s.
+    const int64_t lead = v.output.rank() - v.inputs[0].rank();
+    int axes = 0;
+    for (int64_t k = 0; k < v.output.rank(); ++k) {
+      const bool one = k < lead || v.inputs[0].dims[static_cast<size_t>(k - lead)].Is(1);
+      axes += one && !v.output.dims[static_cast<size_t>(k)].Is(1);
+    }
+    if (axes > 1 && cls != bcast::BroadcastClass::kScalar) return "general";
+    return std::string(bcast::BroadcastClassName(cls));
+  }
+  switch (v.rule) {
+    case bcast::RuleFamily::kNumpy:
+    case bcast::RuleFamily::kMatMul:
+      return v.broadcast_class;
+    case bcast::RuleFamily::kUnidirectional: {
+      if (v.inputs.size() != 2) return "";
+      // check's order: (X, slope) for PRelu, (C, (M,N)) for Gemm.
+      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const bcast::Shape& target = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      const bcast::Shape both[] = {target, b};
+      return std::string(bcast::BroadcastClassName(bcast::Classify(both, target)));
+    }
+    default:
+      return "";
+  }
+}
+
+bool OperandsAligned(const NodeVerdict& v) {
+  if (v.op == "Expand") {
+    return !v.inputs.empty() && v.inputs[0].rank_known && v.output.rank_known &&
+           v.inputs[0].rank() == v.output.rank();
+  }
+  if (v.rule == bcast::RuleFamily::kMatMul) {
+    return v.inputs.size() != 2 || v.inputs[0].rank() < 2 || v.inputs[1].rank() < 2 ||
+           v.inputs[0].rank() == v.inputs[1].rank();
+  }
+  for (const bcast::Shape& s : v.inputs) {
+    if (!s.rank_known || s.rank() != v.inputs[0].rank()) return false;
+  }
+  return true;
+}
+
+bool ConstantsBelowOutputRank(const NodeVerdict& v,
+                              const std::function<bool(const std::string&)>& is_constant) {
+  if (!v.output.rank_known) return false;
+  // Gemm's C is compared with (M,N), which is rank 2 whatever A and B are.
+  const int64_t out_rank = v.op == "Gemm" ? 2 : v.output.rank();
+  // Gemm's C and Expand's input are the broadcast operands (not (M,N), not the shape).
+  const size_t n = v.op == "Gemm" || v.op == "Expand" ? std::min<size_t>(1, v.input_names.size())
+                                                      : v.input_names.size();
+  bool any = false;
+  for (size_t k = 0; k < n && k < v.inputs.size(); ++k) {
+    if (v.input_names[k].empty() || !is_constant(v.input_names[k])) continue;
+    if (!v.inputs[k].rank_known || v.inputs[k].rank() >= out_rank) return false;
+    any = true;
+  }
+  return any;
+}
+
+bool FirstOperandFull(const NodeVerdict& v) {
+  return !v.inputs.empty() && v.output.rank_known && v.inputs[0] == v.output;
+}
+
+bool TargetProfile::Runs(std::string_view broadcast_class) const {
+  for (const std::string& c : native_classes) {
+    if (c == broadcast_class) return true;
+    if (c == "matmul-batch" && broadcast_class.substr(0, 12) == "matmul-batch") return true;
+  }
+  return false;
+}
+
+int64_t TargetProfile::EffectiveRank(const bcast::Shape& shape) const {
+  if (!shape.rank_known) return 0;
+  int64_t rank = shape.rank();
+  if (batch_axis && rank > 0 && (shape.dims[0].Is(1) || shape.dims[0].is_symbolic())) --rank;
+  return rank;
+}
+
+namespace {
+
+// ONNX TensorProto.DataType values and the profile's names for them.
+constexpr std::pair<int32_t, const char*> kElementTypes[] = {
+    {1, "float32"},  {2, "uint8"},   {3, "int8"},    {4, "uint16"},   {5, "int16"},
+    {6, "int32"},    {7, "int64"},   {8, "string"},  {9, "bool"},     {10, "float16"},
+    {11, "float64"}, {12, "uint32"}, {13, "uint64"}, {16, "bfloat16"}};
+
+bool KnownElementType(const std::string& name) {
+  for (const auto& [code, n] : kElementTypes) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ElementTypeName(int32_t data_type) {
+  for (const auto& [code, name] : kElementTypes) {
+    if (code == data_type) return name;
+  }
+  return absl::StrCat("type ", data_type);
+}
+
+bool TargetProfile::InitializerTypeAllowed(int32_t data_type) const {
+  if (initializer_types.empty()) return true;
+  const std::string name = ElementTypeName(data_type);
+  return std::find(initializer_types.begin(), initializer_types.end(), name) !=
+         initializer_types.end();
+}
+
+bool TargetProfile::TooHighRank(const bcast::Shape& shape) const {
+  return max_rank > 0 && shape.rank_known && shape.rank() > max_rank &&
+         EffectiveRank(shape) > max_rank;
+}
+
+namespace {
+
+TargetProfile Builtin(std::string name, std::string description, std::vector<std::string> passes,
+                      std::vector<std::string> classes, int64_t max_rank, bool batch_axis,
+                      bool equal_rank, bool scalar_any_rank) {
+  TargetProfile p;
+  p.name = std::move(name);
+  p.description = std::move(description);
+  p.passes = std::move(passes);
+  p.native_classes = std::move(classes);
+  p.max_rank = max_rank;
+  p.batch_axis = batch_axis;
+  p.equal_rank = equal_rank;
+  p.scalar_any_rank = scalar_any_rank;
+  return p;
+}
+
+// The measured OpenCV profile (engines/profiles/, written by `onnx-bcast probe-engine opencv`),
+// compiled in by passes/CMakeLists.txt.
+constexpr char kOpenCvProfile[] =
+#include "targets/builtin_opencv_profile.inc"
+    ;
+
+// The measured ncnn profile (engines/profiles/, written by `onnx-bcast probe-engine ncnn` on
+// an ncnn built by scripts/engines/build-ncnn.sh), compiled in the same way.
+constexpr char kNcnnProfile[] =
+#include "targets/builtin_ncnn_profile.inc"
+    ;
+
+// A committed profile as a built-in target named `name`; nullopt when it does not parse
+// (targets_test parses the files themselves and names the line).
+std::optional<TargetProfile> MeasuredBuiltin(const char* text, const char* name) {
+  absl::StatusOr<TargetProfile> p =
+      ParseTargetProfile(text, absl::StrCat("engines/profiles/", name, " (built in)"));
+  if (!p.ok()) return std::nullopt;
+  p->name = name;
+  return *std::move(p);
+}
+
+}  // namespace
+
+absl::Span<const TargetProfile> BuiltinTargets() {
+  static const auto* const kTargets = [] {
+    auto* targets = new std::vector<TargetProfile>{
+        Builtin("explicit",
+                "every broadcast between operands of equal rank (leading 1s made explicit)",
+                {"upgrade-legacy-broadcast", "align-ranks"},
+                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
+                 "bidirectional", "unidirectional", "matmul-batch"},
+                0, false, true, false),
+        Builtin("none", "no implicit broadcast anywhere: every operand has its op's output shape",
+                {"upgrade-legacy-broadcast", "align-ranks", "materialize-broadcast"},
+                {"same", "matmul-batch"}, 0, false, true, false),
+        Builtin("canonical", "the smallest graph that relies on numpy broadcasting",
+                {"upgrade-legacy-broadcast", "eliminate-redundant-broadcast"},
+                {"same", "scalar", "per-channel", "inner-axis", "outer-axis", "general",
+                 "bidirectional", "unidirectional", "matmul-batch"},
+                0, false, false, false),
+    };
+    // The engines' measured tables. A profile that does not parse is a build error in spirit;
+    // targets_test parses the files themselves and names the line, so here the target is only
+    // left out. ncnn keeps its place after `explicit`.
+    if (std::optional<TargetProfile> ncnn = MeasuredBuiltin(kNcnnProfile, "ncnn")) {
+      targets->insert(targets->begin() + 1, *std::move(ncnn));
+    }
+    if (std::optional<TargetProfile> opencv = MeasuredBuiltin(kOpenCvProfile, "opencv")) {
+      targets->push_back(*std::move(opencv));
+    }
+    return targets;
+  }();
+  return *kTargets;
+}
+
+const TargetProfile* FindTarget(std::string_view name) {
+  for (const TargetProfile& t : BuiltinTargets()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const std::string& label,
+                                                 PassNameCheck is_pass) {
+  TargetProfile p;
+  bool has_passes = false;
+  std::set<std::string> seen;
+  int line_no = 0;
+  for (absl::string_view raw : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
+    ++line_no;
+    std::string line(raw.substr(0, raw.find('#')));
+    absl::StripAsciiWhitespace(&line);
+    if (line.empty()) continue;
+    auto fail = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat(label, ":", line_no, ": ", why));
+    };
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) return fail("expected 'key = value'");
+    std::string key = line.substr(0, eq);
+    std::string value = line.substr(eq + 1);
+    absl::StripAsciiWhitespace(&key);
+    absl::StripAsciiWhitespace(&value);
+    if (!seen.insert(key).second) return fail(absl::StrCat("'", key, "' given twice"));
+    if (key.rfind("op.", 0) == 0) {
+      // op.<Op>.max_rank or op.<Op>.<operand kinds>
+      const size_t dot = key.find('.', 3);
+      const std::string op = key.substr(3, dot == std::string::npos ? dot : dot - 3);
+      const std::string part = dot == std::string::npos ? "" : key.substr(dot + 1);
+      if (op.empty() || part.empty()) {
+        return fail(absl::StrCat("'", key,
+                                 "': expected op.<Op>.min_rank, op.<Op>.max_rank or "
+                                 "op.<Op>.<kinds>"));
+      }
+      if (!IsBroadcastingOp(op)) {
+        return fail(absl::StrCat("'", key, "': '", op, "' is not a broadcasting op"));
+      }
+      OpRule& rule = p.op_rules[op];
+      if (part == "max_rank" || part == "min_rank") {
+        int64_t& limit = part == "max_rank" ? rule.max_rank : rule.min_rank;
+        if (!absl::SimpleAtoi(value, &limit) || limit < 0) {
+          return fail(absl::StrCat(key, " '", value, "' is not a non-negative integer"));
+        }
+      } else if (ValidKindPattern(part)) {
+        absl::StatusOr<std::map<std::string, FormSupport>> forms = ParseForms(value);
+        if (!forms.ok()) return fail(absl::StrCat(key, ": ", forms.status().message()));
+        rule.forms[part] = *std::move(forms);
+      } else {
+        return fail(
+            absl::StrCat("'", key, "': '", part,
+                         "' is neither min_rank, max_rank nor an operand-kind pattern (computed, "
+                         "constant_a, constant_b, constant_ab, ...)"));
+      }
+      continue;
+    }
+    if (key == "name") {
+      p.name = value;
+    } else if (key == "description") {
+      p.description = value;
+    } else if (key == "passes") {
+      has_passes = true;
+      p.passes = ParseList(value);
+      for (const std::string& pass : p.passes) {
+        if (is_pass != nullptr && !is_pass(pass)) {
+          return fail(absl::StrCat("unknown pass '", pass, "'"));
+        }
+      }
+    } else if (key == "classes") {
+      p.native_classes = ParseList(value);
+      for (const std::string& c : p.native_classes) {
+        if (KnownClasses().count(c) == 0) {
+          return fail(absl::StrCat("unknown broadcast class '", c,
+                                   "' (known: ", absl::StrJoin(KnownClasses(), ", "), ")"));
+        }
+      }
+    } else if (key == "initializer_types") {
+      p.initializer_types = ParseList(value);
+      for (const std::string& t : p.initializer_types) {
+        if (!KnownElementType(t)) {
+          return fail(absl::StrCat("unknown element type '", t,
+                                   "' (float32, float16, float64, int8 ... int64, uint8 ... "
+                                   "uint64, bool, string, bfloat16)"));
+        }
+      }
+    } else if (key == "unsupported_ops") {
+      p.unsupported_ops = ParseList(value);
+    } else if (key == "max_rank") {
+      if (!absl::SimpleAtoi(value, &p.max_rank) || p.max_rank < 0) {
+        return fail(absl::StrCat("max_rank '", value, "' is not a non-negative integer"));
+      }
+    } else if (key == "batch_axis" || key == "equal_rank" || key == "scalar_any_rank" ||
+               key == "runtime_shapes") {
+      absl::StatusOr<bool> b = ParseBool(value);
+      if (!b.ok()) return fail(absl::StrCat(key, ": ", b.status().message()));
+      (key == "batch_axis"       ? p.batch_axis
+       : key == "equal_rank"     ? p.equal_rank
+       : key == "runtime_shapes" ? p.runtime_shapes
+                                 : p.scalar_any_rank) = *b;
+    } else {
+      return fail(absl::StrCat("unknown key '", key, "'"));
+    }
+  }
+  if (p.name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": no 'name = ...' line"));
+  }
+  if (p.native_classes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": no 'classes = ...' line"));
+  }
+  if (!has_passes) {
+    p.passes = {"upgrade-legacy-broadcast"};
+    if (p.equal_rank) p.passes.push_back("align-ranks");
+    p.passes.push_back("legalize-measured");
+  }
+  return p;
+}
+
+absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& path, PassNameCheck is_pass) {
+  absl::StatusOr<std::string> text = proto::ReadFileBytes(path, int64_t{1} << 20);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat(text.status().message(), " (the target file)"));
+  }
+  return ParseTargetProfile(*text, path, is_pass);
+}
+
+namespace {
+
+std::string FormatOpRules(const std::map<std::string, OpRule>& rules) {
+  std::string out;
+  for (const auto& [op, rule] : rules) {
+    if (rule.min_rank > 0) absl::StrAppend(&out, "op.", op, ".min_rank = ", rule.min_rank, "\n");
+    if (rule.max_rank > 0) absl::StrAppend(&out, "op.", op, ".max_rank = ", rule.max_rank, "\n");
+    for (const auto& [pattern, forms] : rule.forms) {
+      std::vector<std::string> items;
+      for (const auto& [cls, support] : forms) {
+        items.push_back(support == FormSupport::kRuns
+                            ? cls
+                            : absl::StrCat(cls, ":", std::string(FormSupportName(support))));
+      }
+      absl::StrAppend(&out, "op.", op, ".", pattern, " = ", absl::StrJoin(items, ", "), "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatTargetProfile(const TargetProfile& p) {
+  return absl::StrCat(
+      "name = ", p.name, "\ndescription = ", p.description,
+      "\npasses = ", absl::StrJoin(p.passes, ", "),
+      "\nclasses = ", absl::StrJoin(p.native_classes, ", "), "\nmax_rank = ", p.max_rank,
+      "\nbatch_axis = ", p.batch_axis ? "true" : "false",
+      "\nequal_rank = ", p.equal_rank ? "true" : "false",
+      "\nscalar_any_rank = ", p.scalar_any_rank ? "true" : "false",
+      "\nruntime_shapes = ", p.runtime_shapes ? "true" : "false", "\n",
+      p.initializer_types.empty()
+          ? ""
+          : absl::StrCat("initializer_types = ", absl::StrJoin(p.initializer_types, ", "), "\n"),
+      p.unsupported_ops.empty()
+          ? ""
+          : absl::StrCat("unsupported_ops = ", absl::StrJoin(p.unsupported_ops, ", "), "\n"),
+      FormatOpRules(p.op_rules));
+}
+
+std::string TargetViolation::ToString() const {
+  return absl::StrCat(graph, ": ", op, " '", node, "': ", shapes, ": ", why);
+}
+
+namespace {
+
+// True when every other operand provably broadcasts to `x` unchanged at each aligned axis:
+// its dim there is 1 or reliably equal to x's (so `x` has the output shape and the pair is
+// not bidirectional), whatever values x's own vague dims take.
+bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all,
+               const bcast::Shape& output) {
+  // An operand whose every dim is the output's (the analysis states a conditional broadcast's
+  // output as max(a, b)) has the output shape wherever the broadcast is valid.
+  if (output.rank_known && x == output && !Vague(x)) return true;
+  for (const bcast::Shape& o : all) {
+    if (&o == &x) continue;
+    if (o.rank() > x.rank()) return false;
+    const int64_t off = x.rank() - o.rank();
+    for (int64_t k = 0; k < o.rank(); ++k) {
+      const bcast::Dim& od = o.dims[static_cast<size_t>(k)];
+      const bcast::Dim& xd = x.dims[static_cast<size_t>(k + off)];
+      if (od.Is(1)) continue;
+      if (!(Reliable(od) && od == xd)) return false;
+    }
+  }
+  return true;
+}
+
+// The producer of every tensor of every graph and function body, for "produced by" texts.
+class Producers {
+ public:
+  explicit Producers(const onnx::ModelProto& m) {
+    Add(m.graph());
+    for (const auto& f : m.functions()) AddNodes(f.node());
+  }
+  std::string Of(const std::string& tensor) const {
+    auto it = by_output_.find(tensor);
+    if (it != by_output_.end()) return absl::StrCat("produced by ", it->second);
+    return "a graph input or outer-scope value";
+  }
+
+ private:
+  void Add(const onnx::GraphProto& g) { AddNodes(g.node()); }
+  template <typename Nodes>
+  void AddNodes(const Nodes& nodes) {
+    int index = 0;
+    for (const onnx::NodeProto& n : nodes) {
+      const std::string label =
+          absl::StrCat(n.op_type(), " '",
+                       n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name(), "'");
+      for (const std::string& out : n.output()) by_output_.emplace(out, label);
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) Add(a.g());
+        for (const auto& sub : a.graphs()) Add(sub);
+      }
+      ++index;
+    }
+  }
+  std::unordered_map<std::string, std::string> by_output_;
+};
+
+// What the profile says the engine does with a form it does not run, for messages.
+std::string Measured(FormSupport s) {
+  switch (s) {
+    case FormSupport::kRefused:
+      return "refuses";
+    case FormSupport::kWrong:
+      return "computes wrongly";
+    case FormSupport::kCrashed:
+      return "crashes on";
+    default:
+      return "runs";
+  }
+}
+
+// Names of every initializer and Constant node output, in every graph and function body: the
+// operands a profile's per-op rules call constant.
+void CollectConstants(const onnx::GraphProto& g, std::set<std::string>* out) {
+  for (const auto& init : g.initializer()) out->insert(init.name());
+  for (const auto& init : g.sparse_initializer()) out->insert(init.values().name());
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+      for (const std::string& o : n.output()) out->insert(o);
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectConstants(a.g(), out);
+      for (const auto& sub : a.graphs()) CollectConstants(sub, out);
+    }
+  }
+}
+
+// An unnamed main-graph node is labelled "<op>#<index>" by its index in the graph checked;
+// after a rewrite that index moved, so the label takes the index the node had in the model
+// the pipeline started from (found by its first output), as the passes' own logs do.
+std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
+                          const std::unordered_map<std::string, int>* original_index) {
+  if (original_index == nullptr || original_index->empty() || v.graph != "main") return v.node;
+  const std::string prefix = absl::StrCat(v.op, "#");
+  int index = -1;
+  if (v.node.rfind(prefix, 0) != 0 ||
+      !absl::SimpleAtoi(absl::string_view(v.node).substr(prefix.size()), &index) || index < 0 ||
+      index >= g.node_size()) {
+    return v.node;
+  }
+  const onnx::NodeProto& n = g.node(index);
+  if (!n.name().empty() || n.op_type() != v.op || n.output_size() == 0) return v.node;
+  auto it = original_index->find(n.output(0));
+  return it == original_index->end() ? v.node : absl::StrCat(v.op, "#", it->second);
+}
+
+}  // namespace
+
+FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
+                        const std::function<bool(const std::string&)>& is_constant) {
+  FormDecision d;
+  auto fail = [&d](std::string why, bool cannot_prove = false) {
+    d.fits = false;
+    d.why = std::move(why);
+    d.cannot_prove = cannot_prove;
+    return d;
+  };
+  if (v.verdict == bcast::Verdict::kError) {
+    return fail(absl::StrCat("broadcast error: ", v.message));
+  }
+  if (v.rule == bcast::RuleFamily::kLegacyAxis) {
+    if (!p.Runs("legacy-axis")) {
+      return fail(
+          absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
+    }
+    return d;
+  }
+  // The op's measured rule for these operand kinds, when the profile has one: it decides the
+  // class (the global `classes` summarize every op and would refuse what this op runs).
+  const auto rule = p.op_rules.find(v.op);
+  const OpRule* op_rule = rule == p.op_rules.end() ? nullptr : &rule->second;
+  std::string pattern;
+  const std::map<std::string, FormSupport>* forms = nullptr;
+  if (op_rule != nullptr) {
+    pattern = OperandKindPattern(v, is_constant);
+    const auto it = op_rule->forms.find(pattern);
+    if (it != op_rule->forms.end()) forms = &it->second;
+  }
+  // What the table depends on: the class (unless every class the rule gives is native; the
+  // op's rule, when there is one, decides which classes run), and the ranks (equal_rank,
+  // max_rank, and any class decision).
+  bool class_matters = false;
+  bool numpy_all = false;
+  if (v.rule == bcast::RuleFamily::kNumpy) {
+    numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
+                p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
+    class_matters = !(numpy_all && p.Runs("bidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
+    class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
+  } else if (v.rule == bcast::RuleFamily::kMatMul) {
+    class_matters = !p.Runs("matmul-batch");
+  }
+  const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
+  if (ranks_matter) {
+    for (size_t k = 0; k < v.inputs.size(); ++k) {
+      if (!v.inputs[k].rank_known) {
+        d.unknown_rank_input = static_cast<int>(k);
+        const std::string name = k < v.input_names.size() ? v.input_names[k] : "";
+        return fail(absl::StrCat("cannot prove ", p.name, "'s form: rank of input ", k, " '", name,
+                                 "' unknown"),
+                    true);
+      }
+    }
+  }
+  // The rank limit first: no rewrite lifts it.
+  bool too_high = p.TooHighRank(v.output);
+  for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
+  if (too_high) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             p.max_rank));
+  }
+  std::string cls = v.broadcast_class;
+  bool vague = false;
+  for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
+  if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+    cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
+  }
+  if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
+    // Classes compare dims: an unknown or invented dim does not decide them. What can still be
+    // shown: one operand dominates (not bidirectional), which settles targets that run every
+    // other numpy class.
+    bool dominated = false;
+    for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
+    if (dominated && numpy_all) {
+      cls = "general";
+    } else {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to decide the broadcast "
+                               "class"),
+                  true);
+    }
+  }
+  if (class_matters && forms == nullptr && !p.Runs(cls)) {
+    if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
+      return fail(absl::StrCat("cannot prove ", p.name,
+                               "'s form: dims not known well enough to show equal shapes"),
+                  true);
+    }
+    return fail(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
+  }
+  if (p.equal_rank) {
+    bool unequal = false;
+    if (v.rule == bcast::RuleFamily::kNumpy) {
+      int64_t rank = 0;
+      for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
+      for (const bcast::Shape& s : v.inputs) {
+        if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
+      }
+    } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
+    } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
+      unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
+                v.inputs[0].rank() != v.inputs[1].rank();
+    }
+    if (unequal) {
+      return fail(absl::StrCat("operands have different ranks; ", p.name, " needs equal ranks"));
+    }
+  }
+  // The op's own rules, after the global ones: the measured form of this op with these operand
+  // kinds.
+  if (op_rule == nullptr) return d;
+  if (op_rule->max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule->max_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             op_rule->max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
+  }
+  if (op_rule->min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule->min_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
+                             op_rule->min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
+  }
+  if (forms == nullptr) return d;
+  const std::string key = absl::StrCat("op.", v.op, ".", pattern);
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
+      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
+                               " not known well enough to decide the broadcast class"),
+                  true);
+    }
+  }
+  if (v.op == "Expand" && (!v.output.rank_known || Vague(v.output))) {
+    return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key,
+                             "): the Expand's target shape is not known"),
+                true);
+  }
+  const std::string form = FormClass(v);
+  // The probe makes only the second operand constant, and that operand is the one that
+  // broadcasts: a computed operand broadcasting against a constant one was never measured,
+  // whatever the symmetric class name says.
+  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
+    for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
+      if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
+        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
+                                 " broadcasting against a constant, which ", key, " of ", p.name,
+                                 " does not cover (only constants that broadcast were measured)"));
+      }
+    }
+  }
+  // A rank's own entry, where the measurement differs by rank, before the class's.
+  auto support = forms->end();
+  if (v.output.rank_known) {
+    support = forms->find(absl::StrCat(form, "@", v.output.rank()));
+  }
+  if (support == forms->end()) support = forms->find(form);
+  if (support == forms->end()) {
+    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
+                             " of ", p.name, " does not list"));
+  }
+  switch (support->second) {
+    case FormSupport::kRuns:
+      return d;
+    case FormSupport::kRunsAligned:
+      if (OperandsAligned(v)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands of different ranks; ", p.name,
+                               " runs it only with equal ranks (", key, ")"));
+    case FormSupport::kRunsUnaligned:
+      if (ConstantsBelowOutputRank(v, is_constant)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands, a constant "
+                               "at the output's rank; ",
+                               p.name,
+                               " runs it only with each "
+                               "constant below the output's rank (",
+                               key, ")"));
+    case FormSupport::kRunsFirstFull:
+      if (FirstOperandFull(v)) return d;
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, the first not of the output's shape; ", p.name,
+                               " runs it only with the first operand of the output's shape (", key,
+                               ")"));
+    default:
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, which ", p.name, " ", Measured(support->second), " (",
+                               key, ")"));
+  }
+}
+
+FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
+                              bool input_constant, const TargetProfile& profile) {
+  NodeVerdict v;
+  v.op = "Expand";
+  v.rule = bcast::RuleFamily::kBidirectional;
+  v.verdict = bcast::Verdict::kOk;
+  v.broadcast_class = "bidirectional";
+  v.input_names = {"input", "shape"};
+  v.inputs = {input, output};  // the analysis records the target as the second operand
+  v.output = output;
+  return DecideForm(v, profile, [input_constant](const std::string& name) {
+    return name == "shape" || (input_constant && name == "input");
+  });
+}
+
+namespace {
+
+// An Expand node of the main graph as the analysis would record it, from the kept tables: its
+// input's shape and its output's (the target broadcast with the input). False when the tables
+// do not know the output.
+bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
+                             const ShapeTables& tables,
+                             const std::unordered_map<std::string, const onnx::TensorProto*>& inits,
+                             const std::string& base_dir, NodeVerdict* v) {
+  if (n.input_size() != 2 || n.output_size() != 1) return false;
+  const bcast::Shape* in = tables.FindShape(n.input(0));
+  const bcast::Shape* out = tables.FindShape(n.output(0));
+  v->graph = "main";
+  v->short_graph.clear();
+  v->node = n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
+  v->op = n.op_type();
+  v->domain.clear();
+  v->opset = opset;
+  v->rule = bcast::RuleFamily::kBidirectional;
+  v->broadcast_class = "bidirectional";
+  v->input_names.assign(n.input().begin(), n.input().end());
+  // The analysis records the target (not the shape tensor's own shape) as the second operand:
+  // read it from a constant, else take the output's (what the input broadcasts to).
+  std::optional<bcast::Shape> target;
+  if (auto it = inits.find(n.input(1)); it != inits.end()) {
+    absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*it->second, base_dir);
+    if (values.ok()) target = bcast::Shape::OfVector(*values);
+  }
+  v->inputs = {in != nullptr ? *in : bcast::Shape::UnknownRank(),
+               target           ? *target
+               : out != nullptr ? *out
+                                : bcast::Shape::UnknownRank()};
+  v->output = out != nullptr ? *out : bcast::Shape::UnknownRank();
+  v->verdict = out != nullptr && out->rank_known ? bcast::Verdict::kOk : bcast::Verdict::kUnknown;
+  v->message.clear();
+  v->condition = {};
+  return true;
+}
+
+// What a user can do about symbols a decision waits on: "bind N, S with --dim" for the dims
+// of graph inputs, "depends on data at node 'X'" for symbols the analysis made for a
+// data-dependent extent ("<node>:<output>:<axis>", NonZero, TopK, a Loop's count) or for a
+// value it cannot follow (`opaque#<n>`: at `node`, the node being decided).
+std::string SymbolHint(const std::set<std::string>& symbols, const onnx::GraphProto& main,
+                       const std::string& node) {
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& vi : main.input()) {
+    const auto& dims = vi.type().tensor_type().shape().dim();
+    for (int axis = 0; axis < dims.size(); ++axis) {
+      if (dims[axis].has_dim_param()) inputs.insert(dims[axis].dim_param());
+      inputs.insert(absl::StrCat(vi.name(), ":", axis));
+    }
+  }
+  std::vector<std::string> bind;
+  std::set<std::string> at;
+  for (const std::string& s : symbols) {
+    if (inputs.count(s) > 0) {
+      bind.push_back(s);
+    } else {
+      at.insert(DataSymbolNode(s, node));
+    }
+  }
+  std::vector<std::string> parts;
+  if (!bind.empty())
+    parts.push_back(absl::StrCat("bind ", absl::StrJoin(bind, ", "), " with --dim"));
+  if (!at.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& n : at) quoted.push_back(absl::StrCat("'", n, "'"));
+    parts.push_back(absl::StrCat("depends on data at node ", absl::StrJoin(quoted, ", ")));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
+    const proto::Model& model, const TargetProfile& p,
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    FormOracle* live) {
+  std::vector<TargetViolation> out;
+  std::optional<Producers> producers;  // built for the first unknown rank only
+  // Constant operands matter only to per-op rules.
+  std::set<std::string> constants;
+  if (!p.op_rules.empty()) {
+    CollectConstants(model.proto.graph(), &constants);
+    for (const auto& f : model.proto.functions()) {
+      for (const onnx::NodeProto& n : f.node()) {
+        if (n.op_type() == "Constant") constants.insert(n.output().begin(), n.output().end());
+      }
+    }
+  }
+  const std::function<bool(const std::string&)> is_constant = [&](const std::string& name) {
+    return constants.count(name) > 0;
+  };
+  // One node's conformance (by `verdict` when the engine decided it live).
+  auto check = [&](const NodeVerdict& v, const LiveVerdict* verdict = nullptr) {
+    FormDecision d;
+    if (verdict != nullptr) {
+      if (verdict->matches) return;
+      d.fits = false;
+      d.why = absl::StrCat("decided live on ", live->label(), ": ", verdict->why);
+    } else {
+      d = DecideForm(v, p, is_constant);
+    }
+    if (d.fits) return;
+    TargetViolation t;
+    t.graph = v.graph;
+    t.node = OriginalLabel(model.proto.graph(), v, original_index);
+    t.op = v.op;
+    std::vector<std::string> shapes;
+    for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+    t.shapes = absl::StrJoin(shapes, " and ");
+    t.why = std::move(d.why);
+    if (d.unknown_rank_input >= 0) {
+      if (!producers) producers.emplace(model.proto);
+      const size_t k = static_cast<size_t>(d.unknown_rank_input);
+      absl::StrAppend(&t.why, ", ",
+                      producers->Of(k < v.input_names.size() ? v.input_names[k] : ""));
+    }
+    // A conditional node is decided once its symbols are numbers: say which to bind.
+    if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
+      const std::vector<std::string> syms = v.condition.Symbols();
+      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": ",
+                      SymbolHint({syms.begin(), syms.end()}, model.proto.graph(), t.node), ")");
+    } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
+      // The rewrite that would fix it needs the output's extents, which a static engine takes
+      // only as constants.
+      std::set<std::string> symbols;
+      for (const bcast::Dim& dim : v.output.dims) {
+        if (dim.is_symbol()) symbols.insert(dim.symbol());
+        if (std::optional<bcast::Expr> e = dim.is_expr() ? dim.expr() : std::nullopt) {
+          for (const std::string& sym : e->Symbols()) symbols.insert(sym);
+        }
+      }
+      if (!symbols.empty()) {
+        absl::StrAppend(
+            &t.why, " (an Expand to its output shape ", v.output.ToString(),
+            " needs a shape known only at run time, and ", p.name,
+            " has no run-time shapes: ", SymbolHint(symbols, model.proto.graph(), t.node), ")");
+      }
+    }
+    t.cannot_prove = d.cannot_prove;
+    out.push_back(std::move(t));
+  };
+  // The live oracle decides the main graph's nodes of a single-graph model from the tables.
+  std::optional<ShapeTables> computed;
+  if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
+    absl::StatusOr<ShapeTables> t = ComputeShapeTables(model);
+    if (!t.ok()) return t.status();
+    computed = *std::move(t);
+    tables = &*computed;
+  }
+  if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
+    const onnx::GraphProto& g = model.proto.graph();
+    const int64_t opset = proto::DefaultOpset(model.proto);
+    std::unordered_map<std::string, const onnx::TensorProto*> values;
+    for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
+    for (const onnx::NodeProto& n : g.node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) values.emplace(n.output(0), &a.t());
+      }
+    }
+    // Every node first (table verdicts, or a fragment to run), then one batch of runs, then
+    // the violations in node order.
+    std::vector<NodeVerdict> verdicts;
+    std::vector<std::optional<proto::Model>> fragments;
+    auto fragment = [&](const onnx::NodeProto& n, const bcast::Shape& out) {
+      std::vector<FragmentOperand> ops;
+      for (const std::string& in : n.input()) {
+        FragmentOperand o;
+        o.name = in;
+        if (!in.empty()) {
+          const bcast::Shape* s = tables->FindShape(in);
+          o.shape = s != nullptr ? *s : bcast::Shape::UnknownRank();
+          o.elem = tables->ElemOf(in);
+          auto it = values.find(in);
+          o.constant = it != values.end() ? it->second : nullptr;
+        }
+        ops.push_back(std::move(o));
+      }
+      return NodeFragment(model, n, ops, tables->ElemOf(n.output(0)), out);
+    };
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      NodeVerdict v;
+      if (!DecideBroadcastNodeInto(n, i, opset, *tables, &v, nullptr)) {
+        if (p.op_rules.count("Expand") > 0 && n.op_type() == "Expand" &&
+            (n.domain().empty() || n.domain() == "ai.onnx")) {
+          std::unordered_map<std::string, const onnx::TensorProto*> inits;
+          for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
+          if (ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
+            // The Expands a live rewrite inserts were run with it: judged the same way.
+            fragments.push_back(fragment(n, v.output));
+            verdicts.push_back(std::move(v));
+          }
+        }
+        continue;
+      }
+      std::optional<proto::Model> f;
+      if (v.rule != bcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
+      verdicts.push_back(std::move(v));
+      fragments.push_back(std::move(f));
+    }
+    std::vector<const proto::Model*> batch;
+    for (const auto& f : fragments) {
+      if (f) batch.push_back(&*f);
+    }
+    std::vector<absl::StatusOr<LiveVerdict>> decided = live->Decide(batch);
+    size_t next = 0;
+    for (size_t k = 0; k < verdicts.size(); ++k) {
+      const LiveVerdict* verdict = nullptr;
+      if (fragments[k]) {
+        if (next < decided.size() && decided[next].ok()) verdict = &*decided[next];
+        ++next;
+      }
+      check(verdicts[k], verdict);
+    }
+  } else if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
+    // The pipeline's tables describe the graph as the passes left it: each node is decided
+    // from its inputs' shapes, as the walk would, without walking the model again.
+    const onnx::GraphProto& g = model.proto.graph();
+    const int64_t opset = proto::DefaultOpset(model.proto);
+    NodeVerdict v;  // one record, its buffers reused node after node
+    // The ids the last pass resolved per node, when they describe this node list.
+    const proto::NodeTensorIds& hint = tables->node_ids();
+    const bool expand_rule = p.op_rules.count("Expand") > 0;
+    std::unordered_map<std::string, const onnx::TensorProto*> inits;
+    if (expand_rule) {
+      for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
+    }
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
+      if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) {
+        check(v);
+      } else if (expand_rule && n.op_type() == "Expand" &&
+                 (n.domain().empty() || n.domain() == "ai.onnx") &&
+                 ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
+        check(v);  // the table measures Expand: the rewrites' own tool is judged too
+      }
+    }
+  } else {
+    AnalysisOptions verdicts_only;
+    verdicts_only.record_shapes = false;
+    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
+    if (!analysis.ok()) return analysis.status();
+    for (const NodeVerdict& v : analysis->nodes) check(v);
+  }
+  if (!p.initializer_types.empty()) {
+    // The engine refuses the whole model at load for one such constant, used or not.
+    const onnx::GraphProto& g = model.proto.graph();
+    auto refused = [&](const onnx::TensorProto& t, const std::string& node, const std::string& op) {
+      if (p.InitializerTypeAllowed(t.data_type())) return;
+      TargetViolation v;
+      v.graph = "main";
+      v.node = node;
+      v.op = op;
+      std::vector<std::string> dims;
+      for (int64_t d : t.dims()) dims.push_back(absl::StrCat(d));
+      v.shapes = absl::StrCat(ElementTypeName(t.data_type()), "[", absl::StrJoin(dims, ","), "]");
+      v.why = absl::StrCat(
+          "a constant of type ", ElementTypeName(t.data_type()), ", which ", p.name,
+          " does not load (initializer_types = ", absl::StrJoin(p.initializer_types, ", "), ")");
+      out.push_back(std::move(v));
+    };
+    for (const onnx::TensorProto& t : g.initializer()) refused(t, t.name(), "initializer");
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) {
+          refused(a.t(), n.name().empty() ? absl::StrCat("Constant#", i) : n.name(), "Constant");
+        }
+      }
+    }
+  }
+  if (!p.runtime_shapes) {
+    absl::StatusOr<std::vector<TargetViolation>> shapes =
+        FindRuntimeShapeNodes(model, p.name, original_index, tables);
+    if (!shapes.ok()) return shapes.status();
+    for (TargetViolation& t : *shapes) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, int> index;
+  bool unnamed = false;
+  for (const auto& n : graph.node()) unnamed |= n.name().empty();
+  if (!unnamed) return index;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (graph.node(i).output_size() > 0) index.emplace(graph.node(i).output(0), i);
+  }
+  return index;
+}
+
+absl::StatusOr<std::vector<std::string>> FindTargetViolations(
+    const proto::Model& model, const TargetProfile& p,
+    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    FormOracle* live) {
+  absl::StatusOr<std::vector<TargetViolation>> v =
+      CheckTarget(model, p, original_index, tables, live);
+  if (!v.ok()) return v.status();
+  std::vector<std::string> out;
+  out.reserve(v->size());
+  for (const TargetViolation& t : *v) out.push_back(t.ToString());
+  return out;
+}
+
+}  // namespace onnx_bcast::passes
