@@ -15,7 +15,7 @@ namespace {
 class AlignRanks : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    return RewriteEveryGraph(model, "align-ranks", options, stats, &AlignGraph);
+    return RewriteEveryGraph(model, kAlignRanksPassName, options, stats, &AlignGraph);
   }
 
  private:

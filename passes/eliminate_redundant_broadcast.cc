@@ -26,7 +26,7 @@ constexpr int64_t kMaxShrinkScanBytes = int64_t{64} << 20;
 class EliminateRedundantBroadcast : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    return RewriteEveryGraph(model, "eliminate-redundant-broadcast", options, stats,
+    return RewriteEveryGraph(model, kEliminateRedundantBroadcastPassName, options, stats,
                              [this](RewriteContext& ctx) -> absl::Status {
                                // Per graph (function trials have their own stats).
                                ctx_ = &ctx;

@@ -253,7 +253,7 @@ class LegalizeMeasured : public Pass {
           "the 'legalize-measured' pass needs a target table (--target or --target-file)");
     }
     return RewriteEveryGraph(
-        model, "legalize-measured", options, stats, [profile](RewriteContext& ctx) {
+        model, kLegalizeMeasuredPassName, options, stats, [profile](RewriteContext& ctx) {
           // LayerNormalization first, so that its chain's broadcasts are
           // placed below like any other.
           bool decomposed = false;
@@ -410,7 +410,7 @@ class LegalizeMeasured : public Pass {
       PassStats stats;
       stats.keep_log = false;
       {
-        RewriteContext fc(&f, "legalize-measured", o, &stats);
+        RewriteContext fc(&f, kLegalizeMeasuredPassName, o, &stats);
         if (!fc.Init().ok()) return std::nullopt;
         const std::optional<BroadcastOp> op = fc.NumpyFormBroadcast(0);
         if (!op) return std::nullopt;

@@ -1,9 +1,9 @@
 // materialize-broadcast (see materialize_broadcast.h).
 #include "passes/materialize_broadcast.h"
 
-#include "absl/strings/str_cat.h"
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "broadcast/rules.h"
 #include "passes/rewrite_context.h"
 
@@ -13,7 +13,8 @@ namespace {
 class MaterializeBroadcast : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    return RewriteEveryGraph(model, "materialize-broadcast", options, stats, &MaterializeGraph);
+    return RewriteEveryGraph(model, kMaterializeBroadcastPassName, options, stats,
+                             &MaterializeGraph);
   }
 
  private:

@@ -61,7 +61,7 @@ struct PassOptions {
 
 /// One rewrite, for `opt --report` and --dry-run.
 struct Rewrite {
-  std::string node;    ///< the node rewritten (name, or "<op>#<index>")
+  std::string node;  ///< the node rewritten (name, or "<op>#<index>")
   /// The node's first output in the main graph: an unnamed node's identity that insertions do
   /// not shift (verify's bisect matches on it); empty for body nodes and whole-model rewrites.
   std::string output;

@@ -12,24 +12,24 @@ namespace onnx_bcast::passes {
 
 absl::Span<const PassInfo> AllPasses() {
   static const PassInfo kPasses[] = {
-      {"upgrade-legacy-broadcast",
+      {kUpgradeLegacyBroadcastPassName,
        "opset<7 broadcast=1/axis ops to numpy semantics (rank-only Unsqueeze of B), opset 7",
        CreateUpgradeLegacyBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"fold-constants",
+      {kFoldConstantsPassName,
        "replace every value computable without the graph's inputs by an initializer (Shape of "
        "static dims, shape arithmetic, constant-input nodes, If on a constant; constant-input "
        "nodes inside bodies); drop Identity, inference Dropout and dead nodes",
        CreateFoldConstantsPass, /*needs_target=*/false, /*preserves_shapes=*/false},
-      {"align-ranks",
+      {kAlignRanksPassName,
        "give lower-rank broadcast operands leading 1s (folded into constants, else Unsqueeze)",
        CreateAlignRanksPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"materialize-broadcast",
+      {kMaterializeBroadcastPassName,
        "Expand every operand that needs a broadcast to its op's output shape",
        CreateMaterializeBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"eliminate-redundant-broadcast",
+      {kEliminateRedundantBroadcastPassName,
        "remove Expand/Unsqueeze/Reshape/Tile that only broadcast what consumers broadcast anyway",
        CreateEliminateRedundantBroadcastPass, /*needs_target=*/false, /*preserves_shapes=*/true},
-      {"legalize-measured",
+      {kLegalizeMeasuredPassName,
        "move every broadcasting node the target's engine does not run into a form it runs "
        "(swap, align, fold, expand or Mul-by-ones an operand, fold constants, compute on a "
        "reshaped or rank-raised view, decompose LayerNormalization), decided live on the "

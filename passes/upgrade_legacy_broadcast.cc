@@ -64,7 +64,7 @@ class UpgradeLegacyBroadcast : public Pass {
           absl::StrCat(n->op_type(), " '", n->name(), "' inside a subgraph uses opset-", opset,
                        " broadcasting; upgrading subgraphs is not supported"));
     }
-    RewriteContext ctx(model, "upgrade-legacy-broadcast", options, stats);
+    RewriteContext ctx(model, kUpgradeLegacyBroadcastPassName, options, stats);
     if (absl::Status s = ctx.Init(); !s.ok()) return s;
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
@@ -96,8 +96,7 @@ class UpgradeLegacyBroadcast : public Pass {
       proto::SetDefaultOpset(&model->proto, kNumpyOpset);
       r.detail = absl::StrCat("default-domain opset ", opset, " -> ", kNumpyOpset);
     } else {
-      absl::StatusOr<onnx::ModelProto> converted =
-          proto::ConvertDefaultOpset(*model, kNumpyOpset);
+      absl::StatusOr<onnx::ModelProto> converted = proto::ConvertDefaultOpset(*model, kNumpyOpset);
       if (!converted.ok() && absl::IsInvalidArgument(converted.status())) {
         return converted.status();  // an invalid model (exit 2), not a missing feature
       }
