@@ -5,8 +5,8 @@
 // `location` fields are data we rewrite, never paths we write to.
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,8 +55,8 @@ absl::Status CopyRange(int src_fd, int dst_fd, off_t offset, off_t end, const st
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-                    errno == EOPNOTSUPP || errno == EBADF)) {
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP ||
+                    errno == EBADF)) {
         kernel = false;  // not supported here: copy through a buffer from now on
         buf->resize(1 << 20);
         continue;
@@ -69,11 +69,12 @@ absl::Status CopyRange(int src_fd, int dst_fd, off_t offset, off_t end, const st
     if (n < 0) return absl::InternalError(absl::StrCat("cannot read '", label, "': ", Errno()));
     if (n == 0) return absl::InternalError(absl::StrCat("'", label, "' shrank while copied"));
     for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::pwrite(dst_fd, buf->data() + done, static_cast<size_t>(n - done),
-                                 offset + done);
+      const ssize_t w =
+          ::pwrite(dst_fd, buf->data() + done, static_cast<size_t>(n - done), offset + done);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return absl::InternalError(absl::StrCat("cannot write the copy of '", label,
-                                                          "': ", Errno()));
+      if (w <= 0)
+        return absl::InternalError(
+            absl::StrCat("cannot write the copy of '", label, "': ", Errno()));
       done += w;
     }
     offset += n;
@@ -203,8 +204,7 @@ void RemoveStaleDataFiles(const OutputDir& dir, const std::string& out_name,
     const std::string name = entry->d_name;
     if (!IsDataFileName(name, out_name)) continue;
     struct stat st;
-    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(st.st_mode)) {
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
       continue;
     }
     const FileId id{st.st_dev, st.st_ino};
@@ -281,8 +281,145 @@ absl::Status SerializeInto(const onnx::ModelProto& model, PendingFile* file) {
   return sink.status().ok() ? s : sink.status();
 }
 
-absl::Status SaveImpl(const Model& model, const std::string& out_path,
-                      const SaveOptions& options) {
+// Refuses to write OUT.data through a symlink an attacker may have planted beside the output.
+absl::Status RefuseSymlinkedData(const OutputDir& dir, const std::string& data_name) {
+  struct stat st;
+  if (::fstatat(dir.fd(), data_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", dir.path(), "/", data_name, "' is a symlink; refusing to write through it"));
+  }
+  return absl::OkStatus();
+}
+
+// 1. Another directory: the model's external data files are copied into files we name
+// after the output, one per source file (offsets stay valid), and the saved model's
+// `location` fields are rewritten to them. No location is ever used as a path to write.
+absl::Status CopyExternalData(const std::shared_ptr<const OutputDir>& dir,
+                              const std::string& data_name, int base_fd, onnx::ModelProto* copy,
+                              InputFiles* inputs, std::vector<DataFile>* data_files) {
+  if (absl::Status s = RefuseSymlinkedData(*dir, data_name); !s.ok()) return s;
+  std::vector<std::pair<FileId, size_t>> index;
+  absl::Status status;
+  ForEachModelTensor(copy, [&](onnx::TensorProto* t) {
+    if (!status.ok() || t->data_location() != onnx::TensorProto::EXTERNAL) return;
+    absl::StatusOr<ExternalFile> source = OpenExternalData(*t, base_fd);
+    if (!source.ok()) {
+      status = source.status();
+      return;
+    }
+    const FileId id{source->ref.dev, source->ref.ino};
+    for (const auto& [known, i] : index) {
+      if (known == id) {
+        (*data_files)[i].tensors.push_back(t);
+        return;
+      }
+    }
+    inputs->Add(
+        id, absl::StrCat("the external data file '", source->ref.location, "' of the input model"));
+    DataFile data;
+    data.file = std::make_unique<PendingFile>(dir, data_name);
+    data.tensors.push_back(t);
+    status = data.file->Create();
+    if (status.ok()) status = CopyFileInto(source->fd.get(), source->ref.location, data.file.get());
+    if (status.ok()) status = data.file->Finish();
+    index.emplace_back(id, data_files->size());
+    data_files->push_back(std::move(data));
+  });
+  return status;
+}
+
+// 2. Moves payloads of at least `threshold_bytes` out of the protobuf into one new data file
+// (asked for, or the model would not fit in 2 GiB).
+absl::Status ExternalizePayloads(const std::shared_ptr<const OutputDir>& dir,
+                                 const std::string& data_name, int64_t threshold_bytes,
+                                 onnx::ModelProto* copy, std::vector<DataFile>* data_files) {
+  if (absl::Status s = RefuseSymlinkedData(*dir, data_name); !s.ok()) return s;
+  DataFile data;
+  data.file = std::make_unique<PendingFile>(dir, data_name);
+  PendingFile* file = data.file.get();
+  if (absl::Status s = file->Create(); !s.ok()) return s;
+  absl::Status status;
+  std::string bytes;
+  ForEachModelTensor(copy, [&](onnx::TensorProto* t) {
+    if (!status.ok() || t->data_location() == onnx::TensorProto::EXTERNAL) return;
+    if (t->has_segment() || !RawBytesOf(*t, &bytes)) return;
+    if (static_cast<int64_t>(bytes.size()) < threshold_bytes) return;
+    // 64-byte alignment lets readers map payloads straight into vector loads.
+    static const char kZeros[64] = {};
+    const int64_t pad = (64 - file->written() % 64) % 64;
+    if (pad > 0) status = file->Append(kZeros, static_cast<size_t>(pad));
+    if (!status.ok()) return;
+    const int64_t offset = file->written();
+    status = file->Append(bytes.data(), bytes.size());
+    if (!status.ok()) return;
+    ClearPayload(t);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    t->clear_external_data();
+    SetLocation(t, "");  // named once the file has its final name
+    auto* e = t->add_external_data();
+    e->set_key("offset");
+    e->set_value(absl::StrCat(offset));
+    e = t->add_external_data();
+    e->set_key("length");
+    e->set_value(absl::StrCat(bytes.size()));
+    data.tensors.push_back(t);
+  });
+  if (!status.ok()) return status;
+  if (absl::Status s = file->Finish(); !s.ok()) return s;
+  if (!data.tensors.empty()) data_files->push_back(std::move(data));
+  return absl::OkStatus();
+}
+
+// 3. Commit. Each data file takes the first free name of OUT.data, OUT.1.data, ... and
+// never replaces a file (RENAME_NOREPLACE): not the one the model now at OUT may reference
+// (a kill between the renames would leave the old model reading new bytes), not a file a
+// concurrent save just made, not an input. Then the model, which names them, is serialized
+// and renamed into place last.
+absl::Status CommitSave(const std::shared_ptr<const OutputDir>& dir, const std::string& name,
+                        const onnx::ModelProto& to_write, const InputFiles& inputs,
+                        std::vector<DataFile>* data_files) {
+  const std::string first_data_name = absl::StrCat(name, ".data");
+  std::optional<DirLock> lock;
+  if (!data_files->empty()) lock.emplace(*dir);
+  std::vector<FileId> committed_ids;
+  std::vector<std::string> committed_names;
+  auto undo = [&](const absl::Status& s) {
+    // Our own committed data files, by name and inode, so a failure leaves no trace.
+    for (size_t i = 0; i < committed_names.size(); ++i) {
+      struct stat st;
+      if (::fstatat(dir->fd(), committed_names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          FileId{st.st_dev, st.st_ino} == committed_ids[i]) {
+        ::unlinkat(dir->fd(), committed_names[i].c_str(), 0);
+      }
+    }
+    return s;
+  };
+  int next = 0;
+  for (DataFile& data : *data_files) {
+    for (;; ++next) {
+      const std::string candidate =
+          next == 0 ? first_data_name : absl::StrCat(name, ".", next, ".data");
+      absl::Status s = data.file->CommitNoReplace(candidate);
+      if (s.ok()) break;
+      if (!absl::IsAlreadyExists(s) || next > 100000) return undo(s);
+    }
+    ++next;
+    committed_ids.push_back(data.file->id());
+    committed_names.push_back(data.file->name());
+    for (onnx::TensorProto* t : data.tensors) SetLocation(t, data.file->name());
+  }
+  PendingFile model_file(dir, name);
+  absl::Status s = model_file.Create();
+  if (s.ok()) s = SerializeInto(to_write, &model_file);
+  if (s.ok()) s = model_file.Finish();
+  if (s.ok()) s = model_file.Commit();
+  if (!s.ok()) return undo(s);
+  if (!data_files->empty()) RemoveStaleDataFiles(*dir, name, committed_ids, inputs);
+  return absl::OkStatus();
+}
+
+absl::Status SaveImpl(const Model& model, const std::string& out_path, const SaveOptions& options) {
   const fs::path out(out_path);
   const std::string name = out.filename().string();
   if (name.empty() || name == "." || name == "..") {
@@ -327,132 +464,18 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path,
     to_write = copy.get();
   }
   std::vector<DataFile> data_files;  // in commit order
-  const std::string first_data_name = absl::StrCat(name, ".data");
-  auto refuse_symlinked_data = [&]() -> absl::Status {
-    struct stat st;
-    if (::fstatat(dir->fd(), first_data_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISLNK(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "'", dir->path(), "/", first_data_name, "' is a symlink; refusing to write through it"));
-    }
-    return absl::OkStatus();
-  };
-
-  // 1. Another directory: the model's external data files are copied into files we name
-  // after the output, one per source file (offsets stay valid), and the saved model's
-  // `location` fields are rewritten to them. No location is ever used as a path to write.
+  const std::string data_name = absl::StrCat(name, ".data");
   if (copy_external) {
-    if (absl::Status s = refuse_symlinked_data(); !s.ok()) return s;
-    std::vector<std::pair<FileId, size_t>> index;
-    absl::Status status;
-    ForEachModelTensor(copy.get(), [&](onnx::TensorProto* t) {
-      if (!status.ok() || t->data_location() != onnx::TensorProto::EXTERNAL) return;
-      absl::StatusOr<ExternalFile> source = OpenExternalData(*t, base->get());
-      if (!source.ok()) {
-        status = source.status();
-        return;
-      }
-      const FileId id{source->ref.dev, source->ref.ino};
-      for (const auto& [known, i] : index) {
-        if (known == id) {
-          data_files[i].tensors.push_back(t);
-          return;
-        }
-      }
-      inputs.Add(id, absl::StrCat("the external data file '", source->ref.location,
-                                  "' of the input model"));
-      DataFile data;
-      data.file = std::make_unique<PendingFile>(dir, first_data_name);
-      data.tensors.push_back(t);
-      status = data.file->Create();
-      if (status.ok()) status = CopyFileInto(source->fd.get(), source->ref.location, data.file.get());
-      if (status.ok()) status = data.file->Finish();
-      index.emplace_back(id, data_files.size());
-      data_files.push_back(std::move(data));
-    });
-    if (!status.ok()) return status;
+    absl::Status s =
+        CopyExternalData(dir, data_name, base->get(), copy.get(), &inputs, &data_files);
+    if (!s.ok()) return s;
   }
-
-  // 2. Move large payloads out of the protobuf when asked, or when it would not fit in 2 GiB.
   if (externalize) {
-    if (absl::Status s = refuse_symlinked_data(); !s.ok()) return s;
-    DataFile data;
-    data.file = std::make_unique<PendingFile>(dir, first_data_name);
-    PendingFile* file = data.file.get();
-    if (absl::Status s = file->Create(); !s.ok()) return s;
-    absl::Status status;
-    std::string bytes;
-    ForEachModelTensor(copy.get(), [&](onnx::TensorProto* t) {
-      if (!status.ok() || t->data_location() == onnx::TensorProto::EXTERNAL) return;
-      if (t->has_segment() || !RawBytesOf(*t, &bytes)) return;
-      if (static_cast<int64_t>(bytes.size()) < options.external_threshold_bytes) return;
-      // 64-byte alignment lets readers map payloads straight into vector loads.
-      static const char kZeros[64] = {};
-      const int64_t pad = (64 - file->written() % 64) % 64;
-      if (pad > 0) status = file->Append(kZeros, static_cast<size_t>(pad));
-      if (!status.ok()) return;
-      const int64_t offset = file->written();
-      status = file->Append(bytes.data(), bytes.size());
-      if (!status.ok()) return;
-      ClearPayload(t);
-      t->set_data_location(onnx::TensorProto::EXTERNAL);
-      t->clear_external_data();
-      SetLocation(t, "");  // named once the file has its final name
-      auto* e = t->add_external_data();
-      e->set_key("offset");
-      e->set_value(absl::StrCat(offset));
-      e = t->add_external_data();
-      e->set_key("length");
-      e->set_value(absl::StrCat(bytes.size()));
-      data.tensors.push_back(t);
-    });
-    if (!status.ok()) return status;
-    if (absl::Status s = file->Finish(); !s.ok()) return s;
-    if (!data.tensors.empty()) data_files.push_back(std::move(data));
+    absl::Status s = ExternalizePayloads(dir, data_name, options.external_threshold_bytes,
+                                         copy.get(), &data_files);
+    if (!s.ok()) return s;
   }
-
-  // 3. Commit. Each data file takes the first free name of OUT.data, OUT.1.data, ... and
-  // never replaces a file (RENAME_NOREPLACE): not the one the model now at OUT may reference
-  // (a kill between the renames would leave the old model reading new bytes), not a file a
-  // concurrent save just made, not an input. Then the model, which names them, is serialized
-  // and renamed into place last.
-  std::optional<DirLock> lock;
-  if (!data_files.empty()) lock.emplace(*dir);
-  std::vector<FileId> committed_ids;
-  std::vector<std::string> committed_names;
-  auto undo = [&](const absl::Status& s) {
-    // Our own committed data files, by name and inode, so a failure leaves no trace.
-    for (size_t i = 0; i < committed_names.size(); ++i) {
-      struct stat st;
-      if (::fstatat(dir->fd(), committed_names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-          FileId{st.st_dev, st.st_ino} == committed_ids[i]) {
-        ::unlinkat(dir->fd(), committed_names[i].c_str(), 0);
-      }
-    }
-    return s;
-  };
-  int next = 0;
-  for (DataFile& data : data_files) {
-    for (;; ++next) {
-      const std::string candidate =
-          next == 0 ? first_data_name : absl::StrCat(name, ".", next, ".data");
-      absl::Status s = data.file->CommitNoReplace(candidate);
-      if (s.ok()) break;
-      if (!absl::IsAlreadyExists(s) || next > 100000) return undo(s);
-    }
-    ++next;
-    committed_ids.push_back(data.file->id());
-    committed_names.push_back(data.file->name());
-    for (onnx::TensorProto* t : data.tensors) SetLocation(t, data.file->name());
-  }
-  PendingFile model_file(dir, name);
-  absl::Status s = model_file.Create();
-  if (s.ok()) s = SerializeInto(*to_write, &model_file);
-  if (s.ok()) s = model_file.Finish();
-  if (s.ok()) s = model_file.Commit();
-  if (!s.ok()) return undo(s);
-  if (!data_files.empty()) RemoveStaleDataFiles(*dir, name, committed_ids, inputs);
-  return absl::OkStatus();
+  return CommitSave(dir, name, *to_write, inputs, &data_files);
 }
 
 }  // namespace
@@ -485,8 +508,8 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path, int64_t max_b
       done += static_cast<size_t>(n);
     }
     if (done < out.size()) {
-      status = absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: it changed or ",
-                                                       std::strerror(errno)));
+      status = absl::InvalidArgumentError(
+          absl::StrCat(path, ": cannot read: it changed or ", std::strerror(errno)));
     }
   }
   ::close(fd);
