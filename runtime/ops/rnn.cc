@@ -29,6 +29,40 @@ std::vector<C> SwapLeading(const C* x, int64_t a, int64_t b, int64_t rest) {
   return out;
 }
 
+// The layer's activations, `per_dir` for each of `dirs` directions: the attribute's names
+// with their alpha/beta, a single direction's list repeated for a bidirectional layer, or the
+// cell's defaults.
+absl::Status ReadActivations(OpContext& ctx, RnnCell cell, int64_t dirs, int64_t per_dir,
+                             std::vector<RnnActivation>* acts) {
+  const Node& node = ctx.node();
+  std::vector<std::string> names = node.GetStrings("activations");
+  if (names.empty()) {
+    const std::vector<std::string> defaults =
+        cell == RnnCell::kRnn   ? std::vector<std::string>{"Tanh"}
+        : cell == RnnCell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  }
+  if (static_cast<int64_t>(names.size()) != per_dir * dirs) {
+    if (static_cast<int64_t>(names.size()) == per_dir) {
+      names.insert(names.end(), names.begin(), names.end());
+    } else {
+      return ctx.Error("wrong number of activations");
+    }
+  }
+  const std::vector<float> alphas = node.GetFloats("activation_alpha");
+  const std::vector<float> betas = node.GetFloats("activation_beta");
+  acts->assign(names.size(), RnnActivation());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (!RnnActivation::Parse(names[i], i < alphas.size() ? alphas[i] : nan,
+                              i < betas.size() ? betas[i] : nan, &(*acts)[i])) {
+      return ctx.Unsupported("activation '" + names[i] + "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
 template <RnnCell kCell>
 absl::Status RecurrentOp(OpContext& ctx) {
   const Node& node = ctx.node();
@@ -87,34 +121,10 @@ absl::Status RecurrentOp(OpContext& ctx) {
       if (l < 0 || l > seq) return ctx.Error("sequence_lens out of range");
     }
   }
-  // Activations: defaults per cell, two or three per direction.
+  // Activations: two or three per direction.
   const int64_t per_dir = kCell == RnnCell::kRnn ? 1 : kCell == RnnCell::kGru ? 2 : 3;
-  std::vector<std::string> names = node.GetStrings("activations");
-  if (names.empty()) {
-    const std::vector<std::string> defaults =
-        kCell == RnnCell::kRnn   ? std::vector<std::string>{"Tanh"}
-        : kCell == RnnCell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                 : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  }
-  if (static_cast<int64_t>(names.size()) != per_dir * dirs) {
-    // A single direction's list given for a bidirectional layer is repeated.
-    if (static_cast<int64_t>(names.size()) == per_dir) {
-      names.insert(names.end(), names.begin(), names.end());
-    } else {
-      return ctx.Error("wrong number of activations");
-    }
-  }
-  const std::vector<float> alphas = node.GetFloats("activation_alpha");
-  const std::vector<float> betas = node.GetFloats("activation_beta");
-  std::vector<RnnActivation> acts(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    if (!RnnActivation::Parse(names[i], i < alphas.size() ? alphas[i] : nan,
-                              i < betas.size() ? betas[i] : nan, &acts[i])) {
-      return ctx.Unsupported("activation '" + names[i] + "'");
-    }
-  }
+  std::vector<RnnActivation> acts;
+  if (absl::Status st = ReadActivations(ctx, kCell, dirs, per_dir, &acts); !st.ok()) return st;
   const std::vector<int64_t> y_shape = layout == 0 ? std::vector<int64_t>{seq, dirs, batch, hidden}
                                                    : std::vector<int64_t>{batch, seq, dirs, hidden};
   const std::vector<int64_t> h_shape = layout == 0 ? std::vector<int64_t>{dirs, batch, hidden}
