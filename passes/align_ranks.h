@@ -31,9 +31,6 @@
 
 namespace onnx_bcast::passes {
 
-/// The pass's command-line name (the registry and the pass's rewrite log both read it).
-inline constexpr char kAlignRanksPassName[] = "align-ranks";
-
 std::unique_ptr<Pass> CreateAlignRanksPass();
 
 }  // namespace onnx_bcast::passes

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
+#include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"

@@ -36,9 +36,6 @@
 
 namespace onnx_bcast::passes {
 
-/// The pass's command-line name (the registry and the pass's rewrite log both read it).
-inline constexpr char kEliminateRedundantBroadcastPassName[] = "eliminate-redundant-broadcast";
-
 std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass();
 
 }  // namespace onnx_bcast::passes

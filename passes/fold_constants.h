@@ -49,9 +49,6 @@
 
 namespace onnx_bcast::passes {
 
-/// The pass's command-line name (the registry and the pass's rewrite log both read it).
-inline constexpr char kFoldConstantsPassName[] = "fold-constants";
-
 std::unique_ptr<Pass> CreateFoldConstantsPass();
 
 }  // namespace onnx_bcast::passes

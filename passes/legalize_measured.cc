@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/shape_propagation.h"
 #include "broadcast/view.h"
+#include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
 #include "targets/form_oracle.h"

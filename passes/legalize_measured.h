@@ -44,9 +44,6 @@
 namespace onnx_bcast::passes {
 
 /// legalize-measured: the table in PassOptions::target (FailedPrecondition when none is given).
-/// The pass's command-line name (the registry and the pass's rewrite log both read it).
-inline constexpr char kLegalizeMeasuredPassName[] = "legalize-measured";
-
 std::unique_ptr<Pass> CreateLegalizeMeasuredPass();
 
 }  // namespace onnx_bcast::passes

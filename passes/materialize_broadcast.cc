@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broadcast/rules.h"
+#include "passes/registry.h"
 #include "passes/rewrite_context.h"
 
 namespace onnx_bcast::passes {

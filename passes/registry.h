@@ -11,6 +11,15 @@
 
 namespace onnx_bcast::passes {
 
+// Each pass's command-line name, written once: the table of registry.cc and the pass itself
+// (its rewrite log and messages) read it.
+inline constexpr char kAlignRanksPassName[] = "align-ranks";
+inline constexpr char kEliminateRedundantBroadcastPassName[] = "eliminate-redundant-broadcast";
+inline constexpr char kFoldConstantsPassName[] = "fold-constants";
+inline constexpr char kLegalizeMeasuredPassName[] = "legalize-measured";
+inline constexpr char kMaterializeBroadcastPassName[] = "materialize-broadcast";
+inline constexpr char kUpgradeLegacyBroadcastPassName[] = "upgrade-legacy-broadcast";
+
 struct PassInfo {
   const char* name;     ///< command-line name, kebab-case of the file name
   const char* summary;  ///< one line for --help

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
+#include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/opsets.h"
 

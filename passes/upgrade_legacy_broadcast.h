@@ -29,9 +29,6 @@
 
 namespace onnx_bcast::passes {
 
-/// The pass's command-line name (the registry and the pass's rewrite log both read it).
-inline constexpr char kUpgradeLegacyBroadcastPassName[] = "upgrade-legacy-broadcast";
-
 std::unique_ptr<Pass> CreateUpgradeLegacyBroadcastPass();
 
 }  // namespace onnx_bcast::passes
