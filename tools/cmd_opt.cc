@@ -1,6 +1,6 @@
-// `onnx-bcast opt MODEL -o OUT`: rewrites broadcasts for a target (driver::BindDims, then
-// driver::Optimize), optionally verifies the result on our executor and on the target's engine,
-// and writes the model and its report.
+// `onnx-bcast opt MODEL -o OUT`: rewrites broadcasts for a target (driver::OptimizeAtDims:
+// the dims bound, then the passes), optionally verifies the result on our executor and on the
+// target's engine, and writes the model and its report.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -163,11 +163,12 @@ class OptRun {
   std::optional<int> PlanOutputs();
   std::optional<int> PlanPipeline();
   std::optional<int> RefuseOverwritingInput();
-  std::optional<int> BindDims();
-  std::optional<int> FindVerifyEngine();
+  std::optional<int> FindVerifyEngine(const proto::Model& bound);
+  std::optional<int> Optimize();
+  void PrintOptText() const;
   int OptimizeFailure(const absl::Status& status) const;
   void WarnUnsupportedOps() const;
-  std::optional<int> ReportViolations() const;
+  void PrintViolations() const;
   std::optional<int> VerifyRewrite();
   std::optional<int> VerifyOnEngine();
   int WriteOutputs();
@@ -287,29 +288,9 @@ std::optional<int> OptRun::RefuseOverwritingInput() {
   return std::nullopt;
 }
 
-// --dim and --input-shape, bound before any pass (driver::BindDims).
-std::optional<int> OptRun::BindDims() {
-  if (bind_.empty()) return std::nullopt;
-  absl::StatusOr<driver::DimBindingOutcome> bound =
-      driver::BindDims(&*model_, bind_, progress_.get());
-  if (!bound.ok()) {
-    PrintError(absl::StrCat(label_, ": ", bound.status().message()));
-    return LoadExitCode(bound.status());
-  }
-  if (!bound->usage.empty()) return Usage(cmd_, absl::StrCat(label_, ": ", bound->usage));
-  if (!bound->failure.empty()) {
-    // As check --dim: the first node that fails at these dims; nothing is written.
-    PrintError(absl::StrCat(label_, ": ", bound->failure));
-    return kExitFound;
-  }
-  report_.bindings = bound->bindings;
-  report_.dims_fixed = bound->dims_fixed;
-  return std::nullopt;
-}
-
 // --verify-engine: the engine named like the target ("ncnn", or a profile file's
 // "ncnn-20260722"), found before any pass runs.
-std::optional<int> OptRun::FindVerifyEngine() {
+std::optional<int> OptRun::FindVerifyEngine(const proto::Model& bound) {
   if (!args_.verify_engine) return std::nullopt;
   if (!pipeline_.profile.has_value()) {
     return Usage(cmd_, "--verify-engine runs a target's engine: give a target");
@@ -322,7 +303,7 @@ std::optional<int> OptRun::FindVerifyEngine() {
         cmd_, absl::StrCat("--verify-engine: target ", target, ": ", factory.status().message()));
   }
   engine_factory_ = *std::move(factory);
-  engine_original_ = *model_;
+  engine_original_ = bound;
   return std::nullopt;
 }
 
@@ -351,9 +332,9 @@ void OptRun::WarnUnsupportedOps() const {
 
 // Nodes outside the target's form, said once, here (the report gives only their count): one
 // self-contained line per node (model, target, what happened to OUT, the node), then each hint
-// that several nodes share, once with its count. Exit 3 unless --allow-partial.
-std::optional<int> OptRun::ReportViolations() const {
-  if (report_.violations.empty()) return std::nullopt;
+// that several nodes share, once with its count.
+void OptRun::PrintViolations() const {
+  if (report_.violations.empty()) return;
   const bool partial = args_.allow_partial;
   const driver::FoldedViolations folded = driver::FoldViolationHints(report_.violations);
   const std::string outcome = partial ? "written anyway: --allow-partial"
@@ -367,8 +348,6 @@ std::optional<int> OptRun::ReportViolations() const {
     PrintError(absl::StrCat(label_, ": target ", report_.target, " not met (", total,
                             " nodes not in its form; ", outcome, "): ", hint));
   }
-  if (!partial) return kExitUnsupported;
-  return std::nullopt;
 }
 
 // --verify: the rewritten model against the one loaded (with the dims bound).
@@ -440,6 +419,58 @@ int OptRun::WriteOutputs() {
   return report_file.Commit() ? kExitOk : kExitCannotWrite;
 }
 
+// With --passes none, the report is the "dims bound" line when dims were bound. Its last line
+// names the ops the target's engine has no layer for, as its profile measured them.
+void OptRun::PrintOptText() const {
+  if (pipeline_.passes.empty() && report_.bindings.empty()) return;
+  const std::vector<std::string> unsupported_ops = pipeline_.profile.has_value()
+                                                       ? pipeline_.profile->unsupported_ops
+                                                       : std::vector<std::string>{};
+  PrintOut(driver::FormatOptText(report_, model_->proto.graph(), unsupported_ops,
+                                 args_.dry_run || args_.debug, args_.debug,
+                                 /*list_violations=*/false),
+           text_to_stderr_);
+}
+
+// --dim and --input-shape bound, the copies to verify against kept, the passes run and their
+// text printed (driver::OptimizeAtDims). A node left outside the target's form fails opt
+// unless --allow-partial.
+std::optional<int> OptRun::Optimize() {
+  driver::OptimizeRequest request;
+  request.bind = bind_;
+  request.allow_partial = args_.allow_partial;
+  std::optional<int> stopped;
+  request.before_passes = [this, &stopped](const proto::Model& bound) {
+    // --verify compares against the model as loaded (with the dims bound: the same inputs feed
+    // both).
+    if (args_.verify) original_ = bound;
+    stopped = FindVerifyEngine(bound);
+    return stopped.has_value() ? absl::CancelledError("--verify-engine") : absl::OkStatus();
+  };
+  report_.output_path = args_.dry_run ? "" : model_to_stdout_ ? "<stdout>" : output_;
+  absl::StatusOr<driver::OptimizeOutcome> outcome =
+      driver::OptimizeAtDims(&*model_, pipeline_, settings_, request, &report_);
+  if (!outcome.ok()) {
+    PrintError(absl::StrCat(label_, ": ", outcome.status().message()));
+    return LoadExitCode(outcome.status());
+  }
+  if (!outcome->bind_usage.empty()) {
+    return Usage(cmd_, absl::StrCat(label_, ": ", outcome->bind_usage));
+  }
+  if (!outcome->bind_failure.empty()) {
+    // As check --dim: the first node that fails at these dims; nothing is written.
+    PrintError(absl::StrCat(label_, ": ", outcome->bind_failure));
+    return kExitFound;
+  }
+  if (stopped.has_value()) return stopped;
+  PrintOptText();
+  if (!outcome->status.ok()) return OptimizeFailure(outcome->status);
+  WarnUnsupportedOps();
+  PrintViolations();
+  if (outcome->target_not_met) return kExitUnsupported;
+  return std::nullopt;
+}
+
 int OptRun::Run() {
   if (args_.positionals.size() != 1) return Usage(cmd_, "expects exactly one MODEL");
   if (std::optional<int> exit = PlanOutputs()) return *exit;
@@ -463,28 +494,7 @@ int OptRun::Run() {
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   inputs_ = proto::InputFilesOf(*model_);
   if (std::optional<int> exit = RefuseOverwritingInput()) return *exit;
-  if (std::optional<int> exit = BindDims()) return *exit;
-  // --verify compares against the model as loaded (with the dims bound: the same inputs feed
-  // both).
-  if (args_.verify) original_ = *model_;
-  if (std::optional<int> exit = FindVerifyEngine()) return *exit;
-  report_.output_path = args_.dry_run ? "" : model_to_stdout_ ? "<stdout>" : output_;
-  // A node left outside the target's form fails opt below unless --allow-partial.
-  const absl::Status status = driver::Optimize(&*model_, pipeline_, settings_, &report_);
-  // With --passes none, the report is the "dims bound" line when dims were bound. Its last line
-  // names the ops the target's engine has no layer for, as its profile measured them.
-  if (!pipeline_.passes.empty() || !report_.bindings.empty()) {
-    const std::vector<std::string> unsupported_ops = pipeline_.profile.has_value()
-                                                         ? pipeline_.profile->unsupported_ops
-                                                         : std::vector<std::string>{};
-    PrintOut(driver::FormatOptText(report_, model_->proto.graph(), unsupported_ops,
-                                   args_.dry_run || args_.debug, args_.debug,
-                                   /*list_violations=*/false),
-             text_to_stderr_);
-  }
-  if (!status.ok()) return OptimizeFailure(status);
-  WarnUnsupportedOps();
-  if (std::optional<int> exit = ReportViolations()) return *exit;
+  if (std::optional<int> exit = Optimize()) return *exit;
   if (std::optional<int> exit = VerifyRewrite()) return *exit;
   if (std::optional<int> exit = VerifyOnEngine()) return *exit;
   return WriteOutputs();

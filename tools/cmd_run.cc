@@ -19,15 +19,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "driver/run.h"
 #include "proto/model_io.h"
 #include "proto/safe_write.h"
 #include "report/report_json.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
-#include "runtime/exec/model_loader.h"
 #include "runtime/exec/profile.h"
-#include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
 #include "tools/common_options.h"
 #include "tools/outputs.h"
@@ -279,18 +278,18 @@ class ModelRun {
   rt::Tolerance tolerance_;
   double timeout_ = 0;
   int64_t max_memory_ = 0;
-  rt::RandomInputOptions random_;
+  std::map<std::string, int64_t> dims_;  // --dim
   std::vector<std::pair<std::string, std::string>> input_files_;
-  std::map<std::string, int64_t> dim_options_;  // --dim as given
   std::unique_ptr<passes::ProgressSink> progress_;
   std::optional<proto::Model> model_;
-  rt::RunOptions options_;
+  int64_t max_tensor_elements_ = 0;  // the runs' bound, and the random inputs'
   rt::RunProfile profile_;
   bool profiling_ = false;
   std::unique_ptr<rt::Executor> exec_;
   rt::Feeds given_;  // --input files
   std::vector<Job> jobs_;
   std::optional<std::set<std::string>> random_skip_;  // set when the inputs are random
+  std::map<std::string, int64_t> random_dims_;        // the symbols they were made at
   bool text_to_stderr_ = false;                       // with the profile's JSON on stdout
   bool mismatch_ = false;
   std::vector<proto::OutputFile> output_files_;
@@ -310,8 +309,7 @@ std::optional<int> ModelRun::CheckOptions() {
   const absl::StatusOr<int64_t> max_memory = MaxMemoryFrom(args_.max_memory);
   if (!max_memory.ok()) return Usage(cmd_, std::string(max_memory.status().message()));
   max_memory_ = *max_memory;
-  random_.seed = static_cast<uint64_t>(args_.seed);
-  if (absl::Status s = ParseRunBindings(args_, &random_.dims, &input_files_); !s.ok()) {
+  if (absl::Status s = ParseRunBindings(args_, &dims_, &input_files_); !s.ok()) {
     return Usage(cmd_, std::string(s.message()));
   }
   if (args_.output_dir == kStdio) {
@@ -323,38 +321,23 @@ std::optional<int> ModelRun::CheckOptions() {
 
 // The runtime model and its executor, with the profile's hooks and the deadline.
 std::optional<int> ModelRun::PrepareExecutor() {
-  rt::LoadOptions load;
-  load.max_function_inlines = LimitsFrom(args_)->max_function_inlines;
-  passes::ProgressStep prepare_step(progress_.get(), "preparing the executor");
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model_, load);
-  if (!loaded.ok()) {
-    prepare_step.End("failed");
-    PrintError(absl::StrCat(model_->path, ": ", loaded.status().message()));
-    return LoadExitCode(loaded.status());
-  }
-  options_.threads = static_cast<int>(args_.threads);
-  options_.max_memory_bytes = max_memory_;
-  if (args_.max_tensor_elements.has_value()) {
-    options_.max_tensor_elements = *args_.max_tensor_elements;
-  }
+  driver::ExecutorSettings settings;
+  settings.load.max_function_inlines = LimitsFrom(args_)->max_function_inlines;
+  settings.threads = static_cast<int>(args_.threads);
+  settings.max_memory_bytes = max_memory_;
+  settings.max_tensor_elements = args_.max_tensor_elements;
+  settings.timeout_seconds = timeout_;
   profiling_ = args_.profile || args_.profile_json.has_value();
-  if (profiling_) {
-    rt::RunProfile* profile = &profile_;
-    options_.node_done = [profile](const rt::Node& node, const std::vector<rt::Value>& outputs,
-                                   double seconds) { profile->Record(node, outputs, seconds); };
-    options_.node_prepared = [profile](const rt::Node& node, double seconds, int64_t bytes,
-                                       const std::string& label) {
-      profile->RecordPrepare(node, seconds, bytes, label);
-    };
-  }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options_);
-  prepare_step.End(exec.ok() ? "" : "failed");
+  if (profiling_) settings.profile = &profile_;
+  settings.progress = progress_.get();
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = driver::PrepareExecutor(*model_, settings);
   if (!exec.ok()) {
     PrintError(absl::StrCat(model_->path, ": ", exec.status().message()));
     return LoadExitCode(exec.status());
   }
   exec_ = *std::move(exec);
-  exec_->set_timeout(timeout_);  // covers every run below, --bench included
+  max_tensor_elements_ =
+      settings.max_tensor_elements.value_or(rt::RunOptions().max_tensor_elements);
   return std::nullopt;
 }
 
@@ -362,7 +345,7 @@ std::optional<int> ModelRun::PrepareExecutor() {
 // check, opt and verify (one rule for every subcommand).
 std::optional<int> ModelRun::CheckDimNames() const {
   const std::set<std::string> symbols = verify::InputSymbols(exec_->graph());
-  for (const auto& [symbol, value] : random_.dims) {
+  for (const auto& [symbol, value] : dims_) {
     if (symbols.count(symbol) > 0) continue;
     return Usage(cmd_,
                  absl::StrCat(model_->path, ": --dim ", symbol, "=", value,
@@ -421,22 +404,23 @@ std::optional<int> ModelRun::MakeJobs() {
                      std::move(set->output_names)});
   }
   for (const Job& job : jobs_) {
-    absl::StatusOr<rt::SymbolValues> bound =
-        rt::CheckInputs(graph, job.feeds, dim_options_, "--dim");
+    absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, job.feeds, dims_, "--dim");
     if (!bound.ok()) return BadInput(model_->path, job.label, bound.status());
   }
   if (!jobs_.empty()) return std::nullopt;
-  std::set<std::string> skip;
-  for (const auto& [name, value] : given_) skip.insert(name);
-  // Symbols the given inputs bind size the random ones alike.
-  absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, given_, dim_options_, "--dim");
-  if (!bound.ok()) return BadInput(model_->path, "", bound.status());
-  random_.dims = *bound;
-  random_.max_elements = options_.max_tensor_elements;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random_, skip);
-  if (!feeds.ok()) return RunFailure(model_->path, feeds.status());
-  random_skip_ = std::move(skip);
-  jobs_.push_back({"random inputs", WithGiven(std::move(*feeds)), {}, {}});
+  driver::InputRequest request;
+  request.given = given_;
+  request.dims = dims_;
+  request.dims_label = "--dim";
+  request.seed = static_cast<uint64_t>(args_.seed);
+  request.max_elements = max_tensor_elements_;
+  absl::StatusOr<driver::Inputs> inputs = driver::MakeInputs(graph, request, model_->path);
+  if (!inputs.ok()) return RunFailure(model_->path, inputs.status());
+  if (!inputs->bad_input.ok()) return BadInput(model_->path, "", inputs->bad_input);
+  random_dims_ = std::move(inputs->bound);
+  random_skip_.emplace();
+  for (const auto& [name, value] : given_) random_skip_->insert(name);
+  jobs_.push_back({"random inputs", WithGiven(std::move(inputs->random)), {}, {}});
   return std::nullopt;
 }
 
@@ -491,7 +475,7 @@ std::optional<int> ModelRun::RunJob(const Job& job) {
   if (!outputs.ok()) return RunFailure(model_->path, outputs.status());
   // Said once the run succeeded, so that a refusal stays one line.
   if (random_skip_.has_value()) {
-    PrintRandomBindings(graph, *random_skip_, dim_options_, random_.dims);
+    PrintRandomBindings(graph, *random_skip_, dims_, random_dims_);
   }
   for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
     rt::Comparison c =
@@ -574,7 +558,6 @@ int ModelRun::Run() {
   model_ = *std::move(model);
   if (std::optional<int> exit = PrepareExecutor()) return *exit;
   if (std::optional<int> exit = CheckDimNames()) return *exit;
-  dim_options_ = random_.dims;
   if (std::optional<int> exit = ReadGivenInputs()) return *exit;
   if (std::optional<int> exit = MakeJobs()) return *exit;
   for (const Job& job : jobs_) {
