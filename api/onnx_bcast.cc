@@ -1,6 +1,6 @@
 // The public API (api/include/onnx_bcast/onnx_bcast.h) over the library layers: each function
 // loads or admits a model through driver/, calls the same sequence as the CLI command of the
-// same name (driver::Check, driver::OptimizeAtDims, driver::Run, verify::Verify), and converts
+// same name (driver::Check, driver::OptimizeAtDims, driver::Run, driver::Verify), and converts
 // between the public plain structs and the layers' types; it adds no step of its own.
 #include "onnx_bcast/onnx_bcast.h"
 
@@ -22,6 +22,7 @@
 #include "driver/driver.h"
 #include "driver/opt_text.h"
 #include "driver/run.h"
+#include "driver/verify.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "proto/graph_structure.h"
@@ -404,7 +405,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
   }
-  absl::StatusOr<verify::VerifyResult> r = verify::Verify(original, rewritten, vopts);
+  absl::StatusOr<verify::VerifyResult> r = driver::Verify(original, rewritten, {vopts});
   if (!r.ok()) return Named(original, r.status());
 
   VerifyResult out;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "driver/driver.h"
 #include "driver/opt_text.h"
+#include "driver/verify.h"
 #include "engines/engine_verify.h"
 #include "engines/live_probe.h"
 #include "engines/registry.h"
@@ -353,11 +354,11 @@ void OptRun::PrintViolations() const {
 // --verify: the rewritten model against the one loaded (with the dims bound).
 std::optional<int> OptRun::VerifyRewrite() {
   if (!original_.has_value()) return std::nullopt;
-  verify::VerifyOptions vopts;
+  driver::VerifyRequest request;
   // The run's own report, in memory, names the pass behind a divergence.
-  vopts.report = &report_;
-  vopts.progress = progress_.get();
-  absl::StatusOr<verify::VerifyResult> result = verify::Verify(*original_, *model_, vopts);
+  request.options.report = &report_;
+  request.options.progress = progress_.get();
+  absl::StatusOr<verify::VerifyResult> result = driver::Verify(*original_, *model_, request);
   if (!result.ok()) {
     PrintError(absl::StrCat(label_, ": --verify: ", result.status().message()));
     return LoadExitCode(result.status());

@@ -1,5 +1,5 @@
 // `onnx-bcast verify ORIGINAL REWRITTEN`: proves numerically that two models compute the same
-// outputs (verify/verify.h), and writes the result as text and JSON.
+// outputs (driver::Verify), and writes the result as text and JSON.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/run_budget.h"
+#include "driver/verify.h"
 #include "tools/common_options.h"
 #include "tools/outputs.h"
 #include "verify/verify.h"
@@ -140,9 +140,9 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
     }
     models.push_back(*std::move(model));
   }
-  const rt::RunBudget budget(timeout);  // starts after loading, like run's
-  options.budget = &budget;
-  absl::StatusOr<verify::VerifyResult> result = verify::Verify(models[0], models[1], options);
+  // The deadline starts after loading, like run's.
+  absl::StatusOr<verify::VerifyResult> result =
+      driver::Verify(models[0], models[1], {std::move(options), timeout});
   if (!result.ok()) {
     // No input both models accept, a --dim that fits neither: the command line's mistake.
     if (verify::IsUsageError(result.status())) {
