@@ -1,6 +1,7 @@
 // The public API (api/include/onnx_bcast/onnx_bcast.h) over the library layers: each function
-// loads or validates a model through proto/, calls the same layer functions as the CLI command
-// of the same name, and copies the layer's result into the public plain structs.
+// loads or admits a model through driver/, calls the same sequence as the CLI command of the
+// same name (driver::Check, driver::OptimizeAtDims, driver::Run, driver::Verify), and converts
+// between the public plain structs and the layers' types; it adds no step of its own.
 #include "onnx_bcast/onnx_bcast.h"
 
 #include <algorithm>
@@ -20,16 +21,14 @@
 #include "analysis/shape_propagation.h"
 #include "driver/driver.h"
 #include "driver/opt_text.h"
+#include "driver/run.h"
+#include "driver/verify.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "report/check_report.h"
 #include "report/opt_report.h"
-#include "runtime/exec/executor.h"
-#include "runtime/exec/input_check.h"
-#include "runtime/exec/model_loader.h"
-#include "runtime/exec/random_inputs.h"
 #include "targets/targets.h"
 #include "verify/verify.h"
 
@@ -209,33 +208,26 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   settings.constant_fold_limit_bytes = options.constant_fold_limit_bytes;
   passes::OptReport report;
   report.output_path = output_path;
-  if (!options.dims.empty() || !options.input_shapes.empty()) {
-    driver::DimBindingRequest bind;
-    bind.dims = options.dims;
-    bind.input_shapes = options.input_shapes;
-    absl::StatusOr<driver::DimBindingOutcome> bound = driver::BindDims(model, bind);
-    if (!bound.ok()) return Named(*model, bound.status());
-    if (!bound->usage.empty()) {
-      return absl::InvalidArgumentError(ApiWords(bound->usage, "OptimizeOptions"));
-    }
-    if (!bound->failure.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          model->path.empty() ? std::string("model") : model->path, ": ", bound->failure));
-    }
-    report.bindings = bound->bindings;
-    report.dims_fixed = bound->dims_fixed;
+  driver::OptimizeRequest request;
+  request.bind.dims = options.dims;
+  request.bind.input_shapes = options.input_shapes;
+  request.allow_partial = options.allow_partial;
+  absl::StatusOr<driver::OptimizeOutcome> outcome =
+      driver::OptimizeAtDims(model, *pipeline, settings, request, &report);
+  if (!outcome.ok()) return Named(*model, outcome.status());
+  const std::string label = model->path.empty() ? std::string("model") : model->path;
+  if (!outcome->bind_usage.empty()) {
+    return absl::InvalidArgumentError(ApiWords(outcome->bind_usage, "OptimizeOptions"));
   }
-  if (absl::Status s = driver::Optimize(model, *pipeline, settings, &report); !s.ok()) {
-    return Named(*model, s);
+  if (!outcome->bind_failure.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(label, ": ", outcome->bind_failure));
   }
-  if (pipeline->profile.has_value()) {
-    if (!report.violations.empty() && !options.allow_partial) {
-      return absl::UnimplementedError(
-          absl::StrCat(model->path.empty() ? std::string("model") : model->path, ": target ",
-                       pipeline->profile->name, " not met: ", report.violations.size(),
-                       " node(s) not in its form (allow_partial keeps the partial rewrite): ",
-                       absl::StrJoin(report.violations, "; ")));
-    }
+  if (!outcome->status.ok()) return Named(*model, outcome->status);
+  if (outcome->target_not_met) {
+    return absl::UnimplementedError(absl::StrCat(
+        label, ": target ", pipeline->profile->name, " not met: ", report.violations.size(),
+        " node(s) not in its form (allow_partial keeps the partial rewrite): ",
+        absl::StrJoin(report.violations, "; ")));
   }
 
   OptimizeReport out;
@@ -335,27 +327,10 @@ Tensor FromRuntime(const rt::Tensor& t) {
   return out;
 }
 
-absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap& inputs,
-                                      const RunOptions& options) {
-  // The CLI's bounds: one OS thread per worker.
-  if (options.threads < 1 || options.threads > 1024 || options.max_tensor_elements <= 0 ||
-      options.max_memory_bytes < 0) {
-    return absl::InvalidArgumentError(
-        "RunOptions: threads must be in 1..1024, max_tensor_elements positive and "
-        "max_memory_bytes not negative");
-  }
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(model);
-  if (!loaded.ok()) return Named(model, loaded.status());
-  rt::RunOptions run_options;
-  run_options.threads = options.threads;
-  run_options.max_tensor_elements = options.max_tensor_elements;
-  if (options.max_memory_bytes > 0) run_options.max_memory_bytes = options.max_memory_bytes;
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, run_options);
-  if (!exec.ok()) return Named(model, exec.status());
-  const rt::Graph& graph = (*exec)->graph();
-
+// The caller's tensors as runtime values, each named as a graph input or initializer.
+absl::StatusOr<rt::Feeds> ToFeeds(const proto::Model& model, const rt::Graph& graph,
+                                  const TensorMap& inputs) {
   rt::Feeds feeds;
-  std::set<std::string> given;
   for (const auto& [name, tensor] : inputs) {
     const bool is_input =
         std::find(graph.inputs.begin(), graph.inputs.end(), name) != graph.inputs.end();
@@ -365,36 +340,37 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
                        "' (inputs: ", absl::StrJoin(graph.inputs, ", "), ")"));
     }
     absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor);
-    if (!t.ok()) return Named(model, t.status());
+    if (!t.ok()) return t.status();
     feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(*std::move(t))));
-    given.insert(name);
   }
-  // Types, shapes and symbols bound alike across inputs (and to options.dims), as `run` does.
-  absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, feeds, options.dims, "dims");
-  if (!bound.ok()) return Named(model, bound.status());
-  std::vector<std::string> missing;
-  for (const std::string& name : graph.inputs) {
-    if (given.count(name) == 0) missing.push_back(name);
-  }
-  if (!missing.empty()) {
-    if (!options.random_missing_inputs) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(model.path, ": no value for input(s) ", absl::StrJoin(missing, ", ")));
-    }
-    rt::RandomInputOptions random;
-    random.seed = options.seed;
-    random.dims = *bound;  // the given inputs' symbols size the random ones alike
-    absl::StatusOr<rt::Feeds> extra = rt::RandomInputs(graph, random, given);
-    if (!extra.ok()) return Named(model, extra.status());
-    for (auto& feed : *extra) feeds.push_back(std::move(feed));
-  }
+  return feeds;
+}
 
-  absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(feeds);
-  if (!outputs.ok()) return Named(model, outputs.status());
+absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap& inputs,
+                                      const RunOptions& options) {
+  // The CLI's bounds: one OS thread per worker.
+  if (options.threads < 1 || options.threads > 1024 || options.max_tensor_elements <= 0 ||
+      options.max_memory_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "RunOptions: threads must be in 1..1024, max_tensor_elements positive and "
+        "max_memory_bytes not negative");
+  }
+  driver::RunRequest request;
+  request.executor.threads = options.threads;
+  request.executor.max_tensor_elements = options.max_tensor_elements;
+  request.executor.max_memory_bytes = options.max_memory_bytes;
+  request.given = [&](const rt::Graph& graph) { return ToFeeds(model, graph, inputs); };
+  // Types, shapes and symbols bound alike across inputs (and to options.dims), as `run` does.
+  request.inputs.dims = options.dims;
+  request.inputs.dims_label = "dims";
+  request.inputs.random_missing = options.random_missing_inputs;
+  request.inputs.seed = options.seed;
+  absl::StatusOr<driver::RunResult> run = driver::Run(model, request);
+  if (!run.ok()) return Named(model, run.status());
   NamedTensors out;
-  for (size_t k = 0; k < outputs->size(); ++k) {
-    const rt::Value& v = (*outputs)[k];
-    const std::string& name = graph.outputs[k];
+  for (size_t k = 0; k < run->outputs.size(); ++k) {
+    const rt::Value& v = run->outputs[k];
+    const std::string& name = run->output_names[k];
     if (!v.is_tensor()) {
       return absl::UnimplementedError(absl::StrCat(
           model.path, ": output '", name, "' is ", v.is_sequence() ? "a sequence" : "empty",
@@ -429,7 +405,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
   }
-  absl::StatusOr<verify::VerifyResult> r = verify::Verify(original, rewritten, vopts);
+  absl::StatusOr<verify::VerifyResult> r = driver::Verify(original, rewritten, {vopts});
   if (!r.ok()) return Named(original, r.status());
 
   VerifyResult out;

@@ -201,4 +201,29 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   return status;
 }
 
+absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
+                                               const passes::ResolvedPipeline& pipeline,
+                                               const OptSettings& settings,
+                                               const OptimizeRequest& request,
+                                               passes::OptReport* report) {
+  OptimizeOutcome out;
+  if (!request.bind.empty()) {
+    absl::StatusOr<DimBindingOutcome> bound = BindDims(model, request.bind, settings.progress);
+    if (!bound.ok()) return bound.status();
+    out.bind_usage = std::move(bound->usage);
+    out.bind_failure = std::move(bound->failure);
+    if (!out.ran()) return out;
+    report->bindings = bound->bindings;
+    report->dims_fixed = bound->dims_fixed;
+  }
+  if (request.before_passes) {
+    out.stopped = request.before_passes(*model);
+    if (!out.stopped.ok()) return out;
+  }
+  out.status = Optimize(model, pipeline, settings, report);
+  out.target_not_met = out.status.ok() && pipeline.profile.has_value() &&
+                       !report->violations.empty() && !request.allow_partial;
+  return out;
+}
+
 }  // namespace onnx_bcast::driver

@@ -1,7 +1,7 @@
 // The one orchestration path. The CLI, the public C++ API (and through it the Python module),
-// the benchmarks and the fuzz harnesses load, check and optimize through these functions and
-// repeat none of their steps, so that a check added here (a structural refusal, the target's
-// promise) holds at every entry point at once.
+// the benchmarks and the fuzz harnesses load, check and optimize through these functions (and
+// run through driver/run.h) and repeat none of their steps, so that a check added here (a
+// structural refusal, the target's promise) holds at every entry point at once.
 //
 // Requires: a resolved pipeline (passes::ResolvePipeline) for Optimize, so that usage mistakes
 // are refused before a model is read. Guarantees: every model that reaches an analysis or a
@@ -11,6 +11,7 @@
 #define ONNX_BCAST_DRIVER_DRIVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -129,6 +130,41 @@ struct OptSettings {
 /// partly rewritten on error: callers that must keep it work on a copy.
 absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
                       const OptSettings& settings, passes::OptReport* report);
+
+/// What opt asks beyond the pipeline: the dims to bind before it, and whether nodes left
+/// outside the target's form are acceptable.
+struct OptimizeRequest {
+  DimBindingRequest bind;
+  /// Keep a result with nodes outside the target's form (opt --allow-partial).
+  bool allow_partial = false;
+  /// Called with the model as bound, before any pass runs (opt keeps its copies to verify
+  /// against here); a status that is not OK stops there and comes back as `stopped`.
+  std::function<absl::Status(const proto::Model&)> before_passes;
+};
+
+struct OptimizeOutcome {
+  /// The bindings refused (BindDims' `usage` and `failure`): no pass ran, the model is as it was.
+  std::string bind_usage;
+  std::string bind_failure;
+  /// before_passes' status when it stopped: no pass ran.
+  absl::Status stopped;
+  /// Optimize's error (the failing pass named; the report says it too).
+  absl::Status status;
+  /// Nodes remain outside the target's form and allow_partial is false: the result must not be
+  /// written (they are in the report's violations).
+  bool target_not_met = false;
+  /// True when the pipeline ran (whatever its status).
+  bool ran() const { return bind_usage.empty() && bind_failure.empty() && stopped.ok(); }
+};
+
+/// The sequence opt and the API's Optimize share: BindDims (when the request has dims; the
+/// bindings go into the report), before_passes, Optimize, then the target's promise against
+/// allow_partial. Errors: the binding's analysis; every other outcome is in the result.
+absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
+                                               const passes::ResolvedPipeline& pipeline,
+                                               const OptSettings& settings,
+                                               const OptimizeRequest& request,
+                                               passes::OptReport* report);
 
 }  // namespace onnx_bcast::driver
 

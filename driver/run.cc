@@ -1,0 +1,93 @@
+#include "driver/run.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/exec/input_check.h"
+#include "runtime/exec/random_inputs.h"
+
+namespace onnx_bcast::driver {
+
+absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model& model,
+                                                              const ExecutorSettings& settings) {
+  passes::ProgressStep step(settings.progress, "preparing the executor");
+  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded =
+      rt::LoadRuntimeModel(model, settings.load);
+  if (!loaded.ok()) return loaded.status();
+  rt::RunOptions options;
+  options.threads = settings.threads;
+  if (settings.max_memory_bytes > 0) options.max_memory_bytes = settings.max_memory_bytes;
+  if (settings.max_tensor_elements.has_value()) {
+    options.max_tensor_elements = *settings.max_tensor_elements;
+  }
+  if (rt::RunProfile* profile = settings.profile; profile != nullptr) {
+    options.node_done = [profile](const rt::Node& node, const std::vector<rt::Value>& outputs,
+                                  double seconds) { profile->Record(node, outputs, seconds); };
+    options.node_prepared = [profile](const rt::Node& node, double seconds, int64_t bytes,
+                                      const std::string& label) {
+      profile->RecordPrepare(node, seconds, bytes, label);
+    };
+  }
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
+  if (!exec.ok()) return exec.status();
+  step.End();
+  // Covers every run of this executor (run's --bench included).
+  if (settings.timeout_seconds > 0) (*exec)->set_timeout(settings.timeout_seconds);
+  return exec;
+}
+
+absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& request,
+                                  const std::string& label) {
+  Inputs out;
+  // Types, shapes and symbols bound alike across the given inputs and to the dims.
+  absl::StatusOr<rt::SymbolValues> bound =
+      rt::CheckInputs(graph, request.given, request.dims, request.dims_label);
+  if (!bound.ok()) {
+    out.bad_input = bound.status();
+    return out;
+  }
+  out.bound = *bound;
+  std::set<std::string> given;
+  for (const auto& [name, value] : request.given) given.insert(name);
+  if (!request.random_missing) {
+    std::vector<std::string> missing;
+    for (const std::string& name : graph.inputs) {
+      if (given.count(name) == 0) missing.push_back(name);
+    }
+    if (missing.empty()) return out;
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": no value for input(s) ", absl::StrJoin(missing, ", ")));
+  }
+  rt::RandomInputOptions random;
+  random.seed = request.seed;
+  random.dims = out.bound;  // the given inputs' symbols size the random ones alike
+  random.max_elements = request.max_elements;
+  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, given);
+  if (!feeds.ok()) return feeds.status();
+  out.random = *std::move(feeds);
+  return out;
+}
+
+absl::StatusOr<RunResult> Run(const proto::Model& model, const RunRequest& request) {
+  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = PrepareExecutor(model, request.executor);
+  if (!exec.ok()) return exec.status();
+  const rt::Graph& graph = (*exec)->graph();
+  InputRequest inputs = request.inputs;
+  if (request.given) {
+    absl::StatusOr<rt::Feeds> given = request.given(graph);
+    if (!given.ok()) return given.status();
+    inputs.given = *std::move(given);
+  }
+  absl::StatusOr<Inputs> made = MakeInputs(graph, inputs, model.path);
+  if (!made.ok()) return made.status();
+  if (!made->bad_input.ok()) return made->bad_input;
+  rt::Feeds feeds = std::move(inputs.given);
+  for (auto& feed : made->random) feeds.push_back(std::move(feed));
+  absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(feeds);
+  if (!outputs.ok()) return outputs.status();
+  return RunResult{*std::move(outputs), graph.outputs};
+}
+
+}  // namespace onnx_bcast::driver

@@ -1,0 +1,519 @@
+// `onnx-bcast opt MODEL -o OUT`: rewrites broadcasts for a target (driver::OptimizeAtDims:
+// the dims bound, then the passes), optionally verifies the result on our executor and on the
+// target's engine, and writes the model and its report.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "driver/driver.h"
+#include "driver/opt_text.h"
+#include "driver/verify.h"
+#include "engines/engine_verify.h"
+#include "engines/live_probe.h"
+#include "engines/registry.h"
+#include "passes/pass_manager.h"
+#include "passes/registry.h"
+#include "proto/model_io.h"
+#include "proto/safe_write.h"
+#include "report/opt_report.h"
+#include "targets/targets.h"
+#include "tools/common_options.h"
+#include "tools/outputs.h"
+#include "verify/verify.h"
+
+namespace onnx_bcast::cli {
+namespace {
+
+struct OptArgs : CommonArgs {
+  std::optional<std::string> output;
+  std::string target;
+  std::string target_file;
+  std::optional<std::string> passes;
+  std::optional<std::string> report;
+  bool verify = false;
+  bool verify_engine = false;
+  bool verify_each = false;
+  bool dry_run = false;
+  bool in_place = false;
+  bool external_data = false;
+  bool list_passes = false;
+  std::vector<std::string> dims;          // SYMBOL=N
+  std::vector<std::string> input_shapes;  // NAME=d0,d1,...
+  std::optional<int64_t> fold_limit;
+  bool debug = false;
+  bool allow_partial = false;
+  bool no_live_probe = false;
+  std::optional<std::string> probe_cache;
+};
+
+void DeclareOpt(CommandLine* cl, OptArgs* a) {
+  cl->Option("-o,--output", "OUT",
+             "where to write the rewritten model ('-': stdout, the text then goes to stderr)",
+             &a->output);
+  cl->Option("--target", "NAME", "a named pipeline (default explicit; see --list-passes)",
+             &a->target);
+  cl->Option("--target-file", "FILE", "a target profile file describing an engine",
+             &a->target_file);
+  cl->Option("--passes", "a,b,c",
+             "run these passes in order ('none': only load, validate and save losslessly)",
+             &a->passes);
+  cl->Option("--report", "FILE",
+             "write a JSON log of every rewrite ('-': stdout, the text then goes to stderr)",
+             &a->report);
+  cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
+  cl->Flag("--verify-engine",
+           "load and run the written model on the target's engine itself (in a child) and "
+           "compare with the original at the bound dims: one line, and \"engine\" in --report",
+           &a->verify_engine);
+  cl->Flag("--verify-each",
+           "after every pass, validate the graph and compare the kept shape tables with a "
+           "fresh analysis",
+           &a->verify_each);
+  cl->Flag("--dry-run", "print what would change, write nothing", &a->dry_run);
+  cl->Flag("--in-place", "write the result back to MODEL (no -o needed)", &a->in_place);
+  cl->Flag("--external-data", "save large initializers to OUT.data", &a->external_data);
+  cl->Flag("--list-passes", "list the passes and targets, then exit", &a->list_passes);
+  cl->Repeated("--dim", "SYMBOL=N",
+               "bind a symbolic dim before the passes (or several: H=640,W=640): the written "
+               "model has that number there; exit 1 naming the node when a broadcast fails at "
+               "it",
+               &a->dims);
+  cl->Repeated("--input-shape", "NAME=d0,d1,...",
+               "bind every dim of graph input NAME, named or not", &a->input_shapes);
+  cl->Option("--fold-limit", "BYTES",
+             "largest constant a pass writes: a broadcast folded into an initializer (default "
+             "4096) and a result of fold-constants (default 1 MiB)",
+             &a->fold_limit);
+  cl->Flag("--debug", "print every rewrite and why nodes were left alone", &a->debug);
+  cl->Flag("--allow-partial",
+           "write OUT even when some nodes cannot be put into the target's form (they are "
+           "listed on stderr; exit 0); without it such a model is not written (exit 3)",
+           &a->allow_partial);
+  cl->Flag("--no-live-probe",
+           "decide forms by the target's table only; by default, when this build has the "
+           "target's engine, each broadcasting node and candidate rewrite is run on it at its "
+           "exact shapes (in a child process) and compared with the bundled executor",
+           &a->no_live_probe);
+  cl->Option("--probe-cache", "DIR",
+             "keep the live probes' results in DIR (one small file per form) across runs",
+             &a->probe_cache);
+  DeclareQuiet(cl, a);
+  DeclareProgress(cl, a);
+}
+
+// --input-shape NAME=d0,d1,..., one graph input per flag.
+absl::Status ParseInputShapeSpecs(const std::vector<std::string>& specs,
+                                  proto::InputShapes* shapes) {
+  for (const std::string& spec : specs) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    std::vector<int64_t> extents;
+    bool ok = !kv.first.empty() && !kv.second.empty();
+    for (absl::string_view d : absl::StrSplit(kv.second, ',')) {
+      int64_t n = 0;
+      ok = ok && absl::SimpleAtoi(d, &n) && n >= 1;
+      extents.push_back(n);
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape expects NAME=d0,d1,... with every d >= 1, got '", spec, "'"));
+    }
+    if (shapes->count(kv.first) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", kv.first, " is given twice"));
+    }
+    (*shapes)[kv.first] = std::move(extents);
+  }
+  return absl::OkStatus();
+}
+
+// --list-passes: the registry's passes, then the built-in targets.
+int ListPassesAndTargets() {
+  std::printf("Passes:\n");
+  for (const passes::PassInfo& info : passes::AllPasses()) {
+    std::printf("  %-32s %s\n", info.name, info.summary);
+  }
+  if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
+  std::printf("\nTargets:\n");
+  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+    std::printf("  %-32s %s\n", t.name.c_str(), absl::StrJoin(t.passes, ",").c_str());
+  }
+  return kExitOk;
+}
+
+// One opt command: every combination of options is checked before the model is read (a
+// mistake costs nothing), then each step below in turn. A step that ends the command returns
+// its exit code.
+class OptRun {
+ public:
+  OptRun(const Command& cmd, const OptArgs& args) : cmd_(cmd), args_(args) {}
+  int Run();
+
+ private:
+  std::optional<int> PlanOutputs();
+  std::optional<int> PlanPipeline();
+  std::optional<int> RefuseOverwritingInput();
+  std::optional<int> FindVerifyEngine(const proto::Model& bound);
+  std::optional<int> Optimize();
+  void PrintOptText() const;
+  int OptimizeFailure(const absl::Status& status) const;
+  void WarnUnsupportedOps() const;
+  void PrintViolations() const;
+  std::optional<int> VerifyRewrite();
+  std::optional<int> VerifyOnEngine();
+  int WriteOutputs();
+
+  const Command& cmd_;
+  const OptArgs& args_;
+  // The plan, from the command line.
+  std::string output_;
+  bool model_to_stdout_ = false;
+  bool text_to_stderr_ = false;  // with the model or the JSON on stdout
+  driver::OptSettings settings_;
+  passes::ResolvedPipeline pipeline_;
+  driver::DimBindingRequest bind_;
+  std::unique_ptr<passes::ProgressSink> progress_;
+  std::unique_ptr<driver::LiveProbe> live_;
+  // The run.
+  std::optional<proto::Model> model_;
+  std::string label_;  // "<stdin>" for '-'
+  absl::StatusOr<proto::InputFiles> inputs_ = proto::InputFiles{};
+  passes::OptReport report_;
+  std::optional<proto::Model> original_;         // --verify
+  std::optional<proto::Model> engine_original_;  // --verify-engine
+  std::optional<engines::EngineFactory> engine_factory_;
+  std::string engine_name_;
+};
+
+// -o, --in-place, --dry-run, --report and stdout: who writes where.
+std::optional<int> OptRun::PlanOutputs() {
+  const std::string& model_path = args_.positionals[0];
+  output_ = args_.output.value_or("");
+  if (args_.in_place) {
+    if (model_path == kStdio) return Usage(cmd_, "--in-place needs a MODEL file, not stdin");
+    if (args_.dry_run) {
+      return Usage(cmd_, "--in-place and --dry-run conflict (--dry-run writes nothing)");
+    }
+    if (args_.output.has_value() && output_ != model_path) {
+      return Usage(cmd_, "--in-place writes MODEL itself: drop -o OUT");
+    }
+    output_ = model_path;
+  }
+  if (output_.empty() && !args_.dry_run) {
+    return Usage(cmd_, "needs -o OUT (or --in-place, or --dry-run)");
+  }
+  if (!args_.dry_run && args_.report.has_value() && SamePath(output_, *args_.report)) {
+    return Usage(cmd_, "the model and --report FILE name the same file");
+  }
+  model_to_stdout_ = !args_.dry_run && output_ == kStdio;
+  const bool report_to_stdout = args_.report == kStdio;
+  if (model_to_stdout_ && report_to_stdout) {
+    return Usage(cmd_, "-o - and --report - both want stdout");
+  }
+  if (model_to_stdout_ && args_.external_data) {
+    return Usage(cmd_, "-o - writes one stream: --external-data needs an output file");
+  }
+  text_to_stderr_ = model_to_stdout_ || report_to_stdout;
+  return std::nullopt;
+}
+
+// The settings, the pipeline (target or passes) and the dims to bind.
+std::optional<int> OptRun::PlanPipeline() {
+  settings_.verify_each = args_.verify_each;
+  // The rewrite list has three readers: the text lines (--dry-run, --debug), --report and
+  // --verify's pass attribution. Without them it is only counted.
+  settings_.keep_rewrite_log =
+      args_.dry_run || args_.debug || args_.report.has_value() || args_.verify;
+  if (args_.fold_limit.has_value()) {
+    if (*args_.fold_limit < 0) return Usage(cmd_, "--fold-limit must not be negative");
+    settings_.fold_limit_bytes = *args_.fold_limit;
+    settings_.constant_fold_limit_bytes = *args_.fold_limit;
+  }
+  passes::PipelineRequest request;
+  request.target = args_.target;
+  request.target_file = args_.target_file;
+  for (absl::string_view name :
+       absl::StrSplit(args_.passes.value_or(""), ',', absl::SkipWhitespace())) {
+    request.passes.emplace_back(absl::StripAsciiWhitespace(name));
+  }
+  if (args_.passes.has_value() && request.passes.empty()) {
+    return Usage(cmd_, "--passes needs at least one name ('none' for load and save only)");
+  }
+  absl::StatusOr<passes::ResolvedPipeline> resolved = passes::ResolvePipeline(request);
+  if (!resolved.ok()) {
+    // A bad profile file is the file's fault and names it; anything else is the command line's.
+    if (!request.target_file.empty() &&
+        absl::StartsWith(resolved.status().message(), request.target_file)) {
+      PrintError(std::string(resolved.status().message()));
+      return kExitUsage;
+    }
+    return Usage(cmd_, std::string(resolved.status().message()));
+  }
+  pipeline_ = *std::move(resolved);
+  if (absl::Status s = ParseDimSpecs(args_.dims, &bind_.dims); !s.ok()) {
+    return Usage(cmd_, std::string(s.message()));
+  }
+  if (absl::Status s = ParseInputShapeSpecs(args_.input_shapes, &bind_.input_shapes); !s.ok()) {
+    return Usage(cmd_, std::string(s.message()));
+  }
+  if (args_.allow_partial && !pipeline_.profile.has_value()) {
+    return Usage(cmd_, "--allow-partial relaxes a target's promise: give a target");
+  }
+  return std::nullopt;
+}
+
+// -o naming MODEL (or its external data) would fail at the save (exit 4) after every pass ran
+// and printed a report that reads as success: refused now, with the save's own words.
+// --in-place is the way to replace MODEL (written safely, through a temporary).
+std::optional<int> OptRun::RefuseOverwritingInput() {
+  if (args_.in_place || args_.dry_run || model_to_stdout_ || !inputs_.ok()) return std::nullopt;
+  struct stat st;
+  if (::stat(output_.c_str(), &st) != 0) return std::nullopt;
+  const proto::FileId id{st.st_dev, st.st_ino};
+  if (const std::string* what = inputs_->Find(id)) {
+    PrintError(absl::StrCat(output_, ": is ", *what, "; refusing to overwrite it",
+                            inputs_->IsModel(id) ? " (pass --in-place to allow)" : ""));
+    return kExitCannotWrite;
+  }
+  return std::nullopt;
+}
+
+// --verify-engine: the engine named like the target ("ncnn", or a profile file's
+// "ncnn-20260722"), found before any pass runs.
+std::optional<int> OptRun::FindVerifyEngine(const proto::Model& bound) {
+  if (!args_.verify_engine) return std::nullopt;
+  if (!pipeline_.profile.has_value()) {
+    return Usage(cmd_, "--verify-engine runs a target's engine: give a target");
+  }
+  const std::string& target = pipeline_.profile->name;
+  engine_name_ = std::string(absl::string_view(target).substr(0, target.find('-')));
+  absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(engine_name_);
+  if (!factory.ok()) {
+    return Usage(
+        cmd_, absl::StrCat("--verify-engine: target ", target, ": ", factory.status().message()));
+  }
+  engine_factory_ = *std::move(factory);
+  engine_original_ = bound;
+  return std::nullopt;
+}
+
+int OptRun::OptimizeFailure(const absl::Status& status) const {
+  PrintError(absl::StrCat(label_, ": ", status.message()));
+  switch (status.code()) {
+    case absl::StatusCode::kUnimplemented:
+      return kExitUnsupported;
+    case absl::StatusCode::kFailedPrecondition:
+      return kExitUsage;
+    default:
+      return kExitBadModel;
+  }
+}
+
+// Ops the engine has no layer for: warnings, before the verdict on the broadcasts (exit 0 when
+// every broadcast is placed: they are not broadcast forms).
+void OptRun::WarnUnsupportedOps() const {
+  for (const auto& [op, count] : report_.unsupported_ops) {
+    PrintError(absl::StrCat(label_, ": warning: ", report_.target, " has no layer for ", op, " (",
+                            count,
+                            " node(s)): the engine stops there; not a broadcast form, "
+                            "so no rewrite of opt changes it"));
+  }
+}
+
+// Nodes outside the target's form, said once, here (the report gives only their count): one
+// self-contained line per node (model, target, what happened to OUT, the node), then each hint
+// that several nodes share, once with its count.
+void OptRun::PrintViolations() const {
+  if (report_.violations.empty()) return;
+  const bool partial = args_.allow_partial;
+  const driver::FoldedViolations folded = driver::FoldViolationHints(report_.violations);
+  const std::string outcome = partial ? "written anyway: --allow-partial"
+                                      : "nothing written, --allow-partial writes it anyway";
+  const size_t total = folded.nodes.size();
+  for (size_t k = 0; k < total; ++k) {
+    PrintError(absl::StrCat(label_, ": target ", report_.target, " not met (node ", k + 1, " of ",
+                            total, " not in its form; ", outcome, "): ", folded.nodes[k]));
+  }
+  for (const std::string& hint : folded.hints) {
+    PrintError(absl::StrCat(label_, ": target ", report_.target, " not met (", total,
+                            " nodes not in its form; ", outcome, "): ", hint));
+  }
+}
+
+// --verify: the rewritten model against the one loaded (with the dims bound).
+std::optional<int> OptRun::VerifyRewrite() {
+  if (!original_.has_value()) return std::nullopt;
+  driver::VerifyRequest request;
+  // The run's own report, in memory, names the pass behind a divergence.
+  request.options.report = &report_;
+  request.options.progress = progress_.get();
+  absl::StatusOr<verify::VerifyResult> result = driver::Verify(*original_, *model_, request);
+  if (!result.ok()) {
+    PrintError(absl::StrCat(label_, ": --verify: ", result.status().message()));
+    return LoadExitCode(result.status());
+  }
+  const bool dry_run = args_.dry_run;
+  PrintOut(verify::FormatVerifyText(*result, label_, dry_run ? "(rewritten)" : report_.output_path),
+           text_to_stderr_);
+  if (!result->match) {
+    PrintError(absl::StrCat(dry_run ? label_ : report_.output_path,
+                            ": the rewritten model differs from the original; not written"));
+    return kExitFound;
+  }
+  return std::nullopt;
+}
+
+// --verify-engine: the rewritten model run on the engine itself, in a child.
+std::optional<int> OptRun::VerifyOnEngine() {
+  if (!engine_original_.has_value()) return std::nullopt;
+  absl::StatusOr<driver::EngineVerdict> verdict = driver::VerifyOnEngine(
+      *engine_original_, *model_, *engine_factory_, engine_name_, report_.bindings);
+  if (!verdict.ok()) {
+    PrintError(absl::StrCat(label_, ": --verify-engine: ", verdict.status().message()));
+    return LoadExitCode(verdict.status());
+  }
+  report_.engine_line = verdict->line;
+  report_.engine_outcome = verdict->outcome;
+  PrintOut(absl::StrCat(verdict->line, "\n"), text_to_stderr_);
+  return std::nullopt;
+}
+
+// The report is committed once the model is (with --dry-run it is the output): a command that
+// fails leaves none. Staged first, so a report that cannot be written stops opt before the
+// model is saved.
+int OptRun::WriteOutputs() {
+  SideOutput report_file;
+  if (args_.report.has_value() &&
+      !report_file.Stage(*args_.report, passes::FormatOptJson(report_), inputs_)) {
+    return kExitCannotWrite;
+  }
+  if (args_.dry_run) return report_file.Commit() ? kExitOk : kExitCannotWrite;
+  if (model_to_stdout_) {
+    if (absl::Status s = WriteModelToStdout(*model_); !s.ok()) {
+      PrintError(absl::StrCat(label_, ": -o -: ", s.message()));
+      return kExitCannotWrite;
+    }
+    return report_file.Commit() ? kExitOk : kExitCannotWrite;
+  }
+  proto::SaveOptions save;
+  save.in_place = args_.in_place;
+  save.external_data = args_.external_data;
+  if (inputs_.ok()) save.inputs = &*inputs_;
+  passes::ProgressStep save_step(progress_.get(), absl::StrCat("saving ", output_));
+  const absl::Status saved = proto::SaveModel(*model_, output_, save);
+  save_step.End(saved.ok() ? "" : "failed");
+  if (!saved.ok()) {
+    PrintError(std::string(saved.message()));
+    return kExitCannotWrite;
+  }
+  return report_file.Commit() ? kExitOk : kExitCannotWrite;
+}
+
+// With --passes none, the report is the "dims bound" line when dims were bound. Its last line
+// names the ops the target's engine has no layer for, as its profile measured them.
+void OptRun::PrintOptText() const {
+  if (pipeline_.passes.empty() && report_.bindings.empty()) return;
+  const std::vector<std::string> unsupported_ops = pipeline_.profile.has_value()
+                                                       ? pipeline_.profile->unsupported_ops
+                                                       : std::vector<std::string>{};
+  PrintOut(driver::FormatOptText(report_, model_->proto.graph(), unsupported_ops,
+                                 args_.dry_run || args_.debug, args_.debug,
+                                 /*list_violations=*/false),
+           text_to_stderr_);
+}
+
+// --dim and --input-shape bound, the copies to verify against kept, the passes run and their
+// text printed (driver::OptimizeAtDims). A node left outside the target's form fails opt
+// unless --allow-partial.
+std::optional<int> OptRun::Optimize() {
+  driver::OptimizeRequest request;
+  request.bind = bind_;
+  request.allow_partial = args_.allow_partial;
+  std::optional<int> stopped;
+  request.before_passes = [this, &stopped](const proto::Model& bound) {
+    // --verify compares against the model as loaded (with the dims bound: the same inputs feed
+    // both).
+    if (args_.verify) original_ = bound;
+    stopped = FindVerifyEngine(bound);
+    return stopped.has_value() ? absl::CancelledError("--verify-engine") : absl::OkStatus();
+  };
+  report_.output_path = args_.dry_run ? "" : model_to_stdout_ ? "<stdout>" : output_;
+  absl::StatusOr<driver::OptimizeOutcome> outcome =
+      driver::OptimizeAtDims(&*model_, pipeline_, settings_, request, &report_);
+  if (!outcome.ok()) {
+    PrintError(absl::StrCat(label_, ": ", outcome.status().message()));
+    return LoadExitCode(outcome.status());
+  }
+  if (!outcome->bind_usage.empty()) {
+    return Usage(cmd_, absl::StrCat(label_, ": ", outcome->bind_usage));
+  }
+  if (!outcome->bind_failure.empty()) {
+    // As check --dim: the first node that fails at these dims; nothing is written.
+    PrintError(absl::StrCat(label_, ": ", outcome->bind_failure));
+    return kExitFound;
+  }
+  if (stopped.has_value()) return stopped;
+  PrintOptText();
+  if (!outcome->status.ok()) return OptimizeFailure(outcome->status);
+  WarnUnsupportedOps();
+  PrintViolations();
+  if (outcome->target_not_met) return kExitUnsupported;
+  return std::nullopt;
+}
+
+int OptRun::Run() {
+  if (args_.positionals.size() != 1) return Usage(cmd_, "expects exactly one MODEL");
+  if (std::optional<int> exit = PlanOutputs()) return *exit;
+  if (std::optional<int> exit = PlanPipeline()) return *exit;
+  progress_ = MakeProgress(args_);
+  settings_.progress = progress_.get();
+  // The target's engine decides at exact shapes where this build has it (else the table).
+  if (pipeline_.profile.has_value() && !args_.no_live_probe) {
+    absl::StatusOr<std::unique_ptr<driver::LiveProbe>> made =
+        driver::MakeLiveProbe(pipeline_.profile->name, args_.probe_cache.value_or(""));
+    if (made.ok()) live_ = *std::move(made);
+  }
+  settings_.live = live_.get();
+  absl::StatusOr<proto::Model> model = Load(args_.positionals[0], args_, progress_.get());
+  if (!model.ok()) {
+    PrintError(std::string(model.status().message()));
+    return LoadExitCode(model.status());
+  }
+  model_ = *std::move(model);
+  label_ = model_->path;
+  // The files the model reads as loaded: no output may replace one, whatever the passes do.
+  inputs_ = proto::InputFilesOf(*model_);
+  if (std::optional<int> exit = RefuseOverwritingInput()) return *exit;
+  if (std::optional<int> exit = Optimize()) return *exit;
+  if (std::optional<int> exit = VerifyRewrite()) return *exit;
+  if (std::optional<int> exit = VerifyOnEngine()) return *exit;
+  return WriteOutputs();
+}
+
+int RunOpt(const Command& cmd, const OptArgs& args) {
+  if (args.list_passes) return ListPassesAndTargets();
+  return OptRun(cmd, args).Run();
+}
+
+}  // namespace
+
+const Command& OptCommand() {
+  static const Command kCommand = {
+      "opt", "onnx-bcast opt MODEL -o OUT [options]   (MODEL '-': stdin; OUT '-': stdout)",
+      "rewrite broadcasts for a target (default: explicit; --passes none: load and save)",
+      CommandMain<OptArgs, DeclareOpt, RunOpt>, CommandHelp<OptArgs, DeclareOpt>};
+  return kCommand;
+}
+
+}  // namespace onnx_bcast::cli

@@ -1,0 +1,67 @@
+#include "tools/outputs.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/cli.h"
+
+namespace onnx_bcast::cli {
+
+bool SideOutput::Stage(const std::string& path, std::string text,
+                       const absl::StatusOr<proto::InputFiles>& inputs) {
+  path_ = path;
+  if (path == "-") {
+    stdout_text_ = std::move(text);
+    return true;
+  }
+  absl::StatusOr<proto::StagedOutputFiles> staged =
+      inputs.ok()
+          ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}}, *inputs)
+          : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+  if (!staged.ok()) {
+    PrintError(inputs.ok() ? std::string(staged.status().message())
+                           : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+    return false;
+  }
+  file_ = *std::move(staged);
+  return true;
+}
+
+bool SideOutput::Commit() {
+  if (stdout_text_.has_value()) {
+    std::fwrite(stdout_text_->data(), 1, stdout_text_->size(), stdout);
+    stdout_text_.reset();
+    return true;
+  }
+  if (absl::Status s = file_.Commit(); !s.ok()) {
+    PrintError(std::string(s.message()));
+    return false;
+  }
+  return true;
+}
+
+bool SamePath(const std::string& a, const std::string& b) {
+  if (a == kStdio || b == kStdio) return false;
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a);
+  const std::filesystem::path pb = std::filesystem::weakly_canonical(b, ec_b);
+  if (ec_a || ec_b) return a == b;
+  return pa == pb;
+}
+
+absl::Status WriteModelToStdout(const proto::Model& model) {
+  absl::StatusOr<std::string> bytes = proto::SerializeForStream(model);
+  if (!bytes.ok()) return bytes.status();
+  if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() ||
+      std::fflush(stdout) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write to stdout: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onnx_bcast::cli
