@@ -5,8 +5,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -193,6 +195,7 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
     pool.ParallelFor(n, 3, fn);
   };
   int small_maps = 0;
+  std::map<std::string, int> onednn_labels;  // oneDNN's two source layouts, both checked
   for (int trial = 0; trial < 160; ++trial) {
     ConvCase cc = RandomConv2D(rng, false);
     if (trial % 2 == 0) {
@@ -236,6 +239,7 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
             << trial << " " << variant;
         continue;
       }
+      if (variant == 0) ++onednn_labels[p->label()];
       for (int rep = 0; rep < 2; ++rep) {
         std::vector<float> fast(ref.size(), std::nanf(""));
         ASSERT_TRUE(p->Run(x.data(), w.data(), bias, fast.data(), rep ? &parallel : nullptr));
@@ -247,6 +251,10 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
     }
   }
   EXPECT_GE(small_maps, 60);
+  if (!onednn_labels.empty()) {  // the build has oneDNN
+    EXPECT_GE(onednn_labels["onednn-nchw"], 20);
+    EXPECT_GE(onednn_labels["onednn"], 20);
+  }
 }
 
 // The small-map kernel in double (ConvOp's path for double weights on small maps) against the
