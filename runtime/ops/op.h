@@ -93,6 +93,11 @@ struct RunOptions {
   /// Where OpContext::Allocate looks for a buffer before allocating one (the executor's,
   /// filled as values die); null: none.
   BufferPool* buffers = nullptr;
+  /// Run chains of float elementwise ops over one tensor and scalar constants (GELU) as one
+  /// tiled pass (kernels/elementwise_chain.h), with the bits of the ops run one by one. Off
+  /// when observe_node is set (observers see every node) or BCAST_FUSE=0 is in the
+  /// environment (A/B timing).
+  bool fuse_elementwise = true;
 };
 
 /// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
@@ -199,7 +204,9 @@ class OpContext {
   absl::StatusOr<Tensor*> Allocate(int i, DType dtype, std::vector<int64_t> shape);
   /// Sets output `i` to a value (sequences, optionals, or a tensor passed through).
   void SetOutput(int i, Value value);
-  void SetOutput(int i, std::shared_ptr<Tensor> tensor) { SetOutput(i, Value::Of(std::move(tensor))); }
+  void SetOutput(int i, std::shared_ptr<Tensor> tensor) {
+    SetOutput(i, Value::Of(std::move(tensor)));
+  }
 
   /// The op's plan for the current input signature: `build()` (returning absl::StatusOr<P>)
   /// runs at the first execution with these input dtypes and shapes, and again only when they
