@@ -53,6 +53,10 @@ struct Executor::GraphPlan {
     /// by one (their frees moved to the sink).
     std::shared_ptr<const ElementwiseChain> chain;
     bool deferred = false;
+    /// A Conv whose output only a Relu reads: the Relu's position, run inside the Conv
+    /// (OpContext::fused_relu) when fusing; -1 otherwise. `relu_in_conv` marks that Relu.
+    int relu_pos = -1;
+    bool relu_in_conv = false;
   };
   const Graph* graph = nullptr;
   std::unordered_map<std::string, int> slot_of;
@@ -290,6 +294,34 @@ void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
   }
 }
 
+// Pairs each Conv whose output is read only by a Relu (not a graph output) with that Relu.
+void FindConvRelu(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
+                  const NameSet& keep) {
+  const size_t n = plan->nodes.size();
+  std::vector<int> use_count(plan->names.size(), 0);
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (const std::string& name : uses[pos]) ++use_count[plan->slot_of.at(name)];
+  }
+  auto plain = [](const Node& node, const char* op) {
+    return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op;
+  };
+  for (size_t pos = 0; pos < n; ++pos) {
+    Executor::GraphPlan::NodePlan& relu = plan->nodes[pos];
+    if (!plain(*relu.node, "Relu") || !relu.node->attrs.empty() || relu.constant ||
+        relu.inputs.size() != 1 || relu.inputs[0] < 0 || relu.outputs.size() != 1 ||
+        relu.outputs[0] < 0) {
+      continue;
+    }
+    const int slot = relu.inputs[0];
+    const int p = plan->producer[slot].first;
+    if (p < 0 || use_count[slot] != 1 || keep.count(plan->names[slot]) > 0) continue;
+    Executor::GraphPlan::NodePlan& conv = plan->nodes[p];
+    if (!plain(*conv.node, "Conv") || conv.constant || conv.outputs.size() != 1) continue;
+    conv.relu_pos = static_cast<int>(pos);
+    relu.relu_in_conv = true;
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
     const Graph& graph, std::unordered_map<const Graph*, NameSet>* memo) {
   auto plan = std::make_unique<Executor::GraphPlan>();
@@ -434,6 +466,7 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
   std::vector<std::vector<std::string>> uses_by_pos(n);
   for (size_t pos = 0; pos < n; ++pos) uses_by_pos[pos] = std::move(uses[order[pos]]);
   FindChains(plan.get(), uses_by_pos, keep);
+  FindConvRelu(plan.get(), uses_by_pos, keep);
   for (const std::string& out : graph.outputs) {
     // An output nothing defines (an empty name included) is a malformed graph, not a crash.
     auto it = plan->slot_of.find(out);
@@ -579,7 +612,7 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
       for (int slot : np.free_after) FreeSlot(plan, frame, slot);
       continue;
     }
-    if (fuse && np.deferred) continue;  // runs with its chain's sink
+    if (fuse && (np.deferred || np.relu_in_conv)) continue;  // runs in its chain's sink/Conv
     absl::Status s = fuse && np.chain != nullptr ? RunChainAt(plan, frame, pos, reuse_constants)
                                                  : RunNode(plan, frame, pos, reuse_constants);
     if (!s.ok()) return s;
@@ -600,6 +633,9 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
   // A run that feeds an initializer sees no constant inputs: ops then compute from the fed
   // values and keep the state prepared from the model's own.
   if (reuse_constants) ctx.set_constant_inputs(&np.constant_inputs);
+  const bool fused_relu = np.relu_pos >= 0 && options_.fuse_elementwise && !options_.observe_node &&
+                          FuseFromEnvironment();
+  ctx.set_fused_relu(fused_relu);
   const bool timed = options_.node_done && plan.parent == nullptr;
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -618,6 +654,18 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
                      prepare_seconds));
   }
   PublishOutputs(plan, frame, pos);
+  if (fused_relu) {
+    // The Conv's output, already rectified, becomes the Relu's; the Conv keeps its buffer for
+    // the next run (held), the Relu holds none.
+    GraphPlan::NodePlan& relu = plan.nodes[np.relu_pos];
+    frame.values[relu.outputs[0]] = std::move(frame.values[np.outputs[0]]);
+    frame.values[np.outputs[0]] = Value();
+    if (timed) {
+      static const std::vector<Value> kNoOutputs;
+      options_.node_done(*relu.node, kNoOutputs, 0.0);
+    }
+    for (int slot : relu.free_after) FreeSlot(plan, frame, slot);
+  }
   return absl::OkStatus();
 }
 

@@ -125,7 +125,12 @@ int ExpectFusedMatchesUnfused(const std::string& text, const Feeds& feeds) {
       const Tensor& tb = *(*yb)[i].tensor;
       EXPECT_EQ(ta.shape(), tb.shape());
       EXPECT_EQ(ta.dtype(), tb.dtype());
-      if (ta.dtype() != DType::kFloat32 || ta.shape() != tb.shape()) continue;
+      if (ta.shape() != tb.shape()) continue;
+      if (ta.dtype() == DType::kFloat64) {
+        EXPECT_EQ(std::memcmp(ta.data<double>(), tb.data<double>(), ta.num_elements() * 8), 0)
+            << "output " << i << " run " << run;
+      }
+      if (ta.dtype() != DType::kFloat32) continue;
       ExpectSameBits(ta.data<float>(), tb.data<float>(), ta.num_elements(),
                      "output " + std::to_string(i) + " run " + std::to_string(run));
     }
@@ -235,6 +240,79 @@ TEST(ElementwiseChain, NonQualifyingChainsRunNodeByNode) {
       y = Sub(d, x)
     })",
                                       ints),
+            0);
+}
+
+// `count` seeded values in [-1, 1] as ONNX text ("{a, b, ...}").
+std::string TextValues(std::mt19937_64& rng, int count) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::string out = "{";
+  for (int i = 0; i < count; ++i) out += (i ? ", " : "") + std::to_string(dist(rng));
+  return out + "}";
+}
+
+// A Conv whose output only a Relu reads runs the Relu inside it (OpContext::fused_relu): the
+// same bits as the two nodes, for prepared (constant) and fed weights, float and double, a
+// Conv -> Relu -> Conv -> Relu stack, and not when the Conv's output is also a graph output.
+TEST(ConvRelu, FusedMatchesTheTwoNodes) {
+  std::mt19937_64 rng(34);
+  const std::string w1 = TextValues(rng, 6 * 3 * 9), w2 = TextValues(rng, 4 * 6 * 9),
+                    b1 = TextValues(rng, 6), b2 = TextValues(rng, 4);
+  for (const char* type : {"float", "double"}) {
+    const std::string t = type;
+    const std::string stack = R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g ()" + t + R"([1, 3, 9, 11] x) => ()" +
+                              t + R"([1, 4, 9, 11] y) <)" + t + "[6, 3, 3, 3] w1 = " + w1 + ", " +
+                              t + "[6] b1 = " + b1 + ", " + t + "[4, 6, 3, 3] w2 = " + w2 + ", " +
+                              t + "[4] b2 = " + b2 + R"(> {
+      c1 = Conv <pads = [1, 1, 1, 1]> (x, w1, b1)
+      r1 = Relu(c1)
+      c2 = Conv <pads = [1, 1, 1, 1]> (r1, w2, b2)
+      y = Relu(c2)
+    })";
+    std::vector<double> xd(3 * 9 * 11);
+    std::uniform_real_distribution<double> dist(-2, 2);
+    for (double& v : xd) v = dist(rng);
+    Value x;
+    if (t == "float") {
+      std::vector<float> xf(xd.begin(), xd.end());
+      x = Value::Of(std::make_shared<Tensor>(
+          *Tensor::FromValues<float>({1, 3, 9, 11}, absl::Span<const float>(xf))));
+    } else {
+      x = Value::Of(std::make_shared<Tensor>(
+          *Tensor::FromValues<double>({1, 3, 9, 11}, absl::Span<const double>(xd))));
+    }
+    EXPECT_EQ(ExpectFusedMatchesUnfused(stack, {{"x", x}}), 2) << t;
+    // Weights fed by the run (graph inputs): the per-call kernels, then the fused Relu.
+    if (t == "float") {
+      std::vector<float> wf(6 * 3 * 9);
+      std::uniform_real_distribution<float> fd(-1, 1);
+      for (float& v : wf) v = fd(rng);
+      const Value w = Value::Of(std::make_shared<Tensor>(
+          *Tensor::FromValues<float>({6, 3, 3, 3}, absl::Span<const float>(wf))));
+      EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, 3, 9, 11] x, float[6, 3, 3, 3] w) => (float[1, 6, 9, 11] y) {
+      c = Conv <pads = [1, 1, 1, 1]> (x, w)
+      y = Relu(c)
+    })",
+                                          {{"x", x}, {"w", w}}),
+                1);
+    }
+  }
+  // The Conv's output is also a graph output: both nodes run.
+  std::vector<float> xf(3 * 9 * 11, -0.5f);
+  const Value x = Value::Of(std::make_shared<Tensor>(
+      *Tensor::FromValues<float>({1, 3, 9, 11}, absl::Span<const float>(xf))));
+  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, 3, 9, 11] x) => (float[1, 6, 9, 11] y, float[1, 6, 9, 11] c) <float[6, 3, 3, 3] w = )" +
+                                          w1 + R"(> {
+      c = Conv <pads = [1, 1, 1, 1]> (x, w)
+      y = Relu(c)
+    })",
+                                      {{"x", x}}),
             0);
 }
 
