@@ -284,12 +284,23 @@ void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
     for (const kernels::ChainStep& st : chain->steps) ok = ok && !(st.a.scalar && st.b.scalar);
     if (!ok || chain->x_slot < 0) continue;
     Executor::GraphPlan::NodePlan& sink = plan->nodes[members.back()];
-    for (size_t k = 0; k + 1 < members.size(); ++k) {
-      Executor::GraphPlan::NodePlan& np = plan->nodes[members[k]];
-      np.deferred = true;
-      sink.free_after.insert(sink.free_after.end(), np.free_after.begin(), np.free_after.end());
-      np.free_after.clear();
+    // The chain reads its inputs at the sink: a value last read by any node before the sink
+    // (a member, or another node in between) is freed after the sink instead.
+    std::vector<int> inputs = chain->scalar_slots;
+    inputs.push_back(chain->x_slot);
+    for (int pos = members.front(); pos < members.back(); ++pos) {
+      std::vector<int>& frees = plan->nodes[pos].free_after;
+      for (auto it = frees.begin(); it != frees.end();) {
+        const bool member_frees = group_of[pos] == group_of[members.back()];
+        if (member_frees || std::find(inputs.begin(), inputs.end(), *it) != inputs.end()) {
+          sink.free_after.push_back(*it);
+          it = frees.erase(it);
+        } else {
+          ++it;
+        }
+      }
     }
+    for (size_t k = 0; k + 1 < members.size(); ++k) plan->nodes[members[k]].deferred = true;
     sink.chain = std::move(chain);
   }
 }

@@ -218,6 +218,19 @@ TEST(ElementwiseChain, NonQualifyingChainsRunNodeByNode) {
     })",
                                       feeds),
             1);
+  // The chain's x and scalar are last read by other nodes between the chain's first node and
+  // its sink: they must live until the sink runs the chain.
+  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
+    <ir_version: 8, opset_import: ["" : 14]>
+    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y, float[2, 3, 5] w, float[2, 3, 5] v) <float c = {3.0}, float k = {0.5}> {
+      d = Div(x, c)
+      w = Neg(x)
+      e = Erf(d)
+      v = Add(z, c)
+      y = Mul(e, k)
+    })",
+                                      feeds),
+            2);
   // Longer than kMaxChainSteps: not a chain.
   std::string longer = R"(
     <ir_version: 8, opset_import: ["" : 14]>
