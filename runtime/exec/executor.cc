@@ -166,7 +166,7 @@ bool HoldsEveryOutput(const std::vector<int>& outputs, const std::vector<Value>&
   return true;
 }
 
-// BCAST_FUSE=0 in the environment turns elementwise chains off (A/B timing).
+// BCAST_FUSE=0 in the environment turns elementwise chains and Conv + Relu off (A/B timing).
 bool FuseFromEnvironment() {
   static const bool fuse = [] {
     const char* env = std::getenv("BCAST_FUSE");

@@ -94,7 +94,8 @@ struct RunOptions {
   /// filled as values die); null: none.
   BufferPool* buffers = nullptr;
   /// Run chains of float elementwise ops over one tensor and scalar constants (GELU) as one
-  /// tiled pass (kernels/elementwise_chain.h), with the bits of the ops run one by one. Off
+  /// tiled pass (kernels/elementwise_chain.h), and a Relu that is its Conv's only reader inside
+  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one. Off
   /// when observe_node is set (observers see every node) or BCAST_FUSE=0 is in the
   /// environment (A/B timing).
   bool fuse_elementwise = true;
