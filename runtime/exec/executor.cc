@@ -4,17 +4,29 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/elementwise_chain.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/registry.h"
 
 namespace onnx_bcast::rt {
+
+// A chain of float elementwise nodes over one tensor x and scalar constants whose
+// intermediate values nothing else reads (GELU: Div, Erf, Add, Mul, Mul).
+struct ElementwiseChain {
+  std::vector<int> members;  ///< positions in GraphPlan::nodes, ascending; the sink last
+  int x_slot = -1;
+  std::vector<int> scalar_slots;          ///< constant inputs, must be float32 with one element
+  std::vector<kernels::ChainStep> steps;  ///< one per member
+};
 
 struct Executor::GraphPlan {
   struct NodePlan {
@@ -36,6 +48,15 @@ struct Executor::GraphPlan {
     /// the outputs of every run. The shape arithmetic of exported models (Swin: 712
     /// Constant nodes) would otherwise cost each node's dispatch on every run.
     bool constant = false;
+    /// Set on the last node (the sink) of an elementwise chain (FindChains), which then runs
+    /// the whole chain; the chain's other nodes are `deferred` and run there too, fused or one
+    /// by one (their frees moved to the sink).
+    std::shared_ptr<const ElementwiseChain> chain;
+    bool deferred = false;
+    /// A Conv whose output only a Relu reads: the Relu's position, run inside the Conv
+    /// (OpContext::fused_relu) when fusing; -1 otherwise. `relu_in_conv` marks that Relu.
+    int relu_pos = -1;
+    bool relu_in_conv = false;
   };
   const Graph* graph = nullptr;
   std::unordered_map<std::string, int> slot_of;
@@ -145,10 +166,171 @@ bool HoldsEveryOutput(const std::vector<int>& outputs, const std::vector<Value>&
   return true;
 }
 
+// BCAST_FUSE=0 in the environment turns elementwise chains and Conv + Relu off (A/B timing).
+bool FuseFromEnvironment() {
+  static const bool fuse = [] {
+    const char* env = std::getenv("BCAST_FUSE");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return fuse;
+}
+
 absl::Status WithNode(const Node& node, const absl::Status& status) {
   const std::string label = node.Label();
   if (absl::StartsWith(status.message(), label)) return status;
   return absl::Status(status.code(), absl::StrCat(label, ": ", status.message()));
+}
+
+// The chain step a node computes, or nullopt when it is not a chain op: Add, Sub, Mul, Div
+// (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes.
+std::optional<kernels::ChainStep::Op> ChainOp(const Node& node) {
+  using Op = kernels::ChainStep::Op;
+  if ((!node.domain.empty() && node.domain != "ai.onnx") || !node.attrs.empty() ||
+      node.outputs.size() != 1 || node.outputs[0].empty()) {
+    return std::nullopt;
+  }
+  const std::string& t = node.op_type;
+  if (t == "Erf") return node.inputs.size() == 1 ? std::optional<Op>(Op::kErf) : std::nullopt;
+  if (node.inputs.size() != 2 || node.opset < 7) return std::nullopt;
+  if (t == "Add") return Op::kAdd;
+  if (t == "Sub") return Op::kSub;
+  if (t == "Mul") return Op::kMul;
+  if (t == "Div") return Op::kDiv;
+  return std::nullopt;
+}
+
+// Finds elementwise chains (ElementwiseChain) in a planned graph: a chain op joins the chain of
+// an input whose only use it is (not a graph output); a chain qualifies with 2 to
+// kMaxChainSteps nodes, every node's output but the sink's read once inside it, and one
+// non-constant input from outside. `uses` as in BuildPlan, by position in plan->nodes.
+void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
+                const NameSet& keep) {
+  const size_t n = plan->nodes.size();
+  std::vector<int> use_count(plan->names.size(), 0), consumer(plan->names.size(), -1);
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (const std::string& name : uses[pos]) {
+      const int slot = plan->slot_of.at(name);
+      ++use_count[slot];
+      consumer[slot] = static_cast<int>(pos);
+    }
+  }
+  for (const std::string& out : keep) {
+    auto it = plan->slot_of.find(out);
+    if (it != plan->slot_of.end()) use_count[it->second] += 2;  // never internal
+  }
+  auto internal = [&](int slot) { return slot >= 0 && use_count[slot] == 1; };
+  std::vector<int> group_of(n, -1);
+  std::vector<std::vector<int>> groups;
+  for (size_t pos = 0; pos < n; ++pos) {
+    const Executor::GraphPlan::NodePlan& np = plan->nodes[pos];
+    if (np.constant || !ChainOp(*np.node)) continue;
+    int group = -1;
+    for (int slot : np.inputs) {
+      if (slot < 0) break;
+      const int p = plan->producer[slot].first;
+      if (p >= 0 && group_of[p] >= 0 && internal(slot)) {
+        group = group_of[p];
+        break;
+      }
+    }
+    if (group < 0) {
+      group = static_cast<int>(groups.size());
+      groups.emplace_back();
+    }
+    group_of[pos] = group;
+    groups[group].push_back(static_cast<int>(pos));
+  }
+  for (const std::vector<int>& members : groups) {
+    if (members.size() < 2 || members.size() > static_cast<size_t>(kernels::kMaxChainSteps)) {
+      continue;
+    }
+    auto chain = std::make_shared<ElementwiseChain>();
+    chain->members = members;
+    std::unordered_map<int, int> register_of;  // a member's output slot -> its register
+    bool ok = true;
+    for (size_t k = 0; k < members.size() && ok; ++k) {
+      const Executor::GraphPlan::NodePlan& np = plan->nodes[members[k]];
+      kernels::ChainStep step;
+      step.op = *ChainOp(*np.node);
+      for (size_t i = 0; i < np.inputs.size() && ok; ++i) {
+        const int slot = np.inputs[i];
+        kernels::ChainStep::Operand operand;
+        if (slot < 0) {
+          ok = false;
+        } else if (auto it = register_of.find(slot); it != register_of.end()) {
+          operand.index = it->second;
+        } else if (np.constant_inputs[i]) {
+          operand.scalar = true;
+          auto s = std::find(chain->scalar_slots.begin(), chain->scalar_slots.end(), slot);
+          operand.index = static_cast<int>(s - chain->scalar_slots.begin());
+          if (s == chain->scalar_slots.end()) chain->scalar_slots.push_back(slot);
+        } else if (chain->x_slot < 0 || chain->x_slot == slot) {
+          chain->x_slot = slot;
+          operand.index = 0;
+        } else {
+          ok = false;  // a second tensor from outside
+        }
+        (i == 0 ? step.a : step.b) = operand;
+      }
+      // Every output but the sink's is read once, by a later member.
+      const int out = np.outputs[0];
+      if (k + 1 < members.size()) {
+        ok = ok && internal(out) && group_of[consumer[out]] == group_of[members[k]];
+      }
+      register_of[out] = static_cast<int>(k) + 1;
+      chain->steps.push_back(step);
+    }
+    // Two scalars in one step would make a constant node; a chain without x computes nothing.
+    for (const kernels::ChainStep& st : chain->steps) ok = ok && !(st.a.scalar && st.b.scalar);
+    if (!ok || chain->x_slot < 0) continue;
+    Executor::GraphPlan::NodePlan& sink = plan->nodes[members.back()];
+    // The chain reads its inputs at the sink: a value last read by any node before the sink
+    // (a member, or another node in between) is freed after the sink instead.
+    std::vector<int> inputs = chain->scalar_slots;
+    inputs.push_back(chain->x_slot);
+    for (int pos = members.front(); pos < members.back(); ++pos) {
+      std::vector<int>& frees = plan->nodes[pos].free_after;
+      for (auto it = frees.begin(); it != frees.end();) {
+        const bool member_frees = group_of[pos] == group_of[members.back()];
+        if (member_frees || std::find(inputs.begin(), inputs.end(), *it) != inputs.end()) {
+          sink.free_after.push_back(*it);
+          it = frees.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (size_t k = 0; k + 1 < members.size(); ++k) plan->nodes[members[k]].deferred = true;
+    sink.chain = std::move(chain);
+  }
+}
+
+// Pairs each Conv whose output is read only by a Relu (not a graph output) with that Relu.
+void FindConvRelu(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
+                  const NameSet& keep) {
+  const size_t n = plan->nodes.size();
+  std::vector<int> use_count(plan->names.size(), 0);
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (const std::string& name : uses[pos]) ++use_count[plan->slot_of.at(name)];
+  }
+  auto plain = [](const Node& node, const char* op) {
+    return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op;
+  };
+  for (size_t pos = 0; pos < n; ++pos) {
+    Executor::GraphPlan::NodePlan& relu = plan->nodes[pos];
+    if (!plain(*relu.node, "Relu") || !relu.node->attrs.empty() || relu.constant ||
+        relu.inputs.size() != 1 || relu.inputs[0] < 0 || relu.outputs.size() != 1 ||
+        relu.outputs[0] < 0) {
+      continue;
+    }
+    const int slot = relu.inputs[0];
+    const int p = plan->producer[slot].first;
+    if (p < 0 || use_count[slot] != 1 || keep.count(plan->names[slot]) > 0) continue;
+    Executor::GraphPlan::NodePlan& conv = plan->nodes[p];
+    if (!plain(*conv.node, "Conv") || conv.constant || conv.outputs.size() != 1) continue;
+    conv.relu_pos = static_cast<int>(pos);
+    relu.relu_in_conv = true;
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
@@ -292,11 +474,16 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       plan->nodes[last_use[slot]].free_after.push_back(static_cast<int>(slot));
     }
   }
+  std::vector<std::vector<std::string>> uses_by_pos(n);
+  for (size_t pos = 0; pos < n; ++pos) uses_by_pos[pos] = std::move(uses[order[pos]]);
+  FindChains(plan.get(), uses_by_pos, keep);
+  FindConvRelu(plan.get(), uses_by_pos, keep);
   for (const std::string& out : graph.outputs) {
     // An output nothing defines (an empty name included) is a malformed graph, not a crash.
     auto it = plan->slot_of.find(out);
     if (it == plan->slot_of.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("graph output '", out, "' is defined nowhere"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output '", out, "' is defined nowhere"));
     }
     plan->output_slots.push_back(it->second);
   }
@@ -422,10 +609,11 @@ void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
 
 absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constants) {
   kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
-  std::vector<const Value*> inputs;
-  // Observers see every node run, so they get no held constants.
+  // Observers see every node run, so they get no held constants and no fused chains.
   const bool skip_constants = reuse_constants && plan.constants_ready && !options_.observe_node;
-  for (GraphPlan::NodePlan& np : plan.nodes) {
+  const bool fuse = options_.fuse_elementwise && !options_.observe_node && FuseFromEnvironment();
+  for (size_t pos = 0; pos < plan.nodes.size(); ++pos) {
+    GraphPlan::NodePlan& np = plan.nodes[pos];
     if (absl::Status s = options_.budget->Check(); !s.ok()) return WithNode(*np.node, s);
     if (skip_constants && np.constant && HoldsEveryOutput(np.outputs, np.held)) {
       if (options_.node_done && plan.parent == nullptr) options_.node_done(*np.node, np.held, 0.0);
@@ -435,50 +623,127 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
       for (int slot : np.free_after) FreeSlot(plan, frame, slot);
       continue;
     }
-    inputs.clear();
-    for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
-    if (options_.observe_node) options_.observe_node(*np.node, inputs);
-    if (!UpdateSignature(inputs, &np.signature)) np.cache.Reset();
-    Runner runner(this, &frame);
-    OpContext ctx(*np.node, inputs, &np.held, options_, &runner, &np.cache);
-    // A run that feeds an initializer sees no constant inputs: ops then compute from the fed
-    // values and keep the state prepared from the model's own.
-    if (reuse_constants) ctx.set_constant_inputs(&np.constant_inputs);
-    const bool timed = options_.node_done && plan.parent == nullptr;
-    const auto start =
-        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
-    // Plan-time work (weights packed) is reported apart from the run time.
-    const double prepare_seconds = np.cache.TakePrepareSeconds();
-    if (prepare_seconds > 0 && options_.node_prepared && plan.parent == nullptr) {
-      options_.node_prepared(*np.node, prepare_seconds, np.cache.prepared_bytes(),
-                             np.cache.prepared_label());
-    }
-    if (timed) {
-      options_.node_done(
-          *np.node, np.held,
-          std::max(0.0,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-                       prepare_seconds));
-    }
-    for (size_t i = 0; i < np.outputs.size(); ++i) {
-      if (np.outputs[i] < 0) continue;
-      Value& held = np.held[i];
-      // An output that shares another value's storage (a Reshape view, Identity) is not kept
-      // for the next run: held, it would keep that buffer's use count above one, and its
-      // producer would then allocate a new buffer every run.
-      if (held.is_tensor() && held.tensor != nullptr &&
-          (!held.tensor->owns_data() || held.tensor.use_count() > 1)) {
-        frame.values[np.outputs[i]] = std::move(held);
-        held = Value();
-      } else {
-        frame.values[np.outputs[i]] = held;
-      }
-    }
-    for (int slot : np.free_after) FreeSlot(plan, frame, slot);
+    if (fuse && (np.deferred || np.relu_in_conv)) continue;  // runs in its chain's sink/Conv
+    absl::Status s = fuse && np.chain != nullptr ? RunChainAt(plan, frame, pos, reuse_constants)
+                                                 : RunNode(plan, frame, pos, reuse_constants);
+    if (!s.ok()) return s;
   }
   if (reuse_constants) plan.constants_ready = true;
   return absl::OkStatus();
+}
+
+absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool reuse_constants) {
+  GraphPlan::NodePlan& np = plan.nodes[pos];
+  std::vector<const Value*> inputs;
+  inputs.reserve(np.inputs.size());
+  for (int slot : np.inputs) inputs.push_back(slot < 0 ? nullptr : &frame.values[slot]);
+  if (options_.observe_node) options_.observe_node(*np.node, inputs);
+  if (!UpdateSignature(inputs, &np.signature)) np.cache.Reset();
+  Runner runner(this, &frame);
+  OpContext ctx(*np.node, inputs, &np.held, options_, &runner, &np.cache);
+  // A run that feeds an initializer sees no constant inputs: ops then compute from the fed
+  // values and keep the state prepared from the model's own.
+  if (reuse_constants) ctx.set_constant_inputs(&np.constant_inputs);
+  const bool fused_relu = np.relu_pos >= 0 && options_.fuse_elementwise && !options_.observe_node &&
+                          FuseFromEnvironment();
+  ctx.set_fused_relu(fused_relu);
+  const bool timed = options_.node_done && plan.parent == nullptr;
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
+  // Plan-time work (weights packed) is reported apart from the run time.
+  const double prepare_seconds = np.cache.TakePrepareSeconds();
+  if (prepare_seconds > 0 && options_.node_prepared && plan.parent == nullptr) {
+    options_.node_prepared(*np.node, prepare_seconds, np.cache.prepared_bytes(),
+                           np.cache.prepared_label());
+  }
+  if (timed) {
+    options_.node_done(
+        *np.node, np.held,
+        std::max(0.0,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+                     prepare_seconds));
+  }
+  PublishOutputs(plan, frame, pos);
+  if (fused_relu) {
+    // The Conv's output, already rectified, becomes the Relu's; the Conv keeps its buffer for
+    // the next run (held), the Relu holds none.
+    GraphPlan::NodePlan& relu = plan.nodes[np.relu_pos];
+    frame.values[relu.outputs[0]] = std::move(frame.values[np.outputs[0]]);
+    frame.values[np.outputs[0]] = Value();
+    if (timed) {
+      static const std::vector<Value> kNoOutputs;
+      options_.node_done(*relu.node, kNoOutputs, 0.0);
+    }
+    for (int slot : relu.free_after) FreeSlot(plan, frame, slot);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, bool reuse_constants) {
+  GraphPlan::NodePlan& sink = plan.nodes[pos];
+  const ElementwiseChain& chain = *sink.chain;
+  // Fused only when every operand is what the plan assumed: a float x, and scalars that keep
+  // x's shape (one element, rank at most x's); else the nodes run one by one, as written.
+  const Value& xv = frame.values[chain.x_slot];
+  bool fused = xv.is_tensor() && xv.tensor != nullptr && xv.tensor->dtype() == DType::kFloat32;
+  std::vector<float> scalars;
+  for (size_t i = 0; i < chain.scalar_slots.size() && fused; ++i) {
+    const Value& v = frame.values[chain.scalar_slots[i]];
+    fused = v.is_tensor() && v.tensor != nullptr && v.tensor->dtype() == DType::kFloat32 &&
+            v.tensor->num_elements() == 1 && v.tensor->rank() <= xv.tensor->rank();
+    if (fused) scalars.push_back(v.tensor->data<float>()[0]);
+  }
+  if (!fused) {
+    for (int member : chain.members) {
+      if (absl::Status s = RunNode(plan, frame, member, reuse_constants); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  const Tensor& x = *xv.tensor;
+  const bool timed = options_.node_done && plan.parent == nullptr;
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  OpContext ctx(*sink.node, {}, &sink.held, options_, nullptr, &sink.cache);
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, DType::kFloat32, x.shape());
+  if (!y.ok()) return WithNode(*sink.node, y.status());
+  const kernels::ParallelFor parallel = [&](int64_t tasks, const std::function<void(int64_t)>& fn) {
+    options_.pool->ParallelFor(tasks, options_.threads, fn);
+  };
+  const bool threaded = options_.pool != nullptr && options_.threads > 1;
+  kernels::RunChain(chain.steps, scalars.data(), x.data<float>(), (*y)->data<float>(),
+                    x.num_elements(), threaded ? &parallel : nullptr);
+  if (timed) {
+    // The chain's time goes to its sink; the other nodes ran inside it.
+    static const std::vector<Value> kNoOutputs;
+    for (size_t k = 0; k + 1 < chain.members.size(); ++k) {
+      options_.node_done(*plan.nodes[chain.members[k]].node, kNoOutputs, 0.0);
+    }
+    options_.node_done(
+        *sink.node, sink.held,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  PublishOutputs(plan, frame, pos);
+  return absl::OkStatus();
+}
+
+void Executor::PublishOutputs(GraphPlan& plan, Frame& frame, size_t pos) {
+  GraphPlan::NodePlan& np = plan.nodes[pos];
+  for (size_t i = 0; i < np.outputs.size(); ++i) {
+    if (np.outputs[i] < 0) continue;
+    Value& held = np.held[i];
+    // An output that shares another value's storage (a Reshape view, Identity) is not kept
+    // for the next run: held, it would keep that buffer's use count above one, and its
+    // producer would then allocate a new buffer every run.
+    if (held.is_tensor() && held.tensor != nullptr &&
+        (!held.tensor->owns_data() || held.tensor.use_count() > 1)) {
+      frame.values[np.outputs[i]] = std::move(held);
+      held = Value();
+    } else {
+      frame.values[np.outputs[i]] = held;
+    }
+  }
+  for (int slot : np.free_after) FreeSlot(plan, frame, slot);
 }
 
 int64_t Executor::plan_builds() const {

@@ -82,6 +82,15 @@ class Executor {
   /// Clears `slot` after its last use and lends its producer's buffer to later outputs
   /// (options_.buffers) when nothing else holds it.
   void FreeSlot(GraphPlan& plan, Frame& frame, int slot);
+  /// Runs node `pos` of `plan`: its kernel, the profile hooks, its outputs into `frame`, then
+  /// the frees after it.
+  absl::Status RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool reuse_constants);
+  /// Runs the elementwise chain that ends at node `pos` as one tiled pass, or its nodes one by
+  /// one when its operands do not qualify at this run (RunOptions::fuse_elementwise).
+  absl::Status RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, bool reuse_constants);
+  /// Moves node `pos`'s outputs into `frame` (keeping its buffers for the next run where
+  /// nothing else holds them), then frees the values whose last use it was.
+  void PublishOutputs(GraphPlan& plan, Frame& frame, size_t pos);
 
   class Runner;
 

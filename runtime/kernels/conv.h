@@ -85,7 +85,9 @@ class PreparedConv {
   /// to the run's memory budget and --profile reports them.
   virtual int64_t bytes() const = 0;
   virtual ConvPath path() const = 0;
-  const char* label() const { return ConvPathName(path()); }
+  /// The path's name for --profile, with a variant where one path has several ("onednn-nchw":
+  /// oneDNN reading the NCHW source itself, no source reorder).
+  virtual const char* label() const { return ConvPathName(path()); }
 };
 
 /// How PrepareConv2D chooses the path.

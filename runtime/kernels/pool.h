@@ -110,7 +110,22 @@ void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const
     whole_plane = g.kernel[d] == g.in[d] && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
   }
   if (whole_plane && indices == nullptr) {
-    for (int64_t plane = 0; plane < planes; ++plane) {
+    // Eight planes at a time, each summed in its own order: one plane's sum is a chain of
+    // dependent double adds (4 cycles each, 0.6 ms for 48 planes of 112x112); eight chains
+    // overlap in the pipeline and keep every plane's bits.
+    constexpr int64_t kLanes = 8;
+    int64_t plane = 0;
+    for (; plane + kLanes <= planes; plane += kLanes) {
+      const T* xp = x + plane * isize;
+      double acc[kLanes] = {};
+      for (int64_t i = 0; i < isize; ++i) {
+        for (int64_t l = 0; l < kLanes; ++l) acc[l] += static_cast<double>(xp[l * isize + i]);
+      }
+      for (int64_t l = 0; l < kLanes; ++l) {
+        y[plane + l] = static_cast<T>(acc[l] / static_cast<double>(isize));
+      }
+    }
+    for (; plane < planes; ++plane) {
       const T* xp = x + plane * isize;
       double acc = 0.0;
       for (int64_t i = 0; i < isize; ++i) acc += static_cast<double>(xp[i]);

@@ -19,6 +19,7 @@
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool.h"
 #include "runtime/kernels/qlinear.h"
+#include "runtime/kernels/unary.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
 
@@ -121,7 +122,7 @@ std::vector<int64_t> OutShape(int64_t n, int64_t c, const std::vector<int64_t>& 
   return s;
 }
 
-absl::Status ConvOp(OpContext& ctx) {
+absl::Status ConvCompute(OpContext& ctx) {
   absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
   if (!xs.ok()) return xs.status();
   absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
@@ -185,6 +186,18 @@ absl::Status ConvOp(OpContext& ctx) {
     yv.Finish();
     return absl::OkStatus();
   });
+}
+
+absl::Status ConvOp(OpContext& ctx) {
+  if (absl::Status s = ConvCompute(ctx); !s.ok() || !ctx.fused_relu()) return s;
+  // The Relu the executor runs inside this node (OpContext::fused_relu): its own kernel, in
+  // place on the output the convolution just wrote (still in cache), so the same bits.
+  Tensor* y = ctx.output(0);
+  if (y == nullptr) return ctx.Error("fused Relu without an output");
+  UnaryOptions opts;
+  opts.threads = ctx.threads();
+  opts.pool = ctx.pool();
+  return Unary(UnaryKind::kRelu, UnaryParams{}, *y, y, opts);
 }
 
 // An 8-bit tensor minus its zero point (scalar, or per `channel_axis` slice) as double.

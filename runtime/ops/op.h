@@ -93,6 +93,12 @@ struct RunOptions {
   /// Where OpContext::Allocate looks for a buffer before allocating one (the executor's,
   /// filled as values die); null: none.
   BufferPool* buffers = nullptr;
+  /// Run chains of float elementwise ops over one tensor and scalar constants (GELU) as one
+  /// tiled pass (kernels/elementwise_chain.h), and a Relu that is its Conv's only reader inside
+  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one. Off
+  /// when observe_node is set (observers see every node) or BCAST_FUSE=0 is in the
+  /// environment (A/B timing).
+  bool fuse_elementwise = true;
 };
 
 /// Runs subgraphs for control-flow ops (If, Loop, Scan, SequenceMap). Names a subgraph uses but
@@ -197,9 +203,17 @@ class OpContext {
   /// Output `i` with `dtype` and `shape`, reusing the previous run's buffer when it is big
   /// enough and not shared. Contents are unspecified (not zeroed) when reused.
   absl::StatusOr<Tensor*> Allocate(int i, DType dtype, std::vector<int64_t> shape);
+  /// Output `i` as set so far (by Allocate or SetOutput) when it is a tensor, else null.
+  Tensor* output(int i) const {
+    if (i < 0 || i >= num_outputs()) return nullptr;
+    const Value& v = (*outputs_)[i];
+    return v.is_tensor() ? v.tensor.get() : nullptr;
+  }
   /// Sets output `i` to a value (sequences, optionals, or a tensor passed through).
   void SetOutput(int i, Value value);
-  void SetOutput(int i, std::shared_ptr<Tensor> tensor) { SetOutput(i, Value::Of(std::move(tensor))); }
+  void SetOutput(int i, std::shared_ptr<Tensor> tensor) {
+    SetOutput(i, Value::Of(std::move(tensor)));
+  }
 
   /// The op's plan for the current input signature: `build()` (returning absl::StatusOr<P>)
   /// runs at the first execution with these input dtypes and shapes, and again only when they
@@ -233,6 +247,11 @@ class OpContext {
   void set_constant_inputs(const std::vector<bool>* constant) { constant_inputs_ = constant; }
   /// True when input `i` holds the same contents on every run that calls it constant, so that
   /// work derived from it may be kept (Prepared). False in a run that feeds an initializer.
+  /// The executor runs this Conv's only consumer, a Relu, inside it: the op then applies the
+  /// Relu kernel to its output 0 in place (the Relu node's bits, one pass less over memory).
+  void set_fused_relu(bool fused) { fused_relu_ = fused; }
+  bool fused_relu() const { return fused_relu_; }
+
   bool input_constant(int i) const {
     return constant_inputs_ != nullptr && i >= 0 &&
            i < static_cast<int>(constant_inputs_->size()) && (*constant_inputs_)[i];
@@ -291,6 +310,7 @@ class OpContext {
   NodeCache* cache_;
   NodeCache local_cache_;
   const std::vector<bool>* constant_inputs_ = nullptr;
+  bool fused_relu_ = false;
 };
 
 /// An op kernel.

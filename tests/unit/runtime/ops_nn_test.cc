@@ -5,8 +5,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -193,6 +195,7 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
     pool.ParallelFor(n, 3, fn);
   };
   int small_maps = 0;
+  std::map<std::string, int> onednn_labels;  // oneDNN's two source layouts, both checked
   for (int trial = 0; trial < 160; ++trial) {
     ConvCase cc = RandomConv2D(rng, false);
     if (trial % 2 == 0) {
@@ -236,6 +239,7 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
             << trial << " " << variant;
         continue;
       }
+      if (variant == 0) ++onednn_labels[p->label()];
       for (int rep = 0; rep < 2; ++rep) {
         std::vector<float> fast(ref.size(), std::nanf(""));
         ASSERT_TRUE(p->Run(x.data(), w.data(), bias, fast.data(), rep ? &parallel : nullptr));
@@ -247,6 +251,10 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
     }
   }
   EXPECT_GE(small_maps, 60);
+  if (!onednn_labels.empty()) {  // the build has oneDNN
+    EXPECT_GE(onednn_labels["onednn-nchw"], 20);
+    EXPECT_GE(onednn_labels["onednn"], 20);
+  }
 }
 
 // The small-map kernel in double (ConvOp's path for double weights on small maps) against the
@@ -325,8 +333,9 @@ TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
   }
 }
 
-// Global average pooling (window = the whole plane, ranks 1-3) has its own loop: the same
-// sum in the same order as the general one, so bit for bit the reference's result.
+// Global average pooling (window = the whole plane, ranks 1-3) has its own loop: each plane's
+// sum in the same order as the general one (eight planes interleaved), so bit for bit the
+// reference's result.
 TEST(PoolKernel, GlobalAverageMatchesReferenceExactly) {
   std::mt19937_64 rng(20261127);
   for (int iter = 0; iter < 60; ++iter) {
@@ -343,7 +352,8 @@ TEST(PoolKernel, GlobalAverageMatchesReferenceExactly) {
     }
     kernels::PoolOptions opt;
     opt.kind = kernels::PoolKind::kAverage;
-    const int64_t planes = rng() % 5 + 1;
+    // Up to 20 planes: the kernel sums eight at a time, then the rest one by one.
+    const int64_t planes = rng() % 20 + 1;
     const std::vector<float> x = RandomFloats(rng, planes * g.in_size());
     std::vector<float> fast(planes), ref(planes);
     std::vector<int64_t> ref_idx(planes);
