@@ -939,7 +939,12 @@ bool EngineDropsBatchAxis(std::string_view engine) { return engine == "ncnn"; }
 
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   std::vector<ProbeCell> cells = ProbeGrid();
-  if (!EngineDropsBatchAxis(engine)) return cells;
+  if (!EngineDropsBatchAxis(engine)) {
+    // The exact-shape cells carry a batch of 1 already; an engine without a batch axis would
+    // need them re-derived as its grid is (not measured yet: its table decides by class).
+    for (ProbeCell& c : ShapeDependentCells()) cells.push_back(std::move(c));
+    return cells;
+  }
   // The grid with a batch of 1: every operand at the output's rank has 1 as its outermost
   // extent, every lower-rank graph input a leading 1 more; a lower-rank constant stays what
   // the class makes it.

@@ -35,6 +35,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "driver/engine_probe.h"
+#include "driver/engine_probe_shapes.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -187,6 +188,7 @@ std::string FormatProbeTable(const ProbeReport& r) {
                     m[CellResult::kRefused], " | ", m[CellResult::kWrong], " | ",
                     m[CellResult::kCrashed], " |\n");
   }
+  absl::StrAppend(&out, FormatShapeCellSection(r, ProfileFromProbe(r)));
   absl::StrAppend(&out,
                   "\n## Cells\n\n| # | op | class | ranks | operands | result | message |\n"
                   "|---|---|---|---|---|---|---|\n");
@@ -194,6 +196,7 @@ std::string FormatProbeTable(const ProbeReport& r) {
     const ProbeCell& c = r.cells[i];
     std::string cls =
         c.op == "Reshape" || c.op == "Initializer" || c.form == "op" ? c.form : c.broadcast_class;
+    if (c.form == "exact") cls = absl::StrCat("exact: ", cls);
     if (!c.form_class.empty() && c.form_class != cls)
       absl::StrAppend(&cls, " (", c.form_class, ")");
     absl::StrAppend(&out, "| ", i + 1, " | ", c.op, " | ", cls, " | ", RanksText(c), " | ",
@@ -214,6 +217,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
   p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
   std::map<std::string, std::vector<const ProbeCell*>> by_op;
   bool shape_cells = false;
+  std::vector<const ProbeCell*> exact;
   std::set<std::string> lacking;
   for (const ProbeCell& c : r.cells) {
     // The converter's own word that it has no layer for the op (ncnn's onnx2ncnn).
@@ -223,6 +227,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     }
     if (c.op == "Initializer") {
       if (c.result == CellResult::kRunsAndMatches) p.initializer_types.push_back(c.form);
+    } else if (c.form == "exact") {
+      exact.push_back(&c);  // the exact-shape cells, below; the class rules come from the grid
     } else if (c.form == "op" || c.form == "batch" || c.form == "constant-shape") {
       // Which ops the engine has, its batch axis, a constant Reshape: the table shows them;
       // the broadcast rules come from the grid's own cells.
@@ -337,6 +343,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     }
     p.op_rules[op] = std::move(rule);
   }
+  AddShapeCells(exact, &p);
   // Global classes: what every elementwise op that runs `same` runs with computed operands.
   std::set<std::string> global = {"same",       "scalar",        "per-channel", "inner-axis",
                                   "outer-axis", "bidirectional", "general"};
