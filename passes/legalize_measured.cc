@@ -808,6 +808,7 @@ class LegalizeMeasured : public Pass {
       }
       for (size_t k = 0; k < plan.edits.size(); ++k) {
         const int orig = plan.swap && k < 2 ? 1 - static_cast<int>(k) : static_cast<int>(k);
+        if (ReshapesComputedScalar(plan.edits[k], shapes[k], constant[k])) return false;
         switch (plan.edits[k]) {
           case Edit::kKeep:
             break;
@@ -864,7 +865,20 @@ class LegalizeMeasured : public Pass {
              DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
     }
 
+    // Whether edit `e` reshapes operand `shape` of rank 0 computed at run time (kAlign, and
+    // kFull when the operand is not folded: Apply aligns it first). No table cell measures that
+    // Reshape, and OpenCV 4.6 refuses it at load (`normalize_axis_range`), though the op at the
+    // new shapes may match a cell that runs: the table vouches for no such rewrite; the live
+    // probe runs the whole candidate and may take it.
+    static bool ReshapesComputedScalar(Edit e, const Shape& shape, bool constant) {
+      return !constant && shape.rank_known && shape.rank() == 0 &&
+             (e == Edit::kAlign || e == Edit::kFull);
+    }
+
     bool FitsView(const onnx::NodeProto& n, const Plan& plan) {
+      for (size_t k = 0; k < shapes_.size(); ++k) {
+        if (ReshapesComputedScalar(Edit::kAlign, shapes_[k], constant_[k])) return false;
+      }
       onnx::NodeProto cand = n;
       std::vector<bool> constant = constant_;
       if (plan.swap) {
