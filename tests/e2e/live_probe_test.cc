@@ -270,7 +270,12 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
   ASSERT_TRUE(pipeline.ok());
   std::unique_ptr<driver::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
+  // The class rules alone (opt without the engine before the exact-shape cells), for the
+  // before/after figures.
+  passes::ResolvedPipeline class_pipeline = *pipeline;
+  class_pipeline.profile = ClassRulesOnly(*pipeline->profile);
   int cells = 0, table_met = 0, live_met = 0, live_only = 0, table_only = 0, live_matches = 0;
+  int class_met = 0, class_agrees = 0, table_agrees = 0;
   const std::vector<driver::ProbeCell> grid = driver::ProbeGrid();
   size_t direct = 0;
   for (size_t i = 0; i < grid.size(); ++i) {
@@ -290,7 +295,14 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
     settings.live = live.get();
     passes::OptReport lr;
     ASSERT_TRUE(driver::Optimize(&by_live, *pipeline, settings, &lr).ok());
+    proto::Model by_class = *model;
+    passes::OptReport cr;
+    ASSERT_TRUE(driver::Optimize(&by_class, class_pipeline, {}, &cr).ok());
     const bool t = tr.violations.empty(), l = lr.violations.empty();
+    const bool k = cr.violations.empty();
+    class_met += k;
+    class_agrees += k == l;
+    table_agrees += t == l;
     table_met += t;
     live_met += l;
     live_only += l && !t;
@@ -305,7 +317,9 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
   std::cout << "CELLS: " << cells << " direct cells; met by the table " << table_met
             << ", met live " << live_met << " (" << live_only << " only live, " << table_only
             << " only by the table); of those met live, " << live_matches
-            << " run and match on OpenCV; " << live->Summary() << "\n";
+            << " run and match on OpenCV; " << live->Summary() << "\n"
+            << "CLASS RULES ALONE: met " << class_met << "; the table agrees with live on "
+            << table_agrees << " cells, the class rules alone on " << class_agrees << "\n";
 }
 
 }  // namespace
