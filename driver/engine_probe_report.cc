@@ -155,6 +155,15 @@ std::string FormatProbeTable(const ProbeReport& r) {
       "`Initializer`: an initializer of each element type, cast to "
       "float and added to an input (the profile's initializer_types). The class "
       "is `check`'s, for the model as given.\n\n");
+  if (std::any_of(r.cells.begin(), r.cells.end(),
+                  [](const ProbeCell& c) { return c.form == "exact"; })) {
+    absl::StrAppend(&out,
+                    "Cells of class `exact: ...` are run at shapes with unit axes in every "
+                    "position (issue 35): the profile records them by where their 1s are and "
+                    "opt decides a node that matches one by that cell before its class; the "
+                    "section [Shape-dependent cells](#shape-dependent-cells) shows them by op "
+                    "and shape.\n\n");
+  }
   if (EngineDropsBatchAxis(r.engine)) {
     absl::StrAppend(
         &out, r.engine,
