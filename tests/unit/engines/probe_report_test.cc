@@ -16,8 +16,8 @@
 namespace onnx_bcast::driver {
 namespace {
 
-using ::testing::HasSubstr;
 using passes::FormSupport;
+using ::testing::HasSubstr;
 
 ProbeCell Cell(const std::string& op, const std::string& pattern, const std::string& cls,
                int out_rank, bool aligned, CellResult result) {
@@ -40,8 +40,8 @@ ProbeReport Report() {
   const auto ok = CellResult::kRunsAndMatches;
   for (int rank = 1; rank <= 6; ++rank) {
     // Add runs `same` up to rank 4 only.
-    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
-                           rank <= 4 ? ok : CellResult::kRefused));
+    r.cells.push_back(
+        Cell("Add", "computed", "same", rank, true, rank <= 4 ? ok : CellResult::kRefused));
   }
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, false, CellResult::kRefused));
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, true, ok));
@@ -72,6 +72,86 @@ TEST(ProfileFromProbe, MapsCellsToRulesMechanically) {
   EXPECT_EQ(pow.forms.at("computed").at("bidirectional"), FormSupport::kCrashed);
   // Global classes: what both elementwise ops run with computed operands.
   EXPECT_THAT(p.native_classes, ::testing::ElementsAre("same"));
+}
+
+// Exact-shape cells (form "exact", issue 35 item 3) become `op.<Op>.<kinds>.shapes` entries
+// keyed by where their 1s are, the worse result where two share a key, and decide no class
+// rule; the table shows them in their own section, marked where the class rules differ.
+ProbeCell Exact(const std::string& op, const std::string& pattern, std::vector<int64_t> a,
+                std::vector<int64_t> b, CellResult result) {
+  ProbeCell c;
+  c.op = op;
+  c.form = "exact";
+  c.operands = {ProbeOperand{a, OperandKind::kComputed},
+                ProbeOperand{b, pattern == "constant_b" ? OperandKind::kInitializer
+                                                        : OperandKind::kComputed}};
+  c.output_shape = a;
+  c.kind_pattern = pattern;
+  c.broadcast_class = "scalar";
+  c.form_class = "scalar";
+  c.result = result;
+  return c;
+}
+
+TEST(ProfileFromProbe, ExactCellsBecomeShapeLinesOutsideTheClassRules) {
+  ProbeReport r = Report();
+  r.cells.push_back(Exact("Add", "computed", {1, 6}, {1, 1}, CellResult::kRefused));
+  r.cells.push_back(Exact("Add", "computed", {1, 32}, {1, 1}, CellResult::kWrong));
+  r.cells.push_back(
+      Exact("Add", "computed", {1, 1, 1, 6}, {1, 1, 1, 1}, CellResult::kRunsAndMatches));
+  r.cells.push_back(Exact("Add", "constant_b", {1, 4, 6}, {1, 4, 1}, CellResult::kRefused));
+  ProbeCell expand = Exact("Expand", "constant_b", {1, 1}, {2}, CellResult::kRunsAndMatches);
+  expand.operands[1].int64_values = {1, 6};
+  r.cells.push_back(expand);
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  const passes::TargetProfile without = ProfileFromProbe(Report());
+  // The class rules are the grid's alone.
+  EXPECT_EQ(p.op_rules.at("Add").forms, without.op_rules.at("Add").forms);
+  const std::string text = FormatProbeProfile(r);
+  EXPECT_THAT(text, HasSubstr("op.Add.computed.shapes = [1,N] [1,1]: wrong, "
+                              "[1,1,1,N] [1,1,1,1]\n"));
+  EXPECT_THAT(text, HasSubstr("op.Add.constant_b.shapes = [1,N,N] [1,N,1]: refused\n"));
+  EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
+  absl::StatusOr<passes::TargetProfile> back =
+      passes::ParseTargetProfile(text.substr(text.find("name = ")), "probe.profile");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op_rules, p.op_rules);
+  const std::string table = FormatProbeTable(r);
+  EXPECT_THAT(table, HasSubstr("## Shape-dependent cells"));
+  EXPECT_THAT(table, HasSubstr("| [1,1,1,6] | [1,1,1,1] | runs (class: refused) |"));
+  EXPECT_THAT(table, HasSubstr("| [1,1] | [1,6] | runs |"));  // the Expand, class not measured
+  EXPECT_THAT(FormatProbeTable(Report()), ::testing::Not(HasSubstr("Shape-dependent")));
+}
+
+TEST(ProbeGrid, ExactShapeCellsForAnEngineWithABatchAxisOnly) {
+  auto exact = [](const std::vector<ProbeCell>& cells) {
+    int n = 0;
+    for (const ProbeCell& c : cells) n += c.form == "exact";
+    return n;
+  };
+  EXPECT_EQ(exact(ProbeGridFor("opencv")), static_cast<int>(ShapeDependentCells().size()));
+  EXPECT_EQ(exact(ProbeGridFor("ncnn")), 0);
+  EXPECT_EQ(exact(ProbeGrid()), 0);
+  // Unit axes in every position of A, T = 1 and T > 1, both orders and the three kinds.
+  std::set<std::string> seen;
+  for (const ProbeCell& c : ShapeDependentCells()) {
+    if (c.op != "Sub") continue;
+    std::string key;
+    for (const ProbeOperand& o : c.operands) {
+      key += std::string(OperandKindName(o.kind)) + "[";
+      for (int64_t d : o.shape) key += std::to_string(d) + ",";
+      key += "]";
+    }
+    seen.insert(key);
+  }
+  EXPECT_TRUE(seen.count("computed[1,1,6,]computed[1,1,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,6,]computed[1,4,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,1,6,]computed[1,4,1,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,1,1,6,]initializer[1,1,1,1,]"));
+  EXPECT_TRUE(seen.count("initializer[1,4,3,6,]computed[1,4,3,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,6,]computed[1,1,6,]"));
+  EXPECT_TRUE(seen.count("computed[1,1,]computed[1,6,]"));  // B first
+  EXPECT_TRUE(seen.count("computed[]computed[]"));
 }
 
 TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMeasured) {
@@ -146,12 +226,11 @@ TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
     ops.insert(c.op);
     ranks.insert(c.operands[0].shape.size());
   }
-  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
-                                            "Sum", "Mean", "Where", "PRelu", "Gemm", "MatMul",
-                                            "Expand", "Equal", "Greater", "Less"}));
+  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum",
+                                            "Mean", "Where", "PRelu", "Gemm", "MatMul", "Expand",
+                                            "Equal", "Greater", "Less"}));
   EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
 }
-
 
 // ---- CompareEngineOutput: every element type is read, and the types themselves compared ----
 
@@ -197,7 +276,8 @@ TEST(CompareEngineOutput, ReadsEveryElementTypeAndSeesADifference) {
 TEST(CompareEngineOutput, ComparesTheElementTypes) {
   // An engine's wider or float representation of integers and bools holds their values: the
   // values decide, exactly.
-  EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
+  EXPECT_TRUE(
+      driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
   // Ramp's bools are 0, 1, 0, 1.
   const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
   EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), as_float).matches);
@@ -223,8 +303,8 @@ TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
   r.version = "1.0.20260722";
   const auto ok = CellResult::kRunsAndMatches;
   for (int rank = 0; rank <= 7; ++rank) {
-    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
-                           rank <= 5 ? ok : CellResult::kRefused));
+    r.cells.push_back(
+        Cell("Add", "computed", "same", rank, true, rank <= 5 ? ok : CellResult::kRefused));
   }
   ProbeCell batch = Cell("Add", "computed", "same", 3, true, CellResult::kRefused);
   batch.form = "batch";
@@ -251,9 +331,9 @@ TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
 
 // ncnn's grid: every operand at the output's rank has a batch of 1 (ncnn has no batch axis),
 // every graph input starts with 1 or has rank 1 or less, plus the batch, rank-0/1,
-// constant-shape and single-op cells; OpenCV's grid is unchanged.
+// constant-shape and single-op cells; OpenCV's grid is the grid and the exact-shape cells.
 TEST(ProbeGridFor, NcnnCarriesABatchOfOneAndItsOwnCells) {
-  EXPECT_EQ(ProbeGridFor("opencv").size(), ProbeGrid().size());
+  EXPECT_EQ(ProbeGridFor("opencv").size(), ProbeGrid().size() + ShapeDependentCells().size());
   std::set<std::string> forms, ops;
   for (const ProbeCell& c : ProbeGridFor("ncnn")) {
     forms.insert(c.form);
