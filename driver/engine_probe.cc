@@ -940,8 +940,6 @@ bool EngineDropsBatchAxis(std::string_view engine) { return engine == "ncnn"; }
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   std::vector<ProbeCell> cells = ProbeGrid();
   if (!EngineDropsBatchAxis(engine)) {
-    // The exact-shape cells carry a batch of 1 already; an engine without a batch axis would
-    // need them re-derived as its grid is (not measured yet: its table decides by class).
     for (ProbeCell& c : ShapeDependentCells()) cells.push_back(std::move(c));
     return cells;
   }
@@ -1007,6 +1005,9 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
     }
     out.push_back(std::move(c));
   }
+  // The exact-shape cells as they are: they carry a batch of 1 already (the shapes a model
+  // bound with --dim N=1 has), and their lower-rank operands are what such a model has too.
+  for (ProbeCell& c : ShapeDependentCells()) out.push_back(std::move(c));
   // The batch axis: a batch of 2, which the engine has no axis for.
   for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
     ProbeCell c;

@@ -123,7 +123,7 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
 std::vector<ProbeCell> ProbeGrid();
 
 /// The cells a probe runs on engine `engine`: ProbeGrid and ShapeDependentCells, except for an
-/// engine without a batch
+/// engine without a batch (whose ShapeDependentCells are kept as they are)
 /// axis (ncnn, see EngineDropsBatchAxis), where every operand at the output's rank has an
 /// outermost extent of 1 (the batch its tools drop; a rank-2 MatMul's A is one row), every
 /// lower-rank graph input a leading 1, Gemm's A is one row, and
@@ -135,7 +135,7 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine);
 /// The exact-shape cells (form "exact", engine_probe_shapes.cc says which): Add, Sub, Mul,
 /// Div, Pow, Max, Min and Expand at operand shapes with unit axes in every position of ranks 0
 /// to 4, which the profile records by where the 1s are (`op.<Op>.<kinds>.shapes`) and the
-/// table shows apart. ProbeGridFor adds them for an engine with a batch axis.
+/// table shows apart. ProbeGridFor adds them for every engine, as they are (batch of 1).
 std::vector<ProbeCell> ShapeDependentCells();
 
 /// True for an engine that has no batch axis and drops a leading 1 (ncnn).
