@@ -329,7 +329,7 @@ class LegalizeMeasured : public Pass {
       for (const Plan& plan : plans) {
         if (!Fits(n, plan)) continue;
         const absl::Status s = Apply(plan);
-        MarkDecided(logged, "decided by the table");
+        MarkDecided(logged, TableDecision());
         return s;
       }
       // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
@@ -345,7 +345,7 @@ class LegalizeMeasured : public Pass {
                                    "': placed by folding a constant beyond the fold limit (",
                                    ctx_->options().fold_limit_bytes, " bytes), within ", wider));
           const absl::Status s = Apply(plan);
-          MarkDecided(logged, "decided by the table");
+          MarkDecided(logged, TableDecision());
           ctx_->SetFoldLimitBytes(-1);
           return s;
         }
@@ -862,7 +862,20 @@ class LegalizeMeasured : public Pass {
       NodeVerdict v;
       if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
-             DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
+             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
+    }
+
+    // Whether `d` fits, keeping the exact-shape cell that decided it for the rewrite's log.
+    bool Decided(const FormDecision& d) {
+      decided_by_cell_ = d.shape_cell;
+      return d.fits;
+    }
+
+    // "decided by the table", and the exact-shape cell when one decided the placed node.
+    std::string TableDecision() const {
+      return decided_by_cell_.empty()
+                 ? "decided by the table"
+                 : absl::StrCat("decided by the table (", decided_by_cell_, ")");
     }
 
     // Whether edit `e` reshapes operand `shape` of rank 0 computed at run time (kAlign, and
@@ -894,7 +907,7 @@ class LegalizeMeasured : public Pass {
       NodeVerdict v;
       if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
-             DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
+             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
     }
 
     // Replaces the node by: its operands reshaped (and transposed) to the view, the op on
@@ -1197,7 +1210,8 @@ class LegalizeMeasured : public Pass {
     std::vector<Shape> shapes_;
     std::vector<bool> constant_;
     Shape output_;
-    bool live_ = false;  // candidates decided by the live oracle (RunLive)
+    bool live_ = false;            // candidates decided by the live oracle (RunLive)
+    std::string decided_by_cell_;  // the exact-shape cell of the last Fits, or empty
   };
 };
 

@@ -704,6 +704,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     if (const auto cells = op_rule->shape_cells.find(pattern);
         cells != op_rule->shape_cells.end()) {
       if (const ShapeCell* cell = FindShapeCell(cells->second, v.inputs); cell != nullptr) {
+        d.shape_cell = absl::StrCat("op.", v.op, ".", pattern, ".shapes: ", ShapeCellShapes(*cell));
         if (cell->support == FormSupport::kRuns) return d;
         std::vector<std::string> shapes;
         for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());

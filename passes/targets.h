@@ -218,6 +218,9 @@ struct FormDecision {
   bool cannot_prove = false;  ///< see TargetViolation::cannot_prove
   /// >= 0: the input whose unknown rank stops the decision (callers name its producer).
   int unknown_rank_input = -1;
+  /// The exact-shape cell that decided, "op.<Op>.<kinds>.shapes: <shapes>"; empty when the
+  /// class rules (or the global keys) did (reports say which).
+  std::string shape_cell;
 };
 
 /// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "passes/pass.h"
 #include "passes/targets.h"
 #include "proto/model_io.h"
 #include "tests/unit/passes/test_util.h"
@@ -147,6 +148,39 @@ g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
   // The class alone (inner-axis at rank 4) refused the first.
   EXPECT_THAT(Violations(model, class_only),
               ElementsAre(HasSubstr("Sub#1: broadcast as 'scalar'"), HasSubstr("Sub#3:")));
+}
+
+// The rewrite's log says which cell decided the placed node (opt --report, --debug), and a
+// placement the class rules decide says only "decided by the table".
+TEST(ShapeCells, TheRewriteLogNamesTheCellThatDecided) {
+  const TargetProfile* opencv = FindTarget("opencv");
+  ASSERT_NE(opencv, nullptr);
+  PassOptions options;
+  options.target = opencv;
+  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
+  w = Max (x, s)
+})");
+  PassStats stats;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &model, &stats, options).ok());
+  ASSERT_FALSE(stats.log.empty());
+  for (const Rewrite& r : stats.log) {
+    EXPECT_THAT(r.detail, HasSubstr("decided by the table (op.Max.computed.shapes: [1,1,N] "
+                                    "[1,1,1])"));
+  }
+  // LayerNorm's weight [8] times a [1,5,8] activation: placed on a [5,8] view, which the class
+  // entry inner-axis@2 runs (no cell has that pattern).
+  proto::Model weight = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 14]>
+g (float[1,5,8] x) => (float[1,5,8] y) <float[8] w = {1,2,3,4,5,6,7,8}> {
+  y = Mul (x, w)
+})");
+  PassStats by_class;
+  ASSERT_TRUE(testing::RunPass("legalize-measured", &weight, &by_class, options).ok());
+  ASSERT_FALSE(by_class.log.empty());
+  for (const Rewrite& r : by_class.log) {
+    EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
+    EXPECT_THAT(r.detail, ::testing::Not(HasSubstr(".shapes")));
+  }
 }
 
 }  // namespace
