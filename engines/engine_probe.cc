@@ -939,7 +939,10 @@ bool EngineDropsBatchAxis(std::string_view engine) { return engine == "ncnn"; }
 
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   std::vector<ProbeCell> cells = ProbeGrid();
-  if (!EngineDropsBatchAxis(engine)) return cells;
+  if (!EngineDropsBatchAxis(engine)) {
+    for (ProbeCell& c : ShapeDependentCells()) cells.push_back(std::move(c));
+    return cells;
+  }
   // The grid with a batch of 1: every operand at the output's rank has 1 as its outermost
   // extent, every lower-rank graph input a leading 1 more; a lower-rank constant stays what
   // the class makes it.
@@ -1002,6 +1005,9 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
     }
     out.push_back(std::move(c));
   }
+  // The exact-shape cells as they are: they carry a batch of 1 already (the shapes a model
+  // bound with --dim N=1 has), and their lower-rank operands are what such a model has too.
+  for (ProbeCell& c : ShapeDependentCells()) out.push_back(std::move(c));
   // The batch axis: a batch of 2, which the engine has no axis for.
   for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
     ProbeCell c;

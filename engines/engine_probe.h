@@ -61,7 +61,8 @@ struct ProbeCell {
   /// symbolic dim, "static-shape" the same chain with N = 2 declared. Op "Initializer" cells
   /// measure the element types of constants: form "bool", "int64", ... is the type of an
   /// initializer cast to float and added to the input. Form "op" cells are one node of op
-  /// `op` on its own (ProbeGridFor), form "constant-shape" a Reshape to a constant shape.
+  /// `op` on its own (ProbeGridFor), form "constant-shape" a Reshape to a constant shape, form
+  /// "exact" a direct cell kept for the profile's exact-shape cells (ShapeDependentCells).
   std::string form = "direct";
   int wrapped = -1;
   std::vector<int64_t> wrapped_shape;
@@ -121,7 +122,8 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
 /// The cells a probe runs, in table order (see engine_probe.cc for how they are chosen).
 std::vector<ProbeCell> ProbeGrid();
 
-/// The cells a probe runs on engine `engine`: ProbeGrid, except for an engine without a batch
+/// The cells a probe runs on engine `engine`: ProbeGrid and ShapeDependentCells, except for an
+/// engine without a batch (whose ShapeDependentCells are kept as they are)
 /// axis (ncnn, see EngineDropsBatchAxis), where every operand at the output's rank has an
 /// outermost extent of 1 (the batch its tools drop; a rank-2 MatMul's A is one row), every
 /// lower-rank graph input a leading 1, Gemm's A is one row, and
@@ -129,6 +131,12 @@ std::vector<ProbeCell> ProbeGrid();
 /// rank-0 and rank-1 operands without a batch, Reshape to a constant shape, and one
 /// single-node model per op of the exporter corpus (form "op": which ops the converter has).
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine);
+
+/// The exact-shape cells (form "exact", engine_probe_shapes.cc says which): Add, Sub, Mul,
+/// Div, Pow, Max, Min and Expand at operand shapes with unit axes in every position of ranks 0
+/// to 4, which the profile records by where the 1s are (`op.<Op>.<kinds>.shapes`) and the
+/// table shows apart. ProbeGridFor adds them for every engine, as they are (batch of 1).
+std::vector<ProbeCell> ShapeDependentCells();
 
 /// True for an engine that has no batch axis and drops a leading 1 (ncnn).
 bool EngineDropsBatchAxis(std::string_view engine);

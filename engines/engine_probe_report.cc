@@ -35,6 +35,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "engines/engine_probe.h"
+#include "engines/engine_probe_shapes.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -154,6 +155,15 @@ std::string FormatProbeTable(const ProbeReport& r) {
       "`Initializer`: an initializer of each element type, cast to "
       "float and added to an input (the profile's initializer_types). The class "
       "is `check`'s, for the model as given.\n\n");
+  if (std::any_of(r.cells.begin(), r.cells.end(),
+                  [](const ProbeCell& c) { return c.form == "exact"; })) {
+    absl::StrAppend(&out,
+                    "Cells of class `exact: ...` are run at shapes with unit axes in every "
+                    "position (issue 35): the profile records them by where their 1s are and "
+                    "opt decides a node that matches one by that cell before its class; the "
+                    "section [Shape-dependent cells](#shape-dependent-cells) shows them by op "
+                    "and shape.\n\n");
+  }
   if (EngineDropsBatchAxis(r.engine)) {
     absl::StrAppend(
         &out, r.engine,
@@ -187,6 +197,7 @@ std::string FormatProbeTable(const ProbeReport& r) {
                     m[CellResult::kRefused], " | ", m[CellResult::kWrong], " | ",
                     m[CellResult::kCrashed], " |\n");
   }
+  absl::StrAppend(&out, FormatShapeCellSection(r, ProfileFromProbe(r)));
   absl::StrAppend(&out,
                   "\n## Cells\n\n| # | op | class | ranks | operands | result | message |\n"
                   "|---|---|---|---|---|---|---|\n");
@@ -194,6 +205,7 @@ std::string FormatProbeTable(const ProbeReport& r) {
     const ProbeCell& c = r.cells[i];
     std::string cls =
         c.op == "Reshape" || c.op == "Initializer" || c.form == "op" ? c.form : c.broadcast_class;
+    if (c.form == "exact") cls = absl::StrCat("exact: ", cls);
     if (!c.form_class.empty() && c.form_class != cls)
       absl::StrAppend(&cls, " (", c.form_class, ")");
     absl::StrAppend(&out, "| ", i + 1, " | ", c.op, " | ", cls, " | ", RanksText(c), " | ",
@@ -214,6 +226,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
   p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
   std::map<std::string, std::vector<const ProbeCell*>> by_op;
   bool shape_cells = false;
+  std::vector<const ProbeCell*> exact;
   std::set<std::string> lacking;
   for (const ProbeCell& c : r.cells) {
     // The converter's own word that it has no layer for the op (ncnn's onnx2ncnn).
@@ -223,6 +236,8 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     }
     if (c.op == "Initializer") {
       if (c.result == CellResult::kRunsAndMatches) p.initializer_types.push_back(c.form);
+    } else if (c.form == "exact") {
+      exact.push_back(&c);  // the exact-shape cells, below; the class rules come from the grid
     } else if (c.form == "op" || c.form == "batch" || c.form == "constant-shape") {
       // Which ops the engine has, its batch axis, a constant Reshape: the table shows them;
       // the broadcast rules come from the grid's own cells.
@@ -337,6 +352,7 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     }
     p.op_rules[op] = std::move(rule);
   }
+  AddShapeCells(exact, &p);
   // Global classes: what every elementwise op that runs `same` runs with computed operands.
   std::set<std::string> global = {"same",       "scalar",        "per-channel", "inner-axis",
                                   "outer-axis", "bidirectional", "general"};

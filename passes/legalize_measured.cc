@@ -330,7 +330,7 @@ class LegalizeMeasured : public Pass {
       for (const Plan& plan : plans) {
         if (!Fits(n, plan)) continue;
         const absl::Status s = Apply(plan);
-        MarkDecided(logged, "decided by the table");
+        MarkDecided(logged, TableDecision());
         return s;
       }
       // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
@@ -346,7 +346,7 @@ class LegalizeMeasured : public Pass {
                                    "': placed by folding a constant beyond the fold limit (",
                                    ctx_->options().fold_limit_bytes, " bytes), within ", wider));
           const absl::Status s = Apply(plan);
-          MarkDecided(logged, "decided by the table");
+          MarkDecided(logged, TableDecision());
           ctx_->SetFoldLimitBytes(-1);
           return s;
         }
@@ -809,6 +809,7 @@ class LegalizeMeasured : public Pass {
       }
       for (size_t k = 0; k < plan.edits.size(); ++k) {
         const int orig = plan.swap && k < 2 ? 1 - static_cast<int>(k) : static_cast<int>(k);
+        if (ReshapesComputedScalar(plan.edits[k], shapes[k], constant[k])) return false;
         switch (plan.edits[k]) {
           case Edit::kKeep:
             break;
@@ -862,10 +863,36 @@ class LegalizeMeasured : public Pass {
       NodeVerdict v;
       if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
-             DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
+             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
+    }
+
+    // Whether `d` fits, keeping the exact-shape cell that decided it for the rewrite's log.
+    bool Decided(const FormDecision& d) {
+      decided_by_cell_ = d.shape_cell;
+      return d.fits;
+    }
+
+    // "decided by the table", and the exact-shape cell when one decided the placed node.
+    std::string TableDecision() const {
+      return decided_by_cell_.empty()
+                 ? "decided by the table"
+                 : absl::StrCat("decided by the table (", decided_by_cell_, ")");
+    }
+
+    // Whether edit `e` reshapes operand `shape` of rank 0 computed at run time (kAlign, and
+    // kFull when the operand is not folded: Apply aligns it first). No table cell measures that
+    // Reshape, and OpenCV 4.6 refuses it at load (`normalize_axis_range`), though the op at the
+    // new shapes may match a cell that runs: the table vouches for no such rewrite; the live
+    // probe runs the whole candidate and may take it.
+    static bool ReshapesComputedScalar(Edit e, const Shape& shape, bool constant) {
+      return !constant && shape.rank_known && shape.rank() == 0 &&
+             (e == Edit::kAlign || e == Edit::kFull);
     }
 
     bool FitsView(const onnx::NodeProto& n, const Plan& plan) {
+      for (size_t k = 0; k < shapes_.size(); ++k) {
+        if (ReshapesComputedScalar(Edit::kAlign, shapes_[k], constant_[k])) return false;
+      }
       onnx::NodeProto cand = n;
       std::vector<bool> constant = constant_;
       if (plan.swap) {
@@ -881,7 +908,7 @@ class LegalizeMeasured : public Pass {
       NodeVerdict v;
       if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
-             DecideForm(v, p_, IsConstantFn(cand, constant)).fits;
+             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
     }
 
     // Replaces the node by: its operands reshaped (and transposed) to the view, the op on
@@ -1184,7 +1211,8 @@ class LegalizeMeasured : public Pass {
     std::vector<Shape> shapes_;
     std::vector<bool> constant_;
     Shape output_;
-    bool live_ = false;  // candidates decided by the live oracle (RunLive)
+    bool live_ = false;            // candidates decided by the live oracle (RunLive)
+    std::string decided_by_cell_;  // the exact-shape cell of the last Fits, or empty
   };
 };
 

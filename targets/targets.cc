@@ -21,6 +21,7 @@
 #include "proto/shapes.h"
 #include "targets/form_oracle.h"
 #include "targets/runtime_shapes.h"
+#include "targets/shape_cells.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -426,6 +427,11 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
         if (!absl::SimpleAtoi(value, &limit) || limit < 0) {
           return fail(absl::StrCat(key, " '", value, "' is not a non-negative integer"));
         }
+      } else if (absl::EndsWith(part, ".shapes") &&
+                 ValidKindPattern(part.substr(0, part.size() - 7))) {
+        absl::StatusOr<std::vector<ShapeCell>> cells = ParseShapeCells(value);
+        if (!cells.ok()) return fail(absl::StrCat(key, ": ", cells.status().message()));
+        rule.shape_cells[part.substr(0, part.size() - 7)] = *std::move(cells);
       } else if (ValidKindPattern(part)) {
         absl::StatusOr<std::map<std::string, FormSupport>> forms = ParseForms(value);
         if (!forms.ok()) return fail(absl::StrCat(key, ": ", forms.status().message()));
@@ -434,7 +440,8 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
         return fail(
             absl::StrCat("'", key, "': '", part,
                          "' is neither min_rank, max_rank nor an operand-kind pattern (computed, "
-                         "constant_a, constant_b, constant_ab, ...)"));
+                         "constant_a, constant_b, constant_ab, ...), optionally followed by "
+                         "'.shapes'"));
       }
       continue;
     }
@@ -523,6 +530,10 @@ std::string FormatOpRules(const std::map<std::string, OpRule>& rules) {
                             : absl::StrCat(cls, ":", std::string(FormSupportName(support))));
       }
       absl::StrAppend(&out, "op.", op, ".", pattern, " = ", absl::StrJoin(items, ", "), "\n");
+    }
+    for (const auto& [pattern, cells] : rule.shape_cells) {
+      if (cells.empty()) continue;
+      absl::StrAppend(&out, "op.", op, ".", pattern, ".shapes = ", FormatShapeCells(cells), "\n");
     }
   }
   return out;
@@ -689,6 +700,22 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     pattern = OperandKindPattern(v, is_constant);
     const auto it = op_rule->forms.find(pattern);
     if (it != op_rule->forms.end()) forms = &it->second;
+    // A cell measured at these very unit axes decides before any class: the engine's behaviour
+    // depends on the dims there (OpenCV 4.6 runs `[1,1,1,384] - [1,1,1,1]`, which its class
+    // refuses, and computes `[1,1,32] - [1,1,1]` wrongly, which its class accepts).
+    if (const auto cells = op_rule->shape_cells.find(pattern);
+        cells != op_rule->shape_cells.end()) {
+      if (const ShapeCell* cell = FindShapeCell(cells->second, v.inputs); cell != nullptr) {
+        d.shape_cell = absl::StrCat("op.", v.op, ".", pattern, ".shapes: ", ShapeCellShapes(*cell));
+        if (cell->support == FormSupport::kRuns) return d;
+        std::vector<std::string> shapes;
+        for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+        return fail(absl::StrCat(absl::StrJoin(shapes, " and "), " with ", pattern,
+                                 " operands, which ", p.name, " ", Measured(cell->support),
+                                 " at these unit axes (op.", v.op, ".", pattern,
+                                 ".shapes: ", ShapeCellShapes(*cell), ")"));
+      }
+    }
   }
   // What the table depends on: the class (unless every class the rule gives is native; the
   // op's rule, when there is one, decides which classes run), and the ranks (equal_rank,

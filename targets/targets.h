@@ -42,6 +42,15 @@
 // computed operand broadcasts against a constant one (the probe broadcasts the constant). The
 // global keys apply as well, except `classes`: where an op has a rule for a node's operand kinds,
 // the rule (measured per op) decides the class, not the global list (a summary over all ops).
+//
+// Exact-shape cells (issue 35; targets/shape_cells.h), measured where the engine's behaviour
+// depends on the dims rather than the class:
+//   op.Sub.computed.shapes = [1,N] [1,1]: refused, [1,1,N] [1,1,1]: wrong, [1,1,1,N] [1,1,1,1]
+// Each entry is the operands' shapes in check's order (`[]` a scalar; a dim a number or `N`,
+// any extent above 1) and, after a colon, `refused`, `wrong` or `crashed` (nothing: runs and
+// matches). A node whose static shapes match an entry of its op and operand kinds is decided by
+// that entry, before the class rules and the global keys; older profiles without such lines
+// decide by class as before.
 #ifndef ONNX_BCAST_TARGETS_TARGETS_H_
 #define ONNX_BCAST_TARGETS_TARGETS_H_
 
@@ -82,13 +91,29 @@ enum class FormSupport {
 /// written as a bare class).
 std::string_view FormSupportName(FormSupport support);
 
-/// One op's rules in a profile: `op.<Op>.min_rank`, `op.<Op>.max_rank` and
-/// `op.<Op>.<operand kinds>`.
+/// One exact-shape cell of a profile (`op.<Op>.<kinds>.shapes`, targets/shape_cells.h): what
+/// the engine did with the op at operands of these shapes, in check's operand order. A dim is
+/// a number (that extent only) or kAnyExtent ("N": any extent above 1), so that a cell measured
+/// at `[1,4,6] - [1,4,1]` decides `[1,128,384] - [1,128,1]`: OpenCV 4.6's behaviour follows
+/// where the unit axes are, which no broadcast class says.
+struct ShapeCell {
+  static constexpr int64_t kAnyExtent = -1;
+  std::vector<std::vector<int64_t>> operands;
+  FormSupport support = FormSupport::kRuns;  ///< runs, refused, wrong or crashed
+
+  bool operator==(const ShapeCell&) const = default;
+};
+
+/// One op's rules in a profile: `op.<Op>.min_rank`, `op.<Op>.max_rank`,
+/// `op.<Op>.<operand kinds>` and `op.<Op>.<operand kinds>.shapes`.
 struct OpRule {
   int64_t min_rank = 0;  ///< smallest output rank the engine runs this op at; 0: no limit
   int64_t max_rank = 0;  ///< largest output rank the engine runs this op at; 0: no limit
   /// Operand-kind pattern ("computed", "constant_b", ...) -> form class -> support.
   std::map<std::string, std::map<std::string, FormSupport>> forms;
+  /// Operand-kind pattern -> exact-shape cells, in file order (the first that matches a node
+  /// decides it, before its class).
+  std::map<std::string, std::vector<ShapeCell>> shape_cells;
 
   bool operator==(const OpRule&) const = default;
 };
@@ -200,6 +225,9 @@ struct FormDecision {
   bool cannot_prove = false;  ///< see TargetViolation::cannot_prove
   /// >= 0: the input whose unknown rank stops the decision (callers name its producer).
   int unknown_rank_input = -1;
+  /// The exact-shape cell that decided, "op.<Op>.<kinds>.shapes: <shapes>"; empty when the
+  /// class rules (or the global keys) did (reports say which).
+  std::string shape_cell;
 };
 
 /// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode

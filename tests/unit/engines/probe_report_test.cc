@@ -74,6 +74,95 @@ TEST(ProfileFromProbe, MapsCellsToRulesMechanically) {
   EXPECT_THAT(p.native_classes, ::testing::ElementsAre("same"));
 }
 
+// Exact-shape cells (form "exact", issue 35 item 3) become `op.<Op>.<kinds>.shapes` entries
+// keyed by where their 1s are, the worse result where two share a key, and decide no class
+// rule; the table shows them in their own section, marked where the class rules differ.
+ProbeCell Exact(const std::string& op, const std::string& pattern, std::vector<int64_t> a,
+                std::vector<int64_t> b, CellResult result) {
+  ProbeCell c;
+  c.op = op;
+  c.form = "exact";
+  c.operands = {ProbeOperand{a, OperandKind::kComputed},
+                ProbeOperand{b, pattern == "constant_b" ? OperandKind::kInitializer
+                                                        : OperandKind::kComputed}};
+  c.output_shape = a;
+  c.kind_pattern = pattern;
+  c.broadcast_class = "scalar";
+  c.form_class = "scalar";
+  c.result = result;
+  return c;
+}
+
+TEST(ProfileFromProbe, ExactCellsBecomeShapeLinesOutsideTheClassRules) {
+  ProbeReport r = Report();
+  r.cells.push_back(Exact("Add", "computed", {1, 6}, {1, 1}, CellResult::kRefused));
+  r.cells.push_back(Exact("Add", "computed", {1, 32}, {1, 1}, CellResult::kWrong));
+  r.cells.push_back(
+      Exact("Add", "computed", {1, 1, 1, 6}, {1, 1, 1, 1}, CellResult::kRunsAndMatches));
+  r.cells.push_back(Exact("Add", "constant_b", {1, 4, 6}, {1, 4, 1}, CellResult::kRefused));
+  ProbeCell expand = Exact("Expand", "constant_b", {1, 1}, {2}, CellResult::kRunsAndMatches);
+  expand.operands[1].int64_values = {1, 6};
+  r.cells.push_back(expand);
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  const passes::TargetProfile without = ProfileFromProbe(Report());
+  // The class rules are the grid's alone.
+  EXPECT_EQ(p.op_rules.at("Add").forms, without.op_rules.at("Add").forms);
+  const std::string text = FormatProbeProfile(r);
+  EXPECT_THAT(text, HasSubstr("op.Add.computed.shapes = [1,N] [1,1]: wrong, "
+                              "[1,1,1,N] [1,1,1,1]\n"));
+  EXPECT_THAT(text, HasSubstr("op.Add.constant_b.shapes = [1,N,N] [1,N,1]: refused\n"));
+  EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
+  absl::StatusOr<passes::TargetProfile> back =
+      passes::ParseTargetProfile(text.substr(text.find("name = ")), "probe.profile");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op_rules, p.op_rules);
+  const std::string table = FormatProbeTable(r);
+  EXPECT_THAT(table, HasSubstr("## Shape-dependent cells"));
+  EXPECT_THAT(table, HasSubstr("| [1,1,1,6] | [1,1,1,1] | runs (class: refused) |"));
+  EXPECT_THAT(table, HasSubstr("| [1,1] | [1,6] | runs |"));  // the Expand, class not measured
+  EXPECT_THAT(FormatProbeTable(Report()), ::testing::Not(HasSubstr("Shape-dependent")));
+}
+
+// The exact-shape cells are in every engine's grid as they are (they carry a batch of 1, the
+// shapes a model bound with --dim N=1 has), not in ProbeGrid (whose direct cells other tests
+// run through opt).
+TEST(ProbeGrid, ExactShapeCellsAsTheyAreForEveryEngine) {
+  auto exact = [](const std::vector<ProbeCell>& cells) {
+    int n = 0;
+    for (const ProbeCell& c : cells) n += c.form == "exact";
+    return n;
+  };
+  EXPECT_EQ(exact(ProbeGridFor("opencv")), static_cast<int>(ShapeDependentCells().size()));
+  EXPECT_EQ(exact(ProbeGridFor("ncnn")), static_cast<int>(ShapeDependentCells().size()));
+  for (const ProbeCell& c : ProbeGridFor("ncnn")) {
+    if (c.form != "exact" || c.op != "Sub" || c.operands[0].shape != std::vector<int64_t>{}) {
+      continue;
+    }
+    EXPECT_EQ(c.operands[1].shape, std::vector<int64_t>{});  // rank 0 kept, no batch added
+  }
+  EXPECT_EQ(exact(ProbeGrid()), 0);
+  // Unit axes in every position of A, T = 1 and T > 1, both orders and the three kinds.
+  std::set<std::string> seen;
+  for (const ProbeCell& c : ShapeDependentCells()) {
+    if (c.op != "Sub") continue;
+    std::string key;
+    for (const ProbeOperand& o : c.operands) {
+      key += std::string(OperandKindName(o.kind)) + "[";
+      for (int64_t d : o.shape) key += std::to_string(d) + ",";
+      key += "]";
+    }
+    seen.insert(key);
+  }
+  EXPECT_TRUE(seen.count("computed[1,1,6,]computed[1,1,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,6,]computed[1,4,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,1,6,]computed[1,4,1,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,1,1,6,]initializer[1,1,1,1,]"));
+  EXPECT_TRUE(seen.count("initializer[1,4,3,6,]computed[1,4,3,1,]"));
+  EXPECT_TRUE(seen.count("computed[1,4,6,]computed[1,1,6,]"));
+  EXPECT_TRUE(seen.count("computed[1,1,]computed[1,6,]"));  // B first
+  EXPECT_TRUE(seen.count("computed[]computed[]"));
+}
+
 TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMeasured) {
   ProbeReport r = Report();
   ProbeCell below = Cell("Add", "constant_b", "per-channel", 4, false, CellResult::kRunsAndMatches);
@@ -251,9 +340,9 @@ TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
 
 // ncnn's grid: every operand at the output's rank has a batch of 1 (ncnn has no batch axis),
 // every graph input starts with 1 or has rank 1 or less, plus the batch, rank-0/1,
-// constant-shape and single-op cells; OpenCV's grid is unchanged.
+// constant-shape and single-op cells; OpenCV's grid is the grid and the exact-shape cells.
 TEST(ProbeGridFor, NcnnCarriesABatchOfOneAndItsOwnCells) {
-  EXPECT_EQ(ProbeGridFor("opencv").size(), ProbeGrid().size());
+  EXPECT_EQ(ProbeGridFor("opencv").size(), ProbeGrid().size() + ShapeDependentCells().size());
   std::set<std::string> forms, ops;
   for (const ProbeCell& c : ProbeGridFor("ncnn")) {
     forms.insert(c.form);

@@ -1,0 +1,26 @@
+// The probe's exact-shape cells (issue 35 item 3): their place in the profile and in the
+// table. ShapeDependentCells (engine_probe.h) says which cells are run.
+#ifndef ONNX_BCAST_ENGINES_ENGINE_PROBE_SHAPES_H_
+#define ONNX_BCAST_ENGINES_ENGINE_PROBE_SHAPES_H_
+
+#include <string>
+#include <vector>
+
+#include "engines/engine_probe.h"
+#include "targets/targets.h"
+
+namespace onnx_bcast::driver {
+
+/// Adds the exact cells (form "exact") to `profile`'s per-op rules as
+/// `op.<Op>.<kinds>.shapes` entries, keyed by where their 1s are (passes::ShapeCellOf), in grid
+/// order; two cells of one key keep the worse result (wrong > crashed > refused > runs).
+void AddShapeCells(const std::vector<const ProbeCell*>& exact, passes::TargetProfile* profile);
+
+/// The table's section on the exact cells: per operand kinds and order, a matrix of shapes by
+/// op, each result marked where the profile's class rules alone (what opt decided without the
+/// engine before the cells) decide otherwise, and the counts. Empty without exact cells.
+std::string FormatShapeCellSection(const ProbeReport& report, const passes::TargetProfile& profile);
+
+}  // namespace onnx_bcast::driver
+
+#endif  // ONNX_BCAST_ENGINES_ENGINE_PROBE_SHAPES_H_
