@@ -587,39 +587,6 @@ bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all,
   return true;
 }
 
-// The producer of every tensor of every graph and function body, for "produced by" texts.
-class Producers {
- public:
-  explicit Producers(const onnx::ModelProto& m) {
-    Add(m.graph());
-    for (const auto& f : m.functions()) AddNodes(f.node());
-  }
-  std::string Of(const std::string& tensor) const {
-    auto it = by_output_.find(tensor);
-    if (it != by_output_.end()) return absl::StrCat("produced by ", it->second);
-    return "a graph input or outer-scope value";
-  }
-
- private:
-  void Add(const onnx::GraphProto& g) { AddNodes(g.node()); }
-  template <typename Nodes>
-  void AddNodes(const Nodes& nodes) {
-    int index = 0;
-    for (const onnx::NodeProto& n : nodes) {
-      const std::string label =
-          absl::StrCat(n.op_type(), " '",
-                       n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name(), "'");
-      for (const std::string& out : n.output()) by_output_.emplace(out, label);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) Add(a.g());
-        for (const auto& sub : a.graphs()) Add(sub);
-      }
-      ++index;
-    }
-  }
-  std::unordered_map<std::string, std::string> by_output_;
-};
-
 // What the profile says the engine does with a form it does not run, for messages.
 std::string Measured(FormSupport s) {
   switch (s) {
@@ -634,39 +601,92 @@ std::string Measured(FormSupport s) {
   }
 }
 
-// Names of every initializer and Constant node output, in every graph and function body: the
-// operands a profile's per-op rules call constant.
-void CollectConstants(const onnx::GraphProto& g, std::set<std::string>* out) {
-  for (const auto& init : g.initializer()) out->insert(init.name());
-  for (const auto& init : g.sparse_initializer()) out->insert(init.values().name());
-  for (const onnx::NodeProto& n : g.node()) {
-    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
-      for (const std::string& o : n.output()) out->insert(o);
-    }
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectConstants(a.g(), out);
-      for (const auto& sub : a.graphs()) CollectConstants(sub, out);
+// What an op's measured rule (its rank limits and the forms measured for these operand kinds,
+// `forms` when the profile lists that pattern) says of node `v`, after the global keys.
+FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, const OpRule& op_rule,
+                              const std::map<std::string, FormSupport>* forms,
+                              const std::string& pattern,
+                              const std::function<bool(const std::string&)>& is_constant) {
+  FormDecision d;
+  auto fail = [&d](std::string why, bool cannot_prove = false) {
+    d.fits = false;
+    d.why = std::move(why);
+    d.cannot_prove = cannot_prove;
+    return d;
+  };
+  if (op_rule.max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule.max_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                             op_rule.max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
+  }
+  if (op_rule.min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule.min_rank) {
+    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
+                             op_rule.min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
+  }
+  if (forms == nullptr) return d;
+  const std::string key = absl::StrCat("op.", v.op, ".", pattern);
+  for (size_t k = 0; k < v.inputs.size(); ++k) {
+    if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
+      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
+                               " not known well enough to decide the broadcast class"),
+                  true);
     }
   }
-}
-
-// An unnamed main-graph node is labelled "<op>#<index>" by its index in the graph checked;
-// after a rewrite that index moved, so the label takes the index the node had in the model
-// the pipeline started from (found by its first output), as the passes' own logs do.
-std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
-                          const std::unordered_map<std::string, int>* original_index) {
-  if (original_index == nullptr || original_index->empty() || v.graph != "main") return v.node;
-  const std::string prefix = absl::StrCat(v.op, "#");
-  int index = -1;
-  if (v.node.rfind(prefix, 0) != 0 ||
-      !absl::SimpleAtoi(absl::string_view(v.node).substr(prefix.size()), &index) || index < 0 ||
-      index >= g.node_size()) {
-    return v.node;
+  if (v.op == "Expand" && (!v.output.rank_known || Vague(v.output))) {
+    return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key,
+                             "): the Expand's target shape is not known"),
+                true);
   }
-  const onnx::NodeProto& n = g.node(index);
-  if (!n.name().empty() || n.op_type() != v.op || n.output_size() == 0) return v.node;
-  auto it = original_index->find(n.output(0));
-  return it == original_index->end() ? v.node : absl::StrCat(v.op, "#", it->second);
+  const std::string form = FormClass(v);
+  // The probe makes only the second operand constant, and that operand is the one that
+  // broadcasts: a computed operand broadcasting against a constant one was never measured,
+  // whatever the symmetric class name says.
+  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
+    for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
+      if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
+        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
+                                 " broadcasting against a constant, which ", key, " of ", p.name,
+                                 " does not cover (only constants that broadcast were measured)"));
+      }
+    }
+  }
+  // A rank's own entry, where the measurement differs by rank, before the class's.
+  auto support = forms->end();
+  if (v.output.rank_known) {
+    support = forms->find(absl::StrCat(form, "@", v.output.rank()));
+  }
+  if (support == forms->end()) support = forms->find(form);
+  if (support == forms->end()) {
+    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
+                             " of ", p.name, " does not list"));
+  }
+  switch (support->second) {
+    case FormSupport::kRuns:
+      return d;
+    case FormSupport::kRunsAligned:
+      if (OperandsAligned(v)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands of different ranks; ", p.name,
+                               " runs it only with equal ranks (", key, ")"));
+    case FormSupport::kRunsUnaligned:
+      if (ConstantsBelowOutputRank(v, is_constant)) return d;
+      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
+                               " operands, a constant "
+                               "at the output's rank; ",
+                               p.name,
+                               " runs it only with each "
+                               "constant below the output's rank (",
+                               key, ")"));
+    case FormSupport::kRunsFirstFull:
+      if (FirstOperandFull(v)) return d;
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, the first not of the output's shape; ", p.name,
+                               " runs it only with the first operand of the output's shape (", key,
+                               ")"));
+    default:
+      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                               " operands, which ", p.name, " ", Measured(support->second), " (",
+                               key, ")"));
+  }
 }
 
 }  // namespace
@@ -802,79 +822,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   // The op's own rules, after the global ones: the measured form of this op with these operand
   // kinds.
   if (op_rule == nullptr) return d;
-  if (op_rule->max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule->max_rank) {
-    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
-                             op_rule->max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
-  }
-  if (op_rule->min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule->min_rank) {
-    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
-                             op_rule->min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
-  }
-  if (forms == nullptr) return d;
-  const std::string key = absl::StrCat("op.", v.op, ".", pattern);
-  for (size_t k = 0; k < v.inputs.size(); ++k) {
-    if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
-      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
-                               " not known well enough to decide the broadcast class"),
-                  true);
-    }
-  }
-  if (v.op == "Expand" && (!v.output.rank_known || Vague(v.output))) {
-    return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key,
-                             "): the Expand's target shape is not known"),
-                true);
-  }
-  const std::string form = FormClass(v);
-  // The probe makes only the second operand constant, and that operand is the one that
-  // broadcasts: a computed operand broadcasting against a constant one was never measured,
-  // whatever the symmetric class name says.
-  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
-    for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
-      if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
-        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
-                                 " broadcasting against a constant, which ", key, " of ", p.name,
-                                 " does not cover (only constants that broadcast were measured)"));
-      }
-    }
-  }
-  // A rank's own entry, where the measurement differs by rank, before the class's.
-  auto support = forms->end();
-  if (v.output.rank_known) {
-    support = forms->find(absl::StrCat(form, "@", v.output.rank()));
-  }
-  if (support == forms->end()) support = forms->find(form);
-  if (support == forms->end()) {
-    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
-                             " of ", p.name, " does not list"));
-  }
-  switch (support->second) {
-    case FormSupport::kRuns:
-      return d;
-    case FormSupport::kRunsAligned:
-      if (OperandsAligned(v)) return d;
-      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
-                               " operands of different ranks; ", p.name,
-                               " runs it only with equal ranks (", key, ")"));
-    case FormSupport::kRunsUnaligned:
-      if (ConstantsBelowOutputRank(v, is_constant)) return d;
-      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
-                               " operands, a constant "
-                               "at the output's rank; ",
-                               p.name,
-                               " runs it only with each "
-                               "constant below the output's rank (",
-                               key, ")"));
-    case FormSupport::kRunsFirstFull:
-      if (FirstOperandFull(v)) return d;
-      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
-                               " operands, the first not of the output's shape; ", p.name,
-                               " runs it only with the first operand of the output's shape (", key,
-                               ")"));
-    default:
-      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
-                               " operands, which ", p.name, " ", Measured(support->second), " (",
-                               key, ")"));
-  }
+  return DecideOpRuleForm(v, p, *op_rule, forms, pattern, is_constant);
 }
 
 FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
@@ -890,316 +838,6 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
   return DecideForm(v, profile, [input_constant](const std::string& name) {
     return name == "shape" || (input_constant && name == "input");
   });
-}
-
-namespace {
-
-// An Expand node of the main graph as the analysis would record it, from the kept tables: its
-// input's shape and its output's (the target broadcast with the input). False when the tables
-// do not know the output.
-bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
-                             const ShapeTables& tables,
-                             const std::unordered_map<std::string, const onnx::TensorProto*>& inits,
-                             const std::string& base_dir, NodeVerdict* v) {
-  if (n.input_size() != 2 || n.output_size() != 1) return false;
-  const bcast::Shape* in = tables.FindShape(n.input(0));
-  const bcast::Shape* out = tables.FindShape(n.output(0));
-  v->graph = "main";
-  v->short_graph.clear();
-  v->node = n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
-  v->op = n.op_type();
-  v->domain.clear();
-  v->opset = opset;
-  v->rule = bcast::RuleFamily::kBidirectional;
-  v->broadcast_class = "bidirectional";
-  v->input_names.assign(n.input().begin(), n.input().end());
-  // The analysis records the target (not the shape tensor's own shape) as the second operand:
-  // read it from a constant, else take the output's (what the input broadcasts to).
-  std::optional<bcast::Shape> target;
-  if (auto it = inits.find(n.input(1)); it != inits.end()) {
-    absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*it->second, base_dir);
-    if (values.ok()) target = bcast::Shape::OfVector(*values);
-  }
-  v->inputs = {in != nullptr ? *in : bcast::Shape::UnknownRank(),
-               target           ? *target
-               : out != nullptr ? *out
-                                : bcast::Shape::UnknownRank()};
-  v->output = out != nullptr ? *out : bcast::Shape::UnknownRank();
-  v->verdict = out != nullptr && out->rank_known ? bcast::Verdict::kOk : bcast::Verdict::kUnknown;
-  v->message.clear();
-  v->condition = {};
-  return true;
-}
-
-// What a user can do about symbols a decision waits on: "bind N, S with --dim" for the dims
-// of graph inputs, "depends on data at node 'X'" for symbols the analysis made for a
-// data-dependent extent ("<node>:<output>:<axis>", NonZero, TopK, a Loop's count) or for a
-// value it cannot follow (`opaque#<n>`: at `node`, the node being decided).
-std::string SymbolHint(const std::set<std::string>& symbols, const onnx::GraphProto& main,
-                       const std::string& node) {
-  std::set<std::string> inputs;
-  for (const onnx::ValueInfoProto& vi : main.input()) {
-    const auto& dims = vi.type().tensor_type().shape().dim();
-    for (int axis = 0; axis < dims.size(); ++axis) {
-      if (dims[axis].has_dim_param()) inputs.insert(dims[axis].dim_param());
-      inputs.insert(absl::StrCat(vi.name(), ":", axis));
-    }
-  }
-  std::vector<std::string> bind;
-  std::set<std::string> at;
-  for (const std::string& s : symbols) {
-    if (inputs.count(s) > 0) {
-      bind.push_back(s);
-    } else {
-      at.insert(DataSymbolNode(s, node));
-    }
-  }
-  std::vector<std::string> parts;
-  if (!bind.empty())
-    parts.push_back(absl::StrCat("bind ", absl::StrJoin(bind, ", "), " with --dim"));
-  if (!at.empty()) {
-    std::vector<std::string> quoted;
-    for (const std::string& n : at) quoted.push_back(absl::StrCat("'", n, "'"));
-    parts.push_back(absl::StrCat("depends on data at node ", absl::StrJoin(quoted, ", ")));
-  }
-  return absl::StrJoin(parts, "; ");
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
-    const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
-    FormOracle* live) {
-  std::vector<TargetViolation> out;
-  std::optional<Producers> producers;  // built for the first unknown rank only
-  // Constant operands matter only to per-op rules.
-  std::set<std::string> constants;
-  if (!p.op_rules.empty()) {
-    CollectConstants(model.proto.graph(), &constants);
-    for (const auto& f : model.proto.functions()) {
-      for (const onnx::NodeProto& n : f.node()) {
-        if (n.op_type() == "Constant") constants.insert(n.output().begin(), n.output().end());
-      }
-    }
-  }
-  const std::function<bool(const std::string&)> is_constant = [&](const std::string& name) {
-    return constants.count(name) > 0;
-  };
-  // One node's conformance (by `verdict` when the engine decided it live).
-  auto check = [&](const NodeVerdict& v, const LiveVerdict* verdict = nullptr) {
-    FormDecision d;
-    if (verdict != nullptr) {
-      if (verdict->matches) return;
-      d.fits = false;
-      d.why = absl::StrCat("decided live on ", live->label(), ": ", verdict->why);
-    } else {
-      d = DecideForm(v, p, is_constant);
-    }
-    if (d.fits) return;
-    TargetViolation t;
-    t.graph = v.graph;
-    t.node = OriginalLabel(model.proto.graph(), v, original_index);
-    t.op = v.op;
-    std::vector<std::string> shapes;
-    for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
-    t.shapes = absl::StrJoin(shapes, " and ");
-    t.why = std::move(d.why);
-    if (d.unknown_rank_input >= 0) {
-      if (!producers) producers.emplace(model.proto);
-      const size_t k = static_cast<size_t>(d.unknown_rank_input);
-      absl::StrAppend(&t.why, ", ",
-                      producers->Of(k < v.input_names.size() ? v.input_names[k] : ""));
-    }
-    // A conditional node is decided once its symbols are numbers: say which to bind.
-    if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
-      const std::vector<std::string> syms = v.condition.Symbols();
-      absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": ",
-                      SymbolHint({syms.begin(), syms.end()}, model.proto.graph(), t.node), ")");
-    } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
-      // The rewrite that would fix it needs the output's extents, which a static engine takes
-      // only as constants.
-      std::set<std::string> symbols;
-      for (const bcast::Dim& dim : v.output.dims) {
-        if (dim.is_symbol()) symbols.insert(dim.symbol());
-        if (std::optional<bcast::Expr> e = dim.is_expr() ? dim.expr() : std::nullopt) {
-          for (const std::string& sym : e->Symbols()) symbols.insert(sym);
-        }
-      }
-      if (!symbols.empty()) {
-        absl::StrAppend(
-            &t.why, " (an Expand to its output shape ", v.output.ToString(),
-            " needs a shape known only at run time, and ", p.name,
-            " has no run-time shapes: ", SymbolHint(symbols, model.proto.graph(), t.node), ")");
-      }
-    }
-    t.cannot_prove = d.cannot_prove;
-    out.push_back(std::move(t));
-  };
-  // The live oracle decides the main graph's nodes of a single-graph model from the tables.
-  std::optional<ShapeTables> computed;
-  if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
-    absl::StatusOr<ShapeTables> t = ComputeShapeTables(model);
-    if (!t.ok()) return t.status();
-    computed = *std::move(t);
-    tables = &*computed;
-  }
-  if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
-    const onnx::GraphProto& g = model.proto.graph();
-    const int64_t opset = proto::DefaultOpset(model.proto);
-    std::unordered_map<std::string, const onnx::TensorProto*> values;
-    for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
-    for (const onnx::NodeProto& n : g.node()) {
-      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
-      for (const onnx::AttributeProto& a : n.attribute()) {
-        if (a.name() == "value" && a.has_t()) values.emplace(n.output(0), &a.t());
-      }
-    }
-    // Every node first (table verdicts, or a fragment to run), then one batch of runs, then
-    // the violations in node order.
-    std::vector<NodeVerdict> verdicts;
-    std::vector<std::optional<proto::Model>> fragments;
-    auto fragment = [&](const onnx::NodeProto& n, const bcast::Shape& out) {
-      std::vector<FragmentOperand> ops;
-      for (const std::string& in : n.input()) {
-        FragmentOperand o;
-        o.name = in;
-        if (!in.empty()) {
-          const bcast::Shape* s = tables->FindShape(in);
-          o.shape = s != nullptr ? *s : bcast::Shape::UnknownRank();
-          o.elem = tables->ElemOf(in);
-          auto it = values.find(in);
-          o.constant = it != values.end() ? it->second : nullptr;
-        }
-        ops.push_back(std::move(o));
-      }
-      return NodeFragment(model, n, ops, tables->ElemOf(n.output(0)), out);
-    };
-    for (int i = 0; i < g.node_size(); ++i) {
-      const onnx::NodeProto& n = g.node(i);
-      NodeVerdict v;
-      if (!DecideBroadcastNodeInto(n, i, opset, *tables, &v, nullptr)) {
-        if (p.op_rules.count("Expand") > 0 && n.op_type() == "Expand" &&
-            (n.domain().empty() || n.domain() == "ai.onnx")) {
-          std::unordered_map<std::string, const onnx::TensorProto*> inits;
-          for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
-          if (ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
-            // The Expands a live rewrite inserts were run with it: judged the same way.
-            fragments.push_back(fragment(n, v.output));
-            verdicts.push_back(std::move(v));
-          }
-        }
-        continue;
-      }
-      std::optional<proto::Model> f;
-      if (v.rule != bcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
-      verdicts.push_back(std::move(v));
-      fragments.push_back(std::move(f));
-    }
-    std::vector<const proto::Model*> batch;
-    for (const auto& f : fragments) {
-      if (f) batch.push_back(&*f);
-    }
-    std::vector<absl::StatusOr<LiveVerdict>> decided = live->Decide(batch);
-    size_t next = 0;
-    for (size_t k = 0; k < verdicts.size(); ++k) {
-      const LiveVerdict* verdict = nullptr;
-      if (fragments[k]) {
-        if (next < decided.size() && decided[next].ok()) verdict = &*decided[next];
-        ++next;
-      }
-      check(verdicts[k], verdict);
-    }
-  } else if (tables != nullptr && proto::IsSingleGraph(model.proto)) {
-    // The pipeline's tables describe the graph as the passes left it: each node is decided
-    // from its inputs' shapes, as the walk would, without walking the model again.
-    const onnx::GraphProto& g = model.proto.graph();
-    const int64_t opset = proto::DefaultOpset(model.proto);
-    NodeVerdict v;  // one record, its buffers reused node after node
-    // The ids the last pass resolved per node, when they describe this node list.
-    const proto::NodeTensorIds& hint = tables->node_ids();
-    const bool expand_rule = p.op_rules.count("Expand") > 0;
-    std::unordered_map<std::string, const onnx::TensorProto*> inits;
-    if (expand_rule) {
-      for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
-    }
-    for (int i = 0; i < g.node_size(); ++i) {
-      const onnx::NodeProto& n = g.node(i);
-      const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
-      if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) {
-        check(v);
-      } else if (expand_rule && n.op_type() == "Expand" &&
-                 (n.domain().empty() || n.domain() == "ai.onnx") &&
-                 ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
-        check(v);  // the table measures Expand: the rewrites' own tool is judged too
-      }
-    }
-  } else {
-    AnalysisOptions verdicts_only;
-    verdicts_only.record_shapes = false;
-    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
-    if (!analysis.ok()) return analysis.status();
-    for (const NodeVerdict& v : analysis->nodes) check(v);
-  }
-  if (!p.initializer_types.empty()) {
-    // The engine refuses the whole model at load for one such constant, used or not.
-    const onnx::GraphProto& g = model.proto.graph();
-    auto refused = [&](const onnx::TensorProto& t, const std::string& node, const std::string& op) {
-      if (p.InitializerTypeAllowed(t.data_type())) return;
-      TargetViolation v;
-      v.graph = "main";
-      v.node = node;
-      v.op = op;
-      std::vector<std::string> dims;
-      for (int64_t d : t.dims()) dims.push_back(absl::StrCat(d));
-      v.shapes = absl::StrCat(ElementTypeName(t.data_type()), "[", absl::StrJoin(dims, ","), "]");
-      v.why = absl::StrCat(
-          "a constant of type ", ElementTypeName(t.data_type()), ", which ", p.name,
-          " does not load (initializer_types = ", absl::StrJoin(p.initializer_types, ", "), ")");
-      out.push_back(std::move(v));
-    };
-    for (const onnx::TensorProto& t : g.initializer()) refused(t, t.name(), "initializer");
-    for (int i = 0; i < g.node_size(); ++i) {
-      const onnx::NodeProto& n = g.node(i);
-      if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
-      for (const onnx::AttributeProto& a : n.attribute()) {
-        if (a.name() == "value" && a.has_t()) {
-          refused(a.t(), n.name().empty() ? absl::StrCat("Constant#", i) : n.name(), "Constant");
-        }
-      }
-    }
-  }
-  if (!p.runtime_shapes) {
-    absl::StatusOr<std::vector<TargetViolation>> shapes =
-        FindRuntimeShapeNodes(model, p.name, original_index, tables);
-    if (!shapes.ok()) return shapes.status();
-    for (TargetViolation& t : *shapes) out.push_back(std::move(t));
-  }
-  return out;
-}
-
-std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph) {
-  std::unordered_map<std::string, int> index;
-  bool unnamed = false;
-  for (const auto& n : graph.node()) unnamed |= n.name().empty();
-  if (!unnamed) return index;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (graph.node(i).output_size() > 0) index.emplace(graph.node(i).output(0), i);
-  }
-  return index;
-}
-
-absl::StatusOr<std::vector<std::string>> FindTargetViolations(
-    const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
-    FormOracle* live) {
-  absl::StatusOr<std::vector<TargetViolation>> v =
-      CheckTarget(model, p, original_index, tables, live);
-  if (!v.ok()) return v.status();
-  std::vector<std::string> out;
-  out.reserve(v->size());
-  for (const TargetViolation& t : *v) out.push_back(t.ToString());
-  return out;
 }
 
 }  // namespace onnx_bcast::passes
