@@ -601,40 +601,45 @@ std::string Measured(FormSupport s) {
   }
 }
 
+// `d` refused for `why`; `cannot_prove`: for want of a shape, not a measured refusal.
+FormDecision Refused(FormDecision d, std::string why, bool cannot_prove = false) {
+  d.fits = false;
+  d.why = std::move(why);
+  d.cannot_prove = cannot_prove;
+  return d;
+}
+
 // What an op's measured rule (its rank limits and the forms measured for these operand kinds,
 // `forms` when the profile lists that pattern) says of node `v`, after the global keys.
 FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, const OpRule& op_rule,
                               const std::map<std::string, FormSupport>* forms,
                               const std::string& pattern,
                               const std::function<bool(const std::string&)>& is_constant) {
-  FormDecision d;
-  auto fail = [&d](std::string why, bool cannot_prove = false) {
-    d.fits = false;
-    d.why = std::move(why);
-    d.cannot_prove = cannot_prove;
-    return d;
-  };
   if (op_rule.max_rank > 0 && v.output.rank_known && v.output.rank() > op_rule.max_rank) {
-    return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
-                             op_rule.max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
+    return Refused({},
+                   absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
+                                op_rule.max_rank, " for ", v.op, " (op.", v.op, ".max_rank)"));
   }
   if (op_rule.min_rank > 0 && v.output.rank_known && v.output.rank() < op_rule.min_rank) {
-    return fail(absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
-                             op_rule.min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
+    return Refused(
+        {}, absl::StrCat("-> ", v.output.ToString(), " is below ", p.name, "'s minimum rank ",
+                         op_rule.min_rank, " for ", v.op, " (op.", v.op, ".min_rank)"));
   }
-  if (forms == nullptr) return d;
+  if (forms == nullptr) return {};
   const std::string key = absl::StrCat("op.", v.op, ".", pattern);
   for (size_t k = 0; k < v.inputs.size(); ++k) {
     if (!v.inputs[k].rank_known || Vague(v.inputs[k])) {
-      return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ", k,
-                               " not known well enough to decide the broadcast class"),
-                  true);
+      return Refused({},
+                     absl::StrCat("cannot prove ", p.name, "'s form (", key, "): shape of input ",
+                                  k, " not known well enough to decide the broadcast class"),
+                     true);
     }
   }
   if (v.op == "Expand" && (!v.output.rank_known || Vague(v.output))) {
-    return fail(absl::StrCat("cannot prove ", p.name, "'s form (", key,
-                             "): the Expand's target shape is not known"),
-                true);
+    return Refused({},
+                   absl::StrCat("cannot prove ", p.name, "'s form (", key,
+                                "): the Expand's target shape is not known"),
+                   true);
   }
   const std::string form = FormClass(v);
   // The probe makes only the second operand constant, and that operand is the one that
@@ -643,9 +648,10 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
   if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
     for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
       if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
-        return fail(absl::StrCat("broadcast as '", form, "' with the computed input ", k,
-                                 " broadcasting against a constant, which ", key, " of ", p.name,
-                                 " does not cover (only constants that broadcast were measured)"));
+        return Refused(
+            {}, absl::StrCat("broadcast as '", form, "' with the computed input ", k,
+                             " broadcasting against a constant, which ", key, " of ", p.name,
+                             " does not cover (only constants that broadcast were measured)"));
       }
     }
   }
@@ -656,36 +662,37 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
   }
   if (support == forms->end()) support = forms->find(form);
   if (support == forms->end()) {
-    return fail(absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ", key,
-                             " of ", p.name, " does not list"));
+    return Refused({}, absl::StrCat("broadcast as '", form, "' with ", pattern, " operands, which ",
+                                    key, " of ", p.name, " does not list"));
   }
   switch (support->second) {
     case FormSupport::kRuns:
-      return d;
+      return {};
     case FormSupport::kRunsAligned:
-      if (OperandsAligned(v)) return d;
-      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
-                               " operands of different ranks; ", p.name,
-                               " runs it only with equal ranks (", key, ")"));
+      if (OperandsAligned(v)) return {};
+      return Refused({}, absl::StrCat("broadcast as '", form, "' with ", pattern,
+                                      " operands of different ranks; ", p.name,
+                                      " runs it only with equal ranks (", key, ")"));
     case FormSupport::kRunsUnaligned:
-      if (ConstantsBelowOutputRank(v, is_constant)) return d;
-      return fail(absl::StrCat("broadcast as '", form, "' with ", pattern,
-                               " operands, a constant "
-                               "at the output's rank; ",
-                               p.name,
-                               " runs it only with each "
-                               "constant below the output's rank (",
-                               key, ")"));
+      if (ConstantsBelowOutputRank(v, is_constant)) return {};
+      return Refused({}, absl::StrCat("broadcast as '", form, "' with ", pattern,
+                                      " operands, a constant "
+                                      "at the output's rank; ",
+                                      p.name,
+                                      " runs it only with each "
+                                      "constant below the output's rank (",
+                                      key, ")"));
     case FormSupport::kRunsFirstFull:
-      if (FirstOperandFull(v)) return d;
-      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
-                               " operands, the first not of the output's shape; ", p.name,
-                               " runs it only with the first operand of the output's shape (", key,
-                               ")"));
+      if (FirstOperandFull(v)) return {};
+      return Refused(
+          {},
+          absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                       " operands, the first not of the output's shape; ", p.name,
+                       " runs it only with the first operand of the output's shape (", key, ")"));
     default:
-      return fail(absl::StrCat("broadcast as '", support->first, "' with ", pattern,
-                               " operands, which ", p.name, " ", Measured(support->second), " (",
-                               key, ")"));
+      return Refused({}, absl::StrCat("broadcast as '", support->first, "' with ", pattern,
+                                      " operands, which ", p.name, " ", Measured(support->second),
+                                      " (", key, ")"));
   }
 }
 
@@ -694,11 +701,9 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
 FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                         const std::function<bool(const std::string&)>& is_constant) {
   FormDecision d;
+  // Refusals keep what `d` learned before them (the deciding cell, the input of unknown rank).
   auto fail = [&d](std::string why, bool cannot_prove = false) {
-    d.fits = false;
-    d.why = std::move(why);
-    d.cannot_prove = cannot_prove;
-    return d;
+    return Refused(std::move(d), std::move(why), cannot_prove);
   };
   if (v.verdict == bcast::Verdict::kError) {
     return fail(absl::StrCat("broadcast error: ", v.message));
