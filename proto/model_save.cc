@@ -176,7 +176,12 @@ void ClearPayload(onnx::TensorProto* t) {
   t->clear_uint64_data();
 }
 
-// True for the names data files of a save to `out_name` get: "OUT.data" and "OUT.<n>.data".
+// The `n`th name a data file of a save to `out_name` may take: "OUT.data", then "OUT.<n>.data".
+std::string DataFileName(const std::string& out_name, int n) {
+  return n == 0 ? absl::StrCat(out_name, ".data") : absl::StrCat(out_name, ".", n, ".data");
+}
+
+// True for the names data files of a save to `out_name` get (DataFileName).
 bool IsDataFileName(const std::string& name, const std::string& out_name) {
   if (name.size() < out_name.size() + 5 || name.compare(0, out_name.size(), out_name) != 0 ||
       name.compare(name.size() - 5, 5, ".data") != 0) {
@@ -379,7 +384,6 @@ absl::Status ExternalizePayloads(const std::shared_ptr<const OutputDir>& dir,
 absl::Status CommitSave(const std::shared_ptr<const OutputDir>& dir, const std::string& name,
                         const onnx::ModelProto& to_write, const InputFiles& inputs,
                         std::vector<DataFile>* data_files) {
-  const std::string first_data_name = absl::StrCat(name, ".data");
   std::optional<DirLock> lock;
   if (!data_files->empty()) lock.emplace(*dir);
   std::vector<FileId> committed_ids;
@@ -398,9 +402,7 @@ absl::Status CommitSave(const std::shared_ptr<const OutputDir>& dir, const std::
   int next = 0;
   for (DataFile& data : *data_files) {
     for (;; ++next) {
-      const std::string candidate =
-          next == 0 ? first_data_name : absl::StrCat(name, ".", next, ".data");
-      absl::Status s = data.file->CommitNoReplace(candidate);
+      absl::Status s = data.file->CommitNoReplace(DataFileName(name, next));
       if (s.ok()) break;
       if (!absl::IsAlreadyExists(s) || next > 100000) return undo(s);
     }
@@ -464,7 +466,8 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path, const Sav
     to_write = copy.get();
   }
   std::vector<DataFile> data_files;  // in commit order
-  const std::string data_name = absl::StrCat(name, ".data");
+  // Data files are written under the first name and take their final one at commit.
+  const std::string data_name = DataFileName(name, 0);
   if (copy_external) {
     absl::Status s =
         CopyExternalData(dir, data_name, base->get(), copy.get(), &inputs, &data_files);
