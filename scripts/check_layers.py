@@ -38,7 +38,8 @@ def read_table(root):
     try:
         text = open(doc, encoding="utf-8").read()
     except OSError as e:
-        sys.exit(f"check_layers: {doc}: {e.strerror}")
+        print(f"check_layers: {doc}: {e.strerror}", file=sys.stderr)
+        sys.exit(2)
     m = re.search(r"^```layers\n(.*?)^```", text, re.S | re.M)
     if not m:
         print(f"check_layers: {doc}: no ```layers block", file=sys.stderr)
