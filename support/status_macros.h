@@ -16,20 +16,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define BCAST_RETURN_IF_ERROR(expr)                          \
-  do {                                                       \
-    ::absl::Status bcast_status_macro_status_ = (expr);      \
-    if (!bcast_status_macro_status_.ok()) {                  \
-      return bcast_status_macro_status_;                     \
-    }                                                        \
+#define BCAST_RETURN_IF_ERROR(expr)                     \
+  do {                                                  \
+    ::absl::Status bcast_status_macro_status_ = (expr); \
+    if (!bcast_status_macro_status_.ok()) {             \
+      return bcast_status_macro_status_;                \
+    }                                                   \
   } while (false)
 
 #define BCAST_STATUS_MACROS_CONCAT_INNER_(x, y) x##y
 #define BCAST_STATUS_MACROS_CONCAT_(x, y) BCAST_STATUS_MACROS_CONCAT_INNER_(x, y)
 
-#define BCAST_ASSIGN_OR_RETURN(lhs, expr) \
-  BCAST_ASSIGN_OR_RETURN_IMPL_(           \
-      BCAST_STATUS_MACROS_CONCAT_(bcast_status_or_value_, __LINE__), lhs, expr)
+#define BCAST_ASSIGN_OR_RETURN(lhs, expr)                                                          \
+  BCAST_ASSIGN_OR_RETURN_IMPL_(BCAST_STATUS_MACROS_CONCAT_(bcast_status_or_value_, __LINE__), lhs, \
+                               expr)
 
 #define BCAST_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
   auto statusor = (expr);                                 \
