@@ -1,0 +1,45 @@
+// What verify.cc (whole-model runs and bisection) and local_verify.cc (node by node) share:
+// how a model is prepared for the executor, and which condition samples may bind symbols in.
+// Not part of the library's interface.
+#ifndef ONNX_BCAST_VERIFY_INTERNAL_H_
+#define ONNX_BCAST_VERIFY_INTERNAL_H_
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/shape_propagation.h"
+#include "broadcast/condition.h"
+#include "proto/model_io.h"
+#include "runtime/exec/compare.h"
+#include "runtime/exec/executor.h"
+#include "verify/verify.h"
+
+namespace onnx_bcast::verify::internal {
+
+rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
+                             std::shared_ptr<rt::MemoryBudget> memory);
+
+/// Loads `model` for the executor (`*loaded` keeps it alive) under the verification's threads,
+/// deadline and memory budget.
+absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
+                                                      const VerifyOptions& verify,
+                                                      std::shared_ptr<const rt::Model>* loaded);
+
+/// check's analysis of the original: its combined condition decides where samples may bind
+/// the symbols. A model the analysis cannot take gives none.
+std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original);
+
+/// The analysis' combined condition, or none (no constraint) when there is no analysis or its
+/// conditions contradict each other.
+bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a);
+
+/// Local mode: every broadcasting node of the original against its rewrite (the rewritten
+/// node and the nodes a rewrite inserted before it), each as a small model of its own.
+std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
+                                     const VerifyOptions& options, const rt::Tolerance& tolerance);
+
+}  // namespace onnx_bcast::verify::internal
+
+#endif  // ONNX_BCAST_VERIFY_INTERNAL_H_

@@ -1,0 +1,165 @@
+// verify's result as text and as JSON (see verify.h).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "report/report_json.h"
+#include "verify/verify.h"
+
+namespace onnx_bcast::verify {
+
+std::string FormatVerifyText(const VerifyResult& r, const std::string& original_path,
+                             const std::string& rewritten_path) {
+  std::string out = absl::StrCat(
+      original_path, " vs ", rewritten_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (", r.mode,
+      ", ",
+      r.tolerance.exact ? std::string("bit-exact")
+                        : absl::StrCat("rtol ", r.tolerance.rtol, ", atol ", r.tolerance.atol),
+      r.bound.empty() ? "" : "; ", BoundDimsToString(r.bound), ")\n");
+  if (!r.note.empty()) absl::StrAppend(&out, "note: verified node by node: ", r.note, "\n");
+  for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
+  for (const SampleResult& s : r.samples) {
+    absl::StrAppend(
+        &out, "  ", s.label, ": ",
+        s.expect_failure ? (s.match ? "both fail" : "RUNS") : (s.match ? "equal" : "DIFFERENT"),
+        "\n");
+    if (!s.error.empty()) absl::StrAppend(&out, "    ", s.error, "\n");
+    if (!s.note.empty()) absl::StrAppend(&out, "    ", s.note, "\n");
+    for (const OutputResult& o : s.outputs) {
+      absl::StrAppend(&out, "    ",
+                      o.comparison.match
+                          ? absl::StrCat("output '", o.name, "': equal; ", o.comparison.Figures())
+                          : o.comparison.message,
+                      "\n");
+    }
+  }
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    const std::string producer =
+        d.node.empty() ? absl::StrCat("unnamed ", d.op, " (first output '", d.node_output, "')")
+                       : absl::StrCat(d.op, " '", d.node, "'");
+    absl::StrAppend(&out, "first divergence (", d.sample, "): tensor '", d.tensor, "' produced by ",
+                    producer, " with inputs ", absl::StrJoin(d.input_shapes, ", "), "; ",
+                    d.comparison.message, "\n");
+    if (!d.pass.empty()) {
+      absl::StrAppend(&out, "  introduced by pass ", d.pass, ": ", d.rewrite, "\n");
+    }
+  }
+  int checked = 0, skipped = 0;
+  for (const LocalResult& l : r.local) {
+    (l.skipped ? skipped : checked) += 1;
+    absl::StrAppend(&out, "  ", l.op, " '", l.node,
+                    "': ", l.skipped ? "skipped" : (l.match ? "equal" : "DIFFERENT"), "; ",
+                    l.detail, "\n");
+  }
+  if (!r.local.empty()) {
+    absl::StrAppend(&out, "  local: ", checked, " node(s) checked, ", skipped, " skipped\n");
+  }
+  return out;
+}
+
+namespace {
+
+passes::Json ComparisonJson(const rt::Comparison& c) {
+  passes::Json j;
+  j["match"] = c.match;
+  j["elements"] = c.elements;
+  j["mismatches"] = c.mismatches;
+  j["max_abs_error"] = passes::JsonNumber(c.max_abs_error);
+  j["max_abs_at"] = passes::JsonStringOrNull(c.max_abs_at);
+  j["max_rel_error"] = passes::JsonNumber(c.max_rel_error);
+  j["max_rel_at"] = passes::JsonStringOrNull(c.max_rel_at);
+  j["max_ulp"] = c.max_ulp;
+  j["passing_atol"] = c.passing_atol ? passes::JsonNumber(*c.passing_atol) : passes::Json();
+  j["passing_rtol"] = c.passing_rtol ? passes::JsonNumber(*c.passing_rtol) : passes::Json();
+  j["message"] = passes::JsonStringOrNull(c.message);
+  return j;
+}
+
+}  // namespace
+
+passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original_path,
+                              const std::string& rewritten_path) {
+  passes::Json doc;
+  doc["schema_version"] = passes::kReportSchemaVersion;
+  doc["kind"] = "verify";
+  doc["original"] = original_path;
+  doc["rewritten"] = rewritten_path;
+  doc["match"] = r.match;
+  doc["mode"] = r.mode;
+  doc["note"] = passes::JsonStringOrNull(r.note);
+  doc["tolerance"] = passes::Json{{"exact", r.tolerance.exact},
+                                  {"rtol", passes::JsonNumber(r.tolerance.rtol)},
+                                  {"atol", passes::JsonNumber(r.tolerance.atol)}};
+  passes::Json bound = passes::Json::array();
+  for (const BoundDim& b : r.bound) {
+    bound.push_back(passes::Json{{"symbol", b.symbol}, {"value", b.value}, {"by", b.by}});
+  }
+  doc["bound"] = std::move(bound);
+  passes::Json structural = passes::Json::array();
+  for (const std::string& s : r.structural) structural.push_back(s);
+  doc["structural"] = std::move(structural);
+  passes::Json samples = passes::Json::array();
+  double max_abs = 0;
+  int64_t max_ulp = 0;
+  for (const SampleResult& s : r.samples) {
+    for (const OutputResult& o : s.outputs) {
+      // NaN-safe: a NaN error is the largest of all.
+      if (!(o.comparison.max_abs_error <= max_abs)) max_abs = o.comparison.max_abs_error;
+      max_ulp = std::max(max_ulp, o.comparison.max_ulp);
+    }
+    passes::Json j;
+    j["sample"] = s.label;
+    j["match"] = s.match;
+    j["expect_failure"] = s.expect_failure;
+    j["error"] = passes::JsonStringOrNull(s.error);
+    j["note"] = passes::JsonStringOrNull(s.note);
+    passes::Json outputs = passes::Json::array();
+    for (const OutputResult& o : s.outputs) {
+      passes::Json c;
+      c["output"] = o.name;
+      c.update(ComparisonJson(o.comparison));
+      outputs.push_back(std::move(c));
+    }
+    j["outputs"] = std::move(outputs);
+    samples.push_back(std::move(j));
+  }
+  doc["samples"] = std::move(samples);
+  doc["max_abs_error"] = passes::JsonNumber(max_abs);
+  doc["max_ulp"] = max_ulp;
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    passes::Json j;
+    j["sample"] = d.sample;
+    j["tensor"] = d.tensor;
+    j["node"] = d.node;
+    j["node_output"] = d.node_output;
+    j["op"] = d.op;
+    passes::Json shapes = passes::Json::array();
+    for (const std::string& s : d.input_shapes) shapes.push_back(s);
+    j["input_shapes"] = std::move(shapes);
+    j["pass"] = passes::JsonStringOrNull(d.pass);
+    j["rewrite"] = passes::JsonStringOrNull(d.rewrite);
+    j["comparison"] = ComparisonJson(d.comparison);
+    doc["divergence"] = std::move(j);
+  } else {
+    doc["divergence"] = nullptr;
+  }
+  passes::Json local = passes::Json::array();
+  for (const LocalResult& l : r.local) {
+    local.push_back(passes::Json{{"node", l.node},
+                                 {"op", l.op},
+                                 {"match", l.match},
+                                 {"skipped", l.skipped},
+                                 {"detail", l.detail}});
+  }
+  doc["local"] = std::move(local);
+  return doc;
+}
+
+std::string FormatVerifyJson(const VerifyResult& r, const std::string& original_path,
+                             const std::string& rewritten_path) {
+  return passes::DumpJson(VerifyResultJson(r, original_path, rewritten_path));
+}
+
+}  // namespace onnx_bcast::verify
