@@ -215,18 +215,19 @@ std::string FormatProbeTable(const ProbeReport& r) {
   return out;
 }
 
-passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
-  passes::TargetProfile p;
-  p.name = r.Label();
-  p.description = absl::StrCat(
-      r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ", r.cells.size(),
-      " cells, ", r.Count(CellResult::kRunsAndMatches), " run and match, ",
-      r.Count(CellResult::kRefused), " refused, ", r.Count(CellResult::kWrong), " wrong, ",
-      r.Count(CellResult::kCrashed), " crashed");
-  p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
+namespace {
+
+// The grid's cells of each op (the class rules), apart from the exact-shape cells, with what the
+// other cells say straight into the profile: initializer types, ops the converter lacks, and
+// whether shapes computed at run time work.
+struct SortedCells {
   std::map<std::string, std::vector<const ProbeCell*>> by_op;
-  bool shape_cells = false;
   std::vector<const ProbeCell*> exact;
+};
+
+SortedCells SortCells(const ProbeReport& r, passes::TargetProfile* p) {
+  SortedCells sorted;
+  bool shape_cells = false;
   std::set<std::string> lacking;
   for (const ProbeCell& c : r.cells) {
     // The converter's own word that it has no layer for the op (ncnn's onnx2ncnn).
@@ -235,124 +236,138 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       lacking.insert(c.op);
     }
     if (c.op == "Initializer") {
-      if (c.result == CellResult::kRunsAndMatches) p.initializer_types.push_back(c.form);
+      if (c.result == CellResult::kRunsAndMatches) p->initializer_types.push_back(c.form);
     } else if (c.form == "exact") {
-      exact.push_back(&c);  // the exact-shape cells, below; the class rules come from the grid
+      sorted.exact.push_back(&c);  // the exact-shape cells; the class rules come from the grid
     } else if (c.form == "op" || c.form == "batch" || c.form == "constant-shape") {
       // Which ops the engine has, its batch axis, a constant Reshape: the table shows them;
       // the broadcast rules come from the grid's own cells.
     } else if (c.op != "Reshape") {
-      by_op[c.op].push_back(&c);
+      sorted.by_op[c.op].push_back(&c);
     } else if (c.form == "runtime-shape") {
       shape_cells = true;
-      p.runtime_shapes = p.runtime_shapes && c.result == CellResult::kRunsAndMatches;
+      p->runtime_shapes = p->runtime_shapes && c.result == CellResult::kRunsAndMatches;
     }
   }
-  if (!shape_cells) p.runtime_shapes = true;  // not measured: the default
-  p.unsupported_ops.assign(lacking.begin(), lacking.end());
-  for (const auto& [op, cells] : by_op) {
-    passes::OpRule rule;
-    // The rank limit, from the `same` cells.
-    std::map<int64_t, bool> same_ok;  // output rank -> every same cell there runs
-    for (const ProbeCell* c : cells) {
-      if (c->form_class != "same" || c->wrapped >= 0 || c->kind_pattern != "computed") continue;
-      const int64_t rank = static_cast<int64_t>(c->output_shape.size());
-      auto [it, fresh] = same_ok.emplace(rank, true);
-      it->second = it->second && c->result == CellResult::kRunsAndMatches;
-    }
-    // Failing from some rank on and below some rank, passing between: the limits.
-    int64_t first_failing = 0;
-    for (auto it = same_ok.rbegin(); it != same_ok.rend() && !it->second; ++it) {
-      first_failing = it->first;
-    }
-    int64_t first_passing = 0;
-    bool any_passing = false;  // rank 0 passes too (ncnn's rank-0 cells)
-    for (auto it = same_ok.begin(); it != same_ok.end(); ++it) {
-      if (it->second) {
-        first_passing = it->first;
-        any_passing = true;
-        break;
-      }
-    }
-    if (any_passing) {
-      if (first_failing > first_passing) rule.max_rank = first_failing - 1;
-      if (first_passing > same_ok.begin()->first) rule.min_rank = first_passing;
-    }
-    auto outside = [&](const ProbeCell& c) {
-      const int64_t rank = static_cast<int64_t>(c.output_shape.size());
-      return (rule.max_rank > 0 && rank > rule.max_rank) ||
-             (rule.min_rank > 0 && rank < rule.min_rank);
-    };
-    // (pattern, class) -> worst of all cells, and of the cells each refinement keeps.
-    struct Tally {
-      int worst = 0;
-      int worst_aligned = 0;
-      bool any_aligned = false;
-      int worst_below = 0;
-      bool any_below = false;
-      int worst_first_full = 0;
-      bool any_first_full = false;
-      CellResult worst_result = CellResult::kRunsAndMatches;
+  if (!shape_cells) p->runtime_shapes = true;  // not measured: the default
+  p->unsupported_ops.assign(lacking.begin(), lacking.end());
+  return sorted;
+}
 
-      void Add(const ProbeCell& c) {
-        const int s = Severity(c.result);
-        if (s > worst) {
-          worst = s;
-          worst_result = c.result;
-        }
-        if (c.aligned) {
-          any_aligned = true;
-          worst_aligned = std::max(worst_aligned, s);
-        }
-        if (c.constants_below) {
-          any_below = true;
-          worst_below = std::max(worst_below, s);
-        }
-        if (c.first_full) {
-          any_first_full = true;
-          worst_first_full = std::max(worst_first_full, s);
-        }
-      }
-      // The least restrictive support that every cell it keeps runs under.
-      passes::FormSupport Support() const {
-        if (worst > 0 && any_aligned && worst_aligned == 0) {
-          return passes::FormSupport::kRunsAligned;
-        }
-        if (worst > 0 && any_below && worst_below == 0) return passes::FormSupport::kRunsUnaligned;
-        if (worst > 0 && any_first_full && worst_first_full == 0) {
-          return passes::FormSupport::kRunsFirstFull;
-        }
-        return SupportOf(worst_result);
-      }
-    };
-    std::map<std::string, std::map<std::string, Tally>> tallies;
-    // (pattern, class) -> output rank -> the same over that rank's cells.
-    std::map<std::string, std::map<std::string, std::map<int64_t, Tally>>> by_rank;
-    for (const ProbeCell* c : cells) {
-      // A rewrite form's cell may fail in the wrapping node (Tile, a multi-axis Unsqueeze):
-      // the op's rules come from the direct cells; the table shows the forms.
-      if (c->form_class.empty() || c->wrapped >= 0 || outside(*c)) continue;
-      tallies[c->kind_pattern][c->form_class].Add(*c);
-      by_rank[c->kind_pattern][c->form_class][static_cast<int64_t>(c->output_shape.size())].Add(*c);
-    }
-    for (const auto& [pattern, classes] : tallies) {
-      for (const auto& [cls, t] : classes) {
-        const passes::FormSupport all = t.Support();
-        rule.forms[pattern][cls] = all;
-        // A rank whose cells run where the class as a whole does not (OpenCV 4.6: Sub of a
-        // computed inner-axis operand at rank 2 only): its own entry, `<class>@<rank>`.
-        if (all == passes::FormSupport::kRuns) continue;
-        for (const auto& [rank, rt] : by_rank[pattern][cls]) {
-          const passes::FormSupport at = rt.Support();
-          if (at != all && Running(at)) {
-            rule.forms[pattern][absl::StrCat(cls, "@", rank)] = at;
-          }
-        }
-      }
-    }
-    p.op_rules[op] = std::move(rule);
+// The rank limits of an op, from its `same` cells: failing from some rank on and below some
+// rank, passing between.
+void SetRankLimits(const std::vector<const ProbeCell*>& cells, passes::OpRule* rule) {
+  std::map<int64_t, bool> same_ok;  // output rank -> every same cell there runs
+  for (const ProbeCell* c : cells) {
+    if (c->form_class != "same" || c->wrapped >= 0 || c->kind_pattern != "computed") continue;
+    const int64_t rank = static_cast<int64_t>(c->output_shape.size());
+    auto [it, fresh] = same_ok.emplace(rank, true);
+    it->second = it->second && c->result == CellResult::kRunsAndMatches;
   }
-  AddShapeCells(exact, &p);
+  int64_t first_failing = 0;
+  for (auto it = same_ok.rbegin(); it != same_ok.rend() && !it->second; ++it) {
+    first_failing = it->first;
+  }
+  int64_t first_passing = 0;
+  bool any_passing = false;  // rank 0 passes too (ncnn's rank-0 cells)
+  for (auto it = same_ok.begin(); it != same_ok.end(); ++it) {
+    if (it->second) {
+      first_passing = it->first;
+      any_passing = true;
+      break;
+    }
+  }
+  if (any_passing) {
+    if (first_failing > first_passing) rule->max_rank = first_failing - 1;
+    if (first_passing > same_ok.begin()->first) rule->min_rank = first_passing;
+  }
+}
+
+// (pattern, class) -> worst of all cells, and of the cells each refinement keeps.
+struct Tally {
+  int worst = 0;
+  int worst_aligned = 0;
+  bool any_aligned = false;
+  int worst_below = 0;
+  bool any_below = false;
+  int worst_first_full = 0;
+  bool any_first_full = false;
+  CellResult worst_result = CellResult::kRunsAndMatches;
+
+  void Add(const ProbeCell& c) {
+    const int s = Severity(c.result);
+    if (s > worst) {
+      worst = s;
+      worst_result = c.result;
+    }
+    if (c.aligned) {
+      any_aligned = true;
+      worst_aligned = std::max(worst_aligned, s);
+    }
+    if (c.constants_below) {
+      any_below = true;
+      worst_below = std::max(worst_below, s);
+    }
+    if (c.first_full) {
+      any_first_full = true;
+      worst_first_full = std::max(worst_first_full, s);
+    }
+  }
+  // The least restrictive support that every cell it keeps runs under.
+  passes::FormSupport Support() const {
+    if (worst > 0 && any_aligned && worst_aligned == 0) {
+      return passes::FormSupport::kRunsAligned;
+    }
+    if (worst > 0 && any_below && worst_below == 0) return passes::FormSupport::kRunsUnaligned;
+    if (worst > 0 && any_first_full && worst_first_full == 0) {
+      return passes::FormSupport::kRunsFirstFull;
+    }
+    return SupportOf(worst_result);
+  }
+};
+
+// One op's rule: its rank limits, and per (operand kinds, class) the least restrictive support
+// every cell runs under, with `<class>@<rank>` entries where one rank runs and the class does
+// not.
+passes::OpRule OpRuleFromCells(const std::vector<const ProbeCell*>& cells) {
+  passes::OpRule rule;
+  SetRankLimits(cells, &rule);
+  auto outside = [&](const ProbeCell& c) {
+    const int64_t rank = static_cast<int64_t>(c.output_shape.size());
+    return (rule.max_rank > 0 && rank > rule.max_rank) ||
+           (rule.min_rank > 0 && rank < rule.min_rank);
+  };
+  std::map<std::string, std::map<std::string, Tally>> tallies;
+  // (pattern, class) -> output rank -> the same over that rank's cells.
+  std::map<std::string, std::map<std::string, std::map<int64_t, Tally>>> by_rank;
+  for (const ProbeCell* c : cells) {
+    // A rewrite form's cell may fail in the wrapping node (Tile, a multi-axis Unsqueeze):
+    // the op's rules come from the direct cells; the table shows the forms.
+    if (c->form_class.empty() || c->wrapped >= 0 || outside(*c)) continue;
+    tallies[c->kind_pattern][c->form_class].Add(*c);
+    by_rank[c->kind_pattern][c->form_class][static_cast<int64_t>(c->output_shape.size())].Add(*c);
+  }
+  for (const auto& [pattern, classes] : tallies) {
+    for (const auto& [cls, t] : classes) {
+      const passes::FormSupport all = t.Support();
+      rule.forms[pattern][cls] = all;
+      // A rank whose cells run where the class as a whole does not (OpenCV 4.6: Sub of a
+      // computed inner-axis operand at rank 2 only): its own entry, `<class>@<rank>`.
+      if (all == passes::FormSupport::kRuns) continue;
+      for (const auto& [rank, rt] : by_rank[pattern][cls]) {
+        const passes::FormSupport at = rt.Support();
+        if (at != all && Running(at)) {
+          rule.forms[pattern][absl::StrCat(cls, "@", rank)] = at;
+        }
+      }
+    }
+  }
+  return rule;
+}
+
+// The classes the engine runs natively: what every elementwise op that runs `same` runs with
+// computed operands, then unidirectional (PRelu, Gemm) and matmul-batch where any form runs.
+std::vector<std::string> NativeClasses(const passes::TargetProfile& p) {
   // Global classes: what every elementwise op that runs `same` runs with computed operands.
   std::set<std::string> global = {"same",       "scalar",        "per-channel", "inner-axis",
                                   "outer-axis", "bidirectional", "general"};
@@ -369,10 +384,11 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
       it = runs(*it) ? std::next(it) : global.erase(it);
     }
   }
+  std::vector<std::string> native;
   static const char* const kOrder[] = {"same",       "scalar",        "per-channel", "inner-axis",
                                        "outer-axis", "bidirectional", "general"};
   for (const char* cls : kOrder) {
-    if (global.count(cls) > 0) p.native_classes.push_back(cls);
+    if (global.count(cls) > 0) native.push_back(cls);
   }
   auto any_runs = [&](std::initializer_list<const char*> ops) {
     for (const char* op : ops) {
@@ -386,9 +402,27 @@ passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
     }
     return false;
   };
-  if (any_runs({"PRelu", "Gemm"})) p.native_classes.push_back("unidirectional");
-  if (any_runs({"MatMul"})) p.native_classes.push_back("matmul-batch");
-  if (p.native_classes.empty()) p.native_classes.push_back("same");
+  if (any_runs({"PRelu", "Gemm"})) native.push_back("unidirectional");
+  if (any_runs({"MatMul"})) native.push_back("matmul-batch");
+  if (native.empty()) native.push_back("same");
+  return native;
+}
+
+}  // namespace
+
+passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
+  passes::TargetProfile p;
+  p.name = r.Label();
+  p.description = absl::StrCat(
+      r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ", r.cells.size(),
+      " cells, ", r.Count(CellResult::kRunsAndMatches), " run and match, ",
+      r.Count(CellResult::kRefused), " refused, ", r.Count(CellResult::kWrong), " wrong, ",
+      r.Count(CellResult::kCrashed), " crashed");
+  p.passes = {"upgrade-legacy-broadcast", "fold-constants", "legalize-measured"};
+  const SortedCells sorted = SortCells(r, &p);
+  for (const auto& [op, cells] : sorted.by_op) p.op_rules[op] = OpRuleFromCells(cells);
+  AddShapeCells(sorted.exact, &p);
+  p.native_classes = NativeClasses(p);
   return p;
 }
 
