@@ -29,6 +29,7 @@
 #include "proto/model_io.h"
 #include "report/check_report.h"
 #include "report/opt_report.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 #include "verify/verify.h"
 
@@ -75,7 +76,7 @@ absl::Status CheckLimits(const LoadOptions& o) {
 // model-local function) refuse a broken graph before any layer walks it. Without them a
 // recursive function overflowed the stack in Check() and so in the Python module (issue 14).
 absl::StatusOr<proto::Model> LoadInternal(const std::string& path, const LoadOptions& options) {
-  if (absl::Status s = CheckLimits(options); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckLimits(options));
   return driver::Load(path, ToLimits(options));
 }
 
@@ -83,7 +84,7 @@ absl::StatusOr<proto::Model> LoadInternal(const std::string& path, const LoadOpt
 // proto::Model); messages name it "<memory>".
 absl::StatusOr<proto::Model> Adopt(const onnx::ModelProto& model, const LoadOptions& options,
                                    const char* label = kMemoryLabel) {
-  if (absl::Status s = CheckLimits(options); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckLimits(options));
   proto::Model out;
   out.proto = model;
   out.path = label;
@@ -200,8 +201,7 @@ absl::StatusOr<passes::ResolvedPipeline> ResolvePipeline(const OptimizeOptions& 
 // Runs the pipeline over `model` (changed in place even on error: callers work on a copy).
 absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const OptimizeOptions& options,
                                              const std::string& output_path) {
-  absl::StatusOr<passes::ResolvedPipeline> pipeline = ResolvePipeline(options);
-  if (!pipeline.ok()) return pipeline.status();
+  BCAST_ASSIGN_OR_RETURN(passes::ResolvedPipeline pipeline, ResolvePipeline(options));
   driver::OptSettings settings;
   settings.verify_each = options.verify_each;
   settings.fold_limit_bytes = options.fold_limit_bytes;
@@ -213,7 +213,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   request.bind.input_shapes = options.input_shapes;
   request.allow_partial = options.allow_partial;
   absl::StatusOr<driver::OptimizeOutcome> outcome =
-      driver::OptimizeAtDims(model, *pipeline, settings, request, &report);
+      driver::OptimizeAtDims(model, pipeline, settings, request, &report);
   if (!outcome.ok()) return Named(*model, outcome.status());
   const std::string label = model->path.empty() ? std::string("model") : model->path;
   if (!outcome->bind_usage.empty()) {
@@ -225,7 +225,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   if (!outcome->status.ok()) return Named(*model, outcome->status);
   if (outcome->target_not_met) {
     return absl::UnimplementedError(absl::StrCat(
-        label, ": target ", pipeline->profile->name, " not met: ", report.violations.size(),
+        label, ": target ", pipeline.profile->name, " not met: ", report.violations.size(),
         " node(s) not in its form (allow_partial keeps the partial rewrite): ",
         absl::StrJoin(report.violations, "; ")));
   }
@@ -252,9 +252,8 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   // The CLI's text, its last line saying what the target covers: given the profile's list of ops
   // its engine has no layer for, as the CLI gives it (the ops the model uses would leave a model
   // that uses none of them with the "not checked" line instead of "every op has a layer").
-  const std::vector<std::string> unsupported_ops = pipeline->profile.has_value()
-                                                       ? pipeline->profile->unsupported_ops
-                                                       : std::vector<std::string>{};
+  const std::vector<std::string> unsupported_ops =
+      pipeline.profile.has_value() ? pipeline.profile->unsupported_ops : std::vector<std::string>{};
   out.text = driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
                                    /*rewrites=*/false, /*debug=*/false, /*list_violations=*/true);
   out.json = passes::FormatOptJson(report);
@@ -339,9 +338,8 @@ absl::StatusOr<rt::Feeds> ToFeeds(const proto::Model& model, const rt::Graph& gr
           absl::StrCat(model.path, ": the model has no input or initializer '", name,
                        "' (inputs: ", absl::StrJoin(graph.inputs, ", "), ")"));
     }
-    absl::StatusOr<rt::Tensor> t = ToRuntime(name, tensor);
-    if (!t.ok()) return t.status();
-    feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(*std::move(t))));
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, ToRuntime(name, tensor));
+    feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(std::move(t))));
   }
   return feeds;
 }
@@ -467,19 +465,17 @@ std::vector<PassInfo> ListTargets() {
 
 absl::StatusOr<onnx::ModelProto> LoadModel(const std::string& path, const LoadOptions& options) {
   return Guard(path.c_str(), [&]() -> absl::StatusOr<onnx::ModelProto> {
-    absl::StatusOr<proto::Model> model = LoadInternal(path, options);
-    if (!model.ok()) return model.status();
-    return std::move(model->proto);
+    BCAST_ASSIGN_OR_RETURN(proto::Model model, LoadInternal(path, options));
+    return std::move(model.proto);
   });
 }
 
 absl::StatusOr<onnx::ModelProto> ParseModel(std::string_view bytes, const LoadOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<onnx::ModelProto> {
-    if (absl::Status s = CheckLimits(options); !s.ok()) return s;
-    absl::StatusOr<proto::Model> model =
-        driver::Parse(bytes, kMemoryLabel, options.base_dir, ToLimits(options));
-    if (!model.ok()) return model.status();
-    return std::move(model->proto);
+    BCAST_RETURN_IF_ERROR(CheckLimits(options));
+    BCAST_ASSIGN_OR_RETURN(proto::Model model,
+                           driver::Parse(bytes, kMemoryLabel, options.base_dir, ToLimits(options)));
+    return std::move(model.proto);
   });
 }
 
@@ -531,17 +527,15 @@ absl::Status CheckResult::ErrorStatus() const {
 
 absl::StatusOr<CheckResult> Check(const onnx::ModelProto& model, const CheckOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<CheckResult> {
-    absl::StatusOr<proto::Model> m = Adopt(model, options.load);
-    if (!m.ok()) return m.status();
-    return CheckModel(*m, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model m, Adopt(model, options.load));
+    return CheckModel(m, options);
   });
 }
 
 absl::StatusOr<CheckResult> Check(const std::string& path, const CheckOptions& options) {
   return Guard(path.c_str(), [&]() -> absl::StatusOr<CheckResult> {
-    absl::StatusOr<proto::Model> m = LoadInternal(path, options.load);
-    if (!m.ok()) return m.status();
-    return CheckModel(*m, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model m, LoadInternal(path, options.load));
+    return CheckModel(m, options);
   });
 }
 
@@ -560,8 +554,7 @@ absl::StatusOr<OptimizeReport> Optimize(onnx::ModelProto* model, const OptimizeO
     // Work on a copy so that *model stays untouched on any error.
     absl::StatusOr<proto::Model> m = Adopt(*model, options.load);
     if (!m.ok()) return m.status();
-    absl::StatusOr<OptimizeReport> report = OptimizeModel(&*m, options, "");
-    if (!report.ok()) return report.status();
+    BCAST_ASSIGN_OR_RETURN(OptimizeReport report, OptimizeModel(&*m, options, ""));
     model->Swap(&m->proto);
     return report;
   });
@@ -571,14 +564,12 @@ absl::StatusOr<OptimizeReport> Optimize(const std::string& input_path,
                                         const std::string& output_path,
                                         const OptimizeOptions& options, const SaveOptions& save) {
   return Guard(input_path.c_str(), [&]() -> absl::StatusOr<OptimizeReport> {
-    absl::StatusOr<proto::Model> m = LoadInternal(input_path, options.load);
-    if (!m.ok()) return m.status();
-    absl::StatusOr<OptimizeReport> report = OptimizeModel(&*m, options, output_path);
-    if (!report.ok()) return report.status();
+    BCAST_ASSIGN_OR_RETURN(proto::Model m, LoadInternal(input_path, options.load));
+    BCAST_ASSIGN_OR_RETURN(OptimizeReport report, OptimizeModel(&m, options, output_path));
     proto::SaveOptions save_options;
     save_options.external_data = save.external_data;
     save_options.external_threshold_bytes = save.external_threshold_bytes;
-    if (absl::Status s = proto::SaveModel(*m, output_path, save_options); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(proto::SaveModel(m, output_path, save_options));
     return report;
   });
 }
@@ -595,18 +586,16 @@ const char* DataTypeName(DataType dtype) {
 absl::StatusOr<NamedTensors> Run(const onnx::ModelProto& model, const TensorMap& inputs,
                                  const RunOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<NamedTensors> {
-    absl::StatusOr<proto::Model> m = Adopt(model, options.load);
-    if (!m.ok()) return m.status();
-    return RunModel(*m, inputs, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model m, Adopt(model, options.load));
+    return RunModel(m, inputs, options);
   });
 }
 
 absl::StatusOr<NamedTensors> Run(const std::string& path, const TensorMap& inputs,
                                  const RunOptions& options) {
   return Guard(path.c_str(), [&]() -> absl::StatusOr<NamedTensors> {
-    absl::StatusOr<proto::Model> m = LoadInternal(path, options.load);
-    if (!m.ok()) return m.status();
-    return RunModel(*m, inputs, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model m, LoadInternal(path, options.load));
+    return RunModel(m, inputs, options);
   });
 }
 
@@ -616,11 +605,9 @@ absl::StatusOr<VerifyResult> Verify(const onnx::ModelProto& original,
                                     const onnx::ModelProto& rewritten,
                                     const VerifyOptions& options) {
   return Guard(kMemoryLabel, [&]() -> absl::StatusOr<VerifyResult> {
-    absl::StatusOr<proto::Model> a = Adopt(original, options.load, "<original>");
-    if (!a.ok()) return a.status();
-    absl::StatusOr<proto::Model> b = Adopt(rewritten, options.load, "<rewritten>");
-    if (!b.ok()) return b.status();
-    return VerifyModels(*a, *b, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model a, Adopt(original, options.load, "<original>"));
+    BCAST_ASSIGN_OR_RETURN(proto::Model b, Adopt(rewritten, options.load, "<rewritten>"));
+    return VerifyModels(a, b, options);
   });
 }
 
@@ -628,11 +615,9 @@ absl::StatusOr<VerifyResult> Verify(const std::string& original_path,
                                     const std::string& rewritten_path,
                                     const VerifyOptions& options) {
   return Guard(original_path.c_str(), [&]() -> absl::StatusOr<VerifyResult> {
-    absl::StatusOr<proto::Model> a = LoadInternal(original_path, options.load);
-    if (!a.ok()) return a.status();
-    absl::StatusOr<proto::Model> b = LoadInternal(rewritten_path, options.load);
-    if (!b.ok()) return b.status();
-    return VerifyModels(*a, *b, options);
+    BCAST_ASSIGN_OR_RETURN(proto::Model a, LoadInternal(original_path, options.load));
+    BCAST_ASSIGN_OR_RETURN(proto::Model b, LoadInternal(rewritten_path, options.load));
+    return VerifyModels(a, b, options);
   });
 }
 

@@ -15,6 +15,7 @@
 #include "report/check_report.h"
 #include "runtime/exec/constant_eval.h"
 #include "runtime/run_budget.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::driver {
@@ -23,22 +24,21 @@ absl::StatusOr<proto::Model> Load(const std::string& path, const proto::Limits& 
                                   passes::ProgressSink* progress) {
   const bool from_stdin = path == kStdin;
   passes::ProgressStep step(progress, absl::StrCat("loading ", from_stdin ? "<stdin>" : path));
-  absl::StatusOr<proto::Model> model = from_stdin
-                                           ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
-                                           : proto::LoadModel(path, limits);
-  if (!model.ok()) return model.status();
+  BCAST_ASSIGN_OR_RETURN(proto::Model model,
+                         from_stdin ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
+                                    : proto::LoadModel(path, limits));
   // libonnx's inference recurses forever on a recursive function and takes hours on one whose
   // calls expand past --max-function-inlines: refused here, for every entry point alike.
-  if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
-  step.End(absl::StrCat(passes::FormatCount(model->proto.graph().node_size()), " nodes"));
+  BCAST_RETURN_IF_ERROR(proto::CheckGraphStructure(model, limits));
+  step.End(absl::StrCat(passes::FormatCount(model.proto.graph().node_size()), " nodes"));
   return model;
 }
 
 absl::StatusOr<proto::Model> Parse(std::string_view bytes, const std::string& label,
                                    const std::string& base_dir, const proto::Limits& limits) {
-  absl::StatusOr<proto::Model> model = proto::ParseModelBytes(bytes, label, base_dir, limits);
-  if (!model.ok()) return model.status();
-  if (absl::Status s = proto::CheckGraphStructure(*model, limits); !s.ok()) return s;
+  BCAST_ASSIGN_OR_RETURN(proto::Model model,
+                         proto::ParseModelBytes(bytes, label, base_dir, limits));
+  BCAST_RETURN_IF_ERROR(proto::CheckGraphStructure(model, limits));
   return model;
 }
 
@@ -46,7 +46,7 @@ absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limi
   if (absl::Status s = proto::ValidateModel(model, limits); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(model.path, ": ", s.message()));
   }
-  if (absl::Status s = proto::CheckGraphStructure(model, limits); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(proto::CheckGraphStructure(model, limits));
   return model;
 }
 
@@ -57,13 +57,12 @@ absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest
   // without dims the tables would be built and dropped unread (a third of check's memory at
   // 100k nodes).
   if (request.dims.empty()) options.record_shapes = false;
-  absl::StatusOr<passes::Analysis> analysis =
-      passes::AnalyzeBroadcasts(model, options, request.annotated);
-  if (!analysis.ok()) return analysis.status();
-  step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis->nodes.size())),
+  BCAST_ASSIGN_OR_RETURN(passes::Analysis analysis,
+                         passes::AnalyzeBroadcasts(model, options, request.annotated));
+  step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis.nodes.size())),
                         " broadcasting nodes"));
   CheckOutcome out;
-  out.analysis = *std::move(analysis);
+  out.analysis = std::move(analysis);
   if (!request.dims.empty()) {
     absl::StatusOr<passes::DimEvaluation> at = passes::EvaluateAtDims(out.analysis, request.dims);
     if (at.ok()) {
@@ -91,20 +90,19 @@ absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBinding
   CheckRequest check;
   check.dims = out.bindings;
   check.progress = progress;
-  absl::StatusOr<CheckOutcome> checked = Check(*model, check);
-  if (!checked.ok()) return checked.status();
-  if (!checked->dims_status.ok()) {
-    out.usage = std::string(checked->dims_status.message());
+  BCAST_ASSIGN_OR_RETURN(CheckOutcome checked, Check(*model, check));
+  if (!checked.dims_status.ok()) {
+    out.usage = std::string(checked.dims_status.message());
     return out;
   }
-  out.at = std::move(checked->at);
-  if (out.at->Fails(checked->analysis)) {
+  out.at = std::move(checked.at);
+  if (out.at->Fails(checked.analysis)) {
     if (out.at->first_failure >= 0) {
       const auto i = static_cast<size_t>(out.at->first_failure);
-      out.failure = passes::LocatedMessage(checked->analysis.nodes[i], out.at->nodes[i].message);
+      out.failure = passes::LocatedMessage(checked.analysis.nodes[i], out.at->nodes[i].message);
     } else {
       out.failure =
-          absl::StrCat("the broadcast conditions contradict: ", checked->analysis.contradiction);
+          absl::StrCat("the broadcast conditions contradict: ", checked.analysis.contradiction);
     }
     return out;
   }
@@ -208,13 +206,13 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
                                                passes::OptReport* report) {
   OptimizeOutcome out;
   if (!request.bind.empty()) {
-    absl::StatusOr<DimBindingOutcome> bound = BindDims(model, request.bind, settings.progress);
-    if (!bound.ok()) return bound.status();
-    out.bind_usage = std::move(bound->usage);
-    out.bind_failure = std::move(bound->failure);
+    BCAST_ASSIGN_OR_RETURN(DimBindingOutcome bound,
+                           BindDims(model, request.bind, settings.progress));
+    out.bind_usage = std::move(bound.usage);
+    out.bind_failure = std::move(bound.failure);
     if (!out.ran()) return out;
-    report->bindings = bound->bindings;
-    report->dims_fixed = bound->dims_fixed;
+    report->bindings = bound.bindings;
+    report->dims_fixed = bound.dims_fixed;
   }
   if (request.before_passes) {
     out.stopped = request.before_passes(*model);

@@ -7,15 +7,15 @@
 #include "absl/strings/str_join.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/random_inputs.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::driver {
 
 absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model& model,
                                                               const ExecutorSettings& settings) {
   passes::ProgressStep step(settings.progress, "preparing the executor");
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded =
-      rt::LoadRuntimeModel(model, settings.load);
-  if (!loaded.ok()) return loaded.status();
+  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> loaded,
+                         rt::LoadRuntimeModel(model, settings.load));
   rt::RunOptions options;
   options.threads = settings.threads;
   if (settings.max_memory_bytes > 0) options.max_memory_bytes = settings.max_memory_bytes;
@@ -30,11 +30,10 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model
       profile->RecordPrepare(node, seconds, bytes, label);
     };
   }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded, options);
-  if (!exec.ok()) return exec.status();
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(loaded, options));
   step.End();
   // Covers every run of this executor (run's --bench included).
-  if (settings.timeout_seconds > 0) (*exec)->set_timeout(settings.timeout_seconds);
+  if (settings.timeout_seconds > 0) (exec)->set_timeout(settings.timeout_seconds);
   return exec;
 }
 
@@ -64,30 +63,26 @@ absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& re
   random.seed = request.seed;
   random.dims = out.bound;  // the given inputs' symbols size the random ones alike
   random.max_elements = request.max_elements;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, random, given);
-  if (!feeds.ok()) return feeds.status();
-  out.random = *std::move(feeds);
+  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(graph, random, given));
+  out.random = std::move(feeds);
   return out;
 }
 
 absl::StatusOr<RunResult> Run(const proto::Model& model, const RunRequest& request) {
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = PrepareExecutor(model, request.executor);
-  if (!exec.ok()) return exec.status();
-  const rt::Graph& graph = (*exec)->graph();
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec,
+                         PrepareExecutor(model, request.executor));
+  const rt::Graph& graph = (exec)->graph();
   InputRequest inputs = request.inputs;
   if (request.given) {
-    absl::StatusOr<rt::Feeds> given = request.given(graph);
-    if (!given.ok()) return given.status();
-    inputs.given = *std::move(given);
+    BCAST_ASSIGN_OR_RETURN(rt::Feeds given, request.given(graph));
+    inputs.given = std::move(given);
   }
-  absl::StatusOr<Inputs> made = MakeInputs(graph, inputs, model.path);
-  if (!made.ok()) return made.status();
-  if (!made->bad_input.ok()) return made->bad_input;
+  BCAST_ASSIGN_OR_RETURN(Inputs made, MakeInputs(graph, inputs, model.path));
+  if (!made.bad_input.ok()) return made.bad_input;
   rt::Feeds feeds = std::move(inputs.given);
-  for (auto& feed : made->random) feeds.push_back(std::move(feed));
-  absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(feeds);
-  if (!outputs.ok()) return outputs.status();
-  return RunResult{*std::move(outputs), graph.outputs};
+  for (auto& feed : made.random) feeds.push_back(std::move(feed));
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outputs, (exec)->Run(feeds));
+  return RunResult{std::move(outputs), graph.outputs};
 }
 
 }  // namespace onnx_bcast::driver

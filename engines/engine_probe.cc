@@ -50,6 +50,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -409,9 +410,8 @@ struct BuiltCell {
 // A run-time shape cell's model (see ProbeCell::form).
 absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
   BuiltCell out;
-  absl::StatusOr<rt::Tensor> x = Values(c.operands[0], ValueRange::kSigned, seed * 1000);
-  if (!x.ok()) return x.status();
-  out.feeds.emplace_back("op0", std::move(*x));
+  BCAST_ASSIGN_OR_RETURN(rt::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
+  out.feeds.emplace_back("op0", std::move(x));
   const Dims& in = c.operands[0].shape;
   const std::string batch = c.form == "runtime-shape" ? "N" : absl::StrCat(in[0]);
   const std::string rest = absl::StrJoin(in.begin() + 1, in.end(), ",");
@@ -436,9 +436,8 @@ absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
 // to a graph input (the engine must load the constant to run it).
 absl::StatusOr<BuiltCell> BuildInitializerCell(const ProbeCell& c, uint64_t seed) {
   BuiltCell out;
-  absl::StatusOr<rt::Tensor> x = Values(c.operands[0], ValueRange::kSigned, seed * 1000);
-  if (!x.ok()) return x.status();
-  out.feeds.emplace_back("op0", std::move(*x));
+  BCAST_ASSIGN_OR_RETURN(rt::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
+  out.feeds.emplace_back("op0", std::move(x));
   const char* elem = nullptr;
   for (const auto& [name, text] : kInitializerTypes) {
     if (c.form == name) elem = text;
@@ -487,11 +486,10 @@ absl::StatusOr<BuiltCell> BuildOpCell(const ProbeCell& c, uint64_t seed) {
   std::vector<std::string> inputs;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     const ProbeOperand& o = c.operands[k];
-    absl::StatusOr<rt::Tensor> values = Values(o, ValueRange::kSigned, seed * 1000 + k);
-    if (!values.ok()) return values.status();
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor values, Values(o, ValueRange::kSigned, seed * 1000 + k));
     const std::string name = absl::StrCat("op", k);
     inputs.push_back(absl::StrCat(TypeText(o.is_bool ? "bool" : "float", o.shape), " ", name));
-    out.feeds.emplace_back(name, std::move(*values));
+    out.feeds.emplace_back(name, std::move(values));
   }
   const std::string inits = FillValues(m->initializers, seed * 1000 + 500);
   out.text = absl::StrCat("<ir_version: 8, opset_import: [\"\" : ", m->opset, "]>\nprobe (",
@@ -514,25 +512,24 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
   for (size_t k = 0; k < c.operands.size(); ++k) {
     const ProbeOperand& o = c.operands[k];
     const char* elem = o.is_bool ? "bool" : !o.int64_values.empty() ? "int64" : "float";
-    absl::StatusOr<rt::Tensor> values = Values(o, range, seed * 1000 + k);
-    if (!values.ok()) return values.status();
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor values, Values(o, range, seed * 1000 + k));
     std::string name = absl::StrCat("op", k);
     switch (o.kind) {
       case OperandKind::kInput:
         inputs.push_back(absl::StrCat(TypeText(elem, o.shape), " ", name));
-        out.feeds.emplace_back(name, std::move(*values));
+        out.feeds.emplace_back(name, std::move(values));
         break;
       case OperandKind::kComputed: {
         const std::string src = absl::StrCat("src", k);
         inputs.push_back(absl::StrCat(TypeText(elem, o.shape), " ", src));
         nodes.push_back(absl::StrCat(name, " = ", o.is_bool ? "Not" : "Relu", "(", src, ")"));
-        out.feeds.emplace_back(src, std::move(*values));
+        out.feeds.emplace_back(src, std::move(values));
         break;
       }
       case OperandKind::kInitializer:
       case OperandKind::kConstant: {
         const std::string list = o.int64_values.empty()
-                                     ? FloatList(*values)
+                                     ? FloatList(values)
                                      : absl::StrCat("{", absl::StrJoin(o.int64_values, ","), "}");
         if (o.kind == OperandKind::kInitializer) {
           inits.push_back(absl::StrCat(TypeText(elem, o.shape), " ", name, " = ", list));
@@ -674,9 +671,8 @@ OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor
 }
 
 absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed) {
-  absl::StatusOr<BuiltCell> built = BuildCell(cell, seed);
-  if (!built.ok()) return built.status();
-  return ProbeModel{std::move(built->text), std::move(built->feeds)};
+  BCAST_ASSIGN_OR_RETURN(BuiltCell built, BuildCell(cell, seed));
+  return ProbeModel{std::move(built.text), std::move(built.feeds)};
 }
 
 std::string_view OperandKindName(OperandKind kind) {
@@ -868,13 +864,12 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
     c.output_shape = OutputShape(c);
-    absl::StatusOr<BuiltCell> built = BuildCell(c, options.seed + i);
-    if (!built.ok()) return built.status();
+    BCAST_ASSIGN_OR_RETURN(BuiltCell built, BuildCell(c, options.seed + i));
     auto cell_error = [&](const absl::Status& s) {
       return absl::InternalError(
-          absl::StrCat("probe cell ", i, " (", c.op, "): ", s.message(), "\n", built->text));
+          absl::StrCat("probe cell ", i, " (", c.op, "): ", s.message(), "\n", built.text));
     };
-    absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "probe");
+    absl::StatusOr<proto::Model> model = proto::ParseModelText(built.text, "probe");
     if (!model.ok()) return cell_error(model.status());
     // The class is check's own, from the analysis of the very model the engine gets (a
     // run-time shape cell has no broadcasting node).
@@ -886,7 +881,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
         if (v.op == c.op) probed = &v;  // the probed node is the graph's last
       }
       if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
-      const auto is_constant = [&](const std::string& n) { return built->constants.count(n) > 0; };
+      const auto is_constant = [&](const std::string& n) { return built.constants.count(n) > 0; };
       c.broadcast_class = probed->broadcast_class;
       c.form_class = passes::FormClass(*probed);
       c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
@@ -900,7 +895,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
     absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
     if (!exec.ok()) return cell_error(exec.status());
     rt::Feeds feeds;
-    for (const auto& [n, t] : built->feeds) {
+    for (const auto& [n, t] : built.feeds) {
       feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
     }
     absl::StatusOr<std::vector<rt::Value>> ours = (*exec)->Run(feeds);
@@ -909,17 +904,16 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
 
     absl::StatusOr<std::string> bytes = proto::SerializeModel(model->proto);
     if (!bytes.ok()) return cell_error(bytes.status());
-    jobs.push_back({*std::move(bytes), std::move(built->feeds), {"y"}});
+    jobs.push_back({*std::move(bytes), std::move(built.feeds), {"y"}});
   }
   engines::IsolationOptions isolation;
   isolation.parallel = options.parallel;
   isolation.timeout = absl::Seconds(options.timeout_s);
-  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      engines::RunIsolated(make_engine, jobs, isolation);
-  if (!outcomes.ok()) return outcomes.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<engines::EngineOutcome> outcomes,
+                         engines::RunIsolated(make_engine, jobs, isolation));
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
-    engines::EngineOutcome& o = (*outcomes)[i];
+    engines::EngineOutcome& o = (outcomes)[i];
     switch (o.kind) {
       case engines::OutcomeKind::kRan:
         if (o.outputs.size() != 1) {

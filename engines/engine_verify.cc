@@ -15,6 +15,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::driver {
 
@@ -23,41 +24,35 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const engines::EngineFactory& make_engine,
                                              const std::string& engine,
                                              const std::map<std::string, int64_t>& dims) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(original);
-  if (!runtime.ok()) return runtime.status();
+  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> runtime, rt::LoadRuntimeModel(original));
   rt::RandomInputOptions options;
   options.seed = 7;
   options.dims = dims;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, options);
-  if (!feeds.ok()) return feeds.status();
+  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(*(runtime)->main, options));
   engines::EngineJob job;
-  for (const auto& [name, value] : *feeds) job.inputs.emplace_back(name, value.tensor->Clone());
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
-  if (!exec.ok()) return exec.status();
-  absl::StatusOr<std::vector<rt::Value>> expected = (*exec)->Run(*feeds);
-  if (!expected.ok()) return expected.status();
-  job.output_names = (*runtime)->main->outputs;
-  absl::StatusOr<std::string> bytes = proto::SerializeModel(rewritten.proto);
-  if (!bytes.ok()) return bytes.status();
-  job.model_bytes = *std::move(bytes);
+  for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(runtime));
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> expected, (exec)->Run(feeds));
+  job.output_names = (runtime)->main->outputs;
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeModel(rewritten.proto));
+  job.model_bytes = std::move(bytes);
   std::vector<engines::EngineJob> jobs;
   jobs.push_back(std::move(job));
   engines::IsolationOptions isolation;
   isolation.parallel = 1;
   isolation.timeout = absl::Seconds(60);
-  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      engines::RunIsolated(make_engine, jobs, isolation);
-  if (!outcomes.ok()) return outcomes.status();
-  const engines::EngineOutcome& o = outcomes->front();
+  BCAST_ASSIGN_OR_RETURN(std::vector<engines::EngineOutcome> outcomes,
+                         engines::RunIsolated(make_engine, jobs, isolation));
+  const engines::EngineOutcome& o = outcomes.front();
   EngineVerdict v;
   v.outcome = std::string(engines::OutcomeKindName(o.kind));
   switch (o.kind) {
     case engines::OutcomeKind::kRan: {
       std::vector<std::string> wrong;
       double max_abs = 0;
-      for (size_t k = 0; k < expected->size(); ++k) {
+      for (size_t k = 0; k < expected.size(); ++k) {
         const std::string& name = jobs[0].output_names[k];
-        const rt::Value& e = (*expected)[k];
+        const rt::Value& e = (expected)[k];
         if (k >= o.outputs.size() || e.kind != rt::Value::Kind::kTensor) {
           wrong.push_back(absl::StrCat("output '", name, "' missing"));
           continue;

@@ -18,6 +18,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -94,16 +95,15 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
       default:
         return absl::UnimplementedError(absl::StrCat("an input of element type ", elem));
     }
-    absl::StatusOr<rt::Tensor> t = rt::RandomTensor(dtype, dims, 1 + k);
-    if (!t.ok()) return t.status();
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::RandomTensor(dtype, dims, 1 + k));
     if (dtype == rt::DType::kFloat32) {
       // Both signs (PRelu's slope, Max/Min, comparisons depend on them), away from zero (no
       // division by a value near it).
-      for (float& v : t->values<float>()) v = v >= 0 ? v + 0.5f : v - 0.5f;
+      for (float& v : t.values<float>()) v = v >= 0 ? v + 0.5f : v - 0.5f;
     } else if (dtype == rt::DType::kInt64) {
-      for (int64_t& v : t->values<int64_t>()) v = 1 + v % 3;
+      for (int64_t& v : t.values<int64_t>()) v = 1 + v % 3;
     } else if (dtype == rt::DType::kInt32) {
-      for (int32_t& v : t->values<int32_t>()) v = 1 + v % 3;
+      for (int32_t& v : t.values<int32_t>()) v = 1 + v % 3;
     }
     const std::string name = in->name();
     if (dtype == rt::DType::kFloat32 || dtype == rt::DType::kBool) {
@@ -122,9 +122,9 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
       n.add_output(name);
       front.push_back(std::move(n));
       // A Not flips the seeded bools: both sides see the same.
-      r.feeds.emplace_back(src, *std::move(t));
+      r.feeds.emplace_back(src, std::move(t));
     } else {
-      r.feeds.emplace_back(name, *std::move(t));
+      r.feeds.emplace_back(name, std::move(t));
     }
   }
   if (!front.empty()) {
@@ -139,18 +139,15 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
 
 // Our executor's outputs on `r`.
 absl::StatusOr<std::vector<rt::Tensor>> Expected(const Runnable& r) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(r.model);
-  if (!runtime.ok()) return runtime.status();
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
-  if (!exec.ok()) return exec.status();
+  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> runtime, rt::LoadRuntimeModel(r.model));
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(runtime));
   rt::Feeds feeds;
   for (const auto& [n, t] : r.feeds) {
     feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
   }
-  absl::StatusOr<std::vector<rt::Value>> outs = (*exec)->Run(feeds);
-  if (!outs.ok()) return outs.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outs, (exec)->Run(feeds));
   std::vector<rt::Tensor> expected;
-  for (rt::Value& v : *outs) {
+  for (rt::Value& v : outs) {
     if (v.kind != rt::Value::Kind::kTensor) return absl::UnimplementedError("not a tensor");
     expected.push_back(v.tensor->Clone());
   }
@@ -324,13 +321,12 @@ absl::StatusOr<std::unique_ptr<LiveProbe>> MakeLiveProbe(const std::string& targ
       return absl::FailedPreconditionError(absl::StrCat(
           name, " has no batch axis: its fragments are decided by its measured table"));
     }
-    absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(name);
-    if (!factory.ok()) return factory.status();
-    absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> engine = (*factory)();
+    BCAST_ASSIGN_OR_RETURN(engines::EngineFactory factory, engines::FindEngine(name));
+    absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> engine = (factory)();
     if (!engine.ok()) return absl::NotFoundError(std::string(engine.status().message()));
     const std::string version = (*engine)->version();
     engine->reset();
-    return std::make_unique<LiveProbe>(*factory, name, version, cache_dir);
+    return std::make_unique<LiveProbe>(factory, name, version, cache_dir);
   }
   return absl::NotFoundError(
       absl::StrCat("no engine adapter of this build runs target '", target_name, "'"));

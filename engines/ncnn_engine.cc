@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "ncnn/net.h"
 #include "ncnn/platform.h"
+#include "support/status_macros.h"
 
 extern char** environ;
 
@@ -194,9 +195,8 @@ class NcnnEngine : public EngineAdapter {
     ncnn::Extractor ex = net_.create_extractor();
     std::vector<ncnn::Mat> mats;  // alive until extraction
     for (const auto& [name, tensor] : inputs) {
-      absl::StatusOr<ncnn::Mat> m = ToMat(name, tensor);
-      if (!m.ok()) return m.status();
-      mats.push_back(*m);
+      BCAST_ASSIGN_OR_RETURN(ncnn::Mat m, ToMat(name, tensor));
+      mats.push_back(m);
       if (ex.input(name.c_str(), mats.back()) != 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("input '", name, "': no such blob in the converted model"));
@@ -212,18 +212,16 @@ class NcnnEngine : public EngineAdapter {
         return absl::FailedPreconditionError(
             absl::StrCat("extract '", name, "' failed", said.empty() ? "" : ": ", said));
       }
-      absl::StatusOr<rt::Tensor> t = FromMat(name, out);
-      if (!t.ok()) return t.status();
-      result.emplace_back(name, std::move(*t));
+      BCAST_ASSIGN_OR_RETURN(rt::Tensor t, FromMat(name, out));
+      result.emplace_back(name, std::move(t));
     }
     return result;
   }
 
  private:
   static absl::StatusOr<ncnn::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
-    absl::StatusOr<std::vector<int64_t>> dims = NcnnDims(name, t.shape());
-    if (!dims.ok()) return dims.status();
-    const std::vector<int>& d = std::vector<int>(dims->begin(), dims->end());
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> dims, NcnnDims(name, t.shape()));
+    const std::vector<int>& d = std::vector<int>(dims.begin(), dims.end());
     ncnn::Mat m;
     switch (d.size()) {
       case 0:
@@ -299,10 +297,9 @@ class NcnnEngine : public EngineAdapter {
         shape = {m.c, m.d, m.h, m.w};
         break;
     }
-    absl::StatusOr<rt::Tensor> t = rt::Tensor::Allocate(rt::DType::kFloat32, shape);
-    if (!t.ok()) return t.status();
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::Tensor::Allocate(rt::DType::kFloat32, shape));
     const int64_t plane = static_cast<int64_t>(m.w) * m.h * m.d;
-    float* dst = t->data<float>();
+    float* dst = t.data<float>();
     for (int q = 0; q < m.c; ++q) {
       std::memcpy(dst + q * plane, m.channel(q), static_cast<size_t>(plane) * sizeof(float));
     }

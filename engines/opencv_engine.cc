@@ -2,13 +2,12 @@
 // anything worse (abort, signal) is left to the isolating parent (isolated_run.h).
 #include "engines/opencv_engine.h"
 
-#include <opencv2/core.hpp>
-#include <opencv2/core/utility.hpp>
-#include <opencv2/dnn.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <opencv2/core.hpp>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/dnn.hpp>
 #include <utility>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::engines {
 namespace {
@@ -82,10 +82,9 @@ absl::StatusOr<rt::Tensor> FromMat(const std::string& name, const cv::Mat& m) {
   std::vector<int64_t> shape;
   for (int k = 0; k < m.dims; ++k) shape.push_back(m.size[k]);
   if (m.channels() > 1) shape.push_back(m.channels());
-  absl::StatusOr<rt::Tensor> t = rt::Tensor::Allocate(type, shape);
-  if (!t.ok()) return t.status();
+  BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::Tensor::Allocate(type, shape));
   const cv::Mat dense = m.isContinuous() ? m : m.clone();
-  std::memcpy(t->raw_data(), dense.data, t->byte_size());
+  std::memcpy(t.raw_data(), dense.data, t.byte_size());
   return t;
 }
 
@@ -116,9 +115,8 @@ class OpenCvEngine : public EngineAdapter {
     if (net_.empty()) return absl::FailedPreconditionError("Run before a successful Load");
     try {
       for (const auto& [name, tensor] : inputs) {
-        absl::StatusOr<cv::Mat> m = ToMat(name, tensor);
-        if (!m.ok()) return m.status();
-        net_.setInput(*m, name);
+        BCAST_ASSIGN_OR_RETURN(cv::Mat m, ToMat(name, tensor));
+        net_.setInput(m, name);
       }
       std::vector<cv::String> names(output_names.begin(), output_names.end());
       std::vector<cv::Mat> outs;
@@ -129,9 +127,8 @@ class OpenCvEngine : public EngineAdapter {
       }
       NamedTensors result;
       for (size_t k = 0; k < outs.size(); ++k) {
-        absl::StatusOr<rt::Tensor> t = FromMat(output_names[k], outs[k]);
-        if (!t.ok()) return t.status();
-        result.emplace_back(output_names[k], std::move(*t));
+        BCAST_ASSIGN_OR_RETURN(rt::Tensor t, FromMat(output_names[k], outs[k]));
+        result.emplace_back(output_names[k], std::move(t));
       }
       return result;
     } catch (const cv::Exception& e) {

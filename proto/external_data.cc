@@ -16,13 +16,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
 
 absl::Status Bad(const onnx::TensorProto& t, const std::string& why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("tensor '", t.name(), "': external data ", why));
+  return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name(), "': external data ", why));
 }
 
 }  // namespace
@@ -56,8 +56,8 @@ absl::StatusOr<UniqueFd> OpenModelDir(const std::string& base_dir) {
   const std::string dir = base_dir.empty() ? "." : base_dir;
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) {
-    return absl::InvalidArgumentError(absl::StrCat("base directory '", dir,
-                                                   "' cannot be opened: ", std::strerror(errno)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("base directory '", dir, "' cannot be opened: ", std::strerror(errno)));
   }
   return fd;
 }
@@ -122,8 +122,8 @@ absl::StatusOr<ExternalFile> OpenExternalData(const onnx::TensorProto& tensor, i
       struct stat st;
       if (err == ELOOP ||
           (::fstatat(at, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
-        return Bad(tensor, absl::StrCat("location '", loc, "' goes through the symlink '",
-                                        parts[i], "'; refusing it (a link may lead outside the "
+        return Bad(tensor, absl::StrCat("location '", loc, "' goes through the symlink '", parts[i],
+                                        "'; refusing it (a link may lead outside the "
                                         "model directory)"));
       }
       if (err == ENOENT) {
@@ -132,8 +132,8 @@ absl::StatusOr<ExternalFile> OpenExternalData(const onnx::TensorProto& tensor, i
                                                 "' not found: ", std::strerror(err)));
       }
       if (err == ENOTDIR) {
-        return Bad(tensor, absl::StrCat("location '", loc, "': '", parts[i],
-                                        "' is not a directory"));
+        return Bad(tensor,
+                   absl::StrCat("location '", loc, "': '", parts[i], "' is not a directory"));
       }
       return Bad(tensor, absl::StrCat("file '", loc, "' cannot be read: ", std::strerror(err)));
     }
@@ -164,8 +164,7 @@ absl::StatusOr<ExternalFile> OpenExternalData(const onnx::TensorProto& tensor, i
     ref.length = ref.file_size - ref.offset;
   } else if (ref.length > ref.file_size - ref.offset) {
     return Bad(tensor, absl::StrCat("offset ", ref.offset, " + length ", ref.length,
-                                    " is past the end of '", loc, "' (", ref.file_size,
-                                    " bytes)"));
+                                    " is past the end of '", loc, "' (", ref.file_size, " bytes)"));
   }
   return file;
 }
@@ -174,23 +173,21 @@ absl::StatusOr<ExternalRef> ResolveExternalData(const onnx::TensorProto& tensor,
                                                 const std::string& base_dir) {
   absl::StatusOr<UniqueFd> dir = OpenModelDir(base_dir);
   if (!dir.ok()) return Bad(tensor, std::string(dir.status().message()));
-  absl::StatusOr<ExternalFile> file = OpenExternalData(tensor, dir->get());
-  if (!file.ok()) return file.status();
-  return file->ref;
+  BCAST_ASSIGN_OR_RETURN(ExternalFile file, OpenExternalData(tensor, dir->get()));
+  return file.ref;
 }
 
 absl::StatusOr<std::string> ReadExternalData(const onnx::TensorProto& tensor,
                                              const std::string& base_dir) {
   absl::StatusOr<UniqueFd> dir = OpenModelDir(base_dir);
   if (!dir.ok()) return Bad(tensor, std::string(dir.status().message()));
-  absl::StatusOr<ExternalFile> file = OpenExternalData(tensor, dir->get());
-  if (!file.ok()) return file.status();
-  const ExternalRef& ref = file->ref;
+  BCAST_ASSIGN_OR_RETURN(ExternalFile file, OpenExternalData(tensor, dir->get()));
+  const ExternalRef& ref = file.ref;
   std::string data(static_cast<size_t>(ref.length), '\0');
   int64_t done = 0;
   while (done < ref.length) {
     const ssize_t n =
-        ::pread(file->fd.get(), data.data() + done, ref.length - done, ref.offset + done);
+        ::pread(file.fd.get(), data.data() + done, ref.length - done, ref.offset + done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       return absl::DataLossError(absl::StrCat("tensor '", tensor.name(), "': short read from '",

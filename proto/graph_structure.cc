@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "proto/function_expand.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -122,7 +123,7 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
   };
   auto text = [](const char* what) { return [what] { return std::string(what); }; };
   for (const auto& v : g.input()) {
-    if (absl::Status s = define(v.name(), kSource, text("a graph input")); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(define(v.name(), kSource, text("a graph input")));
   }
   // An initializer may also be listed as a graph input (its default value), but one name has
   // one initializer: with two, which value a consumer sees depends on the tool.
@@ -136,18 +137,17 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
     return define(name, kSource, text(by));
   };
   for (const auto& t : g.initializer()) {
-    if (absl::Status s = define_initializer(t.name(), "an initializer"); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(define_initializer(t.name(), "an initializer"));
   }
   for (const auto& t : g.sparse_initializer()) {
-    if (absl::Status s = CheckSparse(t, where); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(CheckSparse(t, where));
     if (absl::Status s = define_initializer(t.values().name(), "a sparse initializer"); !s.ok()) {
       return s;
     }
   }
   for (int i = 0; i < g.node_size(); ++i) {
     for (const std::string& out : g.node(i).output()) {
-      absl::Status s = define(out, i, [&] { return NodeLabel(g.node(i), i); });
-      if (!s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(define(out, i, [&] { return NodeLabel(g.node(i), i); }));
     }
   }
   // Inputs defined somewhere. A graph whose every edge points forward (the topological order
@@ -216,13 +216,13 @@ absl::Status CheckGraph(const onnx::GraphProto& g, const Scope* outer, const std
       const std::string at =
           absl::StrCat(where, " ", NodeLabel(g.node(i), i), " attribute '", attr.name(), "'");
       if (attr.has_sparse_tensor()) {
-        if (absl::Status s = CheckSparse(attr.sparse_tensor(), at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(CheckSparse(attr.sparse_tensor(), at));
       }
       if (attr.has_g()) {
-        if (absl::Status s = CheckGraph(attr.g(), &defined, at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(CheckGraph(attr.g(), &defined, at));
       }
       for (const auto& sub : attr.graphs()) {
-        if (absl::Status s = CheckGraph(sub, &defined, at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(CheckGraph(sub, &defined, at));
       }
     }
   }

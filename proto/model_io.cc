@@ -28,6 +28,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "proto/external_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -41,7 +42,6 @@ std::string DirName(const std::string& path) {
   const std::string parent = p.parent_path().string();
   return parent.empty() ? "." : parent;
 }
-
 
 // Prefixes a status message with the file it is about, keeping the code.
 absl::Status WithPath(const std::string& path, const absl::Status& status) {
@@ -70,9 +70,8 @@ class ModelFile {
       return absl::InvalidArgumentError("empty file, not an ONNX model");
     }
     if (st.st_size > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("file is ", st.st_size,
-                                                       " bytes, more than the limit of ",
-                                                       max_bytes));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("file is ", st.st_size, " bytes, more than the limit of ", max_bytes));
     }
     if (identity != nullptr) {
       identity->file_dev = st.st_dev;
@@ -154,21 +153,20 @@ class Validator {
     for (const auto& fn : m.functions()) {
       const Where where{nullptr, {"function '", fn.domain(), ".", fn.name(), "'"}};
       for (const auto& node : fn.node()) {
-        if (absl::Status s = Node(node, where); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Node(node, where));
       }
     }
     // Training graphs carry tensors (and external data) like the main graph.
     for (const auto& info : m.training_info()) {
       if (info.has_initialization()) {
-        const Where where{nullptr,
-                          {"training_info initialization graph '", info.initialization().name(),
-                           "'"}};
-        if (absl::Status s = Graph(info.initialization(), where); !s.ok()) return s;
+        const Where where{
+            nullptr, {"training_info initialization graph '", info.initialization().name(), "'"}};
+        BCAST_RETURN_IF_ERROR(Graph(info.initialization(), where));
       }
       if (info.has_algorithm()) {
         const Where where{nullptr,
                           {"training_info algorithm graph '", info.algorithm().name(), "'"}};
-        if (absl::Status s = Graph(info.algorithm(), where); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Graph(info.algorithm(), where));
       }
     }
     return absl::OkStatus();
@@ -177,17 +175,16 @@ class Validator {
  private:
   absl::Status Graph(const onnx::GraphProto& g, const Where& where) {
     for (const auto& t : g.initializer()) {
-      if (absl::Status s = Tensor(t, Where{&where, {" initializer"}}); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(Tensor(t, Where{&where, {" initializer"}}));
     }
     for (const auto& st : g.sparse_initializer()) {
       if (absl::Status s = Sparse(st, Where{&where, {" sparse initializer"}}); !s.ok()) {
         return s;
       }
     }
-    const std::pair<const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>*,
-                    const char*>
-        lists[] = {{&g.input(), " input '"}, {&g.output(), " output '"},
-                   {&g.value_info(), " value '"}};
+    const std::pair<const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>*, const char*>
+        lists[] = {
+            {&g.input(), " input '"}, {&g.output(), " output '"}, {&g.value_info(), " value '"}};
     for (const auto& [list, kind] : lists) {
       for (const auto& vi : *list) {
         if (absl::Status s = Type(vi.type(), Where{&where, {kind, vi.name(), "'"}}); !s.ok()) {
@@ -196,7 +193,7 @@ class Validator {
       }
     }
     for (const auto& node : g.node()) {
-      if (absl::Status s = Node(node, where); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(Node(node, where));
     }
     return absl::OkStatus();
   }
@@ -210,19 +207,19 @@ class Validator {
     for (const auto& attr : node.attribute()) {
       const Where at{&here, {" attribute '", attr.name(), "'"}};
       if (attr.has_t()) {
-        if (absl::Status s = Tensor(attr.t(), at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Tensor(attr.t(), at));
       }
       for (const auto& t : attr.tensors()) {
-        if (absl::Status s = Tensor(t, at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Tensor(t, at));
       }
       if (attr.has_sparse_tensor()) {
-        if (absl::Status s = Sparse(attr.sparse_tensor(), at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Sparse(attr.sparse_tensor(), at));
       }
       if (attr.has_g()) {
-        if (absl::Status s = Graph(attr.g(), at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Graph(attr.g(), at));
       }
       for (const auto& g : attr.graphs()) {
-        if (absl::Status s = Graph(g, at); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(Graph(g, at));
       }
     }
     return absl::OkStatus();
@@ -268,7 +265,7 @@ class Validator {
   }
 
   absl::Status Sparse(const onnx::SparseTensorProto& st, const Where& where) {
-    if (absl::Status s = Tensor(st.values(), where); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(Tensor(st.values(), where));
     return Tensor(st.indices(), where);
   }
 
@@ -289,9 +286,9 @@ class Validator {
                             absl::StrCat(where.Text(), " ", ref.status().message()));
       }
       if (bits > 0 && ref->length != RawByteSize(type, *count)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name(), ": external data has ", ref->length, " bytes, dims need ",
-                         RawByteSize(type, *count)));
+        return absl::InvalidArgumentError(absl::StrCat(name(), ": external data has ", ref->length,
+                                                       " bytes, dims need ",
+                                                       RawByteSize(type, *count)));
       }
       return absl::OkStatus();
     }
@@ -380,12 +377,13 @@ absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string&
     // Tell nesting apart from corruption by retrying with a larger (still bounded) limit.
     onnx::ModelProto probe;
     if (ParseWithLimit(bytes, std::max(limits.max_nesting * 4, 400), &probe)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          label, ": messages nested deeper than the limit of ", limits.max_nesting));
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": messages nested deeper than the limit of ", limits.max_nesting));
     }
     return absl::InvalidArgumentError(
-        absl::StrCat(label, ": not a valid ONNX model (protobuf parse failed: truncated or "
-                            "corrupt data)"));
+        absl::StrCat(label,
+                     ": not a valid ONNX model (protobuf parse failed: truncated or "
+                     "corrupt data)"));
   }
   return FinishLoad(std::move(model), limits);
 }
@@ -396,10 +394,9 @@ absl::StatusOr<Model> LoadModel(const std::string& path, const Limits& limits) {
   if (absl::Status s = file.Open(path, limits.max_file_bytes, &identity); !s.ok()) {
     return WithPath(path, s);
   }
-  absl::StatusOr<Model> model =
-      absl::EndsWith(path, ".onnxtxt")
-          ? ParseModelText(file.bytes(), path, DirName(path), limits)
-          : ParseModelBytes(file.bytes(), path, DirName(path), limits);
+  absl::StatusOr<Model> model = absl::EndsWith(path, ".onnxtxt")
+                                    ? ParseModelText(file.bytes(), path, DirName(path), limits)
+                                    : ParseModelBytes(file.bytes(), path, DirName(path), limits);
   if (model.ok()) {
     model->file_dev = identity.file_dev;
     model->file_ino = identity.file_ino;
@@ -463,10 +460,9 @@ absl::StatusOr<Model> LoadModelStream(int fd, const std::string& label, const Li
       if (std::string t = FirstExternalTensor(probe); !t.empty()) return refuse(t);
     }
   }
-  absl::StatusOr<Model> model = text ? ParseModelText(bytes, label, ".", limits)
-                                     : ParseModelBytes(bytes, label, ".", limits);
-  if (!model.ok()) return model.status();
-  if (std::string t = FirstExternalTensor(model->proto); !t.empty()) return refuse(t);
+  BCAST_ASSIGN_OR_RETURN(Model model, text ? ParseModelText(bytes, label, ".", limits)
+                                           : ParseModelBytes(bytes, label, ".", limits));
+  if (std::string t = FirstExternalTensor(model.proto); !t.empty()) return refuse(t);
   return model;
 }
 
@@ -493,15 +489,14 @@ absl::Status SerializeModelTo(const onnx::ModelProto& model,
   google::protobuf::io::CodedOutputStream coded(out);
   coded.SetSerializationDeterministic(true);
   model.SerializeWithCachedSizes(&coded);
-  return coded.HadError() ? absl::InternalError("protobuf serialization failed")
-                          : absl::OkStatus();
+  return coded.HadError() ? absl::InternalError("protobuf serialization failed") : absl::OkStatus();
 }
 
 absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
   std::string out;
   {
     google::protobuf::io::StringOutputStream stream(&out);
-    if (absl::Status s = SerializeModelTo(model, &stream); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(SerializeModelTo(model, &stream));
   }
   return out;
 }

@@ -32,6 +32,7 @@
 #include "proto/model_io.h"
 #include "proto/safe_write.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -303,7 +304,7 @@ absl::Status RefuseSymlinkedData(const OutputDir& dir, const std::string& data_n
 absl::Status CopyExternalData(const std::shared_ptr<const OutputDir>& dir,
                               const std::string& data_name, int base_fd, onnx::ModelProto* copy,
                               InputFiles* inputs, std::vector<DataFile>* data_files) {
-  if (absl::Status s = RefuseSymlinkedData(*dir, data_name); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(RefuseSymlinkedData(*dir, data_name));
   std::vector<std::pair<FileId, size_t>> index;
   absl::Status status;
   ForEachModelTensor(copy, [&](onnx::TensorProto* t) {
@@ -339,11 +340,11 @@ absl::Status CopyExternalData(const std::shared_ptr<const OutputDir>& dir,
 absl::Status ExternalizePayloads(const std::shared_ptr<const OutputDir>& dir,
                                  const std::string& data_name, int64_t threshold_bytes,
                                  onnx::ModelProto* copy, std::vector<DataFile>* data_files) {
-  if (absl::Status s = RefuseSymlinkedData(*dir, data_name); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(RefuseSymlinkedData(*dir, data_name));
   DataFile data;
   data.file = std::make_unique<PendingFile>(dir, data_name);
   PendingFile* file = data.file.get();
-  if (absl::Status s = file->Create(); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(file->Create());
   absl::Status status;
   std::string bytes;
   ForEachModelTensor(copy, [&](onnx::TensorProto* t) {
@@ -371,7 +372,7 @@ absl::Status ExternalizePayloads(const std::shared_ptr<const OutputDir>& dir,
     data.tensors.push_back(t);
   });
   if (!status.ok()) return status;
-  if (absl::Status s = file->Finish(); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(file->Finish());
   if (!data.tensors.empty()) data_files->push_back(std::move(data));
   return absl::OkStatus();
 }
@@ -427,16 +428,15 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path, const Sav
   if (name.empty() || name == "." || name == "..") {
     return absl::FailedPreconditionError("is a directory");
   }
-  absl::StatusOr<std::shared_ptr<const OutputDir>> opened =
-      OutputDir::Open(out.parent_path().empty() ? "." : out.parent_path().string());
-  if (!opened.ok()) return opened.status();
-  const std::shared_ptr<const OutputDir> dir = *std::move(opened);
+  BCAST_ASSIGN_OR_RETURN(
+      std::shared_ptr<const OutputDir> opened,
+      OutputDir::Open(out.parent_path().empty() ? "." : out.parent_path().string()));
+  const std::shared_ptr<const OutputDir> dir = std::move(opened);
 
   // What the model reads: the output must be none of it. Collected while opening every
   // external data file once, through the validated descriptors the copies are made from.
-  absl::StatusOr<InputFiles> inputs_or = InputFilesOf(model);
-  if (!inputs_or.ok()) return inputs_or.status();
-  InputFiles& inputs = *inputs_or;
+  BCAST_ASSIGN_OR_RETURN(InputFiles inputs_or, InputFilesOf(model));
+  InputFiles& inputs = inputs_or;
   if (options.inputs != nullptr) inputs.AddAll(*options.inputs);
   if (absl::Status s = CheckDestination(*dir, name, inputs, options.in_place); !s.ok()) {
     return s;
@@ -449,9 +449,8 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path, const Sav
   std::optional<UniqueFd> base;
   bool same_dir = false;
   if (has_external) {
-    absl::StatusOr<UniqueFd> b = OpenModelDir(model.base_dir);
-    if (!b.ok()) return b.status();
-    base = *std::move(b);
+    BCAST_ASSIGN_OR_RETURN(UniqueFd b, OpenModelDir(model.base_dir));
+    base = std::move(b);
     struct stat st;
     same_dir = ::fstat(base->get(), &st) == 0 && FileId{st.st_dev, st.st_ino} == dir->id();
   }
@@ -469,14 +468,12 @@ absl::Status SaveImpl(const Model& model, const std::string& out_path, const Sav
   // Data files are written under the first name and take their final one at commit.
   const std::string data_name = DataFileName(name, 0);
   if (copy_external) {
-    absl::Status s =
-        CopyExternalData(dir, data_name, base->get(), copy.get(), &inputs, &data_files);
-    if (!s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(
+        CopyExternalData(dir, data_name, base->get(), copy.get(), &inputs, &data_files));
   }
   if (externalize) {
-    absl::Status s = ExternalizePayloads(dir, data_name, options.external_threshold_bytes,
-                                         copy.get(), &data_files);
-    if (!s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ExternalizePayloads(dir, data_name, options.external_threshold_bytes,
+                                              copy.get(), &data_files));
   }
   return CommitSave(dir, name, *to_write, inputs, &data_files);
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/model_io.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -101,8 +102,9 @@ absl::StatusOr<InputFiles> InputFilesOf(const Model& model) {
       status = file.status();
       return;
     }
-    inputs.Add(FileId{file->ref.dev, file->ref.ino},
-               absl::StrCat("the external data file '", file->ref.location, "' of the input model"));
+    inputs.Add(
+        FileId{file->ref.dev, file->ref.ino},
+        absl::StrCat("the external data file '", file->ref.location, "' of the input model"));
   });
   if (!status.ok()) return status;
   return inputs;
@@ -145,14 +147,14 @@ absl::Status CheckDestination(const OutputDir& dir, const std::string& name,
   auto refuse_input = [&](FileId id) -> absl::Status {
     const std::string* what = inputs.Find(id);
     if (what == nullptr || (in_place && inputs.IsModel(id))) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "is ", *what, "; refusing to overwrite it",
-        inputs.IsModel(id) ? " (pass --in-place to allow)" : ""));
+    return absl::FailedPreconditionError(
+        absl::StrCat("is ", *what, "; refusing to overwrite it",
+                     inputs.IsModel(id) ? " (pass --in-place to allow)" : ""));
   };
   if (S_ISLNK(st.st_mode)) {
     struct stat target;
     if (::fstatat(dir.fd(), name.c_str(), &target, 0) == 0) {
-      if (absl::Status s = refuse_input(IdOf(target)); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(refuse_input(IdOf(target)));
       // --in-place through a link to the model replaces the link, as it always did.
       if (in_place && inputs.IsModel(IdOf(target))) return absl::OkStatus();
     }
@@ -160,14 +162,13 @@ absl::Status CheckDestination(const OutputDir& dir, const std::string& name,
   }
   if (S_ISDIR(st.st_mode)) return absl::FailedPreconditionError("is a directory");
   if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "is not a regular file (",
-        S_ISFIFO(st.st_mode)   ? "a FIFO"
-        : S_ISCHR(st.st_mode)  ? "a character device"
-        : S_ISBLK(st.st_mode)  ? "a block device"
-        : S_ISSOCK(st.st_mode) ? "a socket"
-                               : "a special file",
-        "); refusing to replace it"));
+    return absl::FailedPreconditionError(absl::StrCat("is not a regular file (",
+                                                      S_ISFIFO(st.st_mode)   ? "a FIFO"
+                                                      : S_ISCHR(st.st_mode)  ? "a character device"
+                                                      : S_ISBLK(st.st_mode)  ? "a block device"
+                                                      : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                             : "a special file",
+                                                      "); refusing to replace it"));
   }
   return refuse_input(IdOf(st));
 }
@@ -185,8 +186,8 @@ absl::Status PendingFile::Create() {
   const std::string stem = name_.size() > 200 ? name_.substr(0, 200) : name_;
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string temp = absl::StrCat(".", stem, ".tmp.", RandomSuffix());
-    fd_ = ::openat(dir_->fd(), temp.c_str(),
-                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd_ = ::openat(dir_->fd(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   0600);
     if (fd_ >= 0) {
       temp_ = temp;
       struct stat st;
@@ -200,7 +201,7 @@ absl::Status PendingFile::Create() {
 }
 
 absl::Status PendingFile::Append(const char* data, size_t size) {
-  if (absl::Status s = WriteAll(fd_, data, size); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(WriteAll(fd_, data, size));
   written_ += static_cast<int64_t>(size);
   return absl::OkStatus();
 }
@@ -281,9 +282,8 @@ absl::Status StagedOutputFiles::Commit() {
 }
 
 absl::Status WriteOutputFiles(const std::vector<OutputFile>& files, const InputFiles& inputs) {
-  absl::StatusOr<StagedOutputFiles> staged = StagedOutputFiles::Stage(files, inputs);
-  if (!staged.ok()) return staged.status();
-  return staged->Commit();
+  BCAST_ASSIGN_OR_RETURN(StagedOutputFiles staged, StagedOutputFiles::Stage(files, inputs));
+  return staged.Commit();
 }
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view bytes,

@@ -5,6 +5,7 @@
 #include "onnx/onnx-data.pb.h"
 #include "proto/model_io.h"
 #include "proto/tensor_codec.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -47,26 +48,24 @@ int32_t TensorElemType(const onnx::TypeProto& type) {
 absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::TypeProto* type) {
   RawValue out;
   if (type == nullptr || type->has_tensor_type() || type->value_case() == 0) {
-    absl::StatusOr<RawTensor> t = LoadTensorFile(path);
-    if (!t.ok()) return t.status();
-    out.name = t->name;
-    out.tensor = std::move(*t);
+    BCAST_ASSIGN_OR_RETURN(RawTensor t, LoadTensorFile(path));
+    out.name = t.name;
+    out.tensor = std::move(t);
     return out;
   }
-  absl::StatusOr<std::string> bytes = ReadTestDataFile(path);
-  if (!bytes.ok()) return bytes.status();
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, ReadTestDataFile(path));
   if (type->has_sequence_type()) {
     onnx::SequenceProto seq;
-    if (!seq.ParseFromString(*bytes)) {
+    if (!seq.ParseFromString(bytes)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": not a SequenceProto"));
     }
-    if (absl::Status s = DecodeSequence(seq, path, &out); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(DecodeSequence(seq, path, &out));
     if (out.elem_type == 0) out.elem_type = TensorElemType(*type);
     return out;
   }
   if (type->has_optional_type()) {
     onnx::OptionalProto opt;
-    if (!opt.ParseFromString(*bytes)) {
+    if (!opt.ParseFromString(bytes)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": not an OptionalProto"));
     }
     out.name = opt.name();
@@ -81,7 +80,7 @@ absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::Type
       return out;
     }
     if (opt.has_sequence_value()) {
-      if (absl::Status s = DecodeSequence(opt.sequence_value(), path, &out); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(DecodeSequence(opt.sequence_value(), path, &out));
       out.name = opt.name();
       out.in_optional = true;
       if (out.elem_type == 0) out.elem_type = TensorElemType(*type);
@@ -131,9 +130,8 @@ absl::StatusOr<std::string> SerializeValueFile(const RawValue& value) {
 }
 
 absl::Status SaveValueFile(const RawValue& value, const std::string& path) {
-  absl::StatusOr<std::string> bytes = SerializeValueFile(value);
-  if (!bytes.ok()) return bytes.status();
-  return WriteFileAtomically(path, *bytes);
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, SerializeValueFile(value));
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace onnx_bcast::proto

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/external_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 
@@ -51,32 +52,30 @@ bcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor) {
 absl::StatusOr<std::vector<int64_t>> ReadIntValues(const onnx::TensorProto& tensor,
                                                    const std::string& base_dir,
                                                    int64_t max_values) {
-  absl::StatusOr<int64_t> count = CheckedElementCount(tensor, max_values);
-  if (!count.ok()) return count.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(tensor, max_values));
   const int32_t type = tensor.data_type();
   if (type != onnx::TensorProto::INT64 && type != onnx::TensorProto::INT32) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", tensor.name(), "' is not INT64 or INT32"));
   }
   std::vector<int64_t> values;
-  values.reserve(static_cast<size_t>(*count));
+  values.reserve(static_cast<size_t>(count));
   std::string raw;
   const std::string* bytes = nullptr;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    absl::StatusOr<std::string> data = ReadExternalData(tensor, base_dir);
-    if (!data.ok()) return data.status();
-    raw = std::move(*data);
+    BCAST_ASSIGN_OR_RETURN(std::string data, ReadExternalData(tensor, base_dir));
+    raw = std::move(data);
     bytes = &raw;
   } else if (tensor.has_raw_data()) {
     bytes = &tensor.raw_data();
   }
   if (bytes != nullptr) {
     const size_t width = type == onnx::TensorProto::INT64 ? 8 : 4;
-    if (bytes->size() != static_cast<size_t>(*count) * width) {
+    if (bytes->size() != static_cast<size_t>(count) * width) {
       return absl::InvalidArgumentError(
           absl::StrCat("tensor '", tensor.name(), "' payload does not match its dims"));
     }
-    for (int64_t i = 0; i < *count; ++i) {
+    for (int64_t i = 0; i < count; ++i) {
       if (width == 8) {
         int64_t v;
         std::memcpy(&v, bytes->data() + i * 8, 8);
@@ -92,7 +91,7 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const onnx::TensorProto& tens
   } else {
     values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
   }
-  if (static_cast<int64_t>(values.size()) != *count) {
+  if (static_cast<int64_t>(values.size()) != count) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", tensor.name(), "' payload does not match its dims"));
   }

@@ -13,6 +13,7 @@
 #include "proto/model_io.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 
@@ -22,19 +23,18 @@ int64_t RawTensor::NumElements() const {
   return n;
 }
 
-absl::StatusOr<RawTensor> DecodeTensor(const onnx::TensorProto& tensor,
-                                       const std::string& base_dir, int64_t max_elements) {
+absl::StatusOr<RawTensor> DecodeTensor(const onnx::TensorProto& tensor, const std::string& base_dir,
+                                       int64_t max_elements) {
   RawTensor out;
   out.name = tensor.name();
   out.data_type = tensor.data_type();
-  absl::StatusOr<int64_t> count = CheckedElementCount(tensor, max_elements);
-  if (!count.ok()) return count.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(tensor, max_elements));
   out.dims.assign(tensor.dims().begin(), tensor.dims().end());
   if (tensor.data_type() == onnx::TensorProto::STRING) {
-    if (tensor.string_data_size() != *count) {
+    if (tensor.string_data_size() != count) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", tensor.name(), "' has ",
                                                      tensor.string_data_size(),
-                                                     " strings, dims need ", *count));
+                                                     " strings, dims need ", count));
     }
     out.strings.assign(tensor.string_data().begin(), tensor.string_data().end());
     return out;
@@ -44,10 +44,10 @@ absl::StatusOr<RawTensor> DecodeTensor(const onnx::TensorProto& tensor,
     return absl::UnimplementedError(absl::StrCat("tensor '", tensor.name(), "' has data type ",
                                                  tensor.data_type(), ", not supported"));
   }
-  absl::StatusOr<std::string> bytes =
-      ReadRawBytes(tensor, base_dir, RawByteSize(tensor.data_type(), max_elements));
-  if (!bytes.ok()) return bytes.status();
-  out.bytes = std::move(*bytes);
+  BCAST_ASSIGN_OR_RETURN(
+      std::string bytes,
+      ReadRawBytes(tensor, base_dir, RawByteSize(tensor.data_type(), max_elements)));
+  out.bytes = std::move(bytes);
   return out;
 }
 
@@ -80,8 +80,8 @@ absl::StatusOr<std::string> ReadTestDataFile(const std::string& path, int64_t ma
   if (S_ISDIR(st.st_mode)) return error("is a directory, not a tensor file");
   if (!S_ISREG(st.st_mode)) return error("is not a regular file (FIFO, device or socket)");
   if (st.st_size > max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        path, ": file is ", st.st_size, " bytes, more than the limit of ", max_bytes));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": file is ", st.st_size, " bytes, more than the limit of ", max_bytes));
   }
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -104,10 +104,9 @@ bool IsTensorFile(const std::string& path) {
 }
 
 absl::StatusOr<RawTensor> LoadTensorFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadTestDataFile(path);
-  if (!bytes.ok()) return bytes.status();
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, ReadTestDataFile(path));
   onnx::TensorProto t;
-  if (!t.ParseFromString(*bytes) || t.data_type() == 0) {
+  if (!t.ParseFromString(bytes) || t.data_type() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a TensorProto"));
   }
   const size_t slash = path.find_last_of('/');

@@ -8,6 +8,7 @@
 #include "broadcast/view.h"
 #include "proto/external_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -54,18 +55,16 @@ absl::StatusOr<std::string> ReadRawBytes(const onnx::TensorProto& tensor,
                                                  " has no fixed-width payload"));
   }
   const int width = ElementBits(type) / 8;
-  absl::StatusOr<int64_t> count = CheckedElementCount(tensor, max_bytes / width + 1);
-  if (!count.ok()) return count.status();
-  const int64_t bytes = *count * width;
+  BCAST_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(tensor, max_bytes / width + 1));
+  const int64_t bytes = count * width;
   if (bytes > max_bytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("tensor '", tensor.name(), "' has ", bytes, " bytes, more than ", max_bytes));
   }
   std::string out;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    absl::StatusOr<std::string> data = ReadExternalData(tensor, base_dir);
-    if (!data.ok()) return data.status();
-    out = std::move(*data);
+    BCAST_ASSIGN_OR_RETURN(std::string data, ReadExternalData(tensor, base_dir));
+    out = std::move(data);
   } else if (tensor.has_raw_data()) {
     out = tensor.raw_data();
   } else {
@@ -174,14 +173,12 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
                                                      absl::StrJoin(target, ","), "] exceeds ",
                                                      max_bytes, " bytes"));
   }
-  absl::StatusOr<std::string> in = ReadRawBytes(tensor, base_dir, max_bytes);
-  if (!in.ok()) return in.status();
-  absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(dims, target);
-  if (!view.ok()) return view.status();
+  BCAST_ASSIGN_OR_RETURN(std::string in, ReadRawBytes(tensor, base_dir, max_bytes));
+  BCAST_ASSIGN_OR_RETURN(bcast::BroadcastView view, bcast::BroadcastView::Create(dims, target));
   std::string out(static_cast<size_t>(out_count * width), '\0');
   char* dst = out.data();
-  view->ForEachOffset(0, [&](int64_t src) {
-    std::memcpy(dst, in->data() + src * width, static_cast<size_t>(width));
+  view.ForEachOffset(0, [&](int64_t src) {
+    std::memcpy(dst, in.data() + src * width, static_cast<size_t>(width));
     dst += width;
   });
   onnx::TensorProto result = Header(tensor, name, target);
@@ -191,12 +188,11 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
 
 absl::StatusOr<std::vector<int64_t>> UniformAxes(const onnx::TensorProto& tensor,
                                                  const std::string& base_dir, int64_t max_bytes) {
-  absl::StatusOr<std::string> bytes = ReadRawBytes(tensor, base_dir, max_bytes);
-  if (!bytes.ok()) return bytes.status();
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, ReadRawBytes(tensor, base_dir, max_bytes));
   const std::vector<int64_t> dims = DimsOf(tensor);
   const std::vector<int64_t> strides = Strides(dims);
   const size_t width = static_cast<size_t>(ElementBits(tensor.data_type()) / 8);
-  const int64_t count = static_cast<int64_t>(bytes->size() / width);
+  const int64_t count = static_cast<int64_t>(bytes.size() / width);
   std::vector<int64_t> axes;
   for (size_t a = 0; a < dims.size(); ++a) {
     if (dims[a] <= 1) continue;
@@ -205,7 +201,7 @@ absl::StatusOr<std::vector<int64_t>> UniformAxes(const onnx::TensorProto& tensor
       const int64_t i = (k / strides[a]) % dims[a];
       if (i == 0) continue;
       const int64_t base = k - i * strides[a];
-      uniform = std::memcmp(bytes->data() + k * width, bytes->data() + base * width, width) == 0;
+      uniform = std::memcmp(bytes.data() + k * width, bytes.data() + base * width, width) == 0;
     }
     if (uniform) axes.push_back(static_cast<int64_t>(a));
   }
@@ -215,8 +211,7 @@ absl::StatusOr<std::vector<int64_t>> UniformAxes(const onnx::TensorProto& tensor
 absl::StatusOr<onnx::TensorProto> SliceToOne(const onnx::TensorProto& tensor,
                                              const std::vector<int64_t>& axes,
                                              const std::string& base_dir, int64_t max_bytes) {
-  absl::StatusOr<std::string> bytes = ReadRawBytes(tensor, base_dir, max_bytes);
-  if (!bytes.ok()) return bytes.status();
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, ReadRawBytes(tensor, base_dir, max_bytes));
   const std::vector<int64_t> dims = DimsOf(tensor);
   std::vector<int64_t> out_dims = dims;
   for (int64_t a : axes) out_dims[a] = 1;
@@ -230,7 +225,7 @@ absl::StatusOr<onnx::TensorProto> SliceToOne(const onnx::TensorProto& tensor,
   for (int64_t k = 0; k < out_count; ++k) {
     int64_t src = 0;
     for (size_t a = 0; a < dims.size(); ++a) src += index[a] * in_strides[a];
-    out.append(bytes->data() + src * width, width);
+    out.append(bytes.data() + src * width, width);
     for (int64_t a = static_cast<int64_t>(dims.size()) - 1; a >= 0; --a) {
       if (++index[a] < out_dims[a]) break;
       index[a] = 0;

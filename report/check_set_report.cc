@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -160,16 +161,15 @@ std::vector<Finding> CollectFindings(const std::vector<CheckSetEntry>& entries) 
 }
 
 absl::StatusOr<Baseline> ParseBaseline(std::string_view text) {
-  absl::StatusOr<Json> doc = ParseJson(text);
-  if (!doc.ok()) return doc.status();
-  const std::string kind = doc->is_object() ? Str(*doc, "kind") : "";
+  BCAST_ASSIGN_OR_RETURN(Json doc, ParseJson(text));
+  const std::string kind = doc.is_object() ? Str(doc, "kind") : "";
   std::vector<std::pair<std::string, const Json*>> reports;
   Baseline b;
   if (kind == "check") {
-    reports.emplace_back(Str(*doc, "model"), &*doc);
+    reports.emplace_back(Str(doc, "model"), &doc);
   } else if (kind == "check-set") {
-    auto models = doc->find("models");
-    if (models == doc->end() || !models->is_array()) {
+    auto models = doc.find("models");
+    if (models == doc.end() || !models->is_array()) {
       return absl::InvalidArgumentError("baseline: a check-set document without 'models'");
     }
     for (const Json& m : *models) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "report/report_json.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -175,21 +176,20 @@ ModelSummary SummaryAt(const Json& j, const char* key) {
 }  // namespace
 
 absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
-  absl::StatusOr<Json> doc = ParseJson(text);
-  if (!doc.ok()) return doc.status();
-  const auto passes = doc->is_object() ? doc->find("passes") : doc->end();
-  if (!doc->is_object() || passes == doc->end() || !passes->is_array()) {
+  BCAST_ASSIGN_OR_RETURN(Json doc, ParseJson(text));
+  const auto passes = doc.is_object() ? doc.find("passes") : doc.end();
+  if (!doc.is_object() || passes == doc.end() || !passes->is_array()) {
     return absl::InvalidArgumentError("not an `opt --report` document (no \"passes\" array)");
   }
-  if (const int64_t v = IntAt(*doc, "schema_version"); v > kReportSchemaVersion) {
+  if (const int64_t v = IntAt(doc, "schema_version"); v > kReportSchemaVersion) {
     return absl::InvalidArgumentError(absl::StrCat("report schema_version ", v,
                                                    " is newer than this onnx-bcast reads (",
                                                    kReportSchemaVersion, ")"));
   }
   OptReport report;
-  report.model_path = StringAt(*doc, "model");
-  report.output_path = StringAt(*doc, "output");
-  report.target = StringAt(*doc, "target");
+  report.model_path = StringAt(doc, "model");
+  report.output_path = StringAt(doc, "output");
+  report.target = StringAt(doc, "target");
   for (const Json& p : *passes) {
     if (!p.is_object()) {
       return absl::InvalidArgumentError("not an `opt --report` document (a pass is not an object)");
@@ -219,7 +219,7 @@ absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
     }
     report.runs.push_back(std::move(run));
   }
-  if (const auto summary = doc->find("summary"); summary != doc->end() && summary->is_object()) {
+  if (const auto summary = doc.find("summary"); summary != doc.end() && summary->is_object()) {
     report.before = SummaryAt(*summary, "before");
     report.after = SummaryAt(*summary, "after");
     report.error = StringAt(*summary, "error");

@@ -28,6 +28,7 @@
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/profile.h"
 #include "runtime/exec/test_data.h"
+#include "support/status_macros.h"
 #include "tools/common_options.h"
 #include "tools/outputs.h"
 #include "verify/inputs.h"
@@ -118,17 +119,16 @@ int RunFailure(const std::string& model_path, const absl::Status& status) {
 absl::Status WriteRunOutputs(const proto::Model& model, const RunArgs& args,
                              const std::vector<std::string>& dirs,
                              const std::vector<proto::OutputFile>& files) {
-  absl::StatusOr<proto::InputFiles> inputs = proto::InputFilesOf(model);
-  if (!inputs.ok()) return inputs.status();
+  BCAST_ASSIGN_OR_RETURN(proto::InputFiles inputs, proto::InputFilesOf(model));
   for (const std::string& spec : args.inputs) {
     const size_t eq = spec.find('=');
-    if (eq != std::string::npos) inputs->AddPath(spec.substr(eq + 1), "an --input file");
+    if (eq != std::string::npos) inputs.AddPath(spec.substr(eq + 1), "an --input file");
   }
   for (const std::string& dir : args.test_data) {
     std::error_code ec;
     for (auto it = std::filesystem::directory_iterator(dir, ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-      inputs->AddPath(it->path().string(), "a --test-data file");
+      inputs.AddPath(it->path().string(), "a --test-data file");
     }
   }
   for (const std::string& dir : dirs) {
@@ -138,7 +138,7 @@ absl::Status WriteRunOutputs(const proto::Model& model, const RunArgs& args,
       return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
     }
   }
-  return proto::WriteOutputFiles(files, *inputs);
+  return proto::WriteOutputFiles(files, inputs);
 }
 
 // Refuses a given input that does not fit the model's declaration (exit 65): the message names

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 #include "tools/cli.h"
 
 namespace onnx_bcast::cli {
@@ -55,9 +56,8 @@ bool SamePath(const std::string& a, const std::string& b) {
 }
 
 absl::Status WriteModelToStdout(const proto::Model& model) {
-  absl::StatusOr<std::string> bytes = proto::SerializeForStream(model);
-  if (!bytes.ok()) return bytes.status();
-  if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() ||
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeForStream(model));
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
       std::fflush(stdout) != 0) {
     return absl::UnavailableError(absl::StrCat("cannot write to stdout: ", std::strerror(errno)));
   }

@@ -328,8 +328,7 @@ class WholeModelRun {
   // --edge-cases sample outside the combined condition, on which both models must fail).
   std::optional<absl::StatusOr<VerifyResult>> MakeInputSets(std::vector<InputSet>* sets) {
     if (!options_.test_data.empty()) {
-      absl::Status s = TestDataSets(sets);
-      if (!s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(TestDataSets(sets));
       return std::nullopt;
     }
     passes::ProgressStep step(options_.progress, "choosing samples (analysis)");
