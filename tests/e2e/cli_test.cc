@@ -19,6 +19,7 @@
 #include "proto/tensor_util.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/sanitizer.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast {
 namespace {
@@ -38,21 +39,10 @@ Result RunCli(const std::vector<std::string>& args) {
   return r;
 }
 
-class TempDir {
+// Each test's own directory.
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bcast_e2e_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-  size_t Count() const {
-    return std::distance(fs::directory_iterator(path_), fs::directory_iterator());
-  }
-
- private:
-  std::string path_;
+  TempDir() : test_support::TempDir("bcast_e2e") {}
 };
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -80,7 +70,8 @@ std::string ValidModelBytes() {
 TEST(Cli, HelpVersionAndUsage) {
   Result r = RunCli({"--help"});
   EXPECT_EQ(r.code, 0);
-  for (const char* cmd : {"check", "opt", "--passes", "none", "run", "verify"}) EXPECT_THAT(r.out, HasSubstr(cmd));
+  for (const char* cmd : {"check", "opt", "--passes", "none", "run", "verify"})
+    EXPECT_THAT(r.out, HasSubstr(cmd));
   EXPECT_EQ(RunCli({"--version"}).code, 0);
   r = RunCli({"help", "opt"});
   EXPECT_EQ(r.code, 0);
@@ -250,7 +241,8 @@ TEST(Cli, ExternalDataOptionWritesDataFile) {
   // The weights are copied under a name derived from the output's, never the model's location.
   EXPECT_TRUE(fs::exists(dir / "mlp.onnx.data"));
   EXPECT_FALSE(fs::exists(dir / "weights"));
-  r = RunCli({"opt", "--passes", "none", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx", "--external-data"});
+  r = RunCli({"opt", "--passes", "none", dir / "mlp.onnx", "-o", dir / "inline_ext.onnx",
+              "--external-data"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(proto::LoadModel(dir / "inline_ext.onnx").ok());
 }
@@ -311,7 +303,8 @@ TEST(CliCheck, QuietPrintsTheSummaryLineAloneWithTheSameExitCodes) {
   const std::string conditional = kFixtures + "symbolic_batch.onnxtxt";
   Result r = RunCli({"check", conditional, "-q"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, conditional + ": 1 broadcasting nodes: 0 ok, 0 error, 1 conditional, 0 unknown\n");
+  EXPECT_EQ(r.out,
+            conditional + ": 1 broadcasting nodes: 0 ok, 0 error, 1 conditional, 0 unknown\n");
   EXPECT_EQ(RunCli({"check", conditional, "-q", "--strict"}).code, 1);
   // --dim still names the failure on stderr; stdout keeps to the one line.
   r = RunCli({"check", conditional, "-q", "--dim", "N=3"});
@@ -368,10 +361,14 @@ TEST(CliOpt, EveryTargetOnTheExampleModels) {
   TempDir dir;
   for (const char* target : {"explicit", "ncnn", "none", "canonical"}) {
     for (const char* model : {"cnn_block.onnx", "legacy_axis.onnx", "external/mlp.onnx"}) {
-      const std::string out = dir / (std::string(target) + "_" + fs::path(model).filename().string());
-      std::vector<std::string> args = {"opt", BCAST_SOURCE_DIR "/models/" + std::string(model),
-                                       "-o", out, "--target", target, "--report", out + ".json",
-                                       "--verify-each"};
+      const std::string out =
+          dir / (std::string(target) + "_" + fs::path(model).filename().string());
+      std::vector<std::string> args = {
+          "opt",          BCAST_SOURCE_DIR "/models/" + std::string(model),
+          "-o",           out,
+          "--target",     target,
+          "--report",     out + ".json",
+          "--verify-each"};
       // ncnn has no batch axis: its measured table holds for a batch of 1.
       if (std::string(target) == "ncnn" && std::string(model) != "legacy_axis.onnx") {
         args.push_back("--dim");
@@ -390,8 +387,8 @@ TEST(CliOpt, EveryTargetOnTheExampleModels) {
 
 TEST(CliOpt, ExplicitUpgradesTheLegacyAxisBroadcast) {
   TempDir dir;
-  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/legacy_axis.onnx", "-o",
-                     dir / "up.onnx", "--target", "explicit"});
+  Result r = RunCli({"opt", BCAST_SOURCE_DIR "/models/legacy_axis.onnx", "-o", dir / "up.onnx",
+                     "--target", "explicit"});
   ASSERT_EQ(r.code, 0) << r.err;
   absl::StatusOr<proto::Model> m = proto::LoadModel(dir / "up.onnx");
   ASSERT_TRUE(m.ok());
@@ -426,9 +423,8 @@ TEST(CliOpt, TargetFilesAndUsageErrors) {
   EXPECT_EQ(r.code, 64) << r.err;
   EXPECT_THAT(r.err, StartsWith(dir / "bad.profile"));
   EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--target", "no-such-target"}).code, 64);
-  EXPECT_EQ(RunCli({"opt", "m.onnx", "-o", "x", "--target", "ncnn", "--passes", "align-ranks"})
-                .code,
-            64);
+  EXPECT_EQ(
+      RunCli({"opt", "m.onnx", "-o", "x", "--target", "ncnn", "--passes", "align-ranks"}).code, 64);
   EXPECT_FALSE(fs::exists(dir / "b.onnx"));
 }
 
@@ -441,13 +437,12 @@ TEST(CliOpt, TargetNotMetExitsThreeListsEveryNodeAndWritesNothing) {
   TempDir dir;
   // The Reshape to a runtime shape hides the rank: no target that depends on ranks can prove it.
   for (const char* target : {"explicit", "ncnn", "none"}) {
-    Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx",
-                       "--target", target});
+    Result r = RunCli(
+        {"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx", "--target", target});
     EXPECT_EQ(r.code, 3) << target << ": " << r.err;
     // ncnn takes no run-time shapes: the Reshape to a graph input's values is a second node.
     const std::string of = std::string(target) == "ncnn" ? "2" : "1";
-    EXPECT_THAT(r.err,
-                HasSubstr(std::string("target ") + target + " not met (node 1 of " + of));
+    EXPECT_THAT(r.err, HasSubstr(std::string("target ") + target + " not met (node 1 of " + of));
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), std::stoi(of)) << r.err;
     EXPECT_THAT(r.err, HasSubstr("main: Add 'Add#1': ? and [120]: cannot prove"));
     EXPECT_THAT(r.err, HasSubstr("rank of input 0 'r' unknown, produced by Reshape 'Reshape#0'"));
@@ -455,29 +450,29 @@ TEST(CliOpt, TargetNotMetExitsThreeListsEveryNodeAndWritesNothing) {
     EXPECT_EQ(dir.Count(), 0u) << target;
   }
   {
-    Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx",
-                       "--target", "ncnn"});
+    Result r = RunCli(
+        {"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx", "--target", "ncnn"});
     EXPECT_THAT(r.err, HasSubstr("main: Reshape 'Reshape#0': [N,20,120] and [K]: reads a shape "
                                  "computed at run time (input 1 's'"));
     EXPECT_THAT(r.err, HasSubstr("'s' is a graph input"));
   }
   // canonical depends on no rank: the same model is fine there.
-  Result c = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "c.onnx",
-                     "--target", "canonical"});
+  Result c = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "c.onnx", "--target",
+                     "canonical"});
   EXPECT_EQ(c.code, 0) << c.err;
   EXPECT_EQ(c.err, "");
   fs::remove(dir / "c.onnx");
   // --dry-run gives the same verdict.
-  Result d = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "--dry-run", "--target",
-                     "explicit"});
+  Result d =
+      RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "--dry-run", "--target", "explicit"});
   EXPECT_EQ(d.code, 3) << d.err;
   EXPECT_EQ(dir.Count(), 0u);
 }
 
 TEST(CliOpt, AllowPartialWritesTheModelAndStillListsTheNodes) {
   TempDir dir;
-  Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx",
-                     "--target", "ncnn", "--allow-partial"});
+  Result r = RunCli({"opt", kOptFixtures + "unknown_rank.onnxtxt", "-o", dir / "u.onnx", "--target",
+                     "ncnn", "--allow-partial"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("written anyway: --allow-partial"));
   EXPECT_THAT(r.err, HasSubstr("Add 'Add#1'"));
@@ -487,8 +482,8 @@ TEST(CliOpt, AllowPartialWritesTheModelAndStillListsTheNodes) {
 
 TEST(CliOpt, ProvenBroadcastErrorIsNotWritten) {
   TempDir dir;
-  Result r = RunCli({"opt", kFixtures + "symbolic_batch.onnxtxt", "-o", dir / "s.onnx",
-                     "--target", "explicit"});
+  Result r = RunCli(
+      {"opt", kFixtures + "symbolic_batch.onnxtxt", "-o", dir / "s.onnx", "--target", "explicit"});
   // (N,3)+(5,3): ranks equal, the condition N in {1,5} is check's business, not the target's.
   EXPECT_EQ(r.code, 0) << r.err;
   r = RunCli({"opt", kFixtures + "if_branch_conflict.onnxtxt", "-o", dir / "e.onnx", "--target",
@@ -555,7 +550,8 @@ TEST(CliLimits, EveryCommandTakesResourceLimits) {
   Result r = RunCli({"check", model, "--max-nodes", "3"});
   EXPECT_EQ(r.code, 2) << r.err;
   ExpectOneLineError(r, model, "more than the limit of 3 nodes");
-  r = RunCli({"opt", "--passes", "none", model, "-o", dir / "x.onnx", "--max-tensor-elements", "100"});
+  r = RunCli(
+      {"opt", "--passes", "none", model, "-o", dir / "x.onnx", "--max-tensor-elements", "100"});
   EXPECT_EQ(r.code, 2) << r.err;
   ExpectOneLineError(r, model, "more than the limit of 100 elements");
   r = RunCli({"run", model, "--max-file-bytes", "1000"});

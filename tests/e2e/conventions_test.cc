@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast {
 namespace {
@@ -28,17 +29,8 @@ using Result = test_support::CliResult;
 const std::string kModels = BCAST_SOURCE_DIR "/models";
 const std::string kCnn = kModels + "/cnn_block.onnx";
 
-class Conventions : public ::testing::Test {
+class Conventions : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "bcast_conv_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
   // Runs the CLI; stdin from `stdin_path` when given, stdout to `stdout_path` when given (else
   // captured).
   Result Cli(const std::vector<std::string>& args, const std::string& stdin_path = "",
@@ -57,8 +49,6 @@ class Conventions : public ::testing::Test {
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *std::move(m) : proto::Model{};
   }
-
-  std::string dir_;
 };
 
 // ------------------------------------------------------------------ opt's defaults and options
@@ -89,11 +79,16 @@ TEST_F(Conventions, PassesNoneIsThePlainLosslessSave) {
 TEST_F(Conventions, UnknownNamesListTheValidOnes) {
   Result r = Cli({"opt", kCnn, "--target", "tpu9000", "-o", Path("o.onnx")});
   EXPECT_EQ(r.code, 64);
-  EXPECT_THAT(r.err, HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical, opencv)"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical, opencv)"));
   r = Cli({"opt", kCnn, "--passes", "align-ranks,no-such-pass", "-o", Path("o.onnx")});
   EXPECT_EQ(r.code, 64);
-  EXPECT_THAT(r.err, HasSubstr("unknown pass 'no-such-pass' (known: none, upgrade-legacy-broadcast, fold-constants, "
-                               "align-ranks,"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr(
+          "unknown pass 'no-such-pass' (known: none, upgrade-legacy-broadcast, fold-constants, "
+          "align-ranks,"));
   EXPECT_FALSE(fs::exists(Path("o.onnx")));
 }
 
@@ -180,8 +175,7 @@ TEST_F(Conventions, DashAsOutputWritesTheModelToStdoutAndTheTextToStderr) {
   r = Cli({"opt", "-", "--passes", "none", "-o", "-"}, kCnn);
   ASSERT_EQ(r.code, 0) << r.err;
   std::string diff;
-  EXPECT_TRUE(proto::ModelsEqual(proto::LoadModel(kCnn)->proto, Parse(r.out).proto, &diff))
-      << diff;
+  EXPECT_TRUE(proto::ModelsEqual(proto::LoadModel(kCnn)->proto, Parse(r.out).proto, &diff)) << diff;
   // A model whose weights live in external data cannot be one stream: exit 4, nothing on stdout.
   r = Cli({"opt", kModels + "/external/mlp.onnx", "--passes", "none", "-o", "-"});
   EXPECT_EQ(r.code, 4);
@@ -213,8 +207,7 @@ TEST_F(Conventions, DashAsJsonOrReportPutsOnlyJsonOnStdout) {
 TEST_F(Conventions, AFailedWriteToStdoutIsExitFour) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"check", kCnn, "--json", "-"},
-        std::vector<std::string>{"check", kCnn},
-        std::vector<std::string>{"opt", kCnn, "-o", "-"},
+        std::vector<std::string>{"check", kCnn}, std::vector<std::string>{"opt", kCnn, "-o", "-"},
         std::vector<std::string>{"opt", kCnn, "--dry-run", "--report", "-"},
         std::vector<std::string>{"verify", kCnn, kCnn, "--samples", "1", "--json", "-"},
         std::vector<std::string>{"run", kCnn}}) {

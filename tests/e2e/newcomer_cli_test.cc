@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast {
 namespace {
@@ -33,15 +34,8 @@ const std::string kTransformer = kExported + "transformer_op14.onnx";
 const std::string kVit = kExported + "torchvision_vit_op14.onnx";
 const std::string kCnn = BCAST_SOURCE_DIR "/models/cnn_block.onnx";
 
-class Newcomer : public ::testing::Test {
+class Newcomer : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "bcast_newcomer_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   Result Cli(const std::vector<std::string>& args) {
     return test_support::RunCliIn(BCAST_CLI, args, dir_);
   }
@@ -58,7 +52,6 @@ class Newcomer : public ::testing::Test {
     test_support::WaitExitCode(pid);
     return test_support::ReadAll(log);
   }
-  std::string dir_;
 };
 
 // Timings differ between runs: "(0.3 ms)" compares as "(T)".
@@ -119,9 +112,8 @@ TEST_F(Newcomer, OptsLastLineSaysWhatTheTargetCovers) {
 TEST_F(Newcomer, ARefusalIsOneReportWithFoldedHintsAndWholeLines) {
   // --no-live-probe: the live probes' line carries their timing, which differs between the
   // two runs compared below.
-  const std::vector<std::string> args = {"opt",          kTransformer, "-o",
-                                         Path("t.onnx"), "--target",   "opencv",
-                                         "--no-live-probe"};
+  const std::vector<std::string> args = {
+      "opt", kTransformer, "-o", Path("t.onnx"), "--target", "opencv", "--no-live-probe"};
   Result r = Cli(args);
   ASSERT_EQ(r.code, 3) << r.err;
   // stdout has the count, not the list.

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/sanitizer.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast {
 namespace {
@@ -66,17 +67,8 @@ std::vector<std::string> ScreenLines(std::string raw) {
   return lines;
 }
 
-class Progress : public ::testing::Test {
+class Progress : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "bcast_progress_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
   // Runs the CLI with stdout to a file and stderr to `where`; a terminal and a pipe are read
   // while the child runs (so a full buffer never blocks it).
   Output Cli(const std::vector<std::string>& args, Stderr where = Stderr::kTerminal) {
@@ -137,8 +129,6 @@ class Progress : public ::testing::Test {
     EXPECT_EQ(Cli({"opt", kCnn, "-o", out}, Stderr::kFile).code, 0);
     return out;
   }
-
-  std::string dir_;
 };
 
 // Step lines have the shape `[I] WHAT ... OUTCOME (TIME)`.

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast {
 namespace {
@@ -24,16 +25,8 @@ using ::testing::StartsWith;
 
 using Result = test_support::CliResult;
 
-class RunInputs : public ::testing::Test {
+class RunInputs : public test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "bcast_run_inputs_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
   std::string WriteModel(const std::string& name, const std::string& text) {
     std::ofstream(Path(name)) << text;
     return Path(name);
@@ -60,8 +53,6 @@ class RunInputs : public ::testing::Test {
     args.insert(args.begin(), "run");
     return test_support::RunCliIn(BCAST_CLI, args, dir_);
   }
-
-  std::string dir_;
 };
 
 // a is [N,3] and b is [N]: one N for both.

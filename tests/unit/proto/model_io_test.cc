@@ -19,6 +19,7 @@
 #include "proto/onnx_text.h"
 #include "proto/tensor_util.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace onnx_bcast::proto {
 namespace {
@@ -29,27 +30,10 @@ using ::testing::HasSubstr;
 
 const char kTestData[] = "/usr/share/libonnx-testdata/data";
 
-class TempDir {
+// Each test's own directory.
+class TempDir : public test_support::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bcast_io_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-  // Names of files in the directory (temporaries included).
-  std::vector<std::string> Files() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::recursive_directory_iterator(path_)) {
-      names.push_back(fs::relative(e.path(), path_).string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  std::string path_;
+  TempDir() : test_support::TempDir("bcast_io") {}
 };
 
 void WriteFile(const std::string& path, const std::string& bytes) {
@@ -123,7 +107,8 @@ void ExpectRoundTrip(const std::string& path, const TempDir& dir, int* external 
   ASSERT_TRUE(direct.ParseFromString(ReadAll(path)));
   int direct_external = 0;
   EXPECT_TRUE(ModelsEqual(Inlined(direct, model->base_dir, &direct_external), after, &diff))
-      << path << "\n" << diff;
+      << path << "\n"
+      << diff;
 }
 
 TEST(RoundTrip, EveryTestDataModelIsLossless) {
@@ -174,7 +159,9 @@ TEST(RoundTrip, KeepsUnknownFieldsMetadataFunctionsAndEncodings) {
   raw->set_raw_data(std::string(16, '\1'));
   // Fields from a future IR version: field numbers this build does not know.
   m.GetReflection()->MutableUnknownFields(&m)->AddVarint(999, 7);
-  m.mutable_graph()->GetReflection()->MutableUnknownFields(m.mutable_graph())
+  m.mutable_graph()
+      ->GetReflection()
+      ->MutableUnknownFields(m.mutable_graph())
       ->AddLengthDelimited(998, "future");
   TempDir dir;
   WriteFile(dir / "in.onnx", Bytes(m));
@@ -369,8 +356,7 @@ TEST(ExternalData, LoadsLazilyAndReads) {
   WriteFile(dir / "model/w.bin", std::string(8, 'x') + Floats(6));
   absl::StatusOr<Model> m = LoadModel(path);
   ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<std::string> data =
-      ReadExternalData(m->proto.graph().initializer(0), m->base_dir);
+  absl::StatusOr<std::string> data = ReadExternalData(m->proto.graph().initializer(0), m->base_dir);
   ASSERT_TRUE(data.ok());
   EXPECT_EQ(*data, Floats(6));
 }
@@ -416,8 +402,7 @@ std::vector<ExternalCase> ExternalCases() {
       {"Directory", "sub", "0", "24",
        [](const TempDir& d) { fs::create_directories(d / "model/sub"); }, "not a regular file"},
       {"Fifo", "fifo", "0", "24",
-       [](const TempDir& d) { ::mkfifo((d / "model/fifo").c_str(), 0600); },
-       "not a regular file"},
+       [](const TempDir& d) { ::mkfifo((d / "model/fifo").c_str(), 0600); }, "not a regular file"},
       {"Missing", "missing.bin", "0", "24", nullptr, "not found"},
       {"OffsetPastEnd", "w.bin", "25", "", nullptr, "past the end"},
       {"OffsetPlusLengthPastEnd", "w.bin", "8", "24", nullptr, "past the end"},
