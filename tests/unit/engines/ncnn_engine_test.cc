@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "tests/support/engine_jobs.h"
 
 namespace onnx_bcast::engines {
 namespace {
@@ -23,21 +24,7 @@ EngineFactory Ncnn() {
   return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); };
 }
 
-std::string Bytes(const std::string& text) {
-  absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "t");
-  EXPECT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<std::string> b = proto::SerializeModel(m->proto);
-  EXPECT_TRUE(b.ok());
-  return *b;
-}
-
-EngineOutcome RunOne(EngineJob job) {
-  std::vector<EngineJob> jobs;
-  jobs.push_back(std::move(job));
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(Ncnn(), jobs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? std::move((*out)[0]) : EngineOutcome{};
-}
+EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(Ncnn(), std::move(job)); }
 
 TEST(NcnnEngine, ReportsItsVersionAndBuild) {
   std::unique_ptr<EngineAdapter> e = MakeNcnnEngine();
@@ -47,7 +34,7 @@ TEST(NcnnEngine, ReportsItsVersionAndBuild) {
 
 TEST(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
   EngineJob job;
-  job.model_bytes = Bytes(
+  job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[1,2,3] a, float[1,2,3] b) => (float[1,2,3] y) { y = Add(a, b) }");
   job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 2, 3}, {1, 2, 3, 4, 5, 6}));
@@ -62,7 +49,7 @@ TEST(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
 
 TEST(NcnnEngine, RefusesABatchOtherThanOne) {
   EngineJob job;
-  job.model_bytes = Bytes(
+  job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) { y = Relu(a) }");
   job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
@@ -76,7 +63,7 @@ TEST(NcnnEngine, RefusesABatchOtherThanOne) {
 
 TEST(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
   EngineJob job;
-  job.model_bytes = Bytes(
+  job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[1,3] a) => (float[1,2,3] y) <int64[3] s = {1,2,3}> { y = Expand(a, s) }");
   job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 3}, {1, 2, 3}));

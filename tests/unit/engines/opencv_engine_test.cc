@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "tests/support/engine_jobs.h"
 
 namespace onnx_bcast::engines {
 namespace {
@@ -21,19 +22,7 @@ EngineFactory OpenCv() {
   return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeOpenCvEngine(); };
 }
 
-std::string Bytes(const std::string& text) {
-  absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "t");
-  EXPECT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<std::string> b = proto::SerializeModel(m->proto);
-  EXPECT_TRUE(b.ok());
-  return *b;
-}
-
-std::vector<EngineJob> Single(EngineJob job) {
-  std::vector<EngineJob> jobs;
-  jobs.push_back(std::move(job));
-  return jobs;
-}
+EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(OpenCv(), std::move(job)); }
 
 TEST(OpenCvEngine, ReportsItsVersion) {
   std::unique_ptr<EngineAdapter> e = MakeOpenCvEngine();
@@ -43,16 +32,15 @@ TEST(OpenCvEngine, ReportsItsVersion) {
 
 TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
   EngineJob job;
-  job.model_bytes = Bytes(
+  job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a, float[2,3] b) => (float[2,3] y) { y = Add(a, b) }");
   job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({2, 3}, {10, 20, 30, 40, 50, 60}));
   job.output_names = {"y"};
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
-  ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ((*out)[0].kind, OutcomeKind::kRan) << (*out)[0].message;
-  const rt::Tensor& y = (*out)[0].outputs.at(0).second;
+  const EngineOutcome o = RunOne(std::move(job));
+  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
+  const rt::Tensor& y = o.outputs.at(0).second;
   EXPECT_THAT(y.shape(), ::testing::ElementsAre(2, 3));
   EXPECT_THAT(y.values<float>(), ::testing::ElementsAre(11, 22, 33, 44, 55, 66));
 }
@@ -60,14 +48,13 @@ TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
 TEST(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {
   EngineJob job;
   job.model_bytes = "not a model";
-  absl::StatusOr<std::vector<EngineOutcome>> out = RunIsolated(OpenCv(), Single(std::move(job)));
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0].kind, OutcomeKind::kRefused);
-  EXPECT_EQ((*out)[0].stage, "load");
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "load");
   // The cause, without the banner and the build's source directories.
-  EXPECT_THAT((*out)[0].message, HasSubstr("error: ("));
-  EXPECT_THAT((*out)[0].message, ::testing::Not(HasSubstr("OpenCV(")));
-  EXPECT_THAT((*out)[0].message, ::testing::Not(HasSubstr("/")));
+  EXPECT_THAT(o.message, HasSubstr("error: ("));
+  EXPECT_THAT(o.message, ::testing::Not(HasSubstr("OpenCV(")));
+  EXPECT_THAT(o.message, ::testing::Not(HasSubstr("/")));
 }
 
 TEST(CvExceptionMessage, TakesTheInnermostCause) {
