@@ -71,7 +71,7 @@ absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& re
 absl::StatusOr<RunResult> Run(const proto::Model& model, const RunRequest& request) {
   BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec,
                          PrepareExecutor(model, request.executor));
-  const rt::Graph& graph = (exec)->graph();
+  const rt::Graph& graph = exec->graph();
   InputRequest inputs = request.inputs;
   if (request.given) {
     BCAST_ASSIGN_OR_RETURN(rt::Feeds given, request.given(graph));
@@ -81,7 +81,7 @@ absl::StatusOr<RunResult> Run(const proto::Model& model, const RunRequest& reque
   if (!made.bad_input.ok()) return made.bad_input;
   rt::Feeds feeds = std::move(inputs.given);
   for (auto& feed : made.random) feeds.push_back(std::move(feed));
-  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outputs, (exec)->Run(feeds));
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outputs, exec->Run(feeds));
   return RunResult{std::move(outputs), graph.outputs};
 }
 

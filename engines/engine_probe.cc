@@ -913,7 +913,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
                          engines::RunIsolated(make_engine, jobs, isolation));
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
-    engines::EngineOutcome& o = (outcomes)[i];
+    engines::EngineOutcome& o = outcomes[i];
     switch (o.kind) {
       case engines::OutcomeKind::kRan:
         if (o.outputs.size() != 1) {

@@ -28,12 +28,12 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
   rt::RandomInputOptions options;
   options.seed = 7;
   options.dims = dims;
-  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(*(runtime)->main, options));
+  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(*runtime->main, options));
   engines::EngineJob job;
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
   BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(runtime));
-  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> expected, (exec)->Run(feeds));
-  job.output_names = (runtime)->main->outputs;
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> expected, exec->Run(feeds));
+  job.output_names = runtime->main->outputs;
   BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeModel(rewritten.proto));
   job.model_bytes = std::move(bytes);
   std::vector<engines::EngineJob> jobs;
@@ -52,7 +52,7 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
       double max_abs = 0;
       for (size_t k = 0; k < expected.size(); ++k) {
         const std::string& name = jobs[0].output_names[k];
-        const rt::Value& e = (expected)[k];
+        const rt::Value& e = expected[k];
         if (k >= o.outputs.size() || e.kind != rt::Value::Kind::kTensor) {
           wrong.push_back(absl::StrCat("output '", name, "' missing"));
           continue;

@@ -145,7 +145,7 @@ absl::StatusOr<std::vector<rt::Tensor>> Expected(const Runnable& r) {
   for (const auto& [n, t] : r.feeds) {
     feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
   }
-  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outs, (exec)->Run(feeds));
+  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outs, exec->Run(feeds));
   std::vector<rt::Tensor> expected;
   for (rt::Value& v : outs) {
     if (v.kind != rt::Value::Kind::kTensor) return absl::UnimplementedError("not a tensor");
