@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/exec/input_check.h"
+#include "runtime/exec/load_executor.h"
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
 
@@ -14,8 +15,6 @@ namespace onnx_bcast::driver {
 absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model& model,
                                                               const ExecutorSettings& settings) {
   passes::ProgressStep step(settings.progress, "preparing the executor");
-  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> loaded,
-                         rt::LoadRuntimeModel(model, settings.load));
   rt::RunOptions options;
   options.threads = settings.threads;
   if (settings.max_memory_bytes > 0) options.max_memory_bytes = settings.max_memory_bytes;
@@ -30,7 +29,8 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model
       profile->RecordPrepare(node, seconds, bytes, label);
     };
   }
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(loaded, options));
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec,
+                         rt::LoadExecutor(model, options, settings.load));
   step.End();
   // Covers every run of this executor (run's --bench included).
   if (settings.timeout_seconds > 0) (exec)->set_timeout(settings.timeout_seconds);

@@ -48,6 +48,7 @@
 #include "engines/probe_op_models.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
@@ -890,9 +891,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
       c.first_full = passes::FirstOperandFull(*probed);
     }
 
-    absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);
-    if (!runtime.ok()) return cell_error(runtime.status());
-    absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+    absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::LoadExecutor(*model);
     if (!exec.ok()) return cell_error(exec.status());
     rt::Feeds feeds;
     for (const auto& [n, t] : built.feeds) {

@@ -13,6 +13,7 @@
 #include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
@@ -24,16 +25,15 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const engines::EngineFactory& make_engine,
                                              const std::string& engine,
                                              const std::map<std::string, int64_t>& dims) {
-  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> runtime, rt::LoadRuntimeModel(original));
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(original));
   rt::RandomInputOptions options;
   options.seed = 7;
   options.dims = dims;
-  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(*runtime->main, options));
+  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(exec->graph(), options));
   engines::EngineJob job;
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(runtime));
   BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> expected, exec->Run(feeds));
-  job.output_names = runtime->main->outputs;
+  job.output_names = exec->graph().outputs;
   BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeModel(rewritten.proto));
   job.model_bytes = std::move(bytes);
   std::vector<engines::EngineJob> jobs;

@@ -16,6 +16,7 @@
 #include "engines/registry.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
@@ -139,8 +140,7 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
 
 // Our executor's outputs on `r`.
 absl::StatusOr<std::vector<rt::Tensor>> Expected(const Runnable& r) {
-  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const rt::Model> runtime, rt::LoadRuntimeModel(r.model));
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::Executor::Create(runtime));
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(r.model));
   rt::Feeds feeds;
   for (const auto& [n, t] : r.feeds) {
     feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));

@@ -21,11 +21,9 @@ namespace onnx_bcast::verify::internal {
 rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
                              std::shared_ptr<rt::MemoryBudget> memory);
 
-/// Loads `model` for the executor (`*loaded` keeps it alive) under the verification's threads,
-/// deadline and memory budget.
+/// `model`'s executor under the verification's threads, deadline and memory budget.
 absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
-                                                      const VerifyOptions& verify,
-                                                      std::shared_ptr<const rt::Model>* loaded);
+                                                      const VerifyOptions& verify);
 
 /// check's analysis of the original: its combined condition decides where samples may bind
 /// the symbols. A model the analysis cannot take gives none.

@@ -261,8 +261,7 @@ class LocalVerifier {
     }
     std::vector<std::vector<rt::Value>> results_ab;
     for (const SubModel* sub : {&*sa, &*sb}) {
-      std::shared_ptr<const rt::Model> loaded;
-      absl::StatusOr<std::unique_ptr<rt::Executor>> ex = Prepare(sub->model, options_, &loaded);
+      absl::StatusOr<std::unique_ptr<rt::Executor>> ex = Prepare(sub->model, options_);
       rt::Feeds feeds;
       for (const std::string& name : sub->inputs) feeds.emplace_back(name, values[name]);
       absl::StatusOr<std::vector<rt::Value>> out =

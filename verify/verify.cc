@@ -19,6 +19,7 @@
 #include "report/report_json.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
+#include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "runtime/exec/test_data.h"
@@ -39,10 +40,8 @@ rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
 }
 
 absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
-                                                      const VerifyOptions& verify,
-                                                      std::shared_ptr<const rt::Model>* loaded) {
-  BCAST_ASSIGN_OR_RETURN(*loaded, rt::LoadRuntimeModel(model));
-  return rt::Executor::Create(*loaded, RunOptionsFor(verify.threads, verify.budget, verify.memory));
+                                                      const VerifyOptions& verify) {
+  return rt::LoadExecutor(model, RunOptionsFor(verify.threads, verify.budget, verify.memory));
 }
 
 std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original) {
@@ -296,7 +295,7 @@ class WholeModelRun {
   std::optional<absl::StatusOr<VerifyResult>> PrepareBoth() {
     // Steps do not nest: each path out of this one ends it before Local starts its own.
     passes::ProgressStep step(options_.progress, "preparing both models for the executor");
-    absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original_, options_, &ma_);
+    absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original_, options_);
     if (!ea.ok()) {
       step.End("the original cannot run");
       if (ea.status().code() == absl::StatusCode::kUnimplemented ||
@@ -305,7 +304,7 @@ class WholeModelRun {
       }
       return ea.status();
     }
-    absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten_, options_, &mb_);
+    absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten_, options_);
     step.End(eb.ok() ? "" : "the rewritten model cannot run");
     if (!eb.ok()) {
       if (eb.status().code() == absl::StatusCode::kUnimplemented) {
@@ -332,7 +331,7 @@ class WholeModelRun {
       return std::nullopt;
     }
     passes::ProgressStep step(options_.progress, "choosing samples (analysis)");
-    const std::set<std::string> symbols = InputSymbols(*ma_->main);
+    const std::set<std::string> symbols = InputSymbols(ea_->graph());
     const std::optional<passes::Analysis> analysis = AnalyzeOriginal(original_);
     const bcast::ConditionSet condition = UsableCondition(analysis);
     std::vector<Bindings> bindings =
@@ -349,7 +348,7 @@ class WholeModelRun {
       random.seed = options_.seed + k;
       random.dims = bindings[k];
       random.default_dim = 2;
-      absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*ma_->main, random);
+      absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(ea_->graph(), random);
       if (!feeds.ok()) {
         step.End("failed");
         return Local(std::string(feeds.status().message()));
@@ -364,8 +363,8 @@ class WholeModelRun {
     for (const std::string& dir : options_.test_data) {
       BCAST_ASSIGN_OR_RETURN(rt::TestDataSet set, rt::LoadTestDataSet(original_, dir));
       // An input a model's declaration refuses is never fed: `run` refuses it too.
-      const std::pair<const char*, const rt::Model*> both[] = {{"original", ma_.get()},
-                                                               {"rewritten", mb_.get()}};
+      const std::pair<const char*, const rt::Model*> both[] = {{"original", &ea_->model()},
+                                                               {"rewritten", &eb_->model()}};
       for (const auto& [which, loaded] : both) {
         absl::StatusOr<rt::SymbolValues> fits =
             rt::CheckInputs(*loaded->main, set.feeds, bound_values_, options_.dims_label);
@@ -466,8 +465,8 @@ class WholeModelRun {
       }
     }
     if (!sample.match && !r_.divergence) {
-      r_.divergence = Bisect(*ma_, *mb_, set.feeds, r_.tolerance, set.label, report_,
-                             options_.threads, options_.budget, options_.memory);
+      r_.divergence = Bisect(ea_->model(), eb_->model(), set.feeds, r_.tolerance, set.label,
+                             report_, options_.threads, options_.budget, options_.memory);
     }
     step->End(sample.match ? "equal" : "DIFFERENT");
     r_.match &= sample.match;
@@ -492,7 +491,6 @@ class WholeModelRun {
   const passes::OptReport* report_;
   VerifyResult r_;
   const std::vector<std::string> outs_a_, outs_b_;
-  std::shared_ptr<const rt::Model> ma_, mb_;
   std::unique_ptr<rt::Executor> ea_, eb_;
   std::optional<size_t> must_fail_;  // the --edge-cases set, on which both must fail
   std::string must_fail_why_;
