@@ -96,8 +96,8 @@ absl::Status AddInputShapeBindings(const onnx::GraphProto& graph, const InputSha
     }
     if (input == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape ", name, ": not a graph input (inputs: ",
-                       absl::StrJoin(names, ", "), ")"));
+          absl::StrCat("--input-shape ", name,
+                       ": not a graph input (inputs: ", absl::StrJoin(names, ", "), ")"));
     }
     if (!input->type().has_tensor_type()) {
       return absl::InvalidArgumentError(
@@ -112,8 +112,9 @@ absl::Status AddInputShapeBindings(const onnx::GraphProto& graph, const InputSha
       }
     } else {
       // No declared shape: nothing to bind it to (the analysis sees an unknown rank).
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape ", name, ": the input declares no shape; only declared dims can be bound"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", name,
+                       ": the input declares no shape; only declared dims can be bound"));
     }
     for (int axis = 0; axis < given; ++axis) {
       const int64_t v = extents[static_cast<size_t>(axis)];
@@ -124,9 +125,8 @@ absl::Status AddInputShapeBindings(const onnx::GraphProto& graph, const InputSha
       const auto& d = input->type().tensor_type().shape().dim(axis);
       if (d.has_dim_value()) {
         if (d.dim_value() != v) {
-          return absl::InvalidArgumentError(absl::StrCat("--input-shape ", name, ": dim ", axis,
-                                                         " is declared ", d.dim_value(),
-                                                         ", not ", v));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--input-shape ", name, ": dim ", axis, " is declared ", d.dim_value(), ", not ", v));
         }
         continue;
       }
@@ -145,6 +145,24 @@ absl::Status AddInputShapeBindings(const onnx::GraphProto& graph, const InputSha
 int64_t ApplyDimBindings(onnx::GraphProto* graph, const SymbolBindings& bindings) {
   if (bindings.empty()) return 0;
   return BindGraph(graph, bindings, /*main=*/true);
+}
+
+std::vector<std::string> UnboundInputSymbols(const onnx::GraphProto& graph) {
+  std::set<std::string> initializers, symbols;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  for (const auto& in : graph.input()) {
+    if (initializers.count(in.name()) > 0 || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape()) {
+      continue;
+    }
+    const auto& dims = in.type().tensor_type().shape().dim();
+    for (int axis = 0; axis < dims.size(); ++axis) {
+      if (dims[axis].has_dim_value()) continue;
+      symbols.insert(dims[axis].dim_param().empty() ? absl::StrCat(in.name(), ":", axis)
+                                                    : dims[axis].dim_param());
+    }
+  }
+  return {symbols.begin(), symbols.end()};
 }
 
 }  // namespace onnx_bcast::proto

@@ -38,6 +38,10 @@ absl::Status AddInputShapeBindings(const onnx::GraphProto& graph, const InputSha
 /// callers validate the bindings first (AddInputShapeBindings, and the analysis's symbols).
 int64_t ApplyDimBindings(onnx::GraphProto* graph, const SymbolBindings& bindings);
 
+/// The symbols the main graph's inputs (those without an initializer) still declare, sorted:
+/// each dim_param, and "<input>:<axis>" for a dim with neither a number nor a name.
+std::vector<std::string> UnboundInputSymbols(const onnx::GraphProto& graph);
+
 }  // namespace onnx_bcast::proto
 
 #endif  // ONNX_BCAST_PROTO_DIM_BINDING_H_

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "engines/registry.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
+#include "proto/dim_binding.h"
 #include "proto/model_io.h"
 #include "proto/safe_write.h"
 #include "report/opt_report.h"
@@ -75,7 +77,8 @@ void DeclareOpt(CommandLine* cl, OptArgs* a) {
   cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
   cl->Flag("--verify-engine",
            "load and run the written model on the target's engine itself (in a child) and "
-           "compare with the original at the bound dims: one line, and \"engine\" in --report",
+           "compare with the original at the bound dims: one line, and \"engine\" in --report; any "
+           "answer but \"runs\" exits 1, nothing written",
            &a->verify_engine);
   cl->Flag("--verify-each",
            "after every pass, validate the graph and compare the kept shape tables with a "
@@ -150,6 +153,16 @@ int ListPassesAndTargets() {
     std::printf("  %-32s %s\n", t.name.c_str(), absl::StrJoin(t.passes, ",").c_str());
   }
   return kExitOk;
+}
+
+// Static engines are measured at static shapes: an engine given a model whose inputs keep
+// symbolic dims may compute ops over them wrongly (OpenCV 4.6's ReduceMean over an unbound H, W
+// gives NaN). Says which dims are left to bind, or nothing.
+std::string UnboundInputDimsHint(const proto::Model& model) {
+  const std::vector<std::string> symbols = proto::UnboundInputSymbols(model.proto.graph());
+  if (symbols.empty()) return "";
+  return absl::StrCat("; its inputs keep the symbolic dims ", absl::StrJoin(symbols, ", "),
+                      ", which the engine saw unbound: bind them with --dim");
 }
 
 // One opt command: every combination of options is checked before the model is read (a
@@ -386,7 +399,13 @@ std::optional<int> OptRun::VerifyOnEngine() {
   report_.engine_line = verdict->line;
   report_.engine_outcome = verdict->outcome;
   PrintOut(absl::StrCat(verdict->line, "\n"), text_to_stderr_);
-  return std::nullopt;
+  if (verdict->outcome == "ran") return std::nullopt;
+  // The user asked the engine itself: a model it refuses, crashes on or computes wrongly is
+  // not the promise kept, whatever the table said (as --verify, nothing is written).
+  PrintError(absl::StrCat(args_.dry_run ? label_ : report_.output_path,
+                          ": the rewritten model does not run correctly on ", engine_name_, " (",
+                          verdict->outcome, ")", UnboundInputDimsHint(*model_), "; not written"));
+  return kExitFound;
 }
 
 // The report is committed once the model is (with --dry-run it is the output): a command that

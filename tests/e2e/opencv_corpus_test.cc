@@ -276,5 +276,34 @@ TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
             << " refused in an inserted Expand); " << unmet << " left unmet (opt exits 3)\n";
 }
 
+// --verify-engine asks the engine itself: an answer other than "runs" fails opt (exit 1) and
+// writes nothing. OpenCV 4.6 computes ReduceMean over input dims it saw unbound at load as NaN,
+// a case no probe cell (all static) covers; the error names the dims to bind, and bound, the
+// same model runs and is written.
+TEST(OpenCvVerifyEngine, AWrongAnswerFailsAndNamesTheUnboundDims) {
+  const fs::path scratch =
+      fs::temp_directory_path() / absl::StrCat("bcast_ocv_verify_", ::getpid());
+  fs::create_directories(scratch);
+  const std::string model = kCorpus + "resnet_block_op16.onnx";
+  const std::string out = (scratch / "out.onnx").string();
+  test_support::CliResult r = test_support::RunCliIn(
+      BCAST_CLI, {"opt", model, "-o", out, "--target", "opencv", "--verify-engine"},
+      scratch.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, testing::HasSubstr("opencv: wrong: 'y'"));
+  EXPECT_THAT(r.err, testing::HasSubstr("does not run correctly on opencv (wrong); its inputs "
+                                        "keep the symbolic dims H, N, W"));
+  EXPECT_THAT(r.err, testing::HasSubstr("not written"));
+  EXPECT_FALSE(fs::exists(out));
+  r = test_support::RunCliIn(
+      BCAST_CLI,
+      {"opt", model, "-o", out, "--target", "opencv", "--verify-engine", "--dim", "N=1,H=32,W=32"},
+      scratch.string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, testing::HasSubstr("opencv: runs, max abs"));
+  EXPECT_TRUE(fs::exists(out));
+  fs::remove_all(scratch);
+}
+
 }  // namespace
 }  // namespace onnx_bcast
