@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/broadcast_ops.h"
 #include "proto/shapes.h"
@@ -112,11 +113,50 @@ absl::StatusOr<SubModel> MakeSubModel(
   return sub;
 }
 
-// The part of the rewritten model that stands for one original node: the rewritten node and
-// what it reads back to values the original defines (a rewrite's inserted Reshape/Expand).
+// One model's graph, indexed for backward slices.
+struct GraphIndex {
+  std::unordered_map<std::string, int> producer;  // value -> index of the node writing it
+  std::unordered_set<std::string> initializers;
+  // Values that are the same whatever the graph inputs hold, given their shapes: initializers,
+  // Constant outputs, Shape and Size outputs, and what nodes compute from such values alone
+  // (an exporter's Identity of a weight, a shape computation). A slice computes them instead
+  // of feeding them random values: opt folds them into constants, so one side would see the
+  // real values and the other noise.
+  std::unordered_set<std::string> fixed;
+
+  explicit GraphIndex(const onnx::GraphProto& g) {
+    for (const auto& t : g.initializer()) initializers.insert(t.name());
+    fixed = initializers;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& n = g.node(i);
+      for (const std::string& o : n.output()) producer[o] = i;
+      if (Fixed(n)) fixed.insert(n.output().begin(), n.output().end());
+    }
+  }
+
+ private:
+  bool Fixed(const onnx::NodeProto& n) const {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
+    if (n.op_type() == "Shape" || n.op_type() == "Size") return true;
+    if (absl::StartsWith(n.op_type(), "Random") || n.op_type() == "Bernoulli" ||
+        n.op_type() == "Multinomial") {
+      return false;
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) return false;  // a body reads outer values
+    }
+    for (const std::string& in : n.input()) {
+      if (!in.empty() && fixed.count(in) == 0) return false;
+    }
+    return true;
+  }
+};
+
+// The nodes that compute one original node's outputs on one side: the node itself (or its
+// rewrite and what the rewrite inserted before it), back to the values fed from outside.
 struct Slice {
   std::vector<const onnx::NodeProto*> nodes;  // in graph order
-  std::set<std::string> frontier;             // its inputs: values the original defines
+  std::set<std::string> frontier;             // its inputs, fed the same random values
   std::set<std::string> initializers;         // the initializers it reads
 };
 
@@ -135,19 +175,16 @@ class LocalVerifier {
         options_(options),
         tolerance_(tolerance),
         types_a_(Types(annotated_a)),
-        types_b_(Types(annotated_b)) {
+        types_b_(Types(annotated_b)),
+        index_a_(original.proto.graph()),
+        index_b_(rewritten.proto.graph()) {
     const onnx::GraphProto& ga = original.proto.graph();
     const onnx::GraphProto& gb = rewritten.proto.graph();
     for (const auto& i : ga.input()) defined_a_.insert(i.name());
     for (const auto& n : ga.node()) {
       for (const std::string& o : n.output()) defined_a_.insert(o);
     }
-    for (int i = 0; i < gb.node_size(); ++i) {
-      for (const std::string& o : gb.node(i).output()) producer_b_[o] = i;
-      node_b_[gb.node(i).name()] = i;
-    }
-    for (const auto& t : ga.initializer()) inits_a_.insert(t.name());
-    for (const auto& t : gb.initializer()) inits_b_.insert(t.name());
+    for (int i = 0; i < gb.node_size(); ++i) node_b_[gb.node(i).name()] = i;
     std::set<std::string> symbols;
     for (const auto& [name, type] : types_a_.types) {
       for (const bcast::Dim& d : proto::ShapeOfType(*type).dims) {
@@ -166,19 +203,18 @@ class LocalVerifier {
     lr.op = na.op_type();
     const int jb = RewrittenNode(na, lr.node);
     if (jb < 0) return Skipped(std::move(lr), "not found in the rewritten model");
-    // Original side: the node alone.
-    Slice a;
-    a.nodes = {&na};
-    for (const std::string& in : na.input()) {
-      if (in.empty()) continue;
-      (inits_a_.count(in) ? a.initializers : a.frontier).insert(in);
-    }
-    std::optional<Slice> b = RewrittenSlice(jb);
-    if (!b) return Skipped(std::move(lr), "rewrite slice larger than 64 nodes");
+    // Original side: the node alone, with the fixed values it reads computed.
+    std::optional<Slice> a = BackwardSlice(original_.proto.graph(), index_a_, i,
+                                           [](const std::string&) { return true; });
+    // Rewritten side: down to values the original defines.
+    std::optional<Slice> b =
+        BackwardSlice(rewritten_.proto.graph(), index_b_, jb,
+                      [this](const std::string& v) { return defined_a_.count(v) > 0; });
+    if (!a || !b) return Skipped(std::move(lr), "rewrite slice larger than 64 nodes");
     std::vector<std::string> outs(na.output().begin(), na.output().end());
     outs.erase(std::remove(outs.begin(), outs.end(), std::string()), outs.end());
     for (size_t s = 0; s < samples_.size() && lr.match && !lr.skipped; ++s) {
-      CompareOnSample(a, *b, outs, s, &lr);
+      CompareOnSample(*a, *b, outs, s, &lr);
     }
     return lr;
   }
@@ -196,39 +232,44 @@ class LocalVerifier {
       return it->second;
     }
     if (na.output_size() > 0) {
-      if (auto it = producer_b_.find(na.output(0)); it != producer_b_.end()) return it->second;
+      if (auto it = index_b_.producer.find(na.output(0)); it != index_b_.producer.end()) {
+        return it->second;
+      }
     }
     return -1;
   }
 
-  // The backward slice of rewritten node `jb` down to values the original defines; nullopt
-  // when it grows past kMaxSliceNodes.
-  std::optional<Slice> RewrittenSlice(int jb) const {
-    const onnx::GraphProto& gb = rewritten_.proto.graph();
-    Slice b;
+  // The backward slice from node `start` of `g`: a value becomes an input of the slice (its
+  // frontier) where it is a graph input or `stops(value)` holds, unless it is fixed (then its
+  // producers are taken in too). Nullopt when the slice grows past kMaxSliceNodes.
+  template <class Stops>
+  static std::optional<Slice> BackwardSlice(const onnx::GraphProto& g, const GraphIndex& index,
+                                            int start, Stops stops) {
+    Slice slice;
     std::vector<int> slice_idx;
     std::unordered_set<int> seen;
-    std::vector<int> work = {jb};
+    std::vector<int> work = {start};
     while (!work.empty()) {
       const int k = work.back();
       work.pop_back();
       if (!seen.insert(k).second) continue;
       if (seen.size() > kMaxSliceNodes) return std::nullopt;
       slice_idx.push_back(k);
-      for (const std::string& in : gb.node(k).input()) {
+      for (const std::string& in : g.node(k).input()) {
         if (in.empty()) continue;
-        if (inits_b_.count(in) > 0) {
-          b.initializers.insert(in);
-        } else if (defined_a_.count(in) > 0 || producer_b_.count(in) == 0) {
-          b.frontier.insert(in);
+        auto producer = index.producer.find(in);
+        if (index.initializers.count(in) > 0) {
+          slice.initializers.insert(in);
+        } else if (producer == index.producer.end() || (stops(in) && index.fixed.count(in) == 0)) {
+          slice.frontier.insert(in);
         } else {
-          work.push_back(producer_b_.at(in));
+          work.push_back(producer->second);
         }
       }
     }
     std::sort(slice_idx.begin(), slice_idx.end());
-    for (int k : slice_idx) b.nodes.push_back(&gb.node(k));
-    return b;
+    for (int k : slice_idx) slice.nodes.push_back(&g.node(k));
+    return slice;
   }
 
   // Runs both slices on sample `s` with the same random values by name; records a mismatch,
@@ -292,8 +333,8 @@ class LocalVerifier {
   const rt::Tolerance& tolerance_;
   const TypeTable types_a_, types_b_;
   std::unordered_set<std::string> defined_a_;  // a rewritten slice stops at these
-  std::unordered_map<std::string, int> producer_b_, node_b_;
-  std::unordered_set<std::string> inits_a_, inits_b_;
+  const GraphIndex index_a_, index_b_;
+  std::unordered_map<std::string, int> node_b_;
   std::vector<Bindings> samples_;
 };
 

@@ -302,7 +302,10 @@ inline auto Apply(A a, B b) {
     } else if constexpr (kInt) {
       return SaturatingCast<A>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     } else if constexpr (std::is_same_v<A, float> && std::is_same_v<B, float>) {
-      return std::pow(a, b);
+      // The correctly rounded square, as the one-exponent loop computes it (binary_pow.cc):
+      // the bits of Pow(x, 2) must not depend on whether the 2 was broadcast (verify compares
+      // rewrites bit for bit), and the vectorized powf is up to an ULP off.
+      return b == 2.0f ? a * a : std::pow(a, b);
     } else {
       return static_cast<A>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     }

@@ -143,6 +143,58 @@ TEST(Verify, UnsupportedOpFallsBackToLocalChecks) {
   EXPECT_FALSE(r->local[0].match);
 }
 
+// Local mode computes what does not depend on the inputs' values (a weight behind an
+// exporter's Identity, a Constant, a shape computation) on both sides: fold-constants turns them
+// into initializers in the rewrite, and feeding the original noise there made every such node
+// DIFFERENT. A scaled weight is still caught.
+TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
+  const proto::Model a = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
+    g (float[N,3,4] x) => (float[N,3,4] y) <float[4] w0 = {1, 2, 3, 4}> {
+      w = Identity(w0)
+      two = Constant<value = float {2}>()
+      n = Shape(x)
+      last = Constant<value = int64[1] {2}>()
+      k = Gather(n, last)
+      kf = Cast<to = 1>(k)
+      t = Mul(x, w)
+      u = Pow(t, two)
+      v = Add(u, kf)
+      y = com.example.Mystery(v)
+    })");
+  const proto::Model folded = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
+    g (float[N,3,4] x) => (float[N,3,4] y)
+      <float[4] w = {1, 2, 3, 4}, float two = {2}, float[1] kf = {4}> {
+      t = Mul(x, w)
+      u = Pow(t, two)
+      v = Add(u, kf)
+      y = com.example.Mystery(v)
+    })");
+  VerifyOptions options;
+  options.local = true;
+  absl::StatusOr<VerifyResult> r = Verify(a, folded, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->local.size(), 3u) << FormatVerifyText(*r, "a", "folded");
+  for (const LocalResult& l : r->local) EXPECT_FALSE(l.skipped) << l.op << ": " << l.detail;
+  EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "folded");
+
+  const proto::Model scaled = Parse(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
+    g (float[N,3,4] x) => (float[N,3,4] y)
+      <float[4] w = {1, 2, 3, 5}, float two = {2}, float[1] kf = {4}> {
+      t = Mul(x, w)
+      u = Pow(t, two)
+      v = Add(u, kf)
+      y = com.example.Mystery(v)
+    })");
+  r = Verify(a, scaled, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->match);
+  EXPECT_EQ(r->local[0].op, "Mul");
+  EXPECT_FALSE(r->local[0].match) << r->local[0].detail;
+}
+
 TEST(Verify, MissingOrExtraOutputsAreMismatches) {
   const proto::Model a = Parse(kOriginal);
   const proto::Model b = Parse(R"(
