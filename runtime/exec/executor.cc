@@ -16,6 +16,7 @@
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -521,7 +522,7 @@ class Executor::Runner : public SubgraphRunner {
     for (size_t i = 0; i < inputs.size(); ++i) {
       frame.values[plan.input_slots[i]] = std::move(inputs[i]);
     }
-    if (absl::Status s = executor_->Execute(plan, frame); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(executor_->Execute(plan, frame));
     std::vector<Value> outputs;
     outputs.reserve(plan.output_slots.size());
     for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);
@@ -574,19 +575,18 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
       return absl::InvalidArgumentError(
           absl::StrCat("graph '", g->name, "' is the body of more than one node"));
     }
-    absl::StatusOr<std::unique_ptr<GraphPlan>> plan = BuildPlan(*g, &memo);
-    if (!plan.ok()) return plan.status();
-    (*plan)->parent = parent;
+    BCAST_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> plan, BuildPlan(*g, &memo));
+    plan->parent = parent;
     if (parent != nullptr) {
-      for (int slot : (*plan)->outer_slots) {
+      for (int slot : plan->outer_slots) {
         // FreeNames(sub) is within what the parent defines or itself reads from outside.
-        (*plan)->outer_parent_slots.push_back(parent->slot_of.at((*plan)->names[slot]));
+        plan->outer_parent_slots.push_back(parent->slot_of.at(plan->names[slot]));
       }
     }
     for (const Node& node : g->nodes) {
-      for (const Graph* sub : Subgraphs(node)) todo.emplace_back(sub, plan->get());
+      for (const Graph* sub : Subgraphs(node)) todo.emplace_back(sub, plan.get());
     }
-    exec->plans_[g] = std::move(*plan);
+    exec->plans_[g] = std::move(plan);
   }
   return exec;
 }
@@ -624,9 +624,9 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
       continue;
     }
     if (fuse && (np.deferred || np.relu_in_conv)) continue;  // runs in its chain's sink/Conv
-    absl::Status s = fuse && np.chain != nullptr ? RunChainAt(plan, frame, pos, reuse_constants)
-                                                 : RunNode(plan, frame, pos, reuse_constants);
-    if (!s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(fuse && np.chain != nullptr
+                              ? RunChainAt(plan, frame, pos, reuse_constants)
+                              : RunNode(plan, frame, pos, reuse_constants));
   }
   if (reuse_constants) plan.constants_ready = true;
   return absl::OkStatus();
@@ -696,7 +696,7 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
   }
   if (!fused) {
     for (int member : chain.members) {
-      if (absl::Status s = RunNode(plan, frame, member, reuse_constants); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(RunNode(plan, frame, member, reuse_constants));
     }
     return absl::OkStatus();
   }
@@ -801,7 +801,7 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   }
   // Constants computed from a fed initializer hold for this run only.
   if (fed_initializer) plan.constants_ready = false;
-  if (absl::Status s = Execute(plan, frame, !fed_initializer); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(Execute(plan, frame, !fed_initializer));
   std::vector<Value> outputs;
   outputs.reserve(plan.output_slots.size());
   for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);

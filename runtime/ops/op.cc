@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -69,9 +70,8 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
   }
   MemoryBudget* memory = options_.memory.get();
   if (memory == nullptr) {
-    absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
-    if (!t.ok()) return t.status();
-    slot = Value::Of(std::make_shared<Tensor>(std::move(*t)));
+    BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, std::move(shape)));
+    slot = Value::Of(std::make_shared<Tensor>(std::move(t)));
     return slot.tensor.get();
   }
   // The buffer this slot holds now goes when the slot is overwritten: refunded before the new
