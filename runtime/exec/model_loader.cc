@@ -351,10 +351,7 @@ proto::RawTensor RawFromTensor(const Tensor& tensor, const std::string& name) {
 absl::StatusOr<std::shared_ptr<const Model>> LoadRuntimeModel(const proto::Model& model,
                                                               const LoadOptions& options) {
   if (!model.proto.has_graph()) return absl::InvalidArgumentError("model has no graph");
-  if (absl::Status s = proto::CheckFunctionInlines(model.proto, options.max_function_inlines);
-      !s.ok()) {
-    return s;
-  }
+  BCAST_RETURN_IF_ERROR(proto::CheckFunctionInlines(model.proto, options.max_function_inlines));
   Loader loader(model, options);
   const OpsetMap opsets = WithImports({}, model.proto.opset_import());
   BCAST_ASSIGN_OR_RETURN(std::shared_ptr<Graph> main,

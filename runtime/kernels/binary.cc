@@ -278,9 +278,7 @@ absl::Status BinaryKernel::Run(absl::Span<const Tensor* const> inputs, Tensor* o
                                                      DTypeName(inputs[i]->dtype()), ", kernel expects ",
                                                      DTypeName(dtypes_[i])));
     }
-    if (absl::Status s = CheckOperand(name_, role, *inputs[i], plan_.input_shape(i)); !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(CheckOperand(name_, role, *inputs[i], plan_.input_shape(i)));
   }
   BCAST_RETURN_IF_ERROR(CheckOutput(name_, plan_, out, out_dtype_));
   Operands ops;

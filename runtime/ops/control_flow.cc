@@ -187,9 +187,7 @@ absl::Status RunLoop(OpContext& ctx) {
     ctx.SetOutput(i, std::move(carried[i]));
   }
   for (int k = 0; k < num_scans && num_carried + k < ctx.num_outputs(); ++k) {
-    if (absl::Status s = Stack(ctx, num_carried + k, scans[k], 0, DType::kFloat32); !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(Stack(ctx, num_carried + k, scans[k], 0, DType::kFloat32));
   }
   return absl::OkStatus();
 }
@@ -273,20 +271,17 @@ absl::Status RunScan9(OpContext& ctx) {
     scan_inputs.push_back(t);
   }
   const int num_scan_out = static_cast<int>(body->outputs.size()) - n;
-  auto result = ScanOnce(ctx, *body, std::move(states), scan_inputs, axes,
-                         Padded(ctx.node().GetInts("scan_input_directions"), m),
-                         Padded(ctx.node().GetInts("scan_output_directions"), num_scan_out));
-  if (!result.ok()) return result.status();
+  BCAST_ASSIGN_OR_RETURN(
+      auto result, ScanOnce(ctx, *body, std::move(states), scan_inputs, axes,
+                            Padded(ctx.node().GetInts("scan_input_directions"), m),
+                            Padded(ctx.node().GetInts("scan_output_directions"), num_scan_out)));
   for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
-    ctx.SetOutput(i, std::move(result->first[i]));
+    ctx.SetOutput(i, std::move(result.first[i]));
   }
   const std::vector<int64_t> out_axes =
       Padded(ctx.node().GetInts("scan_output_axes"), num_scan_out);
   for (int k = 0; k < num_scan_out && n + k < ctx.num_outputs(); ++k) {
-    if (absl::Status s = Stack(ctx, n + k, result->second[k], out_axes[k], DType::kFloat32);
-        !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(Stack(ctx, n + k, result.second[k], out_axes[k], DType::kFloat32));
   }
   return absl::OkStatus();
 }
@@ -342,17 +337,16 @@ absl::Status RunScan8(OpContext& ctx) {
         scan_inputs.push_back(s.get());
       }
     }
-    auto result =
-        ScanOnce(ctx, *body, std::move(states), scan_inputs, std::vector<int64_t>(m, 0), dirs, {});
-    if (!result.ok()) return result.status();
+    BCAST_ASSIGN_OR_RETURN(auto result, ScanOnce(ctx, *body, std::move(states), scan_inputs,
+                                                 std::vector<int64_t>(m, 0), dirs, {}));
     for (int i = 0; i < n; ++i) {
-      if (!result->first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");
-      final_states[i].push_back(result->first[i].tensor);
+      if (!result.first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");
+      final_states[i].push_back(result.first[i].tensor);
     }
     for (int k = 0; k < num_scan_out; ++k) {
       // Stack this batch entry's items along axis 0 into one tensor, then batch them below.
       std::vector<int64_t> shape;
-      const auto& items = result->second[k];
+      const auto& items = result.second[k];
       if (items.empty()) return ctx.Unsupported("Scan-8 with an empty sequence");
       // Items of another size would be written past the stacked buffer (sized from the first).
       std::vector<const void*> sources;

@@ -207,11 +207,7 @@ template <OpKind kOp, bool kMean>
 absl::Status RunVariadic(OpContext& ctx) {
   const int n = ctx.num_inputs();
   if (n < 1) return ctx.Error("needs at least one input");
-  std::vector<const Tensor*> inputs;
-  for (int i = 0; i < n; ++i) {
-    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
-    inputs.push_back(t);
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> inputs, ctx.RequireInputs(n));
   auto build = [&]() -> absl::StatusOr<VariadicPlan> {
     std::vector<std::vector<int64_t>> shapes;
     for (const Tensor* t : inputs) shapes.push_back(t->shape());
@@ -281,11 +277,7 @@ absl::Status RunVariadic(OpContext& ctx) {
 }
 
 absl::Status RunWhere(OpContext& ctx) {
-  std::vector<const Tensor*> in;
-  for (int i = 0; i < 3; ++i) {
-    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
-    in.push_back(t);
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   auto build = [&]() -> absl::StatusOr<BinaryKernel> {
     if (in[0]->dtype() != DType::kBool) {
       return ctx.Error(absl::StrCat("condition must be bool, got ", DTypeName(in[0]->dtype())));

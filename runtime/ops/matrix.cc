@@ -177,10 +177,7 @@ std::vector<double> ParamValues(const Tensor* t, double fallback) {
 }
 
 absl::Status QLinearMatMulOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(8);
-  for (int i = 0; i < 8; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(8));
   const Tensor &a = *in[0], &b = *in[3], &y_zp = *in[7];
   for (const Tensor* t : {&a, &b, &y_zp}) {
     if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {

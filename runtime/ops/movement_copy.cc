@@ -98,11 +98,8 @@ absl::Status Transpose(OpContext& ctx) {
 }
 
 absl::Status Concat(OpContext& ctx) {
-  std::vector<const Tensor*> parts;
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
-    parts.push_back(t);
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> parts,
+                         ctx.RequireInputs(ctx.num_inputs()));
   if (parts.empty()) return ctx.Error("no inputs");
   const Tensor& first = *parts[0];
   const int64_t rank = first.rank();

@@ -266,10 +266,7 @@ absl::Status ConvIntegerOp(OpContext& ctx) {
 }
 
 absl::Status QLinearConvOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(8);
-  for (int i = 0; i < 8; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(8));
   const Tensor &x = *in[0], &w = *in[3], &y_zp = *in[7];
   const Tensor* bias = ctx.input(8);
   for (const Tensor* t : {&x, &w, &y_zp}) {
@@ -556,10 +553,7 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
 }
 
 absl::Status BatchNormOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(5);
-  for (int i = 0; i < 5; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(5));
   const Tensor& x = *in[0];
   if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
   const int64_t n = x.shape()[0], c = x.shape()[1];
@@ -583,17 +577,16 @@ absl::Status BatchNormOp(OpContext& ctx) {
     Tensor* running[2] = {nullptr, nullptr};
     for (int o = 1; o <= 2; ++o) {
       if (!ctx.output_wanted(o)) continue;
-      BCAST_ASSIGN_OR_RETURN(auto* t, ctx.Allocate(o, in[3]->dtype(), in[3]->shape()));
-      running[o - 1] = t;
+      BCAST_ASSIGN_OR_RETURN(running[o - 1], ctx.Allocate(o, in[3]->dtype(), in[3]->shape()));
     }
     std::vector<double> batch_mean(c), batch_var(c);
-    const absl::Status moments = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    auto moments = [&](auto tag) {
       using C = typename decltype(tag)::type;
       nn::ComputeIn<C> xv(x);
       kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
       return absl::OkStatus();
-    });
-    if (!moments.ok()) return moments;
+    };
+    BCAST_RETURN_IF_ERROR(nn::VisitFloat(ctx, x.dtype(), moments));
     for (int64_t ch = 0; ch < c; ++ch) {
       const double stat[2] = {mean[ch] * momentum + batch_mean[ch] * (1 - momentum),
                               var[ch] * momentum + batch_var[ch] * (1 - momentum)};
@@ -622,10 +615,7 @@ absl::Status BatchNormOp(OpContext& ctx) {
 }
 
 absl::Status InstanceNormOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor& x = *in[0];
   if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
   const int64_t n = x.shape()[0], c = x.shape()[1];
@@ -711,8 +701,7 @@ absl::Status LayerNormOp(OpContext& ctx) {
   for (int o = 1; o <= 2; ++o) {
     if (!ctx.output_wanted(o)) continue;
     BCAST_ASSIGN_OR_RETURN(
-        auto* t, ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), plan.stat_shape));
-    stats[o - 1] = t;
+        stats[o - 1], ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), plan.stat_shape));
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;

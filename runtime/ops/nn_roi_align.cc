@@ -13,10 +13,7 @@
 namespace onnx_bcast::rt {
 
 absl::Status RoiAlignOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor &x = *in[0], &rois = *in[1];
   if (x.rank() != 4 || rois.rank() != 2 || rois.shape()[1] != 4 ||
       in[2]->num_elements() != rois.shape()[0]) {

@@ -34,6 +34,16 @@ absl::StatusOr<const Tensor*> OpContext::RequireInput(int i) const {
   return t;
 }
 
+absl::StatusOr<std::vector<const Tensor*>> OpContext::RequireInputs(int n) const {
+  std::vector<const Tensor*> inputs;
+  inputs.reserve(std::max(n, 0));
+  for (int i = 0; i < n; ++i) {
+    BCAST_ASSIGN_OR_RETURN(const Tensor* t, RequireInput(i));
+    inputs.push_back(t);
+  }
+  return inputs;
+}
+
 bool OpContext::output_wanted(int i) const {
   return i >= 0 && i < static_cast<int>(node_.outputs.size()) && !node_.outputs[i].empty();
 }

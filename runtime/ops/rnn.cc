@@ -67,10 +67,7 @@ absl::Status ReadActivations(OpContext& ctx, RnnCell cell, int64_t dirs, int64_t
 template <RnnCell kCell>
 absl::Status RecurrentOp(OpContext& ctx) {
   const Node& node = ctx.node();
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    BCAST_ASSIGN_OR_RETURN(in[i], ctx.RequireInput(i));
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor &x = *in[0], &w = *in[1], &r = *in[2];
   const Tensor* b = ctx.input(3);
   const Tensor* lens_t = ctx.input(4);
