@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/tensor.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -40,9 +41,8 @@ absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const int64_t> a,
 absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const std::vector<int64_t>> inputs,
                                                     absl::Span<const int64_t> output) {
   if (inputs.empty()) return absl::InvalidArgumentError("BroadcastPlan: no inputs");
-  absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(inputs, output);
-  if (!view.ok()) return view.status();
-  BroadcastPlan plan(*std::move(view));
+  BCAST_ASSIGN_OR_RETURN(bcast::BroadcastView view, bcast::BroadcastView::Create(inputs, output));
+  BroadcastPlan plan(std::move(view));
   plan.input_shapes_.assign(inputs.begin(), inputs.end());
   const size_t n = inputs.size();
   if (plan.output_elements() == 0) {

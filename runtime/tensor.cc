@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -75,17 +76,16 @@ absl::StatusOr<Tensor> Tensor::Allocate(DType dtype, std::vector<int64_t> shape)
     return absl::InvalidArgumentError(
         absl::StrCat("Tensor::Allocate: unsupported dtype ", DTypeName(dtype)));
   }
-  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
-  if (!count.ok()) return count.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t count, ShapeElementCount(shape));
   const size_t element_size = DTypeSize(dtype);
-  if (static_cast<uint64_t>(*count) > std::numeric_limits<size_t>::max() / element_size / 2) {
+  if (static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / element_size / 2) {
     return absl::ResourceExhaustedError(
         absl::StrCat("Tensor::Allocate: shape ", ShapeToString(shape), " is too large"));
   }
-  Tensor tensor(dtype, std::move(shape), *count);
+  Tensor tensor(dtype, std::move(shape), count);
   // Round up to whole cache lines and never allocate 0 bytes, so data() is non-null and
   // vector loads past the end of the last line stay inside the allocation.
-  size_t bytes = static_cast<size_t>(*count) * element_size;
+  size_t bytes = static_cast<size_t>(count) * element_size;
   bytes = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (bytes == 0) bytes = kTensorAlignment;
   const size_t alignment = bytes >= 2 * kHugePage ? kHugePage : kTensorAlignment;
@@ -123,13 +123,12 @@ absl::StatusOr<Tensor> Tensor::Borrow(DType dtype, std::vector<int64_t> shape, v
     return absl::InvalidArgumentError(
         absl::StrCat("Tensor::Borrow: unsupported dtype ", DTypeName(dtype)));
   }
-  absl::StatusOr<int64_t> count = ShapeElementCount(shape);
-  if (!count.ok()) return count.status();
-  if (data == nullptr && *count != 0) {
+  BCAST_ASSIGN_OR_RETURN(int64_t count, ShapeElementCount(shape));
+  if (data == nullptr && count != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("Tensor::Borrow: null data for non-empty shape ", ShapeToString(shape)));
   }
-  Tensor tensor(dtype, std::move(shape), *count);
+  Tensor tensor(dtype, std::move(shape), count);
   tensor.data_ = data;
   return tensor;
 }

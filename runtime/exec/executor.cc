@@ -16,6 +16,7 @@
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -333,6 +334,70 @@ void FindConvRelu(Executor::GraphPlan* plan, const std::vector<std::vector<std::
   }
 }
 
+// The nodes' run order by Kahn's algorithm over `uses` (each node's inputs and the outer names
+// of its subgraphs; `producer` maps a value to its node), taking ready nodes in model order so
+// that sorted graphs keep their order; InvalidArgument naming a node on a cycle.
+absl::StatusOr<std::vector<size_t>> TopologicalOrder(
+    const Graph& graph, const std::vector<std::vector<std::string>>& uses,
+    const std::unordered_map<std::string, size_t>& producer) {
+  const size_t n = graph.nodes.size();
+  std::vector<std::vector<size_t>> consumers(n);
+  std::vector<int> pending(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    std::unordered_set<size_t> deps;
+    for (const std::string& name : uses[i]) {
+      auto it = producer.find(name);
+      if (it != producer.end()) deps.insert(it->second);
+    }
+    for (size_t d : deps) {
+      consumers[d].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (pending[i] > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(graph.nodes[i].Label(), ": the graph has a cycle through this node"));
+      }
+    }
+  }
+  return order;
+}
+
+// Marks the constant nodes, in topological order; a graph input with an initializer is not
+// constant.
+void MarkConstants(Executor::GraphPlan* plan) {
+  std::vector<bool> constant_slot(plan->names.size(), false);
+  for (const auto& [slot, tensor] : plan->initializers) constant_slot[slot] = true;
+  for (int slot : plan->input_slots) constant_slot[slot] = false;
+  for (Executor::GraphPlan::NodePlan& np : plan->nodes) {
+    const std::string& op = np.node->op_type;
+    bool constant = Subgraphs(*np.node).empty() && !absl::StartsWith(op, "Random") &&
+                    op != "Bernoulli" && op != "Multinomial";
+    for (int slot : np.inputs) constant = constant && (slot < 0 || constant_slot[slot]);
+    np.constant = constant;
+    for (int slot : np.inputs) np.constant_inputs.push_back(slot >= 0 && constant_slot[slot]);
+    for (int slot : np.outputs) {
+      if (slot >= 0) constant_slot[slot] = constant;
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
     const Graph& graph, std::unordered_map<const Graph*, NameSet>* memo) {
   auto plan = std::make_unique<Executor::GraphPlan>();
@@ -380,42 +445,7 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       uses[i].insert(uses[i].end(), free.begin(), free.end());
     }
   }
-  // Kahn's algorithm, taking ready nodes in model order so sorted graphs keep their order.
-  std::vector<std::vector<size_t>> consumers(n);
-  std::vector<int> pending(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    std::unordered_set<size_t> deps;
-    for (const std::string& name : uses[i]) {
-      auto it = producer.find(name);
-      if (it != producer.end()) deps.insert(it->second);
-    }
-    for (size_t d : deps) {
-      consumers[d].push_back(i);
-      ++pending[i];
-    }
-  }
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
-  for (size_t i = 0; i < n; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<size_t> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    const size_t i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (size_t c : consumers[i]) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (pending[i] > 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(graph.nodes[i].Label(), ": the graph has a cycle through this node"));
-      }
-    }
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<size_t> order, TopologicalOrder(graph, uses, producer));
   // Node plans and last uses (graph outputs live to the end).
   std::vector<int> last_use(plan->names.size(), -1);
   NameSet keep(graph.outputs.begin(), graph.outputs.end());
@@ -454,21 +484,7 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
       if (outs[i] >= 0) plan->producer[outs[i]] = {static_cast<int>(pos), static_cast<int>(i)};
     }
   }
-  // Constant nodes, in topological order; a graph input with an initializer is not constant.
-  std::vector<bool> constant_slot(plan->names.size(), false);
-  for (const auto& [slot, tensor] : plan->initializers) constant_slot[slot] = true;
-  for (int slot : plan->input_slots) constant_slot[slot] = false;
-  for (Executor::GraphPlan::NodePlan& np : plan->nodes) {
-    const std::string& op = np.node->op_type;
-    bool constant = Subgraphs(*np.node).empty() && !absl::StartsWith(op, "Random") &&
-                    op != "Bernoulli" && op != "Multinomial";
-    for (int slot : np.inputs) constant = constant && (slot < 0 || constant_slot[slot]);
-    np.constant = constant;
-    for (int slot : np.inputs) np.constant_inputs.push_back(slot >= 0 && constant_slot[slot]);
-    for (int slot : np.outputs) {
-      if (slot >= 0) constant_slot[slot] = constant;
-    }
-  }
+  MarkConstants(plan.get());
   for (size_t slot = 0; slot < plan->names.size(); ++slot) {
     if (last_use[slot] >= 0 && keep.count(plan->names[slot]) == 0) {
       plan->nodes[last_use[slot]].free_after.push_back(static_cast<int>(slot));
@@ -521,7 +537,7 @@ class Executor::Runner : public SubgraphRunner {
     for (size_t i = 0; i < inputs.size(); ++i) {
       frame.values[plan.input_slots[i]] = std::move(inputs[i]);
     }
-    if (absl::Status s = executor_->Execute(plan, frame); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(executor_->Execute(plan, frame));
     std::vector<Value> outputs;
     outputs.reserve(plan.output_slots.size());
     for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);
@@ -574,19 +590,18 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
       return absl::InvalidArgumentError(
           absl::StrCat("graph '", g->name, "' is the body of more than one node"));
     }
-    absl::StatusOr<std::unique_ptr<GraphPlan>> plan = BuildPlan(*g, &memo);
-    if (!plan.ok()) return plan.status();
-    (*plan)->parent = parent;
+    BCAST_ASSIGN_OR_RETURN(std::unique_ptr<GraphPlan> plan, BuildPlan(*g, &memo));
+    plan->parent = parent;
     if (parent != nullptr) {
-      for (int slot : (*plan)->outer_slots) {
+      for (int slot : plan->outer_slots) {
         // FreeNames(sub) is within what the parent defines or itself reads from outside.
-        (*plan)->outer_parent_slots.push_back(parent->slot_of.at((*plan)->names[slot]));
+        plan->outer_parent_slots.push_back(parent->slot_of.at(plan->names[slot]));
       }
     }
     for (const Node& node : g->nodes) {
-      for (const Graph* sub : Subgraphs(node)) todo.emplace_back(sub, plan->get());
+      for (const Graph* sub : Subgraphs(node)) todo.emplace_back(sub, plan.get());
     }
-    exec->plans_[g] = std::move(*plan);
+    exec->plans_[g] = std::move(plan);
   }
   return exec;
 }
@@ -624,9 +639,9 @@ absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constan
       continue;
     }
     if (fuse && (np.deferred || np.relu_in_conv)) continue;  // runs in its chain's sink/Conv
-    absl::Status s = fuse && np.chain != nullptr ? RunChainAt(plan, frame, pos, reuse_constants)
-                                                 : RunNode(plan, frame, pos, reuse_constants);
-    if (!s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(fuse && np.chain != nullptr
+                              ? RunChainAt(plan, frame, pos, reuse_constants)
+                              : RunNode(plan, frame, pos, reuse_constants));
   }
   if (reuse_constants) plan.constants_ready = true;
   return absl::OkStatus();
@@ -696,7 +711,7 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
   }
   if (!fused) {
     for (int member : chain.members) {
-      if (absl::Status s = RunNode(plan, frame, member, reuse_constants); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(RunNode(plan, frame, member, reuse_constants));
     }
     return absl::OkStatus();
   }
@@ -801,7 +816,7 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   }
   // Constants computed from a fed initializer hold for this run only.
   if (fed_initializer) plan.constants_ready = false;
-  if (absl::Status s = Execute(plan, frame, !fed_initializer); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(Execute(plan, frame, !fed_initializer));
   std::vector<Value> outputs;
   outputs.reserve(plan.output_slots.size());
   for (int slot : plan.output_slots) outputs.push_back(frame.values[slot]);

@@ -13,6 +13,7 @@
 #include "proto/function_expand.h"
 #include "proto/onnx_checks.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -79,12 +80,10 @@ class Loader {
 
 absl::StatusOr<std::shared_ptr<const Tensor>> Loader::ConvertTensor(
     const onnx::TensorProto& proto) {
-  absl::StatusOr<proto::RawTensor> raw =
-      proto::DecodeTensor(proto, model_.base_dir, options_.max_tensor_elements);
-  if (!raw.ok()) return raw.status();
-  absl::StatusOr<Tensor> t = TensorFromRaw(*raw);
-  if (!t.ok()) return t.status();
-  return std::make_shared<const Tensor>(std::move(*t));
+  BCAST_ASSIGN_OR_RETURN(proto::RawTensor raw,
+                         proto::DecodeTensor(proto, model_.base_dir, options_.max_tensor_elements));
+  BCAST_ASSIGN_OR_RETURN(Tensor t, TensorFromRaw(raw));
+  return std::make_shared<const Tensor>(std::move(t));
 }
 
 absl::StatusOr<Attribute> Loader::ConvertAttribute(const onnx::AttributeProto& proto,
@@ -106,16 +105,12 @@ absl::StatusOr<Attribute> Loader::ConvertAttribute(const onnx::AttributeProto& p
       break;
     case onnx::AttributeProto::TENSOR: {
       a.type = T::kTensor;
-      absl::StatusOr<std::shared_ptr<const Tensor>> t = ConvertTensor(proto.t());
-      if (!t.ok()) return t.status();
-      a.t = std::move(*t);
+      BCAST_ASSIGN_OR_RETURN(a.t, ConvertTensor(proto.t()));
       break;
     }
     case onnx::AttributeProto::GRAPH: {
       a.type = T::kGraph;
-      absl::StatusOr<std::shared_ptr<Graph>> g = ConvertGraph(proto.g(), opsets);
-      if (!g.ok()) return g.status();
-      a.g = std::move(*g);
+      BCAST_ASSIGN_OR_RETURN(a.g, ConvertGraph(proto.g(), opsets));
       break;
     }
     case onnx::AttributeProto::FLOATS:
@@ -133,17 +128,15 @@ absl::StatusOr<Attribute> Loader::ConvertAttribute(const onnx::AttributeProto& p
     case onnx::AttributeProto::TENSORS:
       a.type = T::kTensors;
       for (const onnx::TensorProto& tp : proto.tensors()) {
-        absl::StatusOr<std::shared_ptr<const Tensor>> t = ConvertTensor(tp);
-        if (!t.ok()) return t.status();
-        a.tensors.push_back(std::move(*t));
+        BCAST_ASSIGN_OR_RETURN(std::shared_ptr<const Tensor> t, ConvertTensor(tp));
+        a.tensors.push_back(std::move(t));
       }
       break;
     case onnx::AttributeProto::GRAPHS:
       a.type = T::kGraphs;
       for (const onnx::GraphProto& gp : proto.graphs()) {
-        absl::StatusOr<std::shared_ptr<Graph>> g = ConvertGraph(gp, opsets);
-        if (!g.ok()) return g.status();
-        a.graphs.push_back(std::move(*g));
+        BCAST_ASSIGN_OR_RETURN(std::shared_ptr<Graph> g, ConvertGraph(gp, opsets));
+        a.graphs.push_back(std::move(g));
       }
       break;
     case onnx::AttributeProto::TYPE_PROTO:
@@ -231,7 +224,7 @@ absl::Status Loader::Inline(const onnx::NodeProto& call, const onnx::FunctionPro
   }
   for (const onnx::NodeProto& node : proto::InlineCall(call, body, prefix)) {
     GuessOutputTypes(node);
-    if (absl::Status s = ConvertNode(node, body_opsets, depth + 1, graph); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ConvertNode(node, body_opsets, depth + 1, graph));
   }
   return absl::OkStatus();
 }
@@ -318,7 +311,7 @@ absl::StatusOr<std::shared_ptr<Graph>> Loader::ConvertGraph(const onnx::GraphPro
   }
   for (const onnx::ValueInfoProto& out : proto.output()) graph->outputs.push_back(out.name());
   for (const onnx::NodeProto& node : proto.node()) {
-    if (absl::Status s = ConvertNode(node, opsets, 0, graph.get()); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ConvertNode(node, opsets, 0, graph.get()));
   }
   return graph;
 }
@@ -331,18 +324,17 @@ absl::StatusOr<Tensor> TensorFromRaw(const proto::RawTensor& raw) {
     return absl::UnimplementedError(absl::StrCat("tensor '", raw.name, "' has data type ",
                                                  DTypeName(dtype), ", not supported"));
   }
-  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, raw.dims);
-  if (!t.ok()) return t.status();
-  if (raw.bytes.size() != t->byte_size()) {
+  BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, raw.dims));
+  if (raw.bytes.size() != t.byte_size()) {
     return absl::InvalidArgumentError(absl::StrCat("tensor '", raw.name, "' has ", raw.bytes.size(),
                                                    " bytes, shape ", ShapeToString(raw.dims),
-                                                   " needs ", t->byte_size()));
+                                                   " needs ", t.byte_size()));
   }
-  if (t->byte_size() > 0) std::memcpy(t->raw_data(), raw.bytes.data(), raw.bytes.size());
+  if (t.byte_size() > 0) std::memcpy(t.raw_data(), raw.bytes.data(), raw.bytes.size());
   if (dtype == DType::kBool) {
     // Any nonzero byte is true; store canonical 0/1 so kernels may compare bytes.
-    auto* bytes = static_cast<uint8_t*>(t->raw_data());
-    for (int64_t i = 0; i < t->num_elements(); ++i) bytes[i] = bytes[i] != 0;
+    auto* bytes = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.num_elements(); ++i) bytes[i] = bytes[i] != 0;
   }
   return t;
 }
@@ -359,16 +351,13 @@ proto::RawTensor RawFromTensor(const Tensor& tensor, const std::string& name) {
 absl::StatusOr<std::shared_ptr<const Model>> LoadRuntimeModel(const proto::Model& model,
                                                               const LoadOptions& options) {
   if (!model.proto.has_graph()) return absl::InvalidArgumentError("model has no graph");
-  if (absl::Status s = proto::CheckFunctionInlines(model.proto, options.max_function_inlines);
-      !s.ok()) {
-    return s;
-  }
+  BCAST_RETURN_IF_ERROR(proto::CheckFunctionInlines(model.proto, options.max_function_inlines));
   Loader loader(model, options);
   const OpsetMap opsets = WithImports({}, model.proto.opset_import());
-  absl::StatusOr<std::shared_ptr<Graph>> main = loader.ConvertGraph(model.proto.graph(), opsets);
-  if (!main.ok()) return main.status();
+  BCAST_ASSIGN_OR_RETURN(std::shared_ptr<Graph> main,
+                         loader.ConvertGraph(model.proto.graph(), opsets));
   auto out = std::make_shared<Model>();
-  out->main = std::move(*main);
+  out->main = std::move(main);
   out->opsets = opsets;
   out->path = model.path;
   return std::shared_ptr<const Model>(std::move(out));

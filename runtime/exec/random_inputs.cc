@@ -4,20 +4,20 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
 absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape,
                                     uint64_t seed) {
-  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, shape);
-  if (!t.ok()) return t.status();
+  BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 9);
   VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* data = t->data<T>();
-    for (int64_t k = 0; k < t->num_elements(); ++k) {
+    T* data = t.data<T>();
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
       if constexpr (std::is_same_v<T, bool>) {
         data[k] = small(rng) % 2 == 1;
       } else if constexpr (std::is_same_v<T, Float16>) {
@@ -68,9 +68,8 @@ absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions&
           absl::StrCat("input '", name, "' ", ShapeToString(shape), " has ", *count,
                        " elements, more than the limit of ", options.max_elements));
     }
-    absl::StatusOr<Tensor> t = RandomTensor(dtype, shape, options.seed * 1000003u + i);
-    if (!t.ok()) return t.status();
-    feeds.emplace_back(name, Value::Of(std::make_shared<Tensor>(std::move(*t))));
+    BCAST_ASSIGN_OR_RETURN(Tensor t, RandomTensor(dtype, shape, options.seed * 1000003u + i));
+    feeds.emplace_back(name, Value::Of(std::make_shared<Tensor>(std::move(t))));
   }
   return feeds;
 }

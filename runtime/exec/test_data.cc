@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/exec/model_loader.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -40,16 +41,14 @@ std::vector<std::string> NumberedFiles(const std::string& dir, const std::string
 absl::StatusOr<Value> ValueFromRaw(const proto::RawValue& raw) {
   switch (raw.kind) {
     case proto::RawValue::Kind::kTensor: {
-      absl::StatusOr<Tensor> t = TensorFromRaw(raw.tensor);
-      if (!t.ok()) return t.status();
-      return Value::Of(std::make_shared<Tensor>(std::move(*t)));
+      BCAST_ASSIGN_OR_RETURN(Tensor t, TensorFromRaw(raw.tensor));
+      return Value::Of(std::make_shared<Tensor>(std::move(t)));
     }
     case proto::RawValue::Kind::kSequence: {
       std::vector<std::shared_ptr<Tensor>> items;
       for (const proto::RawTensor& r : raw.sequence) {
-        absl::StatusOr<Tensor> t = TensorFromRaw(r);
-        if (!t.ok()) return t.status();
-        items.push_back(std::make_shared<Tensor>(std::move(*t)));
+        BCAST_ASSIGN_OR_RETURN(Tensor t, TensorFromRaw(r));
+        items.push_back(std::make_shared<Tensor>(std::move(t)));
       }
       return Value::Sequence(std::move(items), static_cast<DType>(raw.elem_type));
     }
@@ -85,16 +84,15 @@ absl::StatusOr<proto::RawValue> RawFromValue(const Value& value, const std::stri
 }
 
 absl::StatusOr<Value> LoadValue(const std::string& path, const onnx::TypeProto* type) {
-  absl::StatusOr<proto::RawValue> raw = proto::LoadValueFile(path, type);
-  if (!raw.ok()) return raw.status();
+  BCAST_ASSIGN_OR_RETURN(proto::RawValue raw, proto::LoadValueFile(path, type));
   // ONNX 1.12 stores bfloat16 test data as uint16 bit patterns; the model's type says which.
   if (type != nullptr && type->has_tensor_type() &&
       type->tensor_type().elem_type() == static_cast<int32_t>(DType::kBFloat16) &&
-      raw->kind == proto::RawValue::Kind::kTensor &&
-      raw->tensor.data_type == static_cast<int32_t>(DType::kUInt16)) {
-    raw->tensor.data_type = static_cast<int32_t>(DType::kBFloat16);
+      raw.kind == proto::RawValue::Kind::kTensor &&
+      raw.tensor.data_type == static_cast<int32_t>(DType::kUInt16)) {
+    raw.tensor.data_type = static_cast<int32_t>(DType::kBFloat16);
   }
-  absl::StatusOr<Value> v = ValueFromRaw(*raw);
+  absl::StatusOr<Value> v = ValueFromRaw(raw);
   if (!v.ok())
     return absl::Status(v.status().code(), absl::StrCat(path, ": ", v.status().message()));
   return v;
@@ -122,9 +120,8 @@ absl::StatusOr<TestDataSet> LoadTestDataSet(const proto::Model& model, const std
         dir, ": ", input_files.size(), " input files for ", bind.size(), " model inputs"));
   }
   for (size_t k = 0; k < input_files.size(); ++k) {
-    absl::StatusOr<Value> v = LoadValue(input_files[k], &bind[k]->type());
-    if (!v.ok()) return v.status();
-    set.feeds.emplace_back(bind[k]->name(), std::move(*v));
+    BCAST_ASSIGN_OR_RETURN(Value v, LoadValue(input_files[k], &bind[k]->type()));
+    set.feeds.emplace_back(bind[k]->name(), std::move(v));
   }
   if (output_files.size() > static_cast<size_t>(graph.output_size())) {
     return absl::InvalidArgumentError(absl::StrCat(dir, ": ", output_files.size(),
@@ -132,9 +129,8 @@ absl::StatusOr<TestDataSet> LoadTestDataSet(const proto::Model& model, const std
                                                    " model outputs"));
   }
   for (size_t k = 0; k < output_files.size(); ++k) {
-    absl::StatusOr<Value> v = LoadValue(output_files[k], &graph.output(k).type());
-    if (!v.ok()) return v.status();
-    set.expected.push_back(std::move(*v));
+    BCAST_ASSIGN_OR_RETURN(Value v, LoadValue(output_files[k], &graph.output(k).type()));
+    set.expected.push_back(std::move(v));
     set.output_names.push_back(graph.output(k).name());
   }
   return set;
@@ -159,12 +155,11 @@ absl::Status SaveOutputs(const std::vector<Value>& outputs, const std::vector<st
   fs::create_directories(dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create: ", ec.message()));
   for (size_t k = 0; k < outputs.size(); ++k) {
-    absl::StatusOr<proto::RawValue> raw =
-        RawFromValue(outputs[k], k < names.size() ? names[k] : "",
-                     k < types.size() ? types[k] : nullptr);
-    if (!raw.ok()) return raw.status();
+    BCAST_ASSIGN_OR_RETURN(proto::RawValue raw,
+                           RawFromValue(outputs[k], k < names.size() ? names[k] : "",
+                                        k < types.size() ? types[k] : nullptr));
     const std::string path = absl::StrCat(dir, "/output_", k, ".pb");
-    if (absl::Status s = proto::SaveValueFile(*raw, path); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(proto::SaveValueFile(raw, path));
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/binary_loops.h"
 #include "runtime/kernels/stream_store.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -223,8 +224,7 @@ absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
 
 absl::StatusOr<BinaryKernel> BinaryKernel::Create(OpKind op, BroadcastPlan plan, DType a,
                                                   DType b, const BinaryAttributes& attrs) {
-  absl::StatusOr<ElemOp> elem = ResolveElemOp(op, a, b, attrs);
-  if (!elem.ok()) return elem.status();
+  BCAST_ASSIGN_OR_RETURN(ElemOp elem, ResolveElemOp(op, a, b, attrs));
   const absl::string_view name = OpKindName(op);
   if (plan.num_inputs() != 2) {
     return absl::InvalidArgumentError(
@@ -233,12 +233,12 @@ absl::StatusOr<BinaryKernel> BinaryKernel::Create(OpKind op, BroadcastPlan plan,
   BinaryKernel kernel(std::move(plan));
   kernel.name_ = name;
   kernel.dtypes_ = {a, b};
-  kernel.out_dtype_ = ElemOpOutputDType(*elem, a);
-  if (*elem == ElemOp::kPow) {
+  kernel.out_dtype_ = ElemOpOutputDType(elem, a);
+  if (elem == ElemOp::kPow) {
     kernel.fns_ = binary_internal::LookupPow(a, b);
   } else {
-    kernel.fns_ = binary_internal::LookupArithmetic(*elem, a);
-    if (!kernel.fns_.ok()) kernel.fns_ = binary_internal::LookupLogic(*elem, a);
+    kernel.fns_ = binary_internal::LookupArithmetic(elem, a);
+    if (!kernel.fns_.ok()) kernel.fns_ = binary_internal::LookupLogic(elem, a);
   }
   if (!kernel.fns_.ok()) {
     return absl::InternalError(absl::StrCat(name, ": no kernel for ", DTypeName(a)));
@@ -278,11 +278,9 @@ absl::Status BinaryKernel::Run(absl::Span<const Tensor* const> inputs, Tensor* o
                                                      DTypeName(inputs[i]->dtype()), ", kernel expects ",
                                                      DTypeName(dtypes_[i])));
     }
-    if (absl::Status s = CheckOperand(name_, role, *inputs[i], plan_.input_shape(i)); !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(CheckOperand(name_, role, *inputs[i], plan_.input_shape(i)));
   }
-  if (absl::Status s = CheckOutput(name_, plan_, out, out_dtype_); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckOutput(name_, plan_, out, out_dtype_));
   Operands ops;
   for (const Tensor* t : inputs) {
     ops.in[ops.num_inputs] = static_cast<const char*>(t->raw_data());
@@ -297,11 +295,10 @@ absl::Status BinaryKernel::Run(absl::Span<const Tensor* const> inputs, Tensor* o
 
 absl::Status BinaryOp(OpKind op, const BroadcastPlan& plan, const Tensor& a, const Tensor& b,
                       Tensor* out, const BinaryOptions& opts) {
-  absl::StatusOr<BinaryKernel> kernel =
-      BinaryKernel::Create(op, plan, a.dtype(), b.dtype(), opts.attrs);
-  if (!kernel.ok()) return kernel.status();
+  BCAST_ASSIGN_OR_RETURN(BinaryKernel kernel,
+                         BinaryKernel::Create(op, plan, a.dtype(), b.dtype(), opts.attrs));
   const Tensor* inputs[] = {&a, &b};
-  return kernel->Run(inputs, out, opts);
+  return kernel.Run(inputs, out, opts);
 }
 
 absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor* out,
@@ -325,10 +322,9 @@ absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& 
     return absl::InvalidArgumentError(absl::StrCat(
         "Where: X and Y dtypes differ: ", DTypeName(x.dtype()), " vs ", DTypeName(y.dtype())));
   }
-  absl::StatusOr<BinaryKernel> kernel = BinaryKernel::CreateWhere(plan, x.dtype());
-  if (!kernel.ok()) return kernel.status();
+  BCAST_ASSIGN_OR_RETURN(BinaryKernel kernel, BinaryKernel::CreateWhere(plan, x.dtype()));
   const Tensor* inputs[] = {&cond, &x, &y};
-  return kernel->Run(inputs, out, opts);
+  return kernel.Run(inputs, out, opts);
 }
 
 }  // namespace onnx_bcast::rt

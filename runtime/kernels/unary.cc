@@ -15,6 +15,7 @@
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/unary_internal.h"
 #include "runtime/kernels/vector_math.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -181,7 +182,7 @@ absl::Status Unary(UnaryKind op, const UnaryParams& params, const Tensor& x, Ten
                    const UnaryOptions& opts) {
   const size_t i = static_cast<size_t>(op);
   if (i >= kNumUnaryKinds) return absl::InvalidArgumentError("unknown unary op");
-  if (absl::Status s = CheckSameShape(UnaryKindName(op), x, *out); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckSameShape(UnaryKindName(op), x, *out));
   if (out->dtype() != UnaryOutputDType(op, x.dtype())) {
     return absl::InvalidArgumentError(absl::StrCat(UnaryKindName(op), ": output dtype ",
                                                    DTypeName(out->dtype()), " for input ",
@@ -192,7 +193,7 @@ absl::Status Unary(UnaryKind op, const UnaryParams& params, const Tensor& x, Ten
 
 absl::Status Clip(const Tensor& x, const Tensor* lo, const Tensor* hi, Tensor* out,
                   const UnaryOptions& opts) {
-  if (absl::Status s = CheckSameShape("Clip", x, *out); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckSameShape("Clip", x, *out));
   if (!IsNumeric(x.dtype()) || out->dtype() != x.dtype()) {
     return absl::InvalidArgumentError(
         absl::StrCat("Clip is not defined on ", DTypeName(x.dtype())));
@@ -229,7 +230,7 @@ absl::Status Clip(const Tensor& x, const Tensor* lo, const Tensor* hi, Tensor* o
 }
 
 absl::Status Cast(const Tensor& x, Tensor* out, const UnaryOptions& opts) {
-  if (absl::Status s = CheckSameShape("Cast", x, *out); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckSameShape("Cast", x, *out));
   const absl::Status bad = absl::InvalidArgumentError(absl::StrCat(
       "Cast from ", DTypeName(x.dtype()), " to ", DTypeName(out->dtype()), " is not supported"));
   if (x.dtype() == out->dtype()) return Copy(x, out);

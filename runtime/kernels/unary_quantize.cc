@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/unary_internal.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -75,10 +76,8 @@ inline Q SaturateRounded(float v) {
 
 absl::Status QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
                             int64_t inner, Tensor* y, const UnaryOptions& opts) {
-  if (absl::Status s = CheckOperands("QuantizeLinear", x, scale, zero_point, inner, *y, y->dtype());
-      !s.ok()) {
-    return s;
-  }
+  BCAST_RETURN_IF_ERROR(
+      CheckOperands("QuantizeLinear", x, scale, zero_point, inner, *y, y->dtype()));
   if (!IsInteger(y->dtype()) || !(IsFloatingPoint(x.dtype()) || x.dtype() == DType::kInt32)) {
     return absl::InvalidArgumentError(
         absl::StrCat("QuantizeLinear from ", DTypeName(x.dtype()), " to ", DTypeName(y->dtype())));
@@ -119,11 +118,8 @@ absl::Status QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* 
 
 absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
                               int64_t inner, Tensor* y, const UnaryOptions& opts) {
-  if (absl::Status s =
-          CheckOperands("DequantizeLinear", x, scale, zero_point, inner, *y, x.dtype());
-      !s.ok()) {
-    return s;
-  }
+  BCAST_RETURN_IF_ERROR(
+      CheckOperands("DequantizeLinear", x, scale, zero_point, inner, *y, x.dtype()));
   if (!IsInteger(x.dtype()) || y->dtype() != scale.dtype()) {
     return absl::InvalidArgumentError(absl::StrCat("DequantizeLinear from ", DTypeName(x.dtype()),
                                                    " to ", DTypeName(y->dtype())));

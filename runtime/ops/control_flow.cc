@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -47,14 +48,13 @@ absl::StatusOr<TensorPtr> SliceAxis(const Tensor& t, int64_t axis, int64_t index
   std::vector<int64_t> shape = t.shape();
   const int64_t len = shape[axis];
   shape.erase(shape.begin() + axis);
-  absl::StatusOr<Tensor> out = Tensor::Allocate(t.dtype(), shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(t.dtype(), shape));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= t.shape()[d];
   for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= t.shape()[d];
   StridedCopy(t.raw_data(), index * inner, {len * inner, 1}, {outer, inner}, t.element_size(),
-              out->raw_data());
-  return std::make_shared<Tensor>(std::move(*out));
+              out.raw_data());
+  return std::make_shared<Tensor>(std::move(out));
 }
 
 // Stacks `items` (equal shapes and dtypes) along a new axis `axis` into output `i`.
@@ -77,8 +77,7 @@ absl::Status Stack(OpContext& ctx, int i, const std::vector<TensorPtr>& items, i
   std::vector<int64_t> shape = first.shape();
   const int64_t count = static_cast<int64_t>(items.size());
   shape.insert(shape.begin() + axis, count);
-  absl::StatusOr<Tensor*> out = ctx.Allocate(i, first.dtype(), shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(i, first.dtype(), shape));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= first.shape()[d];
   for (int64_t d = axis; d < first.rank(); ++d) inner *= first.shape()[d];
@@ -86,24 +85,20 @@ absl::Status Stack(OpContext& ctx, int i, const std::vector<TensorPtr>& items, i
   std::vector<const void*> sources;
   for (const TensorPtr& t : items) sources.push_back(t->raw_data());
   ConcatBlocks(sources, std::vector<int64_t>(items.size(), inner), outer, first.element_size(),
-               (*out)->raw_data());
+               out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status RunIf(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> cond = ctx.RequireInput(0);
-  if (!cond.ok()) return cond.status();
-  absl::StatusOr<bool> truth = Truth(ctx, **cond, "cond");
-  if (!truth.ok()) return truth.status();
-  absl::StatusOr<const Graph*> body = Body(ctx, *truth ? "then_branch" : "else_branch");
-  if (!body.ok()) return body.status();
-  absl::StatusOr<std::vector<Value>> outputs = ctx.subgraphs()->Run(**body, {});
-  if (!outputs.ok()) return outputs.status();
-  if (static_cast<int>(outputs->size()) < ctx.num_outputs()) {
-    return ctx.Error(absl::StrCat("branch returns ", outputs->size(), " values for ",
+  BCAST_ASSIGN_OR_RETURN(const Tensor* cond, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(bool truth, Truth(ctx, *cond, "cond"));
+  BCAST_ASSIGN_OR_RETURN(const Graph* body, Body(ctx, truth ? "then_branch" : "else_branch"));
+  BCAST_ASSIGN_OR_RETURN(std::vector<Value> outputs, ctx.subgraphs()->Run(*body, {}));
+  if (static_cast<int>(outputs.size()) < ctx.num_outputs()) {
+    return ctx.Error(absl::StrCat("branch returns ", outputs.size(), " values for ",
                                   ctx.num_outputs(), " outputs"));
   }
-  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move((*outputs)[i]));
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(outputs[i]));
   return absl::OkStatus();
 }
 
@@ -146,8 +141,7 @@ absl::Status Accumulate(OpContext& ctx, const Tensor& item, ScanTotals* totals, 
 }
 
 absl::Status RunLoop(OpContext& ctx) {
-  absl::StatusOr<const Graph*> body = Body(ctx, "body");
-  if (!body.ok()) return body.status();
+  BCAST_ASSIGN_OR_RETURN(const Graph* body, Body(ctx, "body"));
   int64_t max_trips = std::numeric_limits<int64_t>::max();
   if (const Tensor* m = ctx.input(0); m != nullptr) {
     if (m->num_elements() != 1 || m->dtype() != DType::kInt64) {
@@ -157,9 +151,7 @@ absl::Status RunLoop(OpContext& ctx) {
   }
   bool cond = true;
   if (const Tensor* c = ctx.input(1); c != nullptr) {
-    absl::StatusOr<bool> t = Truth(ctx, *c, "cond");
-    if (!t.ok()) return t.status();
-    cond = *t;
+    BCAST_ASSIGN_OR_RETURN(cond, Truth(ctx, *c, "cond"));
   }
   const int num_carried = ctx.num_inputs() - 2;
   std::vector<Value> carried;
@@ -167,30 +159,27 @@ absl::Status RunLoop(OpContext& ctx) {
     const Value* v = ctx.input_value(2 + i);
     carried.push_back(v == nullptr ? Value() : *v);
   }
-  const int num_scans = static_cast<int>((*body)->outputs.size()) - 1 - num_carried;
+  const int num_scans = static_cast<int>(body->outputs.size()) - 1 - num_carried;
   if (num_scans < 0) return ctx.Error("body has fewer outputs than loop-carried values + 1");
   std::vector<std::vector<TensorPtr>> scans(num_scans);
   ScanTotals scanned{std::vector<int64_t>(num_scans, 0)};
   for (int64_t trip = 0; trip < max_trips && cond; ++trip) {
     // A trip count of INT64_MAX or a condition that stays true ends at the run's deadline.
-    if (absl::Status s = ctx.CheckDeadline(); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ctx.CheckDeadline());
     std::vector<Value> in;
     in.reserve(2 + carried.size());
     in.push_back(Value::Of(Scalar(trip)));
     in.push_back(Value::Of(BoolScalar(cond)));
     for (const Value& v : carried) in.push_back(v);
-    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(**body, std::move(in));
-    if (!out.ok()) return out.status();
-    if ((*out)[0].is_tensor()) {
-      absl::StatusOr<bool> t = Truth(ctx, *(*out)[0].tensor, "cond_out");
-      if (!t.ok()) return t.status();
-      cond = *t;
+    BCAST_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.subgraphs()->Run(*body, std::move(in)));
+    if (out[0].is_tensor()) {
+      BCAST_ASSIGN_OR_RETURN(cond, Truth(ctx, *out[0].tensor, "cond_out"));
     }
-    for (int i = 0; i < num_carried; ++i) carried[i] = std::move((*out)[1 + i]);
+    for (int i = 0; i < num_carried; ++i) carried[i] = std::move(out[1 + i]);
     for (int k = 0; k < num_scans; ++k) {
-      Value& v = (*out)[1 + num_carried + k];
+      Value& v = out[1 + num_carried + k];
       if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
-      if (absl::Status s = Accumulate(ctx, *v.tensor, &scanned, k); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(Accumulate(ctx, *v.tensor, &scanned, k));
       scans[k].push_back(v.tensor);
     }
   }
@@ -198,9 +187,7 @@ absl::Status RunLoop(OpContext& ctx) {
     ctx.SetOutput(i, std::move(carried[i]));
   }
   for (int k = 0; k < num_scans && num_carried + k < ctx.num_outputs(); ++k) {
-    if (absl::Status s = Stack(ctx, num_carried + k, scans[k], 0, DType::kFloat32); !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(Stack(ctx, num_carried + k, scans[k], 0, DType::kFloat32));
   }
   return absl::OkStatus();
 }
@@ -221,21 +208,19 @@ absl::StatusOr<std::pair<std::vector<Value>, std::vector<std::vector<TensorPtr>>
   std::vector<std::vector<TensorPtr>> scans(num_scan_out);
   ScanTotals scanned{std::vector<int64_t>(num_scan_out, 0)};
   for (int64_t t = 0; t < len; ++t) {
-    if (absl::Status s = ctx.CheckDeadline(); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ctx.CheckDeadline());
     std::vector<Value> in = states;
     for (size_t j = 0; j < scan_inputs.size(); ++j) {
       const int64_t idx = in_dirs[j] == 1 ? len - 1 - t : t;
-      absl::StatusOr<TensorPtr> slice = SliceAxis(*scan_inputs[j], in_axes[j], idx);
-      if (!slice.ok()) return slice.status();
-      in.push_back(Value::Of(std::move(*slice)));
+      BCAST_ASSIGN_OR_RETURN(TensorPtr slice, SliceAxis(*scan_inputs[j], in_axes[j], idx));
+      in.push_back(Value::Of(std::move(slice)));
     }
-    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(body, std::move(in));
-    if (!out.ok()) return out.status();
-    for (size_t i = 0; i < states.size(); ++i) states[i] = std::move((*out)[i]);
+    BCAST_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.subgraphs()->Run(body, std::move(in)));
+    for (size_t i = 0; i < states.size(); ++i) states[i] = std::move(out[i]);
     for (int k = 0; k < num_scan_out; ++k) {
-      Value& v = (*out)[states.size() + k];
+      Value& v = out[states.size() + k];
       if (!v.is_tensor()) return ctx.Error(absl::StrCat("scan output ", k, " is not a tensor"));
-      if (absl::Status s = Accumulate(ctx, *v.tensor, &scanned, k); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(Accumulate(ctx, *v.tensor, &scanned, k));
       scans[k].push_back(v.tensor);
     }
   }
@@ -267,12 +252,11 @@ std::vector<int64_t> Padded(std::vector<int64_t> v, size_t n) {
 }
 
 absl::Status RunScan9(OpContext& ctx) {
-  absl::StatusOr<const Graph*> body = Body(ctx, "body");
-  if (!body.ok()) return body.status();
+  BCAST_ASSIGN_OR_RETURN(const Graph* body, Body(ctx, "body"));
   const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
   const int n = ctx.num_inputs() - m;
   if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
-  if (absl::Status s = CheckScanBody(ctx, **body, n, m); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckScanBody(ctx, *body, n, m));
   std::vector<Value> states;
   for (int i = 0; i < n; ++i) {
     const Value* v = ctx.input_value(i);
@@ -281,27 +265,23 @@ absl::Status RunScan9(OpContext& ctx) {
   std::vector<const Tensor*> scan_inputs;
   std::vector<int64_t> axes = Padded(ctx.node().GetInts("scan_input_axes"), m);
   for (int j = 0; j < m; ++j) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(n + j);
-    if (!t.ok()) return t.status();
-    if (axes[j] < 0) axes[j] += (*t)->rank();
-    if (axes[j] < 0 || axes[j] >= (*t)->rank()) return ctx.Error("scan_input_axes out of range");
-    scan_inputs.push_back(*t);
+    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(n + j));
+    if (axes[j] < 0) axes[j] += t->rank();
+    if (axes[j] < 0 || axes[j] >= t->rank()) return ctx.Error("scan_input_axes out of range");
+    scan_inputs.push_back(t);
   }
-  const int num_scan_out = static_cast<int>((*body)->outputs.size()) - n;
-  auto result = ScanOnce(ctx, **body, std::move(states), scan_inputs, axes,
-                         Padded(ctx.node().GetInts("scan_input_directions"), m),
-                         Padded(ctx.node().GetInts("scan_output_directions"), num_scan_out));
-  if (!result.ok()) return result.status();
+  const int num_scan_out = static_cast<int>(body->outputs.size()) - n;
+  BCAST_ASSIGN_OR_RETURN(
+      auto result, ScanOnce(ctx, *body, std::move(states), scan_inputs, axes,
+                            Padded(ctx.node().GetInts("scan_input_directions"), m),
+                            Padded(ctx.node().GetInts("scan_output_directions"), num_scan_out)));
   for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
-    ctx.SetOutput(i, std::move(result->first[i]));
+    ctx.SetOutput(i, std::move(result.first[i]));
   }
   const std::vector<int64_t> out_axes =
       Padded(ctx.node().GetInts("scan_output_axes"), num_scan_out);
   for (int k = 0; k < num_scan_out && n + k < ctx.num_outputs(); ++k) {
-    if (absl::Status s = Stack(ctx, n + k, result->second[k], out_axes[k], DType::kFloat32);
-        !s.ok()) {
-      return s;
-    }
+    BCAST_RETURN_IF_ERROR(Stack(ctx, n + k, result.second[k], out_axes[k], DType::kFloat32));
   }
   return absl::OkStatus();
 }
@@ -309,32 +289,30 @@ absl::Status RunScan9(OpContext& ctx) {
 // Scan-8: a batch axis 0 on every input and output, the scan axis 1; sequence_lens unsupported
 // unless every batch entry uses the full length.
 absl::Status RunScan8(OpContext& ctx) {
-  absl::StatusOr<const Graph*> body = Body(ctx, "body");
-  if (!body.ok()) return body.status();
+  BCAST_ASSIGN_OR_RETURN(const Graph* body, Body(ctx, "body"));
   const int m = static_cast<int>(ctx.node().GetInt("num_scan_inputs", 0));
   const int n = ctx.num_inputs() - 1 - m;
   if (m <= 0 || n < 0) return ctx.Error("num_scan_inputs out of range");
-  if (absl::Status s = CheckScanBody(ctx, **body, n, m); !s.ok()) return s;
-  const int num_scan_out = static_cast<int>((*body)->outputs.size()) - n;
+  BCAST_RETURN_IF_ERROR(CheckScanBody(ctx, *body, n, m));
+  const int num_scan_out = static_cast<int>(body->outputs.size()) - n;
   std::vector<const Tensor*> all;
   int64_t batch = -1;
   for (int i = 1; i < ctx.num_inputs(); ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    if ((*t)->rank() < 1) return ctx.Error("Scan-8 inputs need a batch axis");
+    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
+    if (t->rank() < 1) return ctx.Error("Scan-8 inputs need a batch axis");
     // A scan input keeps its sequence axis once the batch axis is sliced off (found by
     // fuzz_run: a rank-1 one had none). Scan-9 checks its scan_input_axes the same way.
-    if (i - 1 >= n && (*t)->rank() < 2) {
+    if (i - 1 >= n && t->rank() < 2) {
       return ctx.Error(absl::StrCat("scan input ", i - 1 - n, " has no axis to scan"));
     }
     // Every input is sliced at each batch index (found by fuzz_run: a shorter one was read
     // past its end).
-    if (batch >= 0 && (*t)->shape()[0] != batch) {
+    if (batch >= 0 && t->shape()[0] != batch) {
       return ctx.Error(absl::StrCat("Scan-8 inputs have different batch sizes (", batch, " and ",
-                                    (*t)->shape()[0], ")"));
+                                    t->shape()[0], ")"));
     }
-    batch = (*t)->shape()[0];
-    all.push_back(*t);
+    batch = t->shape()[0];
+    all.push_back(t);
   }
   if (const Tensor* lens = ctx.input(0); lens != nullptr) {
     const int64_t full = all[n]->shape()[1];  // scan inputs have rank >= 2 (checked above)
@@ -351,26 +329,24 @@ absl::Status RunScan8(OpContext& ctx) {
     std::vector<TensorPtr> keep;
     std::vector<const Tensor*> scan_inputs;
     for (int i = 0; i < n + m; ++i) {
-      absl::StatusOr<TensorPtr> s = SliceAxis(*all[i], 0, b);
-      if (!s.ok()) return s.status();
-      keep.push_back(*s);
+      BCAST_ASSIGN_OR_RETURN(TensorPtr s, SliceAxis(*all[i], 0, b));
+      keep.push_back(s);
       if (i < n) {
-        states.push_back(Value::Of(*s));
+        states.push_back(Value::Of(s));
       } else {
-        scan_inputs.push_back(s->get());
+        scan_inputs.push_back(s.get());
       }
     }
-    auto result =
-        ScanOnce(ctx, **body, std::move(states), scan_inputs, std::vector<int64_t>(m, 0), dirs, {});
-    if (!result.ok()) return result.status();
+    BCAST_ASSIGN_OR_RETURN(auto result, ScanOnce(ctx, *body, std::move(states), scan_inputs,
+                                                 std::vector<int64_t>(m, 0), dirs, {}));
     for (int i = 0; i < n; ++i) {
-      if (!result->first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");
-      final_states[i].push_back(result->first[i].tensor);
+      if (!result.first[i].is_tensor()) return ctx.Error("Scan state is not a tensor");
+      final_states[i].push_back(result.first[i].tensor);
     }
     for (int k = 0; k < num_scan_out; ++k) {
       // Stack this batch entry's items along axis 0 into one tensor, then batch them below.
       std::vector<int64_t> shape;
-      const auto& items = result->second[k];
+      const auto& items = result.second[k];
       if (items.empty()) return ctx.Unsupported("Scan-8 with an empty sequence");
       // Items of another size would be written past the stacked buffer (sized from the first).
       std::vector<const void*> sources;
@@ -384,25 +360,23 @@ absl::Status RunScan8(OpContext& ctx) {
       }
       shape = items[0]->shape();
       shape.insert(shape.begin(), static_cast<int64_t>(items.size()));
-      absl::StatusOr<Tensor> stacked = Tensor::Allocate(items[0]->dtype(), shape);
-      if (!stacked.ok()) return stacked.status();
+      BCAST_ASSIGN_OR_RETURN(Tensor stacked, Tensor::Allocate(items[0]->dtype(), shape));
       ConcatBlocks(sources, std::vector<int64_t>(items.size(), items[0]->num_elements()), 1,
-                   items[0]->element_size(), stacked->raw_data());
-      scan_items[k].push_back(std::make_shared<Tensor>(std::move(*stacked)));
+                   items[0]->element_size(), stacked.raw_data());
+      scan_items[k].push_back(std::make_shared<Tensor>(std::move(stacked)));
     }
   }
   for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
-    if (absl::Status s = Stack(ctx, i, final_states[i], 0, DType::kFloat32); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(Stack(ctx, i, final_states[i], 0, DType::kFloat32));
   }
   for (int k = 0; k < num_scan_out && n + k < ctx.num_outputs(); ++k) {
-    if (absl::Status s = Stack(ctx, n + k, scan_items[k], 0, DType::kFloat32); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(Stack(ctx, n + k, scan_items[k], 0, DType::kFloat32));
   }
   return absl::OkStatus();
 }
 
 absl::Status RunSequenceMap(OpContext& ctx) {
-  absl::StatusOr<const Graph*> body = Body(ctx, "body");
-  if (!body.ok()) return body.status();
+  BCAST_ASSIGN_OR_RETURN(const Graph* body, Body(ctx, "body"));
   const Value* seq = ctx.input_value(0);
   if (seq == nullptr || !seq->is_sequence()) return ctx.Error("input 0 must be a sequence");
   const size_t len = seq->sequence.size();
@@ -425,11 +399,10 @@ absl::Status RunSequenceMap(OpContext& ctx) {
         in.push_back(*v);
       }
     }
-    absl::StatusOr<std::vector<Value>> out = ctx.subgraphs()->Run(**body, std::move(in));
-    if (!out.ok()) return out.status();
-    for (int k = 0; k < ctx.num_outputs() && k < static_cast<int>(out->size()); ++k) {
-      if (!(*out)[k].is_tensor()) return ctx.Error("body outputs must be tensors");
-      outs[k].push_back((*out)[k].tensor);
+    BCAST_ASSIGN_OR_RETURN(std::vector<Value> out, ctx.subgraphs()->Run(*body, std::move(in)));
+    for (int k = 0; k < ctx.num_outputs() && k < static_cast<int>(out.size()); ++k) {
+      if (!out[k].is_tensor()) return ctx.Error("body outputs must be tensors");
+      outs[k].push_back(out[k].tensor);
     }
   }
   for (int k = 0; k < ctx.num_outputs(); ++k) {

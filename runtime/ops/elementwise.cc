@@ -15,6 +15,7 @@
 #include "runtime/kernels/unary.h"
 #include "runtime/ops/elementwise_internal.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace elementwise_internal {
@@ -153,47 +154,38 @@ absl::StatusOr<BinaryNodePlan> PlanBinary(const OpContext& ctx, OpKind op,
 // Runs a planned binary node into output 0.
 absl::Status RunPlannedBinary(OpContext& ctx, const BinaryNodePlan& plan, const Tensor& a,
                               const Tensor& b) {
-  absl::StatusOr<Tensor*> out =
-      ctx.Allocate(0, plan.kernel.output_dtype(), plan.kernel.plan().output_shape());
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(
+      auto* out, ctx.Allocate(0, plan.kernel.output_dtype(), plan.kernel.plan().output_shape()));
   absl::StatusOr<Tensor> b_view = View(b, plan.b_shape);
   if (!b_view.ok()) return AsNodeError(ctx, b_view.status());
   const Tensor* inputs[] = {&a, &*b_view};
-  return AsNodeError(ctx, plan.kernel.Run(inputs, *out, MakeOptions(ctx, plan.attrs)));
+  return AsNodeError(ctx, plan.kernel.Run(inputs, out, MakeOptions(ctx, plan.attrs)));
 }
 
 template <OpKind kOp>
 absl::Status RunBinary(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> a = ctx.RequireInput(0);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
-  if (!b.ok()) return b.status();
-  absl::StatusOr<const BinaryNodePlan*> plan =
-      ctx.CachedPlan<BinaryNodePlan>([&]() -> absl::StatusOr<BinaryNodePlan> {
-        BinaryAttributes attrs;
-        if (absl::Status s = ReadAttributes(ctx, kOp, &attrs); !s.ok()) return s;
-        std::vector<int64_t> b_shape = (*b)->shape();
-        if (HasLegacyBroadcast(kOp) && ctx.opset() < 7) {
-          absl::StatusOr<std::vector<int64_t>> legacy = LegacyBShape(ctx, **a, **b);
-          if (!legacy.ok()) return legacy.status();
-          b_shape = *std::move(legacy);
-        }
-        absl::StatusOr<std::vector<int64_t>> out_shape =
-            OutputShape(ctx, {(*a)->shape(), b_shape});
-        if (!out_shape.ok()) return out_shape.status();
-        return PlanBinary(ctx, kOp, attrs, **a, **b, std::move(b_shape), *out_shape);
-      });
-  if (!plan.ok()) return plan.status();
-  return RunPlannedBinary(ctx, **plan, **a, **b);
+  BCAST_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireInput(1));
+  auto build = [&]() -> absl::StatusOr<BinaryNodePlan> {
+    BinaryAttributes attrs;
+    BCAST_RETURN_IF_ERROR(ReadAttributes(ctx, kOp, &attrs));
+    std::vector<int64_t> b_shape = b->shape();
+    if (HasLegacyBroadcast(kOp) && ctx.opset() < 7) {
+      BCAST_ASSIGN_OR_RETURN(b_shape, LegacyBShape(ctx, *a, *b));
+    }
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> out_shape, OutputShape(ctx, {a->shape(), b_shape}));
+    return PlanBinary(ctx, kOp, attrs, *a, *b, std::move(b_shape), out_shape);
+  };
+  BCAST_ASSIGN_OR_RETURN(const BinaryNodePlan* plan, ctx.CachedPlan<BinaryNodePlan>(build));
+  return RunPlannedBinary(ctx, *plan, *a, *b);
 }
 
 // A one-element tensor of `dtype` holding `value`.
 absl::StatusOr<Tensor> Scalar(DType dtype, double value) {
-  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, {});
-  if (!t.ok()) return t;
+  BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, {}));
   VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    t->data<T>()[0] = elem::Store<T>(static_cast<elem::Compute<T>>(value));
+    t.data<T>()[0] = elem::Store<T>(static_cast<elem::Compute<T>>(value));
     return 0;
   });
   return t;
@@ -215,148 +207,125 @@ template <OpKind kOp, bool kMean>
 absl::Status RunVariadic(OpContext& ctx) {
   const int n = ctx.num_inputs();
   if (n < 1) return ctx.Error("needs at least one input");
-  std::vector<const Tensor*> inputs;
-  for (int i = 0; i < n; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    inputs.push_back(*t);
-  }
-  absl::StatusOr<const VariadicPlan*> plan =
-      ctx.CachedPlan<VariadicPlan>([&]() -> absl::StatusOr<VariadicPlan> {
-        std::vector<std::vector<int64_t>> shapes;
-        for (const Tensor* t : inputs) shapes.push_back(t->shape());
-        VariadicPlan p;
-        p.dtype = inputs[0]->dtype();
-        for (const Tensor* t : inputs) {
-          if (t->dtype() != p.dtype) {
-            return ctx.Error(
-                absl::StrCat("inputs mix ", DTypeName(p.dtype), " and ", DTypeName(t->dtype())));
-          }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> inputs, ctx.RequireInputs(n));
+  auto build = [&]() -> absl::StatusOr<VariadicPlan> {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Tensor* t : inputs) shapes.push_back(t->shape());
+    VariadicPlan p;
+    p.dtype = inputs[0]->dtype();
+    for (const Tensor* t : inputs) {
+      if (t->dtype() != p.dtype) {
+        return ctx.Error(
+            absl::StrCat("inputs mix ", DTypeName(p.dtype), " and ", DTypeName(t->dtype())));
+      }
+    }
+    const bool float_only = kOp == OpKind::kAdd;  // Sum and Mean
+    if (float_only ? !IsFloatingPoint(p.dtype) : !IsNumeric(p.dtype)) {
+      return ctx.Error(absl::StrCat("not defined on ", DTypeName(p.dtype)));
+    }
+    if (ctx.opset() < 8) {
+      for (const auto& s : shapes) {
+        if (s != shapes[0]) {
+          return ctx.Error(absl::StrCat("opset ", ctx.opset(), " needs equal shapes, got ",
+                                        ShapesToString(shapes)));
         }
-        const bool float_only = kOp == OpKind::kAdd;  // Sum and Mean
-        if (float_only ? !IsFloatingPoint(p.dtype) : !IsNumeric(p.dtype)) {
-          return ctx.Error(absl::StrCat("not defined on ", DTypeName(p.dtype)));
-        }
-        if (ctx.opset() < 8) {
-          for (const auto& s : shapes) {
-            if (s != shapes[0]) {
-              return ctx.Error(absl::StrCat("opset ", ctx.opset(), " needs equal shapes, got ",
-                                            ShapesToString(shapes)));
-            }
-          }
-        }
-        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
-        if (!out_shape.ok()) return out_shape.status();
-        p.out_shape = *std::move(out_shape);
-        for (int i = 1; i < n; ++i) {
-          // After the first step the output has the output shape, so it is the left operand
-          // in place.
-          absl::StatusOr<BroadcastPlan> step =
-              BroadcastPlan::Create(i == 1 ? shapes[0] : p.out_shape, shapes[i], p.out_shape);
-          if (!step.ok()) return AsNodeError(ctx, step.status());
-          absl::StatusOr<BinaryKernel> kernel =
-              BinaryKernel::Create(kOp, *std::move(step), p.dtype, p.dtype);
-          if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
-          p.steps.push_back(*std::move(kernel));
-        }
-        if constexpr (kMean) {
-          absl::StatusOr<Tensor> divisor = Scalar(p.dtype, n);
-          if (!divisor.ok()) return divisor.status();
-          p.divisor = std::make_shared<const Tensor>(*std::move(divisor));
-          absl::StatusOr<BroadcastPlan> div =
-              BroadcastPlan::Create(p.out_shape, std::vector<int64_t>{}, p.out_shape);
-          if (!div.ok()) return AsNodeError(ctx, div.status());
-          absl::StatusOr<BinaryKernel> kernel =
-              BinaryKernel::Create(OpKind::kDiv, *std::move(div), p.dtype, p.dtype);
-          if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
-          p.divide = *std::move(kernel);
-        }
-        return p;
-      });
-  if (!plan.ok()) return plan.status();
-  const VariadicPlan& p = **plan;
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, p.dtype, p.out_shape);
-  if (!out.ok()) return out.status();
+      }
+    }
+    BCAST_ASSIGN_OR_RETURN(p.out_shape, OutputShape(ctx, shapes));
+    for (int i = 1; i < n; ++i) {
+      // After the first step the output has the output shape, so it is the left operand
+      // in place.
+      absl::StatusOr<BroadcastPlan> step =
+          BroadcastPlan::Create(i == 1 ? shapes[0] : p.out_shape, shapes[i], p.out_shape);
+      if (!step.ok()) return AsNodeError(ctx, step.status());
+      absl::StatusOr<BinaryKernel> kernel =
+          BinaryKernel::Create(kOp, *std::move(step), p.dtype, p.dtype);
+      if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
+      p.steps.push_back(*std::move(kernel));
+    }
+    if constexpr (kMean) {
+      BCAST_ASSIGN_OR_RETURN(Tensor divisor, Scalar(p.dtype, n));
+      p.divisor = std::make_shared<const Tensor>(std::move(divisor));
+      absl::StatusOr<BroadcastPlan> div =
+          BroadcastPlan::Create(p.out_shape, std::vector<int64_t>{}, p.out_shape);
+      if (!div.ok()) return AsNodeError(ctx, div.status());
+      absl::StatusOr<BinaryKernel> kernel =
+          BinaryKernel::Create(OpKind::kDiv, *std::move(div), p.dtype, p.dtype);
+      if (!kernel.ok()) return AsNodeError(ctx, kernel.status());
+      p.divide = *std::move(kernel);
+    }
+    return p;
+  };
+  BCAST_ASSIGN_OR_RETURN(const VariadicPlan* plan, ctx.CachedPlan<VariadicPlan>(build));
+  const VariadicPlan& p = *plan;
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, p.dtype, p.out_shape));
   const BinaryOptions opts = MakeOptions(ctx);
   if (n == 1) {
-    if (absl::Status s = Copy(*inputs[0], *out); !s.ok()) return AsNodeError(ctx, s);
+    if (absl::Status s = Copy(*inputs[0], out); !s.ok()) return AsNodeError(ctx, s);
   }
   for (int i = 1; i < n; ++i) {
-    const Tensor* operands[] = {i == 1 ? inputs[0] : *out, inputs[i]};
-    if (absl::Status s = p.steps[i - 1].Run(operands, *out, opts); !s.ok()) {
+    const Tensor* operands[] = {i == 1 ? inputs[0] : out, inputs[i]};
+    if (absl::Status s = p.steps[i - 1].Run(operands, out, opts); !s.ok()) {
       return AsNodeError(ctx, s);
     }
   }
   if (p.divide.has_value()) {
-    const Tensor* operands[] = {*out, p.divisor.get()};
-    if (absl::Status s = p.divide->Run(operands, *out, opts); !s.ok()) return AsNodeError(ctx, s);
+    const Tensor* operands[] = {out, p.divisor.get()};
+    if (absl::Status s = p.divide->Run(operands, out, opts); !s.ok()) return AsNodeError(ctx, s);
   }
   return absl::OkStatus();
 }
 
 absl::Status RunWhere(OpContext& ctx) {
-  std::vector<const Tensor*> in;
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in.push_back(*t);
-  }
-  absl::StatusOr<const BinaryKernel*> kernel =
-      ctx.CachedPlan<BinaryKernel>([&]() -> absl::StatusOr<BinaryKernel> {
-        if (in[0]->dtype() != DType::kBool) {
-          return ctx.Error(
-              absl::StrCat("condition must be bool, got ", DTypeName(in[0]->dtype())));
-        }
-        if (in[1]->dtype() != in[2]->dtype()) {
-          return ctx.Error(absl::StrCat("X is ", DTypeName(in[1]->dtype()), " but Y is ",
-                                        DTypeName(in[2]->dtype())));
-        }
-        const std::vector<std::vector<int64_t>> shapes = {in[0]->shape(), in[1]->shape(),
-                                                          in[2]->shape()};
-        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, shapes);
-        if (!out_shape.ok()) return out_shape.status();
-        absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(shapes, *out_shape);
-        if (!plan.ok()) return AsNodeError(ctx, plan.status());
-        absl::StatusOr<BinaryKernel> k = BinaryKernel::CreateWhere(*std::move(plan), in[1]->dtype());
-        if (!k.ok()) return AsNodeError(ctx, k.status());
-        return k;
-      });
-  if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<Tensor*> out =
-      ctx.Allocate(0, (*kernel)->output_dtype(), (*kernel)->plan().output_shape());
-  if (!out.ok()) return out.status();
-  return AsNodeError(ctx, (*kernel)->Run(in, *out, MakeOptions(ctx)));
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
+  auto build = [&]() -> absl::StatusOr<BinaryKernel> {
+    if (in[0]->dtype() != DType::kBool) {
+      return ctx.Error(absl::StrCat("condition must be bool, got ", DTypeName(in[0]->dtype())));
+    }
+    if (in[1]->dtype() != in[2]->dtype()) {
+      return ctx.Error(absl::StrCat("X is ", DTypeName(in[1]->dtype()), " but Y is ",
+                                    DTypeName(in[2]->dtype())));
+    }
+    const std::vector<std::vector<int64_t>> shapes = {in[0]->shape(), in[1]->shape(),
+                                                      in[2]->shape()};
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> out_shape, OutputShape(ctx, shapes));
+    absl::StatusOr<BroadcastPlan> plan = BroadcastPlan::Create(shapes, out_shape);
+    if (!plan.ok()) return AsNodeError(ctx, plan.status());
+    absl::StatusOr<BinaryKernel> k = BinaryKernel::CreateWhere(*std::move(plan), in[1]->dtype());
+    if (!k.ok()) return AsNodeError(ctx, k.status());
+    return k;
+  };
+  BCAST_ASSIGN_OR_RETURN(const BinaryKernel* kernel, ctx.CachedPlan<BinaryKernel>(build));
+  BCAST_ASSIGN_OR_RETURN(auto* out,
+                         ctx.Allocate(0, kernel->output_dtype(), kernel->plan().output_shape()));
+  return AsNodeError(ctx, kernel->Run(in, out, MakeOptions(ctx)));
 }
 
 // PRelu: the slope broadcasts unidirectionally to X from opset 7. Before, a slope of one
 // element is shared and a 1-D slope of X's channel count applies per channel (axis 1).
 absl::Status RunPRelu(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const Tensor*> slope = ctx.RequireInput(1);
-  if (!slope.ok()) return slope.status();
-  absl::StatusOr<const BinaryNodePlan*> plan =
-      ctx.CachedPlan<BinaryNodePlan>([&]() -> absl::StatusOr<BinaryNodePlan> {
-        const std::vector<int64_t>& x_shape = (*x)->shape();
-        std::vector<int64_t> slope_shape = (*slope)->shape();
-        if (ctx.opset() < 7) {
-          if ((*slope)->num_elements() == 1) {
-            slope_shape = {};
-          } else if (slope_shape.size() == 1 && x_shape.size() >= 2 &&
-                     slope_shape[0] == x_shape[1]) {
-            slope_shape.resize(x_shape.size() - 1, 1);
-          }
-        }
-        absl::StatusOr<std::vector<int64_t>> out_shape = OutputShape(ctx, {x_shape, slope_shape});
-        if (!out_shape.ok()) return out_shape.status();
-        if (*out_shape != x_shape) {
-          return ctx.Error(absl::StrCat("slope ", ShapeToString((*slope)->shape()),
-                                        " does not broadcast to X ", ShapeToString(x_shape)));
-        }
-        return PlanBinary(ctx, OpKind::kPRelu, {}, **x, **slope, std::move(slope_shape), x_shape);
-      });
-  if (!plan.ok()) return plan.status();
-  return RunPlannedBinary(ctx, **plan, **x, **slope);
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* slope, ctx.RequireInput(1));
+  auto build = [&]() -> absl::StatusOr<BinaryNodePlan> {
+    const std::vector<int64_t>& x_shape = x->shape();
+    std::vector<int64_t> slope_shape = slope->shape();
+    if (ctx.opset() < 7) {
+      if (slope->num_elements() == 1) {
+        slope_shape = {};
+      } else if (slope_shape.size() == 1 && x_shape.size() >= 2 && slope_shape[0] == x_shape[1]) {
+        slope_shape.resize(x_shape.size() - 1, 1);
+      }
+    }
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
+                           OutputShape(ctx, {x_shape, slope_shape}));
+    if (out_shape != x_shape) {
+      return ctx.Error(absl::StrCat("slope ", ShapeToString(slope->shape()),
+                                    " does not broadcast to X ", ShapeToString(x_shape)));
+    }
+    return PlanBinary(ctx, OpKind::kPRelu, {}, *x, *slope, std::move(slope_shape), x_shape);
+  };
+  BCAST_ASSIGN_OR_RETURN(const BinaryNodePlan* plan, ctx.CachedPlan<BinaryNodePlan>(build));
+  return RunPlannedBinary(ctx, *plan, *x, *slope);
 }
 
 constexpr OpRegistration kBinaryRows[] = {

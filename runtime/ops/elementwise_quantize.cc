@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/unary_quantize.h"
 #include "runtime/ops/elementwise_internal.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -48,48 +49,36 @@ absl::StatusOr<int64_t> ChannelInner(const OpContext& ctx, const Tensor& x, cons
 }
 
 absl::Status RunQuantizeLinear(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const Tensor*> scale = ctx.RequireInput(1);
-  if (!scale.ok()) return scale.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* scale, ctx.RequireInput(1));
   const Tensor* zero_point = ctx.input(2);
   const DType y_type = zero_point != nullptr ? zero_point->dtype() : DType::kUInt8;
   if (y_type != DType::kUInt8 && y_type != DType::kInt8) {
     return ctx.Unsupported(absl::StrCat("quantizing to ", DTypeName(y_type)));
   }
-  absl::StatusOr<int64_t> inner = ChannelInner(ctx, **x, **scale, zero_point);
-  if (!inner.ok()) return inner.status();
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, y_type, (*x)->shape());
-  if (!y.ok()) return y.status();
-  return AsNodeError(ctx, QuantizeLinear(**x, **scale, zero_point, *inner, *y, MakeOptions(ctx)));
+  BCAST_ASSIGN_OR_RETURN(int64_t inner, ChannelInner(ctx, *x, *scale, zero_point));
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, y_type, x->shape()));
+  return AsNodeError(ctx, QuantizeLinear(*x, *scale, zero_point, inner, y, MakeOptions(ctx)));
 }
 
 absl::Status RunDequantizeLinear(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const Tensor*> scale = ctx.RequireInput(1);
-  if (!scale.ok()) return scale.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* scale, ctx.RequireInput(1));
   const Tensor* zero_point = ctx.input(2);
-  absl::StatusOr<int64_t> inner = ChannelInner(ctx, **x, **scale, zero_point);
-  if (!inner.ok()) return inner.status();
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*scale)->dtype(), (*x)->shape());
-  if (!y.ok()) return y.status();
-  return AsNodeError(ctx, DequantizeLinear(**x, **scale, zero_point, *inner, *y, MakeOptions(ctx)));
+  BCAST_ASSIGN_OR_RETURN(int64_t inner, ChannelInner(ctx, *x, *scale, zero_point));
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, scale->dtype(), x->shape()));
+  return AsNodeError(ctx, DequantizeLinear(*x, *scale, zero_point, inner, y, MakeOptions(ctx)));
 }
 
 absl::Status RunDynamicQuantizeLinear(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if ((*x)->dtype() != DType::kFloat32) {
-    return ctx.Error(absl::StrCat("x must be float32, got ", DTypeName((*x)->dtype())));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (x->dtype() != DType::kFloat32) {
+    return ctx.Error(absl::StrCat("x must be float32, got ", DTypeName(x->dtype())));
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, DType::kUInt8, (*x)->shape());
-  if (!y.ok()) return y.status();
-  absl::StatusOr<Tensor*> scale = ctx.Allocate(1, DType::kFloat32, {});
-  if (!scale.ok()) return scale.status();
-  absl::StatusOr<Tensor*> zero_point = ctx.Allocate(2, DType::kUInt8, {});
-  if (!zero_point.ok()) return zero_point.status();
-  return AsNodeError(ctx, DynamicQuantizeLinear(**x, *y, *scale, *zero_point));
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, DType::kUInt8, x->shape()));
+  BCAST_ASSIGN_OR_RETURN(auto* scale, ctx.Allocate(1, DType::kFloat32, {}));
+  BCAST_ASSIGN_OR_RETURN(auto* zero_point, ctx.Allocate(2, DType::kUInt8, {}));
+  return AsNodeError(ctx, DynamicQuantizeLinear(*x, y, scale, zero_point));
 }
 
 constexpr OpRegistration kQuantizeRows[] = {

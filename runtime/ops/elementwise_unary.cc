@@ -10,6 +10,7 @@
 #include "runtime/kernels/movement.h"
 #include "runtime/kernels/unary.h"
 #include "runtime/ops/elementwise_internal.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -59,31 +60,27 @@ UnaryParams ReadParams(const Node& node, UnaryKind op) {
 
 template <UnaryKind kOp>
 absl::Status RunUnary(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if (!UnaryAccepts(kOp, (*x)->dtype())) {
-    return ctx.Error(absl::StrCat("not defined on ", DTypeName((*x)->dtype())));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (!UnaryAccepts(kOp, x->dtype())) {
+    return ctx.Error(absl::StrCat("not defined on ", DTypeName(x->dtype())));
   }
   if (kOp == UnaryKind::kCelu && ctx.node().GetFloat("alpha", 1.0f) == 0.0f) {
     return ctx.Error("alpha must not be 0");
   }
-  absl::StatusOr<Tensor*> out =
-      ctx.Allocate(0, UnaryOutputDType(kOp, (*x)->dtype()), (*x)->shape());
-  if (!out.ok()) return out.status();
-  return AsNodeError(ctx, Unary(kOp, ReadParams(ctx.node(), kOp), **x, *out, MakeOptions(ctx)));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, UnaryOutputDType(kOp, x->dtype()), x->shape()));
+  return AsNodeError(ctx, Unary(kOp, ReadParams(ctx.node(), kOp), *x, out, MakeOptions(ctx)));
 }
 
 // A one-element tensor of `dtype` holding `value` (rounded to the dtype).
 absl::StatusOr<Tensor> Scalar(DType dtype, double value) {
-  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, {});
-  if (!t.ok()) return t;
+  BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, {}));
   VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = elem::Compute<T>;
     if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-      t->data<T>()[0] = elem::SaturatingCast<C>(value);
+      t.data<T>()[0] = elem::SaturatingCast<C>(value);
     } else {
-      t->data<T>()[0] = elem::Store<T>(static_cast<C>(value));
+      t.data<T>()[0] = elem::Store<T>(static_cast<C>(value));
     }
     return 0;
   });
@@ -91,28 +88,22 @@ absl::StatusOr<Tensor> Scalar(DType dtype, double value) {
 }
 
 absl::Status RunClip(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const DType dtype = (*x)->dtype();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const DType dtype = x->dtype();
   if (!IsNumeric(dtype)) return ctx.Error(absl::StrCat("not defined on ", DTypeName(dtype)));
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, (*x)->shape());
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, x->shape()));
   if (ctx.opset() < 11) {
     // Bounds are float attributes; absent ones are unbounded.
     const Node& node = ctx.node();
     std::optional<Tensor> lo, hi;
     if (node.Has("min")) {
-      absl::StatusOr<Tensor> t = Scalar(dtype, node.GetFloat("min", 0));
-      if (!t.ok()) return t.status();
-      lo = std::move(*t);
+      BCAST_ASSIGN_OR_RETURN(lo, Scalar(dtype, node.GetFloat("min", 0)));
     }
     if (node.Has("max")) {
-      absl::StatusOr<Tensor> t = Scalar(dtype, node.GetFloat("max", 0));
-      if (!t.ok()) return t.status();
-      hi = std::move(*t);
+      BCAST_ASSIGN_OR_RETURN(hi, Scalar(dtype, node.GetFloat("max", 0)));
     }
     return AsNodeError(ctx,
-                       Clip(**x, lo ? &*lo : nullptr, hi ? &*hi : nullptr, *out, MakeOptions(ctx)));
+                       Clip(*x, lo ? &*lo : nullptr, hi ? &*hi : nullptr, out, MakeOptions(ctx)));
   }
   const Tensor* bounds[2] = {ctx.input(1), ctx.input(2)};
   for (int i = 0; i < 2; ++i) {
@@ -127,7 +118,7 @@ absl::Status RunClip(OpContext& ctx) {
                                     ShapeToString(b->shape())));
     }
   }
-  return AsNodeError(ctx, Clip(**x, bounds[0], bounds[1], *out, MakeOptions(ctx)));
+  return AsNodeError(ctx, Clip(*x, bounds[0], bounds[1], out, MakeOptions(ctx)));
 }
 
 // Cast-1 names the target type as a string ("FLOAT"); later versions use the enum number.
@@ -152,40 +143,35 @@ absl::Status CastTo(OpContext& ctx, const Tensor& x, DType to) {
   if (!IsSupported(to)) {
     return ctx.Unsupported(absl::StrCat("target type ", static_cast<int>(to), " is not supported"));
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, to, x.shape());
-  if (!out.ok()) return out.status();
-  return AsNodeError(ctx, Cast(x, *out, MakeOptions(ctx)));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, to, x.shape()));
+  return AsNodeError(ctx, Cast(x, out, MakeOptions(ctx)));
 }
 
 absl::Status RunCast(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   const Attribute* to = ctx.node().Find("to");
   if (to == nullptr) return ctx.Error("attribute 'to' is missing");
   if (to->type == Attribute::Type::kString) {
     std::optional<DType> dtype = DTypeFromName(to->s);
     if (!dtype) return ctx.Error(absl::StrCat("unknown type name '", to->s, "'"));
-    return CastTo(ctx, **x, *dtype);
+    return CastTo(ctx, *x, *dtype);
   }
-  return CastTo(ctx, **x, static_cast<DType>(to->i));
+  return CastTo(ctx, *x, static_cast<DType>(to->i));
 }
 
 absl::Status RunCastLike(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const Tensor*> like = ctx.RequireInput(1);
-  if (!like.ok()) return like.status();
-  return CastTo(ctx, **x, (*like)->dtype());
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* like, ctx.RequireInput(1));
+  return CastTo(ctx, *x, like->dtype());
 }
 
 // Dropout in inference: the output is the input and the mask is all true. Training mode
 // (opset 12+ `training_mode` input) with a nonzero ratio draws a random mask, which is
 // Unsupported: no two runtimes' random streams agree, so no test data could check it.
 absl::Status RunDropout(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if (!IsFloatingPoint((*x)->dtype())) {
-    return ctx.Error(absl::StrCat("not defined on ", DTypeName((*x)->dtype())));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (!IsFloatingPoint(x->dtype())) {
+    return ctx.Error(absl::StrCat("not defined on ", DTypeName(x->dtype())));
   }
   if (ctx.opset() >= 12) {
     float ratio = 0.5f;
@@ -193,12 +179,11 @@ absl::Status RunDropout(OpContext& ctx) {
       if (r->num_elements() != 1 || !IsFloatingPoint(r->dtype())) {
         return ctx.Error("ratio must be a floating-point scalar");
       }
-      absl::StatusOr<Tensor> f = Tensor::Allocate(DType::kFloat32, {});
-      if (!f.ok()) return f.status();
-      absl::StatusOr<Tensor> r1 = Tensor::Borrow(r->dtype(), {}, const_cast<void*>(r->raw_data()));
-      if (!r1.ok()) return r1.status();
-      if (absl::Status s = Cast(*r1, &*f); !s.ok()) return AsNodeError(ctx, s);
-      ratio = f->data<float>()[0];
+      BCAST_ASSIGN_OR_RETURN(Tensor f, Tensor::Allocate(DType::kFloat32, {}));
+      BCAST_ASSIGN_OR_RETURN(Tensor r1,
+                             Tensor::Borrow(r->dtype(), {}, const_cast<void*>(r->raw_data())));
+      if (absl::Status s = Cast(r1, &f); !s.ok()) return AsNodeError(ctx, s);
+      ratio = f.data<float>()[0];
     }
     bool training = false;
     if (const Tensor* t = ctx.input(2); t != nullptr) {
@@ -215,13 +200,10 @@ absl::Status RunDropout(OpContext& ctx) {
   ctx.SetOutput(0, *ctx.input_value(0));
   if (ctx.output_wanted(1)) {
     // The mask is bool from opset 10; before, it had the input's type.
-    const DType mask_type = ctx.opset() >= 10 ? DType::kBool : (*x)->dtype();
-    absl::StatusOr<Tensor*> mask = ctx.Allocate(1, mask_type, (*x)->shape());
-    if (!mask.ok()) return mask.status();
-    absl::StatusOr<Tensor> one = Scalar(mask_type, 1.0);
-    if (!one.ok()) return one.status();
-    FillElements(one->raw_data(), (*mask)->num_elements(), (*mask)->element_size(),
-                 (*mask)->raw_data());
+    const DType mask_type = ctx.opset() >= 10 ? DType::kBool : x->dtype();
+    BCAST_ASSIGN_OR_RETURN(auto* mask, ctx.Allocate(1, mask_type, x->shape()));
+    BCAST_ASSIGN_OR_RETURN(Tensor one, Scalar(mask_type, 1.0));
+    FillElements(one.raw_data(), mask->num_elements(), mask->element_size(), mask->raw_data());
   }
   return absl::OkStatus();
 }

@@ -19,6 +19,7 @@
 #include "runtime/kernels/qlinear.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -93,25 +94,20 @@ absl::StatusOr<const MatMulPlan*> CachedMatMulPlan(OpContext& ctx, const Tensor&
 }
 
 absl::Status MatMulOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> a = ctx.RequireInput(0);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
-  if (!b.ok()) return b.status();
-  if ((*a)->dtype() != (*b)->dtype()) return ctx.Error("A and B dtypes differ");
-  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, **a, **b);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*a)->dtype(), (*plan)->out_shape);
-  if (!out.ok()) return out.status();
-  if ((*out)->num_elements() == 0) return absl::OkStatus();
-  const DType dtype = (*a)->dtype();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireInput(1));
+  if (a->dtype() != b->dtype()) return ctx.Error("A and B dtypes differ");
+  BCAST_ASSIGN_OR_RETURN(const MatMulPlan* plan, CachedMatMulPlan(ctx, *a, *b));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, a->dtype(), plan->out_shape));
+  if (out->num_elements() == 0) return absl::OkStatus();
+  const DType dtype = a->dtype();
   if (IsFloatingPoint(dtype)) {
     return nn::VisitFloat(ctx, dtype, [&](auto tag) {
       using C = typename decltype(tag)::type;
-      nn::ComputeIn<C> x(**a), y(**b);
-      nn::ComputeOut<C> z(*out);
-      kernels::BatchedMatMul<C>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x.data(),
-                                (*plan)->a_offset.data(), y.data(), (*plan)->b_offset.data(),
-                                z.data());
+      nn::ComputeIn<C> x(*a), y(*b);
+      nn::ComputeOut<C> z(out);
+      kernels::BatchedMatMul<C>(plan->batch, plan->m, plan->n, plan->k, x.data(),
+                                plan->a_offset.data(), y.data(), plan->b_offset.data(), z.data());
       z.Finish();
       return absl::OkStatus();
     });
@@ -120,9 +116,9 @@ absl::Status MatMulOp(OpContext& ctx) {
   return VisitDType(dtype, absl::OkStatus(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      kernels::BatchedMatMul<T>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, (*a)->data<T>(),
-                                (*plan)->a_offset.data(), (*b)->data<T>(), (*plan)->b_offset.data(),
-                                (*out)->data<T>());
+      kernels::BatchedMatMul<T>(plan->batch, plan->m, plan->n, plan->k, a->data<T>(),
+                                plan->a_offset.data(), b->data<T>(), plan->b_offset.data(),
+                                out->data<T>());
     }
     return absl::OkStatus();
   });
@@ -154,27 +150,21 @@ absl::StatusOr<std::vector<int32_t>> Centered(const OpContext& ctx, const Tensor
 }
 
 absl::Status MatMulIntegerOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> a = ctx.RequireInput(0);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
-  if (!b.ok()) return b.status();
-  for (const Tensor* t : {*a, *b}) {
+  BCAST_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireInput(1));
+  for (const Tensor* t : {a, b}) {
     if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
       return ctx.Error("MatMulInteger takes int8 or uint8 inputs");
     }
   }
-  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, **a, **b);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<std::vector<int32_t>> x = Centered(ctx, **a, ctx.input(2), 2);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int32_t>> y = Centered(ctx, **b, ctx.input(3), 1);
-  if (!y.ok()) return y.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt32, (*plan)->out_shape);
-  if (!out.ok()) return out.status();
-  if ((*out)->num_elements() == 0) return absl::OkStatus();
-  kernels::BatchedMatMul<int32_t>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x->data(),
-                                  (*plan)->a_offset.data(), y->data(), (*plan)->b_offset.data(),
-                                  (*out)->data<int32_t>());
+  BCAST_ASSIGN_OR_RETURN(const MatMulPlan* plan, CachedMatMulPlan(ctx, *a, *b));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int32_t> x, Centered(ctx, *a, ctx.input(2), 2));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int32_t> y, Centered(ctx, *b, ctx.input(3), 1));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt32, plan->out_shape));
+  if (out->num_elements() == 0) return absl::OkStatus();
+  kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x.data(),
+                                  plan->a_offset.data(), y.data(), plan->b_offset.data(),
+                                  out->data<int32_t>());
   return absl::OkStatus();
 }
 
@@ -187,39 +177,29 @@ std::vector<double> ParamValues(const Tensor* t, double fallback) {
 }
 
 absl::Status QLinearMatMulOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(8);
-  for (int i = 0; i < 8; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(8));
   const Tensor &a = *in[0], &b = *in[3], &y_zp = *in[7];
   for (const Tensor* t : {&a, &b, &y_zp}) {
     if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
       return ctx.Error("QLinearMatMul takes int8 or uint8 tensors");
     }
   }
-  absl::StatusOr<const MatMulPlan*> plan = CachedMatMulPlan(ctx, a, b);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<std::vector<int32_t>> x = Centered(ctx, a, in[2], 2);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int32_t>> y = Centered(ctx, b, in[5], 1);
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(const MatMulPlan* plan, CachedMatMulPlan(ctx, a, b));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int32_t> x, Centered(ctx, a, in[2], 2));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int32_t> y, Centered(ctx, b, in[5], 1));
   const std::vector<double> a_scale = ParamValues(in[1], 1), b_scale = ParamValues(in[4], 1);
   const double y_scale = nn::LoadAsDouble(*in[6], 0);
   const int64_t zp = static_cast<int64_t>(nn::LoadAsDouble(y_zp, 0));
   if (y_scale == 0) return ctx.Error("y_scale is zero");
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, y_zp.dtype(), (*plan)->out_shape);
-  if (!out.ok()) return out.status();
-  const int64_t count = (*out)->num_elements();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, y_zp.dtype(), plan->out_shape));
+  const int64_t count = out->num_elements();
   if (count == 0) return absl::OkStatus();
   std::vector<int32_t> acc(static_cast<size_t>(count));
-  kernels::BatchedMatMul<int32_t>((*plan)->batch, (*plan)->m, (*plan)->n, (*plan)->k, x->data(),
-                                  (*plan)->a_offset.data(), y->data(), (*plan)->b_offset.data(),
+  kernels::BatchedMatMul<int32_t>(plan->batch, plan->m, plan->n, plan->k, x.data(),
+                                  plan->a_offset.data(), y.data(), plan->b_offset.data(),
                                   acc.data());
   // Rows of the output are M (per-row a_scale), columns N (per-column b_scale).
-  const int64_t n = (*plan)->n,
-                m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
+  const int64_t n = plan->n, m = std::max<int64_t>(1, a.rank() >= 2 ? a.shape()[a.rank() - 2] : 1);
   // Scales are per tensor, per row of A or per column of B (found by fuzz_run: a longer or
   // shorter list was indexed past its end).
   if ((a_scale.size() != 1 && static_cast<int64_t>(a_scale.size()) != m) ||
@@ -231,9 +211,9 @@ absl::Status QLinearMatMulOp(OpContext& ctx) {
   const kernels::SliceParam<double> rows{a_scale.data(), static_cast<int64_t>(a_scale.size()), n},
       cols{b_scale.data(), static_cast<int64_t>(b_scale.size()), 1};
   if (y_zp.dtype() == DType::kUInt8) {
-    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<uint8_t>());
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, out->data<uint8_t>());
   } else {
-    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, (*out)->data<int8_t>());
+    kernels::Requantize(acc.data(), count, rows, cols, y_scale, zp, out->data<int8_t>());
   }
   return absl::OkStatus();
 }
@@ -248,23 +228,21 @@ void FillBroadcastC(const C* c, const std::vector<int64_t>& c_shape, int64_t m, 
 }
 
 absl::Status GemmOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> a = ctx.RequireInput(0);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<const Tensor*> b = ctx.RequireInput(1);
-  if (!b.ok()) return b.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireInput(1));
   const Tensor* c = ctx.input(2);
   const Node& node = ctx.node();
   const bool ta = node.GetInt("transA", 0) != 0, tb = node.GetInt("transB", 0) != 0;
   const double alpha = node.GetFloat("alpha", 1.0f), beta = node.GetFloat("beta", 1.0f);
-  if ((*a)->rank() != 2 || (*b)->rank() != 2) return ctx.Error("A and B must be 2-D");
-  if ((*a)->dtype() != (*b)->dtype() || (c != nullptr && c->dtype() != (*a)->dtype())) {
+  if (a->rank() != 2 || b->rank() != 2) return ctx.Error("A and B must be 2-D");
+  if (a->dtype() != b->dtype() || (c != nullptr && c->dtype() != a->dtype())) {
     return ctx.Error("A, B and C dtypes differ");
   }
-  const int64_t m = (*a)->shape()[ta ? 1 : 0], k = (*a)->shape()[ta ? 0 : 1];
-  const int64_t kb = (*b)->shape()[tb ? 1 : 0], n = (*b)->shape()[tb ? 0 : 1];
+  const int64_t m = a->shape()[ta ? 1 : 0], k = a->shape()[ta ? 0 : 1];
+  const int64_t kb = b->shape()[tb ? 1 : 0], n = b->shape()[tb ? 0 : 1];
   if (k != kb) {
-    return ctx.Error(absl::StrCat("K differs: A ", ShapeToString((*a)->shape()), " B ",
-                                  ShapeToString((*b)->shape())));
+    return ctx.Error(
+        absl::StrCat("K differs: A ", ShapeToString(a->shape()), " B ", ShapeToString(b->shape())));
   }
   if (std::max({m, n, k}) > kernels::kMaxBlasDim) return ctx.Unsupported("dims above 2^30");
   if (c != nullptr) {
@@ -275,16 +253,15 @@ absl::Status GemmOp(OpContext& ctx) {
                                     ",", n, "]: ", r.reason));
     }
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*a)->dtype(), {m, n});
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, a->dtype(), {m, n}));
   if (m == 0 || n == 0) return absl::OkStatus();
-  const int64_t lda = (*a)->shape()[1], ldb = (*b)->shape()[1];
-  const DType dtype = (*a)->dtype();
+  const int64_t lda = a->shape()[1], ldb = b->shape()[1];
+  const DType dtype = a->dtype();
   if (IsFloatingPoint(dtype)) {
     return nn::VisitFloat(ctx, dtype, [&](auto tag) {
       using C = typename decltype(tag)::type;
-      nn::ComputeIn<C> x(**a), y(**b);
-      nn::ComputeOut<C> z(*out);
+      nn::ComputeIn<C> x(*a), y(*b);
+      nn::ComputeOut<C> z(out);
       if (c != nullptr) {
         nn::ComputeIn<C> cc(*c);
         FillBroadcastC(cc.data(), c->shape(), m, n, z.data());
@@ -299,11 +276,10 @@ absl::Status GemmOp(OpContext& ctx) {
                     [&](auto tag) -> absl::Status {
                       using T = typename decltype(tag)::type;
                       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-                        T* z = (*out)->data<T>();
+                        T* z = out->data<T>();
                         if (c != nullptr) FillBroadcastC(c->data<T>(), c->shape(), m, n, z);
-                        kernels::GemmLoops<T>(ta, tb, m, n, k, alpha, (*a)->data<T>(), lda,
-                                              (*b)->data<T>(), ldb, c != nullptr ? beta : 0.0, z,
-                                              n);
+                        kernels::GemmLoops<T>(ta, tb, m, n, k, alpha, a->data<T>(), lda,
+                                              b->data<T>(), ldb, c != nullptr ? beta : 0.0, z, n);
                         return absl::OkStatus();
                       }
                       return ctx.Unsupported("Gemm on " + std::string(DTypeName(dtype)));
@@ -311,22 +287,20 @@ absl::Status GemmOp(OpContext& ctx) {
 }
 
 absl::Status DetOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const Tensor& in = **x;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const Tensor& in = *x;
   const int64_t rank = in.rank();
   if (rank < 2 || in.shape()[rank - 1] != in.shape()[rank - 2]) {
     return ctx.Error("input must be [*, N, N]");
   }
   const int64_t n = in.shape().back();
   std::vector<int64_t> out_shape(in.shape().begin(), in.shape().end() - 2);
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, in.dtype(), out_shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, in.dtype(), out_shape));
   return nn::VisitFloat(ctx, in.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> src(in);
-    nn::ComputeOut<C> dst(*out);
-    kernels::Determinants<C>(src.data(), (*out)->num_elements(), n, dst.data());
+    nn::ComputeOut<C> dst(out);
+    kernels::Determinants<C>(src.data(), out->num_elements(), n, dst.data());
     dst.Finish();
     return absl::OkStatus();
   });
@@ -377,19 +351,17 @@ absl::Status EinsumOp(OpContext& ctx) {
   std::map<int, int> letter_uses;
   std::vector<std::pair<std::vector<int>, int>> parsed;
   for (size_t t = 0; t < terms.size(); ++t) {
-    absl::StatusOr<const Tensor*> x = ctx.RequireInput(static_cast<int>(t));
-    if (!x.ok()) return x.status();
-    if (!inputs.empty() && (*x)->dtype() != inputs[0]->dtype()) {
+    BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(static_cast<int>(t)));
+    if (!inputs.empty() && x->dtype() != inputs[0]->dtype()) {
       return ctx.Error("inputs have different dtypes");
     }
-    inputs.push_back(*x);
+    inputs.push_back(x);
     std::vector<int> letters;
     int at;
     if (!ParseTerm(terms[t], &letters, &at)) return ctx.Error("bad equation '" + eq + "'");
-    const int e = static_cast<int>((*x)->rank()) - static_cast<int>(letters.size());
+    const int e = static_cast<int>(x->rank()) - static_cast<int>(letters.size());
     if ((at < 0 && e != 0) || e < 0) {
-      return ctx.Error("term '" + terms[t] + "' does not match rank " +
-                       std::to_string((*x)->rank()));
+      return ctx.Error("term '" + terms[t] + "' does not match rank " + std::to_string(x->rank()));
     }
     ellipsis_rank = std::max(ellipsis_rank, e);
     for (int id : letters) ++letter_uses[id];
@@ -471,9 +443,8 @@ absl::Status EinsumOp(OpContext& ctx) {
   for (size_t t = 0; t < inputs.size(); ++t) fill(in_terms[t], inputs[t]->shape(), strides[t]);
   fill(out_term, out_shape, strides.back());
   const DType dtype = inputs[0]->dtype();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
-  if (!out.ok()) return out.status();
-  const int64_t out_count = (*out)->num_elements();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, out_shape));
+  const int64_t out_count = out->num_elements();
   if (IsFloatingPoint(dtype)) {
     return nn::VisitFloat(ctx, dtype, [&](auto tag) {
       using C = typename decltype(tag)::type;
@@ -483,7 +454,7 @@ absl::Status EinsumOp(OpContext& ctx) {
       for (const Tensor* t : inputs) operands.push_back(views.emplace_back(*t).data());
       std::vector<double> acc(static_cast<size_t>(out_count));
       kernels::EinsumContract<C>(operands, strides, dims, out_count, acc.data());
-      nn::ComputeOut<C> dst(*out);
+      nn::ComputeOut<C> dst(out);
       for (size_t i = 0; i < acc.size(); ++i) dst.data()[i] = static_cast<C>(acc[i]);
       dst.Finish();
       return absl::OkStatus();
@@ -500,7 +471,7 @@ absl::Status EinsumOp(OpContext& ctx) {
     using T = typename decltype(tag)::type;
     // dtype is an integer here; the guard keeps the half types out of the cast (clang checks it).
     if constexpr (std::is_integral_v<T>) {
-      for (size_t i = 0; i < acc.size(); ++i) (*out)->data<T>()[i] = static_cast<T>(acc[i]);
+      for (size_t i = 0; i < acc.size(); ++i) out->data<T>()[i] = static_cast<T>(acc[i]);
     }
     return 0;
   });

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/ops/movement_util.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace movement {
@@ -45,13 +46,12 @@ std::vector<int64_t> ReadInt64s(const Tensor& t) {
 }
 
 absl::StatusOr<std::vector<int64_t>> InputInt64s(const OpContext& ctx, int i) {
-  absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-  if (!t.ok()) return t.status();
-  if (!IsSupported((*t)->dtype())) {
+  BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
+  if (!IsSupported(t->dtype())) {
     return ctx.Error(
-        absl::StrCat("input ", i, " has dtype ", DTypeName((*t)->dtype()), ", expected integers"));
+        absl::StrCat("input ", i, " has dtype ", DTypeName(t->dtype()), ", expected integers"));
   }
-  return ReadInt64s(**t);
+  return ReadInt64s(*t);
 }
 
 absl::StatusOr<int64_t> NormalizeAxis(const OpContext& ctx, int64_t axis, int64_t rank,
@@ -98,14 +98,13 @@ std::vector<std::byte> ScalarBytes(DType dtype, double value) {
 
 absl::StatusOr<Tensor*> CopyToOutput(OpContext& ctx, int i, const Tensor& src,
                                      std::vector<int64_t> shape) {
-  absl::StatusOr<Tensor*> out = ctx.Allocate(i, src.dtype(), std::move(shape));
-  if (!out.ok()) return out.status();
-  if ((*out)->num_elements() != src.num_elements()) {
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(i, src.dtype(), std::move(shape)));
+  if (out->num_elements() != src.num_elements()) {
     return ctx.Error(absl::StrCat("cannot give ", src.DebugString(), " the shape ",
-                                  ShapeToString((*out)->shape())));
+                                  ShapeToString(out->shape())));
   }
-  CopyElements(src.raw_data(), src.num_elements(), src.element_size(), (*out)->raw_data());
-  return *out;
+  CopyElements(src.raw_data(), src.num_elements(), src.element_size(), out->raw_data());
+  return out;
 }
 
 absl::Status ShareToOutput(OpContext& ctx, int i, int from, std::vector<int64_t> shape) {

@@ -9,6 +9,7 @@
 #include "broadcast/view.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt::movement {
 namespace {
@@ -30,9 +31,8 @@ absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int
     shape[j] = view[perm[j]];
     strides[j] = view_strides[perm[j]];
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, x.dtype(), std::move(out_shape));
-  if (!out.ok()) return out.status();
-  StridedCopy(x.raw_data(), 0, strides, shape, x.element_size(), (*out)->raw_data(), Threads(ctx));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x.dtype(), std::move(out_shape)));
+  StridedCopy(x.raw_data(), 0, strides, shape, x.element_size(), out->raw_data(), Threads(ctx));
   return absl::OkStatus();
 }
 
@@ -48,41 +48,36 @@ int64_t DimProduct(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
 }  // namespace
 
 absl::Status Expand(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> target = InputInt64s(ctx, 1);
-  if (!target.ok()) return target.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> target, InputInt64s(ctx, 1));
   // The plan depends on the target's values, not only on the inputs' shapes.
-  absl::StatusOr<const bcast::BroadcastView*> view =
-      ctx.CachedPlan<bcast::BroadcastView>(*target, [&]() -> absl::StatusOr<bcast::BroadcastView> {
-        for (int64_t d : *target) {
-          if (d < 0) {
-            return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(*target)));
-          }
-        }
-        const std::vector<int64_t> shapes[] = {(*x)->shape(), *target};
-        absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
-        if (!shape.ok()) {
-          return ctx.Error(absl::StrCat("cannot expand ", (*x)->DebugString(), " to ",
-                                        ShapeToString(*target), ": ", shape.status().message()));
-        }
-        absl::StatusOr<bcast::BroadcastView> v =
-            bcast::BroadcastView::Create((*x)->shape(), *shape);
-        if (!v.ok()) return ctx.Error(std::string(v.status().message()));
-        return v;
-      });
-  if (!view.ok()) return view.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), (*view)->output_shape());
-  if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), 0, (*view)->strides(0), (*view)->dims(), (*x)->element_size(),
-              (*out)->raw_data(), Threads(ctx));
+  auto build = [&]() -> absl::StatusOr<bcast::BroadcastView> {
+    for (int64_t d : target) {
+      if (d < 0) {
+        return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(target)));
+      }
+    }
+    const std::vector<int64_t> shapes[] = {x->shape(), target};
+    absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
+    if (!shape.ok()) {
+      return ctx.Error(absl::StrCat("cannot expand ", x->DebugString(), " to ",
+                                    ShapeToString(target), ": ", shape.status().message()));
+    }
+    absl::StatusOr<bcast::BroadcastView> v = bcast::BroadcastView::Create(x->shape(), *shape);
+    if (!v.ok()) return ctx.Error(std::string(v.status().message()));
+    return v;
+  };
+  BCAST_ASSIGN_OR_RETURN(const bcast::BroadcastView* view,
+                         ctx.CachedPlan<bcast::BroadcastView>(target, build));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), view->output_shape()));
+  StridedCopy(x->raw_data(), 0, view->strides(0), view->dims(), x->element_size(), out->raw_data(),
+              Threads(ctx));
   return absl::OkStatus();
 }
 
 absl::Status Transpose(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
   std::vector<int64_t> perm = ctx.node().GetInts("perm");
   if (!ctx.node().Has("perm")) {
     for (int64_t j = rank - 1; j >= 0; --j) perm.push_back(j);
@@ -92,71 +87,59 @@ absl::Status Transpose(OpContext& ctx) {
   }
   std::vector<bool> seen(rank, false);
   for (int64_t& p : perm) {
-    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, p, rank, "perm entry");
-    if (!axis.ok()) return axis.status();
-    if (seen[*axis]) return ctx.Error("perm is not a permutation");
-    seen[*axis] = true;
-    p = *axis;
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, p, rank, "perm entry"));
+    if (seen[axis]) return ctx.Error("perm is not a permutation");
+    seen[axis] = true;
+    p = axis;
   }
   std::vector<int64_t> out_shape(rank);
-  for (int64_t j = 0; j < rank; ++j) out_shape[j] = (*x)->shape()[perm[j]];
-  return PermutedCopy(ctx, **x, (*x)->shape(), perm, std::move(out_shape));
+  for (int64_t j = 0; j < rank; ++j) out_shape[j] = x->shape()[perm[j]];
+  return PermutedCopy(ctx, *x, x->shape(), perm, std::move(out_shape));
 }
 
 absl::Status Concat(OpContext& ctx) {
-  std::vector<const Tensor*> parts;
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    parts.push_back(*t);
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> parts,
+                         ctx.RequireInputs(ctx.num_inputs()));
   if (parts.empty()) return ctx.Error("no inputs");
   const Tensor& first = *parts[0];
   const int64_t rank = first.rank();
   if (rank == 0) return ctx.Error("cannot concatenate scalars");
-  absl::StatusOr<int64_t> axis =
-      NormalizeAxis(ctx, ctx.node().GetInt("axis", ctx.opset() < 4 ? 1 : 0), rank);
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(
+      int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", ctx.opset() < 4 ? 1 : 0), rank));
   std::vector<int64_t> shape = first.shape();
-  shape[*axis] = 0;
+  shape[axis] = 0;
   for (const Tensor* t : parts) {
     bool same = t->rank() == rank && t->dtype() == first.dtype();
     for (int64_t j = 0; same && j < rank; ++j) {
-      same = j == *axis || t->shape()[j] == first.shape()[j];
+      same = j == axis || t->shape()[j] == first.shape()[j];
     }
     if (!same) {
       return ctx.Error(absl::StrCat("cannot concatenate ", first.DebugString(), " and ",
-                                    t->DebugString(), " on axis ", *axis));
+                                    t->DebugString(), " on axis ", axis));
     }
-    shape[*axis] += t->shape()[*axis];
+    shape[axis] += t->shape()[axis];
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, first.dtype(), shape);
-  if (!out.ok()) return out.status();
-  const int64_t inner = DimProduct(shape, *axis + 1, rank);
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, first.dtype(), shape));
+  const int64_t inner = DimProduct(shape, axis + 1, rank);
   std::vector<const void*> sources;
   std::vector<int64_t> blocks;
   for (const Tensor* t : parts) {
     sources.push_back(t->raw_data());
-    blocks.push_back(t->shape()[*axis] * inner);
+    blocks.push_back(t->shape()[axis] * inner);
   }
-  ConcatBlocks(sources, blocks, DimProduct(shape, 0, *axis), first.element_size(),
-               (*out)->raw_data());
+  ConcatBlocks(sources, blocks, DimProduct(shape, 0, axis), first.element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status Split(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
-  if (!axis.ok()) return axis.status();
-  const int64_t dim = (*x)->shape()[*axis];
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
+  const int64_t dim = x->shape()[axis];
   const int64_t n = ctx.num_outputs();
   std::vector<int64_t> sizes;
   if (ctx.has_input(1)) {
-    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
-    if (!s.ok()) return s.status();
-    sizes = *std::move(s);
+    BCAST_ASSIGN_OR_RETURN(sizes, InputInt64s(ctx, 1));
   } else if (ctx.node().Has("split")) {
     sizes = ctx.node().GetInts("split");
   } else if (ctx.node().Has("num_outputs")) {
@@ -183,48 +166,39 @@ absl::Status Split(OpContext& ctx) {
     return ctx.Error(absl::StrCat("split sizes ", ShapeToString(sizes), " do not cover dim ", dim,
                                   " with ", n, " outputs"));
   }
-  const int64_t inner = DimProduct((*x)->shape(), *axis + 1, rank);
+  const int64_t inner = DimProduct(x->shape(), axis + 1, rank);
   std::vector<void*> parts;
   std::vector<int64_t> blocks;
   for (int64_t i = 0; i < n; ++i) {
-    std::vector<int64_t> shape = (*x)->shape();
-    shape[*axis] = sizes[i];
-    absl::StatusOr<Tensor*> out = ctx.Allocate(static_cast<int>(i), (*x)->dtype(), shape);
-    if (!out.ok()) return out.status();
-    parts.push_back((*out)->raw_data());
+    std::vector<int64_t> shape = x->shape();
+    shape[axis] = sizes[i];
+    BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(static_cast<int>(i), x->dtype(), shape));
+    parts.push_back(out->raw_data());
     blocks.push_back(sizes[i] * inner);
   }
-  if ((*x)->num_elements() == 0) return absl::OkStatus();  // outer may be huge (and wrapped)
-  SplitBlocks((*x)->raw_data(), DimProduct((*x)->shape(), 0, *axis), blocks, (*x)->element_size(),
-              parts);
+  if (x->num_elements() == 0) return absl::OkStatus();  // outer may be huge (and wrapped)
+  SplitBlocks(x->raw_data(), DimProduct(x->shape(), 0, axis), blocks, x->element_size(), parts);
   return absl::OkStatus();
 }
 
 absl::Status Slice(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.opset() < 10) {
     starts = ctx.node().GetInts("starts");
     ends = ctx.node().GetInts("ends");
     axes = ctx.node().GetInts("axes");
   } else {
-    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
-    if (!s.ok()) return s.status();
-    absl::StatusOr<std::vector<int64_t>> e = InputInt64s(ctx, 2);
-    if (!e.ok()) return e.status();
-    starts = *std::move(s);
-    ends = *std::move(e);
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> s, InputInt64s(ctx, 1));
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> e, InputInt64s(ctx, 2));
+    starts = std::move(s);
+    ends = std::move(e);
     if (ctx.has_input(3)) {
-      absl::StatusOr<std::vector<int64_t>> a = InputInt64s(ctx, 3);
-      if (!a.ok()) return a.status();
-      axes = *std::move(a);
+      BCAST_ASSIGN_OR_RETURN(axes, InputInt64s(ctx, 3));
     }
     if (ctx.has_input(4)) {
-      absl::StatusOr<std::vector<int64_t>> st = InputInt64s(ctx, 4);
-      if (!st.ok()) return st.status();
-      steps = *std::move(st);
+      BCAST_ASSIGN_OR_RETURN(steps, InputInt64s(ctx, 4));
     }
   }
   if (axes.empty()) {
@@ -235,18 +209,17 @@ absl::Status Slice(OpContext& ctx) {
       steps.size() != starts.size()) {
     return ctx.Error("starts, ends, axes and steps differ in length");
   }
-  const std::vector<int64_t>& dims = (*x)->shape();
+  const std::vector<int64_t>& dims = x->shape();
   const std::vector<int64_t> in_strides = DenseStrides(dims);
   std::vector<int64_t> shape = dims;
   std::vector<int64_t> strides = in_strides;
   std::vector<bool> seen(rank, false);
   int64_t offset = 0;
   for (size_t i = 0; i < starts.size(); ++i) {
-    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, axes[i], rank);
-    if (!axis.ok()) return axis.status();
-    if (seen[*axis]) return ctx.Error(absl::StrCat("axis ", axes[i], " is repeated"));
-    seen[*axis] = true;
-    const int64_t dim = dims[*axis];
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, axes[i], rank));
+    if (seen[axis]) return ctx.Error(absl::StrCat("axis ", axes[i], " is repeated"));
+    seen[axis] = true;
+    const int64_t dim = dims[axis];
     const int64_t step = steps[i];
     if (step == 0) return ctx.Error("step is 0");
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
@@ -264,53 +237,46 @@ absl::Status Slice(OpContext& ctx) {
       if (start > end)
         count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / stride) + 1;
     }
-    shape[*axis] = count;
-    if (count > 0) offset += start * in_strides[*axis];
+    shape[axis] = count;
+    if (count > 0) offset += start * in_strides[axis];
     // With one element the step is never taken (and step * stride might overflow).
-    if (count > 1) strides[*axis] = step * in_strides[*axis];
+    if (count > 1) strides[axis] = step * in_strides[axis];
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), shape);
-  if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), offset, strides, shape, (*x)->element_size(), (*out)->raw_data(),
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), shape));
+  StridedCopy(x->raw_data(), offset, strides, shape, x->element_size(), out->raw_data(),
               Threads(ctx));
   return absl::OkStatus();
 }
 
 absl::Status Tile(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> repeats = InputInt64s(ctx, 1);
-  if (!repeats.ok()) return repeats.status();
-  const int64_t rank = (*x)->rank();
-  if (static_cast<int64_t>(repeats->size()) != rank) {
-    return ctx.Error(absl::StrCat(repeats->size(), " repeats for rank ", rank));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, InputInt64s(ctx, 1));
+  const int64_t rank = x->rank();
+  if (static_cast<int64_t>(repeats.size()) != rank) {
+    return ctx.Error(absl::StrCat(repeats.size(), " repeats for rank ", rank));
   }
-  const std::vector<int64_t> in_strides = DenseStrides((*x)->shape());
+  const std::vector<int64_t> in_strides = DenseStrides(x->shape());
   std::vector<int64_t> out_shape(rank), view, strides;
   for (int64_t j = 0; j < rank; ++j) {
-    const int64_t r = (*repeats)[j];
+    const int64_t r = repeats[j];
     if (r < 0) return ctx.Error(absl::StrCat("negative repeat ", r));
-    if (__builtin_mul_overflow((*x)->shape()[j], r, &out_shape[j])) {
+    if (__builtin_mul_overflow(x->shape()[j], r, &out_shape[j])) {
       return ctx.Error("tiled shape overflows int64");
     }
     // Axis j of the output is [r, d] row-major: the repeat index walks nothing.
-    view.insert(view.end(), {r, (*x)->shape()[j]});
+    view.insert(view.end(), {r, x->shape()[j]});
     strides.insert(strides.end(), {0, in_strides[j]});
   }
-  absl::StatusOr<int64_t> count = Product(ctx, out_shape);
-  if (!count.ok()) return count.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), out_shape);
-  if (!out.ok()) return out.status();
-  StridedCopy((*x)->raw_data(), 0, strides, view, (*x)->element_size(), (*out)->raw_data(),
-              Threads(ctx));
+  BCAST_RETURN_IF_ERROR(Product(ctx, out_shape).status());  // negative dims, int64 overflow
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), out_shape));
+  StridedCopy(x->raw_data(), 0, strides, view, x->element_size(), out->raw_data(), Threads(ctx));
   return absl::OkStatus();
 }
 
 absl::Status Pad(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
-  const DType dtype = (*x)->dtype();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
+  const DType dtype = x->dtype();
   const std::string mode = ctx.node().GetString("mode", "constant");
   std::vector<int64_t> pads;
   std::vector<std::byte> fill;
@@ -319,10 +285,8 @@ absl::Status Pad(OpContext& ctx) {
     pads = ctx.node().GetInts(ctx.opset() < 2 ? "paddings" : "pads");
     fill = ScalarBytes(dtype, ctx.node().GetFloat("value", 0.0f));
   } else {
-    absl::StatusOr<std::vector<int64_t>> p = InputInt64s(ctx, 1);
-    if (!p.ok()) return p.status();
-    pads = *std::move(p);
-    fill.assign((*x)->element_size(), std::byte{0});
+    BCAST_ASSIGN_OR_RETURN(pads, InputInt64s(ctx, 1));
+    fill.assign(x->element_size(), std::byte{0});
     if (const Tensor* v = ctx.input(2); v != nullptr) {
       if (v->dtype() != dtype || v->num_elements() != 1) {
         return ctx.Error("constant_value must be one element of the input's dtype");
@@ -330,9 +294,7 @@ absl::Status Pad(OpContext& ctx) {
       std::memcpy(fill.data(), v->raw_data(), fill.size());
     }
     if (ctx.has_input(3)) {
-      absl::StatusOr<std::vector<int64_t>> a = InputInt64s(ctx, 3);
-      if (!a.ok()) return a.status();
-      axes = *std::move(a);
+      BCAST_ASSIGN_OR_RETURN(axes, InputInt64s(ctx, 3));
     }
   }
   if (axes.empty()) {
@@ -344,17 +306,16 @@ absl::Status Pad(OpContext& ctx) {
   }
   std::vector<int64_t> begin(rank, 0), end(rank, 0);
   for (int64_t i = 0; i < n_axes; ++i) {
-    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, axes[i], rank);
-    if (!axis.ok()) return axis.status();
-    begin[*axis] = pads[i];
-    end[*axis] = pads[i + n_axes];
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, axes[i], rank));
+    begin[axis] = pads[i];
+    end[axis] = pads[i + n_axes];
   }
   if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap") {
     return ctx.Unsupported(absl::StrCat("mode '", mode, "'"));
   }
   std::vector<int64_t> out_shape(rank);
   for (int64_t j = 0; j < rank; ++j) {
-    const int64_t dim = (*x)->shape()[j];
+    const int64_t dim = x->shape()[j];
     int64_t size = 0;
     // Cropping more than the axis holds is refused (it would also overflow o - begin below).
     if (begin[j] < -dim || end[j] < -dim || __builtin_add_overflow(dim, begin[j], &size) ||
@@ -368,12 +329,11 @@ absl::Status Pad(OpContext& ctx) {
   }
   // Allocate (which enforces the element limit) before building the per-axis maps, whose
   // size follows the output's.
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, out_shape);
-  if (!out.ok()) return out.status();
-  if ((*out)->num_elements() == 0) return absl::OkStatus();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, out_shape));
+  if (out->num_elements() == 0) return absl::OkStatus();
   std::vector<std::vector<int64_t>> maps(rank);
   for (int64_t j = 0; j < rank; ++j) {
-    const int64_t dim = (*x)->shape()[j];
+    const int64_t dim = x->shape()[j];
     std::vector<int64_t>& map = maps[j];
     map.resize(out_shape[j]);
     for (int64_t o = 0; o < out_shape[j]; ++o) {
@@ -398,17 +358,15 @@ absl::Status Pad(OpContext& ctx) {
       }
     }
   }
-  AxisMapCopy((*x)->raw_data(), (*x)->shape(), maps, (*x)->element_size(), fill.data(),
-              (*out)->raw_data());
+  AxisMapCopy(x->raw_data(), x->shape(), maps, x->element_size(), fill.data(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status DepthToSpace(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (x->rank() != 4) return ctx.Error("input must be 4-D");
   const int64_t b = ctx.node().GetInt("blocksize", 0);
-  const std::vector<int64_t>& d = (*x)->shape();
+  const std::vector<int64_t>& d = x->shape();
   // blocksize is model data: 2^32 squares to 0 (SIGFPE), larger values overflow (issue 14).
   int64_t square = 0, h = 0, w = 0;
   if (b <= 0 || __builtin_mul_overflow(b, b, &square) || d[1] % square != 0 ||
@@ -418,76 +376,68 @@ absl::Status DepthToSpace(OpContext& ctx) {
   const int64_t c = d[1] / square;
   const std::vector<int64_t> out_shape = {d[0], c, h, w};
   if (ctx.node().GetString("mode", "DCR") == "CRD") {
-    return PermutedCopy(ctx, **x, {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3}, out_shape);
+    return PermutedCopy(ctx, *x, {d[0], c, b, b, d[2], d[3]}, {0, 1, 4, 2, 5, 3}, out_shape);
   }
-  return PermutedCopy(ctx, **x, {d[0], b, b, c, d[2], d[3]}, {0, 3, 4, 1, 5, 2}, out_shape);
+  return PermutedCopy(ctx, *x, {d[0], b, b, c, d[2], d[3]}, {0, 3, 4, 1, 5, 2}, out_shape);
 }
 
 absl::Status SpaceToDepth(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if ((*x)->rank() != 4) return ctx.Error("input must be 4-D");
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (x->rank() != 4) return ctx.Error("input must be 4-D");
   const int64_t b = ctx.node().GetInt("blocksize", 0);
-  const std::vector<int64_t>& d = (*x)->shape();
+  const std::vector<int64_t>& d = x->shape();
   int64_t channels = 0;
   if (b <= 0 || d[2] % b != 0 || d[3] % b != 0 || __builtin_mul_overflow(d[1], b, &channels) ||
       __builtin_mul_overflow(channels, b, &channels)) {
     return ctx.Error(absl::StrCat("blocksize ", b, " does not divide ", ShapeToString(d)));
   }
-  return PermutedCopy(ctx, **x, {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4},
+  return PermutedCopy(ctx, *x, {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4},
                       {d[0], channels, d[2] / b, d[3] / b});
 }
 
 absl::Status ReverseSequence(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> lens = InputInt64s(ctx, 1);
-  if (!lens.ok()) return lens.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> lens, InputInt64s(ctx, 1));
   const int64_t batch_axis = ctx.node().GetInt("batch_axis", 1);
   const int64_t time_axis = ctx.node().GetInt("time_axis", 0);
-  const std::vector<int64_t>& d = (*x)->shape();
+  const std::vector<int64_t>& d = x->shape();
   // Each axis compared on its own: the attributes are any int64 and their sum may overflow.
   if (d.size() < 2 || !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
     return ctx.Error("needs rank >= 2 and batch_axis, time_axis being 0 and 1");
   }
   const int64_t batch = d[batch_axis];
   const int64_t steps = d[time_axis];
-  if (static_cast<int64_t>(lens->size()) != batch) {
-    return ctx.Error(absl::StrCat(lens->size(), " sequence lengths for batch ", batch));
+  if (static_cast<int64_t>(lens.size()) != batch) {
+    return ctx.Error(absl::StrCat(lens.size(), " sequence lengths for batch ", batch));
   }
-  for (int64_t len : *lens) {
+  for (int64_t len : lens) {
     if (len < 0 || len > steps) {
       return ctx.Error(absl::StrCat("sequence length ", len, " outside [0, ", steps, "]"));
     }
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
   // A zero-size tensor's other dims may multiply past int64 (UBSan): nothing to reverse.
-  if ((*out)->num_elements() == 0) return absl::OkStatus();
-  rt::ReverseSequence((*x)->raw_data(), batch, steps,
-                      DimProduct(d, 2, static_cast<int64_t>(d.size())), batch_axis == 0, *lens,
-                      (*x)->element_size(), (*out)->raw_data());
+  if (out->num_elements() == 0) return absl::OkStatus();
+  rt::ReverseSequence(x->raw_data(), batch, steps, DimProduct(d, 2, static_cast<int64_t>(d.size())),
+                      batch_axis == 0, lens, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status Trilu(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const std::vector<int64_t>& d = (*x)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const std::vector<int64_t>& d = x->shape();
   if (d.size() < 2) return ctx.Error("input must have rank >= 2");
   int64_t k = 0;
   if (ctx.has_input(1)) {
-    absl::StatusOr<std::vector<int64_t>> kv = InputInt64s(ctx, 1);
-    if (!kv.ok()) return kv.status();
-    if (kv->size() != 1) return ctx.Error("k must be a scalar");
-    k = (*kv)[0];
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> kv, InputInt64s(ctx, 1));
+    if (kv.size() != 1) return ctx.Error("k must be a scalar");
+    k = kv[0];
   }
   const bool upper = ctx.node().GetInt("upper", 1) != 0;
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
-  if (!out.ok()) return out.status();
-  if ((*out)->num_elements() == 0) return absl::OkStatus();
-  rt::Trilu((*x)->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
-            d[d.size() - 1], k, upper, (*x)->element_size(), (*out)->raw_data());
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
+  if (out->num_elements() == 0) return absl::OkStatus();
+  rt::Trilu(x->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
+            d[d.size() - 1], k, upper, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/kernels/topk.h"
 #include "runtime/kernels/unique.h"
 #include "runtime/ops/movement_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt::movement {
 namespace {
@@ -29,12 +30,11 @@ int64_t WrapIndex(int64_t i, int64_t dim) {
 
 // Reads the index tensor at input `i`, which must be int32 or int64.
 absl::StatusOr<std::vector<int64_t>> IndexInput(const OpContext& ctx, int i) {
-  absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-  if (!t.ok()) return t.status();
-  if ((*t)->dtype() != DType::kInt32 && (*t)->dtype() != DType::kInt64) {
-    return ctx.Error(absl::StrCat("indices have dtype ", DTypeName((*t)->dtype())));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
+  if (t->dtype() != DType::kInt32 && t->dtype() != DType::kInt64) {
+    return ctx.Error(absl::StrCat("indices have dtype ", DTypeName(t->dtype())));
   }
-  return ReadInt64s(**t);
+  return ReadInt64s(*t);
 }
 
 absl::StatusOr<kernels::ScatterReduction> ReadReduction(const OpContext& ctx) {
@@ -99,68 +99,56 @@ absl::Status WrapTupleIndices(const OpContext& ctx, const int64_t* dims, int64_t
 }  // namespace
 
 absl::Status Gather(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
-  if (!indices.ok()) return indices.status();
-  const std::vector<int64_t>& d = (*data)->shape();
-  const int64_t rank = (*data)->rank();
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
-  if (!axis.ok()) return axis.status();
-  std::vector<int64_t> shape(d.begin(), d.begin() + *axis);
+  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
+  const std::vector<int64_t>& d = data->shape();
+  const int64_t rank = data->rank();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
+  std::vector<int64_t> shape(d.begin(), d.begin() + axis);
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
   shape.insert(shape.end(), ishape.begin(), ishape.end());
-  shape.insert(shape.end(), d.begin() + *axis + 1, d.end());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), shape);
-  if (!out.ok()) return out.status();
-  const int64_t outer = DimProduct(d, 0, *axis);
-  const int64_t inner = DimProduct(d, *axis + 1, rank);
-  const int64_t dim = d[*axis];
-  std::vector<int64_t>& wrapped = *indices;
+  shape.insert(shape.end(), d.begin() + axis + 1, d.end());
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, data->dtype(), shape));
+  const int64_t outer = DimProduct(d, 0, axis);
+  const int64_t inner = DimProduct(d, axis + 1, rank);
+  const int64_t dim = d[axis];
+  std::vector<int64_t>& wrapped = indices;
   for (int64_t& i : wrapped) {
     const int64_t k = WrapIndex(i, dim);
     if (k < 0) return ctx.Error(absl::StrCat("index ", i, " is out of range for dim ", dim));
     i = k;
   }
-  GatherBlocks((*data)->raw_data(), outer, dim, inner, wrapped, (*data)->element_size(),
-               (*out)->raw_data());
+  GatherBlocks(data->raw_data(), outer, dim, inner, wrapped, data->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status GatherElements(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
-  if (!indices.ok()) return indices.status();
-  const std::vector<int64_t>& d = (*data)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
+  const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
-  const int64_t rank = (*data)->rank();
+  const int64_t rank = data->rank();
   if (static_cast<int64_t>(ishape.size()) != rank || rank == 0) {
     return ctx.Error("indices must have the data's rank (>= 1)");
   }
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
-  if (!axis.ok()) return axis.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), ishape);
-  if (!out.ok()) return out.status();
-  absl::Status valid = WrapAxisIndices(ctx, d, ishape, *axis, &*indices);
-  if (!valid.ok()) return valid;
-  VisitDType((*data)->dtype(), 0, [&](auto tag) {
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, data->dtype(), ishape));
+  BCAST_RETURN_IF_ERROR(WrapAxisIndices(ctx, d, ishape, axis, &indices));
+  VisitDType(data->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernels::GatherElements((*data)->template data<T>(), d, ishape, *axis, indices->data(),
-                            (*out)->template data<T>());
+    kernels::GatherElements(data->template data<T>(), d, ishape, axis, indices.data(),
+                            out->template data<T>());
     return 0;
   });
   return absl::OkStatus();
 }
 
 absl::Status GatherND(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
-  if (!indices.ok()) return indices.status();
-  const std::vector<int64_t>& d = (*data)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
+  const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
-  const int64_t r = (*data)->rank();
+  const int64_t r = data->rank();
   const int64_t q = static_cast<int64_t>(ishape.size());
   const int64_t b = ctx.node().GetInt("batch_dims", 0);
   if (q < 1 || b < 0 || b >= std::min(r, q)) return ctx.Error("invalid batch_dims or ranks");
@@ -171,154 +159,126 @@ absl::Status GatherND(OpContext& ctx) {
   }
   std::vector<int64_t> shape(ishape.begin(), ishape.end() - 1);
   shape.insert(shape.end(), d.begin() + b + last, d.end());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*data)->dtype(), shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, data->dtype(), shape));
   const int64_t batches = DimProduct(d, 0, b);
   const int64_t per_batch = DimProduct(ishape, b, q - 1);
-  absl::Status valid = WrapTupleIndices(ctx, d.data() + b, last, &*indices);
-  if (!valid.ok()) return valid;
-  GatherTuples((*data)->raw_data(), batches, absl::Span<const int64_t>(d.data() + b, d.size() - b),
-               per_batch, last, *indices, (*data)->element_size(), (*out)->raw_data());
+  BCAST_RETURN_IF_ERROR(WrapTupleIndices(ctx, d.data() + b, last, &indices));
+  GatherTuples(data->raw_data(), batches, absl::Span<const int64_t>(d.data() + b, d.size() - b),
+               per_batch, last, indices, data->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status ScatterElements(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
-  if (!indices.ok()) return indices.status();
-  absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
-  if (!updates.ok()) return updates.status();
-  absl::StatusOr<kernels::ScatterReduction> reduction = ReadReduction(ctx);
-  if (!reduction.ok()) return reduction.status();
-  const std::vector<int64_t>& d = (*data)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* updates, ctx.RequireInput(2));
+  BCAST_ASSIGN_OR_RETURN(kernels::ScatterReduction reduction, ReadReduction(ctx));
+  const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
-  const int64_t rank = (*data)->rank();
-  if (static_cast<int64_t>(ishape.size()) != rank || (*updates)->shape() != ishape ||
-      (*updates)->dtype() != (*data)->dtype() || rank == 0) {
+  const int64_t rank = data->rank();
+  if (static_cast<int64_t>(ishape.size()) != rank || updates->shape() != ishape ||
+      updates->dtype() != data->dtype() || rank == 0) {
     return ctx.Error("indices and updates must share a shape of the data's rank");
   }
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
-  if (!axis.ok()) return axis.status();
-  absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
-  if (!out.ok()) return out.status();
-  absl::Status valid = WrapAxisIndices(ctx, d, ishape, *axis, &*indices);
-  if (!valid.ok()) return valid;
-  VisitDType((*data)->dtype(), 0, [&](auto tag) {
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
+  BCAST_ASSIGN_OR_RETURN(auto* out, CopyToOutput(ctx, 0, *data, d));
+  BCAST_RETURN_IF_ERROR(WrapAxisIndices(ctx, d, ishape, axis, &indices));
+  VisitDType(data->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernels::ScatterElements((*out)->template data<T>(), d, ishape, *axis, indices->data(),
-                             (*updates)->template data<T>(), *reduction);
+    kernels::ScatterElements(out->template data<T>(), d, ishape, axis, indices.data(),
+                             updates->template data<T>(), reduction);
     return 0;
   });
   return absl::OkStatus();
 }
 
 absl::Status ScatterND(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> data = ctx.RequireInput(0);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::vector<int64_t>> indices = IndexInput(ctx, 1);
-  if (!indices.ok()) return indices.status();
-  absl::StatusOr<const Tensor*> updates = ctx.RequireInput(2);
-  if (!updates.ok()) return updates.status();
-  absl::StatusOr<kernels::ScatterReduction> reduction = ReadReduction(ctx);
-  if (!reduction.ok()) return reduction.status();
-  const std::vector<int64_t>& d = (*data)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* updates, ctx.RequireInput(2));
+  BCAST_ASSIGN_OR_RETURN(kernels::ScatterReduction reduction, ReadReduction(ctx));
+  const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
-  const int64_t r = (*data)->rank();
+  const int64_t r = data->rank();
   const int64_t q = static_cast<int64_t>(ishape.size());
   if (q < 1) return ctx.Error("indices must have rank >= 1");
   const int64_t k = ishape[q - 1];
   if (k > r) return ctx.Error("indices' last dim exceeds the data's rank");
   std::vector<int64_t> ushape(ishape.begin(), ishape.end() - 1);
   ushape.insert(ushape.end(), d.begin() + k, d.end());
-  if ((*updates)->shape() != ushape || (*updates)->dtype() != (*data)->dtype()) {
+  if (updates->shape() != ushape || updates->dtype() != data->dtype()) {
     return ctx.Error(absl::StrCat("updates must be ", ShapeToString(ushape)));
   }
-  absl::StatusOr<Tensor*> out = CopyToOutput(ctx, 0, **data, d);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, CopyToOutput(ctx, 0, *data, d));
   const int64_t tuples = DimProduct(ishape, 0, q - 1);
-  absl::Status valid = WrapTupleIndices(ctx, d.data(), k, &*indices);
-  if (!valid.ok()) return valid;
-  VisitDType((*data)->dtype(), 0, [&](auto tag) {
+  BCAST_RETURN_IF_ERROR(WrapTupleIndices(ctx, d.data(), k, &indices));
+  VisitDType(data->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernels::ScatterND((*out)->template data<T>(), d, tuples, k, indices->data(),
-                       (*updates)->template data<T>(), *reduction);
+    kernels::ScatterND(out->template data<T>(), d, tuples, k, indices.data(),
+                       updates->template data<T>(), reduction);
     return 0;
   });
   return absl::OkStatus();
 }
 
 absl::Status OneHot(OpContext& ctx) {
-  absl::StatusOr<std::vector<int64_t>> indices = InputInt64s(ctx, 0);
-  if (!indices.ok()) return indices.status();
-  absl::StatusOr<std::vector<int64_t>> depth_v = InputInt64s(ctx, 1);
-  if (!depth_v.ok()) return depth_v.status();
-  absl::StatusOr<const Tensor*> values = ctx.RequireInput(2);
-  if (!values.ok()) return values.status();
-  if (depth_v->size() != 1 || (*depth_v)[0] < 1)
-    return ctx.Error("depth must be a positive scalar");
-  if ((*values)->num_elements() != 2) return ctx.Error("values must hold [off, on]");
-  const int64_t depth = (*depth_v)[0];
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, InputInt64s(ctx, 0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> depth_v, InputInt64s(ctx, 1));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* values, ctx.RequireInput(2));
+  if (depth_v.size() != 1 || depth_v[0] < 1) return ctx.Error("depth must be a positive scalar");
+  if (values->num_elements() != 2) return ctx.Error("values must hold [off, on]");
+  const int64_t depth = depth_v[0];
   const std::vector<int64_t>& ishape = ctx.input(0)->shape();
   const int64_t rank = static_cast<int64_t>(ishape.size()) + 1;
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank));
   std::vector<int64_t> shape = ishape;
-  shape.insert(shape.begin() + *axis, depth);
-  absl::StatusOr<int64_t> count = Product(ctx, shape);
-  if (!count.ok()) return count.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*values)->dtype(), shape);
-  if (!out.ok()) return out.status();
-  const size_t es = (*values)->element_size();
-  const auto* off_on = static_cast<const std::byte*>((*values)->raw_data());
-  kernels::OneHot(indices->data(), DimProduct(ishape, 0, *axis), depth,
-                  DimProduct(ishape, *axis, rank - 1), off_on, off_on + es, es, (*out)->raw_data());
+  shape.insert(shape.begin() + axis, depth);
+  BCAST_RETURN_IF_ERROR(Product(ctx, shape).status());  // negative dims, int64 overflow
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, values->dtype(), shape));
+  const size_t es = values->element_size();
+  const auto* off_on = static_cast<const std::byte*>(values->raw_data());
+  kernels::OneHot(indices.data(), DimProduct(ishape, 0, axis), depth,
+                  DimProduct(ishape, axis, rank - 1), off_on, off_on + es, es, out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status Compress(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> cond = InputInt64s(ctx, 1);
-  if (!cond.ok()) return cond.status();
-  std::vector<int64_t> d = (*x)->shape();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> cond, InputInt64s(ctx, 1));
+  std::vector<int64_t> d = x->shape();
   int64_t axis = 0;
   if (ctx.node().Has("axis")) {
-    absl::StatusOr<int64_t> a = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), (*x)->rank());
-    if (!a.ok()) return a.status();
-    axis = *a;
+    BCAST_ASSIGN_OR_RETURN(axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), x->rank()));
   } else {
-    d = {(*x)->num_elements()};
+    d = {x->num_elements()};
   }
   const int64_t dim = d[axis];
-  if (static_cast<int64_t>(cond->size()) > dim)
+  if (static_cast<int64_t>(cond.size()) > dim)
     return ctx.Error("condition is longer than the axis");
   std::vector<int64_t> keep;
-  for (size_t i = 0; i < cond->size(); ++i) {
-    if ((*cond)[i] != 0) keep.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < cond.size(); ++i) {
+    if (cond[i] != 0) keep.push_back(static_cast<int64_t>(i));
   }
   std::vector<int64_t> shape = d;
   shape[axis] = static_cast<int64_t>(keep.size());
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), shape));
   const int64_t outer = DimProduct(d, 0, axis);
   const int64_t inner = DimProduct(d, axis + 1, static_cast<int64_t>(d.size()));
-  GatherBlocks((*x)->raw_data(), outer, dim, inner, keep, (*x)->element_size(), (*out)->raw_data());
+  GatherBlocks(x->raw_data(), outer, dim, inner, keep, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status NonZero(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   // A scalar counts as rank 1 (numpy's nonzero on 0-d arrays).
-  std::vector<int64_t> d = (*x)->shape();
+  std::vector<int64_t> d = x->shape();
   if (d.empty()) d = {1};
   const int64_t rank = static_cast<int64_t>(d.size());
   absl::Status status = absl::OkStatus();
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+  VisitDType(x->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* p = (*x)->template data<T>();
-    const int64_t n = kernels::CountNonZero(p, (*x)->num_elements());
+    const T* p = x->template data<T>();
+    const int64_t n = kernels::CountNonZero(p, x->num_elements());
     absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {rank, n});
     if (!out.ok()) {
       status = out.status();
@@ -331,104 +291,91 @@ absl::Status NonZero(OpContext& ctx) {
 }
 
 absl::Status TopK(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   int64_t k = ctx.node().GetInt("k", 0);
   if (ctx.opset() >= 10) {
-    absl::StatusOr<std::vector<int64_t>> kv = InputInt64s(ctx, 1);
-    if (!kv.ok()) return kv.status();
-    if (kv->size() != 1) return ctx.Error("K must hold one value");
-    k = (*kv)[0];
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> kv, InputInt64s(ctx, 1));
+    if (kv.size() != 1) return ctx.Error("K must hold one value");
+    k = kv[0];
   }
-  const std::vector<int64_t>& d = (*x)->shape();
-  const int64_t rank = (*x)->rank();
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
-  if (!axis.ok()) return axis.status();
-  const int64_t dim = d[*axis];
+  const std::vector<int64_t>& d = x->shape();
+  const int64_t rank = x->rank();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank));
+  const int64_t dim = d[axis];
   if (k < 0 || k > dim) return ctx.Error(absl::StrCat("k ", k, " outside [0, ", dim, "]"));
   const bool largest = ctx.node().GetInt("largest", 1) != 0;
   // `sorted` is not read: with sorted=0 ONNX leaves the order open, and sorted is one such order.
   std::vector<int64_t> shape = d;
-  shape[*axis] = k;
-  absl::StatusOr<Tensor*> values = ctx.Allocate(0, (*x)->dtype(), shape);
-  if (!values.ok()) return values.status();
-  absl::StatusOr<Tensor*> indices = ctx.Allocate(1, DType::kInt64, shape);
-  if (!indices.ok()) return indices.status();
-  const int64_t outer = DimProduct(d, 0, *axis);
-  const int64_t inner = DimProduct(d, *axis + 1, rank);
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+  shape[axis] = k;
+  BCAST_ASSIGN_OR_RETURN(auto* values, ctx.Allocate(0, x->dtype(), shape));
+  BCAST_ASSIGN_OR_RETURN(auto* indices, ctx.Allocate(1, DType::kInt64, shape));
+  const int64_t outer = DimProduct(d, 0, axis);
+  const int64_t inner = DimProduct(d, axis + 1, rank);
+  VisitDType(x->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernels::TopK((*x)->template data<T>(), outer, dim, inner, k, largest,
-                  (*values)->template data<T>(), (*indices)->template data<int64_t>());
+    kernels::TopK(x->template data<T>(), outer, dim, inner, k, largest, values->template data<T>(),
+                  indices->template data<int64_t>());
     return 0;
   });
   return absl::OkStatus();
 }
 
 absl::Status Unique(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   const bool sorted = ctx.node().GetInt("sorted", 1) != 0;
-  std::vector<int64_t> d = (*x)->shape();
+  std::vector<int64_t> d = x->shape();
   int64_t axis = 0;
   const bool has_axis = ctx.node().Has("axis");
   if (has_axis) {
-    absl::StatusOr<int64_t> a = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), (*x)->rank());
-    if (!a.ok()) return a.status();
-    axis = *a;
+    BCAST_ASSIGN_OR_RETURN(axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), x->rank()));
   } else {
-    d = {(*x)->num_elements()};
+    d = {x->num_elements()};
   }
   const int64_t rank = static_cast<int64_t>(d.size());
   const int64_t outer = DimProduct(d, 0, axis);
   const int64_t dim = d[axis];
   const int64_t inner = DimProduct(d, axis + 1, rank);
   kernels::UniqueGroups groups;
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+  VisitDType(x->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    groups = kernels::UniqueSlices((*x)->template data<T>(), outer, dim, inner, sorted);
+    groups = kernels::UniqueSlices(x->template data<T>(), outer, dim, inner, sorted);
     return 0;
   });
   const std::vector<int64_t>& first = groups.first;
   const int64_t u = static_cast<int64_t>(first.size());
   std::vector<int64_t> shape = d;
   shape[axis] = u;
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, (*x)->dtype(), shape);
-  if (!y.ok()) return y.status();
-  GatherBlocks((*x)->raw_data(), outer, dim, inner, first, (*x)->element_size(), (*y)->raw_data());
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x->dtype(), shape));
+  GatherBlocks(x->raw_data(), outer, dim, inner, first, x->element_size(), y->raw_data());
   const std::vector<int64_t>* extra[] = {&groups.first, &groups.inverse, &groups.counts};
   for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
     if (!ctx.output_wanted(i)) continue;
     const std::vector<int64_t>& v = *extra[i - 1];
-    absl::StatusOr<Tensor*> t = ctx.Allocate(i, DType::kInt64, {static_cast<int64_t>(v.size())});
-    if (!t.ok()) return t.status();
-    std::copy(v.begin(), v.end(), (*t)->data<int64_t>());
+    BCAST_ASSIGN_OR_RETURN(auto* t,
+                           ctx.Allocate(i, DType::kInt64, {static_cast<int64_t>(v.size())}));
+    std::copy(v.begin(), v.end(), t->data<int64_t>());
   }
   return absl::OkStatus();
 }
 
 absl::Status CumSum(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> axis_v = InputInt64s(ctx, 1);
-  if (!axis_v.ok()) return axis_v.status();
-  if (axis_v->size() != 1) return ctx.Error("axis must be a scalar");
-  if (!IsNumeric((*x)->dtype())) return ctx.Error("input must be numeric");
-  const std::vector<int64_t>& d = (*x)->shape();
-  const int64_t rank = (*x)->rank();
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, (*axis_v)[0], std::max<int64_t>(rank, 1));
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, InputInt64s(ctx, 1));
+  if (axis_v.size() != 1) return ctx.Error("axis must be a scalar");
+  if (!IsNumeric(x->dtype())) return ctx.Error("input must be numeric");
+  const std::vector<int64_t>& d = x->shape();
+  const int64_t rank = x->rank();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, axis_v[0], std::max<int64_t>(rank, 1)));
   const bool exclusive = ctx.node().GetInt("exclusive", 0) != 0;
   const bool reverse = ctx.node().GetInt("reverse", 0) != 0;
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, (*x)->dtype(), d);
-  if (!out.ok()) return out.status();
-  const int64_t outer = rank == 0 ? 1 : DimProduct(d, 0, *axis);
-  const int64_t dim = rank == 0 ? 1 : d[*axis];
-  const int64_t inner = rank == 0 ? 1 : DimProduct(d, *axis + 1, rank);
-  VisitDType((*x)->dtype(), 0, [&](auto tag) {
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
+  const int64_t outer = rank == 0 ? 1 : DimProduct(d, 0, axis);
+  const int64_t dim = rank == 0 ? 1 : d[axis];
+  const int64_t inner = rank == 0 ? 1 : DimProduct(d, axis + 1, rank);
+  VisitDType(x->dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernels::CumSum((*x)->template data<T>(), outer, dim, inner, exclusive, reverse,
-                    (*out)->template data<T>());
+    kernels::CumSum(x->template data<T>(), outer, dim, inner, exclusive, reverse,
+                    out->template data<T>());
     return 0;
   });
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include "runtime/kernels/generate.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt::movement {
 namespace {
@@ -26,26 +27,23 @@ absl::StatusOr<std::vector<int64_t>> SqueezeAxes(const OpContext& ctx, bool* giv
 }  // namespace
 
 absl::Status Reshape(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   std::vector<int64_t> shape;
   if (ctx.opset() < 5) {
     shape = ctx.node().GetInts("shape");
   } else {
-    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
-    if (!s.ok()) return s.status();
-    shape = *std::move(s);
+    BCAST_ASSIGN_OR_RETURN(shape, InputInt64s(ctx, 1));
   }
   const bool allow_zero = ctx.node().GetInt("allowzero", 0) != 0;
   int64_t infer_at = -1;
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allow_zero) {
-      if (static_cast<int64_t>(i) >= (*x)->rank()) {
+      if (static_cast<int64_t>(i) >= x->rank()) {
         return ctx.Error(absl::StrCat("shape ", ShapeToString(shape), " copies dim ", i,
-                                      " of an input of rank ", (*x)->rank()));
+                                      " of an input of rank ", x->rank()));
       }
-      shape[i] = (*x)->shape()[i];
+      shape[i] = x->shape()[i];
     }
     if (shape[i] == -1) {
       if (infer_at >= 0) return ctx.Error("more than one -1 in the shape");
@@ -55,79 +53,72 @@ absl::Status Reshape(OpContext& ctx) {
     if (shape[i] < 0) return ctx.Error(absl::StrCat("invalid dim ", shape[i]));
     if (__builtin_mul_overflow(known, shape[i], &known)) return ctx.Error("shape overflows");
   }
-  const int64_t total = (*x)->num_elements();
+  const int64_t total = x->num_elements();
   if (infer_at >= 0) {
     if (known == 0 || total % known != 0) {
       return ctx.Error(
-          absl::StrCat("cannot reshape ", (*x)->DebugString(), " to ", ShapeToString(shape)));
+          absl::StrCat("cannot reshape ", x->DebugString(), " to ", ShapeToString(shape)));
     }
     shape[infer_at] = total / known;
   } else if (known != total) {
     return ctx.Error(
-        absl::StrCat("cannot reshape ", (*x)->DebugString(), " to ", ShapeToString(shape)));
+        absl::StrCat("cannot reshape ", x->DebugString(), " to ", ShapeToString(shape)));
   }
   return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Squeeze(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   bool given = false;
-  absl::StatusOr<std::vector<int64_t>> axes = SqueezeAxes(ctx, &given);
-  if (!axes.ok()) return axes.status();
-  const int64_t rank = (*x)->rank();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &given));
+  const int64_t rank = x->rank();
   std::vector<bool> drop(rank, false);
   if (!given) {
-    for (int64_t j = 0; j < rank; ++j) drop[j] = (*x)->shape()[j] == 1;
+    for (int64_t j = 0; j < rank; ++j) drop[j] = x->shape()[j] == 1;
   }
-  for (int64_t a : *axes) {
-    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, a, rank);
-    if (!axis.ok()) return axis.status();
-    if ((*x)->shape()[*axis] != 1) {
-      return ctx.Error(absl::StrCat("cannot squeeze axis ", a, " of ", (*x)->DebugString()));
+  for (int64_t a : axes) {
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, a, rank));
+    if (x->shape()[axis] != 1) {
+      return ctx.Error(absl::StrCat("cannot squeeze axis ", a, " of ", x->DebugString()));
     }
-    drop[*axis] = true;
+    drop[axis] = true;
   }
   std::vector<int64_t> shape;
   for (int64_t j = 0; j < rank; ++j) {
-    if (!drop[j]) shape.push_back((*x)->shape()[j]);
+    if (!drop[j]) shape.push_back(x->shape()[j]);
   }
   return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Unsqueeze(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   bool given = false;
-  absl::StatusOr<std::vector<int64_t>> axes = SqueezeAxes(ctx, &given);
-  if (!axes.ok()) return axes.status();
-  const int64_t rank = (*x)->rank() + static_cast<int64_t>(axes->size());
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SqueezeAxes(ctx, &given));
+  const int64_t rank = x->rank() + static_cast<int64_t>(axes.size());
   std::vector<bool> inserted(rank, false);
-  for (int64_t a : *axes) {
-    absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, a, rank);
-    if (!axis.ok()) return axis.status();
-    if (inserted[*axis]) return ctx.Error(absl::StrCat("axis ", a, " is repeated"));
-    inserted[*axis] = true;
+  for (int64_t a : axes) {
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, a, rank));
+    if (inserted[axis]) return ctx.Error(absl::StrCat("axis ", a, " is repeated"));
+    inserted[axis] = true;
   }
   std::vector<int64_t> shape;
   size_t next = 0;
-  for (int64_t j = 0; j < rank; ++j) shape.push_back(inserted[j] ? 1 : (*x)->shape()[next++]);
+  for (int64_t j = 0; j < rank; ++j) shape.push_back(inserted[j] ? 1 : x->shape()[next++]);
   return ShareToOutput(ctx, 0, 0, std::move(shape));
 }
 
 absl::Status Flatten(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
   int64_t axis = ctx.node().GetInt("axis", 1);
   if (axis < -rank || axis > rank) {
     return ctx.Error(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
   }
   if (axis < 0) axis += rank;
   int64_t outer = 1;
-  for (int64_t j = 0; j < axis; ++j) outer *= (*x)->shape()[j];
+  for (int64_t j = 0; j < axis; ++j) outer *= x->shape()[j];
   int64_t inner = 1;
-  for (int64_t j = axis; j < rank; ++j) inner *= (*x)->shape()[j];
+  for (int64_t j = axis; j < rank; ++j) inner *= x->shape()[j];
   return ShareToOutput(ctx, 0, 0, {outer, inner});
 }
 
@@ -143,18 +134,15 @@ absl::Status Shape(OpContext& ctx) {
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, 0, rank);
   const int64_t n = std::max<int64_t>(0, end - start);
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {n});
-  if (!out.ok()) return out.status();
-  std::copy(dims.begin() + start, dims.begin() + start + n, (*out)->data<int64_t>());
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, {n}));
+  std::copy(dims.begin() + start, dims.begin() + start + n, out->data<int64_t>());
   return absl::OkStatus();
 }
 
 absl::Status Size(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {});
-  if (!out.ok()) return out.status();
-  *(*out)->data<int64_t>() = (*x)->num_elements();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, {}));
+  *out->data<int64_t>() = x->num_elements();
   return absl::OkStatus();
 }
 
@@ -176,39 +164,33 @@ absl::Status Constant(OpContext& ctx) {
     return ctx.Unsupported("string constants are not supported");
   }
   if (const Attribute* a = node.Find("value_float"); a != nullptr) {
-    absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kFloat32, {});
-    if (!out.ok()) return out.status();
-    *(*out)->data<float>() = a->f;
+    BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kFloat32, {}));
+    *out->data<float>() = a->f;
     return absl::OkStatus();
   }
   if (const Attribute* a = node.Find("value_floats"); a != nullptr) {
-    absl::StatusOr<Tensor*> out =
-        ctx.Allocate(0, DType::kFloat32, {static_cast<int64_t>(a->floats.size())});
-    if (!out.ok()) return out.status();
-    std::copy(a->floats.begin(), a->floats.end(), (*out)->data<float>());
+    BCAST_ASSIGN_OR_RETURN(
+        auto* out, ctx.Allocate(0, DType::kFloat32, {static_cast<int64_t>(a->floats.size())}));
+    std::copy(a->floats.begin(), a->floats.end(), out->data<float>());
     return absl::OkStatus();
   }
   if (const Attribute* a = node.Find("value_int"); a != nullptr) {
-    absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {});
-    if (!out.ok()) return out.status();
-    *(*out)->data<int64_t>() = a->i;
+    BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, {}));
+    *out->data<int64_t>() = a->i;
     return absl::OkStatus();
   }
   if (const Attribute* a = node.Find("value_ints"); a != nullptr) {
-    absl::StatusOr<Tensor*> out =
-        ctx.Allocate(0, DType::kInt64, {static_cast<int64_t>(a->ints.size())});
-    if (!out.ok()) return out.status();
-    std::copy(a->ints.begin(), a->ints.end(), (*out)->data<int64_t>());
+    BCAST_ASSIGN_OR_RETURN(auto* out,
+                           ctx.Allocate(0, DType::kInt64, {static_cast<int64_t>(a->ints.size())}));
+    std::copy(a->ints.begin(), a->ints.end(), out->data<int64_t>());
     return absl::OkStatus();
   }
   return ctx.Error("no value attribute");
 }
 
 absl::Status ConstantOfShape(OpContext& ctx) {
-  absl::StatusOr<std::vector<int64_t>> shape = InputInt64s(ctx, 0);
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<int64_t> count = Product(ctx, *shape);
-  if (!count.ok()) return count.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> shape, InputInt64s(ctx, 0));
+  BCAST_RETURN_IF_ERROR(Product(ctx, shape).status());  // negative dims, int64 overflow
   DType dtype = DType::kFloat32;
   std::vector<std::byte> value(sizeof(float), std::byte{0});
   if (const Attribute* a = ctx.node().Find("value"); a != nullptr && a->t != nullptr) {
@@ -217,39 +199,35 @@ absl::Status ConstantOfShape(OpContext& ctx) {
     value.resize(a->t->element_size());
     std::memcpy(value.data(), a->t->raw_data(), value.size());
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, *std::move(shape));
-  if (!out.ok()) return out.status();
-  FillElements(value.data(), (*out)->num_elements(), (*out)->element_size(), (*out)->raw_data());
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, std::move(shape)));
+  FillElements(value.data(), out->num_elements(), out->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status EyeLike(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  if ((*x)->rank() != 2) return ctx.Error("input must be 2-D");
-  DType dtype = (*x)->dtype();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  if (x->rank() != 2) return ctx.Error("input must be 2-D");
+  DType dtype = x->dtype();
   if (ctx.node().Has("dtype")) dtype = static_cast<DType>(ctx.node().GetInt("dtype", 1));
   if (!IsSupported(dtype)) return ctx.Unsupported(absl::StrCat("dtype ", DTypeName(dtype)));
-  const int64_t rows = (*x)->shape()[0];
-  const int64_t cols = (*x)->shape()[1];
+  const int64_t rows = x->shape()[0];
+  const int64_t cols = x->shape()[1];
   const int64_t k = ctx.node().GetInt("k", 0);
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, {rows, cols});
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, {rows, cols}));
   const std::vector<std::byte> one = ScalarBytes(dtype, 1.0);
-  kernels::Diagonal(rows, cols, k, one.data(), one.size(), (*out)->raw_data());
+  kernels::Diagonal(rows, cols, k, one.data(), one.size(), out->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status Range(OpContext& ctx) {
   const Tensor* in[3];
   for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    if ((*t)->num_elements() != 1) return ctx.Error(absl::StrCat("input ", i, " must be a scalar"));
-    if ((*t)->dtype() != (*ctx.RequireInput(0))->dtype()) {
+    BCAST_ASSIGN_OR_RETURN(const Tensor* t, ctx.RequireInput(i));
+    if (t->num_elements() != 1) return ctx.Error(absl::StrCat("input ", i, " must be a scalar"));
+    if (t->dtype() != (*ctx.RequireInput(0))->dtype()) {
       return ctx.Error("start, limit and delta must share a dtype");
     }
-    in[i] = *t;
+    in[i] = t;
   }
   const DType dtype = in[0]->dtype();
   if (!IsNumeric(dtype)) return ctx.Error(absl::StrCat("dtype ", DTypeName(dtype)));
@@ -281,9 +259,8 @@ absl::Status Range(OpContext& ctx) {
       }
       n = count > 0 ? static_cast<int64_t>(count) : 0;
     }
-    absl::StatusOr<Tensor*> out = ctx.Allocate(0, dtype, {n});
-    if (!out.ok()) return out.status();
-    kernels::Range(*in[0]->data<T>(), *in[2]->data<T>(), n, (*out)->template data<T>());
+    BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, dtype, {n}));
+    kernels::Range(*in[0]->data<T>(), *in[2]->data<T>(), n, out->template data<T>());
     return absl::OkStatus();
   });
 }

@@ -22,6 +22,7 @@
 #include "runtime/kernels/unary.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -123,14 +124,11 @@ std::vector<int64_t> OutShape(int64_t n, int64_t c, const std::vector<int64_t>& 
 }
 
 absl::Status ConvCompute(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
-  if (!ws.ok()) return ws.status();
-  const Tensor &x = **xs, &w = **ws;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* ws, ctx.RequireInput(1));
+  const Tensor &x = *xs, &w = *ws;
   const Tensor* b = ctx.input(2);
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
   const int64_t group = ctx.node().GetInt("group", 1);
   if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
   const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
@@ -144,15 +142,13 @@ absl::Status ConvCompute(OpContext& ctx) {
   if (ctx.node().Has("kernel_shape") && ctx.node().GetInts("kernel_shape") != kernel) {
     return ctx.Error("kernel_shape does not match W");
   }
-  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, false);
-  if (!g.ok()) return g.status();
-  if (std::optional<int64_t> col = nn::CheckedMul(c / group * g->kernel_size(), g->out_size());
+  BCAST_ASSIGN_OR_RETURN(WindowGeometry g, MakeGeometry(ctx, in, kernel, false));
+  if (std::optional<int64_t> col = nn::CheckedMul(c / group * g.kernel_size(), g.out_size());
       !col || *col > ctx.options().max_tensor_elements) {
     return absl::ResourceExhaustedError(ctx.node().Label() + ": im2col buffer too large");
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g->out));
-  if (!y.ok()) return y.status();
-  if ((*y)->num_elements() == 0) return absl::OkStatus();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out)));
+  if (y->num_elements() == 0) return absl::OkStatus();
   const kernels::ParallelFor parallel = [&](int64_t tasks, const std::function<void(int64_t)>& fn) {
     if (ctx.pool() == nullptr || ctx.threads() <= 1) {
       for (int64_t t = 0; t < tasks; ++t) fn(t);
@@ -162,16 +158,16 @@ absl::Status ConvCompute(OpContext& ctx) {
   };
   // Constant float weights of a 2-D convolution: path chosen and weights packed once per node
   // and shape (issue #32); a run only computes. Weights fed by the run are packed per call.
-  if (x.dtype() == DType::kFloat32 && g->rank() == 2 && ctx.input_constant(1) &&
+  if (x.dtype() == DType::kFloat32 && g.rank() == 2 && ctx.input_constant(1) &&
       (b == nullptr || b->dtype() == DType::kFloat32)) {
     const float* wd = w.data<float>();
     kernels::PreparedConv* prepared = ctx.Prepared<kernels::PreparedConv>(wd, [&] {
-      return kernels::PrepareConv2D(*g, n, c, m, group, wd, b != nullptr,
+      return kernels::PrepareConv2D(g, n, c, m, group, wd, b != nullptr,
                                     kernels::DefaultConvChoice());
     });
     if (prepared != nullptr &&
         prepared->Run(x.data<float>(), wd, b != nullptr ? b->data<float>() : nullptr,
-                      (*y)->data<float>(), &parallel)) {
+                      y->data<float>(), &parallel)) {
       return absl::OkStatus();
     }
   }
@@ -180,8 +176,8 @@ absl::Status ConvCompute(OpContext& ctx) {
     nn::ComputeIn<C> xv(x), wv(w);
     std::optional<nn::ComputeIn<C>> bv;
     if (b != nullptr) bv.emplace(*b);
-    nn::ComputeOut<C> yv(*y);
-    kernels::Conv<C>(*g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr, yv.data(),
+    nn::ComputeOut<C> yv(y);
+    kernels::Conv<C>(g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr, yv.data(),
                      ctx.threads(), &parallel);
     yv.Finish();
     return absl::OkStatus();
@@ -230,8 +226,7 @@ struct IntegerConvShape {
 
 absl::StatusOr<IntegerConvShape> IntegerConvGeometry(OpContext& ctx, const Tensor& x,
                                                      const Tensor& w) {
-  absl::StatusOr<std::vector<int64_t>> spatial = Spatial(ctx, x);
-  if (!spatial.ok()) return spatial.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> spatial, Spatial(ctx, x));
   const int64_t group = ctx.node().GetInt("group", 1);
   if (w.rank() != x.rank()) return ctx.Error("W must have the rank of X");
   const int64_t n = x.shape()[0], c = x.shape()[1], m = w.shape()[0];
@@ -239,51 +234,39 @@ absl::StatusOr<IntegerConvShape> IntegerConvGeometry(OpContext& ctx, const Tenso
     return ctx.Error("channels do not match");
   }
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *spatial, kernel, false);
-  if (!g.ok()) return g.status();
-  return IntegerConvShape{n, c, m, group, *std::move(g)};
+  BCAST_ASSIGN_OR_RETURN(WindowGeometry g, MakeGeometry(ctx, spatial, kernel, false));
+  return IntegerConvShape{n, c, m, group, std::move(g)};
 }
 
 absl::Status ConvIntegerOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
-  if (!ws.ok()) return ws.status();
-  const Tensor &x = **xs, &w = **ws;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* ws, ctx.RequireInput(1));
+  const Tensor &x = *xs, &w = *ws;
   for (const Tensor* t : {&x, &w}) {
     if (t->dtype() != DType::kInt8 && t->dtype() != DType::kUInt8) {
       return ctx.Error("ConvInteger takes int8 or uint8 inputs");
     }
   }
-  absl::StatusOr<IntegerConvShape> shape = IntegerConvGeometry(ctx, x, w);
-  if (!shape.ok()) return shape.status();
-  const int64_t n = shape->n, c = shape->c, m = shape->m, group = shape->group;
-  const WindowGeometry* g = &shape->geometry;
+  BCAST_ASSIGN_OR_RETURN(IntegerConvShape shape, IntegerConvGeometry(ctx, x, w));
+  const int64_t n = shape.n, c = shape.c, m = shape.m, group = shape.group;
+  const WindowGeometry* g = &shape.geometry;
   const Tensor* xz = ctx.input(2);
   if (xz != nullptr && xz->num_elements() > 1) {
     return ctx.Unsupported("per-channel x_zero_point");
   }
-  absl::StatusOr<std::vector<double>> xv = CenterInts(ctx, x, xz);
-  if (!xv.ok()) return xv.status();
-  absl::StatusOr<std::vector<double>> wv = CenterInts(ctx, w, ctx.input(3));
-  if (!wv.ok()) return wv.status();
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, DType::kInt32, OutShape(n, m, g->out));
-  if (!y.ok()) return y.status();
-  std::vector<double> out(static_cast<size_t>((*y)->num_elements()));
+  BCAST_ASSIGN_OR_RETURN(std::vector<double> xv, CenterInts(ctx, x, xz));
+  BCAST_ASSIGN_OR_RETURN(std::vector<double> wv, CenterInts(ctx, w, ctx.input(3)));
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, DType::kInt32, OutShape(n, m, g->out)));
+  std::vector<double> out(static_cast<size_t>(y->num_elements()));
   if (!out.empty()) {
-    kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), nullptr, out.data());
+    kernels::Conv<double>(*g, n, c, m, group, xv.data(), wv.data(), nullptr, out.data());
   }
-  kernels::RoundToInt32(out.data(), (*y)->num_elements(), (*y)->data<int32_t>());
+  kernels::RoundToInt32(out.data(), y->num_elements(), y->data<int32_t>());
   return absl::OkStatus();
 }
 
 absl::Status QLinearConvOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(8);
-  for (int i = 0; i < 8; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(8));
   const Tensor &x = *in[0], &w = *in[3], &y_zp = *in[7];
   const Tensor* bias = ctx.input(8);
   for (const Tensor* t : {&x, &w, &y_zp}) {
@@ -291,16 +274,13 @@ absl::Status QLinearConvOp(OpContext& ctx) {
       return ctx.Error("QLinearConv takes int8 or uint8 tensors");
     }
   }
-  absl::StatusOr<IntegerConvShape> shape = IntegerConvGeometry(ctx, x, w);
-  if (!shape.ok()) return shape.status();
-  const int64_t n = shape->n, c = shape->c, m = shape->m, group = shape->group;
-  const WindowGeometry* g = &shape->geometry;
+  BCAST_ASSIGN_OR_RETURN(IntegerConvShape shape, IntegerConvGeometry(ctx, x, w));
+  const int64_t n = shape.n, c = shape.c, m = shape.m, group = shape.group;
+  const WindowGeometry* g = &shape.geometry;
   if (in[2]->num_elements() > 1) return ctx.Unsupported("per-channel x_zero_point");
   if (bias != nullptr && bias->num_elements() != m) return ctx.Error("B must have M elements");
-  absl::StatusOr<std::vector<double>> xv = CenterInts(ctx, x, in[2]);
-  if (!xv.ok()) return xv.status();
-  absl::StatusOr<std::vector<double>> wv = CenterInts(ctx, w, in[5]);
-  if (!wv.ok()) return wv.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<double> xv, CenterInts(ctx, x, in[2]));
+  BCAST_ASSIGN_OR_RETURN(std::vector<double> wv, CenterInts(ctx, w, in[5]));
   const Tensor& w_scale = *in[4];
   if (w_scale.num_elements() != 1 && w_scale.num_elements() != m) {
     return ctx.Error("w_scale must be a scalar or have M elements");
@@ -308,15 +288,14 @@ absl::Status QLinearConvOp(OpContext& ctx) {
   const double x_scale = nn::LoadAsDouble(*in[1], 0), y_scale = nn::LoadAsDouble(*in[6], 0);
   if (y_scale == 0) return ctx.Error("y_scale is zero");
   const int64_t zp = static_cast<int64_t>(nn::LoadAsDouble(y_zp, 0));
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, y_zp.dtype(), OutShape(n, m, g->out));
-  if (!y.ok()) return y.status();
-  std::vector<double> acc(static_cast<size_t>((*y)->num_elements()));
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, y_zp.dtype(), OutShape(n, m, g->out)));
+  std::vector<double> acc(static_cast<size_t>(y->num_elements()));
   if (acc.empty()) return absl::OkStatus();
   std::vector<double> b(static_cast<size_t>(m), 0.0);
   if (bias != nullptr) {
     for (int64_t i = 0; i < m; ++i) b[i] = nn::LoadAsDouble(*bias, i);
   }
-  kernels::Conv<double>(*g, n, c, m, group, xv->data(), wv->data(), b.data(), acc.data());
+  kernels::Conv<double>(*g, n, c, m, group, xv.data(), wv.data(), b.data(), acc.data());
   std::vector<double> ws(static_cast<size_t>(w_scale.num_elements()));
   for (size_t i = 0; i < ws.size(); ++i) ws[i] = nn::LoadAsDouble(w_scale, i);
   // Output [n, m, spatial...]: w_scale per feature map m (or one value).
@@ -324,9 +303,9 @@ absl::Status QLinearConvOp(OpContext& ctx) {
       per_map{ws.data(), w_scale.num_elements(), g->out_size()};
   const int64_t count = static_cast<int64_t>(acc.size());
   if (y_zp.dtype() == DType::kUInt8) {
-    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<uint8_t>());
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, y->data<uint8_t>());
   } else {
-    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, (*y)->data<int8_t>());
+    kernels::Requantize(acc.data(), count, xs, per_map, y_scale, zp, y->data<int8_t>());
   }
   return absl::OkStatus();
 }
@@ -335,16 +314,13 @@ absl::Status QLinearConvOp(OpContext& ctx) {
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 absl::Status ConvTransposeOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> ws = ctx.RequireInput(1);
-  if (!ws.ok()) return ws.status();
-  const Tensor &x = **xs, &w = **ws;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* ws, ctx.RequireInput(1));
+  const Tensor &x = *xs, &w = *ws;
   const Tensor* b = ctx.input(2);
   const Node& node = ctx.node();
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
-  const size_t rank = in->size();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
+  const size_t rank = in.size();
   const int64_t group = node.GetInt("group", 1);
   if (w.rank() != x.rank() || group <= 0) return ctx.Error("W must have the rank of X");
   const std::optional<int64_t> maps = nn::CheckedMul(w.shape()[1], group);
@@ -354,7 +330,7 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
   if (b != nullptr && b->num_elements() != m) return ctx.Error("B must have M elements");
   if (x.dtype() != w.dtype()) return ctx.Error("X and W dtypes differ");
   WindowGeometry g;
-  g.in = *in;
+  g.in = in;
   g.kernel.assign(w.shape().begin() + 2, w.shape().end());
   g.strides = node.GetInts("strides", std::vector<int64_t>(rank, 1));
   g.dilations = node.GetInts("dilations", std::vector<int64_t>(rank, 1));
@@ -406,9 +382,8 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
     g.pads_begin.push_back(pb);
     g.pads_end.push_back(pe);
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out));
-  if (!y.ok()) return y.status();
-  if ((*y)->num_elements() == 0) return absl::OkStatus();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out)));
+  if (y->num_elements() == 0) return absl::OkStatus();
   if (std::optional<int64_t> col = nn::CheckedMul(m / group * g.kernel_size(), g.in_size());
       !col || *col > ctx.options().max_tensor_elements) {
     return absl::ResourceExhaustedError(ctx.node().Label() + ": column buffer too large");
@@ -418,7 +393,7 @@ absl::Status ConvTransposeOp(OpContext& ctx) {
     nn::ComputeIn<C> xv(x), wv(w);
     std::optional<nn::ComputeIn<C>> bv;
     if (b != nullptr) bv.emplace(*b);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::ConvTranspose<C>(g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr,
                               yv.data());
     yv.Finish();
@@ -455,16 +430,14 @@ absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
 
 template <kernels::PoolKind kKind>
 absl::Status PoolOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
   const Node& node = ctx.node();
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
   std::vector<int64_t> kernel = node.GetInts("kernel_shape");
   if (kernel.empty()) return ctx.Error("kernel_shape is required");
-  absl::StatusOr<WindowGeometry> g = MakeGeometry(ctx, *in, kernel, node.GetInt("ceil_mode", 0));
-  if (!g.ok()) return g.status();
+  BCAST_ASSIGN_OR_RETURN(WindowGeometry g,
+                         MakeGeometry(ctx, in, kernel, node.GetInt("ceil_mode", 0)));
   kernels::PoolOptions opt;
   opt.kind = kKind;
   opt.count_include_pad = node.GetInt("count_include_pad", 0) != 0;
@@ -474,35 +447,33 @@ absl::Status PoolOp(OpContext& ctx) {
   }
   opt.column_major_indices = node.GetInt("storage_order", 0) != 0;
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  const std::vector<int64_t> out_shape = OutShape(n, c, g->out);
-  const int64_t in_size = g->in_size(), out_size = g->out_size();
+  const std::vector<int64_t> out_shape = OutShape(n, c, g.out);
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
   // The window taps, bounded before starting: one plane of a huge window cannot be interrupted.
   int64_t taps = 0;
   if (__builtin_mul_overflow(n * c, out_size, &taps) ||
-      __builtin_mul_overflow(taps, g->kernel_size(), &taps) || taps > ctx.options().max_node_work) {
+      __builtin_mul_overflow(taps, g.kernel_size(), &taps) || taps > ctx.options().max_node_work) {
     return absl::ResourceExhaustedError(
         absl::StrCat(node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ",
-                     g->kernel_size(), "-element window are more than ",
-                     ctx.options().max_node_work, " steps, the work limit of one node"));
+                     g.kernel_size(), "-element window are more than ", ctx.options().max_node_work,
+                     " steps, the work limit of one node"));
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), out_shape));
   int64_t* indices = nullptr;
   if (kKind == kernels::PoolKind::kMax && ctx.output_wanted(1)) {
-    absl::StatusOr<Tensor*> idx = ctx.Allocate(1, DType::kInt64, out_shape);
-    if (!idx.ok()) return idx.status();
-    indices = (*idx)->data<int64_t>();
+    BCAST_ASSIGN_OR_RETURN(auto* idx, ctx.Allocate(1, DType::kInt64, out_shape));
+    indices = idx->data<int64_t>();
   }
   if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kFloat64 &&
       x.dtype() != DType::kFloat16 && x.dtype() != DType::kBFloat16 && x.dtype() != DType::kInt8 &&
       x.dtype() != DType::kUInt8) {
     return ctx.Unsupported("dtype " + std::string(DTypeName(x.dtype())));
   }
-  return WithPoolData<kKind>(ctx, x, *y, [&](const auto* xv, auto* yv) {
-    nn::ParallelChunks(ctx, n * c, out_size * g->kernel_size(), [&](int64_t p0, int64_t p1) {
+  return WithPoolData<kKind>(ctx, x, y, [&](const auto* xv, auto* yv) {
+    nn::ParallelChunks(ctx, n * c, out_size * g.kernel_size(), [&](int64_t p0, int64_t p1) {
       kernels::PoolOptions chunk = opt;
       chunk.index_base = p0 * in_size;  // indices count from the tensor's first plane
-      kernels::Pool(chunk, *g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
+      kernels::Pool(chunk, g, p1 - p0, xv + p0 * in_size, yv + p0 * out_size,
                     indices == nullptr ? nullptr : indices + p0 * out_size);
     });
   });
@@ -510,40 +481,34 @@ absl::Status PoolOp(OpContext& ctx) {
 
 template <kernels::PoolKind kKind>
 absl::Status GlobalPoolOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
   WindowGeometry g;
-  g.in = *in;
-  g.kernel = *in;
-  g.out.assign(in->size(), 1);
-  g.strides.assign(in->size(), 1);
-  g.dilations.assign(in->size(), 1);
-  g.pads_begin.assign(in->size(), 0);
-  g.pads_end.assign(in->size(), 0);
+  g.in = in;
+  g.kernel = in;
+  g.out.assign(in.size(), 1);
+  g.strides.assign(in.size(), 1);
+  g.dilations.assign(in.size(), 1);
+  g.pads_begin.assign(in.size(), 0);
+  g.pads_end.assign(in.size(), 0);
   kernels::PoolOptions opt;
   opt.kind = kKind;
   opt.p = static_cast<double>(ctx.node().GetInt("p", 2));
   const int64_t n = x.shape()[0], c = x.shape()[1];
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out));
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), OutShape(n, c, g.out)));
   return WithPoolData<kKind>(
-      ctx, x, *y, [&](const auto* xv, auto* yv) { kernels::Pool(opt, g, n * c, xv, yv, nullptr); });
+      ctx, x, y, [&](const auto* xv, auto* yv) { kernels::Pool(opt, g, n * c, xv, yv, nullptr); });
 }
 
 absl::Status MaxUnpoolOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> is = ctx.RequireInput(1);
-  if (!is.ok()) return is.status();
-  const Tensor &x = **xs, &indices = **is;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* is, ctx.RequireInput(1));
+  const Tensor &x = *xs, &indices = *is;
   const Node& node = ctx.node();
-  absl::StatusOr<std::vector<int64_t>> in = Spatial(ctx, x);
-  if (!in.ok()) return in.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
   if (indices.shape() != x.shape()) return ctx.Error("I must have the shape of X");
-  const size_t rank = in->size();
+  const size_t rank = in.size();
   // Indices refer to the shape the pooling would have unpooled to (from the attributes);
   // an explicit output_shape only re-places them (PyTorch export semantics).
   std::vector<int64_t> kernel = node.GetInts("kernel_shape");
@@ -556,7 +521,7 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   for (size_t d = 0; d < rank; ++d) {
     // Attributes are model data: checked arithmetic, no overflow (UBSan).
     int64_t size = 0;
-    if (__builtin_mul_overflow((*in)[d] - 1, strides[d], &size) ||
+    if (__builtin_mul_overflow(in[d] - 1, strides[d], &size) ||
         __builtin_add_overflow(size, kernel[d], &size) ||
         __builtin_sub_overflow(size, pads[d], &size) ||
         __builtin_sub_overflow(size, pads[d + rank], &size)) {
@@ -573,8 +538,7 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
       return ctx.Error("output_shape must be [N, C, spatial...] of X's rank");
     }
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), out_shape));
   std::vector<int64_t> idx = nn::LoadInts(indices);
   const int64_t in_plane = nn::Product(inferred, 2, inferred.size());
   const int64_t planes = inferred[0] * inferred[1];
@@ -584,17 +548,12 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   kernels::MaxUnpool(x.raw_data(), idx.data(), static_cast<int64_t>(idx.size()),
                      std::vector<int64_t>(inferred.begin() + 2, inferred.end()),
                      std::vector<int64_t>(out_shape.begin() + 2, out_shape.end()), planes,
-                     x.element_size(), (*y)->raw_data());
+                     x.element_size(), y->raw_data());
   return absl::OkStatus();
 }
 
 absl::Status BatchNormOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(5);
-  for (int i = 0; i < 5; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(5));
   const Tensor& x = *in[0];
   if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
   const int64_t n = x.shape()[0], c = x.shape()[1];
@@ -607,8 +566,7 @@ absl::Status BatchNormOp(OpContext& ctx) {
   const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
   const double momentum = ctx.node().GetFloat("momentum", 0.9f);
   const bool training = ctx.opset() >= 14 && ctx.node().GetInt("training_mode", 0) != 0;
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   std::vector<double> mean(c), var(c), inv_std(c);
   for (int64_t ch = 0; ch < c; ++ch) {
     mean[ch] = nn::LoadAsDouble(*in[3], ch);
@@ -619,18 +577,16 @@ absl::Status BatchNormOp(OpContext& ctx) {
     Tensor* running[2] = {nullptr, nullptr};
     for (int o = 1; o <= 2; ++o) {
       if (!ctx.output_wanted(o)) continue;
-      absl::StatusOr<Tensor*> t = ctx.Allocate(o, in[3]->dtype(), in[3]->shape());
-      if (!t.ok()) return t.status();
-      running[o - 1] = *t;
+      BCAST_ASSIGN_OR_RETURN(running[o - 1], ctx.Allocate(o, in[3]->dtype(), in[3]->shape()));
     }
     std::vector<double> batch_mean(c), batch_var(c);
-    const absl::Status moments = nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
+    auto moments = [&](auto tag) {
       using C = typename decltype(tag)::type;
       nn::ComputeIn<C> xv(x);
       kernels::ChannelMoments<C>(xv.data(), n, c, inner, batch_mean.data(), batch_var.data());
       return absl::OkStatus();
-    });
-    if (!moments.ok()) return moments;
+    };
+    BCAST_RETURN_IF_ERROR(nn::VisitFloat(ctx, x.dtype(), moments));
     for (int64_t ch = 0; ch < c; ++ch) {
       const double stat[2] = {mean[ch] * momentum + batch_mean[ch] * (1 - momentum),
                               var[ch] * momentum + batch_var[ch] * (1 - momentum)};
@@ -650,7 +606,7 @@ absl::Status BatchNormOp(OpContext& ctx) {
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
                                   bv.data(), yv.data(), false);
     yv.Finish();
@@ -659,12 +615,7 @@ absl::Status BatchNormOp(OpContext& ctx) {
 }
 
 absl::Status InstanceNormOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor& x = *in[0];
   if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
   const int64_t n = x.shape()[0], c = x.shape()[1];
@@ -673,14 +624,13 @@ absl::Status InstanceNormOp(OpContext& ctx) {
     return ctx.Error("scale and B must have C elements");
   }
   const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), sv(*in[1]), bv(*in[2]);
     std::vector<double> mean(n * c), inv_std(n * c);
     kernels::PlaneMoments<C>(xv.data(), n * c, inner, eps, mean.data(), inv_std.data());
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::NormalizeChannels<C>(xv.data(), n, c, inner, mean.data(), inv_std.data(), sv.data(),
                                   bv.data(), yv.data(), true);
     yv.Finish();
@@ -699,14 +649,13 @@ struct LayerNormPlan {
 absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& x,
                                             const Tensor& scale, const Tensor* bias) {
   const int64_t rank = x.rank();
-  absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank);
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", -1), rank));
   LayerNormPlan plan;
-  plan.rows = nn::Product(x.shape(), 0, *axis);
-  const std::vector<int64_t> norm_shape(x.shape().begin() + *axis, x.shape().end());
+  plan.rows = nn::Product(x.shape(), 0, axis);
+  const std::vector<int64_t> norm_shape(x.shape().begin() + axis, x.shape().end());
   plan.cols = nn::Product(norm_shape, 0, norm_shape.size());
   plan.stat_shape = x.shape();
-  for (int64_t d = *axis; d < rank; ++d) plan.stat_shape[d] = 1;
+  for (int64_t d = axis; d < rank; ++d) plan.stat_shape[d] = 1;
   // Scale and bias broadcast (numpy, right-aligned) to the normalized shape.
   for (const Tensor* t : {&scale, bias}) {
     if (t == nullptr) continue;
@@ -737,27 +686,22 @@ std::vector<C> Gathered(const C* v, int64_t size, const std::vector<int64_t>& of
 }
 
 absl::Status LayerNormOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> ss = ctx.RequireInput(1);
-  if (!ss.ok()) return ss.status();
-  const Tensor &x = **xs, &scale = **ss;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* ss, ctx.RequireInput(1));
+  const Tensor &x = *xs, &scale = *ss;
   const Tensor* bias = ctx.input(2);
-  absl::StatusOr<const LayerNormPlan*> planned =
-      ctx.CachedPlan<LayerNormPlan>([&] { return PlanLayerNorm(ctx, x, scale, bias); });
-  if (!planned.ok()) return planned.status();
-  const LayerNormPlan& plan = **planned;
+  BCAST_ASSIGN_OR_RETURN(const LayerNormPlan* planned, ctx.CachedPlan<LayerNormPlan>([&] {
+    return PlanLayerNorm(ctx, x, scale, bias);
+  }));
+  const LayerNormPlan& plan = *planned;
   const double eps = ctx.node().GetFloat("epsilon", 1e-5f);
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   const DType stash = static_cast<DType>(ctx.node().GetInt("stash_type", 1));
   Tensor* stats[2] = {nullptr, nullptr};  // mean, inverse standard deviation
   for (int o = 1; o <= 2; ++o) {
     if (!ctx.output_wanted(o)) continue;
-    absl::StatusOr<Tensor*> t =
-        ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), plan.stat_shape);
-    if (!t.ok()) return t.status();
-    stats[o - 1] = *t;
+    BCAST_ASSIGN_OR_RETURN(
+        stats[o - 1], ctx.Allocate(o, IsFloatingPoint(stash) ? stash : x.dtype(), plan.stat_shape));
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;
@@ -773,7 +717,7 @@ absl::Status LayerNormOp(OpContext& ctx) {
     for (int o = 0; o < 2; ++o) {
       if (stats[o] != nullptr) moments[o].resize(static_cast<size_t>(plan.rows));
     }
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::LayerNormRows<C>(xv.data(), plan.rows, plan.cols, scale_cols.data(), bias_cols.data(),
                               eps, yv.data(), stats[0] != nullptr ? moments[0].data() : nullptr,
                               stats[1] != nullptr ? moments[1].data() : nullptr);
@@ -793,9 +737,8 @@ absl::Status LayerNormOp(OpContext& ctx) {
 }
 
 absl::Status LrnOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
   if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
   const Node& node = ctx.node();
   const int64_t size = node.GetInt("size", 0);
@@ -803,12 +746,11 @@ absl::Status LrnOp(OpContext& ctx) {
   const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
   const double bias = node.GetFloat("bias", 1.0f);
   const int64_t n = x.shape()[0], c = x.shape()[1], inner = nn::Product(x.shape(), 2, x.rank());
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::Lrn<C>(xv.data(), n, c, inner, size, alpha, beta, bias, yv.data());
     yv.Finish();
     return absl::OkStatus();
@@ -816,22 +758,19 @@ absl::Status LrnOp(OpContext& ctx) {
 }
 
 absl::Status MvnOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
   const int64_t rank = x.rank();
   std::vector<bool> reduce(rank, false);
   for (int64_t a : ctx.node().GetInts("axes", {0, 2, 3})) {
-    absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, a, rank);
-    if (!axis.ok()) return axis.status();
-    reduce[*axis] = true;
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, nn::NormalizeAxis(ctx, a, rank));
+    reduce[axis] = true;
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), x.shape());
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::MeanVarianceNormalize<C>(xv.data(), x.shape(), reduce, yv.data());
     yv.Finish();
     return absl::OkStatus();

@@ -8,15 +8,14 @@
 #include "runtime/kernels/grid_sample.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/op.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
 absl::Status GridSampleOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  absl::StatusOr<const Tensor*> gs = ctx.RequireInput(1);
-  if (!gs.ok()) return gs.status();
-  const Tensor &x = **xs, &grid = **gs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* gs, ctx.RequireInput(1));
+  const Tensor &x = *xs, &grid = *gs;
   if (x.rank() != 4 || grid.rank() != 4 || grid.shape()[3] != 2 ||
       grid.shape()[0] != x.shape()[0]) {
     return ctx.Unsupported("only 2-D GridSample (X [N,C,H,W], grid [N,Ho,Wo,2])");
@@ -28,8 +27,7 @@ absl::Status GridSampleOp(OpContext& ctx) {
   }
   const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t ho = grid.shape()[1], wo = grid.shape()[2];
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), {n, c, ho, wo});
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), {n, c, ho, wo}));
   kernels::GridSampleOptions opts;
   opts.mode = mode == "nearest"   ? kernels::GridSampleMode::kNearest
               : mode == "bicubic" ? kernels::GridSampleMode::kBicubic
@@ -41,7 +39,7 @@ absl::Status GridSampleOp(OpContext& ctx) {
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), gv(grid);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::GridSample(xv.data(), n, c, h, w, gv.data(), ho, wo, opts, yv.data());
     yv.Finish();
     return absl::OkStatus();

@@ -7,15 +7,14 @@
 #include "runtime/kernels/nms.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/op.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
 absl::Status NonMaxSuppressionOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> bs = ctx.RequireInput(0);
-  if (!bs.ok()) return bs.status();
-  absl::StatusOr<const Tensor*> ss = ctx.RequireInput(1);
-  if (!ss.ok()) return ss.status();
-  const Tensor &boxes = **bs, &scores = **ss;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(const Tensor* ss, ctx.RequireInput(1));
+  const Tensor &boxes = *bs, &scores = *ss;
   if (boxes.rank() != 3 || boxes.shape()[2] != 4 || scores.rank() != 3 ||
       scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1]) {
     return ctx.Error("expects boxes [B, N, 4] and scores [B, C, N]");
@@ -41,9 +40,8 @@ absl::Status NonMaxSuppressionOp(OpContext& ctx) {
       kernels::NonMaxSuppression(box_values.data(), score_values.data(), boxes.shape()[0],
                                  scores.shape()[1], boxes.shape()[1], opts);
   const int64_t count = static_cast<int64_t>(selected.size()) / 3;
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {count, 3});
-  if (!out.ok()) return out.status();
-  std::copy(selected.begin(), selected.end(), (*out)->data<int64_t>());
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, {count, 3}));
+  std::copy(selected.begin(), selected.end(), out->data<int64_t>());
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/kernels/resize.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/op.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -143,16 +144,15 @@ absl::Status RunResize(OpContext& ctx, const ResizeAttrs& a, const Tensor& x,
       taps.push_back(DimTaps(a, x.shape()[d], out_shape[d], scales[d], start, end));
     }
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), out_shape);
-  if (!y.ok()) return y.status();
-  if ((*y)->num_elements() == 0) return absl::OkStatus();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), out_shape));
+  if (y->num_elements() == 0) return absl::OkStatus();
   if (x.num_elements() == 0) return ctx.Error("cannot resize an empty input to a non-empty one");
   if (IsInteger(x.dtype())) {
     VisitDType(x.dtype(), 0, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<T>) {
         kernels::ResizeIntegers<T>(x.shape(), taps, a.extrapolation, a.mode != "nearest",
-                                   x.data<T>(), (*y)->data<T>());
+                                   x.data<T>(), y->data<T>());
       }
       return 0;
     });
@@ -161,7 +161,7 @@ absl::Status RunResize(OpContext& ctx, const ResizeAttrs& a, const Tensor& x,
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x);
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     kernels::Resize<C>(x.shape(), taps, a.extrapolation, xv.data(), yv.data());
     yv.Finish();
     return absl::OkStatus();
@@ -194,9 +194,8 @@ absl::StatusOr<std::vector<int64_t>> ScaledShape(const OpContext& ctx, const Ten
 }  // namespace
 
 absl::Status ResizeOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
   const Node& node = ctx.node();
   ResizeAttrs a;
   a.mode = node.GetString("mode", "nearest");
@@ -226,10 +225,9 @@ absl::Status ResizeOp(OpContext& ctx) {
     }
   } else if (scales_t != nullptr) {
     scales = LoadDoubles(*scales_t);
-    absl::StatusOr<std::vector<int64_t>> s =
-        ScaledShape(ctx, x, scales, a.coord == "tf_crop_and_resize" ? roi : std::vector<double>{});
-    if (!s.ok()) return s.status();
-    out_shape = *s;
+    BCAST_ASSIGN_OR_RETURN(
+        out_shape,
+        ScaledShape(ctx, x, scales, a.coord == "tf_crop_and_resize" ? roi : std::vector<double>{}));
   } else {
     return ctx.Error("one of scales and sizes is required");
   }
@@ -237,9 +235,8 @@ absl::Status ResizeOp(OpContext& ctx) {
 }
 
 absl::Status UpsampleOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> xs = ctx.RequireInput(0);
-  if (!xs.ok()) return xs.status();
-  const Tensor& x = **xs;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
   ResizeAttrs a;
   a.mode = ctx.node().GetString("mode", "nearest");
   if (a.mode == "bilinear") a.mode = "linear";
@@ -247,9 +244,8 @@ absl::Status UpsampleOp(OpContext& ctx) {
   a.nearest = "floor";
   std::vector<double> scales;
   if (ctx.opset() >= 9) {
-    absl::StatusOr<const Tensor*> s = ctx.RequireInput(1);
-    if (!s.ok()) return s.status();
-    scales = LoadDoubles(**s);
+    BCAST_ASSIGN_OR_RETURN(const Tensor* s, ctx.RequireInput(1));
+    scales = LoadDoubles(*s);
   } else if (ctx.opset() >= 7) {
     for (float f : ctx.node().GetFloats("scales")) scales.push_back(f);
   } else {
@@ -258,9 +254,8 @@ absl::Status UpsampleOp(OpContext& ctx) {
     scales = {1.0, 1.0, ctx.node().GetFloat("height_scale", 1.0f),
               ctx.node().GetFloat("width_scale", 1.0f)};
   }
-  absl::StatusOr<std::vector<int64_t>> out_shape = ScaledShape(ctx, x, scales);
-  if (!out_shape.ok()) return out_shape.status();
-  return RunResize(ctx, a, x, *out_shape, scales, {});
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> out_shape, ScaledShape(ctx, x, scales));
+  return RunResize(ctx, a, x, out_shape, scales, {});
 }
 
 }  // namespace onnx_bcast::rt

@@ -8,16 +8,12 @@
 #include "runtime/kernels/roi_align.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/op.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
 absl::Status RoiAlignOp(OpContext& ctx) {
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor &x = *in[0], &rois = *in[1];
   if (x.rank() != 4 || rois.rank() != 2 || rois.shape()[1] != 4 ||
       in[2]->num_elements() != rois.shape()[0]) {
@@ -42,8 +38,7 @@ absl::Status RoiAlignOp(OpContext& ctx) {
   for (int64_t b : batch) {
     if (b < 0 || b >= n) return ctx.Error("batch index out of range");
   }
-  absl::StatusOr<Tensor*> y = ctx.Allocate(0, x.dtype(), {r, c, oh, ow});
-  if (!y.ok()) return y.status();
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), {r, c, oh, ow}));
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) -> absl::Status {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> xv(x), rv(rois);
@@ -60,7 +55,7 @@ absl::Status RoiAlignOp(OpContext& ctx) {
         return ctx.Error("sampling grid too large");
       }
     }
-    nn::ComputeOut<C> yv(*y);
+    nn::ComputeOut<C> yv(y);
     if (h == 0 || w == 0) {
       // An empty image: every sample lies outside it and counts 0, in both modes (the kernel's
       // clamped bilinear taps would read its first pixel, which does not exist).

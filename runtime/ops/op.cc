@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 
@@ -31,6 +32,16 @@ absl::StatusOr<const Tensor*> OpContext::RequireInput(int i) const {
   const Tensor* t = input(i);
   if (t == nullptr) return Error(absl::StrCat("input ", i, " is missing or not a tensor"));
   return t;
+}
+
+absl::StatusOr<std::vector<const Tensor*>> OpContext::RequireInputs(int n) const {
+  std::vector<const Tensor*> inputs;
+  inputs.reserve(std::max(n, 0));
+  for (int i = 0; i < n; ++i) {
+    BCAST_ASSIGN_OR_RETURN(const Tensor* t, RequireInput(i));
+    inputs.push_back(t);
+  }
+  return inputs;
 }
 
 bool OpContext::output_wanted(int i) const {
@@ -69,9 +80,8 @@ absl::StatusOr<Tensor*> OpContext::Allocate(int i, DType dtype, std::vector<int6
   }
   MemoryBudget* memory = options_.memory.get();
   if (memory == nullptr) {
-    absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
-    if (!t.ok()) return t.status();
-    slot = Value::Of(std::make_shared<Tensor>(std::move(*t)));
+    BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, std::move(shape)));
+    slot = Value::Of(std::make_shared<Tensor>(std::move(t)));
     return slot.tensor.get();
   }
   // The buffer this slot holds now goes when the slot is overwritten: refunded before the new

@@ -196,6 +196,10 @@ class OpContext {
   const Value* input_value(int i) const;
   /// Input `i` as a tensor, or InvalidArgument naming the op when missing or not a tensor.
   absl::StatusOr<const Tensor*> RequireInput(int i) const;
+  /// Inputs 0 to n-1 as tensors, or RequireInput's error for the first of them that is missing
+  /// or not a tensor: the leading inputs an op cannot run without, checked in one call (an op
+  /// with a count of its own to enforce, such as "at least one", checks it before).
+  absl::StatusOr<std::vector<const Tensor*>> RequireInputs(int n) const;
 
   int num_outputs() const { return static_cast<int>(outputs_->size()); }
   /// True when output `i` is used (its name is not empty).

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -42,9 +43,8 @@ int64_t AxesInputSince(const std::string& op) { return op == "ReduceSum" ? 13 : 
 
 template <ReduceKind kKind>
 absl::Status ReduceOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const Tensor& in = **x;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const Tensor& in = *x;
   const int64_t rank = in.rank();
   const Node& node = ctx.node();
   std::vector<int64_t> axes;
@@ -59,16 +59,14 @@ absl::Status ReduceOp(OpContext& ctx) {
   const bool keepdims = node.GetInt("keepdims", 1) != 0;
   const bool noop = node.GetInt("noop_with_empty_axes", 0) != 0;
   if (axes.empty() && noop && ctx.opset() >= AxesInputSince(node.op_type)) {
-    absl::StatusOr<Tensor*> out = ctx.Allocate(0, in.dtype(), in.shape());
-    if (!out.ok()) return out.status();
-    CopyTensor(in, *out);
+    BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, in.dtype(), in.shape()));
+    CopyTensor(in, out);
     return absl::OkStatus();
   }
   std::vector<bool> reduce(static_cast<size_t>(rank), axes.empty());
   for (int64_t a : axes) {
-    absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, a, rank);
-    if (!axis.ok()) return axis.status();
-    reduce[*axis] = true;
+    BCAST_ASSIGN_OR_RETURN(int64_t axis, nn::NormalizeAxis(ctx, a, rank));
+    reduce[axis] = true;
   }
   std::vector<int64_t> out_shape;
   for (int64_t d = 0; d < rank; ++d) {
@@ -78,17 +76,16 @@ absl::Status ReduceOp(OpContext& ctx) {
       out_shape.push_back(1);
     }
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, in.dtype(), out_shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, in.dtype(), out_shape));
   return VisitReduceType(ctx, in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
       nn::ComputeIn<float> src(in);
-      nn::ComputeOut<float> dst(*out);
+      nn::ComputeOut<float> dst(out);
       kernels::Reduce<float>(kKind, src.data(), in.shape(), reduce, dst.data());
       dst.Finish();
     } else {
-      kernels::Reduce<T>(kKind, in.data<T>(), in.shape(), reduce, (*out)->data<T>());
+      kernels::Reduce<T>(kKind, in.data<T>(), in.shape(), reduce, out->data<T>());
     }
     return absl::OkStatus();
   });
@@ -105,34 +102,31 @@ Split3 SplitAt(const std::vector<int64_t>& shape, int64_t axis) {
 
 template <bool kIsMax>
 absl::Status ArgOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const Tensor& in = **x;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const Tensor& in = *x;
   const Node& node = ctx.node();
   if (in.rank() == 0) return ctx.Error("input must have rank >= 1");
-  absl::StatusOr<int64_t> axis = nn::NormalizeAxis(ctx, node.GetInt("axis", 0), in.rank());
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, nn::NormalizeAxis(ctx, node.GetInt("axis", 0), in.rank()));
   const bool keepdims = node.GetInt("keepdims", 1) != 0;
   const bool last = node.GetInt("select_last_index", 0) != 0;
-  if (in.shape()[*axis] == 0) return ctx.Error("cannot take an arg over an empty axis");
+  if (in.shape()[axis] == 0) return ctx.Error("cannot take an arg over an empty axis");
   std::vector<int64_t> out_shape = in.shape();
   if (keepdims) {
-    out_shape[*axis] = 1;
+    out_shape[axis] = 1;
   } else {
-    out_shape.erase(out_shape.begin() + *axis);
+    out_shape.erase(out_shape.begin() + axis);
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, out_shape);
-  if (!out.ok()) return out.status();
-  const Split3 s = SplitAt(in.shape(), *axis);
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, out_shape));
+  const Split3 s = SplitAt(in.shape(), axis);
   return VisitReduceType(ctx, in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
       nn::ComputeIn<float> src(in);
       kernels::ArgReduce<float>(kIsMax, last, src.data(), s.outer, s.n, s.inner,
-                                (*out)->data<int64_t>());
+                                out->data<int64_t>());
     } else {
       kernels::ArgReduce<T>(kIsMax, last, in.data<T>(), s.outer, s.n, s.inner,
-                            (*out)->data<int64_t>());
+                            out->data<int64_t>());
     }
     return absl::OkStatus();
   });
@@ -140,29 +134,26 @@ absl::Status ArgOp(OpContext& ctx) {
 
 template <SoftmaxKind kKind>
 absl::Status SoftmaxOp(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const Tensor& in = **x;
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const Tensor& in = *x;
   const bool legacy = ctx.opset() < 13;
   const int64_t rank = in.rank();
   Split3 s{1, 1, 1};
   if (rank > 0) {
-    absl::StatusOr<int64_t> axis =
-        nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", legacy ? 1 : -1), rank);
-    if (!axis.ok()) return axis.status();
+    BCAST_ASSIGN_OR_RETURN(
+        int64_t axis, nn::NormalizeAxis(ctx, ctx.node().GetInt("axis", legacy ? 1 : -1), rank));
     if (legacy) {
       // Before opset 13 the input is coerced to 2-D [prod(:axis), prod(axis:)].
-      s = {nn::Product(in.shape(), 0, *axis), nn::Product(in.shape(), *axis, rank), 1};
+      s = {nn::Product(in.shape(), 0, axis), nn::Product(in.shape(), axis, rank), 1};
     } else {
-      s = SplitAt(in.shape(), *axis);
+      s = SplitAt(in.shape(), axis);
     }
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, in.dtype(), in.shape());
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, in.dtype(), in.shape()));
   return nn::VisitFloat(ctx, in.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     nn::ComputeIn<C> src(in);
-    nn::ComputeOut<C> dst(*out);
+    nn::ComputeOut<C> dst(out);
     nn::ParallelChunks(ctx, s.outer, s.n * s.inner * 8, [&](int64_t o0, int64_t o1) {
       const int64_t row = s.n * s.inner;
       kernels::Softmax<C>(kKind, src.data() + o0 * row, o1 - o0, s.n, s.inner,

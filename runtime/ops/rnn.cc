@@ -14,6 +14,7 @@
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/nn_common.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -66,12 +67,7 @@ absl::Status ReadActivations(OpContext& ctx, RnnCell cell, int64_t dirs, int64_t
 template <RnnCell kCell>
 absl::Status RecurrentOp(OpContext& ctx) {
   const Node& node = ctx.node();
-  std::vector<const Tensor*> in(3);
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<const Tensor*> t = ctx.RequireInput(i);
-    if (!t.ok()) return t.status();
-    in[i] = *t;
-  }
+  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor &x = *in[0], &w = *in[1], &r = *in[2];
   const Tensor* b = ctx.input(3);
   const Tensor* lens_t = ctx.input(4);
@@ -124,7 +120,7 @@ absl::Status RecurrentOp(OpContext& ctx) {
   // Activations: two or three per direction.
   const int64_t per_dir = kCell == RnnCell::kRnn ? 1 : kCell == RnnCell::kGru ? 2 : 3;
   std::vector<RnnActivation> acts;
-  if (absl::Status st = ReadActivations(ctx, kCell, dirs, per_dir, &acts); !st.ok()) return st;
+  BCAST_RETURN_IF_ERROR(ReadActivations(ctx, kCell, dirs, per_dir, &acts));
   const std::vector<int64_t> y_shape = layout == 0 ? std::vector<int64_t>{seq, dirs, batch, hidden}
                                                    : std::vector<int64_t>{batch, seq, dirs, hidden};
   const std::vector<int64_t> h_shape = layout == 0 ? std::vector<int64_t>{dirs, batch, hidden}
@@ -132,9 +128,7 @@ absl::Status RecurrentOp(OpContext& ctx) {
   Tensor* outs[3] = {nullptr, nullptr, nullptr};
   for (int o = 0; o < (kCell == RnnCell::kLstm ? 3 : 2); ++o) {
     if (!ctx.output_wanted(o)) continue;
-    absl::StatusOr<Tensor*> t = ctx.Allocate(o, x.dtype(), o == 0 ? y_shape : h_shape);
-    if (!t.ok()) return t.status();
-    outs[o] = *t;
+    BCAST_ASSIGN_OR_RETURN(outs[o], ctx.Allocate(o, x.dtype(), o == 0 ? y_shape : h_shape));
   }
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;

@@ -9,6 +9,7 @@
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 #include "runtime/ops/registry.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -34,9 +35,8 @@ absl::StatusOr<std::shared_ptr<Tensor>> NewTensor(const OpContext& ctx, DType dt
     return absl::ResourceExhaustedError(
         absl::StrCat(ctx.node().Label(), ": element of ", *count, " elements is over the limit"));
   }
-  absl::StatusOr<Tensor> t = Tensor::Allocate(dtype, std::move(shape));
-  if (!t.ok()) return t.status();
-  return std::make_shared<Tensor>(*std::move(t));
+  BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, std::move(shape)));
+  return std::make_shared<Tensor>(std::move(t));
 }
 
 // The optional `position` input `i` of a sequence of `size`: in [-size, size + extra), mapped
@@ -44,10 +44,9 @@ absl::StatusOr<std::shared_ptr<Tensor>> NewTensor(const OpContext& ctx, DType dt
 absl::StatusOr<int64_t> Position(const OpContext& ctx, int i, int64_t size, int64_t extra,
                                  int64_t fallback) {
   if (!ctx.has_input(i)) return fallback;
-  absl::StatusOr<std::vector<int64_t>> p = InputInt64s(ctx, i);
-  if (!p.ok()) return p.status();
-  if (p->size() != 1) return ctx.Error("position must be a scalar");
-  int64_t pos = (*p)[0];
+  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> p, InputInt64s(ctx, i));
+  if (p.size() != 1) return ctx.Error("position must be a scalar");
+  int64_t pos = p[0];
   if (pos < -size || pos >= size + extra) {
     return ctx.Error(absl::StrCat("position ", pos, " is out of range for a sequence of ", size));
   }
@@ -79,80 +78,69 @@ absl::Status SequenceConstruct(OpContext& ctx) {
 }
 
 absl::Status SequenceInsert(OpContext& ctx) {
-  absl::StatusOr<const Value*> seq = RequireSequence(ctx, 0);
-  if (!seq.ok()) return seq.status();
+  BCAST_ASSIGN_OR_RETURN(const Value* seq, RequireSequence(ctx, 0));
   const Value* t = ctx.input_value(1);
   if (t == nullptr || !t->is_tensor()) return ctx.Error("input 1 is not a tensor");
-  const int64_t size = static_cast<int64_t>((*seq)->sequence.size());
-  absl::StatusOr<int64_t> pos = Position(ctx, 2, size, 1, size);
-  if (!pos.ok()) return pos.status();
-  DType dtype = (*seq)->elem_type;
-  if (!(*seq)->sequence.empty()) dtype = (*seq)->sequence[0]->dtype();
+  const int64_t size = static_cast<int64_t>(seq->sequence.size());
+  BCAST_ASSIGN_OR_RETURN(int64_t pos, Position(ctx, 2, size, 1, size));
+  DType dtype = seq->elem_type;
+  if (!seq->sequence.empty()) dtype = seq->sequence[0]->dtype();
   if (dtype != DType::kUndefined && dtype != t->tensor->dtype()) {
     return ctx.Error(absl::StrCat("cannot insert ", t->tensor->DebugString(),
                                   " into a sequence of ", DTypeName(dtype)));
   }
-  std::vector<std::shared_ptr<Tensor>> items = (*seq)->sequence;
-  items.insert(items.begin() + *pos, t->tensor);
+  std::vector<std::shared_ptr<Tensor>> items = seq->sequence;
+  items.insert(items.begin() + pos, t->tensor);
   ctx.SetOutput(0, Value::Sequence(std::move(items), t->tensor->dtype()));
   return absl::OkStatus();
 }
 
 absl::Status SequenceAt(OpContext& ctx) {
-  absl::StatusOr<const Value*> seq = RequireSequence(ctx, 0);
-  if (!seq.ok()) return seq.status();
-  const int64_t size = static_cast<int64_t>((*seq)->sequence.size());
+  BCAST_ASSIGN_OR_RETURN(const Value* seq, RequireSequence(ctx, 0));
+  const int64_t size = static_cast<int64_t>(seq->sequence.size());
   if (!ctx.has_input(1)) return ctx.Error("position is missing");
-  absl::StatusOr<int64_t> pos = Position(ctx, 1, size, 0, 0);
-  if (!pos.ok()) return pos.status();
-  ctx.SetOutput(0, Value::Of((*seq)->sequence[*pos]));
+  BCAST_ASSIGN_OR_RETURN(int64_t pos, Position(ctx, 1, size, 0, 0));
+  ctx.SetOutput(0, Value::Of(seq->sequence[pos]));
   return absl::OkStatus();
 }
 
 absl::Status SequenceErase(OpContext& ctx) {
-  absl::StatusOr<const Value*> seq = RequireSequence(ctx, 0);
-  if (!seq.ok()) return seq.status();
-  const int64_t size = static_cast<int64_t>((*seq)->sequence.size());
+  BCAST_ASSIGN_OR_RETURN(const Value* seq, RequireSequence(ctx, 0));
+  const int64_t size = static_cast<int64_t>(seq->sequence.size());
   if (size == 0) return ctx.Error("cannot erase from an empty sequence");
-  absl::StatusOr<int64_t> pos = Position(ctx, 1, size, 0, size - 1);
-  if (!pos.ok()) return pos.status();
-  std::vector<std::shared_ptr<Tensor>> items = (*seq)->sequence;
-  items.erase(items.begin() + *pos);
-  ctx.SetOutput(0, Value::Sequence(std::move(items), (*seq)->sequence[0]->dtype()));
+  BCAST_ASSIGN_OR_RETURN(int64_t pos, Position(ctx, 1, size, 0, size - 1));
+  std::vector<std::shared_ptr<Tensor>> items = seq->sequence;
+  items.erase(items.begin() + pos);
+  ctx.SetOutput(0, Value::Sequence(std::move(items), seq->sequence[0]->dtype()));
   return absl::OkStatus();
 }
 
 absl::Status SequenceLength(OpContext& ctx) {
-  absl::StatusOr<const Value*> seq = RequireSequence(ctx, 0);
-  if (!seq.ok()) return seq.status();
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kInt64, {});
-  if (!out.ok()) return out.status();
-  *(*out)->data<int64_t>() = static_cast<int64_t>((*seq)->sequence.size());
+  BCAST_ASSIGN_OR_RETURN(const Value* seq, RequireSequence(ctx, 0));
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kInt64, {}));
+  *out->data<int64_t>() = static_cast<int64_t>(seq->sequence.size());
   return absl::OkStatus();
 }
 
 absl::Status SplitToSequence(OpContext& ctx) {
-  absl::StatusOr<const Tensor*> x = ctx.RequireInput(0);
-  if (!x.ok()) return x.status();
-  const int64_t rank = (*x)->rank();
-  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank);
-  if (!axis.ok()) return axis.status();
-  const std::vector<int64_t>& d = (*x)->shape();
-  const int64_t dim = d[*axis];
+  BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
+  const int64_t rank = x->rank();
+  BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
+  const std::vector<int64_t>& d = x->shape();
+  const int64_t dim = d[axis];
   std::vector<int64_t> sizes;
   bool squeeze = false;
   if (!ctx.has_input(1)) {
     sizes.assign(dim, 1);
     squeeze = ctx.node().GetInt("keepdims", 1) == 0;
   } else {
-    absl::StatusOr<std::vector<int64_t>> s = InputInt64s(ctx, 1);
-    if (!s.ok()) return s.status();
+    BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> s, InputInt64s(ctx, 1));
     if (ctx.input(1)->rank() == 0) {
-      const int64_t chunk = (*s)[0];
+      const int64_t chunk = s[0];
       if (chunk <= 0) return ctx.Error("split must be positive");
       for (int64_t at = 0; at < dim; at += chunk) sizes.push_back(std::min(chunk, dim - at));
     } else {
-      sizes = *std::move(s);
+      sizes = std::move(s);
       int64_t total = 0;
       for (int64_t v : sizes) {
         if (v < 0) return ctx.Error("negative split size");
@@ -162,71 +150,67 @@ absl::Status SplitToSequence(OpContext& ctx) {
     }
   }
   int64_t outer = 1;
-  for (int64_t j = 0; j < *axis; ++j) outer *= d[j];
+  for (int64_t j = 0; j < axis; ++j) outer *= d[j];
   int64_t inner = 1;
-  for (int64_t j = *axis + 1; j < rank; ++j) inner *= d[j];
+  for (int64_t j = axis + 1; j < rank; ++j) inner *= d[j];
   std::vector<std::shared_ptr<Tensor>> items;
   std::vector<void*> parts;
   std::vector<int64_t> blocks;
   for (int64_t size : sizes) {
     std::vector<int64_t> shape = d;
-    shape[*axis] = size;
-    if (squeeze) shape.erase(shape.begin() + *axis);
-    absl::StatusOr<std::shared_ptr<Tensor>> t = NewTensor(ctx, (*x)->dtype(), shape);
-    if (!t.ok()) return t.status();
-    parts.push_back((*t)->raw_data());
+    shape[axis] = size;
+    if (squeeze) shape.erase(shape.begin() + axis);
+    BCAST_ASSIGN_OR_RETURN(std::shared_ptr<Tensor> t, NewTensor(ctx, x->dtype(), shape));
+    parts.push_back(t->raw_data());
     blocks.push_back(size * inner);
-    items.push_back(*std::move(t));
+    items.push_back(std::move(t));
   }
-  if ((*x)->num_elements() > 0) {
-    SplitBlocks((*x)->raw_data(), outer, blocks, (*x)->element_size(), parts);
+  if (x->num_elements() > 0) {
+    SplitBlocks(x->raw_data(), outer, blocks, x->element_size(), parts);
   }
-  ctx.SetOutput(0, Value::Sequence(std::move(items), (*x)->dtype()));
+  ctx.SetOutput(0, Value::Sequence(std::move(items), x->dtype()));
   return absl::OkStatus();
 }
 
 absl::Status ConcatFromSequence(OpContext& ctx) {
-  absl::StatusOr<const Value*> seq = RequireSequence(ctx, 0);
-  if (!seq.ok()) return seq.status();
-  const auto& items = (*seq)->sequence;
+  BCAST_ASSIGN_OR_RETURN(const Value* seq, RequireSequence(ctx, 0));
+  const auto& items = seq->sequence;
   if (items.empty()) return ctx.Error("cannot concatenate an empty sequence");
   const bool new_axis = ctx.node().GetInt("new_axis", 0) != 0;
   const Tensor& first = *items[0];
   const int64_t rank = first.rank();
-  absl::StatusOr<int64_t> axis =
-      NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), new_axis ? rank + 1 : rank);
-  if (!axis.ok()) return axis.status();
+  BCAST_ASSIGN_OR_RETURN(
+      int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), new_axis ? rank + 1 : rank));
   // Each element viewed with the concatenation axis present (size 1 when new_axis).
   std::vector<int64_t> base = first.shape();
-  if (new_axis) base.insert(base.begin() + *axis, 1);
+  if (new_axis) base.insert(base.begin() + axis, 1);
   std::vector<int64_t> shape = base;
-  shape[*axis] = 0;
+  shape[axis] = 0;
   for (const auto& t : items) {
     std::vector<int64_t> s = t->shape();
-    if (new_axis) s.insert(s.begin() + std::min<int64_t>(*axis, t->rank()), 1);
+    if (new_axis) s.insert(s.begin() + std::min<int64_t>(axis, t->rank()), 1);
     bool same = s.size() == base.size() && t->dtype() == first.dtype();
     for (size_t j = 0; same && j < s.size(); ++j) {
-      same = static_cast<int64_t>(j) == *axis || s[j] == base[j];
+      same = static_cast<int64_t>(j) == axis || s[j] == base[j];
     }
     if (!same) {
       return ctx.Error(
           absl::StrCat("cannot concatenate ", first.DebugString(), " and ", t->DebugString()));
     }
-    shape[*axis] += s[*axis];
+    shape[axis] += s[axis];
   }
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, first.dtype(), shape);
-  if (!out.ok()) return out.status();
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, first.dtype(), shape));
   int64_t outer = 1;
-  for (int64_t j = 0; j < *axis; ++j) outer *= shape[j];
+  for (int64_t j = 0; j < axis; ++j) outer *= shape[j];
   int64_t inner = 1;
-  for (size_t j = *axis + 1; j < shape.size(); ++j) inner *= shape[j];
+  for (size_t j = axis + 1; j < shape.size(); ++j) inner *= shape[j];
   std::vector<const void*> sources;
   std::vector<int64_t> blocks;
   for (const auto& t : items) {
     sources.push_back(t->raw_data());
     blocks.push_back(t->num_elements() / std::max<int64_t>(outer, 1));
   }
-  ConcatBlocks(sources, blocks, outer, first.element_size(), (*out)->raw_data());
+  ConcatBlocks(sources, blocks, outer, first.element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
@@ -244,9 +228,8 @@ absl::Status Optional(OpContext& ctx) {
 
 absl::Status OptionalHasElement(OpContext& ctx) {
   const bool has = ctx.has_input(0);
-  absl::StatusOr<Tensor*> out = ctx.Allocate(0, DType::kBool, {});
-  if (!out.ok()) return out.status();
-  *(*out)->data<bool>() = has;
+  BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, DType::kBool, {}));
+  *out->data<bool>() = has;
   return absl::OkStatus();
 }
 

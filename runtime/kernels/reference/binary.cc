@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::rt::reference {
 namespace {
@@ -101,15 +102,14 @@ void VisitElemOp(ElemOp op, Fn&& fn) {
 
 absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
                       const BinaryAttributes& attrs) {
-  absl::StatusOr<ElemOp> elem = ResolveElemOp(op, a.dtype(), b.dtype(), attrs);
-  if (!elem.ok()) return elem.status();
+  BCAST_ASSIGN_OR_RETURN(ElemOp elem, ResolveElemOp(op, a.dtype(), b.dtype(), attrs));
   if (out == nullptr) return absl::InvalidArgumentError("reference: null output");
-  if (out->dtype() != ElemOpOutputDType(*elem, a.dtype())) {
+  if (out->dtype() != ElemOpOutputDType(elem, a.dtype())) {
     return absl::InvalidArgumentError(
         absl::StrCat("reference: wrong output dtype ", DTypeName(out->dtype())));
   }
-  if (absl::Status s = CheckBroadcast({&a, &b}, *out); !s.ok()) return s;
-  VisitElemOp(*elem, [&](auto op_constant) {
+  BCAST_RETURN_IF_ERROR(CheckBroadcast({&a, &b}, *out));
+  VisitElemOp(elem, [&](auto op_constant) {
     constexpr ElemOp kOp = decltype(op_constant)::value;
     VisitDType(a.dtype(), 0, [&](auto a_tag) {
       using TA = typename decltype(a_tag)::type;
@@ -129,7 +129,7 @@ absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor*
   if (cond.dtype() != DType::kBool || x.dtype() != y.dtype() || out->dtype() != x.dtype()) {
     return absl::InvalidArgumentError("reference Where: bad dtypes");
   }
-  if (absl::Status s = CheckBroadcast({&cond, &x, &y}, *out); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(CheckBroadcast({&cond, &x, &y}, *out));
   const size_t size = x.element_size();
   const auto* pc = static_cast<const uint8_t*>(cond.raw_data());
   const auto* px = static_cast<const char*>(x.raw_data());

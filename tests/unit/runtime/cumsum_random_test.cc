@@ -28,15 +28,8 @@ void CheckCumSum(std::mt19937* rng, int trial) {
 }
 
 TEST(CumSumKernels, MatchesReference) {
-  std::mt19937 rng(71);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckCumSum<float>(&rng, trial);
-    CheckCumSum<double>(&rng, trial);
-    CheckCumSum<Float16>(&rng, trial);
-    CheckCumSum<int32_t>(&rng, trial);
-    CheckCumSum<int8_t>(&rng, trial);
-    CheckCumSum<uint64_t>(&rng, trial);
-  }
+  ForEachTrial<float, double, Float16, int32_t, int8_t, uint64_t>(
+      71, 300, []<class T>(std::mt19937* rng, int trial) { CheckCumSum<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: [1, 2, 3] in every mode.

@@ -47,11 +47,8 @@ void CheckDet(std::mt19937* rng, int trial) {
 }
 
 TEST(DetKernels, MatchesReference) {
-  std::mt19937 rng(131);
-  for (int trial = 0; trial < 400; ++trial) {
-    CheckDet<float>(&rng, trial);
-    CheckDet<double>(&rng, trial);
-  }
+  ForEachTrial<float, double>(
+      131, 400, []<class T>(std::mt19937* rng, int trial) { CheckDet<T>(rng, trial); });
 }
 
 // Cofactor expansion along the first row: no division, no pivoting.

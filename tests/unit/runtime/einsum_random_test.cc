@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernels/einsum.h"
 #include "runtime/kernels/reference/einsum.h"
+#include "tests/unit/runtime/kernel_random_util.h"
 
 namespace onnx_bcast::rt::kernels {
 namespace {
@@ -80,12 +81,8 @@ void CheckContraction(std::mt19937* rng, int trial) {
 }
 
 TEST(EinsumKernels, ContractionMatchesReference) {
-  std::mt19937 rng(51);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckContraction<float>(&rng, trial);
-    CheckContraction<double>(&rng, trial);
-    CheckContraction<int64_t>(&rng, trial);
-  }
+  kernel_test::ForEachTrial<float, double, int64_t>(
+      51, 300, []<class T>(std::mt19937* rng, int trial) { CheckContraction<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: "ij,jk->ik" with i=1, j=2, k=2 is a row times a matrix.

@@ -26,18 +26,8 @@ void CheckRange(std::mt19937* rng, int trial) {
 }
 
 TEST(GenerateKernels, RangeMatchesReference) {
-  std::mt19937 rng(101);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckRange<float>(&rng, trial);
-    CheckRange<double>(&rng, trial);
-    CheckRange<Float16>(&rng, trial);
-    CheckRange<BFloat16>(&rng, trial);
-    CheckRange<int8_t>(&rng, trial);
-    CheckRange<uint16_t>(&rng, trial);
-    CheckRange<int32_t>(&rng, trial);
-    CheckRange<int64_t>(&rng, trial);
-    CheckRange<uint64_t>(&rng, trial);
-  }
+  ForEachTrial<float, double, Float16, BFloat16, int8_t, uint16_t, int32_t, int64_t, uint64_t>(
+      101, 300, []<class T>(std::mt19937* rng, int trial) { CheckRange<T>(rng, trial); });
 }
 
 TEST(GenerateKernels, DiagonalMatchesReference) {

@@ -64,11 +64,8 @@ void CheckGridSample(std::mt19937* rng, int trial) {
 }
 
 TEST(GridSampleKernels, MatchesReference) {
-  std::mt19937 rng(101);
-  for (int trial = 0; trial < 200; ++trial) {
-    CheckGridSample<float>(&rng, trial);
-    CheckGridSample<double>(&rng, trial);
-  }
+  ForEachTrial<float, double>(
+      101, 200, []<class T>(std::mt19937* rng, int trial) { CheckGridSample<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: a 2x2 image sampled at its centre (bilinear, the mean)

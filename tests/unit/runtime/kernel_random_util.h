@@ -75,6 +75,18 @@ Buffer<T> RandomValues(std::mt19937* rng, int64_t n) {
   return v;
 }
 
+/// The fast-vs-reference loop of a kernel test: `trials` trials, each calling
+/// `check.template operator()<T>(&rng, trial)` for every type of Ts in order, all from one
+/// generator seeded with `seed` (so a trial's draws follow those of the types before it).
+/// `check` is a templated lambda: []<class T>(std::mt19937* rng, int trial) {...}.
+template <class... Ts, class Check>
+void ForEachTrial(uint32_t seed, int trials, Check&& check) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    (check.template operator()<Ts>(&rng, trial), ...);
+  }
+}
+
 /// Bitwise equality, element by element (no memcmp over the whole, possibly empty, buffers).
 template <class E>
 ::testing::AssertionResult SameBits(const std::vector<E>& a, const std::vector<E>& b) {

@@ -35,14 +35,8 @@ void CheckNonZero(std::mt19937* rng, int trial) {
 }
 
 TEST(NonZeroKernels, MatchesReference) {
-  std::mt19937 rng(97);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckNonZero<float>(&rng, trial);
-    CheckNonZero<Float16>(&rng, trial);
-    CheckNonZero<bool>(&rng, trial);
-    CheckNonZero<int32_t>(&rng, trial);
-    CheckNonZero<uint8_t>(&rng, trial);
-  }
+  ForEachTrial<float, Float16, bool, int32_t, uint8_t>(
+      97, 300, []<class T>(std::mt19937* rng, int trial) { CheckNonZero<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: [[0, 1], [2, 0]] -> rows [0, 1], columns [1, 0].

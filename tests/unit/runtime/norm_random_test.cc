@@ -145,11 +145,8 @@ void CheckLrn(std::mt19937* rng, int trial) {
 }
 
 TEST(NormKernels, LrnMatchesReference) {
-  std::mt19937 rng(91);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckLrn<float>(&rng, trial);
-    CheckLrn<double>(&rng, trial);
-  }
+  kernel_test::ForEachTrial<float, double>(
+      91, 300, []<class T>(std::mt19937* rng, int trial) { CheckLrn<T>(rng, trial); });
 }
 
 template <class C>
@@ -172,11 +169,8 @@ void CheckMvn(std::mt19937* rng, int trial) {
 }
 
 TEST(NormKernels, MeanVarianceNormalizeMatchesReference) {
-  std::mt19937 rng(92);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckMvn<float>(&rng, trial);
-    CheckMvn<double>(&rng, trial);
-  }
+  kernel_test::ForEachTrial<float, double>(
+      92, 300, []<class T>(std::mt19937* rng, int trial) { CheckMvn<T>(rng, trial); });
 }
 
 // The references on hand-worked cases.

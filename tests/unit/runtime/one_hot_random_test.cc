@@ -30,13 +30,8 @@ void CheckOneHot(std::mt19937* rng, int trial) {
 }
 
 TEST(OneHotKernels, MatchesReference) {
-  std::mt19937 rng(89);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckOneHot<uint8_t>(&rng, trial);
-    CheckOneHot<uint16_t>(&rng, trial);
-    CheckOneHot<float>(&rng, trial);
-    CheckOneHot<int64_t>(&rng, trial);
-  }
+  ForEachTrial<uint8_t, uint16_t, float, int64_t>(
+      89, 300, []<class T>(std::mt19937* rng, int trial) { CheckOneHot<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: indices [1, -1, 3] at depth 3 on the last axis.

@@ -4,6 +4,7 @@
 #define ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ inline absl::StatusOr<std::vector<Value>> RunNode(const Node& node,
   OpContext ctx(node, values, &outputs, options);
   if (absl::Status s = op->fn(ctx); !s.ok()) return s;
   return outputs;
+}
+
+/// `n` floats drawn uniformly from [-1, 1) (the random cases of the kernel tests).
+inline std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
 }
 
 /// A node with `n_in` inputs and `n_out` outputs named in0.. and out0...

@@ -28,6 +28,7 @@ using testing::FloatAttr;
 using testing::IntAttr;
 using testing::IntsAttr;
 using testing::MakeNode;
+using testing::RandomFloats;
 using testing::RunNode;
 using testing::StringAttr;
 
@@ -48,13 +49,6 @@ kernels::WindowGeometry RandomGeometry(std::mt19937_64& rng, int rank, bool tran
     g.out.push_back(transposed ? s * (in - 1) + ek - pb - pe : (in + pb + pe - ek) / s + 1);
   }
   return g;
-}
-
-std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
 }
 
 TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {

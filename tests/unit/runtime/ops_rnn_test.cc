@@ -15,15 +15,9 @@ namespace {
 using kernels::RnnCell;
 using testing::IntAttr;
 using testing::MakeNode;
+using testing::RandomFloats;
 using testing::RunNode;
 using testing::StringAttr;
-
-std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 TEST(RnnKernel, FastMatchesReferenceForEveryCell) {
   std::mt19937_64 rng(9);

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernels/reference/roi_align.h"
 #include "runtime/kernels/roi_align.h"
+#include "tests/unit/runtime/kernel_random_util.h"
 
 namespace onnx_bcast::rt::kernels {
 namespace {
@@ -48,11 +49,8 @@ void CheckRoiAlign(std::mt19937* rng, int trial) {
 }
 
 TEST(RoiAlignKernels, MatchesReference) {
-  std::mt19937 rng(71);
-  for (int trial = 0; trial < 400; ++trial) {
-    CheckRoiAlign<float>(&rng, trial);
-    CheckRoiAlign<double>(&rng, trial);
-  }
+  kernel_test::ForEachTrial<float, double>(
+      71, 400, []<class T>(std::mt19937* rng, int trial) { CheckRoiAlign<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: a 2x2 image, the whole image as one bin with one

@@ -53,15 +53,8 @@ void CheckTopK(std::mt19937* rng, int trial) {
 }
 
 TEST(TopKKernels, MatchesReference) {
-  std::mt19937 rng(83);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckTopK<float>(&rng, trial);
-    CheckTopK<double>(&rng, trial);
-    CheckTopK<Float16>(&rng, trial);
-    CheckTopK<int32_t>(&rng, trial);
-    CheckTopK<uint8_t>(&rng, trial);
-    CheckTopK<int64_t>(&rng, trial);
-  }
+  ForEachTrial<float, double, Float16, int32_t, uint8_t, int64_t>(
+      83, 300, []<class T>(std::mt19937* rng, int trial) { CheckTopK<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: ties keep the smaller index first; NaN counts as the

@@ -46,14 +46,8 @@ void CheckUnique(std::mt19937* rng, int trial) {
 }
 
 TEST(UniqueKernels, MatchesReference) {
-  std::mt19937 rng(103);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckUnique<float>(&rng, trial);
-    CheckUnique<Float16>(&rng, trial);
-    CheckUnique<bool>(&rng, trial);
-    CheckUnique<int32_t>(&rng, trial);
-    CheckUnique<uint8_t>(&rng, trial);
-  }
+  ForEachTrial<float, Float16, bool, int32_t, uint8_t>(
+      103, 300, []<class T>(std::mt19937* rng, int trial) { CheckUnique<T>(rng, trial); });
 }
 
 // The reference on a hand-worked case: [2, 1, 2, 3, 1] sorted and by first occurrence.
