@@ -91,6 +91,12 @@ class Executor {
   /// Moves node `pos`'s outputs into `frame` (keeping its buffers for the next run where
   /// nothing else holds them), then frees the values whose last use it was.
   void PublishOutputs(GraphPlan& plan, Frame& frame, size_t pos);
+  /// True when convolutions may leave activations in channel blocks for their readers
+  /// (kernels/channel_blocks.h): fusing is on and BCAST_BLOCKED is not "0".
+  bool BlocksOn() const;
+  /// Replaces `slot`'s blocked value with an NCHW copy (a no-op when it is NCHW already), for
+  /// `reader`, which cannot take it blocked; later readers share the copy.
+  absl::Status Unblock(GraphPlan& plan, Frame& frame, int slot, const Node& reader);
 
   class Runner;
 
