@@ -374,8 +374,8 @@ void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
     Executor::GraphPlan::NodePlan& np = plan->nodes[pos];
     if (np.constant) continue;
     const bool conv = plain(*np.node, "Conv");
-    if ((conv || plain(*np.node, "GlobalAveragePool")) && !np.inputs.empty() &&
-        np.inputs[0] >= 0 && std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
+    if ((conv || plain(*np.node, "GlobalAveragePool")) && !np.inputs.empty() && np.inputs[0] >= 0 &&
+        std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
       np.reads_blocks = true;
       ++block_reads[np.inputs[0]];
     }
@@ -725,8 +725,9 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
     const int slot = np.inputs[i];
     if (slot < 0 || frame.blocks[slot] == 0) continue;
     if (i == 0 && np.reads_blocks) {
-      ctx.set_input_block(frame.blocks[slot],
-                          [this, &plan, &frame, slot, &np] { return Unblock(plan, frame, slot, *np.node); });
+      ctx.set_input_block(frame.blocks[slot], [this, &plan, &frame, slot, &np] {
+        return Unblock(plan, frame, slot, *np.node);
+      });
     } else if (absl::Status s = Unblock(plan, frame, slot, *np.node); !s.ok()) {
       return s;
     }
@@ -734,6 +735,7 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
   if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
   if (ctx.output_block() != 0 && !np.outputs.empty() && np.outputs[0] >= 0) {
     frame.blocks[np.outputs[0]] = ctx.output_block();
+    ++blocked_outputs_;
   }
   // Plan-time work (weights packed) is reported apart from the run time.
   const double prepare_seconds = np.cache.TakePrepareSeconds();
@@ -808,6 +810,7 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
   kernels::RunChain(chain.steps, scalars.data(), x.data<float>(), (*y)->data<float>(),
                     x.num_elements(), threaded ? &parallel : nullptr);
   frame.blocks[out] = block;
+  if (block != 0) ++blocked_outputs_;
   if (timed) {
     // The chain's time goes to its sink; the other nodes ran inside it.
     static const std::vector<Value> kNoOutputs;

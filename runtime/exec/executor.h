@@ -66,6 +66,9 @@ class Executor {
   /// the memory budget). For tests, benchmarks and --profile.
   int64_t prepares() const;
   int64_t prepared_bytes() const;
+  /// Node outputs left in a channel-blocked layout so far (kernels/channel_blocks.h): a
+  /// convolution's for its readers, an elementwise chain's over one. For tests.
+  int64_t blocked_outputs() const { return blocked_outputs_; }
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return *model_->main; }
@@ -106,6 +109,7 @@ class Executor {
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans_;
   RunBudget budget_;
   BufferPool buffers_;
+  int64_t blocked_outputs_ = 0;
 };
 
 }  // namespace onnx_bcast::rt

@@ -77,8 +77,7 @@ void AverageBlocks(const float* x, int64_t blocks, int64_t spatial, float* y, in
 }  // namespace
 
 bool ChannelBlocksFit(int64_t channels, int block) {
-  return (block == 8 || block == 16 || block == channels) && channels > 0 &&
-         channels % block == 0;
+  return (block == 8 || block == 16 || block == channels) && channels > 0 && channels % block == 0;
 }
 
 void ToChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial, int block,
@@ -86,8 +85,8 @@ void ToChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t sp
   Reorder<true>(x, batch, channels, spatial, block, y);
 }
 
-void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial,
-                       int block, float* y) {
+void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial, int block,
+                       float* y) {
   Reorder<false>(x, batch, channels, spatial, block, y);
 }
 

@@ -21,8 +21,8 @@ void ToChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t sp
                      float* y);
 
 /// y [batch, channels, spatial] (NCHW) = x (blocked); ChannelBlocksFit(channels, block).
-void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial,
-                       int block, float* y);
+void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial, int block,
+                       float* y);
 
 /// GlobalAveragePool of a blocked x into y [batch, channels]: each channel summed in double
 /// over its pixels in order and divided by `spatial`, the order of kernels::Pool on the NCHW

@@ -98,8 +98,8 @@ class PreparedConv {
   virtual bool takes_block(int block) const { return block == 0; }
   /// Run with x in `x_block` and y in `y_block` (0: NCHW). x_block must be 0 or one
   /// takes_block() accepts, y_block 0 or out_block(). Same values as Run, in those layouts.
-  virtual bool RunBlocked(const float* x, int x_block, const float* w, const float* bias,
-                          float* y, int y_block, const ParallelFor* parallel) {
+  virtual bool RunBlocked(const float* x, int x_block, const float* w, const float* bias, float* y,
+                          int y_block, const ParallelFor* parallel) {
     if (x_block != 0 || y_block != 0) return false;
     return Run(x, w, bias, y, parallel);
   }

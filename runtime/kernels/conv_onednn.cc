@@ -269,8 +269,8 @@ class OneDnnPreparedConv : public PreparedConv {
   void FindBlocks(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps) {
     channels_ = channels;
     const memory::dims dims{batch, maps, g.out[0], g.out[1]};
-    for (auto [b, tag] : {std::pair<int64_t, Tag>{maps, Tag::nhwc}, {16, Tag::nChw16c},
-                          {8, Tag::nChw8c}}) {
+    for (auto [b, tag] :
+         {std::pair<int64_t, Tag>{maps, Tag::nhwc}, {16, Tag::nChw16c}, {8, Tag::nChw8c}}) {
       if (out_block_ == 0 && e_->reorder_dst && maps % b == 0 &&
           e_->dst.get_desc() == memory::desc(dims, kF32, tag)) {
         out_block_ = static_cast<int>(b);

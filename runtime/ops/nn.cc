@@ -540,9 +540,8 @@ template <kernels::PoolKind kKind>
 absl::Status GlobalPoolOp(OpContext& ctx) {
   if (ctx.input_block() != 0) {
     const Tensor* xb = ctx.input(0);
-    if (kKind == kernels::PoolKind::kAverage && xb != nullptr &&
-        xb->dtype() == DType::kFloat32 && xb->rank() >= 3 &&
-        kernels::ChannelBlocksFit(xb->shape()[1], ctx.input_block())) {
+    if (kKind == kernels::PoolKind::kAverage && xb != nullptr && xb->dtype() == DType::kFloat32 &&
+        xb->rank() >= 3 && kernels::ChannelBlocksFit(xb->shape()[1], ctx.input_block())) {
       return GlobalAverageBlocked(ctx, *xb);
     }
     if (absl::Status s = ctx.UnblockInput(); !s.ok()) return s;
