@@ -204,14 +204,23 @@ absl::Status WithNode(const Node& node, const absl::Status& status) {
 }
 
 // The chain step a node computes, or nullopt when it is not a chain op: Add, Sub, Mul, Div
-// (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes.
+// (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes, and
+// HardSigmoid with its own.
 std::optional<kernels::ChainStep::Op> ChainOp(const Node& node) {
   using Op = kernels::ChainStep::Op;
-  if ((!node.domain.empty() && node.domain != "ai.onnx") || !node.attrs.empty() ||
-      node.outputs.size() != 1 || node.outputs[0].empty()) {
+  if ((!node.domain.empty() && node.domain != "ai.onnx") || node.outputs.size() != 1 ||
+      node.outputs[0].empty()) {
     return std::nullopt;
   }
   const std::string& t = node.op_type;
+  // HardSigmoid from opset 6 (opset 1 has consumed_inputs), with its two attributes only.
+  if (t == "HardSigmoid" && node.opset >= 6 && node.inputs.size() == 1) {
+    for (const auto& [name, attr] : node.attrs) {
+      if (name != "alpha" && name != "beta") return std::nullopt;
+    }
+    return Op::kHardSigmoid;
+  }
+  if (!node.attrs.empty()) return std::nullopt;
   if (t == "Erf") return node.inputs.size() == 1 ? std::optional<Op>(Op::kErf) : std::nullopt;
   if (node.inputs.size() != 2 || node.opset < 7) return std::nullopt;
   if (t == "Add") return Op::kAdd;
@@ -274,6 +283,8 @@ void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
       const Executor::GraphPlan::NodePlan& np = plan->nodes[members[k]];
       kernels::ChainStep step;
       step.op = *ChainOp(*np.node);
+      step.alpha = np.node->GetFloat("alpha", 0.2f);  // HardSigmoid's defaults
+      step.beta = np.node->GetFloat("beta", 0.5f);
       for (size_t i = 0; i < np.inputs.size() && ok; ++i) {
         const int slot = np.inputs[i];
         kernels::ChainStep::Operand operand;
@@ -847,6 +858,10 @@ absl::Status Executor::Unblock(GraphPlan& plan, Frame& frame, int slot, const No
                              (*y)->data<float>());
   frame.values[slot] = holder[0];
   frame.blocks[slot] = 0;
+  // A reader that needs NCHW (a path without blocked input, a chain whose output must be
+  // NCHW) will again at the next run: from then on the producer writes NCHW itself, through
+  // oneDNN's reorder, instead of this copy after it.
+  plan.may_block[slot] = false;
   return absl::OkStatus();
 }
 

@@ -98,7 +98,8 @@ class Executor {
   /// (kernels/channel_blocks.h): fusing is on and BCAST_BLOCKED is not "0".
   bool BlocksOn() const;
   /// Replaces `slot`'s blocked value with an NCHW copy (a no-op when it is NCHW already), for
-  /// `reader`, which cannot take it blocked; later readers share the copy.
+  /// `reader`, which cannot take it blocked; later readers share the copy, and later runs
+  /// leave the slot NCHW.
   absl::Status Unblock(GraphPlan& plan, Frame& frame, int slot, const Node& reader);
 
   class Runner;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/kernels/unary_ops.h"
 #include "runtime/kernels/vector_math.h"
 
 namespace onnx_bcast::rt::kernels {
@@ -58,8 +59,18 @@ BCAST_CHAIN_INLINE void Binary(Op op, const float* a, const float* b, float s, f
     case Op::kDiv:
       return BinaryTile<Op::kDiv>(a, b, s, d, len);
     case Op::kErf:
+    case Op::kHardSigmoid:
       break;
   }
+}
+
+// HardSigmoid through the unary kernel's element function (the op's bits).
+BCAST_CHAIN_INLINE void HardSigmoidTile(const ChainStep& st, const float* a, float* d,
+                                        int64_t len) {
+  UnaryParams p;
+  p.alpha = st.alpha;
+  p.beta = st.beta;
+  for (int64_t i = 0; i < len; ++i) d[i] = elem::ApplyUnary<UnaryKind::kHardSigmoid>(a[i], p);
 }
 
 // The chain over x[begin, end), with `regs` as scratch for the registers between x and y.
@@ -79,6 +90,10 @@ BCAST_CHAIN_INLINE void ChainRangeBody(const std::vector<ChainStep>& steps, cons
       float* d = reg(i + 1);
       if (st.op == Op::kErf) {
         ErfFloats(reg(st.a.index), d, len);
+        continue;
+      }
+      if (st.op == Op::kHardSigmoid) {
+        HardSigmoidTile(st, reg(st.a.index), d, len);
         continue;
       }
       const float* a = st.a.scalar ? nullptr : reg(st.a.index);
@@ -143,6 +158,15 @@ void RunChainReference(const std::vector<ChainStep>& steps, const float* scalars
       ErfFloats(regs[st.a.index].data(), d.data(), n);
       continue;
     }
+    if (st.op == Op::kHardSigmoid) {
+      UnaryParams p;
+      p.alpha = st.alpha;
+      p.beta = st.beta;
+      for (int64_t j = 0; j < n; ++j) {
+        d[j] = elem::ApplyUnary<UnaryKind::kHardSigmoid>(regs[st.a.index][j], p);
+      }
+      continue;
+    }
     for (int64_t j = 0; j < n; ++j) {
       const float a = st.a.scalar ? scalars[st.a.index] : regs[st.a.index][j];
       const float b = st.b.scalar ? scalars[st.b.index] : regs[st.b.index][j];
@@ -160,6 +184,7 @@ void RunChainReference(const std::vector<ChainStep>& steps, const float* scalars
           d[j] = a / b;
           break;
         case Op::kErf:
+        case Op::kHardSigmoid:
           break;
       }
     }
