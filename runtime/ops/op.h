@@ -95,9 +95,11 @@ struct RunOptions {
   BufferPool* buffers = nullptr;
   /// Run chains of float elementwise ops over one tensor and scalar constants (GELU) as one
   /// tiled pass (kernels/elementwise_chain.h), and a Relu that is its Conv's only reader inside
-  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one. Off
-  /// when observe_node is set (observers see every node) or BCAST_FUSE=0 is in the
-  /// environment (A/B timing).
+  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one; and
+  /// convolutions hand their outputs to readers that take it in oneDNN's channel-blocked
+  /// layout (kernels/channel_blocks.h; BCAST_BLOCKED=0 turns that alone off). Off when
+  /// observe_node is set (observers see every node) or BCAST_FUSE=0 is in the environment
+  /// (A/B timing).
   bool fuse_elementwise = true;
 };
 
