@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/channel_blocks.h"
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/ops/registry.h"
@@ -58,6 +59,10 @@ struct Executor::GraphPlan {
     /// (OpContext::fused_relu) when fusing; -1 otherwise. `relu_in_conv` marks that Relu.
     int relu_pos = -1;
     bool relu_in_conv = false;
+    /// Channel-blocked activations (FindBlocks): input 0 may be passed in channel blocks
+    /// (Conv, GlobalAveragePool), and output 0 may be written in them (Conv).
+    bool reads_blocks = false;
+    bool writes_blocks = false;
   };
   const Graph* graph = nullptr;
   std::unordered_map<std::string, int> slot_of;
@@ -76,11 +81,18 @@ struct Executor::GraphPlan {
   /// Per slot, the node (position in `nodes`) and output index that make it; -1 for inputs,
   /// initializers and outer names.
   std::vector<std::pair<int, int>> producer;
+  /// Per slot: every reader takes the value in channel blocks (FindBlocks), so its producer
+  /// may leave it in them; never a graph output or a value a subgraph reads.
+  std::vector<bool> may_block;
+  /// Per slot, the NCHW copy Unblock made of a blocked value, kept for its buffer.
+  std::unordered_map<int, std::vector<Value>> unblocked;
 };
 
 struct Executor::Frame {
   const GraphPlan* plan = nullptr;
   std::vector<Value> values;
+  /// Per slot, the channel block its value is in (kernels/channel_blocks.h); 0: NCHW.
+  std::vector<int> blocks;
 };
 
 namespace {
@@ -176,6 +188,16 @@ bool FuseFromEnvironment() {
   return fuse;
 }
 
+// BCAST_BLOCKED=0 turns channel-blocked activations off alone (BCAST_FUSE=0 turns them off
+// with the other fusions), for A/B timing.
+bool BlocksFromEnvironment() {
+  static const bool blocks = [] {
+    const char* env = std::getenv("BCAST_BLOCKED");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return blocks;
+}
+
 absl::Status WithNode(const Node& node, const absl::Status& status) {
   const std::string label = node.Label();
   if (absl::StartsWith(status.message(), label)) return status;
@@ -183,14 +205,23 @@ absl::Status WithNode(const Node& node, const absl::Status& status) {
 }
 
 // The chain step a node computes, or nullopt when it is not a chain op: Add, Sub, Mul, Div
-// (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes.
+// (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes, and
+// HardSigmoid with its own.
 std::optional<kernels::ChainStep::Op> ChainOp(const Node& node) {
   using Op = kernels::ChainStep::Op;
-  if ((!node.domain.empty() && node.domain != "ai.onnx") || !node.attrs.empty() ||
-      node.outputs.size() != 1 || node.outputs[0].empty()) {
+  if ((!node.domain.empty() && node.domain != "ai.onnx") || node.outputs.size() != 1 ||
+      node.outputs[0].empty()) {
     return std::nullopt;
   }
   const std::string& t = node.op_type;
+  // HardSigmoid from opset 6 (opset 1 has consumed_inputs), with its two attributes only.
+  if (t == "HardSigmoid" && node.opset >= 6 && node.inputs.size() == 1) {
+    for (const auto& [name, attr] : node.attrs) {
+      if (name != "alpha" && name != "beta") return std::nullopt;
+    }
+    return Op::kHardSigmoid;
+  }
+  if (!node.attrs.empty()) return std::nullopt;
   if (t == "Erf") return node.inputs.size() == 1 ? std::optional<Op>(Op::kErf) : std::nullopt;
   if (node.inputs.size() != 2 || node.opset < 7) return std::nullopt;
   if (t == "Add") return Op::kAdd;
@@ -253,6 +284,8 @@ void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
       const Executor::GraphPlan::NodePlan& np = plan->nodes[members[k]];
       kernels::ChainStep step;
       step.op = *ChainOp(*np.node);
+      step.alpha = np.node->GetFloat("alpha", 0.2f);  // HardSigmoid's defaults
+      step.beta = np.node->GetFloat("beta", 0.5f);
       for (size_t i = 0; i < np.inputs.size() && ok; ++i) {
         const int slot = np.inputs[i];
         kernels::ChainStep::Operand operand;
@@ -398,6 +431,46 @@ void MarkConstants(Executor::GraphPlan* plan) {
   }
 }
 
+// Marks where activations may stay in oneDNN's channel-blocked layout between nodes: a Conv
+// writes it and a Conv or a GlobalAveragePool reads it as input 0; an elementwise chain over
+// scalars (FindChains) runs on it as on any order of the same elements. A value may be left
+// blocked when each of its uses is such a read; at run time the producer decides (the path
+// it takes), and a reader that cannot take it after all gets the NCHW copy (Executor::Unblock).
+void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
+                const NameSet& keep) {
+  const size_t n = plan->nodes.size();
+  std::vector<int> use_count(plan->names.size(), 0), block_reads(plan->names.size(), 0);
+  for (size_t pos = 0; pos < n; ++pos) {
+    for (const std::string& name : uses[pos]) ++use_count[plan->slot_of.at(name)];
+  }
+  auto plain = [](const Node& node, const char* op) {
+    return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op;
+  };
+  for (size_t pos = 0; pos < n; ++pos) {
+    Executor::GraphPlan::NodePlan& np = plan->nodes[pos];
+    if (np.constant) continue;
+    const bool conv = plain(*np.node, "Conv");
+    if ((conv || plain(*np.node, "GlobalAveragePool")) && !np.inputs.empty() && np.inputs[0] >= 0 &&
+        std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
+      np.reads_blocks = true;
+      ++block_reads[np.inputs[0]];
+    }
+    np.writes_blocks = conv && np.outputs.size() == 1;
+    if (np.chain != nullptr) {
+      for (int member : np.chain->members) {
+        const std::vector<int>& in = plan->nodes[member].inputs;
+        block_reads[np.chain->x_slot] +=
+            static_cast<int>(std::count(in.begin(), in.end(), np.chain->x_slot));
+      }
+    }
+  }
+  plan->may_block.assign(plan->names.size(), false);
+  for (size_t slot = 0; slot < plan->names.size(); ++slot) {
+    plan->may_block[slot] = use_count[slot] > 0 && block_reads[slot] == use_count[slot] &&
+                            keep.count(plan->names[slot]) == 0;
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
     const Graph& graph, std::unordered_map<const Graph*, NameSet>* memo) {
   auto plan = std::make_unique<Executor::GraphPlan>();
@@ -494,6 +567,7 @@ absl::StatusOr<std::unique_ptr<Executor::GraphPlan>> BuildPlan(
   for (size_t pos = 0; pos < n; ++pos) uses_by_pos[pos] = std::move(uses[order[pos]]);
   FindChains(plan.get(), uses_by_pos, keep);
   FindConvRelu(plan.get(), uses_by_pos, keep);
+  FindBlocks(plan.get(), uses_by_pos, keep);
   for (const std::string& out : graph.outputs) {
     // An output nothing defines (an empty name included) is a malformed graph, not a crash.
     auto it = plan->slot_of.find(out);
@@ -530,6 +604,7 @@ class Executor::Runner : public SubgraphRunner {
     Frame frame;
     frame.plan = &plan;
     frame.values.resize(plan.names.size());
+    frame.blocks.assign(plan.names.size(), 0);
     for (size_t i = 0; i < plan.outer_slots.size(); ++i) {
       frame.values[plan.outer_slots[i]] = parent_->values[plan.outer_parent_slots[i]];
     }
@@ -608,6 +683,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
 
 void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
   frame.values[slot] = Value();
+  frame.blocks[slot] = 0;
   const auto [pos, i] = plan.producer[slot];
   if (pos < 0 || options_.buffers == nullptr) return;
   GraphPlan::NodePlan& np = plan.nodes[pos];
@@ -662,10 +738,31 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
   const bool fused_relu = np.relu_pos >= 0 && options_.fuse_elementwise && !options_.observe_node &&
                           FuseFromEnvironment();
   ctx.set_fused_relu(fused_relu);
+  if (np.writes_blocks && BlocksOn()) {
+    // With a fused Relu, the value the readers see is the Relu's output.
+    const int out = fused_relu ? plan.nodes[np.relu_pos].outputs[0] : np.outputs[0];
+    ctx.set_output_block_allowed(out >= 0 && plan.may_block[out]);
+  }
   const bool timed = options_.node_done && plan.parent == nullptr;
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  // Blocked inputs: passed on to an op that reads them, made NCHW for any other reader.
+  for (size_t i = 0; i < np.inputs.size(); ++i) {
+    const int slot = np.inputs[i];
+    if (slot < 0 || frame.blocks[slot] == 0) continue;
+    if (i == 0 && np.reads_blocks) {
+      ctx.set_input_block(frame.blocks[slot], [this, &plan, &frame, slot, &np] {
+        return Unblock(plan, frame, slot, *np.node);
+      });
+    } else if (absl::Status s = Unblock(plan, frame, slot, *np.node); !s.ok()) {
+      return s;
+    }
+  }
   if (absl::Status s = np.op->fn(ctx); !s.ok()) return WithNode(*np.node, s);
+  if (ctx.output_block() != 0 && !np.outputs.empty() && np.outputs[0] >= 0) {
+    frame.blocks[np.outputs[0]] = ctx.output_block();
+    ++blocked_outputs_;
+  }
   // Plan-time work (weights packed) is reported apart from the run time.
   const double prepare_seconds = np.cache.TakePrepareSeconds();
   if (prepare_seconds > 0 && options_.node_prepared && plan.parent == nullptr) {
@@ -686,6 +783,8 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
     GraphPlan::NodePlan& relu = plan.nodes[np.relu_pos];
     frame.values[relu.outputs[0]] = std::move(frame.values[np.outputs[0]]);
     frame.values[np.outputs[0]] = Value();
+    frame.blocks[relu.outputs[0]] = frame.blocks[np.outputs[0]];  // Relu runs on any order
+    frame.blocks[np.outputs[0]] = 0;
     if (timed) {
       static const std::vector<Value> kNoOutputs;
       options_.node_done(*relu.node, kNoOutputs, 0.0);
@@ -715,6 +814,14 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
     }
     return absl::OkStatus();
   }
+  // Every step is elementwise over scalars, so a blocked x gives a blocked y, when y's readers
+  // take it; else x is made NCHW first.
+  int block = frame.blocks[chain.x_slot];
+  const int out = sink.outputs[0];
+  if (block != 0 && !plan.may_block[out]) {
+    if (absl::Status s = Unblock(plan, frame, chain.x_slot, *sink.node); !s.ok()) return s;
+    block = 0;
+  }
   const Tensor& x = *xv.tensor;
   const bool timed = options_.node_done && plan.parent == nullptr;
   const auto start =
@@ -728,6 +835,8 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
   const bool threaded = options_.pool != nullptr && options_.threads > 1;
   kernels::RunChain(chain.steps, scalars.data(), x.data<float>(), (*y)->data<float>(),
                     x.num_elements(), threaded ? &parallel : nullptr);
+  frame.blocks[out] = block;
+  if (block != 0) ++blocked_outputs_;
   if (timed) {
     // The chain's time goes to its sink; the other nodes ran inside it.
     static const std::vector<Value> kNoOutputs;
@@ -739,6 +848,35 @@ absl::Status Executor::RunChainAt(GraphPlan& plan, Frame& frame, size_t pos, boo
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   PublishOutputs(plan, frame, pos);
+  return absl::OkStatus();
+}
+
+bool Executor::BlocksOn() const {
+  return options_.fuse_elementwise && !options_.observe_node && FuseFromEnvironment() &&
+         BlocksFromEnvironment();
+}
+
+absl::Status Executor::Unblock(GraphPlan& plan, Frame& frame, int slot, const Node& reader) {
+  const int block = frame.blocks[slot];
+  if (block == 0) return absl::OkStatus();
+  // Kept alive until the copy is made: the slot's value is replaced below.
+  const std::shared_ptr<Tensor> blocked = frame.values[slot].tensor;
+  const std::vector<int64_t>& shape = blocked->shape();
+  int64_t spatial = 1;
+  for (size_t d = 2; d < shape.size(); ++d) spatial *= shape[d];
+  std::vector<Value>& holder = plan.unblocked[slot];
+  holder.resize(1);
+  OpContext ctx(reader, {}, &holder, options_);
+  absl::StatusOr<Tensor*> y = ctx.Allocate(0, DType::kFloat32, shape);
+  if (!y.ok()) return WithNode(reader, y.status());
+  kernels::FromChannelBlocks(blocked->data<float>(), shape[0], shape[1], spatial, block,
+                             (*y)->data<float>());
+  frame.values[slot] = holder[0];
+  frame.blocks[slot] = 0;
+  // A reader that needs NCHW (a path without blocked input, a chain whose output must be
+  // NCHW) will again at the next run: from then on the producer writes NCHW itself, through
+  // oneDNN's reorder, instead of this copy after it.
+  plan.may_block[slot] = false;
   return absl::OkStatus();
 }
 
@@ -790,6 +928,7 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   Frame frame;
   frame.plan = &plan;
   frame.values.resize(plan.names.size());
+  frame.blocks.assign(plan.names.size(), 0);
   for (const auto& [slot, tensor] : plan.initializers) frame.values[slot] = Value::Of(tensor);
   std::vector<bool> fed(plan.names.size(), false);
   bool fed_initializer = false;

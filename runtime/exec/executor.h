@@ -66,6 +66,9 @@ class Executor {
   /// the memory budget). For tests, benchmarks and --profile.
   int64_t prepares() const;
   int64_t prepared_bytes() const;
+  /// Node outputs left in a channel-blocked layout so far (kernels/channel_blocks.h): a
+  /// convolution's for its readers, an elementwise chain's over one. For tests.
+  int64_t blocked_outputs() const { return blocked_outputs_; }
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return *model_->main; }
@@ -91,6 +94,13 @@ class Executor {
   /// Moves node `pos`'s outputs into `frame` (keeping its buffers for the next run where
   /// nothing else holds them), then frees the values whose last use it was.
   void PublishOutputs(GraphPlan& plan, Frame& frame, size_t pos);
+  /// True when convolutions may leave activations in channel blocks for their readers
+  /// (kernels/channel_blocks.h): fusing is on and BCAST_BLOCKED is not "0".
+  bool BlocksOn() const;
+  /// Replaces `slot`'s blocked value with an NCHW copy (a no-op when it is NCHW already), for
+  /// `reader`, which cannot take it blocked; later readers share the copy, and later runs
+  /// leave the slot NCHW.
+  absl::Status Unblock(GraphPlan& plan, Frame& frame, int slot, const Node& reader);
 
   class Runner;
 
@@ -100,6 +110,7 @@ class Executor {
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans_;
   RunBudget budget_;
   BufferPool buffers_;
+  int64_t blocked_outputs_ = 0;
 };
 
 }  // namespace onnx_bcast::rt

@@ -88,6 +88,21 @@ class PreparedConv {
   /// The path's name for --profile, with a variant where one path has several ("onednn-nchw":
   /// oneDNN reading the NCHW source itself, no source reorder).
   virtual const char* label() const { return ConvPathName(path()); }
+
+  /// Channel-blocked activations (kernels/channel_blocks.h), so that consecutive
+  /// convolutions skip the reorders to and from NCHW between them. The block y can be written
+  /// in directly (oneDNN's own destination layout when the maps fill whole blocks), 0 when
+  /// only NCHW.
+  virtual int out_block() const { return 0; }
+  /// True when RunBlocked reads x in channel block `block` (0: NCHW, always true).
+  virtual bool takes_block(int block) const { return block == 0; }
+  /// Run with x in `x_block` and y in `y_block` (0: NCHW). x_block must be 0 or one
+  /// takes_block() accepts, y_block 0 or out_block(). Same values as Run, in those layouts.
+  virtual bool RunBlocked(const float* x, int x_block, const float* w, const float* bias, float* y,
+                          int y_block, const ParallelFor* parallel) {
+    if (x_block != 0 || y_block != 0) return false;
+    return Run(x, w, bias, y, parallel);
+  }
 };
 
 /// How PrepareConv2D chooses the path.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/kernels/channel_blocks.h"
 #endif
 
 namespace onnx_bcast::rt::kernels {
@@ -263,6 +264,71 @@ class OneDnnPreparedConv : public PreparedConv {
     stream.wait();
   }
 
+  // The blocked layouts this primitive reads and writes directly (kernels/channel_blocks.h):
+  // found once, after the primitive is built.
+  void FindBlocks(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps) {
+    channels_ = channels;
+    const memory::dims dims{batch, maps, g.out[0], g.out[1]};
+    for (auto [b, tag] :
+         {std::pair<int64_t, Tag>{maps, Tag::nhwc}, {16, Tag::nChw16c}, {8, Tag::nChw8c}}) {
+      if (out_block_ == 0 && e_->reorder_dst && maps % b == 0 &&
+          e_->dst.get_desc() == memory::desc(dims, kF32, tag)) {
+        out_block_ = static_cast<int>(b);
+      }
+    }
+    src_dims_ = {batch, channels, g.in[0], g.in[1]};
+  }
+
+  int out_block() const override { return out_block_; }
+  // A primitive that reorders its source anyway reorders from a blocked one as well; one that
+  // reads NCHW itself (stems) takes NCHW only.
+  bool takes_block(int block) const override {
+    return block == 0 || (e_->reorder_src && ChannelBlocksFit(channels_, block));
+  }
+
+  bool RunBlocked(const float* x, int x_block, const float*, const float* bias, float* y,
+                  int y_block, const ParallelFor*) override {
+    if (!takes_block(x_block) || (y_block != 0 && y_block != out_block_)) return false;
+    omp_set_num_threads(1);
+    try {
+      dnnl::stream& stream = Stream();
+      Entry& e = *e_;
+      memory src = e.reorder_src ? e.src : e.user_src;
+      if (x_block == 0) {
+        e.user_src.set_data_handle(const_cast<float*>(x));
+        if (e.reorder_src) e.to_src.execute(stream, e.user_src, e.src);
+      } else {
+        BlockedSource& bs = Source(x_block);
+        bs.user.set_data_handle(const_cast<float*>(x));
+        if (bs.direct) {
+          src = bs.user;  // already the primitive's layout
+        } else {
+          bs.to_src.execute(stream, bs.user, e.src);
+        }
+      }
+      memory dst = e.reorder_dst ? e.dst : e.user_dst;
+      if (y_block != 0) {
+        if (!blocked_dst_) blocked_dst_ = memory(e.dst.get_desc(), SharedEngine(), nullptr);
+        blocked_dst_.set_data_handle(y);
+        dst = blocked_dst_;
+      } else {
+        e.user_dst.set_data_handle(y);
+      }
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e.wei}, {DNNL_ARG_DST, dst}};
+      if (bias != nullptr) {
+        e.bias.set_data_handle(const_cast<float*>(bias));
+        args.emplace(DNNL_ARG_BIAS, e.bias);
+      }
+      e.conv.execute(stream, args);
+      if (y_block == 0 && e.reorder_dst) e.from_dst.execute(stream, e.dst, e.user_dst);
+      stream.wait();
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    return true;
+  }
+
   int64_t bytes() const override {
     int64_t total = static_cast<int64_t>(e_->wei.get_desc().get_size());
     if (e_->reorder_src) total += static_cast<int64_t>(e_->src.get_desc().get_size());
@@ -278,7 +344,42 @@ class OneDnnPreparedConv : public PreparedConv {
   }
 
  private:
+  // A block of all the channels is NHWC (for 8 or 16 channels the same bytes as nChw8c or
+  // nChw16c, which oneDNN does not see: asking for NHWC then lets a primitive that reads NHWC
+  // take the buffer without a reorder).
+  static Tag BlockTag(int block, int64_t channels) {
+    return block == channels ? Tag::nhwc : block == 16 ? Tag::nChw16c : Tag::nChw8c;
+  }
+
+  // A blocked source: its memory (handle set per run) and, unless the primitive reads that
+  // very layout, the reorder into the primitive's source layout. Built at first use.
+  struct BlockedSource {
+    memory user;
+    dnnl::reorder to_src;
+    bool direct = false;
+  };
+  BlockedSource& Source(int block) {
+    BlockedSource& bs = block == channels_ ? src_all_ : block == 16 ? src16_ : src8_;
+    if (!bs.user) {
+      const memory::desc desc(src_dims_, kF32, BlockTag(block, channels_));
+      // 8 or 16 channels in one block: NHWC and nChw8c/nChw16c are the same bytes.
+      const bool same_bytes =
+          block == channels_ && (block == 8 || block == 16) &&
+          memory::desc(src_dims_, kF32, block == 16 ? Tag::nChw16c : Tag::nChw8c) ==
+              e_->src.get_desc();
+      bs.direct = same_bytes || desc == e_->src.get_desc();
+      bs.user = memory(bs.direct ? e_->src.get_desc() : desc, SharedEngine(), nullptr);
+      if (!bs.direct) bs.to_src = dnnl::reorder(bs.user, e_->src);
+    }
+    return bs;
+  }
+
   std::unique_ptr<Entry> e_;
+  int out_block_ = 0;
+  int64_t channels_ = 0;
+  memory::dims src_dims_;
+  BlockedSource src8_, src16_, src_all_;
+  memory blocked_dst_;
 };
 
 }  // namespace
@@ -292,6 +393,7 @@ std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64
     auto prepared = std::make_unique<OneDnnPreparedConv>(
         BuildBest(SharedEngine(), g, batch, channels, maps, group, has_bias));
     prepared->PackWeights(w, OneDnnPreparedConv::Stream());
+    prepared->FindBlocks(g, batch, channels, maps);
     return prepared;
   } catch (const dnnl::error&) {
     return nullptr;

@@ -11,10 +11,10 @@
 
 namespace onnx_bcast::rt::kernels {
 
-/// One step: register `dst` = op(a, b) (binary) or op(a) (kErf). Register 0 is the chain's
-/// input x; step i writes register i + 1; the last step's register is the result.
+/// One step: register `dst` = op(a, b) (binary) or op(a) (kErf, kHardSigmoid). Register 0 is the
+/// chain's input x; step i writes register i + 1; the last step's register is the result.
 struct ChainStep {
-  enum class Op { kAdd, kSub, kMul, kDiv, kErf };
+  enum class Op { kAdd, kSub, kMul, kDiv, kErf, kHardSigmoid };
   /// An operand: a register (0 = x, i + 1 = step i's result) or a scalar (index into the
   /// scalars passed to RunChain).
   struct Operand {
@@ -22,14 +22,18 @@ struct ChainStep {
     int index = 0;
   };
   Op op = Op::kAdd;
-  Operand a, b;  ///< b unused by kErf
+  Operand a, b;  ///< b unused by kErf and kHardSigmoid
+  /// kHardSigmoid's attributes: max(0, min(1, alpha * a + beta)), as the op computes it
+  /// (kernels/unary_ops.h), so MobileNetV3's hard-swish (HardSigmoid, Mul) is a chain too.
+  float alpha = 0, beta = 0;
 };
 
 /// At most this many steps (registers live in a fixed L1-sized scratch).
 inline constexpr int kMaxChainSteps = 16;
 
 /// y[i] = the chain applied to x[i] for i in [0, n), each step the same float operation as the
-/// op run alone (IEEE +, -, *, /, and ErfFloats for Erf), so the result has the same bits as
+/// op run alone (IEEE +, -, *, /, ErfFloats for Erf, the unary kernel's element function for
+/// HardSigmoid), so the result has the same bits as
 /// running the ops one after the other. Tiles run as `parallel` tasks when given. y must not
 /// overlap x. `steps` is not empty and has at most kMaxChainSteps entries.
 void RunChain(const std::vector<ChainStep>& steps, const float* scalars, const float* x, float* y,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "broadcast/view.h"
 #include "runtime/checked_int.h"
+#include "runtime/kernels/channel_blocks.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/kernels/norm.h"
@@ -165,15 +166,29 @@ absl::Status ConvCompute(OpContext& ctx) {
       return kernels::PrepareConv2D(g, n, c, m, group, wd, b != nullptr,
                                     kernels::DefaultConvChoice());
     });
-    if (prepared != nullptr &&
-        prepared->Run(x.data<float>(), wd, b != nullptr ? b->data<float>() : nullptr,
-                      y->data<float>(), &parallel)) {
-      return absl::OkStatus();
+    if (prepared != nullptr) {
+      // Channel-blocked activations in and out where the path and the executor allow them
+      // (kernels/channel_blocks.h): no reorder between consecutive oneDNN convolutions.
+      int x_block = ctx.input_block();
+      if (!prepared->takes_block(x_block)) {
+        BCAST_RETURN_IF_ERROR(ctx.UnblockInput());
+        x_block = 0;
+      }
+      const int y_block = ctx.output_block_allowed() ? prepared->out_block() : 0;
+      if (prepared->RunBlocked(ctx.input(0)->data<float>(), x_block, wd,
+                               b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
+                               y_block, &parallel)) {
+        ctx.set_output_block(y_block);
+        return absl::OkStatus();
+      }
     }
   }
+  // The paths below read NCHW; unblocking replaces input 0, so it is looked up again.
+  BCAST_RETURN_IF_ERROR(ctx.UnblockInput());
+  const Tensor& xu = *ctx.input(0);
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
-    nn::ComputeIn<C> xv(x), wv(w);
+    nn::ComputeIn<C> xv(xu), wv(w);
     std::optional<nn::ComputeIn<C>> bv;
     if (b != nullptr) bv.emplace(*b);
     nn::ComputeOut<C> yv(y);
@@ -479,8 +494,29 @@ absl::Status PoolOp(OpContext& ctx) {
   });
 }
 
+// GlobalAveragePool of a float input the executor passed in channel blocks (the blocked
+// output of a convolution): pooled in place of a reorder back to NCHW, with the same bits.
+absl::Status GlobalAverageBlocked(OpContext& ctx, const Tensor& x) {
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  BCAST_ASSIGN_OR_RETURN(
+      Tensor * y,
+      ctx.Allocate(0, x.dtype(), OutShape(n, c, std::vector<int64_t>(spatial.size(), 1))));
+  kernels::GlobalAverageChannelBlocks(x.data<float>(), n, c, CheckedProduct(spatial).value_or(0),
+                                      ctx.input_block(), y->data<float>());
+  return absl::OkStatus();
+}
+
 template <kernels::PoolKind kKind>
 absl::Status GlobalPoolOp(OpContext& ctx) {
+  if (ctx.input_block() != 0) {
+    const Tensor* xb = ctx.input(0);
+    if (kKind == kernels::PoolKind::kAverage && xb != nullptr && xb->dtype() == DType::kFloat32 &&
+        xb->rank() >= 3 && kernels::ChannelBlocksFit(xb->shape()[1], ctx.input_block())) {
+      return GlobalAverageBlocked(ctx, *xb);
+    }
+    BCAST_RETURN_IF_ERROR(ctx.UnblockInput());
+  }
   BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
   const Tensor& x = *xs;
   BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));

@@ -95,9 +95,11 @@ struct RunOptions {
   BufferPool* buffers = nullptr;
   /// Run chains of float elementwise ops over one tensor and scalar constants (GELU) as one
   /// tiled pass (kernels/elementwise_chain.h), and a Relu that is its Conv's only reader inside
-  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one. Off
-  /// when observe_node is set (observers see every node) or BCAST_FUSE=0 is in the
-  /// environment (A/B timing).
+  /// the Conv (OpContext::fused_relu), both with the bits of the nodes run one by one; and
+  /// convolutions hand their outputs to readers that take it in oneDNN's channel-blocked
+  /// layout (kernels/channel_blocks.h; BCAST_BLOCKED=0 turns that alone off). Off when
+  /// observe_node is set (observers see every node) or BCAST_FUSE=0 is in the environment
+  /// (A/B timing).
   bool fuse_elementwise = true;
 };
 
@@ -256,6 +258,28 @@ class OpContext {
   void set_fused_relu(bool fused) { fused_relu_ = fused; }
   bool fused_relu() const { return fused_relu_; }
 
+  /// Channel-blocked activations (kernels/channel_blocks.h, issue #32), set by the executor.
+  /// Input 0 is in channel block `block` (0: NCHW, the default); only ops that read the
+  /// blocked layout (Conv, GlobalAveragePool) get one. An op that cannot use it at this run
+  /// calls UnblockInput, which makes input 0 NCHW through `unblock` (the executor's reorder,
+  /// which later readers of the value then share).
+  void set_input_block(int block, std::function<absl::Status()> unblock) {
+    input_block_ = block;
+    unblock_ = std::move(unblock);
+  }
+  int input_block() const { return input_block_; }
+  absl::Status UnblockInput() {
+    if (input_block_ == 0) return absl::OkStatus();
+    input_block_ = 0;
+    return unblock_();
+  }
+  /// The executor allows output 0 in a channel block (every reader takes it); the op says
+  /// which block it wrote with set_output_block (0: NCHW, the default).
+  void set_output_block_allowed(bool allowed) { output_block_allowed_ = allowed; }
+  bool output_block_allowed() const { return output_block_allowed_; }
+  void set_output_block(int block) { output_block_ = block; }
+  int output_block() const { return output_block_; }
+
   bool input_constant(int i) const {
     return constant_inputs_ != nullptr && i >= 0 &&
            i < static_cast<int>(constant_inputs_->size()) && (*constant_inputs_)[i];
@@ -315,6 +339,10 @@ class OpContext {
   NodeCache local_cache_;
   const std::vector<bool>* constant_inputs_ = nullptr;
   bool fused_relu_ = false;
+  int input_block_ = 0;
+  std::function<absl::Status()> unblock_;
+  bool output_block_allowed_ = false;
+  int output_block_ = 0;
 };
 
 /// An op kernel.

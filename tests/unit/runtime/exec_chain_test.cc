@@ -42,11 +42,13 @@ std::vector<ChainStep> RandomChain(std::mt19937_64& rng, int scalars) {
   std::vector<ChainStep> chain;
   for (int i = 0; i < steps; ++i) {
     ChainStep st;
-    st.op = static_cast<ChainStep::Op>(rng() % 5);
+    st.op = static_cast<ChainStep::Op>(rng() % 6);
+    st.alpha = static_cast<float>(rng() % 5) * 0.1f + 0.1f;  // HardSigmoid's
+    st.beta = static_cast<float>(rng() % 3) * 0.25f + 0.25f;
     auto reg = [&] { return ChainStep::Operand{false, static_cast<int>(rng() % (i + 1))}; };
     st.a = reg();
     st.b = reg();
-    if (st.op != ChainStep::Op::kErf && rng() % 2 == 0) {
+    if (st.op != ChainStep::Op::kErf && st.op != ChainStep::Op::kHardSigmoid && rng() % 2 == 0) {
       ChainStep::Operand s{true, static_cast<int>(rng() % scalars)};
       (rng() % 2 == 0 ? st.a : st.b) = s;
     }
@@ -158,6 +160,31 @@ TEST(ElementwiseChain, GeluRunsFusedWithTheBitsOfTheNodes) {
                                   static_cast<int64_t>(rng() % 40 + 1),
                                   static_cast<int64_t>(rng() % 40 + 1)};
     EXPECT_EQ(ExpectFusedMatchesUnfused(kGelu, {{"x", Random(rng, shape)}}), 4) << trial;
+  }
+}
+
+// Hard-swish as MobileNetV3 exports it (HardSigmoid, then Mul by x), with the default and with
+// explicit attributes, NaN and values around the clamps included: fused with the nodes' bits.
+TEST(ElementwiseChain, HardSwishRunsFusedWithTheBitsOfTheNodes) {
+  std::mt19937_64 rng(35);
+  for (const char* attrs : {"", " <alpha = 0.1666667, beta = 0.5>"}) {
+    const std::string text = std::string(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[N, C, H, W] x) => (float[N, C, H, W] y) {
+      s = HardSigmoid)") + attrs +
+                             R"( (x)
+      y = Mul(x, s)
+    })";
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<int64_t> shape = {1, static_cast<int64_t>(rng() % 8 + 1),
+                                    static_cast<int64_t>(rng() % 30 + 1),
+                                    static_cast<int64_t>(rng() % 30 + 1)};
+      Value x = Random(rng, shape);
+      float* v = x.tensor->data<float>();
+      v[0] = std::nanf("");
+      if (x.tensor->num_elements() > 2) v[1] = -3.0f, v[2] = 3.0f;
+      EXPECT_EQ(ExpectFusedMatchesUnfused(text, {{"x", x}}), 1) << trial << attrs;
+    }
   }
 }
 

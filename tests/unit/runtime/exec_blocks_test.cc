@@ -1,0 +1,323 @@
+// Channel-blocked activations (kernels/channel_blocks.h, issue #32): the layout's loops against
+// their reference on seeded random shapes, prepared oneDNN convolutions reading and writing the
+// blocked layouts against the reference convolution, and models whose convolutions hand
+// blocked values to each other run with the bits of the same models run in NCHW throughout.
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "proto/model_io.h"
+#include "proto/onnx_text.h"
+#include "runtime/exec/executor.h"
+#include "runtime/exec/model_loader.h"
+#include "runtime/kernels/channel_blocks.h"
+#include "runtime/kernels/conv.h"
+#include "runtime/kernels/conv_onednn.h"
+#include "runtime/kernels/pool.h"
+#include "runtime/kernels/reference/channel_blocks.h"
+#include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/pool.h"
+#include "runtime/thread_pool.h"
+
+namespace onnx_bcast::rt {
+namespace {
+
+std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// Same bits, NaNs of either sign and payload counted equal.
+void ExpectSameBits(const float* got, const float* want, int64_t n, const std::string& what) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want[i], 4);
+    ASSERT_EQ(a, b) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
+// A channel count and a block that fits it: 8, 16, or all the channels (NHWC, any count).
+void RandomBlocked(std::mt19937_64& rng, int64_t* channels, int* block) {
+  switch (rng() % 3) {
+    case 0:
+      *block = 8;
+      *channels = 8 * static_cast<int64_t>(rng() % 4 + 1);
+      break;
+    case 1:
+      *block = 16;
+      *channels = 16 * static_cast<int64_t>(rng() % 3 + 1);
+      break;
+    default:
+      *channels = static_cast<int64_t>(rng() % 40 + 1);
+      *block = static_cast<int>(*channels);
+      break;
+  }
+}
+
+TEST(ChannelBlocks, ReordersMatchReference) {
+  std::mt19937_64 rng(20261128);
+  for (int trial = 0; trial < 200; ++trial) {
+    int64_t c = 0;
+    int block = 0;
+    RandomBlocked(rng, &c, &block);
+    ASSERT_TRUE(kernels::ChannelBlocksFit(c, block));
+    // Spatial sizes around the 8-pixel tile, and empty.
+    const int64_t n = rng() % 3 + 1, spatial = trial % 10 == 0 ? 0 : rng() % 150 + 1;
+    const std::vector<float> x = RandomFloats(rng, n * c * spatial);
+    std::vector<float> fast(x.size(), std::nanf("")), ref(x.size(), std::nanf(""));
+    kernels::ToChannelBlocks(x.data(), n, c, spatial, block, fast.data());
+    kernels::reference::ToChannelBlocks(x.data(), n, c, spatial, block, ref.data());
+    const std::string what = "trial " + std::to_string(trial);
+    ExpectSameBits(fast.data(), ref.data(), n * c * spatial, what + " to blocks");
+    std::vector<float> back(x.size(), std::nanf("")), back_ref(x.size(), std::nanf(""));
+    kernels::FromChannelBlocks(fast.data(), n, c, spatial, block, back.data());
+    kernels::reference::FromChannelBlocks(ref.data(), n, c, spatial, block, back_ref.data());
+    ExpectSameBits(back.data(), back_ref.data(), n * c * spatial, what + " from blocks");
+    ExpectSameBits(back.data(), x.data(), n * c * spatial, what + " round trip");
+  }
+  EXPECT_FALSE(kernels::ChannelBlocksFit(24, 16));
+  EXPECT_FALSE(kernels::ChannelBlocksFit(12, 4));
+  EXPECT_TRUE(kernels::ChannelBlocksFit(12, 12));
+}
+
+// GlobalAveragePool on the blocked layout keeps the NCHW kernel's bits.
+TEST(ChannelBlocks, GlobalAverageMatchesPoolExactly) {
+  std::mt19937_64 rng(32);
+  for (int trial = 0; trial < 100; ++trial) {
+    int64_t c = 0;
+    int block = 0;
+    RandomBlocked(rng, &c, &block);
+    const int64_t n = rng() % 2 + 1, h = rng() % 30 + 1, w = rng() % 30 + 1;
+    const std::vector<float> x = RandomFloats(rng, n * c * h * w);
+    std::vector<float> blocked(x.size());
+    kernels::reference::ToChannelBlocks(x.data(), n, c, h * w, block, blocked.data());
+    kernels::WindowGeometry g;
+    g.in = g.kernel = {h, w};
+    g.out = g.strides = g.dilations = {1, 1};
+    g.pads_begin = g.pads_end = {0, 0};
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kAverage;
+    std::vector<float> fast(n * c, std::nanf("")), pool(n * c), ref(n * c);
+    kernels::GlobalAverageChannelBlocks(blocked.data(), n, c, h * w, block, fast.data());
+    kernels::Pool(opt, g, n * c, x.data(), pool.data(), nullptr);
+    kernels::reference::Pool(opt, g, n * c, x.data(), ref.data(), nullptr);
+    const std::string what = "trial " + std::to_string(trial);
+    ExpectSameBits(fast.data(), pool.data(), n * c, what + " against Pool");
+    ExpectSameBits(fast.data(), ref.data(), n * c, what + " against reference::Pool");
+  }
+}
+
+// Prepared oneDNN convolutions with x and y in every layout they accept: y (back in NCHW)
+// matches the reference kernel, and has the bits of the NCHW run (the same primitive computes
+// both). Channel counts include ones no block divides (5, 24, 40 against 16), and geometries
+// cover strides, asymmetric pads, dilations and groups.
+TEST(ConvKernel, BlockedLayoutsMatchReference) {
+  if (!kernels::OneDnnConvAvailable()) GTEST_SKIP() << "built without oneDNN";
+  std::mt19937_64 rng(20261129);
+  static constexpr int64_t kChannels[] = {3, 5, 8, 16, 24, 32, 40, 48, 64};
+  int blocked_in = 0, blocked_out = 0, odd_out = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    kernels::WindowGeometry g;
+    const int64_t k = rng() % 3 == 0 ? 1 : 3;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t s = rng() % 2 + 1, dl = rng() % 2 + 1, pb = rng() % 2, pe = rng() % 2;
+      const int64_t span = (k - 1) * dl + 1;
+      const int64_t in = rng() % 20 + std::max<int64_t>(1, span - pb - pe);
+      g.in.push_back(in);
+      g.kernel.push_back(k);
+      g.strides.push_back(s);
+      g.dilations.push_back(dl);
+      g.pads_begin.push_back(pb);
+      g.pads_end.push_back(pe);
+      g.out.push_back((in + pb + pe - span) / s + 1);
+    }
+    const int64_t group = rng() % 4 == 0 ? 2 : 1;
+    const int64_t c = group * kChannels[rng() % 9], m = group * kChannels[rng() % 9];
+    const int64_t n = rng() % 2 + 1;
+    const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * (c / group) * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const float* bias = rng() % 2 ? b.data() : nullptr;
+    const kernels::ConvPath onednn = kernels::ConvPath::kOneDnn;
+    std::unique_ptr<kernels::PreparedConv> p = kernels::PrepareConv2D(
+        g, n, c, m, group, w.data(), bias != nullptr, kernels::ConvChoice::kRule, &onednn);
+    if (p == nullptr) continue;  // a geometry oneDNN refuses
+    std::vector<float> ref(n * m * g.out_size()), plain(ref.size(), std::nanf(""));
+    kernels::reference::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, ref.data());
+    ASSERT_TRUE(p->Run(x.data(), w.data(), bias, plain.data(), nullptr));
+    const int out = p->out_block();
+    if (out != 0) {
+      ASSERT_TRUE(kernels::ChannelBlocksFit(m, out)) << trial << " " << out;
+      if (out == m && m != 8 && m != 16) ++odd_out;
+    }
+    for (int x_block : {0, 8, 16, static_cast<int>(c)}) {
+      if (x_block != 0 && (!kernels::ChannelBlocksFit(c, x_block) || !p->takes_block(x_block))) {
+        continue;
+      }
+      for (int y_block : {0, out}) {
+        std::vector<float> xb(x.size());
+        if (x_block == 0) {
+          xb = x;
+        } else {
+          kernels::reference::ToChannelBlocks(x.data(), n, c, g.in_size(), x_block, xb.data());
+        }
+        std::vector<float> yb(ref.size(), std::nanf("")), y(ref.size(), std::nanf(""));
+        ASSERT_TRUE(p->RunBlocked(xb.data(), x_block, w.data(), bias, yb.data(), y_block, nullptr))
+            << trial;
+        if (y_block == 0) {
+          y = yb;
+        } else {
+          kernels::reference::FromChannelBlocks(yb.data(), n, m, g.out_size(), y_block, y.data());
+        }
+        const std::string what = "trial " + std::to_string(trial) + " x_block " +
+                                 std::to_string(x_block) + " y_block " + std::to_string(y_block);
+        for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y[i], ref[i], 2e-4) << what << " " << i;
+        ExpectSameBits(y.data(), plain.data(), static_cast<int64_t>(y.size()), what);
+        blocked_in += x_block != 0;
+        blocked_out += y_block != 0;
+      }
+    }
+  }
+  EXPECT_GE(blocked_in, 40);
+  EXPECT_GE(blocked_out, 40);
+  EXPECT_GE(odd_out, 5);  // NHWC outputs of channel counts no block of 8 divides
+}
+
+absl::StatusOr<std::unique_ptr<Executor>> FromText(const std::string& text, RunOptions options) {
+  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(*model);
+  if (!loaded.ok()) return loaded.status();
+  return Executor::Create(*loaded, options);
+}
+
+std::string TextValues(std::mt19937_64& rng, int64_t count) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::string out = "{";
+  for (int64_t i = 0; i < count; ++i) out += (i ? ", " : "") + std::to_string(dist(rng));
+  return out + "}";
+}
+
+// Runs `text` on x with fusion (blocked layouts allowed) and without, twice each (the second on
+// reused buffers and prepared state), and checks every output has the same bits. Returns the
+// blocked node outputs of the fused executor's second run.
+int64_t ExpectBlockedMatchesPlain(const std::string& text, const Value& x) {
+  RunOptions plain;
+  plain.fuse_elementwise = false;
+  auto a = FromText(text, RunOptions());
+  auto b = FromText(text, plain);
+  EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  if (!a.ok() || !b.ok()) return -1;
+  int64_t blocked = 0;
+  for (int run = 0; run < 2; ++run) {
+    const int64_t before = (*a)->blocked_outputs();
+    auto ya = (*a)->Run({{"x", x}});
+    auto yb = (*b)->Run({{"x", x}});
+    EXPECT_TRUE(ya.ok() && yb.ok()) << ya.status() << yb.status();
+    if (!ya.ok() || !yb.ok()) return -1;
+    blocked = (*a)->blocked_outputs() - before;
+    EXPECT_EQ((*b)->blocked_outputs(), 0);
+    EXPECT_EQ(ya->size(), yb->size());
+    for (size_t i = 0; i < ya->size() && i < yb->size(); ++i) {
+      const Tensor& ta = *(*ya)[i].tensor;
+      const Tensor& tb = *(*yb)[i].tensor;
+      EXPECT_EQ(ta.shape(), tb.shape());
+      if (ta.shape() != tb.shape() || ta.dtype() != DType::kFloat32) continue;
+      ExpectSameBits(ta.data<float>(), tb.data<float>(), ta.num_elements(),
+                     "output " + std::to_string(i) + " run " + std::to_string(run));
+    }
+  }
+  return blocked;
+}
+
+// Seeded random stacks of convolutions (channel counts on and off the blocks, strides, pads,
+// dilations, a depthwise layer) with a fused Relu, GELU as exported (an elementwise chain),
+// GlobalAveragePool, and readers that cannot take the blocked layout (Transpose, Add, a graph
+// output): fused and plain runs give the same bits.
+TEST(BlockedExecutor, ConvStacksMatchThePlainRun) {
+  std::mt19937_64 rng(20261130);
+  static constexpr int64_t kMaps[] = {5, 8, 16, 24, 32, 48};
+  int64_t blocked_total = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const int64_t c0 = rng() % 3 + 2, m1 = kMaps[rng() % 6], m2 = kMaps[rng() % 6],
+                  m3 = kMaps[rng() % 6];
+    const int64_t h = rng() % 20 + 8, w = rng() % 20 + 8;
+    const int64_t s1 = rng() % 2 + 1, d2 = rng() % 2 + 1;
+    const std::string inits =
+        "float[" + std::to_string(m1) + ", " + std::to_string(c0) +
+        ", 3, 3] w1 = " + TextValues(rng, m1 * c0 * 9) + ", float[" + std::to_string(m1) +
+        "] b1 = " + TextValues(rng, m1) + ", float[" + std::to_string(m2) + ", " +
+        std::to_string(m1) + ", 3, 3] w2 = " + TextValues(rng, m2 * m1 * 9) + ", float[" +
+        std::to_string(m2) + ", 1, 3, 3] wd = " + TextValues(rng, m2 * 9) + ", float[" +
+        std::to_string(m3) + ", " + std::to_string(m2) +
+        ", 1, 1] w3 = " + TextValues(rng, m3 * m2) + ", float[" + std::to_string(m1) + ", " +
+        std::to_string(m3) + ", 3, 3] w4 = " + TextValues(rng, m1 * m3 * 9) +
+        ", float half = {0.5}";
+    // Tails: what reads the last convolution's output.
+    static const char* kTails[] = {
+        // GELU as exported, then GlobalAveragePool: both on the blocked buffer.
+        R"(e1 = Div(c3, sq)
+           e2 = Erf(e1)
+           e3 = Add(e2, one)
+           e4 = Mul(c3, e3)
+           e5 = Mul(e4, half)
+           y = GlobalAveragePool(e5))",
+        // A reader that cannot take blocks and one that can.
+        R"(t = Transpose <perm = [0, 2, 3, 1]> (c3)
+           p = GlobalAveragePool(c3)
+           y = ReduceSum <keepdims = 1> (t))",
+        // GELU read by an Add, which cannot take blocks: the chain makes its x NCHW first.
+        R"(e1 = Div(c3, sq)
+           e2 = Erf(e1)
+           e3 = Add(e2, one)
+           e4 = Mul(c3, e3)
+           e5 = Mul(e4, half)
+           y = Add(e5, e5))",
+        // The convolution's output is the graph's.
+        R"(y = Identity(c3))",
+    };
+    const int tail = trial % 4;
+    const std::string text =
+        R"(<ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, )" +
+        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
+        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+      sq = Constant <value = float {1.4142135}> ()
+      one = Constant <value = float {1.0}> ()
+      c1 = Conv <pads = [1, 1, 1, 1], strides = [)" +
+        std::to_string(s1) + ", " + std::to_string(s1) + R"(]> (x, w1, b1)
+      r1 = Relu(c1)
+      c2 = Conv <pads = [)" +
+        std::to_string(d2) + ", " + std::to_string(d2) + ", " + std::to_string(d2) + ", " +
+        std::to_string(d2) + "], dilations = [" + std::to_string(d2) + ", " + std::to_string(d2) +
+        R"(]> (r1, w2)
+      r2 = Relu(c2)
+      cd = Conv <pads = [1, 0, 1, 2], group = )" +
+        std::to_string(m2) + R"(> (r2, wd)
+      pw = Conv (cd, w3)
+      c3 = Conv <pads = [1, 1, 1, 1]> (pw, w4)
+      )" +
+        kTails[tail] + "\n    }";
+    const std::vector<float> xv = RandomFloats(rng, c0 * h * w);
+    const Value x = Value::Of(std::make_shared<Tensor>(
+        *Tensor::FromValues<float>({1, c0, h, w}, absl::Span<const float>(xv))));
+    const int64_t blocked = ExpectBlockedMatchesPlain(text, x);
+    ASSERT_GE(blocked, 0) << trial;
+    blocked_total += blocked;
+  }
+  if (kernels::OneDnnConvAvailable()) {
+    EXPECT_GE(blocked_total, 30);
+  }
+}
+
+}  // namespace
+}  // namespace onnx_bcast::rt
