@@ -193,6 +193,15 @@ std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& n
 
 }  // namespace verdict
 
+std::string BroadcastClassText(bcast::BroadcastClass broadcast_class,
+                               std::optional<bcast::BroadcastClass> batch_class) {
+  std::string text(bcast::BroadcastClassName(broadcast_class));
+  if (broadcast_class == bcast::BroadcastClass::kMatMulBatch && batch_class) {
+    absl::StrAppend(&text, ":", std::string(bcast::BroadcastClassName(*batch_class)));
+  }
+  return text;
+}
+
 bool IsBroadcastingOp(const std::string& op_type) {
   // Any opset: the kind does not depend on it.
   return ClassifyBroadcastOp(op_type, 1).kind != BroadcastOpKind::kNone;

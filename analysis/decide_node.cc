@@ -12,6 +12,7 @@
 namespace onnx_bcast::passes {
 namespace {
 
+using bcast::BroadcastClass;
 using bcast::BroadcastResult;
 using bcast::RuleFamily;
 using bcast::Shape;
@@ -80,8 +81,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
     v->rule = RuleFamily::kNumpy;
     result = bcast::BroadcastNumpy(v->inputs);
     if (with_class) {
-      v->broadcast_class =
-          std::string(bcast::BroadcastClassName(bcast::Classify(v->inputs, result.output)));
+      v->broadcast_class = bcast::Classify(v->inputs, result.output);
     }
   };
   switch (info.kind) {
@@ -94,7 +94,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
         v->rule = broadcast ? RuleFamily::kLegacyAxis : RuleFamily::kNone;
         v->legacy_axis = axis;
         result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], broadcast, axis);
-        v->broadcast_class = broadcast ? "legacy-axis" : "same";
+        v->broadcast_class = broadcast ? BroadcastClass::kLegacyAxis : BroadcastClass::kSame;
       } else {
         numpy(classify);
       }
@@ -107,7 +107,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       if (info.legacy) {
         v->rule = RuleFamily::kNone;
         result = bcast::BroadcastNone(v->inputs);
-        v->broadcast_class = "same";
+        v->broadcast_class = BroadcastClass::kSame;
       } else {
         numpy(classify);
       }
@@ -122,13 +122,13 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       if (v->inputs.size() != 2) return std::nullopt;
       if (info.legacy) {
         v->rule = RuleFamily::kLegacyAxis;
-        v->broadcast_class = "legacy-axis";
+        v->broadcast_class = BroadcastClass::kLegacyAxis;
         v->legacy_axis = 1;
         result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], true, 1);
         break;
       }
       v->rule = RuleFamily::kUnidirectional;
-      v->broadcast_class = "unidirectional";
+      v->broadcast_class = BroadcastClass::kUnidirectional;
       result = bcast::BroadcastUnidirectional(v->inputs[0], v->inputs[1]);
       break;
     case BroadcastOpKind::kGemm: {
@@ -143,7 +143,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
         mn = Shape::FromDims({a.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]});
       }
       v->rule = RuleFamily::kUnidirectional;
-      v->broadcast_class = "unidirectional";
+      v->broadcast_class = BroadcastClass::kUnidirectional;
       const bool legacy_no_broadcast =
           info.legacy && IntAttr(node, "broadcast", caller).value_or(0) == 0;
       if (legacy_no_broadcast) {
@@ -165,16 +165,14 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       if (v->inputs.size() != 2) return std::nullopt;
       v->rule = RuleFamily::kMatMul;
       result = bcast::BroadcastMatMul(v->inputs[0], v->inputs[1]);
-      v->broadcast_class = "matmul-batch";
+      v->broadcast_class = BroadcastClass::kMatMulBatch;
       if (v->inputs[0].rank_known && v->inputs[1].rank_known && result.output.rank_known &&
           v->inputs[0].rank() >= 2 && v->inputs[1].rank() >= 2) {
         auto batch = [](const Shape& s) {
           return Shape::FromDims({s.dims.begin(), s.dims.end() - 2});
         };
         const Shape batches[] = {batch(v->inputs[0]), batch(v->inputs[1])};
-        v->broadcast_class = absl::StrCat(
-            "matmul-batch:",
-            std::string(bcast::BroadcastClassName(bcast::Classify(batches, batch(result.output)))));
+        v->batch_class = bcast::Classify(batches, batch(result.output));
       }
       break;
     }
@@ -274,7 +272,8 @@ bool DecideNode(const onnx::NodeProto& node, int64_t opset, const ShapeSource& s
   v->opset = opset;
   v->rule = RuleFamily::kNumpy;
   v->legacy_axis.reset();
-  v->broadcast_class.clear();
+  v->broadcast_class = BroadcastClass::kGeneral;  // numpy's when not classified
+  v->batch_class.reset();
   v->message.clear();
   v->lints.clear();
   ReadInputs(node, shapes, v);
@@ -284,7 +283,7 @@ bool DecideNode(const onnx::NodeProto& node, int64_t opset, const ShapeSource& s
     roles = {"input", "shape"};
     if (v->inputs.size() != 2) return false;
     v->rule = RuleFamily::kBidirectional;
-    v->broadcast_class = "bidirectional";
+    v->broadcast_class = BroadcastClass::kBidirectional;
     result = DecideExpand(node, shapes, v);
   } else {
     std::optional<BroadcastResult> decided =
@@ -295,7 +294,7 @@ bool DecideNode(const onnx::NodeProto& node, int64_t opset, const ShapeSource& s
   }
   v->verdict = result.verdict;
   // A class describes a valid broadcast; a proven error has none.
-  if (v->verdict == Verdict::kError) v->broadcast_class = "invalid";
+  if (v->verdict == Verdict::kError) v->broadcast_class = BroadcastClass::kInvalid;
   // The message reads the result's output and condition: written before they move.
   if (options.describe) v->message = verdict::Describe(*v, roles, result);
   v->output = std::move(result.output);

@@ -61,7 +61,10 @@ struct NodeVerdict {
   bcast::RuleFamily rule = bcast::RuleFamily::kNumpy;
   /// The `axis` of a legacy-axis broadcast (opset < 7 `broadcast=1`; PRelu's is 1).
   std::optional<int64_t> legacy_axis;
-  std::string broadcast_class;  ///< see bcast::BroadcastClassName, or "matmul-batch"
+  /// How it broadcasts; kInvalid for a proven error. Text only in reports: BroadcastClassText.
+  bcast::BroadcastClass broadcast_class = bcast::BroadcastClass::kGeneral;
+  /// MatMul (kMatMulBatch) with known batch dims: their class.
+  std::optional<bcast::BroadcastClass> batch_class;
   bcast::Verdict verdict = bcast::Verdict::kOk;
   bcast::ConditionSet condition;
   std::string message;  ///< one line naming node, op, shapes, rule and reason (non-ok)
@@ -123,6 +126,13 @@ absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
 
 /// A broadcasting node's verdict from shapes other than the walk's (the target check's tables,
 /// a pass's candidate, bound dims): DecideNode in analysis/decide_node.h.
+
+/// A node's class as reports and profiles write it: "same", ..., "matmul-batch:<batch class>".
+std::string BroadcastClassText(bcast::BroadcastClass broadcast_class,
+                               std::optional<bcast::BroadcastClass> batch_class = std::nullopt);
+inline std::string BroadcastClassText(const NodeVerdict& v) {
+  return BroadcastClassText(v.broadcast_class, v.batch_class);
+}
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);

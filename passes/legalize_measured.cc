@@ -18,6 +18,7 @@
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
+#include "support/status_macros.h"
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
 
@@ -102,7 +103,7 @@ class LegalizeMeasured : public Pass {
               continue;
             }
             const int64_t before = ctx.stats().rewrites;
-            if (absl::Status s = DecomposeLayerNorm(&ctx, *profile, id); !s.ok()) return s;
+            BCAST_RETURN_IF_ERROR(DecomposeLayerNorm(&ctx, *profile, id));
             decomposed |= ctx.stats().rewrites > before;
           }
           if (decomposed) ctx.Commit();
@@ -111,7 +112,7 @@ class LegalizeMeasured : public Pass {
             const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
             if (!op) continue;
             NodeLegalizer one(&ctx, *profile, id, *op);
-            if (absl::Status s = one.Run(); !s.ok()) return s;
+            BCAST_RETURN_IF_ERROR(one.Run());
           }
           return absl::OkStatus();
         });

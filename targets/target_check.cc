@@ -20,6 +20,7 @@
 #include "proto/model_io.h"
 #include "proto/opsets.h"
 #include "proto/shapes.h"
+#include "support/status_macros.h"
 #include "targets/form_oracle.h"
 #include "targets/runtime_shapes.h"
 #include "targets/shape_cells.h"
@@ -272,9 +273,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
   // The live oracle decides the main graph's nodes of a single-graph model from the tables.
   std::optional<ShapeTables> computed;
   if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
-    absl::StatusOr<ShapeTables> t = ComputeShapeTables(model);
-    if (!t.ok()) return t.status();
-    computed = *std::move(t);
+    BCAST_ASSIGN_OR_RETURN(computed, ComputeShapeTables(model));
     tables = &*computed;
   }
   if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
@@ -347,16 +346,14 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
   } else {
     AnalysisOptions verdicts_only;
     verdicts_only.record_shapes = false;
-    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
-    if (!analysis.ok()) return analysis.status();
-    for (const NodeVerdict& v : analysis->nodes) check(v);
+    BCAST_ASSIGN_OR_RETURN(const Analysis analysis, AnalyzeBroadcasts(model, verdicts_only));
+    for (const NodeVerdict& v : analysis.nodes) check(v);
   }
   if (!p.initializer_types.empty()) AddRefusedConstants(model, p, &out);
   if (!p.runtime_shapes) {
-    absl::StatusOr<std::vector<TargetViolation>> shapes =
-        FindRuntimeShapeNodes(model, p.name, original_index, tables);
-    if (!shapes.ok()) return shapes.status();
-    for (TargetViolation& t : *shapes) out.push_back(std::move(t));
+    BCAST_ASSIGN_OR_RETURN(std::vector<TargetViolation> shapes,
+                           FindRuntimeShapeNodes(model, p.name, original_index, tables));
+    for (TargetViolation& t : shapes) out.push_back(std::move(t));
   }
   return out;
 }
@@ -376,12 +373,11 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& p,
     const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
     FormOracle* live) {
-  absl::StatusOr<std::vector<TargetViolation>> v =
-      CheckTarget(model, p, original_index, tables, live);
-  if (!v.ok()) return v.status();
+  BCAST_ASSIGN_OR_RETURN(const std::vector<TargetViolation> v,
+                         CheckTarget(model, p, original_index, tables, live));
   std::vector<std::string> out;
-  out.reserve(v->size());
-  for (const TargetViolation& t : *v) out.push_back(t.ToString());
+  out.reserve(v.size());
+  for (const TargetViolation& t : v) out.push_back(t.ToString());
   return out;
 }
 

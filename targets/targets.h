@@ -146,6 +146,7 @@ struct TargetProfile {
 
   /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
   bool Runs(std::string_view broadcast_class) const;
+  bool Runs(bcast::BroadcastClass broadcast_class) const;
   /// The rank that counts toward max_rank.
   int64_t EffectiveRank(const bcast::Shape& shape) const;
   /// True when `shape` exceeds max_rank.

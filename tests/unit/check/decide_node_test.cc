@@ -44,6 +44,7 @@ void ExpectSameVerdict(const NodeVerdict& got, const NodeVerdict& want, const st
   EXPECT_EQ(got.rule, want.rule) << where;
   EXPECT_EQ(got.legacy_axis, want.legacy_axis) << where;
   EXPECT_EQ(got.broadcast_class, want.broadcast_class) << where;
+  EXPECT_EQ(got.batch_class, want.batch_class) << where;
   EXPECT_EQ(got.verdict, want.verdict) << where;
   EXPECT_EQ(got.inputs, want.inputs) << where;
   EXPECT_EQ(got.input_names, want.input_names) << where;
@@ -141,20 +142,20 @@ TEST(DecideNode, GemmPReluAndLegacyAxisKeepTheirRules) {
   const NodeVerdict& prelu = modern.nodes[6];
   EXPECT_EQ(prelu.op, "PRelu");
   EXPECT_EQ(prelu.rule, bcast::RuleFamily::kUnidirectional);
-  EXPECT_EQ(prelu.broadcast_class, "unidirectional");
+  EXPECT_EQ(BroadcastClassText(prelu), "unidirectional");
   EXPECT_EQ(prelu.verdict, bcast::Verdict::kOk);
   const NodeVerdict& gemm = modern.nodes[7];
   EXPECT_EQ(gemm.rule, bcast::RuleFamily::kUnidirectional);
   EXPECT_EQ(gemm.verdict, bcast::Verdict::kOk);
   EXPECT_THAT(gemm.input_names, ElementsAre("c", "(M,N) of a·w"));
   EXPECT_EQ(gemm.inputs[1].ToString(), "[4,5]");  // transB: N from w's first axis
-  EXPECT_EQ(modern.nodes[8].broadcast_class, "matmul-batch:bidirectional");
+  EXPECT_EQ(BroadcastClassText(modern.nodes[8]), "matmul-batch:bidirectional");
 
   const Analysis legacy = Analyze(Parse(kLegacy));
   ASSERT_EQ(legacy.nodes.size(), 7u);
   EXPECT_EQ(legacy.nodes[0].rule, bcast::RuleFamily::kLegacyAxis);
   EXPECT_EQ(legacy.nodes[0].legacy_axis, 1);
-  EXPECT_EQ(legacy.nodes[0].broadcast_class, "legacy-axis");
+  EXPECT_EQ(BroadcastClassText(legacy.nodes[0]), "legacy-axis");
   EXPECT_EQ(legacy.nodes[0].verdict, bcast::Verdict::kOk);
   EXPECT_EQ(legacy.nodes[2].rule, bcast::RuleFamily::kLegacyAxis);  // per-channel slope
   EXPECT_EQ(legacy.nodes[2].legacy_axis, 1);
@@ -163,9 +164,9 @@ TEST(DecideNode, GemmPReluAndLegacyAxisKeepTheirRules) {
   EXPECT_EQ(legacy.nodes[4].rule, bcast::RuleFamily::kNone);  // Gemm-6 without broadcast
   EXPECT_EQ(legacy.nodes[4].verdict, bcast::Verdict::kOk);
   EXPECT_EQ(legacy.nodes[5].rule, bcast::RuleFamily::kNone);
-  EXPECT_EQ(legacy.nodes[5].broadcast_class, "same");
+  EXPECT_EQ(BroadcastClassText(legacy.nodes[5]), "same");
   EXPECT_EQ(legacy.nodes[6].verdict, bcast::Verdict::kError);  // [3,4] at axis 2 of [2,3,4,5]
-  EXPECT_EQ(legacy.nodes[6].broadcast_class, "invalid");
+  EXPECT_EQ(BroadcastClassText(legacy.nodes[6]), "invalid");
 }
 
 // The same nodes at other shapes: Gemm's C against a new (M,N), the legacy axis kept.
