@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/decide_node.h"
 #include "broadcast/expr.h"
 
 namespace onnx_bcast::passes {
@@ -152,14 +153,12 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
       // The rule again on the shapes at these dims: the error a model with these numbers in
       // its shapes would get. The condition is exact, so the rule finds the error; should it
       // not (a dim left symbolic by a fresh symbol), the condition itself is the reason.
-      NodeVerdict at = v;
-      at.inputs = n.inputs;
-      const bcast::BroadcastResult r = ApplyBroadcastRule(at, at.inputs);
-      if (r.verdict == Verdict::kError) {
-        n.message = DescribeBroadcast(at, r);
+      NodeVerdict at;
+      if (DecideAgain(v, n.inputs, &at) && at.verdict == Verdict::kError) {
+        n.message = std::move(at.message);
       } else {
         std::vector<std::string> shapes;
-        for (const Shape& s : at.inputs) shapes.push_back(s.ToString());
+        for (const Shape& s : n.inputs) shapes.push_back(s.ToString());
         n.message = absl::StrCat(v.op, " '", v.node, "': ", absl::StrJoin(shapes, " and "),
                                  " are not broadcastable (", std::string(bcast::RuleName(v.rule)),
                                  " rule, ", v.condition.ToString(), " does not hold)");

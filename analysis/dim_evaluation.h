@@ -7,8 +7,8 @@
 // Guarantees: no re-analysis; a node's outcome follows from its verdict and its exact
 // condition (ConditionSet::Evaluate), so a conditional node holds exactly when its condition
 // holds at the bindings. A failing node's message is the walk's own error message
-// (DescribeBroadcast) on its input shapes with the bound symbols substituted. Linear in the
-// nodes (and, for the symbol list, in the recorded shapes).
+// (DecideAgain, decide_node.h) on its input shapes with the bound symbols substituted. Linear in
+// the nodes (and, for the symbol list, in the recorded shapes).
 #ifndef ONNX_BCAST_ANALYSIS_DIM_EVALUATION_H_
 #define ONNX_BCAST_ANALYSIS_DIM_EVALUATION_H_
 

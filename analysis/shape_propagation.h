@@ -25,7 +25,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "analysis/shape_tables.h"
 #include "broadcast/condition.h"
 #include "broadcast/rules.h"
@@ -62,7 +61,10 @@ struct NodeVerdict {
   bcast::RuleFamily rule = bcast::RuleFamily::kNumpy;
   /// The `axis` of a legacy-axis broadcast (opset < 7 `broadcast=1`; PRelu's is 1).
   std::optional<int64_t> legacy_axis;
-  std::string broadcast_class;  ///< see bcast::BroadcastClassName, or "matmul-batch"
+  /// How it broadcasts; kInvalid for a proven error. Text only in reports: BroadcastClassText.
+  bcast::BroadcastClass broadcast_class = bcast::BroadcastClass::kGeneral;
+  /// MatMul (kMatMulBatch) with known batch dims: their class.
+  std::optional<bcast::BroadcastClass> batch_class;
   bcast::Verdict verdict = bcast::Verdict::kOk;
   bcast::ConditionSet condition;
   std::string message;  ///< one line naming node, op, shapes, rule and reason (non-ok)
@@ -122,41 +124,15 @@ absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
                                            const AnalysisOptions& options,
                                            onnx::ModelProto* annotated = nullptr);
 
-/// The names a node's report gives its inputs ("A"/"B", "data_<k>", "condition"/"X"/"Y",
-/// "X"/"slope", "C"/"(M,N)", "input"/"shape").
-std::vector<std::string> BroadcastRoles(const NodeVerdict& v);
+/// A broadcasting node's verdict from shapes other than the walk's (the target check's tables,
+/// a pass's candidate, bound dims): DecideNode in analysis/decide_node.h.
 
-/// `v`'s broadcast rule applied to `inputs` given in `v.inputs`' order (Gemm: C, then (M,N)):
-/// what the walk computed, for other shapes of the same node (e.g. at bound dims).
-bcast::BroadcastResult ApplyBroadcastRule(const NodeVerdict& v,
-                                          const std::vector<bcast::Shape>& inputs);
-
-/// The one-line message for `result` as the walk writes it into `NodeVerdict::message`
-/// (node, op, shapes of `v.inputs`, rule, reason); empty when ok.
-std::string DescribeBroadcast(const NodeVerdict& v, const bcast::BroadcastResult& result);
-
-/// The verdict the walk gives broadcasting node `node` (`index` in its graph; default-domain
-/// opset `opset`; no attribute references) from its inputs' shapes in `shapes` (absent:
-/// unknown rank), without walking the model: rule, class, shapes, verdict, condition, and the
-/// message of a node that is not ok. nullopt for an op that does not broadcast at `opset`,
-/// for Expand (its target is a tensor's contents, which the tables do not hold) and for a node
-/// with the wrong number of inputs. The target check decides nodes with it over the pass
-/// manager's tables.
-/// DecideBroadcastNode into `*v`, reusing its buffers: one record serves every node of a
-/// large graph (the target check). False where DecideBroadcastNode gives nullopt (`*v` is then
-/// unspecified).
-/// `input_ids`, when given, are the ids of the node's inputs in `shapes`' space (a hint, see
-/// proto::NodeTensorIds: each is checked against the input's name).
-bool DecideBroadcastNodeInto(const onnx::NodeProto& node, int index, int64_t opset,
-                             const ShapeTables& shapes, NodeVerdict* v,
-                             const int* input_ids = nullptr);
-std::optional<NodeVerdict> DecideBroadcastNode(const onnx::NodeProto& node, int index,
-                                               int64_t opset, const ShapeTables& shapes);
-/// DecideBroadcastNodeInto with the inputs' shapes given in the node's input order (an empty
-/// input, or one beyond `shapes`, has an unknown rank): the verdict of a node as a rewrite
-/// would leave it, before making the rewrite (legalize-measured weighs candidates so).
-bool DecideBroadcastNodeWithShapes(const onnx::NodeProto& node, int index, int64_t opset,
-                                   absl::Span<const bcast::Shape> shapes, NodeVerdict* v);
+/// A node's class as reports and profiles write it: "same", ..., "matmul-batch:<batch class>".
+std::string BroadcastClassText(bcast::BroadcastClass broadcast_class,
+                               std::optional<bcast::BroadcastClass> batch_class = std::nullopt);
+inline std::string BroadcastClassText(const NodeVerdict& v) {
+  return BroadcastClassText(v.broadcast_class, v.batch_class);
+}
 
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);

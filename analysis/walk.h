@@ -31,11 +31,7 @@ using bcast::RuleFamily;
 using bcast::Shape;
 using bcast::Verdict;
 using verdict::Attr;
-using verdict::DecideBroadcast;
-using verdict::Describe;
 using verdict::IntAttr;
-using verdict::Lint;
-using verdict::TakeResult;
 
 // Where an unknown rank or dim was first lost: the node (or graph input) responsible.
 struct Origin {

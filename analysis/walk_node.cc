@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/broadcast_ops.h"
 #include "analysis/broadcast_verdict.h"
+#include "analysis/decide_node.h"
 #include "analysis/shape_functions.h"
 #include "analysis/walk.h"
 #include "proto/graph.h"
@@ -173,6 +174,51 @@ void Analyzer::Fallback(const onnx::NodeProto& node, const std::vector<const Val
   }
 }
 
+namespace {
+
+// The walk's live values as DecideNode reads them: the node's inputs as the scope resolved
+// them, and an Expand's target from what the walk tracked of the shape tensor's contents
+// (Expand(x, Shape(y)) gives y's symbolic shape), else from a constant whatever its encoding.
+class LiveShapes : public ShapeSource {
+ public:
+  LiveShapes(const std::vector<const Value*>& ins, const std::string& base_dir)
+      : ins_(ins), base_dir_(base_dir) {}
+  const Shape* InputShape(int k, const std::string&) const override {
+    const Value* t = ins_[static_cast<size_t>(k)];
+    return t != nullptr ? &t->t.shape : nullptr;
+  }
+  ExpandTarget TargetOf(const onnx::NodeProto& node) const override {
+    ExpandTarget target;
+    const Value* s = ins_[1];
+    if (s != nullptr && s->t.value && s->t.shape.rank_known && s->t.shape.rank() == 1) {
+      bool known = true;
+      for (const Dim& d : *s->t.value) known &= !d.is_unknown();
+      if (known) {
+        target.shape = Shape::FromDims(*s->t.value);
+        return target;
+      }
+    }
+    if (s != nullptr && s->constant != nullptr) {
+      absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*s->constant, base_dir_);
+      if (values.ok()) {
+        target.values = *std::move(values);
+        return target;
+      }
+    }
+    if (s != nullptr && s->producer != nullptr) {
+      target.origin = absl::StrCat(" ('", node.input(1), "' comes from ", s->producer->op_type(),
+                                   " '", NodeName(*s->producer, s->producer_index), "')");
+    }
+    return target;
+  }
+
+ private:
+  const std::vector<const Value*>& ins_;
+  const std::string& base_dir_;
+};
+
+}  // namespace
+
 std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int index,
                                             const std::string& path, const Scope& scope,
                                             int64_t opset, const onnx::NodeProto* caller,
@@ -186,88 +232,27 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
     }
     v.node = NodeName(node, index);
   }
-  v.op = node.op_type();
-  v.domain = "";
-  v.opset = opset;
   int32_t elem = 0;
   std::vector<const Value*> ins;
   bool tracked = false;
   for (const std::string& name : node.input()) {
-    v.input_names.push_back(name);
     const Value* t = name.empty() ? nullptr : scope.Find(name);
+    // Where's condition (input 0) is bool; its result has the type of the other inputs.
+    const bool condition = info.kind == BroadcastOpKind::kWhere && ins.empty();
     ins.push_back(t);
-    v.inputs.push_back(t != nullptr ? t->t.shape : Shape::UnknownRank());
     tracked |= t != nullptr && (t->t.value.has_value() || t->t.float_value.has_value() ||
                                 t->t.float_exprs.has_value());
-    // Where's condition (input 0) is bool; its result has the type of the other inputs.
-    const bool condition = info.kind == BroadcastOpKind::kWhere && v.inputs.size() == 1;
     if (elem == 0 && t != nullptr && !condition) elem = t->t.elem;
   }
-  std::vector<std::string> roles;
-  BroadcastResult result;
-  switch (info.kind) {
-    case BroadcastOpKind::kNone:
-      return {};
-    case BroadcastOpKind::kExpand: {
-      roles = {"input", "shape"};
-      if (v.inputs.size() != 2) return {};
-      v.rule = RuleFamily::kBidirectional;
-      v.broadcast_class = "bidirectional";
-      // The target: the shape tensor's tracked contents (Expand(x, Shape(y)) gives y's
-      // symbolic shape), else a constant read whatever its encoding.
-      std::optional<Shape> target;
-      if (const Value* s = ins[1];
-          s != nullptr && s->t.value && s->t.shape.rank_known && s->t.shape.rank() == 1) {
-        bool known = true;
-        for (const Dim& d : *s->t.value) known &= !d.is_unknown();
-        if (known) target = Shape::FromDims(*s->t.value);
-      }
-      std::optional<std::vector<int64_t>> constant;
-      if (!target && ins[1] != nullptr && ins[1]->constant != nullptr) {
-        absl::StatusOr<std::vector<int64_t>> vals =
-            proto::ReadIntValues(*ins[1]->constant, model_.base_dir);
-        if (vals.ok()) constant = *vals;
-      }
-      if (constant) {
-        bool negative = false;
-        for (int64_t d : *constant) negative |= d < 0;
-        if (negative) {
-          result.verdict = Verdict::kError;
-          result.reason =
-              absl::StrCat("negative extent in target shape [", absl::StrJoin(*constant, ","), "]");
-          break;
-        }
-        target = Shape::OfVector(*constant);
-      }
-      if (!target) {
-        result.verdict = Verdict::kUnknown;
-        result.output = Shape::UnknownRank();
-        result.reason = "the target shape is not a constant";
-        if (const Value* s = ins[1]; s != nullptr && s->producer != nullptr) {
-          absl::StrAppend(&result.reason, " ('", v.input_names[1], "' comes from ",
-                          s->producer->op_type(), " '", NodeName(*s->producer, s->producer_index),
-                          "')");
-        }
-        v.inputs[1] = Shape::UnknownRank();
-      } else {
-        v.inputs[1] = *target;
-        result = bcast::BroadcastBidirectional(v.inputs[0], *target);
-      }
-      break;
-    }
-    default: {
-      std::optional<BroadcastResult> decided =
-          DecideBroadcast(node, caller, info, options_.verdicts, &v, &roles);
-      if (!decided) return {};
-      result = *std::move(decided);
-      if (options_.lint && options_.verdicts) Lint(opset, info, result, &v);
-      if (info.kind == BroadcastOpKind::kWhere) {
-        if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
-      }
-      break;
-    }
+  DecideOptions decide;
+  decide.caller = caller;
+  decide.classify = options_.verdicts;
+  decide.describe = options_.verdicts;
+  decide.lint = options_.lint && options_.verdicts;
+  if (!DecideNode(node, opset, LiveShapes(ins, model_.base_dir), &v, decide)) return {};
+  if (info.kind == BroadcastOpKind::kWhere) {
+    if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;
   }
-  TakeResult(result, &v);
   Value out;
   out.t.elem = IsBoolResult(v.op) ? onnx::TensorProto::BOOL : elem;
   if (tracked && HasShapeFunction(node.op_type()))
@@ -277,7 +262,6 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
     if (v.verdict != Verdict::kError) out.t.shape = std::move(v.output);
     return Single(std::move(out));
   }
-  v.message = Describe(v, roles, result);
   if (v.verdict == Verdict::kUnknown) {
     if (std::string source = UnknownSource(node, scope); !source.empty()) {
       absl::StrAppend(&v.message, "; ", source);

@@ -135,7 +135,7 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
     for (const bcast::Shape& s : v.inputs) n.input_shapes.push_back(s.ToString());
     n.output_shape = v.output.ToString();
     n.rule = std::string(bcast::RuleName(v.rule));
-    n.broadcast_class = v.broadcast_class;
+    n.broadcast_class = passes::BroadcastClassText(v);
     n.verdict = ToVerdict(v.verdict);
     if (!v.condition.empty()) {
       n.condition = v.condition.ToString();

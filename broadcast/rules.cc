@@ -651,6 +651,10 @@ std::string_view BroadcastClassName(BroadcastClass broadcast_class) {
       return "general";
     case BroadcastClass::kLegacyAxis:
       return "legacy-axis";
+    case BroadcastClass::kMatMulBatch:
+      return "matmul-batch";
+    case BroadcastClass::kInvalid:
+      return "invalid";
     case BroadcastClass::kUnidirectional:
       break;
   }

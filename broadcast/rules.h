@@ -196,10 +196,12 @@ enum class BroadcastClass {
   kGeneral,         ///< Anything else, or mixed classes.
   kLegacyAxis,      ///< Decided by callers from the op (opset<7 axis broadcast).
   kUnidirectional,  ///< Decided by callers from the op (Gemm C, PRelu slope).
+  kMatMulBatch,     ///< Decided by callers from the op (MatMul's batch dims).
+  kInvalid,         ///< Decided by callers: the broadcast is a proven error.
 };
 
 /// "same", "scalar", "per-channel", "inner-axis", "outer-axis", "bidirectional",
-/// "general", "legacy-axis", "unidirectional".
+/// "general", "legacy-axis", "unidirectional", "matmul-batch", "invalid".
 std::string_view BroadcastClassName(BroadcastClass broadcast_class);
 
 /// Classifies how `inputs` broadcast to `output` (both as given, e.g. from a

@@ -883,7 +883,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
       }
       if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
       const auto is_constant = [&](const std::string& n) { return built.constants.count(n) > 0; };
-      c.broadcast_class = probed->broadcast_class;
+      c.broadcast_class = passes::BroadcastClassText(*probed);
       c.form_class = passes::FormClass(*probed);
       c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
       c.aligned = passes::OperandsAligned(*probed);

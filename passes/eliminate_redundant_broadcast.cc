@@ -14,6 +14,7 @@
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::passes {
@@ -36,7 +37,7 @@ class EliminateRedundantBroadcast : public Pass {
                                proto::GraphEditor& g = ctx.graph();
                                for (int id = g.original_node_count() - 1; id >= 0; --id) {
                                  if (!g.alive(id)) continue;
-                                 if (absl::Status s = TryRemove(id); !s.ok()) return s;
+                                 BCAST_RETURN_IF_ERROR(TryRemove(id));
                                }
                                // Under equal ranks the constants are align-ranks'
                                // to shape: shrinking them would undo it every run.

@@ -21,6 +21,7 @@
 #include "proto/graph.h"
 #include "proto/opsets.h"
 #include "proto/tensor_codec.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::passes {
@@ -962,10 +963,10 @@ class BodyFolder {
             absl::StrCat(path, "/", n->op_type(), " '",
                          n->name().empty() ? n->output(0) : n->name(), "'.", a.name());
         if (a.has_g()) {
-          if (absl::Status s = Graph(a.mutable_g(), constants, where, false); !s.ok()) return s;
+          BCAST_RETURN_IF_ERROR(Graph(a.mutable_g(), constants, where, false));
         }
         for (auto& sub : *a.mutable_graphs()) {
-          if (absl::Status s = Graph(&sub, constants, where, false); !s.ok()) return s;
+          BCAST_RETURN_IF_ERROR(Graph(&sub, constants, where, false));
         }
       }
     }
@@ -1041,9 +1042,9 @@ class FoldConstants : public Pass {
     // Bodies after the main graph (its folded values are constants they may read), then the
     // main graph again when a body folded (an outer constant it no longer reads may be dead).
     for (int round = 0; round < kMaxRounds; ++round) {
-      if (absl::Status s = RunMain(model, options, stats); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(RunMain(model, options, stats));
       const int64_t before = stats->rewrites;
-      if (absl::Status s = BodyFolder(model, options, stats).Run(); !s.ok()) return s;
+      BCAST_RETURN_IF_ERROR(BodyFolder(model, options, stats).Run());
       if (stats->rewrites == before) break;
     }
     return absl::OkStatus();

@@ -11,12 +11,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/decide_node.h"
 #include "analysis/shape_propagation.h"
 #include "broadcast/view.h"
 #include "passes/layernorm_decomposer.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
+#include "support/status_macros.h"
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
 
@@ -101,7 +103,7 @@ class LegalizeMeasured : public Pass {
               continue;
             }
             const int64_t before = ctx.stats().rewrites;
-            if (absl::Status s = DecomposeLayerNorm(&ctx, *profile, id); !s.ok()) return s;
+            BCAST_RETURN_IF_ERROR(DecomposeLayerNorm(&ctx, *profile, id));
             decomposed |= ctx.stats().rewrites > before;
           }
           if (decomposed) ctx.Commit();
@@ -110,7 +112,7 @@ class LegalizeMeasured : public Pass {
             const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
             if (!op) continue;
             NodeLegalizer one(&ctx, *profile, id, *op);
-            if (absl::Status s = one.Run(); !s.ok()) return s;
+            BCAST_RETURN_IF_ERROR(one.Run());
           }
           return absl::OkStatus();
         });
@@ -139,7 +141,7 @@ class LegalizeMeasured : public Pass {
       const onnx::NodeProto& n = ctx_->graph().node(id_);
       Prepare();
       NodeVerdict v;
-      if (!DecideBroadcastNodeWithShapes(n, id_, ctx_->opset(), shapes_, &v)) return Ok();
+      if (!Decide(n, shapes_, &v)) return Ok();
       output_ = v.output;
       if (ctx_->options().live != nullptr && ctx_->path() == "main" &&
           proto::IsSingleGraph(ctx_->model().proto)) {
@@ -665,8 +667,7 @@ class LegalizeMeasured : public Pass {
             mul.add_input(names[k]);
             mul.add_output("\x01product");
             NodeVerdict mv;
-            if (!DecideBroadcastNodeWithShapes(mul, id_, ctx_->opset(), {full, shapes[k]}, &mv) ||
-                mv.verdict == bcast::Verdict::kError ||
+            if (!Decide(mul, {full, shapes[k]}, &mv) || mv.verdict == bcast::Verdict::kError ||
                 !DecideForm(mv, p_, [](const std::string& name) {
                    return name == "\x01ones";
                  }).fits) {
@@ -696,9 +697,17 @@ class LegalizeMeasured : public Pass {
         cand.set_input(static_cast<int>(k), names[k]);
       }
       NodeVerdict v;
-      if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
+      if (!Decide(cand, shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
              Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
+    }
+
+    // The verdict of `node` (this node, or a candidate for it) at `shapes`, given in its input
+    // order: what the target check would find once the rewrite is made.
+    bool Decide(const onnx::NodeProto& node, absl::Span<const Shape> shapes, NodeVerdict* v) {
+      DecideOptions options;
+      options.main_graph_index = id_;
+      return DecideNode(node, ctx_->opset(), GivenShapes(shapes), v, options);
     }
 
     // Whether `d` fits, keeping the exact-shape cell that decided it for the rewrite's log.
@@ -741,7 +750,7 @@ class LegalizeMeasured : public Pass {
         cand.set_input(k, absl::StrCat(cand.input(k), "\x01view"));
       }
       NodeVerdict v;
-      if (!DecideBroadcastNodeWithShapes(cand, id_, ctx_->opset(), shapes, &v)) return false;
+      if (!Decide(cand, shapes, &v)) return false;
       return v.verdict != bcast::Verdict::kError &&
              Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
     }

@@ -7,6 +7,7 @@
 #include "broadcast/rules.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -61,7 +62,7 @@ class MaterializeBroadcast : public Pass {
         absl::StatusOr<bool> done = ctx.ExpandOperand(id, 1, x);
         if (!done.ok()) return done.status();
       } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
-        if (absl::Status s = ctx.ExpandGemmC(id); !s.ok()) return s;
+        BCAST_RETURN_IF_ERROR(ctx.ExpandGemmC(id));
       } else if (op.kind == BroadcastOpKind::kMatMul) {
         ctx.Debug(id, "MatMul batch broadcast left to the engine");
       }

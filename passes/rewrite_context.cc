@@ -14,6 +14,7 @@
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::passes {
@@ -1001,8 +1002,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const std::function<absl::Status(RewriteContext&)>& rewrite) {
   if (proto::IsSingleGraph(model->proto)) {
     RewriteContext ctx(model, pass, options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
-    if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ctx.Init());
+    BCAST_RETURN_IF_ERROR(rewrite(ctx));
     ctx.Commit();
     return absl::OkStatus();
   }
@@ -1142,7 +1143,7 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   RewriteContext ctx(model, pass, options, stats);
   ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(own),
                  std::move(analysis->elems));
-  if (absl::Status s = rewrite(ctx); !s.ok()) return s;
+  BCAST_RETURN_IF_ERROR(rewrite(ctx));
   ctx.Commit();
   return absl::OkStatus();
 }

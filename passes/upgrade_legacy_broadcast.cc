@@ -10,6 +10,7 @@
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/opsets.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -66,7 +67,7 @@ class UpgradeLegacyBroadcast : public Pass {
                        " broadcasting; upgrading subgraphs is not supported"));
     }
     RewriteContext ctx(model, kUpgradeLegacyBroadcastPassName, options, stats);
-    if (absl::Status s = ctx.Init(); !s.ok()) return s;
+    BCAST_RETURN_IF_ERROR(ctx.Init());
     proto::GraphEditor& g = ctx.graph();
     for (int id = 0; id < g.original_node_count(); ++id) {
       const onnx::NodeProto& n = g.node(id);

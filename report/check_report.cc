@@ -255,7 +255,7 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
   }
   if (detail != CheckDetail::kAll || a.nodes.empty()) return out;
   std::map<std::string, std::vector<const NodeVerdict*>> by_class;
-  for (const NodeVerdict& v : a.nodes) by_class[v.broadcast_class].push_back(&v);
+  for (const NodeVerdict& v : a.nodes) by_class[BroadcastClassText(v)].push_back(&v);
   absl::StrAppend(&out, "\nBy class:\n");
   for (const auto& [klass, nodes] : by_class) {
     absl::StrAppend(&out, "  ", klass, " (", nodes.size(), "):\n");
@@ -301,7 +301,7 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     n.EndArray();
     AppendShape(v.output, n.Raw("output"));
     n.String("rule", bcast::RuleName(v.rule));
-    n.String("class", v.broadcast_class);
+    n.String("class", BroadcastClassText(v));
     n.String("verdict", bcast::VerdictName(v.verdict));
     if (v.condition.empty()) {
       n.Raw("condition")->append("null");

@@ -14,11 +14,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "analysis/decide_node.h"
 #include "analysis/shape_propagation.h"
 #include "proto/graph_structure.h"
 #include "proto/model_io.h"
 #include "proto/opsets.h"
 #include "proto/shapes.h"
+#include "support/status_macros.h"
 #include "targets/form_oracle.h"
 #include "targets/runtime_shapes.h"
 #include "targets/shape_cells.h"
@@ -96,41 +98,31 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
   return it == original_index->end() ? v.node : absl::StrCat(v.op, "#", it->second);
 }
 
-// An Expand node of the main graph as the analysis would record it, from the kept tables: its
-// input's shape and its output's (the target broadcast with the input). False when the tables
-// do not know the output.
-bool ExpandVerdictFromTables(const onnx::NodeProto& n, int index, int64_t opset,
-                             const ShapeTables& tables,
-                             const std::unordered_map<std::string, const onnx::TensorProto*>& inits,
-                             const std::string& base_dir, NodeVerdict* v) {
-  if (n.input_size() != 2 || n.output_size() != 1) return false;
-  const bcast::Shape* in = tables.FindShape(n.input(0));
-  const bcast::Shape* out = tables.FindShape(n.output(0));
-  v->graph = "main";
-  v->short_graph.clear();
-  v->node = n.name().empty() ? absl::StrCat(n.op_type(), "#", index) : n.name();
-  v->op = n.op_type();
-  v->domain.clear();
-  v->opset = opset;
-  v->rule = bcast::RuleFamily::kBidirectional;
-  v->broadcast_class = "bidirectional";
-  v->input_names.assign(n.input().begin(), n.input().end());
-  // The analysis records the target (not the shape tensor's own shape) as the second operand:
-  // read it from a constant, else take the output's (what the input broadcasts to).
-  std::optional<bcast::Shape> target;
-  if (auto it = inits.find(n.input(1)); it != inits.end()) {
-    absl::StatusOr<std::vector<int64_t>> values = proto::ReadIntValues(*it->second, base_dir);
-    if (values.ok()) target = bcast::Shape::OfVector(*values);
+// Every main-graph tensor with constant contents (initializers, Constant outputs): the live
+// oracle's fragments carry them, and an Expand's target is read from them.
+ConstantTensors MainConstants(const onnx::GraphProto& g) {
+  ConstantTensors values;
+  for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.name() == "value" && a.has_t()) values.emplace(n.output(0), &a.t());
+    }
   }
-  v->inputs = {in != nullptr ? *in : bcast::Shape::UnknownRank(),
-               target           ? *target
-               : out != nullptr ? *out
-                                : bcast::Shape::UnknownRank()};
-  v->output = out != nullptr ? *out : bcast::Shape::UnknownRank();
-  v->verdict = out != nullptr && out->rank_known ? bcast::Verdict::kOk : bcast::Verdict::kUnknown;
-  v->message.clear();
-  v->condition = {};
-  return true;
+  return values;
+}
+
+// How the target check decides main-graph node `index`: every text, no lints.
+DecideOptions MainGraphNode(int index) {
+  DecideOptions options;
+  options.main_graph_index = index;
+  return options;
+}
+
+// Expand nodes are judged only by a profile that measures Expand (op.Expand): the rewrites'
+// own tool, which a profile without the rule lets fit everywhere.
+bool SkipsExpand(const onnx::NodeProto& n, const TargetProfile& p) {
+  return n.op_type() == "Expand" && p.op_rules.count("Expand") == 0;
 }
 
 // What a user can do about symbols a decision waits on: "bind N, S with --dim" for the dims
@@ -281,22 +273,13 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
   // The live oracle decides the main graph's nodes of a single-graph model from the tables.
   std::optional<ShapeTables> computed;
   if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
-    absl::StatusOr<ShapeTables> t = ComputeShapeTables(model);
-    if (!t.ok()) return t.status();
-    computed = *std::move(t);
+    BCAST_ASSIGN_OR_RETURN(computed, ComputeShapeTables(model));
     tables = &*computed;
   }
   if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
     const onnx::GraphProto& g = model.proto.graph();
     const int64_t opset = proto::DefaultOpset(model.proto);
-    std::unordered_map<std::string, const onnx::TensorProto*> values;
-    for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
-    for (const onnx::NodeProto& n : g.node()) {
-      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
-      for (const onnx::AttributeProto& a : n.attribute()) {
-        if (a.name() == "value" && a.has_t()) values.emplace(n.output(0), &a.t());
-      }
-    }
+    const ConstantTensors values = MainConstants(g);
     // Every node first (table verdicts, or a fragment to run), then one batch of runs, then
     // the violations in node order.
     std::vector<NodeVerdict> verdicts;
@@ -317,22 +300,12 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       }
       return NodeFragment(model, n, ops, tables->ElemOf(n.output(0)), out);
     };
+    const TableShapes shapes(*tables, &values, model.base_dir);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
       NodeVerdict v;
-      if (!DecideBroadcastNodeInto(n, i, opset, *tables, &v, nullptr)) {
-        if (p.op_rules.count("Expand") > 0 && n.op_type() == "Expand" &&
-            (n.domain().empty() || n.domain() == "ai.onnx")) {
-          std::unordered_map<std::string, const onnx::TensorProto*> inits;
-          for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
-          if (ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
-            // The Expands a live rewrite inserts were run with it: judged the same way.
-            fragments.push_back(fragment(n, v.output));
-            verdicts.push_back(std::move(v));
-          }
-        }
-        continue;
-      }
+      if (SkipsExpand(n, p) || !DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
+      // The Expands a live rewrite inserts were run with it: judged the same way.
       std::optional<proto::Model> f;
       if (v.rule != bcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
       verdicts.push_back(std::move(v));
@@ -360,35 +333,27 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     NodeVerdict v;  // one record, its buffers reused node after node
     // The ids the last pass resolved per node, when they describe this node list.
     const proto::NodeTensorIds& hint = tables->node_ids();
-    const bool expand_rule = p.op_rules.count("Expand") > 0;
-    std::unordered_map<std::string, const onnx::TensorProto*> inits;
-    if (expand_rule) {
-      for (const onnx::TensorProto& t : g.initializer()) inits.emplace(t.name(), &t);
-    }
+    // Constants are read for Expand's target only.
+    std::optional<ConstantTensors> constants;
+    if (p.op_rules.count("Expand") > 0) constants = MainConstants(g);
+    TableShapes shapes(*tables, constants ? &*constants : nullptr, model.base_dir);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
-      const int* ids = hint.Of(i, g.node_size(), n.input_size() + n.output_size());
-      if (DecideBroadcastNodeInto(n, i, opset, *tables, &v, ids)) {
-        check(v);
-      } else if (expand_rule && n.op_type() == "Expand" &&
-                 (n.domain().empty() || n.domain() == "ai.onnx") &&
-                 ExpandVerdictFromTables(n, i, opset, *tables, inits, model.base_dir, &v)) {
-        check(v);  // the table measures Expand: the rewrites' own tool is judged too
-      }
+      shapes.SetInputIds(hint.Of(i, g.node_size(), n.input_size() + n.output_size()));
+      if (SkipsExpand(n, p) || !DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
+      check(v);
     }
   } else {
     AnalysisOptions verdicts_only;
     verdicts_only.record_shapes = false;
-    absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, verdicts_only);
-    if (!analysis.ok()) return analysis.status();
-    for (const NodeVerdict& v : analysis->nodes) check(v);
+    BCAST_ASSIGN_OR_RETURN(const Analysis analysis, AnalyzeBroadcasts(model, verdicts_only));
+    for (const NodeVerdict& v : analysis.nodes) check(v);
   }
   if (!p.initializer_types.empty()) AddRefusedConstants(model, p, &out);
   if (!p.runtime_shapes) {
-    absl::StatusOr<std::vector<TargetViolation>> shapes =
-        FindRuntimeShapeNodes(model, p.name, original_index, tables);
-    if (!shapes.ok()) return shapes.status();
-    for (TargetViolation& t : *shapes) out.push_back(std::move(t));
+    BCAST_ASSIGN_OR_RETURN(std::vector<TargetViolation> shapes,
+                           FindRuntimeShapeNodes(model, p.name, original_index, tables));
+    for (TargetViolation& t : shapes) out.push_back(std::move(t));
   }
   return out;
 }
@@ -408,12 +373,11 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& p,
     const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
     FormOracle* live) {
-  absl::StatusOr<std::vector<TargetViolation>> v =
-      CheckTarget(model, p, original_index, tables, live);
-  if (!v.ok()) return v.status();
+  BCAST_ASSIGN_OR_RETURN(const std::vector<TargetViolation> v,
+                         CheckTarget(model, p, original_index, tables, live));
   std::vector<std::string> out;
-  out.reserve(v->size());
-  for (const TargetViolation& t : *v) out.push_back(t.ToString());
+  out.reserve(v.size());
+  for (const TargetViolation& t : v) out.push_back(t.ToString());
   return out;
 }
 

@@ -24,6 +24,8 @@
 #include "targets/shape_cells.h"
 
 namespace onnx_bcast::passes {
+
+using Class = bcast::BroadcastClass;
 namespace {
 
 const std::set<std::string>& KnownClasses() {
@@ -206,7 +208,7 @@ std::string FormClass(const NodeVerdict& v) {
   switch (v.rule) {
     case bcast::RuleFamily::kNumpy:
     case bcast::RuleFamily::kMatMul:
-      return v.broadcast_class;
+      return BroadcastClassText(v);
     case bcast::RuleFamily::kUnidirectional: {
       if (v.inputs.size() != 2) return "";
       // check's order: (X, slope) for PRelu, (C, (M,N)) for Gemm.
@@ -254,6 +256,10 @@ bool ConstantsBelowOutputRank(const NodeVerdict& v,
 
 bool FirstOperandFull(const NodeVerdict& v) {
   return !v.inputs.empty() && v.output.rank_known && v.inputs[0] == v.output;
+}
+
+bool TargetProfile::Runs(bcast::BroadcastClass broadcast_class) const {
+  return Runs(bcast::BroadcastClassName(broadcast_class));
 }
 
 bool TargetProfile::Runs(std::string_view broadcast_class) const {
@@ -709,7 +715,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     return fail(absl::StrCat("broadcast error: ", v.message));
   }
   if (v.rule == bcast::RuleFamily::kLegacyAxis) {
-    if (!p.Runs("legacy-axis")) {
+    if (!p.Runs(Class::kLegacyAxis)) {
       return fail(
           absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
     }
@@ -748,13 +754,13 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   bool class_matters = false;
   bool numpy_all = false;
   if (v.rule == bcast::RuleFamily::kNumpy) {
-    numpy_all = p.Runs("same") && p.Runs("scalar") && p.Runs("per-channel") &&
-                p.Runs("inner-axis") && p.Runs("outer-axis") && p.Runs("general");
-    class_matters = !(numpy_all && p.Runs("bidirectional"));
+    numpy_all = p.Runs(Class::kSame) && p.Runs(Class::kScalar) && p.Runs(Class::kPerChannel) &&
+                p.Runs(Class::kInnerAxis) && p.Runs(Class::kOuterAxis) && p.Runs(Class::kGeneral);
+    class_matters = !(numpy_all && p.Runs(Class::kBidirectional));
   } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
-    class_matters = !(p.Runs("same") && p.Runs("unidirectional"));
+    class_matters = !(p.Runs(Class::kSame) && p.Runs(Class::kUnidirectional));
   } else if (v.rule == bcast::RuleFamily::kMatMul) {
-    class_matters = !p.Runs("matmul-batch");
+    class_matters = !p.Runs(Class::kMatMulBatch);
   }
   const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
   if (ranks_matter) {
@@ -775,11 +781,11 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
                              p.max_rank));
   }
-  std::string cls = v.broadcast_class;
+  bcast::BroadcastClass cls = v.broadcast_class;
   bool vague = false;
   for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
   if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-    cls = v.inputs[0] == v.inputs[1] && !vague ? "same" : "unidirectional";
+    cls = v.inputs[0] == v.inputs[1] && !vague ? Class::kSame : Class::kUnidirectional;
   }
   if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
     // Classes compare dims: an unknown or invented dim does not decide them. What can still be
@@ -788,7 +794,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     bool dominated = false;
     for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
     if (dominated && numpy_all) {
-      cls = "general";
+      cls = Class::kGeneral;
     } else {
       return fail(absl::StrCat("cannot prove ", p.name,
                                "'s form: dims not known well enough to decide the broadcast "
@@ -796,13 +802,16 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
                   true);
     }
   }
-  if (class_matters && forms == nullptr && !p.Runs(cls)) {
-    if (vague && cls == "unidirectional" && v.inputs[0] == v.inputs[1]) {
+  // Profiles name classes as text: the MatMul's batch class goes with it.
+  const std::string named = BroadcastClassText(cls, v.batch_class);
+  if (class_matters && forms == nullptr && !p.Runs(named)) {
+    if (vague && cls == Class::kUnidirectional && v.inputs[0] == v.inputs[1]) {
       return fail(absl::StrCat("cannot prove ", p.name,
                                "'s form: dims not known well enough to show equal shapes"),
                   true);
     }
-    return fail(absl::StrCat("broadcast as '", cls, "', which ", p.name, " does not run natively"));
+    return fail(
+        absl::StrCat("broadcast as '", named, "', which ", p.name, " does not run natively"));
   }
   if (p.equal_rank) {
     bool unequal = false;
@@ -836,7 +845,7 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
   v.op = "Expand";
   v.rule = bcast::RuleFamily::kBidirectional;
   v.verdict = bcast::Verdict::kOk;
-  v.broadcast_class = "bidirectional";
+  v.broadcast_class = bcast::BroadcastClass::kBidirectional;
   v.input_names = {"input", "shape"};
   v.inputs = {input, output};  // the analysis records the target as the second operand
   v.output = output;

@@ -146,6 +146,7 @@ struct TargetProfile {
 
   /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
   bool Runs(std::string_view broadcast_class) const;
+  bool Runs(bcast::BroadcastClass broadcast_class) const;
   /// The rank that counts toward max_rank.
   int64_t EffectiveRank(const bcast::Shape& shape) const;
   /// True when `shape` exceeds max_rank.
@@ -230,9 +231,9 @@ struct FormDecision {
   std::string shape_cell;
 };
 
-/// The one profile lookup: whether node `v` (its shapes and class as DecideBroadcastNode
-/// gives them, its operands' kinds per `is_constant`) is in `profile`'s form. CheckTarget
-/// decides every node with it, and the rewrites that choose a form for an engine
+/// The one profile lookup: whether node `v` (its shapes and class as DecideNode gives them,
+/// its operands' kinds per `is_constant`) is in `profile`'s form. CheckTarget decides every
+/// node with it, and the rewrites that choose a form for an engine
 /// (legalize-measured) decide each candidate with it, so the two cannot disagree. An Expand is
 /// decided by the profile's op.Expand rule, its form class being its input's class against its
 /// output, `general` when it broadcasts along more than one axis (a profile without one lets
@@ -256,7 +257,7 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
 /// `original_index` (see OriginalNodeIndex): labels of unnamed main-graph nodes use their index
 /// in the model a pipeline started from, as the passes' logs do. `tables`: the pipeline's kept
 /// shape tables of the main graph (AnalysisManager::held); when the model has no bodies or
-/// functions the nodes are decided from them (DecideBroadcastNode) instead of a new analysis.
+/// functions the nodes are decided from them (DecideNode) instead of a new analysis.
 /// `live` (form_oracle.h): on a model without bodies or functions, every broadcasting node
 /// (other than Expand) whose shapes and types are static is decided by running it on the engine
 /// at those shapes, as legalize-measured decides it, instead of by the table; the table decides

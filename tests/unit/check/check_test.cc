@@ -293,7 +293,7 @@ TEST(Check, ShapesFlowThroughNonBroadcastingOps) {
   const NodeVerdict& v = Only(a);
   EXPECT_EQ(v.inputs[0].ToString(), "[N,3,4]");
   EXPECT_EQ(v.verdict, Verdict::kOk);
-  EXPECT_EQ(v.broadcast_class, "inner-axis");
+  EXPECT_EQ(v.broadcast_class, bcast::BroadcastClass::kInnerAxis);
 }
 
 TEST(Check, ClassesOfTheExampleModel) {
@@ -302,7 +302,7 @@ TEST(Check, ClassesOfTheExampleModel) {
   absl::StatusOr<Analysis> a = AnalyzeBroadcasts(*m, {});
   ASSERT_TRUE(a.ok());
   std::map<std::string, std::string> classes;
-  for (const NodeVerdict& v : a->nodes) classes[v.node] = v.broadcast_class;
+  for (const NodeVerdict& v : a->nodes) classes[v.node] = BroadcastClassText(v);
   EXPECT_EQ(classes["bias_add"], "per-channel");
   EXPECT_EQ(classes["prelu"], "unidirectional");
   EXPECT_EQ(classes["row_mul"], "inner-axis");

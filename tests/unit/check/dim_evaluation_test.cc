@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "analysis/decide_node.h"
 #include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -167,7 +168,7 @@ TEST(DimEvaluation, FailingMessageEqualsTheProvenErrorWithNumbersWrittenIn) {
   }
 }
 
-// The refactored describer and rule replay reproduce every message the walk wrote.
+// DecideAgain on a verdict's own shapes reproduces every verdict and message the walk wrote.
 TEST(DimEvaluation, RuleReplayReproducesTheWalksMessages) {
   for (const char* name :
        {"add_mismatch.onnxtxt", "gemm_bad_c.onnxtxt", "prelu_bad_slope.onnxtxt",
@@ -176,9 +177,12 @@ TEST(DimEvaluation, RuleReplayReproducesTheWalksMessages) {
     const Analysis a = AnalyzeFile(name);
     ASSERT_FALSE(a.nodes.empty()) << name;
     for (const NodeVerdict& v : a.nodes) {
-      const bcast::BroadcastResult r = ApplyBroadcastRule(v, v.inputs);
-      EXPECT_EQ(r.verdict, v.verdict) << name << " " << v.node;
-      EXPECT_EQ(DescribeBroadcast(v, r), v.message) << name << " " << v.node;
+      NodeVerdict again;
+      ASSERT_TRUE(DecideAgain(v, v.inputs, &again)) << name << " " << v.node;
+      EXPECT_EQ(again.verdict, v.verdict) << name << " " << v.node;
+      EXPECT_EQ(again.message, v.message) << name << " " << v.node;
+      EXPECT_EQ(again.broadcast_class, v.broadcast_class) << name << " " << v.node;
+      EXPECT_EQ(again.output, v.output) << name << " " << v.node;
     }
   }
 }

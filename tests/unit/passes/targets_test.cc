@@ -304,6 +304,35 @@ g (float[1,3,4] x, float[2,3,1] z, float[1,1,4] w) => (float[2,3,4] y, float[2,3
   EXPECT_EQ(ViolationLines(model, *p, &*tables), lines);
 }
 
+// An Expand to a constant with a negative extent is a proven error, in the walk and in the kept
+// tables alike (the tables' own Expand routine used to say ok whenever the rank was known), and
+// a target held in a Constant node is read as an initializer's is.
+TEST(Targets, ExpandToANegativeExtentIsAnErrorFromTheTablesAsInTheWalk) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      "name = eng\n"
+      "classes = same\n"
+      "op.Expand.constant_b = same, inner-axis, outer-axis, general\n",
+      "eng");
+  ASSERT_TRUE(p.ok()) << p.status();
+  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[3,1] x) => (float[2,3,4] y, float[2,3,4] z) <int64[3] s = {2,-1,4}> {
+  y = Expand (x, s)
+  t = Constant <value = int64[3] {2,3,-4}> ()
+  z = Expand (x, t)
+})");
+  const std::vector<std::string> lines = ViolationLines(model, *p);
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+                         "Expand#0: broadcast error: Expand 'Expand#0': input [3,1] cannot be "
+                         "expanded to shape [3] (bidirectional rule, negative extent in target "
+                         "shape [2,-1,4])",
+                         "Expand#2: broadcast error: Expand 'Expand#2': input [3,1] cannot be "
+                         "expanded to shape [3] (bidirectional rule, negative extent in target "
+                         "shape [2,3,-4])"));
+  absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  EXPECT_EQ(ViolationLines(model, *p, &*tables), lines);
+}
+
 // legalize-measured inserts only the Expands the table runs: an outer-axis operand is left for
 // the check, an inner-axis one is aligned and expanded along one axis; fold-constants keeps a
 // bool result a node.
