@@ -239,9 +239,18 @@ class LocalVerifier {
     return -1;
   }
 
+  // Identity and (inference) Dropout: opt removes them, so the rewrite reads their input where
+  // the original reads their output; a slice goes through them so both sides are fed the same
+  // value under the same name.
+  static bool PassesThrough(const onnx::NodeProto& n) {
+    return (n.domain().empty() || n.domain() == "ai.onnx") &&
+           (n.op_type() == "Identity" || n.op_type() == "Dropout");
+  }
+
   // The backward slice from node `start` of `g`: a value becomes an input of the slice (its
-  // frontier) where it is a graph input or `stops(value)` holds, unless it is fixed (then its
-  // producers are taken in too). Nullopt when the slice grows past kMaxSliceNodes.
+  // frontier) where it is a graph input or `stops(value)` holds, unless it is fixed or
+  // passed through (then its producers are taken in too). Nullopt when the slice grows past
+  // kMaxSliceNodes.
   template <class Stops>
   static std::optional<Slice> BackwardSlice(const onnx::GraphProto& g, const GraphIndex& index,
                                             int start, Stops stops) {
@@ -260,7 +269,8 @@ class LocalVerifier {
         auto producer = index.producer.find(in);
         if (index.initializers.count(in) > 0) {
           slice.initializers.insert(in);
-        } else if (producer == index.producer.end() || (stops(in) && index.fixed.count(in) == 0)) {
+        } else if (producer == index.producer.end() || (stops(in) && index.fixed.count(in) == 0 &&
+                                                        !PassesThrough(g.node(producer->second)))) {
           slice.frontier.insert(in);
         } else {
           work.push_back(producer->second);

@@ -146,7 +146,8 @@ TEST(Verify, UnsupportedOpFallsBackToLocalChecks) {
 // Local mode computes what does not depend on the inputs' values (a weight behind an
 // exporter's Identity, a Constant, a shape computation) on both sides: fold-constants turns them
 // into initializers in the rewrite, and feeding the original noise there made every such node
-// DIFFERENT. A scaled weight is still caught.
+// DIFFERENT. It also reads through a Dropout opt removed (Swin's attention). A scaled weight is
+// still caught.
 TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
   const proto::Model a = Parse(R"(
     <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
@@ -158,7 +159,8 @@ TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
       k = Gather(n, last)
       kf = Cast<to = 1>(k)
       t = Mul(x, w)
-      u = Pow(t, two)
+      d = Dropout(t)
+      u = Pow(d, two)
       v = Add(u, kf)
       y = com.example.Mystery(v)
     })");
