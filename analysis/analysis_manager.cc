@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "analysis/shape_propagation.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 
@@ -27,8 +28,7 @@ absl::StatusOr<ShapeTables> ComputeShapeTables(
   shapes_only.verdicts = false;
   shapes_only.main_tables = &tables;
   shapes_only.main_values = values;
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(model, shapes_only);
-  if (!analysis.ok()) return analysis.status();
+  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(model, shapes_only));
   ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables);
   return tables;
 }

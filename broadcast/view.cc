@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::bcast {
 namespace {
@@ -36,35 +37,33 @@ absl::StatusOr<BroadcastView> BroadcastView::Create(absl::Span<const int64_t> op
   return Create(operands, output);
 }
 
-absl::StatusOr<BroadcastView> BroadcastView::Create(
-    absl::Span<const std::vector<int64_t>> operands, absl::Span<const int64_t> output) {
+absl::StatusOr<BroadcastView> BroadcastView::Create(absl::Span<const std::vector<int64_t>> operands,
+                                                    absl::Span<const int64_t> output) {
   if (operands.empty()) return absl::InvalidArgumentError("broadcast view of no operands");
   BroadcastView view;
   view.output_shape_.assign(output.begin(), output.end());
-  absl::StatusOr<int64_t> output_elements = Count(output);
-  if (!output_elements.ok()) return output_elements.status();
-  view.output_elements_ = *output_elements;
+  BCAST_ASSIGN_OR_RETURN(int64_t output_elements, Count(output));
+  view.output_elements_ = output_elements;
 
   const size_t out_rank = output.size();
   for (size_t i = 0; i < operands.size(); ++i) {
     const std::vector<int64_t>& in = operands[i];
-    absl::StatusOr<int64_t> count = Count(in);
-    if (!count.ok()) return count.status();
-    view.operand_elements_.push_back(*count);
+    BCAST_ASSIGN_OR_RETURN(int64_t count, Count(in));
+    view.operand_elements_.push_back(count);
     bool ok = in.size() <= out_rank;
     for (size_t k = 0; ok && k < in.size(); ++k) {
       const int64_t dim = in[in.size() - 1 - k];
       ok = dim == 1 || dim == output[out_rank - 1 - k];
     }
     if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " shape ", Dims(in), " does not broadcast to output shape ", Dims(output),
-          " (input shapes: ",
-          absl::StrJoin(operands, ", ",
-                        [](std::string* out, const std::vector<int64_t>& s) {
-                          absl::StrAppend(out, Dims(s));
-                        }),
-          ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " shape ", Dims(in), " does not broadcast to output shape ",
+                       Dims(output), " (input shapes: ",
+                       absl::StrJoin(operands, ", ",
+                                     [](std::string* out, const std::vector<int64_t>& s) {
+                                       absl::StrAppend(out, Dims(s));
+                                     }),
+                       ")"));
     }
   }
 
@@ -82,7 +81,8 @@ absl::StatusOr<BroadcastView> BroadcastView::Create(
   for (size_t d = 0; d < out_rank; ++d) {
     if (output[d] == 1) continue;
     for (size_t i = 0; i < n; ++i) {
-      const int64_t k = static_cast<int64_t>(d) - static_cast<int64_t>(out_rank - operands[i].size());
+      const int64_t k =
+          static_cast<int64_t>(d) - static_cast<int64_t>(out_rank - operands[i].size());
       column[i] = k >= 0 && operands[i][k] != 1;
     }
     bool alike = !dims.empty();

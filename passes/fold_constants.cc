@@ -190,15 +190,13 @@ class Folder {
     RemoveIdentities();
     Rebuild();
     const size_t kept_before = kept_->size();
-    absl::StatusOr<bool> folded = FoldValues();
-    if (!folded.ok()) return folded.status();
+    BCAST_ASSIGN_OR_RETURN(bool folded, FoldValues());
     Rebuild();
-    absl::StatusOr<bool> ifs = FoldIfs();
-    if (!ifs.ok()) return ifs.status();
+    BCAST_ASSIGN_OR_RETURN(bool ifs, FoldIfs());
     const bool removed = RemoveDead();
     // Tables of the graph as the round leaves it: nothing was edited after the analysis.
-    if (*folded || *ifs || removed) tables_.reset();
-    return *ifs || kept_->size() > kept_before;
+    if (folded || ifs || removed) tables_.reset();
+    return ifs || kept_->size() > kept_before;
   }
 
   /// The analysis of the last round, when no edit followed it (else nullopt).
@@ -498,9 +496,8 @@ class Folder {
     // The pass manager's own analysis (shape tables), with the known values recorded by the
     // same walk: when nothing is edited after it, the tables go to the next pass as they are.
     absl::flat_hash_map<std::string, KnownValue> known;
-    absl::StatusOr<ShapeTables> tables = ComputeShapeTables(*model_, &known);
-    if (!tables.ok()) return tables.status();
-    tables_ = *std::move(tables);
+    BCAST_ASSIGN_OR_RETURN(ShapeTables tables, ComputeShapeTables(*model_, &known));
+    tables_ = std::move(tables);
     auto shape_of = [&](const std::string& name) -> const bcast::Shape* {
       return tables_->FindShape(name);
     };
@@ -550,9 +547,8 @@ class Folder {
           cone.size(), " node(s) with only constant inputs kept: no evaluator to compute them"));
       return changed;
     }
-    absl::StatusOr<bool> folded = FoldCone(cone);
-    if (!folded.ok()) return folded.status();
-    return changed || *folded;
+    BCAST_ASSIGN_OR_RETURN(bool folded, FoldCone(cone));
+    return changed || folded;
   }
 
   // What `n` (one output) computes when the analysis already knows it.
@@ -748,10 +744,9 @@ class Folder {
       for (const std::string& o : n.output()) defined.insert(o);
     }
     for (const std::string& w : wanted) g->add_output()->set_name(w);
-    absl::StatusOr<std::vector<onnx::TensorProto>> values = (*options_.evaluator)(fragment);
-    if (!values.ok()) return values.status();
-    for (size_t k = 0; k < wanted.size() && k < values->size(); ++k) {
-      (*out)[wanted[k]] = std::move((*values)[k]);
+    BCAST_ASSIGN_OR_RETURN(std::vector<onnx::TensorProto> values, (*options_.evaluator)(fragment));
+    for (size_t k = 0; k < wanted.size() && k < values.size(); ++k) {
+      (*out)[wanted[k]] = std::move((values)[k]);
     }
     return absl::OkStatus();
   }
@@ -948,8 +943,7 @@ class BodyFolder {
         for (const std::string& in : n->input())
           all = all && (in.empty() || constants.count(in) > 0);
         if (all) {
-          absl::StatusOr<bool> folded = Fold(g, i, constants, path);
-          if (!folded.ok()) return folded.status();
+          BCAST_RETURN_IF_ERROR(Fold(g, i, constants, path).status());
         }
       }
       n = g->mutable_node(i);
@@ -1061,9 +1055,8 @@ class FoldConstants : public Pass {
     std::unordered_set<std::string> kept;  // results over the limit, across rounds
     for (int round = 0; round < kMaxRounds; ++round) {
       Folder folder(model, options, stats, &kept);
-      absl::StatusOr<bool> again = folder.Round();
-      if (!again.ok()) return again.status();
-      if (!*again) {
+      BCAST_ASSIGN_OR_RETURN(bool again, folder.Round());
+      if (!again) {
         std::optional<ShapeTables> tables = folder.TakeTables();
         if (tables.has_value() && options.analyses != nullptr) {
           options.analyses->Return(*std::move(tables));

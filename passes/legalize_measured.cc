@@ -900,8 +900,7 @@ class LegalizeMeasured : public Pass {
           // refuses a lower-rank Expand input).
           Align(slot, full.rank());
         }
-        absl::StatusOr<bool> done = ctx_->ExpandOperand(id_, slot, full);
-        if (!done.ok()) return done.status();
+        BCAST_RETURN_IF_ERROR(ctx_->ExpandOperand(id_, slot, full).status());
       }
       return Ok();
     }

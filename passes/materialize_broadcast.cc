@@ -50,8 +50,7 @@ class MaterializeBroadcast : public Pass {
         }
         const std::vector<std::string> operands(n.input().begin(), n.input().end());
         for (int k = 0; k < n.input_size(); ++k) {
-          absl::StatusOr<bool> done = ctx.ExpandOperand(id, k, res.output, &operands);
-          if (!done.ok()) return done.status();
+          BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, k, res.output, &operands).status());
         }
       } else if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
         const bcast::Shape x = ctx.ShapeOf(n.input(0));
@@ -59,8 +58,7 @@ class MaterializeBroadcast : public Pass {
           ctx.Debug(id, "slope not provably broadcastable to X");
           continue;
         }
-        absl::StatusOr<bool> done = ctx.ExpandOperand(id, 1, x);
-        if (!done.ok()) return done.status();
+        BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, 1, x).status());
       } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
         BCAST_RETURN_IF_ERROR(ctx.ExpandGemmC(id));
       } else if (op.kind == BroadcastOpKind::kMatMul) {

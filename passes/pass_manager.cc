@@ -14,6 +14,7 @@
 #include "proto/onnx_checks.h"
 #include "proto/opsets.h"
 #include "proto/tensor_util.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -48,12 +49,11 @@ std::string PassOutcome(const PassStats& stats) {
 }  // namespace
 
 absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept) {
-  absl::StatusOr<ShapeTables> fresh = ComputeShapeTables(model);
-  if (!fresh.ok()) return fresh.status();
+  BCAST_ASSIGN_OR_RETURN(ShapeTables fresh, ComputeShapeTables(model));
   // Every tensor the fresh analysis knows, in name order (the first difference is reported);
   // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
   std::vector<std::pair<std::string_view, const bcast::Shape*>> order;
-  fresh->ForEachShape(
+  fresh.ForEachShape(
       [&](std::string_view name, const bcast::Shape& shape) { order.emplace_back(name, &shape); });
   std::sort(order.begin(), order.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -90,7 +90,7 @@ absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kep
     }
   }
   absl::Status elems_agree = absl::OkStatus();
-  fresh->ForEachElem([&](std::string_view name, int32_t elem) {
+  fresh.ForEachElem([&](std::string_view name, int32_t elem) {
     const int32_t kept_elem = kept.ElemOf(name);
     if (elems_agree.ok() && kept_elem != elem) {
       elems_agree =
@@ -141,9 +141,9 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   ResolvedPipeline out;
   std::vector<std::string> names = request.passes;
   if (!request.target_file.empty()) {
-    absl::StatusOr<TargetProfile> t = LoadTargetProfile(request.target_file, IsRegisteredPass);
-    if (!t.ok()) return t.status();
-    out.profile = *std::move(t);
+    BCAST_ASSIGN_OR_RETURN(TargetProfile t,
+                           LoadTargetProfile(request.target_file, IsRegisteredPass));
+    out.profile = std::move(t);
   } else if (request.passes.empty()) {
     const std::string name = request.target.empty() ? kDefaultTarget : request.target;
     const TargetProfile* t = FindTarget(name);
@@ -162,9 +162,8 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
     }
     names.clear();
   }
-  absl::StatusOr<std::vector<const PassInfo*>> passes = ResolvePasses(names);
-  if (!passes.ok()) return passes.status();
-  out.passes = *std::move(passes);
+  BCAST_ASSIGN_OR_RETURN(std::vector<const PassInfo*> passes, ResolvePasses(names));
+  out.passes = std::move(passes);
   for (const PassInfo* p : out.passes) {
     if (p->needs_target && !out.profile.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(

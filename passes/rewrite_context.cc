@@ -60,10 +60,10 @@ RewriteContext::~RewriteContext() {
 
 absl::Status RewriteContext::Init() {
   opset_ = proto::DefaultOpset(model_->proto);
-  absl::StatusOr<ShapeTables> tables =
-      options_.analyses != nullptr ? options_.analyses->Take() : ComputeShapeTables(*model_);
-  if (!tables.ok()) return tables.status();
-  tables_ = *std::move(tables);
+  BCAST_ASSIGN_OR_RETURN(ShapeTables tables, options_.analyses != nullptr
+                                                 ? options_.analyses->Take()
+                                                 : ComputeShapeTables(*model_));
+  tables_ = std::move(tables);
   // One id space for the tables and the use-def index: each name is interned once, and the
   // ids the analysis resolved per node are reused (checked by name) rather than looked up.
   const proto::NodeTensorIds hint = tables_.TakeNodeIds();
@@ -1013,12 +1013,11 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   if (options.analyses != nullptr) options.analyses->Invalidate();
   AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
-  absl::StatusOr<Analysis> analysis = AnalyzeBroadcasts(*model, shapes_only);
-  if (!analysis.ok()) return analysis.status();
+  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(*model, shapes_only));
   static const ShapeTable* const kEmpty = new ShapeTable();
   auto table = [&](const std::string& path) -> ShapeTable* {
-    auto it = analysis->shapes.find(path);
-    return it == analysis->shapes.end() ? nullptr : &it->second;
+    auto it = analysis.shapes.find(path);
+    return it == analysis.shapes.end() ? nullptr : &it->second;
   };
   std::unordered_set<std::string> names;
   AddNames(model->proto.graph(), &names);
@@ -1042,7 +1041,7 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     const std::string suffix = absl::StrCat(" (function ", fn->domain(), ".", fn->name(), ")");
     // Every walk of this body: call sites in graphs and inside other function bodies.
     std::vector<std::string> keys;
-    for (const auto& [path, t] : analysis->shapes) {
+    for (const auto& [path, t] : analysis.shapes) {
       if (path.size() > suffix.size() &&
           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
         keys.push_back(path);
@@ -1059,10 +1058,10 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     for (size_t k = 0; k < keys.size(); ++k) {
       std::unordered_set<std::string> trial_names;
       PassStats trial;
-      absl::StatusOr<onnx::GraphProto> body = RewriteFunctionBody(
-          model, *fn, label, *table(keys[k]), &trial_names, &names, pass, options, &trial, rewrite);
-      if (!body.ok()) return body.status();
-      std::string text = NodesText(*body);
+      BCAST_ASSIGN_OR_RETURN(onnx::GraphProto body,
+                             RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names,
+                                                 &names, pass, options, &trial, rewrite));
+      std::string text = NodesText(body);
       if (groups.count(text) == 0) group_order.push_back(text);
       groups[text].push_back(k);
     }
@@ -1105,11 +1104,11 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
         stats->Log(std::move(r));
       }
       // The body rewritten again with the model-wide names (the trial used a snapshot).
-      absl::StatusOr<onnx::GraphProto> body =
+      BCAST_ASSIGN_OR_RETURN(
+          onnx::GraphProto body,
           RewriteFunctionBody(model, original, target_label, *table(keys[members[0]]), &names,
-                              nullptr, pass, options, stats, rewrite);
-      if (!body.ok()) return body.status();
-      *target->mutable_node() = std::move(*body->mutable_node());
+                              nullptr, pass, options, stats, rewrite));
+      *target->mutable_node() = std::move(*body.mutable_node());
     }
   }
 
@@ -1142,7 +1141,7 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   if (ShapeTable* t = table("main")) own = std::move(*t);
   RewriteContext ctx(model, pass, options, stats);
   ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(own),
-                 std::move(analysis->elems));
+                 std::move(analysis.elems));
   BCAST_RETURN_IF_ERROR(rewrite(ctx));
   ctx.Commit();
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shape_propagation.h"
+#include "support/status_macros.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::passes {
@@ -264,9 +265,8 @@ absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
   if (tables == nullptr) {
     AnalysisOptions options;
     options.verdicts = false;
-    absl::StatusOr<Analysis> a = AnalyzeBroadcasts(model, options);
-    if (!a.ok()) return a.status();
-    analysis = *std::move(a);
+    BCAST_ASSIGN_OR_RETURN(Analysis a, AnalyzeBroadcasts(model, options));
+    analysis = std::move(a);
   }
   const ShapeTable* analysed = nullptr;
   if (analysis.has_value()) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -74,10 +75,9 @@ std::string ShapeText(const std::vector<int64_t>& dims) {
 }  // namespace
 
 absl::StatusOr<std::vector<ShapeCell>> ParseShapeCells(absl::string_view value) {
-  absl::StatusOr<std::vector<std::string>> entries = SplitEntries(value);
-  if (!entries.ok()) return entries.status();
+  BCAST_ASSIGN_OR_RETURN(std::vector<std::string> entries, SplitEntries(value));
   std::vector<ShapeCell> cells;
-  for (const std::string& entry : *entries) {
+  for (const std::string& entry : entries) {
     ShapeCell cell;
     // The support follows the last ']' (a colon cannot occur inside a shape).
     const size_t close = entry.rfind(']');
