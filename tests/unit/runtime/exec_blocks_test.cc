@@ -23,27 +23,13 @@
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/pool.h"
 #include "runtime/thread_pool.h"
+#include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
 namespace {
 
-std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = dist(rng);
-  return v;
-}
-
-// Same bits, NaNs of either sign and payload counted equal.
-void ExpectSameBits(const float* got, const float* want, int64_t n, const std::string& what) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
-    uint32_t a, b;
-    std::memcpy(&a, &got[i], 4);
-    std::memcpy(&b, &want[i], 4);
-    ASSERT_EQ(a, b) << what << " at " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
+using testing::ExpectSameBits;
+using testing::RandomFloats;
 
 // A channel count and a block that fits it: 8, 16, or all the channels (NHWC, any count).
 void RandomBlocked(std::mt19937_64& rng, int64_t* channels, int* block) {

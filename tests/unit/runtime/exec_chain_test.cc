@@ -18,22 +18,14 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/thread_pool.h"
+#include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
 namespace {
 
-using kernels::ChainStep;
+using testing::ExpectSameBits;
 
-// Same bits, NaNs of either sign and payload counted equal.
-void ExpectSameBits(const float* got, const float* want, int64_t n, const std::string& what) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
-    uint32_t a, b;
-    std::memcpy(&a, &got[i], 4);
-    std::memcpy(&b, &want[i], 4);
-    ASSERT_EQ(a, b) << what << " at " << i << ": " << got[i] << " vs " << want[i];
-  }
-}
+using kernels::ChainStep;
 
 // A random chain of 1-16 steps over x and up to three scalars; every operand reads x, an
 // earlier step or a scalar (never two scalars).

@@ -3,12 +3,16 @@
 #ifndef ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_
 #define ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "runtime/ops/op.h"
 #include "runtime/ops/registry.h"
 
@@ -44,6 +48,19 @@ inline std::vector<float> RandomFloats(std::mt19937_64& rng, int64_t n) {
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+/// Same bits at every index, NaNs of either sign and payload counted equal (a fused or blocked
+/// path against the plain one).
+inline void ExpectSameBits(const float* got, const float* want, int64_t n,
+                           const std::string& what) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want[i], 4);
+    ASSERT_EQ(a, b) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+  }
 }
 
 /// A node with `n_in` inputs and `n_out` outputs named in0.. and out0...
