@@ -28,6 +28,7 @@
 namespace onnx_bcast::rt {
 namespace {
 
+using testing::ExpectNear;
 using testing::ExpectSameBits;
 using testing::RandomFloats;
 
@@ -166,7 +167,7 @@ TEST(ConvKernel, BlockedLayoutsMatchReference) {
         }
         const std::string what = "trial " + std::to_string(trial) + " x_block " +
                                  std::to_string(x_block) + " y_block " + std::to_string(y_block);
-        for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y[i], ref[i], 2e-4) << what << " " << i;
+        ExpectNear(y.data(), ref.data(), static_cast<int64_t>(ref.size()), 2e-4f, what);
         ExpectSameBits(y.data(), plain.data(), static_cast<int64_t>(y.size()), what);
         blocked_in += x_block != 0;
         blocked_out += y_block != 0;
