@@ -147,9 +147,11 @@ std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles
                             " (bidirectional rule, ", r.reason, ")");
       }
       if (v.rule == RuleFamily::kLegacyAxis) {
-        return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1): B ", v.inputs[1].ToString(),
-                            " does not fit A ", v.inputs[0].ToString(), " (legacy-axis rule, ",
-                            r.reason, ")");
+        // The axis attribute, when given, is half of what the rule read.
+        const std::string axis = v.legacy_axis ? absl::StrCat(", axis=", *v.legacy_axis) : "";
+        return absl::StrCat(head, " (opset ", v.opset, ", broadcast=1", axis, "): B ",
+                            v.inputs[1].ToString(), " does not fit A ", v.inputs[0].ToString(),
+                            " (legacy-axis rule, ", r.reason, ")");
       }
       if (v.rule == RuleFamily::kNone) {
         return absl::StrCat(head, " (opset ", v.opset, "): ", ShapeList(roles, v.inputs),

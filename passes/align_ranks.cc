@@ -5,8 +5,6 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "broadcast/rules.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 
@@ -22,6 +20,7 @@ class AlignRanks : public Pass {
  private:
   static absl::Status AlignGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
+    NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
     for (int id = 0; id < g.original_node_count(); ++id) {
       const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
       if (!found) continue;
@@ -39,22 +38,15 @@ class AlignRanks : public Pass {
           ctx.Debug(id, "an operand has an unknown rank");
           continue;
         }
-        // Pointers into the context's table: no shape copies (nothing is edited before the
-        // rule has run).
-        std::vector<const bcast::Shape*> shapes;
-        for (int k = 0; k < n.input_size(); ++k) shapes.push_back(&ctx.ShapeOfInput(id, k));
-        const bcast::BroadcastResult res = bcast::BroadcastNumpyOf(shapes);
-        if (res.verdict == bcast::Verdict::kError) {
-          std::vector<std::string> texts;
-          for (const bcast::Shape* s : shapes) texts.push_back(s->ToString());
-          return absl::InvalidArgumentError(
-              absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", absl::StrJoin(texts, " and "),
-                           " are not broadcastable (numpy rule, ", res.reason, ")"));
+        if (ctx.Decide(id, &v) && v.verdict == bcast::Verdict::kError) {
+          return absl::InvalidArgumentError(v.message);
         }
         // Every operand wants the highest rank (OperandRank's rule for these ops), which
         // aligning one operand does not change: computed once, not once per operand.
         int64_t wanted = 0;
-        for (const bcast::Shape* s : shapes) wanted = std::max(wanted, s->rank());
+        for (int k = 0; k < n.input_size(); ++k) {
+          wanted = std::max(wanted, ctx.ShapeOfInput(id, k).rank());
+        }
         for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
         continue;
       } else if (op.kind == BroadcastOpKind::kMatMul) {

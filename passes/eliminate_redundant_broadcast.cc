@@ -151,21 +151,19 @@ class EliminateRedundantBroadcast : public Pass {
         before.push_back(c.input(k) == y ? sy : ctx_->ShapeOf(c.input(k)));
         after.push_back(c.input(k) == y ? sx : before.back());
       }
-      bool ok = false;
-      if (op.multidirectional()) {
-        const bcast::BroadcastResult r0 = bcast::BroadcastNumpy(before);
-        const bcast::BroadcastResult r1 = bcast::BroadcastNumpy(after);
-        ok = (r0.ok() && r1.ok() && r0.output == r1.output) || LeadingOnesOnly(sy, sx, after);
-      } else if (!op.legacy && op.kind == BroadcastOpKind::kPRelu && c.input_size() == 2 &&
-                 c.input(0) != y) {
-        ok = bcast::BroadcastUnidirectional(before[0], sy).ok() &&
-             bcast::BroadcastUnidirectional(before[0], sx).ok();
-      } else if (!op.legacy && op.kind == BroadcastOpKind::kGemm && c.input_size() >= 3 &&
-                 c.input(0) != y && c.input(1) != y) {
-        const Shape mn = ctx_->ShapeOf(c.output(0));
-        ok = bcast::BroadcastUnidirectional(mn, sy).ok() && mn.rank_known && mn.rank() == 2 &&
-             bcast::BroadcastUnidirectional(mn, sx).ok();
-      }
+      // The consumer decided at both shapes (the routine `check` uses): the operand may go
+      // when both are fine with the same output. Only operands that broadcast count: PRelu's
+      // slope, Gemm's C, every operand of the numpy forms.
+      const bool operand_broadcasts = op.multidirectional() ||
+                                      (!op.legacy && op.kind == BroadcastOpKind::kPRelu &&
+                                       c.input_size() == 2 && c.input(0) != y) ||
+                                      (!op.legacy && op.kind == BroadcastOpKind::kGemm &&
+                                       c.input_size() >= 3 && c.input(0) != y && c.input(1) != y);
+      bool ok = operand_broadcasts && ctx_->DecideWith(use.node, before, &before_v_) &&
+                ctx_->DecideWith(use.node, after, &after_v_) &&
+                before_v_.verdict == bcast::Verdict::kOk &&
+                after_v_.verdict == bcast::Verdict::kOk && before_v_.output == after_v_.output;
+      if (!ok && op.multidirectional()) ok = LeadingOnesOnly(sy, sx, after);
       if (!ok) {
         std::vector<std::string> b, a;
         for (const Shape& t : before) b.push_back(t.ToString());
@@ -194,30 +192,17 @@ class EliminateRedundantBroadcast : public Pass {
     const std::string y = n.output(0);
     const Shape sx = ctx_->ShapeOf(x);
     Shape sy = ctx_->ShapeOf(y);
-    if (op == "Expand" && n.input_size() == 2 && sx.rank_known) {
-      // Expand(x, Shape(z)) broadcasts x with z's shape; libonnx's inference does not follow
-      // Shape's value and invents symbols (unk__0) for it, which would hide the equality.
-      const int p = g.Producer(n.input(1));
-      if (p >= 0 && g.node(p).op_type() == "Shape" && g.node(p).attribute_size() == 0) {
-        const bcast::BroadcastResult r =
-            bcast::BroadcastBidirectional(sx, ctx_->ShapeOf(g.node(p).input(0)));
-        if (r.ok()) sy = r.output;
+    if (op == "Expand" && n.input_size() == 2 && sx.rank_known && ctx_->Decide(id, &before_v_)) {
+      // Its own verdict: a constant target it cannot reach is a proven error, and Expand(x,
+      // Shape(z)) broadcasts x with z's shape (libonnx's inference does not follow Shape's
+      // value and invents symbols for it, which would hide the equality).
+      if (before_v_.verdict == bcast::Verdict::kError) {
+        return absl::InvalidArgumentError(before_v_.message);
       }
-    }
-    if (op == "Expand" && n.input_size() == 2 && sx.rank_known) {
-      if (const onnx::TensorProto* t = g.ConstantValue(n.input(1)); t != nullptr) {
-        absl::StatusOr<std::vector<int64_t>> target =
-            proto::ReadIntValues(*t, ctx_->model().base_dir);
-        if (target.ok()) {
-          const bcast::BroadcastResult r =
-              bcast::BroadcastBidirectional(sx, Shape::OfVector(*target));
-          if (r.verdict == bcast::Verdict::kError) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("Expand '", ctx_->Label(id), "': input ", sx.ToString(),
-                             " cannot be expanded to shape [", absl::StrJoin(*target, ","),
-                             "] (bidirectional rule, ", r.reason, ")"));
-          }
-        }
+      const int p = g.Producer(n.input(1));
+      if (before_v_.verdict == bcast::Verdict::kOk && p >= 0 && g.node(p).op_type() == "Shape" &&
+          g.node(p).attribute_size() == 0) {
+        sy = before_v_.output;
       }
     }
     if (!sx.rank_known || !sy.rank_known) {
@@ -432,6 +417,7 @@ class EliminateRedundantBroadcast : public Pass {
 
   RewriteContext* ctx_ = nullptr;
   PassStats* stats_ = nullptr;
+  NodeVerdict before_v_, after_v_;  // ConsumersAccept's records, buffers reused
   std::set<std::string> shrunk_;
 };
 

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/analysis_manager.h"
 #include "analysis/shape_propagation.h"
+#include "passes/node_evaluation.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph.h"
 #include "proto/opsets.h"
@@ -711,14 +712,8 @@ class Folder {
   absl::Status Evaluate(const std::vector<int>& ids, const std::vector<std::string>& wanted,
                         std::unordered_map<std::string, onnx::TensorProto>* out,
                         const std::unordered_map<std::string, onnx::TensorProto>* extra = nullptr) {
-    proto::Model fragment;
-    fragment.path = model_->path;
-    fragment.base_dir = model_->base_dir;
-    onnx::ModelProto& m = fragment.proto;
-    m.set_ir_version(std::max<int64_t>(model_->proto.ir_version(), 4));
-    *m.mutable_opset_import() = model_->proto.opset_import();
-    onnx::GraphProto* g = m.mutable_graph();
-    g->set_name("fold");
+    proto::Model fragment = FragmentModel(*model_, "fold");
+    onnx::GraphProto* g = fragment.proto.mutable_graph();
     std::unordered_set<std::string> defined;
     std::unordered_set<std::string> added;
     std::unordered_map<std::string, const onnx::TensorProto*> inits;
@@ -972,32 +967,17 @@ class BodyFolder {
   absl::StatusOr<bool> Fold(onnx::GraphProto* g, int i, const Constants& constants,
                             const std::string& path) {
     const onnx::NodeProto n = g->node(i);
-    proto::Model fragment;
-    fragment.path = model_->path;
-    fragment.base_dir = model_->base_dir;
-    onnx::ModelProto& m = fragment.proto;
-    m.set_ir_version(std::max<int64_t>(model_->proto.ir_version(), 4));
-    *m.mutable_opset_import() = model_->proto.opset_import();
-    onnx::GraphProto* fg = m.mutable_graph();
-    fg->set_name("fold_body");
-    std::unordered_set<std::string> added;
-    for (const std::string& in : n.input()) {
-      if (in.empty() || !added.insert(in).second) continue;
-      onnx::TensorProto t = *constants.at(in);
-      t.set_name(in);
-      *fg->add_initializer() = std::move(t);
-    }
-    *fg->add_node() = n;
-    fg->add_output()->set_name(n.output(0));
     const std::string label =
         absl::StrCat(path, ": ", n.op_type(), " '", n.name().empty() ? n.output(0) : n.name(), "'");
-    absl::StatusOr<std::vector<onnx::TensorProto>> values = (*options_.evaluator)(fragment);
-    if (!values.ok() || values->size() != 1) {
-      stats_->debug.push_back(absl::StrCat(label, ": constant inputs not computed: ",
-                                           values.ok() ? "no value" : values.status().message()));
+    absl::StatusOr<onnx::TensorProto> value = EvaluateOnConstants(
+        *options_.evaluator, *model_, n,
+        [&](const std::string& name) { return constants.at(name); }, "fold_body");
+    if (!value.ok()) {
+      stats_->debug.push_back(
+          absl::StrCat(label, ": constant inputs not computed: ", value.status().message()));
       return false;
     }
-    onnx::TensorProto t = std::move((*values)[0]);
+    onnx::TensorProto t = *std::move(value);
     const int64_t bytes = PayloadBytes(t);
     if (bytes > options_.constant_fold_limit_bytes ||
         (options_.target != nullptr && !options_.target->InitializerTypeAllowed(t.data_type()))) {

@@ -15,6 +15,7 @@
 #include "analysis/shape_propagation.h"
 #include "broadcast/view.h"
 #include "passes/layernorm_decomposer.h"
+#include "passes/node_evaluation.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
@@ -189,12 +190,9 @@ class LegalizeMeasured : public Pass {
         }
         ctx_->SetFoldLimitBytes(-1);
       }
-      std::vector<std::string> texts;
-      for (const Shape& s : shapes_) texts.push_back(s.ToString());
-      ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
-                                    "': ", absl::StrJoin(texts, " and "), ": none of ",
-                                    plans.size(), " rewrites lands in a cell ", p_.name,
-                                    " runs; left for the target check (", now.why, ")"));
+      ctx_->Debug(
+          id_, absl::StrCat(NoteHead(n), ": none of ", plans.size(), " rewrites lands in a cell ",
+                            p_.name, " runs; left for the target check (", now.why, ")"));
       return Ok();
     }
 
@@ -210,6 +208,14 @@ class LegalizeMeasured : public Pass {
     void MarkDecided(size_t from, const std::string& how) {
       std::vector<Rewrite>& log = ctx_->stats().log;
       for (size_t k = from; k < log.size(); ++k) absl::StrAppend(&log[k].detail, "; ", how);
+    }
+
+    // "<op> '<label>': <shape> and <shape>", how a note on a node left as it is begins.
+    std::string NoteHead(const onnx::NodeProto& n) const {
+      std::vector<std::string> texts;
+      for (const Shape& s : shapes_) texts.push_back(s.ToString());
+      return absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
+                          "': ", absl::StrJoin(texts, " and "));
     }
 
     // The node as a fragment for the live oracle (form_oracle.h), or nullopt (a shape or type
@@ -309,12 +315,8 @@ class LegalizeMeasured : public Pass {
         }
       }
       ctx_->SetFoldLimitBytes(-1);
-      std::vector<std::string> texts;
-      for (const Shape& s : shapes_) texts.push_back(s.ToString());
-      ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
-                                    "': ", absl::StrJoin(texts, " and "), ": ", label,
-                                    " (decided live): ", now.why, "; none of ", probed,
-                                    " candidates run there runs and matches",
+      ctx_->Debug(id_, absl::StrCat(NoteHead(n), ": ", label, " (decided live): ", now.why,
+                                    "; none of ", probed, " candidates run there runs and matches",
                                     last.empty() ? "" : absl::StrCat(" (last: ", last, ")"),
                                     "; left for the target check"));
       return Ok();
@@ -481,28 +483,51 @@ class LegalizeMeasured : public Pass {
       return plans;
     }
 
+    // A multidirectional node at static extents, collapsed (broadcast/view.h): what the view
+    // and rank-raise plans rearrange.
+    struct Collapsed {
+      std::vector<std::vector<int64_t>> extents;  // each operand's, as it is
+      std::vector<int64_t> dims;                  // the collapsed output's
+      std::vector<std::vector<int64_t>> view;     // each operand's in the collapsed view
+    };
+    // nullopt for another form, an extent that is not static, or an empty output.
+    std::optional<Collapsed> Collapse(const onnx::NodeProto& n) const {
+      if (!op_.multidirectional()) return std::nullopt;
+      const std::optional<std::vector<int64_t>> out = output_.Extents();
+      if (!out) return std::nullopt;
+      Collapsed c;
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (n.input(k).empty()) return std::nullopt;
+        std::optional<std::vector<int64_t>> e = shapes_[k].Extents();
+        if (!e) return std::nullopt;
+        c.extents.push_back(*std::move(e));
+      }
+      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(c.extents, *out);
+      if (!bv.ok() || bv->output_elements() == 0) return std::nullopt;
+      c.dims = bv->dims();
+      for (int k = 0; k < n.input_size(); ++k) {
+        std::vector<int64_t> e;
+        const absl::Span<const int64_t> strides = bv->strides(k);
+        for (int d = 0; d < bv->rank(); ++d) e.push_back(strides[d] != 0 ? c.dims[d] : 1);
+        c.view.push_back(std::move(e));
+      }
+      return c;
+    }
+
     // View plans (see View): dearer than any edit, as each inserts a Reshape per computed
     // operand and one or two nodes after the node.
     void AddViewPlans(const onnx::NodeProto& n, bool can_swap, int* order,
                       std::vector<Plan>* plans) const {
-      if (!op_.multidirectional()) return;
-      const std::optional<std::vector<int64_t>> out = output_.Extents();
-      if (!out) return;
-      std::vector<std::vector<int64_t>> extents;
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (n.input(k).empty()) return;
-        std::optional<std::vector<int64_t>> e = shapes_[k].Extents();
-        if (!e) return;
-        extents.push_back(*std::move(e));
-      }
-      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(extents, *out);
-      if (!bv.ok() || bv->output_elements() == 0 || bv->rank() == 0) return;
+      const std::optional<Collapsed> c = Collapse(n);
+      if (!c || c->dims.empty()) return;
+      const std::vector<std::vector<int64_t>>& extents = c->extents;
+      const std::vector<int64_t>& dims = c->dims;
+      const int64_t view_rank = static_cast<int64_t>(dims.size());
       int64_t min_rank = 0;
       if (auto it = p_.op_rules.find(n.op_type()); it != p_.op_rules.end()) {
         min_rank = it->second.min_rank;
       }
-      const std::vector<int64_t>& dims = bv->dims();
-      const int64_t rank = std::max<int64_t>(bv->rank(), min_rank);
+      const int64_t rank = std::max<int64_t>(view_rank, min_rank);
       const auto pad = [rank](std::vector<int64_t> e) {
         e.insert(e.begin(), static_cast<size_t>(rank - static_cast<int64_t>(e.size())), 1);
         return e;
@@ -510,7 +535,7 @@ class LegalizeMeasured : public Pass {
       bool any_constant = false;
       for (bool c : constant_) any_constant = any_constant || c;
       for (bool transpose : {false, true}) {
-        if (transpose && bv->rank() != 2) continue;
+        if (transpose && view_rank != 2) continue;
         // Constants at the view's rank, or with its leading 1s dropped (OpenCV runs a bias
         // only at its own lower rank).
         for (bool low_constants : {false, true}) {
@@ -521,9 +546,7 @@ class LegalizeMeasured : public Pass {
           bool possible = true;
           bool changes = rank != output_.rank() || transpose;
           for (int k = 0; k < n.input_size(); ++k) {
-            std::vector<int64_t> e;
-            const absl::Span<const int64_t> strides = bv->strides(k);
-            for (int d = 0; d < bv->rank(); ++d) e.push_back(strides[d] != 0 ? dims[d] : 1);
+            std::vector<int64_t> e = c->view[k];
             // A constant is reshaped, never permuted: transposing one with two real axes
             // would need its data moved.
             if (transpose && constant_[k] && e[0] > 1 && e[1] > 1) possible = false;
@@ -558,18 +581,8 @@ class LegalizeMeasured : public Pass {
     // Dearer than the views; the smallest rank first.
     void AddRaisePlans(const onnx::NodeProto& n, bool can_swap, int* order,
                        std::vector<Plan>* plans) const {
-      if (!op_.multidirectional()) return;
-      const std::optional<std::vector<int64_t>> out = output_.Extents();
-      if (!out) return;
-      std::vector<std::vector<int64_t>> extents;
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (n.input(k).empty()) return;
-        std::optional<std::vector<int64_t>> e = shapes_[k].Extents();
-        if (!e) return;
-        extents.push_back(*std::move(e));
-      }
-      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(extents, *out);
-      if (!bv.ok() || bv->output_elements() == 0) return;
+      const std::optional<Collapsed> c = Collapse(n);
+      if (!c) return;
       int64_t min_rank = 1;
       int64_t max_rank = p_.max_rank > 0 ? p_.max_rank : 4;
       if (auto it = p_.op_rules.find(n.op_type()); it != p_.op_rules.end()) {
@@ -577,15 +590,9 @@ class LegalizeMeasured : public Pass {
         if (it->second.max_rank > 0) max_rank = std::min(max_rank, it->second.max_rank);
       }
       max_rank = std::min<int64_t>(max_rank, 5);  // C(5,2) placements at most per rank
-      const std::vector<int64_t>& dims = bv->dims();
-      const int q = static_cast<int>(bv->rank());
-      std::vector<std::vector<int64_t>> view_operands;
-      for (int k = 0; k < n.input_size(); ++k) {
-        std::vector<int64_t> e;
-        const absl::Span<const int64_t> strides = bv->strides(k);
-        for (int d = 0; d < q; ++d) e.push_back(strides[d] != 0 ? dims[d] : 1);
-        view_operands.push_back(std::move(e));
-      }
+      const std::vector<int64_t>& dims = c->dims;
+      const int q = static_cast<int>(dims.size());
+      const std::vector<std::vector<int64_t>>& view_operands = c->view;
       for (int64_t r = std::max<int64_t>(q, min_rank); r <= max_rank; ++r) {
         // Every choice of q positions among r for the real axes, in order.
         std::vector<int> pos(static_cast<size_t>(q));
@@ -601,7 +608,7 @@ class LegalizeMeasured : public Pass {
           bool changes = static_cast<int64_t>(r) != output_.rank();
           for (int k = 0; k < n.input_size(); ++k) {
             v.operands.push_back(place(view_operands[k]));
-            changes = changes || v.operands.back() != extents[k];
+            changes = changes || v.operands.back() != c->extents[k];
           }
           // The leading-1s placement at the view's own rank is a view plan already.
           bool leading = true;
@@ -994,40 +1001,25 @@ class LegalizeMeasured : public Pass {
     absl::Status FoldNode() {
       proto::GraphEditor& g = ctx_->graph();
       const onnx::NodeProto n = g.node(id_);
-      proto::Model fragment;
-      fragment.path = ctx_->model().path;
-      fragment.base_dir = ctx_->model().base_dir;
-      onnx::ModelProto& m = fragment.proto;
-      m.set_ir_version(std::max<int64_t>(ctx_->model().proto.ir_version(), 4));
-      *m.mutable_opset_import() = ctx_->model().proto.opset_import();
-      onnx::GraphProto* fg = m.mutable_graph();
-      fg->set_name("legalize_measured_fold");
-      std::set<std::string> added;
-      for (const std::string& in : n.input()) {
-        if (!added.insert(in).second) continue;
-        onnx::TensorProto t = *g.ConstantValue(in);
-        t.set_name(in);
-        *fg->add_initializer() = std::move(t);
-      }
-      *fg->add_node() = n;
-      fg->add_output()->set_name(n.output(0));
-      absl::StatusOr<std::vector<onnx::TensorProto>> values =
-          (*ctx_->options().evaluator)(fragment);
-      if (!values.ok() || values->size() != 1) {
-        ctx_->Debug(id_, absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
-                                      "': constant operands not computed: ",
-                                      values.ok() ? "no value" : values.status().message()));
+      absl::StatusOr<onnx::TensorProto> value = EvaluateOnConstants(
+          *ctx_->options().evaluator, ctx_->model(), n,
+          [&g](const std::string& name) { return g.ConstantValue(name); },
+          "legalize_measured_fold");
+      if (!value.ok()) {
+        ctx_->Debug(id_,
+                    absl::StrCat(n.op_type(), " '", ctx_->Label(id_),
+                                 "': constant operands not computed: ", value.status().message()));
         return Ok();
       }
-      if (!p_.InitializerTypeAllowed((*values)[0].data_type())) {
+      if (!p_.InitializerTypeAllowed(value->data_type())) {
         ctx_->Debug(id_,
                     absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': its result has type ",
-                                 ElementTypeName((*values)[0].data_type()), ", which ", p_.name,
+                                 ElementTypeName(value->data_type()), ", which ", p_.name,
                                  " does not load as a constant"));
         return Ok();
       }
       const std::string folded = ctx_->FreshName(absl::StrCat(n.output(0), "_folded"));
-      onnx::TensorProto t = std::move((*values)[0]);
+      onnx::TensorProto t = *std::move(value);
       t.set_name(folded);
       Rewrite r;
       r.action = "folded";

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "broadcast/rules.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "support/status_macros.h"
@@ -22,43 +21,39 @@ class MaterializeBroadcast : public Pass {
  private:
   static absl::Status MaterializeGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
+    NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
     for (int id = 0; id < g.original_node_count(); ++id) {
       const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
       if (!found) continue;
       const BroadcastOp op = *found;
       const onnx::NodeProto& n = g.node(id);
       if (op.multidirectional()) {
-        std::vector<bcast::Shape> shapes;
-        for (const std::string& in : n.input()) shapes.push_back(ctx.ShapeOf(in));
-        const bcast::BroadcastResult res = bcast::BroadcastNumpy(shapes);
-        if (res.verdict == bcast::Verdict::kError) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(n.op_type(), " '", ctx.Label(id),
-                           "': operands are not broadcastable (numpy rule, ", res.reason, ")"));
-        }
-        if (res.verdict == bcast::Verdict::kUnknown) {
-          ctx.Debug(id, absl::StrCat("cannot decide the broadcast: ", res.reason));
+        if (!ctx.Decide(id, &v)) continue;  // a wrong number of inputs
+        if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
+        if (v.verdict == bcast::Verdict::kUnknown) {
+          ctx.Debug(id, v.message);
           continue;
         }
         // A scalar or all-ones operand is ok against unknown extents, but its expanded shape
         // would be computed at run time; left as is (as when such verdicts were unknown).
-        bool vague_output = !res.output.rank_known;
-        for (const bcast::Dim& d : res.output.dims) vague_output |= d.is_unknown();
+        bool vague_output = !v.output.rank_known;
+        for (const bcast::Dim& d : v.output.dims) vague_output |= d.is_unknown();
         if (vague_output) {
-          ctx.Debug(id, absl::StrCat("output extent not known: ", res.output.ToString()));
+          ctx.Debug(id, absl::StrCat("output extent not known: ", v.output.ToString()));
           continue;
         }
+        const bcast::Shape out = v.output;
         const std::vector<std::string> operands(n.input().begin(), n.input().end());
         for (int k = 0; k < n.input_size(); ++k) {
-          BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, k, res.output, &operands).status());
+          BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, k, out, &operands).status());
         }
-      } else if (op.kind == BroadcastOpKind::kPRelu && n.input_size() == 2) {
-        const bcast::Shape x = ctx.ShapeOf(n.input(0));
-        if (!bcast::BroadcastUnidirectional(x, ctx.ShapeOf(n.input(1))).ok()) {
+      } else if (op.kind == BroadcastOpKind::kPRelu) {
+        // The slope expands to X, symbolic extents included (Expand to Shape(X)).
+        if (!ctx.Decide(id, &v) || v.verdict != bcast::Verdict::kOk) {
           ctx.Debug(id, "slope not provably broadcastable to X");
           continue;
         }
-        BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, 1, x).status());
+        BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, 1, v.inputs[0]).status());
       } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
         BCAST_RETURN_IF_ERROR(ctx.ExpandGemmC(id));
       } else if (op.kind == BroadcastOpKind::kMatMul) {

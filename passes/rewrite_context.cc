@@ -156,6 +156,64 @@ const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   return *kUnknown;
 }
 
+namespace {
+
+// What DecideNode reads of a node in a rewrite context: the context's current shapes, and an
+// Expand's target from its constant, else from Shape(z) as z's shape (libonnx's inference does
+// not follow Shape's value and invents symbols for it, which would hide an equality).
+class ContextShapes : public ShapeSource {
+ public:
+  ContextShapes(RewriteContext* ctx, int id) : ctx_(ctx), id_(id) {}
+  const Shape* InputShape(int k, const std::string&) const override {
+    return &ctx_->ShapeOfInput(id_, k);
+  }
+  ExpandTarget TargetOf(const onnx::NodeProto& node) const override {
+    ExpandTarget t;
+    proto::GraphEditor& g = ctx_->graph();
+    const std::string& target = node.input(1);
+    if (const onnx::TensorProto* c = g.ConstantValue(target); c != nullptr) {
+      absl::StatusOr<std::vector<int64_t>> values =
+          proto::ReadIntValues(*c, ctx_->model().base_dir);
+      if (values.ok()) {
+        t.values = *std::move(values);
+        return t;
+      }
+    }
+    const int p = g.Producer(target);
+    if (p >= 0 && g.node(p).op_type() == "Shape" && g.node(p).attribute_size() == 0) {
+      const Shape& z = ctx_->ShapeOf(g.node(p).input(0));
+      if (z.rank_known) t.shape = z;
+      return t;
+    }
+    // Else what the tables know of the target's contents: nothing but its length.
+    return t;
+  }
+
+ private:
+  RewriteContext* ctx_;
+  int id_;
+};
+
+DecideOptions PassDecideOptions() {
+  DecideOptions options;
+  options.classify = false;
+  return options;
+}
+
+}  // namespace
+
+bool RewriteContext::Decide(int id, NodeVerdict* v) {
+  v->graph = scope_.path;
+  v->node = Label(id);
+  return DecideNode(graph_->node(id), opset_, ContextShapes(this, id), v, PassDecideOptions());
+}
+
+bool RewriteContext::DecideWith(int id, absl::Span<const Shape> inputs, NodeVerdict* v) {
+  v->graph = scope_.path;
+  v->node = Label(id);
+  return DecideNode(graph_->node(id), opset_, GivenShapes(inputs), v, PassDecideOptions());
+}
+
 const Shape& RewriteContext::ShapeOfInput(int id, int slot) const {
   static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
   const onnx::NodeProto& n = graph_->node(id);
@@ -751,23 +809,24 @@ int64_t GemmIntAttr(const onnx::NodeProto& n, const std::string& name, int64_t f
 absl::Status RewriteContext::ExpandGemmC(int id) {
   RewriteContext* ctx = this;
   const onnx::NodeProto& n = ctx->graph().node(id);
-  const bcast::Shape a = ctx->ShapeOf(n.input(0));
-  const bcast::Shape b = ctx->ShapeOf(n.input(1));
-  const bcast::Shape c = ctx->ShapeOf(n.input(2));
-  if (!a.rank_known || !b.rank_known || a.rank() != 2 || b.rank() != 2) {
+  // DecideNode reports C against (M,N), which it reads from A, B, transA and transB.
+  NodeVerdict v;
+  if (!ctx->Decide(id, &v) || v.inputs.size() != 2 || !v.inputs[1].rank_known) {
     ctx->Debug(id, "Gemm's A or B is not known to be 2-D; C left as is");
     return absl::OkStatus();
   }
-  const bool trans_a = GemmIntAttr(n, "transA", 0) != 0;
-  const bool trans_b = GemmIntAttr(n, "transB", 0) != 0;
-  const bcast::Dim& m = a.dims[trans_a ? 1 : 0];
-  const bcast::Dim& k = a.dims[trans_a ? 0 : 1];
-  const bcast::Dim& nd = b.dims[trans_b ? 0 : 1];
-  const bcast::Shape mn = bcast::Shape::FromDims({m, nd});
-  if (!bcast::BroadcastUnidirectional(mn, c).ok()) {
+  if (v.verdict != bcast::Verdict::kOk) {
     ctx->Debug(id, "C not provably broadcastable to (M,N)");
     return absl::OkStatus();
   }
+  const bcast::Shape& c = v.inputs[0];
+  const bcast::Shape& mn = v.inputs[1];
+  const bool trans_a = GemmIntAttr(n, "transA", 0) != 0;
+  const bool trans_b = GemmIntAttr(n, "transB", 0) != 0;
+  const bcast::Shape a = ctx->ShapeOf(n.input(0));
+  const bcast::Dim& m = mn.dims[0];
+  const bcast::Dim& k = a.dims[trans_a ? 0 : 1];
+  const bcast::Dim& nd = mn.dims[1];
   if (c == mn) return absl::OkStatus();
   if (mn.IsFullyKnown()) return ctx->ExpandOperand(id, 2, mn).status();
   if (!ctx->RuntimeShapesAllowed()) {

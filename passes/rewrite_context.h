@@ -17,8 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "analysis/analysis_manager.h"
 #include "analysis/broadcast_ops.h"
+#include "analysis/decide_node.h"
 #include "broadcast/shape.h"
 #include "passes/pass.h"
 #include "proto/graph.h"
@@ -91,6 +93,14 @@ class RewriteContext {
   std::optional<BroadcastOp> NumpyFormBroadcast(int id);
   /// The node's name, or "<op>#<index>" (its index in the original graph) when unnamed.
   std::string Label(int id) const;
+
+  /// DecideNode of node `id` at the context's opset from the shapes the context holds now (an
+  /// Expand's target from a constant, or Shape(z)'s as z's shape), named by Label(id) and
+  /// path(): every pass decides a broadcast with the routine `check` uses. False where
+  /// DecideNode is.
+  bool Decide(int id, NodeVerdict* v);
+  /// The same at other shapes of the node's inputs (node-input order): a candidate rewrite.
+  bool DecideWith(int id, absl::Span<const bcast::Shape> inputs, NodeVerdict* v);
 
   /// The tensor's shape (unknown rank when not known) and element type (0 when not known).
   /// (A reference into the context's table: valid until that tensor's shape is set again.)

@@ -148,11 +148,9 @@ class UpgradeLegacyBroadcast : public Pass {
       return absl::UnimplementedError(absl::StrCat(head, ": the rank of A ", sa.ToString(),
                                                    " or B ", sb.ToString(), " is unknown"));
     }
-    const bcast::BroadcastResult res = bcast::BroadcastLegacyOnnx(sa, sb, true, axis);
-    if (res.verdict == bcast::Verdict::kError) {
-      return absl::InvalidArgumentError(absl::StrCat(head, ": B ", sb.ToString(),
-                                                     " does not fit A ", sa.ToString(),
-                                                     " (legacy-axis rule, ", res.reason, ")"));
+    NodeVerdict v;
+    if (ctx->Decide(id, &v) && v.verdict == bcast::Verdict::kError) {
+      return absl::InvalidArgumentError(v.message);
     }
     Rewrite r;
     r.tensor = b;
@@ -200,7 +198,9 @@ class UpgradeLegacyBroadcast : public Pass {
       ctx->Debug(id, "PRelu with an operand of unknown rank left as is");
       return absl::OkStatus();
     }
-    if (!bcast::BroadcastLegacyOnnx(sx, ss, true, 1).ok()) {
+    NodeVerdict v;
+    if (!ctx->Decide(id, &v) || v.verdict != bcast::Verdict::kOk) {
+      // Not per channel: a slope already in numpy form (PRelu-7's rule) needs nothing.
       if (bcast::BroadcastUnidirectional(sx, ss).ok()) return absl::OkStatus();
       return absl::InvalidArgumentError(
           absl::StrCat("PRelu '", ctx->Label(id), "' (opset ", opset, "): slope ", ss.ToString(),

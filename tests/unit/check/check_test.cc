@@ -152,7 +152,7 @@ std::vector<Case> Cases() {
        Model("float[1,3,4,5] a, float[4] b", "float[1,3,4,5] y",
              "y = Add<broadcast=1, axis=1>(a, b)", 6),
        Verdict::kError,
-       "Add 'Add#0' (opset 6, broadcast=1): B [4] does not fit A [1,3,4,5] (legacy-axis rule, "
+       "Add 'Add#0' (opset 6, broadcast=1, axis=1): B [4] does not fit A [1,3,4,5] (legacy-axis rule, "
        "axis 1: 3 vs 4)",
        "[1,3,4,5]"},
       {"LegacyNoBroadcastNeedsSameShape",
