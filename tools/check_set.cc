@@ -19,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "support/status_macros.h"
 
 extern char** environ;
 
@@ -53,6 +54,58 @@ struct Running {
   std::string out, err;
   std::chrono::steady_clock::time_point start;
 };
+
+// Starts `self check <model> --json - -q <child_args>` with stdout and stderr going to r's
+// files (stdin from /dev/null); r->start is set.
+absl::StatusOr<pid_t> SpawnCheck(const std::string& self, const std::string& model,
+                                 const std::vector<std::string>& child_args, Running* r) {
+  std::vector<std::string> argv = {self, "check", model, "--json", "-", "-q"};
+  argv.insert(argv.end(), child_args.begin(), child_args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, r->out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, r->err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  r->start = std::chrono::steady_clock::now();
+  const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot start a check: ", std::strerror(rc)));
+  }
+  return pid;
+}
+
+// The entry of a check that ended with wait status `status`: its stderr as text, its report
+// parsed (exit 0 or 1), a signal or a report that is not JSON as exit 2.
+passes::CheckSetEntry FinishedCheck(const Running& r, int status, const std::string& model) {
+  passes::CheckSetEntry e;
+  e.path = model;
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  e.text = ReadFile(r.err);
+  if (WIFEXITED(status)) {
+    e.exit_code = WEXITSTATUS(status);
+  } else {
+    e.exit_code = 2;
+    e.text = absl::StrCat(e.path, ": the check ended on signal ", WTERMSIG(status), "\n");
+  }
+  if (e.exit_code == 0 || e.exit_code == 1) {
+    absl::StatusOr<passes::Json> doc = passes::ParseJson(ReadFile(r.out));
+    if (doc.ok()) {
+      e.report = *std::move(doc);
+    } else {
+      e.exit_code = 2;
+      e.text =
+          absl::StrCat(e.path, ": the check's report is not JSON (", doc.status().message(), ")\n");
+    }
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -113,25 +166,7 @@ absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
     r.index = i;
     r.out = absl::StrCat(scratch, "/", i, ".out");
     r.err = absl::StrCat(scratch, "/", i, ".err");
-    std::vector<std::string> argv = {self, "check", models[i], "--json", "-", "-q"};
-    argv.insert(argv.end(), child_args.begin(), child_args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, r.out.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, r.err.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = 0;
-    r.start = std::chrono::steady_clock::now();
-    const int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, cargv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      return absl::UnavailableError(absl::StrCat("cannot start a check: ", std::strerror(rc)));
-    }
+    BCAST_ASSIGN_OR_RETURN(const pid_t pid, SpawnCheck(self, models[i], child_args, &r));
     running.emplace(pid, std::move(r));
     return absl::OkStatus();
   };
@@ -150,27 +185,7 @@ absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
     auto it = running.find(pid);
     if (it == running.end()) continue;
     const Running& r = it->second;
-    passes::CheckSetEntry& e = entries[r.index];
-    e.path = models[r.index];
-    e.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-    e.text = ReadFile(r.err);
-    if (WIFEXITED(status)) {
-      e.exit_code = WEXITSTATUS(status);
-    } else {
-      e.exit_code = 2;
-      e.text = absl::StrCat(e.path, ": the check ended on signal ", WTERMSIG(status), "\n");
-    }
-    if (e.exit_code == 0 || e.exit_code == 1) {
-      absl::StatusOr<passes::Json> doc = passes::ParseJson(ReadFile(r.out));
-      if (doc.ok()) {
-        e.report = *std::move(doc);
-      } else {
-        e.exit_code = 2;
-        e.text = absl::StrCat(e.path, ": the check's report is not JSON (", doc.status().message(),
-                              ")\n");
-      }
-    }
+    entries[r.index] = FinishedCheck(r, status, models[r.index]);
     ::unlink(r.out.c_str());
     ::unlink(r.err.c_str());
     running.erase(it);
