@@ -22,6 +22,7 @@
 #include "proto/graph.h"
 #include "proto/opsets.h"
 #include "proto/tensor_codec.h"
+#include "proto/tensor_util.h"
 #include "support/status_macros.h"
 #include "targets/targets.h"
 
@@ -985,16 +986,7 @@ class BodyFolder {
                                            " bytes, type ", t.data_type(), ")"));
       return false;
     }
-    t.clear_name();
-    onnx::NodeProto c;
-    c.set_op_type("Constant");
-    c.set_name(n.name());
-    c.add_output(n.output(0));
-    onnx::AttributeProto* a = c.add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    *a->mutable_t() = std::move(t);
-    *g->mutable_node(i) = std::move(c);
+    *g->mutable_node(i) = proto::ConstantNode(n.name(), n.output(0), std::move(t));
     Rewrite r;
     r.node = n.name().empty() ? absl::StrCat(n.op_type(), " '", n.output(0), "'") : n.name();
     r.op = n.op_type();

@@ -280,16 +280,8 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
   if (scope_.body) {
     // Function bodies have no initializers; in If/Loop/Scan bodies a Constant node keeps the
     // body self-contained. Placed first, so every later use (shared constants) sees it.
-    onnx::NodeProto node;
-    node.set_op_type("Constant");
-    node.set_name(FreshName(absl::StrCat(name, "_const")));
-    node.add_output(name);
-    auto* attr = node.add_attribute();
-    attr->set_name("value");
-    attr->set_type(onnx::AttributeProto::TENSOR);
-    t.clear_name();
-    *attr->mutable_t() = std::move(t);
-    graph_->InsertBefore(0, std::move(node));
+    graph_->InsertBefore(
+        0, proto::ConstantNode(FreshName(absl::StrCat(name, "_const")), name, std::move(t)));
     ++stats_->nodes_inserted;
     tables_.SetShape(name, Shape::Of({static_cast<int64_t>(values.size())}));
     tables_.SetElem(name, onnx::TensorProto::INT64);
@@ -601,16 +593,8 @@ void RewriteContext::AlignOperand(int id, int slot, int64_t rank) {
         tables_.SetShape(copy_name, aligned);
         tables_.SetElem(copy_name, ElemOf(name));
       } else {
-        onnx::NodeProto node;
-        node.set_op_type("Constant");
-        node.set_name(FreshName(absl::StrCat(copy_name, "_const")));
-        node.add_output(copy_name);
-        auto* attr = node.add_attribute();
-        attr->set_name("value");
-        attr->set_type(onnx::AttributeProto::TENSOR);
-        copy.clear_name();
-        *attr->mutable_t() = std::move(copy);
-        graph_->InsertBefore(id, std::move(node));
+        graph_->InsertBefore(id, proto::ConstantNode(FreshName(absl::StrCat(copy_name, "_const")),
+                                                     copy_name, std::move(copy)));
         ++stats_->nodes_inserted;
         SetShape(copy_name, ElemOf(name), aligned);
       }
@@ -703,16 +687,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
           r.bytes = new_bytes;
           r.detail = absl::StrCat("constant '", name, "' broadcast into '", new_name, "'");
         } else {
-          onnx::NodeProto node;
-          node.set_op_type("Constant");
-          node.set_name(FreshName(absl::StrCat(new_name, "_const")));
-          node.add_output(new_name);
-          auto* attr = node.add_attribute();
-          attr->set_name("value");
-          attr->set_type(onnx::AttributeProto::TENSOR);
-          folded->clear_name();
-          *attr->mutable_t() = std::move(*folded);
-          graph_->InsertBefore(id, std::move(node));
+          graph_->InsertBefore(id, proto::ConstantNode(FreshName(absl::StrCat(new_name, "_const")),
+                                                       new_name, std::move(*folded)));
           ++stats_->nodes_inserted;
           SetShape(new_name, ElemOf(name), out);
           graph_->SetInput(id, slot, new_name);

@@ -81,10 +81,23 @@ std::string DimsToString(const onnx::TensorProto& tensor) {
   return absl::StrCat("[", absl::StrJoin(tensor.dims(), ","), "]");
 }
 
+onnx::NodeProto ConstantNode(std::string node_name, std::string output, onnx::TensorProto value) {
+  onnx::NodeProto node;
+  node.set_op_type("Constant");
+  node.set_name(std::move(node_name));
+  node.add_output(std::move(output));
+  onnx::AttributeProto* attr = node.add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  value.clear_name();
+  *attr->mutable_t() = std::move(value);
+  return node;
+}
+
 static void ForEachTensor(onnx::GraphProto* g, const std::function<void(onnx::TensorProto*)>& fn);
 
 static void ForEachTensorInNode(onnx::NodeProto* node,
-                         const std::function<void(onnx::TensorProto*)>& fn) {
+                                const std::function<void(onnx::TensorProto*)>& fn) {
   for (auto& attr : *node->mutable_attribute()) {
     if (attr.has_t()) fn(attr.mutable_t());
     for (auto& t : *attr.mutable_tensors()) fn(&t);
@@ -97,8 +110,7 @@ static void ForEachTensorInNode(onnx::NodeProto* node,
   }
 }
 
-static void ForEachTensor(onnx::GraphProto* g,
-                          const std::function<void(onnx::TensorProto*)>& fn) {
+static void ForEachTensor(onnx::GraphProto* g, const std::function<void(onnx::TensorProto*)>& fn) {
   for (auto& t : *g->mutable_initializer()) fn(&t);
   for (auto& st : *g->mutable_sparse_initializer()) {
     fn(st.mutable_values());

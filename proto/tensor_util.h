@@ -24,11 +24,14 @@ int64_t RawByteSize(int32_t data_type, int64_t count);
 /// Human-readable "[2,3,4]" of the tensor's dims.
 std::string DimsToString(const onnx::TensorProto& tensor);
 
+/// A Constant node named `node_name` whose one output `output` holds `value` (its name cleared:
+/// a Constant's value is named by the output).
+onnx::NodeProto ConstantNode(std::string node_name, std::string output, onnx::TensorProto value);
+
 /// Calls `fn` on every tensor of the model that can carry a payload: initializers, sparse
 /// initializers, Constant and other tensor attributes, in subgraphs, functions and training_info
 /// graphs too.
-void ForEachModelTensor(onnx::ModelProto* model,
-                        const std::function<void(onnx::TensorProto*)>& fn);
+void ForEachModelTensor(onnx::ModelProto* model, const std::function<void(onnx::TensorProto*)>& fn);
 
 }  // namespace onnx_bcast::proto
 
