@@ -514,6 +514,22 @@ class LegalizeMeasured : public Pass {
       return c;
     }
 
+    // Plan `view` at `cost`, and (where the operands may swap) swapped at one more.
+    static void AddViewPlan(const View& view, int cost, bool can_swap, int* order,
+                            std::vector<Plan>* plans) {
+      for (bool swap : {false, true}) {
+        if (swap && !can_swap) continue;
+        Plan p;
+        p.swap = swap;
+        p.use_view = true;
+        p.view = view;
+        if (swap) std::swap(p.view.operands[0], p.view.operands[1]);
+        p.cost = cost + (swap ? 1 : 0);
+        p.order = (*order)++;
+        plans->push_back(std::move(p));
+      }
+    }
+
     // View plans (see View): dearer than any edit, as each inserts a Reshape per computed
     // operand and one or two nodes after the node.
     void AddViewPlans(const onnx::NodeProto& n, bool can_swap, int* order,
@@ -559,17 +575,7 @@ class LegalizeMeasured : public Pass {
             v.operands.push_back(std::move(e));
           }
           if (!possible || !changes) continue;
-          for (bool swap : {false, true}) {
-            if (swap && !can_swap) continue;
-            Plan p;
-            p.swap = swap;
-            p.use_view = true;
-            p.view = v;
-            if (swap) std::swap(p.view.operands[0], p.view.operands[1]);
-            p.cost = 10 + (transpose ? 2 : 0) + (swap ? 1 : 0);
-            p.order = (*order)++;
-            plans->push_back(std::move(p));
-          }
+          AddViewPlan(v, 10 + (transpose ? 2 : 0), can_swap, order, plans);
         }
       }
     }
@@ -615,17 +621,7 @@ class LegalizeMeasured : public Pass {
           for (int i = 0; i < q; ++i) leading = leading && pos[i] == r - q + i;
           const bool is_view_plan = leading && r == std::max<int64_t>(q, min_rank) && q > 0;
           if (changes && !is_view_plan) {
-            for (bool swap : {false, true}) {
-              if (swap && !can_swap) continue;
-              Plan p;
-              p.swap = swap;
-              p.use_view = true;
-              p.view = v;
-              if (swap) std::swap(p.view.operands[0], p.view.operands[1]);
-              p.cost = 14 + static_cast<int>(r - q) + (swap ? 1 : 0);
-              p.order = (*order)++;
-              plans->push_back(std::move(p));
-            }
+            AddViewPlan(v, 14 + static_cast<int>(r - q), can_swap, order, plans);
           }
           // The next placement (lexicographic combinations).
           int i = q - 1;
