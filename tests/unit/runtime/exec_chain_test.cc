@@ -18,6 +18,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/thread_pool.h"
+#include "tests/unit/runtime/exec_harness.h"
 #include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
@@ -52,9 +53,7 @@ std::vector<ChainStep> RandomChain(std::mt19937_64& rng, int scalars) {
 TEST(ElementwiseChain, KernelMatchesReferenceOnRandomChains) {
   std::mt19937_64 rng(20261128);
   ThreadPool pool(2);
-  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, 3, fn);
-  };
+  const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
   std::uniform_real_distribution<float> dist(-3, 3);
   for (int trial = 0; trial < 300; ++trial) {
     const std::vector<float> scalars = {dist(rng), 1.0f, 0.5f};
@@ -70,14 +69,6 @@ TEST(ElementwiseChain, KernelMatchesReferenceOnRandomChains) {
     kernels::RunChainReference(chain, scalars.data(), x.data(), ref.data(), n);
     ExpectSameBits(fast.data(), ref.data(), n, "trial " + std::to_string(trial));
   }
-}
-
-absl::StatusOr<std::unique_ptr<Executor>> FromText(const std::string& text, RunOptions options) {
-  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(*model);
-  if (!loaded.ok()) return loaded.status();
-  return Executor::Create(*loaded, options);
 }
 
 Value Random(std::mt19937_64& rng, std::vector<int64_t> shape) {
@@ -101,8 +92,8 @@ int ExpectFusedMatchesUnfused(const std::string& text, const Feeds& feeds) {
   };
   RunOptions unfused;
   unfused.fuse_elementwise = false;
-  auto a = FromText(text, fused);
-  auto b = FromText(text, unfused);
+  auto a = testing::ExecutorFromText(text, fused);
+  auto b = testing::ExecutorFromText(text, unfused);
   EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   if (!a.ok() || !b.ok()) return -1;
   for (int run = 0; run < 2; ++run) {
