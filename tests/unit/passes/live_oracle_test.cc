@@ -44,6 +44,11 @@ g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
 
 const TargetProfile& OpenCv() { return *FindTarget("opencv"); }
 
+// The target check for OpenCV on `m`, asking `oracle` over the table.
+absl::StatusOr<std::vector<std::string>> LiveViolations(const proto::Model& m, FormOracle* oracle) {
+  return FindTargetViolations(m, OpenCv(), nullptr, nullptr, oracle);
+}
+
 // legalize-measured for OpenCV on `m`, asking `oracle` (none: the table alone decides).
 absl::Status Legalize(proto::Model* m, PassStats* stats, FormOracle* oracle) {
   PassOptions options;
@@ -81,8 +86,7 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   ASSERT_TRUE(table.ok());
   EXPECT_THAT(*table, IsEmpty());
   ScriptedOracle oracle({"Div@3*"});
-  absl::StatusOr<std::vector<std::string>> live =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> live = LiveViolations(m, &oracle);
   ASSERT_TRUE(live.ok());
   ASSERT_EQ(live->size(), 1u);
   EXPECT_THAT((*live)[0], HasSubstr("Div"));
@@ -97,8 +101,7 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   PassStats stats;
   ASSERT_TRUE(Legalize(&placed, &stats, &oracle).ok());
   EXPECT_TRUE(stats.changed());
-  absl::StatusOr<std::vector<std::string>> after =
-      FindTargetViolations(placed, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> after = LiveViolations(placed, &oracle);
   ASSERT_TRUE(after.ok());
   EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(placed.proto);
   EXPECT_EQ(Outputs(placed), Outputs(m));
@@ -118,8 +121,7 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   // Every fragment the oracle saw after the node itself was a candidate; the one applied is
   // in the model: no Sub at rank 3 is left.
   ScriptedOracle check({"Sub@3"});
-  absl::StatusOr<std::vector<std::string>> after =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &check);
+  absl::StatusOr<std::vector<std::string>> after = LiveViolations(m, &check);
   ASSERT_TRUE(after.ok());
   EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(m.proto);
   // Exact: a view of the same elements.
@@ -141,8 +143,7 @@ TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
   PassStats stats;
   ASSERT_TRUE(Legalize(&m, &stats, &oracle).ok());
   EXPECT_FALSE(stats.changed());
-  absl::StatusOr<std::vector<std::string>> live =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> live = LiveViolations(m, &oracle);
   ASSERT_TRUE(live.ok());
   EXPECT_THAT(*live, IsEmpty());
 }
