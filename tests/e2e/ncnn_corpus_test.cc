@@ -66,11 +66,7 @@ const std::set<std::string>& MustRunAfterOpt() {
   return *kModels;
 }
 
-engines::EngineFactory Ncnn() {
-  return []() -> absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> {
-    return engines::MakeNcnnEngine();
-  };
-}
+engines::EngineFactory Ncnn() { return engines::MakeNcnnEngine; }
 
 // The manifest's valid binding (of the symbols the inputs declare) that leaves the most graph
 // inputs with a leading extent of 1; the first of those.

@@ -60,11 +60,7 @@ using test_support::Verdict;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
-engines::EngineFactory OpenCv() {
-  return []() -> absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> {
-    return engines::MakeOpenCvEngine();
-  };
-}
+engines::EngineFactory OpenCv() { return engines::MakeOpenCvEngine; }
 
 using test_support::ReadJson;
 
