@@ -232,6 +232,20 @@ TEST(LiveProbe, TheTableDecidesTheIssuesShapesAsTheEngineRunsThem) {
   EXPECT_GE(class_disagrees, 2);
 }
 
+// opt on `model` with a live probe caching in `dir`: the probe, for its counts (null, and a
+// failed test, when opt fails).
+std::unique_ptr<driver::LiveProbe> OptimizeLive(proto::Model* model,
+                                                const passes::ResolvedPipeline& pipeline,
+                                                const std::string& dir) {
+  std::unique_ptr<driver::LiveProbe> live = Live(dir);
+  driver::OptSettings settings;
+  settings.live = live.get();
+  passes::OptReport report;
+  const absl::Status s = driver::Optimize(model, pipeline, settings, &report);
+  EXPECT_TRUE(s.ok()) << s;
+  return s.ok() ? std::move(live) : nullptr;
+}
+
 TEST(LiveProbe, TheDiskCacheAnswersASecondRunWithoutTheEngine) {
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("bcast_live_cache_", ::getpid());
   fs::remove_all(dir);
@@ -240,18 +254,12 @@ TEST(LiveProbe, TheDiskCacheAnswersASecondRunWithoutTheEngine) {
   proto::Model first = Parse(kFlat);
   proto::Model second = first;
   {
-    std::unique_ptr<driver::LiveProbe> live = Live(dir.string());
-    driver::OptSettings settings;
-    settings.live = live.get();
-    passes::OptReport report;
-    ASSERT_TRUE(driver::Optimize(&first, *pipeline, settings, &report).ok());
+    std::unique_ptr<driver::LiveProbe> live = OptimizeLive(&first, *pipeline, dir.string());
+    ASSERT_NE(live, nullptr);
     EXPECT_GT(live->forms_run(), 0);
   }
-  std::unique_ptr<driver::LiveProbe> live = Live(dir.string());
-  driver::OptSettings settings;
-  settings.live = live.get();
-  passes::OptReport report;
-  ASSERT_TRUE(driver::Optimize(&second, *pipeline, settings, &report).ok());
+  std::unique_ptr<driver::LiveProbe> live = OptimizeLive(&second, *pipeline, dir.string());
+  ASSERT_NE(live, nullptr);
   EXPECT_EQ(live->forms_run(), 0);
   EXPECT_GT(live->cache_hits(), 0);
   EXPECT_TRUE(proto::ModelsEqual(first.proto, second.proto));

@@ -9,10 +9,7 @@
 // Writes the table (docs/engines-ncnn.md quotes it) to $BCAST_ENGINES_TABLE when set.
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -42,8 +39,12 @@ namespace fs = std::filesystem;
 using passes::Json;
 using test_support::Bindings;
 using test_support::Cell;
+using test_support::EmitTable;
+using test_support::JobOn;
 using test_support::Judge;
+using test_support::OptArgs;
 using test_support::Reference;
+using test_support::RunJobs;
 using test_support::RunReference;
 using test_support::Verdict;
 
@@ -65,29 +66,17 @@ const std::set<std::string>& MustRunAfterOpt() {
   return *kModels;
 }
 
-engines::EngineFactory Ncnn() {
-  return []() -> absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> {
-    return engines::MakeNcnnEngine();
-  };
-}
+engines::EngineFactory Ncnn() { return engines::MakeNcnnEngine; }
 
 // The manifest's valid binding (of the symbols the inputs declare) that leaves the most graph
 // inputs with a leading extent of 1; the first of those.
 Bindings NcnnBinding(const Json& manifest, const std::string& model,
                      const onnx::GraphProto& graph) {
-  std::set<std::string> declared;
-  for (const auto& vi : graph.input()) {
-    for (const auto& d : vi.type().tensor_type().shape().dim()) {
-      if (d.has_dim_param()) declared.insert(d.dim_param());
-    }
-  }
+  const std::set<std::string> declared = test_support::DeclaredSymbols(graph);
   Bindings best;
   int best_ones = -1;
   for (const auto& entry : manifest.at(model).at("bindings_ok")) {
-    Bindings b;
-    for (const auto& [sym, v] : entry.items()) {
-      if (v.is_number() && declared.count(sym) > 0) b[sym] = v.template get<int64_t>();
-    }
+    Bindings b = test_support::DeclaredBinding(entry, declared);
     int ones = 0;
     for (const auto& vi : graph.input()) {
       const auto& dims = vi.type().tensor_type().shape().dim();
@@ -131,18 +120,14 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     absl::StatusOr<proto::Model> original = proto::LoadModel(path);
     ASSERT_TRUE(original.ok()) << original.status();
     row.dims = NcnnBinding(manifest, name, original->proto.graph());
-    std::vector<std::string> dim_args;
-    if (!row.dims.empty()) dim_args = {"--dim", test_support::DimList(row.dims)};
     const std::string before = (scratch / (name + ".before.onnx")).string();
     const std::string after = (scratch / (name + ".after.onnx")).string();
-    std::vector<std::string> args = {"opt", path, "-o", before, "--passes", "none", "--quiet"};
-    args.insert(args.end(), dim_args.begin(), dim_args.end());
-    test_support::CliResult r = test_support::RunCliIn(BCAST_CLI, args, scratch.string());
+    test_support::CliResult r = test_support::RunCliIn(
+        BCAST_CLI, OptArgs(path, before, {"--passes", "none"}, row.dims), scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     // After opt --target ncnn, as a user runs it: exit 3 writes nothing and names the nodes.
-    args = {"opt", path, "-o", after, "--target", "ncnn", "--quiet"};
-    args.insert(args.end(), dim_args.begin(), dim_args.end());
-    r = test_support::RunCliIn(BCAST_CLI, args, scratch.string());
+    r = test_support::RunCliIn(BCAST_CLI, OptArgs(path, after, {"--target", "ncnn"}, row.dims),
+                               scratch.string());
     row.opt_exit = r.code;
     ASSERT_TRUE(r.code == 0 || r.code == 3) << name << ": " << r.err;
     for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
@@ -165,20 +150,13 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
         test_support::FirstUninformativeOutput(row.ref.output_names, row.ref.expected);
     for (const std::string& file : {before, after}) {
       if (file == after && r.code != 0) continue;  // nothing written
-      engines::EngineJob job;
-      job.model_bytes = test_support::ReadAll(file);
-      for (const auto& [n, t] : row.ref.feeds) job.inputs.emplace_back(n, t.Clone());
-      job.output_names = row.ref.output_names;
       (file == before ? row.before_job : row.after_job) = static_cast<int>(jobs.size());
-      jobs.push_back(std::move(job));
+      jobs.push_back(JobOn(test_support::ReadAll(file), row.ref));
     }
     rows.push_back(std::move(row));
   }
-  engines::IsolationOptions isolation;
-  isolation.parallel = 2;
-  isolation.timeout = absl::Seconds(60);
   absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      engines::RunIsolated(Ncnn(), jobs, isolation);
+      RunJobs(Ncnn(), jobs, absl::Seconds(60));
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
   int before_ok = 0, after_ok = 0, written = 0;
   std::set<std::string> ran_after;
@@ -233,10 +211,7 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
   absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
                   after_ok, " of ", rows.size(), " after opt (", written, " written by opt, ",
                   rows.size() - written, " stopped by the target check)\n");
-  std::cout << table;
-  if (const char* out = std::getenv("BCAST_ENGINES_TABLE"); out != nullptr) {
-    std::ofstream(out) << table;
-  }
+  EmitTable(table);
   fs::remove_all(scratch);
 }
 

@@ -10,9 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -50,18 +49,18 @@ namespace fs = std::filesystem;
 using passes::Json;
 using Bindings = test_support::CorpusBindings;
 using test_support::Cell;
+using test_support::EmitTable;
+using test_support::JobOn;
 using test_support::Judge;
+using test_support::OptArgs;
 using test_support::Reference;
+using test_support::RunJobs;
 using test_support::RunReference;
 using test_support::Verdict;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
-engines::EngineFactory OpenCv() {
-  return []() -> absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> {
-    return engines::MakeOpenCvEngine();
-  };
-}
+engines::EngineFactory OpenCv() { return engines::MakeOpenCvEngine; }
 
 using test_support::ReadJson;
 
@@ -124,19 +123,16 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     absl::StatusOr<proto::Model> original = proto::LoadModel(path);
     ASSERT_TRUE(original.ok()) << original.status();
     row.dims = test_support::FirstBinding(manifest, name, original->proto.graph());
-    std::vector<std::string> dim_args;
-    if (!row.dims.empty()) dim_args = {"--dim", test_support::DimList(row.dims)};
     // As exported, with the dims bound only; and after opt --target opencv (written even
     // when some node stays outside the table, which stderr lists).
     const std::string before = (scratch / (name + ".before.onnx")).string();
     const std::string after = (scratch / (name + ".after.onnx")).string();
-    std::vector<std::string> args = {"opt", path, "-o", before, "--passes", "none", "--quiet"};
-    args.insert(args.end(), dim_args.begin(), dim_args.end());
-    test_support::CliResult r = test_support::RunCliIn(BCAST_CLI, args, scratch.string());
+    test_support::CliResult r = test_support::RunCliIn(
+        BCAST_CLI, OptArgs(path, before, {"--passes", "none"}, row.dims), scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
-    args = {"opt", path, "-o", after, "--target", "opencv", "--allow-partial", "--quiet"};
-    args.insert(args.end(), dim_args.begin(), dim_args.end());
-    r = test_support::RunCliIn(BCAST_CLI, args, scratch.string());
+    r = test_support::RunCliIn(
+        BCAST_CLI, OptArgs(path, after, {"--target", "opencv", "--allow-partial"}, row.dims),
+        scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     // The report on stdout: "target opencv: N node(s) outside its table".
     const std::string tag = "target opencv: ";
@@ -153,20 +149,13 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     EXPECT_EQ(test_support::FirstUninformativeOutput(row.ref.output_names, row.ref.expected), "")
         << name << " at the test's inputs; re-export it with informative weights";
     for (const std::string& file : {before, after}) {
-      engines::EngineJob job;
-      job.model_bytes = test_support::ReadAll(file);
-      for (const auto& [n, t] : row.ref.feeds) job.inputs.emplace_back(n, t.Clone());
-      job.output_names = row.ref.output_names;
       (file == before ? row.before_job : row.after_job) = jobs.size();
-      jobs.push_back(std::move(job));
+      jobs.push_back(JobOn(test_support::ReadAll(file), row.ref));
     }
     rows.push_back(std::move(row));
   }
-  engines::IsolationOptions isolation;
-  isolation.parallel = 2;
-  isolation.timeout = absl::Seconds(30);
   absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      engines::RunIsolated(OpenCv(), jobs, isolation);
+      RunJobs(OpenCv(), jobs, absl::Seconds(30));
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
   int before_ok = 0, after_ok = 0;
   std::set<std::string> ran_after;
@@ -205,10 +194,7 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
   }
   absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
                   after_ok, " of ", rows.size(), " after opt\n");
-  std::cout << table;
-  if (const char* out = std::getenv("BCAST_ENGINES_TABLE"); out != nullptr) {
-    std::ofstream(out) << table;
-  }
+  EmitTable(table);
   fs::remove_all(scratch);
 }
 
@@ -240,11 +226,7 @@ TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
     ASSERT_TRUE(ref.ok()) << ref.status() << "\n" << built->text;
     absl::StatusOr<std::string> bytes = proto::SerializeModel(rewritten.proto);
     ASSERT_TRUE(bytes.ok());
-    engines::EngineJob job;
-    job.model_bytes = *std::move(bytes);
-    for (const auto& [n, t] : ref->feeds) job.inputs.emplace_back(n, t.Clone());
-    job.output_names = ref->output_names;
-    jobs.push_back(std::move(job));
+    jobs.push_back(JobOn(*std::move(bytes), *ref));
     refs.push_back(*std::move(ref));
     bool expands = false;
     for (const auto& n : rewritten.proto.graph().node()) expands |= n.op_type() == "Expand";
@@ -255,10 +237,7 @@ TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
   EXPECT_EQ(jobs.size(), kMetProbeCells)
       << "probe cells opt rewrites and calls met: update kMetProbeCells and docs/engines.md";
   ASSERT_GT(jobs.size(), 0u);
-  engines::IsolationOptions isolation;
-  isolation.parallel = 2;
-  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      engines::RunIsolated(OpenCv(), jobs, isolation);
+  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes = RunJobs(OpenCv(), jobs);
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
   int matched = 0;
   int refused_expands = 0;

@@ -216,6 +216,14 @@ INSTANTIATE_TEST_SUITE_P(Exported, CorpusTest, ::testing::ValuesIn(Models()),
                            return info.param;
                          });
 
+// `r` exited `code` naming each of `said` on stderr, and `out` was not written.
+void ExpectRefused(const test_support::CliResult& r, int code, const std::vector<std::string>& said,
+                   const std::string& out) {
+  EXPECT_EQ(r.code, code) << r.out << r.err;
+  for (const std::string& s : said) EXPECT_THAT(r.err, HasSubstr(s));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // The FPN adds are equal once H and W are numbers: legalize-measured inserts nothing. Unbound,
 // they hold only when H and W are multiples of 32, and ncnn gets no run-time Expand: exit 3
 // naming the dims to bind.
@@ -233,10 +241,7 @@ TEST(StaticShapes, FpnAddsNeedNothingOnceBound) {
   }
   const test_support::CliResult unbound =
       s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("u.onnx"), "--target", "ncnn"});
-  EXPECT_EQ(unbound.code, 3) << unbound.out << unbound.err;
-  EXPECT_THAT(unbound.err, HasSubstr("bind H, N, W with --dim"));
-  EXPECT_THAT(unbound.err, HasSubstr("--dim"));
-  EXPECT_FALSE(fs::exists(s.Path("u.onnx")));
+  ExpectRefused(unbound, 3, {"bind H, N, W with --dim", "--dim"}, s.Path("u.onnx"));
 }
 
 // A binding where the adds differ fails like check --dim: exit 1 naming the node.
@@ -245,31 +250,25 @@ TEST(StaticShapes, BindingThatBreaksABroadcastNamesTheNode) {
   const test_support::CliResult r =
       s.Run({"opt", kCorpus + "fpn_op11.onnx", "-o", s.Path("o.onnx"), "--target", "ncnn", "--dim",
              "N=1", "--dim", "H=24", "--dim", "W=32"});
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("Add"));
-  EXPECT_THAT(r.err, HasSubstr("not broadcastable"));
-  EXPECT_FALSE(fs::exists(s.Path("o.onnx")));
+  ExpectRefused(r, 1, {"Add", "not broadcastable"}, s.Path("o.onnx"));
 }
 
 TEST(StaticShapes, UsageErrors) {
   Scratch s;
   const std::string fpn = kCorpus + "fpn_op11.onnx";
+  // opt on fpn with `option` `value`, a usage error (exit 64): its stderr.
+  auto usage_error = [&](const std::string& option, const std::string& value) {
+    const test_support::CliResult r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), option, value});
+    EXPECT_EQ(r.code, 64) << option << " " << value << ": " << r.err;
+    return r.err;
+  };
   // A symbol the model does not have: the message lists the ones it has.
-  test_support::CliResult r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), "--dim", "Q=3"});
-  EXPECT_EQ(r.code, 64) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("Q"));
+  EXPECT_THAT(usage_error("--dim", "Q=3"), HasSubstr("Q"));
   // --input-shape of the wrong rank, of a name that is not an input, or against a declared 3.
-  r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), "--input-shape", "x=1,3,64"});
-  EXPECT_EQ(r.code, 64) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("rank 4"));
-  r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), "--input-shape", "nope=1,3,64,64"});
-  EXPECT_EQ(r.code, 64) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("not a graph input"));
-  r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), "--input-shape", "x=1,4,64,64"});
-  EXPECT_EQ(r.code, 64) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("declared 3"));
-  r = s.Run({"opt", fpn, "-o", s.Path("o.onnx"), "--dim", "H=0"});
-  EXPECT_EQ(r.code, 64) << r.err;
+  EXPECT_THAT(usage_error("--input-shape", "x=1,3,64"), HasSubstr("rank 4"));
+  EXPECT_THAT(usage_error("--input-shape", "nope=1,3,64,64"), HasSubstr("not a graph input"));
+  EXPECT_THAT(usage_error("--input-shape", "x=1,4,64,64"), HasSubstr("declared 3"));
+  usage_error("--dim", "H=0");
   EXPECT_FALSE(fs::exists(s.Path("o.onnx")));
 }
 

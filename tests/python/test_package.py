@@ -295,14 +295,18 @@ class OneSchemaTest(unittest.TestCase):
             self.assertLessEqual(set(value), required | optional, name)
             checked += 1
 
+        def expect_each(items, name, inner, inner_name):
+            # Each of `items` is a `name`, and each entry of its list `inner` an `inner_name`.
+            for item in items:
+                expect(item, name)
+                for sub in item[inner]:
+                    expect(sub, inner_name)
+
         for lint in (False, True):
             report = onnx_bcast.check(MODELS / "cnn_block.onnx", lint=lint)
             expect(report, "CheckReport")
             expect(report["summary"], "CheckSummary")
-            for node in report["nodes"]:
-                expect(node, "NodeVerdict")
-                for i in node["inputs"]:
-                    expect(i, "NodeInput")
+            expect_each(report["nodes"], "NodeVerdict", "inputs", "NodeInput")
         conditional = onnx_bcast.check(MODELS / "legacy_axis.onnx")
         expect(conditional, "CheckReport")
         _, report = onnx_bcast.optimize(onnx.load(str(MODELS / "legacy_axis.onnx")),
@@ -310,20 +314,14 @@ class OneSchemaTest(unittest.TestCase):
         expect(report, "OptimizeReport")
         expect(report["summary"], "OptimizeSummary")
         expect(report["summary"]["before"], "ModelStats")
-        for p in report["passes"]:
-            expect(p, "PassReport")
-            for r in p["rewrites"]:
-                expect(r, "Rewrite")
+        expect_each(report["passes"], "PassReport", "rewrites", "Rewrite")
         model = onnx.load(str(MODELS / "legacy_axis.onnx"))
         for result in (onnx_bcast.verify(model, model, samples=2),
                        onnx_bcast.verify(model, tampered(*onnx_bcast.optimize(model, target="explicit")),
                                          samples=1)):
             expect(result, "VerifyReport")
             expect(result["tolerance"], "Tolerance")
-            for sample in result["samples"]:
-                expect(sample, "Sample")
-                for o in sample["outputs"]:
-                    expect(o, "OutputComparison")
+            expect_each(result["samples"], "Sample", "outputs", "OutputComparison")
             if result["divergence"] is not None:
                 expect(result["divergence"], "Divergence")
                 expect(result["divergence"]["comparison"], "Comparison")

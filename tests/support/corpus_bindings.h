@@ -19,21 +19,32 @@ namespace onnx_bcast::test_support {
 
 using CorpusBindings = std::map<std::string, int64_t>;
 
-/// `manifest`'s first `bindings_ok` entry of `model`, for the symbols `graph`'s inputs
-/// declare (the manifest also names output-only symbols).
-inline CorpusBindings FirstBinding(const passes::Json& manifest, const std::string& model,
-                                   const onnx::GraphProto& graph) {
+/// The symbols `graph`'s inputs declare (the manifest also names output-only symbols).
+inline std::set<std::string> DeclaredSymbols(const onnx::GraphProto& graph) {
   std::set<std::string> declared;
   for (const auto& vi : graph.input()) {
     for (const auto& d : vi.type().tensor_type().shape().dim()) {
       if (d.has_dim_param()) declared.insert(d.dim_param());
     }
   }
+  return declared;
+}
+
+/// One manifest `bindings_ok` entry, restricted to `declared`.
+inline CorpusBindings DeclaredBinding(const passes::Json& entry,
+                                      const std::set<std::string>& declared) {
   CorpusBindings b;
-  for (const auto& [sym, v] : manifest.at(model).at("bindings_ok").at(0).items()) {
+  for (const auto& [sym, v] : entry.items()) {
     if (v.is_number() && declared.count(sym) > 0) b[sym] = v.template get<int64_t>();
   }
   return b;
+}
+
+/// `manifest`'s first `bindings_ok` entry of `model`, for the symbols `graph`'s inputs
+/// declare.
+inline CorpusBindings FirstBinding(const passes::Json& manifest, const std::string& model,
+                                   const onnx::GraphProto& graph) {
+  return DeclaredBinding(manifest.at(model).at("bindings_ok").at(0), DeclaredSymbols(graph));
 }
 
 /// "N=1,H=32" (what `--dim` takes).
@@ -41,6 +52,17 @@ inline std::string DimList(const CorpusBindings& b) {
   std::vector<std::string> parts;
   for (const auto& [s, v] : b) parts.push_back(absl::StrCat(s, "=", v));
   return absl::StrJoin(parts, ",");
+}
+
+/// `opt MODEL -o OUT FLAGS... --quiet`, with `--dim` for `dims` when it binds any.
+inline std::vector<std::string> OptArgs(const std::string& model, const std::string& out,
+                                        const std::vector<std::string>& flags,
+                                        const CorpusBindings& dims) {
+  std::vector<std::string> args = {"opt", model, "-o", out};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back("--quiet");
+  if (!dims.empty()) args.insert(args.end(), {"--dim", DimList(dims)});
+  return args;
 }
 
 }  // namespace onnx_bcast::test_support

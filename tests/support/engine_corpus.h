@@ -5,6 +5,9 @@
 #ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 #define ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
 #include "proto/model_io.h"
@@ -103,6 +107,33 @@ inline Verdict Judge(const engines::EngineOutcome& o, const Reference& ref) {
       break;
   }
   return v;
+}
+
+/// The job that runs `model_bytes` on `ref`'s feeds and returns its outputs.
+inline engines::EngineJob JobOn(std::string model_bytes, const Reference& ref) {
+  engines::EngineJob job;
+  job.model_bytes = std::move(model_bytes);
+  for (const auto& [n, t] : ref.feeds) job.inputs.emplace_back(n, t.Clone());
+  job.output_names = ref.output_names;
+  return job;
+}
+
+/// `jobs` on the engine in child processes, two at a time, each given `timeout`.
+inline absl::StatusOr<std::vector<engines::EngineOutcome>> RunJobs(
+    const engines::EngineFactory& engine, const std::vector<engines::EngineJob>& jobs,
+    absl::Duration timeout = engines::IsolationOptions().timeout) {
+  engines::IsolationOptions isolation;
+  isolation.parallel = 2;
+  isolation.timeout = timeout;
+  return engines::RunIsolated(engine, jobs, isolation);
+}
+
+/// Prints a corpus table and writes it to $BCAST_ENGINES_TABLE when set (the docs quote it).
+inline void EmitTable(const std::string& table) {
+  std::cout << table;
+  if (const char* out = std::getenv("BCAST_ENGINES_TABLE"); out != nullptr) {
+    std::ofstream(out) << table;
+  }
 }
 
 inline std::string Cell(std::string s) {

@@ -1,15 +1,22 @@
 // Test support for the engine adapters' tests: a model in ONNX text form as the bytes a job
-// carries, and one job run through the isolating runner. Header-only.
+// carries, the Add job both adapters run first, and one job run through the isolating runner.
+// Header-only.
 #ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_JOBS_H_
 #define ONNX_BCAST_TESTS_SUPPORT_ENGINE_JOBS_H_
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engines/isolated_run.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "runtime/tensor.h"
 
 namespace onnx_bcast::test_support {
 
@@ -21,6 +28,36 @@ inline std::string ModelBytes(const std::string& text) {
   absl::StatusOr<std::string> b = proto::SerializeModel(m->proto);
   EXPECT_TRUE(b.ok()) << b.status();
   return b.ok() ? *std::move(b) : "";
+}
+
+/// y = Add(a, b) on float tensors of `shape` (six elements): a = 1..6 and b = 10, 20, ..., 60,
+/// so y is 11, 22, ..., 66 (the adapters' first run).
+inline engines::EngineJob AddJob(const std::vector<int64_t>& shape) {
+  const std::string t = absl::StrCat("float[", absl::StrJoin(shape, ","), "]");
+  engines::EngineJob job;
+  job.model_bytes = ModelBytes(absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\ng (", t,
+                                            " a, ", t, " b) => (", t, " y) { y = Add(a, b) }"));
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>(shape, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>(shape, {10, 20, 30, 40, 50, 60}));
+  job.output_names = {"y"};
+  return job;
+}
+
+/// `o` is AddJob's result as a [2, 3] tensor (a leading 1 of AddJob's shape dropped).
+inline void ExpectAddRan(const engines::EngineOutcome& o) {
+  ASSERT_EQ(o.kind, engines::OutcomeKind::kRan) << o.message;
+  const rt::Tensor& y = o.outputs.at(0).second;
+  EXPECT_THAT(y.shape(), ::testing::ElementsAre(2, 3));
+  EXPECT_THAT(y.values<float>(), ::testing::ElementsAre(11, 22, 33, 44, 55, 66));
+}
+
+/// The adapter `make` builds names itself `name` and reports a version matching `version`.
+inline void ExpectNameAndVersion(const engines::EngineFactory& make, const std::string& name,
+                                 const std::string& version) {
+  absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> e = make();
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ((*e)->name(), name);
+  EXPECT_THAT((*e)->version(), ::testing::MatchesRegex(version));
 }
 
 /// `job` alone in a child of `engine`; an empty outcome (and a failed test) when the runner

@@ -20,31 +20,18 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-EngineFactory Ncnn() {
-  return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); };
-}
+// The adapter's own maker: std::function converts its unique_ptr to the StatusOr.
+EngineFactory Ncnn() { return MakeNcnnEngine; }
 
 EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(Ncnn(), std::move(job)); }
 
 TEST(NcnnEngine, ReportsItsVersionAndBuild) {
-  std::unique_ptr<EngineAdapter> e = MakeNcnnEngine();
-  EXPECT_EQ(e->name(), "ncnn");
-  EXPECT_THAT(e->version(), ::testing::MatchesRegex("1\\.0\\.[0-9]{8}"));
+  test_support::ExpectNameAndVersion(Ncnn(), "ncnn", "1\\.0\\.[0-9]{8}");
 }
 
 TEST(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
-      "g (float[1,2,3] a, float[1,2,3] b) => (float[1,2,3] y) { y = Add(a, b) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({1, 2, 3}, {10, 20, 30, 40, 50, 60}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
-  const rt::Tensor& y = o.outputs.at(0).second;
-  EXPECT_THAT(y.shape(), ElementsAre(2, 3));  // ncnn's Mat: no batch axis
-  EXPECT_THAT(y.values<float>(), ElementsAre(11, 22, 33, 44, 55, 66));
+  // [2, 3] out: ncnn's Mat has no batch axis.
+  test_support::ExpectAddRan(RunOne(test_support::AddJob({1, 2, 3})));
 }
 
 TEST(NcnnEngine, RefusesABatchOtherThanOne) {

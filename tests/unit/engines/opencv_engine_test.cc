@@ -18,31 +18,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-EngineFactory OpenCv() {
-  return []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeOpenCvEngine(); };
-}
+// The adapter's own maker: std::function converts its unique_ptr to the StatusOr.
+EngineFactory OpenCv() { return MakeOpenCvEngine; }
 
 EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(OpenCv(), std::move(job)); }
 
 TEST(OpenCvEngine, ReportsItsVersion) {
-  std::unique_ptr<EngineAdapter> e = MakeOpenCvEngine();
-  EXPECT_EQ(e->name(), "opencv");
-  EXPECT_THAT(e->version(), ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
+  test_support::ExpectNameAndVersion(OpenCv(), "opencv", "[0-9]+\\.[0-9]+\\.[0-9]+.*");
 }
 
 TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
-      "g (float[2,3] a, float[2,3] b) => (float[2,3] y) { y = Add(a, b) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({2, 3}, {10, 20, 30, 40, 50, 60}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
-  const rt::Tensor& y = o.outputs.at(0).second;
-  EXPECT_THAT(y.shape(), ::testing::ElementsAre(2, 3));
-  EXPECT_THAT(y.values<float>(), ::testing::ElementsAre(11, 22, 33, 44, 55, 66));
+  test_support::ExpectAddRan(RunOne(test_support::AddJob({2, 3})));
 }
 
 TEST(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {

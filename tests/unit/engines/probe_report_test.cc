@@ -33,16 +33,24 @@ ProbeCell Cell(const std::string& op, const std::string& pattern, const std::str
   return c;
 }
 
-ProbeReport Report() {
+// A report of `engine` at `version` whose computed `same` Add cells of ranks `from` to `to`
+// run and match up to rank `limit` and are refused above it.
+ProbeReport SameAddUpTo(const std::string& engine, const std::string& version, int from, int to,
+                        int limit) {
   ProbeReport r;
-  r.engine = "toy";
-  r.version = "2.7.1";
-  const auto ok = CellResult::kRunsAndMatches;
-  for (int rank = 1; rank <= 6; ++rank) {
-    // Add runs `same` up to rank 4 only.
-    r.cells.push_back(
-        Cell("Add", "computed", "same", rank, true, rank <= 4 ? ok : CellResult::kRefused));
+  r.engine = engine;
+  r.version = version;
+  for (int rank = from; rank <= to; ++rank) {
+    r.cells.push_back(Cell("Add", "computed", "same", rank, true,
+                           rank <= limit ? CellResult::kRunsAndMatches : CellResult::kRefused));
   }
+  return r;
+}
+
+ProbeReport Report() {
+  // Add runs `same` up to rank 4 only.
+  ProbeReport r = SameAddUpTo("toy", "2.7.1", 1, 6, 4);
+  const auto ok = CellResult::kRunsAndMatches;
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, false, CellResult::kRefused));
   r.cells.push_back(Cell("Add", "computed", "inner-axis", 3, true, ok));
   // Beyond the rank limit: decides nothing.
@@ -307,14 +315,7 @@ TEST(CompareEngineOutput, ComparesTheElementTypes) {
 // still holds; a cell refused with the converter's "<op> not supported yet" lists the op as
 // unsupported, and the cells outside the grid's own (form "op", "batch") decide no rule.
 TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
-  ProbeReport r;
-  r.engine = "ncnn";
-  r.version = "1.0.20260722";
-  const auto ok = CellResult::kRunsAndMatches;
-  for (int rank = 0; rank <= 7; ++rank) {
-    r.cells.push_back(
-        Cell("Add", "computed", "same", rank, true, rank <= 5 ? ok : CellResult::kRefused));
-  }
+  ProbeReport r = SameAddUpTo("ncnn", "1.0.20260722", 0, 7, 5);
   ProbeCell batch = Cell("Add", "computed", "same", 3, true, CellResult::kRefused);
   batch.form = "batch";
   r.cells.push_back(batch);

@@ -10,18 +10,24 @@
 namespace onnx_bcast::passes {
 namespace {
 
+// A node `name` of `op_type` reading `input` and writing `output`.
+onnx::NodeProto Node(const std::string& op_type, const std::string& name, const std::string& input,
+                     const std::string& output) {
+  onnx::NodeProto n;
+  n.set_op_type(op_type);
+  n.set_name(name);
+  n.add_input(input);
+  n.add_output(output);
+  return n;
+}
+
 TEST(GraphEditorScale, LazyNamesSeeQueuedInsertionsAndInitializers) {
   proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) {
   y = Relu (x)
 })");
   proto::GraphEditor g(m.proto.mutable_graph());
-  onnx::NodeProto n;
-  n.set_op_type("Identity");
-  n.set_name("fresh");
-  n.add_input(std::string("x"));
-  n.add_output(std::string("fresh_out"));
-  g.InsertBefore(0, n);
+  g.InsertBefore(0, Node("Identity", "fresh", "x", "fresh_out"));
   onnx::TensorProto t;
   t.set_name("fresh_init");
   g.AddInitializer(t);
@@ -48,12 +54,7 @@ g (float[2] x, float[2] z) => (float[2] y) {
   EXPECT_EQ(g.Consumers("x").size(), 1u);
   EXPECT_EQ(g.Producer("t"), 0);
   // A structural edit after it re-indexes the committed graph.
-  onnx::NodeProto n;
-  n.set_op_type("Neg");
-  n.set_name("neg");
-  n.add_input(std::string("z"));
-  n.add_output(std::string("zn"));
-  g.InsertBefore(1, n);
+  g.InsertBefore(1, Node("Neg", "neg", "z", "zn"));
   g.SetInput(1, 1, "zn");
   g.Commit();
   ASSERT_EQ(m.proto.graph().node_size(), 3);

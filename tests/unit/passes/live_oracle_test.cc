@@ -33,7 +33,29 @@ g (float[1,1,32] x) => (float[1,1,32] y) {
 }
 )";
 
+// [1,1,1,384] / [1,1,1,1], both computed: inner-axis... refused by the table at rank 4;
+// OpenCV 4.6 runs it (issue 35's table).
+constexpr char kHead[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
+  m = ReduceMean <axes = [-1], keepdims = 1> (x)
+  y = Div (x, m)
+}
+)";
+
 const TargetProfile& OpenCv() { return *FindTarget("opencv"); }
+
+// The target check for OpenCV on `m`, asking `oracle` over the table.
+absl::StatusOr<std::vector<std::string>> LiveViolations(const proto::Model& m, FormOracle* oracle) {
+  return FindTargetViolations(m, OpenCv(), nullptr, nullptr, oracle);
+}
+
+// legalize-measured for OpenCV on `m`, asking `oracle` (none: the table alone decides).
+absl::Status Legalize(proto::Model* m, PassStats* stats, FormOracle* oracle) {
+  PassOptions options;
+  options.target = &OpenCv();
+  options.live = oracle;
+  return testing::RunPass("legalize-measured", m, stats, options);
+}
 
 std::vector<float> Outputs(const proto::Model& m) {
   absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(m);
@@ -64,8 +86,7 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   ASSERT_TRUE(table.ok());
   EXPECT_THAT(*table, IsEmpty());
   ScriptedOracle oracle({"Div@3*"});
-  absl::StatusOr<std::vector<std::string>> live =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> live = LiveViolations(m, &oracle);
   ASSERT_TRUE(live.ok());
   ASSERT_EQ(live->size(), 1u);
   EXPECT_THAT((*live)[0], HasSubstr("Div"));
@@ -77,14 +98,10 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   EXPECT_EQ(oracle.seen[0].output(0).name(), "out");
   // legalize-measured places it where the engine runs it; the check then agrees; exact.
   proto::Model placed = m;
-  PassOptions options;
-  options.target = &OpenCv();
-  options.live = &oracle;
   PassStats stats;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &placed, &stats, options).ok());
+  ASSERT_TRUE(Legalize(&placed, &stats, &oracle).ok());
   EXPECT_TRUE(stats.changed());
-  absl::StatusOr<std::vector<std::string>> after =
-      FindTargetViolations(placed, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> after = LiveViolations(placed, &oracle);
   ASSERT_TRUE(after.ok());
   EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(placed.proto);
   EXPECT_EQ(Outputs(placed), Outputs(m));
@@ -94,11 +111,8 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   proto::Model m = testing::Parse(kCentring);
   const std::vector<float> before = Outputs(m);
   ScriptedOracle oracle({"Sub@3"});
-  PassOptions options;
-  options.target = &OpenCv();
-  options.live = &oracle;
   PassStats stats;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  ASSERT_TRUE(Legalize(&m, &stats, &oracle).ok());
   ASSERT_TRUE(stats.changed());
   bool live = false;
   for (const Rewrite& r : stats.log)
@@ -107,8 +121,7 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   // Every fragment the oracle saw after the node itself was a candidate; the one applied is
   // in the model: no Sub at rank 3 is left.
   ScriptedOracle check({"Sub@3"});
-  absl::StatusOr<std::vector<std::string>> after =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &check);
+  absl::StatusOr<std::vector<std::string>> after = LiveViolations(m, &check);
   ASSERT_TRUE(after.ok());
   EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(m.proto);
   // Exact: a view of the same elements.
@@ -116,49 +129,29 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   // Idempotent.
   proto::Model again = m;
   PassStats second;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &again, &second, options).ok());
+  ASSERT_TRUE(Legalize(&again, &second, &oracle).ok());
   EXPECT_FALSE(second.changed());
   EXPECT_TRUE(proto::ModelsEqual(m.proto, again.proto));
 }
 
 TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
-  // [1,1,1,384] - [1,1,1,1], both computed: inner-axis... refused by the table at rank 4;
-  // OpenCV 4.6 runs it (issue 35's table).
-  constexpr char kHead[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Div (x, m)
-}
-)";
   proto::Model m = testing::Parse(kHead);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->size(), 1u);  // the table refuses it
   ScriptedOracle oracle({});
-  PassOptions options;
-  options.target = &OpenCv();
-  options.live = &oracle;
   PassStats stats;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  ASSERT_TRUE(Legalize(&m, &stats, &oracle).ok());
   EXPECT_FALSE(stats.changed());
-  absl::StatusOr<std::vector<std::string>> live =
-      FindTargetViolations(m, OpenCv(), nullptr, nullptr, &oracle);
+  absl::StatusOr<std::vector<std::string>> live = LiveViolations(m, &oracle);
   ASSERT_TRUE(live.ok());
   EXPECT_THAT(*live, IsEmpty());
 }
 
 TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
-  constexpr char kHead[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,1,1,384] x) => (float[1,1,1,384] y) {
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Div (x, m)
-}
-)";
   proto::Model m = testing::Parse(kHead);
-  PassOptions options;
-  options.target = &OpenCv();
   PassStats stats;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &m, &stats, options).ok());
+  ASSERT_TRUE(Legalize(&m, &stats, nullptr).ok());
   for (const Rewrite& r : stats.log) EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
 }
 

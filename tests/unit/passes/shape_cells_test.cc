@@ -22,17 +22,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-constexpr int64_t N = ShapeCell::kAnyExtent;
+using testing::ViolationLines;
 
-std::vector<std::string> Violations(const proto::Model& model, const TargetProfile& profile) {
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, profile);
-  EXPECT_TRUE(v.ok()) << v.status();
-  std::vector<std::string> lines;
-  if (v.ok()) {
-    for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
-  }
-  return lines;
-}
+constexpr int64_t N = ShapeCell::kAnyExtent;
 
 TEST(ShapeCells, ProfileLinesParseAndRoundTrip) {
   absl::StatusOr<TargetProfile> p = ParseTargetProfile(
@@ -55,17 +47,11 @@ TEST(ShapeCells, ProfileLinesParseAndRoundTrip) {
   EXPECT_THAT(text, HasSubstr("op.Sub.computed.shapes = [1,N] [1,1]: refused, [1,1,N] [1,1,1]: "
                               "wrong, [1,1,1,N] [1,1,1,1], [] []: crashed, [1,32] [1,1]\n"));
   EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
-  absl::StatusOr<TargetProfile> back = ParseTargetProfile(text, "again");
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->op_rules, p->op_rules);
-  EXPECT_EQ(FormatTargetProfile(*back), text);
+  testing::ExpectProfileRoundTrips(*p, text);
 }
 
 TEST(ShapeCells, ErrorsNameTheLineKeyAndEntry) {
-  auto error = [](const std::string& line) {
-    return std::string(
-        ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
-  };
+  const auto& error = testing::ProfileLineError;
   EXPECT_THAT(error("op.Sub.computed.shapes = [1,M] [1,1]"),
               HasSubstr("f:3: op.Sub.computed.shapes: '[1,M] [1,1]': dim 'M' of '[1,M]' is "
                         "neither a number nor N"));
@@ -95,7 +81,7 @@ g (float[1,1,1,384] c, float[1,1,1,1] m, float[4,384] x, float[384] w) => (float
   d = Sub (c, m)
   e = Sub (x, w)
 })");
-  EXPECT_THAT(Violations(model, *p),
+  EXPECT_THAT(ViolationLines(model, *p),
               ElementsAre("Sub#0: broadcast as 'scalar' with computed operands, which old "
                           "refuses (op.Sub.computed)"));
 }
@@ -142,12 +128,20 @@ g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
   e = Sub (x, n)
 })");
   // OpenCV 4.6 runs and matches `[1,1,1,384] - [1,1,1,1]` and refuses `[1,32] - [1,1]`.
-  EXPECT_THAT(Violations(model, *opencv),
+  EXPECT_THAT(ViolationLines(model, *opencv),
               ElementsAre("Sub#3: [1,32] and [1,1] with computed operands, which opencv refuses "
                           "at these unit axes (op.Sub.computed.shapes: [1,N] [1,1])"));
   // The class alone (inner-axis at rank 4) refused the first.
-  EXPECT_THAT(Violations(model, class_only),
+  EXPECT_THAT(ViolationLines(model, class_only),
               ElementsAre(HasSubstr("Sub#1: broadcast as 'scalar'"), HasSubstr("Sub#3:")));
+}
+
+// What legalize-measured logs on `model`; nothing, and a failed test, when the pass fails.
+std::vector<Rewrite> LegalizeLog(proto::Model* model, const PassOptions& options) {
+  PassStats stats;
+  const absl::Status s = testing::RunPass("legalize-measured", model, &stats, options);
+  EXPECT_TRUE(s.ok()) << s;
+  return s.ok() ? stats.log : std::vector<Rewrite>();
 }
 
 // The rewrite's log says which cell decided the placed node (opt --report, --debug), and a
@@ -161,10 +155,9 @@ TEST(ShapeCells, TheRewriteLogNamesTheCellThatDecided) {
 g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
   w = Max (x, s)
 })");
-  PassStats stats;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &model, &stats, options).ok());
-  ASSERT_FALSE(stats.log.empty());
-  for (const Rewrite& r : stats.log) {
+  const std::vector<Rewrite> log = LegalizeLog(&model, options);
+  ASSERT_FALSE(log.empty());
+  for (const Rewrite& r : log) {
     EXPECT_THAT(r.detail, HasSubstr("decided by the table (op.Max.computed.shapes: [1,1,N] "
                                     "[1,1,1])"));
   }
@@ -174,10 +167,9 @@ g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
 g (float[1,5,8] x) => (float[1,5,8] y) <float[8] w = {1,2,3,4,5,6,7,8}> {
   y = Mul (x, w)
 })");
-  PassStats by_class;
-  ASSERT_TRUE(testing::RunPass("legalize-measured", &weight, &by_class, options).ok());
-  ASSERT_FALSE(by_class.log.empty());
-  for (const Rewrite& r : by_class.log) {
+  const std::vector<Rewrite> by_class = LegalizeLog(&weight, options);
+  ASSERT_FALSE(by_class.empty());
+  for (const Rewrite& r : by_class) {
     EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
     EXPECT_THAT(r.detail, ::testing::Not(HasSubstr(".shapes")));
   }

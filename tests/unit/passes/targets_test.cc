@@ -24,17 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// "node: why" for each violation CheckTarget finds (over `tables` when given).
-std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
-                                        const ShapeTables* tables = nullptr) {
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, profile, nullptr, tables);
-  EXPECT_TRUE(v.ok()) << v.status();
-  std::vector<std::string> lines;
-  if (v.ok()) {
-    for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
-  }
-  return lines;
-}
+using testing::ViolationLines;
 
 TEST(Targets, BuiltinsNameRegisteredPassesAndKnownClasses) {
   ASSERT_EQ(BuiltinTargets().size(), 5u);
@@ -134,17 +124,11 @@ TEST(Targets, OpRuleKeysParseAndRoundTrip) {
   const std::string text = FormatTargetProfile(*p);
   EXPECT_THAT(text, HasSubstr("op.Pow.min_rank = 2\nop.Pow.max_rank = 4\n"));
   EXPECT_THAT(text, HasSubstr("op.Pow.computed = inner-axis:aligned, same, scalar:refused\n"));
-  absl::StatusOr<TargetProfile> back = ParseTargetProfile(text, "again");
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->op_rules, p->op_rules);
-  EXPECT_EQ(FormatTargetProfile(*back), text);
+  testing::ExpectProfileRoundTrips(*p, text);
 }
 
 TEST(Targets, OpRuleErrorsNameTheLineAndKey) {
-  auto error = [](const std::string& line) {
-    return std::string(
-        ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
-  };
+  const auto& error = testing::ProfileLineError;
   EXPECT_THAT(error("op.Conv.computed = same"),
               HasSubstr("f:3: 'op.Conv.computed': 'Conv' is not a broadcasting op"));
   EXPECT_THAT(error("op.Add.sometimes = same"),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shape_propagation.h"
@@ -155,6 +156,29 @@ std::vector<absl::StatusOr<LiveVerdict>> ScriptedOracle::Decide(
     out.push_back(v);
   }
   return out;
+}
+
+std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
+                                        const ShapeTables* tables) {
+  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, profile, nullptr, tables);
+  EXPECT_TRUE(v.ok()) << v.status();
+  std::vector<std::string> lines;
+  if (v.ok()) {
+    for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+  }
+  return lines;
+}
+
+std::string ProfileLineError(const std::string& line) {
+  return std::string(
+      ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
+}
+
+void ExpectProfileRoundTrips(const TargetProfile& p, const std::string& text) {
+  absl::StatusOr<TargetProfile> back = ParseTargetProfile(text, "again");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op_rules, p.op_rules);
+  EXPECT_EQ(FormatTargetProfile(*back), text);
 }
 
 }  // namespace onnx_bcast::passes::testing

@@ -52,6 +52,18 @@ class ScriptedOracle : public FormOracle {
   std::vector<std::string> wrong_;
 };
 
+/// "node: why" for each violation CheckTarget finds (over `tables` when given); a failed check
+/// fails the test.
+std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
+                                        const ShapeTables* tables = nullptr);
+
+/// The message ParseTargetProfile gives for a profile file "f" of a name, the class `same` and
+/// `line` (line 3).
+std::string ProfileLineError(const std::string& line);
+
+/// `text`, the printed form of `p`, parses back to `p`'s op rules and prints as `text` again.
+void ExpectProfileRoundTrips(const TargetProfile& p, const std::string& text);
+
 /// Every broadcasting node (main graph) with operands of different rank / different shape.
 std::vector<std::string> RankMismatches(const proto::Model& model);
 std::vector<std::string> ShapeMismatches(const proto::Model& model);

@@ -215,6 +215,15 @@ TEST_P(LoadRefusal, RefusedWithOneLine) {
   EXPECT_EQ(std::string(m.status().message()).find('\n'), std::string::npos);
 }
 
+// SmallModel held in memory with `dir` as its base (where its external data would live).
+Model SmallModelIn(const TempDir& dir) {
+  Model m;
+  m.proto = SmallModel();
+  m.path = "<memory>";
+  m.base_dir = dir.path();
+  return m;
+}
+
 onnx::ModelProto WithTensor(const std::function<void(onnx::TensorProto*)>& edit) {
   onnx::ModelProto m = SmallModel();
   edit(m.mutable_graph()->mutable_initializer(0));
@@ -468,10 +477,7 @@ TEST(ExternalData, SavedToAnotherDirectoryCarriesTheData) {
 
 TEST(ExternalData, ExternalDataOptionMovesLargePayloads) {
   TempDir dir;
-  Model m;
-  m.proto = SmallModel();
-  m.path = "<memory>";
-  m.base_dir = dir.path();
+  Model m = SmallModelIn(dir);
   SaveOptions options;
   options.external_data = true;
   options.external_threshold_bytes = 16;
@@ -521,10 +527,7 @@ TEST(Save, RefusesToOverwriteInputUnlessInPlace) {
 
 TEST(Save, FailuresLeaveNothingBehind) {
   TempDir dir;
-  Model m;
-  m.proto = SmallModel();
-  m.path = "<memory>";
-  m.base_dir = dir.path();
+  Model m = SmallModelIn(dir);
   EXPECT_THAT(std::string(SaveModel(m, dir / "missing/out.onnx").message()),
               HasSubstr("does not exist"));
   fs::create_directories(dir / "adir");
@@ -550,10 +553,7 @@ TEST(Save, FailuresLeaveNothingBehind) {
 
 TEST(Save, ReplacesExistingOutputAtomically) {
   TempDir dir;
-  Model m;
-  m.proto = SmallModel();
-  m.path = "<memory>";
-  m.base_dir = dir.path();
+  Model m = SmallModelIn(dir);
   WriteFile(dir / "out.onnx", "old");
   ASSERT_TRUE(SaveModel(m, dir / "out.onnx").ok());
   EXPECT_EQ(ReadAll(dir / "out.onnx"), Bytes(m.proto));

@@ -23,6 +23,7 @@
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/pool.h"
 #include "runtime/thread_pool.h"
+#include "tests/unit/runtime/exec_harness.h"
 #include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
@@ -33,29 +34,33 @@ using testing::ExpectSameBits;
 using testing::RandomFloats;
 
 // A channel count and a block that fits it: 8, 16, or all the channels (NHWC, any count).
-void RandomBlocked(std::mt19937_64& rng, int64_t* channels, int* block) {
+struct Blocked {
+  int64_t channels = 0;
+  int block = 0;
+};
+Blocked RandomBlocked(std::mt19937_64& rng) {
+  Blocked b;
   switch (rng() % 3) {
     case 0:
-      *block = 8;
-      *channels = 8 * static_cast<int64_t>(rng() % 4 + 1);
+      b.block = 8;
+      b.channels = 8 * static_cast<int64_t>(rng() % 4 + 1);
       break;
     case 1:
-      *block = 16;
-      *channels = 16 * static_cast<int64_t>(rng() % 3 + 1);
+      b.block = 16;
+      b.channels = 16 * static_cast<int64_t>(rng() % 3 + 1);
       break;
     default:
-      *channels = static_cast<int64_t>(rng() % 40 + 1);
-      *block = static_cast<int>(*channels);
+      b.channels = static_cast<int64_t>(rng() % 40 + 1);
+      b.block = static_cast<int>(b.channels);
       break;
   }
+  return b;
 }
 
 TEST(ChannelBlocks, ReordersMatchReference) {
   std::mt19937_64 rng(20261128);
   for (int trial = 0; trial < 200; ++trial) {
-    int64_t c = 0;
-    int block = 0;
-    RandomBlocked(rng, &c, &block);
+    const auto [c, block] = RandomBlocked(rng);
     ASSERT_TRUE(kernels::ChannelBlocksFit(c, block));
     // Spatial sizes around the 8-pixel tile, and empty.
     const int64_t n = rng() % 3 + 1, spatial = trial % 10 == 0 ? 0 : rng() % 150 + 1;
@@ -80,9 +85,7 @@ TEST(ChannelBlocks, ReordersMatchReference) {
 TEST(ChannelBlocks, GlobalAverageMatchesPoolExactly) {
   std::mt19937_64 rng(32);
   for (int trial = 0; trial < 100; ++trial) {
-    int64_t c = 0;
-    int block = 0;
-    RandomBlocked(rng, &c, &block);
+    const auto [c, block] = RandomBlocked(rng);
     const int64_t n = rng() % 2 + 1, h = rng() % 30 + 1, w = rng() % 30 + 1;
     const std::vector<float> x = RandomFloats(rng, n * c * h * w);
     std::vector<float> blocked(x.size());
@@ -121,13 +124,7 @@ TEST(ConvKernel, BlockedLayoutsMatchReference) {
       // Small maps: the reference convolution is a header template, compiled into this test
       // at the sanitizer build's -O0, where 20-wide maps took minutes.
       const int64_t in = rng() % 9 + std::max<int64_t>(1, span - pb - pe);
-      g.in.push_back(in);
-      g.kernel.push_back(k);
-      g.strides.push_back(s);
-      g.dilations.push_back(dl);
-      g.pads_begin.push_back(pb);
-      g.pads_end.push_back(pe);
-      g.out.push_back((in + pb + pe - span) / s + 1);
+      testing::AddAxis(&g, in, k, s, dl, pb, pe, (in + pb + pe - span) / s + 1);
     }
     const int64_t group = rng() % 4 == 0 ? 2 : 1;
     const int64_t c = group * kChannels[rng() % 9], m = group * kChannels[rng() % 9];
@@ -181,14 +178,6 @@ TEST(ConvKernel, BlockedLayoutsMatchReference) {
   EXPECT_GE(odd_out, 5);  // NHWC outputs of channel counts no block of 8 divides
 }
 
-absl::StatusOr<std::unique_ptr<Executor>> FromText(const std::string& text, RunOptions options) {
-  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(*model);
-  if (!loaded.ok()) return loaded.status();
-  return Executor::Create(*loaded, options);
-}
-
 std::string TextValues(std::mt19937_64& rng, int64_t count) {
   std::uniform_real_distribution<float> dist(-1, 1);
   std::string out = "{";
@@ -202,8 +191,8 @@ std::string TextValues(std::mt19937_64& rng, int64_t count) {
 int64_t ExpectBlockedMatchesPlain(const std::string& text, const Value& x) {
   RunOptions plain;
   plain.fuse_elementwise = false;
-  auto a = FromText(text, RunOptions());
-  auto b = FromText(text, plain);
+  auto a = testing::ExecutorFromText(text, RunOptions());
+  auto b = testing::ExecutorFromText(text, plain);
   EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   if (!a.ok() || !b.ok()) return -1;
   int64_t blocked = 0;

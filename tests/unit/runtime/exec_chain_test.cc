@@ -18,6 +18,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/kernels/elementwise_chain.h"
 #include "runtime/thread_pool.h"
+#include "tests/unit/runtime/exec_harness.h"
 #include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::rt {
@@ -52,9 +53,7 @@ std::vector<ChainStep> RandomChain(std::mt19937_64& rng, int scalars) {
 TEST(ElementwiseChain, KernelMatchesReferenceOnRandomChains) {
   std::mt19937_64 rng(20261128);
   ThreadPool pool(2);
-  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, 3, fn);
-  };
+  const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
   std::uniform_real_distribution<float> dist(-3, 3);
   for (int trial = 0; trial < 300; ++trial) {
     const std::vector<float> scalars = {dist(rng), 1.0f, 0.5f};
@@ -70,14 +69,6 @@ TEST(ElementwiseChain, KernelMatchesReferenceOnRandomChains) {
     kernels::RunChainReference(chain, scalars.data(), x.data(), ref.data(), n);
     ExpectSameBits(fast.data(), ref.data(), n, "trial " + std::to_string(trial));
   }
-}
-
-absl::StatusOr<std::unique_ptr<Executor>> FromText(const std::string& text, RunOptions options) {
-  absl::StatusOr<proto::Model> model = proto::ParseModelText(text);
-  if (!model.ok()) return model.status();
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(*model);
-  if (!loaded.ok()) return loaded.status();
-  return Executor::Create(*loaded, options);
 }
 
 Value Random(std::mt19937_64& rng, std::vector<int64_t> shape) {
@@ -101,8 +92,8 @@ int ExpectFusedMatchesUnfused(const std::string& text, const Feeds& feeds) {
   };
   RunOptions unfused;
   unfused.fuse_elementwise = false;
-  auto a = FromText(text, fused);
-  auto b = FromText(text, unfused);
+  auto a = testing::ExecutorFromText(text, fused);
+  auto b = testing::ExecutorFromText(text, unfused);
   EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   if (!a.ok() || !b.ok()) return -1;
   for (int run = 0; run < 2; ++run) {
@@ -184,83 +175,48 @@ TEST(ElementwiseChain, HardSwishRunsFusedWithTheBitsOfTheNodes) {
 TEST(ElementwiseChain, NonQualifyingChainsRunNodeByNode) {
   std::mt19937_64 rng(33);
   const Feeds feeds = {{"x", Random(rng, {2, 3, 5})}, {"z", Random(rng, {2, 3, 5})}};
+  // The nodes that ran fused for a graph of x and z (the feeds) with `outputs`, initializers
+  // `inits` and the nodes `body`.
+  auto fused = [&](const std::string& outputs, const std::string& inits, const std::string& body) {
+    return ExpectFusedMatchesUnfused(
+        "<ir_version: 8, opset_import: [\"\" : 14]>\n"
+        "g (float[2, 3, 5] x, float[2, 3, 5] z) => (" +
+            outputs + ") " + inits + " {\n" + body + "\n}",
+        feeds);
+  };
+  const std::string y = "float[2, 3, 5] y";
   // A scalar of higher rank than x broadcasts the output to rank 4: falls back at run time.
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[1, 2, 3, 5] y) <float[1, 1, 1, 1] c = {2.0}> {
-      d = Mul(x, c)
-      y = Erf(d)
-    })",
-                                      feeds),
-            0);
+  EXPECT_EQ(
+      fused("float[1, 2, 3, 5] y", "<float[1, 1, 1, 1] c = {2.0}>", "d = Mul(x, c)  y = Erf(d)"),
+      0);
   // A per-channel constant is not a scalar: falls back.
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y) <float[5] c = {1, 2, 3, 4, 5}> {
-      d = Sub(c, x)
-      y = Div(d, x)
-    })",
-                                      feeds),
-            0);
+  EXPECT_EQ(fused(y, "<float[5] c = {1, 2, 3, 4, 5}>", "d = Sub(c, x)  y = Div(d, x)"), 0);
   // An intermediate that is a graph output, one read twice, and a second outside tensor: no
   // chain qualifies.
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y, float[2, 3, 5] d, float[2, 3, 5] w) {
-      d = Erf(x)
-      e = Add(d, x)
-      f = Mul(e, e)
-      g2 = Add(f, z)
-      w = Div(g2, x)
-      y = Sub(x, e)
-    })",
-                                      feeds),
+  EXPECT_EQ(fused(y + ", float[2, 3, 5] d, float[2, 3, 5] w", "",
+                  "d = Erf(x)  e = Add(d, x)  f = Mul(e, e)  g2 = Add(f, z)  w = Div(g2, x)"
+                  "  y = Sub(x, e)"),
             0);
   // A value also read outside the chain (a graph output, another node's input) starts the
   // chain after it: only Erf and Add run fused, d is computed on its own.
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y, float[2, 3, 5] d) <float c = {3.0}> {
-      d = Mul(x, c)
-      e = Erf(d)
-      y = Add(e, c)
-    })",
-                                      feeds),
+  EXPECT_EQ(fused(y + ", float[2, 3, 5] d", "<float c = {3.0}>",
+                  "d = Mul(x, c)  e = Erf(d)  y = Add(e, c)"),
             1);
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y, float[2, 3, 5] w) <float c = {3.0}> {
-      d = Mul(x, c)
-      e = Erf(d)
-      y = Add(e, c)
-      w = Neg(d)
-    })",
-                                      feeds),
+  EXPECT_EQ(fused(y + ", float[2, 3, 5] w", "<float c = {3.0}>",
+                  "d = Mul(x, c)  e = Erf(d)  y = Add(e, c)  w = Neg(d)"),
             1);
   // The chain's x and scalar are last read by other nodes between the chain's first node and
   // its sink: they must live until the sink runs the chain.
-  EXPECT_EQ(ExpectFusedMatchesUnfused(R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y, float[2, 3, 5] w, float[2, 3, 5] v) <float c = {3.0}, float k = {0.5}> {
-      d = Div(x, c)
-      w = Neg(x)
-      e = Erf(d)
-      v = Add(z, c)
-      y = Mul(e, k)
-    })",
-                                      feeds),
+  EXPECT_EQ(fused(y + ", float[2, 3, 5] w, float[2, 3, 5] v", "<float c = {3.0}, float k = {0.5}>",
+                  "d = Div(x, c)  w = Neg(x)  e = Erf(d)  v = Add(z, c)  y = Mul(e, k)"),
             2);
   // Longer than kMaxChainSteps: not a chain.
-  std::string longer = R"(
-    <ir_version: 8, opset_import: ["" : 14]>
-    g (float[2, 3, 5] x, float[2, 3, 5] z) => (float[2, 3, 5] y) {
-      t0 = Erf(x)
-)";
+  std::string longer = "t0 = Erf(x)\n";
   for (int i = 1; i <= kernels::kMaxChainSteps; ++i) {
-    longer += "      t" + std::to_string(i) + " = Add(t" + std::to_string(i - 1) + ", x)\n";
+    longer += "t" + std::to_string(i) + " = Add(t" + std::to_string(i - 1) + ", x)\n";
   }
-  longer += "      y = Erf(t" + std::to_string(kernels::kMaxChainSteps) + ")\n    }";
-  EXPECT_EQ(ExpectFusedMatchesUnfused(longer, feeds), 0);
+  longer += "y = Erf(t" + std::to_string(kernels::kMaxChainSteps) + ")";
+  EXPECT_EQ(fused(y, "", longer), 0);
   // Integers: planned as a chain, refused at run time (x is not float).
   std::vector<int32_t> xi = {1, 2, 3, 4, 5, 6};
   const Feeds ints = {{"x", Value::Of(std::make_shared<Tensor>(*Tensor::FromValues<int32_t>(

@@ -15,6 +15,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/test_data.h"
 #include "runtime/ops/registry.h"
+#include "tests/unit/runtime/exec_harness.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -32,11 +33,7 @@ absl::StatusOr<std::unique_ptr<Executor>> FromText(const std::string& text,
 }
 
 absl::StatusOr<std::unique_ptr<Executor>> FromProto(const onnx::ModelProto& proto) {
-  proto::Model model;
-  model.proto = proto;
-  model.path = "<memory>";
-  model.base_dir = ".";
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(proto);
   if (!loaded.ok()) return loaded.status();
   return Executor::Create(*loaded);
 }

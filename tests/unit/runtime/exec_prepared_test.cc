@@ -14,6 +14,7 @@
 #include "runtime/exec/profile.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/reference/conv.h"
+#include "tests/unit/runtime/exec_harness.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -99,11 +100,7 @@ void ExpectNear(const Value& got, const std::vector<float>& want, const std::str
 }
 
 TEST(Prepared, ConvPacksConstantWeightsOncePerShapeAndFedWeightsBypassIt) {
-  proto::Model model;
-  model.proto = ConvModel();
-  model.path = "<memory>";
-  model.base_dir = ".";
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(ConvModel());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   RunOptions options;
   options.memory = std::make_shared<MemoryBudget>(int64_t{1} << 30);
@@ -142,11 +139,7 @@ TEST(Prepared, ConvPacksConstantWeightsOncePerShapeAndFedWeightsBypassIt) {
 
 // With a memory budget too small for the packed weights, the node computes unprepared.
 TEST(Prepared, RefusedByTheBudgetTheConvStillComputes) {
-  proto::Model model;
-  model.proto = ConvModel();
-  model.path = "<memory>";
-  model.base_dir = ".";
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(ConvModel());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const int64_t h = 16, w = 16;
   // Output [1, 12, 16, 16] floats (12 KiB) fits; the blocked layouts' copies of x and y and the
@@ -165,11 +158,7 @@ TEST(Prepared, RefusedByTheBudgetTheConvStillComputes) {
 // run --profile's plan-time figures: the executor reports the prepare apart (node_prepared),
 // once per shape, and RunProfile keeps it across ResetRuns (the warm-up dropped by --bench).
 TEST(Prepared, ProfileReportsPlanTimeApartFromRunTime) {
-  proto::Model model;
-  model.proto = ConvModel();
-  model.path = "<memory>";
-  model.base_dir = ".";
-  absl::StatusOr<std::shared_ptr<const Model>> loaded = LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(ConvModel());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   RunProfile profile;
   int prepared_calls = 0;

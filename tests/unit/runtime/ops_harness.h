@@ -6,15 +6,19 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "runtime/kernels/conv.h"
 #include "runtime/ops/op.h"
 #include "runtime/ops/registry.h"
+#include "runtime/thread_pool.h"
 
 namespace onnx_bcast::rt::testing {
 
@@ -62,8 +66,8 @@ inline void ExpectSameBits(const float* got, const float* want, int64_t n,
     std::memcpy(&a, &got[i], 4);
     std::memcpy(&b, &want[i], 4);
     if (a != b) {
-      ADD_FAILURE() << what << " at " << i << ": " << got[i] << " vs " << want[i] << " (bits "
-                    << a << " vs " << b << ")";
+      ADD_FAILURE() << what << " at " << i << ": " << got[i] << " vs " << want[i] << " (bits " << a
+                    << " vs " << b << ")";
       return;
     }
   }
@@ -100,29 +104,39 @@ inline Node MakeNode(const std::string& op_type, int n_in, int n_out = 1, int64_
   return node;
 }
 
-inline Attribute IntAttr(int64_t v) {
+/// An attribute of `type` whose `field` holds `v`.
+template <class T>
+Attribute MakeAttr(Attribute::Type type, T Attribute::*field, T v) {
   Attribute a;
-  a.type = Attribute::Type::kInt;
-  a.i = v;
+  a.type = type;
+  a.*field = std::move(v);
   return a;
 }
+inline Attribute IntAttr(int64_t v) { return MakeAttr(Attribute::Type::kInt, &Attribute::i, v); }
 inline Attribute IntsAttr(std::vector<int64_t> v) {
-  Attribute a;
-  a.type = Attribute::Type::kInts;
-  a.ints = std::move(v);
-  return a;
+  return MakeAttr(Attribute::Type::kInts, &Attribute::ints, std::move(v));
 }
-inline Attribute FloatAttr(float v) {
-  Attribute a;
-  a.type = Attribute::Type::kFloat;
-  a.f = v;
-  return a;
-}
+inline Attribute FloatAttr(float v) { return MakeAttr(Attribute::Type::kFloat, &Attribute::f, v); }
 inline Attribute StringAttr(std::string v) {
-  Attribute a;
-  a.type = Attribute::Type::kString;
-  a.s = std::move(v);
-  return a;
+  return MakeAttr(Attribute::Type::kString, &Attribute::s, std::move(v));
+}
+
+/// Appends one spatial axis to `g` (the conv and pool tests build their geometries so).
+inline void AddAxis(kernels::WindowGeometry* g, int64_t in, int64_t kernel, int64_t stride,
+                    int64_t dilation, int64_t pad_begin, int64_t pad_end, int64_t out) {
+  g->in.push_back(in);
+  g->kernel.push_back(kernel);
+  g->strides.push_back(stride);
+  g->dilations.push_back(dilation);
+  g->pads_begin.push_back(pad_begin);
+  g->pads_end.push_back(pad_end);
+  g->out.push_back(out);
+}
+
+/// A kernels::ParallelFor that runs its tasks on `pool` (grain 3, small enough that the test
+/// sizes split into several tasks).
+inline kernels::ParallelFor PoolParallel(ThreadPool* pool) {
+  return [pool](int64_t n, const std::function<void(int64_t)>& fn) { pool->ParallelFor(n, 3, fn); };
 }
 
 }  // namespace onnx_bcast::rt::testing

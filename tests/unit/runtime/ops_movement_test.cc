@@ -60,6 +60,19 @@ absl::Status RunStatus(const Node& node, const std::vector<const Tensor*>& input
 
 // ---- kernels: fast against reference ----
 
+// StridedCopy of the view (offset, strides, shape) of `src` against reference::StridedCopy:
+// the first index where they differ, or -1 (the fast output starts poisoned).
+int64_t StridedCopyMismatch(const Tensor& src, int64_t offset, const std::vector<int64_t>& strides,
+                            const std::vector<int64_t>& shape) {
+  Tensor fast = Tensor::Allocate(src.dtype(), shape).value();
+  Tensor ref = Tensor::Allocate(src.dtype(), shape).value();
+  testing::Poison(fast);
+  StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(), fast.raw_data());
+  reference::StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(),
+                         ref.raw_data());
+  return testing::FirstMismatch(fast, ref);
+}
+
 TEST(MovementKernel, StridedCopyMatchesReferenceOnRandomViews) {
   std::mt19937_64 rng(7);
   for (int iter = 0; iter < 400; ++iter) {
@@ -88,13 +101,7 @@ TEST(MovementKernel, StridedCopyMatchesReferenceOnRandomViews) {
     }
     const DType dtype = kAllDTypes[rng() % std::size(kAllDTypes)];
     Tensor src = testing::RandomTensor(rng, dtype, src_shape);
-    Tensor fast = Tensor::Allocate(dtype, shape).value();
-    Tensor ref = Tensor::Allocate(dtype, shape).value();
-    testing::Poison(fast);
-    StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(), fast.raw_data());
-    reference::StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(),
-                           ref.raw_data());
-    ASSERT_EQ(testing::FirstMismatch(fast, ref), -1)
+    ASSERT_EQ(StridedCopyMismatch(src, offset, strides, shape), -1)
         << "view " << ShapeToString(shape) << " strides " << ShapeToString(strides) << " of "
         << src.DebugString();
   }
@@ -118,13 +125,8 @@ TEST(MovementKernel, StridedCopyShortRunsMatchReference) {
         strides[2] = -strides[2];
       }
       Tensor src = testing::RandomTensor(rng, dtype, src_shape);
-      Tensor fast = Tensor::Allocate(dtype, shape).value();
-      Tensor ref = Tensor::Allocate(dtype, shape).value();
-      testing::Poison(fast);
-      StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(), fast.raw_data());
-      reference::StridedCopy(src.raw_data(), offset, strides, shape, src.element_size(),
-                             ref.raw_data());
-      ASSERT_EQ(testing::FirstMismatch(fast, ref), -1) << DTypeName(dtype) << " run " << run;
+      ASSERT_EQ(StridedCopyMismatch(src, offset, strides, shape), -1)
+          << DTypeName(dtype) << " run " << run;
     }
   }
 }

@@ -24,10 +24,12 @@
 namespace onnx_bcast::rt {
 namespace {
 
+using testing::AddAxis;
 using testing::FloatAttr;
 using testing::IntAttr;
 using testing::IntsAttr;
 using testing::MakeNode;
+using testing::PoolParallel;
 using testing::RandomFloats;
 using testing::RunNode;
 using testing::StringAttr;
@@ -40,34 +42,40 @@ kernels::WindowGeometry RandomGeometry(std::mt19937_64& rng, int rank, bool tran
     const int64_t k = rng() % 3 + 1, s = rng() % 2 + 1, dl = rng() % 2 + 1;
     const int64_t ek = (k - 1) * dl + 1;
     const int64_t pb = rng() % 2, pe = rng() % 2, in = rng() % 4 + ek + 1;
-    g.in.push_back(in);
-    g.kernel.push_back(k);
-    g.strides.push_back(s);
-    g.dilations.push_back(dl);
-    g.pads_begin.push_back(pb);
-    g.pads_end.push_back(pe);
-    g.out.push_back(transposed ? s * (in - 1) + ek - pb - pe : (in + pb + pe - ek) / s + 1);
+    AddAxis(&g, in, k, s, dl, pb, pe,
+            transposed ? s * (in - 1) + ek - pb - pe : (in + pb + pe - ek) / s + 1);
   }
   return g;
 }
 
-TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) {
-  std::mt19937_64 rng(1);
+// The fast kernel against the reference on 120 random grouped geometries of ranks 1-3, every
+// other one with a bias: Conv, or with `transposed` ConvTranspose.
+void ExpectConvMatchesReference(uint64_t seed, bool transposed) {
+  std::mt19937_64 rng(seed);
   for (int iter = 0; iter < 120; ++iter) {
     const int rank = iter % 3 + 1;
-    const kernels::WindowGeometry g = RandomGeometry(rng, rank, false);
+    const kernels::WindowGeometry g = RandomGeometry(rng, rank, transposed);
     const int64_t group = rng() % 2 + 1, n = rng() % 2 + 1;
     const int64_t c = group * (rng() % 2 + 1), m = group * (rng() % 3 + 1);
     const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    // m * (c / group) kernels forward, c * (m / group) transposed: the same count.
     const std::vector<float> w = RandomFloats(rng, m * (c / group) * g.kernel_size());
     const std::vector<float> b = RandomFloats(rng, m);
     std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
     const float* bias = (iter & 1) ? b.data() : nullptr;
-    kernels::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
-    kernels::reference::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, ref.data());
+    if (transposed) {
+      kernels::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
+      kernels::reference::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias,
+                                               ref.data());
+    } else {
+      kernels::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
+      kernels::reference::Conv<float>(g, n, c, m, group, x.data(), w.data(), bias, ref.data());
+    }
     for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << iter;
   }
 }
+
+TEST(ConvKernel, Im2colMatchesDirectOnRandomGeometries) { ExpectConvMatchesReference(1, false); }
 
 // The depthwise paths (oneDNN through Conv, the direct loop through ConvNoOneDnn; 2-D, one
 // input channel per group, channel multipliers 1-3) against the reference on random sizes,
@@ -86,13 +94,7 @@ TEST(ConvKernel, DepthwiseMatchesDirectOnRandomGeometries) {
         --d;  // no output: draw again
         continue;
       }
-      g.in.push_back(in);
-      g.kernel.push_back(k);
-      g.strides.push_back(s);
-      g.dilations.push_back(dl);
-      g.pads_begin.push_back(pb);
-      g.pads_end.push_back(pe);
-      g.out.push_back((padded - span) / s + 1);
+      AddAxis(&g, in, k, s, dl, pb, pe, (padded - span) / s + 1);
     }
     if (g.kernel_size() == 1) continue;  // the pointwise GEMM path
     const int64_t c = rng() % 5 + 2, mult = rng() % 3 + 1, n = rng() % 2 + 1;
@@ -132,13 +134,8 @@ ConvCase RandomConv2D(std::mt19937_64& rng, bool multi_band) {
     const int64_t span = (k - 1) * dl + 1;
     const int64_t in =
         multi_band ? rng() % 20 + 40 : rng() % 12 + std::max<int64_t>(1, span - pb - pe);
-    g.in.push_back(in);
-    g.kernel.push_back(k);
-    g.strides.push_back(multi_band ? 1 : s);
-    g.dilations.push_back(dl);
-    g.pads_begin.push_back(pb);
-    g.pads_end.push_back(pe);
-    g.out.push_back((in + pb + pe - span) / g.strides.back() + 1);
+    const int64_t stride = multi_band ? 1 : s;
+    AddAxis(&g, in, k, stride, dl, pb, pe, (in + pb + pe - span) / stride + 1);
   }
   cc.group = rng() % 3 + 1;
   const int64_t cg = multi_band ? 16 : rng() % 6 + 1;
@@ -154,9 +151,7 @@ ConvCase RandomConv2D(std::mt19937_64& rng, bool multi_band) {
 TEST(ConvKernel, Conv2DPathsMatchReferenceOnRandomGeometries) {
   std::mt19937_64 rng(20261127);
   ThreadPool pool(2);
-  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, 3, fn);
-  };
+  const kernels::ParallelFor parallel = PoolParallel(&pool);
   for (int trial = 0; trial < 206; ++trial) {
     const ConvCase cc = RandomConv2D(rng, trial >= 200);
     const kernels::WindowGeometry& g = cc.g;
@@ -185,9 +180,7 @@ TEST(ConvKernel, Conv2DPathsMatchReferenceOnRandomGeometries) {
 TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
   std::mt19937_64 rng(20261128);
   ThreadPool pool(2);
-  const kernels::ParallelFor parallel = [&](int64_t n, const std::function<void(int64_t)>& fn) {
-    pool.ParallelFor(n, 3, fn);
-  };
+  const kernels::ParallelFor parallel = PoolParallel(&pool);
   int small_maps = 0;
   std::map<std::string, int> onednn_labels;  // oneDNN's two source layouts, both checked
   for (int trial = 0; trial < 160; ++trial) {
@@ -259,13 +252,7 @@ TEST(ConvKernel, SmallMapDoubleMatchesReference) {
     kernels::WindowGeometry g;
     for (int d = 0; d < 2; ++d) {
       const int64_t in = rng() % 5 + 1;
-      g.in.push_back(in);
-      g.kernel.push_back(3);
-      g.strides.push_back(1);
-      g.dilations.push_back(1);
-      g.pads_begin.push_back(1);
-      g.pads_end.push_back(1);
-      g.out.push_back(in);
+      AddAxis(&g, in, 3, 1, 1, 1, 1, in);
     }
     const int64_t c = rng() % 9 + 1, m = rng() % 30 + 1;
     std::uniform_real_distribution<double> dist(-1, 1);
@@ -281,22 +268,7 @@ TEST(ConvKernel, SmallMapDoubleMatchesReference) {
 }
 
 TEST(ConvKernel, ConvTransposeMatchesDirectOnRandomGeometries) {
-  std::mt19937_64 rng(2);
-  for (int iter = 0; iter < 120; ++iter) {
-    const int rank = iter % 3 + 1;
-    const kernels::WindowGeometry g = RandomGeometry(rng, rank, true);
-    const int64_t group = rng() % 2 + 1, n = rng() % 2 + 1;
-    const int64_t c = group * (rng() % 2 + 1), m = group * (rng() % 3 + 1);
-    const std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
-    const std::vector<float> w = RandomFloats(rng, c * (m / group) * g.kernel_size());
-    const std::vector<float> b = RandomFloats(rng, m);
-    std::vector<float> fast(n * m * g.out_size()), ref(fast.size());
-    const float* bias = (iter & 1) ? b.data() : nullptr;
-    kernels::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias, fast.data());
-    kernels::reference::ConvTranspose<float>(g, n, c, m, group, x.data(), w.data(), bias,
-                                             ref.data());
-    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-4) << iter;
-  }
+  ExpectConvMatchesReference(2, true);
 }
 
 TEST(PoolKernel, MatchesReferenceOnRandomGeometriesForEveryKind) {
@@ -336,13 +308,7 @@ TEST(PoolKernel, GlobalAverageMatchesReferenceExactly) {
     kernels::WindowGeometry g;
     for (int d = 0; d < iter % 3 + 1; ++d) {
       const int64_t in = rng() % 30 + 1;
-      g.in.push_back(in);
-      g.kernel.push_back(in);
-      g.out.push_back(1);
-      g.strides.push_back(1);
-      g.dilations.push_back(1);
-      g.pads_begin.push_back(0);
-      g.pads_end.push_back(0);
+      AddAxis(&g, in, in, 1, 1, 0, 0, 1);
     }
     kernels::PoolOptions opt;
     opt.kind = kernels::PoolKind::kAverage;
@@ -692,16 +658,6 @@ TEST(ResizeOp, SizesInputAndTfCropExtrapolation) {
   EXPECT_EQ(Values((*out)[0]), (std::vector<float>{5, 10, -1}));
 }
 
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
-
-using testing::IntsAttr;
-using testing::MakeNode;
-using testing::RunNode;
-
 TEST(HostileShapes, ResizeToHugeSizesIsRefusedBeforeAllocating) {
   Node node = MakeNode("Resize", 4, 1, 13);
   Tensor x = *Tensor::FromValues<float>({1, 1}, {1});
@@ -741,16 +697,6 @@ TEST(HostileShapes, MatMulWithEmptyHugeBatchAllocatesNothing) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].tensor->num_elements(), 0);
 }
-
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
-
-using testing::IntAttr;
-using testing::MakeNode;
-using testing::RunNode;
 
 TEST(QuantizedOps, QLinearConvRequantizes) {
   Node node = MakeNode("QLinearConv", 8, 1, 10);
@@ -793,12 +739,6 @@ TEST(QuantizedOps, RoiAlignAveragesBilinearSamples) {
   EXPECT_FLOAT_EQ((*out)[0].tensor->data<float>()[0], 1.5f);
 }
 
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
-
 TEST(NonMaxSuppressionOp, SuppressesOverlapsAndLimitsPerClass) {
   Node node = testing::MakeNode("NonMaxSuppression", 5, 1, 11);
   // Boxes 0 and 1 overlap with IoU 0.81; box 2 is apart.
@@ -815,12 +755,6 @@ TEST(NonMaxSuppressionOp, SuppressesOverlapsAndLimitsPerClass) {
   EXPECT_FALSE(testing::RunNode(node, {&bad, &scores}).ok());
 }
 
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
-
 TEST(UpsampleOp, Opset1AttributesAndOpset9ScalesInput) {
   Node v1 = testing::MakeNode("Upsample", 1, 1, 1);
   v1.attrs["height_scale"] = testing::FloatAttr(2);
@@ -836,12 +770,6 @@ TEST(UpsampleOp, Opset1AttributesAndOpset9ScalesInput) {
   const auto v = (*out)[0].tensor->values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{1, 1, 2, 2}));
 }
-
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
 
 TEST(HostileShapes, GridSampleAndRoiAlignWithNonFiniteCoordinates) {
   Node grid_node = testing::MakeNode("GridSample", 2, 1, 16);
@@ -881,12 +809,6 @@ TEST(HostileShapes, RoiAlignOnAnEmptyImageIsZeros) {
     }
   }
 }
-
-}  // namespace
-}  // namespace onnx_bcast::rt
-
-namespace onnx_bcast::rt {
-namespace {
 
 TEST(Threads, PoolingAndSoftmaxAreIdenticalOnAnyThreadCount) {
   std::mt19937_64 rng(8);

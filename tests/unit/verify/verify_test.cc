@@ -27,6 +27,19 @@ proto::Model Parse(const std::string& text) {
   return *m;
 }
 
+// Verify of the models `original` and `rewritten` in ONNX text form.
+absl::StatusOr<VerifyResult> VerifyTexts(const std::string& original, const std::string& rewritten,
+                                         const VerifyOptions& options = {}) {
+  return Verify(Parse(original), Parse(rewritten), options);
+}
+
+// A model of x [2,3,4,3] and a bias b [3] with the nodes `body` and the output `out`.
+std::string BiasModel(const std::string& body, const std::string& out = "y") {
+  return absl::StrCat("<ir_version: 8, opset_import: [\"\" : 15]>\n",
+                      "g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] ", out, ") {\n", body,
+                      "\n}");
+}
+
 const char kOriginal[] = R"(
   <ir_version: 8, opset_import: ["" : 15]>
   g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
@@ -37,14 +50,9 @@ const char kOriginal[] = R"(
 TEST(Verify, CorrectRewritePassesBitExact) {
   const proto::Model a = Parse(kOriginal);
   // b aligned explicitly to the last axis, as align-ranks would.
-  const proto::Model b = Parse(R"(
-    <ir_version: 8, opset_import: ["" : 15]>
-    g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
-      axes = Constant<value = int64[3] {0, 1, 2}>()
-      b4 = Unsqueeze(b, axes)
-      t = Add(x, b4)
-      y = Relu(t)
-    })");
+  const proto::Model b = Parse(BiasModel(
+      "axes = Constant<value = int64[3] {0, 1, 2}>()  b4 = Unsqueeze(b, axes)  t = Add(x, b4)"
+      "  y = Relu(t)"));
   EXPECT_TRUE(OnlyExactOpsChanged(a, b));
   absl::StatusOr<VerifyResult> r = Verify(a, b, {});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -67,9 +75,7 @@ const char kWrongAxis[] = R"(
   })";
 
 TEST(Verify, WrongAxisIsCaughtAndBisectedToTheNode) {
-  const proto::Model a = Parse(kOriginal);
-  const proto::Model b = Parse(kWrongAxis);
-  absl::StatusOr<VerifyResult> r = Verify(a, b, {});
+  absl::StatusOr<VerifyResult> r = VerifyTexts(kOriginal, kWrongAxis);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->match);
   ASSERT_TRUE(r->divergence.has_value()) << FormatVerifyText(*r, "a", "b");
@@ -164,15 +170,20 @@ TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
       v = Add(u, kf)
       y = com.example.Mystery(v)
     })");
-  const proto::Model folded = Parse(R"(
+  // The rewrite with w, two and kf folded into initializers, w = `w`.
+  auto folded_with = [](const std::string& w) {
+    return Parse(absl::StrCat(R"(
     <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
     g (float[N,3,4] x) => (float[N,3,4] y)
-      <float[4] w = {1, 2, 3, 4}, float two = {2}, float[1] kf = {4}> {
+      <float[4] w = )",
+                              w, R"(, float two = {2}, float[1] kf = {4}> {
       t = Mul(x, w)
       u = Pow(t, two)
       v = Add(u, kf)
       y = com.example.Mystery(v)
-    })");
+    })"));
+  };
+  const proto::Model folded = folded_with("{1, 2, 3, 4}");
   VerifyOptions options;
   options.local = true;
   absl::StatusOr<VerifyResult> r = Verify(a, folded, options);
@@ -181,15 +192,7 @@ TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
   for (const LocalResult& l : r->local) EXPECT_FALSE(l.skipped) << l.op << ": " << l.detail;
   EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "folded");
 
-  const proto::Model scaled = Parse(R"(
-    <ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
-    g (float[N,3,4] x) => (float[N,3,4] y)
-      <float[4] w = {1, 2, 3, 5}, float two = {2}, float[1] kf = {4}> {
-      t = Mul(x, w)
-      u = Pow(t, two)
-      v = Add(u, kf)
-      y = com.example.Mystery(v)
-    })");
+  const proto::Model scaled = folded_with("{1, 2, 3, 5}");
   r = Verify(a, scaled, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->match);
@@ -198,14 +201,8 @@ TEST(Verify, LocalModeComputesFixedValuesOnBothSides) {
 }
 
 TEST(Verify, MissingOrExtraOutputsAreMismatches) {
-  const proto::Model a = Parse(kOriginal);
-  const proto::Model b = Parse(R"(
-    <ir_version: 8, opset_import: ["" : 15]>
-    g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] z) {
-      t = Add(x, b)
-      z = Relu(t)
-    })");
-  absl::StatusOr<VerifyResult> r = Verify(a, b, {});
+  absl::StatusOr<VerifyResult> r =
+      VerifyTexts(kOriginal, BiasModel("t = Add(x, b)  z = Relu(t)", "z"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->match);
   ASSERT_EQ(r->structural.size(), 2u);
@@ -214,13 +211,7 @@ TEST(Verify, MissingOrExtraOutputsAreMismatches) {
 
 TEST(Verify, ToleranceIsLooseWhenArithmeticChanged) {
   const proto::Model a = Parse(kOriginal);
-  const proto::Model b = Parse(R"(
-    <ir_version: 8, opset_import: ["" : 15]>
-    g (float[2,3,4,3] x, float[3] b) => (float[2,3,4,3] y) {
-      t = Add(b, x)
-      m = Max(t, t)
-      y = Relu(m)
-    })");
+  const proto::Model b = Parse(BiasModel("t = Add(b, x)  m = Max(t, t)  y = Relu(m)"));
   EXPECT_FALSE(OnlyExactOpsChanged(a, b));
   absl::StatusOr<VerifyResult> r = Verify(a, b, {});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -401,12 +392,18 @@ passes::OptReport ReportNamingTheAdd() {
   return report;
 }
 
+// Options that read the rewrites from `report`.
+VerifyOptions ReportedBy(const passes::OptReport& report) {
+  VerifyOptions options;
+  options.report = &report;
+  return options;
+}
+
 TEST(Verify, UnnamedNodeIsAttributedByItsOutputThroughInsertions) {
   const proto::Model a = Parse(kOriginal);
   const proto::Model b = Parse(kWrongAxis);
   const passes::OptReport report = ReportNamingTheAdd();
-  VerifyOptions options;
-  options.report = &report;
+  VerifyOptions options = ReportedBy(report);
   absl::StatusOr<VerifyResult> r = Verify(a, b, options);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(r->divergence.has_value());
@@ -450,8 +447,7 @@ TEST(VerifyJson, OneDocumentWithTheSchemaVersion) {
   const proto::Model a = Parse(kOriginal);
   const proto::Model b = Parse(kWrongAxis);
   const passes::OptReport report = ReportNamingTheAdd();
-  VerifyOptions options;
-  options.report = &report;
+  VerifyOptions options = ReportedBy(report);
   options.samples = 2;
   absl::StatusOr<VerifyResult> r = Verify(a, b, options);
   ASSERT_TRUE(r.ok()) << r.status();
