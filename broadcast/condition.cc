@@ -25,6 +25,21 @@ constexpr int64_t kMaxEnumeration = 4096;
 
 std::string AtomSide(const Expr& e) { return e.ToString(); }
 
+// Kleene logic over items' Evaluate: `decisive` as soon as one item is, else unknown when one
+// item (or `unknown` on entry) is, else !decisive. Clauses (or) and conjunctions (and) share it.
+template <class Items>
+std::optional<bool> EvaluateThreeValued(const Items& items, bool decisive,
+                                        const std::map<std::string, int64_t>& bindings,
+                                        bool unknown = false) {
+  for (const auto& item : items) {
+    const std::optional<bool> t = item.Evaluate(bindings);
+    if (t == decisive) return decisive;
+    if (!t) unknown = true;
+  }
+  if (unknown) return std::nullopt;
+  return !decisive;
+}
+
 // True when `set` and the residue pattern agree at v.
 bool Pattern(const SymbolSet& s, int64_t v) { return s.residues.count(v % s.period) > 0; }
 
@@ -175,14 +190,7 @@ std::vector<std::string> Clause::Symbols() const {
 }
 
 std::optional<bool> Clause::Evaluate(const std::map<std::string, int64_t>& bindings) const {
-  bool unknown = false;
-  for (const Atom& atom : atoms) {
-    const std::optional<bool> t = atom.Evaluate(bindings);
-    if (t == true) return true;
-    if (!t) unknown = true;
-  }
-  if (unknown) return std::nullopt;
-  return false;
+  return EvaluateThreeValued(atoms, true, bindings);
 }
 
 std::string ValueSetToString(const std::set<int64_t>& values) {
@@ -418,13 +426,7 @@ std::optional<bool> ConditionSet::State::Evaluate(const std::map<std::string, in
       return false;
     }
   }
-  for (const Clause& clause : general_) {
-    const std::optional<bool> t = clause.Evaluate(bindings);
-    if (t == false) return false;
-    if (!t) unknown = true;
-  }
-  if (unknown) return std::nullopt;
-  return true;
+  return EvaluateThreeValued(general_, false, bindings, unknown);
 }
 
 bool ConditionSet::State::IntersectDomain(const std::string& symbol, const SymbolSet& set) {

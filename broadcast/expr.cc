@@ -556,13 +556,7 @@ void Print(const ExprNode* n, std::string& out) {
       const bool ceil = yc == n->k - 1 && n->k > 1;
       const ExprNode* shown = ceil ? Pool().Add(y, Pool().Const(n->k - 1), -1) : y;
       out += ceil ? "ceil(" : "floor(";
-      if (shown->kind == ExprKind::kSum || shown->kind == ExprKind::kMod) {
-        out += '(';
-        Print(shown, out);
-        out += ')';
-      } else {
-        Print(shown, out);
-      }
+      PrintFactor(shown, out);
       out += absl::StrCat("/", n->k, ")");
       return;
     }

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "broadcast/expr.h"
+#include "support/status_macros.h"
 
 namespace onnx_bcast::bcast {
 namespace {
@@ -57,18 +58,14 @@ class Parser {
 
   absl::StatusOr<Expr> ParseSum() {
     if (++depth_ > 200) return Fail("nesting too deep");
-    absl::StatusOr<Expr> acc = ParseProduct();
-    if (!acc.ok()) return acc;
-    Expr e = *acc;
+    BCAST_ASSIGN_OR_RETURN(Expr e, ParseProduct());
     while (true) {
       if (Eat('+')) {
-        absl::StatusOr<Expr> r = ParseProduct();
-        if (!r.ok()) return r;
-        e = e + *r;
+        BCAST_ASSIGN_OR_RETURN(Expr r, ParseProduct());
+        e = e + r;
       } else if (Eat('-')) {
-        absl::StatusOr<Expr> r = ParseProduct();
-        if (!r.ok()) return r;
-        e = e - *r;
+        BCAST_ASSIGN_OR_RETURN(Expr r, ParseProduct());
+        e = e - r;
       } else {
         break;
       }
@@ -78,19 +75,15 @@ class Parser {
   }
 
   absl::StatusOr<Expr> ParseProduct() {
-    absl::StatusOr<Expr> acc = ParseUnary();
-    if (!acc.ok()) return acc;
-    Expr e = *acc;
+    BCAST_ASSIGN_OR_RETURN(Expr e, ParseUnary());
     while (true) {
       if (Eat('*')) {
-        absl::StatusOr<Expr> r = ParseUnary();
-        if (!r.ok()) return r;
-        e = e * *r;
+        BCAST_ASSIGN_OR_RETURN(Expr r, ParseUnary());
+        e = e * r;
       } else if (PeekIdent() == "mod") {
         pos_ += 3;
-        absl::StatusOr<Expr> r = ParseUnary();
-        if (!r.ok()) return r;
-        std::optional<Expr> m = Expr::Mod(e, *r);
+        BCAST_ASSIGN_OR_RETURN(Expr r, ParseUnary());
+        std::optional<Expr> m = Expr::Mod(e, r);
         if (!m) return Fail("mod needs a positive constant divisor");
         e = *m;
       } else {

@@ -90,35 +90,6 @@ std::string Cell(std::string text) {
   return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
 }
 
-// wrong > crashed > refused > runs.
-int Severity(CellResult r) {
-  switch (r) {
-    case CellResult::kRunsAndMatches:
-      return 0;
-    case CellResult::kRefused:
-      return 1;
-    case CellResult::kCrashed:
-      return 2;
-    case CellResult::kWrong:
-      return 3;
-  }
-  return 3;
-}
-
-passes::FormSupport SupportOf(CellResult r) {
-  switch (r) {
-    case CellResult::kRefused:
-      return passes::FormSupport::kRefused;
-    case CellResult::kCrashed:
-      return passes::FormSupport::kCrashed;
-    case CellResult::kWrong:
-      return passes::FormSupport::kWrong;
-    case CellResult::kRunsAndMatches:
-      break;
-  }
-  return passes::FormSupport::kRuns;
-}
-
 bool Running(passes::FormSupport s) {
   return s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
          s == passes::FormSupport::kRunsUnaligned || s == passes::FormSupport::kRunsFirstFull;
@@ -295,7 +266,7 @@ struct Tally {
   CellResult worst_result = CellResult::kRunsAndMatches;
 
   void Add(const ProbeCell& c) {
-    const int s = Severity(c.result);
+    const int s = Severity(FormSupportOf(c.result));
     if (s > worst) {
       worst = s;
       worst_result = c.result;
@@ -322,7 +293,7 @@ struct Tally {
     if (worst > 0 && any_first_full && worst_first_full == 0) {
       return passes::FormSupport::kRunsFirstFull;
     }
-    return SupportOf(worst_result);
+    return FormSupportOf(worst_result);
   }
 };
 

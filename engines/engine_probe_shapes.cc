@@ -126,34 +126,6 @@ namespace {
 
 const char* const kExactOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
 
-// wrong > crashed > refused > runs, as the class rules rank failures.
-int Severity(passes::FormSupport s) {
-  switch (s) {
-    case passes::FormSupport::kWrong:
-      return 3;
-    case passes::FormSupport::kCrashed:
-      return 2;
-    case passes::FormSupport::kRefused:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-passes::FormSupport SupportOfResult(CellResult r) {
-  switch (r) {
-    case CellResult::kRunsAndMatches:
-      return passes::FormSupport::kRuns;
-    case CellResult::kRefused:
-      return passes::FormSupport::kRefused;
-    case CellResult::kWrong:
-      return passes::FormSupport::kWrong;
-    case CellResult::kCrashed:
-      return passes::FormSupport::kCrashed;
-  }
-  return passes::FormSupport::kCrashed;
-}
-
 // The operands' shapes in check's order: Expand's second is its target, not the shape tensor.
 std::vector<Dims> CheckOrderShapes(const ProbeCell& c) {
   std::vector<Dims> shapes;
@@ -208,11 +180,38 @@ std::string ResultWord(CellResult r) {
 
 }  // namespace
 
+passes::FormSupport FormSupportOf(CellResult r) {
+  switch (r) {
+    case CellResult::kRunsAndMatches:
+      return passes::FormSupport::kRuns;
+    case CellResult::kRefused:
+      return passes::FormSupport::kRefused;
+    case CellResult::kWrong:
+      return passes::FormSupport::kWrong;
+    case CellResult::kCrashed:
+      return passes::FormSupport::kCrashed;
+  }
+  return passes::FormSupport::kCrashed;
+}
+
+int Severity(passes::FormSupport s) {
+  switch (s) {
+    case passes::FormSupport::kWrong:
+      return 3;
+    case passes::FormSupport::kCrashed:
+      return 2;
+    case passes::FormSupport::kRefused:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 void AddShapeCells(const std::vector<const ProbeCell*>& exact, passes::TargetProfile* profile) {
   for (const ProbeCell* c : exact) {
     if (c->kind_pattern.empty()) continue;  // no verdict: nothing to key it by
     const passes::ShapeCell cell =
-        passes::ShapeCellOf(CheckOrderShapes(*c), SupportOfResult(c->result));
+        passes::ShapeCellOf(CheckOrderShapes(*c), FormSupportOf(c->result));
     std::vector<passes::ShapeCell>& cells = profile->op_rules[c->op].shape_cells[c->kind_pattern];
     auto same = std::find_if(cells.begin(), cells.end(), [&](const passes::ShapeCell& o) {
       return o.operands == cell.operands;

@@ -11,6 +11,13 @@
 
 namespace onnx_bcast::driver {
 
+/// The profile's support for a cell's result (runs and matches -> kRuns).
+passes::FormSupport FormSupportOf(CellResult r);
+
+/// wrong > crashed > refused > runs (3, 2, 1, 0), as the class rules rank failures; the probe
+/// keeps the worst cell of a rule by it.
+int Severity(passes::FormSupport s);
+
 /// Adds the exact cells (form "exact") to `profile`'s per-op rules as
 /// `op.<Op>.<kinds>.shapes` entries, keyed by where their 1s are (passes::ShapeCellOf), in grid
 /// order; two cells of one key keep the worse result (wrong > crashed > refused > runs).

@@ -52,6 +52,17 @@ bool ParseStrictDecimal(const std::string& text, int64_t* value) {
   return true;
 }
 
+// The offset or length key: at most once (`seen`), a strict non-negative decimal.
+absl::Status ReadDecimalKey(const onnx::TensorProto& tensor, const std::string& key,
+                            const std::string& value, bool* seen, int64_t* out) {
+  if (*seen) return Bad(tensor, absl::StrCat("has two '", key, "' keys"));
+  *seen = true;
+  if (!ParseStrictDecimal(value, out)) {
+    return Bad(tensor, absl::StrCat(key, " '", value, "' is not a non-negative decimal integer"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<UniqueFd> OpenModelDir(const std::string& base_dir) {
   const std::string dir = base_dir.empty() ? "." : base_dir;
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -73,19 +84,9 @@ absl::StatusOr<ExternalFile> OpenExternalData(const onnx::TensorProto& tensor, i
       has_location = true;
       ref.location = entry.value();
     } else if (key == "offset") {
-      if (has_offset) return Bad(tensor, "has two 'offset' keys");
-      has_offset = true;
-      if (!ParseStrictDecimal(entry.value(), &ref.offset)) {
-        return Bad(tensor, absl::StrCat("offset '", entry.value(),
-                                        "' is not a non-negative decimal integer"));
-      }
+      BCAST_RETURN_IF_ERROR(ReadDecimalKey(tensor, key, entry.value(), &has_offset, &ref.offset));
     } else if (key == "length") {
-      if (has_length) return Bad(tensor, "has two 'length' keys");
-      has_length = true;
-      if (!ParseStrictDecimal(entry.value(), &ref.length)) {
-        return Bad(tensor, absl::StrCat("length '", entry.value(),
-                                        "' is not a non-negative decimal integer"));
-      }
+      BCAST_RETURN_IF_ERROR(ReadDecimalKey(tensor, key, entry.value(), &has_length, &ref.length));
     }
     // "checksum" and keys from newer versions are kept untouched and not interpreted.
   }

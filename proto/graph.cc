@@ -15,6 +15,24 @@ const std::vector<Use>& NoUses() {
   return *kEmpty;
 }
 
+// The elements of `field` whose name is not in `dropped`, moved out in order.
+template <class T>
+std::vector<T> TakeKept(google::protobuf::RepeatedPtrField<T>* field,
+                        const std::unordered_set<std::string>& dropped) {
+  std::vector<T> kept;
+  for (T& item : *field) {
+    if (dropped.count(item.name()) == 0) kept.push_back(std::move(item));
+  }
+  return kept;
+}
+
+// Replaces the elements of `field` with `items`.
+template <class T>
+void ReplaceAll(std::vector<T> items, google::protobuf::RepeatedPtrField<T>* field) {
+  field->Clear();
+  for (T& item : items) *field->Add() = std::move(item);
+}
+
 }  // namespace
 
 GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids, const NodeTensorIds* hint)
@@ -378,33 +396,26 @@ void GraphEditor::Commit() {
     std::vector<onnx::NodeProto> nodes;
     nodes.reserve(order.size());
     for (int id : order) nodes.push_back(std::move(*mutable_node(id)));
-    graph_->clear_node();
-    for (auto& n : nodes) *graph_->add_node() = std::move(n);
+    ReplaceAll(std::move(nodes), graph_->mutable_node());
   }
   // Initializers: existing ones in place, new ones appended in creation order.
   if (!removed_initializers_.empty() || !new_initializers_.empty()) {
-    std::vector<onnx::TensorProto> inits;
-    for (auto& t : *graph_->mutable_initializer()) {
-      if (removed_initializers_.count(t.name()) == 0) inits.push_back(std::move(t));
-    }
+    std::vector<onnx::TensorProto> inits =
+        TakeKept(graph_->mutable_initializer(), removed_initializers_);
     for (auto& t : new_initializers_) {
       if (removed_initializers_.count(t->name()) == 0) inits.push_back(std::move(*t));
     }
-    graph_->clear_initializer();
-    for (auto& t : inits) *graph_->add_initializer() = std::move(t);
+    ReplaceAll(std::move(inits), graph_->mutable_initializer());
   }
   // value_info: drop stale entries, then add new ones sorted by name (deterministic).
   if (!dropped_value_info_.empty() || !new_value_info_.empty()) {
-    std::vector<onnx::ValueInfoProto> kept;
-    for (auto& vi : *graph_->mutable_value_info()) {
-      if (dropped_value_info_.count(vi.name()) == 0) kept.push_back(std::move(vi));
-    }
+    std::vector<onnx::ValueInfoProto> kept =
+        TakeKept(graph_->mutable_value_info(), dropped_value_info_);
     std::vector<std::string> names;
     for (const auto& [name, vi] : new_value_info_) names.push_back(name);
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) kept.push_back(std::move(new_value_info_[name]));
-    graph_->clear_value_info();
-    for (auto& vi : kept) *graph_->add_value_info() = std::move(vi);
+    ReplaceAll(std::move(kept), graph_->mutable_value_info());
   }
   const bool initializers_changed = !removed_initializers_.empty() || !new_initializers_.empty();
   // Re-index over the committed graph so the editor stays usable.

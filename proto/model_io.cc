@@ -303,43 +303,12 @@ class Validator {
       }
       return absl::OkStatus();
     }
-    int64_t have = -1, want = *count;
     using T = onnx::TensorProto;
-    switch (type) {
-      case T::FLOAT:
-        have = t.float_data_size();
-        break;
-      case T::COMPLEX64:
-        have = t.float_data_size();
-        want = 2 * *count;
-        break;
-      case T::DOUBLE:
-        have = t.double_data_size();
-        break;
-      case T::COMPLEX128:
-        have = t.double_data_size();
-        want = 2 * *count;
-        break;
-      case T::INT64:
-        have = t.int64_data_size();
-        break;
-      case T::UINT32:
-      case T::UINT64:
-        have = t.uint64_data_size();
-        break;
-      case T::STRING:
-        have = t.string_data_size();
-        break;
-      case 21:
-      case 22:
-      case 23:  // packed 4-bit types: two per int32 element
-        have = t.int32_data_size();
-        want = (*count + 1) / 2;
-        break;
-      default:
-        if (bits > 0) have = t.int32_data_size();
-        break;
-    }
+    // Types of unknown width (bits 0) have no count to check, except STRING.
+    const int64_t have = bits > 0 || type == T::STRING ? TypedFieldSize(t, type) : -1;
+    int64_t want = *count;
+    if (type == T::COMPLEX64 || type == T::COMPLEX128) want = 2 * *count;
+    if (bits == 4) want = (*count + 1) / 2;  // packed 4-bit types: two per int32 element
     if (have >= 0 && have != want) {
       return absl::InvalidArgumentError(
           absl::StrCat(name(), ": payload has ", have, " values, dims need ", want));

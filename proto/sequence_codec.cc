@@ -43,6 +43,15 @@ int32_t TensorElemType(const onnx::TypeProto& type) {
   return 0;
 }
 
+// An OptionalProto header: the value's name and what it holds (empty until the caller sets it).
+onnx::OptionalProto NamedOptional(const std::string& name,
+                                  onnx::OptionalProto::DataType elem_type) {
+  onnx::OptionalProto opt;
+  opt.set_name(name);
+  opt.set_elem_type(elem_type);
+  return opt;
+}
+
 }  // namespace
 
 absl::StatusOr<RawValue> LoadValueFile(const std::string& path, const onnx::TypeProto* type) {
@@ -101,9 +110,7 @@ absl::StatusOr<std::string> SerializeValueFile(const RawValue& value) {
       RawTensor t = value.tensor;
       if (t.name.empty()) t.name = value.name;
       if (!value.in_optional) return EncodeTensor(t).SerializeAsString();
-      onnx::OptionalProto opt;
-      opt.set_name(value.name);
-      opt.set_elem_type(onnx::OptionalProto::TENSOR);
+      onnx::OptionalProto opt = NamedOptional(value.name, onnx::OptionalProto::TENSOR);
       *opt.mutable_tensor_value() = EncodeTensor(t);
       return opt.SerializeAsString();
     }
@@ -113,17 +120,12 @@ absl::StatusOr<std::string> SerializeValueFile(const RawValue& value) {
       seq.set_elem_type(onnx::SequenceProto::TENSOR);
       for (const RawTensor& t : value.sequence) *seq.add_tensor_values() = EncodeTensor(t);
       if (!value.in_optional) return seq.SerializeAsString();
-      onnx::OptionalProto opt;
-      opt.set_name(value.name);
-      opt.set_elem_type(onnx::OptionalProto::SEQUENCE);
+      onnx::OptionalProto opt = NamedOptional(value.name, onnx::OptionalProto::SEQUENCE);
       *opt.mutable_sequence_value() = std::move(seq);
       return opt.SerializeAsString();
     }
     case RawValue::Kind::kEmptyOptional: {
-      onnx::OptionalProto opt;
-      opt.set_name(value.name);
-      opt.set_elem_type(onnx::OptionalProto::TENSOR);
-      return opt.SerializeAsString();
+      return NamedOptional(value.name, onnx::OptionalProto::TENSOR).SerializeAsString();
     }
   }
   return absl::InternalError("unknown value kind");

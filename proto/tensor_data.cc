@@ -71,29 +71,8 @@ absl::StatusOr<std::string> ReadRawBytes(const onnx::TensorProto& tensor,
     using T = onnx::TensorProto;
     // The typed payload's size first: the dims alone may declare gigabytes that an 11-byte
     // file does not hold, and nothing is allocated for a mismatch.
-    int64_t have = 0;
-    switch (type) {
-      case T::FLOAT:
-      case T::COMPLEX64:
-        have = int64_t{tensor.float_data_size()} * 4;
-        break;
-      case T::DOUBLE:
-      case T::COMPLEX128:
-        have = int64_t{tensor.double_data_size()} * 8;
-        break;
-      case T::INT64:
-        have = int64_t{tensor.int64_data_size()} * 8;
-        break;
-      case T::UINT64:
-        have = int64_t{tensor.uint64_data_size()} * 8;
-        break;
-      case T::UINT32:
-        have = int64_t{tensor.uint64_data_size()} * 4;
-        break;
-      default:
-        have = int64_t{tensor.int32_data_size()} * width;
-        break;
-    }
+    const bool complex = type == T::COMPLEX64 || type == T::COMPLEX128;
+    const int64_t have = TypedFieldSize(tensor, type) * (complex ? width / 2 : width);
     if (have != bytes) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", tensor.name(), "' payload has ",
                                                      have, " bytes, its dims ",

@@ -54,6 +54,27 @@ int64_t RawByteSize(int32_t data_type, int64_t count) {
   return (count * bits + 7) / 8;
 }
 
+int64_t TypedFieldSize(const onnx::TensorProto& tensor, int32_t data_type) {
+  using T = onnx::TensorProto;
+  switch (data_type) {
+    case T::FLOAT:
+    case T::COMPLEX64:
+      return tensor.float_data_size();
+    case T::DOUBLE:
+    case T::COMPLEX128:
+      return tensor.double_data_size();
+    case T::INT64:
+      return tensor.int64_data_size();
+    case T::UINT32:
+    case T::UINT64:
+      return tensor.uint64_data_size();
+    case T::STRING:
+      return tensor.string_data_size();
+    default:
+      return tensor.int32_data_size();
+  }
+}
+
 absl::StatusOr<int64_t> CheckedElementCount(const onnx::TensorProto& tensor, int64_t limit) {
   int64_t count = 1;
   for (int i = 0; i < tensor.dims_size(); ++i) {

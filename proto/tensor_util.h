@@ -21,6 +21,11 @@ absl::StatusOr<int64_t> CheckedElementCount(const onnx::TensorProto& tensor, int
 /// Bytes the raw encoding of `count` elements of `data_type` takes (sub-byte types packed).
 int64_t RawByteSize(int32_t data_type, int64_t count);
 
+/// Entries in the typed field ONNX stores `data_type` in: float_data (FLOAT, COMPLEX64: two
+/// per element), double_data (DOUBLE, COMPLEX128), int64_data, uint64_data (UINT32, UINT64),
+/// string_data (STRING), int32_data (every other type).
+int64_t TypedFieldSize(const onnx::TensorProto& tensor, int32_t data_type);
+
 /// Human-readable "[2,3,4]" of the tensor's dims.
 std::string DimsToString(const onnx::TensorProto& tensor);
 

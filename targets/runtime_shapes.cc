@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/shape_propagation.h"
+#include "proto/dim_binding.h"
 #include "support/status_macros.h"
 #include "targets/targets.h"
 
@@ -42,21 +43,8 @@ class Finder {
         original_index_(original_index),
         tables_(tables),
         analysed_(analysed) {
-    const onnx::GraphProto& g = model.proto.graph();
-    std::unordered_set<std::string> initializers;
-    for (const auto& t : g.initializer()) initializers.insert(t.name());
-    for (const auto& vi : g.input()) {
-      if (initializers.count(vi.name()) > 0 || !vi.type().has_tensor_type() ||
-          !vi.type().tensor_type().has_shape()) {
-        continue;
-      }
-      const auto& dims = vi.type().tensor_type().shape().dim();
-      for (int axis = 0; axis < dims.size(); ++axis) {
-        if (dims[axis].has_dim_value()) continue;
-        input_symbols_.insert(dims[axis].has_dim_param() && !dims[axis].dim_param().empty()
-                                  ? dims[axis].dim_param()
-                                  : absl::StrCat(vi.name(), ":", axis));
-      }
+    for (std::string& sym : proto::UnboundInputSymbols(model.proto.graph())) {
+      input_symbols_.insert(std::move(sym));
     }
   }
 

@@ -72,9 +72,7 @@ void DeclareRun(CommandLine* cl, RunArgs* a) {
            "--bench runs when given, else the one run, which includes planning)",
            &a->profile);
   cl->Option("--profile-json", "FILE", "write the profile as JSON ('-': stdout)", &a->profile_json);
-  cl->Option("--timeout", "SECONDS",
-             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
-  DeclareMaxMemory(cl, &a->max_memory);
+  DeclareExecutionLimits(cl, &a->timeout, &a->max_memory);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }

@@ -64,9 +64,7 @@ void DeclareVerify(CommandLine* cl, VerifyArgs* a) {
              "stderr)",
              &a->json);
   cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
-  cl->Option("--timeout", "SECONDS",
-             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", &a->timeout);
-  DeclareMaxMemory(cl, &a->max_memory);
+  DeclareExecutionLimits(cl, &a->timeout, &a->max_memory);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
 }

@@ -48,7 +48,10 @@ void DeclareShared(CommandLine* cl, CommonArgs* a) {
 
 // --max-memory: the bytes the executions of run and verify may hold at once, checked before
 // each intermediate is allocated and before a Loop or Scan stacks its scan outputs.
-void DeclareMaxMemory(CommandLine* cl, std::optional<int64_t>* max_memory) {
+void DeclareExecutionLimits(CommandLine* cl, std::optional<double>* timeout,
+                            std::optional<int64_t>* max_memory) {
+  cl->Option("--timeout", "SECONDS",
+             "stop with exit 2 after SECONDS of execution (default 600, 0: no limit)", timeout);
   cl->Option("--max-memory", "BYTES",
              "stop with exit 2 before the run holds more than BYTES (default a quarter of "
              "physical memory)",

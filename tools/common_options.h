@@ -59,8 +59,9 @@ void DeclareQuiet(CommandLine* cl, CommonArgs* a);
 void DeclareProgress(CommandLine* cl, CommonArgs* a);
 /// The resource limits every subcommand accepts, then --help, last in the list.
 void DeclareShared(CommandLine* cl, CommonArgs* a);
-/// --max-memory (run, verify).
-void DeclareMaxMemory(CommandLine* cl, std::optional<int64_t>* max_memory);
+/// --timeout and --max-memory (run, verify: the commands that execute models).
+void DeclareExecutionLimits(CommandLine* cl, std::optional<double>* timeout,
+                            std::optional<int64_t>* max_memory);
 
 /// Upper bound of --threads, --jobs and --parallel (one OS thread or child each): far above
 /// any useful value, far below what exhausts the process.

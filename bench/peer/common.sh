@@ -1,6 +1,7 @@
 # Shell parts shared by compare.sh (kernels) and compare_models.sh (whole models): paths, the
 # shared flags, tool checks, the Release build and the onnxruntime-node install. Sourced, not
-# run; the caller sets `peer_name` (for messages) and `peer_usage_lines` (its header's length).
+# run; the caller sets `peer_name` (for messages) and `peer_usage_lines` (its header's length),
+# and defines peer_own_flag for peer_parse_args.
 peer_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 peer_root="$(cd "$peer_here/../.." && pwd)"
 
@@ -22,6 +23,18 @@ peer_shared_flag() {
     *) peer_shift=0 ;;
   esac
   if ((peer_shift == 2 && $# < 2)); then peer_die 64 "$1 needs a value"; fi
+}
+
+# Parses "$@": the shared flags (peer_shared_flag), then the caller's own through its
+# peer_own_flag, which sets peer_shift the same way (0: not its flag); anything else is a
+# usage error.
+peer_parse_args() {
+  while [[ $# -gt 0 ]]; do
+    peer_shared_flag "$@"
+    ((peer_shift)) || peer_own_flag "$@"
+    ((peer_shift)) || peer_die 64 "unknown argument $1"
+    shift "$peer_shift"
+  done
 }
 
 peer_require_tools() {

@@ -18,16 +18,16 @@ reps=15
 e2e=1
 only=""
 json=""
-while [[ $# -gt 0 ]]; do
-  peer_shared_flag "$@"
-  if ((peer_shift)); then shift "$peer_shift"; continue; fi
+peer_own_flag() {
+  peer_shift=1
   case "$1" in
-    --quick) reps=5; shift ;;
-    --reps) reps="$2"; shift 2 ;;
-    --no-e2e) e2e=0; shift ;;
-    *) peer_die 64 "unknown argument $1" ;;
+    --quick) reps=5 ;;
+    --reps) reps="$2"; peer_shift=2 ;;
+    --no-e2e) e2e=0 ;;
+    *) peer_shift=0 ;;
   esac
-done
+}
+peer_parse_args "$@"
 
 peer_require_tools
 targets=(bench_peer_driver)

@@ -24,17 +24,17 @@ only=""
 json=""
 baseline=""
 sizes="224x224"
-while [[ $# -gt 0 ]]; do
-  peer_shared_flag "$@"
-  if ((peer_shift)); then shift "$peer_shift"; continue; fi
+peer_own_flag() {
+  peer_shift=2
   case "$1" in
-    --runs) runs="$2"; shift 2 ;;
-    --rounds) rounds="$2"; shift 2 ;;
-    --baseline) baseline="$(realpath "$2")"; shift 2 ;;
-    --sizes) sizes="$2"; shift 2 ;;
-    *) peer_die 64 "unknown argument $1" ;;
+    --runs) runs="$2" ;;
+    --rounds) rounds="$2" ;;
+    --baseline) baseline="$(realpath "$2")" ;;
+    --sizes) sizes="$2" ;;
+    *) peer_shift=0 ;;
   esac
-done
+}
+peer_parse_args "$@"
 peer_require_tools
 [[ -x "$build/bin/onnx-bcast" ]] || peer_build "$build" onnx-bcast
 peer_ensure_ort

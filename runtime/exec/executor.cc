@@ -204,13 +204,27 @@ absl::Status WithNode(const Node& node, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(label, ": ", status.message()));
 }
 
+bool DefaultDomain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
+// How many nodes read each slot (a node reading a value twice counts twice).
+std::vector<int> UseCounts(const Executor::GraphPlan& plan,
+                           const std::vector<std::vector<std::string>>& uses) {
+  std::vector<int> use_count(plan.names.size(), 0);
+  for (size_t pos = 0; pos < plan.nodes.size(); ++pos) {
+    for (const std::string& name : uses[pos]) ++use_count[plan.slot_of.at(name)];
+  }
+  return use_count;
+}
+
+// The default domain's op `op`.
+bool PlainOp(const Node& node, const char* op) { return DefaultDomain(node) && node.op_type == op; }
+
 // The chain step a node computes, or nullopt when it is not a chain op: Add, Sub, Mul, Div
 // (opset 7 on, numpy broadcasting) and Erf of the default domain, without attributes, and
 // HardSigmoid with its own.
 std::optional<kernels::ChainStep::Op> ChainOp(const Node& node) {
   using Op = kernels::ChainStep::Op;
-  if ((!node.domain.empty() && node.domain != "ai.onnx") || node.outputs.size() != 1 ||
-      node.outputs[0].empty()) {
+  if (!DefaultDomain(node) || node.outputs.size() != 1 || node.outputs[0].empty()) {
     return std::nullopt;
   }
   const std::string& t = node.op_type;
@@ -343,16 +357,10 @@ void FindChains(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
 void FindConvRelu(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
                   const NameSet& keep) {
   const size_t n = plan->nodes.size();
-  std::vector<int> use_count(plan->names.size(), 0);
-  for (size_t pos = 0; pos < n; ++pos) {
-    for (const std::string& name : uses[pos]) ++use_count[plan->slot_of.at(name)];
-  }
-  auto plain = [](const Node& node, const char* op) {
-    return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op;
-  };
+  const std::vector<int> use_count = UseCounts(*plan, uses);
   for (size_t pos = 0; pos < n; ++pos) {
     Executor::GraphPlan::NodePlan& relu = plan->nodes[pos];
-    if (!plain(*relu.node, "Relu") || !relu.node->attrs.empty() || relu.constant ||
+    if (!PlainOp(*relu.node, "Relu") || !relu.node->attrs.empty() || relu.constant ||
         relu.inputs.size() != 1 || relu.inputs[0] < 0 || relu.outputs.size() != 1 ||
         relu.outputs[0] < 0) {
       continue;
@@ -361,7 +369,7 @@ void FindConvRelu(Executor::GraphPlan* plan, const std::vector<std::vector<std::
     const int p = plan->producer[slot].first;
     if (p < 0 || use_count[slot] != 1 || keep.count(plan->names[slot]) > 0) continue;
     Executor::GraphPlan::NodePlan& conv = plan->nodes[p];
-    if (!plain(*conv.node, "Conv") || conv.constant || conv.outputs.size() != 1) continue;
+    if (!PlainOp(*conv.node, "Conv") || conv.constant || conv.outputs.size() != 1) continue;
     conv.relu_pos = static_cast<int>(pos);
     relu.relu_in_conv = true;
   }
@@ -439,19 +447,14 @@ void MarkConstants(Executor::GraphPlan* plan) {
 void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
                 const NameSet& keep) {
   const size_t n = plan->nodes.size();
-  std::vector<int> use_count(plan->names.size(), 0), block_reads(plan->names.size(), 0);
-  for (size_t pos = 0; pos < n; ++pos) {
-    for (const std::string& name : uses[pos]) ++use_count[plan->slot_of.at(name)];
-  }
-  auto plain = [](const Node& node, const char* op) {
-    return (node.domain.empty() || node.domain == "ai.onnx") && node.op_type == op;
-  };
+  const std::vector<int> use_count = UseCounts(*plan, uses);
+  std::vector<int> block_reads(plan->names.size(), 0);
   for (size_t pos = 0; pos < n; ++pos) {
     Executor::GraphPlan::NodePlan& np = plan->nodes[pos];
     if (np.constant) continue;
-    const bool conv = plain(*np.node, "Conv");
-    if ((conv || plain(*np.node, "GlobalAveragePool")) && !np.inputs.empty() && np.inputs[0] >= 0 &&
-        std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
+    const bool conv = PlainOp(*np.node, "Conv");
+    if ((conv || PlainOp(*np.node, "GlobalAveragePool")) && !np.inputs.empty() &&
+        np.inputs[0] >= 0 && std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
       np.reads_blocks = true;
       ++block_reads[np.inputs[0]];
     }

@@ -25,6 +25,15 @@ int64_t Prod(const std::vector<int64_t>& v) {
   return p;
 }
 
+// 1x1 kernel, stride 1, no pads: x already is the im2col matrix.
+bool IsPointwise(const WindowGeometry& g) {
+  bool pointwise = g.kernel_size() == 1;
+  for (int64_t d = 0; d < g.rank(); ++d) {
+    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  }
+  return pointwise;
+}
+
 // Visits every (row of the column matrix, input line) pair: for channel c and kernel offset
 // kf, each run of output positions along the last dim maps to one input line. fn(col_row_ptr
 // offset, input line offset or -1 when the line is in the padding, kernel offset along the
@@ -231,10 +240,7 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
   const int64_t cg = channels / group, mg = maps / group;
   const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   const int64_t oh = g.out[0], ow = g.out[1], k = cg * ksize;
-  bool pointwise = ksize == 1;
-  for (int64_t d = 0; d < 2; ++d) {
-    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  }
+  const bool pointwise = IsPointwise(g);
   // At least kMinBandColumns output columns per band: OpenBLAS is slow on very narrow
   // products (one 7-wide row of a 512-channel 3x3 conv took 3x the whole-image product).
   const int64_t rows = std::clamp<int64_t>(
@@ -440,10 +446,7 @@ int64_t WindowGeometry::kernel_size() const { return Prod(kernel); }
 template <class T>
 void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
           const T* x, const T* w, const T* bias, T* y, int threads, const ParallelFor* parallel) {
-  bool pointwise = g.kernel_size() == 1;
-  for (int64_t d = 0; d < g.rank(); ++d) {
-    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  }
+  const bool pointwise = IsPointwise(g);
   if constexpr (std::is_same_v<T, float>) {
     // Pointwise convolutions stay on OpenBLAS: x is already the GEMM's right-hand side, while
     // oneDNN reorders x and y to and from its blocked layout (1.2-1.3x slower, bench_conv).
@@ -490,10 +493,7 @@ void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int6
   const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   const int64_t k = cg * ksize;
   const int np = static_cast<int>((osize + kLanes - 1) / kLanes);
-  bool pointwise = ksize == 1;
-  for (int64_t d = 0; d < 2; ++d) {
-    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  }
+  const bool pointwise = IsPointwise(g);
   // Scratch: the im2col matrix [k, osize] (not for pointwise: x is it) and its panels.
   const int64_t width = static_cast<int64_t>(np) * kLanes;
   T* scratch = ColumnScratch<T>(static_cast<size_t>(k * (width + (pointwise ? 0 : osize))));
@@ -566,34 +566,25 @@ struct ConvShape {
   int64_t batch, channels, maps, group;
 };
 
-class SmallMapPrepared : public PreparedConv {
+// A path that reads the weights in place (small-map, bands): nothing prepared but the shape.
+class InPlacePrepared : public PreparedConv {
  public:
-  explicit SmallMapPrepared(ConvShape s) : s_(std::move(s)) {}
+  using Kernel = void (*)(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const float*,
+                          const float*, const float*, float*, const ParallelFor*);
+  InPlacePrepared(ConvShape s, ConvPath path, Kernel kernel)
+      : s_(std::move(s)), path_(path), kernel_(kernel) {}
   bool Run(const float* x, const float* w, const float* bias, float* y,
            const ParallelFor* parallel) override {
-    ConvSmallMap<float>(s_.g, s_.batch, s_.channels, s_.maps, s_.group, x, w, bias, y, parallel);
-    return true;
-  }
-  int64_t bytes() const override { return 0; }  // weights read in place
-  ConvPath path() const override { return ConvPath::kSmallMap; }
-
- private:
-  ConvShape s_;
-};
-
-class BandsPrepared : public PreparedConv {
- public:
-  explicit BandsPrepared(ConvShape s) : s_(std::move(s)) {}
-  bool Run(const float* x, const float* w, const float* bias, float* y,
-           const ParallelFor* parallel) override {
-    ConvNoOneDnn<float>(s_.g, s_.batch, s_.channels, s_.maps, s_.group, x, w, bias, y, parallel);
+    kernel_(s_.g, s_.batch, s_.channels, s_.maps, s_.group, x, w, bias, y, parallel);
     return true;
   }
   int64_t bytes() const override { return 0; }
-  ConvPath path() const override { return ConvPath::kBands; }
+  ConvPath path() const override { return path_; }
 
  private:
   ConvShape s_;
+  ConvPath path_;
+  Kernel kernel_;
 };
 
 std::unique_ptr<PreparedConv> MakePrepared(ConvPath path, const ConvShape& s, const float* w,
@@ -603,9 +594,9 @@ std::unique_ptr<PreparedConv> MakePrepared(ConvPath path, const ConvShape& s, co
       return PrepareOneDnnConv2D(s.g, s.batch, s.channels, s.maps, s.group, w, has_bias);
     case ConvPath::kSmallMap:
       if (s.g.out_size() > kSmallMapMaxPixels) return nullptr;
-      return std::make_unique<SmallMapPrepared>(s);
+      return std::make_unique<InPlacePrepared>(s, path, &ConvSmallMap<float>);
     case ConvPath::kBands:
-      return std::make_unique<BandsPrepared>(s);
+      return std::make_unique<InPlacePrepared>(s, path, &ConvNoOneDnn<float>);
   }
   return nullptr;
 }
@@ -620,10 +611,7 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
   const ConvShape s{g, batch, channels, maps, group};
   if (forced != nullptr) return MakePrepared(*forced, s, w, has_bias);
   const int64_t ksize = g.kernel_size();
-  bool pointwise = ksize == 1;
-  for (int64_t d = 0; d < 2; ++d) {
-    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  }
+  const bool pointwise = IsPointwise(g);
   const bool depthwise = channels == group && group > 1 && ksize > 1;
   if (choice == ConvChoice::kMeasure) {
     // Each candidate runs twice on zeros (the first warms caches and oneDNN's JIT code); the
@@ -673,10 +661,7 @@ void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, i
                      int64_t group, const T* x, const T* w, const T* bias, T* y) {
   const int64_t cg = channels / group, mg = maps / group;
   const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
-  bool pointwise = ksize == 1;
-  for (int64_t d = 0; d < g.rank(); ++d) {
-    pointwise = pointwise && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  }
+  const bool pointwise = IsPointwise(g);
   T* col = pointwise ? nullptr : ColumnScratch<T>(static_cast<size_t>(cg * ksize * osize));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
@@ -727,29 +712,20 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
   }
 }
 
-template void Conv<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const float*,
-                          const float*, const float*, float*, int, const ParallelFor*);
-template void Conv<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const double*,
-                           const double*, const double*, double*, int, const ParallelFor*);
-template void ConvNoOneDnn<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                  const float*, const float*, const float*, float*,
-                                  const ParallelFor*);
-template void ConvNoOneDnn<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                   const double*, const double*, const double*, double*,
-                                   const ParallelFor*);
-template void ConvSmallMap<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                  const float*, const float*, const float*, float*,
-                                  const ParallelFor*);
-template void ConvSmallMap<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                   const double*, const double*, const double*, double*,
-                                   const ParallelFor*);
-template void ConvIm2colWhole<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                     const float*, const float*, const float*, float*);
-template void ConvIm2colWhole<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                      const double*, const double*, const double*, double*);
-template void ConvTranspose<float>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                   const float*, const float*, const float*, float*);
-template void ConvTranspose<double>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,
-                                    const double*, const double*, const double*, double*);
+// Every entry point of conv.h for float and double.
+#define BCAST_CONV_INSTANTIATE(T)                                                             \
+  template void Conv<T>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, const T*,  \
+                        const T*, const T*, T*, int, const ParallelFor*);                     \
+  template void ConvNoOneDnn<T>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,    \
+                                const T*, const T*, const T*, T*, const ParallelFor*);        \
+  template void ConvSmallMap<T>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,    \
+                                const T*, const T*, const T*, T*, const ParallelFor*);        \
+  template void ConvIm2colWhole<T>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, \
+                                   const T*, const T*, const T*, T*);                         \
+  template void ConvTranspose<T>(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t,   \
+                                 const T*, const T*, const T*, T*);
+BCAST_CONV_INSTANTIATE(float)
+BCAST_CONV_INSTANTIATE(double)
+#undef BCAST_CONV_INSTANTIATE
 
 }  // namespace onnx_bcast::rt::kernels

@@ -19,6 +19,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/kernels/channel_blocks.h"
+#include "runtime/kernels/onednn_cache.h"
 #endif
 
 namespace onnx_bcast::rt::kernels {
@@ -69,15 +70,7 @@ struct Entry {
   std::string impl;  ///< oneDNN's name of the implementation it chose
 };
 
-struct ThreadState {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  std::map<Key, std::unique_ptr<Entry> > entries;
-};
-
-// Bounded so that a process that sees many shapes (fuzzing, many models) does not grow
-// without limit; a model has a few dozen distinct convolutions.
-constexpr size_t kMaxEntries = 256;
+using ThreadState = OneDnnThreadState<Key, Entry>;
 
 // `plain_src`: the primitive reads x in NCHW itself (no source reorder); otherwise oneDNN
 // picks the source layout.
@@ -174,18 +167,10 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
   // oneDNN's OpenMP regions use this thread's ICV, read when a primitive is built.
   omp_set_num_threads(threads);
   const Key key = MakeKey(g, batch, channels, maps, group, bias != nullptr, threads);
-  auto it = ts.entries.find(key);
-  if (it == ts.entries.end()) {
-    std::unique_ptr<Entry> e;
-    try {
-      e = BuildBest(ts.engine, g, batch, channels, maps, group, bias != nullptr);
-    } catch (const dnnl::error&) {
-      return false;  // a geometry oneDNN has no implementation for
-    }
-    if (ts.entries.size() >= kMaxEntries) ts.entries.clear();
-    it = ts.entries.emplace(key, std::move(e)).first;
-  }
-  Entry& e = *it->second;
+  Entry* found = ts.Find(
+      key, [&] { return BuildBest(ts.engine, g, batch, channels, maps, group, bias != nullptr); });
+  if (found == nullptr) return false;
+  Entry& e = *found;
   try {
     e.user_src.set_data_handle(const_cast<float*>(x));
     e.user_wei.set_data_handle(const_cast<float*>(w));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 namespace onnx_bcast::rt::kernels {
 namespace {
@@ -19,6 +20,26 @@ void FillScaled(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
 
 // BLAS requires ld >= max(1, columns) even when a dim is 0 or 1.
 int Ld(int64_t ld, int64_t cols) { return static_cast<int>(std::max<int64_t>({ld, cols, 1})); }
+
+// cblas_sgemm or cblas_dgemm behind the guards.
+template <class T>
+void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  // OpenBLAS skips reading C when beta == 0, but clear it first so K == 0 is well defined.
+  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
+  if (k == 0) return;
+  const auto blas = [] {
+    if constexpr (std::is_same_v<T, float>) {
+      return &cblas_sgemm;
+    } else {
+      return &cblas_dgemm;
+    }
+  }();
+  blas(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+       static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+       Ld(lda, trans_a ? m : k), b, Ld(ldb, trans_b ? k : n), beta, c, Ld(ldc, n));
+}
 
 }  // namespace
 
@@ -37,26 +58,13 @@ int BlasThreads() { return std::max(1, blas_threads.load(std::memory_order_relax
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  // OpenBLAS skips reading C when beta == 0, but clear it first so K == 0 is well defined.
-  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
-  if (k == 0) return;
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, Ld(lda, trans_a ? m : k), b, Ld(ldb, trans_b ? k : n),
-              beta, c, Ld(ldc, n));
+  BlasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
-  if (k == 0) return;
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, Ld(lda, trans_a ? m : k), b, Ld(ldb, trans_b ? k : n),
-              beta, c, Ld(ldc, n));
+  BlasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace onnx_bcast::rt::kernels

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/kernels/onednn_cache.h"
 #endif
 
 namespace onnx_bcast::rt::kernels {
@@ -112,15 +113,7 @@ struct Entry {
   memory a, b, c;
 };
 
-struct ThreadState {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Entry> > entries;
-};
-
-// A model has a few dozen distinct products; the bound keeps a process that sees many shapes
-// (fuzzing, many models) from growing without limit.
-constexpr size_t kMaxEntries = 256;
+using ThreadState = OneDnnThreadState<std::tuple<int64_t, int64_t, int64_t>, Entry>;
 
 }  // namespace
 
@@ -135,26 +128,21 @@ bool OneDnnMatMul(int64_t m, int64_t n, int64_t k, const float* a, const float* 
   // One OpenMP thread, as for Conv (conv_onednn.cc): libgomp's idle team spins.
   omp_set_num_threads(1);
   const auto key = std::make_tuple(m, n, k);
-  auto it = ts.entries.find(key);
-  if (it == ts.entries.end()) {
+  Entry* found = ts.Find(key, [&] {
     auto e = std::make_unique<Entry>();
-    try {
-      constexpr memory::data_type kF32 = memory::data_type::f32;
-      const memory::desc a_desc({m, k}, kF32, memory::format_tag::ab);
-      const memory::desc b_desc({k, n}, kF32, memory::format_tag::ab);
-      const memory::desc c_desc({m, n}, kF32, memory::format_tag::ab);
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc), ts.engine);
-      e->matmul = dnnl::matmul(pd);
-      e->a = memory(a_desc, ts.engine, nullptr);
-      e->b = memory(b_desc, ts.engine, nullptr);
-      e->c = memory(c_desc, ts.engine, nullptr);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    if (ts.entries.size() >= kMaxEntries) ts.entries.clear();
-    it = ts.entries.emplace(key, std::move(e)).first;
-  }
-  Entry& e = *it->second;
+    constexpr memory::data_type kF32 = memory::data_type::f32;
+    const memory::desc a_desc({m, k}, kF32, memory::format_tag::ab);
+    const memory::desc b_desc({k, n}, kF32, memory::format_tag::ab);
+    const memory::desc c_desc({m, n}, kF32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc), ts.engine);
+    e->matmul = dnnl::matmul(pd);
+    e->a = memory(a_desc, ts.engine, nullptr);
+    e->b = memory(b_desc, ts.engine, nullptr);
+    e->c = memory(c_desc, ts.engine, nullptr);
+    return e;
+  });
+  if (found == nullptr) return false;
+  Entry& e = *found;
   try {
     e.a.set_data_handle(const_cast<float*>(a));
     e.b.set_data_handle(const_cast<float*>(b));

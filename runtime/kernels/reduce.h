@@ -141,6 +141,21 @@ inline double SumRow(const T* row, int64_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+/// Output strides of collapsed `dims`: row-major over the kept dims, 0 on the reduced ones
+/// (`red`), so one walk over the input advances the output offset by them.
+inline std::vector<int64_t> KeptStrides(const std::vector<int64_t>& dims,
+                                        const std::vector<bool>& red) {
+  std::vector<int64_t> ostride(dims.size(), 0);
+  int64_t s = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (!red[d]) {
+      ostride[d] = s;
+      s *= dims[d];
+    }
+  }
+  return ostride;
+}
+
 /// Reduces `in` (dims `shape`) over the dims where `reduce[d]` is true into `out`, whose
 /// elements are laid out as the input with reduced dims set to 1.
 template <class T>
@@ -173,14 +188,8 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
     std::vector<double> shifted(static_cast<size_t>(out_count), 0.0);
     // Second pass below accumulates exp(x - max) into `shifted`.
     const int rank = static_cast<int>(dims.size());
-    std::vector<int64_t> ostride(rank, 0), idx(rank, 0);
-    int64_t s = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      if (!red[d]) {
-        ostride[d] = s;
-        s *= dims[d];
-      }
-    }
+    const std::vector<int64_t> ostride = KeptStrides(dims, red);
+    std::vector<int64_t> idx(rank, 0);
     int64_t o = 0;
     for (int64_t i = 0; i < total; ++i) {
       const double m = static_cast<double>(max[o]);
@@ -221,14 +230,8 @@ void Reduce(ReduceKind kind, const T* in, const std::vector<int64_t>& shape,
       }
     } else {
       const int rank = static_cast<int>(dims.size());
-      std::vector<int64_t> ostride(rank, 0), idx(rank, 0);
-      int64_t s = 1;
-      for (int d = rank - 1; d >= 0; --d) {
-        if (!red[d]) {
-          ostride[d] = s;
-          s *= dims[d];
-        }
-      }
+      const std::vector<int64_t> ostride = KeptStrides(dims, red);
+      std::vector<int64_t> idx(rank, 0);
       // Innermost collapsed dim as a flat loop with a fixed output stride.
       const int64_t inner = rank > 0 ? dims[rank - 1] : 1;
       const int64_t inner_stride = rank > 0 ? ostride[rank - 1] : 0;

@@ -17,17 +17,6 @@ namespace {
 
 using unary_internal::ForRange;
 
-// Calls fn(begin, end, channel) for the runs of [b, e) that share a channel.
-template <class Fn>
-void ForChannelRuns(int64_t b, int64_t e, int64_t inner, int64_t channels, Fn&& fn) {
-  for (int64_t i = b; i < e;) {
-    const int64_t block = i / inner;
-    const int64_t run_end = std::min(e, (block + 1) * inner);
-    fn(i, run_end, block % channels);
-    i = run_end;
-  }
-}
-
 absl::Status CheckOperands(absl::string_view op, const Tensor& x, const Tensor& scale,
                            const Tensor* zero_point, int64_t inner, const Tensor& y,
                            DType zero_point_dtype) {
@@ -48,22 +37,60 @@ absl::Status CheckOperands(absl::string_view op, const Tensor& x, const Tensor& 
 }
 
 // Per-channel float scale and integer zero point, read once.
+struct QuantParams {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+};
+
 template <class Q>
-void ReadParams(const Tensor& scale, const Tensor* zero_point, std::vector<float>* s,
-                std::vector<int64_t>* zp) {
+QuantParams ReadParams(const Tensor& scale, const Tensor* zero_point) {
   const int64_t channels = scale.num_elements();
-  s->resize(channels);
-  zp->assign(channels, 0);
+  QuantParams p;
+  p.scale.resize(channels);
+  p.zero_point.assign(channels, 0);
   VisitDType(scale.dtype(), 0, [&](auto tag) {
     using S = typename decltype(tag)::type;
     for (int64_t c = 0; c < channels; ++c) {
-      (*s)[c] = static_cast<float>(elem::Load(scale.data<S>()[c]));
+      p.scale[c] = static_cast<float>(elem::Load(scale.data<S>()[c]));
     }
     return 0;
   });
   if (zero_point != nullptr) {
-    for (int64_t c = 0; c < channels; ++c) (*zp)[c] = zero_point->data<Q>()[c];
+    for (int64_t c = 0; c < channels; ++c) p.zero_point[c] = zero_point->data<Q>()[c];
   }
+  return p;
+}
+
+// Calls fn(qtag, params) with the quantized dtype `q`'s tag when it is a (non-bool) integer,
+// `bad` otherwise: the outer dispatch QuantizeLinear and DequantizeLinear share.
+template <class Fn>
+absl::Status VisitQuantized(DType q, const Tensor& scale, const Tensor* zero_point,
+                            const absl::Status& bad, Fn&& fn) {
+  return VisitDType(q, bad, [&](auto qtag) -> absl::Status {
+    using Q = typename decltype(qtag)::type;
+    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
+      return bad;
+    } else {
+      return fn(qtag, ReadParams<Q>(scale, zero_point));
+    }
+  });
+}
+
+// Splits [0, n) over threads (opts) and each part into runs of one channel; calls
+// fn(begin, end, scale, zero point) per run, so the inner loop sees plain scalars.
+template <class Fn>
+void ForEachChannelRun(int64_t n, int64_t inner, const QuantParams& p, const UnaryOptions& opts,
+                       Fn&& fn) {
+  const int64_t channels = static_cast<int64_t>(p.scale.size());
+  ForRange(n, opts, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e;) {
+      const int64_t block = i / inner;
+      const int64_t run_end = std::min(e, (block + 1) * inner);
+      const int64_t c = block % channels;
+      fn(i, run_end, p.scale[c], p.zero_point[c]);
+      i = run_end;
+    }
+  });
 }
 
 // An already rounded value clamped to Q's range (NaN -> 0).
@@ -83,36 +110,26 @@ absl::Status QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* 
         absl::StrCat("QuantizeLinear from ", DTypeName(x.dtype()), " to ", DTypeName(y->dtype())));
   }
   const absl::Status bad = absl::InvalidArgumentError("QuantizeLinear: bad dtype");
-  return VisitDType(y->dtype(), bad, [&](auto qtag) -> absl::Status {
+  return VisitQuantized(y->dtype(), scale, zero_point, bad, [&](auto qtag, const QuantParams& p) {
     using Q = typename decltype(qtag)::type;
-    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
-      return bad;
-    } else {
-      std::vector<float> s;
-      std::vector<int64_t> zp;
-      ReadParams<Q>(scale, zero_point, &s, &zp);
-      return VisitDType(x.dtype(), bad, [&](auto xtag) -> absl::Status {
-        using X = typename decltype(xtag)::type;
-        if constexpr (std::is_same_v<X, bool>) {
-          return bad;
-        } else {
-          const X* in = x.data<X>();
-          Q* out = y->data<Q>();
-          ForRange(x.num_elements(), opts, [&](int64_t b, int64_t e) {
-            ForChannelRuns(b, e, inner, static_cast<int64_t>(s.size()),
-                           [&](int64_t rb, int64_t re, int64_t c) {
-                             const float sc = s[c];
-                             const float z = static_cast<float>(zp[c]);
-                             for (int64_t i = rb; i < re; ++i) {
-                               const float v = static_cast<float>(elem::Load(in[i])) / sc;
-                               out[i] = SaturateRounded<Q>(std::nearbyint(v) + z);
-                             }
-                           });
-          });
-          return absl::OkStatus();
-        }
-      });
-    }
+    return VisitDType(x.dtype(), bad, [&](auto xtag) -> absl::Status {
+      using X = typename decltype(xtag)::type;
+      if constexpr (std::is_same_v<X, bool>) {
+        return bad;
+      } else {
+        const X* in = x.data<X>();
+        Q* out = y->data<Q>();
+        ForEachChannelRun(x.num_elements(), inner, p, opts,
+                          [&](int64_t rb, int64_t re, float sc, int64_t zp) {
+                            const float z = static_cast<float>(zp);
+                            for (int64_t i = rb; i < re; ++i) {
+                              const float v = static_cast<float>(elem::Load(in[i])) / sc;
+                              out[i] = SaturateRounded<Q>(std::nearbyint(v) + z);
+                            }
+                          });
+        return absl::OkStatus();
+      }
+    });
   });
 }
 
@@ -125,36 +142,25 @@ absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor
                                                    " to ", DTypeName(y->dtype())));
   }
   const absl::Status bad = absl::InvalidArgumentError("DequantizeLinear: bad dtype");
-  return VisitDType(x.dtype(), bad, [&](auto qtag) -> absl::Status {
+  return VisitQuantized(x.dtype(), scale, zero_point, bad, [&](auto qtag, const QuantParams& p) {
     using Q = typename decltype(qtag)::type;
-    if constexpr (!std::is_integral_v<Q> || std::is_same_v<Q, bool>) {
-      return bad;
-    } else {
-      std::vector<float> s;
-      std::vector<int64_t> zp;
-      ReadParams<Q>(scale, zero_point, &s, &zp);
-      return VisitDType(y->dtype(), bad, [&](auto ytag) -> absl::Status {
-        using Y = typename decltype(ytag)::type;
-        if constexpr (std::is_integral_v<Y>) {
-          return bad;
-        } else {
-          const Q* in = x.data<Q>();
-          Y* out = y->data<Y>();
-          ForRange(x.num_elements(), opts, [&](int64_t b, int64_t e) {
-            ForChannelRuns(b, e, inner, static_cast<int64_t>(s.size()),
-                           [&](int64_t rb, int64_t re, int64_t c) {
-                             const float sc = s[c];
-                             const int64_t z = zp[c];
-                             for (int64_t i = rb; i < re; ++i) {
-                               const float v = static_cast<float>(static_cast<int64_t>(in[i]) - z);
-                               out[i] = elem::Store<Y>(v * sc);
-                             }
-                           });
-          });
-          return absl::OkStatus();
-        }
-      });
-    }
+    return VisitDType(y->dtype(), bad, [&](auto ytag) -> absl::Status {
+      using Y = typename decltype(ytag)::type;
+      if constexpr (std::is_integral_v<Y>) {
+        return bad;
+      } else {
+        const Q* in = x.data<Q>();
+        Y* out = y->data<Y>();
+        ForEachChannelRun(x.num_elements(), inner, p, opts,
+                          [&](int64_t rb, int64_t re, float sc, int64_t z) {
+                            for (int64_t i = rb; i < re; ++i) {
+                              const float v = static_cast<float>(static_cast<int64_t>(in[i]) - z);
+                              out[i] = elem::Store<Y>(v * sc);
+                            }
+                          });
+        return absl::OkStatus();
+      }
+    });
   });
 }
 

@@ -49,10 +49,8 @@ absl::StatusOr<std::vector<int64_t>> OutputShape(const OpContext& ctx,
 }
 
 BinaryOptions MakeOptions(const OpContext& ctx, BinaryAttributes attrs = {}) {
-  BinaryOptions opts;
+  BinaryOptions opts = ctx.ThreadedOptions<BinaryOptions>();
   opts.attrs = attrs;
-  opts.threads = ctx.threads();
-  opts.pool = ctx.pool();
   return opts;
 }
 

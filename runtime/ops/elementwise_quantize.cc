@@ -13,13 +13,6 @@ namespace {
 
 using elementwise_internal::AsNodeError;
 
-UnaryOptions MakeOptions(const OpContext& ctx) {
-  UnaryOptions opts;
-  opts.threads = ctx.threads();
-  opts.pool = ctx.pool();
-  return opts;
-}
-
 // Elements per channel run: all of x for a one-element scale; for a 1-D scale the product of
 // x's dims after `axis` (the scale's length must equal that dim).
 absl::StatusOr<int64_t> ChannelInner(const OpContext& ctx, const Tensor& x, const Tensor& scale,
@@ -58,7 +51,8 @@ absl::Status RunQuantizeLinear(OpContext& ctx) {
   }
   BCAST_ASSIGN_OR_RETURN(int64_t inner, ChannelInner(ctx, *x, *scale, zero_point));
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, y_type, x->shape()));
-  return AsNodeError(ctx, QuantizeLinear(*x, *scale, zero_point, inner, y, MakeOptions(ctx)));
+  return AsNodeError(
+      ctx, QuantizeLinear(*x, *scale, zero_point, inner, y, ctx.ThreadedOptions<UnaryOptions>()));
 }
 
 absl::Status RunDequantizeLinear(OpContext& ctx) {
@@ -67,7 +61,8 @@ absl::Status RunDequantizeLinear(OpContext& ctx) {
   const Tensor* zero_point = ctx.input(2);
   BCAST_ASSIGN_OR_RETURN(int64_t inner, ChannelInner(ctx, *x, *scale, zero_point));
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, scale->dtype(), x->shape()));
-  return AsNodeError(ctx, DequantizeLinear(*x, *scale, zero_point, inner, y, MakeOptions(ctx)));
+  return AsNodeError(
+      ctx, DequantizeLinear(*x, *scale, zero_point, inner, y, ctx.ThreadedOptions<UnaryOptions>()));
 }
 
 absl::Status RunDynamicQuantizeLinear(OpContext& ctx) {

@@ -17,13 +17,6 @@ namespace {
 
 using elementwise_internal::AsNodeError;
 
-UnaryOptions MakeOptions(const OpContext& ctx) {
-  UnaryOptions opts;
-  opts.threads = ctx.threads();
-  opts.pool = ctx.pool();
-  return opts;
-}
-
 // Attributes with their ONNX defaults.
 UnaryParams ReadParams(const Node& node, UnaryKind op) {
   UnaryParams p;
@@ -68,7 +61,8 @@ absl::Status RunUnary(OpContext& ctx) {
     return ctx.Error("alpha must not be 0");
   }
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, UnaryOutputDType(kOp, x->dtype()), x->shape()));
-  return AsNodeError(ctx, Unary(kOp, ReadParams(ctx.node(), kOp), *x, out, MakeOptions(ctx)));
+  return AsNodeError(
+      ctx, Unary(kOp, ReadParams(ctx.node(), kOp), *x, out, ctx.ThreadedOptions<UnaryOptions>()));
 }
 
 // A one-element tensor of `dtype` holding `value` (rounded to the dtype).
@@ -102,8 +96,8 @@ absl::Status RunClip(OpContext& ctx) {
     if (node.Has("max")) {
       BCAST_ASSIGN_OR_RETURN(hi, Scalar(dtype, node.GetFloat("max", 0)));
     }
-    return AsNodeError(ctx,
-                       Clip(*x, lo ? &*lo : nullptr, hi ? &*hi : nullptr, out, MakeOptions(ctx)));
+    return AsNodeError(ctx, Clip(*x, lo ? &*lo : nullptr, hi ? &*hi : nullptr, out,
+                                 ctx.ThreadedOptions<UnaryOptions>()));
   }
   const Tensor* bounds[2] = {ctx.input(1), ctx.input(2)};
   for (int i = 0; i < 2; ++i) {
@@ -118,7 +112,7 @@ absl::Status RunClip(OpContext& ctx) {
                                     ShapeToString(b->shape())));
     }
   }
-  return AsNodeError(ctx, Clip(*x, bounds[0], bounds[1], out, MakeOptions(ctx)));
+  return AsNodeError(ctx, Clip(*x, bounds[0], bounds[1], out, ctx.ThreadedOptions<UnaryOptions>()));
 }
 
 // Cast-1 names the target type as a string ("FLOAT"); later versions use the enum number.
@@ -144,7 +138,7 @@ absl::Status CastTo(OpContext& ctx, const Tensor& x, DType to) {
     return ctx.Unsupported(absl::StrCat("target type ", static_cast<int>(to), " is not supported"));
   }
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, to, x.shape()));
-  return AsNodeError(ctx, Cast(x, out, MakeOptions(ctx)));
+  return AsNodeError(ctx, Cast(x, out, ctx.ThreadedOptions<UnaryOptions>()));
 }
 
 absl::Status RunCast(OpContext& ctx) {

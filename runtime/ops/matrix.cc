@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -93,6 +94,21 @@ absl::StatusOr<const MatMulPlan*> CachedMatMulPlan(OpContext& ctx, const Tensor&
   return ctx.CachedPlan<MatMulPlan>([&] { return PlanMatMul(ctx, a.shape(), b.shape()); });
 }
 
+// The floating path of MatMul and Gemm: fn(a, b, out) on A, B and the output viewed as the
+// compute type (float for float16/bfloat16, converted back after).
+template <class Fn>
+absl::Status VisitFloatProduct(const OpContext& ctx, const Tensor& a, const Tensor& b, Tensor* out,
+                               Fn&& fn) {
+  return nn::VisitFloat(ctx, a.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    nn::ComputeIn<C> x(a), y(b);
+    nn::ComputeOut<C> z(out);
+    fn(x.data(), y.data(), z.data());
+    z.Finish();
+    return absl::OkStatus();
+  });
+}
+
 absl::Status MatMulOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* a, ctx.RequireInput(0));
   BCAST_ASSIGN_OR_RETURN(const Tensor* b, ctx.RequireInput(1));
@@ -102,14 +118,9 @@ absl::Status MatMulOp(OpContext& ctx) {
   if (out->num_elements() == 0) return absl::OkStatus();
   const DType dtype = a->dtype();
   if (IsFloatingPoint(dtype)) {
-    return nn::VisitFloat(ctx, dtype, [&](auto tag) {
-      using C = typename decltype(tag)::type;
-      nn::ComputeIn<C> x(*a), y(*b);
-      nn::ComputeOut<C> z(out);
-      kernels::BatchedMatMul<C>(plan->batch, plan->m, plan->n, plan->k, x.data(),
-                                plan->a_offset.data(), y.data(), plan->b_offset.data(), z.data());
-      z.Finish();
-      return absl::OkStatus();
+    return VisitFloatProduct(ctx, *a, *b, out, [&](const auto* x, const auto* y, auto* z) {
+      kernels::BatchedMatMul(plan->batch, plan->m, plan->n, plan->k, x, plan->a_offset.data(), y,
+                             plan->b_offset.data(), z);
     });
   }
   if (!IsInteger(dtype)) return ctx.Unsupported("MatMul on " + std::string(DTypeName(dtype)));
@@ -258,18 +269,14 @@ absl::Status GemmOp(OpContext& ctx) {
   const int64_t lda = a->shape()[1], ldb = b->shape()[1];
   const DType dtype = a->dtype();
   if (IsFloatingPoint(dtype)) {
-    return nn::VisitFloat(ctx, dtype, [&](auto tag) {
-      using C = typename decltype(tag)::type;
-      nn::ComputeIn<C> x(*a), y(*b);
-      nn::ComputeOut<C> z(out);
+    return VisitFloatProduct(ctx, *a, *b, out, [&](const auto* x, const auto* y, auto* z) {
+      using C = std::remove_pointer_t<decltype(z)>;
       if (c != nullptr) {
         nn::ComputeIn<C> cc(*c);
-        FillBroadcastC(cc.data(), c->shape(), m, n, z.data());
+        FillBroadcastC(cc.data(), c->shape(), m, n, z);
       }
-      kernels::Gemm(ta, tb, m, n, k, static_cast<C>(alpha), x.data(), lda, y.data(), ldb,
-                    c != nullptr ? static_cast<C>(beta) : C(0), z.data(), n);
-      z.Finish();
-      return absl::OkStatus();
+      kernels::Gemm(ta, tb, m, n, k, static_cast<C>(alpha), x, lda, y, ldb,
+                    c != nullptr ? static_cast<C>(beta) : C(0), z, n);
     });
   }
   return VisitDType(dtype, ctx.Unsupported("Gemm on " + std::string(DTypeName(dtype))),

@@ -14,12 +14,7 @@
 namespace onnx_bcast::rt::movement {
 namespace {
 
-CopyOptions Threads(const OpContext& ctx) {
-  CopyOptions opts;
-  opts.threads = ctx.threads();
-  opts.pool = ctx.pool();
-  return opts;
-}
+CopyOptions Threads(const OpContext& ctx) { return ctx.ThreadedOptions<CopyOptions>(); }
 
 // Copies `x` viewed as dense `view` dims, permuted by `perm`, into output 0 of `out_shape`.
 absl::Status PermutedCopy(OpContext& ctx, const Tensor& x, const std::vector<int64_t>& view,

@@ -48,6 +48,34 @@ absl::StatusOr<kernels::ScatterReduction> ReadReduction(const OpContext& ctx) {
   return ctx.Error(absl::StrCat("unknown reduction '", r, "'"));
 }
 
+// ScatterElements/ScatterND: data, indices, updates and the reduction, read in that order.
+struct ScatterInputs {
+  const Tensor* data;
+  std::vector<int64_t> indices;
+  const Tensor* updates;
+  kernels::ScatterReduction reduction;
+};
+
+absl::StatusOr<ScatterInputs> ReadScatterInputs(const OpContext& ctx) {
+  ScatterInputs in;
+  BCAST_ASSIGN_OR_RETURN(in.data, ctx.RequireInput(0));
+  BCAST_ASSIGN_OR_RETURN(in.indices, IndexInput(ctx, 1));
+  BCAST_ASSIGN_OR_RETURN(in.updates, ctx.RequireInput(2));
+  BCAST_ASSIGN_OR_RETURN(in.reduction, ReadReduction(ctx));
+  return in;
+}
+
+// Calls scatter(out, updates) with both typed as out's element type (the caller has checked
+// that the updates' dtype is the same).
+template <class Fn>
+void VisitScatter(Tensor* out, const Tensor& updates, Fn&& scatter) {
+  VisitDType(out->dtype(), 0, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    scatter(out->template data<T>(), updates.template data<T>());
+    return 0;
+  });
+}
+
 // GatherElements/ScatterElements: checks the index tensor against the data and wraps each
 // index into [0, d[axis]) in place. Fails where an element-by-element walk (row-major, dims in
 // order, the axis index checked at the axis) would first fail, with that walk's message.
@@ -169,10 +197,9 @@ absl::Status GatherND(OpContext& ctx) {
 }
 
 absl::Status ScatterElements(OpContext& ctx) {
-  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
-  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
-  BCAST_ASSIGN_OR_RETURN(const Tensor* updates, ctx.RequireInput(2));
-  BCAST_ASSIGN_OR_RETURN(kernels::ScatterReduction reduction, ReadReduction(ctx));
+  BCAST_ASSIGN_OR_RETURN(ScatterInputs in, ReadScatterInputs(ctx));
+  const Tensor* data = in.data;
+  const Tensor* updates = in.updates;
   const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
   const int64_t rank = data->rank();
@@ -182,21 +209,17 @@ absl::Status ScatterElements(OpContext& ctx) {
   }
   BCAST_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", 0), rank));
   BCAST_ASSIGN_OR_RETURN(auto* out, CopyToOutput(ctx, 0, *data, d));
-  BCAST_RETURN_IF_ERROR(WrapAxisIndices(ctx, d, ishape, axis, &indices));
-  VisitDType(data->dtype(), 0, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    kernels::ScatterElements(out->template data<T>(), d, ishape, axis, indices.data(),
-                             updates->template data<T>(), reduction);
-    return 0;
+  BCAST_RETURN_IF_ERROR(WrapAxisIndices(ctx, d, ishape, axis, &in.indices));
+  VisitScatter(out, *updates, [&](auto* o, const auto* u) {
+    kernels::ScatterElements(o, d, ishape, axis, in.indices.data(), u, in.reduction);
   });
   return absl::OkStatus();
 }
 
 absl::Status ScatterND(OpContext& ctx) {
-  BCAST_ASSIGN_OR_RETURN(const Tensor* data, ctx.RequireInput(0));
-  BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndexInput(ctx, 1));
-  BCAST_ASSIGN_OR_RETURN(const Tensor* updates, ctx.RequireInput(2));
-  BCAST_ASSIGN_OR_RETURN(kernels::ScatterReduction reduction, ReadReduction(ctx));
+  BCAST_ASSIGN_OR_RETURN(ScatterInputs in, ReadScatterInputs(ctx));
+  const Tensor* data = in.data;
+  const Tensor* updates = in.updates;
   const std::vector<int64_t>& d = data->shape();
   const std::vector<int64_t>& ishape = ctx.input(1)->shape();
   const int64_t r = data->rank();
@@ -211,12 +234,9 @@ absl::Status ScatterND(OpContext& ctx) {
   }
   BCAST_ASSIGN_OR_RETURN(auto* out, CopyToOutput(ctx, 0, *data, d));
   const int64_t tuples = DimProduct(ishape, 0, q - 1);
-  BCAST_RETURN_IF_ERROR(WrapTupleIndices(ctx, d.data(), k, &indices));
-  VisitDType(data->dtype(), 0, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    kernels::ScatterND(out->template data<T>(), d, tuples, k, indices.data(),
-                       updates->template data<T>(), reduction);
-    return 0;
+  BCAST_RETURN_IF_ERROR(WrapTupleIndices(ctx, d.data(), k, &in.indices));
+  VisitScatter(out, *updates, [&](auto* o, const auto* u) {
+    kernels::ScatterND(o, d, tuples, k, in.indices.data(), u, in.reduction);
   });
   return absl::OkStatus();
 }

@@ -205,10 +205,7 @@ absl::Status ConvOp(OpContext& ctx) {
   // place on the output the convolution just wrote (still in cache), so the same bits.
   Tensor* y = ctx.output(0);
   if (y == nullptr) return ctx.Error("fused Relu without an output");
-  UnaryOptions opts;
-  opts.threads = ctx.threads();
-  opts.pool = ctx.pool();
-  return Unary(UnaryKind::kRelu, UnaryParams{}, *y, y, opts);
+  return Unary(UnaryKind::kRelu, UnaryParams{}, *y, y, ctx.ThreadedOptions<UnaryOptions>());
 }
 
 // An 8-bit tensor minus its zero point (scalar, or per `channel_axis` slice) as double.

@@ -184,6 +184,15 @@ class OpContext {
   const RunOptions& options() const { return options_; }
   int threads() const { return options_.threads; }
   ThreadPool* pool() const { return options_.pool; }
+  /// A kernel's options struct (UnaryOptions, BinaryOptions, CopyOptions: any with `threads`
+  /// and `pool`) set to run on this node's threads, the rest at their defaults.
+  template <class KernelOptions>
+  KernelOptions ThreadedOptions() const {
+    KernelOptions opts;
+    opts.threads = threads();
+    opts.pool = pool();
+    return opts;
+  }
   SubgraphRunner* subgraphs() const { return runner_; }
   /// DeadlineExceeded naming the node once the run's deadline has passed: control flow calls
   /// it per iteration, long kernels per chunk of work.

@@ -19,6 +19,20 @@ inline void Unravel(int64_t flat, const std::vector<int64_t>& dims, std::vector<
   }
 }
 
+/// The flat offset in `dims` of the position `at * strides - pads_begin + k * dilations` on
+/// each dim (the window formula, from an output position for Conv and from an input position
+/// for ConvTranspose); -1 when it falls outside.
+inline int64_t TapOffset(const WindowGeometry& g, const std::vector<int64_t>& at,
+                         const std::vector<int64_t>& k, const std::vector<int64_t>& dims) {
+  int64_t off = 0;
+  for (int64_t d = 0; d < g.rank(); ++d) {
+    const int64_t i = at[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+    if (i < 0 || i >= dims[d]) return -1;
+    off = off * dims[d] + i;
+  }
+  return off;
+}
+
 /// Same contract as kernels::Conv.
 template <class T>
 void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps, int64_t group,
@@ -35,14 +49,8 @@ void Conv(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps
         for (int64_t c = 0; c < cg; ++c) {
           for (int64_t kf = 0; kf < ksize; ++kf) {
             Unravel(kf, g.kernel, &kc);
-            int64_t off = 0;
-            bool inside = true;
-            for (int64_t d = 0; d < g.rank(); ++d) {
-              const int64_t i = oc[d] * g.strides[d] - g.pads_begin[d] + kc[d] * g.dilations[d];
-              inside = inside && i >= 0 && i < g.in[d];
-              off = off * g.in[d] + i;
-            }
-            if (!inside) continue;
+            const int64_t off = TapOffset(g, oc, kc, g.in);
+            if (off < 0) continue;
             sum += static_cast<double>(x[(n * channels + gi * cg + c) * isize + off]) *
                    static_cast<double>(w[(m * cg + c) * ksize + kf]);
           }
@@ -70,14 +78,8 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
         for (int64_t m = 0; m < mg; ++m) {
           for (int64_t kf = 0; kf < ksize; ++kf) {
             Unravel(kf, g.kernel, &kc);
-            int64_t off = 0;
-            bool inside = true;
-            for (int64_t d = 0; d < g.rank(); ++d) {
-              const int64_t o = ic[d] * g.strides[d] - g.pads_begin[d] + kc[d] * g.dilations[d];
-              inside = inside && o >= 0 && o < g.out[d];
-              off = off * g.out[d] + o;
-            }
-            if (!inside) continue;
+            const int64_t off = TapOffset(g, ic, kc, g.out);
+            if (off < 0) continue;
             acc[(n * maps + gi * mg + m) * osize + off] +=
                 xv * static_cast<double>(w[(c * mg + m) * ksize + kf]);
           }

@@ -47,6 +47,28 @@ long double RoundMagnitude(long double a, int min_exp, int mantissa_bits, long d
   return r > max_finite ? std::numeric_limits<long double>::infinity() : r;
 }
 
+// A 16-bit float format: its NaN and infinity bits (sign cleared), smallest normal exponent,
+// mantissa bits and largest finite value.
+struct Format16 {
+  uint16_t nan, inf;
+  int min_exp, mantissa_bits;
+  long double max_finite;
+};
+
+// `d` in format `f`, rounded to nearest even: sign, NaN, zero, infinity and overflow here, a
+// finite rounded magnitude packed by pack(float) (exact: the value is one of f's).
+template <class Pack>
+uint16_t RoundToBits(long double d, const Format16& f, Pack pack) {
+  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  if (std::isnan(d)) return sign | f.nan;
+  const long double a = std::fabs(d);
+  if (a == 0) return sign;
+  if (std::isinf(a)) return sign | f.inf;
+  const long double r = RoundMagnitude(a, f.min_exp, f.mantissa_bits, f.max_finite);
+  if (std::isinf(r)) return sign | f.inf;
+  return sign | pack(static_cast<float>(r));
+}
+
 double Sign(double x) {
   if (std::isnan(x)) return x;
   if (x > 0) return 1;
@@ -215,29 +237,16 @@ To CastElem(From v) {
 }  // namespace
 
 uint16_t RoundToHalfBits(long double d) {
-  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
-  if (std::isnan(d)) return sign | 0x7e00;
-  const long double a = std::fabs(d);
-  if (a == 0) return sign;
-  if (std::isinf(a)) return sign | 0x7c00;
-  const long double r = RoundMagnitude(a, -14, 10, 65504.0L);
-  if (std::isinf(r)) return sign | 0x7c00;
-  return sign | FloatToHalfBits(static_cast<float>(r));  // exact: r is a half value
+  return RoundToBits(d, {0x7e00, 0x7c00, -14, 10, 65504.0L}, FloatToHalfBits);
 }
 
 uint16_t RoundToBFloat16Bits(long double d) {
-  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
-  if (std::isnan(d)) return sign | 0x7fc0;
-  const long double a = std::fabs(d);
-  if (a == 0) return sign;
-  if (std::isinf(a)) return sign | 0x7f80;
   const long double max_finite = std::ldexp(255.0L, 127 - 7);  // 0x7f7f
-  const long double r = RoundMagnitude(a, -126, 7, max_finite);
-  if (std::isinf(r)) return sign | 0x7f80;
-  uint32_t bits;
-  const float f = static_cast<float>(r);  // exact: r is a bfloat16 value
-  std::memcpy(&bits, &f, sizeof(bits));
-  return sign | static_cast<uint16_t>(bits >> 16);
+  return RoundToBits(d, {0x7fc0, 0x7f80, -126, 7, max_finite}, [](float f) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    return static_cast<uint16_t>(bits >> 16);
+  });
 }
 
 absl::Status Unary(UnaryKind op, const UnaryParams& p, const Tensor& x, Tensor* out) {
