@@ -193,17 +193,13 @@ class EliminateRedundantBroadcast : public Pass {
     const Shape sx = ctx_->ShapeOf(x);
     Shape sy = ctx_->ShapeOf(y);
     if (op == "Expand" && n.input_size() == 2 && sx.rank_known && ctx_->Decide(id, &before_v_)) {
-      // Its own verdict: a constant target it cannot reach is a proven error, and Expand(x,
-      // Shape(z)) broadcasts x with z's shape (libonnx's inference does not follow Shape's
-      // value and invents symbols for it, which would hide the equality).
+      // Its own verdict: a constant target it cannot reach is a proven error, and a decided
+      // output is y's shape. For Expand(x, Shape(z)) that is x broadcast with z's shape, where
+      // the tables may hold symbols libonnx invented for Shape's value, hiding the equality.
       if (before_v_.verdict == bcast::Verdict::kError) {
         return absl::InvalidArgumentError(before_v_.message);
       }
-      const int p = g.Producer(n.input(1));
-      if (before_v_.verdict == bcast::Verdict::kOk && p >= 0 && g.node(p).op_type() == "Shape" &&
-          g.node(p).attribute_size() == 0) {
-        sy = before_v_.output;
-      }
+      if (before_v_.verdict == bcast::Verdict::kOk) sy = before_v_.output;
     }
     if (!sx.rank_known || !sy.rank_known) {
       ctx_->Debug(id, "input or output rank unknown");

@@ -713,7 +713,7 @@ class Folder {
   absl::Status Evaluate(const std::vector<int>& ids, const std::vector<std::string>& wanted,
                         std::unordered_map<std::string, onnx::TensorProto>* out,
                         const std::unordered_map<std::string, onnx::TensorProto>* extra = nullptr) {
-    proto::Model fragment = FragmentModel(*model_, "fold");
+    proto::Model fragment = proto::FragmentModel(*model_, "fold", kFragmentMinIr);
     onnx::GraphProto* g = fragment.proto.mutable_graph();
     std::unordered_set<std::string> defined;
     std::unordered_set<std::string> added;

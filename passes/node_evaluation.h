@@ -1,6 +1,6 @@
 // Computing part of a model on constants, for the passes that fold (fold-constants,
-// legalize-measured): the fragment model a ConstantEvaluator runs, and one node's output on
-// constant inputs. Each pass had its own copy of both.
+// legalize-measured): one node's output on constant inputs, in a proto::FragmentModel. Each
+// pass had its own copy.
 #ifndef ONNX_BCAST_PASSES_NODE_EVALUATION_H_
 #define ONNX_BCAST_PASSES_NODE_EVALUATION_H_
 
@@ -14,10 +14,8 @@
 
 namespace onnx_bcast::passes {
 
-/// An empty model to run a piece of `model` in: its path and folder (external data of copied
-/// initializers resolves as in `model`), its opset imports, IR version at least 4 (so that
-/// initializers need not be graph inputs), and an empty graph named `graph_name`.
-proto::Model FragmentModel(const proto::Model& model, const std::string& graph_name);
+/// The IR version a fragment has at least: 4, so that initializers need not be graph inputs.
+inline constexpr int64_t kFragmentMinIr = 4;
 
 /// Output 0 of `node` computed by `evaluator` with every input (each named once; empty ones
 /// skipped) an initializer holding `constant(name)`, which must not be null. The evaluator's

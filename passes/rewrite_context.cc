@@ -179,13 +179,12 @@ class ContextShapes : public ShapeSource {
         return t;
       }
     }
+    // Else its contents only when it is Shape(z): the tables know no more than its length.
     const int p = g.Producer(target);
     if (p >= 0 && g.node(p).op_type() == "Shape" && g.node(p).attribute_size() == 0) {
       const Shape& z = ctx_->ShapeOf(g.node(p).input(0));
       if (z.rank_known) t.shape = z;
-      return t;
     }
-    // Else what the tables know of the target's contents: nothing but its length.
     return t;
   }
 

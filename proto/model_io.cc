@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -322,6 +323,17 @@ class Validator {
 };
 
 }  // namespace
+
+Model FragmentModel(const Model& model, const std::string& graph_name, int64_t min_ir) {
+  Model fragment;
+  fragment.path = model.path;
+  fragment.base_dir = model.base_dir;
+  onnx::ModelProto& m = fragment.proto;
+  m.set_ir_version(std::max<int64_t>(model.proto.ir_version(), min_ir));
+  *m.mutable_opset_import() = model.proto.opset_import();
+  m.mutable_graph()->set_name(graph_name);
+  return fragment;
+}
 
 // Shared with onnx_text.cc: every load path ends with the same validation.
 absl::StatusOr<Model> FinishLoad(Model model, const Limits& limits) {

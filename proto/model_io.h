@@ -30,6 +30,12 @@ struct Model {
   ino_t file_ino = 0;
 };
 
+/// An empty model to run a piece of `model` in: its path and folder (external data of copied
+/// initializers resolves as in `model`), its opset imports, IR version at least `min_ir`, and an
+/// empty graph named `graph_name`. Shared by the passes that compute on constants and the live
+/// oracle's single-node fragments.
+Model FragmentModel(const Model& model, const std::string& graph_name, int64_t min_ir);
+
 /// Loads a binary .onnx model, or ONNX text form when the file name ends in ".onnxtxt".
 /// Errors are InvalidArgument/NotFound/ResourceExhausted/DataLoss with a message starting with
 /// the offending file's path.
@@ -50,8 +56,7 @@ absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string&
 
 /// Parses ONNX text form (onnx/defs/parser.h syntax).
 absl::StatusOr<Model> ParseModelText(std::string_view text, const std::string& label = "<text>",
-                                     const std::string& base_dir = ".",
-                                     const Limits& limits = {});
+                                     const std::string& base_dir = ".", const Limits& limits = {});
 
 /// Structural validation done at load: a graph present, opsets imported once, node count,
 /// tensor dims and payload sizes consistent, external data references safe and in range.

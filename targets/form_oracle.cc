@@ -30,14 +30,9 @@ std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::
   }
   const std::optional<std::vector<int64_t>> out_dims = out.Extents();
   if (!out_dims) return std::nullopt;
-  proto::Model f;
+  proto::Model f = proto::FragmentModel(model, "fragment", 7);
   f.path = "<fragment>";
-  f.base_dir = model.base_dir;
-  onnx::ModelProto& m = f.proto;
-  m.set_ir_version(std::max<int64_t>(model.proto.ir_version(), 7));
-  *m.mutable_opset_import() = model.proto.opset_import();
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("fragment");
+  onnx::GraphProto* g = f.proto.mutable_graph();
   onnx::NodeProto* n = g->add_node();
   n->set_op_type(node.op_type());
   n->set_domain(node.domain());
