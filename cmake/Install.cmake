@@ -24,6 +24,9 @@ install(TARGETS onnx_bcast EXPORT onnx_bcastTargets
 install(FILES ${PROJECT_SOURCE_DIR}/api/include/onnx_bcast/onnx_bcast.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/onnx_bcast)
 if(TARGET onnx-bcast)
+  # An engine's shared library outside the build tree (MNN's libMNN.so in BCAST_MNN_DIR) is
+  # found, installed, where the build linked it from.
+  set_target_properties(onnx-bcast PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS onnx-bcast RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 

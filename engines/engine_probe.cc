@@ -705,6 +705,11 @@ std::string_view CellResultName(CellResult result) {
 }
 
 std::string ProbeReport::Label() const {
+  // MNN reports <version>+<date of the commit built from>: its version stays for months of
+  // commits, the date tells builds apart (as ncnn's below).
+  if (const size_t plus = version.find('+'); plus != std::string::npos) {
+    return absl::StrCat(engine, "-", version.substr(plus + 1));
+  }
   const std::vector<std::string> parts = absl::StrSplit(version, '.');
   // ncnn is 1.0.<date> whatever the commit: the date tells builds apart.
   if (parts.size() == 3 && parts[2].size() == 8) return absl::StrCat(engine, "-", parts[2]);
@@ -733,12 +738,66 @@ std::vector<ProbeCell> ProbeGrid() {
   return cells;
 }
 
+namespace {
+
+// The cells beyond the grid (ProbeGridFor says which engines get them).
+void AddEngineCells(std::vector<ProbeCell>* out) {
+  // The batch axis: a batch of 2 (an engine without one refuses it).
+  for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
+    ProbeCell c;
+    c.op = "Add";
+    c.form = "batch";  // built as a direct cell; kept out of the profile's rules
+    c.operands = {Operand({2, 3, 4}), Operand({2, 3, 4}, kind)};
+    out->push_back(std::move(c));
+  }
+  // Rank 0 and rank 1 without a batch: the tensors a batch-dropping engine cannot tell from
+  // a batch.
+  for (const char* op : {"Add", "Mul"}) {
+    for (const auto& [a, b] : std::vector<std::pair<Dims, Dims>>{
+             {{}, {}}, {{5}, {5}}, {{5}, {1}}, {{5}, {}}, {{}, {5}}}) {
+      for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
+        ProbeCell c;
+        c.op = op;
+        c.operands = {Operand(a), Operand(b, kind)};
+        out->push_back(std::move(c));
+      }
+    }
+  }
+  // Reshape to a constant shape (the form our rewrites align ranks with), ranks 2 to 5.
+  for (int r : {2, 3, 4, 5}) {
+    ProbeCell c;
+    c.op = "Reshape";
+    c.form = "constant-shape";
+    Dims in = Full(r - 1);
+    in.insert(in.begin(), 1);
+    c.operands = {Operand(in)};
+    out->push_back(std::move(c));
+  }
+  // One node of each corpus op.
+  for (const engines::OpModel& m : engines::OpModels()) {
+    ProbeCell c;
+    c.op = m.op;
+    c.form = "op";
+    for (const Dims& d : m.InputShapes()) {
+      ProbeOperand o = Operand(d);
+      o.is_bool = c.op == "Not";
+      c.operands.push_back(std::move(o));
+    }
+    out->push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
 bool EngineDropsBatchAxis(std::string_view engine) { return engine == "ncnn"; }
+
+bool EngineGetsExtraCells(std::string_view engine) { return engine != "opencv"; }
 
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   std::vector<ProbeCell> cells = ProbeGrid();
   if (!EngineDropsBatchAxis(engine)) {
     for (ProbeCell& c : ShapeDependentCells()) cells.push_back(std::move(c));
+    if (EngineGetsExtraCells(engine)) AddEngineCells(&cells);
     return cells;
   }
   // The grid with a batch of 1: every operand at the output's rank has 1 as its outermost
@@ -806,49 +865,7 @@ std::vector<ProbeCell> ProbeGridFor(std::string_view engine) {
   // The exact-shape cells as they are: they carry a batch of 1 already (the shapes a model
   // bound with --dim N=1 has), and their lower-rank operands are what such a model has too.
   for (ProbeCell& c : ShapeDependentCells()) out.push_back(std::move(c));
-  // The batch axis: a batch of 2, which the engine has no axis for.
-  for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
-    ProbeCell c;
-    c.op = "Add";
-    c.form = "batch";  // built as a direct cell; kept out of the profile's rules
-    c.operands = {Operand({2, 3, 4}), Operand({2, 3, 4}, kind)};
-    out.push_back(std::move(c));
-  }
-  // Rank 0 and rank 1 without a batch: the tensors a batch-dropping engine cannot tell from
-  // a batch.
-  for (const char* op : {"Add", "Mul"}) {
-    for (const auto& [a, b] : std::vector<std::pair<Dims, Dims>>{
-             {{}, {}}, {{5}, {5}}, {{5}, {1}}, {{5}, {}}, {{}, {5}}}) {
-      for (OperandKind kind : {OperandKind::kInput, OperandKind::kInitializer}) {
-        ProbeCell c;
-        c.op = op;
-        c.operands = {Operand(a), Operand(b, kind)};
-        out.push_back(std::move(c));
-      }
-    }
-  }
-  // Reshape to a constant shape (the form our rewrites align ranks with), ranks 2 to 5.
-  for (int r : {2, 3, 4, 5}) {
-    ProbeCell c;
-    c.op = "Reshape";
-    c.form = "constant-shape";
-    Dims in = Full(r - 1);
-    in.insert(in.begin(), 1);
-    c.operands = {Operand(in)};
-    out.push_back(std::move(c));
-  }
-  // One node of each corpus op.
-  for (const engines::OpModel& m : engines::OpModels()) {
-    ProbeCell c;
-    c.op = m.op;
-    c.form = "op";
-    for (const Dims& d : m.InputShapes()) {
-      ProbeOperand o = Operand(d);
-      o.is_bool = c.op == "Not";
-      c.operands.push_back(std::move(o));
-    }
-    out.push_back(std::move(c));
-  }
+  AddEngineCells(&out);
   return out;
 }
 

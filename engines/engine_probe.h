@@ -87,7 +87,8 @@ struct ProbeReport {
   std::string build;    ///< EngineAdapter::build(): the source it was built from, or empty
   std::vector<ProbeCell> cells;
 
-  /// "<engine>-<major>.<minor>", e.g. "opencv-4.6": how files are named.
+  /// "<engine>-<major>.<minor>", e.g. "opencv-4.6": how files are named; "<engine>-<date>"
+  /// for a version that carries the build's date ("1.0.20260722", "3.6.1+20260820").
   std::string Label() const;
   int64_t Count(CellResult result) const;
 };
@@ -126,10 +127,10 @@ std::vector<ProbeCell> ProbeGrid();
 /// engine without a batch (whose ShapeDependentCells are kept as they are)
 /// axis (ncnn, see EngineDropsBatchAxis), where every operand at the output's rank has an
 /// outermost extent of 1 (the batch its tools drop; a rank-2 MatMul's A is one row), every
-/// lower-rank graph input a leading 1, Gemm's A is one row, and
-/// extra cells measure what such an engine needs: the batch axis itself (a batch of 2),
-/// rank-0 and rank-1 operands without a batch, Reshape to a constant shape, and one
-/// single-node model per op of the exporter corpus (form "op": which ops the converter has).
+/// lower-rank graph input a leading 1, Gemm's A is one row. Then, for every engine that
+/// EngineGetsExtraCells, extra cells: the batch axis itself (a batch of 2), rank-0 and rank-1
+/// operands without a batch, Reshape to a constant shape, and one single-node model per op of
+/// the exporter corpus (form "op": which ops the converter has).
 std::vector<ProbeCell> ProbeGridFor(std::string_view engine);
 
 /// The exact-shape cells (form "exact", engine_probe_shapes.cc says which): Add, Sub, Mul,
@@ -140,6 +141,11 @@ std::vector<ProbeCell> ShapeDependentCells();
 
 /// True for an engine that has no batch axis and drops a leading 1 (ncnn).
 bool EngineDropsBatchAxis(std::string_view engine);
+
+/// True for every engine measured with the extra cells of ProbeGridFor (ncnn, MNN): all but
+/// OpenCV, whose committed table was measured before them (its importer is part of the
+/// engine, whose refusals the grid's own cells show).
+bool EngineGetsExtraCells(std::string_view engine);
 
 /// Runs every cell of ProbeGridFor(name) on the engine `make_engine` makes (named `name`, version
 /// `version`) and on our executor. Errors only when a cell cannot be built or our executor

@@ -11,6 +11,9 @@
 #ifdef BCAST_WITH_NCNN
 #include "engines/ncnn_engine.h"
 #endif
+#ifdef BCAST_WITH_MNN
+#include "engines/mnn_engine.h"
+#endif
 
 namespace onnx_bcast::engines {
 
@@ -21,6 +24,9 @@ std::vector<std::string> EngineNames() {
 #endif
 #ifdef BCAST_WITH_NCNN
   names.push_back("ncnn");
+#endif
+#ifdef BCAST_WITH_MNN
+  names.push_back("mnn");
 #endif
   return names;
 }
@@ -38,11 +44,18 @@ absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
         []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); });
   }
 #endif
+#ifdef BCAST_WITH_MNN
+  if (name == "mnn") {
+    return EngineFactory(
+        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeMnnEngine(); });
+  }
+#endif
   const std::vector<std::string> names = EngineNames();
   return absl::NotFoundError(absl::StrCat("unknown engine '", std::string(name), "' (built in: ",
                                           names.empty()
                                               ? "none; install libopencv-dnn-dev or build ncnn "
-                                                "(scripts/engines/build-ncnn.sh) and reconfigure"
+                                                "(scripts/engines/build-ncnn.sh) or MNN "
+                                                "(scripts/engines/build-mnn.sh) and reconfigure"
                                               : absl::StrJoin(names, ", "),
                                           ")"));
 }

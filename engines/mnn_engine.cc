@@ -1,0 +1,316 @@
+// MNN behind EngineAdapter (see mnn_engine.h). Every failure MNN or its converter reports
+// becomes a refusal with their words; a crash is left to the isolating parent
+// (isolated_run.h), which records it as an outcome.
+#include "engines/mnn_engine.h"
+
+#include <MNN/Interpreter.hpp>
+#include <MNN/MNNDefine.h>
+#include <MNN/MNNForwardType.h>
+#include <MNN/Tensor.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "engines/tool_process.h"
+#include "support/status_macros.h"
+
+namespace onnx_bcast::engines {
+namespace {
+
+std::string MnnConvertPath() {
+  if (const char* env = std::getenv("BCAST_MNNCONVERT"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return BCAST_MNNCONVERT;
+}
+
+std::string ErrorCodeName(MNN::ErrorCode code) {
+  switch (code) {
+    case MNN::NO_ERROR:
+      return "NO_ERROR";
+    case MNN::OUT_OF_MEMORY:
+      return "OUT_OF_MEMORY";
+    case MNN::NOT_SUPPORT:
+      return "NOT_SUPPORT";
+    case MNN::COMPUTE_SIZE_ERROR:
+      return "COMPUTE_SIZE_ERROR";
+    case MNN::NO_EXECUTION:
+      return "NO_EXECUTION";
+    case MNN::INVALID_VALUE:
+      return "INVALID_VALUE";
+    case MNN::INPUT_DATA_ERROR:
+      return "INPUT_DATA_ERROR";
+    default:
+      return absl::StrCat("error ", static_cast<int>(code));
+  }
+}
+
+// " (MNN said: ...)" when MNN printed something while failing, else "".
+std::string Said(const std::string& captured) {
+  const std::string lines = UniqueLines(captured);
+  return lines.empty() ? "" : absl::StrCat(": ", lines);
+}
+
+class MnnEngine : public EngineAdapter {
+ public:
+  ~MnnEngine() override {
+    if (net_ != nullptr) {
+      // releaseSession is implied: the interpreter owns its sessions.
+      MNN::Interpreter::destroy(net_);
+    }
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+
+  std::string name() const override { return "mnn"; }
+  // MNN's own version, with the date of the commit built from as semver build metadata: MNN
+  // keeps one version across months of commits (3.6.1 here), so the date tells builds apart
+  // and names the measured files (ProbeReport::Label).
+  std::string version() const override {
+    const std::string date = BCAST_MNN_DATE;
+    return date.empty() ? MNN::getVersion() : absl::StrCat(MNN::getVersion(), "+", date);
+  }
+  std::string build() const override {
+    return std::string(BCAST_MNN_COMMIT).empty()
+               ? ""
+               : absl::StrCat("github.com/alibaba/MNN commit ", BCAST_MNN_COMMIT);
+  }
+
+  absl::Status Load(std::string_view model_bytes) override {
+    BCAST_ASSIGN_OR_RETURN(dir_, MakeScratchDir("onnx-bcast-mnn"));
+    const std::string onnx = dir_ + "/model.onnx";
+    const std::string mnn = dir_ + "/model.mnn";
+    BCAST_RETURN_IF_ERROR(WriteWholeFile(onnx, model_bytes));
+    BCAST_ASSIGN_OR_RETURN(
+        ToolRun convert,
+        RunTool({MnnConvertPath(), "-f", "ONNX", "--modelFile", onnx, "--MNNModel", mnn,
+                 "--bizCode", "biz"},
+                dir_ + "/convert.log"));
+    if (convert.signaled) {
+      const std::string refusal = MnnConvertRefusal(convert.log);
+      return absl::FailedPreconditionError(
+          absl::StrCat("MNNConvert crashed (signal ", convert.signal, ")",
+                       refusal.empty() ? "" : absl::StrCat(": ", refusal)));
+    }
+    // The converter's own refusals, also when it wrote a model after them: a shape it could
+    // not compute is one MNN would guess at run time.
+    if (std::string refusal = MnnConvertRefusal(convert.log); !refusal.empty()) {
+      return absl::FailedPreconditionError(refusal);
+    }
+    if (convert.exit_code != 0 || !std::filesystem::exists(mnn)) {
+      std::string last;
+      for (absl::string_view l : absl::StrSplit(convert.log, '\n', absl::SkipWhitespace())) {
+        last = std::string(absl::StripAsciiWhitespace(l));
+      }
+      return absl::FailedPreconditionError(
+          absl::StrCat("MNNConvert exited with status ", convert.exit_code,
+                       convert.exit_code == 0 ? " without writing a model" : "", ": ", last));
+    }
+    OutputCapture capture(dir_ + "/load.log", /*stdout_too=*/true);
+    net_ = MNN::Interpreter::createFromFile(mnn.c_str());
+    if (net_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Interpreter::createFromFile failed", Said(capture.Take())));
+    }
+    MNN::BackendConfig backend;
+    backend.precision = MNN::BackendConfig::Precision_High;  // fp32: no fp16 path
+    MNN::ScheduleConfig config;
+    config.type = MNN_FORWARD_CPU;
+    config.backupType = MNN_FORWARD_CPU;
+    config.numThread = 1;  // the same numbers every run; the probe's children share 2 cores
+    config.backendConfig = &backend;
+    session_ = net_->createSession(config);
+    const std::string said = capture.Take();
+    if (session_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Interpreter::createSession failed", Said(said)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs,
+                                   const std::vector<std::string>& output_names) override {
+    if (session_ == nullptr) return absl::FailedPreconditionError("Run before a successful Load");
+    OutputCapture capture(dir_ + "/run.log", /*stdout_too=*/true);
+    auto refused = [&](const std::string& what) {
+      return absl::FailedPreconditionError(absl::StrCat(what, Said(capture.Take())));
+    };
+    // Shapes first, then one resize, then the data: resizing a session reallocates its
+    // tensors.
+    std::vector<std::pair<MNN::Tensor*, const rt::Tensor*>> fed;
+    for (const auto& [name, tensor] : inputs) {
+      MNN::Tensor* in = net_->getSessionInput(session_, name.c_str());
+      // The converter drops a graph input no output depends on: nothing to feed.
+      if (in == nullptr) continue;
+      std::vector<int> dims(tensor.shape().begin(), tensor.shape().end());
+      net_->resizeTensor(in, dims);
+      fed.emplace_back(in, &tensor);
+    }
+    net_->resizeSession(session_);
+    int resize_status = 0;
+    if (net_->getSessionInfo(session_, MNN::Interpreter::RESIZE_STATUS, &resize_status) &&
+        resize_status == 2) {
+      return refused("resizeSession failed (the session still needs a resize)");
+    }
+    for (const auto& [in, tensor] : fed) {
+      absl::Status copied = CopyIn(in, *tensor);
+      if (!copied.ok()) return refused(std::string(copied.message()));
+    }
+    if (const MNN::ErrorCode code = net_->runSession(session_); code != MNN::NO_ERROR) {
+      return refused(absl::StrCat("runSession returned ", ErrorCodeName(code)));
+    }
+    NamedTensors result;
+    for (const std::string& name : output_names) {
+      MNN::Tensor* out = net_->getSessionOutput(session_, name.c_str());
+      if (out == nullptr) return refused(absl::StrCat("output '", name, "': not in the model"));
+      absl::StatusOr<rt::Tensor> t = CopyOut(name, out);
+      if (!t.ok()) return refused(std::string(t.status().message()));
+      result.emplace_back(name, *std::move(t));
+    }
+    capture.Take();
+    return result;
+  }
+
+ private:
+  // Our tensor into session input `in`, in the element type `in` has (MNN computes ONNX's
+  // int64 and bool as int32), through a host tensor in NCHW.
+  static absl::Status CopyIn(MNN::Tensor* in, const rt::Tensor& t) {
+    const halide_type_t type = in->getType();
+    std::vector<int> dims(t.shape().begin(), t.shape().end());
+    MNN::Tensor host(in, MNN::Tensor::CAFFE);
+    const int64_t n = t.num_elements();
+    if (host.elementSize() != n && !(n == 1 && dims.empty())) {
+      return absl::InternalError(absl::StrCat("input of ", n, " elements resized to ",
+                                              host.elementSize()));
+    }
+    if (type.code == halide_type_float && type.bits == 32) {
+      float* dst = host.host<float>();
+      for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<float>(ElementAsDouble(t, k));
+    } else if ((type.code == halide_type_int || type.code == halide_type_uint) &&
+               type.bits == 32) {
+      int32_t* dst = host.host<int32_t>();
+      for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(ElementAsDouble(t, k));
+    } else if ((type.code == halide_type_int || type.code == halide_type_uint) &&
+               type.bits == 8) {
+      auto* dst = host.host<uint8_t>();
+      for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<uint8_t>(ElementAsDouble(t, k));
+    } else {
+      return absl::UnimplementedError(absl::StrCat("session input of halide type code ",
+                                                   type.code, " bits ", type.bits,
+                                                   " not fed here"));
+    }
+    if (!in->copyFromHostTensor(&host)) {
+      return absl::InternalError("copyFromHostTensor failed");
+    }
+    return absl::OkStatus();
+  }
+
+  static double ElementAsDouble(const rt::Tensor& t, int64_t k) {
+    switch (t.dtype()) {
+      case rt::DType::kFloat32:
+        return t.data<float>()[k];
+      case rt::DType::kFloat64:
+        return t.data<double>()[k];
+      case rt::DType::kInt64:
+        return static_cast<double>(t.data<int64_t>()[k]);
+      case rt::DType::kInt32:
+        return t.data<int32_t>()[k];
+      case rt::DType::kBool:
+        return t.data<bool>()[k] ? 1 : 0;
+      case rt::DType::kUInt8:
+        return t.data<uint8_t>()[k];
+      default:
+        return 0;
+    }
+  }
+
+  static absl::StatusOr<rt::Tensor> CopyOut(const std::string& name, MNN::Tensor* out) {
+    MNN::Tensor host(out, MNN::Tensor::CAFFE);
+    if (!out->copyToHostTensor(&host)) {
+      return absl::InternalError(absl::StrCat("output '", name, "': copyToHostTensor failed"));
+    }
+    const halide_type_t type = host.getType();
+    rt::DType dtype;
+    if (type.code == halide_type_float && type.bits == 32) {
+      dtype = rt::DType::kFloat32;
+    } else if (type.code == halide_type_int && type.bits == 32) {
+      dtype = rt::DType::kInt32;
+    } else if (type.code == halide_type_uint && type.bits == 8) {
+      dtype = rt::DType::kUInt8;
+    } else {
+      return absl::UnimplementedError(absl::StrCat("output '", name, "': halide type code ",
+                                                   type.code, " bits ", type.bits,
+                                                   " not converted"));
+    }
+    const std::vector<int> dims = host.shape();
+    BCAST_ASSIGN_OR_RETURN(rt::Tensor t,
+                           rt::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(),
+                                                                            dims.end())));
+    if (static_cast<int64_t>(host.usize()) < static_cast<int64_t>(t.byte_size())) {
+      return absl::InternalError(absl::StrCat("output '", name, "': ", host.usize(),
+                                              " bytes for ", t.byte_size()));
+    }
+    if (t.byte_size() > 0) std::memcpy(t.raw_data(), host.host<void>(), t.byte_size());
+    return t;
+  }
+
+  MNN::Interpreter* net_ = nullptr;
+  MNN::Session* session_ = nullptr;
+  std::string dir_;
+};
+
+}  // namespace
+
+std::string MnnConvertRefusal(std::string_view log) {
+  // What MNNConvert says when it cannot take a model: an op it has no converter for, or a
+  // shape it cannot compute (its own graph rewrites compute every shape; a broadcast MNN's
+  // rule refuses is reported here and the model written anyway).
+  static constexpr std::string_view kMarkers[] = {
+      "Not Support",                   // "These Op Not Support: ONNX::X | ..."
+      "not supported",                 // per-op converters: "... is currently not supported."
+      "Don't support broadcast",       // older MNN: "Don't support broadcast for binaryOp ..."
+      "Broad cast error",              // "Broad cast error, dim1 = 3, dim2 = 4"
+      "Error to compute shape",        // Express: "Error to compute shape for BinaryOp, name"
+      "Compute Shape Error",           // the session's shape pass
+      "Can't compute shape",
+  };
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (absl::string_view raw : absl::StrSplit(absl::string_view(log.data(), log.size()), '\n')) {
+    std::string line(absl::StripAsciiWhitespace(raw));
+    bool refusal = false;
+    for (std::string_view m : kMarkers) {
+      refusal = refusal || absl::StrContains(line, absl::string_view(m.data(), m.size()));
+    }
+    if (!refusal) continue;
+    // "[12:00:01] /path/to/writeFb.cpp:220: These Op Not Support: ..." -> the message.
+    if (absl::StartsWith(line, "[")) {
+      if (const size_t close = line.find("] "); close != std::string::npos) {
+        line = line.substr(close + 2);
+      }
+      if (const size_t cpp = line.find(".cpp:"); cpp != std::string::npos) {
+        if (const size_t colon = line.find(": ", cpp); colon != std::string::npos) {
+          line = line.substr(colon + 2);
+        }
+      }
+    }
+    if (seen.insert(line).second) out.push_back(line);
+  }
+  return absl::StrJoin(out, "; ");
+}
+
+std::unique_ptr<EngineAdapter> MakeMnnEngine() { return std::make_unique<MnnEngine>(); }
+
+}  // namespace onnx_bcast::engines
