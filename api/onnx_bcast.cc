@@ -212,10 +212,17 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   request.bind.dims = options.dims;
   request.bind.input_shapes = options.input_shapes;
   request.allow_partial = options.allow_partial;
+  request.engine.live_probe = options.live_probe;
+  request.engine.verify = options.verify_engine;
+  request.engine.required = options.require_engine;
+  request.engine.probe_cache = options.probe_cache;
   absl::StatusOr<driver::OptimizeOutcome> outcome =
       driver::OptimizeAtDims(model, pipeline, settings, request, &report);
   if (!outcome.ok()) return Named(*model, outcome.status());
   const std::string label = model->path.empty() ? std::string("model") : model->path;
+  if (!outcome->engine_usage.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("OptimizeOptions: ", outcome->engine_usage));
+  }
   if (!outcome->bind_usage.empty()) {
     return absl::InvalidArgumentError(ApiWords(outcome->bind_usage, "OptimizeOptions"));
   }
@@ -229,12 +236,27 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
         " node(s) not in its form (allow_partial keeps the partial rewrite): ",
         absl::StrJoin(report.violations, "; ")));
   }
+  if (outcome->engine_failed) {
+    return absl::AbortedError(absl::StrCat(
+        label, ": the rewritten model does not run correctly on the target's engine (",
+        report.engine_outcome, "): ", report.engine_line,
+        report.engine_divergence.empty() ? "" : absl::StrCat("; ", report.engine_divergence),
+        report.engine_dims.empty() ? "" : absl::StrCat("; at ", report.engine_dims)));
+  }
 
   OptimizeReport out;
   out.target = report.target;
   out.before = ToStats(report.before);
   out.after = ToStats(report.after);
   out.violations = report.violations;
+  for (const passes::TargetViolation& v : report.violation_details) {
+    out.violation_details.push_back(Violation{v.graph, v.node, v.op, v.shapes, v.why, v.cannot_prove});
+  }
+  out.waived = report.waived;
+  out.engine_outcome = report.engine_outcome;
+  out.engine_line = report.engine_line;
+  out.engine_dims = report.engine_dims;
+  out.engine_note = report.engine_note;
   for (const passes::PassRun& run : report.runs) {
     PassReport p;
     p.pass = run.pass;

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -11,6 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engines/engine_bisect.h"
+#include "engines/live_probe.h"
+#include "engines/registry.h"
 #include "proto/graph_structure.h"
 #include "report/check_report.h"
 #include "runtime/exec/constant_eval.h"
@@ -179,7 +184,7 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
     passes::ProgressStep step(settings.progress,
                               absl::StrCat("target check ", pipeline.profile->name));
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<std::string>> violations = passes::FindTargetViolations(
+    absl::StatusOr<std::vector<passes::TargetViolation>> violations = passes::CheckTarget(
         *model, *pipeline.profile, &original_index, analyses.held(), settings.live);
     report->target_check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -190,7 +195,10 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
              : violations->empty() ? "met"
                                    : absl::StrCat(violations->size(), " nodes not in its form"));
     if (violations.ok()) {
-      report->violations = *std::move(violations);
+      for (const passes::TargetViolation& v : *violations) {
+        report->violations.push_back(v.ToString());
+      }
+      report->violation_details = *std::move(violations);
     } else {
       status = violations.status();
     }
@@ -199,12 +207,101 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   return status;
 }
 
+namespace {
+
+// The violations of `report` on nodes that the model as given (`bound`) has in the same form
+// (same graph, node, op and operand shapes outside the target's form there too), when `engine`
+// runs `bound` and matches our reference: moved to report->waived. A model the engine ran
+// before opt must still run after it, so such a node never makes opt refuse; the engine check
+// of the result then judges the whole model.
+void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile& profile,
+                          const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
+                          passes::FormOracle* live, passes::OptReport* report) {
+  const std::unordered_map<std::string, int> index =
+      passes::OriginalNodeIndex(bound.proto.graph());
+  absl::StatusOr<std::vector<passes::TargetViolation>> before =
+      passes::CheckTarget(bound, profile, &index, nullptr, live);
+  if (!before.ok()) return;
+  std::set<std::string> had;
+  for (const passes::TargetViolation& v : *before) had.insert(v.ToString());
+  bool any = false;
+  for (const passes::TargetViolation& v : report->violation_details) any |= had.count(v.ToString()) > 0;
+  if (!any) return;
+  absl::StatusOr<EngineVerdict> as_given =
+      VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims);
+  if (!as_given.ok() || as_given->outcome != "ran") return;
+  std::vector<passes::TargetViolation> kept;
+  std::vector<std::string> kept_text;
+  for (passes::TargetViolation& v : report->violation_details) {
+    const std::string text = v.ToString();
+    if (had.count(text) > 0) {
+      report->waived.push_back(absl::StrCat(
+          text, " (the model as given has this node in this form, and ", engine.name,
+          " runs that model and matches: ", as_given->line, ")"));
+    } else {
+      kept.push_back(std::move(v));
+      kept_text.push_back(text);
+    }
+  }
+  report->violation_details = std::move(kept);
+  report->violations = std::move(kept_text);
+}
+
+// The result run on the engine at `dims` (the engine as the last judge); on a wrong answer the
+// first node that differs there, by bisection.
+void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
+                   const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
+                   passes::ProgressSink* progress, passes::OptReport* report,
+                   OptimizeOutcome* out) {
+  passes::ProgressStep step(progress, absl::StrCat("running the result on ", engine.name));
+  absl::StatusOr<EngineVerdict> verdict =
+      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims);
+  if (!verdict.ok()) {
+    step.End("not run");
+    report->engine_note = absl::StrCat("not run on ", engine.name, " at ", report->engine_dims,
+                                       ": ", verdict.status().message());
+    return;
+  }
+  report->engine_line = verdict->line;
+  report->engine_outcome = verdict->outcome;
+  step.End(verdict->outcome);
+  if (verdict->outcome == "ran") return;
+  out->engine_failed = true;
+  if (verdict->outcome != "wrong") return;
+  absl::StatusOr<engines::EngineBisection> bisection =
+      engines::BisectOnEngine(bound, result, *engine.factory, engine.name, dims);
+  if (bisection.ok()) report->engine_divergence = bisection->Summary();
+}
+
+}  // namespace
+
 absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
                                                const passes::ResolvedPipeline& pipeline,
-                                               const OptSettings& settings,
+                                               const OptSettings& given_settings,
                                                const OptimizeRequest& request,
                                                passes::OptReport* report) {
   OptimizeOutcome out;
+  OptSettings settings = given_settings;
+  const std::optional<TargetEngine> engine =
+      pipeline.profile.has_value() ? EngineOfTarget(*pipeline.profile) : std::nullopt;
+  const bool engine_built = engine.has_value() && engine->factory.has_value();
+  if (request.engine.required && !engine_built) {
+    out.engine_usage =
+        !pipeline.profile.has_value() ? "the engine check runs a target's engine: give a target"
+        : !engine.has_value()
+            ? absl::StrCat("target ", pipeline.profile->name, " names no engine")
+            : absl::StrCat("target ", pipeline.profile->name, ": ",
+                           engines::FindEngine(engine->name).status().message());
+    return out;
+  }
+  // The target's engine decides forms at exact shapes where this build has it.
+  std::unique_ptr<LiveProbe> live;
+  if (settings.live == nullptr && engine_built && request.engine.live_probe) {
+    absl::StatusOr<std::unique_ptr<LiveProbe>> made =
+        MakeLiveProbe(pipeline.profile->name, request.engine.probe_cache);
+    if (made.ok()) live = *std::move(made);
+    settings.live = live.get();
+  }
   if (!request.bind.empty()) {
     BCAST_ASSIGN_OR_RETURN(DimBindingOutcome bound,
                            BindDims(model, request.bind, settings.progress));
@@ -218,9 +315,30 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
     out.stopped = request.before_passes(*model);
     if (!out.stopped.ok()) return out;
   }
+  const bool judge = engine_built && request.engine.verify;
+  std::optional<proto::Model> bound;
+  if (judge) bound = *model;
   out.status = Optimize(model, pipeline, settings, report);
-  out.target_not_met = out.status.ok() && pipeline.profile.has_value() &&
-                       !report->violations.empty() && !request.allow_partial;
+  if (!out.status.ok() || !pipeline.profile.has_value()) return out;
+  if (engine.has_value() && !engine_built) {
+    report->engine_note = absl::StrCat("not run on ", engine->name, ": this build has no ",
+                                       engine->name, " adapter");
+  } else if (engine.has_value() && !request.engine.verify) {
+    report->engine_note = absl::StrCat("not run on ", engine->name, ": turned off");
+  }
+  std::map<std::string, int64_t> dims;
+  if (judge) {
+    std::string chosen;
+    dims = EngineDims(*bound, report->bindings, &report->engine_dims, &chosen);
+    if (!chosen.empty()) report->engine_dims = absl::StrCat(report->engine_dims, "; ", chosen);
+    if (!report->violations.empty()) {
+      WaiveWhatAlreadyRuns(*bound, *pipeline.profile, *engine, dims, settings.live, report);
+    }
+  }
+  out.target_not_met = !report->violations.empty() && !request.allow_partial;
+  if (judge && !out.target_not_met) {
+    JudgeOnEngine(*bound, *model, *engine, dims, settings.progress, report, &out);
+  }
   return out;
 }
 

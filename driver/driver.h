@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
+#include "driver/engine_step.h"
 #include "passes/pass_manager.h"
 #include "proto/dim_binding.h"
 #include "proto/model_io.h"
@@ -140,6 +141,9 @@ struct OptimizeRequest {
   /// Called with the model as bound, before any pass runs (opt keeps its copies to verify
   /// against here); a status that is not OK stops there and comes back as `stopped`.
   std::function<absl::Status(const proto::Model&)> before_passes;
+  /// The target's engine (driver/engine_step.h): live probes, the last judge of the result,
+  /// and the waiver of nodes the model as given had where the engine runs it.
+  EngineRequest engine;
 };
 
 struct OptimizeOutcome {
@@ -153,13 +157,24 @@ struct OptimizeOutcome {
   /// Nodes remain outside the target's form and allow_partial is false: the result must not be
   /// written (they are in the report's violations).
   bool target_not_met = false;
+  /// EngineRequest::required and this build has no adapter for the target's engine (or the
+  /// target names none): a usage error, said here; nothing ran.
+  std::string engine_usage;
+  /// The engine refused, crashed on or computed the written model wrongly (the report's
+  /// engine_line says how, engine_divergence which node): the result must not be written.
+  bool engine_failed = false;
   /// True when the pipeline ran (whatever its status).
   bool ran() const { return bind_usage.empty() && bind_failure.empty() && stopped.ok(); }
 };
 
 /// The sequence opt and the API's Optimize share: BindDims (when the request has dims; the
-/// bindings go into the report), before_passes, Optimize, then the target's promise against
-/// allow_partial. Errors: the binding's analysis; every other outcome is in the result.
+/// bindings go into the report), before_passes, Optimize (with a live probe on the target's
+/// engine unless settings.live is given or request.engine.live_probe is off), then the target's
+/// promise against allow_partial and the engine: where this build has the target's engine,
+/// violations on nodes the model as given already had are waived when the engine runs and
+/// matches the model as given, and the result is run on the engine (request.engine.verify);
+/// one it does not run correctly sets engine_failed and names the first node that differs.
+/// Errors: the binding's analysis; every other outcome is in the result.
 absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
                                                const passes::ResolvedPipeline& pipeline,
                                                const OptSettings& settings,

@@ -44,6 +44,15 @@ class EngineAdapter {
   /// carries the engine's own message.
   virtual absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs,
                                            const std::vector<std::string>& output_names) = 0;
+
+  /// As Run, but returns only the tensors among `names` that the loaded model still holds
+  /// (a converter fuses or folds tensors away), in the order given, each named. Bisection on
+  /// the engine (engines/engine_bisect.h) asks for every intermediate tensor this way. The
+  /// default asks for all of them (an adapter that cannot tell which exist).
+  virtual absl::StatusOr<NamedTensors> RunAvailable(const NamedTensors& inputs,
+                                                    const std::vector<std::string>& names) {
+    return Run(inputs, names);
+  }
 };
 
 /// Makes a fresh adapter; called in the child process, so nothing of the engine's state is

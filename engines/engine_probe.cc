@@ -45,6 +45,8 @@
 #include "analysis/shape_propagation.h"
 #include "broadcast/rules.h"
 #include "engines/isolated_run.h"
+#include "engines/judge.h"
+#include "runtime/exec/error_model.h"
 #include "engines/probe_op_models.h"
 #include "proto/model_io.h"
 #include "runtime/exec/executor.h"
@@ -59,9 +61,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 constexpr int64_t kDims[] = {2, 3, 4, 5, 6, 7};
-// verify's default tolerance.
-constexpr double kRtol = 1e-3;
-constexpr double kAtol = 1e-7;
 
 Dims Full(int rank) { return Dims(kDims, kDims + rank); }
 Dims Ones(int rank) { return Dims(static_cast<size_t>(rank), 1); }
@@ -573,103 +572,31 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
   return out;
 }
 
-// ---- Comparing ----
+// ---- Judging ----
 
-// Every element as a double, for any element type the runtime stores (float16 and bfloat16
-// through float); nullopt for a type it does not (an engine output we cannot read).
-std::optional<std::vector<double>> AsDoubles(const rt::Tensor& t) {
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(t.num_elements()));
-  const bool read = rt::VisitDType(t.dtype(), false, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (const T& v : t.values<T>()) {
-      if constexpr (std::is_same_v<T, rt::Float16> || std::is_same_v<T, rt::BFloat16>) {
-        out.push_back(static_cast<double>(rt::ToFloat(v)));
-      } else {
-        out.push_back(static_cast<double>(v));
-      }
-    }
-    return true;
-  });
-  if (!read) return std::nullopt;
-  return out;
-}
-
-// Whether an engine's output type may stand for the expected one. Engines return their own
-// representation of some types (OpenCV has no 64-bit integer or bool Mat: int32, uint8 or
-// float32 come back), which is accepted where it can hold the values: any type for an expected
-// integer or bool (compared exactly), a floating type for an expected floating one. An integer
-// or bool for an expected float is refused: truncation would pass unseen.
-bool RepresentationAccepted(rt::DType expected, rt::DType actual) {
-  if (expected == actual) return true;
-  if (rt::IsFloatingPoint(expected)) return rt::IsFloatingPoint(actual);
-  return true;
-}
-
-Dims Squeezed(const Dims& d) {
-  Dims out;
-  for (int64_t x : d) {
-    if (x != 1) out.push_back(x);
+void Judge(const engines::EngineOutcome& o, const rt::Reference& ref, ProbeCell* c) {
+  const engines::Judgement j = engines::JudgeOutcome(o, ref);
+  switch (j.kind) {
+    case engines::JudgementKind::kMatches:
+      c->result = CellResult::kRunsAndMatches;
+      break;
+    case engines::JudgementKind::kWrong:
+      c->result = CellResult::kWrong;
+      break;
+    case engines::JudgementKind::kRefused:
+      c->result = CellResult::kRefused;
+      break;
+    case engines::JudgementKind::kCrashed:
+    case engines::JudgementKind::kTimedOut:
+      c->result = CellResult::kCrashed;
+      break;
   }
-  return out;
-}
-
-std::string ShapeText(const Dims& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
-
-void Judge(const rt::Tensor& expected, const rt::Tensor& actual, ProbeCell* c) {
-  const OutputAgreement a = CompareEngineOutput(expected, actual);
-  c->result = a.matches ? CellResult::kRunsAndMatches : CellResult::kWrong;
-  c->message = a.message;
-  c->max_abs_error = a.max_abs_error;
+  c->message = o.kind == engines::OutcomeKind::kRan ? j.why : absl::StrCat(o.stage, ": ", o.message);
+  c->max_abs_error = j.max_abs_error;
+  c->bound_ratio = j.bound_ratio;
 }
 
 }  // namespace
-
-OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual) {
-  OutputAgreement out;
-  if (!RepresentationAccepted(expected.dtype(), actual.dtype())) {
-    out.message = absl::StrCat("element type ", rt::DTypeName(actual.dtype()), ", expected ",
-                               rt::DTypeName(expected.dtype()));
-    return out;
-  }
-  const std::optional<std::vector<double>> e_values = AsDoubles(expected);
-  const std::optional<std::vector<double>> a_values = AsDoubles(actual);
-  if (!e_values || !a_values) {
-    out.message = absl::StrCat("element type ", rt::DTypeName(actual.dtype()), " (expected ",
-                               rt::DTypeName(expected.dtype()), ") cannot be compared");
-    return out;
-  }
-  const std::vector<double>& e = *e_values;
-  const std::vector<double>& a = *a_values;
-  // Integers and bools compare exactly, whatever type the engine returned them in.
-  const bool exact = !rt::IsFloatingPoint(expected.dtype());
-  if (a.size() != e.size() || Squeezed(expected.shape()) != Squeezed(actual.shape())) {
-    out.message = absl::StrCat("output shape ", ShapeText(actual.shape()), ", expected ",
-                               ShapeText(expected.shape()));
-    return out;
-  }
-  double max_abs = 0;
-  int64_t bad = 0;
-  for (size_t k = 0; k < e.size(); ++k) {
-    if (std::isnan(e[k]) && std::isnan(a[k])) continue;
-    const double err = std::fabs(a[k] - e[k]);
-    if (exact ? !(err == 0) : !(err <= kAtol + kRtol * std::fabs(e[k]))) {
-      ++bad;
-      max_abs = std::isnan(err) ? INFINITY : std::max(max_abs, err);
-    }
-  }
-  if (bad == 0) {
-    out.matches = true;
-    if (expected.shape() != actual.shape()) {
-      out.message = absl::StrCat("output shape ", ShapeText(actual.shape()));
-    }
-    return out;
-  }
-  out.max_abs_error = max_abs;
-  out.message = absl::StrFormat("%d of %d elements differ, max abs error %.3g", bad,
-                                static_cast<int64_t>(e.size()), max_abs);
-  return out;
-}
 
 absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed) {
   BCAST_ASSIGN_OR_RETURN(BuiltCell built, BuildCell(cell, seed));
@@ -877,7 +804,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
   report.version = version;
   report.cells = ProbeGridFor(name);
   std::vector<engines::EngineJob> jobs;
-  std::vector<rt::Tensor> expected;
+  std::vector<rt::Reference> expected;
   jobs.reserve(report.cells.size());
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
@@ -908,15 +835,17 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
       c.first_full = passes::FirstOperandFull(*probed);
     }
 
-    absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::LoadExecutor(*model);
-    if (!exec.ok()) return cell_error(exec.status());
     rt::Feeds feeds;
     for (const auto& [n, t] : built.feeds) {
       feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
     }
-    absl::StatusOr<std::vector<rt::Value>> ours = (*exec)->Run(feeds);
-    if (!ours.ok()) return cell_error(ours.status());
-    expected.push_back(ours->at(0).tensor->Clone());
+    absl::StatusOr<rt::Reference> ref = rt::ComputeReference(*model, feeds);
+    if (!ref.ok()) return cell_error(ref.status());
+    if (ref->outputs.empty() || !ref->outputs[0].computed.is_tensor()) {
+      return cell_error(absl::InternalError("no tensor output"));
+    }
+    ref->outputs.resize(1);
+    expected.push_back(*std::move(ref));
 
     absl::StatusOr<std::string> bytes = proto::SerializeModel(model->proto);
     if (!bytes.ok()) return cell_error(bytes.status());
@@ -929,26 +858,13 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
                          engines::RunIsolated(make_engine, jobs, isolation));
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
-    engines::EngineOutcome& o = outcomes[i];
-    switch (o.kind) {
-      case engines::OutcomeKind::kRan:
-        if (o.outputs.size() != 1) {
-          c.result = CellResult::kWrong;
-          c.message = absl::StrCat(o.outputs.size(), " outputs for 1");
-        } else {
-          Judge(expected[i], o.outputs[0].second, &c);
-        }
-        break;
-      case engines::OutcomeKind::kRefused:
-        c.result = CellResult::kRefused;
-        c.message = absl::StrCat(o.stage, ": ", o.message);
-        break;
-      case engines::OutcomeKind::kCrashed:
-      case engines::OutcomeKind::kTimedOut:
-        c.result = CellResult::kCrashed;
-        c.message = absl::StrCat(o.stage, ": ", o.message);
-        break;
+    const engines::EngineOutcome& o = outcomes[i];
+    if (o.kind == engines::OutcomeKind::kRan && o.outputs.size() != 1) {
+      c.result = CellResult::kWrong;
+      c.message = absl::StrCat(o.outputs.size(), " outputs for 1");
+      continue;
     }
+    Judge(o, expected[i], &c);
   }
   return report;
 }

@@ -78,6 +78,8 @@ struct ProbeCell {
   CellResult result = CellResult::kCrashed;
   std::string message;
   double max_abs_error = 0;
+  /// The largest error / the error model's bound (runtime/exec/error_model.h) when it ran.
+  double bound_ratio = 0;
 };
 
 /// A finished probe.
@@ -106,19 +108,6 @@ struct ProbeModel {
   engines::NamedTensors feeds;
 };
 absl::StatusOr<ProbeModel> BuildProbeModel(const ProbeCell& cell, uint64_t seed);
-
-/// An engine's output against our executor's: the element type (the same, or an engine's
-/// representation that holds the values: any type for an expected integer or bool, a floating
-/// type for an expected float), element counts and shapes up to dims of 1 (OpenCV holds a 1-D
-/// tensor as N x 1), then every element: integers and bools exactly, floats within verify's
-/// default tolerance (rtol 1e-3, atol 1e-7; NaN matches NaN). Every element type is read.
-/// `message` says what differs, or notes a shape that differs only in 1s.
-struct OutputAgreement {
-  bool matches = false;
-  std::string message;
-  double max_abs_error = 0;
-};
-OutputAgreement CompareEngineOutput(const rt::Tensor& expected, const rt::Tensor& actual);
 
 /// The cells a probe runs, in table order (see engine_probe.cc for how they are chosen).
 std::vector<ProbeCell> ProbeGrid();

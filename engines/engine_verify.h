@@ -23,11 +23,16 @@ struct EngineVerdict {
   /// "<engine>: runs, max abs <e>" / "<engine>: wrong: ..." / "<engine>: refused at load:
   /// ..." / "<engine>: crashed (signal N) at run: ..." / "<engine>: timed out ...".
   std::string line;
+  /// When it ran: the largest absolute error against the float64 reference, and the largest
+  /// error / the error model's bound.
+  double max_abs_error = 0;
+  double bound_ratio = 0;
 };
 
 /// Runs `rewritten` on the engine `make_engine` makes (named `engine`) and `original` on our
 /// executor, each with seeded random inputs (seed 7) at `dims`, and compares every graph
-/// output (verify's tolerance, shapes up to dims of 1). Errors only when our executor cannot
+/// output (engines/judge.h: the error model against a float64 reference, shapes up to dims of
+/// 1). Errors only when our executor cannot
 /// run the original or no child can be started.
 absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const proto::Model& rewritten,

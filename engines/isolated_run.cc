@@ -146,7 +146,9 @@ std::string ErrorRecord(absl::string_view message) {
       record = ErrorRecord(loaded.message());
     } else {
       WriteAll(result_fd, std::string(1, kLoaded));
-      absl::StatusOr<NamedTensors> outputs = (*engine)->Run(job.inputs, job.output_names);
+      absl::StatusOr<NamedTensors> outputs =
+          job.available_only ? (*engine)->RunAvailable(job.inputs, job.output_names)
+                             : (*engine)->Run(job.inputs, job.output_names);
       record = outputs.ok() ? EncodeOutputs(*outputs) : ErrorRecord(outputs.status().message());
     }
   } catch (const std::exception& e) {

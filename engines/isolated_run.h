@@ -46,6 +46,9 @@ struct EngineJob {
   std::string model_bytes;  ///< serialized ModelProto
   NamedTensors inputs;
   std::vector<std::string> output_names;
+  /// Only the outputs the loaded model still holds (EngineAdapter::RunAvailable): the outcome's
+  /// outputs are then named, a subset of output_names.
+  bool available_only = false;
 };
 
 struct IsolationOptions {

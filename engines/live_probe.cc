@@ -11,10 +11,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
+#include "engines/judge.h"
 #include "engines/registry.h"
 #include "proto/model_io.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
@@ -138,49 +141,59 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
   return r;
 }
 
-// Our executor's outputs on `r`.
-absl::StatusOr<std::vector<rt::Tensor>> Expected(const Runnable& r) {
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(r.model));
+// An engine without a batch axis (ncnn) takes a graph input of rank 2 or more only with a leading
+// 1, which its tools drop, and has no bool tensor. A fragment whose computed operands have that
+// leading 1 reaches it as the model's tensors do (the converter sees the same operand shapes,
+// the same constants); one whose operand has another leading extent (an intermediate such as
+// attention's [heads, T, T]) cannot be fed as the model holds it, so the table decides it
+// (FailedPrecondition: the caller falls back).
+absl::Status FeedsAsTheModelDoes(const std::string& engine, const Runnable& r) {
+  if (!EngineDropsBatchAxis(engine)) return absl::OkStatus();
+  for (const auto& [name, t] : r.feeds) {
+    if (t.dtype() == rt::DType::kBool) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(engine, " has no bool tensor: operand '", name, "' is decided by the table"));
+    }
+    if (t.rank() >= 2 && t.shape()[0] != 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          engine, " has no batch axis: operand '", name, "' [", absl::StrJoin(t.shape(), ","),
+          "] cannot be fed as the model holds it; the table decides"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Our reference on `r` (runtime/exec/error_model.h).
+absl::StatusOr<rt::Reference> Expected(const Runnable& r) {
   rt::Feeds feeds;
   for (const auto& [n, t] : r.feeds) {
     feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
   }
-  BCAST_ASSIGN_OR_RETURN(std::vector<rt::Value> outs, exec->Run(feeds));
-  std::vector<rt::Tensor> expected;
-  for (rt::Value& v : outs) {
-    if (v.kind != rt::Value::Kind::kTensor) return absl::UnimplementedError("not a tensor");
-    expected.push_back(v.tensor->Clone());
+  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(r.model, feeds));
+  for (const rt::OutputReference& o : ref.outputs) {
+    if (!o.computed.is_tensor()) return absl::UnimplementedError("not a tensor");
   }
-  return expected;
+  return ref;
 }
 
-passes::LiveVerdict Judge(const engines::EngineOutcome& o, const std::vector<rt::Tensor>& want,
-                          const std::vector<std::string>& names) {
+passes::LiveVerdict Judge(const engines::EngineOutcome& o, const rt::Reference& want) {
+  const engines::Judgement j = engines::JudgeOutcome(o, want);
   passes::LiveVerdict v;
-  switch (o.kind) {
-    case engines::OutcomeKind::kRan: {
-      for (size_t k = 0; k < want.size(); ++k) {
-        if (k >= o.outputs.size()) {
-          v.why = absl::StrCat("wrong: output '", names[k], "' missing");
-          return v;
-        }
-        const OutputAgreement a = CompareEngineOutput(want[k], o.outputs[k].second);
-        if (!a.matches) {
-          v.why = absl::StrCat("runs, but wrong: ", a.message);
-          return v;
-        }
-      }
+  switch (j.kind) {
+    case engines::JudgementKind::kMatches:
       v.matches = true;
-      return v;
-    }
-    case engines::OutcomeKind::kRefused:
+      break;
+    case engines::JudgementKind::kWrong:
+      v.why = absl::StrCat("runs, but wrong: ", j.why);
+      break;
+    case engines::JudgementKind::kRefused:
       v.why = absl::StrCat("refused (", o.stage, "): ", o.message);
-      return v;
-    case engines::OutcomeKind::kCrashed:
-    case engines::OutcomeKind::kTimedOut:
+      break;
+    case engines::JudgementKind::kCrashed:
+    case engines::JudgementKind::kTimedOut:
       v.why = absl::StrCat(std::string(engines::OutcomeKindName(o.kind)), " (", o.stage,
                            "): ", o.message);
-      return v;
+      break;
   }
   return v;
 }
@@ -210,7 +223,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
     size_t index;
     std::string key;
     Runnable runnable;
-    std::vector<rt::Tensor> expected;
+    rt::Reference expected;
   };
   std::vector<Pending> pending;
   std::map<std::string, size_t> pending_by_key;    // equal forms in one batch run once
@@ -244,7 +257,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       std::ifstream in(file);
       std::string magic, second, matches, why;
       if (in && std::getline(in, magic) && std::getline(in, second) && std::getline(in, matches) &&
-          magic == "bcast-live-probe 2" && second == check) {
+          magic == "bcast-live-probe 3" && second == check) {
         std::getline(in, why);
         passes::LiveVerdict v{matches == "1", why};
         memory_.emplace(key, v);
@@ -258,7 +271,11 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       out[i] = runnable.status();
       continue;
     }
-    absl::StatusOr<std::vector<rt::Tensor>> expected = Expected(*runnable);
+    if (absl::Status feedable = FeedsAsTheModelDoes(engine_, *runnable); !feedable.ok()) {
+      out[i] = feedable;
+      continue;
+    }
+    absl::StatusOr<rt::Reference> expected = Expected(*runnable);
     if (!expected.ok()) {
       out[i] = expected.status();
       continue;
@@ -288,7 +305,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
         continue;
       }
       ++forms_run_;
-      const passes::LiveVerdict v = Judge((*outcomes)[k], p.expected, p.runnable.outputs);
+      const passes::LiveVerdict v = Judge((*outcomes)[k], p.expected);
       out[p.index] = v;
       if (!cache_dir_.empty()) {
         const std::string file =
@@ -296,7 +313,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
                          absl::StrFormat("%016x", Fnv1a(p.key, 14695981039346656037ull)), ".txt");
         std::error_code ec;
         std::filesystem::create_directories(cache_dir_, ec);
-        std::ofstream(file) << "bcast-live-probe 2\n"
+        std::ofstream(file) << "bcast-live-probe 3\n"
                             << absl::StrFormat("%016x", Fnv1a(p.key, 1469598103934665603ull))
                             << "\n"
                             << (v.matches ? "1" : "0") << "\n"
@@ -314,13 +331,6 @@ absl::StatusOr<std::unique_ptr<LiveProbe>> MakeLiveProbe(const std::string& targ
                                                          const std::string& cache_dir) {
   for (const std::string& name : engines::EngineNames()) {
     if (!absl::StartsWith(target_name, name)) continue;
-    // A fragment is run at the node's exact shapes, leading dims included; an engine without a
-    // batch axis (ncnn drops a leading 1 and refuses any other) cannot run such fragments as
-    // the model will, so its measured table (probed with a batch of 1) decides instead.
-    if (EngineDropsBatchAxis(name)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          name, " has no batch axis: its fragments are decided by its measured table"));
-    }
     BCAST_ASSIGN_OR_RETURN(engines::EngineFactory factory, engines::FindEngine(name));
     absl::StatusOr<std::unique_ptr<engines::EngineAdapter>> engine = (factory)();
     if (!engine.ok()) return absl::NotFoundError(std::string(engine.status().message()));

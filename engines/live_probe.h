@@ -1,6 +1,7 @@
 // The live form oracle on an installed engine (targets/form_oracle.h): each fragment is run on
 // the engine in a child process (engines/isolated_run.h) and on our executor with the same
-// seeded inputs, and compared as probe-engine compares (CompareEngineOutput). Engine-neutral:
+// seeded inputs, and judged as probe-engine judges (engines/judge.h: the error model of
+// runtime/exec/error_model.h against a float64 reference). Engine-neutral:
 // any adapter of engines/registry.h plugs in by name.
 //
 // How a fragment is run: each graph input (a computed operand) is fed through LeakyRelu with

@@ -218,6 +218,21 @@ class NcnnEngine : public EngineAdapter {
     return result;
   }
 
+  absl::StatusOr<NamedTensors> RunAvailable(const NamedTensors& inputs,
+                                            const std::vector<std::string>& names) override {
+    if (!loaded_) return absl::FailedPreconditionError("Run before a successful Load");
+    // The blobs of the converted model (onnx2ncnn names them by the ONNX tensors; fused nodes
+    // leave theirs out).
+    std::set<std::string> blobs;
+    for (const ncnn::Blob& b : net_.blobs()) blobs.insert(b.name);
+    std::vector<std::string> present;
+    for (const std::string& n : names) {
+      if (blobs.count(n) > 0) present.push_back(n);
+    }
+    if (present.empty()) return NamedTensors{};
+    return Run(inputs, present);
+  }
+
  private:
   static absl::StatusOr<ncnn::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
     BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> dims, NcnnDims(name, t.shape()));

@@ -136,6 +136,23 @@ class OpenCvEngine : public EngineAdapter {
     }
   }
 
+  absl::StatusOr<NamedTensors> RunAvailable(const NamedTensors& inputs,
+                                            const std::vector<std::string>& names) override {
+    if (net_.empty()) return absl::FailedPreconditionError("Run before a successful Load");
+    // A tensor is reachable by name when a layer carries it (the importer names a layer by
+    // its node's first output; folded constants and fused nodes have none).
+    std::vector<std::string> present;
+    try {
+      for (const std::string& n : names) {
+        if (net_.getLayerId(n) > 0) present.push_back(n);
+      }
+    } catch (const cv::Exception& e) {
+      return Refusal(e);
+    }
+    if (present.empty()) return NamedTensors{};
+    return Run(inputs, present);
+  }
+
  private:
   cv::dnn::Net net_;
 };

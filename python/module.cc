@@ -161,7 +161,9 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
                     int64_t fold_limit_bytes, bool verify_each, bool external_data,
                     const std::string& base_dir, bool allow_partial,
                     const std::optional<std::map<std::string, int64_t>>& dims,
-                    const std::optional<std::map<std::string, std::vector<int64_t>>>& input_shapes) {
+                    const std::optional<std::map<std::string, std::vector<int64_t>>>& input_shapes,
+                    bool live_probe, bool verify_engine, bool require_engine,
+                    const std::optional<std::string>& probe_cache) {
   ModelArg arg = ToModelArg(model, "optimize");
   onnx_bcast::OptimizeOptions options;
   options.target = target.value_or("");
@@ -170,6 +172,10 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
   options.fold_limit_bytes = fold_limit_bytes;
   options.verify_each = verify_each;
   options.allow_partial = allow_partial;
+  options.live_probe = live_probe;
+  options.verify_engine = verify_engine;
+  options.require_engine = require_engine;
+  options.probe_cache = probe_cache.value_or("");
   if (dims.has_value()) options.dims = *dims;
   if (input_shapes.has_value()) options.input_shapes = *input_shapes;
   options.load.base_dir = base_dir;
@@ -407,7 +413,8 @@ FileNotFoundError.)";
 constexpr char kOptimizeDoc[] =
     "optimize(model, *, target=None, passes=None, target_file=None, output=None, "
     "fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', "
-    "allow_partial=False, dims=None, input_shapes=None)\n--\n\n"
+    "allow_partial=False, dims=None, input_shapes=None, live_probe=True, verify_engine=True, "
+    "require_engine=False, probe_cache=None)\n--\n\n"
     R"(Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
 (list_passes(); ["none"]: load and save only).
 
@@ -424,7 +431,13 @@ allow_partial=True (then summary['violations'] lists them).
 dims={'H': 640, ...} and input_shapes={'x': [1, 3, 640, 640]} bind symbolic dims before the
 passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
 (report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
-ValueError naming it.)";
+ValueError naming it.
+The target's engine decides as in the CLI where this module was built with it: live_probe runs
+broadcast forms on it at their exact shapes; verify_engine runs the result on it before
+returning (report 'engine' {'outcome', 'line', 'dims', 'divergence', 'note'}), and a result it
+refuses or computes wrongly raises RuntimeError naming the first node that differs;
+require_engine=True raises ValueError where the build has no such engine (else 'engine' 'note'
+says it was not run).)";
 
 constexpr char kRunDoc[] =
     "run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, "
@@ -477,7 +490,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
         py::arg("verify_each") = false, py::arg("external_data") = false,
         py::arg("base_dir") = ".", py::arg("allow_partial") = false,
-        py::arg("dims") = py::none(), py::arg("input_shapes") = py::none(), kOptimizeDoc);
+        py::arg("dims") = py::none(), py::arg("input_shapes") = py::none(),
+        py::arg("live_probe") = true, py::arg("verify_engine") = true,
+        py::arg("require_engine") = false, py::arg("probe_cache") = py::none(), kOptimizeDoc);
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("random") = false, py::arg("seed") = 0, py::arg("dims") = py::none(),

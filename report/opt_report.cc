@@ -137,8 +137,25 @@ Json OptReportJson(const OptReport& report) {
     for (const auto& [op, n] : report.unsupported_ops) unsupported[op] = n;
     doc["unsupported_ops"] = std::move(unsupported);
   }
-  if (!report.engine_line.empty()) {
-    doc["engine"] = Json{{"outcome", report.engine_outcome}, {"line", report.engine_line}};
+  if (!report.engine_line.empty() || !report.engine_note.empty()) {
+    doc["engine"] = Json{{"outcome", JsonStringOrNull(report.engine_outcome)},
+                         {"line", JsonStringOrNull(report.engine_line)},
+                         {"dims", JsonStringOrNull(report.engine_dims)},
+                         {"divergence", JsonStringOrNull(report.engine_divergence)},
+                         {"note", JsonStringOrNull(report.engine_note)}};
+  }
+  if (!report.waived.empty()) doc["waived"] = report.waived;
+  if (!report.violation_details.empty()) {
+    Json details = Json::array();
+    for (const TargetViolation& v : report.violation_details) {
+      details.push_back(Json{{"graph", v.graph},
+                             {"node", v.node},
+                             {"op", v.op},
+                             {"shapes", v.shapes},
+                             {"rule", v.why},
+                             {"cannot_prove", v.cannot_prove}});
+    }
+    doc["violation_details"] = std::move(details);
   }
   return doc;
 }

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "passes/pass_manager.h"
 #include "report/report_json.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
 
@@ -22,6 +23,11 @@ struct OptReport {
   ModelSummary before;
   ModelSummary after;
   std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
+  /// The same violations as records (node, op, shapes, rule), in the same order.
+  std::vector<TargetViolation> violation_details;
+  /// Violations the engine disproved: nodes left in the form the model as given already had,
+  /// in a model the target's engine runs and matches as given (opt never refuses those).
+  std::vector<std::string> waived;
   std::string error;                    ///< the error that stopped the pipeline, if any
   double target_check_seconds = 0;      ///< time spent checking the target's promise
   /// "live on <engine> <version>: <what it ran>" when the installed engine decided the nodes at
@@ -40,6 +46,14 @@ struct OptReport {
   /// "crashed", "timed-out"); empty without the flag.
   std::string engine_line;
   std::string engine_outcome;
+  /// The dims the engine ran at ("N=1, H=32, W=32"; the unbound ones chosen by opt, said so).
+  std::string engine_dims;
+  /// When the engine computes the written model wrongly: the first node whose output differs
+  /// there (engine bisection, engines/engine_bisect.h), one line; empty otherwise.
+  std::string engine_divergence;
+  /// Why the written model was not run on the engine (no adapter in this build, turned off,
+  /// our executor cannot run it at those dims); empty when it ran or the target has no engine.
+  std::string engine_note;
 };
 
 /// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented

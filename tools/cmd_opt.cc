@@ -46,6 +46,7 @@ struct OptArgs : CommonArgs {
   std::optional<std::string> report;
   bool verify = false;
   bool verify_engine = false;
+  bool no_verify_engine = false;
   bool verify_each = false;
   bool dry_run = false;
   bool in_place = false;
@@ -76,10 +77,16 @@ void DeclareOpt(CommandLine* cl, OptArgs* a) {
              &a->report);
   cl->Flag("--verify", "verify the rewritten model against the original", &a->verify);
   cl->Flag("--verify-engine",
-           "load and run the written model on the target's engine itself (in a child) and "
-           "compare with the original at the bound dims: one line, and \"engine\" in --report; any "
-           "answer but \"runs\" exits 1, nothing written",
+           "require the engine check (done by default where this build has the target's "
+           "engine): the written model loaded and run on the engine itself (in a child) and "
+           "compared with the original at the bound dims; a build without the engine is a "
+           "usage error",
            &a->verify_engine);
+  cl->Flag("--no-verify-engine",
+           "skip the engine check; by default, where this build has the target's engine, the "
+           "written model is run on it (one line, \"engine\" in --report) and any answer but "
+           "\"runs\" exits 1 naming the first node that differs, nothing written",
+           &a->no_verify_engine);
   cl->Flag("--verify-each",
            "after every pass, validate the graph and compare the kept shape tables with a "
            "fresh analysis",
@@ -177,14 +184,14 @@ class OptRun {
   std::optional<int> PlanOutputs();
   std::optional<int> PlanPipeline();
   std::optional<int> RefuseOverwritingInput();
-  std::optional<int> FindVerifyEngine(const proto::Model& bound);
   std::optional<int> Optimize();
   void PrintOptText() const;
   int OptimizeFailure(const absl::Status& status) const;
   void WarnUnsupportedOps() const;
+  void PrintWaived() const;
   void PrintViolations() const;
   std::optional<int> VerifyRewrite();
-  std::optional<int> VerifyOnEngine();
+  std::optional<int> ReportEngine(const driver::OptimizeOutcome& outcome);
   int WriteOutputs();
 
   const Command& cmd_;
@@ -197,16 +204,13 @@ class OptRun {
   passes::ResolvedPipeline pipeline_;
   driver::DimBindingRequest bind_;
   std::unique_ptr<passes::ProgressSink> progress_;
-  std::unique_ptr<driver::LiveProbe> live_;
   // The run.
   std::optional<proto::Model> model_;
   std::string label_;  // "<stdin>" for '-'
   absl::StatusOr<proto::InputFiles> inputs_ = proto::InputFiles{};
   passes::OptReport report_;
-  std::optional<proto::Model> original_;         // --verify
-  std::optional<proto::Model> engine_original_;  // --verify-engine
-  std::optional<engines::EngineFactory> engine_factory_;
-  std::string engine_name_;
+  std::optional<proto::Model> original_;  // --verify
+  std::optional<driver::OptimizeOutcome> outcome_;
 };
 
 // -o, --in-place, --dry-run, --report and stdout: who writes where.
@@ -302,25 +306,6 @@ std::optional<int> OptRun::RefuseOverwritingInput() {
   return std::nullopt;
 }
 
-// --verify-engine: the engine named like the target ("ncnn", or a profile file's
-// "ncnn-20260722"), found before any pass runs.
-std::optional<int> OptRun::FindVerifyEngine(const proto::Model& bound) {
-  if (!args_.verify_engine) return std::nullopt;
-  if (!pipeline_.profile.has_value()) {
-    return Usage(cmd_, "--verify-engine runs a target's engine: give a target");
-  }
-  const std::string& target = pipeline_.profile->name;
-  engine_name_ = std::string(absl::string_view(target).substr(0, target.find('-')));
-  absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(engine_name_);
-  if (!factory.ok()) {
-    return Usage(
-        cmd_, absl::StrCat("--verify-engine: target ", target, ": ", factory.status().message()));
-  }
-  engine_factory_ = *std::move(factory);
-  engine_original_ = bound;
-  return std::nullopt;
-}
-
 int OptRun::OptimizeFailure(const absl::Status& status) const {
   PrintError(absl::StrCat(label_, ": ", status.message()));
   switch (status.code()) {
@@ -347,6 +332,15 @@ void OptRun::WarnUnsupportedOps() const {
 // Nodes outside the target's form, said once, here (the report gives only their count): one
 // self-contained line per node (model, target, what happened to OUT, the node), then each hint
 // that several nodes share, once with its count.
+// Nodes the table puts outside the target's form but the engine ran as given (the waiver of
+// driver::OptimizeAtDims): notes, never a refusal.
+void OptRun::PrintWaived() const {
+  if (args_.quiet) return;
+  for (const std::string& w : report_.waived) {
+    PrintError(absl::StrCat(label_, ": note: not refused: ", w));
+  }
+}
+
 void OptRun::PrintViolations() const {
   if (report_.violations.empty()) return;
   const bool partial = args_.allow_partial;
@@ -387,24 +381,27 @@ std::optional<int> OptRun::VerifyRewrite() {
   return std::nullopt;
 }
 
-// --verify-engine: the rewritten model run on the engine itself, in a child.
-std::optional<int> OptRun::VerifyOnEngine() {
-  if (!engine_original_.has_value()) return std::nullopt;
-  absl::StatusOr<driver::EngineVerdict> verdict = driver::VerifyOnEngine(
-      *engine_original_, *model_, *engine_factory_, engine_name_, report_.bindings);
-  if (!verdict.ok()) {
-    PrintError(absl::StrCat(label_, ": --verify-engine: ", verdict.status().message()));
-    return LoadExitCode(verdict.status());
+// The engine's verdict on the written model (driver::OptimizeAtDims ran it): its line, or why
+// it was not run; a model it refuses, crashes on or computes wrongly is not written, and the
+// first node that differs there is named.
+std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) {
+  if (!report_.engine_line.empty()) {
+    PrintOut(absl::StrCat(report_.engine_line,
+                          report_.engine_dims.empty() ? "" : absl::StrCat(" (at ", report_.engine_dims, ")"),
+                          "\n"),
+             text_to_stderr_);
+  } else if (!report_.engine_note.empty() && !args_.quiet) {
+    PrintError(absl::StrCat(label_, ": note: ", report_.engine_note));
   }
-  report_.engine_line = verdict->line;
-  report_.engine_outcome = verdict->outcome;
-  PrintOut(absl::StrCat(verdict->line, "\n"), text_to_stderr_);
-  if (verdict->outcome == "ran") return std::nullopt;
-  // The user asked the engine itself: a model it refuses, crashes on or computes wrongly is
-  // not the promise kept, whatever the table said (as --verify, nothing is written).
+  if (!outcome.engine_failed) return std::nullopt;
+  const std::string engine = report_.engine_line.substr(0, report_.engine_line.find(':'));
+  if (!report_.engine_divergence.empty()) {
+    PrintError(absl::StrCat(label_, ": on ", engine, ": ", report_.engine_divergence));
+  }
   PrintError(absl::StrCat(args_.dry_run ? label_ : report_.output_path,
-                          ": the rewritten model does not run correctly on ", engine_name_, " (",
-                          verdict->outcome, ")", UnboundInputDimsHint(*model_), "; not written"));
+                          ": the rewritten model does not run correctly on ", engine, " (",
+                          report_.engine_outcome, ")", UnboundInputDimsHint(*model_),
+                          "; not written"));
   return kExitFound;
 }
 
@@ -459,20 +456,25 @@ std::optional<int> OptRun::Optimize() {
   driver::OptimizeRequest request;
   request.bind = bind_;
   request.allow_partial = args_.allow_partial;
-  std::optional<int> stopped;
-  request.before_passes = [this, &stopped](const proto::Model& bound) {
+  request.before_passes = [this](const proto::Model& bound) {
     // --verify compares against the model as loaded (with the dims bound: the same inputs feed
     // both).
     if (args_.verify) original_ = bound;
-    stopped = FindVerifyEngine(bound);
-    return stopped.has_value() ? absl::CancelledError("--verify-engine") : absl::OkStatus();
+    return absl::OkStatus();
   };
+  request.engine.live_probe = !args_.no_live_probe;
+  request.engine.verify = !args_.no_verify_engine;
+  request.engine.required = args_.verify_engine;
+  request.engine.probe_cache = args_.probe_cache.value_or("");
   report_.output_path = args_.dry_run ? "" : model_to_stdout_ ? "<stdout>" : output_;
   absl::StatusOr<driver::OptimizeOutcome> outcome =
       driver::OptimizeAtDims(&*model_, pipeline_, settings_, request, &report_);
   if (!outcome.ok()) {
     PrintError(absl::StrCat(label_, ": ", outcome.status().message()));
     return LoadExitCode(outcome.status());
+  }
+  if (!outcome->engine_usage.empty()) {
+    return Usage(cmd_, absl::StrCat("--verify-engine: ", outcome->engine_usage));
   }
   if (!outcome->bind_usage.empty()) {
     return Usage(cmd_, absl::StrCat(label_, ": ", outcome->bind_usage));
@@ -482,12 +484,13 @@ std::optional<int> OptRun::Optimize() {
     PrintError(absl::StrCat(label_, ": ", outcome->bind_failure));
     return kExitFound;
   }
-  if (stopped.has_value()) return stopped;
   PrintOptText();
   if (!outcome->status.ok()) return OptimizeFailure(outcome->status);
   WarnUnsupportedOps();
+  PrintWaived();
   PrintViolations();
   if (outcome->target_not_met) return kExitUnsupported;
+  outcome_ = *std::move(outcome);
   return std::nullopt;
 }
 
@@ -497,13 +500,6 @@ int OptRun::Run() {
   if (std::optional<int> exit = PlanPipeline()) return *exit;
   progress_ = MakeProgress(args_);
   settings_.progress = progress_.get();
-  // The target's engine decides at exact shapes where this build has it (else the table).
-  if (pipeline_.profile.has_value() && !args_.no_live_probe) {
-    absl::StatusOr<std::unique_ptr<driver::LiveProbe>> made =
-        driver::MakeLiveProbe(pipeline_.profile->name, args_.probe_cache.value_or(""));
-    if (made.ok()) live_ = *std::move(made);
-  }
-  settings_.live = live_.get();
   absl::StatusOr<proto::Model> model = Load(args_.positionals[0], args_, progress_.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
@@ -516,7 +512,7 @@ int OptRun::Run() {
   if (std::optional<int> exit = RefuseOverwritingInput()) return *exit;
   if (std::optional<int> exit = Optimize()) return *exit;
   if (std::optional<int> exit = VerifyRewrite()) return *exit;
-  if (std::optional<int> exit = VerifyOnEngine()) return *exit;
+  if (std::optional<int> exit = ReportEngine(*outcome_)) return *exit;
   return WriteOutputs();
 }
 

@@ -17,6 +17,7 @@
 #include "proto/shapes.h"
 #include "report/opt_report.h"
 #include "report/report_json.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/input_check.h"
 #include "runtime/exec/load_executor.h"
@@ -146,11 +147,14 @@ void Attribute(const passes::OptReport& report, Divergence* d) {
 
 // ---------------------------------------------------------------- bisect
 
+// `original`: the original model as a proto, for a float64 reference of the intermediates when
+// `error_model` (null: compared with `tolerance`).
 std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
                                  const rt::Tolerance& tolerance, const std::string& label,
                                  const passes::OptReport* report, int threads,
                                  const rt::RunBudget* budget,
-                                 std::shared_ptr<rt::MemoryBudget> memory) {
+                                 std::shared_ptr<rt::MemoryBudget> memory,
+                                 const proto::Model* original, const rt::ErrorModel* error_model) {
   std::unordered_map<std::string, const rt::Node*> producer_b;
   for (const rt::Node& n : b.main->nodes) {
     for (const std::string& o : n.outputs) {
@@ -179,10 +183,28 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
   std::unordered_map<std::string, const rt::Value*> values_b;
   for (size_t i = 0; i < all_b.size(); ++i) values_b[all_b[i]] = &(*vb)[base_b + i];
   for (const auto& [name, value] : feeds) values_b.emplace(name, &value);
+  // The float64 reference of every common intermediate, when comparing under the error model.
+  std::optional<rt::Reference> reference;
+  if (original != nullptr && error_model != nullptr) {
+    rt::ReferenceOptions ro;
+    ro.run = options;
+    ro.model = *error_model;
+    ro.extra_outputs = common;
+    absl::StatusOr<rt::Reference> r = rt::ComputeReference(*original, feeds, ro);
+    if (r.ok() && r->fallback.empty()) reference = *std::move(r);
+  }
   for (size_t i = 0; i < common.size(); ++i) {
     const rt::Value& x = (*va)[base_a + i];
     const rt::Value& y = *values_b[common[i]];
-    rt::Comparison c = rt::CompareValues(y, x, common[i], tolerance);
+    rt::Comparison c;
+    if (reference.has_value()) {
+      const size_t at = a.main->outputs.size() + i;
+      if (at >= reference->outputs.size()) continue;
+      c = rt::CompareToReference(y, reference->outputs[at], reference->model);
+      if (!c.match) c.message = absl::StrCat("output '", common[i], "': ", c.message);
+    } else {
+      c = rt::CompareValues(y, x, common[i], tolerance);
+    }
     if (c.match) continue;
     Divergence d;
     d.sample = label;
@@ -453,25 +475,55 @@ class WholeModelRun {
       sample.error = absl::StrCat("the rewritten model fails where the original runs: ",
                                   vb.status().message());
     } else {
+      std::optional<rt::Reference> reference = ReferenceFor(set, *va);
       for (size_t i = 0; i < outs_a_.size(); ++i) {
         auto it = std::find(outs_b_.begin(), outs_b_.end(), outs_a_[i]);
         if (it == outs_b_.end()) continue;
         OutputResult o;
         o.name = outs_a_[i];
-        o.comparison =
-            rt::CompareValues((*vb)[it - outs_b_.begin()], (*va)[i], o.name, r_.tolerance);
+        const rt::Value& got = (*vb)[it - outs_b_.begin()];
+        if (reference.has_value() && i < reference->outputs.size()) {
+          o.comparison = rt::CompareToReference(got, reference->outputs[i], reference->model);
+          if (!o.comparison.match) {
+            o.comparison.message = absl::StrCat("output '", o.name, "': ", o.comparison.message);
+          }
+        } else {
+          o.comparison = rt::CompareValues(got, (*va)[i], o.name, r_.tolerance);
+        }
         sample.match &= o.comparison.match;
         sample.outputs.push_back(std::move(o));
       }
     }
     if (!sample.match && !r_.divergence) {
       r_.divergence = Bisect(ea_->model(), eb_->model(), set.feeds, r_.tolerance, set.label,
-                             report_, options_.threads, options_.budget, options_.memory);
+                             report_, options_.threads, options_.budget, options_.memory,
+                             r_.error_model ? &original_ : nullptr,
+                             r_.error_model ? &r_.model : nullptr);
     }
     step->End(sample.match ? "equal" : "DIFFERENT");
     r_.match &= sample.match;
     r_.samples.push_back(std::move(sample));
     return std::nullopt;
+  }
+
+  // The error model's reference for one input set (the original's float32 outputs `computed`
+  // reused); nullopt when comparing with a tolerance, or when no float64 run is possible (the
+  // result's reference_note says why; the tolerance rtol 1e-3, atol 1e-7 then applies).
+  std::optional<rt::Reference> ReferenceFor(const InputSet& set,
+                                            const std::vector<rt::Value>& computed) {
+    if (!r_.error_model) return std::nullopt;
+    rt::ReferenceOptions ro;
+    ro.run = RunOptionsFor(options_.threads, options_.budget, options_.memory);
+    ro.model = r_.model;
+    ro.computed = &computed;
+    absl::StatusOr<rt::Reference> ref = rt::ComputeReference(original_, set.feeds, ro);
+    if (!ref.ok() || !ref->fallback.empty()) {
+      if (r_.reference_note.empty()) {
+        r_.reference_note = ref.ok() ? ref->fallback : std::string(ref.status().message());
+      }
+      return std::nullopt;
+    }
+    return *std::move(ref);
   }
 
   // A run that must end the verification instead of counting as a mismatch or a skipped
@@ -545,6 +597,7 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
     r.tolerance = *options.tolerance;
   } else {
     r.tolerance.exact = OnlyExactOpsChanged(original, rewritten);
+    r.error_model = !r.tolerance.exact;
   }
   WholeModelRun run(original, rewritten, options, std::move(bound_values),
                     report.has_value() ? &*report : nullptr, std::move(r));

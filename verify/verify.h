@@ -17,6 +17,7 @@
 #include "report/opt_report.h"
 #include "report/report_json.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
 #include "support/progress.h"
@@ -40,7 +41,8 @@ struct VerifyOptions {
   bool edge_cases = false;
   /// Tolerance given by the user; when absent, bit-exact if only exact ops (Reshape, Unsqueeze,
   /// Squeeze, Expand, Shape, Identity, Constant, Flatten, Tile) were inserted or removed,
-  /// otherwise rtol 1e-3, atol 1e-7.
+  /// otherwise the error model (runtime/exec/error_model.h): the rewritten model's outputs
+  /// against the original run in float64, within the model's bound.
   std::optional<rt::Tolerance> tolerance;
   /// Verify node by node only (no whole-model run).
   bool local = false;
@@ -113,6 +115,12 @@ struct VerifyResult {
   std::string mode;  ///< "whole-model" or "local"
   std::string note;  ///< why local mode was used
   rt::Tolerance tolerance;
+  /// Compared under the error model (no tolerance given, not bit-exact): `error_model` its
+  /// constants; `reference_note` says why a sample fell back to rtol 1e-3, atol 1e-7 (no
+  /// float64 run), empty when none did.
+  bool error_model = false;
+  rt::ErrorModel model;
+  std::string reference_note;
   /// Dims fixed for every sample and who fixed them (the text's first line says so); the
   /// samples vary only the symbols both models leave free.
   std::vector<BoundDim> bound;

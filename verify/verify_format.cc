@@ -14,9 +14,13 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
       original_path, " vs ", rewritten_path, ": ", r.match ? "EQUAL" : "DIFFERENT", " (", r.mode,
       ", ",
       r.tolerance.exact ? std::string("bit-exact")
+      : r.error_model   ? absl::StrCat("error model: float64 reference, margin ", r.model.margin)
                         : absl::StrCat("rtol ", r.tolerance.rtol, ", atol ", r.tolerance.atol),
       r.bound.empty() ? "" : "; ", BoundDimsToString(r.bound), ")\n");
   if (!r.note.empty()) absl::StrAppend(&out, "note: verified node by node: ", r.note, "\n");
+  if (!r.reference_note.empty()) {
+    absl::StrAppend(&out, "note: ", r.reference_note, "; compared within rtol 1e-3, atol 1e-7\n");
+  }
   for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
   for (const SampleResult& s : r.samples) {
     absl::StrAppend(
@@ -72,6 +76,7 @@ passes::Json ComparisonJson(const rt::Comparison& c) {
   j["max_ulp"] = c.max_ulp;
   j["passing_atol"] = c.passing_atol ? passes::JsonNumber(*c.passing_atol) : passes::Json();
   j["passing_rtol"] = c.passing_rtol ? passes::JsonNumber(*c.passing_rtol) : passes::Json();
+  j["bound_ratio"] = c.error_model ? passes::JsonNumber(c.bound_ratio) : passes::Json();
   j["message"] = passes::JsonStringOrNull(c.message);
   return j;
 }
@@ -90,7 +95,10 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
   doc["note"] = passes::JsonStringOrNull(r.note);
   doc["tolerance"] = passes::Json{{"exact", r.tolerance.exact},
                                   {"rtol", passes::JsonNumber(r.tolerance.rtol)},
-                                  {"atol", passes::JsonNumber(r.tolerance.atol)}};
+                                  {"atol", passes::JsonNumber(r.tolerance.atol)},
+                                  {"error_model", r.error_model},
+                                  {"margin", passes::JsonNumber(r.model.margin)},
+                                  {"reference_note", passes::JsonStringOrNull(r.reference_note)}};
   passes::Json bound = passes::Json::array();
   for (const BoundDim& b : r.bound) {
     bound.push_back(passes::Json{{"symbol", b.symbol}, {"value", b.value}, {"by", b.by}});

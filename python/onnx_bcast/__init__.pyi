@@ -168,6 +168,30 @@ class OptimizeReport(_OptimizeReportBase, total=False):
     # Ops of the model the target's engine has no layer for (its measured profile's list), with
     # their node counts; not broadcast forms, so they never fail optimize().
     unsupported_ops: dict[str, int]
+    # The target's engine on the result (absent when the target names no engine).
+    engine: EngineCheck
+    # Nodes the table puts outside the target's form that the model as given already had, where
+    # the engine runs the model as given and matches: never a refusal.
+    waived: list[str]
+    # summary['violations'] as records.
+    violation_details: list[ViolationRecord]
+
+
+class EngineCheck(TypedDict):
+    outcome: Optional[str]  # "ran", "wrong", "refused", "crashed", "timed-out"; None: not run
+    line: Optional[str]
+    dims: Optional[str]
+    divergence: Optional[str]  # the first node that differs on the engine
+    note: Optional[str]  # why it was not run
+
+
+class ViolationRecord(TypedDict):
+    graph: str
+    node: str
+    op: str
+    shapes: str
+    rule: str
+    cannot_prove: bool
 
 
 class Comparison(TypedDict):
@@ -181,6 +205,7 @@ class Comparison(TypedDict):
     max_ulp: int
     passing_atol: Union[float, str, None]  # the smallest atol that passes; None: not applicable
     passing_rtol: Union[float, str, None]
+    bound_ratio: Union[float, str, None]  # largest error / the error model's bound; None: not used
     message: Optional[str]
 
 
@@ -201,6 +226,9 @@ class Tolerance(TypedDict):
     exact: bool
     rtol: float
     atol: float
+    error_model: bool  # compared under the error model (float64 reference, per-element bound)
+    margin: float
+    reference_note: Optional[str]  # why no float64 reference could be made (then rtol/atol)
 
 
 _DivergenceBase = TypedDict("_DivergenceBase", {"pass": Optional[str]})
@@ -286,7 +314,9 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
              output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
-             input_shapes: Optional[dict[str, Sequence[int]]] = None
+             input_shapes: Optional[dict[str, Sequence[int]]] = None,
+             live_probe: bool = True, verify_engine: bool = True,
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None
              ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
     (list_passes(); ["none"]: load and save only).
@@ -305,6 +335,12 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
     passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
     (report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
     ValueError naming it.
+    The target's engine decides as in the CLI where this module was built with it: live_probe runs
+    broadcast forms on it at their exact shapes; verify_engine runs the result on it before
+    returning (report 'engine' {'outcome', 'line', 'dims', 'divergence', 'note'}), and a result it
+    refuses or computes wrongly raises RuntimeError naming the first node that differs;
+    require_engine=True raises ValueError where the build has no such engine (else 'engine' 'note'
+    says it was not run).
     """
 @overload
 def optimize(model: Buffer, *, target: Optional[str] = None,
@@ -312,7 +348,9 @@ def optimize(model: Buffer, *, target: Optional[str] = None,
              output: Optional[StrPath] = None, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
-             input_shapes: Optional[dict[str, Sequence[int]]] = None
+             input_shapes: Optional[dict[str, Sequence[int]]] = None,
+             live_probe: bool = True, verify_engine: bool = True,
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None
              ) -> tuple[bytes, OptimizeReport]: ...
 @overload
 def optimize(model: StrPath, *, target: Optional[str] = None,
@@ -320,7 +358,10 @@ def optimize(model: StrPath, *, target: Optional[str] = None,
              output: StrPath, fold_limit_bytes: int = 4096,
              verify_each: bool = False, external_data: bool = False, base_dir: str = '.',
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
-             input_shapes: Optional[dict[str, Sequence[int]]] = None) -> OptimizeReport: ...
+             input_shapes: Optional[dict[str, Sequence[int]]] = None,
+             live_probe: bool = True, verify_engine: bool = True,
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None
+             ) -> OptimizeReport: ...
 
 
 def run(model: Model, inputs: Optional[dict[str, numpy.typing.ArrayLike]] = None, *,

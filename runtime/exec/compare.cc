@@ -221,8 +221,10 @@ const char* KindName(const Value& v) {
 }  // namespace
 
 std::string Comparison::Figures() const {
-  return absl::StrFormat("max abs %.3g, max rel %.3g, max ULP %d", max_abs_error, max_rel_error,
-                         max_ulp);
+  std::string out = absl::StrFormat("max abs %.3g, max rel %.3g, max ULP %d", max_abs_error,
+                                    max_rel_error, max_ulp);
+  if (error_model) absl::StrAppend(&out, absl::StrFormat(", %.2g x the bound", bound_ratio));
+  return out;
 }
 
 std::string Comparison::Statistics(const std::string& name, const Tolerance& tolerance) const {
@@ -248,6 +250,9 @@ std::string Comparison::Statistics(const std::string& name, const Tolerance& tol
     } else if (std::isinf(*passing_rtol)) {
       absl::StrAppend(&line, " (an expected 0 differs by more than atol)");
     }
+  } else if (!match && mismatches > 0 && error_model) {
+    absl::StrAppend(&line, absl::StrFormat("; the worst error is %.3g x the error model's bound",
+                                           bound_ratio));
   } else if (!match && mismatches > 0) {
     absl::StrAppend(
         &line, tolerance.exact ? "; compared bit-exact" : "; integers and bools compare exactly");

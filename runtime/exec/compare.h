@@ -45,6 +45,15 @@ struct Comparison {
   /// for integers, bools and exact comparisons, where no tolerance applies.
   std::optional<double> passing_atol;
   std::optional<double> passing_rtol;
+  /// Comparisons under the error model (error_model.h): true when a per-element bound was
+  /// used; the largest error / bound (the fallback's tolerance stands for the bound without
+  /// one), and where: flat and multi-index, the values there and the bound.
+  bool error_model = false;
+  double bound_ratio = 0;
+  std::string bound_at;
+  double worst_actual = 0;
+  double worst_expected = 0;
+  double worst_bound = 0;
   /// "max abs 1.2e-05, max rel 3.4e-06, max ULP 12".
   std::string Figures() const;
   /// When !match, one line for a user choosing tolerances: the largest errors and where, how

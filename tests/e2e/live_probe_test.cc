@@ -27,12 +27,14 @@
 #include "driver/driver.h"
 #include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
+#include "engines/judge.h"
 #include "engines/opencv_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
 #include "proto/model_io.h"
 #include "proto/onnx_text.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
@@ -71,9 +73,7 @@ std::string RunsOnOpenCv(const proto::Model& model) {
   options.seed = 3;
   absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, options);
   if (!feeds.ok()) return std::string(feeds.status().message());
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
-  if (!exec.ok()) return std::string(exec.status().message());
-  absl::StatusOr<std::vector<rt::Value>> want = (*exec)->Run(*feeds);
+  absl::StatusOr<rt::Reference> want = rt::ComputeReference(model, *feeds);
   if (!want.ok()) return std::string(want.status().message());
   engines::EngineJob job;
   job.model_bytes = *proto::SerializeModel(model.proto);
@@ -89,9 +89,8 @@ std::string RunsOnOpenCv(const proto::Model& model) {
   if (!out.ok()) return std::string(out.status().message());
   const engines::EngineOutcome& o = (*out)[0];
   if (o.kind != engines::OutcomeKind::kRan) return absl::StrCat("did not run: ", o.message);
-  const driver::OutputAgreement a =
-      driver::CompareEngineOutput(*(*want)[0].tensor, o.outputs[0].second);
-  return a.matches ? "matches" : absl::StrCat("wrong: ", a.message);
+  const engines::Judgement j = engines::JudgeOutcome(o, *want);
+  return j.matches() ? "matches" : absl::StrCat("wrong: ", j.why);
 }
 
 // The profile without its exact-shape cells: the class rules alone, as opt decided without the

@@ -4,7 +4,9 @@
 // fed the same inputs.
 //   opencv_run ORIGINAL REWRITTEN
 // Prints one line, "opencv <version>: runs and matches (K outputs, max abs error E)", and exits
-// 0; exits 1 naming the refusal or the output that differs; 2 when a model cannot be read.
+// 0 (judged by engines/judge.h against a float64 reference); exits 1 naming the refusal, the
+// output that differs, or a reference output that cannot tell right from wrong (one value
+// everywhere, or no finite value: NaN matches NaN); 2 when a model cannot be read.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,12 +16,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engines/engine_probe.h"
+#include "engines/judge.h"
 #include "engines/opencv_engine.h"
 #include "proto/model_io.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "tests/support/reference_guard.h"
 
 namespace onnx_bcast {
 namespace {
@@ -46,10 +50,14 @@ int Main(int argc, char** argv) {
   random.seed = 7;
   absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*theirs)->main, random);
   if (!feeds.ok()) return Fail(2, std::string(feeds.status().message()));
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*ours);
-  if (!exec.ok()) return Fail(2, std::string(exec.status().message()));
-  absl::StatusOr<std::vector<rt::Value>> expected = (*exec)->Run(*feeds);
-  if (!expected.ok()) return Fail(2, absl::StrCat("our executor: ", expected.status().message()));
+  absl::StatusOr<rt::Reference> reference = rt::ComputeReference(*original, *feeds);
+  if (!reference.ok()) {
+    return Fail(2, absl::StrCat("our executor: ", reference.status().message()));
+  }
+  // An output with one value everywhere, or none finite, would match whatever OpenCV computes.
+  if (const std::string why = test_support::FirstUninformativeOutput(*reference); !why.empty()) {
+    return Fail(1, absl::StrCat(why, ": the comparison proves nothing"));
+  }
 
   std::unique_ptr<engines::EngineAdapter> engine = engines::MakeOpenCvEngine();
   absl::StatusOr<std::string> bytes = proto::ReadFileBytes(argv[2]);
@@ -65,37 +73,14 @@ int Main(int argc, char** argv) {
     return Fail(1, absl::StrCat("opencv ", engine->version(),
                                 " fails to run the model: ", outputs.status().message()));
   }
-  double max_abs = 0;
-  std::vector<std::string> wrong;
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (k >= outputs->size() || !(*expected)[k].is_tensor()) {
-      wrong.push_back(absl::StrCat("output '", names[k], "' missing"));
-      continue;
-    }
-    const rt::Tensor& e = *(*expected)[k].tensor;
-    const rt::Tensor& a = (*outputs)[k].second;
-    const driver::OutputAgreement agreement = driver::CompareEngineOutput(e, a);
-    if (!agreement.matches) wrong.push_back(absl::StrCat("'", names[k], "': ", agreement.message));
-    if (e.dtype() == rt::DType::kFloat32 && a.dtype() == rt::DType::kFloat32 &&
-        e.num_elements() == a.num_elements()) {
-      // An output with one value everywhere would match whatever the engine computes.
-      const float* pe = e.data<float>();
-      const float* pa = a.data<float>();
-      bool varies = false;
-      for (int64_t i = 0; i < e.num_elements(); ++i) {
-        varies |= pe[i] != pe[0];
-        max_abs = std::max(max_abs, static_cast<double>(std::fabs(pe[i] - pa[i])));
-      }
-      if (!varies && e.num_elements() > 1) {
-        wrong.push_back(
-            absl::StrCat("'", names[k], "' is constant: the comparison proves nothing"));
-      }
-    }
+  engines::EngineOutcome ran;
+  ran.kind = engines::OutcomeKind::kRan;
+  ran.outputs = *std::move(outputs);
+  const engines::Judgement j = engines::JudgeOutcome(ran, *reference);
+  if (!j.matches()) {
+    return Fail(1, absl::StrCat("opencv ", engine->version(), " runs the model but differs: ", j.why));
   }
-  if (!wrong.empty()) {
-    return Fail(1, absl::StrCat("opencv ", engine->version(),
-                                " runs the model but differs: ", absl::StrJoin(wrong, "; ")));
-  }
+  const double max_abs = j.max_abs_error;
   std::printf("opencv %s: runs and matches (%zu outputs, max abs error %.3g)\n",
               engine->version().c_str(), names.size(), max_abs);
   return 0;

@@ -17,9 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "engines/engine_probe.h"
 #include "engines/isolated_run.h"
+#include "engines/judge.h"
 #include "proto/model_io.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
@@ -34,7 +35,7 @@ using Bindings = CorpusBindings;
 struct Reference {
   engines::NamedTensors feeds;
   std::vector<std::string> output_names;
-  std::vector<rt::Tensor> expected;
+  rt::Reference expected;  // the float64 reference and its bounds (runtime/exec/error_model.h)
 };
 
 inline absl::StatusOr<Reference> RunReference(const proto::Model& model, const Bindings& dims,
@@ -57,17 +58,13 @@ inline absl::StatusOr<Reference> RunReference(const proto::Model& model, const B
     feeds = *std::move(random);
     for (const auto& [n, v] : feeds) ref.feeds.emplace_back(n, v.tensor->Clone());
   }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
-  if (!exec.ok()) return exec.status();
-  absl::StatusOr<std::vector<rt::Value>> outs = (*exec)->Run(feeds);
-  if (!outs.ok()) return outs.status();
+  absl::StatusOr<rt::Reference> expected = rt::ComputeReference(model, feeds);
+  if (!expected.ok()) return expected.status();
   ref.output_names = (*runtime)->main->outputs;
-  for (rt::Value& v : *outs) {
-    if (v.kind != rt::Value::Kind::kTensor) {
-      return absl::UnimplementedError("an output that is not a tensor");
-    }
-    ref.expected.push_back(v.tensor->Clone());
+  for (const rt::OutputReference& o : expected->outputs) {
+    if (!o.computed.is_tensor()) return absl::UnimplementedError("an output that is not a tensor");
   }
+  ref.expected = *std::move(expected);
   return ref;
 }
 
@@ -80,28 +77,21 @@ struct Verdict {
 };
 
 inline Verdict Judge(const engines::EngineOutcome& o, const Reference& ref) {
+  const engines::Judgement j = engines::JudgeOutcome(o, ref.expected);
   Verdict v;
-  switch (o.kind) {
-    case engines::OutcomeKind::kRan: {
-      std::vector<std::string> wrong;
-      for (size_t k = 0; k < ref.expected.size(); ++k) {
-        if (k >= o.outputs.size()) {
-          wrong.push_back(absl::StrCat("output '", ref.output_names[k], "' missing"));
-          continue;
-        }
-        const driver::OutputAgreement a =
-            driver::CompareEngineOutput(ref.expected[k], o.outputs[k].second);
-        if (!a.matches) wrong.push_back(absl::StrCat("'", ref.output_names[k], "': ", a.message));
-      }
-      v.matches = wrong.empty();
-      v.text = v.matches ? "runs and matches" : absl::StrCat("wrong: ", absl::StrJoin(wrong, "; "));
+  switch (j.kind) {
+    case engines::JudgementKind::kMatches:
+      v.matches = true;
+      v.text = "runs and matches";
       break;
-    }
-    case engines::OutcomeKind::kRefused:
+    case engines::JudgementKind::kWrong:
+      v.text = absl::StrCat("wrong: ", j.why);
+      break;
+    case engines::JudgementKind::kRefused:
       v.text = absl::StrCat("refused (", o.stage, "): ", o.message);
       break;
-    case engines::OutcomeKind::kCrashed:
-    case engines::OutcomeKind::kTimedOut:
+    case engines::JudgementKind::kCrashed:
+    case engines::JudgementKind::kTimedOut:
       v.crashed = true;
       v.text = absl::StrCat("CRASHED (", o.stage, "): ", o.message);
       break;

@@ -13,14 +13,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/dtype.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/tensor.h"
 
 namespace onnx_bcast::test_support {
 
-/// Empty when `t` holds at least two distinct finite values (or is a non-float tensor, or has
-/// fewer than two elements); otherwise why a comparison against it cannot fail.
+/// Empty when `t` holds at least two distinct finite values (or has fewer than two elements);
+/// otherwise why a comparison against it cannot fail. Integers and bools count too: a mask
+/// that is all ones matches an engine that ignores it.
 inline std::string UninformativeReference(const rt::Tensor& t) {
-  if (!rt::IsFloatingPoint(t.dtype()) || t.num_elements() < 2) return "";
+  if (t.num_elements() < 2) return "";
+  if (!rt::IsNumeric(t.dtype()) && t.dtype() != rt::DType::kBool) return "";
   std::optional<double> first;
   bool distinct = false;
   rt::VisitDType(t.dtype(), 0, [&](auto tag) {
@@ -56,6 +59,16 @@ inline std::string FirstUninformativeOutput(const std::vector<std::string>& name
     if (!why.empty()) {
       return absl::StrCat("output '", k < names.size() ? names[k] : "", "' ", why);
     }
+  }
+  return "";
+}
+
+/// The same over a reference's outputs (runtime/exec/error_model.h): our float32 values.
+inline std::string FirstUninformativeOutput(const rt::Reference& ref) {
+  for (const rt::OutputReference& o : ref.outputs) {
+    if (!o.computed.is_tensor()) continue;
+    const std::string why = UninformativeReference(*o.computed.tensor);
+    if (!why.empty()) return absl::StrCat("output '", o.name, "' ", why);
   }
   return "";
 }

@@ -211,7 +211,29 @@ struct OptimizeOptions {
   /// OptimizeReport::violations) fails Optimize with Unimplemented naming every such node,
   /// and the model is left untouched; true keeps the partial rewrite and only reports them.
   bool allow_partial = false;
+  /// The target's engine, where this library was built with its adapter (the CLI's defaults,
+  /// `opt --no-live-probe`, `--no-verify-engine`, `--verify-engine`, `--probe-cache`):
+  /// live_probe decides broadcast forms by running them on the engine at their exact shapes;
+  /// verify_engine runs the result on the engine at the bound dims before returning it, and a
+  /// result the engine refuses, crashes on or computes wrongly fails Optimize
+  /// (Aborted, naming the first node that differs there; the model is left untouched);
+  /// require_engine makes a build without the target's engine InvalidArgument instead of a
+  /// note in OptimizeReport::engine_note.
+  bool live_probe = true;
+  bool verify_engine = true;
+  bool require_engine = false;
+  std::string probe_cache;
   LoadOptions load;
+};
+
+/// One node outside the target's form: where it is, what it is, and the rule it breaks.
+struct Violation {
+  std::string graph;   ///< "main", or the path of an If/Loop/Scan body or function call site
+  std::string node;    ///< name, or "<op>#<index>" (its index in the input model) when unnamed
+  std::string op;
+  std::string shapes;  ///< the operands' shapes, e.g. "[1,20,120] and [120]"
+  std::string rule;    ///< the rule of the target's table it breaks, or why it cannot be proven
+  bool cannot_prove = false;  ///< may conform, but the analysis cannot show it
 };
 
 /// One rewrite of one node.
@@ -251,8 +273,19 @@ struct ONNX_BCAST_API OptimizeReport {
   std::vector<PassReport> passes;
   ModelStats before;
   ModelStats after;
-  /// Nodes still outside the target's table afterwards (one message each).
+  /// Nodes still outside the target's table afterwards (one message each), and as records.
   std::vector<std::string> violations;
+  std::vector<Violation> violation_details;
+  /// Nodes the table puts outside the target's form that the model as given already had, in a
+  /// model the target's engine runs and matches as given: never a refusal.
+  std::vector<std::string> waived;
+  /// The engine check (OptimizeOptions::verify_engine): the outcome ("ran", "wrong",
+  /// "refused", "crashed", "timed-out"; empty when not run), its one line, the dims it ran at,
+  /// and why it was not run (no adapter in this build, turned off) when it was not.
+  std::string engine_outcome;
+  std::string engine_line;
+  std::string engine_dims;
+  std::string engine_note;
   /// The per-pass lines `onnx-bcast opt` prints, and the JSON of `opt --report`.
   std::string text;
   std::string json;

@@ -9,6 +9,7 @@
 #include "engines/engine_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/dtype.h"
 #include "runtime/tensor.h"
 #include "targets/targets.h"
@@ -249,7 +250,20 @@ TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
   EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
 }
 
-// ---- CompareEngineOutput: every element type is read, and the types themselves compared ----
+// ---- The engine comparison (rt::CompareToReference in the engine's representation): every
+// element type is read, and the types themselves compared ----
+
+// An engine's `actual` against our `expected` without a float64 reference (the comparison's
+// fallback rule for floats; integers and bools exactly).
+rt::Comparison EngineCompare(const rt::Tensor& expected, const rt::Tensor& actual) {
+  rt::OutputReference ref;
+  ref.name = "y";
+  ref.computed = rt::Value::Of(std::make_shared<rt::Tensor>(expected.Clone()));
+  rt::CompareOptions options;
+  options.engine_representation = true;
+  return rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(actual.Clone())), ref,
+                                rt::ErrorModel{}, options);
+}
 
 // A tensor of `dtype` and shape [4] holding 0, 1, 2, 3 (with `last` in place of 3), written
 // through float for the half types.
@@ -275,40 +289,39 @@ rt::Tensor Ramp(rt::DType dtype, double last = 3) {
   return t;
 }
 
-TEST(CompareEngineOutput, ReadsEveryElementTypeAndSeesADifference) {
+TEST(EngineComparison, ReadsEveryElementTypeAndSeesADifference) {
   for (rt::DType dtype : rt::kAllDTypes) {
     SCOPED_TRACE(rt::DTypeName(dtype));
-    EXPECT_TRUE(driver::CompareEngineOutput(Ramp(dtype), Ramp(dtype)).matches);
+    EXPECT_TRUE(EngineCompare(Ramp(dtype), Ramp(dtype)).match);
     if (dtype == rt::DType::kBool) {
       rt::Tensor flipped = Ramp(dtype);
       flipped.data<bool>()[0] = true;
-      EXPECT_FALSE(driver::CompareEngineOutput(Ramp(dtype), flipped).matches);
+      EXPECT_FALSE(EngineCompare(Ramp(dtype), flipped).match);
     } else {
       // 3 against 100: far outside any tolerance, in every type's range.
-      EXPECT_FALSE(driver::CompareEngineOutput(Ramp(dtype), Ramp(dtype, 100)).matches);
+      EXPECT_FALSE(EngineCompare(Ramp(dtype), Ramp(dtype, 100)).match);
     }
   }
 }
 
-TEST(CompareEngineOutput, ComparesTheElementTypes) {
+TEST(EngineComparison, ComparesTheElementTypes) {
   // An engine's wider or float representation of integers and bools holds their values: the
   // values decide, exactly.
   EXPECT_TRUE(
-      driver::CompareEngineOutput(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).matches);
+      EngineCompare(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).match);
   // Ramp's bools are 0, 1, 0, 1.
   const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
-  EXPECT_TRUE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), as_float).matches);
+  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kBool), as_float).match);
   const rt::Tensor wrong_float = rt::Tensor::FromValues<float>({4}, {0, 1, 1, 1}).value();
-  EXPECT_FALSE(driver::CompareEngineOutput(Ramp(rt::DType::kBool), wrong_float).matches);
+  EXPECT_FALSE(EngineCompare(Ramp(rt::DType::kBool), wrong_float).match);
   rt::Tensor near = Ramp(rt::DType::kFloat32, 3.0001);
-  EXPECT_FALSE(driver::CompareEngineOutput(Ramp(rt::DType::kInt64), near).matches);
+  EXPECT_FALSE(EngineCompare(Ramp(rt::DType::kInt64), near).match);
   // A float expected and an integer returned: truncation must not pass unseen.
-  const driver::OutputAgreement a =
-      driver::CompareEngineOutput(Ramp(rt::DType::kFloat32), Ramp(rt::DType::kInt32));
-  EXPECT_FALSE(a.matches);
+  const rt::Comparison a = EngineCompare(Ramp(rt::DType::kFloat32), Ramp(rt::DType::kInt32));
+  EXPECT_FALSE(a.match);
   EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
   EXPECT_TRUE(
-      driver::CompareEngineOutput(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).matches);
+      EngineCompare(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).match);
 }
 
 // A rank-0 `same` cell that runs counts as passing (ncnn's rank-0 cells): the limit above it

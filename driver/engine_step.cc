@@ -1,0 +1,80 @@
+// opt's engine steps (see engine_step.h).
+#include "driver/engine_step.h"
+
+#include <set>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analysis/shape_propagation.h"
+#include "engines/registry.h"
+#include "proto/dim_binding.h"
+#include "verify/inputs.h"
+
+namespace onnx_bcast::driver {
+
+std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile) {
+  const std::string name = profile.name.substr(0, profile.name.find('-'));
+  TargetEngine out;
+  out.name = name;
+  for (const std::string& built : engines::EngineNames()) {
+    if (built != name) continue;
+    absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(built);
+    if (factory.ok()) out.factory = *std::move(factory);
+    return out;
+  }
+  // Not built here: a target measured on an engine still names it (the report says the result
+  // was not run there).
+  if (absl::StrContains(profile.description, "probe-engine")) return out;
+  return std::nullopt;
+}
+
+std::map<std::string, int64_t> EngineDims(const proto::Model& model,
+                                          const std::map<std::string, int64_t>& bound,
+                                          std::string* all, std::string* chosen) {
+  std::map<std::string, int64_t> dims = bound;
+  const std::vector<std::string> unbound = proto::UnboundInputSymbols(model.proto.graph());
+  // Symbols at the leading axis of an input: a batch, deployed as 1.
+  std::set<std::string> leading;
+  for (const onnx::ValueInfoProto& in : model.proto.graph().input()) {
+    const auto& shape = in.type().tensor_type().shape();
+    if (shape.dim_size() > 0 && shape.dim(0).has_dim_param()) {
+      leading.insert(shape.dim(0).dim_param());
+    }
+  }
+  std::vector<std::string> picked;
+  std::set<std::string> free;
+  for (const std::string& s : unbound) {
+    if (dims.count(s) > 0) continue;
+    dims[s] = leading.count(s) > 0 ? 1 : 32;
+    free.insert(s);
+  }
+  if (!free.empty()) {
+    // Inside the broadcast condition when the choice above breaks it (past + seq = total).
+    absl::StatusOr<passes::Analysis> analysis =
+        passes::AnalyzeBroadcasts(model, passes::AnalysisOptions());
+    if (analysis.ok() && !analysis->combined.contradictory() &&
+        analysis->combined.Evaluate(dims) == false) {
+      const std::vector<verify::Bindings> samples =
+          verify::SampleBindings(free, 2, false, analysis->combined);
+      if (samples.size() > 1) {
+        for (const auto& [s, v] : samples[1]) {
+          if (free.count(s) > 0) dims[s] = v;
+        }
+      }
+    }
+    for (const std::string& s : free) picked.push_back(absl::StrCat(s, "=", dims[s]));
+  }
+  std::vector<std::string> every;
+  for (const auto& [s, v] : dims) every.push_back(absl::StrCat(s, "=", v));
+  if (all != nullptr) *all = absl::StrJoin(every, ", ");
+  if (chosen != nullptr) {
+    *chosen = picked.empty() ? ""
+                             : absl::StrCat(absl::StrJoin(picked, ", "),
+                                            " (unbound: chosen by opt; bind them with --dim)");
+  }
+  return dims;
+}
+
+}  // namespace onnx_bcast::driver
