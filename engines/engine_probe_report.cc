@@ -201,9 +201,14 @@ SortedCells SortCells(const ProbeReport& r, passes::TargetProfile* p) {
   bool shape_cells = false;
   std::set<std::string> lacking;
   for (const ProbeCell& c : r.cells) {
-    // The converter's own word that it has no layer for the op (ncnn's onnx2ncnn).
+    // The engine's own word that it has no layer for the op: ncnn's onnx2ncnn says
+    // "<op> not supported yet", MNN's MNNConvert "These Op Not Support: ONNX::<op> | ..."
+    // and MNN's runtime, for an op the converter keeps, "Don't support type [<op>]".
     if (c.result == CellResult::kRefused &&
-        absl::StrContains(c.message, absl::StrCat(c.op, " not supported yet"))) {
+        (absl::StrContains(c.message, absl::StrCat(c.op, " not supported yet")) ||
+         absl::StrContains(c.message, absl::StrCat("Don't support type [", c.op, "]")) ||
+         (absl::StrContains(c.message, "Op Not Support: ") &&
+          absl::StrContains(absl::StrCat(c.message, " "), absl::StrCat("ONNX::", c.op, " "))))) {
       lacking.insert(c.op);
     }
     if (c.op == "Initializer") {

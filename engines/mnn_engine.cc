@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -55,9 +56,16 @@ std::string ErrorCodeName(MNN::ErrorCode code) {
   }
 }
 
-// " (MNN said: ...)" when MNN printed something while failing, else "".
+// ": <what MNN printed>" when it printed something while failing, else "". MNN's banner on
+// creating its first runtime ("The device supports: i8sdot:0, fp16:0, ...") says nothing about
+// the failure and is left out.
 std::string Said(const std::string& captured) {
-  const std::string lines = UniqueLines(captured);
+  std::string kept;
+  for (absl::string_view line : absl::StrSplit(captured, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "The device supports:")) continue;
+    absl::StrAppend(&kept, line, "\n");
+  }
+  const std::string lines = UniqueLines(kept);
   return lines.empty() ? "" : absl::StrCat(": ", lines);
 }
 
@@ -124,14 +132,7 @@ class MnnEngine : public EngineAdapter {
       return absl::FailedPreconditionError(
           absl::StrCat("Interpreter::createFromFile failed", Said(capture.Take())));
     }
-    MNN::BackendConfig backend;
-    backend.precision = MNN::BackendConfig::Precision_High;  // fp32: no fp16 path
-    MNN::ScheduleConfig config;
-    config.type = MNN_FORWARD_CPU;
-    config.backupType = MNN_FORWARD_CPU;
-    config.numThread = 1;  // the same numbers every run; the probe's children share 2 cores
-    config.backendConfig = &backend;
-    session_ = net_->createSession(config);
+    session_ = net_->createSession(Config({}));
     const std::string said = capture.Take();
     if (session_ == nullptr) {
       return absl::FailedPreconditionError(
@@ -143,6 +144,44 @@ class MnnEngine : public EngineAdapter {
   absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs,
                                    const std::vector<std::string>& output_names) override {
     if (session_ == nullptr) return absl::FailedPreconditionError("Run before a successful Load");
+    return RunSession(session_, inputs, output_names, /*only_present=*/false);
+  }
+
+  absl::StatusOr<NamedTensors> RunAvailable(const NamedTensors& inputs,
+                                            const std::vector<std::string>& names) override {
+    if (session_ == nullptr) return absl::FailedPreconditionError("Run before a successful Load");
+    // A session frees or reuses every tensor but its outputs: one of its own keeps the tensors
+    // asked for (saveTensors; a name the converted model no longer has, fused or folded away,
+    // is only logged by MNN, "Bad outputname").
+    OutputCapture capture(dir_ + "/bisect.log", /*stdout_too=*/true);
+    MNN::Session* keeping = net_->createSession(Config(names));
+    const std::string said = capture.Take();
+    if (keeping == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Interpreter::createSession failed", Said(said)));
+    }
+    return RunSession(keeping, inputs, names, /*only_present=*/true);
+  }
+
+ private:
+  // A CPU session, one thread (the same numbers every run; the probe's children share 2
+  // cores), precision high (fp32: no fp16 path), keeping the tensors `keep` as outputs.
+  MNN::ScheduleConfig Config(const std::vector<std::string>& keep) {
+    backend_.precision = MNN::BackendConfig::Precision_High;
+    MNN::ScheduleConfig config;
+    config.type = MNN_FORWARD_CPU;
+    config.backupType = MNN_FORWARD_CPU;
+    config.numThread = 1;
+    config.backendConfig = &backend_;
+    config.saveTensors = keep;
+    return config;
+  }
+
+  // Feeds `inputs` to `session`, runs it and returns the tensors `names`, in that order; with
+  // `only_present` those the session does not hold are left out instead of refused.
+  absl::StatusOr<NamedTensors> RunSession(MNN::Session* session, const NamedTensors& inputs,
+                                          const std::vector<std::string>& names,
+                                          bool only_present) {
     OutputCapture capture(dir_ + "/run.log", /*stdout_too=*/true);
     auto refused = [&](const std::string& what) {
       return absl::FailedPreconditionError(absl::StrCat(what, Said(capture.Take())));
@@ -151,31 +190,40 @@ class MnnEngine : public EngineAdapter {
     // tensors.
     std::vector<std::pair<MNN::Tensor*, const rt::Tensor*>> fed;
     for (const auto& [name, tensor] : inputs) {
-      MNN::Tensor* in = net_->getSessionInput(session_, name.c_str());
+      MNN::Tensor* in = net_->getSessionInput(session, name.c_str());
       // The converter drops a graph input no output depends on: nothing to feed.
       if (in == nullptr) continue;
-      std::vector<int> dims(tensor.shape().begin(), tensor.shape().end());
-      net_->resizeTensor(in, dims);
+      net_->resizeTensor(in, std::vector<int>(tensor.shape().begin(), tensor.shape().end()));
       fed.emplace_back(in, &tensor);
     }
-    net_->resizeSession(session_);
+    net_->resizeSession(session);
+    // resizeSession returns nothing: a shape MNN cannot compute (its broadcast rule refused)
+    // leaves the session needing a resize (2), a failed allocation needing memory (1).
     int resize_status = 0;
-    if (net_->getSessionInfo(session_, MNN::Interpreter::RESIZE_STATUS, &resize_status) &&
-        resize_status == 2) {
-      return refused("resizeSession failed (the session still needs a resize)");
+    if (net_->getSessionInfo(session, MNN::Interpreter::RESIZE_STATUS, &resize_status) &&
+        resize_status != 0) {
+      return refused(resize_status == 2 ? "resizeSession failed to compute the shapes"
+                                        : "resizeSession failed to allocate");
     }
     for (const auto& [in, tensor] : fed) {
+      // An input nothing reads has no memory (the converter folded Shape(x) of a static x):
+      // nothing to copy.
+      if (in->host<void>() == nullptr && in->deviceId() == 0) continue;
       absl::Status copied = CopyIn(in, *tensor);
       if (!copied.ok()) return refused(std::string(copied.message()));
     }
-    if (const MNN::ErrorCode code = net_->runSession(session_); code != MNN::NO_ERROR) {
+    if (const MNN::ErrorCode code = net_->runSession(session); code != MNN::NO_ERROR) {
       return refused(absl::StrCat("runSession returned ", ErrorCodeName(code)));
     }
+    const std::map<std::string, MNN::Tensor*>& held = net_->getSessionOutputAll(session);
     NamedTensors result;
-    for (const std::string& name : output_names) {
-      MNN::Tensor* out = net_->getSessionOutput(session_, name.c_str());
-      if (out == nullptr) return refused(absl::StrCat("output '", name, "': not in the model"));
-      absl::StatusOr<rt::Tensor> t = CopyOut(name, out);
+    for (const std::string& name : names) {
+      const auto it = held.find(name);
+      if (it == held.end()) {
+        if (only_present) continue;
+        return refused(absl::StrCat("output '", name, "': not in the converted model"));
+      }
+      absl::StatusOr<rt::Tensor> t = CopyOut(name, it->second);
       if (!t.ok()) return refused(std::string(t.status().message()));
       result.emplace_back(name, *std::move(t));
     }
@@ -183,7 +231,6 @@ class MnnEngine : public EngineAdapter {
     return result;
   }
 
- private:
   // Our tensor into session input `in`, in the element type `in` has (MNN computes ONNX's
   // int64 and bool as int32), through a host tensor in NCHW.
   static absl::Status CopyIn(MNN::Tensor* in, const rt::Tensor& t) {
@@ -268,6 +315,7 @@ class MnnEngine : public EngineAdapter {
 
   MNN::Interpreter* net_ = nullptr;
   MNN::Session* session_ = nullptr;
+  MNN::BackendConfig backend_;
   std::string dir_;
 };
 
@@ -295,13 +343,17 @@ std::string MnnConvertRefusal(std::string_view log) {
       refusal = refusal || absl::StrContains(line, absl::string_view(m.data(), m.size()));
     }
     if (!refusal) continue;
-    // "[12:00:01] /path/to/writeFb.cpp:220: These Op Not Support: ..." -> the message.
+    // "[01:30:30] :220: These Op Not Support: ONNX::Hardmax" (the converter's log prefix: a
+    // time, then a file, empty in release builds, and a line) -> the message.
     if (absl::StartsWith(line, "[")) {
       if (const size_t close = line.find("] "); close != std::string::npos) {
         line = line.substr(close + 2);
       }
-      if (const size_t cpp = line.find(".cpp:"); cpp != std::string::npos) {
-        if (const size_t colon = line.find(": ", cpp); colon != std::string::npos) {
+      if (const size_t colon = line.find(": "); colon != std::string::npos) {
+        const absl::string_view where = absl::string_view(line).substr(0, colon);
+        const size_t digits = where.find_last_not_of("0123456789");
+        if (digits != absl::string_view::npos && digits + 1 < where.size() &&
+            where[digits] == ':') {
           line = line.substr(colon + 2);
         }
       }

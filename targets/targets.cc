@@ -342,6 +342,12 @@ constexpr char kNcnnProfile[] =
 #include "targets/builtin_ncnn_profile.inc"
     ;
 
+// The measured MNN profile (written by `onnx-bcast probe-engine mnn` on an MNN built by
+// scripts/engines/build-mnn.sh), compiled in the same way.
+constexpr char kMnnProfile[] =
+#include "targets/builtin_mnn_profile.inc"
+    ;
+
 // A committed profile as a built-in target named `name`; nullopt when it does not parse
 // (targets_test parses the files themselves and names the line).
 std::optional<TargetProfile> MeasuredBuiltin(const char* text, const char* name) {
@@ -380,6 +386,9 @@ absl::Span<const TargetProfile> BuiltinTargets() {
     }
     if (std::optional<TargetProfile> opencv = MeasuredBuiltin(kOpenCvProfile, "opencv")) {
       targets->push_back(*std::move(opencv));
+    }
+    if (std::optional<TargetProfile> mnn = MeasuredBuiltin(kMnnProfile, "mnn")) {
+      targets->push_back(*std::move(mnn));
     }
     return targets;
   }();

@@ -69,8 +69,24 @@ TEST(MnnEngine, FeedsInt64AsMnnComputesIt) {
   EXPECT_THAT(y.values<float>(), ElementsAre(30, 31, 0, 1, 20, 21));
 }
 
-TEST(MnnEngine, ABroadcastMnnRefusesIsRefusedAtLoadInTheConvertersWords) {
-  // [2,3] + [4,3] is no broadcast: MNNConvert logs its shape error and still writes a model.
+TEST(MnnEngine, ABroadcastTheConverterRefusesIsRefusedAtLoadThoughItWritesTheModel) {
+  // [2,3] + [4,3] is no broadcast. Between two constants MNNConvert folds it: it logs its
+  // shape error, then writes a model and says "Converted Success!".
+  EngineJob job;
+  job.model_bytes = test_support::ModelBytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] a) => (float[2,3] y) <float[4,3] b = {1,2,3,4,5,6,7,8,9,10,11,12}, "
+      "float[2,3] c = {1,2,3,4,5,6}> { t = Add(c, b)\n y = Add(a, t) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "load");
+  EXPECT_EQ(o.message, "Broad cast error, dim1 = 4, dim2 = 2");
+}
+
+TEST(MnnEngine, ABroadcastTheRuntimeRefusesIsRefusedAtRunInItsWords) {
+  // With a graph input the converter computes no shape; MNN's session does, when resized.
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -80,15 +96,77 @@ TEST(MnnEngine, ABroadcastMnnRefusesIsRefusedAtLoadInTheConvertersWords) {
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "run");
+  EXPECT_EQ(o.message,
+            "resizeSession failed to compute the shapes: Broad cast error, dim1 = 4, dim2 = 2; "
+            "Compute Shape Error for y");
+}
+
+TEST(MnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
+  EngineJob job;
+  job.model_bytes = test_support::ModelBytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] a) => (float[2,3] y) { y = Hardmax(a) }");
+  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
   EXPECT_EQ(o.stage, "load");
-  EXPECT_THAT(o.message, HasSubstr("Broad cast error, dim1 = 4, dim2 = 2"));
+  EXPECT_EQ(o.message, "These Op Not Support: ONNX::Hardmax");
+}
+
+TEST(MnnEngine, AnInputNothingReadsIsNotFed) {
+  // MNNConvert folds Shape(x) of a static x: the session keeps x as an input without memory.
+  EngineJob job;
+  job.model_bytes = test_support::ModelBytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[1,3,4,5] x) => (int64[4] y) { y = Shape(x) }");
+  job.inputs.emplace_back("x", *rt::Tensor::Allocate(rt::DType::kFloat32, {1, 3, 4, 5}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
+  EXPECT_THAT(o.outputs.at(0).second.values<int32_t>(), ElementsAre(1, 3, 4, 5));
+}
+
+TEST(MnnEngine, AShapeOnlyTheDataDecidesIsRefusedBySessionsInMnnsWords) {
+  // MNN's Interpreter sessions compute every shape before running; NonZero's needs the data.
+  EngineJob job;
+  job.model_bytes = test_support::ModelBytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] x) => (int64[2,K] y) { y = NonZero(x) }");
+  job.inputs.emplace_back("x", *rt::Tensor::FromValues<float>({2, 3}, {0, 1, 0, 2, 0, 3}));
+  job.output_names = {"y"};
+  const EngineOutcome o = RunOne(std::move(job));
+  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
+  EXPECT_EQ(o.stage, "load");
+  // MNN's banner ("The device supports: ...") is left out.
+  EXPECT_EQ(o.message,
+            "Interpreter::createSession failed: Interpreter don't support case for shape compute "
+            "need input content, please use module api instead");
+}
+
+TEST(MnnEngine, RunAvailableReturnsTheIntermediateTensorsTheConvertedModelHolds) {
+  // Bisection asks for every tensor; MNN keeps those asked for (saveTensors) and leaves out
+  // the ones the converter did not keep.
+  EngineJob job = test_support::AddJob({2, 3});
+  job.model_bytes = test_support::ModelBytes(
+      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+      "g (float[2,3] a, float[2,3] b) => (float[2,3] y) { t = Neg(a)\n y = Sub(b, t) }");
+  job.output_names = {"t", "no_such_tensor", "y"};
+  job.available_only = true;
+  const EngineOutcome o = RunOne(std::move(job));
+  ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
+  ASSERT_EQ(o.outputs.size(), 2u);
+  EXPECT_EQ(o.outputs[0].first, "t");
+  EXPECT_THAT(o.outputs[0].second.values<float>(), ElementsAre(-1, -2, -3, -4, -5, -6));
+  EXPECT_EQ(o.outputs[1].first, "y");
+  EXPECT_THAT(o.outputs[1].second.values<float>(), ElementsAre(11, 22, 33, 44, 55, 66));
 }
 
 TEST(MnnConvertRefusal, KeepsTheConvertersLinesOnceInOrderWithoutLogPrefixes) {
   EXPECT_EQ(MnnConvertRefusal("Start to Convert Other Model Format To MNN Model...\n"
                               "Broad cast error, dim1 = 4, dim2 = 2\n"
-                              "[12:00:01] /src/MNN/tools/converter/source/common/writeFb.cpp:220: "
-                              "These Op Not Support: ONNX::Foo | ONNX::Bar\n"
+                              "[01:30:30] :220: These Op Not Support: ONNX::Foo | ONNX::Bar \n"
                               "Broad cast error, dim1 = 4, dim2 = 2\n"
                               "Converted Success!\n"),
             "Broad cast error, dim1 = 4, dim2 = 2; These Op Not Support: ONNX::Foo | ONNX::Bar");

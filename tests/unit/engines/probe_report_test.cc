@@ -373,5 +373,58 @@ TEST(ProbeGridFor, NcnnCarriesABatchOfOneAndItsOwnCells) {
   EXPECT_THAT(ops, ::testing::IsSupersetOf({"Conv", "Gather", "LayerNormalization", "Cast"}));
 }
 
+// MNN: its files are named by the date its version carries after a '+' (MNN keeps 3.6.1 for
+// months of commits); MNNConvert's "These Op Not Support: ONNX::<op>" and the runtime's
+// "Don't support type [<op>]" list the op as unsupported, an op merely named in another op's
+// refusal does not.
+TEST(ProfileFromProbe, MnnIsNamedByItsDateAndItsConvertersRefusalsNameTheOp) {
+  ProbeReport r = SameAddUpTo("mnn", "3.6.1+20260820", 1, 7, 6);
+  EXPECT_EQ(r.Label(), "mnn-20260820");
+  auto op_cell = [&](const std::string& op, const std::string& message) {
+    ProbeCell c = Cell(op, "", "", 4, false, CellResult::kRefused);
+    c.form = "op";
+    c.form_class.clear();
+    c.message = message;
+    r.cells.push_back(c);
+  };
+  op_cell("Hardmax", "load: These Op Not Support: ONNX::Hardmax | ONNX::Det");
+  op_cell("Dropout", "run: resizeSession failed to compute the shapes: Don't support type "
+                     "[Dropout]; Create execution error : 21");
+  op_cell("Det", "load: MNNConvert crashed (signal 11)");
+  op_cell("Max", "load: These Op Not Support: ONNX::MaxRoiPool");
+  const passes::TargetProfile p = ProfileFromProbe(r);
+  EXPECT_EQ(p.name, "mnn-20260820");
+  EXPECT_THAT(p.unsupported_ops, ::testing::ElementsAre("Dropout", "Hardmax"));
+  // Versions without a date keep major.minor.
+  r.engine = "opencv";
+  r.version = "4.6.0";
+  EXPECT_EQ(r.Label(), "opencv-4.6");
+}
+
+// MNN's grid: the grid with its batch axes as they are (MNN has one), the exact-shape cells,
+// and the extra cells ncnn's has (a batch of 2, rank-0/1 operands, a constant Reshape, one node
+// per corpus op); OpenCV's committed table was measured without the extra cells.
+TEST(ProbeGridFor, MnnKeepsItsBatchAxesAndAddsTheExtraCells) {
+  EXPECT_TRUE(EngineGetsExtraCells("mnn"));
+  EXPECT_FALSE(EngineGetsExtraCells("opencv"));
+  EXPECT_FALSE(EngineDropsBatchAxis("mnn"));
+  const std::vector<ProbeCell> grid = ProbeGrid();
+  const std::vector<ProbeCell> mnn = ProbeGridFor("mnn");
+  ASSERT_GT(mnn.size(), grid.size() + ShapeDependentCells().size());
+  for (size_t i = 0; i < grid.size(); ++i) {
+    ASSERT_EQ(mnn[i].operands.size(), grid[i].operands.size());
+    for (size_t k = 0; k < grid[i].operands.size(); ++k) {
+      EXPECT_EQ(mnn[i].operands[k].shape, grid[i].operands[k].shape) << i << " " << mnn[i].op;
+    }
+  }
+  std::set<std::string> forms, ops;
+  for (const ProbeCell& c : mnn) {
+    forms.insert(c.form);
+    if (c.form == "op") ops.insert(c.op);
+  }
+  EXPECT_THAT(forms, ::testing::IsSupersetOf({"direct", "exact", "batch", "constant-shape", "op"}));
+  EXPECT_THAT(ops, ::testing::IsSupersetOf({"Conv", "Gather", "LayerNormalization", "Cast"}));
+}
+
 }  // namespace
 }  // namespace onnx_bcast::driver

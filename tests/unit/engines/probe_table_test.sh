@@ -4,10 +4,11 @@
 # <engine>-<version>.profile): any changed cell fails with the diff, and a new engine version
 # fails until its files are committed.
 # Usage: probe_table_test.sh ONNX_BCAST SOURCE_DIR WORK_DIR ENGINE [rules]
-# With `rules` (ncnn), only the profile's rules are compared (its comments and description,
-# which count cells, and the table are not): some cells read memory out of bounds inside the
-# engine (a 5-D constant, a broadcast Sum), so their garbage values, and which of them happen
-# to match, differ from run to run, while the rules they map to do not.
+# With `rules` (ncnn, MNN), only the profile's rules are compared (its comments and
+# description, which count cells, and the table are not): some cells read memory out of bounds
+# inside the engine (ncnn: a 5-D constant, a broadcast Sum; MNN: Where's broadcast operand), so
+# their garbage values, and which of them happen to match, differ from run to run, while the
+# rules they map to do not.
 set -euo pipefail
 cli=$1 src=$2 work=$3 engine=$4 mode=${5:-all}
 rm -rf "$work"
