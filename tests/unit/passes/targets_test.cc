@@ -27,7 +27,7 @@ using ::testing::IsEmpty;
 using testing::ViolationLines;
 
 TEST(Targets, BuiltinsNameRegisteredPassesAndKnownClasses) {
-  ASSERT_EQ(BuiltinTargets().size(), 5u);
+  ASSERT_EQ(BuiltinTargets().size(), 6u);
   for (const TargetProfile& t : BuiltinTargets()) {
     for (const std::string& pass : t.passes) EXPECT_NE(FindPass(pass), nullptr) << t.name;
     // The file form round-trips.
@@ -430,6 +430,34 @@ TEST(Targets, BuiltinNcnnAndOpenCvAreTheCommittedMeasurements) {
                                                      "legalize-measured"));
   // What the measurement found, as the profile says it: the exponent must stay a scalar.
   EXPECT_EQ(opencv->op_rules.at("Pow").forms.at("constant_b").at("scalar"), FormSupport::kRuns);
+}
+
+TEST(Targets, BuiltinMnnIsTheCommittedMeasurement) {
+  // Measured on an MNN built from its public source (scripts/engines/build-mnn.sh,
+  // `onnx-bcast probe-engine mnn`).
+  const TargetProfile* mnn = FindTarget("mnn");
+  ASSERT_NE(mnn, nullptr);
+  absl::StatusOr<std::string> text =
+      proto::ReadFileBytes(BCAST_SOURCE_DIR "/engines/profiles/mnn-20260820.profile", 1 << 20);
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<TargetProfile> file = ParseTargetProfile(*text, "mnn-20260820.profile");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->name, "mnn-20260820");
+  EXPECT_THAT(mnn->description, HasSubstr("measured by onnx-bcast probe-engine"));
+  EXPECT_EQ(mnn->op_rules, file->op_rules);
+  EXPECT_EQ(mnn->unsupported_ops, file->unsupported_ops);
+  EXPECT_EQ(mnn->initializer_types, file->initializer_types);
+  EXPECT_EQ(mnn->runtime_shapes, file->runtime_shapes);
+  EXPECT_THAT(mnn->passes, ::testing::ElementsAre("upgrade-legacy-broadcast", "fold-constants",
+                                                  "legalize-measured"));
+  // What the measurement found: MNN's binary ops broadcast every class, its converter keeps
+  // shapes computed at run time, and its PRelu takes a lower-rank slope along the last axis
+  // for one per channel (right only at rank 2, where the two are the same axis; a slope of the
+  // input's rank is read right).
+  EXPECT_TRUE(mnn->runtime_shapes);
+  EXPECT_EQ(mnn->op_rules.at("Add").forms.at("computed").at("bidirectional"), FormSupport::kRuns);
+  EXPECT_EQ(mnn->op_rules.at("PRelu").forms.at("constant_b").at("inner-axis"),
+            FormSupport::kRunsAligned);
 }
 
 // A size only the data decides (NonZero's count) is not a dim a user can bind: the hint names
