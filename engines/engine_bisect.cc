@@ -82,7 +82,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   std::unordered_map<std::string, const rt::OutputReference*> by_name;
   for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
-  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeModel(engine_model.proto));
+  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeSelfContained(engine_model));
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
   job.output_names = candidates;
   job.available_only = true;
