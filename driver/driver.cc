@@ -323,10 +323,13 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   out.status = Optimize(model, pipeline, settings, report);
   if (!out.status.ok() || !pipeline.profile.has_value()) return out;
   if (engine.has_value() && !engine_built) {
-    report->engine_note = absl::StrCat("not run on ", engine->name, ": this build has no ",
-                                       engine->name, " adapter");
+    report->engine_note = absl::StrCat("not run on ", engine->name, " (this build has no ",
+                                       engine->name, " adapter): the result follows ",
+                                       engine->name, "'s measured table");
   } else if (engine.has_value() && !request.engine.verify) {
-    report->engine_note = absl::StrCat("not run on ", engine->name, ": turned off");
+    report->engine_note = absl::StrCat("not run on ", engine->name,
+                                       " (--no-verify-engine): the result follows ", engine->name,
+                                       "'s measured table");
   }
   std::map<std::string, int64_t> dims;
   if (judge) {
