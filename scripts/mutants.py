@@ -98,7 +98,7 @@ MUTANTS = [
          old="  request.engine.verify = options.verify_engine;",
          new="  request.engine.verify = false;",
          targets=["onnx_bcast_python", "api_test"],
-         tests=r"^python_module$|ApiTest\\."),
+         tests=r"^python_module$|ApiTest\."),
     dict(name="opt: an engine's wrong answer is written",
          file="driver/driver.cc",
          old="  out->engine_failed = verdict->outcome == \"wrong\" || !allow_partial;",
