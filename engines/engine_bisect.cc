@@ -1,12 +1,14 @@
 // Engine bisection (see engine_bisect.h).
 #include "engines/engine_bisect.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engines/isolated_run.h"
 #include "runtime/exec/error_model.h"
@@ -33,8 +35,9 @@ std::string EngineDivergence::Line() const {
 std::string EngineBisection::Summary() const {
   if (outcome != "ran") return absl::StrCat(outcome, ": ", why);
   if (divergence) return absl::StrCat("first node that differs: ", divergence->Line());
-  return absl::StrCat("no intermediate tensor differs (", compared, " compared, ", unavailable,
-                      " not held by the converted model)");
+  return absl::StrCat("no tensor differs (", compared, " compared, at most ",
+                      absl::StrFormat("%.2g", worst_ratio), " x the error model's bound; ",
+                      unavailable, " not held by the converted model)");
 }
 
 absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_model,
@@ -77,12 +80,11 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   }
   rt::ReferenceOptions options;
   options.extra_outputs = candidates;
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref,
-                         rt::ComputeReference(reference_model, feeds, options));
+  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(reference_model, feeds, options));
   std::unordered_map<std::string, const rt::OutputReference*> by_name;
   for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
-  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeModel(engine_model.proto));
+  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeSelfContained(engine_model));
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
   job.output_names = candidates;
   job.available_only = true;
@@ -104,6 +106,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   for (const auto& [name, t] : o.outputs) returned.emplace(name, &t);
   rt::CompareOptions compare;
   compare.engine_representation = true;
+  std::set<std::string> matched;
   for (const std::string& name : candidates) {
     auto got = returned.find(name);
     auto want = by_name.find(name);
@@ -112,10 +115,14 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
       continue;
     }
     ++b.compared;
-    rt::Comparison c = rt::CompareToReference(
-        rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())), *want->second,
-        ref.model, compare);
-    if (c.match) continue;
+    rt::Comparison c =
+        rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())),
+                               *want->second, ref.model, compare);
+    if (c.match) {
+      matched.insert(name);
+      b.worst_ratio = std::max(b.worst_ratio, c.bound_ratio);
+      continue;
+    }
     EngineDivergence d;
     d.tensor = name;
     const onnx::NodeProto* n = producer.at(name);
@@ -135,7 +142,14 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
           if (t.name() == in) shape = absl::StrCat("[", absl::StrJoin(t.dims(), ","), "] constant");
         }
       }
-      d.input_shapes.push_back(absl::StrCat(in, " ", shape));
+      // Whether the engine agreed on the input: a divergence whose inputs it does not hold
+      // may start upstream.
+      const bool computed = by_name.count(in) > 0 && in_engine_model.count(in) > 0;
+      const char* status = !computed                ? ""
+                           : matched.count(in) > 0  ? " (matches)"
+                           : returned.count(in) > 0 ? ""
+                                                    : " (not held by the converted model)";
+      d.input_shapes.push_back(absl::StrCat(in, " ", shape, status));
     }
     d.comparison = std::move(c);
     b.divergence = std::move(d);
