@@ -22,7 +22,7 @@ namespace onnx_bcast::engines {
 
 namespace {
 
-// BCAST_ENGINES=opencv,ncnn (or "none") keeps only those of the engines built in: what a machine
+// BCAST_ENGINES=opencv,ncnn,mnn (or "none") keeps only those of the engines built in: what a machine
 // without the others prints (the docs' examples run as CI's machine, which has OpenCV only).
 bool Enabled(std::string_view name) {
   const char* env = std::getenv("BCAST_ENGINES");
@@ -44,7 +44,7 @@ std::vector<std::string> EngineNames() {
   if (Enabled("ncnn")) names.push_back("ncnn");
 #endif
 #ifdef BCAST_WITH_MNN
-  names.push_back("mnn");
+  if (Enabled("mnn")) names.push_back("mnn");
 #endif
   return names;
 }
