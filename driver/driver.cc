@@ -251,8 +251,8 @@ void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile
 // first node that differs there, by bisection.
 void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
                    const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
-                   passes::ProgressSink* progress, passes::OptReport* report,
-                   OptimizeOutcome* out) {
+                   bool allow_partial, passes::ProgressSink* progress,
+                   passes::OptReport* report, OptimizeOutcome* out) {
   passes::ProgressStep step(progress, absl::StrCat("running the result on ", engine.name));
   absl::StatusOr<EngineVerdict> verdict =
       VerifyOnEngine(bound, result, *engine.factory, engine.name, dims);
@@ -266,7 +266,9 @@ void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
   report->engine_outcome = verdict->outcome;
   step.End(verdict->outcome);
   if (verdict->outcome == "ran") return;
-  out->engine_failed = true;
+  // --allow-partial writes a model the engine may stop in (nodes outside its form); a wrong
+  // answer is never written.
+  out->engine_failed = verdict->outcome == "wrong" || !allow_partial;
   if (verdict->outcome != "wrong") return;
   absl::StatusOr<engines::EngineBisection> bisection =
       engines::BisectOnEngine(bound, result, *engine.factory, engine.name, dims);
@@ -321,23 +323,25 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   out.status = Optimize(model, pipeline, settings, report);
   if (!out.status.ok() || !pipeline.profile.has_value()) return out;
   if (engine.has_value() && !engine_built) {
-    report->engine_note = absl::StrCat("not run on ", engine->name, ": this build has no ",
-                                       engine->name, " adapter");
+    report->engine_note = absl::StrCat("not run on ", engine->name, " (this build has no ",
+                                       engine->name, " adapter): the result follows ",
+                                       engine->name, "'s measured table");
   } else if (engine.has_value() && !request.engine.verify) {
-    report->engine_note = absl::StrCat("not run on ", engine->name, ": turned off");
+    report->engine_note = absl::StrCat("not run on ", engine->name,
+                                       " (--no-verify-engine): the result follows ", engine->name,
+                                       "'s measured table");
   }
   std::map<std::string, int64_t> dims;
   if (judge) {
-    std::string chosen;
-    dims = EngineDims(*bound, report->bindings, &report->engine_dims, &chosen);
-    if (!chosen.empty()) report->engine_dims = absl::StrCat(report->engine_dims, "; ", chosen);
+    dims = EngineDims(*bound, report->bindings, &report->engine_dims);
     if (!report->violations.empty()) {
       WaiveWhatAlreadyRuns(*bound, *pipeline.profile, *engine, dims, settings.live, report);
     }
   }
   out.target_not_met = !report->violations.empty() && !request.allow_partial;
   if (judge && !out.target_not_met) {
-    JudgeOnEngine(*bound, *model, *engine, dims, settings.progress, report, &out);
+    JudgeOnEngine(*bound, *model, *engine, dims, request.allow_partial, settings.progress,
+                  report, &out);
   }
   return out;
 }
