@@ -81,6 +81,9 @@ const std::set<std::string> kRunAfterOpt = {
     "flat_layernorm_op14",
     "channels_last_head_op14",
     "layernorm_mlp_op17",
+    // #42's BERT-like mask encoder, at opset 14 and 17.
+    "bert_mask_op14",
+    "bert_mask_op17",
 };
 
 // Probe cells that `opt --target opencv` rewrites and calls met (docs/engines.md): the exact
