@@ -35,8 +35,6 @@ TABLES = [
         claims=[
             ("README.md", r"the corpus: (?P<before>\d+) of (?P<n>\d+) models run as exported, "
                           r"(?P<after>\d+) of (?P=n) after `opt --target ncnn`"),
-            ("docs/engines-ncnn.md", r"\((?P<after>\d+) of (?P<n>\d+) models run and match "
-                                     r"after `opt --target\s+ncnn`"),
         ],
     ),
     dict(
