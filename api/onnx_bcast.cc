@@ -250,7 +250,8 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   out.after = ToStats(report.after);
   out.violations = report.violations;
   for (const passes::TargetViolation& v : report.violation_details) {
-    out.violation_details.push_back(Violation{v.graph, v.node, v.op, v.shapes, v.why, v.cannot_prove});
+    out.violation_details.push_back(
+        Violation{v.graph, v.node, v.op, v.shapes, v.why, v.cannot_prove});
   }
   out.waived = report.waived;
   out.engine_outcome = report.engine_outcome;

@@ -80,8 +80,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   }
   rt::ReferenceOptions options;
   options.extra_outputs = candidates;
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref,
-                         rt::ComputeReference(reference_model, feeds, options));
+  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(reference_model, feeds, options));
   std::unordered_map<std::string, const rt::OutputReference*> by_name;
   for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
@@ -116,9 +115,9 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
       continue;
     }
     ++b.compared;
-    rt::Comparison c = rt::CompareToReference(
-        rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())), *want->second,
-        ref.model, compare);
+    rt::Comparison c =
+        rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())),
+                               *want->second, ref.model, compare);
     if (c.match) {
       matched.insert(name);
       b.worst_ratio = std::max(b.worst_ratio, c.bound_ratio);

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <exception>
+#include <map>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
