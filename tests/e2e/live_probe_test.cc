@@ -260,7 +260,7 @@ TEST(LiveProbe, ACellOpenCvComputesWronglyIsCalledRunsButWrong) {
   const proto::Model model = Parse(kWrongDiv);
   // Still wrong on this engine under the error model's comparison (not rounding): run whole.
   EXPECT_THAT(RunsOnOpenCv(model), testing::StartsWith("wrong: ")) << "cell 1061 now matches: "
-                                                                    << "pick another wrong cell";
+                                                                   << "pick another wrong cell";
   std::unique_ptr<driver::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
   absl::StatusOr<std::vector<std::string>> named = passes::FindTargetViolations(

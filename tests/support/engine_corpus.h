@@ -139,8 +139,8 @@ inline void ExpectPageStatesFigures(const std::string& page, int before, int aft
   static const std::regex kSummary(
       "[Rr]uns and matches:\\** ([0-9]+) of ([0-9]+) as exported, ([0-9]+) of ([0-9]+) after opt");
   std::smatch m;
-  const std::string measured = absl::StrCat(before, " of ", n, " as exported, ", after, " of ", n,
-                                            " after opt");
+  const std::string measured =
+      absl::StrCat(before, " of ", n, " as exported, ", after, " of ", n, " after opt");
   if (!std::regex_search(text, m, kSummary)) {
     ADD_FAILURE() << page << " states no 'runs and matches: ...' figure; the test measured "
                   << measured;

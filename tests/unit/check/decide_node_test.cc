@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "analysis/analysis_manager.h"
 #include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
@@ -103,10 +102,10 @@ g (float[2,3,4,5] x, float[3,4] b, float[3] s, float[4,3] a, float[3,5] w, float
 std::string Line(const NodeVerdict& v) {
   std::vector<std::string> inputs;
   for (const bcast::Shape& s : v.inputs) inputs.push_back(s.ToString());
-  std::string line = absl::StrCat(v.node, " ", std::string(bcast::RuleName(v.rule)), " ",
-                                  BroadcastClassText(v), " ",
-                                  std::string(bcast::VerdictName(v.verdict)), " ",
-                                  absl::StrJoin(inputs, " "), " -> ", v.output.ToString());
+  std::string line =
+      absl::StrCat(v.node, " ", std::string(bcast::RuleName(v.rule)), " ", BroadcastClassText(v),
+                   " ", std::string(bcast::VerdictName(v.verdict)), " ", absl::StrJoin(inputs, " "),
+                   " -> ", v.output.ToString());
   if (v.legacy_axis) absl::StrAppend(&line, " axis ", *v.legacy_axis);
   if (const std::string c = v.condition.ToString(); !c.empty() && c != "true") {
     absl::StrAppend(&line, " if ", c);

@@ -135,8 +135,7 @@ TEST(Prepared, ConvPathRuleSendsEachGeometryWhereItWasMeasuredFastest) {
       {"depthwise 3x3 over 2x2", 8, 8, 8, 3, 2, 2, 1, "onednn", "im2col-blas"},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(RulePath(c.c, c.m, c.group, c.k, c.h, c.w, c.pad),
-              onednn ? c.with_onednn : c.without)
+    EXPECT_EQ(RulePath(c.c, c.m, c.group, c.k, c.h, c.w, c.pad), onednn ? c.with_onednn : c.without)
         << c.what << (onednn ? " with oneDNN" : " without oneDNN");
   }
 }
