@@ -13,8 +13,10 @@ include(CMakePackageConfigHelpers)
 
 set(BCAST_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/onnx_bcast)
 
-# Installed binaries find libonnx_bcast.so beside them whatever the prefix.
-set_target_properties(onnx_bcast PROPERTIES INSTALL_RPATH "$ORIGIN")
+# Installed binaries find libonnx_bcast.so beside them whatever the prefix; it finds an engine's
+# shared library outside the build tree (MNN's libMNN.so in BCAST_MNN_DIR: opt runs the
+# target's engine) where the build linked it from.
+set_target_properties(onnx_bcast PROPERTIES INSTALL_RPATH "$ORIGIN" INSTALL_RPATH_USE_LINK_PATH ON)
 
 install(TARGETS onnx_bcast EXPORT onnx_bcastTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

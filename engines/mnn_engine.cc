@@ -3,11 +3,11 @@
 // (isolated_run.h), which records it as an outcome.
 #include "engines/mnn_engine.h"
 
-#include <MNN/Interpreter.hpp>
 #include <MNN/MNNDefine.h>
 #include <MNN/MNNForwardType.h>
-#include <MNN/Tensor.hpp>
 
+#include <MNN/Interpreter.hpp>
+#include <MNN/Tensor.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -101,11 +101,9 @@ class MnnEngine : public EngineAdapter {
     const std::string onnx = dir_ + "/model.onnx";
     const std::string mnn = dir_ + "/model.mnn";
     BCAST_RETURN_IF_ERROR(WriteWholeFile(onnx, model_bytes));
-    BCAST_ASSIGN_OR_RETURN(
-        ToolRun convert,
-        RunTool({MnnConvertPath(), "-f", "ONNX", "--modelFile", onnx, "--MNNModel", mnn,
-                 "--bizCode", "biz"},
-                dir_ + "/convert.log"));
+    BCAST_ASSIGN_OR_RETURN(ToolRun convert, RunTool({MnnConvertPath(), "-f", "ONNX", "--modelFile",
+                                                     onnx, "--MNNModel", mnn, "--bizCode", "biz"},
+                                                    dir_ + "/convert.log"));
     if (convert.signaled) {
       const std::string refusal = MnnConvertRefusal(convert.log);
       return absl::FailedPreconditionError(
@@ -239,24 +237,21 @@ class MnnEngine : public EngineAdapter {
     MNN::Tensor host(in, MNN::Tensor::CAFFE);
     const int64_t n = t.num_elements();
     if (host.elementSize() != n && !(n == 1 && dims.empty())) {
-      return absl::InternalError(absl::StrCat("input of ", n, " elements resized to ",
-                                              host.elementSize()));
+      return absl::InternalError(
+          absl::StrCat("input of ", n, " elements resized to ", host.elementSize()));
     }
     if (type.code == halide_type_float && type.bits == 32) {
       float* dst = host.host<float>();
       for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<float>(ElementAsDouble(t, k));
-    } else if ((type.code == halide_type_int || type.code == halide_type_uint) &&
-               type.bits == 32) {
+    } else if ((type.code == halide_type_int || type.code == halide_type_uint) && type.bits == 32) {
       int32_t* dst = host.host<int32_t>();
       for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(ElementAsDouble(t, k));
-    } else if ((type.code == halide_type_int || type.code == halide_type_uint) &&
-               type.bits == 8) {
+    } else if ((type.code == halide_type_int || type.code == halide_type_uint) && type.bits == 8) {
       auto* dst = host.host<uint8_t>();
       for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<uint8_t>(ElementAsDouble(t, k));
     } else {
-      return absl::UnimplementedError(absl::StrCat("session input of halide type code ",
-                                                   type.code, " bits ", type.bits,
-                                                   " not fed here"));
+      return absl::UnimplementedError(absl::StrCat("session input of halide type code ", type.code,
+                                                   " bits ", type.bits, " not fed here"));
     }
     if (!in->copyFromHostTensor(&host)) {
       return absl::InternalError("copyFromHostTensor failed");
@@ -302,12 +297,11 @@ class MnnEngine : public EngineAdapter {
                                                    " not converted"));
     }
     const std::vector<int> dims = host.shape();
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor t,
-                           rt::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(),
-                                                                            dims.end())));
+    BCAST_ASSIGN_OR_RETURN(
+        rt::Tensor t, rt::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
     if (static_cast<int64_t>(host.usize()) < static_cast<int64_t>(t.byte_size())) {
-      return absl::InternalError(absl::StrCat("output '", name, "': ", host.usize(),
-                                              " bytes for ", t.byte_size()));
+      return absl::InternalError(
+          absl::StrCat("output '", name, "': ", host.usize(), " bytes for ", t.byte_size()));
     }
     if (t.byte_size() > 0) std::memcpy(t.raw_data(), host.host<void>(), t.byte_size());
     return t;
@@ -326,12 +320,12 @@ std::string MnnConvertRefusal(std::string_view log) {
   // shape it cannot compute (its own graph rewrites compute every shape; a broadcast MNN's
   // rule refuses is reported here and the model written anyway).
   static constexpr std::string_view kMarkers[] = {
-      "Not Support",                   // "These Op Not Support: ONNX::X | ..."
-      "not supported",                 // per-op converters: "... is currently not supported."
-      "Don't support broadcast",       // older MNN: "Don't support broadcast for binaryOp ..."
-      "Broad cast error",              // "Broad cast error, dim1 = 3, dim2 = 4"
-      "Error to compute shape",        // Express: "Error to compute shape for BinaryOp, name"
-      "Compute Shape Error",           // the session's shape pass
+      "Not Support",              // "These Op Not Support: ONNX::X | ..."
+      "not supported",            // per-op converters: "... is currently not supported."
+      "Don't support broadcast",  // older MNN: "Don't support broadcast for binaryOp ..."
+      "Broad cast error",         // "Broad cast error, dim1 = 3, dim2 = 4"
+      "Error to compute shape",   // Express: "Error to compute shape for BinaryOp, name"
+      "Compute Shape Error",      // the session's shape pass
       "Can't compute shape",
   };
   std::vector<std::string> out;

@@ -81,7 +81,7 @@ TEST_F(Conventions, UnknownNamesListTheValidOnes) {
   EXPECT_EQ(r.code, 64);
   EXPECT_THAT(
       r.err,
-      HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical, opencv)"));
+      HasSubstr("unknown target 'tpu9000' (known: explicit, ncnn, none, canonical, opencv, mnn)"));
   r = Cli({"opt", kCnn, "--passes", "align-ranks,no-such-pass", "-o", Path("o.onnx")});
   EXPECT_EQ(r.code, 64);
   EXPECT_THAT(

@@ -93,8 +93,7 @@ OptSaid ReadOptStderr(const std::string& err) {
     }
     if (const size_t at = line.find(": on mnn: "); at != absl::string_view::npos) {
       said.engine = std::string(line.substr(at + 2));
-    } else if (said.engine.empty() &&
-               absl::StrContains(line, "does not run correctly on mnn")) {
+    } else if (said.engine.empty() && absl::StrContains(line, "does not run correctly on mnn")) {
       said.engine = std::string(line.substr(line.find("does not run correctly on mnn")));
     }
   }
@@ -166,8 +165,7 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
       ++written;
       after = Judge((*outcomes)[row.after_job], row.ref);
       // The promise: what opt writes, MNN runs and computes as the original does.
-      EXPECT_TRUE(after.matches) << row.model << ": opt --target mnn exited 0, MNN: "
-                                 << after.text;
+      EXPECT_TRUE(after.matches) << row.model << ": opt --target mnn exited 0, MNN: " << after.text;
       // What the table decides, the target check names: a written model never stops at an
       // op whose forms the table measured.
       for (const auto& [op, rule] : mnn->op_rules) {
