@@ -147,6 +147,15 @@ std::string FormatProbeTable(const ProbeReport& r) {
         "node of each op of the exporter corpus on its own (form `op`: whether the converter "
         "has the op; the profile's unsupported_ops lists the ops refused with the converter's "
         "\"not supported yet\").\n\n");
+  } else if (EngineGetsExtraCells(r.engine)) {
+    absl::StrAppend(
+        &out, r.engine,
+        " keeps its batch axis: the grid's shapes are as they are. Extra cells: a batch of 2 "
+        "(form `batch`), rank-0 and rank-1 operands, Reshape to a constant shape "
+        "(`constant-shape`), and one node of each op of the exporter corpus on its own (form "
+        "`op`: whether the converter and the engine have the op; the profile's unsupported_ops "
+        "lists the ops refused in their words: \"These Op Not Support: ONNX::<op>\", \"Don't "
+        "support type [<op>]\").\n\n");
   }
   absl::StrAppend(&out, "| result | cells |\n|---|---|\n");
   for (CellResult res : {CellResult::kRunsAndMatches, CellResult::kRefused, CellResult::kWrong,

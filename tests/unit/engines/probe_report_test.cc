@@ -408,6 +408,8 @@ TEST(ProfileFromProbe, MnnIsNamedByItsDateAndItsConvertersRefusalsNameTheOp) {
   const passes::TargetProfile p = ProfileFromProbe(r);
   EXPECT_EQ(p.name, "mnn-20260820");
   EXPECT_THAT(p.unsupported_ops, ::testing::ElementsAre("Dropout", "Hardmax"));
+  // The table says where the extra cells come from.
+  EXPECT_THAT(FormatProbeTable(r), ::testing::HasSubstr("mnn keeps its batch axis"));
   // Versions without a date keep major.minor.
   r.engine = "opencv";
   r.version = "4.6.0";
