@@ -73,17 +73,18 @@ const std::set<std::string>& MustRunAfterOpt() {
 
 engines::EngineFactory Mnn() { return engines::MakeMnnEngine; }
 
-// What opt said on stderr besides its verdict: the nodes outside the table (exit 3), the ops
-// MNN has no layer for (warnings), and the engine's answer (exit 1).
+// What opt said besides its verdict: the nodes outside the table (exit 3), the ops MNN has no
+// layer for (warnings), and the engine's answer (exit 1): the first node that differs when MNN
+// computed the model wrongly, else its own line ("mnn: refused at load: ...").
 struct OptSaid {
   std::vector<std::string> outside;
   std::vector<std::string> lacking;
   std::string engine;
 };
 
-OptSaid ReadOptStderr(const std::string& err) {
+OptSaid ReadOpt(const test_support::CliResult& r) {
   OptSaid said;
-  for (absl::string_view line : absl::StrSplit(err, '\n', absl::SkipEmpty())) {
+  for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
     if (const size_t at = line.find("has no layer for "); at != absl::string_view::npos) {
       const absl::string_view rest = line.substr(at + 17);
       said.lacking.emplace_back(rest.substr(0, rest.find(" (")));
@@ -93,9 +94,10 @@ OptSaid ReadOptStderr(const std::string& err) {
     }
     if (const size_t at = line.find(": on mnn: "); at != absl::string_view::npos) {
       said.engine = std::string(line.substr(at + 2));
-    } else if (said.engine.empty() && absl::StrContains(line, "does not run correctly on mnn")) {
-      said.engine = std::string(line.substr(line.find("does not run correctly on mnn")));
     }
+  }
+  for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    if (said.engine.empty() && absl::StartsWith(line, "mnn: ")) said.engine = std::string(line);
   }
   return said;
 }
@@ -136,7 +138,7 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
                                scratch.string());
     row.opt_exit = r.code;
     ASSERT_TRUE(r.code == 0 || r.code == 1 || r.code == 3) << name << ": " << r.err;
-    row.said = ReadOptStderr(r.err);
+    row.said = ReadOpt(r);
     if (r.code == 3) EXPECT_FALSE(row.said.outside.empty()) << name << ": exit 3 naming no node";
     if (r.code != 0) EXPECT_FALSE(fs::exists(after)) << name << ": written with exit " << r.code;
     absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
