@@ -3,21 +3,12 @@
 // (isolated_run.h), which records it as an outcome.
 #include "engines/ncnn_engine.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -25,71 +16,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engines/tool_process.h"
 #include "ncnn/net.h"
 #include "ncnn/platform.h"
 #include "support/status_macros.h"
 
-extern char** environ;
-
 namespace onnx_bcast::engines {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string ShapeText(const std::vector<int64_t>& d) {
   return absl::StrCat("[", absl::StrJoin(d, ","), "]");
 }
-
-// The non-empty lines of `text`, trimmed, each once, joined by "; ".
-std::string Lines(std::string_view text) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (absl::string_view raw : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
-    const std::string line(absl::StripAsciiWhitespace(raw));
-    if (!line.empty() && seen.insert(line).second) out.push_back(line);
-  }
-  return absl::StrJoin(out, "; ");
-}
-
-// ncnn logs its reasons (a layer it does not know, a blob it cannot find) to stderr: while
-// one of these is alive, fd 2 goes to a scratch file, read back by Take().
-class StderrCapture {
- public:
-  explicit StderrCapture(std::string path) : path_(std::move(path)) {
-    std::fflush(stderr);
-    saved_ = dup(2);
-    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (saved_ >= 0 && fd >= 0) {
-      dup2(fd, 2);
-      active_ = true;
-    }
-    if (fd >= 0) close(fd);
-  }
-  ~StderrCapture() { Restore(); }
-  std::string Take() {
-    Restore();
-    std::string text = ReadFile(path_);
-    std::remove(path_.c_str());
-    return text;
-  }
-
- private:
-  void Restore() {
-    if (!active_) return;
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    active_ = false;
-  }
-  std::string path_;
-  int saved_ = -1;
-  bool active_ = false;
-};
 
 std::string Onnx2NcnnPath() {
   if (const char* env = std::getenv("BCAST_ONNX2NCNN"); env != nullptr && *env != '\0') return env;
@@ -123,63 +60,35 @@ class NcnnEngine : public EngineAdapter {
   }
 
   absl::Status Load(std::string_view model_bytes) override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "onnx-bcast-ncnn-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot create a scratch directory: ", std::strerror(errno)));
-    }
-    dir_ = tmpl;
+    BCAST_ASSIGN_OR_RETURN(dir_, MakeScratchDir("onnx-bcast-ncnn"));
     const std::string onnx = dir_ + "/model.onnx";
     const std::string param = dir_ + "/model.ncnn.param";
     const std::string bin = dir_ + "/model.ncnn.bin";
-    const std::string log = dir_ + "/onnx2ncnn.log";
-    {
-      std::ofstream out(onnx, std::ios::binary);
-      out.write(model_bytes.data(), static_cast<std::streamsize>(model_bytes.size()));
-      if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", onnx));
-    }
+    BCAST_RETURN_IF_ERROR(WriteWholeFile(onnx, model_bytes));
     // onnx2ncnn MODEL PARAM BIN, its stdout and stderr into the log.
-    const std::string tool = Onnx2NcnnPath();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<std::string> argv_s = {tool, onnx, param, bin};
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, tool.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot run onnx2ncnn (", tool, "): ", std::strerror(spawned)));
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    const std::string text = ReadFile(log);
-    if (WIFSIGNALED(status)) {
+    BCAST_ASSIGN_OR_RETURN(ToolRun convert,
+                           RunTool({Onnx2NcnnPath(), onnx, param, bin}, dir_ + "/onnx2ncnn.log"));
+    if (convert.signaled) {
       return absl::FailedPreconditionError(
-          absl::StrCat("onnx2ncnn crashed (signal ", WTERMSIG(status), ")"));
+          absl::StrCat("onnx2ncnn crashed (signal ", convert.signal, ")"));
     }
     // The converter's own refusals: it writes the layer anyway, which ncnn would then reject
     // with a less telling "layer ... not exists or registered".
-    if (std::string refusal = Onnx2NcnnRefusal(text); !refusal.empty()) {
+    if (std::string refusal = Onnx2NcnnRefusal(convert.log); !refusal.empty()) {
       return absl::FailedPreconditionError(refusal);
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (convert.exit_code != 0) {
       std::string last;
-      for (absl::string_view l : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+      for (absl::string_view l : absl::StrSplit(convert.log, '\n', absl::SkipWhitespace())) {
         last = std::string(absl::StripAsciiWhitespace(l));
       }
       return absl::FailedPreconditionError(
-          absl::StrCat("onnx2ncnn exited with status ", WEXITSTATUS(status), ": ", last));
+          absl::StrCat("onnx2ncnn exited with status ", convert.exit_code, ": ", last));
     }
-    StderrCapture capture(dir_ + "/load.log");
+    OutputCapture capture(dir_ + "/load.log", /*stdout_too=*/false);
     const int p = net_.load_param(param.c_str());
     const int m = p == 0 ? net_.load_model(bin.c_str()) : 0;
-    const std::string said = Lines(capture.Take());
+    const std::string said = UniqueLines(capture.Take());
     if (p != 0 || m != 0) {
       return absl::FailedPreconditionError(
           absl::StrCat(p != 0 ? "load_param" : "load_model", " failed",
@@ -205,9 +114,9 @@ class NcnnEngine : public EngineAdapter {
     NamedTensors result;
     for (const std::string& name : output_names) {
       ncnn::Mat out;
-      StderrCapture capture(dir_ + "/run.log");
+      OutputCapture capture(dir_ + "/run.log", /*stdout_too=*/false);
       const int r = ex.extract(name.c_str(), out);
-      const std::string said = Lines(capture.Take());
+      const std::string said = UniqueLines(capture.Take());
       if (r != 0 || out.empty()) {
         return absl::FailedPreconditionError(
             absl::StrCat("extract '", name, "' failed", said.empty() ? "" : ": ", said));
