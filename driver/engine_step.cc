@@ -64,15 +64,16 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
         }
       }
     }
-    for (const std::string& s : free) picked.push_back(absl::StrCat(s, "=", dims[s]));
+    for (const std::string& s : free) picked.push_back(s);
   }
   std::vector<std::string> every;
   for (const auto& [s, v] : dims) every.push_back(absl::StrCat(s, "=", v));
   if (all != nullptr) *all = absl::StrJoin(every, ", ");
   if (chosen != nullptr) {
+    // The values are in `all`; this names which of them opt chose.
     *chosen = picked.empty() ? ""
                              : absl::StrCat(absl::StrJoin(picked, ", "),
-                                            " (unbound: chosen by opt; bind them with --dim)");
+                                            " unbound: chosen by opt; bind them with --dim");
   }
   return dims;
 }

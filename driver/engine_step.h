@@ -15,6 +15,7 @@
 #include "engines/engine.h"
 #include "engines/engine_verify.h"
 #include "proto/model_io.h"
+#include "runtime/exec/random_inputs.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::driver {
@@ -31,6 +32,8 @@ struct EngineRequest {
   bool required = false;
   /// opt --probe-cache: where the live probes keep their answers.
   std::string probe_cache;
+  /// opt --input-range: the values of the engine check's random inputs, by input name.
+  std::map<std::string, rt::ValueRange> input_ranges;
 };
 
 /// The engine a target names: its profile's name up to the first '-' ("ncnn-20260722" ->
@@ -46,8 +49,8 @@ std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile)
 /// The dims a model runs at on an engine: `bound`, and each input symbol left unbound chosen
 /// here (a leading axis 1, as a deployed batch; any other 32, a size every pooling stack takes;
 /// moved inside the broadcast condition check derives where that fails). `chosen` receives
-/// "N=1, H=32 (unbound: chosen by opt; bind them with --dim)" or "" when nothing was unbound,
-/// `all` every dim as "N=1, H=32".
+/// "H, N unbound: chosen by opt; bind them with --dim" or "" when nothing was unbound, `all`
+/// every dim as "H=32, N=1".
 std::map<std::string, int64_t> EngineDims(const proto::Model& model,
                                           const std::map<std::string, int64_t>& bound,
                                           std::string* all, std::string* chosen);

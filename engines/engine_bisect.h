@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "engines/engine.h"
 #include "proto/model_io.h"
+#include "runtime/exec/random_inputs.h"
 #include "runtime/exec/compare.h"
 
 namespace onnx_bcast::engines {
@@ -55,7 +56,9 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
                                                const proto::Model& engine_model,
                                                const EngineFactory& make_engine,
                                                const std::string& engine,
-                                               const std::map<std::string, int64_t>& dims);
+                                               const std::map<std::string, int64_t>& dims,
+                                               const std::map<std::string, rt::ValueRange>&
+                                                   ranges = {});
 
 }  // namespace onnx_bcast::engines
 
