@@ -317,7 +317,7 @@ std::optional<int> OptRun::RefuseUnwritableOutputs() {
   }
   if (args_.report.has_value() && *args_.report != kStdio) {
     if (absl::Status s = proto::CheckOutputPath(*args_.report, inputs); !s.ok()) {
-      PrintError(absl::StrCat("--report ", s.message()));
+      PrintError(std::string(s.message()));
       return kExitCannotWrite;
     }
   }
