@@ -54,6 +54,7 @@ std::string ApiText(std::string text) {
       {"raise --fold-limit", "raise OptimizeOptions::constant_fold_limit_bytes"},
       {"--allow-partial", "OptimizeOptions::allow_partial"},
       {"give it with --input", "give it in the inputs"},
+      {"(--no-verify-engine)", "(OptimizeOptions::verify_engine off)"},
   };
   for (const auto& [cli, api] : kWords) {
     for (size_t at = text.find(cli); at != std::string::npos; at = text.find(cli, at + api.size())) {

@@ -32,7 +32,7 @@ std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile)
 
 std::map<std::string, int64_t> EngineDims(const proto::Model& model,
                                           const std::map<std::string, int64_t>& bound,
-                                          std::string* all, std::string* chosen) {
+                                          std::string* text) {
   std::map<std::string, int64_t> dims = bound;
   const std::vector<std::string> unbound = proto::UnboundInputSymbols(model.proto.graph());
   // Symbols at the leading axis of an input: a batch, deployed as 1.
@@ -68,12 +68,11 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
   }
   std::vector<std::string> every;
   for (const auto& [s, v] : dims) every.push_back(absl::StrCat(s, "=", v));
-  if (all != nullptr) *all = absl::StrJoin(every, ", ");
-  if (chosen != nullptr) {
-    // The values are in `all`; this names which of them opt chose.
-    *chosen = picked.empty() ? ""
-                             : absl::StrCat(absl::StrJoin(picked, ", "),
-                                            " unbound: chosen by opt; bind them with --dim");
+  if (text != nullptr) {
+    *text = absl::StrJoin(every, ", ");
+    if (!picked.empty()) {
+      absl::StrAppend(text, " (", absl::StrJoin(picked, ", "), " unbound: chosen by opt)");
+    }
   }
   return dims;
 }

@@ -48,12 +48,11 @@ std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile)
 
 /// The dims a model runs at on an engine: `bound`, and each input symbol left unbound chosen
 /// here (a leading axis 1, as a deployed batch; any other 32, a size every pooling stack takes;
-/// moved inside the broadcast condition check derives where that fails). `chosen` receives
-/// "H, N unbound: chosen by opt; bind them with --dim" or "" when nothing was unbound, `all`
-/// every dim as "H=32, N=1".
+/// moved inside the broadcast condition check derives where that fails). `text` receives every
+/// dim, "N=1, H=32", followed by " (N, H unbound: chosen by opt)" when some were chosen.
 std::map<std::string, int64_t> EngineDims(const proto::Model& model,
                                           const std::map<std::string, int64_t>& bound,
-                                          std::string* all, std::string* chosen);
+                                          std::string* text);
 
 }  // namespace onnx_bcast::driver
 

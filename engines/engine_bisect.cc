@@ -85,7 +85,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   std::unordered_map<std::string, const rt::OutputReference*> by_name;
   for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
-  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeModel(engine_model.proto));
+  BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeSelfContained(engine_model));
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
   job.output_names = candidates;
   job.available_only = true;
@@ -107,6 +107,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   for (const auto& [name, t] : o.outputs) returned.emplace(name, &t);
   rt::CompareOptions compare;
   compare.engine_representation = true;
+  std::set<std::string> matched;
   for (const std::string& name : candidates) {
     auto got = returned.find(name);
     auto want = by_name.find(name);
@@ -118,7 +119,10 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
     rt::Comparison c = rt::CompareToReference(
         rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())), *want->second,
         ref.model, compare);
-    if (c.match) continue;
+    if (c.match) {
+      matched.insert(name);
+      continue;
+    }
     EngineDivergence d;
     d.tensor = name;
     const onnx::NodeProto* n = producer.at(name);
@@ -138,7 +142,14 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
           if (t.name() == in) shape = absl::StrCat("[", absl::StrJoin(t.dims(), ","), "] constant");
         }
       }
-      d.input_shapes.push_back(absl::StrCat(in, " ", shape));
+      // Whether the engine agreed on the input: a divergence whose inputs it does not hold
+      // may start upstream.
+      const bool computed = by_name.count(in) > 0 && in_engine_model.count(in) > 0;
+      const char* status = !computed                ? ""
+                           : matched.count(in) > 0  ? " (matches)"
+                           : returned.count(in) > 0 ? ""
+                                                    : " (not held by the converted model)";
+      d.input_shapes.push_back(absl::StrCat(in, " ", shape, status));
     }
     d.comparison = std::move(c);
     b.divergence = std::move(d);

@@ -31,7 +31,7 @@ std::string_view OperandKindName(OperandKind kind);
 
 /// How a cell came out.
 enum class CellResult {
-  kRunsAndMatches,  ///< ran; every element within verify's tolerance of our executor
+  kRunsAndMatches,  ///< ran; every element within the error model's bound (engines/judge.h)
   kRefused,         ///< the engine refused the model (load or run): `message` is its own
   kWrong,           ///< ran, but the output differs (shape or values: `max_abs_error`)
   kCrashed,         ///< the engine died (signal) or hung

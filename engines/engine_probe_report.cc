@@ -111,8 +111,9 @@ std::string FormatProbeTable(const ProbeReport& r) {
       "`engines/profiles/",
       r.Label(), ".profile`.\n\n",
       "Each cell is one small model (opset 13) run on the engine in a child process and on "
-      "onnx-bcast's executor with the same seeded inputs: `runs-and-matches` (within verify's "
-      "tolerance, rtol 1e-3, atol 1e-7), `refused` (the engine's message), `wrong` (output "
+      "onnx-bcast's executor with the same seeded inputs: `runs-and-matches` (every element "
+      "within the error model's bound of our float64 reference, docs/error-model.md), "
+      "`refused` (the engine's message), `wrong` (output "
       "shape or values differ) or `crashed` (signal or timeout). How cells are chosen: dims "
       "2, 3, 4, 5, 6, 7 from the outermost axis; per broadcast class one representative pair "
       "(A has the output shape, B broadcasts) at its lowest output rank, at 4 and at 6 (inner-axis "

@@ -39,7 +39,7 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
   engines::EngineJob job;
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
   for (const rt::OutputReference& o : ref.outputs) job.output_names.push_back(o.name);
-  BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeModel(rewritten.proto));
+  BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeSelfContained(rewritten));
   job.model_bytes = std::move(bytes);
   std::vector<engines::EngineJob> jobs;
   jobs.push_back(std::move(job));

@@ -1,10 +1,13 @@
 // Engine adapters by name.
 #include "engines/registry.h"
 
+#include <cstdlib>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #ifdef BCAST_WITH_OPENCV
 #include "engines/opencv_engine.h"
 #endif
@@ -14,18 +17,37 @@
 
 namespace onnx_bcast::engines {
 
+namespace {
+
+// BCAST_ENGINES=opencv,ncnn (or "none") keeps only those of the engines built in: what a machine
+// without the others prints (the docs' examples run as CI's machine, which has OpenCV only).
+bool Enabled(std::string_view name) {
+  const char* env = std::getenv("BCAST_ENGINES");
+  if (env == nullptr) return true;
+  for (absl::string_view e : absl::StrSplit(env, ',', absl::SkipWhitespace())) {
+    if (absl::StripAsciiWhitespace(e) == absl::string_view(name.data(), name.size())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> EngineNames() {
   std::vector<std::string> names;
 #ifdef BCAST_WITH_OPENCV
-  names.push_back("opencv");
+  if (Enabled("opencv")) names.push_back("opencv");
 #endif
 #ifdef BCAST_WITH_NCNN
-  names.push_back("ncnn");
+  if (Enabled("ncnn")) names.push_back("ncnn");
 #endif
   return names;
 }
 
 absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
+  if (!Enabled(name)) {
+    return absl::NotFoundError(absl::StrCat("engine '", std::string(name),
+                                            "' is left out by BCAST_ENGINES"));
+  }
 #ifdef BCAST_WITH_OPENCV
   if (name == "opencv") {
     return EngineFactory(

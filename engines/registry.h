@@ -12,7 +12,9 @@
 
 namespace onnx_bcast::engines {
 
-/// Names of the engines built in (OpenCV only when its development files were found).
+/// Names of the engines built in (OpenCV only when its development files were found), less
+/// those the environment variable BCAST_ENGINES leaves out: "opencv,ncnn" keeps only those,
+/// "none" keeps none (a machine without them; the docs' examples run that way).
 std::vector<std::string> EngineNames();
 
 /// The factory of engine `name`. NotFound lists the engines built in.

@@ -30,7 +30,10 @@ def cnn_block():
     # inner-axis row Mul ([16], aligned to W) -> GlobalAveragePool -> Flatten ->
     # Gemm with a vector C [10] -> outer-axis column Add with [N,1].
     nodes = [
-        helper.make_node("Conv", ["x", "w"], ["conv"], name="conv", pads=[1, 1, 1, 1]),
+        # kernel_shape written out, as exporters do (ncnn's onnx2ncnn reads the kernel size
+        # from it only: without it the converted Convolution divides by zero at load).
+        helper.make_node("Conv", ["x", "w"], ["conv"], name="conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["conv", "bias"], ["biased"], name="bias_add"),
         helper.make_node("PRelu", ["biased", "slope"], ["act"], name="prelu"),
         helper.make_node("Mul", ["act", "row_scale"], ["scaled"], name="row_mul"),

@@ -20,6 +20,7 @@
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
 #include "support/status_macros.h"
+#include "passes/legalize_gemm.h"
 #include "passes/legalize_views.h"
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
@@ -109,8 +110,10 @@ class LegalizeMeasured : public Pass {
             decomposed |= ctx.stats().rewrites > before;
           }
           if (decomposed) ctx.Commit();
-          // Views the engine refuses (live only): Reshape to a constant shape instead.
+          // Views and Gemm layouts the engine refuses (live only): a Reshape to a constant
+          // shape, B transposed with transB = 1.
           BCAST_RETURN_IF_ERROR(LegalizeViews(ctx));
+          BCAST_RETURN_IF_ERROR(LegalizeGemmLayout(ctx));
           for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
             if (!ctx.graph().alive(id)) continue;
             const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);

@@ -28,6 +28,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "proto/external_data.h"
+#include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
 #include "support/status_macros.h"
 
@@ -480,6 +481,27 @@ absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
     BCAST_RETURN_IF_ERROR(SerializeModelTo(model, &stream));
   }
   return out;
+}
+
+absl::StatusOr<std::string> SerializeSelfContained(const Model& model) {
+  bool external = false;
+  onnx::ModelProto copy = model.proto;
+  absl::Status status;
+  ForEachModelTensor(&copy, [&](onnx::TensorProto* t) {
+    if (!status.ok() || t->data_location() != onnx::TensorProto::EXTERNAL) return;
+    external = true;
+    absl::StatusOr<std::string> bytes =
+        ReadRawBytes(*t, model.base_dir, int64_t{2} << 30);
+    if (!bytes.ok()) {
+      status = bytes.status();
+      return;
+    }
+    t->clear_external_data();
+    t->set_data_location(onnx::TensorProto::DEFAULT);
+    t->set_raw_data(*std::move(bytes));
+  });
+  BCAST_RETURN_IF_ERROR(status);
+  return SerializeModel(external ? copy : model.proto);
 }
 
 bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b, std::string* diff) {

@@ -104,6 +104,11 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path,
 /// Serializes deterministically (for tests and in-memory use).
 absl::StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
 
+/// The bytes of `model` with every external payload read in (relative to model.base_dir) and
+/// kept inline: what an engine gets, which has no folder to find "OUT.data" in. Errors: the
+/// external data's, ResourceExhausted at 2 GiB or more.
+absl::StatusOr<std::string> SerializeSelfContained(const Model& model);
+
 /// Serializes deterministically into `out` (SaveModel streams into its file this way);
 /// ResourceExhausted at 2 GiB or more. The caller flushes `out`.
 absl::Status SerializeModelTo(const onnx::ModelProto& model,

@@ -36,6 +36,7 @@ std::string PythonWords(std::string text) {
       {"with OptimizeOptions::dims", "with dims="},
       {"no OptimizeOptions::dims binds", "no dims= binds"},
       {"OptimizeOptions::allow_partial", "allow_partial=True"},
+      {"OptimizeOptions::verify_engine off", "verify_engine=False"},
       {"by VerifyOptions::dims", "by dims="},
       {"\"VerifyOptions::dims\"", "\"dims=\""},
       {"OptimizeOptions::dims ", "optimize(dims=...): "},

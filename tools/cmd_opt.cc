@@ -175,7 +175,7 @@ std::string UnboundInputDimsHint(const proto::Model& model) {
   const std::vector<std::string> symbols = proto::UnboundInputSymbols(model.proto.graph());
   if (symbols.empty()) return "";
   return absl::StrCat("; its inputs keep the symbolic dims ", absl::StrJoin(symbols, ", "),
-                      ", which the engine saw unbound: bind them with --dim");
+                      ", which the engine ran at the values above: bind them with --dim");
 }
 
 // One opt command: every combination of options is checked before the model is read (a
@@ -437,16 +437,24 @@ std::optional<int> OptRun::VerifyRewrite() {
 std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) {
   if (!report_.engine_line.empty() && (!args_.quiet || outcome.engine_failed)) {
     PrintOut(absl::StrCat(report_.engine_line,
-                          report_.engine_dims.empty() ? "" : absl::StrCat(" (at ", report_.engine_dims, ")"),
+                          report_.engine_dims.empty()
+                              ? ""
+                              : absl::StrCat(" (at ", report_.engine_dims, ")"),
                           "\n"),
              text_to_stderr_);
   } else if (!report_.engine_note.empty() && !args_.quiet) {
     PrintError(absl::StrCat(label_, ": note: ", report_.engine_note));
   }
-  if (!outcome.engine_failed) return std::nullopt;
   const std::string engine = report_.engine_line.substr(0, report_.engine_line.find(':'));
   if (!report_.engine_divergence.empty()) {
     PrintError(absl::StrCat(label_, ": on ", engine, ": ", report_.engine_divergence));
+  }
+  if (!outcome.engine_failed) {
+    if (!report_.engine_outcome.empty() && report_.engine_outcome != "ran") {
+      PrintError(absl::StrCat(label_, ": warning: ", engine, " does not run the written model (",
+                              report_.engine_outcome, "); written anyway: --allow-partial"));
+    }
+    return std::nullopt;
   }
   PrintError(absl::StrCat(args_.dry_run ? label_ : report_.output_path,
                           ": the rewritten model does not run correctly on ", engine, " (",

@@ -3,7 +3,7 @@
 # Generated: do not edit. The per-op rules map the table mechanically
 # (engines/engine_probe_report.cc); the ctest engines.probe_table regenerates both.
 name = ncnn-20260722
-description = ncnn 1.0.20260722 measured by onnx-bcast probe-engine: 5202 cells, 2469 run and match, 2481 refused, 252 wrong, 0 crashed
+description = ncnn 1.0.20260722 measured by onnx-bcast probe-engine: 5202 cells, 2470 run and match, 2481 refused, 251 wrong, 0 crashed
 passes = upgrade-legacy-broadcast, fold-constants, legalize-measured
 classes = same, unidirectional, matmul-batch
 max_rank = 0

@@ -324,6 +324,19 @@ TEST(EngineComparison, ComparesTheElementTypes) {
       EngineCompare(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).match);
 }
 
+// An engine's shape compares up to dims of 1 (OpenCV's N x 1 for a 1-D tensor, ncnn's dropped
+// batch of 1), never beyond: the same values in another arrangement differ.
+TEST(EngineComparison, ShapesCompareUpToOnes) {
+  const rt::Tensor want = rt::Tensor::FromValues<float>({4}, {0, 1, 2, 3}).value();
+  EXPECT_TRUE(EngineCompare(want, rt::Tensor::FromValues<float>({4, 1}, {0, 1, 2, 3}).value()).match);
+  EXPECT_TRUE(EngineCompare(want, rt::Tensor::FromValues<float>({1, 4}, {0, 1, 2, 3}).value()).match);
+  const rt::Comparison square =
+      EngineCompare(want, rt::Tensor::FromValues<float>({2, 2}, {0, 1, 2, 3}).value());
+  EXPECT_FALSE(square.match);
+  EXPECT_THAT(square.message, testing::HasSubstr("output shape [2,2], expected [4]"));
+  EXPECT_FALSE(EngineCompare(want, rt::Tensor::FromValues<float>({3}, {0, 1, 2}).value()).match);
+}
+
 // A rank-0 `same` cell that runs counts as passing (ncnn's rank-0 cells): the limit above it
 // still holds; a cell refused with the converter's "<op> not supported yet" lists the op as
 // unsupported, and the cells outside the grid's own (form "op", "batch") decide no rule.
