@@ -222,15 +222,15 @@ void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile
                           const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
                           const std::map<std::string, rt::ValueRange>& ranges,
                           passes::FormOracle* live, passes::OptReport* report) {
-  const std::unordered_map<std::string, int> index =
-      passes::OriginalNodeIndex(bound.proto.graph());
+  const std::unordered_map<std::string, int> index = passes::OriginalNodeIndex(bound.proto.graph());
   absl::StatusOr<std::vector<passes::TargetViolation>> before =
       passes::CheckTarget(bound, profile, &index, nullptr, live);
   if (!before.ok()) return;
   std::set<std::string> had;
   for (const passes::TargetViolation& v : *before) had.insert(v.ToString());
   bool any = false;
-  for (const passes::TargetViolation& v : report->violation_details) any |= had.count(v.ToString()) > 0;
+  for (const passes::TargetViolation& v : report->violation_details)
+    any |= had.count(v.ToString()) > 0;
   if (!any) return;
   absl::StatusOr<EngineVerdict> as_given =
       VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims, ranges);
@@ -240,9 +240,9 @@ void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile
   for (passes::TargetViolation& v : report->violation_details) {
     const std::string text = v.ToString();
     if (had.count(text) > 0) {
-      report->waived.push_back(absl::StrCat(
-          text, " (the model as given has this node in this form, and ", engine.name,
-          " runs that model and matches: ", as_given->line, ")"));
+      report->waived.push_back(
+          absl::StrCat(text, " (the model as given has this node in this form, and ", engine.name,
+                       " runs that model and matches: ", as_given->line, ")"));
     } else {
       kept.push_back(std::move(v));
       kept_text.push_back(text);
@@ -278,9 +278,8 @@ bool WaiveWhatTheEngineRuns(const proto::Model& bound, const proto::Model& resul
       VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (!verdict.ok() || verdict->outcome != "ran") return false;
   for (const std::string& v : report->violations) {
-    report->waived.push_back(absl::StrCat(v, " (", engine.name,
-                                          " runs the written model itself and matches: ",
-                                          verdict->line, ")"));
+    report->waived.push_back(absl::StrCat(
+        v, " (", engine.name, " runs the written model itself and matches: ", verdict->line, ")"));
   }
   report->violations.clear();
   report->violation_details.clear();
@@ -333,10 +332,9 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   if (request.engine.required && !engine_built) {
     out.engine_usage =
         !pipeline.profile.has_value() ? "the engine check runs a target's engine: give a target"
-        : !engine.has_value()
-            ? absl::StrCat("target ", pipeline.profile->name, " names no engine")
-            : absl::StrCat("target ", pipeline.profile->name, ": ",
-                           engines::FindEngine(engine->name).status().message());
+        : !engine.has_value() ? absl::StrCat("target ", pipeline.profile->name, " names no engine")
+                              : absl::StrCat("target ", pipeline.profile->name, ": ",
+                                             engines::FindEngine(engine->name).status().message());
     return out;
   }
   // Value ranges of the engine check's random inputs name inputs of this model: a mistaken
@@ -373,13 +371,13 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   out.status = Optimize(model, pipeline, settings, report);
   if (!out.status.ok() || !pipeline.profile.has_value()) return out;
   if (engine.has_value() && !engine_built) {
-    report->engine_note = absl::StrCat("not run on ", engine->name, " (this build has no ",
-                                       engine->name, " adapter): the result follows ",
-                                       engine->name, "'s measured table");
+    report->engine_note =
+        absl::StrCat("not run on ", engine->name, " (this build has no ", engine->name,
+                     " adapter): the result follows ", engine->name, "'s measured table");
   } else if (engine.has_value() && !request.engine.verify) {
-    report->engine_note = absl::StrCat("not run on ", engine->name,
-                                       " (--no-verify-engine): the result follows ", engine->name,
-                                       "'s measured table");
+    report->engine_note =
+        absl::StrCat("not run on ", engine->name, " (--no-verify-engine): the result follows ",
+                     engine->name, "'s measured table");
   }
   std::map<std::string, int64_t> dims;
   bool judged = false;

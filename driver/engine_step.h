@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "engines/engine.h"
+#include "engines/engine_bisect.h"
 #include "engines/engine_verify.h"
 #include "proto/model_io.h"
 #include "runtime/exec/random_inputs.h"
@@ -53,6 +54,15 @@ std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile)
 std::map<std::string, int64_t> EngineDims(const proto::Model& model,
                                           const std::map<std::string, int64_t>& bound,
                                           std::string* text);
+
+/// `verify MODEL --engine NAME` (and ORIGINAL REWRITTEN --engine NAME): `on_engine` run on the
+/// engine NAME of engines/registry.h, every tensor it still holds judged against
+/// `reference` on our executor, at `dims` (EngineDims chooses the unbound ones; `dims_text` says
+/// which). NotFound when this build has no such engine; the bisection's own errors otherwise.
+absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
+    const proto::Model& reference, const proto::Model& on_engine, const std::string& engine,
+    const std::map<std::string, int64_t>& dims, std::string* dims_text,
+    const std::map<std::string, rt::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::driver
 

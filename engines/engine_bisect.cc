@@ -1,12 +1,14 @@
 // Engine bisection (see engine_bisect.h).
 #include "engines/engine_bisect.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engines/isolated_run.h"
 #include "runtime/exec/error_model.h"
@@ -33,8 +35,9 @@ std::string EngineDivergence::Line() const {
 std::string EngineBisection::Summary() const {
   if (outcome != "ran") return absl::StrCat(outcome, ": ", why);
   if (divergence) return absl::StrCat("first node that differs: ", divergence->Line());
-  return absl::StrCat("no intermediate tensor differs (", compared, " compared, ", unavailable,
-                      " not held by the converted model)");
+  return absl::StrCat("no tensor differs (", compared, " compared, at most ",
+                      absl::StrFormat("%.2g", worst_ratio), " x the error model's bound; ",
+                      unavailable, " not held by the converted model)");
 }
 
 absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_model,
@@ -80,8 +83,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
   }
   rt::ReferenceOptions options;
   options.extra_outputs = candidates;
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref,
-                         rt::ComputeReference(reference_model, feeds, options));
+  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(reference_model, feeds, options));
   std::unordered_map<std::string, const rt::OutputReference*> by_name;
   for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
@@ -116,11 +118,12 @@ absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_mod
       continue;
     }
     ++b.compared;
-    rt::Comparison c = rt::CompareToReference(
-        rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())), *want->second,
-        ref.model, compare);
+    rt::Comparison c =
+        rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())),
+                               *want->second, ref.model, compare);
     if (c.match) {
       matched.insert(name);
+      b.worst_ratio = std::max(b.worst_ratio, c.bound_ratio);
       continue;
     }
     EngineDivergence d;

@@ -42,6 +42,8 @@ struct EngineBisection {
   /// divergence), and those the converted model no longer holds.
   int64_t compared = 0;
   int64_t unavailable = 0;
+  /// The largest error / bound over the tensors compared that matched.
+  double worst_ratio = 0;
   std::optional<EngineDivergence> divergence;
   /// One line: the divergence, or "no intermediate tensor differs (K compared, U fused away)".
   std::string Summary() const;

@@ -46,9 +46,9 @@
 #include "broadcast/rules.h"
 #include "engines/isolated_run.h"
 #include "engines/judge.h"
-#include "runtime/exec/error_model.h"
 #include "engines/probe_op_models.h"
 #include "proto/model_io.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/load_executor.h"
 #include "runtime/exec/model_loader.h"
@@ -591,7 +591,8 @@ void Judge(const engines::EngineOutcome& o, const rt::Reference& ref, ProbeCell*
       c->result = CellResult::kCrashed;
       break;
   }
-  c->message = o.kind == engines::OutcomeKind::kRan ? j.why : absl::StrCat(o.stage, ": ", o.message);
+  c->message =
+      o.kind == engines::OutcomeKind::kRan ? j.why : absl::StrCat(o.stage, ": ", o.message);
   c->max_abs_error = j.max_abs_error;
   c->bound_ratio = j.bound_ratio;
 }

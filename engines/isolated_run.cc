@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -135,8 +135,7 @@ std::string ErrorRecord(absl::string_view message) {
 
 // The child: never returns. Results go to `result_fd`; the engine's own output to the
 // captured stderr.
-[[noreturn]] void ChildMain(const EngineFactory& make_engine, const EngineJob& job,
-                            int result_fd) {
+[[noreturn]] void ChildMain(const EngineFactory& make_engine, const EngineJob& job, int result_fd) {
   std::string record;
   try {
     absl::StatusOr<std::unique_ptr<EngineAdapter>> engine = make_engine();
@@ -214,9 +213,9 @@ EngineOutcome Finish(Child& c, int status, bool timed_out, absl::Duration timeou
   }
   o.kind = OutcomeKind::kCrashed;
   o.outputs.clear();
-  o.message = with_stderr(absl::StrCat("exited with status ",
-                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                                       " without a complete result"));
+  o.message =
+      with_stderr(absl::StrCat("exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                               " without a complete result"));
   return o;
 }
 
@@ -224,8 +223,8 @@ absl::Status Errno(absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-absl::StatusOr<Child> Start(const EngineFactory& make_engine, const EngineJob& job,
-                            size_t index, absl::Duration timeout) {
+absl::StatusOr<Child> Start(const EngineFactory& make_engine, const EngineJob& job, size_t index,
+                            absl::Duration timeout) {
   int result_pipe[2];
   int err_pipe[2];
   if (pipe2(result_pipe, O_CLOEXEC) != 0) return Errno("pipe");
@@ -348,7 +347,8 @@ absl::StatusOr<std::vector<EngineOutcome>> RunIsolated(const EngineFactory& make
     const int64_t wait_ms =
         std::max<int64_t>(0, absl::ToInt64Milliseconds(first_deadline - absl::Now()) + 1);
     if (!fds.empty()) {
-      const int ready = poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1000)));
+      const int ready =
+          poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1000)));
       if (ready < 0 && errno != EINTR) return Errno("poll");
       for (size_t k = 0; ready > 0 && k < fds.size(); ++k) {
         if (fds[k].revents == 0) continue;

@@ -12,8 +12,8 @@ Judgement JudgeOutcome(const EngineOutcome& o, const rt::Reference& ref, int cou
   Judgement j;
   switch (o.kind) {
     case OutcomeKind::kRan: {
-      const size_t n = count < 0 ? ref.outputs.size()
-                                 : std::min(ref.outputs.size(), static_cast<size_t>(count));
+      const size_t n =
+          count < 0 ? ref.outputs.size() : std::min(ref.outputs.size(), static_cast<size_t>(count));
       std::vector<std::string> wrong, notes;
       rt::CompareOptions options;
       options.engine_representation = true;

@@ -151,8 +151,8 @@ absl::Status FeedsAsTheModelDoes(const std::string& engine, const Runnable& r) {
   if (!EngineDropsBatchAxis(engine)) return absl::OkStatus();
   for (const auto& [name, t] : r.feeds) {
     if (t.dtype() == rt::DType::kBool) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(engine, " has no bool tensor: operand '", name, "' is decided by the table"));
+      return absl::FailedPreconditionError(absl::StrCat(engine, " has no bool tensor: operand '",
+                                                        name, "' is decided by the table"));
     }
     if (t.rank() >= 2 && t.shape()[0] != 1) {
       return absl::FailedPreconditionError(absl::StrCat(

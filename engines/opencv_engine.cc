@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
@@ -15,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "proto/model_io.h"
 #include "support/status_macros.h"
 
 namespace onnx_bcast::engines {
@@ -99,6 +101,16 @@ class OpenCvEngine : public EngineAdapter {
   std::string version() const override { return cv::getVersionString(); }
 
   absl::Status Load(std::string_view model_bytes) override {
+    // OpenCV 4.6 names a node's layer "onnx_node!<node name>": the first output of each named
+    // node reaches it by that name (RunAvailable, for bisection).
+    if (absl::StatusOr<proto::Model> m = proto::ParseModelBytes(model_bytes, "model", ".");
+        m.ok()) {
+      for (const onnx::NodeProto& n : m->proto.graph().node()) {
+        if (!n.name().empty() && n.output_size() > 0) {
+          layer_of_output_[n.output(0)] = absl::StrCat("onnx_node!", n.name());
+        }
+      }
+    }
     try {
       net_ = cv::dnn::readNetFromONNX(model_bytes.data(), model_bytes.size());
       if (net_.empty()) return absl::FailedPreconditionError("readNetFromONNX gave an empty net");
@@ -141,20 +153,30 @@ class OpenCvEngine : public EngineAdapter {
     if (net_.empty()) return absl::FailedPreconditionError("Run before a successful Load");
     // A tensor is reachable by name when a layer carries it (the importer names a layer by
     // its node's first output; folded constants and fused nodes have none).
-    std::vector<std::string> present;
+    std::vector<std::string> present, layers;
     try {
       for (const std::string& n : names) {
-        if (net_.getLayerId(n) > 0) present.push_back(n);
+        if (net_.getLayerId(n) > 0) {
+          present.push_back(n);
+          layers.push_back(n);
+        } else if (auto it = layer_of_output_.find(n);
+                   it != layer_of_output_.end() && net_.getLayerId(it->second) > 0) {
+          present.push_back(n);
+          layers.push_back(it->second);
+        }
       }
     } catch (const cv::Exception& e) {
       return Refusal(e);
     }
     if (present.empty()) return NamedTensors{};
-    return Run(inputs, present);
+    BCAST_ASSIGN_OR_RETURN(NamedTensors out, Run(inputs, layers));
+    for (size_t k = 0; k < out.size() && k < present.size(); ++k) out[k].first = present[k];
+    return out;
   }
 
  private:
   cv::dnn::Net net_;
+  std::map<std::string, std::string> layer_of_output_;
 };
 
 // "OpenCV(4.6.0) ./modules/dnn/src/x.cpp:12: error: ..." -> "x.cpp:12: error: ...".

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #ifdef BCAST_WITH_OPENCV
@@ -45,8 +45,8 @@ std::vector<std::string> EngineNames() {
 
 absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
   if (!Enabled(name)) {
-    return absl::NotFoundError(absl::StrCat("engine '", std::string(name),
-                                            "' is left out by BCAST_ENGINES"));
+    return absl::NotFoundError(
+        absl::StrCat("engine '", std::string(name), "' is left out by BCAST_ENGINES"));
   }
 #ifdef BCAST_WITH_OPENCV
   if (name == "opencv") {

@@ -111,8 +111,8 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     r.action = "converted";
     r.tensor = old_b;
     r.detail = absl::StrCat("B transposed into a new initializer '", name,
-                            "', transB = 1 (decided live on ", live->label(), ": the Gemm as it is ",
-                            v[0]->why, ")");
+                            "', transB = 1 (decided live on ", live->label(),
+                            ": the Gemm as it is ", v[0]->why, ")");
     r.before = ctx.ShapeOf(old_b).ToString();
     r.after = bcast::Shape::Of({b->dims(1), b->dims(0)}).ToString();
     r.bytes = static_cast<int64_t>(bt->raw_data().size());

@@ -45,8 +45,8 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
                                ctx.graph().ConstantValue(n.input(1))};
     if (as_is[1].constant == nullptr) continue;
     const onnx::TensorProto shape_value = Int64Tensor(*extents);
-    reshaped[1] = FragmentOperand{"shape", bcast::Shape::Of({out.rank()}),
-                                  onnx::TensorProto::INT64, &shape_value};
+    reshaped[1] = FragmentOperand{"shape", bcast::Shape::Of({out.rank()}), onnx::TensorProto::INT64,
+                                  &shape_value};
     onnx::NodeProto reshape;
     reshape.set_op_type("Reshape");
     reshape.add_input(n.input(0));

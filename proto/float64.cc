@@ -146,9 +146,11 @@ class Promoter {
         onnx::AttributeProto value;
         value.set_name("value");
         value.set_type(onnx::AttributeProto::TENSOR);
-        *value.mutable_t() = DoubleTensor(
-            "", scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(values.size())},
-            values);
+        *value.mutable_t() =
+            DoubleTensor("",
+                         scalar ? std::vector<int64_t>{}
+                                : std::vector<int64_t>{static_cast<int64_t>(values.size())},
+                         values);
         a = std::move(value);
       }
     } else if (op == "Cast") {

@@ -5,11 +5,10 @@
 #define ONNX_BCAST_PROTO_FLOAT64_H_
 
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/model_io.h"

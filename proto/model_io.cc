@@ -490,8 +490,7 @@ absl::StatusOr<std::string> SerializeSelfContained(const Model& model) {
   ForEachModelTensor(&copy, [&](onnx::TensorProto* t) {
     if (!status.ok() || t->data_location() != onnx::TensorProto::EXTERNAL) return;
     external = true;
-    absl::StatusOr<std::string> bytes =
-        ReadRawBytes(*t, model.base_dir, int64_t{2} << 30);
+    absl::StatusOr<std::string> bytes = ReadRawBytes(*t, model.base_dir, int64_t{2} << 30);
     if (!bytes.ok()) {
       status = bytes.status();
       return;

@@ -271,9 +271,10 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
     output_path = py::module_::import("os").attr("fspath")(output).cast<std::string>();
   }
   if (arg.kind == ModelArg::Kind::kPath && output_path.empty()) {
-    throw py::type_error("optimize: output= is required when the model is a path (the "
-                         "rewritten model is written there; pass a ModelProto or bytes to get "
-                         "it back in memory)");
+    throw py::type_error(
+        "optimize: output= is required when the model is a path (the "
+        "rewritten model is written there; pass a ModelProto or bytes to get "
+        "it back in memory)");
   }
   onnx_bcast::SaveOptions save;
   save.external_data = external_data;
@@ -337,19 +338,32 @@ onnx_bcast::DataType FromNumpy(const py::dtype& dtype, const std::string& name) 
 py::dtype ToNumpy(onnx_bcast::DataType dtype) {
   using D = onnx_bcast::DataType;
   switch (dtype) {
-    case D::kFloat: return py::dtype("float32");
-    case D::kDouble: return py::dtype("float64");
-    case D::kFloat16: return py::dtype("float16");
-    case D::kBFloat16: return py::dtype("uint16");
-    case D::kBool: return py::dtype("bool");
-    case D::kInt8: return py::dtype("int8");
-    case D::kInt16: return py::dtype("int16");
-    case D::kInt32: return py::dtype("int32");
-    case D::kInt64: return py::dtype("int64");
-    case D::kUInt8: return py::dtype("uint8");
-    case D::kUInt16: return py::dtype("uint16");
-    case D::kUInt32: return py::dtype("uint32");
-    case D::kUInt64: return py::dtype("uint64");
+    case D::kFloat:
+      return py::dtype("float32");
+    case D::kDouble:
+      return py::dtype("float64");
+    case D::kFloat16:
+      return py::dtype("float16");
+    case D::kBFloat16:
+      return py::dtype("uint16");
+    case D::kBool:
+      return py::dtype("bool");
+    case D::kInt8:
+      return py::dtype("int8");
+    case D::kInt16:
+      return py::dtype("int16");
+    case D::kInt32:
+      return py::dtype("int32");
+    case D::kInt64:
+      return py::dtype("int64");
+    case D::kUInt8:
+      return py::dtype("uint8");
+    case D::kUInt16:
+      return py::dtype("uint16");
+    case D::kUInt32:
+      return py::dtype("uint32");
+    case D::kUInt64:
+      return py::dtype("uint64");
   }
   throw py::value_error("unknown output data type");
 }
@@ -395,7 +409,8 @@ py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, boo
   for (auto& [name, tensor] : Take(std::move(outputs))) {
     std::vector<py::ssize_t> shape(tensor.dims.begin(), tensor.dims.end());
     py::array array(ToNumpy(tensor.dtype), shape);
-    if (!tensor.data.empty()) std::memcpy(array.mutable_data(), tensor.data.data(), tensor.data.size());
+    if (!tensor.data.empty())
+      std::memcpy(array.mutable_data(), tensor.data.data(), tensor.data.size());
     out[py::str(name)] = array;
   }
   return out;
@@ -403,9 +418,8 @@ py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, boo
 
 // ---- verify -----------------------------------------------------------------------------------
 
-py::dict Verify(const py::object& original, const py::object& rewritten, int samples,
-                uint64_t seed, std::optional<double> rtol, std::optional<double> atol,
-                bool edge_cases, bool local,
+py::dict Verify(const py::object& original, const py::object& rewritten, int samples, uint64_t seed,
+                std::optional<double> rtol, std::optional<double> atol, bool edge_cases, bool local,
                 const std::optional<std::vector<std::string>>& test_data, int threads,
                 const py::object& report, const std::string& base_dir,
                 const std::optional<std::map<std::string, int64_t>>& dims,
@@ -433,9 +447,10 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
   } else if (py::isinstance<py::str>(report) || py::hasattr(report, "__fspath__")) {
     options.report_path = py::module_::import("os").attr("fspath")(report).cast<std::string>();
   } else if (!report.is_none()) {
-    throw py::type_error("verify: report= expects the dict optimize() returned or the path of an "
-                         "`opt --report` file, got " +
-                         std::string(py::str(py::type::of(report).attr("__name__"))));
+    throw py::type_error(
+        "verify: report= expects the dict optimize() returned or the path of an "
+        "`opt --report` file, got " +
+        std::string(py::str(py::type::of(report).attr("__name__"))));
   }
   options.threads = threads;
   options.load.base_dir = base_dir;
@@ -590,8 +605,10 @@ PYBIND11_MODULE(_core, m) {
   m.attr("TargetNotMetError") = py::reinterpret_borrow<py::object>(g_target_not_met);
   m.attr("EngineCheckError") = py::reinterpret_borrow<py::object>(g_engine_check);
 
-  m.def("list_passes", [] { return PassList(onnx_bcast::ListPasses()); }, kListPassesDoc);
-  m.def("list_targets", [] { return PassList(onnx_bcast::ListTargets()); }, kListTargetsDoc);
+  m.def(
+      "list_passes", [] { return PassList(onnx_bcast::ListPasses()); }, kListPassesDoc);
+  m.def(
+      "list_targets", [] { return PassList(onnx_bcast::ListTargets()); }, kListTargetsDoc);
 
   m.def("check", &Check, py::arg("model"), py::kw_only(), py::arg("lint") = false,
         py::arg("base_dir") = ".", py::arg("dims") = py::none(), kCheckDoc);

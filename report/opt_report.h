@@ -28,8 +28,8 @@ struct OptReport {
   /// Violations the engine disproved: nodes left in the form the model as given already had,
   /// in a model the target's engine runs and matches as given (opt never refuses those).
   std::vector<std::string> waived;
-  std::string error;                    ///< the error that stopped the pipeline, if any
-  double target_check_seconds = 0;      ///< time spent checking the target's promise
+  std::string error;                ///< the error that stopped the pipeline, if any
+  double target_check_seconds = 0;  ///< time spent checking the target's promise
   /// "live on <engine> <version>: <what it ran>" when the installed engine decided the nodes at
   /// their exact shapes (targets/form_oracle.h); empty when the table alone decided.
   std::string decided_by;

@@ -436,11 +436,10 @@ std::optional<int> OptRun::VerifyRewrite() {
 // first node that differs there is named.
 std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) {
   if (!report_.engine_line.empty() && (!args_.quiet || outcome.engine_failed)) {
-    PrintOut(absl::StrCat(report_.engine_line,
-                          report_.engine_dims.empty()
-                              ? ""
-                              : absl::StrCat(" (at ", report_.engine_dims, ")"),
-                          "\n"),
+    PrintOut(absl::StrCat(
+                 report_.engine_line,
+                 report_.engine_dims.empty() ? "" : absl::StrCat(" (at ", report_.engine_dims, ")"),
+                 "\n"),
              text_to_stderr_);
   } else if (!report_.engine_note.empty() && !args_.quiet) {
     PrintError(absl::StrCat(label_, ": note: ", report_.engine_note));

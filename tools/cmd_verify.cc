@@ -1,6 +1,7 @@
 // `onnx-bcast verify ORIGINAL REWRITTEN`: proves numerically that two models compute the same
 // outputs (driver::Verify), and writes the result as text and JSON.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "driver/engine_step.h"
 #include "driver/run.h"
 #include "driver/verify.h"
 #include "tools/common_options.h"
@@ -36,6 +38,7 @@ struct VerifyArgs : CommonArgs {
   int64_t threads = 1;
   std::optional<double> timeout;
   std::optional<int64_t> max_memory;
+  std::optional<std::string> engine;
 };
 
 void DeclareVerify(CommandLine* cl, VerifyArgs* a) {
@@ -67,6 +70,11 @@ void DeclareVerify(CommandLine* cl, VerifyArgs* a) {
              "stderr)",
              &a->json);
   cl->Option("--threads", "N", "threads per kernel (default 1)", &a->threads);
+  cl->Option("--engine", "NAME",
+             "run MODEL (or REWRITTEN) on the engine NAME (opencv, ncnn where built) and name "
+             "the first node whose output differs there from our float64 reference of MODEL "
+             "(or ORIGINAL), under the error model: engine bisection",
+             &a->engine);
   DeclareExecutionLimits(cl, &a->timeout, &a->max_memory);
   DeclareQuiet(cl, a);
   DeclareProgress(cl, a);
@@ -128,7 +136,56 @@ bool WriteVerifyJson(const VerifyArgs& args, const std::vector<proto::Model>& mo
       *args.json, verify::FormatVerifyJson(result, models[0].path, models[1].path), inputs);
 }
 
+// verify MODEL --engine NAME, or ORIGINAL REWRITTEN --engine NAME: engine bisection.
+int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
+  std::map<std::string, int64_t> dims;
+  if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
+  std::map<std::string, rt::ValueRange> ranges;
+  if (absl::Status s = ParseInputRanges(args.input_ranges, &ranges); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  std::vector<proto::Model> models;
+  for (const std::string& path : args.positionals) {
+    absl::StatusOr<proto::Model> model = Load(path, args, progress.get());
+    if (!model.ok()) {
+      PrintError(std::string(model.status().message()));
+      return LoadExitCode(model.status());
+    }
+    models.push_back(*std::move(model));
+  }
+  const proto::Model& reference = models.front();
+  const proto::Model& on_engine = models.back();
+  if (absl::Status s = driver::CheckInputRanges(reference.proto.graph(), ranges); !s.ok()) {
+    return Usage(cmd, absl::StrCat(reference.path, ": ", InputRangeWords(s.message())));
+  }
+  std::string at;
+  absl::StatusOr<engines::EngineBisection> b =
+      driver::BisectOnNamedEngine(reference, on_engine, *args.engine, dims, &at, ranges);
+  if (!b.ok()) {
+    if (b.status().code() == absl::StatusCode::kNotFound) {
+      return Usage(cmd, absl::StrCat("--engine: ", b.status().message()));
+    }
+    PrintError(absl::StrCat(on_engine.path, ": ", b.status().message()));
+    return LoadExitCode(b.status());
+  }
+  const bool ok = b->outcome == "ran" && !b->divergence.has_value();
+  PrintOut(absl::StrCat(on_engine.path, " on ", *args.engine,
+                        at.empty() ? "" : absl::StrCat(" (at ", at, ")"), ": ",
+                        ok ? "runs and matches; " : "", b->Summary(), "\n"),
+           false);
+  return ok ? kExitOk : kExitFound;
+}
+
 int RunVerify(const Command& cmd, const VerifyArgs& args) {
+  if (args.engine.has_value()) {
+    if (args.positionals.empty() || args.positionals.size() > 2) {
+      return Usage(cmd, "--engine expects MODEL, or ORIGINAL and REWRITTEN");
+    }
+    return RunOnEngine(cmd, args);
+  }
   if (args.positionals.size() != 2) return Usage(cmd, "expects ORIGINAL and REWRITTEN");
   verify::VerifyOptions options;
   double timeout = 0;
@@ -172,7 +229,9 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
 
 const Command& VerifyCommand() {
   static const Command kCommand = {
-      "verify", "onnx-bcast verify ORIGINAL REWRITTEN [options]   (one of them may be '-': stdin)",
+      "verify",
+      "onnx-bcast verify ORIGINAL REWRITTEN [options]   (one of them may be '-': stdin)\n"
+      "       onnx-bcast verify MODEL --engine NAME [options]",
       "prove numerically that two models compute the same outputs",
       CommandMain<VerifyArgs, DeclareVerify, RunVerify>, CommandHelp<VerifyArgs, DeclareVerify>};
   return kCommand;

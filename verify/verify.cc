@@ -516,10 +516,10 @@ class WholeModelRun {
       }
     }
     if (!sample.match && !r_.divergence) {
-      r_.divergence = Bisect(ea_->model(), eb_->model(), set.feeds, r_.tolerance, set.label,
-                             report_, options_.threads, options_.budget, options_.memory,
-                             r_.error_model ? &original_ : nullptr,
-                             r_.error_model ? &r_.model : nullptr);
+      r_.divergence =
+          Bisect(ea_->model(), eb_->model(), set.feeds, r_.tolerance, set.label, report_,
+                 options_.threads, options_.budget, options_.memory,
+                 r_.error_model ? &original_ : nullptr, r_.error_model ? &r_.model : nullptr);
     }
     step->End(sample.match ? "equal" : "DIFFERENT");
     r_.match &= sample.match;

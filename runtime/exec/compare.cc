@@ -192,14 +192,13 @@ Comparison CompareTensors(const Tensor& actual, const Tensor& expected, const st
   }
   if (first >= 0) {
     out.match = false;
-    out.message = absl::StrCat("output '", name, "' differs at index ", first, " ",
-                               MultiIndex(first, actual.shape()), ": got ",
-                               Format(first_actual, floating), ", expected ",
-                               Format(first_expected, floating), "; ", out.mismatches,
-                               " element(s) differ; max abs error ",
-                               absl::StrFormat("%.3g", out.max_abs_error), ", max rel error ",
-                               absl::StrFormat("%.3g", out.max_rel_error),
-                               floating ? absl::StrCat(", max ULP ", out.max_ulp) : "");
+    out.message = absl::StrCat(
+        "output '", name, "' differs at index ", first, " ", MultiIndex(first, actual.shape()),
+        ": got ", Format(first_actual, floating), ", expected ", Format(first_expected, floating),
+        "; ", out.mismatches, " element(s) differ; max abs error ",
+        absl::StrFormat("%.3g", out.max_abs_error), ", max rel error ",
+        absl::StrFormat("%.3g", out.max_rel_error),
+        floating ? absl::StrCat(", max ULP ", out.max_ulp) : "");
   }
   return out;
 }
@@ -251,8 +250,8 @@ std::string Comparison::Statistics(const std::string& name, const Tolerance& tol
       absl::StrAppend(&line, " (an expected 0 differs by more than atol)");
     }
   } else if (!match && mismatches > 0 && error_model) {
-    absl::StrAppend(&line, absl::StrFormat("; the worst error is %.3g x the error model's bound",
-                                           bound_ratio));
+    absl::StrAppend(
+        &line, absl::StrFormat("; the worst error is %.3g x the error model's bound", bound_ratio));
   } else if (!match && mismatches > 0) {
     absl::StrAppend(
         &line, tolerance.exact ? "; compared bit-exact" : "; integers and bools compare exactly");

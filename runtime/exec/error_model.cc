@@ -22,32 +22,80 @@ namespace {
 
 // Ops that select, compare or move values: an engine rounds nothing there.
 const std::set<std::string>& SelectingOps() {
-  static const auto* const kOps = new std::set<std::string>{
-      "Abs",       "And",          "ArgMax",       "ArgMin",        "Ceil",
-      "Clip",      "Compress",     "Concat",       "Constant",      "ConstantOfShape",
-      "DepthToSpace", "Dropout",   "Equal",        "Expand",        "Flatten",
-      "Floor",     "Gather",       "GatherElements", "GatherND",    "GlobalMaxPool",
-      "Greater",   "GreaterOrEqual", "Identity",   "Less",          "LessOrEqual",
-      "Max",       "MaxPool",      "Min",          "Neg",           "NonZero",
-      "Not",       "OneHot",       "Or",           "Pad",           "ReduceMax",
-      "ReduceMin", "Relu",         "Reshape",      "ReverseSequence", "Round",
-      "ScatterElements", "ScatterND", "Shape",     "Sign",          "Size",
-      "Slice",     "SpaceToDepth", "Split",        "Squeeze",       "ThresholdedRelu",
-      "Tile",      "TopK",         "Transpose",    "Trilu",         "Unsqueeze",
-      "Where",     "Xor"};
+  static const auto* const kOps = new std::set<std::string>{"Abs",
+                                                            "And",
+                                                            "ArgMax",
+                                                            "ArgMin",
+                                                            "Ceil",
+                                                            "Clip",
+                                                            "Compress",
+                                                            "Concat",
+                                                            "Constant",
+                                                            "ConstantOfShape",
+                                                            "DepthToSpace",
+                                                            "Dropout",
+                                                            "Equal",
+                                                            "Expand",
+                                                            "Flatten",
+                                                            "Floor",
+                                                            "Gather",
+                                                            "GatherElements",
+                                                            "GatherND",
+                                                            "GlobalMaxPool",
+                                                            "Greater",
+                                                            "GreaterOrEqual",
+                                                            "Identity",
+                                                            "Less",
+                                                            "LessOrEqual",
+                                                            "Max",
+                                                            "MaxPool",
+                                                            "Min",
+                                                            "Neg",
+                                                            "NonZero",
+                                                            "Not",
+                                                            "OneHot",
+                                                            "Or",
+                                                            "Pad",
+                                                            "ReduceMax",
+                                                            "ReduceMin",
+                                                            "Relu",
+                                                            "Reshape",
+                                                            "ReverseSequence",
+                                                            "Round",
+                                                            "ScatterElements",
+                                                            "ScatterND",
+                                                            "Shape",
+                                                            "Sign",
+                                                            "Size",
+                                                            "Slice",
+                                                            "SpaceToDepth",
+                                                            "Split",
+                                                            "Squeeze",
+                                                            "ThresholdedRelu",
+                                                            "Tile",
+                                                            "TopK",
+                                                            "Transpose",
+                                                            "Trilu",
+                                                            "Unsqueeze",
+                                                            "Where",
+                                                            "Xor"};
   return *kOps;
 }
 
 // Ops whose result is a few roundings of their inputs.
 const std::set<std::string>& ArithmeticOps() {
-  static const auto* const kOps = new std::set<std::string>{
-      "Add",        "AveragePool", "BatchNormalization", "Cast",        "CastLike",
-      "Conv",       "ConvTranspose", "CumSum",           "Div",         "Einsum",
-      "Gemm",       "GlobalAveragePool", "HardSigmoid",  "HardSwish",   "LeakyRelu",
-      "MatMul",     "Mean",        "Mod",                "Mul",         "PRelu",
-      "Range",      "Reciprocal",  "ReduceL1",           "ReduceMean",  "ReduceProd",
-      "ReduceSum",  "ReduceSumSquare", "Resize",         "Sqrt",        "Sub",
-      "Sum",        "Upsample"};
+  static const auto* const kOps =
+      new std::set<std::string>{"Add",           "AveragePool", "BatchNormalization",
+                                "Cast",          "CastLike",    "Conv",
+                                "ConvTranspose", "CumSum",      "Div",
+                                "Einsum",        "Gemm",        "GlobalAveragePool",
+                                "HardSigmoid",   "HardSwish",   "LeakyRelu",
+                                "MatMul",        "Mean",        "Mod",
+                                "Mul",           "PRelu",       "Range",
+                                "Reciprocal",    "ReduceL1",    "ReduceMean",
+                                "ReduceProd",    "ReduceSum",   "ReduceSumSquare",
+                                "Resize",        "Sqrt",        "Sub",
+                                "Sum",           "Upsample"};
   return *kOps;
 }
 
@@ -344,10 +392,10 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
         absl::StrCat("element type ", DTypeName(a.dtype()), ", expected ", DTypeName(e.dtype()));
     return out;
   }
-  const bool shape_ok = options.engine_representation
-                            ? a.num_elements() == e.num_elements() &&
-                                  Squeezed(a.shape()) == Squeezed(e.shape())
-                            : a.shape() == e.shape();
+  const bool shape_ok =
+      options.engine_representation
+          ? a.num_elements() == e.num_elements() && Squeezed(a.shape()) == Squeezed(e.shape())
+          : a.shape() == e.shape();
   if (!shape_ok) {
     out.match = false;
     out.message =
@@ -401,7 +449,8 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
     }
     if (!ok && !(ratio >= 1)) ratio = std::numeric_limits<double>::infinity();
     if (ulps && std::isfinite(x) && std::isfinite(y)) {
-      out.max_ulp = std::max(out.max_ulp, UlpDistance(static_cast<float>(x), static_cast<float>(y)));
+      out.max_ulp =
+          std::max(out.max_ulp, UlpDistance(static_cast<float>(x), static_cast<float>(y)));
     }
     if (err > out.max_abs_error) {
       out.max_abs_error = err;
@@ -426,9 +475,8 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
     out.bound_at = absl::StrCat(worst, " ", MultiIndex(worst, e.shape()));
     out.worst_actual = (*av)[worst];
     out.worst_expected = (*ev)[worst];
-    out.worst_bound = bound != nullptr
-                          ? bound[worst]
-                          : kFallbackAtol + kFallbackRtol * std::fabs((*ev)[worst]);
+    out.worst_bound =
+        bound != nullptr ? bound[worst] : kFallbackAtol + kFallbackRtol * std::fabs((*ev)[worst]);
   }
   if (out.mismatches == 0) {
     out.match = true;
@@ -441,10 +489,11 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
   const std::string rule = !floating          ? "compared exactly"
                            : bound != nullptr ? "beyond the error model's bound"
                                               : "beyond rtol 1e-3, atol 1e-7";
-  out.message = absl::StrFormat("%d of %d elements differ (%s), max abs error %s; worst at %s: "
-                                "got %.9g, expected %.9g",
-                                out.mismatches, out.elements, rule, Figure(out.max_abs_error),
-                                out.bound_at, out.worst_actual, out.worst_expected);
+  out.message = absl::StrFormat(
+      "%d of %d elements differ (%s), max abs error %s; worst at %s: "
+      "got %.9g, expected %.9g",
+      out.mismatches, out.elements, rule, Figure(out.max_abs_error), out.bound_at, out.worst_actual,
+      out.worst_expected);
   if (floating) {
     absl::StrAppend(&out.message, ", ", Figure(worst_ratio), " x the bound ",
                     Figure(out.worst_bound));

@@ -364,11 +364,8 @@ TEST(CliOpt, EveryTargetOnTheExampleModels) {
       const std::string out =
           dir / (std::string(target) + "_" + fs::path(model).filename().string());
       std::vector<std::string> args = {
-          "opt",          BCAST_SOURCE_DIR "/models/" + std::string(model),
-          "-o",           out,
-          "--target",     target,
-          "--report",     out + ".json",
-          "--verify-each",
+          "opt", BCAST_SOURCE_DIR "/models/" + std::string(model), "-o", out, "--target", target,
+          "--report", out + ".json", "--verify-each",
           // The tables' promise on every machine; the engines themselves judge in the engine
           // tests (engines.NcnnCorpus.TheExampleModels).
           "--no-live-probe", "--no-verify-engine"};

@@ -160,8 +160,7 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     // A reference the comparison cannot fail against (constant, or NaN only) judges nothing:
     // the model never counts as running and matching (the nn.Transformers' outputs are NaN at
     // ncnn's batch of 1 with these seeds; they stop at Expand and Where on ncnn anyway).
-    row.uninformative =
-        test_support::FirstUninformativeOutput(row.ref.expected);
+    row.uninformative = test_support::FirstUninformativeOutput(row.ref.expected);
     for (const std::string& file : {before, after}) {
       if (file == after && r.code != 0) continue;  // nothing written
       (file == before ? row.before_job : row.after_job) = static_cast<int>(jobs.size());

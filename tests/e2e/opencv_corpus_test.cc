@@ -262,9 +262,9 @@ TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
 // The engine judges the written model (by default; --verify-engine requires it): an answer
 // other than "runs" fails opt (exit 1) and writes nothing. OpenCV 4.6 computes ReduceMean over
 // input dims it saw unbound at load as NaN, a case no probe cell (all static) covers; the error
-// says the dims the engine ran at, names the first node whose output differs there (the Gemm
-// after the ReduceMean, which OpenCV's converted model does not hold by name) and the dims to
-// bind; bound, the same model runs and is written.
+// says the dims the engine ran at, names the first node whose output differs there (the
+// ReduceMean, its input matching) and the dims to bind; bound, the same model runs and is
+// written.
 TEST(OpenCvVerifyEngine, AWrongAnswerFailsAndNamesTheUnboundDims) {
   const fs::path scratch =
       fs::temp_directory_path() / absl::StrCat("bcast_ocv_verify_", ::getpid());
@@ -278,8 +278,8 @@ TEST(OpenCvVerifyEngine, AWrongAnswerFailsAndNamesTheUnboundDims) {
   EXPECT_THAT(r.out, testing::HasSubstr("opencv: wrong: 10 of 10 elements differ"));
   EXPECT_THAT(r.out, testing::HasSubstr("(at H=32, N=1, W=32 (H, N, W unbound: chosen by opt))"));
   EXPECT_THAT(r.err, testing::HasSubstr(
-                         "on opencv: first node that differs: Gemm '/fc/Gemm' (inputs "
-                         "/ReduceMean_output_0 [1,16] (not held by the converted model)"));
+                         "on opencv: first node that differs: ReduceMean '/ReduceMean' (inputs "
+                         "/Relu_3_output_0 [1,16,8,8] (matches)): tensor '/ReduceMean_output_0'"));
   EXPECT_THAT(r.err, testing::HasSubstr("does not run correctly on opencv (wrong); its inputs "
                                         "keep the symbolic dims H, N, W"));
   EXPECT_THAT(r.err, testing::HasSubstr("not written"));
@@ -292,6 +292,29 @@ TEST(OpenCvVerifyEngine, AWrongAnswerFailsAndNamesTheUnboundDims) {
   EXPECT_THAT(r.out, testing::HasSubstr("opencv: runs, max abs"));
   EXPECT_TRUE(fs::exists(out));
   fs::remove_all(scratch);
+}
+
+// Engine bisection (verify MODEL --engine): every tensor OpenCV still holds (a layer per named
+// node, "onnx_node!<name>") judged against our float64 reference; the first that differs is
+// the ReduceMean over dims OpenCV saw unbound, its input agreeing. Bound, nothing differs.
+TEST(OpenCvBisection, VerifyOnTheEngineNamesTheFirstNodeThatDiffers) {
+  const std::string model = kCorpus + "resnet_block_op16.onnx";
+  test_support::CliResult r = test_support::RunCliIn(
+      BCAST_CLI, {"verify", model, "--engine", "opencv"}, fs::temp_directory_path().string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, testing::HasSubstr(
+                         "first node that differs: ReduceMean '/ReduceMean' (inputs "
+                         "/Relu_3_output_0 [1,16,8,8] (matches)): tensor '/ReduceMean_output_0': "
+                         "16 of 16 elements differ"));
+  r = test_support::RunCliIn(BCAST_CLI,
+                             {"verify", model, "--engine", "opencv", "--dim", "N=1,H=32,W=32"},
+                             fs::temp_directory_path().string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, testing::HasSubstr("runs and matches; no tensor differs (13 compared"));
+  r = test_support::RunCliIn(BCAST_CLI, {"verify", model, "--engine", "tpu9000"},
+                             fs::temp_directory_path().string());
+  EXPECT_EQ(r.code, 64) << r.out << r.err;
+  EXPECT_THAT(r.err, testing::HasSubstr("unknown engine 'tpu9000'"));
 }
 
 }  // namespace

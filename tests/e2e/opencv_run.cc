@@ -78,7 +78,8 @@ int Main(int argc, char** argv) {
   ran.outputs = *std::move(outputs);
   const engines::Judgement j = engines::JudgeOutcome(ran, *reference);
   if (!j.matches()) {
-    return Fail(1, absl::StrCat("opencv ", engine->version(), " runs the model but differs: ", j.why));
+    return Fail(1,
+                absl::StrCat("opencv ", engine->version(), " runs the model but differs: ", j.why));
   }
   const double max_abs = j.max_abs_error;
   std::printf("opencv %s: runs and matches (%zu outputs, max abs error %.3g)\n",

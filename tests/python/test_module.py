@@ -119,6 +119,25 @@ class OptimizeTest(unittest.TestCase):
         self.assertEqual(model.opset_import[0].version, 6)
         self.assertTrue(onnx_bcast.verify(model, rewritten)["match"])
 
+    def test_the_engine_judges_the_result_as_in_the_cli(self):
+        # Issue 42: the library runs the written model on the target's engine as opt does,
+        # and says so in the report; without the engine (or turned off) it says why not.
+        model = onnx.load(str(MODELS / "cnn_block.onnx"))
+        _, report = onnx_bcast.optimize(model, target="opencv", dims={"N": 1})
+        engine = report["engine"]
+        if engine["outcome"] is None:
+            self.assertIn("this build has no opencv adapter", engine["note"])
+        else:
+            self.assertEqual(engine["outcome"], "ran")
+            self.assertTrue(engine["line"].startswith("opencv: runs, max abs "))
+            self.assertEqual(engine["dims"], "N=1")
+        _, report = onnx_bcast.optimize(model, target="opencv", dims={"N": 1},
+                                        verify_engine=False)
+        self.assertIsNone(report["engine"]["outcome"])
+        self.assertIn("not run on opencv", report["engine"]["note"])
+        with self.assertRaises(ValueError):
+            onnx_bcast.optimize(model, target="explicit", require_engine=True)
+
     def test_bytes_in_bytes_out_and_output_path(self):
         data = (MODELS / "cnn_block.onnx").read_bytes()
         rewritten, report = onnx_bcast.optimize(data, passes=["align-ranks"])

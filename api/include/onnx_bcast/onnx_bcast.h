@@ -243,8 +243,8 @@ struct OptimizeOptions {
 
 /// One node outside the target's form: where it is, what it is, and the rule it breaks.
 struct Violation {
-  std::string graph;   ///< "main", or the path of an If/Loop/Scan body or function call site
-  std::string node;    ///< name, or "<op>#<index>" (its index in the input model) when unnamed
+  std::string graph;  ///< "main", or the path of an If/Loop/Scan body or function call site
+  std::string node;   ///< name, or "<op>#<index>" (its index in the input model) when unnamed
   std::string op;
   std::string shapes;  ///< the operands' shapes, e.g. "[1,20,120] and [120]"
   std::string rule;    ///< the rule of the target's table it breaks, or why it cannot be proven

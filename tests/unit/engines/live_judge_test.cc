@@ -73,8 +73,7 @@ class ScriptedEngine : public EngineAdapter {
       const int64_t c = s[1], w = s[2];
       for (int64_t i = 0; i < c; ++i) {
         for (int64_t j = 0; j < w; ++j) {
-          y.data<float>()[i * w + j] +=
-              constant_[fault_ == Fault::kWrongAxis ? j % c : i];
+          y.data<float>()[i * w + j] += constant_[fault_ == Fault::kWrongAxis ? j % c : i];
         }
       }
       out.emplace_back(names.at(0), std::move(y));
@@ -83,7 +82,8 @@ class ScriptedEngine : public EngineAdapter {
       const int64_t plane = s[2] * s[3];
       for (int64_t k = 0; k < x.num_elements(); ++k) {
         float& v = y.data<float>()[k];
-        if (v < 0) v = fault_ == Fault::kIgnoreNegativeSlope ? 0 : v * constant_[(k / plane) % s[1]];
+        if (v < 0)
+          v = fault_ == Fault::kIgnoreNegativeSlope ? 0 : v * constant_[(k / plane) % s[1]];
       }
       out.emplace_back(names.at(0), std::move(y));
     }
@@ -113,10 +113,10 @@ std::string Values(int64_t n, double scale) {
 
 proto::Model Fragment(const std::string& op, const std::string& in, const std::string& constant,
                       int64_t constant_elements, const std::string& out) {
-  const std::string text = absl::StrCat(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float", in, " in0) => (float", out,
-      " out) <float", constant, " c = {", Values(constant_elements, 1.0), "}> {\n  out = ", op,
-      " (in0, c)\n}\n");
+  const std::string text =
+      absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\ng (float", in, " in0) => (float",
+                   out, " out) <float", constant, " c = {", Values(constant_elements, 1.0),
+                   "}> {\n  out = ", op, " (in0, c)\n}\n");
   absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "fragment");
   EXPECT_TRUE(m.ok()) << m.status() << "\n" << text;
   return *std::move(m);

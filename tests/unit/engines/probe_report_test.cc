@@ -9,8 +9,8 @@
 #include "engines/engine_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/exec/error_model.h"
 #include "runtime/dtype.h"
+#include "runtime/exec/error_model.h"
 #include "runtime/tensor.h"
 #include "targets/targets.h"
 
@@ -307,8 +307,7 @@ TEST(EngineComparison, ReadsEveryElementTypeAndSeesADifference) {
 TEST(EngineComparison, ComparesTheElementTypes) {
   // An engine's wider or float representation of integers and bools holds their values: the
   // values decide, exactly.
-  EXPECT_TRUE(
-      EngineCompare(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).match);
+  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).match);
   // Ramp's bools are 0, 1, 0, 1.
   const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
   EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kBool), as_float).match);
@@ -320,16 +319,17 @@ TEST(EngineComparison, ComparesTheElementTypes) {
   const rt::Comparison a = EngineCompare(Ramp(rt::DType::kFloat32), Ramp(rt::DType::kInt32));
   EXPECT_FALSE(a.match);
   EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
-  EXPECT_TRUE(
-      EngineCompare(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).match);
+  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).match);
 }
 
 // An engine's shape compares up to dims of 1 (OpenCV's N x 1 for a 1-D tensor, ncnn's dropped
 // batch of 1), never beyond: the same values in another arrangement differ.
 TEST(EngineComparison, ShapesCompareUpToOnes) {
   const rt::Tensor want = rt::Tensor::FromValues<float>({4}, {0, 1, 2, 3}).value();
-  EXPECT_TRUE(EngineCompare(want, rt::Tensor::FromValues<float>({4, 1}, {0, 1, 2, 3}).value()).match);
-  EXPECT_TRUE(EngineCompare(want, rt::Tensor::FromValues<float>({1, 4}, {0, 1, 2, 3}).value()).match);
+  EXPECT_TRUE(
+      EngineCompare(want, rt::Tensor::FromValues<float>({4, 1}, {0, 1, 2, 3}).value()).match);
+  EXPECT_TRUE(
+      EngineCompare(want, rt::Tensor::FromValues<float>({1, 4}, {0, 1, 2, 3}).value()).match);
   const rt::Comparison square =
       EngineCompare(want, rt::Tensor::FromValues<float>({2, 2}, {0, 1, 2, 3}).value());
   EXPECT_FALSE(square.match);

@@ -432,6 +432,28 @@ TEST(Targets, BuiltinNcnnAndOpenCvAreTheCommittedMeasurements) {
   EXPECT_EQ(opencv->op_rules.at("Pow").forms.at("constant_b").at("scalar"), FormSupport::kRuns);
 }
 
+// A cell measured where its broadcast replicated values does not stand for a node whose operands
+// replicate nothing (issue 42): ncnn computes Gemm's scalar C against [1,5] wrongly (the cell),
+// and runs a one-output classifier's C [1] against [1,1] as exported.
+TEST(Targets, AWrongCellDoesNotStandForANodeThatReplicatesNothing) {
+  const TargetProfile* ncnn = FindTarget("ncnn");
+  ASSERT_NE(ncnn, nullptr);
+  ASSERT_EQ(ncnn->op_rules.at("Gemm").forms.at("constant_a").at("scalar"), FormSupport::kWrong);
+  const auto gemm = [](int n) {
+    return testing::Parse(absl::StrCat(
+        "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] x) => (float[1,", n,
+        "] y) <float[", n, ",8] w = {", absl::StrJoin(std::vector<int>(8 * n, 1), ", "),
+        "}, float[1] c = {0.5}> {\n  y = Gemm <transB = 1> (x, w, c)\n}\n"));
+  };
+  absl::StatusOr<std::vector<std::string>> one = FindTargetViolations(gemm(1), *ncnn);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_THAT(*one, ::testing::IsEmpty());
+  absl::StatusOr<std::vector<std::string>> five = FindTargetViolations(gemm(5), *ncnn);
+  ASSERT_TRUE(five.ok()) << five.status();
+  ASSERT_EQ(five->size(), 1u);
+  EXPECT_THAT((*five)[0], HasSubstr("computes wrongly (op.Gemm.constant_a)"));
+}
+
 // A size only the data decides (NonZero's count) is not a dim a user can bind: the hint names
 // the node it comes from, not the analysis's symbol (issue 34 item 8).
 TEST(Targets, AHintForADataDependentSizeNamesTheNodeNotTheSymbol) {

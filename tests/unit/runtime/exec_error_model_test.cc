@@ -2,8 +2,6 @@
 // "Engines" here are float32 computations written in the test: the same products summed in
 // other orders (rounding), and broadcasts along the wrong axis or from the wrong operand
 // (wrong answers). The figures the docs quote (docs/error-model.md) come from these cases.
-#include "runtime/exec/error_model.h"
-
 #include <cfloat>
 #include <cmath>
 #include <memory>
@@ -16,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "proto/onnx_text.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/error_model.h"
 
 namespace onnx_bcast::rt {
 namespace {
@@ -40,8 +39,8 @@ std::vector<float> Uniform(size_t n, uint32_t seed, float lo = -1, float hi = 1)
 
 // A [M,K] x [K,N] product in float32, each sum taken in the order `order` gives (0: forward,
 // 1: backward, 2: pairwise halves): what another engine's kernel does.
-std::vector<float> MatMul32(const std::vector<float>& a, const std::vector<float>& b, int m,
-                            int k, int n, int order) {
+std::vector<float> MatMul32(const std::vector<float>& a, const std::vector<float>& b, int m, int k,
+                            int n, int order) {
   std::vector<float> out(static_cast<size_t>(m) * n);
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
@@ -118,7 +117,8 @@ TEST(ErrorModel, CancellationNearZeroIsRoundingNotAWrongAnswer) {
   // An engine off by a few roundings of the terms on that element (as a blocked or vectorized
   // kernel is), every other element exact.
   std::vector<float> engine(static_cast<size_t>(n));
-  for (int j = 0; j < n; ++j) engine[j] = static_cast<float>(ref->outputs[0].reference->data<double>()[j]);
+  for (int j = 0; j < n; ++j)
+    engine[j] = static_cast<float>(ref->outputs[0].reference->data<double>()[j]);
   double terms = 0;
   for (int p = 0; p < k; ++p) terms += std::fabs(static_cast<double>(a[p]) * b[p * n]);
   engine[0] = static_cast<float>(exact + 8 * 0x1p-24 * terms);
@@ -135,7 +135,8 @@ TEST(ErrorModel, CancellationNearZeroIsRoundingNotAWrongAnswer) {
   }()));
   CompareOptions options;
   options.engine_representation = true;
-  EXPECT_FALSE(CompareToReference(Value::Of(Floats({m, n}, engine)), old, ref->model, options).match);
+  EXPECT_FALSE(
+      CompareToReference(Value::Of(Floats({m, n}, engine)), old, ref->model, options).match);
 }
 
 // Wrong answers: a bias added along the wrong axis, a scalar taken for a vector, one element
@@ -212,7 +213,8 @@ g (int64[4] x) => (int64[4] y) {
   absl::StatusOr<Reference> ref = ComputeReference(model, {{"x", Value::Of(ints)}});
   ASSERT_TRUE(ref.ok()) << ref.status();
   EXPECT_EQ(ref->outputs[0].reference, nullptr);
-  auto as_int32 = std::make_shared<Tensor>(Tensor::FromValues<int32_t>({1, 4}, {1, 2, 3, 4}).value());
+  auto as_int32 =
+      std::make_shared<Tensor>(Tensor::FromValues<int32_t>({1, 4}, {1, 2, 3, 4}).value());
   EXPECT_TRUE(Judge(*ref, as_int32).match);
   EXPECT_FALSE(Judge(*ref, as_int32, /*engine=*/false).match);  // verify: types must be equal
   auto off = std::make_shared<Tensor>(Tensor::FromValues<int32_t>({4}, {1, 2, 3, 5}).value());
