@@ -1,8 +1,6 @@
 // `onnx-bcast opt MODEL -o OUT`: rewrites broadcasts for a target (driver::OptimizeAtDims:
 // the dims bound, then the passes), optionally verifies the result on our executor and on the
 // target's engine, and writes the model and its report.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -463,9 +461,9 @@ std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) 
                                          " (", report_.engine_outcome, ")"));
 }
 
-// The report is committed once the model is (with --dry-run it is the output): a command that
-// fails leaves none. Staged first, so a report that cannot be written stops opt before the
-// model is saved.
+// The report is committed once the model is (with --dry-run it is the output): a save that
+// fails leaves none (a refusal before it wrote the report alone: Refuse). Staged first, so a
+// report that cannot be written stops opt before the model is saved.
 int OptRun::WriteOutputs() {
   SideOutput report_file;
   if (args_.report.has_value() &&
