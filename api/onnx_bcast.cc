@@ -57,7 +57,8 @@ std::string ApiText(std::string text) {
       {"(--no-verify-engine)", "(OptimizeOptions::verify_engine off)"},
   };
   for (const auto& [cli, api] : kWords) {
-    for (size_t at = text.find(cli); at != std::string::npos; at = text.find(cli, at + api.size())) {
+    for (size_t at = text.find(cli); at != std::string::npos;
+         at = text.find(cli, at + api.size())) {
       text.replace(at, cli.size(), api);
     }
   }
@@ -69,9 +70,8 @@ absl::Status InApiWords(const absl::Status& s) {
   std::string message = ApiText(std::string(s.message()));
   if (message == s.message()) return s;
   absl::Status out(s.code(), message);
-  s.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
-    out.SetPayload(url, payload);
-  });
+  s.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   return out;
 }
 template <class T>
@@ -306,17 +306,16 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
     return status;
   };
   if (!outcome->bind_failure.empty()) {
-    return refuse(absl::InvalidArgumentError(absl::StrCat(label, ": ", outcome->bind_failure)),
-                  1);
+    return refuse(absl::InvalidArgumentError(absl::StrCat(label, ": ", outcome->bind_failure)), 1);
   }
   if (!outcome->status.ok()) return Named(*model, outcome->status);
   if (outcome->target_not_met) {
-    return refuse(absl::UnimplementedError(absl::StrCat(
-                      label, ": target ", pipeline.profile->name, " not met: ",
-                      report.violations.size(),
-                      " node(s) not in its form (allow_partial keeps the partial rewrite): ",
-                      absl::StrJoin(report.violations, "; "))),
-                  3);
+    return refuse(
+        absl::UnimplementedError(absl::StrCat(
+            label, ": target ", pipeline.profile->name, " not met: ", report.violations.size(),
+            " node(s) not in its form (allow_partial keeps the partial rewrite): ",
+            absl::StrJoin(report.violations, "; "))),
+        3);
   }
   if (outcome->engine_failed) {
     return refuse(

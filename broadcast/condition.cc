@@ -471,9 +471,9 @@ bool ConditionSet::State::IntersectDomain(const std::string& symbol, const Symbo
     return true;
   }
   if (both->empty()) {
-    SetContradiction(absl::StrCat(
-        JoinConjuncts({it->second.ToString(symbol), set.ToString(symbol)}),
-        " have no common value"));
+    SetContradiction(
+        absl::StrCat(JoinConjuncts({it->second.ToString(symbol), set.ToString(symbol)}),
+                     " have no common value"));
     return false;
   }
   it->second = *std::move(both);
@@ -589,8 +589,7 @@ void ConditionSet::State::Simplify() {
         }
         SetContradiction(facts.empty() ? absl::StrCat(clause.ToString(), " cannot hold")
                                        : absl::StrCat(AsConjunct(clause.ToString()),
-                                                      " cannot hold given ",
-                                                      JoinConjuncts(facts)));
+                                                      " cannot hold given ", JoinConjuncts(facts)));
         break;
       }
       const std::vector<std::string> symbols = reduced->Symbols();

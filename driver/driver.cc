@@ -394,8 +394,8 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   }
   out.target_not_met = !report->violations.empty() && !request.allow_partial;
   if (judge && !judged && !out.target_not_met) {
-    JudgeOnEngine(*bound, *model, *engine, dims, request.engine.input_ranges,
-                  request.allow_partial, settings.progress, report, &out);
+    JudgeOnEngine(*bound, *model, *engine, dims, request.engine.input_ranges, request.allow_partial,
+                  settings.progress, report, &out);
   }
   return out;
 }

@@ -89,7 +89,9 @@ std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProt
 
 FoldedViolations FoldViolationHints(const std::vector<std::string>& violations,
                                     const std::vector<std::string>& no_layer) {
-  auto without_layer = [&no_layer](size_t k) { return k < no_layer.size() && !no_layer[k].empty(); };
+  auto without_layer = [&no_layer](size_t k) {
+    return k < no_layer.size() && !no_layer[k].empty();
+  };
   std::map<std::string, int> count;
   for (size_t k = 0; k < violations.size(); ++k) {
     if (without_layer(k)) continue;  // no binding makes it run: not one of the hint's nodes

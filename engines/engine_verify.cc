@@ -26,8 +26,7 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const engines::EngineFactory& make_engine,
                                              const std::string& engine,
                                              const std::map<std::string, int64_t>& dims,
-                                             const std::map<std::string, rt::ValueRange>&
-                                                 ranges) {
+                                             const std::map<std::string, rt::ValueRange>& ranges) {
   BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(original));
   rt::RandomInputOptions options;
   options.seed = 7;

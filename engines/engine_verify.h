@@ -36,13 +36,11 @@ struct EngineVerdict {
 /// output (engines/judge.h: the error model against a float64 reference, shapes up to dims of
 /// 1). Errors only when our executor cannot
 /// run the original or no child can be started.
-absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
-                                             const proto::Model& rewritten,
-                                             const engines::EngineFactory& make_engine,
-                                             const std::string& engine,
-                                             const std::map<std::string, int64_t>& dims,
-                                             const std::map<std::string, rt::ValueRange>&
-                                                 ranges = {});
+absl::StatusOr<EngineVerdict> VerifyOnEngine(
+    const proto::Model& original, const proto::Model& rewritten,
+    const engines::EngineFactory& make_engine, const std::string& engine,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, rt::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::driver
 

@@ -244,8 +244,7 @@ absl::Status PendingFile::CommitNoReplace(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs,
-                             bool in_place) {
+absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs, bool in_place) {
   auto fail = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };

@@ -73,10 +73,10 @@ void RaiseRefusal(const absl::Status& status, const std::string& message) {
   if (!payload.has_value()) return;
   PyObject* type = status.code() == absl::StatusCode::kUnimplemented ? g_target_not_met
                    : status.code() == absl::StatusCode::kAborted     ? g_engine_check
-                                                                      : nullptr;
+                                                                     : nullptr;
   if (type == nullptr) return;
-  py::dict report = py::module_::import("json").attr("loads")(
-      py::str(PythonWords(std::string(*payload))));
+  py::dict report =
+      py::module_::import("json").attr("loads")(py::str(PythonWords(std::string(*payload))));
   py::object error = py::reinterpret_borrow<py::object>(type)(message);
   error.attr("report") = report;
   error.attr("violations") = report.contains("violation_details")
@@ -160,7 +160,7 @@ absl::StatusOr<onnx::ModelProto> Parse(const ModelArg& arg, const onnx_bcast::Lo
 // input_ranges={'mask': (0, 1), 'ids': '0:9', 'm': '0:1:int'}: each a (lo, hi) pair or the
 // CLI's "LO:HI[:int]" (the library checks the values: finite, lo <= hi, whole with :int).
 std::map<std::string, onnx_bcast::InputRange> ToInputRanges(const std::optional<py::dict>& ranges,
-                                                           const char* function) {
+                                                            const char* function) {
   std::map<std::string, onnx_bcast::InputRange> out;
   if (!ranges.has_value()) return out;
   for (const auto& [key, value] : *ranges) {
@@ -616,12 +616,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("optimize", &Optimize, py::arg("model"), py::kw_only(), py::arg("target") = py::none(),
         py::arg("passes") = py::none(), py::arg("target_file") = py::none(),
         py::arg("output") = py::none(), py::arg("fold_limit_bytes") = 4096,
-        py::arg("verify_each") = false, py::arg("external_data") = false,
-        py::arg("base_dir") = ".", py::arg("allow_partial") = false,
-        py::arg("dims") = py::none(), py::arg("input_shapes") = py::none(),
-        py::arg("live_probe") = true, py::arg("verify_engine") = true,
-        py::arg("require_engine") = false, py::arg("probe_cache") = py::none(),
-        py::arg("input_ranges") = py::none(), kOptimizeDoc);
+        py::arg("verify_each") = false, py::arg("external_data") = false, py::arg("base_dir") = ".",
+        py::arg("allow_partial") = false, py::arg("dims") = py::none(),
+        py::arg("input_shapes") = py::none(), py::arg("live_probe") = true,
+        py::arg("verify_engine") = true, py::arg("require_engine") = false,
+        py::arg("probe_cache") = py::none(), py::arg("input_ranges") = py::none(), kOptimizeDoc);
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("random") = false, py::arg("seed") = 0, py::arg("dims") = py::none(),

@@ -503,13 +503,13 @@ std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
     Finding unreadable;
     unreadable.model = e.path;
     unreadable.rule = "model-unreadable";
-    results.push_back(
-        Json{{"ruleId", "model-unreadable"},
-             {"ruleIndex", rule_index["model-unreadable"]},
-             {"level", "error"},
-             {"message", Json{{"text", message}}},
-             {"locations", Json::array({location(e.path, "")})},
-             {"partialFingerprints", Json{{"onnxBcastFinding/v1", FindingFingerprint(unreadable)}}}});
+    results.push_back(Json{
+        {"ruleId", "model-unreadable"},
+        {"ruleIndex", rule_index["model-unreadable"]},
+        {"level", "error"},
+        {"message", Json{{"text", message}}},
+        {"locations", Json::array({location(e.path, "")})},
+        {"partialFingerprints", Json{{"onnxBcastFinding/v1", FindingFingerprint(unreadable)}}}});
   }
   for (const Finding& f : findings) {
     const char* level = f.kind == FindingKind::kError  ? "error"

@@ -126,8 +126,8 @@ void MarkKnownFindings(const CheckArgs& args, const passes::Baseline& baseline,
   if (matched.empty() && !baseline.models.empty()) {
     PrintError(absl::StrCat(
         "check: warning: --baseline ", *args.baseline, ": none of its ", baseline.models.size(),
-        " model(s) is among the ", models.size(), " checked (it holds ",
-        *baseline.models.begin(), baseline.models.size() > 1 ? ", ..." : "",
+        " model(s) is among the ", models.size(), " checked (it holds ", *baseline.models.begin(),
+        baseline.models.size() > 1 ? ", ..." : "",
         "; paths match relative to the baseline's folder or the current directory, or by "
         "their trailing folders): every finding counts as new"));
   }
@@ -158,7 +158,8 @@ std::vector<std::string> ChildArgs(const CheckArgs& args,
 // What a child's check found, in a few words for its progress line: "ok", "1 error,
 // 2 conditional", "unreadable (exit 2)".
 std::string CheckOutcomeWords(const passes::CheckSetEntry& e) {
-  if (e.exit_code != 0 && e.exit_code != 1) return absl::StrCat("unreadable (exit ", e.exit_code, ")");
+  if (e.exit_code != 0 && e.exit_code != 1)
+    return absl::StrCat("unreadable (exit ", e.exit_code, ")");
   const passes::Json summary = e.report.is_object() && e.report.contains("summary")
                                    ? e.report["summary"]
                                    : passes::Json::object();

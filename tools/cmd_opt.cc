@@ -122,8 +122,7 @@ void DeclareOpt(CommandLine* cl, OptArgs* a) {
   DeclareInputRange(cl, &a->input_ranges, "fed by --verify and the engine check");
   // Most tools' -q: a command that succeeds prints nothing (issue 44 item 7).
   cl->Flag("-q,--quiet",
-           "print nothing on success but errors and warnings (and no progress display)",
-           &a->quiet);
+           "print nothing on success but errors and warnings (and no progress display)", &a->quiet);
   DeclareProgress(cl, a);
 }
 
@@ -382,13 +381,12 @@ void OptRun::PrintViolations() const {
     for (size_t k = 0; k < report_.violation_details.size() && k < no_layer.size(); ++k) {
       const std::string& op = report_.violation_details[k].op;
       if (std::find(ops.begin(), ops.end(), op) != ops.end()) {
-        no_layer[k] = absl::StrCat(report_.target, " has no layer for ", op,
-                                   ": no --dim makes it run");
+        no_layer[k] =
+            absl::StrCat(report_.target, " has no layer for ", op, ": no --dim makes it run");
       }
     }
   }
-  const driver::FoldedViolations folded =
-      driver::FoldViolationHints(report_.violations, no_layer);
+  const driver::FoldedViolations folded = driver::FoldViolationHints(report_.violations, no_layer);
   const std::string outcome = partial ? "written anyway: --allow-partial"
                                       : "nothing written, --allow-partial writes it anyway";
   const size_t total = folded.nodes.size();
@@ -538,9 +536,9 @@ std::optional<int> OptRun::Optimize() {
   if (!outcome->bind_usage.empty()) {
     // driver::CheckInputRanges words a range's mistake "input range NAME=LO:HI: ...".
     const bool range = absl::StartsWith(outcome->bind_usage, "input range ");
-    return Usage(cmd_, absl::StrCat(label_, ": ",
-                                    range ? InputRangeWords(outcome->bind_usage)
-                                          : outcome->bind_usage));
+    return Usage(cmd_,
+                 absl::StrCat(label_, ": ",
+                              range ? InputRangeWords(outcome->bind_usage) : outcome->bind_usage));
   }
   if (!outcome->bind_failure.empty()) {
     // As check --dim: the first node that fails at these dims; nothing is written.

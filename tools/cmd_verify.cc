@@ -202,8 +202,7 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
     models.push_back(*std::move(model));
   }
   // Ranges name the original's inputs (the random values both models are fed).
-  if (absl::Status s = driver::CheckInputRanges(models[0].proto.graph(), options.ranges);
-      !s.ok()) {
+  if (absl::Status s = driver::CheckInputRanges(models[0].proto.graph(), options.ranges); !s.ok()) {
     return Usage(cmd, absl::StrCat(models[0].path, ": ", InputRangeWords(s.message())));
   }
   // The deadline starts after loading, like run's.

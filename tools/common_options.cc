@@ -147,13 +147,13 @@ absl::Status ParseInputRanges(const std::vector<std::string>& specs,
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
     absl::StatusOr<rt::ValueRange> range = rt::ParseValueRange(kv.second);
     if (kv.first.empty() || !range.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-range expects NAME=LO:HI, got '", spec, "'",
-          range.ok() ? "" : absl::StrCat(": ", range.status().message())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-range expects NAME=LO:HI, got '", spec, "'",
+                       range.ok() ? "" : absl::StrCat(": ", range.status().message())));
     }
     if (ranges->count(kv.first) > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--input-range ", kv.first,
-                                                     " is given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-range ", kv.first, " is given twice"));
     }
     (*ranges)[kv.first] = *range;
   }

@@ -481,8 +481,7 @@ class WholeModelRun {
       SampleResult skipped;
       skipped.label = set.label;
       skipped.skipped = true;
-      skipped.note =
-          absl::StrCat("the original rejects these inputs: ", va.status().message());
+      skipped.note = absl::StrCat("the original rejects these inputs: ", va.status().message());
       r_.samples.push_back(std::move(skipped));
       return std::nullopt;
     }

@@ -63,8 +63,8 @@ absl::Status CheckValueRange(const std::string& input, DType dtype, const ValueR
   return fits ? absl::OkStatus() : refuse("which does not hold every value of it");
 }
 
-absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape,
-                                    uint64_t seed, const ValueRange* range) {
+absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed,
+                                    const ValueRange* range) {
   BCAST_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
   std::mt19937_64 rng(seed);
   // The defaults keep every op's domain: floats in [-1, 1), integers 0..9 (valid indices of
@@ -109,10 +109,9 @@ absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions&
                                    const std::set<std::string>& skip) {
   for (const auto& [name, range] : options.ranges) {
     if (std::find(graph.inputs.begin(), graph.inputs.end(), name) == graph.inputs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("input range ", name, "=", range.ToString(),
-                                                     ": the model has no input '", name,
-                                                     "' (its inputs: ",
-                                                     absl::StrJoin(graph.inputs, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input range ", name, "=", range.ToString(), ": the model has no input '",
+                       name, "' (its inputs: ", absl::StrJoin(graph.inputs, ", "), ")"));
     }
   }
   // One stream per input position, so an input's values do not depend on the others' sizes.

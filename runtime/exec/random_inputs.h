@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/exec/executor.h"
 #include "runtime/graph.h"
 
@@ -50,8 +50,8 @@ struct RandomInputOptions {
 
 /// A tensor of `dtype` and `shape` with the values RandomInputs uses, from its own `seed`;
 /// within `range` when given (checked by CheckValueRange first).
-absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape,
-                                    uint64_t seed, const ValueRange* range = nullptr);
+absl::StatusOr<Tensor> RandomTensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed,
+                                    const ValueRange* range = nullptr);
 
 /// Whether `dtype` holds every value of `range`; InvalidArgument "input range NAME=LO:HI: ..."
 /// otherwise.

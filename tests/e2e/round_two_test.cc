@@ -27,9 +27,9 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
+using passes::Json;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using passes::Json;
 using Result = test_support::CliResult;
 using test_support::ReadJson;
 
@@ -76,8 +76,8 @@ class RoundTwo : public test_support::TempDirTest {
 // --- item 1: the report when opt refuses ---------------------------------------------------
 
 TEST_F(RoundTwo, OptWritesItsReportWhenTheTargetIsNotMet) {
-  const Result r = Cli({"opt", kUnknownRank, "-o", Path("out.onnx"), "--target", "ncnn",
-                        "--report", Path("r.json")});
+  const Result r = Cli({"opt", kUnknownRank, "-o", Path("out.onnx"), "--target", "ncnn", "--report",
+                        Path("r.json")});
   ASSERT_EQ(r.code, 3) << r.err;
   EXPECT_FALSE(fs::exists(Path("out.onnx")));
   const Json report = ReadJson(Path("r.json"));
@@ -100,8 +100,8 @@ TEST_F(RoundTwo, OptWritesItsReportWhenTheTargetIsNotMet) {
 }
 
 TEST_F(RoundTwo, OptWritesItsReportWhenADimBreaksABroadcast) {
-  const Result r = Cli({"opt", kSymbolicBatch, "-o", Path("out.onnx"), "--dim", "N=3",
-                        "--report", Path("r.json")});
+  const Result r = Cli(
+      {"opt", kSymbolicBatch, "-o", Path("out.onnx"), "--dim", "N=3", "--report", Path("r.json")});
   ASSERT_EQ(r.code, 1) << r.err;
   const Json report = ReadJson(Path("r.json"));
   EXPECT_EQ(report["refused"]["exit"], 1);
@@ -125,8 +125,8 @@ TEST_F(RoundTwo, OptRefusesAnOutputItCannotWriteBeforeAnyPass) {
   EXPECT_EQ(r.out, "");
   r = Cli({"opt", kCnn, "-o", Path("x.onnx"), "--report", Path("missing/r.json")});
   EXPECT_EQ(r.code, 4);
-  EXPECT_THAT(r.err, HasSubstr(Path("missing/r.json") + ": output directory '" +
-                               Path("missing") + "' does not exist"));
+  EXPECT_THAT(r.err, HasSubstr(Path("missing/r.json") + ": output directory '" + Path("missing") +
+                               "' does not exist"));
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(fs::exists(Path("x.onnx")));
 }
@@ -183,9 +183,9 @@ g (int64[N,6] ids, float[N,6] mask, float[N,6] x) => (int64[N,6] a, float[N,6] b
 
 TEST_F(RoundTwo, RunTakesValueRangesOfRandomInputs) {
   Write("m.onnxtxt", kIdentity);
-  const Result r = Cli({"run", Path("m.onnxtxt"), "--dim", "N=40", "--input-range", "ids=3:4",
-                        "--input-range", "mask=0:1:int", "--input-range", "x=0.25:0.5",
-                        "--output-dir", Path("out")});
+  const Result r =
+      Cli({"run", Path("m.onnxtxt"), "--dim", "N=40", "--input-range", "ids=3:4", "--input-range",
+           "mask=0:1:int", "--input-range", "x=0.25:0.5", "--output-dir", Path("out")});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::vector<double> ids = TensorValues(Path("out/output_0.pb"));
   const std::vector<double> mask = TensorValues(Path("out/output_1.pb"));
@@ -245,8 +245,8 @@ g (float[N,8] x) => (float[N,8] y) {
 
 #ifdef BCAST_HAVE_OPENCV
 TEST_F(RoundTwo, EngineCheckSaysTheDimsItChoseAndRunsAt32Pixels) {
-  Result r = Cli({"opt", kGoogLeNet, "-o", Path("g.onnx"), "--target", "opencv", "--report",
-                  Path("r.json")});
+  Result r = Cli(
+      {"opt", kGoogLeNet, "-o", Path("g.onnx"), "--target", "opencv", "--report", Path("r.json")});
   ASSERT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("(at H=32, N=1, W=32 (H, N, W unbound: chosen by opt))"));
   EXPECT_THAT(r.err, HasSubstr("its inputs keep the symbolic dims H, N, W, which the engine ran "
@@ -258,8 +258,8 @@ TEST_F(RoundTwo, EngineCheckSaysTheDimsItChoseAndRunsAt32Pixels) {
   EXPECT_TRUE(report["engine"]["outcome"] == "refused" || report["engine"]["outcome"] == "crashed")
       << report["engine"];
   // Bound at the dims it chose, the written model runs on OpenCV.
-  r = Cli({"opt", kGoogLeNet, "-o", Path("g.onnx"), "--target", "opencv", "--dim",
-           "N=1,H=32,W=32"});
+  r = Cli(
+      {"opt", kGoogLeNet, "-o", Path("g.onnx"), "--target", "opencv", "--dim", "N=1,H=32,W=32"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("opencv: runs, max abs"));
   EXPECT_THAT(r.out, HasSubstr("(at H=32, N=1, W=32)"));
@@ -364,17 +364,18 @@ TEST_F(Baselines, MatchHoweverTheModelsAreNamed) {
   ExpectKnown(CliIn(Path("repo"), {"check", "./zoo", "--baseline", "ci/base.json", "--strict"}));
   ExpectKnown(CliIn(Path("repo"), {"check", Path("repo/zoo"), "--baseline",
                                    Path("repo/ci/base.json"), "--strict"}));
-  ExpectKnown(CliIn(Path("repo/sub"),
-                    {"check", "../zoo", "--baseline", "../ci/base.json", "--strict"}));
+  ExpectKnown(
+      CliIn(Path("repo/sub"), {"check", "../zoo", "--baseline", "../ci/base.json", "--strict"}));
   // Another checkout of the same repository, with the first one's baseline.
   fs::copy(Path("repo"), Path("other"), fs::copy_options::recursive);
-  ExpectKnown(CliIn(Path("other"),
-                    {"check", "zoo", "--baseline", Path("repo/ci/base.json"), "--strict"}));
+  ExpectKnown(
+      CliIn(Path("other"), {"check", "zoo", "--baseline", Path("repo/ci/base.json"), "--strict"}));
 }
 
 TEST_F(Baselines, ABaselineThatMatchesNothingIsSaid) {
-  Write("repo/ci/other.json",
-        R"({"schema_version": 1, "kind": "check-set", "models": [{"model": "elsewhere/x.onnx", "nodes": []}]})");
+  Write(
+      "repo/ci/other.json",
+      R"({"schema_version": 1, "kind": "check-set", "models": [{"model": "elsewhere/x.onnx", "nodes": []}]})");
   const Result r = CliIn(Path("repo"), {"check", "zoo", "--baseline", "ci/other.json"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("check: warning: --baseline ci/other.json: none of its 1 model(s) "

@@ -1,16 +1,14 @@
 // Tests of the public C++ API (onnx_bcast/onnx_bcast.h) through the shared library exactly as a
 // converter links it: every function on files and on in-memory models, the error paths, and
 // that results agree with the CLI's reports.
-#include "onnx_bcast/onnx_bcast.h"
-
 #include <sys/wait.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "onnx_bcast/onnx_bcast.h"
 
 namespace {
 
@@ -85,7 +84,8 @@ TEST(ApiTest, ListTargetsCommentNamesEveryTarget) {
   const std::string text = header.str();
   const size_t decl = text.find("ListTargets();");
   ASSERT_NE(decl, std::string::npos);
-  const std::string comment = text.substr(text.rfind("\n\n", decl), decl - text.rfind("\n\n", decl));
+  const std::string comment =
+      text.substr(text.rfind("\n\n", decl), decl - text.rfind("\n\n", decl));
   for (const onnx_bcast::PassInfo& t : onnx_bcast::ListTargets()) {
     EXPECT_THAT(comment, HasSubstr("\"" + t.name + "\"")) << comment;
   }
@@ -727,10 +727,17 @@ Outcome ApiOpt(const std::string& path, const onnx_bcast::OptimizeOptions& optio
   }
   // The CLI's exit codes for the statuses of opt's outcomes.
   switch (r.status().code()) {
-    case absl::StatusCode::kUnimplemented: out.exit = 3; break;
-    case absl::StatusCode::kAborted: out.exit = 1; break;
-    case absl::StatusCode::kInvalidArgument: out.exit = 1; break;
-    default: out.exit = 2;
+    case absl::StatusCode::kUnimplemented:
+      out.exit = 3;
+      break;
+    case absl::StatusCode::kAborted:
+      out.exit = 1;
+      break;
+    case absl::StatusCode::kInvalidArgument:
+      out.exit = 1;
+      break;
+    default:
+      out.exit = 2;
   }
   if (absl::optional<absl::Cord> p = r.status().GetPayload(onnx_bcast::kOptReportPayload)) {
     out.report = nlohmann::json::parse(std::string(*p));
@@ -746,15 +753,16 @@ nlohmann::json Verdicts(const nlohmann::json& report) {
   nlohmann::json nodes = nlohmann::json::array();
   if (report.contains("violation_details")) {
     for (const auto& d : report["violation_details"]) {
-      nodes.push_back({d["graph"], d["node"], d["op"], d["shapes"], d["cannot_prove"],
-                       d["hint"].is_null()});
+      nodes.push_back(
+          {d["graph"], d["node"], d["op"], d["shapes"], d["cannot_prove"], d["hint"].is_null()});
     }
   }
   v["violations"] = nodes;
   // OpenCV 4.6 given a model whose input dims are symbolic reads shapes it never set: it
   // refuses or dies of SIGFPE depending on the process's memory, so a failed engine check is
   // compared as such, not by how it failed.
-  nlohmann::json engine = report.contains("engine") ? report["engine"]["outcome"] : nlohmann::json();
+  nlohmann::json engine =
+      report.contains("engine") ? report["engine"]["outcome"] : nlohmann::json();
   if (engine == "refused" || engine == "crashed") engine = "failed";
   v["engine"] = engine;
   v["waived"] = report.contains("waived") ? report["waived"].size() : 0;
@@ -787,7 +795,8 @@ TEST(ApiAlikeCli, OptimizeDecidesAsOptDoes) {
     SCOPED_TRACE(c.model + " --target " + c.target);
     std::vector<std::string> args = {c.model, "--target", c.target};
     std::string dims;
-    for (const auto& [s, v] : c.dims) dims += (dims.empty() ? "" : ",") + s + "=" + std::to_string(v);
+    for (const auto& [s, v] : c.dims)
+      dims += (dims.empty() ? "" : ",") + s + "=" + std::to_string(v);
     if (!dims.empty()) args.insert(args.end(), {"--dim", dims});
     const Outcome cli = CliOpt(args, dir);
     onnx_bcast::OptimizeOptions options;

@@ -137,7 +137,8 @@ TEST(Condition, PinnedSymbolsMakeClauseFalse) {
   set.Add(Atom::Eq("M", 7));
   set.Add(NMOr1());
   EXPECT_TRUE(set.contradictory());
-  EXPECT_EQ(set.contradiction(), "(N == M or N == 1 or M == 1) cannot hold given N == 5 and M == 7");
+  EXPECT_EQ(set.contradiction(),
+            "(N == M or N == 1 or M == 1) cannot hold given N == 5 and M == 7");
 }
 
 TEST(Condition, EmptyClauseIsFalse) {

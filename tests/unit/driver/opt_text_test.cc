@@ -68,9 +68,9 @@ TEST(FoldViolationHints, NodesOfOpsTheEngineLacksAreNotCounted) {
       "B with --dim",
       "main: Expand 'e': [B,1] and [2]: reads a shape computed at run time: bind B with --dim",
   };
-  const FoldedViolations f = FoldViolationHints(
-      violations, {"", "", "ncnn has no layer for Shape: no --dim makes it run",
-                   "ncnn has no layer for Expand: no --dim makes it run"});
+  const FoldedViolations f =
+      FoldViolationHints(violations, {"", "", "ncnn has no layer for Shape: no --dim makes it run",
+                                      "ncnn has no layer for Expand: no --dim makes it run"});
   EXPECT_THAT(f.hints, ElementsAre("bind B with --dim: 2 nodes"));
   EXPECT_THAT(f.nodes,
               ElementsAre("main: Mul 'm': [B,4] and [B,1]: refused",
