@@ -10,8 +10,15 @@ and this check):
     <unit>: <units it may include>...
     onnx-protobuf: <units or files that may include onnx/ or google/protobuf/>...
 
+    unchecked: <top-level folders that hold sources but are no layer (tests, examples)>
+
 A unit is a top-level folder, or runtime/<sub> for the executor's sub-layers. A unit may always
 include itself. Third-party and system headers (absl, gtest, nlohmann, ...) are not layers.
+Every top-level folder holding C++ sources is read (build trees, with a CMakeCache.txt, and
+hidden folders aside): one the table neither lists nor marks unchecked is a problem, so that a
+new folder cannot include what it likes unseen. An include that names a project file by a path
+relative to the including file ("../../passes/pass.h", "pass.h" beside it) is a problem too,
+and is checked against the table as the file it reaches.
 
 Usage: scripts/check_layers.py [ROOT]   (ROOT defaults to the directory above scripts/)
 Exits 1 naming each forbidden include by file, line and rule; 2 when the table cannot be read.
@@ -44,7 +51,7 @@ def read_table(root):
     if not m:
         print(f"check_layers: {doc}: no ```layers block", file=sys.stderr)
         sys.exit(2)
-    allowed, onnx_ok = {}, []
+    allowed, onnx_ok, unchecked = {}, [], []
     for n, line in enumerate(m.group(1).splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -56,9 +63,44 @@ def read_table(root):
         key, deps = line.split(":", 1)
         if key.strip() == "onnx-protobuf":
             onnx_ok = deps.split()
+        elif key.strip() == "unchecked":
+            unchecked = deps.split()
         else:
             allowed[key.strip()] = set(deps.split())
-    return allowed, onnx_ok
+    return allowed, onnx_ok, unchecked
+
+
+def resolve(root, path, inc):
+    """The project file `inc` (included by `path`) names, relative to the root, and whether it
+    was named relative to the including file instead of from the root; (None, False) for a
+    file outside the project (third-party and system headers)."""
+    parts = inc.split("/")
+    if ".." not in parts and "." not in parts and os.path.isfile(os.path.join(root, inc)):
+        return inc, False
+    here = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+    if not here.startswith("..") and os.path.isfile(os.path.join(root, here)):
+        return here, True
+    return None, False
+
+
+def source_folders(root, allowed, unchecked):
+    """The top-level folders to read (the table's and any other holding C++ sources, build
+    trees and hidden folders aside), and the problems of those the table does not know."""
+    tops = {u.split("/")[0] for u in allowed}
+    problems = []
+    for name in sorted(os.listdir(root)):
+        full = os.path.join(root, name)
+        if (name in tops or name in unchecked or name.startswith(".") or name in SKIP_DIRS or
+                not os.path.isdir(full) or os.path.isfile(os.path.join(full, "CMakeCache.txt"))):
+            continue
+        for dirpath, dirnames, filenames in os.walk(full):
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")]
+            if any(f.endswith(SOURCE_SUFFIXES) for f in filenames):
+                problems.append(f"{name}/: holds C++ sources but is not in the layers table "
+                                "(add it, or list it after 'unchecked:')")
+                tops.add(name)
+                break
+    return sorted(tops), problems
 
 
 def find_loop(graph):
@@ -91,7 +133,7 @@ def find_loop(graph):
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), ".."))
-    allowed, onnx_ok = read_table(root)
+    allowed, onnx_ok, unchecked = read_table(root)
     problems = []
     for unit, deps in allowed.items():
         for d in deps:
@@ -102,7 +144,8 @@ def main():
     if loop:
         problems.append("docs/architecture.md: the table has a loop: " + " -> ".join(loop))
 
-    tops = sorted({u.split("/")[0] for u in allowed})
+    tops, unknown = source_folders(root, allowed, unchecked)
+    problems += unknown
     header_graph = {}
     for top in tops:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
@@ -113,7 +156,8 @@ def main():
                 path = os.path.relpath(os.path.join(dirpath, name), root)
                 unit = unit_of(path)
                 if unit not in allowed:
-                    problems.append(f"{path}: folder '{unit}' is not in the layers table")
+                    if unit.split("/")[0] in allowed:  # a new runtime/<sub>
+                        problems.append(f"{path}: folder '{unit}' is not in the layers table")
                     continue
                 with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
                     lines = f.readlines()
@@ -128,8 +172,14 @@ def main():
                                             f"{', '.join(onnx_ok)} may include protobuf or "
                                             "libonnx (proto/ wraps them)")
                         continue
-                    if not INCLUDE.match(line) or not os.path.isfile(os.path.join(root, inc)):
+                    if not INCLUDE.match(line):
                         continue
+                    inc, relative = resolve(root, path, inc)
+                    if inc is None:
+                        continue
+                    if relative:
+                        problems.append(f"{path}:{n}: includes \"{m.group(1)}\" relative to its "
+                                        f"folder: name it from the root (\"{inc}\")")
                     if path.endswith(".h") and inc.endswith(".h"):
                         header_graph.setdefault(path, set()).add(inc)
                     target = unit_of(inc)

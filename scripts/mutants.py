@@ -13,7 +13,11 @@ outside the README's test command. The scratch copy lives in $BCAST_MUTANTS_DIR 
 
 Each mutant names the file, the exact text replaced (it must occur exactly once, so that a
 refactoring that moves it fails loudly instead of mutating nothing), the replacement, the CMake
-targets to build and the ctest regex of the tests that must fail.
+targets to build (none for a script) and the ctest regex of the tests that must fail.
+
+Before any mutant, the tests of every mutant run on the tree as it is (the baseline): a mutant
+whose tests already fail there, or whose regex matches no test, cannot be judged, and is
+printed "UNJUDGED" and not counted as killed (a failing test kills every mutant).
 """
 import argparse
 import os
@@ -81,16 +85,10 @@ MUTANTS = [
          new="      for (float& v : t.values<float>()) v = v >= 0 ? v + 0.5f : -v + 0.5f;",
          targets=["live_judge_test"],
          tests=r"LiveJudge\."),
-    dict(name="target check: a wrong cell stands for a node that replicates nothing",
-         file="targets/targets.cc",
-         old="      if (form != \"same\" && ReplicatesNothing(v)) return {};",
-         new="",
-         targets=["passes_test"],
-         tests=r"Targets\."),
     dict(name="target check: a wrong cell counts as running",
          file="targets/targets.cc",
-         old="      if (form != \"same\" && ReplicatesNothing(v)) return {};",
-         new="      return {};",
+         old="      return Refused({}, absl::StrCat(\"broadcast as '\", support->first, \"' with \", pattern,\n                                      \" operands, which \", p.name, \" \", Measured(support->second),",
+         new="      if (support->second == FormSupport::kWrong) return {};\n      return Refused({}, absl::StrCat(\"broadcast as '\", support->first, \"' with \", pattern,\n                                      \" operands, which \", p.name, \" \", Measured(support->second),",
          targets=["passes_test"],
          tests=r"Targets\."),
     dict(name="library: the engine never judges the result (CLI and library differ)",
@@ -115,8 +113,143 @@ MUTANTS = [
          file="engines/live_probe.cc",
          old="    case engines::JudgementKind::kWrong:\n      v.why = absl::StrCat(\"runs, but wrong: \", j.why);",
          new="    case engines::JudgementKind::kWrong:\n      v.matches = true;",
+         targets=["live_judge_test", "live_probe_test"],
+         tests=r"LiveJudge\.|engines\.LiveProbe\.(ACell|Sampled)"),
+    dict(name="live probe: a refused form counts as running",
+         file="engines/live_probe.cc",
+         old="    case engines::JudgementKind::kRefused:\n      v.why = absl::StrCat(\"refused (\", o.stage, \"): \", o.message);",
+         new="    case engines::JudgementKind::kRefused:\n      v.matches = true;",
+         targets=["live_probe_test"],
+         tests=r"engines\.LiveProbe\.Sampled"),
+    # ---- the probe, engine verification, the adapters (engines/) ----
+    dict(name="probe: a wrong cell counts as runs-and-matches",
+         file="engines/engine_probe.cc",
+         old="    case engines::JudgementKind::kWrong:\n      c->result = CellResult::kWrong;",
+         new="    case engines::JudgementKind::kWrong:\n      c->result = CellResult::kRunsAndMatches;",
+         targets=["onnx-bcast"],
+         tests=r"engines\.probe_table_ncnn$"),
+    dict(name="verify-engine: a wrong engine counts as running",
+         file="engines/engine_verify.cc",
+         old="    case engines::JudgementKind::kWrong:\n      v.outcome = \"wrong\";",
+         new="    case engines::JudgementKind::kWrong:\n      v.outcome = \"ran\";",
          targets=["live_judge_test"],
-         tests=r"LiveJudge\."),
+         tests=r"engines\.VerifyEngineJudge\."),
+    dict(name="opencv adapter: an output's shape is flattened",
+         file="engines/opencv_engine.cc",
+         old="  for (int k = 0; k < m.dims; ++k) shape.push_back(m.size[k]);",
+         new="  shape.push_back(static_cast<int64_t>(m.total()));",
+         targets=["engines_test", "live_probe_test"],
+         tests=r"engines\.OpenCvEngine\.|engines\.LiveProbe\.(ACell|Sampled)"),
+    dict(name="ncnn adapter: the batch axis is not dropped",
+         file="engines/ncnn_engine.cc",
+         old="    dims.erase(dims.begin());\n  }\n  if (dims.size() > 4) {",
+         new="  }\n  if (dims.size() > 4) {",
+         targets=["engines_test"],
+         tests=r"engines\.Ncnn(Engine|Dims)\."),
+    # ---- the target check and the fit decision (targets/) ----
+    dict(name="target check: a refused form counts as running",
+         file="targets/target_check.cc",
+         old="    if (d.fits) return;\n    out.push_back(ViolationOf(",
+         new="    return;\n    out.push_back(ViolationOf(",
+         targets=["passes_test"],
+         tests=r"passes\.(Targets|ShapeCells|LiveOracle)\."),
+    dict(name="target check: a form the engine refuses live counts as running",
+         file="targets/target_check.cc",
+         old="      if (verdict->matches) return;",
+         new="      return;",
+         targets=["passes_test", "live_probe_test"],
+         tests=r"passes\.LiveOracle\.|engines\.LiveProbe\.(ACell|TheFlat)"),
+    dict(name="DecideForm: a cell measured refused at these unit axes counts as running",
+         file="targets/targets.cc",
+         old="        if (cell->support == FormSupport::kRuns) return d;",
+         new="        return d;",
+         targets=["passes_test"],
+         tests=r"passes\.(Targets|ShapeCells)\."),
+    # ---- issue 43 items 3-8: each item's product code and the test it gained ----
+    dict(name="decide node (item 3): Expand decided with the numpy rule",
+         file="analysis/decide_node.cc",
+         old="    v->rule = RuleFamily::kBidirectional;\n    v->broadcast_class = BroadcastClass::kBidirectional;",
+         new="    v->rule = RuleFamily::kNumpy;\n    v->broadcast_class = BroadcastClass::kBidirectional;",
+         targets=["decide_node_test"],
+         tests=r"check\.DecideNode\.(EveryFamily|Legacy)"),
+    dict(name="legalize (item 4): nothing is rewritten without a live oracle",
+         file="passes/legalize_measured.cc",
+         old="    return RewriteEveryGraph(\n        model, kLegalizeMeasuredPassName,",
+         new="    if (options.live == nullptr) return absl::OkStatus();\n    return RewriteEveryGraph(\n        model, kLegalizeMeasuredPassName,",
+         targets=["passes_test"],
+         tests=r"passes\.LiveOracle\.WithoutTheOracle"),
+    dict(name="prepared conv (item 5): the oneDNN rule replaced by false",
+         file="runtime/kernels/conv.cc",
+         old="  if (!pointwise || g.out_size() <= kPointwiseOneDnnMaxPixels) {",
+         new="  if (false) {",
+         targets=["ops_test"],
+         tests=r"ops\.Prepared\."),
+    dict(name="prepared conv (item 5): the small-map rule replaced by false",
+         file="runtime/kernels/conv.cc",
+         old="  if (!depthwise && g.out_size() <= kSmallMapRulePixels) {",
+         new="  if (false) {",
+         targets=["ops_test"],
+         tests=r"ops\.Prepared\.WithoutOneDnn"),
+    dict(name="prepared conv (item 5): oneDNN's state charges nothing to the budget",
+         file="runtime/kernels/conv_onednn.cc",
+         old="    int64_t total = static_cast<int64_t>(e_->wei.get_desc().get_size());",
+         new="    return 0;\n    int64_t total = 0;",
+         targets=["ops_test"],
+         tests=r"ops\.Prepared\.RefusedByTheBudget"),
+    dict(name="reference guard (item 2): an all-NaN reference is informative",
+         file="tests/support/reference_guard.h",
+         old="  if (!first) return \"has no finite value (NaN and infinities match themselves)\";",
+         new="  if (!first) return \"\";",
+         targets=["opencv_run", "onnx-bcast"],
+         tests=r"^opencv_run_guard$"),
+    dict(name="layering (item 7): an include relative to the includer is skipped",
+         file="scripts/check_layers.py",
+         old="    if not here.startswith(\"..\") and os.path.isfile(os.path.join(root, here)):",
+         new="    if False:",
+         targets=[],
+         tests=r"^layering_breakages$"),
+    dict(name="layering (item 7): top-level folders missing from the table are not read",
+         file="scripts/check_layers.py",
+         old="            if any(f.endswith(SOURCE_SUFFIXES) for f in filenames):",
+         new="            if False:",
+         targets=[],
+         tests=r"^layering_breakages$"),
+    dict(name="peer bench (item 6): a stale onnx-bcast binary is reused",
+         file="bench/peer/compare_models.sh",
+         old="\npeer_build \"$build\" onnx-bcast\n",
+         new="\n[[ -x \"$build/bin/onnx-bcast\" ]] || peer_build \"$build\" onnx-bcast\n",
+         targets=["onnx-bcast"],
+         tests=r"^bench_peer_models$"),
+    dict(name="peer bench (item 6): a model ORT fails on does not fail the script",
+         file="bench/peer/ort_models.mjs",
+         old="  if (failed.length) process.exitCode = 1;",
+         new="",
+         targets=["onnx-bcast"],
+         tests=r"^bench_peer_models$"),
+    dict(name="peer bench (item 6): our outputs are not compared with ORT's",
+         file="bench/peer/compare_models.sh",
+         old="    [[ -d \"$data\" ]] || continue  # ORT failed on it: already counted",
+         new="    continue",
+         targets=["onnx-bcast"],
+         tests=r"^bench_peer_models$"),
+    dict(name="CI path (item 8): sanitize.sh defaults the fuzzing time (another spelling)",
+         file="scripts/sanitize.sh",
+         old="  fuzz_seconds=(-UBCAST_FUZZ_SECONDS)",
+         new="  fuzz_seconds=(\"-DBCAST_FUZZ_SECONDS=${BCAST_FUZZ_SECONDS-30}\")",
+         targets=[],
+         tests=r"^ci_path$"),
+    dict(name="CI path (item 8): test.sh does not require the dependencies",
+         file="scripts/test.sh",
+         old="stage configure cmake -S . -B build -DBCAST_REQUIRE_DEPS=ON",
+         new="stage configure cmake -S . -B build",
+         targets=[],
+         tests=r"^ci_path$"),
+    dict(name="CI path (item 8): a required dependency that is missing is a skip",
+         file="tests/suite/dependency_test.sh",
+         old="if [ \"$required\" = required ]; then",
+         new="if false; then",
+         targets=[],
+         tests=r"^ci_path$"),
 ]
 
 
@@ -125,6 +258,13 @@ def run(cmd, cwd, log):
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
         return subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT).returncode
+
+
+def ctest(build, regex):
+    """ctest on the tests `regex` names; no test matched is a failure (so a baseline catches a
+    regex that a rename left matching nothing)."""
+    return ["ctest", "--test-dir", str(build), "-R", regex, "-j2", "--timeout", "300",
+            "--no-tests=error"]
 
 
 def sync(scratch):
@@ -185,17 +325,32 @@ def main():
     if run(["cmake", "-S", str(src), "-B", str(build)], src, log) != 0:
         print(f"mutants: configure failed (see {log})", file=sys.stderr)
         return 2
+    # The baseline: every chosen mutant's targets built and its tests run on the tree as it
+    # is. A test that fails (or a regex that matches none) there would "kill" any mutant.
+    targets = sorted({t for m in chosen for t in m["targets"]})
+    if targets and run(["cmake", "--build", str(build), "-j2", "--target", *targets], src,
+                       log) != 0:
+        print(f"mutants: the tree as it is does not build (see {log})", file=sys.stderr)
+        return 2
+    baseline = {}
+    for regex in dict.fromkeys(m["tests"] for m in chosen):
+        baseline[regex] = run(ctest(build, regex), src, log) == 0
+        if not baseline[regex]:
+            print(f"mutants: baseline: tests '{regex}' fail (or match none) on the tree as it "
+                  f"is (see {log})", flush=True)
     killed = 0
     for m in chosen:
+        if not baseline[m["tests"]]:
+            print(f"UNJUDGED (its tests fail without it): {m['name']}", flush=True)
+            continue
         path = src / m["file"]
         original = path.read_text()
         path.write_text(original.replace(m["old"], m["new"], 1))
         try:
-            if run(["cmake", "--build", str(build), "-j2", "--target", *m["targets"]], src,
-                   log) != 0:
+            if m["targets"] and run(["cmake", "--build", str(build), "-j2", "--target",
+                                     *m["targets"]], src, log) != 0:
                 verdict = "killed (does not build)"
-            elif run(["ctest", "--test-dir", str(build), "-R", m["tests"], "-j2",
-                      "--timeout", "300"], src, log) != 0:
+            elif run(ctest(build, m["tests"]), src, log) != 0:
                 verdict = "killed"
             else:
                 verdict = "SURVIVED"

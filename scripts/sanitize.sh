@@ -4,6 +4,7 @@
 # BCAST_SANITIZE=ON and BCAST_BUILD_FUZZ=ON. Any sanitizer report fails the test that hit it.
 #   scripts/sanitize.sh                 configure, build, run everything
 #   BCAST_SAN_BUILD=dir JOBS=n ...      another build dir / parallelism
+#   BCAST_REQUIRE_DEPS=ON ...           fail the deps.* tests of missing dependencies (test.sh)
 #   scripts/sanitize.sh -L fuzz         extra arguments go to ctest (here: only the fuzz runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,7 @@ cmake -S . -B "$build" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
   -DBCAST_SANITIZE=ON -DBCAST_BUILD_FUZZ=ON -DBCAST_BUILD_BENCH=OFF \
   -DBCAST_TEST_CXX_FLAGS=-O0 \
+  "-DBCAST_REQUIRE_DEPS=${BCAST_REQUIRE_DEPS:-OFF}" \
   "${fuzz_seconds[@]}"
 start=$SECONDS
 cmake --build "$build" -j"$jobs"

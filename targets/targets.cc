@@ -617,18 +617,6 @@ FormDecision Refused(FormDecision d, std::string why, bool cannot_prove = false)
 
 // What an op's measured rule (its rank limits and the forms measured for these operand kinds,
 // `forms` when the profile lists that pattern) says of node `v`, after the global keys.
-// True when every operand of `v` has as many elements as its output (known): the broadcast copies
-// no value anywhere, whatever the class of its shapes says.
-bool ReplicatesNothing(const NodeVerdict& v) {
-  const std::optional<int64_t> out = v.output.NumElements();
-  if (!out) return false;
-  for (const bcast::Shape& s : v.inputs) {
-    const std::optional<int64_t> n = s.NumElements();
-    if (!n || *n != *out) return false;
-  }
-  return !v.inputs.empty();
-}
-
 FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, const OpRule& op_rule,
                               const std::map<std::string, FormSupport>* forms,
                               const std::string& pattern,
@@ -707,17 +695,15 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
           absl::StrCat("broadcast as '", support->first, "' with ", pattern,
                        " operands, the first not of the output's shape; ", p.name,
                        " runs it only with the first operand of the output's shape (", key, ")"));
-    case FormSupport::kWrong:
-      // A cell computed wrongly where its broadcast replicated values (Gemm's scalar C against
-      // [1,5] on ncnn came back [1]): a node whose operands replicate nothing (each has the
-      // output's element count: C [1] against [1,1]) was never measured, and the cell does not
-      // stand for it (issue 42: ncnn runs such audio classifiers as exported).
-      // (A `same` cell replicates nothing either: its wrong answer is the op's own.)
-      if (form != "same" && ReplicatesNothing(v)) return {};
-      [[fallthrough]];
     default:
+      // A class's cell was measured at other shapes (issue 42: ncnn's scalar Gemm C is wrong
+      // against [1,5] and runs against [1,1]); said so, and the engine, where it is at hand,
+      // decides the node itself (live, and the check of the written model).
       return Refused({}, absl::StrCat("broadcast as '", support->first, "' with ", pattern,
                                       " operands, which ", p.name, " ", Measured(support->second),
+                                      support->second == FormSupport::kWrong
+                                          ? " at the shapes its class was measured at"
+                                          : "",
                                       " (", key, ")"));
   }
 }

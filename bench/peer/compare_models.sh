@@ -2,17 +2,18 @@
 # Whole-model peer comparison with onnxruntime over the committed export corpus (issue #24):
 #   bench/peer/compare_models.sh [--build-dir DIR] [--threads 1,2] [--runs N] [--rounds R]
 #                                [--only REGEX] [--json FILE] [--baseline ONNX_BCAST]
-#                                [--sizes HxW,HxW,...]
-# Builds onnx-bcast (Release) if needed, installs onnxruntime-node from npm beside this script
-# (once), makes each model of tests/fixtures/exported and bench/peer/models static at its test
-# dims (image models at 224x224; `opt --passes none --dim ...`, the model otherwise unchanged),
-# then alternates our `run --bench` with onnxruntime's runs (ort_models.mjs) and prints medians
-# and ratios. --baseline runs a second onnx-bcast binary (e.g. the previous commit's) in each
-# round too. --sizes (issue #32) runs the image models at each H x W in turn (models without an
-# image input once, at the first size) and ends with a table of ours/ORT per model and size;
-# --json then writes one file per size (FILE with -HxW before .json).
+#                                [--sizes HxW,HxW,...] [--rtol R] [--atol A]
+# Builds onnx-bcast (Release) or brings the given build up to date, installs onnxruntime-node
+# from npm beside this script (once), makes each model of tests/fixtures/exported and
+# bench/peer/models static at its test dims (image models at 224x224; `opt --passes none --dim
+# ...`), runs ORT once on each and ours on the same inputs (`run --test-data`, within --rtol
+# (1e-3) and --atol (1e-4) of ORT's outputs), then alternates our `run --bench` with ORT's runs
+# (ort_models.mjs) and prints medians and ratios. --baseline runs a second binary in each round
+# too. --sizes runs the image models at each H x W (others once) and ends with a table of
+# ours/ORT per model and size (--json: one file per size). Exits 1 when a model fails on either
+# side or our outputs differ from ORT's (each named; a failed model is never silently dropped).
 set -euo pipefail
-peer_name=compare_models.sh peer_usage_lines=13
+peer_name=compare_models.sh peer_usage_lines=14
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 here="$peer_here"
 root="$peer_root"
@@ -24,9 +25,13 @@ only=""
 json=""
 baseline=""
 sizes="224x224"
+rtol=1e-3
+atol=1e-4
 peer_own_flag() {
   peer_shift=2
   case "$1" in
+    --rtol) rtol="$2" ;;
+    --atol) atol="$2" ;;
     --runs) runs="$2" ;;
     --rounds) rounds="$2" ;;
     --baseline) baseline="$(realpath "$2")" ;;
@@ -36,7 +41,9 @@ peer_own_flag() {
 }
 peer_parse_args "$@"
 peer_require_tools
-[[ -x "$build/bin/onnx-bcast" ]] || peer_build "$build" onnx-bcast
+# Always: cmake --build is a no-op on an up-to-date binary, and a stale one would measure code
+# that is no longer the tree's.
+peer_build "$build" onnx-bcast
 peer_ensure_ort
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -50,6 +57,7 @@ args=(--onnx-bcast "$build/bin/onnx-bcast" --threads "$threads" --runs "$runs" -
 [[ -n "$baseline" ]] && args+=(--baseline "$baseline")
 peer_machine_line
 jsons=()
+failures=()
 first=1
 for size in "${size_list[@]}"; do
   h="${size%x*}" w="${size#*x}"
@@ -91,7 +99,20 @@ PY
     jsons+=("$size=$tmp/sweep-$size.json")
   fi
   ((${#size_list[@]} > 1)) && echo "== size ${h}x${w} (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  node "$here/ort_models.mjs" "${args[@]}" "${size_args[@]}" "${models[@]}"
+  check="$tmp/check-$size"
+  node "$here/ort_models.mjs" "${args[@]}" "${size_args[@]}" --check-dir "$check" \
+    "${models[@]}" || failures+=("size $size: a model failed on one side (see its 'failed:' line)")
+  # Ours on ORT's inputs, against ORT's outputs: the ratio of a wrong model means nothing.
+  for ((k = 1; k < ${#models[@]}; k += 2)); do
+    name="$(basename "${models[$k]}" .onnx)"
+    data="$check/$name/test_data_set_0"
+    [[ -d "$data" ]] || continue  # ORT failed on it: already counted
+    if ! "$build/bin/onnx-bcast" run "${models[$k]}" --test-data "$data" --rtol "$rtol" \
+        --atol "$atol" >"$tmp/run.out" 2>&1; then
+      sed 's/^/  /' "$tmp/run.out"
+      failures+=("$name at $size: our outputs differ from ORT's (or ours fails on its inputs)")
+    fi
+  done
 done
 # The sweep table: ours/ORT per model (rows) and size (columns), one thread count per table.
 if ((${#size_list[@]} > 1)); then
@@ -114,15 +135,24 @@ for threads, rows in sorted(table.items()):
             c = rows[model].get(size)
             if c is None:
                 cells.append("")
+            elif "failed" in c:
+                cells.append("failed")
             elif "before_ratio" in c:
                 cells.append(f"{c['before_ratio']:.2f} -> {c['ratio']:.2f}")
             else:
                 cells.append(f"{c['ratio']:.2f}")
         print(f"| {model} | " + " | ".join(cells) + " |")
     for size in sizes:
-        ratios = [m[size]["ratio"] for m in rows.values() if size in m]
+        ran = [m[size] for m in rows.values() if size in m]
+        ratios = [c["ratio"] for c in ran if "failed" not in c]
+        failed = len(ran) - len(ratios)
         if ratios:
             print(f"{size}: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f} "
-                  f"over {len(ratios)} models")
+                  f"over {len(ratios)} of {len(ran)} models" +
+                  (f" ({failed} failed)" if failed else ""))
 PY
+fi
+if ((${#failures[@]})); then
+  printf 'compare_models.sh: FAILED: %s\n' "${failures[@]}" >&2
+  exit 1
 fi

@@ -7,7 +7,12 @@
 //          not counted),
 // and prints the median of each side over the rounds and the ratio ours / ORT. With
 // --baseline BIN, a second onnx-bcast (say, a build of the previous commit) takes its turn in
-// every round too, so a change is measured side by side with its peer.
+// every round too, so a change is measured side by side with its peer. With --check-dir DIR,
+// each model's ORT outputs on its inputs are written first as ONNX test data
+// (DIR/<model>/test_data_set_0/input_K.pb, output_K.pb), which compare_models.sh runs ours on
+// (`onnx-bcast run --test-data`): a fast wrong kernel must not improve the ratio. A model that
+// fails on either side is a row with `failed` in the JSON and a line here, never dropped
+// silently, and the exit code is 1 when any failed (issue 43 item 6).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +29,52 @@ const kFlags = {
   '--rounds': ['rounds', 'number'],
   '--json': ['json', 'string'],
   '--baseline': ['baseline', 'string'],
+  '--check-dir': ['checkDir', 'string'],
 };
+
+// ONNX TensorProto data types of the ORT tensor types the corpus has.
+const kDataType = { float32: 1, uint8: 2, int32: 6, int64: 7, bool: 9, float64: 11 };
+
+// A varint (non-negative, below 2^53) and a length-delimited field, for the few TensorProto
+// fields written here: dims (1), data_type (2), name (8), raw_data (9).
+function varint(n) {
+  const out = [];
+  let v = BigInt(n);
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) b |= 0x80;
+    out.push(b);
+  } while (v > 0n);
+  return Buffer.from(out);
+}
+const field = (tag, bytes) => Buffer.concat([varint(tag), varint(bytes.length), bytes]);
+
+// `tensor` (an ort.Tensor) named `name` as a serialized onnx.TensorProto.
+export function tensorProto(name, tensor) {
+  const type = kDataType[tensor.type];
+  if (type === undefined) throw new Error(`output '${name}': ORT type ${tensor.type} not written`);
+  const data = tensor.data;
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const parts = tensor.dims.map((d) => Buffer.concat([varint(1 << 3), varint(d)]));
+  parts.push(Buffer.concat([varint(2 << 3), varint(type)]));
+  parts.push(field((8 << 3) | 2, Buffer.from(name, 'utf8')));
+  parts.push(field((9 << 3) | 2, raw));
+  return Buffer.concat(parts);
+}
+
+// ORT on `model` once, on the inputs the timing uses: inputs and outputs as test data under
+// `dir/<model>/test_data_set_0`.
+async function writeCheckData(model, dir) {
+  const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all' });
+  const feeds = sessionFeeds(session, randomInput);
+  const outputs = await session.run(feeds);
+  const set = path.join(dir, path.basename(model, '.onnx'), 'test_data_set_0');
+  fs.mkdirSync(set, { recursive: true });
+  session.inputNames.forEach((n, k) => fs.writeFileSync(path.join(set, `input_${k}.pb`), tensorProto(n, feeds[n])));
+  session.outputNames.forEach((n, k) => fs.writeFileSync(path.join(set, `output_${k}.pb`), tensorProto(n, outputs[n])));
+  await session.release?.();
+}
 
 async function ortRun(model, threads, runs, profileDir) {
   const prefix = `m_${path.basename(model, '.onnx')}_t${threads}_`;
@@ -47,17 +97,36 @@ async function main() {
   console.log(['model', 'thr', ...(base ? ['before'] : []), 'ours', 'ORT',
                ...(base ? ['before/ORT'] : []), 'ours/ORT'].join('\t'));
   const rows = [];
+  const failed = [];
   for (const model of args.models) {
+    const name = path.basename(model, '.onnx');
+    if (args.checkDir !== undefined) {
+      try {
+        await writeCheckData(model, args.checkDir);
+      } catch (e) {
+        const why = `ORT: ${String(e.message).split('\n')[0]}`;
+        console.log([name, '-', 'failed:', why].join('\t'));
+        failed.push(name);
+        rows.push({ model: name, threads: args.threads[0], failed: why });
+        continue;
+      }
+    }
     for (const threads of args.threads) {
       const before = [], ours = [], theirs = [];
+      let side = 'ours';
       try {
         for (let r = 0; r < args.rounds; ++r) {
+          side = 'ours';
           if (base) before.push(oursModelMs(args.baseline, model, threads, args.runs));
           ours.push(oursModelMs(args.onnxBcast, model, threads, args.runs));
+          side = 'ORT';
           theirs.push(await ortRun(model, threads, args.runs, profileDir));
         }
       } catch (e) {
-        console.log([path.basename(model, '.onnx'), threads, 'failed:', String(e.message).split('\n')[0]].join('\t'));
+        const why = `${side}: ${String(e.message).split('\n')[0]}`;
+        console.log([name, threads, 'failed:', why].join('\t'));
+        if (!failed.includes(name)) failed.push(name);
+        rows.push({ model: name, threads, failed: why });
         continue;
       }
       const row = { model: path.basename(model, '.onnx'), threads, ours_ms: median(ours),
@@ -74,14 +143,17 @@ async function main() {
     }
   }
   for (const threads of args.threads) {
-    const ratios = rows.filter((r) => r.threads === threads).map((r) => r.ratio);
+    const ratios = rows.filter((r) => r.threads === threads && r.failed === undefined).map((r) => r.ratio);
     if (ratios.length) {
       console.log(`threads ${threads}: median ours/ORT ${median(ratios).toFixed(2)}, worst ` +
-                  `${Math.max(...ratios).toFixed(2)} over ${ratios.length} models`);
+                  `${Math.max(...ratios).toFixed(2)} over ${ratios.length} of ` +
+                  `${args.models.length} models`);
     }
   }
+  if (failed.length) console.log(`failed: ${failed.length} of ${args.models.length} models: ${failed.join(', ')}`);
   fs.rmSync(profileDir, { recursive: true, force: true });
   if (args.json) fs.writeFileSync(args.json, JSON.stringify({ ort: ort.env.versions?.common ?? null, rows }, null, 1));
+  if (failed.length) process.exitCode = 1;
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

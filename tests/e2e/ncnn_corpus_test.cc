@@ -227,6 +227,8 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
                   after_ok, " of ", rows.size(), " after opt (", written, " written by opt, ",
                   rows.size() - written, " stopped by the target check or the engine)\n");
   EmitTable(table);
+  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines-ncnn.md", before_ok,
+                                        after_ok, rows.size());
   fs::remove_all(scratch);
 }
 

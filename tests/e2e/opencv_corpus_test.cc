@@ -199,6 +199,8 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
   absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
                   after_ok, " of ", rows.size(), " after opt\n");
   EmitTable(table);
+  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines.md", before_ok, after_ok,
+                                        rows.size());
   fs::remove_all(scratch);
 }
 

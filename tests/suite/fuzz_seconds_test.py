@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """fuzz_seconds_documented: the time each fuzz harness runs in the test suite is set in one
 place (fuzz/CMakeLists.txt's BCAST_FUZZ_SECONDS default), and docs/hostile-input.md states it.
-scripts/sanitize.sh, which builds the fuzz tree for the README's test command, passes a value
-only when the caller sets BCAST_FUZZ_SECONDS: a default of its own would change the suite's
-fuzzing time without a word (it once halved it).
+That scripts/sanitize.sh passes a value only when the caller sets BCAST_FUZZ_SECONDS (a default
+of its own once halved the suite's fuzzing time without a word) is ctest ci_path's: it runs
+.ci/run with cmake stubbed and reads what reaches cmake, whatever the spelling of a default
+(this file's text search knew only `${BCAST_FUZZ_SECONDS:-N}`).
 usage: fuzz_seconds_test.py SOURCE_DIR
 """
 import re
@@ -24,10 +25,6 @@ def main() -> int:
     if stated != [str(seconds)]:
         failures.append(f"docs/hostile-input.md states {stated or 'no time'} per harness, "
                         f"fuzz/CMakeLists.txt sets {seconds} s")
-    sanitize = open(f"{src}/scripts/sanitize.sh").read()
-    for default in re.findall(r"BCAST_FUZZ_SECONDS:-(\w+)", sanitize):
-        failures.append(f"scripts/sanitize.sh defaults BCAST_FUZZ_SECONDS to {default}, "
-                        f"fuzz/CMakeLists.txt to {seconds}")
     for f in failures:
         print(f"fuzz_seconds_documented: {f}")
     if not failures:

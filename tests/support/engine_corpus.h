@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "absl/time/time.h"
 #include "engines/isolated_run.h"
 #include "engines/judge.h"
+#include "gtest/gtest.h"
 #include "proto/model_io.h"
 #include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
@@ -124,6 +127,30 @@ inline void EmitTable(const std::string& table) {
   if (const char* out = std::getenv("BCAST_ENGINES_TABLE"); out != nullptr) {
     std::ofstream(out) << table;
   }
+}
+
+/// The figures a corpus test measured against those its docs page states ("runs and matches:
+/// B of N as exported, A of N after opt", any case, bold or not; the summary under the page's
+/// table, which tests/docs/figures_test.py holds every other statement of the figure to): a
+/// test failure naming both when they differ, or when the page states none (issue 43 item 9).
+inline void ExpectPageStatesFigures(const std::string& page, int before, int after, size_t n) {
+  std::ifstream in(page);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  static const std::regex kSummary(
+      "[Rr]uns and matches:\\** ([0-9]+) of ([0-9]+) as exported, ([0-9]+) of ([0-9]+) after opt");
+  std::smatch m;
+  const std::string measured =
+      absl::StrCat(before, " of ", n, " as exported, ", after, " of ", n, " after opt");
+  if (!std::regex_search(text, m, kSummary)) {
+    ADD_FAILURE() << page << " states no 'runs and matches: ...' figure; the test measured "
+                  << measured;
+    return;
+  }
+  const std::string stated = absl::StrCat(m[1].str(), " of ", m[2].str(), " as exported, ",
+                                          m[3].str(), " of ", m[4].str(), " after opt");
+  EXPECT_EQ(stated, measured) << page << " states other figures than the test measured: "
+                              << "replace its table with the one above (BCAST_ENGINES_TABLE=FILE "
+                              << "writes it) and its figures (ctest docs_figures lists them)";
 }
 
 inline std::string Cell(std::string s) {

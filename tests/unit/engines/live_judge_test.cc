@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engines/engine.h"
+#include "engines/engine_verify.h"
 #include "engines/live_probe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -161,6 +162,29 @@ TEST(LiveJudge, ARefusalIsRefused) {
   const passes::LiveVerdict v = Decide(Fault::kRefuse, f);
   EXPECT_FALSE(v.matches);
   EXPECT_THAT(v.why, HasSubstr("refused (load): layer Foo not supported"));
+}
+
+// opt --verify-engine's verdict (engines/engine_verify.h) with the same scripted engines: the
+// model run whole with random inputs at its own shapes. A wrong engine is "wrong" and named so,
+// a right one "ran", a refusing one "refused" (issue 43: its only other test, on OpenCV, was
+// failing on main, so a verify-engine that called a wrong engine running went unjudged).
+TEST(VerifyEngineJudge, AWrongEngineIsWrongARightOneRuns) {
+  const proto::Model m = Fragment("Add", "[1,4,8]", "[4,1]", 4, "[1,4,8]");
+  absl::StatusOr<driver::EngineVerdict> right =
+      driver::VerifyOnEngine(m, m, Scripted(Fault::kNone), "scripted", {});
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_EQ(right->outcome, "ran") << right->line;
+  EXPECT_THAT(right->line, StartsWith("scripted: runs, max abs"));
+  absl::StatusOr<driver::EngineVerdict> wrong =
+      driver::VerifyOnEngine(m, m, Scripted(Fault::kWrongAxis), "scripted", {});
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  EXPECT_EQ(wrong->outcome, "wrong") << wrong->line;
+  EXPECT_THAT(wrong->line, StartsWith("scripted: wrong: "));
+  absl::StatusOr<driver::EngineVerdict> refused =
+      driver::VerifyOnEngine(m, m, Scripted(Fault::kRefuse), "scripted", {});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_NE(refused->outcome, "ran") << refused->line;
+  EXPECT_THAT(refused->line, HasSubstr("refused at load"));
 }
 
 }  // namespace

@@ -177,7 +177,8 @@ g (float[2,3] x, float[2,3,4] z, float[4] r, float[1,1,4] r3, float[2,2,2,2] w) 
                   "Add#4: broadcast as 'inner-axis' with computed operands of different ranks; "
                   "eng runs it only with equal ranks (op.Add.computed)",
                   "Add#6: -> [2,2,2,2] exceeds eng's maximum rank 3 for Add (op.Add.max_rank)",
-                  "Pow#7: broadcast as 'same' with computed operands, which eng computes wrongly "
+                  "Pow#7: broadcast as 'same' with computed operands, which eng computes wrongly at "
+                  "the shapes its class was measured at "
                   "(op.Pow.computed)"));
 }
 
@@ -432,26 +433,25 @@ TEST(Targets, BuiltinNcnnAndOpenCvAreTheCommittedMeasurements) {
   EXPECT_EQ(opencv->op_rules.at("Pow").forms.at("constant_b").at("scalar"), FormSupport::kRuns);
 }
 
-// A cell measured where its broadcast replicated values does not stand for a node whose operands
-// replicate nothing (issue 42): ncnn computes Gemm's scalar C against [1,5] wrongly (the cell),
-// and runs a one-output classifier's C [1] against [1,1] as exported.
-TEST(Targets, AWrongCellDoesNotStandForANodeThatReplicatesNothing) {
+// A class's wrong cell decides nodes at other shapes by the table alone, and says so (issue 42):
+// ncnn computes Gemm's scalar C wrongly against [1,5] and runs a one-output head's C [1]
+// against [1,1], which only the engine itself tells apart (live, where ncnn is built:
+// engines.NcnnCorpus, and the audio-head case in docs/engines-ncnn.md).
+TEST(Targets, AWrongClassCellSaysItWasMeasuredAtOtherShapes) {
   const TargetProfile* ncnn = FindTarget("ncnn");
   ASSERT_NE(ncnn, nullptr);
   ASSERT_EQ(ncnn->op_rules.at("Gemm").forms.at("constant_a").at("scalar"), FormSupport::kWrong);
-  const auto gemm = [](int n) {
-    return testing::Parse(absl::StrCat(
+  for (int n : {1, 5}) {
+    const proto::Model m = testing::Parse(absl::StrCat(
         "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] x) => (float[1,", n,
         "] y) <float[", n, ",8] w = {", absl::StrJoin(std::vector<int>(8 * n, 1), ", "),
         "}, float[1] c = {0.5}> {\n  y = Gemm <transB = 1> (x, w, c)\n}\n"));
-  };
-  absl::StatusOr<std::vector<std::string>> one = FindTargetViolations(gemm(1), *ncnn);
-  ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_THAT(*one, ::testing::IsEmpty());
-  absl::StatusOr<std::vector<std::string>> five = FindTargetViolations(gemm(5), *ncnn);
-  ASSERT_TRUE(five.ok()) << five.status();
-  ASSERT_EQ(five->size(), 1u);
-  EXPECT_THAT((*five)[0], HasSubstr("computes wrongly (op.Gemm.constant_a)"));
+    absl::StatusOr<std::vector<std::string>> v = FindTargetViolations(m, *ncnn);
+    ASSERT_TRUE(v.ok()) << v.status();
+    ASSERT_EQ(v->size(), 1u) << n;
+    EXPECT_THAT((*v)[0], HasSubstr("computes wrongly at the shapes its class was measured at "
+                                   "(op.Gemm.constant_a)"));
+  }
 }
 
 // A size only the data decides (NonZero's count) is not a dim a user can bind: the hint names

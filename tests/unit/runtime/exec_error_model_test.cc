@@ -221,6 +221,27 @@ g (int64[4] x) => (int64[4] y) {
   EXPECT_FALSE(Judge(*ref, off).match);
 }
 
+// The same elements in another shape are a wrong answer: an engine's shape may differ from
+// ours only by dims of 1, and verify's not at all (issue 43: a mutant that skipped the shape
+// check passed every test, as the values alone were equal).
+TEST(ErrorModel, TheSameValuesInAnotherShapeAreWrong) {
+  const proto::Model model = Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3] x) => (float[2,3] y) {
+  y = Identity (x)
+}
+)");
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6};
+  absl::StatusOr<Reference> ref = ComputeReference(model, {{"x", Value::Of(Floats({2, 3}, v))}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(Judge(*ref, Floats({2, 3}, v)).match);
+  EXPECT_TRUE(Judge(*ref, Floats({1, 2, 3}, v)).match);  // a unit axis: the engine's own form
+  const Comparison transposed = Judge(*ref, Floats({3, 2}, v));
+  EXPECT_FALSE(transposed.match);
+  EXPECT_THAT(transposed.message, ::testing::HasSubstr("output shape"));
+  EXPECT_FALSE(Judge(*ref, Floats({6}, v)).match);
+  EXPECT_FALSE(Judge(*ref, Floats({1, 2, 3}, v), /*engine=*/false).match);
+}
+
 // Outputs the model does not compute in float32 (float16 here) get no float64 reference: they
 // compare with our run within rtol 1e-3, atol 1e-7, and the comparison says so.
 TEST(ErrorModel, OtherFloatTypesCompareWithinTheTolerance) {

@@ -1,6 +1,8 @@
 // Per-node prepared state (issue #32): a Conv with constant weights packs them once per node
 // and input shape, charges them to the memory budget, repacks when the shapes change, and a
 // run that feeds the weights computes from the fed ones without touching the packed state.
+// Which path each geometry takes is asserted (issue 43 item 5), with oneDNN and without it:
+// ctest runs the Prepared.ConvPath* cases a second time with BCAST_CONV_ONEDNN=0.
 #include <memory>
 #include <random>
 #include <string>
@@ -13,6 +15,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/profile.h"
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/conv_onednn.h"
 #include "runtime/kernels/reference/conv.h"
 #include "tests/unit/runtime/exec_harness.h"
 
@@ -99,6 +102,70 @@ void ExpectNear(const Value& got, const std::vector<float>& want, const std::str
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(span[i], want[i], 1e-4) << what << " " << i;
 }
 
+// The path PrepareConv2D's rule gives a geometry, by name ("onednn" for both of oneDNN's
+// source layouts), or "none".
+std::string RulePath(int64_t c, int64_t m, int64_t group, int64_t k, int64_t h, int64_t w,
+                     int64_t pad) {
+  const int64_t oh = h + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;
+  kernels::WindowGeometry g{{h, w}, {oh, ow}, {k, k}, {1, 1}, {1, 1}, {pad, pad}, {pad, pad}};
+  const std::vector<float> weights = Seeded(4, static_cast<size_t>(m * (c / group) * k * k));
+  std::unique_ptr<kernels::PreparedConv> p =
+      kernels::PrepareConv2D(g, 1, c, m, group, weights.data(), true);
+  return p == nullptr ? "none" : kernels::ConvPathName(p->path());
+}
+
+// The rule of PrepareConv2D (conv.cc): with oneDNN every geometry but a pointwise one over more
+// than 64 pixels goes to oneDNN; without it, maps of at most 8 pixels (not depthwise) go to
+// the small-map kernel and the rest to im2col + OpenBLAS. A rule replaced by `false` computes
+// the same values, so only the path tells.
+TEST(Prepared, ConvPathRuleSendsEachGeometryWhereItWasMeasuredFastest) {
+  const bool onednn = kernels::OneDnnConvAvailable();
+  struct Case {
+    const char* what;
+    int64_t c, m, group, k, h, w, pad;
+    const char* with_onednn;
+    const char* without;
+  };
+  const Case cases[] = {
+      {"3x3 over 2x3", kC, kM, 1, 3, 2, 3, 1, "onednn", "small-map"},
+      {"3x3 over 8x9", kC, kM, 1, 3, 8, 9, 1, "onednn", "im2col-blas"},
+      {"1x1 over 2x2", 8, 16, 1, 1, 2, 2, 0, "onednn", "small-map"},
+      {"1x1 over 8x8 (64 pixels)", 8, 16, 1, 1, 8, 8, 0, "onednn", "im2col-blas"},
+      {"1x1 over 9x9 (81 pixels)", 8, 16, 1, 1, 9, 9, 0, "im2col-blas", "im2col-blas"},
+      {"depthwise 3x3 over 2x2", 8, 8, 8, 3, 2, 2, 1, "onednn", "im2col-blas"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(RulePath(c.c, c.m, c.group, c.k, c.h, c.w, c.pad), onednn ? c.with_onednn : c.without)
+        << c.what << (onednn ? " with oneDNN" : " without oneDNN");
+  }
+}
+
+// The same through the executor: the label each shape's prepared state reports (--profile).
+TEST(Prepared, ConvPathOfEachShapeThroughTheExecutor) {
+  const bool onednn = kernels::OneDnnConvAvailable();
+  absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(ConvModel());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  std::vector<std::string> labels;
+  RunOptions options;
+  options.node_prepared = [&](const Node&, double, int64_t, const std::string& label) {
+    labels.push_back(label);
+  };
+  auto exec = Executor::Create(*loaded, options);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{2, 3}, {8, 9}}) {
+    const Value x = Tensor4({1, kC, h, w}, Seeded(10 + h, static_cast<size_t>(kC * h * w)));
+    ASSERT_TRUE((*exec)->Run({{"x", x}}).ok());
+  }
+  ASSERT_EQ(labels.size(), 2u);
+  if (onednn) {
+    EXPECT_EQ(labels[0].rfind("onednn", 0), 0u) << "2x3: " << labels[0];
+    EXPECT_EQ(labels[1].rfind("onednn", 0), 0u) << "8x9: " << labels[1];
+  } else {
+    EXPECT_EQ(labels[0], "small-map");
+    EXPECT_EQ(labels[1], "im2col-blas");
+  }
+}
+
 TEST(Prepared, ConvPacksConstantWeightsOncePerShapeAndFedWeightsBypassIt) {
   absl::StatusOr<std::shared_ptr<const Model>> loaded = testing::LoadProto(ConvModel());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -145,7 +212,7 @@ TEST(Prepared, RefusedByTheBudgetTheConvStillComputes) {
   // Output [1, 12, 16, 16] floats (12 KiB) fits; the blocked layouts' copies of x and y and the
   // packed weights (oneDNN) do not.
   RunOptions options;
-  options.max_memory_bytes = kM * h * w * 4 + 4096;
+  options.memory = std::make_shared<MemoryBudget>(kM * h * w * 4 + 4096);
   auto exec = Executor::Create(*loaded, options);
   ASSERT_TRUE(exec.ok()) << exec.status();
   const std::vector<float> x = Seeded(7, static_cast<size_t>(kC * h * w));
@@ -153,6 +220,19 @@ TEST(Prepared, RefusedByTheBudgetTheConvStillComputes) {
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectNear((*out)[0], Reference(h, w, x, Seeded(1, kM * kC * 9)), "under a small budget");
   EXPECT_LE((*exec)->prepared_bytes(), 4096);
+  if (!kernels::OneDnnConvAvailable()) return;  // the in-place paths hold no bytes to refuse
+  // The prepare was refused, not merely small: nothing prepared, the budget said no, and the
+  // same shape under a large budget holds more than the small one had room for.
+  EXPECT_EQ((*exec)->prepares(), 0);
+  EXPECT_EQ((*exec)->prepared_bytes(), 0);
+  EXPECT_GT(options.memory->refusals(), 0);
+  RunOptions large;
+  large.memory = std::make_shared<MemoryBudget>(int64_t{1} << 30);
+  auto unlimited = Executor::Create(*loaded, large);
+  ASSERT_TRUE(unlimited.ok()) << unlimited.status();
+  ASSERT_TRUE((*unlimited)->Run({{"x", Tensor4({1, kC, h, w}, x)}}).ok());
+  EXPECT_EQ((*unlimited)->prepares(), 1);
+  EXPECT_GT((*unlimited)->prepared_bytes(), 4096);
 }
 
 // run --profile's plan-time figures: the executor reports the prepare apart (node_prepared),
