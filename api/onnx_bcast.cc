@@ -14,8 +14,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
@@ -38,12 +40,52 @@ namespace {
 
 constexpr char kMemoryLabel[] = "<memory>";
 
+// The layers word their messages for the command line ("bind H, W with --dim") and label an
+// in-memory model "<memory>" (its proto::Model path, which must never name a file: outputs are
+// checked against it). A library caller set fields of an options struct and passed a model:
+// every message and report text leaves the API in those words (issue 44 item 7).
+std::string ApiText(std::string text) {
+  static const std::pair<std::string, std::string> kWords[] = {
+      {"<memory>", "model"},
+      {"<original>", "original model"},
+      {"<rewritten>", "rewritten model"},
+      {"with --dim", "with OptimizeOptions::dims"},
+      {"no --dim binds", "no OptimizeOptions::dims binds"},
+      {"raise --fold-limit", "raise OptimizeOptions::constant_fold_limit_bytes"},
+      {"--allow-partial", "OptimizeOptions::allow_partial"},
+      {"give it with --input", "give it in the inputs"},
+      {"(--no-verify-engine)", "(OptimizeOptions::verify_engine off)"},
+  };
+  for (const auto& [cli, api] : kWords) {
+    for (size_t at = text.find(cli); at != std::string::npos;
+         at = text.find(cli, at + api.size())) {
+      text.replace(at, cli.size(), api);
+    }
+  }
+  return text;
+}
+
+absl::Status InApiWords(const absl::Status& s) {
+  if (s.ok()) return s;
+  std::string message = ApiText(std::string(s.message()));
+  if (message == s.message()) return s;
+  absl::Status out(s.code(), message);
+  s.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+template <class T>
+absl::StatusOr<T> InApiWords(absl::StatusOr<T> result) {
+  if (result.ok()) return result;
+  return InApiWords(result.status());
+}
+
 // The layers convert protobuf and libonnx exceptions already; this catches whatever is left
-// (std::bad_alloc above all) so that nothing crosses the API.
+// (std::bad_alloc above all) so that nothing crosses the API, and words every error for it.
 template <class F>
 auto Guard(const char* what, F&& body) -> decltype(body()) {
   try {
-    return body();
+    return InApiWords(body());
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
   } catch (const std::exception& e) {
@@ -179,6 +221,30 @@ absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOpt
                        outcome->at ? &*outcome->at : nullptr);
 }
 
+// The options' input ranges as the layers take them, checked as the CLI's --input-range
+// (finite, lo <= hi, whole numbers with `integers`); `field` names them in messages.
+absl::StatusOr<std::map<std::string, rt::ValueRange>> ToRanges(
+    const std::map<std::string, InputRange>& ranges, absl::string_view field) {
+  std::map<std::string, rt::ValueRange> out;
+  for (const auto& [name, r] : ranges) {
+    absl::StatusOr<rt::ValueRange> parsed = rt::ParseValueRange(
+        absl::StrCat(absl::StrFormat("%.17g:%.17g", r.lo, r.hi), r.integers ? ":int" : ""));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " ", name, ": ", parsed.status().message()));
+    }
+    out[name] = *parsed;
+  }
+  return out;
+}
+
+// A range's mistake found against the model ("input range NAME=LO:HI: ..."), in the API's words.
+absl::Status RangeError(const absl::Status& s, absl::string_view field) {
+  std::string message(s.message());
+  if (absl::StartsWith(message, "input range ")) message.erase(0, std::strlen("input range "));
+  return absl::Status(s.code(), absl::StrCat(field, " ", message));
+}
+
 ModelStats ToStats(const passes::ModelSummary& s) {
   return ModelStats{s.nodes, s.initializers, s.initializer_bytes, s.opset};
 }
@@ -216,6 +282,8 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   request.engine.verify = options.verify_engine;
   request.engine.required = options.require_engine;
   request.engine.probe_cache = options.probe_cache;
+  BCAST_ASSIGN_OR_RETURN(request.engine.input_ranges,
+                         ToRanges(options.input_ranges, "OptimizeOptions::input_ranges"));
   absl::StatusOr<driver::OptimizeOutcome> outcome =
       driver::OptimizeAtDims(model, pipeline, settings, request, &report);
   if (!outcome.ok()) return Named(*model, outcome.status());
@@ -223,41 +291,56 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   if (!outcome->engine_usage.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("OptimizeOptions: ", outcome->engine_usage));
   }
+  if (absl::StartsWith(outcome->bind_usage, "input range ")) {
+    return RangeError(absl::InvalidArgumentError(outcome->bind_usage),
+                      "OptimizeOptions::input_ranges");
+  }
   if (!outcome->bind_usage.empty()) {
     return absl::InvalidArgumentError(ApiWords(outcome->bind_usage, "OptimizeOptions"));
   }
+  // A refusal carries the report as data (kOptReportPayload), as opt --report writes it then.
+  auto refuse = [&report](absl::Status status, int exit) {
+    report.refused_exit = exit;
+    report.refused = std::string(status.message());
+    status.SetPayload(kOptReportPayload, absl::Cord(ApiText(passes::FormatOptJson(report))));
+    return status;
+  };
   if (!outcome->bind_failure.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(label, ": ", outcome->bind_failure));
+    return refuse(absl::InvalidArgumentError(absl::StrCat(label, ": ", outcome->bind_failure)), 1);
   }
   if (!outcome->status.ok()) return Named(*model, outcome->status);
   if (outcome->target_not_met) {
-    return absl::UnimplementedError(absl::StrCat(
-        label, ": target ", pipeline.profile->name, " not met: ", report.violations.size(),
-        " node(s) not in its form (allow_partial keeps the partial rewrite): ",
-        absl::StrJoin(report.violations, "; ")));
+    return refuse(
+        absl::UnimplementedError(absl::StrCat(
+            label, ": target ", pipeline.profile->name, " not met: ", report.violations.size(),
+            " node(s) not in its form (allow_partial keeps the partial rewrite): ",
+            absl::StrJoin(report.violations, "; "))),
+        3);
   }
   if (outcome->engine_failed) {
-    return absl::AbortedError(absl::StrCat(
-        label, ": the rewritten model does not run correctly on the target's engine (",
-        report.engine_outcome, "): ", report.engine_line,
-        report.engine_divergence.empty() ? "" : absl::StrCat("; ", report.engine_divergence),
-        report.engine_dims.empty() ? "" : absl::StrCat("; at ", report.engine_dims)));
+    return refuse(
+        absl::AbortedError(absl::StrCat(
+            label, ": the rewritten model does not run correctly on the target's engine (",
+            report.engine_outcome, "): ", report.engine_line,
+            report.engine_divergence.empty() ? "" : absl::StrCat("; ", report.engine_divergence),
+            report.engine_dims.empty() ? "" : absl::StrCat("; at ", report.engine_dims))),
+        1);
   }
 
   OptimizeReport out;
   out.target = report.target;
   out.before = ToStats(report.before);
   out.after = ToStats(report.after);
-  out.violations = report.violations;
+  for (const std::string& v : report.violations) out.violations.push_back(ApiText(v));
   for (const passes::TargetViolation& v : report.violation_details) {
-    out.violation_details.push_back(
-        Violation{v.graph, v.node, v.op, v.shapes, v.why, v.cannot_prove});
+    out.violation_details.push_back(Violation{v.graph, v.node, v.op, v.shapes, ApiText(v.why),
+                                              v.cannot_prove, ApiText(v.hint)});
   }
-  out.waived = report.waived;
+  for (const std::string& w : report.waived) out.waived.push_back(ApiText(w));
   out.engine_outcome = report.engine_outcome;
   out.engine_line = report.engine_line;
-  out.engine_dims = report.engine_dims;
-  out.engine_note = report.engine_note;
+  out.engine_dims = ApiText(report.engine_dims);
+  out.engine_note = ApiText(report.engine_note);
   for (const passes::PassRun& run : report.runs) {
     PassReport p;
     p.pass = run.pass;
@@ -277,9 +360,10 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   // that uses none of them with the "not checked" line instead of "every op has a layer").
   const std::vector<std::string> unsupported_ops =
       pipeline.profile.has_value() ? pipeline.profile->unsupported_ops : std::vector<std::string>{};
-  out.text = driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
-                                   /*rewrites=*/false, /*debug=*/false, /*list_violations=*/true);
-  out.json = passes::FormatOptJson(report);
+  out.text = ApiText(driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
+                                           /*rewrites=*/false, /*debug=*/false,
+                                           /*list_violations=*/true));
+  out.json = ApiText(passes::FormatOptJson(report));
   return out;
 }
 
@@ -386,6 +470,12 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
   request.inputs.dims_label = "dims";
   request.inputs.random_missing = options.random_missing_inputs;
   request.inputs.seed = options.seed;
+  BCAST_ASSIGN_OR_RETURN(request.inputs.ranges,
+                         ToRanges(options.input_ranges, "RunOptions::input_ranges"));
+  if (absl::Status s = driver::CheckInputRanges(model.proto.graph(), request.inputs.ranges);
+      !s.ok()) {
+    return RangeError(s, "RunOptions::input_ranges");
+  }
   absl::StatusOr<driver::RunResult> run = driver::Run(model, request);
   if (!run.ok()) return Named(model, run.status());
   NamedTensors out;
@@ -422,6 +512,11 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   vopts.report_json = options.report_json;
   vopts.dims = options.dims;
   vopts.dims_label = "VerifyOptions::dims";
+  BCAST_ASSIGN_OR_RETURN(vopts.ranges,
+                         ToRanges(options.input_ranges, "VerifyOptions::input_ranges"));
+  if (absl::Status s = driver::CheckInputRanges(original.proto.graph(), vopts.ranges); !s.ok()) {
+    return RangeError(s, "VerifyOptions::input_ranges");
+  }
   if (options.rtol.has_value() || options.atol.has_value()) {
     vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
@@ -440,6 +535,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
   for (const verify::BoundDim& b : r->bound) out.bound.push_back(BoundDim{b.symbol, b.value, b.by});
   for (const verify::SampleResult& s : r->samples) {
     if (!s.error.empty()) out.sample_errors.push_back(absl::StrCat(s.label, ": ", s.error));
+    if (s.skipped) out.skipped_samples.push_back(absl::StrCat(s.label, ": ", s.note));
     for (const verify::OutputResult& o : s.outputs) {
       const rt::Comparison& c = o.comparison;
       out.outputs.push_back(OutputComparison{s.label, o.name, c.match, c.max_abs_error,

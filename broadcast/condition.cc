@@ -25,6 +25,28 @@ constexpr int64_t kMaxEnumeration = 4096;
 
 std::string AtomSide(const Expr& e) { return e.ToString(); }
 
+// `text` as one operand of " and ": in parentheses when it is a disjunction at its top level
+// ("H == 1 or H mod 2 == 0"), since "and" binds tighter than "or" and the conjunction of two
+// such clauses would read as something else (issue 44 item 7).
+std::string AsConjunct(std::string text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')') --depth;
+    if (depth == 0 && text.compare(i, 4, " or ") == 0) return absl::StrCat("(", text, ")");
+  }
+  return text;
+}
+
+// Joins conjuncts with " and ", each parenthesized when it needs it; one conjunct alone is
+// printed as it is.
+std::string JoinConjuncts(const std::vector<std::string>& parts) {
+  if (parts.size() == 1) return parts.front();
+  return absl::StrJoin(parts, " and ", [](std::string* out, const std::string& part) {
+    out->append(AsConjunct(part));
+  });
+}
+
 // Kleene logic over items' Evaluate: `decisive` as soon as one item is, else unknown when one
 // item (or `unknown` on entry) is, else !decisive. Clauses (or) and conjunctions (and) share it.
 template <class Items>
@@ -449,8 +471,9 @@ bool ConditionSet::State::IntersectDomain(const std::string& symbol, const Symbo
     return true;
   }
   if (both->empty()) {
-    SetContradiction(absl::StrCat(it->second.ToString(symbol), " and ", set.ToString(symbol),
-                                  " have no common value"));
+    SetContradiction(
+        absl::StrCat(JoinConjuncts({it->second.ToString(symbol), set.ToString(symbol)}),
+                     " have no common value"));
     return false;
   }
   it->second = *std::move(both);
@@ -565,8 +588,8 @@ void ConditionSet::State::Simplify() {
           }
         }
         SetContradiction(facts.empty() ? absl::StrCat(clause.ToString(), " cannot hold")
-                                       : absl::StrCat(clause.ToString(), " cannot hold given ",
-                                                      absl::StrJoin(facts, " and ")));
+                                       : absl::StrCat(AsConjunct(clause.ToString()),
+                                                      " cannot hold given ", JoinConjuncts(facts)));
         break;
       }
       const std::vector<std::string> symbols = reduced->Symbols();
@@ -608,9 +631,10 @@ void ConditionSet::State::Rebuild() {
 std::string ConditionSet::State::ToString() const {
   if (contradictory_) return absl::StrCat("false: ", contradiction_);
   if (clauses_.empty()) return "true";
-  return absl::StrJoin(clauses_, " and ", [](std::string* out, const Clause& clause) {
-    out->append(clause.ToString());
-  });
+  std::vector<std::string> parts;
+  parts.reserve(clauses_.size());
+  for (const Clause& clause : clauses_) parts.push_back(clause.ToString());
+  return JoinConjuncts(parts);
 }
 
 

@@ -165,8 +165,9 @@ class ConditionSet {
   /// A contradictory set is false.
   std::optional<bool> Evaluate(const std::map<std::string, int64_t>& bindings) const;
 
-  /// Clauses joined with " and "; "true" when empty; "false: <why>" when
-  /// contradictory. Deterministic.
+  /// Clauses joined with " and ", a clause that is a disjunction in parentheses when there
+  /// are several ("(H == 1 or H mod 2 == 0) and (W == 1 or W mod 2 == 0)"); "true" when empty;
+  /// "false: <why>" when contradictory. Deterministic.
   std::string ToString() const;
 
  private:

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "driver/opt_text.h"
+#include "driver/run.h"
 #include "engines/engine_bisect.h"
 #include "engines/live_probe.h"
 #include "engines/registry.h"
@@ -195,6 +197,8 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
              : violations->empty() ? "met"
                                    : absl::StrCat(violations->size(), " nodes not in its form"));
     if (violations.ok()) {
+      ExplainKeptConstants(report->runs, &*violations);
+      for (passes::TargetViolation& v : *violations) v.hint = ViolationHint(v.why);
       for (const passes::TargetViolation& v : *violations) {
         report->violations.push_back(v.ToString());
       }
@@ -216,6 +220,7 @@ namespace {
 // of the result then judges the whole model.
 void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile& profile,
                           const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
+                          const std::map<std::string, rt::ValueRange>& ranges,
                           passes::FormOracle* live, passes::OptReport* report) {
   const std::unordered_map<std::string, int> index = passes::OriginalNodeIndex(bound.proto.graph());
   absl::StatusOr<std::vector<passes::TargetViolation>> before =
@@ -228,7 +233,7 @@ void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile
     any |= had.count(v.ToString()) > 0;
   if (!any) return;
   absl::StatusOr<EngineVerdict> as_given =
-      VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims);
+      VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims, ranges);
   if (!as_given.ok() || as_given->outcome != "ran") return;
   std::vector<passes::TargetViolation> kept;
   std::vector<std::string> kept_text;
@@ -266,10 +271,11 @@ bool AllInputsStatic(const proto::Model& model) {
 // it computes wrongly for negative bases. True when the engine judged (the verdict is final).
 bool WaiveWhatTheEngineRuns(const proto::Model& bound, const proto::Model& result,
                             const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
+                            const std::map<std::string, rt::ValueRange>& ranges,
                             passes::OptReport* report) {
   if (!AllInputsStatic(result)) return false;
   absl::StatusOr<EngineVerdict> verdict =
-      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims);
+      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (!verdict.ok() || verdict->outcome != "ran") return false;
   for (const std::string& v : report->violations) {
     report->waived.push_back(absl::StrCat(
@@ -286,11 +292,12 @@ bool WaiveWhatTheEngineRuns(const proto::Model& bound, const proto::Model& resul
 // first node that differs there, by bisection.
 void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
                    const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
-                   bool allow_partial, passes::ProgressSink* progress, passes::OptReport* report,
+                   const std::map<std::string, rt::ValueRange>& ranges, bool allow_partial,
+                   passes::ProgressSink* progress, passes::OptReport* report,
                    OptimizeOutcome* out) {
   passes::ProgressStep step(progress, absl::StrCat("running the result on ", engine.name));
   absl::StatusOr<EngineVerdict> verdict =
-      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims);
+      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (!verdict.ok()) {
     step.End("not run");
     report->engine_note = absl::StrCat("not run on ", engine.name, " at ", report->engine_dims,
@@ -306,7 +313,7 @@ void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
   out->engine_failed = verdict->outcome == "wrong" || !allow_partial;
   if (verdict->outcome != "wrong") return;
   absl::StatusOr<engines::EngineBisection> bisection =
-      engines::BisectOnEngine(bound, result, *engine.factory, engine.name, dims);
+      engines::BisectOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (bisection.ok()) report->engine_divergence = bisection->Summary();
 }
 
@@ -328,6 +335,13 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
         : !engine.has_value() ? absl::StrCat("target ", pipeline.profile->name, " names no engine")
                               : absl::StrCat("target ", pipeline.profile->name, ": ",
                                              engines::FindEngine(engine->name).status().message());
+    return out;
+  }
+  // Value ranges of the engine check's random inputs name inputs of this model: a mistaken
+  // name is a usage error now, not a note after every pass ran.
+  if (absl::Status s = CheckInputRanges(model->proto.graph(), request.engine.input_ranges);
+      !s.ok()) {
+    out.bind_usage = std::string(s.message());
     return out;
   }
   // The target's engine decides forms at exact shapes where this build has it.
@@ -370,16 +384,18 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
   if (judge) {
     dims = EngineDims(*bound, report->bindings, &report->engine_dims);
     if (!report->violations.empty()) {
-      WaiveWhatAlreadyRuns(*bound, *pipeline.profile, *engine, dims, settings.live, report);
+      WaiveWhatAlreadyRuns(*bound, *pipeline.profile, *engine, dims, request.engine.input_ranges,
+                           settings.live, report);
     }
     if (!report->violations.empty()) {
-      judged = WaiveWhatTheEngineRuns(*bound, *model, *engine, dims, report);
+      judged = WaiveWhatTheEngineRuns(*bound, *model, *engine, dims, request.engine.input_ranges,
+                                      report);
     }
   }
   out.target_not_met = !report->violations.empty() && !request.allow_partial;
   if (judge && !judged && !out.target_not_met) {
-    JudgeOnEngine(*bound, *model, *engine, dims, request.allow_partial, settings.progress, report,
-                  &out);
+    JudgeOnEngine(*bound, *model, *engine, dims, request.engine.input_ranges, request.allow_partial,
+                  settings.progress, report, &out);
   }
   return out;
 }

@@ -79,7 +79,8 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
 
 absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
     const proto::Model& reference, const proto::Model& on_engine, const std::string& engine,
-    const std::map<std::string, int64_t>& dims, std::string* dims_text) {
+    const std::map<std::string, int64_t>& dims, std::string* dims_text,
+    const std::map<std::string, rt::ValueRange>& ranges) {
   absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(engine);
   if (!factory.ok()) return factory.status();
   // The dims given are bound in both models, as opt --dim writes them: a static engine sees
@@ -88,7 +89,7 @@ absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
   proto::ApplyDimBindings(bound_reference.proto.mutable_graph(), dims);
   proto::ApplyDimBindings(bound_engine.proto.mutable_graph(), dims);
   const std::map<std::string, int64_t> at = EngineDims(bound_engine, dims, dims_text);
-  return engines::BisectOnEngine(bound_reference, bound_engine, *factory, engine, at);
+  return engines::BisectOnEngine(bound_reference, bound_engine, *factory, engine, at, ranges);
 }
 
 }  // namespace onnx_bcast::driver

@@ -16,6 +16,7 @@
 #include "engines/engine_bisect.h"
 #include "engines/engine_verify.h"
 #include "proto/model_io.h"
+#include "runtime/exec/random_inputs.h"
 #include "targets/targets.h"
 
 namespace onnx_bcast::driver {
@@ -32,6 +33,8 @@ struct EngineRequest {
   bool required = false;
   /// opt --probe-cache: where the live probes keep their answers.
   std::string probe_cache;
+  /// opt --input-range: the values of the engine check's random inputs, by input name.
+  std::map<std::string, rt::ValueRange> input_ranges;
 };
 
 /// The engine a target names: its profile's name up to the first '-' ("ncnn-20260722" ->
@@ -58,7 +61,8 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
 /// which). NotFound when this build has no such engine; the bisection's own errors otherwise.
 absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
     const proto::Model& reference, const proto::Model& on_engine, const std::string& engine,
-    const std::map<std::string, int64_t>& dims, std::string* dims_text);
+    const std::map<std::string, int64_t>& dims, std::string* dims_text,
+    const std::map<std::string, rt::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::driver
 

@@ -5,8 +5,11 @@
 #include <map>
 #include <regex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "driver/engine_step.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -33,6 +36,15 @@ const std::regex& HintPattern() {
 
 std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto& graph,
                                const std::vector<std::string>& unsupported_ops) {
+  // A built-in normal form (explicit, none, canonical) is no engine: there is no op list to
+  // check, and "whether explicit has a layer for every op" asks a question with no answer.
+  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+    if (t.name == target && !EngineOfTarget(t).has_value()) {
+      return absl::StrCat("target ", target,
+                          " covers broadcast forms only (a normal form of ONNX, not an engine: "
+                          "every op stays as ONNX defines it)");
+    }
+  }
   std::string line = absl::StrCat("target ", target, " covers broadcast forms only (whether ",
                                   target, " has a layer for every op is not checked)");
   if (unsupported_ops.empty()) return line;
@@ -75,24 +87,38 @@ std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProt
   return text;
 }
 
-FoldedViolations FoldViolationHints(const std::vector<std::string>& violations) {
+FoldedViolations FoldViolationHints(const std::vector<std::string>& violations,
+                                    const std::vector<std::string>& no_layer) {
+  auto without_layer = [&no_layer](size_t k) {
+    return k < no_layer.size() && !no_layer[k].empty();
+  };
   std::map<std::string, int> count;
-  for (const std::string& v : violations) {
+  for (size_t k = 0; k < violations.size(); ++k) {
+    if (without_layer(k)) continue;  // no binding makes it run: not one of the hint's nodes
+    const std::string& v = violations[k];
     for (std::sregex_iterator it(v.begin(), v.end(), HintPattern()), end; it != end; ++it) {
       ++count[(*it)[2].str()];
     }
   }
   FoldedViolations out;
-  for (const std::string& v : violations) {
+  for (size_t k = 0; k < violations.size(); ++k) {
+    const std::string& v = violations[k];
     std::string line;
     size_t last = 0;
+    bool replaced = false;
     for (std::sregex_iterator it(v.begin(), v.end(), HintPattern()), end; it != end; ++it) {
-      if (count[(*it)[2].str()] < 2) continue;  // a hint of one node stays in its line
+      // A hint of one node stays in its line; a node without a layer says that instead.
+      if (!without_layer(k) && count[(*it)[2].str()] < 2) continue;
       const auto at = static_cast<size_t>(it->position());
       line.append(v, last, at - last);
+      if (without_layer(k) && !replaced) {
+        absl::StrAppend(&line, "; ", no_layer[k]);
+        replaced = true;
+      }
       last = at + static_cast<size_t>(it->length());
     }
     line.append(v, last);
+    if (without_layer(k) && !replaced) absl::StrAppend(&line, "; ", no_layer[k]);
     out.nodes.push_back(std::move(line));
   }
   std::vector<std::pair<int, std::string>> shared;
@@ -102,6 +128,29 @@ FoldedViolations FoldViolationHints(const std::vector<std::string>& violations) 
   std::sort(shared.begin(), shared.end());
   for (const auto& [n, hint] : shared) out.hints.push_back(absl::StrCat(hint, ": ", -n, " nodes"));
   return out;
+}
+
+std::string ViolationHint(const std::string& rule) {
+  std::smatch m;
+  return std::regex_search(rule, m, HintPattern()) ? m[2].str() : "";
+}
+
+void ExplainKeptConstants(const std::vector<passes::PassRun>& runs,
+                          std::vector<passes::TargetViolation>* violations) {
+  static constexpr char kFoldIt[] = "has only constant inputs: fold it";
+  for (passes::TargetViolation& v : *violations) {
+    if (v.graph != "main" || !absl::StartsWith(v.why, kFoldIt)) continue;
+    // fold-constants notes a node it kept as "<op> '<node>' kept: <why>" (passes/fold_constants).
+    const std::string prefix = absl::StrCat(v.op, " '", v.node, "' kept: ");
+    for (const passes::PassRun& run : runs) {
+      if (run.pass != "fold-constants") continue;
+      for (const std::string& note : run.stats.notes) {
+        if (!absl::StartsWith(note, prefix)) continue;
+        v.why = absl::StrCat("has only constant inputs; fold-constants kept it: ",
+                             note.substr(prefix.size()));
+      }
+    }
+  }
 }
 
 }  // namespace onnx_bcast::driver

@@ -27,12 +27,27 @@ std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProt
                           bool debug, bool list_violations);
 
 /// Violations with every hint that several of them give ("bind N with --dim") taken out of
-/// their lines and said once: "bind N with --dim: 30 nodes".
+/// their lines and said once: "bind N with --dim: 30 nodes". `no_layer`, when given, holds one
+/// entry per violation: non-empty for a node of an op the engine has no layer for (what to
+/// say instead, "ncnn has no layer for Expand: no --dim makes it run"). Such a node's hint is
+/// replaced by it and not counted: binding dims does not make it run (issue 44 item 7).
 struct FoldedViolations {
   std::vector<std::string> nodes;  ///< one per violation, in order
   std::vector<std::string> hints;  ///< one per shared hint, most frequent first
 };
-FoldedViolations FoldViolationHints(const std::vector<std::string>& violations);
+FoldedViolations FoldViolationHints(const std::vector<std::string>& violations,
+                                    const std::vector<std::string>& no_layer = {});
+
+/// The hint a violation's rule gives to make the node fit, "bind N, H with --dim" (in the
+/// CLI's words), or "" when it gives none.
+std::string ViolationHint(const std::string& rule);
+
+/// Nodes the target check asks to fold ("has only constant inputs: fold it ...") that
+/// fold-constants kept, with its reason from the pass's notes in `runs` instead of the advice
+/// to raise --fold-limit, which only a result kept for its size needs (a bool constant the
+/// engine does not load folds at no limit; issue 44 item 7).
+void ExplainKeptConstants(const std::vector<passes::PassRun>& runs,
+                          std::vector<passes::TargetViolation>* violations);
 
 }  // namespace onnx_bcast::driver
 

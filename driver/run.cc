@@ -37,6 +37,30 @@ absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model
   return exec;
 }
 
+absl::Status CheckInputRanges(const onnx::GraphProto& graph,
+                              const std::map<std::string, rt::ValueRange>& ranges) {
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : graph.initializer()) initializers.insert(t.name());
+  std::map<std::string, int32_t> types;
+  std::vector<std::string> names;
+  for (const onnx::ValueInfoProto& in : graph.input()) {
+    if (initializers.count(in.name()) > 0) continue;
+    types[in.name()] = in.type().tensor_type().elem_type();
+    names.push_back(in.name());
+  }
+  for (const auto& [name, range] : ranges) {
+    auto it = types.find(name);
+    if (it == types.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input range ", name, "=", range.ToString(), ": the model has no input '",
+                       name, "' (its inputs: ", absl::StrJoin(names, ", "), ")"));
+    }
+    const auto dtype = static_cast<rt::DType>(it->second);
+    if (rt::IsSupported(dtype)) BCAST_RETURN_IF_ERROR(rt::CheckValueRange(name, dtype, range));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& request,
                                   const std::string& label) {
   Inputs out;
@@ -63,6 +87,7 @@ absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& re
   random.seed = request.seed;
   random.dims = out.bound;  // the given inputs' symbols size the random ones alike
   random.max_elements = request.max_elements;
+  random.ranges = request.ranges;
   BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(graph, random, given));
   out.random = std::move(feeds);
   return out;

@@ -22,6 +22,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/profile.h"
+#include "runtime/exec/random_inputs.h"
 #include "support/progress.h"
 
 namespace onnx_bcast::driver {
@@ -60,6 +61,8 @@ struct InputRequest {
   uint64_t seed = 0;
   /// rt::RandomInputOptions::max_elements.
   int64_t max_elements = int64_t{1} << 32;
+  /// rt::RandomInputOptions::ranges (run --input-range, the API's input_ranges).
+  std::map<std::string, rt::ValueRange> ranges;
 };
 
 struct Inputs {
@@ -71,6 +74,13 @@ struct Inputs {
   /// and what disagrees; the CLI's exit 65). Nothing random is made then.
   absl::Status bad_input;
 };
+
+/// Whether every range of `ranges` names a graph input of `graph` (not an initializer) whose
+/// declared element type holds it (rt::CheckValueRange): InvalidArgument naming the range and
+/// the model's inputs otherwise. For the commands that make random inputs later (opt's engine
+/// check and --verify), so that a mistaken name is said before any pass runs.
+absl::Status CheckInputRanges(const onnx::GraphProto& graph,
+                              const std::map<std::string, rt::ValueRange>& ranges);
 
 /// Checks `request.given` against `graph`'s declaration and makes the random rest. Errors:
 /// RandomInputs' (an input without a known rank, one past max_elements), and with

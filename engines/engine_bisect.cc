@@ -40,16 +40,17 @@ std::string EngineBisection::Summary() const {
                       unavailable, " not held by the converted model)");
 }
 
-absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_model,
-                                               const proto::Model& engine_model,
-                                               const EngineFactory& make_engine,
-                                               const std::string& engine,
-                                               const std::map<std::string, int64_t>& dims) {
+absl::StatusOr<EngineBisection> BisectOnEngine(
+    const proto::Model& reference_model, const proto::Model& engine_model,
+    const EngineFactory& make_engine, const std::string& engine,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, rt::ValueRange>& ranges) {
   (void)engine;
   BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(reference_model));
   rt::RandomInputOptions random;
   random.seed = 7;
   random.dims = dims;
+  random.ranges = ranges;  // the inputs VerifyOnEngine fed, so the bisection sees its failure
   BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(exec->graph(), random));
   exec.reset();
   // Tensors both models compute, in the reference's node order.

@@ -19,6 +19,7 @@
 #include "engines/engine.h"
 #include "proto/model_io.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/random_inputs.h"
 
 namespace onnx_bcast::engines {
 
@@ -53,11 +54,11 @@ struct EngineBisection {
 /// the first tensor both models compute (by name, in `reference_model`'s node order) whose
 /// engine value is outside the error model's bound. Errors only when our executor cannot run
 /// the reference model or no child can be started.
-absl::StatusOr<EngineBisection> BisectOnEngine(const proto::Model& reference_model,
-                                               const proto::Model& engine_model,
-                                               const EngineFactory& make_engine,
-                                               const std::string& engine,
-                                               const std::map<std::string, int64_t>& dims);
+absl::StatusOr<EngineBisection> BisectOnEngine(
+    const proto::Model& reference_model, const proto::Model& engine_model,
+    const EngineFactory& make_engine, const std::string& engine,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, rt::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::engines
 

@@ -25,11 +25,13 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const proto::Model& rewritten,
                                              const engines::EngineFactory& make_engine,
                                              const std::string& engine,
-                                             const std::map<std::string, int64_t>& dims) {
+                                             const std::map<std::string, int64_t>& dims,
+                                             const std::map<std::string, rt::ValueRange>& ranges) {
   BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(original));
   rt::RandomInputOptions options;
   options.seed = 7;
   options.dims = dims;
+  options.ranges = ranges;
   BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(exec->graph(), options));
   exec.reset();
   BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(original, feeds));

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "engines/engine.h"
 #include "proto/model_io.h"
+#include "runtime/exec/random_inputs.h"
 
 namespace onnx_bcast::driver {
 
@@ -30,15 +31,16 @@ struct EngineVerdict {
 };
 
 /// Runs `rewritten` on the engine `make_engine` makes (named `engine`) and `original` on our
-/// executor, each with seeded random inputs (seed 7) at `dims`, and compares every graph
+/// executor, each with seeded random inputs (seed 7) at `dims` (values within `ranges` for the
+/// inputs it names: opt --input-range), and compares every graph
 /// output (engines/judge.h: the error model against a float64 reference, shapes up to dims of
 /// 1). Errors only when our executor cannot
 /// run the original or no child can be started.
-absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
-                                             const proto::Model& rewritten,
-                                             const engines::EngineFactory& make_engine,
-                                             const std::string& engine,
-                                             const std::map<std::string, int64_t>& dims);
+absl::StatusOr<EngineVerdict> VerifyOnEngine(
+    const proto::Model& original, const proto::Model& rewritten,
+    const engines::EngineFactory& make_engine, const std::string& engine,
+    const std::map<std::string, int64_t>& dims,
+    const std::map<std::string, rt::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::driver
 

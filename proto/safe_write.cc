@@ -244,6 +244,27 @@ absl::Status PendingFile::CommitNoReplace(const std::string& name) {
   return absl::OkStatus();
 }
 
+absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs, bool in_place) {
+  auto fail = [&path](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  };
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    return fail(absl::FailedPreconditionError("is a directory"));
+  }
+  absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
+      OutputDir::Open(p.parent_path().empty() ? "." : p.parent_path().string());
+  if (!dir.ok()) return fail(dir.status());
+  if (absl::Status s = CheckDestination(**dir, name, inputs, in_place); !s.ok()) return fail(s);
+  // The temporary is created in the directory: one we cannot write in fails the save.
+  if (::faccessat((*dir)->fd(), ".", W_OK, AT_EACCESS) != 0) {
+    return fail(absl::PermissionDeniedError(
+        absl::StrCat("cannot write in output directory '", (*dir)->path(), "': ", Errno())));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<StagedOutputFiles> StagedOutputFiles::Stage(const std::vector<OutputFile>& files,
                                                            const InputFiles& inputs) {
   StagedOutputFiles staged;

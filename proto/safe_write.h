@@ -79,6 +79,12 @@ class OutputDir {
 absl::Status CheckDestination(const OutputDir& dir, const std::string& name,
                               const InputFiles& inputs, bool in_place = false);
 
+/// What a save or a staged write to `path` would refuse, asked before the work that produces
+/// the bytes (opt runs every pass first): a directory that does not exist or cannot be written
+/// in, and a destination CheckDestination refuses. Messages start with `path`, as the save's.
+absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs,
+                             bool in_place = false);
+
 /// A file being written under a hidden temporary name in its directory, then renamed.
 class PendingFile {
  public:

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "onnx_bcast/onnx_bcast.h"
 
 namespace py = pybind11;
@@ -32,10 +33,17 @@ namespace {
 // keyword argument: the message says `optimize(dims=...)` (issue 31 item 7).
 std::string PythonWords(std::string text) {
   static const std::pair<const char*, const char*> kWords[] = {
+      {"with OptimizeOptions::dims", "with dims="},
+      {"no OptimizeOptions::dims binds", "no dims= binds"},
+      {"OptimizeOptions::allow_partial", "allow_partial=True"},
+      {"OptimizeOptions::verify_engine off", "verify_engine=False"},
       {"by VerifyOptions::dims", "by dims="},
       {"\"VerifyOptions::dims\"", "\"dims=\""},
       {"OptimizeOptions::dims ", "optimize(dims=...): "},
       {"OptimizeOptions::input_shapes ", "optimize(input_shapes=...): "},
+      {"OptimizeOptions::input_ranges ", "optimize(input_ranges=...): "},
+      {"RunOptions::input_ranges ", "run(input_ranges=...): "},
+      {"VerifyOptions::input_ranges ", "verify(input_ranges=...): "},
       {"CheckOptions::dims ", "check(dims=...): "},
       {"VerifyOptions::dims ", "verify(dims=...): "},
       {"OptimizeOptions: ", "optimize(): "},
@@ -51,10 +59,40 @@ std::string PythonWords(std::string text) {
   return text;
 }
 
+// optimize()'s refusals, with the refused rewrite's report as data (issue 44 item 9):
+// TargetNotMetError (a NotImplementedError, as before) for a target not met, EngineCheckError (a
+// RuntimeError) for a result the target's engine does not run correctly. Created at import.
+PyObject* g_target_not_met = nullptr;
+PyObject* g_engine_check = nullptr;
+
+// Raises one of the two above when `status` carries the report (kOptReportPayload): the
+// exception has .report (the dict), .violations (its "violation_details", each {'graph',
+// 'node', 'op', 'shapes', 'rule', 'cannot_prove', 'hint'}) and .engine (its "engine" or None).
+void RaiseRefusal(const absl::Status& status, const std::string& message) {
+  const absl::optional<absl::Cord> payload = status.GetPayload(onnx_bcast::kOptReportPayload);
+  if (!payload.has_value()) return;
+  PyObject* type = status.code() == absl::StatusCode::kUnimplemented ? g_target_not_met
+                   : status.code() == absl::StatusCode::kAborted     ? g_engine_check
+                                                                     : nullptr;
+  if (type == nullptr) return;
+  py::dict report =
+      py::module_::import("json").attr("loads")(py::str(PythonWords(std::string(*payload))));
+  py::object error = py::reinterpret_borrow<py::object>(type)(message);
+  error.attr("report") = report;
+  error.attr("violations") = report.contains("violation_details")
+                                 ? py::object(report["violation_details"])
+                                 : py::object(py::list());
+  error.attr("engine") =
+      report.contains("engine") ? py::object(report["engine"]) : py::object(py::none());
+  PyErr_SetObject(type, error.ptr());
+  throw py::error_already_set();
+}
+
 // Raises the Python exception matching the status code; returns normally for OK.
 void Raise(const absl::Status& status) {
   if (status.ok()) return;
   const std::string message = PythonWords(std::string(status.message()));
+  RaiseRefusal(status, message);
   switch (status.code()) {
     case absl::StatusCode::kNotFound:
       PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
@@ -119,6 +157,53 @@ absl::StatusOr<onnx::ModelProto> Parse(const ModelArg& arg, const onnx_bcast::Lo
   return onnx_bcast::ParseModel(arg.bytes, load);
 }
 
+// input_ranges={'mask': (0, 1), 'ids': '0:9', 'm': '0:1:int'}: each a (lo, hi) pair or the
+// CLI's "LO:HI[:int]" (the library checks the values: finite, lo <= hi, whole with :int).
+std::map<std::string, onnx_bcast::InputRange> ToInputRanges(const std::optional<py::dict>& ranges,
+                                                            const char* function) {
+  std::map<std::string, onnx_bcast::InputRange> out;
+  if (!ranges.has_value()) return out;
+  for (const auto& [key, value] : *ranges) {
+    const std::string name = py::str(key);
+    onnx_bcast::InputRange r;
+    bool ok = false;
+    if (py::isinstance<py::str>(value)) {
+      const std::string text = py::str(value);
+      std::vector<std::string> parts;
+      for (size_t start = 0;;) {
+        const size_t colon = text.find(':', start);
+        parts.push_back(text.substr(start, colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+      }
+      if ((parts.size() == 2 || (parts.size() == 3 && parts[2] == "int")) && !parts[0].empty() &&
+          !parts[1].empty()) {
+        try {
+          size_t used_lo = 0, used_hi = 0;
+          r.lo = std::stod(parts[0], &used_lo);
+          r.hi = std::stod(parts[1], &used_hi);
+          r.integers = parts.size() == 3;
+          ok = used_lo == parts[0].size() && used_hi == parts[1].size();
+        } catch (const std::exception&) {
+          ok = false;
+        }
+      }
+    } else if (py::isinstance<py::sequence>(value) && py::len(value) == 2) {
+      py::sequence pair = py::reinterpret_borrow<py::sequence>(value);
+      r.lo = pair[0].cast<double>();
+      r.hi = pair[1].cast<double>();
+      ok = true;
+    }
+    if (!ok) {
+      throw py::value_error(std::string(function) + "(input_ranges=...): " + name +
+                            ": expected (lo, hi) or 'LO:HI' (or 'LO:HI:int'), got " +
+                            py::repr(value).cast<std::string>());
+    }
+    out[name] = r;
+  }
+  return out;
+}
+
 // ---- check ------------------------------------------------------------------------------------
 
 // A report document as Python data, plus the text report under "text".
@@ -163,9 +248,11 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
                     const std::optional<std::map<std::string, int64_t>>& dims,
                     const std::optional<std::map<std::string, std::vector<int64_t>>>& input_shapes,
                     bool live_probe, bool verify_engine, bool require_engine,
-                    const std::optional<std::string>& probe_cache) {
+                    const std::optional<std::string>& probe_cache,
+                    const std::optional<py::dict>& input_ranges) {
   ModelArg arg = ToModelArg(model, "optimize");
   onnx_bcast::OptimizeOptions options;
+  options.input_ranges = ToInputRanges(input_ranges, "optimize");
   options.target = target.value_or("");
   options.target_file = target_file.value_or("");
   options.passes = passes.value_or(std::vector<std::string>{});
@@ -215,7 +302,7 @@ py::object Optimize(const py::object& model, const std::optional<std::string>& t
     }();
   }
   onnx_bcast::OptimizeReport r = Take(std::move(report));
-  py::dict report_dict = ReportDict(r.json, r.text);
+  py::dict report_dict = ReportDict(PythonWords(r.json), PythonWords(r.text));
   if (arg.kind == ModelArg::Kind::kPath) return report_dict;
   if (arg.kind == ModelArg::Kind::kProto) {
     py::object result = arg.proto_type();
@@ -283,7 +370,7 @@ py::dtype ToNumpy(onnx_bcast::DataType dtype) {
 
 py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, bool random,
              uint64_t seed, const std::optional<std::map<std::string, int64_t>>& dims, int threads,
-             const std::string& base_dir) {
+             const std::string& base_dir, const std::optional<py::dict>& input_ranges) {
   ModelArg arg = ToModelArg(model, "run");
   onnx_bcast::TensorMap feeds;
   if (inputs.has_value()) {
@@ -303,6 +390,7 @@ py::dict Run(const py::object& model, const std::optional<py::dict>& inputs, boo
   onnx_bcast::RunOptions options;
   options.random_missing_inputs = random;
   options.seed = seed;
+  options.input_ranges = ToInputRanges(input_ranges, "run");
   if (dims.has_value()) options.dims = *dims;
   options.threads = threads;
   options.load.base_dir = base_dir;
@@ -334,10 +422,12 @@ py::dict Verify(const py::object& original, const py::object& rewritten, int sam
                 std::optional<double> rtol, std::optional<double> atol, bool edge_cases, bool local,
                 const std::optional<std::vector<std::string>>& test_data, int threads,
                 const py::object& report, const std::string& base_dir,
-                const std::optional<std::map<std::string, int64_t>>& dims) {
+                const std::optional<std::map<std::string, int64_t>>& dims,
+                const std::optional<py::dict>& input_ranges) {
   ModelArg a = ToModelArg(original, "verify");
   ModelArg b = ToModelArg(rewritten, "verify");
   onnx_bcast::VerifyOptions options;
+  options.input_ranges = ToInputRanges(input_ranges, "verify");
   options.samples = samples;
   options.seed = seed;
   options.rtol = rtol;
@@ -429,7 +519,7 @@ constexpr char kOptimizeDoc[] =
     "optimize(model, *, target=None, passes=None, target_file=None, output=None, "
     "fold_limit_bytes=4096, verify_each=False, external_data=False, base_dir='.', "
     "allow_partial=False, dims=None, input_shapes=None, live_probe=True, verify_engine=True, "
-    "require_engine=False, probe_cache=None)\n--\n\n"
+    "require_engine=False, probe_cache=None, input_ranges=None)\n--\n\n"
     R"(Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
 (list_passes(); ["none"]: load and save only).
 
@@ -441,8 +531,10 @@ saved there too. The report is the document of `onnx-bcast opt --report` as a di
 'initializers_rewritten', 'bytes_added', 'rewrites'), 'summary' {'rewrites', 'before', 'after',
 'violations', 'error'}; plus 'text', the lines the CLI prints. Pass it to verify(report=...) to
 name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
-outside the target's form raises NotImplementedError naming every such node, unless
-allow_partial=True (then summary['violations'] lists them).
+outside the target's form raises TargetNotMetError (a NotImplementedError) naming every such
+node, unless allow_partial=True (then summary['violations'] lists them); the exception's
+.violations lists them as dicts {'graph', 'node', 'op', 'shapes', 'rule', 'cannot_prove',
+'hint'} and .report is the refused rewrite's report.
 dims={'H': 640, ...} and input_shapes={'x': [1, 3, 640, 640]} bind symbolic dims before the
 passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
 (report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
@@ -450,24 +542,28 @@ ValueError naming it.
 The target's engine decides as in the CLI where this module was built with it: live_probe runs
 broadcast forms on it at their exact shapes; verify_engine runs the result on it before
 returning (report 'engine' {'outcome', 'line', 'dims', 'divergence', 'note'}), and a result it
-refuses or computes wrongly raises RuntimeError naming the first node that differs;
+refuses or computes wrongly raises EngineCheckError (a RuntimeError) naming the first node that
+differs, with .engine and .report;
 require_engine=True raises ValueError where the build has no such engine (else 'engine' 'note'
-says it was not run).)";
+says it was not run). input_ranges={'mask': (0, 1)} sets the values of the engine check's random
+inputs, as run(input_ranges=...).)";
 
 constexpr char kRunDoc[] =
     "run(model, inputs=None, *, random=False, seed=0, dims=None, threads=1, "
-    "base_dir='.')\n--\n\n"
+    "base_dir='.', input_ranges=None)\n--\n\n"
     R"(Runs the model on the bundled reference executor.
 
 inputs maps input names to numpy arrays, checked against the declared types and shapes, each
 symbol bound to one value across inputs (and dims=). With random=True, inputs not given are
-seeded random values (symbolic dims bound from dims=, then from the given inputs, else 1).
+seeded random values (symbolic dims bound from dims=, then from the given inputs, else 1):
+floats in [-1, 1), integers 0..9, or per input_ranges={'mask': (0, 1), 'ids': '0:99'}: floats
+in [lo, hi], integers and bools whole numbers in it ('LO:HI:int' gives floats whole numbers).
 Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).)";
 
 constexpr char kVerifyDoc[] =
     "verify(original, rewritten, *, samples=3, seed=0, rtol=None, atol=None, "
     "edge_cases=False, local=False, test_data=None, threads=1, report=None, base_dir='.', "
-    "dims=None)\n--\n\n"
+    "dims=None, input_ranges=None)\n--\n\n"
     R"(Runs both models on the same inputs and compares every output.
 
 Inputs are seeded random samples, or the ONNX test_data_set directories of test_data, and only
@@ -481,7 +577,9 @@ names the pass behind a divergence (a report that cannot be read or parsed raise
 the document of `onnx-bcast verify --json` as a dict: 'match', 'mode', 'tolerance',
 'samples' (each with its 'outputs' compared), 'max_abs_error', 'max_ulp', 'divergence' (with
 'pass' and 'rewrite' from the report), 'local', ...; plus 'text', the lines the CLI prints. A
-mismatch is match=False, not an exception.)";
+mismatch is match=False, not an exception; a sample whose inputs the original rejects is listed
+with 'skipped' True and the original's error in 'note'. input_ranges={'mask': (0, 1)} sets the
+random inputs' values, as run(input_ranges=...).)";
 
 }  // namespace
 
@@ -493,6 +591,19 @@ PYBIND11_MODULE(_core, m) {
       "onnx-bcast: check, rewrite, run and verify the broadcasts of ONNX models.\n\n"
       "Every function takes a model as an onnx.ModelProto, serialized bytes or a path.";
   m.attr("__version__") = onnx_bcast::Version();
+  g_target_not_met = PyErr_NewExceptionWithDoc(
+      "onnx_bcast.TargetNotMetError",
+      "optimize() left nodes outside the target's form (allow_partial=False): .violations "
+      "lists them as dicts, .report is the refused rewrite's report.",
+      PyExc_NotImplementedError, nullptr);
+  g_engine_check = PyErr_NewExceptionWithDoc(
+      "onnx_bcast.EngineCheckError",
+      "optimize()'s result does not run correctly on the target's engine: .engine is the "
+      "engine check's dict, .report the refused rewrite's report.",
+      PyExc_RuntimeError, nullptr);
+  if (g_target_not_met == nullptr || g_engine_check == nullptr) throw py::error_already_set();
+  m.attr("TargetNotMetError") = py::reinterpret_borrow<py::object>(g_target_not_met);
+  m.attr("EngineCheckError") = py::reinterpret_borrow<py::object>(g_engine_check);
 
   m.def(
       "list_passes", [] { return PassList(onnx_bcast::ListPasses()); }, kListPassesDoc);
@@ -509,15 +620,17 @@ PYBIND11_MODULE(_core, m) {
         py::arg("allow_partial") = false, py::arg("dims") = py::none(),
         py::arg("input_shapes") = py::none(), py::arg("live_probe") = true,
         py::arg("verify_engine") = true, py::arg("require_engine") = false,
-        py::arg("probe_cache") = py::none(), kOptimizeDoc);
+        py::arg("probe_cache") = py::none(), py::arg("input_ranges") = py::none(), kOptimizeDoc);
 
   m.def("run", &Run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
         py::arg("random") = false, py::arg("seed") = 0, py::arg("dims") = py::none(),
-        py::arg("threads") = 1, py::arg("base_dir") = ".", kRunDoc);
+        py::arg("threads") = 1, py::arg("base_dir") = ".", py::arg("input_ranges") = py::none(),
+        kRunDoc);
 
   m.def("verify", &Verify, py::arg("original"), py::arg("rewritten"), py::kw_only(),
         py::arg("samples") = 3, py::arg("seed") = 0, py::arg("rtol") = py::none(),
         py::arg("atol") = py::none(), py::arg("edge_cases") = false, py::arg("local") = false,
         py::arg("test_data") = py::none(), py::arg("threads") = 1, py::arg("report") = py::none(),
-        py::arg("base_dir") = ".", py::arg("dims") = py::none(), kVerifyDoc);
+        py::arg("base_dir") = ".", py::arg("dims") = py::none(),
+        py::arg("input_ranges") = py::none(), kVerifyDoc);
 }

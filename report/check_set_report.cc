@@ -1,15 +1,20 @@
 // Reports over a set of checked models (see check_set_report.h).
 #include "report/check_set_report.h"
 
+#include <filesystem>
 #include <map>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "support/status_macros.h"
 
 namespace onnx_bcast::passes {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string Str(const Json& doc, const char* key) {
   auto it = doc.find(key);
@@ -191,6 +196,104 @@ absl::StatusOr<Baseline> ParseBaseline(std::string_view text) {
 
 void ApplyBaseline(const Baseline& baseline, std::vector<Finding>* findings) {
   for (Finding& f : *findings) f.known = baseline.findings.count(f.Key()) > 0;
+}
+
+namespace {
+
+// The components of `p`, lexically normalized, without "." and leading "..": what a path
+// names below wherever it starts.
+std::vector<std::string> Tail(const fs::path& p) {
+  std::vector<std::string> out;
+  for (const fs::path& c : p.lexically_normal()) {
+    const std::string part = c.string();
+    if (part.empty() || part == "." || part == "/" || (part == ".." && out.empty())) continue;
+    out.push_back(part);
+  }
+  return out;
+}
+
+// How many trailing components `a` and `b` share.
+size_t CommonTail(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+  return n;
+}
+
+fs::path Resolved(const std::string& path, const std::string& base) {
+  const fs::path p(path);
+  return (p.is_absolute() ? p : fs::path(base) / p).lexically_normal();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> MatchBaselineModels(const Baseline& baseline,
+                                                       const std::vector<std::string>& models,
+                                                       const BaselinePaths& where) {
+  std::map<fs::path, std::string> same_file;  // a baseline model resolved both ways
+  for (const std::string& b : baseline.models) {
+    same_file.emplace(Resolved(b, where.cwd), b);
+    same_file.emplace(Resolved(b, where.baseline_dir), b);
+  }
+  std::map<std::string, std::string> out;
+  for (const std::string& m : models) {
+    const fs::path resolved = Resolved(m, where.cwd);
+    if (auto it = same_file.find(resolved); it != same_file.end()) {
+      out[m] = it->second;
+      continue;
+    }
+    // Another checkout or working directory: the baseline path whose trailing components the
+    // model's path ends with, most of them, one baseline model only.
+    const std::vector<std::string> tail = Tail(resolved);
+    size_t best = 0;
+    int at_best = 0;
+    std::string chosen;
+    for (const std::string& b : baseline.models) {
+      const std::vector<std::string> b_tail = Tail(b);
+      const size_t n = CommonTail(tail, b_tail);
+      if (n == 0 || (n < 2 && n < b_tail.size())) continue;
+      if (n > best) {
+        best = n;
+        at_best = 1;
+        chosen = b;
+      } else if (n == best) {
+        ++at_best;
+      }
+    }
+    if (at_best == 1) out[m] = chosen;
+  }
+  return out;
+}
+
+int64_t ApplyBaseline(const Baseline& baseline, const std::map<std::string, std::string>& matched,
+                      std::vector<Finding>* findings) {
+  for (Finding& f : *findings) {
+    auto it = matched.find(f.model);
+    if (it == matched.end()) {
+      f.known = false;
+      continue;
+    }
+    f.known = baseline.findings.count({it->second, f.node_path, f.op, f.rule}) > 0;
+  }
+  return static_cast<int64_t>(matched.size());
+}
+
+std::string FindingFingerprint(const Finding& f) {
+  // FNV-1a, 64 bits: stable across builds and platforms (std::hash is not).
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // a separator no string holds
+    h *= 1099511628211ull;
+  };
+  // "zoo/m.onnx" whether the run named it "./zoo/m.onnx" or "../zoo/m.onnx".
+  mix(absl::StrJoin(Tail(f.model), "/"));
+  mix(f.node_path);
+  mix(f.op);
+  mix(f.rule);
+  return absl::StrFormat("%016x", h);
 }
 
 bool Counts(const Finding& f, bool strict) {
@@ -379,10 +482,13 @@ std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
     artifact_index[e.path] = static_cast<int>(artifacts.size());
     artifacts.push_back(Json{{"location", Json{{"uri", e.path}}}});
   }
+  // A model is no text file of lines: every result points at its first line (GitHub code
+  // scanning needs a region on each location) and names the node as a logical location.
   auto location = [&](const std::string& model, const std::string& node) {
     Json loc =
         Json{{"physicalLocation",
-              Json{{"artifactLocation", Json{{"uri", model}, {"index", artifact_index[model]}}}}}};
+              Json{{"artifactLocation", Json{{"uri", model}, {"index", artifact_index[model]}}},
+                   {"region", Json{{"startLine", 1}}}}}};
     if (!node.empty()) {
       loc["logicalLocations"] =
           Json::array({Json{{"fullyQualifiedName", node}, {"kind", "object"}}});
@@ -394,11 +500,16 @@ std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
     if (Readable(e)) continue;
     std::string message = e.text;
     while (!message.empty() && message.back() == '\n') message.pop_back();
-    results.push_back(Json{{"ruleId", "model-unreadable"},
-                           {"ruleIndex", rule_index["model-unreadable"]},
-                           {"level", "error"},
-                           {"message", Json{{"text", message}}},
-                           {"locations", Json::array({location(e.path, "")})}});
+    Finding unreadable;
+    unreadable.model = e.path;
+    unreadable.rule = "model-unreadable";
+    results.push_back(Json{
+        {"ruleId", "model-unreadable"},
+        {"ruleIndex", rule_index["model-unreadable"]},
+        {"level", "error"},
+        {"message", Json{{"text", message}}},
+        {"locations", Json::array({location(e.path, "")})},
+        {"partialFingerprints", Json{{"onnxBcastFinding/v1", FindingFingerprint(unreadable)}}}});
   }
   for (const Finding& f : findings) {
     const char* level = f.kind == FindingKind::kError  ? "error"
@@ -408,7 +519,10 @@ std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
            {"ruleIndex", rule_index[f.rule]},
            {"level", level},
            {"message", Json{{"text", f.message.empty() ? f.node_path : f.message}}},
-           {"locations", Json::array({location(f.model, f.node_path)})}};
+           {"locations", Json::array({location(f.model, f.node_path)})},
+           // Code scanning de-duplicates alerts across runs by these (a line hash means
+           // nothing in a binary model).
+           {"partialFingerprints", Json{{"onnxBcastFinding/v1", FindingFingerprint(f)}}}};
     if (f.known) r["baselineState"] = "unchanged";
     results.push_back(std::move(r));
   }

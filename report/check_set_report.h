@@ -10,6 +10,7 @@
 #define ONNX_BCAST_REPORT_CHECK_SET_REPORT_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -59,8 +60,34 @@ struct Baseline {
 };
 absl::StatusOr<Baseline> ParseBaseline(std::string_view text);
 
-/// Marks findings the baseline holds as known.
+/// Where the relative model paths of a baseline and of this run start from: a baseline made
+/// with `check zoo/` matches `check ./zoo`, an absolute path, another working directory or
+/// another checkout (issue 44 item 8).
+struct BaselinePaths {
+  std::string cwd;           ///< this run's working directory, absolute
+  std::string baseline_dir;  ///< the folder the baseline file is in, absolute
+};
+
+/// The model of `baseline` each of `models` (this run's paths) is, when any: the same file
+/// (both resolved, the baseline's relative paths against `where.cwd` and against
+/// `where.baseline_dir`), else the one baseline model whose path ends in the most trailing
+/// components of the model's absolute path (at least its folder and name, or the whole
+/// baseline path; a tie matches none).
+std::map<std::string, std::string> MatchBaselineModels(const Baseline& baseline,
+                                                       const std::vector<std::string>& models,
+                                                       const BaselinePaths& where);
+
+/// Marks findings the baseline holds as known, matching models by MatchBaselineModels' map.
+/// Returns how many of this run's models the baseline matched.
+int64_t ApplyBaseline(const Baseline& baseline, const std::map<std::string, std::string>& matched,
+                      std::vector<Finding>* findings);
+/// Marks findings the baseline holds as known, model paths compared as written.
 void ApplyBaseline(const Baseline& baseline, std::vector<Finding>* findings);
+
+/// A stable identity of a finding for SARIF's partialFingerprints: a hash of its model path
+/// (lexically normalized, leading "./" and "../" dropped), node path, op and rule, the same
+/// across runs that name the model alike.
+std::string FindingFingerprint(const Finding& f);
 
 /// True when `f` counts toward the exit code: an error always, a condition or an unknown with
 /// `strict`, a lint never; and only when it is new (not known).

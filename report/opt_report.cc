@@ -145,6 +145,9 @@ Json OptReportJson(const OptReport& report) {
                          {"note", JsonStringOrNull(report.engine_note)}};
   }
   if (!report.waived.empty()) doc["waived"] = report.waived;
+  if (!report.refused.empty()) {
+    doc["refused"] = Json{{"exit", report.refused_exit}, {"why", report.refused}};
+  }
   if (!report.violation_details.empty()) {
     Json details = Json::array();
     for (const TargetViolation& v : report.violation_details) {
@@ -153,7 +156,8 @@ Json OptReportJson(const OptReport& report) {
                              {"op", v.op},
                              {"shapes", v.shapes},
                              {"rule", v.why},
-                             {"cannot_prove", v.cannot_prove}});
+                             {"cannot_prove", v.cannot_prove},
+                             {"hint", JsonStringOrNull(v.hint)}});
     }
     doc["violation_details"] = std::move(details);
   }

@@ -54,6 +54,11 @@ struct OptReport {
   /// Why the written model was not run on the engine (no adapter in this build, turned off,
   /// our executor cannot run it at those dims); empty when it ran or the target has no engine.
   std::string engine_note;
+  /// Set when opt refused to write the result (the report is then the one output, issue 44
+  /// item 1): the exit code and why, in one line ("target ncnn not met: 2 node(s) not in its
+  /// form"); exit 0 and empty when the result is written.
+  int refused_exit = 0;
+  std::string refused;
 };
 
 /// One line per pass ("align-ranks: 2 inserted, ..."); with `rewrites`, each rewrite indented

@@ -20,6 +20,14 @@ class ProgressSink {
   virtual void Update(int64_t done, int64_t total) = 0;
   /// The step ended; `outcome` says how in a few words ("2 nodes inserted", "ok"), or is empty.
   virtual void End(std::string_view outcome) = 0;
+  /// A step that ran elsewhere (a child process: check over a folder) and took `seconds`,
+  /// told once it is over. By default a Begin and an End at once (the time shown is then
+  /// this call's, not the step's).
+  virtual void Finished(std::string_view what, std::string_view outcome, double seconds) {
+    (void)seconds;
+    Begin(what);
+    End(outcome);
+  }
 };
 
 /// One step on a sink that may be null (then every call does nothing). A step left without

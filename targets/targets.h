@@ -214,6 +214,9 @@ struct TargetViolation {
   std::string why;     ///< the rule of the table it breaks, or why it cannot be proven
   /// True when the node may conform but the analysis cannot show it (unknown rank or dims).
   bool cannot_prove = false;
+  /// The part of `why` that says what makes the node fit ("bind N, H with --dim"), filled by
+  /// the driver for reports; empty when `why` says none.
+  std::string hint;
 
   /// "<graph>: <op> '<node>': <shapes>: <why>".
   std::string ToString() const;

@@ -150,7 +150,7 @@ std::vector<std::string> FindModels(const std::vector<std::string>& paths) {
 
 absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
     const std::string& self, const std::vector<std::string>& models,
-    const std::vector<std::string>& child_args, int jobs) {
+    const std::vector<std::string>& child_args, int jobs, const CheckDone& done) {
   std::string scratch_template = (fs::temp_directory_path() / "onnx-bcast-check.XXXXXX").string();
   if (::mkdtemp(scratch_template.data()) == nullptr) {
     return absl::UnavailableError(
@@ -160,6 +160,7 @@ absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
   std::vector<passes::CheckSetEntry> entries(models.size());
   std::map<pid_t, Running> running;
   size_t next = 0;
+  size_t finished = 0;
   absl::Status failure;
   auto start_one = [&](size_t i) -> absl::Status {
     Running r;
@@ -188,6 +189,7 @@ absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
     entries[r.index] = FinishedCheck(r, status, models[r.index]);
     ::unlink(r.out.c_str());
     ::unlink(r.err.c_str());
+    if (done) done(entries[r.index], ++finished, models.size());
     running.erase(it);
   }
   std::error_code ec;

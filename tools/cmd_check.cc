@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
 #include "driver/driver.h"
@@ -107,6 +108,31 @@ std::optional<int> ReadBaseline(const CheckArgs& args, std::optional<passes::Bas
   return std::nullopt;
 }
 
+// Findings the baseline holds, its models matched to this run's however either names them
+// (`check zoo/` against `check ./zoo`, an absolute path, another working directory); a
+// baseline that matches none of the models checked is said, since every finding then counts.
+void MarkKnownFindings(const CheckArgs& args, const passes::Baseline& baseline,
+                       const std::vector<passes::CheckSetEntry>& entries,
+                       std::vector<passes::Finding>* findings) {
+  std::error_code ec;
+  passes::BaselinePaths where;
+  where.cwd = std::filesystem::current_path(ec).string();
+  where.baseline_dir = std::filesystem::absolute(*args.baseline, ec).parent_path().string();
+  std::vector<std::string> models;
+  for (const passes::CheckSetEntry& e : entries) models.push_back(e.path);
+  const std::map<std::string, std::string> matched =
+      passes::MatchBaselineModels(baseline, models, where);
+  passes::ApplyBaseline(baseline, matched, findings);
+  if (matched.empty() && !baseline.models.empty()) {
+    PrintError(absl::StrCat(
+        "check: warning: --baseline ", *args.baseline, ": none of its ", baseline.models.size(),
+        " model(s) is among the ", models.size(), " checked (it holds ", *baseline.models.begin(),
+        baseline.models.size() > 1 ? ", ..." : "",
+        "; paths match relative to the baseline's folder or the current directory, or by "
+        "their trailing folders): every finding counts as new"));
+  }
+}
+
 // What each child needs of this command line.
 std::vector<std::string> ChildArgs(const CheckArgs& args,
                                    const std::map<std::string, int64_t>& dims) {
@@ -129,7 +155,27 @@ std::vector<std::string> ChildArgs(const CheckArgs& args,
   return child_args;
 }
 
+// What a child's check found, in a few words for its progress line: "ok", "1 error,
+// 2 conditional", "unreadable (exit 2)".
+std::string CheckOutcomeWords(const passes::CheckSetEntry& e) {
+  if (e.exit_code != 0 && e.exit_code != 1)
+    return absl::StrCat("unreadable (exit ", e.exit_code, ")");
+  const passes::Json summary = e.report.is_object() && e.report.contains("summary")
+                                   ? e.report["summary"]
+                                   : passes::Json::object();
+  std::vector<std::string> parts;
+  for (const char* kind : {"error", "conditional", "unknown"}) {
+    const auto it = summary.find(kind);
+    if (it != summary.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+      parts.push_back(absl::StrCat(it->get<int64_t>(), " ", kind));
+    }
+  }
+  return parts.empty() ? "ok" : absl::StrJoin(parts, ", ");
+}
+
 // Checks every model in a child of this binary; exit 2 when the set cannot be checked at all.
+// Each model is a step line as its child ends (on a terminal, or with --progress in a log):
+// a folder of large models is not minutes of silence (issue 44 item 8).
 std::optional<int> CheckEachModel(const CheckArgs& args, const std::vector<std::string>& child_args,
                                   int64_t jobs, std::vector<passes::CheckSetEntry>* entries) {
   const std::vector<std::string> models = tools::FindModels(args.positionals);
@@ -144,8 +190,16 @@ std::optional<int> CheckEachModel(const CheckArgs& args, const std::vector<std::
     return kExitBadModel;
   }
   self[n] = '\0';
+  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  tools::CheckDone done;
+  if (progress != nullptr) {
+    done = [&progress](const passes::CheckSetEntry& e, size_t finished, size_t total) {
+      progress->Finished(absl::StrCat("check ", finished, "/", total, ": ", e.path),
+                         CheckOutcomeWords(e), e.seconds);
+    };
+  }
   absl::StatusOr<std::vector<passes::CheckSetEntry>> checked =
-      tools::CheckModels(self, models, child_args, static_cast<int>(jobs));
+      tools::CheckModels(self, models, child_args, static_cast<int>(jobs), done);
   if (!checked.ok()) {
     PrintError(absl::StrCat("check: ", checked.status().message()));
     return kExitBadModel;
@@ -196,7 +250,7 @@ int RunCheckSet(const Command& cmd, const CheckArgs& args) {
     return *exit;
   }
   std::vector<passes::Finding> findings = passes::CollectFindings(entries);
-  if (baseline.has_value()) passes::ApplyBaseline(*baseline, &findings);
+  if (baseline.has_value()) MarkKnownFindings(args, *baseline, entries, &findings);
   return ReportCheckSet(args, entries, findings, baseline.has_value());
 }
 

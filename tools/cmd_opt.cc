@@ -1,8 +1,7 @@
 // `onnx-bcast opt MODEL -o OUT`: rewrites broadcasts for a target (driver::OptimizeAtDims:
 // the dims bound, then the passes), optionally verifies the result on our executor and on the
 // target's engine, and writes the model and its report.
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -59,6 +58,7 @@ struct OptArgs : CommonArgs {
   bool allow_partial = false;
   bool no_live_probe = false;
   std::optional<std::string> probe_cache;
+  std::vector<std::string> input_ranges;  // NAME=LO:HI
 };
 
 void DeclareOpt(CommandLine* cl, OptArgs* a) {
@@ -119,7 +119,10 @@ void DeclareOpt(CommandLine* cl, OptArgs* a) {
   cl->Option("--probe-cache", "DIR",
              "keep the live probes' results in DIR (one small file per form) across runs",
              &a->probe_cache);
-  DeclareQuiet(cl, a);
+  DeclareInputRange(cl, &a->input_ranges, "fed by --verify and the engine check");
+  // Most tools' -q: a command that succeeds prints nothing (issue 44 item 7).
+  cl->Flag("-q,--quiet",
+           "print nothing on success but errors and warnings (and no progress display)", &a->quiet);
   DeclareProgress(cl, a);
 }
 
@@ -183,10 +186,11 @@ class OptRun {
  private:
   std::optional<int> PlanOutputs();
   std::optional<int> PlanPipeline();
-  std::optional<int> RefuseOverwritingInput();
+  std::optional<int> RefuseUnwritableOutputs();
+  int Refuse(int exit, std::string why);
   std::optional<int> Optimize();
   void PrintOptText() const;
-  int OptimizeFailure(const absl::Status& status) const;
+  int OptimizeFailure(const absl::Status& status);
   void WarnUnsupportedOps() const;
   void PrintWaived() const;
   void PrintViolations() const;
@@ -203,6 +207,7 @@ class OptRun {
   driver::OptSettings settings_;
   passes::ResolvedPipeline pipeline_;
   driver::DimBindingRequest bind_;
+  std::map<std::string, rt::ValueRange> ranges_;  // --input-range
   std::unique_ptr<passes::ProgressSink> progress_;
   // The run.
   std::optional<proto::Model> model_;
@@ -284,37 +289,61 @@ std::optional<int> OptRun::PlanPipeline() {
   if (absl::Status s = ParseInputShapeSpecs(args_.input_shapes, &bind_.input_shapes); !s.ok()) {
     return Usage(cmd_, std::string(s.message()));
   }
+  if (absl::Status s = ParseInputRanges(args_.input_ranges, &ranges_); !s.ok()) {
+    return Usage(cmd_, std::string(s.message()));
+  }
   if (args_.allow_partial && !pipeline_.profile.has_value()) {
     return Usage(cmd_, "--allow-partial relaxes a target's promise: give a target");
   }
   return std::nullopt;
 }
 
-// -o naming MODEL (or its external data) would fail at the save (exit 4) after every pass ran
-// and printed a report that reads as success: refused now, with the save's own words.
-// --in-place is the way to replace MODEL (written safely, through a temporary).
-std::optional<int> OptRun::RefuseOverwritingInput() {
-  if (args_.in_place || args_.dry_run || model_to_stdout_ || !inputs_.ok()) return std::nullopt;
-  struct stat st;
-  if (::stat(output_.c_str(), &st) != 0) return std::nullopt;
-  const proto::FileId id{st.st_dev, st.st_ino};
-  if (const std::string* what = inputs_->Find(id)) {
-    PrintError(absl::StrCat(output_, ": is ", *what, "; refusing to overwrite it",
-                            inputs_->IsModel(id) ? " (pass --in-place to allow)" : ""));
-    return kExitCannotWrite;
+// An output the save (or the report's write) would refuse fails opt only after every pass ran
+// and printed a report that reads as success: refused now, with the save's own words (issue 44
+// item 3): -o naming MODEL (or its external data), a folder that does not exist or cannot be
+// written in, a destination that is a directory, a link or a device. --in-place is the way to
+// replace MODEL (written safely, through a temporary).
+std::optional<int> OptRun::RefuseUnwritableOutputs() {
+  const proto::InputFiles none;
+  const proto::InputFiles& inputs = inputs_.ok() ? *inputs_ : none;
+  if (!args_.dry_run && !model_to_stdout_) {
+    if (absl::Status s = proto::CheckOutputPath(output_, inputs, args_.in_place); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
+    }
+  }
+  if (args_.report.has_value() && *args_.report != kStdio) {
+    if (absl::Status s = proto::CheckOutputPath(*args_.report, inputs); !s.ok()) {
+      PrintError(std::string(s.message()));
+      return kExitCannotWrite;
+    }
   }
   return std::nullopt;
 }
 
-int OptRun::OptimizeFailure(const absl::Status& status) const {
+// A refusal: nothing is written but the report, which is then the one place a CI job finds the
+// reasons as data (issue 44 item 1): the violations, the engine's verdict and `refused` with
+// the exit code and why. Returns `exit` (a report that cannot be written is said, and the
+// refusal's code kept: it is what the job must act on).
+int OptRun::Refuse(int exit, std::string why) {
+  report_.refused_exit = exit;
+  report_.refused = std::move(why);
+  if (args_.report.has_value()) {
+    SideOutput report_file;
+    report_file.Write(*args_.report, passes::FormatOptJson(report_), inputs_);
+  }
+  return exit;
+}
+
+int OptRun::OptimizeFailure(const absl::Status& status) {
   PrintError(absl::StrCat(label_, ": ", status.message()));
   switch (status.code()) {
     case absl::StatusCode::kUnimplemented:
-      return kExitUnsupported;
+      return Refuse(kExitUnsupported, std::string(status.message()));
     case absl::StatusCode::kFailedPrecondition:
       return kExitUsage;
     default:
-      return kExitBadModel;
+      return Refuse(kExitBadModel, std::string(status.message()));
   }
 }
 
@@ -344,7 +373,20 @@ void OptRun::PrintWaived() const {
 void OptRun::PrintViolations() const {
   if (report_.violations.empty()) return;
   const bool partial = args_.allow_partial;
-  const driver::FoldedViolations folded = driver::FoldViolationHints(report_.violations);
+  // A node of an op the engine has no layer for runs at no binding of dims: its hint is not
+  // one to count.
+  std::vector<std::string> no_layer(report_.violations.size());
+  if (pipeline_.profile.has_value()) {
+    const std::vector<std::string>& ops = pipeline_.profile->unsupported_ops;
+    for (size_t k = 0; k < report_.violation_details.size() && k < no_layer.size(); ++k) {
+      const std::string& op = report_.violation_details[k].op;
+      if (std::find(ops.begin(), ops.end(), op) != ops.end()) {
+        no_layer[k] =
+            absl::StrCat(report_.target, " has no layer for ", op, ": no --dim makes it run");
+      }
+    }
+  }
+  const driver::FoldedViolations folded = driver::FoldViolationHints(report_.violations, no_layer);
   const std::string outcome = partial ? "written anyway: --allow-partial"
                                       : "nothing written, --allow-partial writes it anyway";
   const size_t total = folded.nodes.size();
@@ -365,18 +407,22 @@ std::optional<int> OptRun::VerifyRewrite() {
   // The run's own report, in memory, names the pass behind a divergence.
   request.options.report = &report_;
   request.options.progress = progress_.get();
+  request.options.ranges = ranges_;
   absl::StatusOr<verify::VerifyResult> result = driver::Verify(*original_, *model_, request);
   if (!result.ok()) {
     PrintError(absl::StrCat(label_, ": --verify: ", result.status().message()));
     return LoadExitCode(result.status());
   }
   const bool dry_run = args_.dry_run;
-  PrintOut(verify::FormatVerifyText(*result, label_, dry_run ? "(rewritten)" : report_.output_path),
-           text_to_stderr_);
+  if (!args_.quiet || !result->match) {
+    PrintOut(
+        verify::FormatVerifyText(*result, label_, dry_run ? "(rewritten)" : report_.output_path),
+        text_to_stderr_);
+  }
   if (!result->match) {
     PrintError(absl::StrCat(dry_run ? label_ : report_.output_path,
                             ": the rewritten model differs from the original; not written"));
-    return kExitFound;
+    return Refuse(kExitFound, "--verify: the rewritten model differs from the original");
   }
   return std::nullopt;
 }
@@ -385,7 +431,7 @@ std::optional<int> OptRun::VerifyRewrite() {
 // it was not run; a model it refuses, crashes on or computes wrongly is not written, and the
 // first node that differs there is named.
 std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) {
-  if (!report_.engine_line.empty()) {
+  if (!report_.engine_line.empty() && (!args_.quiet || outcome.engine_failed)) {
     PrintOut(absl::StrCat(
                  report_.engine_line,
                  report_.engine_dims.empty() ? "" : absl::StrCat(" (at ", report_.engine_dims, ")"),
@@ -409,12 +455,13 @@ std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) 
                           ": the rewritten model does not run correctly on ", engine, " (",
                           report_.engine_outcome, ")", UnboundInputDimsHint(*model_),
                           "; not written"));
-  return kExitFound;
+  return Refuse(kExitFound, absl::StrCat("the rewritten model does not run correctly on ", engine,
+                                         " (", report_.engine_outcome, ")"));
 }
 
-// The report is committed once the model is (with --dry-run it is the output): a command that
-// fails leaves none. Staged first, so a report that cannot be written stops opt before the
-// model is saved.
+// The report is committed once the model is (with --dry-run it is the output): a save that
+// fails leaves none (a refusal before it wrote the report alone: Refuse). Staged first, so a
+// report that cannot be written stops opt before the model is saved.
 int OptRun::WriteOutputs() {
   SideOutput report_file;
   if (args_.report.has_value() &&
@@ -447,6 +494,8 @@ int OptRun::WriteOutputs() {
 // names the ops the target's engine has no layer for, as its profile measured them.
 void OptRun::PrintOptText() const {
   if (pipeline_.passes.empty() && report_.bindings.empty()) return;
+  // -q: the report is what success prints; --dry-run and --debug asked for their lines.
+  if (args_.quiet && !args_.dry_run && !args_.debug) return;
   const std::vector<std::string> unsupported_ops = pipeline_.profile.has_value()
                                                        ? pipeline_.profile->unsupported_ops
                                                        : std::vector<std::string>{};
@@ -473,6 +522,7 @@ std::optional<int> OptRun::Optimize() {
   request.engine.verify = !args_.no_verify_engine;
   request.engine.required = args_.verify_engine;
   request.engine.probe_cache = args_.probe_cache.value_or("");
+  request.engine.input_ranges = ranges_;
   report_.output_path = args_.dry_run ? "" : model_to_stdout_ ? "<stdout>" : output_;
   absl::StatusOr<driver::OptimizeOutcome> outcome =
       driver::OptimizeAtDims(&*model_, pipeline_, settings_, request, &report_);
@@ -484,19 +534,27 @@ std::optional<int> OptRun::Optimize() {
     return Usage(cmd_, absl::StrCat("--verify-engine: ", outcome->engine_usage));
   }
   if (!outcome->bind_usage.empty()) {
-    return Usage(cmd_, absl::StrCat(label_, ": ", outcome->bind_usage));
+    // driver::CheckInputRanges words a range's mistake "input range NAME=LO:HI: ...".
+    const bool range = absl::StartsWith(outcome->bind_usage, "input range ");
+    return Usage(cmd_,
+                 absl::StrCat(label_, ": ",
+                              range ? InputRangeWords(outcome->bind_usage) : outcome->bind_usage));
   }
   if (!outcome->bind_failure.empty()) {
     // As check --dim: the first node that fails at these dims; nothing is written.
     PrintError(absl::StrCat(label_, ": ", outcome->bind_failure));
-    return kExitFound;
+    return Refuse(kExitFound, outcome->bind_failure);
   }
   PrintOptText();
   if (!outcome->status.ok()) return OptimizeFailure(outcome->status);
   WarnUnsupportedOps();
   PrintWaived();
   PrintViolations();
-  if (outcome->target_not_met) return kExitUnsupported;
+  if (outcome->target_not_met) {
+    return Refuse(kExitUnsupported,
+                  absl::StrCat("target ", report_.target, " not met: ", report_.violations.size(),
+                               " node(s) not in its form"));
+  }
   outcome_ = *std::move(outcome);
   return std::nullopt;
 }
@@ -516,7 +574,7 @@ int OptRun::Run() {
   label_ = model_->path;
   // The files the model reads as loaded: no output may replace one, whatever the passes do.
   inputs_ = proto::InputFilesOf(*model_);
-  if (std::optional<int> exit = RefuseOverwritingInput()) return *exit;
+  if (std::optional<int> exit = RefuseUnwritableOutputs()) return *exit;
   if (std::optional<int> exit = Optimize()) return *exit;
   if (std::optional<int> exit = VerifyRewrite()) return *exit;
   if (std::optional<int> exit = ReportEngine(*outcome_)) return *exit;

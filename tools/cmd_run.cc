@@ -41,6 +41,7 @@ struct RunArgs : CommonArgs {
   std::vector<std::string> inputs;  // NAME=FILE.pb
   std::vector<std::string> dims;    // SYMBOL=N
   int64_t seed = 0;
+  std::vector<std::string> input_ranges;  // NAME=LO:HI
   std::optional<std::string> output_dir;
   std::optional<double> rtol;
   std::optional<double> atol;
@@ -60,6 +61,7 @@ void DeclareRun(CommandLine* cl, RunArgs* a) {
                "inputs must agree (exit 65)",
                &a->dims);
   cl->Option("--seed", "S", "seed for random inputs (default 0)", &a->seed);
+  DeclareInputRange(cl, &a->input_ranges, "(default floats in [-1, 1), integers 0..9)");
   cl->Option("--output-dir", "DIR", "write outputs as output_K.pb", &a->output_dir);
   cl->Option("--rtol", "R", "relative tolerance (default 1e-3)", &a->rtol);
   cl->Option("--atol", "A", "absolute tolerance (default 1e-7)", &a->atol);
@@ -277,6 +279,7 @@ class ModelRun {
   double timeout_ = 0;
   int64_t max_memory_ = 0;
   std::map<std::string, int64_t> dims_;  // --dim
+  std::map<std::string, rt::ValueRange> ranges_;  // --input-range
   std::vector<std::pair<std::string, std::string>> input_files_;
   std::unique_ptr<passes::ProgressSink> progress_;
   std::optional<proto::Model> model_;
@@ -308,6 +311,9 @@ std::optional<int> ModelRun::CheckOptions() {
   if (!max_memory.ok()) return Usage(cmd_, std::string(max_memory.status().message()));
   max_memory_ = *max_memory;
   if (absl::Status s = ParseRunBindings(args_, &dims_, &input_files_); !s.ok()) {
+    return Usage(cmd_, std::string(s.message()));
+  }
+  if (absl::Status s = ParseInputRanges(args_.input_ranges, &ranges_); !s.ok()) {
     return Usage(cmd_, std::string(s.message()));
   }
   if (args_.output_dir == kStdio) {
@@ -412,13 +418,22 @@ std::optional<int> ModelRun::MakeJobs() {
   request.dims_label = "--dim";
   request.seed = static_cast<uint64_t>(args_.seed);
   request.max_elements = max_tensor_elements_;
+  request.ranges = ranges_;
+  // A range naming no input, or one its type cannot hold: the command line's mistake.
+  if (absl::Status s = driver::CheckInputRanges(model_->proto.graph(), ranges_); !s.ok()) {
+    return Usage(cmd_, absl::StrCat(model_->path, ": ", InputRangeWords(s.message())));
+  }
   absl::StatusOr<driver::Inputs> inputs = driver::MakeInputs(graph, request, model_->path);
   if (!inputs.ok()) return RunFailure(model_->path, inputs.status());
   if (!inputs->bad_input.ok()) return BadInput(model_->path, "", inputs->bad_input);
   random_dims_ = std::move(inputs->bound);
   random_skip_.emplace();
   for (const auto& [name, value] : given_) random_skip_->insert(name);
-  jobs_.push_back({"random inputs", WithGiven(std::move(inputs->random)), {}, {}});
+  // The label says where the values came from: every input given (--input) is no random run.
+  const char* label = inputs->random.empty() ? "given inputs"
+                      : given_.empty()       ? "random inputs"
+                                             : "given and random inputs";
+  jobs_.push_back({label, WithGiven(std::move(inputs->random)), {}, {}});
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "driver/engine_step.h"
+#include "driver/run.h"
 #include "driver/verify.h"
 #include "tools/common_options.h"
 #include "tools/outputs.h"
@@ -25,6 +26,7 @@ constexpr int64_t kMaxSamples = 100000;
 struct VerifyArgs : CommonArgs {
   std::vector<std::string> test_data;
   int64_t seed = 0;
+  std::vector<std::string> input_ranges;  // NAME=LO:HI
   std::vector<std::string> dims;
   int64_t samples = 3;
   bool edge_cases = false;
@@ -42,6 +44,7 @@ struct VerifyArgs : CommonArgs {
 void DeclareVerify(CommandLine* cl, VerifyArgs* a) {
   cl->Repeated("--test-data", "DIR", "use these inputs instead of random ones", &a->test_data);
   cl->Option("--seed", "S", "seed for random inputs (default 0)", &a->seed);
+  DeclareInputRange(cl, &a->input_ranges, "in every random sample");
   cl->Repeated("--dim", "SYMBOL=N",
                "bind a symbolic dim in every sample (or several: N=1,T=4); dims one model "
                "declares as numbers are bound without it",
@@ -109,6 +112,9 @@ std::optional<int> VerifyOptionsFrom(const Command& cmd, const VerifyArgs& args,
   if (absl::Status s = ParseDimSpecs(args.dims, &options->dims); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
+  if (absl::Status s = ParseInputRanges(args.input_ranges, &options->ranges); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   return std::nullopt;
 }
 
@@ -136,6 +142,10 @@ int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
   if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
+  std::map<std::string, rt::ValueRange> ranges;
+  if (absl::Status s = ParseInputRanges(args.input_ranges, &ranges); !s.ok()) {
+    return Usage(cmd, std::string(s.message()));
+  }
   const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
@@ -148,9 +158,12 @@ int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
   }
   const proto::Model& reference = models.front();
   const proto::Model& on_engine = models.back();
+  if (absl::Status s = driver::CheckInputRanges(reference.proto.graph(), ranges); !s.ok()) {
+    return Usage(cmd, absl::StrCat(reference.path, ": ", InputRangeWords(s.message())));
+  }
   std::string at;
   absl::StatusOr<engines::EngineBisection> b =
-      driver::BisectOnNamedEngine(reference, on_engine, *args.engine, dims, &at);
+      driver::BisectOnNamedEngine(reference, on_engine, *args.engine, dims, &at, ranges);
   if (!b.ok()) {
     if (b.status().code() == absl::StatusCode::kNotFound) {
       return Usage(cmd, absl::StrCat("--engine: ", b.status().message()));
@@ -187,6 +200,10 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
       return LoadExitCode(model.status());
     }
     models.push_back(*std::move(model));
+  }
+  // Ranges name the original's inputs (the random values both models are fed).
+  if (absl::Status s = driver::CheckInputRanges(models[0].proto.graph(), options.ranges); !s.ok()) {
+    return Usage(cmd, absl::StrCat(models[0].path, ": ", InputRangeWords(s.message())));
   }
   // The deadline starts after loading, like run's.
   absl::StatusOr<verify::VerifyResult> result =

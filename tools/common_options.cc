@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "driver/driver.h"
 #include "runtime/memory_budget.h"
 #include "tools/progress.h"
@@ -127,6 +128,41 @@ absl::Status ParseDimSpecs(const std::vector<std::string>& specs,
     }
   }
   return absl::OkStatus();
+}
+
+void DeclareInputRange(CommandLine* cl, std::vector<std::string>* specs, const char* where) {
+  cl->Repeated("--input-range", "NAME=LO:HI",
+               absl::StrCat("values of input NAME's random elements ", where,
+                            ": floats in [LO, HI], integers and bools whole numbers in it "
+                            "(mask=0:1 is 0s and 1s); LO:HI:int gives a float input whole "
+                            "numbers too"),
+               specs);
+}
+
+// A malformed range is a usage error whatever the model; the names are checked against the
+// model's inputs once it is read.
+absl::Status ParseInputRanges(const std::vector<std::string>& specs,
+                              std::map<std::string, rt::ValueRange>* ranges) {
+  for (const std::string& spec : specs) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    absl::StatusOr<rt::ValueRange> range = rt::ParseValueRange(kv.second);
+    if (kv.first.empty() || !range.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-range expects NAME=LO:HI, got '", spec, "'",
+                       range.ok() ? "" : absl::StrCat(": ", range.status().message())));
+    }
+    if (ranges->count(kv.first) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-range ", kv.first, " is given twice"));
+    }
+    (*ranges)[kv.first] = *range;
+  }
+  return absl::OkStatus();
+}
+
+std::string InputRangeWords(absl::string_view message) {
+  if (absl::ConsumePrefix(&message, "input range ")) return absl::StrCat("--input-range ", message);
+  return absl::StrCat("--input-range: ", message);
 }
 
 namespace {

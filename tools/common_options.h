@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/model_io.h"
+#include "runtime/exec/random_inputs.h"
 #include "support/progress.h"
 #include "tools/cli.h"
 
@@ -89,6 +90,16 @@ absl::StatusOr<int64_t> MaxMemoryFrom(const std::optional<int64_t>& max_memory);
 /// ("H=640,W=640"), parsed before the model is read.
 absl::Status ParseDimSpecs(const std::vector<std::string>& specs,
                            std::map<std::string, int64_t>* dims);
+
+/// --input-range NAME=LO:HI (run, verify, opt): the values of one input's random elements
+/// (rt::ValueRange; repeatable, one input per flag). The names are checked against the model's
+/// inputs once it is read.
+void DeclareInputRange(CommandLine* cl, std::vector<std::string>* specs, const char* where);
+absl::Status ParseInputRanges(const std::vector<std::string>& specs,
+                              std::map<std::string, rt::ValueRange>* ranges);
+/// A message of driver::CheckInputRanges in the command line's words ("--input-range mask=0:1:
+/// the model has no input 'mask' ...").
+std::string InputRangeWords(absl::string_view message);
 
 /// After the options are declared: parses `args`, checks what every command checks (limits,
 /// --help, --quiet with --progress) and calls `run` at the command boundary, where an

@@ -17,9 +17,9 @@ namespace onnx_bcast::cli {
 /// A side output (--json, --report): staged as soon as its text is known (the destination
 /// checked and the text written to a temporary beside it, or held for stdout for "-"),
 /// committed only once the command's main output is in place. A command that fails after
-/// staging (the model cannot be saved, a target is not met) leaves no report behind: the
-/// temporary is removed when the SideOutput goes. The file is never written onto a link, a
-/// non-regular file or one of the command's inputs.
+/// staging (the model cannot be saved) leaves no report behind: the temporary is removed when
+/// the SideOutput goes. (A refusal, where the report is the one output, writes it with Write.)
+/// The file is never written onto a link, a non-regular file or one of the command's inputs.
 class SideOutput {
  public:
   /// False (after printing the error) when the destination is refused or cannot be written.

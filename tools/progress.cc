@@ -72,7 +72,16 @@ void StderrProgress::Update(int64_t done, int64_t total) {
 void StderrProgress::End(std::string_view outcome) {
   if (!open_) return;
   open_ = false;
-  const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  Print(outcome, std::chrono::duration<double>(Clock::now() - start_).count());
+}
+
+void StderrProgress::Finished(std::string_view what, std::string_view outcome, double seconds) {
+  if (open_) End("");  // steps do not nest
+  what_ = TerminalSafe(what);
+  Print(outcome, seconds);
+}
+
+void StderrProgress::Print(std::string_view outcome, double seconds) {
   std::string line = absl::StrCat("[I] ", what_, " ... ");
   if (!outcome.empty()) absl::StrAppend(&line, TerminalSafe(outcome), " ");
   absl::StrAppend(&line, "(", FormatElapsed(seconds), ")");

@@ -29,11 +29,14 @@ class StderrProgress final : public passes::ProgressSink {
   void Begin(std::string_view what) override;
   void Update(int64_t done, int64_t total) override;
   void End(std::string_view outcome) override;
+  void Finished(std::string_view what, std::string_view outcome, double seconds) override;
 
  private:
   using Clock = std::chrono::steady_clock;
   // Replaces the line drawn so far (interactive only); `final` ends it with a newline.
   void Draw(std::string line, bool final);
+  // The finished line of a step: "[I] WHAT ... OUTCOME (TIME)".
+  void Print(std::string_view outcome, double seconds);
 
   const bool interactive_;
   std::FILE* const out_;

@@ -370,9 +370,14 @@ class WholeModelRun {
       random.seed = options_.seed + k;
       random.dims = bindings[k];
       random.default_dim = 2;
+      random.ranges = options_.ranges;
       absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(ea_->graph(), random);
       if (!feeds.ok()) {
         step.End("failed");
+        // A range the model cannot take is the caller's mistake, not a reason to go local.
+        if (feeds.status().code() == absl::StatusCode::kInvalidArgument) {
+          return UsageError(std::string(feeds.status().message()));
+        }
         return Local(std::string(feeds.status().message()));
       }
       sets->push_back({SampleLabel(k, bindings[k]), *std::move(feeds)});
@@ -420,6 +425,14 @@ class WholeModelRun {
       return absl::StrCat("edge case outside the broadcast condition (", BindingsToString(bindings),
                           ")");
     }
+    // --edge-cases' sample of empty tensors: every symbol 0 (no random sample binds one to 0).
+    const bool all_zero =
+        options_.edge_cases && !bindings.empty() &&
+        std::all_of(bindings.begin(), bindings.end(), [](const auto& b) { return b.second == 0; });
+    if (all_zero) {
+      return absl::StrCat("edge case: every dim 0 (", BindingsToString(bindings),
+                          "; empty tensors)");
+    }
     return absl::StrCat("random sample ", k, " (",
                         bindings.empty() && !r_.bound.empty() ? std::string("every dim bound")
                                                               : BindingsToString(bindings),
@@ -463,7 +476,14 @@ class WholeModelRun {
       }
       if (first_failure_.empty()) first_failure_ = std::string(va.status().message());
       step->End("skipped: the original rejects these inputs");
-      return std::nullopt;  // inputs the original itself rejects say nothing about the rewrite
+      // Inputs the original itself rejects say nothing about the rewrite: listed as skipped,
+      // with the original's error, so that a user sees which samples ran.
+      SampleResult skipped;
+      skipped.label = set.label;
+      skipped.skipped = true;
+      skipped.note = absl::StrCat("the original rejects these inputs: ", va.status().message());
+      r_.samples.push_back(std::move(skipped));
+      return std::nullopt;
     }
     ++ran_;
     SampleResult sample;

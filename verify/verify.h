@@ -18,6 +18,7 @@
 #include "report/report_json.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/error_model.h"
+#include "runtime/exec/random_inputs.h"
 #include "runtime/memory_budget.h"
 #include "runtime/run_budget.h"
 #include "support/progress.h"
@@ -34,6 +35,8 @@ struct VerifyOptions {
   std::map<std::string, int64_t> dims;
   std::string dims_label = "--dim";
   uint64_t seed = 0;
+  /// Value ranges of random inputs by input name (verify --input-range; issue 44 item 5).
+  std::map<std::string, rt::ValueRange> ranges;
   int samples = 3;
   /// Adds a sample with every symbol bound to 0 (empty tensors; skipped when the original
   /// rejects it) and, when the model's combined broadcast condition can be violated, a sample
@@ -73,7 +76,9 @@ struct OutputResult {
 };
 
 struct SampleResult {
-  std::string label;  ///< "test_data_set_0", "random sample 1 (N=2)" or "edge case ..."
+  /// "test_data_set_0", "random sample 1 (N=2)", "edge case: every dim 0 (N=0; empty
+  /// tensors)" or "edge case outside the broadcast condition (N=3)".
+  std::string label;
   std::vector<OutputResult> outputs;
   bool match = true;
   std::string error;  ///< set when the rewritten model failed where the original ran
@@ -81,6 +86,9 @@ struct SampleResult {
   /// failed there, as check says they must.
   bool expect_failure = false;
   std::string note;  ///< for that sample: the node check names and the original's error
+  /// Not run: the original model rejects these inputs (they say nothing about the rewrite);
+  /// `note` says why. Listed, never dropped silently (issue 44 item 4).
+  bool skipped = false;
 };
 
 /// The first intermediate tensor whose values differ, in the original's topological order.

@@ -23,6 +23,10 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
   }
   for (const std::string& s : r.structural) absl::StrAppend(&out, "  ", s, "\n");
   for (const SampleResult& s : r.samples) {
+    if (s.skipped) {
+      absl::StrAppend(&out, "  ", s.label, ": skipped: ", s.note, "\n");
+      continue;
+    }
     absl::StrAppend(
         &out, "  ", s.label, ": ",
         s.expect_failure ? (s.match ? "both fail" : "RUNS") : (s.match ? "equal" : "DIFFERENT"),
@@ -120,6 +124,7 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
     j["sample"] = s.label;
     j["match"] = s.match;
     j["expect_failure"] = s.expect_failure;
+    j["skipped"] = s.skipped;
     j["error"] = passes::JsonStringOrNull(s.error);
     j["note"] = passes::JsonStringOrNull(s.note);
     passes::Json outputs = passes::Json::array();

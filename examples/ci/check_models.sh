@@ -10,6 +10,10 @@
 # need their own (MODEL as given, or its file name; a model not listed takes $DIMS):
 #
 #   TARGET=opencv DIMS=N=1 DIMS_FILE=ci/dims.txt examples/ci/check_models.sh models/*.onnx
+#
+# REPORT_DIR=DIR keeps each model's `opt --report` there as NAME.opt.json, written when opt
+# refuses too: the reasons as data for the job's artifacts ("refused", "violation_details" with
+# each node's hint, "engine").
 set -uo pipefail
 onnx_bcast=${ONNX_BCAST:-onnx-bcast}
 target=${TARGET:-explicit}
@@ -37,6 +41,11 @@ for model in "$@"; do
   dims=$(dims_of "$model")
   dim_args=()
   [ -n "$dims" ] && dim_args=(--dim "$dims")
+  report_args=()
+  if [ -n "${REPORT_DIR:-}" ]; then
+    mkdir -p "$REPORT_DIR"
+    report_args=(--report "$REPORT_DIR/$name.opt.json")
+  fi
   # --strict would also fail on conditions that depend on symbolic dims; errors always fail.
   "$onnx_bcast" check "$model"
   case $? in
@@ -44,7 +53,8 @@ for model in "$@"; do
     1) echo "FAIL $model: broadcast error (see above)" >&2; failed=1; continue ;;
     *) echo "FAIL $model: cannot be checked" >&2; failed=1; continue ;;
   esac
-  "$onnx_bcast" opt "$model" --target "$target" "${dim_args[@]}" -o "$work/$name" ||
+  "$onnx_bcast" opt "$model" --target "$target" "${dim_args[@]}" "${report_args[@]}" \
+    -o "$work/$name" ||
     { echo "FAIL $model: opt --target $target failed" >&2; failed=1; continue; }
   # verify binds the dims the rewritten model declares as numbers (its first line says so).
   "$onnx_bcast" verify "$model" "$work/$name"

@@ -4,6 +4,8 @@ Every function takes a model as an onnx.ModelProto, serialized bytes or a path. 
 the CLI's JSON documents as dicts (`check --json`, `opt --report`), plus the CLI's text under
 'text'. Signatures and docstrings: __init__.pyi beside this file, or help(onnx_bcast.check).
 """
-from onnx_bcast._core import __version__, check, list_passes, list_targets, optimize, run, verify
+from onnx_bcast._core import (EngineCheckError, TargetNotMetError, __version__, check,
+                              list_passes, list_targets, optimize, run, verify)
 
-__all__ = ["__version__", "check", "list_passes", "list_targets", "optimize", "run", "verify"]
+__all__ = ["EngineCheckError", "TargetNotMetError", "__version__", "check", "list_passes",
+           "list_targets", "optimize", "run", "verify"]

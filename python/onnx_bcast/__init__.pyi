@@ -18,6 +18,8 @@ Buffer = Union[bytes, bytearray, memoryview]
 Model = Union[onnx.ModelProto, Buffer, StrPath]
 # A shape as the CLI's JSON writes it: ints and symbol names ("N", "?" for an unknown dim).
 Shape = list[Union[int, str]]
+# The values of one input's random elements: (lo, hi), or the CLI's 'LO:HI' / 'LO:HI:int'.
+InputRangeSpec = Union[tuple[float, float], str]
 
 
 class SymbolSet(TypedDict):
@@ -175,6 +177,14 @@ class OptimizeReport(_OptimizeReportBase, total=False):
     waived: list[str]
     # summary['violations'] as records.
     violation_details: list[ViolationRecord]
+    # Only in the report of a refused rewrite (TargetNotMetError.report, EngineCheckError.report,
+    # and `opt --report` on a refusal): the exit code the CLI gives and why.
+    refused: Refusal
+
+
+class Refusal(TypedDict):
+    exit: int
+    why: str
 
 
 class EngineCheck(TypedDict):
@@ -192,6 +202,7 @@ class ViolationRecord(TypedDict):
     shapes: str
     rule: str
     cannot_prove: bool
+    hint: Optional[str]  # what makes it fit: "bind N, H with dims="; None: the rule says none
 
 
 class Comparison(TypedDict):
@@ -217,6 +228,7 @@ class Sample(TypedDict):
     sample: str
     match: bool
     expect_failure: bool
+    skipped: bool  # not run: the original rejects these inputs ('note' says why)
     error: Optional[str]
     note: Optional[str]
     outputs: list[OutputComparison]
@@ -278,6 +290,22 @@ class VerifyReport(TypedDict):
     text: str
 
 
+class TargetNotMetError(NotImplementedError):
+    """optimize() left nodes outside the target's form (allow_partial=False): .violations lists
+    them as dicts, .report is the refused rewrite's report."""
+    report: OptimizeReport
+    violations: list[ViolationRecord]
+    engine: Optional[EngineCheck]
+
+
+class EngineCheckError(RuntimeError):
+    """optimize()'s result does not run correctly on the target's engine: .engine is the engine
+    check's dict, .report the refused rewrite's report."""
+    report: OptimizeReport
+    violations: list[ViolationRecord]
+    engine: Optional[EngineCheck]
+
+
 def list_passes() -> list[tuple[str, str]]:
     """Every rewrite pass as (name, one-line summary), in the registry's order."""
 
@@ -316,7 +344,8 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
              input_shapes: Optional[dict[str, Sequence[int]]] = None,
              live_probe: bool = True, verify_engine: bool = True,
-             require_engine: bool = False, probe_cache: Optional[StrPath] = None
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None,
+             input_ranges: Optional[Mapping[str, InputRangeSpec]] = None
              ) -> tuple[onnx.ModelProto, OptimizeReport]:
     """Rewrites the broadcasts for a target (list_targets(); default "explicit") or a list of passes
     (list_passes(); ["none"]: load and save only).
@@ -329,8 +358,10 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
     'initializers_rewritten', 'bytes_added', 'rewrites'), 'summary' {'rewrites', 'before', 'after',
     'violations', 'error'}; plus 'text', the lines the CLI prints. Pass it to verify(report=...) to
     name the pass behind a divergence. An unknown pass or target raises ValueError; a node left
-    outside the target's form raises NotImplementedError naming every such node, unless
-    allow_partial=True (then summary['violations'] lists them).
+    outside the target's form raises TargetNotMetError (a NotImplementedError) naming every such
+    node, unless allow_partial=True (then summary['violations'] lists them); the exception's
+    .violations lists them as dicts {'graph', 'node', 'op', 'shapes', 'rule', 'cannot_prove',
+    'hint'} and .report is the refused rewrite's report.
     dims={'H': 640, ...} and input_shapes={'x': [1, 3, 640, 640]} bind symbolic dims before the
     passes, as `opt --dim` and `--input-shape`: the result has those numbers in its declared shapes
     (report 'dims'); an unknown name, a rank mismatch, or a binding that breaks a broadcast raises
@@ -338,9 +369,11 @@ def optimize(model: onnx.ModelProto, *, target: Optional[str] = None,
     The target's engine decides as in the CLI where this module was built with it: live_probe runs
     broadcast forms on it at their exact shapes; verify_engine runs the result on it before
     returning (report 'engine' {'outcome', 'line', 'dims', 'divergence', 'note'}), and a result it
-    refuses or computes wrongly raises RuntimeError naming the first node that differs;
+    refuses or computes wrongly raises EngineCheckError (a RuntimeError) naming the first node that
+    differs, with .engine and .report;
     require_engine=True raises ValueError where the build has no such engine (else 'engine' 'note'
-    says it was not run).
+    says it was not run). input_ranges={'mask': (0, 1)} sets the values of the engine check's random
+    inputs, as run(input_ranges=...).
     """
 @overload
 def optimize(model: Buffer, *, target: Optional[str] = None,
@@ -350,7 +383,8 @@ def optimize(model: Buffer, *, target: Optional[str] = None,
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
              input_shapes: Optional[dict[str, Sequence[int]]] = None,
              live_probe: bool = True, verify_engine: bool = True,
-             require_engine: bool = False, probe_cache: Optional[StrPath] = None
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None,
+             input_ranges: Optional[Mapping[str, InputRangeSpec]] = None
              ) -> tuple[bytes, OptimizeReport]: ...
 @overload
 def optimize(model: StrPath, *, target: Optional[str] = None,
@@ -360,18 +394,22 @@ def optimize(model: StrPath, *, target: Optional[str] = None,
              allow_partial: bool = False, dims: Optional[dict[str, int]] = None,
              input_shapes: Optional[dict[str, Sequence[int]]] = None,
              live_probe: bool = True, verify_engine: bool = True,
-             require_engine: bool = False, probe_cache: Optional[StrPath] = None
+             require_engine: bool = False, probe_cache: Optional[StrPath] = None,
+             input_ranges: Optional[Mapping[str, InputRangeSpec]] = None
              ) -> OptimizeReport: ...
 
 
 def run(model: Model, inputs: Optional[dict[str, numpy.typing.ArrayLike]] = None, *,
         random: bool = False, seed: int = 0, dims: Optional[dict[str, int]] = None,
-        threads: int = 1, base_dir: str = '.') -> dict[str, numpy.ndarray]:
+        threads: int = 1, base_dir: str = '.',
+        input_ranges: Optional[Mapping[str, InputRangeSpec]] = None) -> dict[str, numpy.ndarray]:
     """Runs the model on the bundled reference executor.
 
     inputs maps input names to numpy arrays, checked against the declared types and shapes, each
     symbol bound to one value across inputs (and dims=). With random=True, inputs not given are
-    seeded random values (symbolic dims bound from dims=, then from the given inputs, else 1).
+    seeded random values (symbolic dims bound from dims=, then from the given inputs, else 1):
+    floats in [-1, 1), integers 0..9, or per input_ranges={'mask': (0, 1), 'ids': '0:99'}: floats
+    in [lo, hi], integers and bools whole numbers in it ('LO:HI:int' gives floats whole numbers).
     Returns {output name: numpy array} in graph order (bfloat16 as uint16 bit patterns).
     """
 
@@ -380,7 +418,8 @@ def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0
            rtol: Optional[float] = None, atol: Optional[float] = None, edge_cases: bool = False,
            local: bool = False, test_data: Optional[Sequence[StrPath]] = None, threads: int = 1,
            report: Union[OptimizeReport, dict[str, Any], StrPath, None] = None,
-           base_dir: str = '.', dims: Optional[Mapping[str, int]] = None) -> VerifyReport:
+           base_dir: str = '.', dims: Optional[Mapping[str, int]] = None,
+           input_ranges: Optional[Mapping[str, InputRangeSpec]] = None) -> VerifyReport:
     """Runs both models on the same inputs and compares every output.
 
     Inputs are seeded random samples, or the ONNX test_data_set directories of test_data, and only
@@ -394,5 +433,7 @@ def verify(original: Model, rewritten: Model, *, samples: int = 3, seed: int = 0
     the document of `onnx-bcast verify --json` as a dict: 'match', 'mode', 'tolerance',
     'samples' (each with its 'outputs' compared), 'max_abs_error', 'max_ulp', 'divergence' (with
     'pass' and 'rewrite' from the report), 'local', ...; plus 'text', the lines the CLI prints. A
-    mismatch is match=False, not an exception.
+    mismatch is match=False, not an exception; a sample whose inputs the original rejects is listed
+    with 'skipped' True and the original's error in 'note'. input_ranges={'mask': (0, 1)} sets the
+    random inputs' values, as run(input_ranges=...).
     """

@@ -13,6 +13,7 @@
 //   - fold-constants is idempotent on every written model.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -90,9 +91,20 @@ Bindings FirstBinding(const std::string& model) {
   return test_support::FirstBinding(ReadJson(kCorpus + "manifest.json"), model, m->proto.graph());
 }
 
+// A node with only constant inputs names the same verdict either way; opt, which ran
+// fold-constants, adds why the pass kept it (issue 44 item 7), which a check of the written
+// model alone cannot know. Compared up to that verdict.
+std::string UpToKeptConstant(std::string violation) {
+  const size_t at = violation.find(": has only constant inputs");
+  if (at != std::string::npos) violation.resize(at + std::strlen(": has only constant inputs"));
+  return violation;
+}
+
 std::vector<std::string> Violations(const Json& report) {
   std::vector<std::string> out;
-  for (const Json& v : report.at("summary").at("violations")) out.push_back(v.get<std::string>());
+  for (const Json& v : report.at("summary").at("violations")) {
+    out.push_back(UpToKeptConstant(v.get<std::string>()));
+  }
   return out;
 }
 
@@ -211,6 +223,7 @@ TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
     ASSERT_TRUE(written.ok()) << written.status();
     absl::StatusOr<std::vector<std::string>> fresh = passes::FindTargetViolations(*written, target);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
+    for (std::string& v : *fresh) v = UpToKeptConstant(v);
     EXPECT_EQ(Violations(ReadJson(s.Path("r.json"))), *fresh);
   }
 }

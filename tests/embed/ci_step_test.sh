@@ -35,13 +35,17 @@ cat "$scratch/dims.out"
 [ "$(grep -c '^ok ' "$scratch/dims.out")" = 2 ] || fail "opencv with DIMS: expected two ok lines"
 grep -q 'EQUAL (.*N bound to 1 by the rewritten model' "$scratch/dims.out" ||
   fail "opencv with DIMS: verify does not say N is bound"
-# Without the dims, the static target cannot be met: the job fails naming the step.
-ONNX_BCAST=$cli TARGET=opencv "$step" "$exported/torchvision_vit_op14.onnx" >"$scratch/nodims.out" 2>&1
+# Without the dims, the static target cannot be met: the job fails naming the step, and with
+# REPORT_DIR the refusal's report holds the reasons (issue 44 item 1).
+ONNX_BCAST=$cli TARGET=opencv REPORT_DIR=$scratch/reports "$step" \
+  "$exported/torchvision_vit_op14.onnx" >"$scratch/nodims.out" 2>&1
 code=$?
 cat "$scratch/nodims.out"
 [ "$code" = 1 ] || fail "opencv without DIMS: exit $code, expected 1"
 grep -q 'FAIL .*torchvision_vit_op14.onnx: opt --target opencv failed' "$scratch/nodims.out" ||
   fail "opencv without DIMS: not reported"
+grep -q '"refused": {' "$scratch/reports/torchvision_vit_op14.onnx.opt.json" ||
+  fail "opencv without DIMS: no report of the refusal in REPORT_DIR"
 
 # A broadcast error fails the job, and the other models are still checked.
 ONNX_BCAST=$cli "$step" "$src/tests/fixtures/check/add_mismatch.onnxtxt" \

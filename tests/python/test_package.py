@@ -60,6 +60,10 @@ def stub_typeddicts():
     tree = ast.parse((PACKAGE_DIR / "__init__.pyi").read_text())
     own, bases = {}, {}
     for node in tree.body:
+        # Exception classes (TargetNotMetError(NotImplementedError), ...) are no TypedDicts.
+        if isinstance(node, ast.ClassDef) and any(
+                getattr(b, "id", "").endswith("Error") for b in node.bases):
+            continue
         if isinstance(node, ast.ClassDef):
             total = all(not (k.arg == "total" and ast.literal_eval(k.value) is False)
                         for k in node.keywords)

@@ -60,7 +60,8 @@ inline std::vector<std::string> OptArgs(const std::string& model, const std::str
                                         const CorpusBindings& dims) {
   std::vector<std::string> args = {"opt", model, "-o", out};
   args.insert(args.end(), flags.begin(), flags.end());
-  args.push_back("--quiet");
+  // No --quiet: it would drop the report the tests read (opt -q prints nothing on success,
+  // issue 44); stderr is a file here, so there is no progress display anyway.
   if (!dims.empty()) args.insert(args.end(), {"--dim", DimList(dims)});
   return args;
 }

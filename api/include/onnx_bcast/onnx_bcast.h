@@ -56,7 +56,8 @@ struct PassInfo {
 /// Every rewrite pass, in registry order.
 ONNX_BCAST_API std::vector<PassInfo> ListPasses();
 
-/// The built-in targets ("explicit", "ncnn", "none", "canonical").
+/// The built-in targets, each with its passes: the normal forms "explicit", "none" and
+/// "canonical", and the engines measured by probe-engine, "ncnn" and "opencv".
 ONNX_BCAST_API std::vector<PassInfo> ListTargets();
 
 // ---------------------------------------------------------------------------------------------
@@ -185,6 +186,18 @@ ONNX_BCAST_API absl::StatusOr<CheckResult> Check(const onnx::ModelProto& model,
 ONNX_BCAST_API absl::StatusOr<CheckResult> Check(const std::string& path,
                                                  const CheckOptions& options = {});
 
+/// The values of one input's random elements (the CLI's `--input-range NAME=LO:HI`; issue 44):
+/// floating-point inputs uniform in [lo, hi]; integer and bool inputs whole numbers in
+/// [lo, hi] (an attention mask {0, 1}: lo 0, hi 1); `integers` gives a floating-point input
+/// whole numbers too (a float mask of exactly 0.0 and 1.0). A range naming no input of the
+/// model, with lo > hi, or that the input's type cannot hold (a fraction for an integer input)
+/// is InvalidArgument.
+struct InputRange {
+  double lo = 0;
+  double hi = 0;
+  bool integers = false;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Optimize: rewrite broadcasts for a target (what `onnx-bcast opt` does)
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +236,8 @@ struct OptimizeOptions {
   bool verify_engine = true;
   bool require_engine = false;
   std::string probe_cache;
+  /// The values of the engine check's random inputs, by input name (opt --input-range).
+  std::map<std::string, InputRange> input_ranges;
   LoadOptions load;
 };
 
@@ -234,7 +249,17 @@ struct Violation {
   std::string shapes;  ///< the operands' shapes, e.g. "[1,20,120] and [120]"
   std::string rule;    ///< the rule of the target's table it breaks, or why it cannot be proven
   bool cannot_prove = false;  ///< may conform, but the analysis cannot show it
+  /// What would make it fit, when the rule says: "bind N, H with OptimizeOptions::dims";
+  /// empty otherwise (a size only the data decides, a form no binding changes).
+  std::string hint;
 };
+
+/// The payload (absl::Status::GetPayload) of an Optimize error that refuses the result (a
+/// target not met: Unimplemented; a result the target's engine does not run correctly:
+/// Aborted; a dims binding that breaks a broadcast: InvalidArgument): OptimizeReport::json of
+/// the refused rewrite, with "violation_details", "engine" and "refused" (the same document as
+/// `opt --report` writes on a refusal).
+inline constexpr char kOptReportPayload[] = "type.onnx-bcast/opt-report";
 
 /// One rewrite of one node.
 struct Rewrite {
@@ -420,6 +445,8 @@ struct RunOptions {
   bool random_missing_inputs = false;
   uint64_t seed = 0;
   std::map<std::string, int64_t> dims;
+  /// The values of random inputs, by input name (run --input-range).
+  std::map<std::string, InputRange> input_ranges;
   /// Refuse (ResourceExhausted) any tensor computed with more elements than this.
   int64_t max_tensor_elements = int64_t{1} << 32;
   /// Refuse (ResourceExhausted naming the node) an allocation that would take the bytes the
@@ -449,6 +476,8 @@ struct VerifyOptions {
   int samples = 3;
   /// Add a sample with every symbolic dim bound to 0.
   bool edge_cases = false;
+  /// The values of the random samples' inputs, by input name (verify --input-range).
+  std::map<std::string, InputRange> input_ranges;
   /// Symbols bound in every sample (`verify --dim`). Without them, a dim one model declares as
   /// a number and the other leaves symbolic is bound to that number anyway (VerifyResult::
   /// bound): samples feed only inputs both models accept. A name neither model's inputs have,
@@ -528,6 +557,9 @@ struct VerifyResult {
   std::vector<OutputComparison> outputs;
   /// Samples where the rewritten model failed although the original ran.
   std::vector<std::string> sample_errors;
+  /// Samples not run because the original model rejects their inputs, each with the
+  /// original's error ("random sample 0 (H=1, W=1): the original rejects these inputs: ...").
+  std::vector<std::string> skipped_samples;
   std::optional<Divergence> divergence;
   std::vector<LocalCheck> local;
   /// Largest errors over all outputs and samples.

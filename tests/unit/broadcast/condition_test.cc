@@ -137,7 +137,8 @@ TEST(Condition, PinnedSymbolsMakeClauseFalse) {
   set.Add(Atom::Eq("M", 7));
   set.Add(NMOr1());
   EXPECT_TRUE(set.contradictory());
-  EXPECT_EQ(set.contradiction(), "N == M or N == 1 or M == 1 cannot hold given N == 5 and M == 7");
+  EXPECT_EQ(set.contradiction(),
+            "(N == M or N == 1 or M == 1) cannot hold given N == 5 and M == 7");
 }
 
 TEST(Condition, EmptyClauseIsFalse) {
@@ -184,7 +185,7 @@ TEST(Condition, PrintingOrderIsValueSetsThenOtherClausesInInsertionOrder) {
   set.Add(Clause::InSet("Z", {1, 3}));
   set.Add(Clause::InSet("Y", {1, 2}));
   set.Add(Clause::Of({Atom::EqSymbol("C", "D")}));
-  EXPECT_EQ(set.ToString(), "Z ∈ {1, 3} and Y ∈ {1, 2} and A == B or A == 1 and C == D");
+  EXPECT_EQ(set.ToString(), "Z ∈ {1, 3} and Y ∈ {1, 2} and (A == B or A == 1) and C == D");
   const std::map<std::string, std::set<int64_t>> expected = {{"Y", {1, 2}}, {"Z", {1, 3}}};
   EXPECT_EQ(set.value_sets(), expected);
   ASSERT_EQ(set.clauses().size(), 4u);
@@ -219,7 +220,7 @@ TEST(Condition, SimplifyIsIdempotent) {
   set.Simplify();
   set.Simplify();
   EXPECT_EQ(set.ToString(), before);
-  EXPECT_EQ(before, "K ∈ {1, 4} and N == M or N == 1 or M == 1");
+  EXPECT_EQ(before, "K ∈ {1, 4} and (N == M or N == 1 or M == 1)");
 }
 
 }  // namespace
@@ -282,6 +283,23 @@ TEST(ExprCondition, CongruencesAndFiniteSets) {
   EXPECT_FALSE(s.ValuesOf("H").has_value());
 }
 
+// Issue 44 item 7: "and" binds tighter than "or", so a conjunction of two disjunctions (a
+// UNet's skip connections, even H and even W) is printed with its parentheses; a clause alone
+// and a conjunct that is no disjunction are not.
+TEST(ExprCondition, ConjunctionsOfDisjunctionsArePrintedWithParentheses) {
+  ConditionSet s;
+  s.Add(Clause::Of({Eq("2*ceil(H/2)", "H"), Eq("H", "1")}));
+  s.Add(Clause::Of({Eq("2*ceil(W/2)", "W"), Eq("W", "1")}));
+  EXPECT_EQ(s.ToString(), "(H == 1 or H mod 2 == 0) and (W == 1 or W mod 2 == 0)");
+  s.Add(Clause::Of({Eq("N", "4"), Eq("N", "1")}));
+  EXPECT_EQ(s.ToString(), "(H == 1 or H mod 2 == 0) and (W == 1 or W mod 2 == 0) and N ∈ {1, 4}");
+  // A disjunction that holds parentheses of its own is grouped once more, as a whole.
+  ConditionSet t;
+  t.Add(Clause::Of({Eq("min(H, 7) + 7*(H mod 4)", "28"), Eq("H", "2")}));
+  t.Add(Clause::Of({Eq("W", "3")}));
+  EXPECT_EQ(t.ToString(), "(H == 2 or (H >= 7 and H mod 4 == 3)) and W == 3");
+}
+
 TEST(ExprCondition, IntersectionsStayExact) {
   const std::vector<Clause> clauses = {
       Clause::Of({Eq("H mod 2", "0"), Eq("H", "1")}),
@@ -335,7 +353,7 @@ TEST(ExprCondition, TwoSymbolsMatchBruteForce) {
       {Clause::InSet("H", {2, 3}), Clause::InSet("W", {5, 7}),
        Clause::Of({Eq("H + W", "10"), Eq("H*W", "21")})},
       40, true);
-  EXPECT_EQ(s.ToString(), "H ∈ {2, 3} and W ∈ {5, 7} and H + W == 10 or H*W == 21");
+  EXPECT_EQ(s.ToString(), "H ∈ {2, 3} and W ∈ {5, 7} and (H + W == 10 or H*W == 21)");
   s = CheckAgainstBruteForce({Clause::InSet("H", {2, 3}), Clause::InSet("W", {5, 7}),
                               Clause::Of({Eq("H + W", "20"), Eq("W", "H")})},
                              40, true);

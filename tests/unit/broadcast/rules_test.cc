@@ -52,8 +52,8 @@ TEST(Numpy, TwoSymbolsGiveTheirMax) {
 TEST(Numpy, ThreeSymbolsGivePairwiseClauses) {
   const BroadcastResult r = Numpy({"[N]", "[M]", "[K]"});
   EXPECT_TRUE(IsConditional(r, "[max(K, M, N)]",
-                            "N == M or N == 1 or M == 1 and N == K or N == 1 or K == 1 and "
-                            "M == K or M == 1 or K == 1"));
+                            "(N == M or N == 1 or M == 1) and (N == K or N == 1 or K == 1) and "
+                            "(M == K or M == 1 or K == 1)"));
 }
 TEST(Numpy, SeveralSymbolsAndAValue) {
   EXPECT_TRUE(IsConditional(Numpy({"[N]", "[M]", "[5]"}), "[5]", "N ∈ {1, 5} and M ∈ {1, 5}"));

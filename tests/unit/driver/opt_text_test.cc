@@ -58,5 +58,76 @@ TEST(FoldViolationHints, SharedHintsAreSaidOnceWithTheirCount) {
   EXPECT_THAT(f.hints, ElementsAre("bind N with --dim: 2 nodes"));
 }
 
+// Issue 44 item 7: "bind B with --dim: 4 nodes" counted two nodes of ops ncnn has no layer for,
+// which no binding makes run: they are not counted, and their lines say why instead.
+TEST(FoldViolationHints, NodesOfOpsTheEngineLacksAreNotCounted) {
+  const std::vector<std::string> violations = {
+      "main: Mul 'm': [B,4] and [B,1]: refused: bind B with --dim",
+      "main: Sub 's': [B,4] and [B,1]: refused: bind B with --dim",
+      "main: Shape 'h': [B,4]: computes a shape at run time (ncnn has no run-time shapes): bind "
+      "B with --dim",
+      "main: Expand 'e': [B,1] and [2]: reads a shape computed at run time: bind B with --dim",
+  };
+  const FoldedViolations f =
+      FoldViolationHints(violations, {"", "", "ncnn has no layer for Shape: no --dim makes it run",
+                                      "ncnn has no layer for Expand: no --dim makes it run"});
+  EXPECT_THAT(f.hints, ElementsAre("bind B with --dim: 2 nodes"));
+  EXPECT_THAT(f.nodes,
+              ElementsAre("main: Mul 'm': [B,4] and [B,1]: refused",
+                          "main: Sub 's': [B,4] and [B,1]: refused",
+                          "main: Shape 'h': [B,4]: computes a shape at run time (ncnn has no "
+                          "run-time shapes); ncnn has no layer for Shape: no --dim makes it run",
+                          "main: Expand 'e': [B,1] and [2]: reads a shape computed at run time; "
+                          "ncnn has no layer for Expand: no --dim makes it run"));
+  // One node with a layer left: its hint stays in its own line.
+  const FoldedViolations one = FoldViolationHints(
+      {violations[0], violations[2]}, {"", "ncnn has no layer for Shape: no --dim makes it run"});
+  EXPECT_TRUE(one.hints.empty());
+  EXPECT_EQ(one.nodes[0], violations[0]);
+}
+
+TEST(ViolationHint, IsTheBindingARuleAsksFor) {
+  EXPECT_EQ(ViolationHint("refused (an Expand needs a shape known only at run time: bind H, W "
+                          "with --dim)"),
+            "bind H, W with --dim");
+  EXPECT_EQ(ViolationHint("'s' is a graph input: its values are data, which no --dim binds"), "");
+}
+
+// Issue 44 item 7: "fold it (raise --fold-limit ...)" for a node fold-constants kept because
+// the engine does not load a bool constant: the pass's own reason replaces the advice, which
+// only a result kept for its size needs.
+TEST(ExplainKeptConstants, GivesTheReasonFoldConstantsNoted) {
+  passes::PassRun fold;
+  fold.pass = "fold-constants";
+  fold.stats.notes = {
+      "Less 'Less#0' kept: its constant result 'm' has type bool, which opencv does not load as "
+      "a constant (initializer_types)",
+      "Tile 'big' kept: its constant result 't' [4096,4096] is 67108864 bytes, over the fold "
+      "limit of 1048576 (raise --fold-limit to fold it)"};
+  const std::string advice =
+      "has only constant inputs: fold it (fold-constants; raise --fold-limit if opt --report "
+      "says it was kept for its size)";
+  std::vector<passes::TargetViolation> v(3);
+  v[0] = {"main", "Less#0", "Less", "[3] and [3]", advice};
+  v[1] = {"main", "big", "Tile", "[1,1] and [2]", advice};
+  v[2] = {"main", "other", "Add", "[3] and [3]", advice};
+  ExplainKeptConstants({fold}, &v);
+  EXPECT_EQ(v[0].why,
+            "has only constant inputs; fold-constants kept it: its constant result 'm' has type "
+            "bool, which opencv does not load as a constant (initializer_types)");
+  EXPECT_THAT(v[0].why, ::testing::Not(::testing::HasSubstr("--fold-limit")));
+  EXPECT_THAT(v[1].why, ::testing::HasSubstr("(raise --fold-limit to fold it)"));
+  EXPECT_EQ(v[2].why, advice);  // nothing noted: the check's own advice stays
+}
+
+// Issue 44 item 7: a normal form names no engine, so there is no op list to check.
+TEST(TargetCoverage, ANormalFormIsNoEngine) {
+  for (const char* target : {"explicit", "none", "canonical"}) {
+    const std::string line = TargetCoverageLine(target, Graph({"Add"}), {});
+    EXPECT_THAT(line, ::testing::Not(::testing::HasSubstr("has a layer"))) << target;
+    EXPECT_THAT(line, ::testing::HasSubstr("a normal form of ONNX, not an engine")) << target;
+  }
+}
+
 }  // namespace
 }  // namespace onnx_bcast::driver

@@ -309,14 +309,21 @@ TEST(Verify, RandomSamplesStayInsideTheConditionAndTheEdgeCaseFailsInBoth) {
   absl::StatusOr<VerifyResult> r = Verify(a, a, options);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->match) << FormatVerifyText(*r, "a", "a");
-  // N=1, N=5, N=5 (N ∈ {1, 5}), N=0 skipped (the original rejects it), then N=2 outside.
-  ASSERT_EQ(r->samples.size(), 4u) << FormatVerifyText(*r, "a", "a");
+  // N=1, N=5, N=5 (N ∈ {1, 5}), N=0 skipped (the original rejects it: listed with why, issue
+  // 44 item 4), then N=2 outside.
+  ASSERT_EQ(r->samples.size(), 5u) << FormatVerifyText(*r, "a", "a");
   EXPECT_THAT(r->samples[0].label, HasSubstr("(N=1)"));
   EXPECT_THAT(r->samples[1].label, HasSubstr("(N=5)"));
-  EXPECT_TRUE(r->samples[3].expect_failure);
-  EXPECT_TRUE(r->samples[3].match);
-  EXPECT_THAT(r->samples[3].label, HasSubstr("edge case outside the broadcast condition (N=2)"));
-  EXPECT_THAT(r->samples[3].note,
+  EXPECT_TRUE(r->samples[3].skipped);
+  EXPECT_EQ(r->samples[3].label, "edge case: every dim 0 (N=0; empty tensors)");
+  EXPECT_THAT(r->samples[3].note, HasSubstr("the original rejects these inputs: "));
+  EXPECT_THAT(FormatVerifyText(*r, "a", "a"),
+              HasSubstr("  edge case: every dim 0 (N=0; empty tensors): skipped: the original "
+                        "rejects these inputs: "));
+  EXPECT_TRUE(r->samples[4].expect_failure);
+  EXPECT_TRUE(r->samples[4].match);
+  EXPECT_THAT(r->samples[4].label, HasSubstr("edge case outside the broadcast condition (N=2)"));
+  EXPECT_THAT(r->samples[4].note,
               HasSubstr("check: Add 'Add#0': A [2,3] and B [5,3] are not broadcastable"));
   EXPECT_THAT(FormatVerifyText(*r, "a", "a"), HasSubstr("(N=2): both fail\n"));
 }
