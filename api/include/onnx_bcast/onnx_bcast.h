@@ -57,7 +57,7 @@ struct PassInfo {
 ONNX_BCAST_API std::vector<PassInfo> ListPasses();
 
 /// The built-in targets, each with its passes: the normal forms "explicit", "none" and
-/// "canonical", and the engines measured by probe-engine, "ncnn" and "opencv".
+/// "canonical", and the engines measured by probe-engine, "ncnn", "opencv" and "mnn".
 ONNX_BCAST_API std::vector<PassInfo> ListTargets();
 
 // ---------------------------------------------------------------------------------------------
