@@ -6,7 +6,7 @@
 #include "analysis/shape_propagation.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTables* tables) {
   if (interface) {
@@ -45,4 +45,4 @@ absl::StatusOr<ShapeTables> AnalysisManager::Take() {
 
 void AnalysisManager::Return(ShapeTables tables) { held_ = std::move(tables); }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -27,7 +27,7 @@
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 /// Overwrites `tables`' element types with the element types `graph` declares: its initializers',
 /// and with `interface` its inputs' and outputs' (where the declared type names one). Declared
@@ -65,6 +65,6 @@ class AnalysisManager {
   int computations_ = 0;
 };
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_ANALYSIS_MANAGER_H_

@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 struct Row {
@@ -62,4 +62,4 @@ bool IsLegacyAxisBinaryOp(const std::string& op_type) {
          it->second.numpy_since == 7;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

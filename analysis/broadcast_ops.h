@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 enum class BroadcastOpKind {
   kNone,      ///< does not broadcast
@@ -39,6 +39,6 @@ BroadcastOp ClassifyBroadcastOp(const std::string& op_type, int64_t opset);
 /// True for the opset < 7 binary ops that carry `broadcast`/`axis` attributes.
 bool IsLegacyAxisBinaryOp(const std::string& op_type);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_BROADCAST_OPS_H_

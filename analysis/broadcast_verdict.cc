@@ -8,15 +8,15 @@
 #include "absl/strings/str_join.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace verdict {
 namespace {
 
-using bcast::BroadcastResult;
-using bcast::Dim;
-using bcast::RuleFamily;
-using bcast::Shape;
-using bcast::Verdict;
+using broadcast::BroadcastResult;
+using broadcast::Dim;
+using broadcast::RuleFamily;
+using broadcast::Shape;
+using broadcast::Verdict;
 
 std::string ShapeList(const std::vector<std::string>& roles, const std::vector<Shape>& shapes) {
   std::vector<std::string> parts;
@@ -74,7 +74,7 @@ void PReluLint(NodeVerdict* v) {
   const Shape& x = v->inputs[0];
   const Shape& slope = v->inputs[1];
   if (!x.rank_known || !slope.rank_known || slope.rank() != 1 || x.rank() < 3) return;
-  const bcast::Dim& c = slope.dims[0];
+  const broadcast::Dim& c = slope.dims[0];
   if (!(x.dims[1] == c)) return;
   const bool last = x.dims.back() == c;
   v->lints.push_back(
@@ -91,11 +91,11 @@ void PReluLint(NodeVerdict* v) {
 void NcnnLint(NodeVerdict* v) {
   if (v->inputs.size() != 2 || !v->inputs[0].rank_known || !v->inputs[1].rank_known) return;
   if (v->inputs[0].rank() == v->inputs[1].rank()) return;
-  const bcast::NcnnBinaryForm form = bcast::ClassifyNcnn(v->inputs[0], v->inputs[1]);
-  if (form.form == bcast::NcnnForm::kUnsupported || form.matches_numpy) return;
+  const broadcast::NcnnBinaryForm form = broadcast::ClassifyNcnn(v->inputs[0], v->inputs[1]);
+  if (form.form == broadcast::NcnnForm::kUnsupported || form.matches_numpy) return;
   v->lints.push_back(
       {"ncnn-outer-axis",
-       absl::StrCat(v->op, " '", v->node, "': ncnn's ", std::string(bcast::NcnnFormName(form.form)),
+       absl::StrCat(v->op, " '", v->node, "': ncnn's ", std::string(broadcast::NcnnFormName(form.form)),
                     " broadcast of ", v->inputs[0].ToString(), " and ", v->inputs[1].ToString(),
                     " aligns the lower-rank operand differently from numpy; align ranks "
                     "first ('opt --target ncnn')")});
@@ -128,7 +128,7 @@ std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles
   // Most nodes of a large model are fine: their (empty) message costs no allocation.
   if (r.verdict == Verdict::kOk) return "";
   const std::string head = absl::StrCat(v.op, " '", v.node, "'");
-  const std::string rule(std::string(bcast::RuleName(v.rule)));
+  const std::string rule(std::string(broadcast::RuleName(v.rule)));
   switch (r.verdict) {
     case Verdict::kOk:
       return "";
@@ -195,11 +195,11 @@ std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& n
 
 }  // namespace verdict
 
-std::string BroadcastClassText(bcast::BroadcastClass broadcast_class,
-                               std::optional<bcast::BroadcastClass> batch_class) {
-  std::string text(bcast::BroadcastClassName(broadcast_class));
-  if (broadcast_class == bcast::BroadcastClass::kMatMulBatch && batch_class) {
-    absl::StrAppend(&text, ":", std::string(bcast::BroadcastClassName(*batch_class)));
+std::string BroadcastClassText(broadcast::BroadcastClass broadcast_class,
+                               std::optional<broadcast::BroadcastClass> batch_class) {
+  std::string text(broadcast::BroadcastClassName(broadcast_class));
+  if (broadcast_class == broadcast::BroadcastClass::kMatMulBatch && batch_class) {
+    absl::StrAppend(&text, ":", std::string(broadcast::BroadcastClassName(*batch_class)));
   }
   return text;
 }
@@ -209,4 +209,4 @@ bool IsBroadcastingOp(const std::string& op_type) {
   return ClassifyBroadcastOp(op_type, 1).kind != BroadcastOpKind::kNone;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

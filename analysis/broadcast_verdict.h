@@ -14,7 +14,7 @@
 #include "broadcast/rules.h"
 #include "proto/onnx.h"
 
-namespace onnx_bcast::passes::verdict {
+namespace onnx_bcast::analysis::verdict {
 
 /// Resolves an attribute, following `ref_attr_name` into the calling node's attributes.
 const onnx::AttributeProto* Attr(const onnx::NodeProto& node, const std::string& name,
@@ -24,12 +24,12 @@ std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& n
 
 /// The node's one-line message: its name, shapes, rule and what was proven.
 std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles,
-                     const bcast::BroadcastResult& r);
+                     const broadcast::BroadcastResult& r);
 
 /// Portability warnings of a decided broadcasting node (check --lint).
-void Lint(int64_t opset, const BroadcastOp& info, const bcast::BroadcastResult& result,
+void Lint(int64_t opset, const BroadcastOp& info, const broadcast::BroadcastResult& result,
           NodeVerdict* v);
 
-}  // namespace onnx_bcast::passes::verdict
+}  // namespace onnx_bcast::analysis::verdict
 
 #endif  // ONNX_BCAST_ANALYSIS_BROADCAST_VERDICT_H_

@@ -9,14 +9,14 @@
 #include "analysis/broadcast_verdict.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
-using bcast::BroadcastClass;
-using bcast::BroadcastResult;
-using bcast::RuleFamily;
-using bcast::Shape;
-using bcast::Verdict;
+using broadcast::BroadcastClass;
+using broadcast::BroadcastResult;
+using broadcast::RuleFamily;
+using broadcast::Shape;
+using broadcast::Verdict;
 using verdict::IntAttr;
 
 // The inputs' names and shapes from `shapes`, every field set again so buffers are reused.
@@ -65,7 +65,7 @@ BroadcastResult DecideExpand(const onnx::NodeProto& node, const ShapeSource& sha
     return result;
   }
   v->inputs[1] = *std::move(target);
-  return bcast::BroadcastBidirectional(v->inputs[0], v->inputs[1]);
+  return broadcast::BroadcastBidirectional(v->inputs[0], v->inputs[1]);
 }
 
 // The rule, class and result of non-Expand broadcasting node `node` of kind `info` from the
@@ -79,9 +79,9 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
   // The numpy rule over every input: binary, variadic and Where forms.
   auto numpy = [&](bool with_class) {
     v->rule = RuleFamily::kNumpy;
-    result = bcast::BroadcastNumpy(v->inputs);
+    result = broadcast::BroadcastNumpy(v->inputs);
     if (with_class) {
-      v->broadcast_class = bcast::Classify(v->inputs, result.output);
+      v->broadcast_class = broadcast::Classify(v->inputs, result.output);
     }
   };
   switch (info.kind) {
@@ -93,7 +93,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
         const std::optional<int64_t> axis = IntAttr(node, "axis", caller);
         v->rule = broadcast ? RuleFamily::kLegacyAxis : RuleFamily::kNone;
         v->legacy_axis = axis;
-        result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], broadcast, axis);
+        result = broadcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], broadcast, axis);
         v->broadcast_class = broadcast ? BroadcastClass::kLegacyAxis : BroadcastClass::kSame;
       } else {
         numpy(classify);
@@ -106,7 +106,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       if (v->inputs.empty()) return std::nullopt;
       if (info.legacy) {
         v->rule = RuleFamily::kNone;
-        result = bcast::BroadcastNone(v->inputs);
+        result = broadcast::BroadcastNone(v->inputs);
         v->broadcast_class = BroadcastClass::kSame;
       } else {
         numpy(classify);
@@ -124,12 +124,12 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
         v->rule = RuleFamily::kLegacyAxis;
         v->broadcast_class = BroadcastClass::kLegacyAxis;
         v->legacy_axis = 1;
-        result = bcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], true, 1);
+        result = broadcast::BroadcastLegacyOnnx(v->inputs[0], v->inputs[1], true, 1);
         break;
       }
       v->rule = RuleFamily::kUnidirectional;
       v->broadcast_class = BroadcastClass::kUnidirectional;
-      result = bcast::BroadcastUnidirectional(v->inputs[0], v->inputs[1]);
+      result = broadcast::BroadcastUnidirectional(v->inputs[0], v->inputs[1]);
       break;
     case BroadcastOpKind::kGemm: {
       *roles = {"C"};
@@ -149,9 +149,9 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       if (legacy_no_broadcast) {
         v->rule = RuleFamily::kNone;
         const Shape shapes[] = {mn, v->inputs[2]};
-        result = bcast::BroadcastNone(shapes);
+        result = broadcast::BroadcastNone(shapes);
       } else {
-        result = bcast::BroadcastUnidirectional(mn, v->inputs[2]);
+        result = broadcast::BroadcastUnidirectional(mn, v->inputs[2]);
       }
       // Report C against (M,N) rather than the raw A and B.
       v->inputs = {v->inputs[2], mn};
@@ -164,7 +164,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
       *roles = {"A", "B"};
       if (v->inputs.size() != 2) return std::nullopt;
       v->rule = RuleFamily::kMatMul;
-      result = bcast::BroadcastMatMul(v->inputs[0], v->inputs[1]);
+      result = broadcast::BroadcastMatMul(v->inputs[0], v->inputs[1]);
       v->broadcast_class = BroadcastClass::kMatMulBatch;
       if (v->inputs[0].rank_known && v->inputs[1].rank_known && result.output.rank_known &&
           v->inputs[0].rank() >= 2 && v->inputs[1].rank() >= 2) {
@@ -172,7 +172,7 @@ std::optional<BroadcastResult> DecideRule(const onnx::NodeProto& node,
           return Shape::FromDims({s.dims.begin(), s.dims.end() - 2});
         };
         const Shape batches[] = {batch(v->inputs[0]), batch(v->inputs[1])};
-        v->batch_class = bcast::Classify(batches, batch(result.output));
+        v->batch_class = broadcast::Classify(batches, batch(result.output));
       }
       break;
     }
@@ -191,8 +191,8 @@ class ReportOrderShapes : public ShapeSource {
     if (!gemm || inputs.size() != 2) return;
     const Shape& mn = inputs[1];
     if (mn.rank_known && mn.rank() == 2) {
-      a_ = Shape::FromDims({mn.dims[0], bcast::Dim::Value(1)});
-      b_ = Shape::FromDims({bcast::Dim::Value(1), mn.dims[1]});
+      a_ = Shape::FromDims({mn.dims[0], broadcast::Dim::Value(1)});
+      b_ = Shape::FromDims({broadcast::Dim::Value(1), mn.dims[1]});
     }
     gemm_ = true;
   }
@@ -334,4 +334,4 @@ bool DecideAgain(const NodeVerdict& decided, absl::Span<const Shape> inputs, Nod
   return true;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -20,12 +20,12 @@
 #include "broadcast/shape.h"
 #include "proto/onnx.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 /// Expand's target shape as a source knows it (the first of these that is set decides).
 struct ExpandTarget {
   /// The shape tensor's contents as dims, symbols allowed (the walk tracks Shape(y) through).
-  std::optional<bcast::Shape> shape;
+  std::optional<broadcast::Shape> shape;
   /// Its contents read from a constant; a negative extent is a proven error.
   std::optional<std::vector<int64_t>> values;
   /// Neither known: where the shape tensor comes from, appended to the reason of the unknown
@@ -39,7 +39,7 @@ class ShapeSource {
   virtual ~ShapeSource() = default;
   /// The shape of input `k` (node-input order) named `name` (never empty), or null when none
   /// is known (decided as an unknown rank).
-  virtual const bcast::Shape* InputShape(int k, const std::string& name) const = 0;
+  virtual const broadcast::Shape* InputShape(int k, const std::string& name) const = 0;
   /// The target of Expand node `node` (its input 1). A source that sees no contents knows none.
   virtual ExpandTarget TargetOf(const onnx::NodeProto& node) const;
 };
@@ -47,11 +47,11 @@ class ShapeSource {
 /// Shapes given in the node's input order; an input beyond them has an unknown rank.
 class GivenShapes : public ShapeSource {
  public:
-  explicit GivenShapes(absl::Span<const bcast::Shape> shapes) : shapes_(shapes) {}
-  const bcast::Shape* InputShape(int k, const std::string& name) const override;
+  explicit GivenShapes(absl::Span<const broadcast::Shape> shapes) : shapes_(shapes) {}
+  const broadcast::Shape* InputShape(int k, const std::string& name) const override;
 
  private:
-  absl::Span<const bcast::Shape> shapes_;
+  absl::Span<const broadcast::Shape> shapes_;
 };
 
 /// Names of tensors with constant contents (initializers, Constant outputs) and the tensors.
@@ -68,7 +68,7 @@ class TableShapes : public ShapeSource {
   /// The ids of the next node's inputs in the tables' id space (see proto::NodeTensorIds; a
   /// hint, each checked against the input's name), or null.
   void SetInputIds(const int* ids) { ids_ = ids; }
-  const bcast::Shape* InputShape(int k, const std::string& name) const override;
+  const broadcast::Shape* InputShape(int k, const std::string& name) const override;
   ExpandTarget TargetOf(const onnx::NodeProto& node) const override;
 
  private:
@@ -107,8 +107,8 @@ bool DecideNode(const onnx::NodeProto& node, int64_t opset, const ShapeSource& s
 /// DecideNode of the node `decided` describes, at other shapes of its inputs given in
 /// `decided.inputs`' order (dim evaluation: the verdict and message at bound dims). False
 /// where DecideNode is.
-bool DecideAgain(const NodeVerdict& decided, absl::Span<const bcast::Shape> inputs, NodeVerdict* v);
+bool DecideAgain(const NodeVerdict& decided, absl::Span<const broadcast::Shape> inputs, NodeVerdict* v);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_DECIDE_NODE_H_

@@ -10,13 +10,13 @@
 #include "analysis/decide_node.h"
 #include "broadcast/expr.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
-using bcast::Dim;
-using bcast::Expr;
-using bcast::Shape;
-using bcast::Verdict;
+using broadcast::Dim;
+using broadcast::Expr;
+using broadcast::Shape;
+using broadcast::Verdict;
 
 void AddSymbols(const Shape& shape, std::set<std::string>* out) {
   if (!shape.rank_known) return;
@@ -32,15 +32,15 @@ void AddSymbols(const Shape& shape, std::set<std::string>* out) {
 
 // What `condition` still requires once the bound symbols are replaced by their values
 // (`total_seq == past_seq + 3 or total_seq == 1` at seq=3), simplified as any condition.
-bcast::ConditionSet Residual(const bcast::ConditionSet& condition,
+broadcast::ConditionSet Residual(const broadcast::ConditionSet& condition,
                              const std::map<std::string, Expr>& subst) {
-  bcast::ConditionSet out;
-  for (const bcast::Clause& clause : condition.clauses()) {
-    std::vector<bcast::Atom> atoms;
-    for (const bcast::Atom& atom : clause.atoms) {
-      atoms.push_back(bcast::Atom::EqExpr(atom.lhs.Substitute(subst), atom.rhs.Substitute(subst)));
+  broadcast::ConditionSet out;
+  for (const broadcast::Clause& clause : condition.clauses()) {
+    std::vector<broadcast::Atom> atoms;
+    for (const broadcast::Atom& atom : clause.atoms) {
+      atoms.push_back(broadcast::Atom::EqExpr(atom.lhs.Substitute(subst), atom.rhs.Substitute(subst)));
     }
-    out.Add(bcast::Clause::Of(std::move(atoms)));
+    out.Add(broadcast::Clause::Of(std::move(atoms)));
   }
   return out;
 }
@@ -160,7 +160,7 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
         std::vector<std::string> shapes;
         for (const Shape& s : n.inputs) shapes.push_back(s.ToString());
         n.message = absl::StrCat(v.op, " '", v.node, "': ", absl::StrJoin(shapes, " and "),
-                                 " are not broadcastable (", std::string(bcast::RuleName(v.rule)),
+                                 " are not broadcastable (", std::string(broadcast::RuleName(v.rule)),
                                  " rule, ", v.condition.ToString(), " does not hold)");
       }
     }
@@ -186,4 +186,4 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis,
   return eval;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -23,7 +23,7 @@
 #include "analysis/shape_propagation.h"
 #include "broadcast/shape.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 using DimBindings = std::map<std::string, int64_t>;
 
@@ -42,7 +42,7 @@ struct NodeDimEvaluation {
   DimOutcome outcome = DimOutcome::kHolds;
   /// The node's input shapes with the bound symbols substituted (report order, as
   /// NodeVerdict::inputs); filled for every outcome but kHolds of an ok node.
-  std::vector<bcast::Shape> inputs;
+  std::vector<broadcast::Shape> inputs;
   /// kFails: the one-line error message at these dims (node, op, shapes, rule, reason);
   /// kConditional: what the condition still requires with the bound values substituted;
   /// kUnknown: the verdict's message.
@@ -81,6 +81,6 @@ absl::StatusOr<DimEvaluation> EvaluateAtDims(const Analysis& analysis, const Dim
 /// "H=24, W=32".
 std::string DimBindingsToString(const DimBindings& bindings);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_DIM_EVALUATION_H_

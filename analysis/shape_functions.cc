@@ -37,7 +37,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace shape_fn {
 namespace {
 
@@ -186,8 +186,8 @@ int64_t RawInt(const std::string& raw, size_t i, size_t width, bool is_signed) {
 }  // namespace
 }  // namespace shape_fn
 
-using bcast::Dim;
-using bcast::Shape;
+using broadcast::Dim;
+using broadcast::Shape;
 using shape_fn::C;
 using shape_fn::Elems;
 using shape_fn::IsIntegerElem;
@@ -311,4 +311,4 @@ SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor) {
   return t;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -24,7 +24,7 @@
 #include "broadcast/shape.h"
 #include "proto/onnx.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 /// std::optional's interface over a heap box: one pointer inline instead of the whole T. The
 /// analysis keeps a SymTensor per tensor and few carry contents, so three inline optional
@@ -72,11 +72,11 @@ class BoxedOptional {
 /// What the analysis knows of one tensor.
 struct SymTensor {
   int32_t elem = 0;  ///< onnx::TensorProto::DataType; 0 when unknown
-  bcast::Shape shape = bcast::Shape::UnknownRank();
+  broadcast::Shape shape = broadcast::Shape::UnknownRank();
   /// For integer tensors of rank 0 or 1 with at most kMaxValueElements elements: each element
   /// as a dim (a value, a symbol or an expression; Dim::Unknown() for an element not known).
   /// nullopt when the contents are not tracked.
-  BoxedOptional<std::vector<bcast::Dim>> value;
+  BoxedOptional<std::vector<broadcast::Dim>> value;
   /// A Dim cannot hold a negative integer, but shape tensors carry them (Reshape's -1, Slice's
   /// negative starts, axes such as -1): such elements are Dim::Unknown() in `value` and their
   /// integers are listed here as (index, value). A reader that ignores this field sees them as
@@ -88,7 +88,7 @@ struct SymTensor {
   /// A float element that is an exact rational of dim expressions: num / den, den > 0; num
   /// unset when the element is not known.
   struct Rational {
-    std::optional<bcast::Expr> num;
+    std::optional<broadcast::Expr> num;
     int64_t den = 1;
   };
   /// For float tensors of rank 0 or 1 (at most kMaxValueElements elements) computed from
@@ -107,7 +107,7 @@ inline constexpr int64_t kMaxValueElements = 64;
 class SymbolSource {
  public:
   virtual ~SymbolSource() = default;
-  virtual bcast::Dim Fresh(std::string_view node_name, int output, int axis) = 0;
+  virtual broadcast::Dim Fresh(std::string_view node_name, int output, int axis) = 0;
 };
 
 /// Everything a shape function may read.
@@ -139,6 +139,6 @@ bool HasShapeFunction(std::string_view op_type);
 /// for small integer or float tensors, the contents. External data is never read here.
 SymTensor SymTensorOfConstant(const onnx::TensorProto& tensor);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_SHAPE_FUNCTIONS_H_

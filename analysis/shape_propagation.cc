@@ -33,7 +33,7 @@
 #include "proto/shapes.h"
 #include "proto/tensor_ids.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace walk {
 
 bool IsBoolResult(const std::string& op) {
@@ -752,7 +752,7 @@ std::vector<Value> Analyzer::WalkBody(const onnx::NodeProto& node, int index,
                                       std::vector<Value>* body_in, size_t in_first,
                                       size_t out_first, size_t n) {
   const size_t mark = out_->nodes.size();
-  const bcast::ConditionSet combined = out_->combined;
+  const broadcast::ConditionSet combined = out_->combined;
   const std::string contradiction = out_->contradiction;
   auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
                               {{"body", *body_in}});
@@ -835,19 +835,19 @@ std::vector<Value> Analyzer::CallFunction(const onnx::FunctionProto& fn,
 
 }  // namespace walk
 
-using bcast::Dim;
-using bcast::Shape;
+using broadcast::Dim;
+using broadcast::Shape;
 using walk::Analyzer;
 using walk::Value;
 
-int64_t Analysis::CountVerdict(bcast::Verdict v) const {
+int64_t Analysis::CountVerdict(broadcast::Verdict v) const {
   int64_t n = 0;
   for (const NodeVerdict& node : nodes) n += node.verdict == v;
   return n;
 }
 
 bool Analysis::HasError() const {
-  return CountVerdict(bcast::Verdict::kError) > 0 || !contradiction.empty();
+  return CountVerdict(broadcast::Verdict::kError) > 0 || !contradiction.empty();
 }
 
 absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
@@ -867,4 +867,4 @@ absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
   return analysis;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -31,11 +31,11 @@
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 /// A graph's shapes and element types by tensor name, open addressing (no allocation or pointer
 /// chase per entry). No caller iterates them into output: their order is not stable.
-using ShapeTable = absl::flat_hash_map<std::string, bcast::Shape>;
+using ShapeTable = absl::flat_hash_map<std::string, broadcast::Shape>;
 using ElemTable = absl::flat_hash_map<std::string, int32_t>;
 
 /// A portability warning (check --lint).
@@ -56,17 +56,17 @@ struct NodeVerdict {
   std::string domain;
   int64_t opset = 0;
   std::vector<std::string> input_names;
-  std::vector<bcast::Shape> inputs;
-  bcast::Shape output;
-  bcast::RuleFamily rule = bcast::RuleFamily::kNumpy;
+  std::vector<broadcast::Shape> inputs;
+  broadcast::Shape output;
+  broadcast::RuleFamily rule = broadcast::RuleFamily::kNumpy;
   /// The `axis` of a legacy-axis broadcast (opset < 7 `broadcast=1`; PRelu's is 1).
   std::optional<int64_t> legacy_axis;
   /// How it broadcasts; kInvalid for a proven error. Text only in reports: BroadcastClassText.
-  bcast::BroadcastClass broadcast_class = bcast::BroadcastClass::kGeneral;
+  broadcast::BroadcastClass broadcast_class = broadcast::BroadcastClass::kGeneral;
   /// MatMul (kMatMulBatch) with known batch dims: their class.
-  std::optional<bcast::BroadcastClass> batch_class;
-  bcast::Verdict verdict = bcast::Verdict::kOk;
-  bcast::ConditionSet condition;
+  std::optional<broadcast::BroadcastClass> batch_class;
+  broadcast::Verdict verdict = broadcast::Verdict::kOk;
+  broadcast::ConditionSet condition;
   std::string message;  ///< one line naming node, op, shapes, rule and reason (non-ok)
   std::vector<LintWarning> lints;
 };
@@ -101,7 +101,7 @@ struct AnalysisOptions {
 struct Analysis {
   std::vector<NodeVerdict> nodes;
   /// The conditions of all nodes combined (symbols are model-wide).
-  bcast::ConditionSet combined;
+  broadcast::ConditionSet combined;
   /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
   std::string contradiction;
   /// Inferred shapes per tensor, keyed by graph path then tensor name.
@@ -111,7 +111,7 @@ struct Analysis {
   /// Kept for API compatibility; the walk infers node by node and leaves it empty.
   std::string inference_note;
 
-  int64_t CountVerdict(bcast::Verdict v) const;
+  int64_t CountVerdict(broadcast::Verdict v) const;
   /// True when a node is proven wrong or the combined conditions contradict.
   bool HasError() const;
 };
@@ -128,8 +128,8 @@ absl::StatusOr<Analysis> AnalyzeBroadcasts(const proto::Model& model,
 /// a pass's candidate, bound dims): DecideNode in analysis/decide_node.h.
 
 /// A node's class as reports and profiles write it: "same", ..., "matmul-batch:<batch class>".
-std::string BroadcastClassText(bcast::BroadcastClass broadcast_class,
-                               std::optional<bcast::BroadcastClass> batch_class = std::nullopt);
+std::string BroadcastClassText(broadcast::BroadcastClass broadcast_class,
+                               std::optional<broadcast::BroadcastClass> batch_class = std::nullopt);
 inline std::string BroadcastClassText(const NodeVerdict& v) {
   return BroadcastClassText(v.broadcast_class, v.batch_class);
 }
@@ -137,6 +137,6 @@ inline std::string BroadcastClassText(const NodeVerdict& v) {
 /// True when `op_type` in the default domain broadcasts its inputs (any opset).
 bool IsBroadcastingOp(const std::string& op_type);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_SHAPE_PROPAGATION_H_

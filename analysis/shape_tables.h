@@ -17,18 +17,18 @@
 #include "broadcast/shape.h"
 #include "proto/tensor_ids.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 
 class ShapeTables {
  public:
   /// The recorded shape of `name`, or null when none is (not "unknown rank": absent). Valid
   /// as long as these tables or a copy of them live.
-  const bcast::Shape* FindShape(std::string_view name) const {
+  const broadcast::Shape* FindShape(std::string_view name) const {
     const size_t id = Index(name);
     return id < shapes_.size() ? shapes_[id] : nullptr;
   }
   /// The shape of tensor `id` of this id space, or null.
-  const bcast::Shape* FindShapeById(int id) const {
+  const broadcast::Shape* FindShapeById(int id) const {
     const size_t i = static_cast<size_t>(id);
     return id >= 0 && i < shapes_.size() ? shapes_[i] : nullptr;
   }
@@ -37,7 +37,7 @@ class ShapeTables {
     const size_t id = Index(name);
     return id < elems_.size() ? elems_[id] : 0;
   }
-  void SetShape(std::string_view name, bcast::Shape shape) {
+  void SetShape(std::string_view name, broadcast::Shape shape) {
     const size_t id = Slot(name);
     shapes_[id] = Pool().Intern(std::move(shape));
   }
@@ -64,7 +64,7 @@ class ShapeTables {
   }
   /// Records tensor `id` of an id space whose names arrive later (AdoptIds): the analysis
   /// fills the tables by its own ids while it walks and hands over its names at the end.
-  void Record(int id, bcast::Shape shape, int32_t elem) {
+  void Record(int id, broadcast::Shape shape, int32_t elem) {
     const size_t i = static_cast<size_t>(id);
     Grow(i + 1);
     shapes_[i] = Pool().Intern(std::move(shape));
@@ -117,7 +117,7 @@ class ShapeTables {
   // the tables share it.
   class ShapePool {
    public:
-    const bcast::Shape* Intern(bcast::Shape shape) {
+    const broadcast::Shape* Intern(broadcast::Shape shape) {
       if (auto it = index_.find(&shape); it != index_.end()) return *it;
       shapes_.push_back(std::move(shape));
       index_.insert(&shapes_.back());
@@ -126,10 +126,10 @@ class ShapeTables {
 
    private:
     struct Hash {
-      size_t operator()(const bcast::Shape* s) const {
+      size_t operator()(const broadcast::Shape* s) const {
         if (!s->rank_known) return 0x9e3779b97f4a7c15ull;
         size_t h = s->dims.size();
-        for (const bcast::Dim& d : s->dims) {
+        for (const broadcast::Dim& d : s->dims) {
           // Symbolic dims are hash-consed expressions: their node identifies them.
           const size_t x = d.is_symbolic() ? d.expr()->Hash() : static_cast<size_t>(d.value());
           h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -138,10 +138,10 @@ class ShapeTables {
       }
     };
     struct Eq {
-      bool operator()(const bcast::Shape* a, const bcast::Shape* b) const { return *a == *b; }
+      bool operator()(const broadcast::Shape* a, const broadcast::Shape* b) const { return *a == *b; }
     };
-    std::deque<bcast::Shape> shapes_;
-    absl::flat_hash_set<const bcast::Shape*, Hash, Eq> index_;
+    std::deque<broadcast::Shape> shapes_;
+    absl::flat_hash_set<const broadcast::Shape*, Hash, Eq> index_;
   };
 
   // Made on first use (a moved-from table gets a new one).
@@ -152,10 +152,10 @@ class ShapeTables {
 
   proto::TensorIds ids_;
   std::shared_ptr<ShapePool> pool_;
-  std::vector<const bcast::Shape*> shapes_;  // null: no shape recorded
+  std::vector<const broadcast::Shape*> shapes_;  // null: no shape recorded
   std::vector<int32_t> elems_;
 };
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis
 
 #endif  // ONNX_BCAST_ANALYSIS_SHAPE_TABLES_H_

@@ -23,13 +23,13 @@
 #include "proto/node_inference.h"
 #include "proto/onnx.h"
 
-namespace onnx_bcast::passes::walk {
+namespace onnx_bcast::analysis::walk {
 
-using bcast::BroadcastResult;
-using bcast::Dim;
-using bcast::RuleFamily;
-using bcast::Shape;
-using bcast::Verdict;
+using broadcast::BroadcastResult;
+using broadcast::Dim;
+using broadcast::RuleFamily;
+using broadcast::Shape;
+using broadcast::Verdict;
 using verdict::Attr;
 using verdict::IntAttr;
 
@@ -413,6 +413,6 @@ class Analyzer {
   std::unordered_map<std::string, std::string> short_graphs_;
 };
 
-}  // namespace onnx_bcast::passes::walk
+}  // namespace onnx_bcast::analysis::walk
 
 #endif  // ONNX_BCAST_ANALYSIS_WALK_H_

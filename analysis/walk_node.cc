@@ -25,7 +25,7 @@
 #include "proto/shapes.h"
 #include "proto/tensor_ids.h"
 
-namespace onnx_bcast::passes::walk {
+namespace onnx_bcast::analysis::walk {
 
 std::vector<Value> Analyzer::VisitNode(const onnx::NodeProto& node, int index,
                                        const std::string& path, const Scope& scope,
@@ -267,8 +267,8 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
       absl::StrAppend(&v.message, "; ", source);
     }
   }
-  for (const bcast::Clause& clause : v.condition.clauses()) {
-    for (const bcast::Atom& atom : clause.atoms) {
+  for (const broadcast::Clause& clause : v.condition.clauses()) {
+    for (const broadcast::Atom& atom : clause.atoms) {
       symbol_nodes_[atom.symbol].push_back(v.node);
       if (!atom.is_value()) symbol_nodes_[atom.other].push_back(v.node);
     }
@@ -278,8 +278,8 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
     out_->combined.Merge(v.condition);
     if (!was_contradictory && out_->combined.contradictory()) {
       std::vector<std::string> where;
-      for (const bcast::Clause& clause : v.condition.clauses()) {
-        for (const bcast::Atom& atom : clause.atoms) {
+      for (const broadcast::Clause& clause : v.condition.clauses()) {
+        for (const broadcast::Atom& atom : clause.atoms) {
           for (const std::string& n : symbol_nodes_[atom.symbol]) {
             if (std::find(where.begin(), where.end(), n) == where.end()) where.push_back(n);
           }
@@ -326,4 +326,4 @@ void Analyzer::TrackContents(const onnx::NodeProto& node, int index, int64_t ops
   if (out->t.elem == 0) out->t.elem = (*r)[0].elem;
 }
 
-}  // namespace onnx_bcast::passes::walk
+}  // namespace onnx_bcast::analysis::walk

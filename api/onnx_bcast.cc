@@ -155,18 +155,18 @@ absl::Status Named(const proto::Model& model, const absl::Status& s) {
 
 // The public enum mirrors the rule library's one value for value (kProven is its kOk), so the
 // two convert by a cast; the asserts keep them in step.
-static_assert(static_cast<int>(Verdict::kProven) == static_cast<int>(bcast::Verdict::kOk));
-static_assert(static_cast<int>(Verdict::kError) == static_cast<int>(bcast::Verdict::kError));
+static_assert(static_cast<int>(Verdict::kProven) == static_cast<int>(broadcast::Verdict::kOk));
+static_assert(static_cast<int>(Verdict::kError) == static_cast<int>(broadcast::Verdict::kError));
 static_assert(static_cast<int>(Verdict::kConditional) ==
-              static_cast<int>(bcast::Verdict::kConditional));
-static_assert(static_cast<int>(Verdict::kUnknown) == static_cast<int>(bcast::Verdict::kUnknown));
-Verdict ToVerdict(bcast::Verdict v) { return static_cast<Verdict>(static_cast<int>(v)); }
+              static_cast<int>(broadcast::Verdict::kConditional));
+static_assert(static_cast<int>(Verdict::kUnknown) == static_cast<int>(broadcast::Verdict::kUnknown));
+Verdict ToVerdict(broadcast::Verdict v) { return static_cast<Verdict>(static_cast<int>(v)); }
 
-CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, bool lint,
-                          const passes::DimEvaluation* at) {
+CheckResult ToCheckResult(const analysis::Analysis& a, const std::string& label, bool lint,
+                          const analysis::DimEvaluation* at) {
   CheckResult out;
   out.nodes.reserve(a.nodes.size());
-  for (const passes::NodeVerdict& v : a.nodes) {
+  for (const analysis::NodeVerdict& v : a.nodes) {
     NodeVerdict n;
     n.graph = v.graph;
     n.node = v.node;
@@ -174,22 +174,22 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
     n.domain = v.domain;
     n.opset = v.opset;
     n.input_names = v.input_names;
-    for (const bcast::Shape& s : v.inputs) n.input_shapes.push_back(s.ToString());
+    for (const broadcast::Shape& s : v.inputs) n.input_shapes.push_back(s.ToString());
     n.output_shape = v.output.ToString();
-    n.rule = std::string(bcast::RuleName(v.rule));
-    n.broadcast_class = passes::BroadcastClassText(v);
+    n.rule = std::string(broadcast::RuleName(v.rule));
+    n.broadcast_class = analysis::BroadcastClassText(v);
     n.verdict = ToVerdict(v.verdict);
     if (!v.condition.empty()) {
       n.condition = v.condition.ToString();
       n.condition_symbols = v.condition.Symbols();
     }
     if (at != nullptr) {
-      const passes::NodeDimEvaluation& e = at->nodes[out.nodes.size()];
-      n.at_dims = std::string(passes::DimOutcomeName(e.outcome));
+      const analysis::NodeDimEvaluation& e = at->nodes[out.nodes.size()];
+      n.at_dims = std::string(analysis::DimOutcomeName(e.outcome));
       n.at_dims_message = e.message;
     }
     n.message = v.message;
-    for (const passes::LintWarning& w : v.lints) {
+    for (const analysis::LintWarning& w : v.lints) {
       n.lints.push_back(absl::StrCat(w.lint_class, ": ", w.message));
     }
     out.nodes.push_back(std::move(n));
@@ -197,8 +197,8 @@ CheckResult ToCheckResult(const passes::Analysis& a, const std::string& label, b
   if (!a.combined.empty()) out.combined_condition = a.combined.ToString();
   out.contradiction = a.contradiction;
   out.inference_note = a.inference_note;
-  out.text = passes::FormatCheckText(a, label, lint, at);
-  out.json = passes::FormatCheckJson(a, label, lint, at);
+  out.text = report::FormatCheckText(a, label, lint, at);
+  out.json = report::FormatCheckJson(a, label, lint, at);
   if (at != nullptr) {
     out.dims = at->bindings;
     out.first_failure_at_dims = at->first_failure;
@@ -223,11 +223,11 @@ absl::StatusOr<CheckResult> CheckModel(const proto::Model& model, const CheckOpt
 
 // The options' input ranges as the layers take them, checked as the CLI's --input-range
 // (finite, lo <= hi, whole numbers with `integers`); `field` names them in messages.
-absl::StatusOr<std::map<std::string, rt::ValueRange>> ToRanges(
+absl::StatusOr<std::map<std::string, runtime::ValueRange>> ToRanges(
     const std::map<std::string, InputRange>& ranges, absl::string_view field) {
-  std::map<std::string, rt::ValueRange> out;
+  std::map<std::string, runtime::ValueRange> out;
   for (const auto& [name, r] : ranges) {
-    absl::StatusOr<rt::ValueRange> parsed = rt::ParseValueRange(
+    absl::StatusOr<runtime::ValueRange> parsed = runtime::ParseValueRange(
         absl::StrCat(absl::StrFormat("%.17g:%.17g", r.lo, r.hi), r.integers ? ":int" : ""));
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
@@ -272,7 +272,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   settings.verify_each = options.verify_each;
   settings.fold_limit_bytes = options.fold_limit_bytes;
   settings.constant_fold_limit_bytes = options.constant_fold_limit_bytes;
-  passes::OptReport report;
+  report::OptReport report;
   report.output_path = output_path;
   driver::OptimizeRequest request;
   request.bind.dims = options.dims;
@@ -302,7 +302,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   auto refuse = [&report](absl::Status status, int exit) {
     report.refused_exit = exit;
     report.refused = std::string(status.message());
-    status.SetPayload(kOptReportPayload, absl::Cord(ApiText(passes::FormatOptJson(report))));
+    status.SetPayload(kOptReportPayload, absl::Cord(ApiText(report::FormatOptJson(report))));
     return status;
   };
   if (!outcome->bind_failure.empty()) {
@@ -332,7 +332,7 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   out.before = ToStats(report.before);
   out.after = ToStats(report.after);
   for (const std::string& v : report.violations) out.violations.push_back(ApiText(v));
-  for (const passes::TargetViolation& v : report.violation_details) {
+  for (const targets::TargetViolation& v : report.violation_details) {
     out.violation_details.push_back(Violation{v.graph, v.node, v.op, v.shapes, ApiText(v.why),
                                               v.cannot_prove, ApiText(v.hint)});
   }
@@ -363,14 +363,14 @@ absl::StatusOr<OptimizeReport> OptimizeModel(proto::Model* model, const Optimize
   out.text = ApiText(driver::FormatOptText(report, model->proto.graph(), unsupported_ops,
                                            /*rewrites=*/false, /*debug=*/false,
                                            /*list_violations=*/true));
-  out.json = ApiText(passes::FormatOptJson(report));
+  out.json = ApiText(report::FormatOptJson(report));
   return out;
 }
 
 // Both enums carry onnx::TensorProto::DataType numbers; the public one lists the types the
 // executor runs. The asserts keep the two in step.
 #define BCAST_SAME_DTYPE(pub, rt_name) \
-  static_assert(static_cast<int32_t>(DataType::pub) == static_cast<int32_t>(rt::DType::rt_name))
+  static_assert(static_cast<int32_t>(DataType::pub) == static_cast<int32_t>(runtime::DType::rt_name))
 BCAST_SAME_DTYPE(kFloat, kFloat32);
 BCAST_SAME_DTYPE(kUInt8, kUInt8);
 BCAST_SAME_DTYPE(kInt8, kInt8);
@@ -385,38 +385,38 @@ BCAST_SAME_DTYPE(kUInt32, kUInt32);
 BCAST_SAME_DTYPE(kUInt64, kUInt64);
 BCAST_SAME_DTYPE(kBFloat16, kBFloat16);
 #undef BCAST_SAME_DTYPE
-DataType ToDataType(rt::DType d) { return static_cast<DataType>(static_cast<int32_t>(d)); }
-rt::DType ToDType(DataType d) { return static_cast<rt::DType>(static_cast<int32_t>(d)); }
+DataType ToDataType(runtime::DType d) { return static_cast<DataType>(static_cast<int32_t>(d)); }
+runtime::DType ToDType(DataType d) { return static_cast<runtime::DType>(static_cast<int32_t>(d)); }
 
 // A runtime tensor from a public one (its declaration is checked on all inputs at once, by
-// rt::CheckInputs).
-absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
-  const rt::DType dtype = ToDType(t.dtype);
-  if (!rt::IsSupported(dtype)) {
+// runtime::CheckInputs).
+absl::StatusOr<runtime::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
+  const runtime::DType dtype = ToDType(t.dtype);
+  if (!runtime::IsSupported(dtype)) {
     return absl::InvalidArgumentError(
         absl::StrCat("input '", name, "': unsupported data type ", static_cast<int32_t>(t.dtype)));
   }
   for (int64_t d : t.dims) {
     if (d < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "': negative dim in ", rt::ShapeToString(t.dims)));
+          absl::StrCat("input '", name, "': negative dim in ", runtime::ShapeToString(t.dims)));
     }
   }
   // Sizes are compared before allocating: dims that disagree with the data must not cost
   // memory.
-  absl::StatusOr<int64_t> count = rt::ShapeElementCount(t.dims);
+  absl::StatusOr<int64_t> count = runtime::ShapeElementCount(t.dims);
   if (!count.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("input '", name, "': ", count.status().message()));
   }
-  const size_t element_size = rt::DTypeSize(dtype);
+  const size_t element_size = runtime::DTypeSize(dtype);
   if (static_cast<uint64_t>(*count) > t.data.size() / element_size ||
       static_cast<size_t>(*count) * element_size != t.data.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "input '", name, "': ", t.data.size(), " bytes of data, ", rt::DTypeName(dtype),
-        rt::ShapeToString(t.dims), " needs ", *count, " elements of ", element_size, " bytes"));
+        "input '", name, "': ", t.data.size(), " bytes of data, ", runtime::DTypeName(dtype),
+        runtime::ShapeToString(t.dims), " needs ", *count, " elements of ", element_size, " bytes"));
   }
-  absl::StatusOr<rt::Tensor> tensor = rt::Tensor::Allocate(dtype, t.dims);
+  absl::StatusOr<runtime::Tensor> tensor = runtime::Tensor::Allocate(dtype, t.dims);
   if (!tensor.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("input '", name, "': ", tensor.status().message()));
@@ -425,7 +425,7 @@ absl::StatusOr<rt::Tensor> ToRuntime(const std::string& name, const Tensor& t) {
   return tensor;
 }
 
-Tensor FromRuntime(const rt::Tensor& t) {
+Tensor FromRuntime(const runtime::Tensor& t) {
   Tensor out;
   out.dtype = ToDataType(t.dtype());
   out.dims = t.shape();
@@ -434,9 +434,9 @@ Tensor FromRuntime(const rt::Tensor& t) {
 }
 
 // The caller's tensors as runtime values, each named as a graph input or initializer.
-absl::StatusOr<rt::Feeds> ToFeeds(const proto::Model& model, const rt::Graph& graph,
+absl::StatusOr<runtime::Feeds> ToFeeds(const proto::Model& model, const runtime::Graph& graph,
                                   const TensorMap& inputs) {
-  rt::Feeds feeds;
+  runtime::Feeds feeds;
   for (const auto& [name, tensor] : inputs) {
     const bool is_input =
         std::find(graph.inputs.begin(), graph.inputs.end(), name) != graph.inputs.end();
@@ -445,8 +445,8 @@ absl::StatusOr<rt::Feeds> ToFeeds(const proto::Model& model, const rt::Graph& gr
           absl::StrCat(model.path, ": the model has no input or initializer '", name,
                        "' (inputs: ", absl::StrJoin(graph.inputs, ", "), ")"));
     }
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, ToRuntime(name, tensor));
-    feeds.emplace_back(name, rt::Value::Of(std::make_shared<rt::Tensor>(std::move(t))));
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, ToRuntime(name, tensor));
+    feeds.emplace_back(name, runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(t))));
   }
   return feeds;
 }
@@ -464,7 +464,7 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
   request.executor.threads = options.threads;
   request.executor.max_tensor_elements = options.max_tensor_elements;
   request.executor.max_memory_bytes = options.max_memory_bytes;
-  request.given = [&](const rt::Graph& graph) { return ToFeeds(model, graph, inputs); };
+  request.given = [&](const runtime::Graph& graph) { return ToFeeds(model, graph, inputs); };
   // Types, shapes and symbols bound alike across inputs (and to options.dims), as `run` does.
   request.inputs.dims = options.dims;
   request.inputs.dims_label = "dims";
@@ -480,7 +480,7 @@ absl::StatusOr<NamedTensors> RunModel(const proto::Model& model, const TensorMap
   if (!run.ok()) return Named(model, run.status());
   NamedTensors out;
   for (size_t k = 0; k < run->outputs.size(); ++k) {
-    const rt::Value& v = run->outputs[k];
+    const runtime::Value& v = run->outputs[k];
     const std::string& name = run->output_names[k];
     if (!v.is_tensor()) {
       return absl::UnimplementedError(absl::StrCat(
@@ -518,7 +518,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     return RangeError(s, "VerifyOptions::input_ranges");
   }
   if (options.rtol.has_value() || options.atol.has_value()) {
-    vopts.tolerance = rt::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
+    vopts.tolerance = runtime::Tolerance{options.rtol.value_or(1e-3), options.atol.value_or(1e-7),
                                     /*exact=*/false};
   }
   absl::StatusOr<verify::VerifyResult> r = driver::Verify(original, rewritten, {vopts});
@@ -537,7 +537,7 @@ absl::StatusOr<VerifyResult> VerifyModels(const proto::Model& original,
     if (!s.error.empty()) out.sample_errors.push_back(absl::StrCat(s.label, ": ", s.error));
     if (s.skipped) out.skipped_samples.push_back(absl::StrCat(s.label, ": ", s.note));
     for (const verify::OutputResult& o : s.outputs) {
-      const rt::Comparison& c = o.comparison;
+      const runtime::Comparison& c = o.comparison;
       out.outputs.push_back(OutputComparison{s.label, o.name, c.match, c.max_abs_error,
                                              c.max_rel_error, c.max_ulp, c.mismatches, c.message});
       out.max_abs_error = std::max(out.max_abs_error, c.max_abs_error);
@@ -574,7 +574,7 @@ std::vector<PassInfo> ListPasses() {
 
 std::vector<PassInfo> ListTargets() {
   std::vector<PassInfo> out;
-  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
     out.push_back({t.name, absl::StrJoin(t.passes, ",")});
   }
   return out;
@@ -620,7 +620,7 @@ absl::Status SaveModel(const onnx::ModelProto& model, const std::string& path,
 
 const char* VerdictName(Verdict verdict) {
   // The rule library's names are string literals, so data() is NUL-terminated.
-  return bcast::VerdictName(static_cast<bcast::Verdict>(static_cast<int>(verdict))).data();
+  return broadcast::VerdictName(static_cast<broadcast::Verdict>(static_cast<int>(verdict))).data();
 }
 
 int64_t CheckResult::Count(Verdict verdict) const {
@@ -695,11 +695,11 @@ absl::StatusOr<OptimizeReport> Optimize(const std::string& input_path,
 
 // --- Run -------------------------------------------------------------------------------------
 
-size_t DataTypeSize(DataType dtype) { return rt::DTypeSize(ToDType(dtype)); }
+size_t DataTypeSize(DataType dtype) { return runtime::DTypeSize(ToDType(dtype)); }
 
 const char* DataTypeName(DataType dtype) {
   // DTypeName returns views of string literals, so data() is NUL-terminated.
-  return rt::DTypeName(ToDType(dtype)).data();
+  return runtime::DTypeName(ToDType(dtype)).data();
 }
 
 absl::StatusOr<NamedTensors> Run(const onnx::ModelProto& model, const TensorMap& inputs,

@@ -69,9 +69,9 @@ inline int64_t BytesMoved(const Shape& a, const Shape& b, size_t in_size, size_t
 }
 
 /// A tensor of small nonzero values (no denormals, no division by zero, every page touched).
-inline rt::Tensor Filled(rt::DType dtype, const Shape& shape) {
-  rt::Tensor t = rt::Tensor::Allocate(dtype, shape).value();
-  rt::VisitDType(dtype, 0, [&](auto tag) {
+inline runtime::Tensor Filled(runtime::DType dtype, const Shape& shape) {
+  runtime::Tensor t = runtime::Tensor::Allocate(dtype, shape).value();
+  runtime::VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (int64_t i = 0; i < t.num_elements(); ++i) {
@@ -172,9 +172,9 @@ struct StreamArrays {
   explicit StreamArrays(int64_t bytes, StreamMix m = StreamMix::kAdd)
       : mix(m),
         n(std::max<int64_t>(bytes / (4 * Arrays(m)) / 64 * 64, 64)),
-        a(Filled(rt::DType::kFloat32, {m == StreamMix::kFill ? 1 : n})),
-        b(Filled(rt::DType::kFloat32, {m == StreamMix::kAdd ? n : 1})),
-        c(Filled(rt::DType::kFloat32, {n})) {}
+        a(Filled(runtime::DType::kFloat32, {m == StreamMix::kFill ? 1 : n})),
+        b(Filled(runtime::DType::kFloat32, {m == StreamMix::kAdd ? n : 1})),
+        c(Filled(runtime::DType::kFloat32, {n})) {}
   static int64_t Arrays(StreamMix m) { return m == StreamMix::kAdd ? 3 : m == StreamMix::kScale ? 2 : 1; }
   int64_t bytes() const { return n * 4 * Arrays(mix); }
 
@@ -216,13 +216,13 @@ struct StreamArrays {
     if (threads <= 1) {
       body(0);
     } else {
-      rt::ThreadPool::Default().ParallelFor(threads, threads, body);
+      runtime::ThreadPool::Default().ParallelFor(threads, threads, body);
     }
   }
 
   StreamMix mix;
   int64_t n;
-  rt::Tensor a, b, c;
+  runtime::Tensor a, b, c;
 };
 
 }  // namespace onnx_bcast::bench

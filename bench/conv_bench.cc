@@ -19,7 +19,7 @@
 namespace onnx_bcast::bench {
 namespace {
 
-namespace kernels = rt::kernels;
+namespace kernels = runtime::kernels;
 
 struct ConvCase {
   const char* name;

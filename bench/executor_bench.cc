@@ -17,8 +17,13 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::bench {
 namespace {
+
+using runtime::Executor;
+using runtime::Feeds;
+using runtime::Model;
+using runtime::Value;
 
 struct Loaded {
   std::shared_ptr<const Model> model;
@@ -72,12 +77,12 @@ void BM_Cold(benchmark::State& state, const Loaded* loaded) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::bench
 
 int main(int argc, char** argv) {
   using namespace onnx_bcast;  // NOLINT: a benchmark main
   benchmark::Initialize(&argc, argv);
-  std::vector<std::unique_ptr<rt::Loaded>> models;
+  std::vector<std::unique_ptr<bench::Loaded>> models;
   for (int i = 1; i < argc; ++i) {
     const std::string path = argv[i];
     absl::StatusOr<proto::Model> model = proto::LoadModel(path);
@@ -85,26 +90,26 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), std::string(model.status().message()).c_str());
       return 1;
     }
-    auto loaded = std::make_unique<rt::Loaded>();
-    absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(*model);
+    auto loaded = std::make_unique<bench::Loaded>();
+    absl::StatusOr<std::shared_ptr<const runtime::Model>> runtime = runtime::LoadRuntimeModel(*model);
     if (!runtime.ok()) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(),
                    std::string(runtime.status().message()).c_str());
       return 1;
     }
     loaded->model = *runtime;
-    absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*loaded->model->main, {});
+    absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(*loaded->model->main, {});
     if (!feeds.ok()) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), std::string(feeds.status().message()).c_str());
       return 1;
     }
     loaded->feeds = *std::move(feeds);
     const std::string name = path.substr(path.find_last_of('/') + 1);
-    benchmark::RegisterBenchmark(("BM_Steady/" + name).c_str(), rt::BM_Steady, loaded.get())
+    benchmark::RegisterBenchmark(("BM_Steady/" + name).c_str(), bench::BM_Steady, loaded.get())
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_FirstRun/" + name).c_str(), rt::BM_FirstRun, loaded.get())
+    benchmark::RegisterBenchmark(("BM_FirstRun/" + name).c_str(), bench::BM_FirstRun, loaded.get())
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_Cold/" + name).c_str(), rt::BM_Cold, loaded.get())
+    benchmark::RegisterBenchmark(("BM_Cold/" + name).c_str(), bench::BM_Cold, loaded.get())
         ->Unit(benchmark::kMicrosecond);
     models.push_back(std::move(loaded));
   }

@@ -18,20 +18,20 @@
 namespace onnx_bcast::bench {
 namespace {
 
-using rt::DType;
-using rt::OpKind;
+using runtime::DType;
+using runtime::OpKind;
 
 void BM_Binary(benchmark::State& state, OpKind op, DType dtype, Shape sa, Shape sb) {
-  const rt::Tensor a = Filled(dtype, sa);
-  const rt::Tensor b = Filled(dtype, sb);
+  const runtime::Tensor a = Filled(dtype, sa);
+  const runtime::Tensor b = Filled(dtype, sb);
   const Shape so = Broadcast(sa, sb);
-  rt::Tensor out = Filled(rt::BinaryOutputDType(op, dtype), so);
+  runtime::Tensor out = Filled(runtime::BinaryOutputDType(op, dtype), so);
   // Plan once, as an executor caching per shape tuple would.
-  const rt::BroadcastPlan plan = rt::BroadcastPlan::Create(sa, sb, so).value();
-  rt::BinaryOptions opts;
+  const runtime::BroadcastPlan plan = runtime::BroadcastPlan::Create(sa, sb, so).value();
+  runtime::BinaryOptions opts;
   opts.threads = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    absl::Status s = rt::BinaryOp(op, plan, a, b, &out, opts);
+    absl::Status s = runtime::BinaryOp(op, plan, a, b, &out, opts);
     if (!s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       break;
@@ -42,7 +42,7 @@ void BM_Binary(benchmark::State& state, OpKind op, DType dtype, Shape sa, Shape 
   state.SetBytesProcessed(state.iterations() *
                           BytesMoved(sa, sb, a.element_size(), out.element_size()));
   state.SetItemsProcessed(state.iterations() * out.num_elements());
-  state.SetLabel(std::string(rt::KernelKindName(plan.kind())));
+  state.SetLabel(std::string(runtime::KernelKindName(plan.kind())));
 }
 
 // A STREAM-style pass of `mix` over float arrays holding `bytes` in total.
@@ -71,7 +71,7 @@ void RegisterAll() {
   for (const ShapeCase& c : ShapeCases()) {
     for (const OpCase& o : ops) {
       const std::string name =
-          absl::StrCat(rt::OpKindName(o.op), "_", rt::DTypeName(o.dtype), "/", c.name, "/",
+          absl::StrCat(runtime::OpKindName(o.op), "_", runtime::DTypeName(o.dtype), "/", c.name, "/",
                        absl::StrJoin(c.a, "x"), "+", absl::StrJoin(c.b, "x"));
       benchmark::RegisterBenchmark(name.c_str(), BM_Binary, o.op, o.dtype, c.a, c.b)
           ->ArgName("threads")

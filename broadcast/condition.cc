@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 // One-symbol sets are solved by enumerating [1, threshold + period); beyond this they stay
@@ -709,4 +709,4 @@ std::string ConditionSet::ToString() const {
   return state_ != nullptr ? state_->ToString() : "true";
 }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -14,7 +14,7 @@
 
 #include "broadcast/expr.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 /// `lhs == rhs` over dim expressions.
 ///
@@ -182,6 +182,6 @@ class ConditionSet {
 /// "{1, 5}".
 std::string ValueSetToString(const std::set<int64_t>& values);
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
 #endif  // ONNX_BCAST_BROADCAST_CONDITION_H_

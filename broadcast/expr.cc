@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 enum class ExprKind : uint8_t {
   kSymbol,
@@ -1072,4 +1072,4 @@ Truth DecideEqual(Expr a, Expr b) {
   return t;
 }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -29,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 class Dim;
 struct ExprNode;  // Defined in expr.cc; pool-owned, never freed while the process runs.
@@ -135,11 +135,11 @@ struct ZeroSetShape {
 };
 std::optional<ZeroSetShape> ZeroSetPeriodicity(Expr d);
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
 template <>
-struct std::hash<onnx_bcast::bcast::Expr> {
-  size_t operator()(const onnx_bcast::bcast::Expr& e) const { return e.Hash(); }
+struct std::hash<onnx_bcast::broadcast::Expr> {
+  size_t operator()(const onnx_bcast::broadcast::Expr& e) const { return e.Hash(); }
 };
 
 #endif  // ONNX_BCAST_BROADCAST_EXPR_H_

@@ -10,7 +10,7 @@
 #include "broadcast/expr.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 class Parser {
@@ -179,4 +179,4 @@ class Parser {
 
 absl::StatusOr<Expr> Expr::Parse(std::string_view text) { return Parser(text).Run(); }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 // Gathers per-axis findings of one rule application.
@@ -745,4 +745,4 @@ absl::StatusOr<std::vector<int64_t>> BroadcastConcrete(
   return output;
 }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

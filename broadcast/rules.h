@@ -16,7 +16,7 @@
 #include "broadcast/condition.h"
 #include "broadcast/shape.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 /// The outcome of applying a rule to shapes.
 enum class Verdict {
@@ -214,6 +214,6 @@ BroadcastClass Classify(absl::Span<const Shape> inputs, const Shape& output);
 absl::StatusOr<std::vector<int64_t>> BroadcastConcrete(
     absl::Span<const std::vector<int64_t>> shapes);
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
 #endif  // ONNX_BCAST_BROADCAST_RULES_H_

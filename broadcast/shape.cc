@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 Dim Dim::Value(int64_t value) {
   Dim dim;
@@ -227,4 +227,4 @@ Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst) {
   return out;
 }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

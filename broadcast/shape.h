@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "broadcast/expr.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 /// One dimension of a shape: a known extent (>= 0), a named symbol (an ONNX
 /// dim_param such as "N"), a compound dim expression over symbols
@@ -112,6 +112,6 @@ struct Shape {
 /// its substituted, simplified expression); an unknown rank stays unknown.
 Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst);
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
 #endif  // ONNX_BCAST_BROADCAST_SHAPE_H_

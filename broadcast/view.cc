@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 std::string Dims(absl::Span<const int64_t> shape) {
@@ -115,4 +115,4 @@ std::vector<int64_t> BroadcastView::Offsets(int operand, int64_t scale) const {
   return out;
 }
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

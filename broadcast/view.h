@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 
 class BroadcastView {
  public:
@@ -82,6 +82,6 @@ class BroadcastView {
   std::vector<int64_t> strides_;  // num_operands x rank, row-major
 };
 
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
 #endif  // ONNX_BCAST_BROADCAST_VIEW_H_

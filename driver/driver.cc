@@ -28,16 +28,16 @@
 namespace onnx_bcast::driver {
 
 absl::StatusOr<proto::Model> Load(const std::string& path, const proto::Limits& limits,
-                                  passes::ProgressSink* progress) {
+                                  support::ProgressSink* progress) {
   const bool from_stdin = path == kStdin;
-  passes::ProgressStep step(progress, absl::StrCat("loading ", from_stdin ? "<stdin>" : path));
+  support::ProgressStep step(progress, absl::StrCat("loading ", from_stdin ? "<stdin>" : path));
   BCAST_ASSIGN_OR_RETURN(proto::Model model,
                          from_stdin ? proto::LoadModelStream(STDIN_FILENO, "<stdin>", limits)
                                     : proto::LoadModel(path, limits));
   // libonnx's inference recurses forever on a recursive function and takes hours on one whose
   // calls expand past --max-function-inlines: refused here, for every entry point alike.
   BCAST_RETURN_IF_ERROR(proto::CheckGraphStructure(model, limits));
-  step.End(absl::StrCat(passes::FormatCount(model.proto.graph().node_size()), " nodes"));
+  step.End(absl::StrCat(support::FormatCount(model.proto.graph().node_size()), " nodes"));
   return model;
 }
 
@@ -58,20 +58,20 @@ absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limi
 }
 
 absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest& request) {
-  passes::ProgressStep step(request.progress, "analysis");
-  passes::AnalysisOptions options = request.analysis;
+  support::ProgressStep step(request.progress, "analysis");
+  analysis::AnalysisOptions options = request.analysis;
   // Every tensor's shape is read only by the evaluation at dims (the symbols the model has);
   // without dims the tables would be built and dropped unread (a third of check's memory at
   // 100k nodes).
   if (request.dims.empty()) options.record_shapes = false;
-  BCAST_ASSIGN_OR_RETURN(passes::Analysis analysis,
-                         passes::AnalyzeBroadcasts(model, options, request.annotated));
-  step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(analysis.nodes.size())),
+  BCAST_ASSIGN_OR_RETURN(analysis::Analysis analysis,
+                         analysis::AnalyzeBroadcasts(model, options, request.annotated));
+  step.End(absl::StrCat(support::FormatCount(static_cast<int64_t>(analysis.nodes.size())),
                         " broadcasting nodes"));
   CheckOutcome out;
   out.analysis = std::move(analysis);
   if (!request.dims.empty()) {
-    absl::StatusOr<passes::DimEvaluation> at = passes::EvaluateAtDims(out.analysis, request.dims);
+    absl::StatusOr<analysis::DimEvaluation> at = analysis::EvaluateAtDims(out.analysis, request.dims);
     if (at.ok()) {
       out.at = *std::move(at);
     } else {
@@ -82,7 +82,7 @@ absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest
 }
 
 absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBindingRequest& request,
-                                           passes::ProgressSink* progress) {
+                                           support::ProgressSink* progress) {
   DimBindingOutcome out;
   out.bindings = request.dims;
   if (absl::Status s =
@@ -106,7 +106,7 @@ absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBinding
   if (out.at->Fails(checked.analysis)) {
     if (out.at->first_failure >= 0) {
       const auto i = static_cast<size_t>(out.at->first_failure);
-      out.failure = passes::LocatedMessage(checked.analysis.nodes[i], out.at->nodes[i].message);
+      out.failure = report::LocatedMessage(checked.analysis.nodes[i], out.at->nodes[i].message);
     } else {
       out.failure =
           absl::StrCat("the broadcast conditions contradict: ", checked.analysis.contradiction);
@@ -134,7 +134,7 @@ void CountOps(const onnx::GraphProto& g, const std::set<std::string>& ops,
 }  // namespace
 
 absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
-                      const OptSettings& settings, passes::OptReport* report) {
+                      const OptSettings& settings, report::OptReport* report) {
   const bool has_target = pipeline.profile.has_value();
   passes::PipelineOptions options;
   options.verify_each = settings.verify_each;
@@ -142,14 +142,14 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   options.keep_rewrite_log = settings.keep_rewrite_log;
   options.pass_options.fold_limit_bytes = settings.fold_limit_bytes;
   options.pass_options.constant_fold_limit_bytes = settings.constant_fold_limit_bytes;
-  rt::RunBudget fold_budget;  // started at the first evaluation: a model without any costs none
+  runtime::RunBudget fold_budget;  // started at the first evaluation: a model without any costs none
   const passes::ConstantEvaluator evaluator = [&fold_budget,
                                                &settings](const proto::Model& fragment) {
     if (!fold_budget.limited()) fold_budget.SetTimeout(settings.constant_fold_seconds);
-    rt::RunOptions run;
+    runtime::RunOptions run;
     run.budget = &fold_budget;
     run.max_tensor_elements = settings.constant_fold_max_elements;
-    return rt::EvaluateConstantModel(fragment, run);
+    return runtime::EvaluateConstantModel(fragment, run);
   };
   options.pass_options.evaluator = &evaluator;
   if (has_target) {
@@ -161,11 +161,11 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   report->before = passes::Summarize(model->proto);
   // Violations name unnamed nodes by their index in the model as given, like the rewrites.
   const std::unordered_map<std::string, int> original_index =
-      has_target ? passes::OriginalNodeIndex(model->proto.graph())
+      has_target ? targets::OriginalNodeIndex(model->proto.graph())
                  : std::unordered_map<std::string, int>{};
   // The analyses live across the passes and the target check, which reads the tables the
   // passes kept current.
-  passes::AnalysisManager analyses(model);
+  analysis::AnalysisManager analyses(model);
   options.analyses = &analyses;
   absl::Status status = passes::RunPipeline(model, pipeline.passes, options, &report->runs);
   report->after = passes::Summarize(model->proto);
@@ -183,10 +183,10 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
   }
   if (status.ok() && has_target) {
     // The target's promise covers every broadcasting node of every graph.
-    passes::ProgressStep step(settings.progress,
+    support::ProgressStep step(settings.progress,
                               absl::StrCat("target check ", pipeline.profile->name));
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<passes::TargetViolation>> violations = passes::CheckTarget(
+    absl::StatusOr<std::vector<targets::TargetViolation>> violations = targets::CheckTarget(
         *model, *pipeline.profile, &original_index, analyses.held(), settings.live);
     report->target_check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -198,8 +198,8 @@ absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipel
                                    : absl::StrCat(violations->size(), " nodes not in its form"));
     if (violations.ok()) {
       ExplainKeptConstants(report->runs, &*violations);
-      for (passes::TargetViolation& v : *violations) v.hint = ViolationHint(v.why);
-      for (const passes::TargetViolation& v : *violations) {
+      for (targets::TargetViolation& v : *violations) v.hint = ViolationHint(v.why);
+      for (const targets::TargetViolation& v : *violations) {
         report->violations.push_back(v.ToString());
       }
       report->violation_details = *std::move(violations);
@@ -218,26 +218,26 @@ namespace {
 // runs `bound` and matches our reference: moved to report->waived. A model the engine ran
 // before opt must still run after it, so such a node never makes opt refuse; the engine check
 // of the result then judges the whole model.
-void WaiveWhatAlreadyRuns(const proto::Model& bound, const passes::TargetProfile& profile,
+void WaiveWhatAlreadyRuns(const proto::Model& bound, const targets::TargetProfile& profile,
                           const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
-                          const std::map<std::string, rt::ValueRange>& ranges,
-                          passes::FormOracle* live, passes::OptReport* report) {
-  const std::unordered_map<std::string, int> index = passes::OriginalNodeIndex(bound.proto.graph());
-  absl::StatusOr<std::vector<passes::TargetViolation>> before =
-      passes::CheckTarget(bound, profile, &index, nullptr, live);
+                          const std::map<std::string, runtime::ValueRange>& ranges,
+                          targets::FormOracle* live, report::OptReport* report) {
+  const std::unordered_map<std::string, int> index = targets::OriginalNodeIndex(bound.proto.graph());
+  absl::StatusOr<std::vector<targets::TargetViolation>> before =
+      targets::CheckTarget(bound, profile, &index, nullptr, live);
   if (!before.ok()) return;
   std::set<std::string> had;
-  for (const passes::TargetViolation& v : *before) had.insert(v.ToString());
+  for (const targets::TargetViolation& v : *before) had.insert(v.ToString());
   bool any = false;
-  for (const passes::TargetViolation& v : report->violation_details)
+  for (const targets::TargetViolation& v : report->violation_details)
     any |= had.count(v.ToString()) > 0;
   if (!any) return;
-  absl::StatusOr<EngineVerdict> as_given =
-      VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims, ranges);
+  absl::StatusOr<engines::EngineVerdict> as_given =
+      engines::VerifyOnEngine(bound, bound, *engine.factory, engine.name, dims, ranges);
   if (!as_given.ok() || as_given->outcome != "ran") return;
-  std::vector<passes::TargetViolation> kept;
+  std::vector<targets::TargetViolation> kept;
   std::vector<std::string> kept_text;
-  for (passes::TargetViolation& v : report->violation_details) {
+  for (targets::TargetViolation& v : report->violation_details) {
     const std::string text = v.ToString();
     if (had.count(text) > 0) {
       report->waived.push_back(
@@ -271,11 +271,11 @@ bool AllInputsStatic(const proto::Model& model) {
 // it computes wrongly for negative bases. True when the engine judged (the verdict is final).
 bool WaiveWhatTheEngineRuns(const proto::Model& bound, const proto::Model& result,
                             const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
-                            const std::map<std::string, rt::ValueRange>& ranges,
-                            passes::OptReport* report) {
+                            const std::map<std::string, runtime::ValueRange>& ranges,
+                            report::OptReport* report) {
   if (!AllInputsStatic(result)) return false;
-  absl::StatusOr<EngineVerdict> verdict =
-      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
+  absl::StatusOr<engines::EngineVerdict> verdict =
+      engines::VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (!verdict.ok() || verdict->outcome != "ran") return false;
   for (const std::string& v : report->violations) {
     report->waived.push_back(absl::StrCat(
@@ -292,12 +292,12 @@ bool WaiveWhatTheEngineRuns(const proto::Model& bound, const proto::Model& resul
 // first node that differs there, by bisection.
 void JudgeOnEngine(const proto::Model& bound, const proto::Model& result,
                    const TargetEngine& engine, const std::map<std::string, int64_t>& dims,
-                   const std::map<std::string, rt::ValueRange>& ranges, bool allow_partial,
-                   passes::ProgressSink* progress, passes::OptReport* report,
+                   const std::map<std::string, runtime::ValueRange>& ranges, bool allow_partial,
+                   support::ProgressSink* progress, report::OptReport* report,
                    OptimizeOutcome* out) {
-  passes::ProgressStep step(progress, absl::StrCat("running the result on ", engine.name));
-  absl::StatusOr<EngineVerdict> verdict =
-      VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
+  support::ProgressStep step(progress, absl::StrCat("running the result on ", engine.name));
+  absl::StatusOr<engines::EngineVerdict> verdict =
+      engines::VerifyOnEngine(bound, result, *engine.factory, engine.name, dims, ranges);
   if (!verdict.ok()) {
     step.End("not run");
     report->engine_note = absl::StrCat("not run on ", engine.name, " at ", report->engine_dims,
@@ -323,7 +323,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
                                                const passes::ResolvedPipeline& pipeline,
                                                const OptSettings& given_settings,
                                                const OptimizeRequest& request,
-                                               passes::OptReport* report) {
+                                               report::OptReport* report) {
   OptimizeOutcome out;
   OptSettings settings = given_settings;
   const std::optional<TargetEngine> engine =
@@ -345,10 +345,10 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
     return out;
   }
   // The target's engine decides forms at exact shapes where this build has it.
-  std::unique_ptr<LiveProbe> live;
+  std::unique_ptr<engines::LiveProbe> live;
   if (settings.live == nullptr && engine_built && request.engine.live_probe) {
-    absl::StatusOr<std::unique_ptr<LiveProbe>> made =
-        MakeLiveProbe(pipeline.profile->name, request.engine.probe_cache);
+    absl::StatusOr<std::unique_ptr<engines::LiveProbe>> made =
+        engines::MakeLiveProbe(pipeline.profile->name, request.engine.probe_cache);
     if (made.ok()) live = *std::move(made);
     settings.live = live.get();
   }

@@ -37,7 +37,7 @@ inline constexpr char kStdin[] = "-";
 /// Loads `path` (kStdin: standard input, named "<stdin>"; ".onnxtxt": the text form) under
 /// `limits`, then admits it (below). One step on `progress`.
 absl::StatusOr<proto::Model> Load(const std::string& path, const proto::Limits& limits,
-                                  passes::ProgressSink* progress = nullptr);
+                                  support::ProgressSink* progress = nullptr);
 
 /// Serialized model bytes (label: how messages name them; base_dir: what external-data
 /// locations are relative to), parsed, validated and admitted (below).
@@ -50,19 +50,19 @@ absl::StatusOr<proto::Model> Parse(std::string_view bytes, const std::string& la
 absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limits);
 
 struct CheckRequest {
-  passes::AnalysisOptions analysis;
+  analysis::AnalysisOptions analysis;
   /// Symbol values to evaluate every node at (check --dim); empty: none.
   std::map<std::string, int64_t> dims;
   /// Receives the model with value_info for every inferred tensor (check --annotate).
   onnx::ModelProto* annotated = nullptr;
-  passes::ProgressSink* progress = nullptr;
+  support::ProgressSink* progress = nullptr;
 };
 
 struct CheckOutcome {
-  passes::Analysis analysis;
+  analysis::Analysis analysis;
   /// With CheckRequest::dims: the evaluation, or why the bindings do not fit the model
   /// (dims_status: InvalidArgument listing its symbols; the CLI's usage error).
-  std::optional<passes::DimEvaluation> at;
+  std::optional<analysis::DimEvaluation> at;
   absl::Status dims_status;
 };
 
@@ -72,19 +72,19 @@ absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest
 /// Dims to make static before a pipeline runs (opt --dim, --input-shape; the API's and
 /// Python's `dims=` and `input_shapes=`).
 struct DimBindingRequest {
-  passes::DimBindings dims;
+  analysis::DimBindings dims;
   proto::InputShapes input_shapes;
   bool empty() const { return dims.empty() && input_shapes.empty(); }
 };
 
 struct DimBindingOutcome {
   /// Every symbol bound: the --dim ones and those --input-shape named.
-  passes::DimBindings bindings;
+  analysis::DimBindings bindings;
   /// Non-empty when a broadcasting node fails at the bindings: the one-line message check
   /// --dim gives for the first such node (the model is then left as it was).
   std::string failure;
   /// The evaluation at the bindings (as check --dim reports it).
-  std::optional<passes::DimEvaluation> at;
+  std::optional<analysis::DimEvaluation> at;
   /// Declared dims that became numbers.
   int64_t dims_fixed = 0;
   /// Non-empty when the request does not fit the model (a usage error, exit 64): an input or
@@ -98,7 +98,7 @@ struct DimBindingOutcome {
 /// model (`usage`) or a node that fails there (`failure`) leaves the model untouched. Errors
 /// are the analysis's own.
 absl::StatusOr<DimBindingOutcome> BindDims(proto::Model* model, const DimBindingRequest& request,
-                                           passes::ProgressSink* progress = nullptr);
+                                           support::ProgressSink* progress = nullptr);
 
 struct OptSettings {
   /// passes::PassOptions::fold_limit_bytes.
@@ -114,13 +114,13 @@ struct OptSettings {
   int64_t constant_fold_max_elements = int64_t{1} << 26;
   /// Validate the graph with libonnx's checker after every pass.
   bool verify_each = false;
-  passes::ProgressSink* progress = nullptr;
+  support::ProgressSink* progress = nullptr;
   /// Keep each rewrite in the report (PassStats::log). Off, the report still counts them
   /// (PassStats::rewrites) but lists none: for callers that print only the counts.
   bool keep_rewrite_log = true;
   /// The target's engine at exact shapes (engines/live_probe.h): legalize-measured and the
   /// target check decide with it where shapes are static. Null: the table decides.
-  passes::FormOracle* live = nullptr;
+  targets::FormOracle* live = nullptr;
 };
 
 /// Runs `pipeline` over `model` in place and, when it has a target, checks the target's
@@ -130,7 +130,7 @@ struct OptSettings {
 /// not an error here: the caller decides (opt fails unless --allow-partial). `*model` may be
 /// partly rewritten on error: callers that must keep it work on a copy.
 absl::Status Optimize(proto::Model* model, const passes::ResolvedPipeline& pipeline,
-                      const OptSettings& settings, passes::OptReport* report);
+                      const OptSettings& settings, report::OptReport* report);
 
 /// What opt asks beyond the pipeline: the dims to bind before it, and whether nodes left
 /// outside the target's form are acceptable.
@@ -179,7 +179,7 @@ absl::StatusOr<OptimizeOutcome> OptimizeAtDims(proto::Model* model,
                                                const passes::ResolvedPipeline& pipeline,
                                                const OptSettings& settings,
                                                const OptimizeRequest& request,
-                                               passes::OptReport* report);
+                                               report::OptReport* report);
 
 }  // namespace onnx_bcast::driver
 

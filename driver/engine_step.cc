@@ -14,7 +14,7 @@
 
 namespace onnx_bcast::driver {
 
-std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile) {
+std::optional<TargetEngine> EngineOfTarget(const targets::TargetProfile& profile) {
   const std::string name = profile.name.substr(0, profile.name.find('-'));
   TargetEngine out;
   out.name = name;
@@ -52,8 +52,8 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
   }
   if (!free.empty()) {
     // Inside the broadcast condition when the choice above breaks it (past + seq = total).
-    absl::StatusOr<passes::Analysis> analysis =
-        passes::AnalyzeBroadcasts(model, passes::AnalysisOptions());
+    absl::StatusOr<analysis::Analysis> analysis =
+        analysis::AnalyzeBroadcasts(model, analysis::AnalysisOptions());
     if (analysis.ok() && !analysis->combined.contradictory() &&
         analysis->combined.Evaluate(dims) == false) {
       const std::vector<verify::Bindings> samples =
@@ -80,7 +80,7 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
 absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
     const proto::Model& reference, const proto::Model& on_engine, const std::string& engine,
     const std::map<std::string, int64_t>& dims, std::string* dims_text,
-    const std::map<std::string, rt::ValueRange>& ranges) {
+    const std::map<std::string, runtime::ValueRange>& ranges) {
   absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(engine);
   if (!factory.ok()) return factory.status();
   // The dims given are bound in both models, as opt --dim writes them: a static engine sees

@@ -34,7 +34,7 @@ struct EngineRequest {
   /// opt --probe-cache: where the live probes keep their answers.
   std::string probe_cache;
   /// opt --input-range: the values of the engine check's random inputs, by input name.
-  std::map<std::string, rt::ValueRange> input_ranges;
+  std::map<std::string, runtime::ValueRange> input_ranges;
 };
 
 /// The engine a target names: its profile's name up to the first '-' ("ncnn-20260722" ->
@@ -45,7 +45,7 @@ struct TargetEngine {
   std::optional<engines::EngineFactory> factory;
 };
 /// nullopt for a target that names no engine (explicit, a hand-written profile).
-std::optional<TargetEngine> EngineOfTarget(const passes::TargetProfile& profile);
+std::optional<TargetEngine> EngineOfTarget(const targets::TargetProfile& profile);
 
 /// The dims a model runs at on an engine: `bound`, and each input symbol left unbound chosen
 /// here (a leading axis 1, as a deployed batch; any other 32, a size every pooling stack takes;
@@ -62,7 +62,7 @@ std::map<std::string, int64_t> EngineDims(const proto::Model& model,
 absl::StatusOr<engines::EngineBisection> BisectOnNamedEngine(
     const proto::Model& reference, const proto::Model& on_engine, const std::string& engine,
     const std::map<std::string, int64_t>& dims, std::string* dims_text,
-    const std::map<std::string, rt::ValueRange>& ranges = {});
+    const std::map<std::string, runtime::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::driver
 

@@ -38,7 +38,7 @@ std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto
                                const std::vector<std::string>& unsupported_ops) {
   // A built-in normal form (explicit, none, canonical) is no engine: there is no op list to
   // check, and "whether explicit has a layer for every op" asks a question with no answer.
-  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
     if (t.name == target && !EngineOfTarget(t).has_value()) {
       return absl::StrCat("target ", target,
                           " covers broadcast forms only (a normal form of ONNX, not an engine: "
@@ -62,17 +62,17 @@ std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto
                       : absl::StrCat(target, " has no layer for ", absl::StrJoin(missing, ", ")));
 }
 
-std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProto& graph,
+std::string FormatOptText(const report::OptReport& report, const onnx::GraphProto& graph,
                           const std::vector<std::string>& unsupported_ops, bool rewrites,
                           bool debug, bool list_violations) {
   std::string text;
   if (list_violations || report.violations.empty()) {
-    text = passes::FormatOptText(report, rewrites, debug);
+    text = report::FormatOptText(report, rewrites, debug);
   } else {
     // The report's own lines, the target's count kept and the list left to the caller.
-    passes::OptReport counted = report;
+    report::OptReport counted = report;
     counted.violations.clear();
-    text = passes::FormatOptText(counted, rewrites, debug);
+    text = report::FormatOptText(counted, rewrites, debug);
     const std::string zero = absl::StrCat("target ", report.target, ": 0 node(s)");
     const size_t at = text.rfind(zero);
     if (at != std::string::npos) {
@@ -136,9 +136,9 @@ std::string ViolationHint(const std::string& rule) {
 }
 
 void ExplainKeptConstants(const std::vector<passes::PassRun>& runs,
-                          std::vector<passes::TargetViolation>* violations) {
+                          std::vector<targets::TargetViolation>* violations) {
   static constexpr char kFoldIt[] = "has only constant inputs: fold it";
-  for (passes::TargetViolation& v : *violations) {
+  for (targets::TargetViolation& v : *violations) {
     if (v.graph != "main" || !absl::StartsWith(v.why, kFoldIt)) continue;
     // fold-constants notes a node it kept as "<op> '<node>' kept: <why>" (passes/fold_constants).
     const std::string prefix = absl::StrCat(v.op, " '", v.node, "' kept: ");

@@ -22,7 +22,7 @@ std::string TargetCoverageLine(const std::string& target, const onnx::GraphProto
 /// passes::FormatOptText, without the list of nodes outside the target's form when
 /// `list_violations` is false (the CLI says them once, on stderr: FoldViolationHints), and with
 /// TargetCoverageLine last when the report has a target.
-std::string FormatOptText(const passes::OptReport& report, const onnx::GraphProto& graph,
+std::string FormatOptText(const report::OptReport& report, const onnx::GraphProto& graph,
                           const std::vector<std::string>& unsupported_ops, bool rewrites,
                           bool debug, bool list_violations);
 
@@ -47,7 +47,7 @@ std::string ViolationHint(const std::string& rule);
 /// to raise --fold-limit, which only a result kept for its size needs (a bool constant the
 /// engine does not load folds at no limit; issue 44 item 7).
 void ExplainKeptConstants(const std::vector<passes::PassRun>& runs,
-                          std::vector<passes::TargetViolation>* violations);
+                          std::vector<targets::TargetViolation>* violations);
 
 }  // namespace onnx_bcast::driver
 

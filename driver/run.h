@@ -29,7 +29,7 @@ namespace onnx_bcast::driver {
 
 struct ExecutorSettings {
   /// How the model is converted for the executor (its bounds).
-  rt::LoadOptions load;
+  runtime::LoadOptions load;
   /// Threads per kernel.
   int threads = 1;
   /// Bytes the runs may hold at once; 0: the executor's default (a quarter of physical memory).
@@ -40,34 +40,34 @@ struct ExecutorSettings {
   double timeout_seconds = 0;
   /// Receives each node's run time and plan (run --profile); null: nothing is recorded. Must
   /// outlive the executor.
-  rt::RunProfile* profile = nullptr;
+  runtime::RunProfile* profile = nullptr;
   /// One step, "preparing the executor".
-  passes::ProgressSink* progress = nullptr;
+  support::ProgressSink* progress = nullptr;
 };
 
 /// The executor of `model`. Errors: the runtime model's (InvalidArgument for a malformed
 /// model, Unimplemented for what the executor cannot hold or run), unprefixed.
-absl::StatusOr<std::unique_ptr<rt::Executor>> PrepareExecutor(const proto::Model& model,
+absl::StatusOr<std::unique_ptr<runtime::Executor>> PrepareExecutor(const proto::Model& model,
                                                               const ExecutorSettings& settings);
 
 struct InputRequest {
   /// Values the caller gives (run --input, the API's inputs): checked, never replaced.
-  rt::Feeds given;
+  runtime::Feeds given;
   /// Symbol values given explicitly, named `dims_label` in messages ("--dim", "dims").
   std::map<std::string, int64_t> dims;
   std::string dims_label = "the given dims";
   /// Random values for the graph inputs not given; false: an input not given is an error.
   bool random_missing = true;
   uint64_t seed = 0;
-  /// rt::RandomInputOptions::max_elements.
+  /// runtime::RandomInputOptions::max_elements.
   int64_t max_elements = int64_t{1} << 32;
-  /// rt::RandomInputOptions::ranges (run --input-range, the API's input_ranges).
-  std::map<std::string, rt::ValueRange> ranges;
+  /// runtime::RandomInputOptions::ranges (run --input-range, the API's input_ranges).
+  std::map<std::string, runtime::ValueRange> ranges;
 };
 
 struct Inputs {
   /// Random values for the graph inputs not given (the given ones are not repeated here).
-  rt::Feeds random;
+  runtime::Feeds random;
   /// The dims plus every symbol the given inputs bound: the sizes of the random inputs.
   std::map<std::string, int64_t> bound;
   /// Not OK when a given value does not fit the declaration (InvalidArgument naming the input
@@ -76,28 +76,28 @@ struct Inputs {
 };
 
 /// Whether every range of `ranges` names a graph input of `graph` (not an initializer) whose
-/// declared element type holds it (rt::CheckValueRange): InvalidArgument naming the range and
+/// declared element type holds it (runtime::CheckValueRange): InvalidArgument naming the range and
 /// the model's inputs otherwise. For the commands that make random inputs later (opt's engine
 /// check and --verify), so that a mistaken name is said before any pass runs.
 absl::Status CheckInputRanges(const onnx::GraphProto& graph,
-                              const std::map<std::string, rt::ValueRange>& ranges);
+                              const std::map<std::string, runtime::ValueRange>& ranges);
 
 /// Checks `request.given` against `graph`'s declaration and makes the random rest. Errors:
 /// RandomInputs' (an input without a known rank, one past max_elements), and with
 /// random_missing false the inputs not given ("LABEL: no value for input(s) ...").
-absl::StatusOr<Inputs> MakeInputs(const rt::Graph& graph, const InputRequest& request,
+absl::StatusOr<Inputs> MakeInputs(const runtime::Graph& graph, const InputRequest& request,
                                   const std::string& label);
 
 struct RunRequest {
   ExecutorSettings executor;
   /// The caller's values, made once the graph is known (so that their names can be checked
   /// against it); unset: none. They go into `inputs.given`.
-  std::function<absl::StatusOr<rt::Feeds>(const rt::Graph&)> given;
+  std::function<absl::StatusOr<runtime::Feeds>(const runtime::Graph&)> given;
   InputRequest inputs;
 };
 
 struct RunResult {
-  std::vector<rt::Value> outputs;
+  std::vector<runtime::Value> outputs;
   /// The graph's output names, in the order of `outputs`.
   std::vector<std::string> output_names;
 };

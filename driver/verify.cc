@@ -9,7 +9,7 @@ absl::StatusOr<verify::VerifyResult> Verify(const proto::Model& original,
                                             const VerifyRequest& request) {
   verify::VerifyOptions options = request.options;
   // One deadline for both models' runs, started once they are loaded.
-  const rt::RunBudget budget(request.timeout_seconds);
+  const runtime::RunBudget budget(request.timeout_seconds);
   if (request.timeout_seconds > 0) options.budget = &budget;
   return verify::Verify(original, rewritten, options);
 }

@@ -19,7 +19,7 @@
 namespace onnx_bcast::engines {
 
 /// Tensors by name, in the order given (inputs to feed, or outputs asked for).
-using NamedTensors = std::vector<std::pair<std::string, rt::Tensor>>;
+using NamedTensors = std::vector<std::pair<std::string, runtime::Tensor>>;
 
 /// One inference engine. Calls run in the process that makes them: use RunIsolated
 /// (isolated_run.h) to survive an engine that aborts, throws past the adapter or crashes.

@@ -19,8 +19,8 @@
 namespace onnx_bcast::engines {
 namespace {
 
-std::string ShapeOf(const rt::Value& v) {
-  return v.is_tensor() ? rt::ShapeToString(v.tensor->shape()) : std::string("?");
+std::string ShapeOf(const runtime::Value& v) {
+  return v.is_tensor() ? runtime::ShapeToString(v.tensor->shape()) : std::string("?");
 }
 
 }  // namespace
@@ -44,14 +44,14 @@ absl::StatusOr<EngineBisection> BisectOnEngine(
     const proto::Model& reference_model, const proto::Model& engine_model,
     const EngineFactory& make_engine, const std::string& engine,
     const std::map<std::string, int64_t>& dims,
-    const std::map<std::string, rt::ValueRange>& ranges) {
+    const std::map<std::string, runtime::ValueRange>& ranges) {
   (void)engine;
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(reference_model));
-  rt::RandomInputOptions random;
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> exec, runtime::LoadExecutor(reference_model));
+  runtime::RandomInputOptions random;
   random.seed = 7;
   random.dims = dims;
   random.ranges = ranges;  // the inputs VerifyOnEngine fed, so the bisection sees its failure
-  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(exec->graph(), random));
+  BCAST_ASSIGN_OR_RETURN(runtime::Feeds feeds, runtime::RandomInputs(exec->graph(), random));
   exec.reset();
   // Tensors both models compute, in the reference's node order.
   std::set<std::string> in_engine_model;
@@ -79,11 +79,11 @@ absl::StatusOr<EngineBisection> BisectOnEngine(
   for (const onnx::ValueInfoProto& o : reference_model.proto.graph().output()) {
     if (in_engine_model.count(o.name()) > 0) candidates.push_back(o.name());
   }
-  rt::ReferenceOptions options;
+  runtime::ReferenceOptions options;
   options.extra_outputs = candidates;
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(reference_model, feeds, options));
-  std::unordered_map<std::string, const rt::OutputReference*> by_name;
-  for (const rt::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
+  BCAST_ASSIGN_OR_RETURN(runtime::Reference ref, runtime::ComputeReference(reference_model, feeds, options));
+  std::unordered_map<std::string, const runtime::OutputReference*> by_name;
+  for (const runtime::OutputReference& o : ref.outputs) by_name.emplace(o.name, &o);
   EngineJob job;
   BCAST_ASSIGN_OR_RETURN(job.model_bytes, proto::SerializeSelfContained(engine_model));
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
@@ -103,9 +103,9 @@ absl::StatusOr<EngineBisection> BisectOnEngine(
     b.why = absl::StrCat(o.stage, ": ", o.message);
     return b;
   }
-  std::unordered_map<std::string, const rt::Tensor*> returned;
+  std::unordered_map<std::string, const runtime::Tensor*> returned;
   for (const auto& [name, t] : o.outputs) returned.emplace(name, &t);
-  rt::CompareOptions compare;
+  runtime::CompareOptions compare;
   compare.engine_representation = true;
   std::set<std::string> matched;
   for (const std::string& name : candidates) {
@@ -116,8 +116,8 @@ absl::StatusOr<EngineBisection> BisectOnEngine(
       continue;
     }
     ++b.compared;
-    rt::Comparison c =
-        rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(got->second->Clone())),
+    runtime::Comparison c =
+        runtime::CompareToReference(runtime::Value::Of(std::make_shared<runtime::Tensor>(got->second->Clone())),
                                *want->second, ref.model, compare);
     if (c.match) {
       matched.insert(name);

@@ -28,7 +28,7 @@ struct EngineDivergence {
   std::string node;  ///< the producing node's name ("" when unnamed)
   std::string op;
   std::vector<std::string> input_shapes;  ///< "name [1,16,128]" of its inputs
-  rt::Comparison comparison;              ///< worst element, both values, the bound
+  runtime::Comparison comparison;              ///< worst element, both values, the bound
   /// "Add '/blk/Add' (inputs x [1,16,128], b [128]): tensor 'y': 12 of 2048 elements differ ..."
   std::string Line() const;
 };
@@ -58,7 +58,7 @@ absl::StatusOr<EngineBisection> BisectOnEngine(
     const proto::Model& reference_model, const proto::Model& engine_model,
     const EngineFactory& make_engine, const std::string& engine,
     const std::map<std::string, int64_t>& dims,
-    const std::map<std::string, rt::ValueRange>& ranges = {});
+    const std::map<std::string, runtime::ValueRange>& ranges = {});
 
 }  // namespace onnx_bcast::engines
 

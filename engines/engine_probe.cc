@@ -55,7 +55,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 namespace {
 
 using Dims = std::vector<int64_t>;
@@ -339,7 +339,7 @@ std::string TypeText(const char* elem, const Dims& shape) {
   return absl::StrCat(elem, "[", absl::StrJoin(shape, ","), "]");
 }
 
-std::string FloatList(const rt::Tensor& t) {
+std::string FloatList(const runtime::Tensor& t) {
   std::vector<std::string> items;
   for (float v : t.values<float>()) items.push_back(absl::StrFormat("%.9g", v));
   return absl::StrCat("{", absl::StrJoin(items, ","), "}");
@@ -353,12 +353,12 @@ ValueRange RangeFor(const std::string& op) {
   return ValueRange::kSigned;
 }
 
-absl::StatusOr<rt::Tensor> Values(const ProbeOperand& o, ValueRange range, uint64_t seed) {
+absl::StatusOr<runtime::Tensor> Values(const ProbeOperand& o, ValueRange range, uint64_t seed) {
   if (!o.int64_values.empty()) {
-    return rt::Tensor::FromValues<int64_t>(o.shape, absl::MakeConstSpan(o.int64_values));
+    return runtime::Tensor::FromValues<int64_t>(o.shape, absl::MakeConstSpan(o.int64_values));
   }
-  absl::StatusOr<rt::Tensor> t =
-      rt::RandomTensor(o.is_bool ? rt::DType::kBool : rt::DType::kFloat32, o.shape, seed);
+  absl::StatusOr<runtime::Tensor> t =
+      runtime::RandomTensor(o.is_bool ? runtime::DType::kBool : runtime::DType::kFloat32, o.shape, seed);
   if (!t.ok() || o.is_bool) return t;
   for (float& v : t->values<float>()) {
     if (range == ValueRange::kPositive) v = std::fabs(v) + 0.5f;
@@ -389,13 +389,13 @@ Dims OutputShape(const ProbeCell& c) {
   if (c.op == "MatMul") {
     Dims a(shapes[0].begin(), shapes[0].end() - 2);
     Dims b(shapes[1].begin(), shapes[1].end() - 2);
-    absl::StatusOr<Dims> batch = bcast::BroadcastConcrete(std::vector<Dims>{a, b});
+    absl::StatusOr<Dims> batch = broadcast::BroadcastConcrete(std::vector<Dims>{a, b});
     Dims out = batch.ok() ? *batch : Dims{};
     out.push_back(shapes[0][shapes[0].size() - 2]);
     out.push_back(shapes[1].back());
     return out;
   }
-  absl::StatusOr<Dims> out = bcast::BroadcastConcrete(shapes);
+  absl::StatusOr<Dims> out = broadcast::BroadcastConcrete(shapes);
   return out.ok() ? *out : Dims{};
 }
 
@@ -410,7 +410,7 @@ struct BuiltCell {
 // A run-time shape cell's model (see ProbeCell::form).
 absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
   BuiltCell out;
-  BCAST_ASSIGN_OR_RETURN(rt::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
+  BCAST_ASSIGN_OR_RETURN(runtime::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
   out.feeds.emplace_back("op0", std::move(x));
   const Dims& in = c.operands[0].shape;
   const std::string batch = c.form == "runtime-shape" ? "N" : absl::StrCat(in[0]);
@@ -436,7 +436,7 @@ absl::StatusOr<BuiltCell> BuildShapeCell(const ProbeCell& c, uint64_t seed) {
 // to a graph input (the engine must load the constant to run it).
 absl::StatusOr<BuiltCell> BuildInitializerCell(const ProbeCell& c, uint64_t seed) {
   BuiltCell out;
-  BCAST_ASSIGN_OR_RETURN(rt::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
+  BCAST_ASSIGN_OR_RETURN(runtime::Tensor x, Values(c.operands[0], ValueRange::kSigned, seed * 1000));
   out.feeds.emplace_back("op0", std::move(x));
   const char* elem = nullptr;
   for (const auto& [name, text] : kInitializerTypes) {
@@ -466,7 +466,7 @@ std::string FillValues(const std::string& text, uint64_t seed) {
       int64_t v = 0;
       if (absl::SimpleAtoi(d, &v)) count *= v;
     }
-    absl::StatusOr<rt::Tensor> t = rt::RandomTensor(rt::DType::kFloat32, {count}, seed++);
+    absl::StatusOr<runtime::Tensor> t = runtime::RandomTensor(runtime::DType::kFloat32, {count}, seed++);
     std::vector<std::string> items;
     if (t.ok()) {
       for (float v : t->values<float>()) items.push_back(absl::StrFormat("%.6g", v / 2));
@@ -486,7 +486,7 @@ absl::StatusOr<BuiltCell> BuildOpCell(const ProbeCell& c, uint64_t seed) {
   std::vector<std::string> inputs;
   for (size_t k = 0; k < c.operands.size(); ++k) {
     const ProbeOperand& o = c.operands[k];
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor values, Values(o, ValueRange::kSigned, seed * 1000 + k));
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor values, Values(o, ValueRange::kSigned, seed * 1000 + k));
     const std::string name = absl::StrCat("op", k);
     inputs.push_back(absl::StrCat(TypeText(o.is_bool ? "bool" : "float", o.shape), " ", name));
     out.feeds.emplace_back(name, std::move(values));
@@ -512,7 +512,7 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
   for (size_t k = 0; k < c.operands.size(); ++k) {
     const ProbeOperand& o = c.operands[k];
     const char* elem = o.is_bool ? "bool" : !o.int64_values.empty() ? "int64" : "float";
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor values, Values(o, range, seed * 1000 + k));
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor values, Values(o, range, seed * 1000 + k));
     std::string name = absl::StrCat("op", k);
     switch (o.kind) {
       case OperandKind::kInput:
@@ -574,7 +574,7 @@ absl::StatusOr<BuiltCell> BuildCell(const ProbeCell& c, uint64_t seed) {
 
 // ---- Judging ----
 
-void Judge(const engines::EngineOutcome& o, const rt::Reference& ref, ProbeCell* c) {
+void Judge(const engines::EngineOutcome& o, const runtime::Reference& ref, ProbeCell* c) {
   const engines::Judgement j = engines::JudgeOutcome(o, ref);
   switch (j.kind) {
     case engines::JudgementKind::kMatches:
@@ -805,7 +805,7 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
   report.version = version;
   report.cells = ProbeGridFor(name);
   std::vector<engines::EngineJob> jobs;
-  std::vector<rt::Reference> expected;
+  std::vector<runtime::Reference> expected;
   jobs.reserve(report.cells.size());
   for (size_t i = 0; i < report.cells.size(); ++i) {
     ProbeCell& c = report.cells[i];
@@ -820,27 +820,27 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
     // The class is check's own, from the analysis of the very model the engine gets (a
     // run-time shape cell has no broadcasting node).
     if (c.op != "Reshape" && c.op != "Initializer" && c.form != "op") {
-      absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
+      absl::StatusOr<analysis::Analysis> analysis = analysis::AnalyzeBroadcasts(*model, {});
       if (!analysis.ok()) return cell_error(analysis.status());
-      const passes::NodeVerdict* probed = nullptr;
-      for (const passes::NodeVerdict& v : analysis->nodes) {
+      const analysis::NodeVerdict* probed = nullptr;
+      for (const analysis::NodeVerdict& v : analysis->nodes) {
         if (v.op == c.op) probed = &v;  // the probed node is the graph's last
       }
       if (probed == nullptr) return cell_error(absl::InternalError("no verdict for the node"));
       const auto is_constant = [&](const std::string& n) { return built.constants.count(n) > 0; };
-      c.broadcast_class = passes::BroadcastClassText(*probed);
-      c.form_class = passes::FormClass(*probed);
-      c.kind_pattern = passes::OperandKindPattern(*probed, is_constant);
-      c.aligned = passes::OperandsAligned(*probed);
-      c.constants_below = passes::ConstantsBelowOutputRank(*probed, is_constant);
-      c.first_full = passes::FirstOperandFull(*probed);
+      c.broadcast_class = analysis::BroadcastClassText(*probed);
+      c.form_class = targets::FormClass(*probed);
+      c.kind_pattern = targets::OperandKindPattern(*probed, is_constant);
+      c.aligned = targets::OperandsAligned(*probed);
+      c.constants_below = targets::ConstantsBelowOutputRank(*probed, is_constant);
+      c.first_full = targets::FirstOperandFull(*probed);
     }
 
-    rt::Feeds feeds;
+    runtime::Feeds feeds;
     for (const auto& [n, t] : built.feeds) {
-      feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
+      feeds.emplace_back(n, runtime::Value::Of(std::make_shared<runtime::Tensor>(t.Clone())));
     }
-    absl::StatusOr<rt::Reference> ref = rt::ComputeReference(*model, feeds);
+    absl::StatusOr<runtime::Reference> ref = runtime::ComputeReference(*model, feeds);
     if (!ref.ok()) return cell_error(ref.status());
     if (ref->outputs.empty() || !ref->outputs[0].computed.is_tensor()) {
       return cell_error(absl::InternalError("no tensor output"));
@@ -870,4 +870,4 @@ absl::StatusOr<ProbeReport> ProbeEngine(const engines::EngineFactory& make_engin
   return report;
 }
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

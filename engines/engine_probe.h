@@ -16,7 +16,7 @@
 #include "engines/engine.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 
 /// Where a probed operand comes from.
 enum class OperandKind {
@@ -149,11 +149,11 @@ std::string FormatProbeTable(const ProbeReport& report);
 
 /// The profile the measurements give, mechanically (engine_probe.cc says how): per-op rules
 /// for every probed op, and global keys that hold for all of them.
-passes::TargetProfile ProfileFromProbe(const ProbeReport& report);
+targets::TargetProfile ProfileFromProbe(const ProbeReport& report);
 
 /// The profile file: a comment header (engine, version, counts), then FormatTargetProfile.
 std::string FormatProbeProfile(const ProbeReport& report);
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines
 
 #endif  // ONNX_BCAST_ENGINES_ENGINE_PROBE_H_

@@ -37,7 +37,7 @@
 #include "engines/engine_probe.h"
 #include "engines/engine_probe_shapes.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 namespace {
 
 std::string ShapeText(const std::vector<int64_t>& d) {
@@ -90,9 +90,9 @@ std::string Cell(std::string text) {
   return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
 }
 
-bool Running(passes::FormSupport s) {
-  return s == passes::FormSupport::kRuns || s == passes::FormSupport::kRunsAligned ||
-         s == passes::FormSupport::kRunsUnaligned || s == passes::FormSupport::kRunsFirstFull;
+bool Running(targets::FormSupport s) {
+  return s == targets::FormSupport::kRuns || s == targets::FormSupport::kRunsAligned ||
+         s == targets::FormSupport::kRunsUnaligned || s == targets::FormSupport::kRunsFirstFull;
 }
 
 bool Elementwise(const std::string& op) {
@@ -206,7 +206,7 @@ struct SortedCells {
   std::vector<const ProbeCell*> exact;
 };
 
-SortedCells SortCells(const ProbeReport& r, passes::TargetProfile* p) {
+SortedCells SortCells(const ProbeReport& r, targets::TargetProfile* p) {
   SortedCells sorted;
   bool shape_cells = false;
   std::set<std::string> lacking;
@@ -242,7 +242,7 @@ SortedCells SortCells(const ProbeReport& r, passes::TargetProfile* p) {
 
 // The rank limits of an op, from its `same` cells: failing from some rank on and below some
 // rank, passing between.
-void SetRankLimits(const std::vector<const ProbeCell*>& cells, passes::OpRule* rule) {
+void SetRankLimits(const std::vector<const ProbeCell*>& cells, targets::OpRule* rule) {
   std::map<int64_t, bool> same_ok;  // output rank -> every same cell there runs
   for (const ProbeCell* c : cells) {
     if (c->form_class != "same" || c->wrapped >= 0 || c->kind_pattern != "computed") continue;
@@ -300,13 +300,13 @@ struct Tally {
     }
   }
   // The least restrictive support that every cell it keeps runs under.
-  passes::FormSupport Support() const {
+  targets::FormSupport Support() const {
     if (worst > 0 && any_aligned && worst_aligned == 0) {
-      return passes::FormSupport::kRunsAligned;
+      return targets::FormSupport::kRunsAligned;
     }
-    if (worst > 0 && any_below && worst_below == 0) return passes::FormSupport::kRunsUnaligned;
+    if (worst > 0 && any_below && worst_below == 0) return targets::FormSupport::kRunsUnaligned;
     if (worst > 0 && any_first_full && worst_first_full == 0) {
-      return passes::FormSupport::kRunsFirstFull;
+      return targets::FormSupport::kRunsFirstFull;
     }
     return FormSupportOf(worst_result);
   }
@@ -315,8 +315,8 @@ struct Tally {
 // One op's rule: its rank limits, and per (operand kinds, class) the least restrictive support
 // every cell runs under, with `<class>@<rank>` entries where one rank runs and the class does
 // not.
-passes::OpRule OpRuleFromCells(const std::vector<const ProbeCell*>& cells) {
-  passes::OpRule rule;
+targets::OpRule OpRuleFromCells(const std::vector<const ProbeCell*>& cells) {
+  targets::OpRule rule;
   SetRankLimits(cells, &rule);
   auto outside = [&](const ProbeCell& c) {
     const int64_t rank = static_cast<int64_t>(c.output_shape.size());
@@ -335,13 +335,13 @@ passes::OpRule OpRuleFromCells(const std::vector<const ProbeCell*>& cells) {
   }
   for (const auto& [pattern, classes] : tallies) {
     for (const auto& [cls, t] : classes) {
-      const passes::FormSupport all = t.Support();
+      const targets::FormSupport all = t.Support();
       rule.forms[pattern][cls] = all;
       // A rank whose cells run where the class as a whole does not (OpenCV 4.6: Sub of a
       // computed inner-axis operand at rank 2 only): its own entry, `<class>@<rank>`.
-      if (all == passes::FormSupport::kRuns) continue;
+      if (all == targets::FormSupport::kRuns) continue;
       for (const auto& [rank, rt] : by_rank[pattern][cls]) {
-        const passes::FormSupport at = rt.Support();
+        const targets::FormSupport at = rt.Support();
         if (at != all && Running(at)) {
           rule.forms[pattern][absl::StrCat(cls, "@", rank)] = at;
         }
@@ -353,7 +353,7 @@ passes::OpRule OpRuleFromCells(const std::vector<const ProbeCell*>& cells) {
 
 // The classes the engine runs natively: what every elementwise op that runs `same` runs with
 // computed operands, then unidirectional (PRelu, Gemm) and matmul-batch where any form runs.
-std::vector<std::string> NativeClasses(const passes::TargetProfile& p) {
+std::vector<std::string> NativeClasses(const targets::TargetProfile& p) {
   // Global classes: what every elementwise op that runs `same` runs with computed operands.
   std::set<std::string> global = {"same",       "scalar",        "per-channel", "inner-axis",
                                   "outer-axis", "bidirectional", "general"};
@@ -396,8 +396,8 @@ std::vector<std::string> NativeClasses(const passes::TargetProfile& p) {
 
 }  // namespace
 
-passes::TargetProfile ProfileFromProbe(const ProbeReport& r) {
-  passes::TargetProfile p;
+targets::TargetProfile ProfileFromProbe(const ProbeReport& r) {
+  targets::TargetProfile p;
   p.name = r.Label();
   p.description = absl::StrCat(
       r.engine, " ", r.version, " measured by onnx-bcast probe-engine: ", r.cells.size(),
@@ -419,7 +419,7 @@ std::string FormatProbeProfile(const ProbeReport& r) {
       r.build.empty() ? "" : absl::StrCat("# Built from ", r.build, ".\n"),
       "# Generated: do not edit. The per-op rules map the table mechanically\n"
       "# (engines/engine_probe_report.cc); the ctest engines.probe_table regenerates both.\n",
-      passes::FormatTargetProfile(ProfileFromProbe(r)));
+      targets::FormatTargetProfile(ProfileFromProbe(r)));
 }
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

@@ -32,7 +32,7 @@
 #include "proto/model_io.h"
 #include "targets/shape_cells.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 namespace {
 
 using Dims = std::vector<int64_t>;
@@ -139,15 +139,15 @@ std::string ShapeText(const Dims& d) { return absl::StrCat("[", absl::StrJoin(d,
 
 // Whether `profile` without its exact cells (the class rules alone) accepts cell `c`'s node;
 // nullopt when the node cannot be rebuilt or analysed.
-std::optional<bool> ClassRulesAccept(const ProbeCell& c, const passes::TargetProfile& class_only) {
+std::optional<bool> ClassRulesAccept(const ProbeCell& c, const targets::TargetProfile& class_only) {
   absl::StatusOr<ProbeModel> built = BuildProbeModel(c, 1);
   if (!built.ok()) return std::nullopt;
   absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "cell");
   if (!model.ok()) return std::nullopt;
-  absl::StatusOr<passes::Analysis> analysis = passes::AnalyzeBroadcasts(*model, {});
+  absl::StatusOr<analysis::Analysis> analysis = analysis::AnalyzeBroadcasts(*model, {});
   if (!analysis.ok()) return std::nullopt;
-  const passes::NodeVerdict* probed = nullptr;
-  for (const passes::NodeVerdict& v : analysis->nodes) {
+  const analysis::NodeVerdict* probed = nullptr;
+  for (const analysis::NodeVerdict& v : analysis->nodes) {
     if (v.op == c.op) probed = &v;  // the probed node is the graph's last
   }
   if (probed == nullptr) return std::nullopt;
@@ -161,7 +161,7 @@ std::optional<bool> ClassRulesAccept(const ProbeCell& c, const passes::TargetPro
     }
     return false;
   };
-  return passes::DecideForm(*probed, class_only, is_constant).fits;
+  return targets::DecideForm(*probed, class_only, is_constant).fits;
 }
 
 std::string ResultWord(CellResult r) {
@@ -180,40 +180,40 @@ std::string ResultWord(CellResult r) {
 
 }  // namespace
 
-passes::FormSupport FormSupportOf(CellResult r) {
+targets::FormSupport FormSupportOf(CellResult r) {
   switch (r) {
     case CellResult::kRunsAndMatches:
-      return passes::FormSupport::kRuns;
+      return targets::FormSupport::kRuns;
     case CellResult::kRefused:
-      return passes::FormSupport::kRefused;
+      return targets::FormSupport::kRefused;
     case CellResult::kWrong:
-      return passes::FormSupport::kWrong;
+      return targets::FormSupport::kWrong;
     case CellResult::kCrashed:
-      return passes::FormSupport::kCrashed;
+      return targets::FormSupport::kCrashed;
   }
-  return passes::FormSupport::kCrashed;
+  return targets::FormSupport::kCrashed;
 }
 
-int Severity(passes::FormSupport s) {
+int Severity(targets::FormSupport s) {
   switch (s) {
-    case passes::FormSupport::kWrong:
+    case targets::FormSupport::kWrong:
       return 3;
-    case passes::FormSupport::kCrashed:
+    case targets::FormSupport::kCrashed:
       return 2;
-    case passes::FormSupport::kRefused:
+    case targets::FormSupport::kRefused:
       return 1;
     default:
       return 0;
   }
 }
 
-void AddShapeCells(const std::vector<const ProbeCell*>& exact, passes::TargetProfile* profile) {
+void AddShapeCells(const std::vector<const ProbeCell*>& exact, targets::TargetProfile* profile) {
   for (const ProbeCell* c : exact) {
     if (c->kind_pattern.empty()) continue;  // no verdict: nothing to key it by
-    const passes::ShapeCell cell =
-        passes::ShapeCellOf(CheckOrderShapes(*c), FormSupportOf(c->result));
-    std::vector<passes::ShapeCell>& cells = profile->op_rules[c->op].shape_cells[c->kind_pattern];
-    auto same = std::find_if(cells.begin(), cells.end(), [&](const passes::ShapeCell& o) {
+    const targets::ShapeCell cell =
+        targets::ShapeCellOf(CheckOrderShapes(*c), FormSupportOf(c->result));
+    std::vector<targets::ShapeCell>& cells = profile->op_rules[c->op].shape_cells[c->kind_pattern];
+    auto same = std::find_if(cells.begin(), cells.end(), [&](const targets::ShapeCell& o) {
       return o.operands == cell.operands;
     });
     if (same == cells.end()) {
@@ -225,8 +225,8 @@ void AddShapeCells(const std::vector<const ProbeCell*>& exact, passes::TargetPro
 }
 
 std::string FormatShapeCellSection(const ProbeReport& report,
-                                   const passes::TargetProfile& profile) {
-  passes::TargetProfile class_only = profile;
+                                   const targets::TargetProfile& profile) {
+  targets::TargetProfile class_only = profile;
   for (auto& [op, rule] : class_only.op_rules) rule.shape_cells.clear();
   // (operand kinds, broadcasting operand first) -> rows (the two shapes) -> op -> text.
   struct Group {
@@ -315,4 +315,4 @@ std::string FormatShapeCellSection(const ProbeReport& report,
   return out;
 }
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

@@ -19,25 +19,25 @@
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 
 absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
                                              const proto::Model& rewritten,
                                              const engines::EngineFactory& make_engine,
                                              const std::string& engine,
                                              const std::map<std::string, int64_t>& dims,
-                                             const std::map<std::string, rt::ValueRange>& ranges) {
-  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> exec, rt::LoadExecutor(original));
-  rt::RandomInputOptions options;
+                                             const std::map<std::string, runtime::ValueRange>& ranges) {
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> exec, runtime::LoadExecutor(original));
+  runtime::RandomInputOptions options;
   options.seed = 7;
   options.dims = dims;
   options.ranges = ranges;
-  BCAST_ASSIGN_OR_RETURN(rt::Feeds feeds, rt::RandomInputs(exec->graph(), options));
+  BCAST_ASSIGN_OR_RETURN(runtime::Feeds feeds, runtime::RandomInputs(exec->graph(), options));
   exec.reset();
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(original, feeds));
+  BCAST_ASSIGN_OR_RETURN(runtime::Reference ref, runtime::ComputeReference(original, feeds));
   engines::EngineJob job;
   for (const auto& [name, value] : feeds) job.inputs.emplace_back(name, value.tensor->Clone());
-  for (const rt::OutputReference& o : ref.outputs) job.output_names.push_back(o.name);
+  for (const runtime::OutputReference& o : ref.outputs) job.output_names.push_back(o.name);
   BCAST_ASSIGN_OR_RETURN(std::string bytes, proto::SerializeSelfContained(rewritten));
   job.model_bytes = std::move(bytes);
   std::vector<engines::EngineJob> jobs;
@@ -77,4 +77,4 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(const proto::Model& original,
   return v;
 }
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

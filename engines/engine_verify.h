@@ -15,7 +15,7 @@
 #include "proto/model_io.h"
 #include "runtime/exec/random_inputs.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 
 struct EngineVerdict {
   /// engines::OutcomeKindName of the child's outcome, or "wrong" when it ran and an output
@@ -40,8 +40,8 @@ absl::StatusOr<EngineVerdict> VerifyOnEngine(
     const proto::Model& original, const proto::Model& rewritten,
     const engines::EngineFactory& make_engine, const std::string& engine,
     const std::map<std::string, int64_t>& dims,
-    const std::map<std::string, rt::ValueRange>& ranges = {});
+    const std::map<std::string, runtime::ValueRange>& ranges = {});
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines
 
 #endif  // ONNX_BCAST_ENGINES_ENGINE_VERIFY_H_

@@ -105,9 +105,9 @@ bool DecodeOutputs(std::string_view bytes, NamedTensors* outputs) {
     uint64_t n = 0;
     std::string_view data;
     if (!r.Get(&n) || !r.GetBytes(n, &data)) return false;
-    const auto type = static_cast<rt::DType>(dtype);
-    if (!rt::IsSupported(type)) return false;
-    absl::StatusOr<rt::Tensor> t = rt::Tensor::Allocate(type, shape);
+    const auto type = static_cast<runtime::DType>(dtype);
+    if (!runtime::IsSupported(type)) return false;
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Allocate(type, shape);
     if (!t.ok() || t->byte_size() != n) return false;
     std::memcpy(t->raw_data(), data.data(), n);
     outputs->emplace_back(std::move(name), std::move(*t));

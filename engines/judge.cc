@@ -8,23 +8,23 @@
 
 namespace onnx_bcast::engines {
 
-Judgement JudgeOutcome(const EngineOutcome& o, const rt::Reference& ref, int count) {
+Judgement JudgeOutcome(const EngineOutcome& o, const runtime::Reference& ref, int count) {
   Judgement j;
   switch (o.kind) {
     case OutcomeKind::kRan: {
       const size_t n =
           count < 0 ? ref.outputs.size() : std::min(ref.outputs.size(), static_cast<size_t>(count));
       std::vector<std::string> wrong, notes;
-      rt::CompareOptions options;
+      runtime::CompareOptions options;
       options.engine_representation = true;
       for (size_t k = 0; k < n; ++k) {
-        const rt::OutputReference& want = ref.outputs[k];
+        const runtime::OutputReference& want = ref.outputs[k];
         if (k >= o.outputs.size()) {
           wrong.push_back(absl::StrCat("output '", want.name, "' missing"));
           continue;
         }
-        rt::Comparison c = rt::CompareToReference(
-            rt::Value::Of(std::make_shared<rt::Tensor>(o.outputs[k].second.Clone())), want,
+        runtime::Comparison c = runtime::CompareToReference(
+            runtime::Value::Of(std::make_shared<runtime::Tensor>(o.outputs[k].second.Clone())), want,
             ref.model, options);
         j.max_abs_error = std::max(j.max_abs_error, c.max_abs_error);
         j.bound_ratio = std::max(j.bound_ratio, c.bound_ratio);

@@ -26,14 +26,14 @@ struct Judgement {
   double max_abs_error = 0;
   double bound_ratio = 0;
   /// One comparison per output compared, in order.
-  std::vector<rt::Comparison> outputs;
+  std::vector<runtime::Comparison> outputs;
   bool matches() const { return kind == JudgementKind::kMatches; }
 };
 
 /// Judges `o` against the first `count` outputs of `ref` (all when count < 0): each output the
-/// engine returned is compared with rt::CompareToReference in the engine's representation; an
+/// engine returned is compared with runtime::CompareToReference in the engine's representation; an
 /// output it did not return is wrong.
-Judgement JudgeOutcome(const EngineOutcome& o, const rt::Reference& ref, int count = -1);
+Judgement JudgeOutcome(const EngineOutcome& o, const runtime::Reference& ref, int count = -1);
 
 }  // namespace onnx_bcast::engines
 

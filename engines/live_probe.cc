@@ -24,7 +24,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 namespace {
 
 // Float constants above this many elements get seeded values (the form decides, not the
@@ -55,8 +55,8 @@ proto::Model Canonical(const proto::Model& fragment) {
     if (t->data_type() != onnx::TensorProto::FLOAT || Elements(*t) <= kKeptConstantElements) {
       continue;
     }
-    absl::StatusOr<rt::Tensor> values = rt::RandomTensor(
-        rt::DType::kFloat32, std::vector<int64_t>(t->dims().begin(), t->dims().end()), 101 + k);
+    absl::StatusOr<runtime::Tensor> values = runtime::RandomTensor(
+        runtime::DType::kFloat32, std::vector<int64_t>(t->dims().begin(), t->dims().end()), 101 + k);
     if (!values.ok()) continue;
     t->clear_raw_data();
     t->clear_float_data();
@@ -82,41 +82,41 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
     const int32_t elem = in->type().tensor_type().elem_type();
     std::vector<int64_t> dims;
     for (const auto& d : in->type().tensor_type().shape().dim()) dims.push_back(d.dim_value());
-    rt::DType dtype;
+    runtime::DType dtype;
     switch (elem) {
       case onnx::TensorProto::FLOAT:
-        dtype = rt::DType::kFloat32;
+        dtype = runtime::DType::kFloat32;
         break;
       case onnx::TensorProto::BOOL:
-        dtype = rt::DType::kBool;
+        dtype = runtime::DType::kBool;
         break;
       case onnx::TensorProto::INT64:
-        dtype = rt::DType::kInt64;
+        dtype = runtime::DType::kInt64;
         break;
       case onnx::TensorProto::INT32:
-        dtype = rt::DType::kInt32;
+        dtype = runtime::DType::kInt32;
         break;
       default:
         return absl::UnimplementedError(absl::StrCat("an input of element type ", elem));
     }
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::RandomTensor(dtype, dims, 1 + k));
-    if (dtype == rt::DType::kFloat32) {
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::RandomTensor(dtype, dims, 1 + k));
+    if (dtype == runtime::DType::kFloat32) {
       // Both signs (PRelu's slope, Max/Min, comparisons depend on them), away from zero (no
       // division by a value near it).
       for (float& v : t.values<float>()) v = v >= 0 ? v + 0.5f : v - 0.5f;
-    } else if (dtype == rt::DType::kInt64) {
+    } else if (dtype == runtime::DType::kInt64) {
       for (int64_t& v : t.values<int64_t>()) v = 1 + v % 3;
-    } else if (dtype == rt::DType::kInt32) {
+    } else if (dtype == runtime::DType::kInt32) {
       for (int32_t& v : t.values<int32_t>()) v = 1 + v % 3;
     }
     const std::string name = in->name();
-    if (dtype == rt::DType::kFloat32 || dtype == rt::DType::kBool) {
+    if (dtype == runtime::DType::kFloat32 || dtype == runtime::DType::kBool) {
       const std::string src = absl::StrCat("src_", name);
       in->set_name(src);
       onnx::NodeProto n;
       // LeakyRelu with alpha 1 passes every value as it is, through a layer of the engine.
-      n.set_op_type(dtype == rt::DType::kBool ? "Not" : "LeakyRelu");
-      if (dtype == rt::DType::kFloat32) {
+      n.set_op_type(dtype == runtime::DType::kBool ? "Not" : "LeakyRelu");
+      if (dtype == runtime::DType::kFloat32) {
         onnx::AttributeProto* alpha = n.add_attribute();
         alpha->set_name("alpha");
         alpha->set_type(onnx::AttributeProto::FLOAT);
@@ -150,7 +150,7 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
 absl::Status FeedsAsTheModelDoes(const std::string& engine, const Runnable& r) {
   if (!EngineDropsBatchAxis(engine)) return absl::OkStatus();
   for (const auto& [name, t] : r.feeds) {
-    if (t.dtype() == rt::DType::kBool) {
+    if (t.dtype() == runtime::DType::kBool) {
       return absl::FailedPreconditionError(absl::StrCat(engine, " has no bool tensor: operand '",
                                                         name, "' is decided by the table"));
     }
@@ -164,21 +164,21 @@ absl::Status FeedsAsTheModelDoes(const std::string& engine, const Runnable& r) {
 }
 
 // Our reference on `r` (runtime/exec/error_model.h).
-absl::StatusOr<rt::Reference> Expected(const Runnable& r) {
-  rt::Feeds feeds;
+absl::StatusOr<runtime::Reference> Expected(const Runnable& r) {
+  runtime::Feeds feeds;
   for (const auto& [n, t] : r.feeds) {
-    feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
+    feeds.emplace_back(n, runtime::Value::Of(std::make_shared<runtime::Tensor>(t.Clone())));
   }
-  BCAST_ASSIGN_OR_RETURN(rt::Reference ref, rt::ComputeReference(r.model, feeds));
-  for (const rt::OutputReference& o : ref.outputs) {
+  BCAST_ASSIGN_OR_RETURN(runtime::Reference ref, runtime::ComputeReference(r.model, feeds));
+  for (const runtime::OutputReference& o : ref.outputs) {
     if (!o.computed.is_tensor()) return absl::UnimplementedError("not a tensor");
   }
   return ref;
 }
 
-passes::LiveVerdict Judge(const engines::EngineOutcome& o, const rt::Reference& want) {
+targets::LiveVerdict Judge(const engines::EngineOutcome& o, const runtime::Reference& want) {
   const engines::Judgement j = engines::JudgeOutcome(o, want);
-  passes::LiveVerdict v;
+  targets::LiveVerdict v;
   switch (j.kind) {
     case engines::JudgementKind::kMatches:
       v.matches = true;
@@ -214,16 +214,16 @@ std::string LiveProbe::Summary() const {
                          forms_run_, cache_hits_, seconds_);
 }
 
-std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
+std::vector<absl::StatusOr<targets::LiveVerdict>> LiveProbe::Decide(
     const std::vector<const proto::Model*>& fragments) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<absl::StatusOr<passes::LiveVerdict>> out(
-      fragments.size(), absl::StatusOr<passes::LiveVerdict>(passes::LiveVerdict{}));
+  std::vector<absl::StatusOr<targets::LiveVerdict>> out(
+      fragments.size(), absl::StatusOr<targets::LiveVerdict>(targets::LiveVerdict{}));
   struct Pending {
     size_t index;
     std::string key;
     Runnable runnable;
-    rt::Reference expected;
+    runtime::Reference expected;
   };
   std::vector<Pending> pending;
   std::map<std::string, size_t> pending_by_key;    // equal forms in one batch run once
@@ -259,7 +259,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       if (in && std::getline(in, magic) && std::getline(in, second) && std::getline(in, matches) &&
           magic == "bcast-live-probe 3" && second == check) {
         std::getline(in, why);
-        passes::LiveVerdict v{matches == "1", why};
+        targets::LiveVerdict v{matches == "1", why};
         memory_.emplace(key, v);
         out[i] = v;
         ++cache_hits_;
@@ -275,7 +275,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
       out[i] = feedable;
       continue;
     }
-    absl::StatusOr<rt::Reference> expected = Expected(*runnable);
+    absl::StatusOr<runtime::Reference> expected = Expected(*runnable);
     if (!expected.ok()) {
       out[i] = expected.status();
       continue;
@@ -305,7 +305,7 @@ std::vector<absl::StatusOr<passes::LiveVerdict>> LiveProbe::Decide(
         continue;
       }
       ++forms_run_;
-      const passes::LiveVerdict v = Judge((*outcomes)[k], p.expected);
+      const targets::LiveVerdict v = Judge((*outcomes)[k], p.expected);
       out[p.index] = v;
       if (!cache_dir_.empty()) {
         const std::string file =
@@ -342,4 +342,4 @@ absl::StatusOr<std::unique_ptr<LiveProbe>> MakeLiveProbe(const std::string& targ
       absl::StrCat("no engine adapter of this build runs target '", target_name, "'"));
 }
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

@@ -31,16 +31,16 @@
 #include "engines/engine.h"
 #include "targets/form_oracle.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 
-class LiveProbe : public passes::FormOracle {
+class LiveProbe : public targets::FormOracle {
  public:
   /// `cache_dir` empty: memory only. The engine's name and version label the cache.
   LiveProbe(engines::EngineFactory make_engine, std::string engine, std::string version,
             std::string cache_dir);
 
   std::string label() const override;
-  std::vector<absl::StatusOr<passes::LiveVerdict>> Decide(
+  std::vector<absl::StatusOr<targets::LiveVerdict>> Decide(
       const std::vector<const proto::Model*>& fragments) override;
   std::string Summary() const override;
 
@@ -53,7 +53,7 @@ class LiveProbe : public passes::FormOracle {
   std::string engine_;
   std::string version_;
   std::string cache_dir_;
-  std::map<std::string, passes::LiveVerdict> memory_;  // key: the fragment's canonical bytes
+  std::map<std::string, targets::LiveVerdict> memory_;  // key: the fragment's canonical bytes
   int64_t forms_run_ = 0;
   int64_t cache_hits_ = 0;
   double seconds_ = 0;
@@ -66,6 +66,6 @@ class LiveProbe : public passes::FormOracle {
 absl::StatusOr<std::unique_ptr<LiveProbe>> MakeLiveProbe(const std::string& target_name,
                                                          const std::string& cache_dir);
 
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines
 
 #endif  // ONNX_BCAST_ENGINES_LIVE_PROBE_H_

@@ -186,7 +186,7 @@ class MnnEngine : public EngineAdapter {
     };
     // Shapes first, then one resize, then the data: resizing a session reallocates its
     // tensors.
-    std::vector<std::pair<MNN::Tensor*, const rt::Tensor*>> fed;
+    std::vector<std::pair<MNN::Tensor*, const runtime::Tensor*>> fed;
     for (const auto& [name, tensor] : inputs) {
       MNN::Tensor* in = net_->getSessionInput(session, name.c_str());
       // The converter drops a graph input no output depends on: nothing to feed.
@@ -221,7 +221,7 @@ class MnnEngine : public EngineAdapter {
         if (only_present) continue;
         return refused(absl::StrCat("output '", name, "': not in the converted model"));
       }
-      absl::StatusOr<rt::Tensor> t = CopyOut(name, it->second);
+      absl::StatusOr<runtime::Tensor> t = CopyOut(name, it->second);
       if (!t.ok()) return refused(std::string(t.status().message()));
       result.emplace_back(name, *std::move(t));
     }
@@ -231,7 +231,7 @@ class MnnEngine : public EngineAdapter {
 
   // Our tensor into session input `in`, in the element type `in` has (MNN computes ONNX's
   // int64 and bool as int32), through a host tensor in NCHW.
-  static absl::Status CopyIn(MNN::Tensor* in, const rt::Tensor& t) {
+  static absl::Status CopyIn(MNN::Tensor* in, const runtime::Tensor& t) {
     const halide_type_t type = in->getType();
     std::vector<int> dims(t.shape().begin(), t.shape().end());
     MNN::Tensor host(in, MNN::Tensor::CAFFE);
@@ -259,38 +259,38 @@ class MnnEngine : public EngineAdapter {
     return absl::OkStatus();
   }
 
-  static double ElementAsDouble(const rt::Tensor& t, int64_t k) {
+  static double ElementAsDouble(const runtime::Tensor& t, int64_t k) {
     switch (t.dtype()) {
-      case rt::DType::kFloat32:
+      case runtime::DType::kFloat32:
         return t.data<float>()[k];
-      case rt::DType::kFloat64:
+      case runtime::DType::kFloat64:
         return t.data<double>()[k];
-      case rt::DType::kInt64:
+      case runtime::DType::kInt64:
         return static_cast<double>(t.data<int64_t>()[k]);
-      case rt::DType::kInt32:
+      case runtime::DType::kInt32:
         return t.data<int32_t>()[k];
-      case rt::DType::kBool:
+      case runtime::DType::kBool:
         return t.data<bool>()[k] ? 1 : 0;
-      case rt::DType::kUInt8:
+      case runtime::DType::kUInt8:
         return t.data<uint8_t>()[k];
       default:
         return 0;
     }
   }
 
-  static absl::StatusOr<rt::Tensor> CopyOut(const std::string& name, MNN::Tensor* out) {
+  static absl::StatusOr<runtime::Tensor> CopyOut(const std::string& name, MNN::Tensor* out) {
     MNN::Tensor host(out, MNN::Tensor::CAFFE);
     if (!out->copyToHostTensor(&host)) {
       return absl::InternalError(absl::StrCat("output '", name, "': copyToHostTensor failed"));
     }
     const halide_type_t type = host.getType();
-    rt::DType dtype;
+    runtime::DType dtype;
     if (type.code == halide_type_float && type.bits == 32) {
-      dtype = rt::DType::kFloat32;
+      dtype = runtime::DType::kFloat32;
     } else if (type.code == halide_type_int && type.bits == 32) {
-      dtype = rt::DType::kInt32;
+      dtype = runtime::DType::kInt32;
     } else if (type.code == halide_type_uint && type.bits == 8) {
-      dtype = rt::DType::kUInt8;
+      dtype = runtime::DType::kUInt8;
     } else {
       return absl::UnimplementedError(absl::StrCat("output '", name, "': halide type code ",
                                                    type.code, " bits ", type.bits,
@@ -298,7 +298,7 @@ class MnnEngine : public EngineAdapter {
     }
     const std::vector<int> dims = host.shape();
     BCAST_ASSIGN_OR_RETURN(
-        rt::Tensor t, rt::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
+        runtime::Tensor t, runtime::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
     if (static_cast<int64_t>(host.usize()) < static_cast<int64_t>(t.byte_size())) {
       return absl::InternalError(
           absl::StrCat("output '", name, "': ", host.usize(), " bytes for ", t.byte_size()));

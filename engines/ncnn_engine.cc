@@ -121,7 +121,7 @@ class NcnnEngine : public EngineAdapter {
         return absl::FailedPreconditionError(
             absl::StrCat("extract '", name, "' failed", said.empty() ? "" : ": ", said));
       }
-      BCAST_ASSIGN_OR_RETURN(rt::Tensor t, FromMat(name, out));
+      BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, FromMat(name, out));
       result.emplace_back(name, std::move(t));
     }
     return result;
@@ -143,7 +143,7 @@ class NcnnEngine : public EngineAdapter {
   }
 
  private:
-  static absl::StatusOr<ncnn::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
+  static absl::StatusOr<ncnn::Mat> ToMat(const std::string& name, const runtime::Tensor& t) {
     BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> dims, NcnnDims(name, t.shape()));
     const std::vector<int>& d = std::vector<int>(dims.begin(), dims.end());
     ncnn::Mat m;
@@ -174,34 +174,34 @@ class NcnnEngine : public EngineAdapter {
       float* channel = m.channel(static_cast<int>(k / plane));
       const int64_t at = k % plane;
       switch (t.dtype()) {
-        case rt::DType::kFloat32:
+        case runtime::DType::kFloat32:
           channel[at] = t.data<float>()[k];
           break;
-        case rt::DType::kFloat64:
+        case runtime::DType::kFloat64:
           channel[at] = static_cast<float>(t.data<double>()[k]);
           break;
-        case rt::DType::kInt64:  // word indices: ncnn's Embed reads int32
+        case runtime::DType::kInt64:  // word indices: ncnn's Embed reads int32
           reinterpret_cast<int32_t*>(channel)[at] = static_cast<int32_t>(t.data<int64_t>()[k]);
           break;
-        case rt::DType::kInt32:
+        case runtime::DType::kInt32:
           reinterpret_cast<int32_t*>(channel)[at] = t.data<int32_t>()[k];
           break;
-        case rt::DType::kBool:
+        case runtime::DType::kBool:
           channel[at] = t.data<bool>()[k] ? 1.f : 0.f;
           break;
-        case rt::DType::kUInt8:
+        case runtime::DType::kUInt8:
           channel[at] = t.data<uint8_t>()[k];
           break;
         default:
           return absl::UnimplementedError(absl::StrCat("input '", name, "': element type ",
-                                                       rt::DTypeName(t.dtype()),
+                                                       runtime::DTypeName(t.dtype()),
                                                        " has no ncnn::Mat form here"));
       }
     }
     return m;
   }
 
-  static absl::StatusOr<rt::Tensor> FromMat(const std::string& name, const ncnn::Mat& m) {
+  static absl::StatusOr<runtime::Tensor> FromMat(const std::string& name, const ncnn::Mat& m) {
     if (m.elemsize != 4 || m.elempack != 1) {
       return absl::UnimplementedError(absl::StrCat("output '", name, "': element size ", m.elemsize,
                                                    ", pack ", m.elempack, " not converted"));
@@ -221,7 +221,7 @@ class NcnnEngine : public EngineAdapter {
         shape = {m.c, m.d, m.h, m.w};
         break;
     }
-    BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::Tensor::Allocate(rt::DType::kFloat32, shape));
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::Tensor::Allocate(runtime::DType::kFloat32, shape));
     const int64_t plane = static_cast<int64_t>(m.w) * m.h * m.d;
     float* dst = t.data<float>();
     for (int q = 0; q < m.c; ++q) {

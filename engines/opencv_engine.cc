@@ -28,31 +28,31 @@ absl::Status Refusal(const cv::Exception& e) {
 
 // A Mat of the tensor's shape and element type (rank 0 as one element: OpenCV has no 0-d
 // Mat; a rank-1 tensor becomes OpenCV's own N x 1 form, as its Python binding does).
-absl::StatusOr<cv::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
+absl::StatusOr<cv::Mat> ToMat(const std::string& name, const runtime::Tensor& t) {
   std::vector<int> sizes;
   for (int64_t d : t.shape()) sizes.push_back(static_cast<int>(d));
   if (sizes.empty()) sizes.push_back(1);
   int type = 0;
   switch (t.dtype()) {
-    case rt::DType::kFloat32:
+    case runtime::DType::kFloat32:
       type = CV_32F;
       break;
-    case rt::DType::kInt32:
-    case rt::DType::kInt64:  // OpenCV 4.x has no 64-bit integer Mat; values are small
+    case runtime::DType::kInt32:
+    case runtime::DType::kInt64:  // OpenCV 4.x has no 64-bit integer Mat; values are small
       type = CV_32S;
       break;
-    case rt::DType::kBool:
-    case rt::DType::kUInt8:
+    case runtime::DType::kBool:
+    case runtime::DType::kUInt8:
       type = CV_8U;
       break;
     default:
       return absl::UnimplementedError(absl::StrCat("input '", name, "': element type ",
-                                                   rt::DTypeName(t.dtype()),
+                                                   runtime::DTypeName(t.dtype()),
                                                    " has no OpenCV Mat type here"));
   }
   cv::Mat m(static_cast<int>(sizes.size()), sizes.data(), type);
   const int64_t n = t.num_elements();
-  if (t.dtype() == rt::DType::kInt64) {
+  if (t.dtype() == runtime::DType::kInt64) {
     const int64_t* src = t.data<int64_t>();
     int32_t* dst = m.ptr<int32_t>();
     for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<int32_t>(src[k]);
@@ -62,20 +62,20 @@ absl::StatusOr<cv::Mat> ToMat(const std::string& name, const rt::Tensor& t) {
   return m;
 }
 
-absl::StatusOr<rt::Tensor> FromMat(const std::string& name, const cv::Mat& m) {
-  rt::DType type;
+absl::StatusOr<runtime::Tensor> FromMat(const std::string& name, const cv::Mat& m) {
+  runtime::DType type;
   switch (m.depth()) {
     case CV_32F:
-      type = rt::DType::kFloat32;
+      type = runtime::DType::kFloat32;
       break;
     case CV_64F:
-      type = rt::DType::kFloat64;
+      type = runtime::DType::kFloat64;
       break;
     case CV_32S:
-      type = rt::DType::kInt32;
+      type = runtime::DType::kInt32;
       break;
     case CV_8U:
-      type = rt::DType::kUInt8;
+      type = runtime::DType::kUInt8;
       break;
     default:
       return absl::UnimplementedError(
@@ -84,7 +84,7 @@ absl::StatusOr<rt::Tensor> FromMat(const std::string& name, const cv::Mat& m) {
   std::vector<int64_t> shape;
   for (int k = 0; k < m.dims; ++k) shape.push_back(m.size[k]);
   if (m.channels() > 1) shape.push_back(m.channels());
-  BCAST_ASSIGN_OR_RETURN(rt::Tensor t, rt::Tensor::Allocate(type, shape));
+  BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::Tensor::Allocate(type, shape));
   const cv::Mat dense = m.isContinuous() ? m : m.clone();
   std::memcpy(t.raw_data(), dense.data, t.byte_size());
   return t;
@@ -139,7 +139,7 @@ class OpenCvEngine : public EngineAdapter {
       }
       NamedTensors result;
       for (size_t k = 0; k < outs.size(); ++k) {
-        BCAST_ASSIGN_OR_RETURN(rt::Tensor t, FromMat(output_names[k], outs[k]));
+        BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, FromMat(output_names[k], outs[k]));
         result.emplace_back(output_names[k], std::move(t));
       }
       return result;

@@ -5,7 +5,7 @@
 #include "report/check_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace passes = onnx_bcast::passes;
+  namespace report = onnx_bcast::report;
   namespace driver = onnx_bcast::driver;
   absl::StatusOr<onnx_bcast::proto::Model> model = onnx_bcast::fuzz::LoadFuzzInput(data, size);
   if (!model.ok()) return 0;
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.annotated = &annotated;
   absl::StatusOr<driver::CheckOutcome> outcome = driver::Check(*model, request);
   if (!outcome.ok()) return 0;
-  (void)passes::FormatCheckText(outcome->analysis, "<fuzz>", true);
-  (void)passes::FormatCheckJson(outcome->analysis, "<fuzz>", true);
+  (void)report::FormatCheckText(outcome->analysis, "<fuzz>", true);
+  (void)report::FormatCheckJson(outcome->analysis, "<fuzz>", true);
   return 0;
 }

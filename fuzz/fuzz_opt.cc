@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!model.ok()) return 0;
   for (const passes::ResolvedPipeline* pipeline : {&none, &ncnn}) {
     onnx_bcast::proto::Model copy = *model;
-    passes::OptReport report;
+    onnx_bcast::report::OptReport report;
     // The pipeline and the target check, as opt runs them.
     if (!onnx_bcast::driver::Optimize(&copy, *pipeline, {}, &report).ok()) continue;
     if (!onnx_bcast::proto::SerializeModel(copy.proto).ok()) std::abort();

@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace proto = onnx_bcast::proto;
-namespace rt = onnx_bcast::rt;
+namespace runtime = onnx_bcast::runtime;
 
 void SetType(int kind, int32_t elem, onnx::TypeProto* type) {
   switch (kind % 5) {
@@ -80,18 +80,18 @@ bool SameRaw(const proto::RawValue& a, const proto::RawValue& b) {
 }
 
 // A loaded value saved as a test-data file and read back is the same value.
-void CheckRoundTrip(const rt::Value& value, const onnx::TypeProto* type, const std::string& dir) {
-  absl::StatusOr<proto::RawValue> raw = rt::RawFromValue(value, "v", type);
+void CheckRoundTrip(const runtime::Value& value, const onnx::TypeProto* type, const std::string& dir) {
+  absl::StatusOr<proto::RawValue> raw = runtime::RawFromValue(value, "v", type);
   if (!raw.ok()) return;  // e.g. a kind the file format cannot hold
   const std::string path = dir + "/roundtrip.pb";
   if (!proto::SaveValueFile(*raw, path).ok()) return;
-  absl::StatusOr<rt::Value> again = rt::LoadValue(path, type);
+  absl::StatusOr<runtime::Value> again = runtime::LoadValue(path, type);
   if (!again.ok()) {
     std::fprintf(stderr, "saved value does not load again: %s\n",
                  std::string(again.status().message()).c_str());
     std::abort();
   }
-  absl::StatusOr<proto::RawValue> raw_again = rt::RawFromValue(*again, "v", type);
+  absl::StatusOr<proto::RawValue> raw_again = runtime::RawFromValue(*again, "v", type);
   if (!raw_again.ok() || !SameRaw(*raw, *raw_again)) {
     std::fprintf(stderr, "value changed in a save/load round trip\n");
     std::abort();
@@ -153,7 +153,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       out->set_name(name);
       *out->mutable_type() = *type;
     }
-    absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(model, dir);
+    absl::StatusOr<runtime::TestDataSet> set = runtime::LoadTestDataSet(model, dir);
     if (set.ok()) {
       for (size_t k = 0; k < set->feeds.size(); ++k) {
         CheckRoundTrip(set->feeds[k].second, k == 0 ? &type0 : &type1, dir);
@@ -167,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)proto::ReadTestDataFile(path, 1 << 12);
     if (proto::IsTensorFile(path)) (void)proto::LoadTensorFile(path);
     const onnx::TypeProto* type = kind0 == 0 ? nullptr : &type0;
-    absl::StatusOr<rt::Value> value = rt::LoadValue(path, type);
+    absl::StatusOr<runtime::Value> value = runtime::LoadValue(path, type);
     if (value.ok()) CheckRoundTrip(*value, type, dir);
   }
   fs::remove_all(dir, ec);

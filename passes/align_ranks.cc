@@ -20,15 +20,15 @@ class AlignRanks : public Pass {
  private:
   static absl::Status AlignGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
-    NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
+    analysis::NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
     for (int id = 0; id < g.original_node_count(); ++id) {
-      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+      const std::optional<analysis::BroadcastOp> found = ctx.NumpyFormBroadcast(id);
       if (!found) continue;
-      const BroadcastOp op = *found;
+      const analysis::BroadcastOp op = *found;
       const onnx::NodeProto& n = g.node(id);
       auto rank = [&](int k) -> int64_t {
         if (k >= n.input_size() || n.input(k).empty()) return -1;
-        const bcast::Shape& s = ctx.ShapeOfInput(id, k);
+        const broadcast::Shape& s = ctx.ShapeOfInput(id, k);
         return s.rank_known ? s.rank() : -1;
       };
       if (op.multidirectional()) {
@@ -38,7 +38,7 @@ class AlignRanks : public Pass {
           ctx.Debug(id, "an operand has an unknown rank");
           continue;
         }
-        if (ctx.Decide(id, &v) && v.verdict == bcast::Verdict::kError) {
+        if (ctx.Decide(id, &v) && v.verdict == broadcast::Verdict::kError) {
           return absl::InvalidArgumentError(v.message);
         }
         // Every operand wants the highest rank (OperandRank's rule for these ops), which
@@ -49,7 +49,7 @@ class AlignRanks : public Pass {
         }
         for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
         continue;
-      } else if (op.kind == BroadcastOpKind::kMatMul) {
+      } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
         const int64_t a = rank(0), b = rank(1);
         if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
       }

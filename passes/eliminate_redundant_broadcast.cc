@@ -20,7 +20,7 @@
 namespace onnx_bcast::passes {
 namespace {
 
-using bcast::Shape;
+using broadcast::Shape;
 
 // Constants larger than this are not scanned for uniform axes.
 constexpr int64_t kMaxShrinkScanBytes = int64_t{64} << 20;
@@ -89,7 +89,7 @@ class EliminateRedundantBroadcast : public Pass {
       const int64_t k = sy.rank() - sx.rank();
       if (k < 0) return "lowers the rank";
       for (int64_t i = 0; i < sy.rank(); ++i) {
-        const bcast::Dim& d = sy.dims[i];
+        const broadcast::Dim& d = sy.dims[i];
         if (d.is_unknown()) return "unknown output dim";
         if (i < k && !d.Is(1)) return "not only leading 1s added";
         if (i >= k && (sx.dims[i - k].is_unknown() || !(sx.dims[i - k] == d))) {
@@ -145,7 +145,7 @@ class EliminateRedundantBroadcast : public Pass {
     }
     for (const proto::Use& use : uses) {
       const onnx::NodeProto& c = g.node(use.node);
-      const BroadcastOp op = ctx_->OpOf(use.node);
+      const analysis::BroadcastOp op = ctx_->OpOf(use.node);
       std::vector<Shape> before, after;
       for (int k = 0; k < c.input_size(); ++k) {
         before.push_back(c.input(k) == y ? sy : ctx_->ShapeOf(c.input(k)));
@@ -155,14 +155,14 @@ class EliminateRedundantBroadcast : public Pass {
       // when both are fine with the same output. Only operands that broadcast count: PRelu's
       // slope, Gemm's C, every operand of the numpy forms.
       const bool operand_broadcasts = op.multidirectional() ||
-                                      (!op.legacy && op.kind == BroadcastOpKind::kPRelu &&
+                                      (!op.legacy && op.kind == analysis::BroadcastOpKind::kPRelu &&
                                        c.input_size() == 2 && c.input(0) != y) ||
-                                      (!op.legacy && op.kind == BroadcastOpKind::kGemm &&
+                                      (!op.legacy && op.kind == analysis::BroadcastOpKind::kGemm &&
                                        c.input_size() >= 3 && c.input(0) != y && c.input(1) != y);
       bool ok = operand_broadcasts && ctx_->DecideWith(use.node, before, &before_v_) &&
                 ctx_->DecideWith(use.node, after, &after_v_) &&
-                before_v_.verdict == bcast::Verdict::kOk &&
-                after_v_.verdict == bcast::Verdict::kOk && before_v_.output == after_v_.output;
+                before_v_.verdict == broadcast::Verdict::kOk &&
+                after_v_.verdict == broadcast::Verdict::kOk && before_v_.output == after_v_.output;
       if (!ok && op.multidirectional()) ok = LeadingOnesOnly(sy, sx, after);
       if (!ok) {
         std::vector<std::string> b, a;
@@ -196,10 +196,10 @@ class EliminateRedundantBroadcast : public Pass {
       // Its own verdict: a constant target it cannot reach is a proven error, and a decided
       // output is y's shape. For Expand(x, Shape(z)) that is x broadcast with z's shape, where
       // the tables may hold symbols libonnx invented for Shape's value, hiding the equality.
-      if (before_v_.verdict == bcast::Verdict::kError) {
+      if (before_v_.verdict == broadcast::Verdict::kError) {
         return absl::InvalidArgumentError(before_v_.message);
       }
-      if (before_v_.verdict == bcast::Verdict::kOk) sy = before_v_.output;
+      if (before_v_.verdict == broadcast::Verdict::kOk) sy = before_v_.output;
     }
     if (!sx.rank_known || !sy.rank_known) {
       ctx_->Debug(id, "input or output rank unknown");
@@ -303,7 +303,7 @@ class EliminateRedundantBroadcast : public Pass {
         absl::StatusOr<std::vector<int64_t>> uniform =
             proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
         if (uniform.ok()) axes = *uniform;
-        for (int64_t a : axes) smaller.dims[a] = bcast::Dim::Value(1);
+        for (int64_t a : axes) smaller.dims[a] = broadcast::Dim::Value(1);
         if (!axes.empty() && !ConsumersAccept(name, s, smaller, &why)) {
           axes.clear();
           smaller = s;
@@ -329,7 +329,7 @@ class EliminateRedundantBroadcast : public Pass {
         *t = std::move(*cut);
       }
       t->clear_dims();
-      for (const bcast::Dim& d : stripped.dims) t->add_dims(d.value());
+      for (const broadcast::Dim& d : stripped.dims) t->add_dims(d.value());
       const int64_t before = proto::RawByteSize(t->data_type(), s.NumElements().value_or(0));
       const int64_t after = proto::RawByteSize(t->data_type(), stripped.NumElements().value_or(0));
       shrunk_.insert(name);
@@ -413,7 +413,7 @@ class EliminateRedundantBroadcast : public Pass {
 
   RewriteContext* ctx_ = nullptr;
   PassStats* stats_ = nullptr;
-  NodeVerdict before_v_, after_v_;  // ConsumersAccept's records, buffers reused
+  analysis::NodeVerdict before_v_, after_v_;  // ConsumersAccept's records, buffers reused
   std::set<std::string> shrunk_;
 };
 

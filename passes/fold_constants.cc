@@ -202,7 +202,7 @@ class Folder {
   }
 
   /// The analysis of the last round, when no edit followed it (else nullopt).
-  std::optional<ShapeTables> TakeTables() { return std::move(tables_); }
+  std::optional<analysis::ShapeTables> TakeTables() { return std::move(tables_); }
 
  private:
   // Names, producers, graph inputs and outputs, initializers of the main graph as it is now.
@@ -497,10 +497,10 @@ class Folder {
   absl::StatusOr<bool> FoldValues() {
     // The pass manager's own analysis (shape tables), with the known values recorded by the
     // same walk: when nothing is edited after it, the tables go to the next pass as they are.
-    absl::flat_hash_map<std::string, KnownValue> known;
-    BCAST_ASSIGN_OR_RETURN(ShapeTables tables, ComputeShapeTables(*model_, &known));
+    absl::flat_hash_map<std::string, analysis::KnownValue> known;
+    BCAST_ASSIGN_OR_RETURN(analysis::ShapeTables tables, analysis::ComputeShapeTables(*model_, &known));
     tables_ = std::move(tables);
-    auto shape_of = [&](const std::string& name) -> const bcast::Shape* {
+    auto shape_of = [&](const std::string& name) -> const broadcast::Shape* {
       return tables_->FindShape(name);
     };
 
@@ -556,11 +556,11 @@ class Folder {
   // What `n` (one output) computes when the analysis already knows it.
   std::optional<onnx::TensorProto> KnownTensor(
       const onnx::NodeProto& n,
-      const std::function<const bcast::Shape*(const std::string&)>& shape_of,
-      const absl::flat_hash_map<std::string, KnownValue>& known) const {
+      const std::function<const broadcast::Shape*(const std::string&)>& shape_of,
+      const absl::flat_hash_map<std::string, analysis::KnownValue>& known) const {
     const std::string& out = n.output(0);
     if ((n.op_type() == "Shape" || n.op_type() == "Size") && n.input_size() == 1) {
-      const bcast::Shape* s = shape_of(n.input(0));
+      const broadcast::Shape* s = shape_of(n.input(0));
       if (s == nullptr || !s->rank_known) return std::nullopt;
       const int64_t rank = s->rank();
       int64_t begin = 0, end = rank;
@@ -575,7 +575,7 @@ class Folder {
       }
       std::vector<int64_t> dims;
       for (int64_t k = begin; k < end; ++k) {
-        const bcast::Dim& d = s->dims[static_cast<size_t>(k)];
+        const broadcast::Dim& d = s->dims[static_cast<size_t>(k)];
         if (!d.is_value()) return std::nullopt;
         dims.push_back(d.value());
       }
@@ -675,7 +675,7 @@ class Folder {
         if (!TypeLoads(it->second.data_type())) {
           stats_->notes.push_back(absl::StrCat(
               n.op_type(), " '", Label(i), "' kept: its constant result '", o, "' has type ",
-              ElementTypeName(it->second.data_type()), ", which ", options_.target->name,
+              targets::ElementTypeName(it->second.data_type()), ", which ", options_.target->name,
               " does not load as a constant (initializer_types)"));
           kept_->insert(n.output(0));
           fits = false;
@@ -878,7 +878,7 @@ class Folder {
   std::unordered_map<std::string, int> producer_;
   std::unordered_set<std::string> inputs_, outputs_, constants_;
   std::unordered_map<int, std::vector<onnx::NodeProto>> splice_;
-  std::optional<ShapeTables> tables_;
+  std::optional<analysis::ShapeTables> tables_;
 };
 
 // A cheap look before any analysis: is there anything fold-constants could touch?
@@ -1029,7 +1029,7 @@ class FoldConstants : public Pass {
       Folder folder(model, options, stats, &kept);
       BCAST_ASSIGN_OR_RETURN(bool again, folder.Round());
       if (!again) {
-        std::optional<ShapeTables> tables = folder.TakeTables();
+        std::optional<analysis::ShapeTables> tables = folder.TakeTables();
         if (tables.has_value() && options.analyses != nullptr) {
           options.analyses->Return(*std::move(tables));
         }

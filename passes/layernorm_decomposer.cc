@@ -15,11 +15,11 @@
 namespace onnx_bcast::passes {
 namespace {
 
-using bcast::Shape;
+using broadcast::Shape;
 
 class LayerNormDecomposer {
  public:
-  LayerNormDecomposer(RewriteContext* ctx, const TargetProfile& p) : ctx_(ctx), p_(p) {}
+  LayerNormDecomposer(RewriteContext* ctx, const targets::TargetProfile& p) : ctx_(ctx), p_(p) {}
 
   absl::Status Run(int id) {
     proto::GraphEditor& g = ctx_->graph();
@@ -50,9 +50,9 @@ class LayerNormDecomposer {
     std::string how = "decided by the table (no op.LayerNormalization rule)";
     if (ctx_->options().live != nullptr && ctx_->path() == "main" &&
         proto::IsSingleGraph(ctx_->model().proto)) {
-      std::vector<FragmentOperand> ops;
+      std::vector<targets::FragmentOperand> ops;
       for (const std::string& in : n.input()) {
-        FragmentOperand o;
+        targets::FragmentOperand o;
         o.name = in;
         if (!in.empty()) {
           o.shape = ctx_->ShapeOf(in);
@@ -64,9 +64,9 @@ class LayerNormDecomposer {
       onnx::NodeProto one = n;
       one.mutable_output()->DeleteSubrange(1, one.output_size() - 1);
       if (std::optional<proto::Model> f =
-              NodeFragment(ctx_->model(), one, ops, onnx::TensorProto::FLOAT, x);
+              targets::NodeFragment(ctx_->model(), one, ops, onnx::TensorProto::FLOAT, x);
           f.has_value()) {
-        std::vector<absl::StatusOr<LiveVerdict>> v = ctx_->options().live->Decide({&*f});
+        std::vector<absl::StatusOr<targets::LiveVerdict>> v = ctx_->options().live->Decide({&*f});
         if (v.size() == 1 && v[0].ok()) {
           decompose = !v[0]->matches;
           how = absl::StrCat("decided live on ", ctx_->options().live->label(),
@@ -81,7 +81,7 @@ class LayerNormDecomposer {
     std::vector<int64_t> axes;
     for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
     Shape reduced = x;
-    for (int64_t a : axes) reduced.dims[a] = bcast::Dim::Value(1);
+    for (int64_t a : axes) reduced.dims[a] = broadcast::Dim::Value(1);
     const std::string& in = n.input(0);
     const std::string base = n.output(0);
     const int32_t f32 = onnx::TensorProto::FLOAT;
@@ -171,12 +171,12 @@ class LayerNormDecomposer {
   }
 
   RewriteContext* ctx_;
-  const TargetProfile& p_;
+  const targets::TargetProfile& p_;
 };
 
 }  // namespace
 
-absl::Status DecomposeLayerNorm(RewriteContext* ctx, const TargetProfile& profile, int id) {
+absl::Status DecomposeLayerNorm(RewriteContext* ctx, const targets::TargetProfile& profile, int id) {
   return LayerNormDecomposer(ctx, profile).Run(id);
 }
 

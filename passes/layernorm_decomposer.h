@@ -20,7 +20,7 @@ namespace onnx_bcast::passes {
 /// Decomposes LayerNormalization node `id` of `ctx`'s graph where `profile`'s engine (live, or
 /// by its table) does not run it; leaves it, with a --debug reason, where it cannot (another
 /// type or stash_type, an unknown rank, Mean or InvStdDev used) or need not.
-absl::Status DecomposeLayerNorm(RewriteContext* ctx, const TargetProfile& profile, int id);
+absl::Status DecomposeLayerNorm(RewriteContext* ctx, const targets::TargetProfile& profile, int id);
 
 }  // namespace onnx_bcast::passes
 

@@ -57,7 +57,7 @@ void SetTransB(onnx::NodeProto* n) {
 }  // namespace
 
 absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
-  FormOracle* live = ctx.options().live;
+  targets::FormOracle* live = ctx.options().live;
   if (live == nullptr || ctx.path() != "main") return absl::OkStatus();
   for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
     if (!ctx.graph().alive(id)) continue;
@@ -67,12 +67,12 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
       continue;
     }
     const onnx::TensorProto* b = ctx.graph().ConstantValue(n.input(1));
-    const bcast::Shape& out = ctx.ShapeOf(n.output(0));
+    const broadcast::Shape& out = ctx.ShapeOf(n.output(0));
     if (b == nullptr || !out.IsFullyKnown()) continue;
-    std::vector<FragmentOperand> as_is;
+    std::vector<targets::FragmentOperand> as_is;
     bool known = true;
     for (int k = 0; k < n.input_size(); ++k) {
-      FragmentOperand o;
+      targets::FragmentOperand o;
       o.name = n.input(k);
       if (!o.name.empty()) {
         o.shape = ctx.ShapeOfInput(id, k);
@@ -86,19 +86,19 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     const std::optional<onnx::TensorProto> bt =
         Transposed(*b, absl::StrCat(n.input(1), "_t"), ctx.model().base_dir);
     if (!bt) continue;
-    std::vector<FragmentOperand> flipped = as_is;
+    std::vector<targets::FragmentOperand> flipped = as_is;
     flipped[1].name = bt->name();
-    flipped[1].shape = bcast::Shape::Of({b->dims(1), b->dims(0)});
+    flipped[1].shape = broadcast::Shape::Of({b->dims(1), b->dims(0)});
     flipped[1].constant = &*bt;
     onnx::NodeProto candidate = n;
     candidate.set_input(1, bt->name());
     SetTransB(&candidate);
     const int32_t elem = ctx.ElemOf(n.output(0));
-    const std::optional<proto::Model> here = NodeFragment(ctx.model(), n, as_is, elem, out);
+    const std::optional<proto::Model> here = targets::NodeFragment(ctx.model(), n, as_is, elem, out);
     const std::optional<proto::Model> there =
-        NodeFragment(ctx.model(), candidate, flipped, elem, out);
+        targets::NodeFragment(ctx.model(), candidate, flipped, elem, out);
     if (!here || !there) continue;
-    std::vector<absl::StatusOr<LiveVerdict>> v = live->Decide({&*here, &*there});
+    std::vector<absl::StatusOr<targets::LiveVerdict>> v = live->Decide({&*here, &*there});
     if (v.size() != 2 || !v[0].ok() || !v[1].ok() || v[0]->matches || !v[1]->matches) continue;
     const std::string old_b = n.input(1);
     onnx::TensorProto tensor = *bt;
@@ -106,7 +106,7 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     tensor.set_name(name);
     ctx.AllowInitializers();
     ctx.graph().AddInitializer(std::move(tensor));
-    ctx.SetShape(name, onnx::TensorProto::FLOAT, bcast::Shape::Of({b->dims(1), b->dims(0)}));
+    ctx.SetShape(name, onnx::TensorProto::FLOAT, broadcast::Shape::Of({b->dims(1), b->dims(0)}));
     Rewrite r;
     r.action = "converted";
     r.tensor = old_b;
@@ -114,7 +114,7 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
                             "', transB = 1 (decided live on ", live->label(),
                             ": the Gemm as it is ", v[0]->why, ")");
     r.before = ctx.ShapeOf(old_b).ToString();
-    r.after = bcast::Shape::Of({b->dims(1), b->dims(0)}).ToString();
+    r.after = broadcast::Shape::Of({b->dims(1), b->dims(0)}).ToString();
     r.bytes = static_cast<int64_t>(bt->raw_data().size());
     ctx.Record(id, std::move(r));
     ctx.graph().SetInput(id, 1, name);

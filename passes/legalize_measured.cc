@@ -28,7 +28,7 @@
 namespace onnx_bcast::passes {
 namespace {
 
-using bcast::Shape;
+using broadcast::Shape;
 
 // What a candidate does to one operand.
 // kMulOnes: the operand takes the output's shape as Mul(ones, operand), ones a float32 constant
@@ -44,7 +44,7 @@ enum class Edit { kKeep, kAlign, kFull, kMulOnes, kConcat };
 constexpr int64_t kMaxConcatCopies = 64;
 
 // A node computed on a view of its operands (static shapes only): each operand reshaped to
-// the collapsed broadcast of bcast::BroadcastView (unit axes dropped, adjacent axes that every
+// the collapsed broadcast of broadcast::BroadcastView (unit axes dropped, adjacent axes that every
 // operand spans or broadcasts alike merged), padded with leading 1s to the op's smallest
 // measured rank, the two axes of a rank-2 view optionally swapped; the result is transposed
 // back and reshaped to the node's output shape. OpenCV 4.6 runs LayerNorm's
@@ -82,14 +82,14 @@ std::string SwappedOp(const std::string& op) {
 Shape PrependOnes(const Shape& s, int64_t n) {
   Shape out = s;
   out.dims.insert(out.dims.begin(), static_cast<size_t>(std::max<int64_t>(n, 0)),
-                  bcast::Dim::Value(1));
+                  broadcast::Dim::Value(1));
   return out;
 }
 
 class LegalizeMeasured : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
-    const TargetProfile* profile = options.target;
+    const targets::TargetProfile* profile = options.target;
     if (profile == nullptr) {
       return absl::FailedPreconditionError(
           "the 'legalize-measured' pass needs a target table (--target or --target-file)");
@@ -116,7 +116,7 @@ class LegalizeMeasured : public Pass {
           BCAST_RETURN_IF_ERROR(LegalizeGemmLayout(ctx));
           for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
             if (!ctx.graph().alive(id)) continue;
-            const std::optional<BroadcastOp> op = ctx.NumpyFormBroadcast(id);
+            const std::optional<analysis::BroadcastOp> op = ctx.NumpyFormBroadcast(id);
             if (!op) continue;
             NodeLegalizer one(&ctx, *profile, id, *op);
             BCAST_RETURN_IF_ERROR(one.Run());
@@ -129,7 +129,7 @@ class LegalizeMeasured : public Pass {
   // The search for one node: its state, the candidates, and applying the chosen one.
   class NodeLegalizer {
    public:
-    NodeLegalizer(RewriteContext* ctx, const TargetProfile& p, int id, const BroadcastOp& op)
+    NodeLegalizer(RewriteContext* ctx, const targets::TargetProfile& p, int id, const analysis::BroadcastOp& op)
         : ctx_(ctx), p_(p), id_(id), op_(op) {}
 
     // Reads the node's operand shapes and constness from the context.
@@ -147,19 +147,19 @@ class LegalizeMeasured : public Pass {
     absl::Status Run() {
       const onnx::NodeProto& n = ctx_->graph().node(id_);
       Prepare();
-      NodeVerdict v;
+      analysis::NodeVerdict v;
       if (!Decide(n, shapes_, &v)) return Ok();
       output_ = v.output;
       if (ctx_->options().live != nullptr && ctx_->path() == "main" &&
           proto::IsSingleGraph(ctx_->model().proto)) {
         if (std::optional<proto::Model> here = FragmentOfNode(); here.has_value()) {
-          absl::StatusOr<LiveVerdict> now = DecideLive(*here);
+          absl::StatusOr<targets::LiveVerdict> now = DecideLive(*here);
           if (now.ok()) return RunLive(n, v, *here, *now);
         }
       }
-      const FormDecision now = DecideForm(v, p_, IsConstantFn(n, constant_));
+      const targets::FormDecision now = targets::DecideForm(v, p_, IsConstantFn(n, constant_));
       if (now.fits) return Ok();  // already in a running cell: never rewritten
-      if (v.verdict == bcast::Verdict::kError) {
+      if (v.verdict == broadcast::Verdict::kError) {
         return absl::InvalidArgumentError(v.message);
       }
       for (const Shape& s : shapes_) {
@@ -228,9 +228,9 @@ class LegalizeMeasured : public Pass {
     // not known exactly).
     std::optional<proto::Model> FragmentOfNode() {
       const onnx::NodeProto& n = ctx_->graph().node(id_);
-      std::vector<FragmentOperand> ops;
+      std::vector<targets::FragmentOperand> ops;
       for (int k = 0; k < n.input_size(); ++k) {
-        FragmentOperand o;
+        targets::FragmentOperand o;
         o.name = n.input(k);
         if (!o.name.empty()) {
           o.shape = shapes_[k];
@@ -239,11 +239,11 @@ class LegalizeMeasured : public Pass {
         }
         ops.push_back(std::move(o));
       }
-      return NodeFragment(ctx_->model(), n, ops, ctx_->ElemOf(n.output(0)), output_);
+      return targets::NodeFragment(ctx_->model(), n, ops, ctx_->ElemOf(n.output(0)), output_);
     }
 
-    absl::StatusOr<LiveVerdict> DecideLive(const proto::Model& fragment) {
-      std::vector<absl::StatusOr<LiveVerdict>> out = ctx_->options().live->Decide({&fragment});
+    absl::StatusOr<targets::LiveVerdict> DecideLive(const proto::Model& fragment) {
+      std::vector<absl::StatusOr<targets::LiveVerdict>> out = ctx_->options().live->Decide({&fragment});
       if (out.size() != 1) return absl::InternalError("the oracle gave no verdict");
       return std::move(out[0]);
     }
@@ -262,7 +262,7 @@ class LegalizeMeasured : public Pass {
       {
         RewriteContext fc(&f, kLegalizeMeasuredPassName, o, &stats);
         if (!fc.Init().ok()) return std::nullopt;
-        const std::optional<BroadcastOp> op = fc.NumpyFormBroadcast(0);
+        const std::optional<analysis::BroadcastOp> op = fc.NumpyFormBroadcast(0);
         if (!op) return std::nullopt;
         NodeLegalizer one(&fc, p_, 0, *op);
         one.Prepare();
@@ -275,8 +275,8 @@ class LegalizeMeasured : public Pass {
 
     // Live decision: the node as it is, then each candidate in cost order, run on the engine at
     // the exact shapes; the first that runs and matches is applied.
-    absl::Status RunLive(const onnx::NodeProto& n, const NodeVerdict& v, const proto::Model& here,
-                         const LiveVerdict& now) {
+    absl::Status RunLive(const onnx::NodeProto& n, const analysis::NodeVerdict& v, const proto::Model& here,
+                         const targets::LiveVerdict& now) {
       const std::string label = ctx_->options().live->label();
       if (now.matches) {
         ctx_->Debug(
@@ -284,7 +284,7 @@ class LegalizeMeasured : public Pass {
                               " as it is (decided live)"));
         return Ok();
       }
-      if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
+      if (v.verdict == broadcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
       live_ = true;
       const size_t logged = ctx_->stats().log.size();
       int probed = 0;
@@ -308,7 +308,7 @@ class LegalizeMeasured : public Pass {
           std::optional<proto::Model> cand = CandidateFragment(here, plan);
           if (!cand) continue;
           ++probed;
-          absl::StatusOr<LiveVerdict> r = DecideLive(*cand);
+          absl::StatusOr<targets::LiveVerdict> r = DecideLive(*cand);
           if (!r.ok() || !r->matches) {
             if (r.ok()) last = r->why;
             continue;
@@ -341,8 +341,8 @@ class LegalizeMeasured : public Pass {
     // The rank and shape operand `slot` takes under kAlign and kFull; nullopt: not offered.
     std::optional<int64_t> AlignRank(int slot) const {
       if (op_.multidirectional()) return output_.rank();
-      if (op_.kind == BroadcastOpKind::kPRelu && slot == 1) return shapes_[0].rank();
-      if (op_.kind == BroadcastOpKind::kMatMul && shapes_.size() == 2 && shapes_[0].rank() >= 2 &&
+      if (op_.kind == analysis::BroadcastOpKind::kPRelu && slot == 1) return shapes_[0].rank();
+      if (op_.kind == analysis::BroadcastOpKind::kMatMul && shapes_.size() == 2 && shapes_[0].rank() >= 2 &&
           shapes_[1].rank() >= 2) {
         return std::max(shapes_[0].rank(), shapes_[1].rank());
       }
@@ -350,7 +350,7 @@ class LegalizeMeasured : public Pass {
     }
     std::optional<Shape> FullShape(int slot) const {
       if (op_.multidirectional()) return output_;
-      if (op_.kind == BroadcastOpKind::kPRelu && slot == 1) return shapes_[0];
+      if (op_.kind == analysis::BroadcastOpKind::kPRelu && slot == 1) return shapes_[0];
       return std::nullopt;
     }
     // Whether kFull of `slot` can be built: a constant folds, or an Expand to a constant shape,
@@ -508,7 +508,7 @@ class LegalizeMeasured : public Pass {
         if (!e) return std::nullopt;
         c.extents.push_back(*std::move(e));
       }
-      absl::StatusOr<bcast::BroadcastView> bv = bcast::BroadcastView::Create(c.extents, *out);
+      absl::StatusOr<broadcast::BroadcastView> bv = broadcast::BroadcastView::Create(c.extents, *out);
       if (!bv.ok() || bv->output_elements() == 0) return std::nullopt;
       c.dims = bv->dims();
       for (int k = 0; k < n.input_size(); ++k) {
@@ -675,9 +675,9 @@ class LegalizeMeasured : public Pass {
             mul.add_input("\x01ones");
             mul.add_input(names[k]);
             mul.add_output("\x01product");
-            NodeVerdict mv;
-            if (!Decide(mul, {full, shapes[k]}, &mv) || mv.verdict == bcast::Verdict::kError ||
-                !DecideForm(mv, p_, [](const std::string& name) {
+            analysis::NodeVerdict mv;
+            if (!Decide(mul, {full, shapes[k]}, &mv) || mv.verdict == broadcast::Verdict::kError ||
+                !targets::DecideForm(mv, p_, [](const std::string& name) {
                    return name == "\x01ones";
                  }).fits) {
               return false;
@@ -692,7 +692,7 @@ class LegalizeMeasured : public Pass {
             const bool folds = constant[k] && ctx_->FoldsToConstant(n.input(orig), full);
             // Apply aligns the operand, then expands it: that Expand must be in a running cell
             // too (OpenCV 4.6 imports only some axis patterns).
-            if (!folds && !DecideExpandForm(PrependOnes(shapes[k], full.rank() - shapes[k].rank()),
+            if (!folds && !targets::DecideExpandForm(PrependOnes(shapes[k], full.rank() - shapes[k].rank()),
                                             full, constant[k], p_)
                                .fits) {
               return false;
@@ -705,22 +705,22 @@ class LegalizeMeasured : public Pass {
         }
         cand.set_input(static_cast<int>(k), names[k]);
       }
-      NodeVerdict v;
+      analysis::NodeVerdict v;
       if (!Decide(cand, shapes, &v)) return false;
-      return v.verdict != bcast::Verdict::kError &&
-             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
+      return v.verdict != broadcast::Verdict::kError &&
+             Decided(targets::DecideForm(v, p_, IsConstantFn(cand, constant)));
     }
 
     // The verdict of `node` (this node, or a candidate for it) at `shapes`, given in its input
     // order: what the target check would find once the rewrite is made.
-    bool Decide(const onnx::NodeProto& node, absl::Span<const Shape> shapes, NodeVerdict* v) {
-      DecideOptions options;
+    bool Decide(const onnx::NodeProto& node, absl::Span<const Shape> shapes, analysis::NodeVerdict* v) {
+      analysis::DecideOptions options;
       options.main_graph_index = id_;
-      return DecideNode(node, ctx_->opset(), GivenShapes(shapes), v, options);
+      return analysis::DecideNode(node, ctx_->opset(), analysis::GivenShapes(shapes), v, options);
     }
 
     // Whether `d` fits, keeping the exact-shape cell that decided it for the rewrite's log.
-    bool Decided(const FormDecision& d) {
+    bool Decided(const targets::FormDecision& d) {
       decided_by_cell_ = d.shape_cell;
       return d.fits;
     }
@@ -758,10 +758,10 @@ class LegalizeMeasured : public Pass {
         shapes.push_back(Shape::OfVector(plan.view.operands[k]));
         cand.set_input(k, absl::StrCat(cand.input(k), "\x01view"));
       }
-      NodeVerdict v;
+      analysis::NodeVerdict v;
       if (!Decide(cand, shapes, &v)) return false;
-      return v.verdict != bcast::Verdict::kError &&
-             Decided(DecideForm(v, p_, IsConstantFn(cand, constant)));
+      return v.verdict != broadcast::Verdict::kError &&
+             Decided(targets::DecideForm(v, p_, IsConstantFn(cand, constant)));
     }
 
     // Replaces the node by: its operands reshaped (and transposed) to the view, the op on
@@ -1016,7 +1016,7 @@ class LegalizeMeasured : public Pass {
       if (!p_.InitializerTypeAllowed(value->data_type())) {
         ctx_->Debug(id_,
                     absl::StrCat(n.op_type(), " '", ctx_->Label(id_), "': its result has type ",
-                                 ElementTypeName(value->data_type()), ", which ", p_.name,
+                                 targets::ElementTypeName(value->data_type()), ", which ", p_.name,
                                  " does not load as a constant"));
         return Ok();
       }
@@ -1042,9 +1042,9 @@ class LegalizeMeasured : public Pass {
     }
 
     RewriteContext* ctx_;
-    const TargetProfile& p_;
+    const targets::TargetProfile& p_;
     int id_;
-    BroadcastOp op_;
+    analysis::BroadcastOp op_;
     std::vector<Shape> shapes_;
     std::vector<bool> constant_;
     Shape output_;

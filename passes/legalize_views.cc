@@ -23,7 +23,7 @@ onnx::TensorProto Int64Tensor(const std::vector<int64_t>& values) {
 }  // namespace
 
 absl::Status LegalizeViews(RewriteContext& ctx) {
-  FormOracle* live = ctx.options().live;
+  targets::FormOracle* live = ctx.options().live;
   if (live == nullptr || ctx.path() != "main" || ctx.opset() < 13) return absl::OkStatus();
   for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
     if (!ctx.graph().alive(id)) continue;
@@ -33,30 +33,30 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
         n.output_size() != 1) {
       continue;
     }
-    const bcast::Shape& in = ctx.ShapeOfInput(id, 0);
-    const bcast::Shape& out = ctx.ShapeOf(n.output(0));
+    const broadcast::Shape& in = ctx.ShapeOfInput(id, 0);
+    const broadcast::Shape& out = ctx.ShapeOf(n.output(0));
     const std::optional<std::vector<int64_t>> extents = out.Extents();
     const int32_t elem = ctx.ElemOf(n.input(0));
     if (!in.IsFullyKnown() || !extents || elem == 0) continue;
     // The node as it is, and the Reshape it would become, each alone on the engine.
-    std::vector<FragmentOperand> as_is(2), reshaped(2);
-    as_is[0] = reshaped[0] = FragmentOperand{n.input(0), in, elem, nullptr};
-    as_is[1] = FragmentOperand{n.input(1), ctx.ShapeOfInput(id, 1), ctx.ElemOf(n.input(1)),
+    std::vector<targets::FragmentOperand> as_is(2), reshaped(2);
+    as_is[0] = reshaped[0] = targets::FragmentOperand{n.input(0), in, elem, nullptr};
+    as_is[1] = targets::FragmentOperand{n.input(1), ctx.ShapeOfInput(id, 1), ctx.ElemOf(n.input(1)),
                                ctx.graph().ConstantValue(n.input(1))};
     if (as_is[1].constant == nullptr) continue;
     const onnx::TensorProto shape_value = Int64Tensor(*extents);
-    reshaped[1] = FragmentOperand{"shape", bcast::Shape::Of({out.rank()}), onnx::TensorProto::INT64,
+    reshaped[1] = targets::FragmentOperand{"shape", broadcast::Shape::Of({out.rank()}), onnx::TensorProto::INT64,
                                   &shape_value};
     onnx::NodeProto reshape;
     reshape.set_op_type("Reshape");
     reshape.add_input(n.input(0));
     reshape.add_input("shape");
     reshape.add_output(n.output(0));
-    const std::optional<proto::Model> here = NodeFragment(ctx.model(), n, as_is, elem, out);
+    const std::optional<proto::Model> here = targets::NodeFragment(ctx.model(), n, as_is, elem, out);
     const std::optional<proto::Model> there =
-        NodeFragment(ctx.model(), reshape, reshaped, elem, out);
+        targets::NodeFragment(ctx.model(), reshape, reshaped, elem, out);
     if (!here || !there) continue;
-    std::vector<absl::StatusOr<LiveVerdict>> v = live->Decide({&*here, &*there});
+    std::vector<absl::StatusOr<targets::LiveVerdict>> v = live->Decide({&*here, &*there});
     if (v.size() != 2 || !v[0].ok() || !v[1].ok() || v[0]->matches || !v[1]->matches) {
       if (v.size() == 2 && v[0].ok() && !v[0]->matches) {
         ctx.Debug(id, absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", live->label(),

@@ -21,42 +21,42 @@ class MaterializeBroadcast : public Pass {
  private:
   static absl::Status MaterializeGraph(RewriteContext& ctx) {
     proto::GraphEditor& g = ctx.graph();
-    NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
+    analysis::NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
     for (int id = 0; id < g.original_node_count(); ++id) {
-      const std::optional<BroadcastOp> found = ctx.NumpyFormBroadcast(id);
+      const std::optional<analysis::BroadcastOp> found = ctx.NumpyFormBroadcast(id);
       if (!found) continue;
-      const BroadcastOp op = *found;
+      const analysis::BroadcastOp op = *found;
       const onnx::NodeProto& n = g.node(id);
       if (op.multidirectional()) {
         if (!ctx.Decide(id, &v)) continue;  // a wrong number of inputs
-        if (v.verdict == bcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
-        if (v.verdict == bcast::Verdict::kUnknown) {
+        if (v.verdict == broadcast::Verdict::kError) return absl::InvalidArgumentError(v.message);
+        if (v.verdict == broadcast::Verdict::kUnknown) {
           ctx.Debug(id, v.message);
           continue;
         }
         // A scalar or all-ones operand is ok against unknown extents, but its expanded shape
         // would be computed at run time; left as is (as when such verdicts were unknown).
         bool vague_output = !v.output.rank_known;
-        for (const bcast::Dim& d : v.output.dims) vague_output |= d.is_unknown();
+        for (const broadcast::Dim& d : v.output.dims) vague_output |= d.is_unknown();
         if (vague_output) {
           ctx.Debug(id, absl::StrCat("output extent not known: ", v.output.ToString()));
           continue;
         }
-        const bcast::Shape out = v.output;
+        const broadcast::Shape out = v.output;
         const std::vector<std::string> operands(n.input().begin(), n.input().end());
         for (int k = 0; k < n.input_size(); ++k) {
           BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, k, out, &operands).status());
         }
-      } else if (op.kind == BroadcastOpKind::kPRelu) {
+      } else if (op.kind == analysis::BroadcastOpKind::kPRelu) {
         // The slope expands to X, symbolic extents included (Expand to Shape(X)).
-        if (!ctx.Decide(id, &v) || v.verdict != bcast::Verdict::kOk) {
+        if (!ctx.Decide(id, &v) || v.verdict != broadcast::Verdict::kOk) {
           ctx.Debug(id, "slope not provably broadcastable to X");
           continue;
         }
         BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, 1, v.inputs[0]).status());
-      } else if (op.kind == BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
+      } else if (op.kind == analysis::BroadcastOpKind::kGemm && n.input_size() >= 3 && !n.input(2).empty()) {
         BCAST_RETURN_IF_ERROR(ctx.ExpandGemmC(id));
-      } else if (op.kind == BroadcastOpKind::kMatMul) {
+      } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
         ctx.Debug(id, "MatMul batch broadcast left to the engine");
       }
     }

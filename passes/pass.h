@@ -16,14 +16,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/analysis_manager.h"
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
+#include "targets/form_oracle.h"
+#include "targets/targets.h"
 
 namespace onnx_bcast::passes {
-
-struct TargetProfile;
-class AnalysisManager;
-class FormOracle;
 
 /// Computes tensors without the graph's inputs: `fragment` is a model whose graph has no
 /// inputs, holds the initializers its nodes read, and lists the wanted tensors as outputs; the
@@ -47,16 +46,16 @@ struct PassOptions {
   /// What fold-constants computes nodes with (null: it folds only what the analysis knows).
   const ConstantEvaluator* evaluator = nullptr;
   /// The engine description the generic `legalize` pass works for (null: not available).
-  const TargetProfile* target = nullptr;
+  const targets::TargetProfile* target = nullptr;
   /// The target's engine, consulted at exact shapes (form_oracle.h; the driver makes it from
   /// the installed adapter). Null: the table in `target` alone decides (--no-live-probe).
-  FormOracle* live = nullptr;
+  targets::FormOracle* live = nullptr;
   /// Labels of unnamed nodes ("<op>#<index>") use their index in the model the pipeline
   /// started from, found by first output name; filled by the pass manager. Null: the index in
   /// the graph the pass sees.
   const std::unordered_map<std::string, int>* original_index = nullptr;
   /// The pipeline's analyses (set by the pass manager; null: each pass computes its own).
-  AnalysisManager* analyses = nullptr;
+  analysis::AnalysisManager* analyses = nullptr;
 };
 
 /// One rewrite, for `opt --report` and --dry-run.

@@ -31,57 +31,57 @@ std::string PassOutcome(const PassStats& stats) {
   if (!stats.changed()) return "no change";
   std::vector<std::string> parts;
   if (stats.nodes_inserted > 0) {
-    parts.push_back(absl::StrCat(FormatCount(stats.nodes_inserted), " inserted"));
+    parts.push_back(absl::StrCat(support::FormatCount(stats.nodes_inserted), " inserted"));
   }
   if (stats.nodes_removed > 0) {
-    parts.push_back(absl::StrCat(FormatCount(stats.nodes_removed), " removed"));
+    parts.push_back(absl::StrCat(support::FormatCount(stats.nodes_removed), " removed"));
   }
   if (stats.initializers_rewritten > 0) {
     parts.push_back(
-        absl::StrCat(FormatCount(stats.initializers_rewritten), " initializers rewritten"));
+        absl::StrCat(support::FormatCount(stats.initializers_rewritten), " initializers rewritten"));
   }
   if (parts.empty()) {
-    parts.push_back(absl::StrCat(FormatCount(stats.rewrites), " rewrites"));
+    parts.push_back(absl::StrCat(support::FormatCount(stats.rewrites), " rewrites"));
   }
   return absl::StrJoin(parts, ", ");
 }
 
 }  // namespace
 
-absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept) {
-  BCAST_ASSIGN_OR_RETURN(ShapeTables fresh, ComputeShapeTables(model));
+absl::Status VerifyShapeTables(const proto::Model& model, const analysis::ShapeTables& kept) {
+  BCAST_ASSIGN_OR_RETURN(analysis::ShapeTables fresh, analysis::ComputeShapeTables(model));
   // Every tensor the fresh analysis knows, in name order (the first difference is reported);
   // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
-  std::vector<std::pair<std::string_view, const bcast::Shape*>> order;
+  std::vector<std::pair<std::string_view, const broadcast::Shape*>> order;
   fresh.ForEachShape(
-      [&](std::string_view name, const bcast::Shape& shape) { order.emplace_back(name, &shape); });
+      [&](std::string_view name, const broadcast::Shape& shape) { order.emplace_back(name, &shape); });
   std::sort(order.begin(), order.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   // A size that depends on data is a symbol named after its node's label, "<op>#<index>" when
   // the node is unnamed, and an insertion before the node shifts that index in a new analysis:
   // the tables agree when they agree up to a one-to-one renaming of symbols, learned from the
   // dims that are one symbol on both sides.
-  std::map<std::string, bcast::Expr> rename;  // fresh symbol -> kept symbol
+  std::map<std::string, broadcast::Expr> rename;  // fresh symbol -> kept symbol
   std::map<std::string, std::string> renamed_from;
   for (const auto& [name, fresh_shape] : order) {
-    const bcast::Shape* kept_shape = kept.FindShape(name);
+    const broadcast::Shape* kept_shape = kept.FindShape(name);
     if (kept_shape == nullptr || !fresh_shape->rank_known || !kept_shape->rank_known ||
         fresh_shape->rank() != kept_shape->rank()) {
       continue;
     }
     for (size_t i = 0; i < fresh_shape->dims.size(); ++i) {
-      const bcast::Dim& f = fresh_shape->dims[i];
-      const bcast::Dim& k = kept_shape->dims[i];
+      const broadcast::Dim& f = fresh_shape->dims[i];
+      const broadcast::Dim& k = kept_shape->dims[i];
       if (!f.is_symbol() || !k.is_symbol() || f.symbol() == k.symbol()) continue;
       if (rename.count(f.symbol()) == 0 && renamed_from.count(k.symbol()) == 0) {
-        rename.emplace(f.symbol(), bcast::Expr::Symbol(k.symbol()));
+        rename.emplace(f.symbol(), broadcast::Expr::Symbol(k.symbol()));
         renamed_from.emplace(k.symbol(), f.symbol());
       }
     }
   }
   for (const auto& [name, fresh_shape] : order) {
-    const bcast::Shape* kept_shape = kept.FindShape(name);
-    const bcast::Shape shape = Substitute(*fresh_shape, rename);
+    const broadcast::Shape* kept_shape = kept.FindShape(name);
+    const broadcast::Shape shape = Substitute(*fresh_shape, rename);
     if (kept_shape == nullptr || !(*kept_shape == shape)) {
       return absl::InternalError(
           absl::StrCat("tensor '", std::string(name), "': kept shape ",
@@ -141,15 +141,15 @@ absl::StatusOr<ResolvedPipeline> ResolvePipeline(const PipelineRequest& request)
   ResolvedPipeline out;
   std::vector<std::string> names = request.passes;
   if (!request.target_file.empty()) {
-    BCAST_ASSIGN_OR_RETURN(TargetProfile t,
-                           LoadTargetProfile(request.target_file, IsRegisteredPass));
+    BCAST_ASSIGN_OR_RETURN(targets::TargetProfile t,
+                           targets::LoadTargetProfile(request.target_file, IsRegisteredPass));
     out.profile = std::move(t);
   } else if (request.passes.empty()) {
     const std::string name = request.target.empty() ? kDefaultTarget : request.target;
-    const TargetProfile* t = FindTarget(name);
+    const targets::TargetProfile* t = targets::FindTarget(name);
     if (t == nullptr) {
       std::vector<std::string> known;
-      for (const TargetProfile& p : BuiltinTargets()) known.push_back(p.name);
+      for (const targets::TargetProfile& p : targets::BuiltinTargets()) known.push_back(p.name);
       return absl::InvalidArgumentError(
           absl::StrCat("unknown target '", name, "' (known: ", absl::StrJoin(known, ", "), ")"));
     }
@@ -197,15 +197,15 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
   pass_options.original_index = &original_index;
   // The pipeline's analyses: computed by the first pass that asks, then kept current by every
   // pass that preserves them (see analysis_manager.h).
-  std::optional<AnalysisManager> own_analyses;
-  AnalysisManager* analyses = options.analyses;
+  std::optional<analysis::AnalysisManager> own_analyses;
+  analysis::AnalysisManager* analyses = options.analyses;
   if (analyses == nullptr) analyses = &own_analyses.emplace(model);
   pass_options.analyses = analyses;
   for (const PassInfo* info : pipeline) {
     PassRun run;
     run.pass = info->name;
     run.stats.keep_log = options.keep_rewrite_log;
-    ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
+    support::ProgressStep step(options.progress, absl::StrCat("pass ", info->name));
     // A pass that does not keep the tables current starts without them; what it hands back
     // (Return) it computed of the graph as it leaves it (fold-constants, when its last
     // analysis was followed by no edit).

@@ -28,10 +28,10 @@ struct PipelineOptions {
   /// the full check, else the structural one).
   bool verify_each = false;
   /// Told of each pass as a step (null: nobody listens, as for library callers).
-  ProgressSink* progress = nullptr;
+  support::ProgressSink* progress = nullptr;
   /// The analyses the passes share; the caller keeps it to read the final tables (the target
   /// check). Null: the pipeline owns one for its run.
-  AnalysisManager* analyses = nullptr;
+  analysis::AnalysisManager* analyses = nullptr;
   /// PassStats::keep_log of every run: off when no reader of the rewrite log is asked for.
   bool keep_rewrite_log = true;
 };
@@ -56,7 +56,7 @@ ModelSummary Summarize(const onnx::ModelProto& model);
 /// Compares tables a pipeline kept current with a fresh analysis of `model`: InternalError
 /// naming the first tensor whose shape or element type differs (run after every pass with
 /// `verify_each`).
-absl::Status VerifyShapeTables(const proto::Model& model, const ShapeTables& kept);
+absl::Status VerifyShapeTables(const proto::Model& model, const analysis::ShapeTables& kept);
 
 /// Runs `pipeline` over `model` in order, appending one PassRun per pass that ran (also the
 /// failing one). The first error stops the pipeline and is returned with the pass named.
@@ -80,7 +80,7 @@ inline constexpr char kDefaultTarget[] = "explicit";
 /// A request resolved into passes (and the profile whose promise the result must keep).
 struct ResolvedPipeline {
   std::vector<const PassInfo*> passes;
-  std::optional<TargetProfile> profile;
+  std::optional<targets::TargetProfile> profile;
 };
 
 /// Resolves `request` before any work starts, so that every mistake is refused up front:

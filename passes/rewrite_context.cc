@@ -20,14 +20,14 @@
 namespace onnx_bcast::passes {
 namespace {
 
-using bcast::Shape;
+using broadcast::Shape;
 
 std::string AxesText(const std::vector<int64_t>& axes) {
   return absl::StrCat("[", absl::StrJoin(axes, ","), "]");
 }
 
 Shape PrependOnes(const Shape& s, int64_t count) {
-  std::vector<bcast::Dim> dims(static_cast<size_t>(count), bcast::Dim::Value(1));
+  std::vector<broadcast::Dim> dims(static_cast<size_t>(count), broadcast::Dim::Value(1));
   dims.insert(dims.end(), s.dims.begin(), s.dims.end());
   return Shape::FromDims(std::move(dims));
 }
@@ -60,9 +60,9 @@ RewriteContext::~RewriteContext() {
 
 absl::Status RewriteContext::Init() {
   opset_ = proto::DefaultOpset(model_->proto);
-  BCAST_ASSIGN_OR_RETURN(ShapeTables tables, options_.analyses != nullptr
+  BCAST_ASSIGN_OR_RETURN(analysis::ShapeTables tables, options_.analyses != nullptr
                                                  ? options_.analyses->Take()
-                                                 : ComputeShapeTables(*model_));
+                                                 : analysis::ComputeShapeTables(*model_));
   tables_ = std::move(tables);
   // One id space for the tables and the use-def index: each name is interned once, and the
   // ids the analysis resolved per node are reused (checked by name) rather than looked up.
@@ -73,17 +73,17 @@ absl::Status RewriteContext::Init() {
   return absl::OkStatus();
 }
 
-void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes,
-                                ElemTable elems) {
+void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, analysis::ShapeTable shapes,
+                                analysis::ElemTable elems) {
   scoped_ = true;
   scope_ = std::move(scope);
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
-  tables_ = ShapeTables();
+  tables_ = analysis::ShapeTables();
   tables_.Reserve(shapes.size());
   for (auto& [name, shape] : shapes) tables_.SetShape(name, std::move(shape));
   for (const auto& [name, elem] : elems) tables_.SetElem(name, elem);
   // A body's interface types are not tracked (see GraphScope::body).
-  ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &tables_);
+  analysis::ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &tables_);
   graph_ = std::make_unique<proto::GraphEditor>(graph);
 }
 
@@ -111,15 +111,15 @@ void RewriteContext::SetOpset(int64_t opset) {
   opset_ = opset;
 }
 
-BroadcastOp RewriteContext::OpOf(int id) const {
+analysis::BroadcastOp RewriteContext::OpOf(int id) const {
   const onnx::NodeProto& n = graph_->node(id);
   if (!n.domain().empty() && n.domain() != "ai.onnx") return {};
-  return ClassifyBroadcastOp(n.op_type(), opset_);
+  return analysis::ClassifyBroadcastOp(n.op_type(), opset_);
 }
 
-std::optional<BroadcastOp> RewriteContext::NumpyFormBroadcast(int id) {
-  const BroadcastOp op = OpOf(id);
-  if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) return std::nullopt;
+std::optional<analysis::BroadcastOp> RewriteContext::NumpyFormBroadcast(int id) {
+  const analysis::BroadcastOp op = OpOf(id);
+  if (op.kind == analysis::BroadcastOpKind::kNone || op.kind == analysis::BroadcastOpKind::kExpand) return std::nullopt;
   if (op.legacy) {
     Debug(id, "legacy broadcast form (run upgrade-legacy-broadcast first)");
     return std::nullopt;
@@ -149,7 +149,7 @@ const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
   if (const Shape* shape = tables_.FindShape(name)) return *shape;
   // A body reads the enclosing graphs' values (outer scope).
-  for (const ShapeTable* outer : scope_.outer) {
+  for (const analysis::ShapeTable* outer : scope_.outer) {
     auto o = outer->find(name);
     if (o != outer->end()) return o->second;
   }
@@ -161,14 +161,14 @@ namespace {
 // What DecideNode reads of a node in a rewrite context: the context's current shapes, and an
 // Expand's target from its constant, else from Shape(z) as z's shape (libonnx's inference does
 // not follow Shape's value and invents symbols for it, which would hide an equality).
-class ContextShapes : public ShapeSource {
+class ContextShapes : public analysis::ShapeSource {
  public:
   ContextShapes(RewriteContext* ctx, int id) : ctx_(ctx), id_(id) {}
   const Shape* InputShape(int k, const std::string&) const override {
     return &ctx_->ShapeOfInput(id_, k);
   }
-  ExpandTarget TargetOf(const onnx::NodeProto& node) const override {
-    ExpandTarget t;
+  analysis::ExpandTarget TargetOf(const onnx::NodeProto& node) const override {
+    analysis::ExpandTarget t;
     proto::GraphEditor& g = ctx_->graph();
     const std::string& target = node.input(1);
     if (const onnx::TensorProto* c = g.ConstantValue(target); c != nullptr) {
@@ -193,24 +193,24 @@ class ContextShapes : public ShapeSource {
   int id_;
 };
 
-DecideOptions PassDecideOptions() {
-  DecideOptions options;
+analysis::DecideOptions PassDecideOptions() {
+  analysis::DecideOptions options;
   options.classify = false;
   return options;
 }
 
 }  // namespace
 
-bool RewriteContext::Decide(int id, NodeVerdict* v) {
+bool RewriteContext::Decide(int id, analysis::NodeVerdict* v) {
   v->graph = scope_.path;
   v->node = Label(id);
-  return DecideNode(graph_->node(id), opset_, ContextShapes(this, id), v, PassDecideOptions());
+  return analysis::DecideNode(graph_->node(id), opset_, ContextShapes(this, id), v, PassDecideOptions());
 }
 
-bool RewriteContext::DecideWith(int id, absl::Span<const Shape> inputs, NodeVerdict* v) {
+bool RewriteContext::DecideWith(int id, absl::Span<const Shape> inputs, analysis::NodeVerdict* v) {
   v->graph = scope_.path;
   v->node = Label(id);
-  return DecideNode(graph_->node(id), opset_, GivenShapes(inputs), v, PassDecideOptions());
+  return analysis::DecideNode(graph_->node(id), opset_, analysis::GivenShapes(inputs), v, PassDecideOptions());
 }
 
 const Shape& RewriteContext::ShapeOfInput(int id, int slot) const {
@@ -238,10 +238,10 @@ void RewriteContext::SetShape(const std::string& name, int32_t elem, const Shape
   // Symbols libonnx invents per inference run (unk__0) and the analysis's derived ones
   // (bcast(M,N)) mean nothing in another run: they are written as unknown dims.
   Shape written = shape;
-  for (bcast::Dim& d : written.dims) {
+  for (broadcast::Dim& d : written.dims) {
     if (d.is_expr() || (d.is_symbol() && (d.symbol().rfind("unk__", 0) == 0 ||
                                           d.symbol().find('(') != std::string::npos))) {
-      d = bcast::Dim::Unknown();
+      d = broadcast::Dim::Unknown();
     }
   }
   graph_->SetValueInfo(name, elem, written);
@@ -319,11 +319,11 @@ std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vec
   Shape s = ShapeOf(x);
   if (s.rank_known) {
     const int64_t rank = s.rank() + static_cast<int64_t>(axes.size());
-    std::vector<bcast::Dim> dims;
+    std::vector<broadcast::Dim> dims;
     size_t next = 0;
     for (int64_t i = 0; i < rank; ++i) {
       if (std::find(axes.begin(), axes.end(), i) != axes.end()) {
-        dims.push_back(bcast::Dim::Value(1));
+        dims.push_back(broadcast::Dim::Value(1));
       } else {
         dims.push_back(s.dims[next++]);
       }
@@ -372,7 +372,7 @@ std::string RewriteContext::InsertShape(const std::string& x, int anchor) {
   ++stats_->nodes_inserted;
   const Shape s = ShapeOf(x);
   SetShape(out, onnx::TensorProto::INT64,
-           s.rank_known ? Shape::Of({s.rank()}) : Shape::FromDims({bcast::Dim::Unknown()}));
+           s.rank_known ? Shape::Of({s.rank()}) : Shape::FromDims({broadcast::Dim::Unknown()}));
   shape_of_[x] = out;
   return out;
 }
@@ -493,7 +493,7 @@ bool RewriteContext::FoldIntoProducerUnsqueeze(const std::string& name, int64_t 
 
 std::optional<int64_t> RewriteContext::OperandRank(int id, int slot) {
   const onnx::NodeProto& c = graph_->node(id);
-  const BroadcastOp op = OpOf(id);
+  const analysis::BroadcastOp op = OpOf(id);
   auto rank_of = [&](int k) -> std::optional<int64_t> {
     if (k >= c.input_size() || c.input(k).empty()) return std::nullopt;
     const Shape& s = ShapeOfInput(id, k);
@@ -510,9 +510,9 @@ std::optional<int64_t> RewriteContext::OperandRank(int id, int slot) {
     return rank;
   }
   if (op.legacy) return std::nullopt;
-  if (op.kind == BroadcastOpKind::kPRelu && slot == 1) return rank_of(0);
-  if (op.kind == BroadcastOpKind::kGemm && slot == 2) return 2;
-  if (op.kind == BroadcastOpKind::kMatMul) {
+  if (op.kind == analysis::BroadcastOpKind::kPRelu && slot == 1) return rank_of(0);
+  if (op.kind == analysis::BroadcastOpKind::kGemm && slot == 2) return 2;
+  if (op.kind == analysis::BroadcastOpKind::kMatMul) {
     std::optional<int64_t> a = rank_of(0), b = rank_of(1);
     if (!a || !b || *a < 2 || *b < 2) return std::nullopt;
     return std::max(*a, *b);
@@ -745,8 +745,8 @@ absl::StatusOr<bool> RewriteContext::ExpandOperand(int id, int slot, const Shape
   std::vector<std::string> via;
   for (size_t k = 0; k < others.size(); ++k) {
     const Shape pair[] = {cur_shape, other_shapes[k]};
-    const bcast::BroadcastResult br = bcast::BroadcastNumpy(pair);
-    if (br.verdict == bcast::Verdict::kError || br.verdict == bcast::Verdict::kUnknown) {
+    const broadcast::BroadcastResult br = broadcast::BroadcastNumpy(pair);
+    if (br.verdict == broadcast::Verdict::kError || br.verdict == broadcast::Verdict::kUnknown) {
       Debug(id, absl::StrCat("cannot expand '", name, "': ", br.ToString()));
       return false;
     }
@@ -785,23 +785,23 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
   RewriteContext* ctx = this;
   const onnx::NodeProto& n = ctx->graph().node(id);
   // DecideNode reports C against (M,N), which it reads from A, B, transA and transB.
-  NodeVerdict v;
+  analysis::NodeVerdict v;
   if (!ctx->Decide(id, &v) || v.inputs.size() != 2 || !v.inputs[1].rank_known) {
     ctx->Debug(id, "Gemm's A or B is not known to be 2-D; C left as is");
     return absl::OkStatus();
   }
-  if (v.verdict != bcast::Verdict::kOk) {
+  if (v.verdict != broadcast::Verdict::kOk) {
     ctx->Debug(id, "C not provably broadcastable to (M,N)");
     return absl::OkStatus();
   }
-  const bcast::Shape& c = v.inputs[0];
-  const bcast::Shape& mn = v.inputs[1];
+  const broadcast::Shape& c = v.inputs[0];
+  const broadcast::Shape& mn = v.inputs[1];
   const bool trans_a = GemmIntAttr(n, "transA", 0) != 0;
   const bool trans_b = GemmIntAttr(n, "transB", 0) != 0;
-  const bcast::Shape a = ctx->ShapeOf(n.input(0));
-  const bcast::Dim& m = mn.dims[0];
-  const bcast::Dim& k = a.dims[trans_a ? 0 : 1];
-  const bcast::Dim& nd = mn.dims[1];
+  const broadcast::Shape a = ctx->ShapeOf(n.input(0));
+  const broadcast::Dim& m = mn.dims[0];
+  const broadcast::Dim& k = a.dims[trans_a ? 0 : 1];
+  const broadcast::Dim& nd = mn.dims[1];
   if (c == mn) return absl::OkStatus();
   if (mn.IsFullyKnown()) return ctx->ExpandOperand(id, 2, mn).status();
   if (!ctx->RuntimeShapesAllowed()) {
@@ -814,20 +814,20 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
   const int32_t elem = ctx->ElemOf(a_name);
   if (k.is_value() && k.value() >= 1) {
     // [M,1] from A and [1,N] from B, each only where C does not already have that extent.
-    const bcast::Dim c0 = c.rank() == 2 ? c.dims[0] : bcast::Dim::Value(1);
-    const bcast::Dim c1 = c.rank() >= 1 ? c.dims[c.rank() - 1] : bcast::Dim::Value(1);
+    const broadcast::Dim c0 = c.rank() == 2 ? c.dims[0] : broadcast::Dim::Value(1);
+    const broadcast::Dim c1 = c.rank() >= 1 ? c.dims[c.rank() - 1] : broadcast::Dim::Value(1);
     // ExpandOperand reads `operands` by slot: C stays at slot 2, absent slices are empty.
     std::vector<std::string> operands(3);
     if (!(c0 == m)) {
       std::string col =
           ctx->InsertNode("Gather", {a_name, ctx->Int64Constant({0}, "gemm_first", id)},
                           {{"axis", trans_a ? 0 : 1}}, absl::StrCat(a_name, "_m_slice"), elem,
-                          trans_a ? bcast::Shape::FromDims({bcast::Dim::Value(1), m})
-                                  : bcast::Shape::FromDims({m, bcast::Dim::Value(1)}),
+                          trans_a ? broadcast::Shape::FromDims({broadcast::Dim::Value(1), m})
+                                  : broadcast::Shape::FromDims({m, broadcast::Dim::Value(1)}),
                           id);
       if (trans_a) {
         col = ctx->InsertNode("Transpose", {col}, {}, absl::StrCat(a_name, "_m_column"), elem,
-                              bcast::Shape::FromDims({m, bcast::Dim::Value(1)}), id);
+                              broadcast::Shape::FromDims({m, broadcast::Dim::Value(1)}), id);
       }
       operands[0] = col;
     }
@@ -835,20 +835,20 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
       std::string row = ctx->InsertNode(
           "Gather", {b_name, ctx->Int64Constant({0}, "gemm_first", id)},
           {{"axis", trans_b ? 1 : 0}}, absl::StrCat(b_name, "_n_slice"), ctx->ElemOf(b_name),
-          trans_b ? bcast::Shape::FromDims({nd, bcast::Dim::Value(1)})
-                  : bcast::Shape::FromDims({bcast::Dim::Value(1), nd}),
+          trans_b ? broadcast::Shape::FromDims({nd, broadcast::Dim::Value(1)})
+                  : broadcast::Shape::FromDims({broadcast::Dim::Value(1), nd}),
           id);
       if (trans_b) {
         row = ctx->InsertNode("Transpose", {row}, {}, absl::StrCat(b_name, "_n_row"),
                               ctx->ElemOf(b_name),
-                              bcast::Shape::FromDims({bcast::Dim::Value(1), nd}), id);
+                              broadcast::Shape::FromDims({broadcast::Dim::Value(1), nd}), id);
       }
       operands[1] = row;
     }
     operands[2] = c_name;
     return ctx->ExpandOperand(id, 2, mn, &operands).status();
   }
-  const bcast::Shape one = bcast::Shape::Of({1});
+  const broadcast::Shape one = broadcast::Shape::Of({1});
   const std::string mt = ctx->InsertNode(
       "Gather",
       {ctx->InsertShape(a_name, id), ctx->Int64Constant({trans_a ? 1 : 0}, "gemm_axis", id)}, {},
@@ -858,7 +858,7 @@ absl::Status RewriteContext::ExpandGemmC(int id) {
       {ctx->InsertShape(b_name, id), ctx->Int64Constant({trans_b ? 0 : 1}, "gemm_axis", id)}, {},
       "gemm_n", onnx::TensorProto::INT64, one, id);
   const std::string target = ctx->InsertNode("Concat", {mt, nt}, {{"axis", 0}}, "gemm_mn",
-                                             onnx::TensorProto::INT64, bcast::Shape::Of({2}), id);
+                                             onnx::TensorProto::INT64, broadcast::Shape::Of({2}), id);
   return ctx->ExpandOperandTo(id, 2, target, mn);
 }
 
@@ -995,7 +995,7 @@ int64_t FunctionOpset(const onnx::FunctionProto& fn, const onnx::ModelProto& m) 
 // `fn`'s body rewritten for the shapes `table` of one call site (names drawn from `names`).
 absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
     proto::Model* model, const onnx::FunctionProto& fn, const std::string& label,
-    const ShapeTable& table, std::unordered_set<std::string>* names,
+    const analysis::ShapeTable& table, std::unordered_set<std::string>* names,
     const std::unordered_set<std::string>* frozen_names, const std::string& pass,
     const PassOptions& options, PassStats* stats,
     const std::function<absl::Status(RewriteContext&)>& rewrite) {
@@ -1045,11 +1045,11 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   // function call site has its own table.
   // The scoped contexts below keep copies of each graph's table and hand nothing back.
   if (options.analyses != nullptr) options.analyses->Invalidate();
-  AnalysisOptions shapes_only;
+  analysis::AnalysisOptions shapes_only;
   shapes_only.verdicts = false;
-  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(*model, shapes_only));
-  static const ShapeTable* const kEmpty = new ShapeTable();
-  auto table = [&](const std::string& path) -> ShapeTable* {
+  BCAST_ASSIGN_OR_RETURN(analysis::Analysis analysis, analysis::AnalyzeBroadcasts(*model, shapes_only));
+  static const analysis::ShapeTable* const kEmpty = new analysis::ShapeTable();
+  auto table = [&](const std::string& path) -> analysis::ShapeTable* {
     auto it = analysis.shapes.find(path);
     return it == analysis.shapes.end() ? nullptr : &it->second;
   };
@@ -1154,13 +1154,13 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     scope.names = &names;
     scope.body = true;
     for (int p = bodies[i].parent; p >= 0; p = bodies[p].parent) {
-      const ShapeTable* t = table(bodies[p].path);
+      const analysis::ShapeTable* t = table(bodies[p].path);
       scope.outer.push_back(t != nullptr ? t : kEmpty);
     }
-    const ShapeTable* main_table = table("main");
+    const analysis::ShapeTable* main_table = table("main");
     scope.outer.push_back(main_table != nullptr ? main_table : kEmpty);
-    ShapeTable own;
-    if (ShapeTable* t = table(bodies[i].path)) own = std::move(*t);
+    analysis::ShapeTable own;
+    if (analysis::ShapeTable* t = table(bodies[i].path)) own = std::move(*t);
     RewriteContext ctx(model, pass, options, stats);
     ctx.InitScoped(bodies[i].graph, std::move(scope), std::move(own), {});
     if (absl::Status s = rewrite(ctx); !s.ok()) {
@@ -1171,8 +1171,8 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
 
   GraphScope scope;
   scope.names = &names;
-  ShapeTable own;
-  if (ShapeTable* t = table("main")) own = std::move(*t);
+  analysis::ShapeTable own;
+  if (analysis::ShapeTable* t = table("main")) own = std::move(*t);
   RewriteContext ctx(model, pass, options, stats);
   ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(own),
                  std::move(analysis.elems));

@@ -33,7 +33,7 @@ struct GraphScope {
   /// The analysis path of the graph ("main/If 'c'.then_branch", or a function call site).
   std::string path = "main";
   /// The enclosing graphs' shape tables, innermost first (outer-scope values of a body).
-  std::vector<const ShapeTable*> outer;
+  std::vector<const analysis::ShapeTable*> outer;
   /// Every name of every graph and function body of the model; fresh names avoid them all.
   std::unordered_set<std::string>* names = nullptr;
   /// Names also taken but not to be added to (a trial rewrite's view of the model's names).
@@ -64,7 +64,7 @@ class RewriteContext {
   absl::Status Init();
   /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
   /// types already computed by the one analysis of the model (RewriteEveryGraph).
-  void InitScoped(onnx::GraphProto* graph, GraphScope scope, ShapeTable shapes, ElemTable elems);
+  void InitScoped(onnx::GraphProto* graph, GraphScope scope, analysis::ShapeTable shapes, analysis::ElemTable elems);
   /// The analysis path of the graph this context edits ("main" for the main graph).
   const std::string& path() const { return scope_.path; }
   /// A name unused anywhere in the model (and in this graph), starting with `base`.
@@ -85,12 +85,12 @@ class RewriteContext {
   bool RuntimeShapesAllowed() const;
 
   /// The node's broadcasting form at the model's opset.
-  BroadcastOp OpOf(int id) const;
+  analysis::BroadcastOp OpOf(int id) const;
 
   /// OpOf(id) when the node broadcasts in numpy form (the rewrite passes' subject); nullopt for
   /// non-broadcasting ops, Expand, and legacy forms (which get a debug note: run
   /// upgrade-legacy-broadcast first).
-  std::optional<BroadcastOp> NumpyFormBroadcast(int id);
+  std::optional<analysis::BroadcastOp> NumpyFormBroadcast(int id);
   /// The node's name, or "<op>#<index>" (its index in the original graph) when unnamed.
   std::string Label(int id) const;
 
@@ -98,20 +98,20 @@ class RewriteContext {
   /// Expand's target from a constant, or Shape(z)'s as z's shape), named by Label(id) and
   /// path(): every pass decides a broadcast with the routine `check` uses. False where
   /// DecideNode is.
-  bool Decide(int id, NodeVerdict* v);
+  bool Decide(int id, analysis::NodeVerdict* v);
   /// The same at other shapes of the node's inputs (node-input order): a candidate rewrite.
-  bool DecideWith(int id, absl::Span<const bcast::Shape> inputs, NodeVerdict* v);
+  bool DecideWith(int id, absl::Span<const broadcast::Shape> inputs, analysis::NodeVerdict* v);
 
   /// The tensor's shape (unknown rank when not known) and element type (0 when not known).
   /// (A reference into the context's table: valid until that tensor's shape is set again.)
-  const bcast::Shape& ShapeOf(const std::string& name) const;
+  const broadcast::Shape& ShapeOf(const std::string& name) const;
   /// ShapeOf(input `slot` of node `id`), by the id the editor resolved when the tables and the
   /// editor share ids (the main graph); unknown rank for a missing or empty input.
-  const bcast::Shape& ShapeOfInput(int id, int slot) const;
+  const broadcast::Shape& ShapeOfInput(int id, int slot) const;
   int32_t ElemOf(const std::string& name) const;
   /// Records the shape of a new or changed tensor, and writes its value_info when it is an
   /// intermediate tensor (not a graph input, output or initializer).
-  void SetShape(const std::string& name, int32_t elem, const bcast::Shape& shape);
+  void SetShape(const std::string& name, int32_t elem, const broadcast::Shape& shape);
 
   /// An int64 1-D constant initializer, shared by equal values (raises IR 3 to 4, see
   /// AllowInitializers).
@@ -121,23 +121,23 @@ class RewriteContext {
   std::string InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes, int anchor);
   /// `Reshape(x, shape)` before `anchor` (allowzero=1 from opset 14 when a target dim is 0).
   std::string InsertReshape(const std::string& x, const std::vector<int64_t>& shape,
-                            const bcast::Shape& out, int anchor);
+                            const broadcast::Shape& out, int anchor);
   /// `Shape(x)` before `anchor`, shared by equal x.
   std::string InsertShape(const std::string& x, int anchor);
   /// `Expand(x, shape_tensor)` before `anchor`, whose output has shape `out`.
   std::string InsertExpand(const std::string& x, const std::string& shape_tensor,
-                           const bcast::Shape& out, int anchor);
+                           const broadcast::Shape& out, int anchor);
 
   /// `op(inputs)` before `anchor` with integer attributes `ints`, one output named after
   /// `out_base`, of element type `elem` and shape `out`.
   std::string InsertNode(const std::string& op, const std::vector<std::string>& inputs,
                          const std::vector<std::pair<std::string, int64_t>>& ints,
-                         const std::string& out_base, int32_t elem, const bcast::Shape& out,
+                         const std::string& out_base, int32_t elem, const broadcast::Shape& out,
                          int anchor);
   /// Points input `slot` of node `id` at `Expand(input, shape_tensor)`, whose shape is `out`
   /// (the caller built `shape_tensor` to hold exactly `out`'s extents at run time).
   absl::Status ExpandOperandTo(int id, int slot, const std::string& shape_tensor,
-                               const bcast::Shape& out);
+                               const broadcast::Shape& out);
 
   /// Makes Gemm `id`'s C have exactly shape (M,N) (from A, B, transA, transB): a constant
   /// Expand target when static, else one read at run time (see the definition). A no-op with a
@@ -157,12 +157,12 @@ class RewriteContext {
   /// when Expand needs an opset the model cannot be raised to.
   /// `operands` (default: the node's current inputs) are the tensors whose Shape the
   /// symbolic form expands against.
-  absl::StatusOr<bool> ExpandOperand(int id, int slot, const bcast::Shape& out,
+  absl::StatusOr<bool> ExpandOperand(int id, int slot, const broadcast::Shape& out,
                                      const std::vector<std::string>* operands = nullptr);
 
   /// True when ExpandOperand would broadcast constant `name` into a new constant of shape
   /// `out` (static, within the fold limit) rather than insert an Expand.
-  bool FoldsToConstant(const std::string& name, const bcast::Shape& out);
+  bool FoldsToConstant(const std::string& name, const broadcast::Shape& out);
   /// The broadcast fold limit in force: PassOptions::fold_limit_bytes, or what
   /// SetFoldLimitBytes set (legalize-measured's last resort for one node; -1 restores).
   int64_t fold_limit_bytes() const {
@@ -196,13 +196,13 @@ class RewriteContext {
   void DropIfUnused(const std::string& name);
 
   /// Constants folded by this pass keep their value_info in sync.
-  void ConstantShapeChanged(const std::string& name, const bcast::Shape& shape);
+  void ConstantShapeChanged(const std::string& name, const broadcast::Shape& shape);
 
  private:
   // When `name` is the only use of an Unsqueeze's output, adds `missing` leading axes to that
   // Unsqueeze instead of inserting another one.
   bool FoldIntoProducerUnsqueeze(const std::string& name, int64_t missing,
-                                 const bcast::Shape& aligned);
+                                 const broadcast::Shape& aligned);
 
   proto::Model* model_;
   GraphScope scope_;
@@ -214,7 +214,7 @@ class RewriteContext {
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
   int64_t fold_limit_override_ = -1;
   bool shared_ids_ = false;  // the editor indexes into the tables' ids (Init)
-  ShapeTables tables_;
+  analysis::ShapeTables tables_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
   std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;

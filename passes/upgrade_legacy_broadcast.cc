@@ -37,7 +37,7 @@ bool RemoveAttr(onnx::NodeProto* n, const std::string& name) {
 
 bool NeedsUpgrade(const onnx::NodeProto& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
-  return IsLegacyAxisBinaryOp(n.op_type()) || n.op_type() == "PRelu" || n.op_type() == "Gemm";
+  return analysis::IsLegacyAxisBinaryOp(n.op_type()) || n.op_type() == "PRelu" || n.op_type() == "Gemm";
 }
 
 // The first legacy broadcasting node inside a subgraph, if any.
@@ -73,7 +73,7 @@ class UpgradeLegacyBroadcast : public Pass {
       const onnx::NodeProto& n = g.node(id);
       if (!NeedsUpgrade(n)) continue;
       absl::Status s;
-      if (IsLegacyAxisBinaryOp(n.op_type())) {
+      if (analysis::IsLegacyAxisBinaryOp(n.op_type())) {
         s = UpgradeBinary(&ctx, id, opset);
       } else if (n.op_type() == "PRelu") {
         s = UpgradePRelu(&ctx, id, opset);
@@ -89,7 +89,7 @@ class UpgradeLegacyBroadcast : public Pass {
     // Ops other than the ones rewritten here whose schema changes on the way to opset 7.
     std::vector<std::string> others;
     for (const std::string& op : proto::OpsChangedBetween(model->proto, opset, kNumpyOpset)) {
-      if (!IsLegacyAxisBinaryOp(op) && op != "PRelu" && op != "Gemm") others.push_back(op);
+      if (!analysis::IsLegacyAxisBinaryOp(op) && op != "PRelu" && op != "Gemm") others.push_back(op);
     }
     Rewrite r;
     r.node = "<model>";
@@ -139,8 +139,8 @@ class UpgradeLegacyBroadcast : public Pass {
       return absl::OkStatus();
     }
     const std::string b = n.input(1);
-    const bcast::Shape sa = ctx->ShapeOf(n.input(0));
-    const bcast::Shape sb = ctx->ShapeOf(b);
+    const broadcast::Shape sa = ctx->ShapeOf(n.input(0));
+    const broadcast::Shape sb = ctx->ShapeOf(b);
     const std::string head =
         absl::StrCat(n.op_type(), " '", ctx->Label(id), "' (opset ", opset,
                      ", broadcast=1, axis=", axis ? absl::StrCat(*axis) : "default", ")");
@@ -148,8 +148,8 @@ class UpgradeLegacyBroadcast : public Pass {
       return absl::UnimplementedError(absl::StrCat(head, ": the rank of A ", sa.ToString(),
                                                    " or B ", sb.ToString(), " is unknown"));
     }
-    NodeVerdict v;
-    if (ctx->Decide(id, &v) && v.verdict == bcast::Verdict::kError) {
+    analysis::NodeVerdict v;
+    if (ctx->Decide(id, &v) && v.verdict == broadcast::Verdict::kError) {
       return absl::InvalidArgumentError(v.message);
     }
     Rewrite r;
@@ -157,13 +157,13 @@ class UpgradeLegacyBroadcast : public Pass {
     r.before = sb.ToString();
     std::string out = b;
     if (std::optional<std::vector<int64_t>> axes =
-            bcast::LegacyToNumpyUnsqueezeAxes(sa, sb, axis)) {
+            broadcast::LegacyToNumpyUnsqueezeAxes(sa, sb, axis)) {
       if (!axes->empty()) {
         out = ctx->InsertUnsqueeze(b, *axes, id);
         r.detail =
             absl::StrCat("Unsqueeze axes [", absl::StrJoin(*axes, ","), "] -> '", out, "'; ");
       }
-    } else if (std::optional<bcast::Shape> target = bcast::LegacyToNumpyBShape(sa, sb, axis)) {
+    } else if (std::optional<broadcast::Shape> target = broadcast::LegacyToNumpyBShape(sa, sb, axis)) {
       // Kept dims are copied with 0 (Reshape-5 semantics), the rest are 1s.
       std::vector<int64_t> shape;
       for (int64_t i = 0; i < target->rank(); ++i) {
@@ -192,21 +192,21 @@ class UpgradeLegacyBroadcast : public Pass {
     proto::GraphEditor& g = ctx->graph();
     const onnx::NodeProto& n = g.node(id);
     if (n.input_size() != 2) return absl::OkStatus();
-    const bcast::Shape sx = ctx->ShapeOf(n.input(0));
-    const bcast::Shape ss = ctx->ShapeOf(n.input(1));
+    const broadcast::Shape sx = ctx->ShapeOf(n.input(0));
+    const broadcast::Shape ss = ctx->ShapeOf(n.input(1));
     if (!sx.rank_known || !ss.rank_known) {
       ctx->Debug(id, "PRelu with an operand of unknown rank left as is");
       return absl::OkStatus();
     }
-    NodeVerdict v;
-    if (!ctx->Decide(id, &v) || v.verdict != bcast::Verdict::kOk) {
+    analysis::NodeVerdict v;
+    if (!ctx->Decide(id, &v) || v.verdict != broadcast::Verdict::kOk) {
       // Not per channel: a slope already in numpy form (PRelu-7's rule) needs nothing.
-      if (bcast::BroadcastUnidirectional(sx, ss).ok()) return absl::OkStatus();
+      if (broadcast::BroadcastUnidirectional(sx, ss).ok()) return absl::OkStatus();
       return absl::InvalidArgumentError(
           absl::StrCat("PRelu '", ctx->Label(id), "' (opset ", opset, "): slope ", ss.ToString(),
                        " fits X ", sx.ToString(), " neither per channel nor unidirectionally"));
     }
-    std::optional<std::vector<int64_t>> axes = bcast::LegacyToNumpyUnsqueezeAxes(sx, ss, 1);
+    std::optional<std::vector<int64_t>> axes = broadcast::LegacyToNumpyUnsqueezeAxes(sx, ss, 1);
     if (!axes || axes->empty()) return absl::OkStatus();
     const std::string slope = n.input(1);
     const std::string out = ctx->InsertUnsqueeze(slope, *axes, id);

@@ -24,7 +24,7 @@ std::optional<int64_t> BoundValue(const onnx::TensorShapeProto::Dimension& d,
   if (!d.has_dim_param() || d.dim_param().empty()) return std::nullopt;
   if (auto it = bindings.find(d.dim_param()); it != bindings.end()) return it->second;
   // Annotated models carry expressions ("2*floor(H/32)") as dim_params.
-  absl::StatusOr<bcast::Expr> e = bcast::Expr::Parse(d.dim_param());
+  absl::StatusOr<broadcast::Expr> e = broadcast::Expr::Parse(d.dim_param());
   if (!e.ok()) return std::nullopt;
   for (const std::string& sym : e->Symbols()) {
     if (bindings.count(sym) == 0) return std::nullopt;

@@ -362,7 +362,7 @@ void GraphEditor::RemoveInitializer(const std::string& name) {
   DropValueInfo(name);
 }
 
-void GraphEditor::SetValueInfo(const std::string& name, int32_t elem, const bcast::Shape& shape) {
+void GraphEditor::SetValueInfo(const std::string& name, int32_t elem, const broadcast::Shape& shape) {
   onnx::ValueInfoProto vi;
   vi.set_name(name);
   if (elem == 0) {

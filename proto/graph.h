@@ -114,7 +114,7 @@ class GraphEditor {
   void RemoveInitializer(const std::string& name);
 
   /// Sets (or replaces) the value_info of `name`; elem 0 keeps the existing element type.
-  void SetValueInfo(const std::string& name, int32_t elem, const bcast::Shape& shape);
+  void SetValueInfo(const std::string& name, int32_t elem, const broadcast::Shape& shape);
   /// Drops the value_info of `name` (its shape changed and is now unknown, or it is gone).
   void DropValueInfo(const std::string& name);
 

@@ -10,24 +10,24 @@
 
 namespace onnx_bcast::proto {
 
-bcast::Shape ShapeOfType(const onnx::TypeProto& type) {
+broadcast::Shape ShapeOfType(const onnx::TypeProto& type) {
   if (!type.has_tensor_type() || !type.tensor_type().has_shape()) {
-    return bcast::Shape::UnknownRank();
+    return broadcast::Shape::UnknownRank();
   }
-  std::vector<bcast::Dim> dims;
+  std::vector<broadcast::Dim> dims;
   for (const auto& d : type.tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) {
-      dims.push_back(bcast::Dim::Value(d.dim_value()));
+      dims.push_back(broadcast::Dim::Value(d.dim_value()));
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
-      dims.push_back(bcast::Dim::Symbol(d.dim_param()));
+      dims.push_back(broadcast::Dim::Symbol(d.dim_param()));
     } else {
-      dims.push_back(bcast::Dim::Unknown());
+      dims.push_back(broadcast::Dim::Unknown());
     }
   }
-  return bcast::Shape::FromDims(std::move(dims));
+  return broadcast::Shape::FromDims(std::move(dims));
 }
 
-void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type) {
+void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type) {
   auto* tensor = type->mutable_tensor_type();
   if (!shape.rank_known) {
     tensor->clear_shape();
@@ -35,7 +35,7 @@ void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type) {
   }
   auto* s = tensor->mutable_shape();
   s->clear_dim();
-  for (const bcast::Dim& d : shape.dims) {
+  for (const broadcast::Dim& d : shape.dims) {
     auto* dim = s->add_dim();
     if (d.is_value()) dim->set_dim_value(d.value());
     if (d.is_symbol()) dim->set_dim_param(d.symbol());
@@ -43,10 +43,10 @@ void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type) {
   }
 }
 
-bcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor) {
-  std::vector<bcast::Dim> dims;
-  for (int64_t d : tensor.dims()) dims.push_back(d >= 0 ? bcast::Dim::Value(d) : bcast::Dim());
-  return bcast::Shape::FromDims(std::move(dims));
+broadcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor) {
+  std::vector<broadcast::Dim> dims;
+  for (int64_t d : tensor.dims()) dims.push_back(d >= 0 ? broadcast::Dim::Value(d) : broadcast::Dim());
+  return broadcast::Shape::FromDims(std::move(dims));
 }
 
 absl::StatusOr<std::vector<int64_t>> ReadIntValues(const onnx::TensorProto& tensor,

@@ -15,13 +15,13 @@ namespace onnx_bcast::proto {
 
 /// The shape of a tensor type: dim_value -> value, dim_param -> symbol, neither -> unknown;
 /// no shape at all -> unknown rank.
-bcast::Shape ShapeOfType(const onnx::TypeProto& type);
+broadcast::Shape ShapeOfType(const onnx::TypeProto& type);
 
 /// Writes `shape` into `type`'s tensor shape (unknown rank clears it).
-void SetShapeOfType(const bcast::Shape& shape, onnx::TypeProto* type);
+void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type);
 
 /// The dims of an initializer or constant.
-bcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor);
+broadcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor);
 
 /// The values of an integer tensor (INT64 or INT32), from typed fields, raw data or external
 /// data resolved against `base_dir`. Refuses more than `max_values` elements.

@@ -153,7 +153,7 @@ absl::StatusOr<onnx::TensorProto> BroadcastTensorTo(const onnx::TensorProto& ten
                                                      max_bytes, " bytes"));
   }
   BCAST_ASSIGN_OR_RETURN(std::string in, ReadRawBytes(tensor, base_dir, max_bytes));
-  BCAST_ASSIGN_OR_RETURN(bcast::BroadcastView view, bcast::BroadcastView::Create(dims, target));
+  BCAST_ASSIGN_OR_RETURN(broadcast::BroadcastView view, broadcast::BroadcastView::Create(dims, target));
   std::string out(static_cast<size_t>(out_count * width), '\0');
   char* dst = out.data();
   view.ForEachOffset(0, [&](int64_t src) {

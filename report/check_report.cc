@@ -12,20 +12,20 @@
 #include "analysis/dim_evaluation.h"
 #include "report/report_json.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 namespace {
 
 // The compact graph path of `v`; "" in the main graph (the long path where an Analysis was
 // built without compact names).
-const std::string& ShortGraph(const NodeVerdict& v) {
+const std::string& ShortGraph(const analysis::NodeVerdict& v) {
   static const std::string kMain;
   if (v.graph == "main") return kMain;
   return v.short_graph.empty() ? v.graph : v.short_graph;
 }
 
-int64_t LintCount(const Analysis& a) {
+int64_t LintCount(const analysis::Analysis& a) {
   int64_t n = 0;
-  for (const NodeVerdict& v : a.nodes) n += static_cast<int64_t>(v.lints.size());
+  for (const analysis::NodeVerdict& v : a.nodes) n += static_cast<int64_t>(v.lints.size());
   return n;
 }
 
@@ -41,20 +41,20 @@ Json Ints(const std::set<int64_t>& items) {
   return out;
 }
 
-Json CombinedPerSymbol(const Analysis& a);
+Json CombinedPerSymbol(const analysis::Analysis& a);
 
 // The condition as data: its symbols, every clause as atoms `lhs == rhs` over dim expressions
 // (printed in the form Expr::Parse reads back, with the symbols each mentions), the exact value
 // set of every one-symbol constraint, and the finite value sets.
-Json Condition(const bcast::ConditionSet& c, const Analysis* per_symbol = nullptr) {
+Json Condition(const broadcast::ConditionSet& c, const analysis::Analysis* per_symbol = nullptr) {
   if (c.empty()) return nullptr;
   Json out;
   out["text"] = c.ToString();
   out["symbols"] = Strings(c.Symbols());
   Json clauses = Json::array();
-  for (const bcast::Clause& clause : c.clauses()) {
+  for (const broadcast::Clause& clause : c.clauses()) {
     Json atoms = Json::array();
-    for (const bcast::Atom& atom : clause.atoms) {
+    for (const broadcast::Atom& atom : clause.atoms) {
       Json j;
       j["symbol"] = atom.symbol;
       if (atom.is_value()) {
@@ -92,15 +92,15 @@ Json Condition(const bcast::ConditionSet& c, const Analysis* per_symbol = nullpt
 
 // The combined condition per symbol: what the model needs of it (its exact set and the
 // clauses that relate it to other symbols) and the nodes imposing each part.
-Json CombinedPerSymbol(const Analysis& a) {
+Json CombinedPerSymbol(const analysis::Analysis& a) {
   struct Part {
-    const NodeVerdict* node;
+    const analysis::NodeVerdict* node;
     std::string condition;
   };
   std::map<std::string, std::vector<Part>> parts;
-  for (const NodeVerdict& v : a.nodes) {
-    if (v.verdict != bcast::Verdict::kConditional) continue;
-    for (const bcast::Clause& clause : v.condition.clauses()) {
+  for (const analysis::NodeVerdict& v : a.nodes) {
+    if (v.verdict != broadcast::Verdict::kConditional) continue;
+    for (const broadcast::Clause& clause : v.condition.clauses()) {
       for (const std::string& s : clause.Symbols()) parts[s].push_back({&v, clause.ToString()});
     }
   }
@@ -111,7 +111,7 @@ Json CombinedPerSymbol(const Analysis& a) {
     j["set"] =
         set == a.combined.symbol_sets().end() ? Json(nullptr) : Json(set->second.ToString(symbol));
     std::vector<std::string> related;
-    for (const bcast::Clause& clause : a.combined.clauses()) {
+    for (const broadcast::Clause& clause : a.combined.clauses()) {
       const std::vector<std::string> syms = clause.Symbols();
       if (syms.size() > 1 && std::find(syms.begin(), syms.end(), symbol) != syms.end()) {
         related.push_back(clause.ToString());
@@ -131,10 +131,10 @@ Json CombinedPerSymbol(const Analysis& a) {
   return out;
 }
 
-Json ShapeJson(const bcast::Shape& s) {
+Json ShapeJson(const broadcast::Shape& s) {
   if (!s.rank_known) return nullptr;
   Json out = Json::array();
-  for (const bcast::Dim& d : s.dims) {
+  for (const broadcast::Dim& d : s.dims) {
     if (d.is_value()) {
       out.push_back(d.value());
     } else if (d.is_symbol()) {
@@ -149,7 +149,7 @@ Json ShapeJson(const bcast::Shape& s) {
 }
 
 // ShapeJson's bytes, written directly: null, or the dims on one line.
-void AppendShape(const bcast::Shape& s, std::string* out) {
+void AppendShape(const broadcast::Shape& s, std::string* out) {
   if (!s.rank_known) {
     out->append("null");
     return;
@@ -157,7 +157,7 @@ void AppendShape(const bcast::Shape& s, std::string* out) {
   out->push_back('[');
   for (size_t k = 0; k < s.dims.size(); ++k) {
     if (k > 0) out->append(", ");
-    const bcast::Dim& d = s.dims[k];
+    const broadcast::Dim& d = s.dims[k];
     if (d.is_value()) {
       absl::StrAppend(out, d.value());
     } else if (d.is_symbol()) {
@@ -173,12 +173,12 @@ void AppendShape(const bcast::Shape& s, std::string* out) {
 
 }  // namespace
 
-std::string NodePath(const NodeVerdict& v) {
+std::string NodePath(const analysis::NodeVerdict& v) {
   const std::string& graph = ShortGraph(v);
   return graph.empty() ? v.node : absl::StrCat(graph, "/", v.node);
 }
 
-std::string LocatedMessage(const NodeVerdict& v, const std::string& message) {
+std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& message) {
   const std::string& graph = ShortGraph(v);
   if (graph.empty()) return message;
   const std::string prefix = absl::StrCat(v.op, " '", v.node, "'");
@@ -188,13 +188,13 @@ std::string LocatedMessage(const NodeVerdict& v, const std::string& message) {
   return absl::StrCat(message, " [in ", graph, "]");
 }
 
-std::string FormatCheckText(const Analysis& a, const std::string& model_path, bool lint,
-                            const DimEvaluation* at, CheckDetail detail) {
+std::string FormatCheckText(const analysis::Analysis& a, const std::string& model_path, bool lint,
+                            const analysis::DimEvaluation* at, CheckDetail detail) {
   std::string out = absl::StrCat(model_path, ": ", a.nodes.size(),
-                                 " broadcasting nodes: ", a.CountVerdict(bcast::Verdict::kOk),
-                                 " ok, ", a.CountVerdict(bcast::Verdict::kError), " error, ",
-                                 a.CountVerdict(bcast::Verdict::kConditional), " conditional, ",
-                                 a.CountVerdict(bcast::Verdict::kUnknown), " unknown");
+                                 " broadcasting nodes: ", a.CountVerdict(broadcast::Verdict::kOk),
+                                 " ok, ", a.CountVerdict(broadcast::Verdict::kError), " error, ",
+                                 a.CountVerdict(broadcast::Verdict::kConditional), " conditional, ",
+                                 a.CountVerdict(broadcast::Verdict::kUnknown), " unknown");
   if (lint) absl::StrAppend(&out, ", ", LintCount(a), " lint warnings");
   absl::StrAppend(&out, "\n");
   if (detail == CheckDetail::kSummary) return out;
@@ -204,38 +204,38 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
   }
   // What needs attention first: a 300-node model's report must not bury its one error under
   // the ok nodes (those are only counted unless every node is asked for).
-  auto section = [&](bcast::Verdict verdict, const char* title) {
+  auto section = [&](broadcast::Verdict verdict, const char* title) {
     if (a.CountVerdict(verdict) == 0) return;
     absl::StrAppend(&out, "\n", title, ":\n");
-    for (const NodeVerdict& v : a.nodes) {
+    for (const analysis::NodeVerdict& v : a.nodes) {
       if (v.verdict == verdict) absl::StrAppend(&out, "  ", LocatedMessage(v, v.message), "\n");
     }
   };
-  section(bcast::Verdict::kError, "Errors");
+  section(broadcast::Verdict::kError, "Errors");
   if (!a.contradiction.empty()) {
-    if (a.CountVerdict(bcast::Verdict::kError) == 0) absl::StrAppend(&out, "\nErrors:\n");
+    if (a.CountVerdict(broadcast::Verdict::kError) == 0) absl::StrAppend(&out, "\nErrors:\n");
     absl::StrAppend(&out, "  ", a.contradiction, "\n");
   }
-  section(bcast::Verdict::kConditional, "Conditions");
+  section(broadcast::Verdict::kConditional, "Conditions");
   if (!a.combined.empty() && !a.combined.contradictory()) {
     absl::StrAppend(&out, "  combined: ", a.combined.ToString(), "\n");
   }
   // An unknown's message ends with where its shape was lost ("the shape of 'k' comes from ...").
-  section(bcast::Verdict::kUnknown, "Unknown");
+  section(broadcast::Verdict::kUnknown, "Unknown");
   if (at != nullptr) {
     absl::StrAppend(
-        &out, "\nAt ", at->bindings.empty() ? "no bound dims" : DimBindingsToString(at->bindings),
+        &out, "\nAt ", at->bindings.empty() ? "no bound dims" : analysis::DimBindingsToString(at->bindings),
         ": ", at->fails, " fail, ", at->holds, " hold, ", at->conditional, " still conditional");
     if (!at->unbound.empty()) {
       absl::StrAppend(&out, " (symbols not bound: ", absl::StrJoin(at->unbound, ", "), ")");
     }
     absl::StrAppend(&out, ", ", at->unknown, " unknown\n");
-    for (DimOutcome outcome : {DimOutcome::kFails, DimOutcome::kConditional}) {
+    for (analysis::DimOutcome outcome : {analysis::DimOutcome::kFails, analysis::DimOutcome::kConditional}) {
       for (size_t i = 0; i < a.nodes.size() && i < at->nodes.size(); ++i) {
-        const NodeVerdict& v = a.nodes[i];
-        const NodeDimEvaluation& n = at->nodes[i];
+        const analysis::NodeVerdict& v = a.nodes[i];
+        const analysis::NodeDimEvaluation& n = at->nodes[i];
         if (n.outcome != outcome) continue;
-        if (outcome == DimOutcome::kFails) {
+        if (outcome == analysis::DimOutcome::kFails) {
           absl::StrAppend(&out, "  fails: ", LocatedMessage(v, n.message), "\n");
         } else {
           absl::StrAppend(&out, "  conditional: ", v.op, " '", NodePath(v), "' needs ", n.message,
@@ -246,32 +246,32 @@ std::string FormatCheckText(const Analysis& a, const std::string& model_path, bo
   }
   if (lint && LintCount(a) > 0) {
     absl::StrAppend(&out, "\nLint:\n");
-    for (const NodeVerdict& v : a.nodes) {
-      for (const LintWarning& w : v.lints) {
+    for (const analysis::NodeVerdict& v : a.nodes) {
+      for (const analysis::LintWarning& w : v.lints) {
         absl::StrAppend(&out, "  warning [", w.lint_class, "] ", LocatedMessage(v, w.message),
                         "\n");
       }
     }
   }
   if (detail != CheckDetail::kAll || a.nodes.empty()) return out;
-  std::map<std::string, std::vector<const NodeVerdict*>> by_class;
-  for (const NodeVerdict& v : a.nodes) by_class[BroadcastClassText(v)].push_back(&v);
+  std::map<std::string, std::vector<const analysis::NodeVerdict*>> by_class;
+  for (const analysis::NodeVerdict& v : a.nodes) by_class[analysis::BroadcastClassText(v)].push_back(&v);
   absl::StrAppend(&out, "\nBy class:\n");
   for (const auto& [klass, nodes] : by_class) {
     absl::StrAppend(&out, "  ", klass, " (", nodes.size(), "):\n");
-    for (const NodeVerdict* v : nodes) {
+    for (const analysis::NodeVerdict* v : nodes) {
       std::vector<std::string> shapes;
-      for (const bcast::Shape& s : v->inputs) shapes.push_back(s.ToString());
+      for (const broadcast::Shape& s : v->inputs) shapes.push_back(s.ToString());
       absl::StrAppend(&out, "    ", v->op, " '", NodePath(*v), "': ", absl::StrJoin(shapes, " , "),
-                      " -> ", v->output.ToString(), "  [", std::string(bcast::RuleName(v->rule)),
-                      ", ", std::string(bcast::VerdictName(v->verdict)), "]\n");
+                      " -> ", v->output.ToString(), "  [", std::string(broadcast::RuleName(v->rule)),
+                      ", ", std::string(broadcast::VerdictName(v->verdict)), "]\n");
     }
   }
   return out;
 }
 
-std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bool lint,
-                            const DimEvaluation* at) {
+std::string FormatCheckJson(const analysis::Analysis& a, const std::string& model_path, bool lint,
+                            const analysis::DimEvaluation* at) {
   // Streamed: at 100k nodes the document as one DOM took several times the analysis's memory.
   std::string text;
   // About 300 bytes a node: one allocation instead of doublings whose last copy briefly held
@@ -284,7 +284,7 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
   doc.BeginArray("nodes");
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     // Written member by member: a DOM per node cost more than the analysis at 100k nodes.
-    const NodeVerdict& v = a.nodes[i];
+    const analysis::NodeVerdict& v = a.nodes[i];
     JsonObjectWriter n = doc.ObjectElement();
     n.String("node", v.node);
     n.String("op", v.op);
@@ -300,9 +300,9 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     }
     n.EndArray();
     AppendShape(v.output, n.Raw("output"));
-    n.String("rule", bcast::RuleName(v.rule));
-    n.String("class", BroadcastClassText(v));
-    n.String("verdict", bcast::VerdictName(v.verdict));
+    n.String("rule", broadcast::RuleName(v.rule));
+    n.String("class", analysis::BroadcastClassText(v));
+    n.String("verdict", broadcast::VerdictName(v.verdict));
     if (v.condition.empty()) {
       n.Raw("condition")->append("null");
     } else {
@@ -310,17 +310,17 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     }
     n.String("message", v.message);
     if (at != nullptr && i < at->nodes.size()) {
-      const NodeDimEvaluation& e = at->nodes[i];
+      const analysis::NodeDimEvaluation& e = at->nodes[i];
       Json shapes = Json::array();
-      for (const bcast::Shape& s : e.inputs) shapes.push_back(ShapeJson(s));
-      n.Value("at_dims", Json{{"outcome", std::string(DimOutcomeName(e.outcome))},
+      for (const broadcast::Shape& s : e.inputs) shapes.push_back(ShapeJson(s));
+      n.Value("at_dims", Json{{"outcome", std::string(analysis::DimOutcomeName(e.outcome))},
                               {"inputs", std::move(shapes)},
                               {"message", e.message},
                               {"unbound", Strings(e.unbound)}});
     }
     if (lint) {
       Json lints = Json::array();
-      for (const LintWarning& w : v.lints) {
+      for (const analysis::LintWarning& w : v.lints) {
         lints.push_back(Json{{"class", w.lint_class}, {"message", w.message}});
       }
       n.Value("lint", lints);
@@ -345,7 +345,7 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
     if (at->first_failure < 0) {
       e["first_failure"] = nullptr;
     } else {
-      const NodeVerdict& v = a.nodes[at->first_failure];
+      const analysis::NodeVerdict& v = a.nodes[at->first_failure];
       e["first_failure"] = Json{{"node", v.node},
                                 {"op", v.op},
                                 {"graph", v.graph},
@@ -355,14 +355,14 @@ std::string FormatCheckJson(const Analysis& a, const std::string& model_path, bo
   }
   Json summary;
   summary["nodes"] = static_cast<int64_t>(a.nodes.size());
-  summary["ok"] = a.CountVerdict(bcast::Verdict::kOk);
-  summary["error"] = a.CountVerdict(bcast::Verdict::kError);
-  summary["conditional"] = a.CountVerdict(bcast::Verdict::kConditional);
-  summary["unknown"] = a.CountVerdict(bcast::Verdict::kUnknown);
+  summary["ok"] = a.CountVerdict(broadcast::Verdict::kOk);
+  summary["error"] = a.CountVerdict(broadcast::Verdict::kError);
+  summary["conditional"] = a.CountVerdict(broadcast::Verdict::kConditional);
+  summary["unknown"] = a.CountVerdict(broadcast::Verdict::kUnknown);
   if (lint) summary["lint"] = LintCount(a);
   doc.Member("summary", summary);
   doc.End();
   return text;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report

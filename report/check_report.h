@@ -7,7 +7,7 @@
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 
 /// How much of the readable report FormatCheckText writes.
 enum class CheckDetail {
@@ -23,17 +23,17 @@ enum class CheckDetail {
 /// conditional there (naming the unbound symbols) and listing each failing node's message at
 /// those dims and each node still conditional; with `lint`, the portability warnings. Nodes in
 /// subgraphs and function bodies are named by NodePath.
-std::string FormatCheckText(const Analysis& analysis, const std::string& model_path, bool lint,
-                            const DimEvaluation* at = nullptr,
+std::string FormatCheckText(const analysis::Analysis& analysis, const std::string& model_path, bool lint,
+                            const analysis::DimEvaluation* at = nullptr,
                             CheckDetail detail = CheckDetail::kIssues);
 
 /// A node as people read it: its name, behind its compact graph path when it is in a subgraph
 /// or a function body ("If#0/then/Add#1", "layer_1/Block/Add#0").
-std::string NodePath(const NodeVerdict& v);
+std::string NodePath(const analysis::NodeVerdict& v);
 
 /// `message` about `v` (as the analysis writes them: "<op> '<node>': ...") with the node named
 /// by NodePath; a message of another form gets the graph path appended as " [in <path>]".
-std::string LocatedMessage(const NodeVerdict& v, const std::string& message);
+std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& message);
 
 /// The same as data: {"model", "nodes": [...], "combined_condition", "contradiction",
 /// "summary": {"ok", "error", "conditional", "unknown", "lint"}}. Conditions are data: their
@@ -42,9 +42,9 @@ std::string LocatedMessage(const NodeVerdict& v, const std::string& message);
 /// [{"node", "op", "graph", "condition"}]}}. With `at`, every node gets "at_dims": {"outcome",
 /// "inputs", "message", "unbound"} and the document "at_dims": {"bindings", "holds", "fails",
 /// "conditional", "unknown", "unbound", "combined", "first_failure"}.
-std::string FormatCheckJson(const Analysis& analysis, const std::string& model_path, bool lint,
-                            const DimEvaluation* at = nullptr);
+std::string FormatCheckJson(const analysis::Analysis& analysis, const std::string& model_path, bool lint,
+                            const analysis::DimEvaluation* at = nullptr);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report
 
 #endif  // ONNX_BCAST_REPORT_CHECK_REPORT_H_

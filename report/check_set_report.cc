@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 namespace {
 
 namespace fs = std::filesystem;
@@ -538,4 +538,4 @@ std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
   return DumpJson(doc);
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report

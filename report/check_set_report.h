@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "report/report_json.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 
 /// One model of the set.
 struct CheckSetEntry {
@@ -120,6 +120,6 @@ std::string FormatJUnit(const std::vector<CheckSetEntry>& entries,
 std::string FormatSarif(const std::vector<CheckSetEntry>& entries,
                         const std::vector<Finding>& findings, const std::string& version);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report
 
 #endif  // ONNX_BCAST_REPORT_CHECK_SET_REPORT_H_

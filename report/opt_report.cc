@@ -8,10 +8,10 @@
 #include "report/report_json.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 namespace {
 
-std::string RewriteLine(const Rewrite& r) {
+std::string RewriteLine(const passes::Rewrite& r) {
   std::string line =
       absl::StrCat("  ", r.node, r.op.empty() ? "" : absl::StrCat(" (", r.op, ")"), ": ", r.action);
   if (!r.tensor.empty()) absl::StrAppend(&line, " '", r.tensor, "'");
@@ -23,7 +23,7 @@ std::string RewriteLine(const Rewrite& r) {
   return line;
 }
 
-Json SummaryJson(const ModelSummary& s) {
+Json SummaryJson(const passes::ModelSummary& s) {
   return Json{{"nodes", s.nodes},
               {"initializers", s.initializers},
               {"initializer_bytes", s.initializer_bytes},
@@ -42,7 +42,7 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
     absl::StrAppend(&out, "dims bound: ", absl::StrJoin(parts, ", "), " (", report.dims_fixed,
                     " declared dims made static)\n");
   }
-  for (const PassRun& run : report.runs) {
+  for (const passes::PassRun& run : report.runs) {
     char ms[32];
     std::snprintf(ms, sizeof(ms), "%.1f ms", run.seconds * 1000);
     absl::StrAppend(&out, run.pass, ": ", run.stats.nodes_inserted, " nodes inserted, ",
@@ -54,7 +54,7 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
     }
     absl::StrAppend(&out, " (", ms, ")\n");
     if (rewrites) {
-      for (const Rewrite& r : run.stats.log) absl::StrAppend(&out, RewriteLine(r), "\n");
+      for (const passes::Rewrite& r : run.stats.log) absl::StrAppend(&out, RewriteLine(r), "\n");
     }
     for (const std::string& n : run.stats.notes) absl::StrAppend(&out, "  note: ", n, "\n");
     if (debug) {
@@ -97,7 +97,7 @@ Json OptReportJson(const OptReport& report) {
   }
   Json passes = Json::array();
   int64_t total = 0;
-  for (const PassRun& run : report.runs) {
+  for (const passes::PassRun& run : report.runs) {
     Json p;
     p["pass"] = run.pass;
     p["seconds"] = JsonNumber(run.seconds);
@@ -106,7 +106,7 @@ Json OptReportJson(const OptReport& report) {
     p["initializers_rewritten"] = run.stats.initializers_rewritten;
     p["bytes_added"] = run.stats.bytes_added;
     Json rewrites = Json::array();
-    for (const Rewrite& r : run.stats.log) {
+    for (const passes::Rewrite& r : run.stats.log) {
       ++total;
       rewrites.push_back(Json{{"node", r.node},
                               {"output", r.output},
@@ -150,7 +150,7 @@ Json OptReportJson(const OptReport& report) {
   }
   if (!report.violation_details.empty()) {
     Json details = Json::array();
-    for (const TargetViolation& v : report.violation_details) {
+    for (const targets::TargetViolation& v : report.violation_details) {
       details.push_back(Json{{"graph", v.graph},
                              {"node", v.node},
                              {"op", v.op},
@@ -183,8 +183,8 @@ double NumberAt(const Json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0;
 }
 
-ModelSummary SummaryAt(const Json& j, const char* key) {
-  ModelSummary s;
+passes::ModelSummary SummaryAt(const Json& j, const char* key) {
+  passes::ModelSummary s;
   const auto it = j.find(key);
   if (it == j.end() || !it->is_object()) return s;
   s.nodes = IntAt(*it, "nodes");
@@ -215,7 +215,7 @@ absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
     if (!p.is_object()) {
       return absl::InvalidArgumentError("not an `opt --report` document (a pass is not an object)");
     }
-    PassRun run;
+    passes::PassRun run;
     run.pass = StringAt(p, "pass");
     run.seconds = NumberAt(p, "seconds");
     run.stats.nodes_inserted = IntAt(p, "nodes_inserted");
@@ -225,7 +225,7 @@ absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
     if (const auto rewrites = p.find("rewrites"); rewrites != p.end() && rewrites->is_array()) {
       for (const Json& r : *rewrites) {
         if (!r.is_object()) continue;
-        Rewrite rw;
+        passes::Rewrite rw;
         rw.node = StringAt(r, "node");
         rw.output = StringAt(r, "output");
         rw.op = StringAt(r, "op");
@@ -253,4 +253,4 @@ absl::StatusOr<OptReport> ParseOptReport(std::string_view text) {
   return report;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report

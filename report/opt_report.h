@@ -13,18 +13,18 @@
 #include "report/report_json.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 
 struct OptReport {
   std::string model_path;
   std::string output_path;  ///< empty for --dry-run
   std::string target;       ///< target name, or empty for --passes
-  std::vector<PassRun> runs;
-  ModelSummary before;
-  ModelSummary after;
+  std::vector<passes::PassRun> runs;
+  passes::ModelSummary before;
+  passes::ModelSummary after;
   std::vector<std::string> violations;  ///< nodes outside the target's table afterwards
   /// The same violations as records (node, op, shapes, rule), in the same order.
-  std::vector<TargetViolation> violation_details;
+  std::vector<targets::TargetViolation> violation_details;
   /// Violations the engine disproved: nodes left in the form the model as given already had,
   /// in a model the target's engine runs and matches as given (opt never refuses those).
   std::vector<std::string> waived;
@@ -74,6 +74,6 @@ std::string FormatOptJson(const OptReport& report);
 /// schema_version; keys missing from an older document read as empty.
 absl::StatusOr<OptReport> ParseOptReport(std::string_view text);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report
 
 #endif  // ONNX_BCAST_REPORT_OPT_REPORT_H_

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 namespace {
 
 // nlohmann escapes C0 controls but writes DEL and the C1 controls (U+0080..U+009F, e.g. CSI,
@@ -237,4 +237,4 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
   return doc;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 
 using Json = nlohmann::ordered_json;
 
@@ -100,6 +100,6 @@ class JsonStreamWriter {
 /// Parses a whole document; InvalidArgument naming the byte offset on malformed input.
 absl::StatusOr<Json> ParseJson(std::string_view text);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report
 
 #endif  // ONNX_BCAST_REPORT_REPORT_JSON_H_

@@ -8,7 +8,7 @@
 #include "runtime/tensor.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::string_view KernelKindName(KernelKind kind) {
   switch (kind) {
@@ -41,7 +41,7 @@ absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const int64_t> a,
 absl::StatusOr<BroadcastPlan> BroadcastPlan::Create(absl::Span<const std::vector<int64_t>> inputs,
                                                     absl::Span<const int64_t> output) {
   if (inputs.empty()) return absl::InvalidArgumentError("BroadcastPlan: no inputs");
-  BCAST_ASSIGN_OR_RETURN(bcast::BroadcastView view, bcast::BroadcastView::Create(inputs, output));
+  BCAST_ASSIGN_OR_RETURN(broadcast::BroadcastView view, broadcast::BroadcastView::Create(inputs, output));
   BroadcastPlan plan(std::move(view));
   plan.input_shapes_.assign(inputs.begin(), inputs.end());
   const size_t n = inputs.size();
@@ -91,4 +91,4 @@ std::string BroadcastPlan::DebugString() const {
   return out;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

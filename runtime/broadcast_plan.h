@@ -1,5 +1,5 @@
 // BroadcastPlan: the shape work of an n-ary elementwise op, done once per shape tuple: the
-// collapsed stride-0 view of bcast::BroadcastView (broadcast/view.h) plus the loop kind.
+// collapsed stride-0 view of broadcast::BroadcastView (broadcast/view.h) plus the loop kind.
 #ifndef ONNX_BCAST_RUNTIME_BROADCAST_PLAN_H_
 #define ONNX_BCAST_RUNTIME_BROADCAST_PLAN_H_
 
@@ -13,7 +13,7 @@
 #include "absl/types/span.h"
 #include "broadcast/view.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// The loop a kernel runs for a plan. Shapes below are the collapsed ones.
 enum class KernelKind {
@@ -42,7 +42,7 @@ absl::string_view KernelKindName(KernelKind kind);
 class BroadcastPlan {
  public:
   /// Plans `inputs` broadcast to `output` (computed by the caller's broadcast rule, e.g.
-  /// bcast::BroadcastConcrete). Every input dim, right-aligned, must be 1 or equal to the
+  /// broadcast::BroadcastConcrete). Every input dim, right-aligned, must be 1 or equal to the
   /// output dim, and no input may have a higher rank than the output; otherwise
   /// InvalidArgumentError naming the input and output shapes.
   static absl::StatusOr<BroadcastPlan> Create(absl::Span<const std::vector<int64_t>> inputs,
@@ -68,7 +68,7 @@ class BroadcastPlan {
   int rank() const { return view_.rank(); }
   /// Element strides of `input` over dims(); 0 where the input is broadcast.
   absl::Span<const int64_t> strides(int input) const { return view_.strides(input); }
-  const bcast::BroadcastView& view() const { return view_; }
+  const broadcast::BroadcastView& view() const { return view_; }
   /// For kScalarLeft/kScalarRight/kRow/kColumn: the input that is broadcast (the small
   /// one); -1 otherwise.
   int broadcast_input() const { return broadcast_input_; }
@@ -77,14 +77,14 @@ class BroadcastPlan {
   std::string DebugString() const;
 
  private:
-  explicit BroadcastPlan(bcast::BroadcastView view) : view_(std::move(view)) {}
+  explicit BroadcastPlan(broadcast::BroadcastView view) : view_(std::move(view)) {}
 
-  bcast::BroadcastView view_;
+  broadcast::BroadcastView view_;
   KernelKind kind_ = KernelKind::kEmpty;
   std::vector<std::vector<int64_t>> input_shapes_;
   int broadcast_input_ = -1;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_BROADCAST_PLAN_H_

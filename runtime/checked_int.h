@@ -10,7 +10,7 @@
 
 #include "absl/types/span.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// An int64 that remembers whether any operation producing it overflowed. Write the
 /// expression as usual, then ask value() once:
@@ -67,6 +67,6 @@ inline std::optional<int64_t> CheckedProduct(absl::Span<const int64_t> dims) {
   return p.value();
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_CHECKED_INT_H_

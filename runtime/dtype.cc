@@ -1,7 +1,7 @@
 // DType metadata: support, sizes, names and type classes.
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 bool IsSupported(DType dtype) { return DTypeSize(dtype) != 0; }
 
@@ -65,4 +65,4 @@ absl::string_view DTypeName(DType dtype) {
   return "dtype(?)";
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

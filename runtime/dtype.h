@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Element type. Values are ONNX TensorProto.DataType numbers so a proto layer can
 /// static_cast between them. kString is listed only to be rejected.
@@ -246,6 +246,6 @@ inline T StoreCompute(C v) {
   }
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_DTYPE_H_

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 const Attribute* Node::Find(const std::string& attr) const {
   auto it = attrs.find(attr);
@@ -43,4 +43,4 @@ std::vector<std::string> Node::GetStrings(const std::string& attr,
 
 std::string Node::Label() const { return absl::StrCat(op_type, " '", name, "'"); }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

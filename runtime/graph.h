@@ -14,7 +14,7 @@
 #include "runtime/tensor.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 struct Graph;
 
@@ -84,6 +84,6 @@ struct Model {
   std::string path;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_GRAPH_H_

@@ -3,7 +3,7 @@
 
 #include <unistd.h>
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 int64_t DefaultMaxMemoryBytes() {
   static const int64_t bytes = [] {
@@ -15,4 +15,4 @@ int64_t DefaultMaxMemoryBytes() {
   return bytes;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// A quarter of the machine's physical memory (sysconf, read once per process), or 4 GiB when
 /// the system does not say: what a run may hold by default (--max-memory).
@@ -59,6 +59,6 @@ class MemoryBudget {
   std::atomic<int64_t> refusals_{0};
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_MEMORY_BUDGET_H_

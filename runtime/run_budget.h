@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// A deadline for one run (or several). Check() is cheap (one steady-clock read, ~20 ns) and
 /// thread-safe; call it per iteration or per chunk of work, not per element.
@@ -54,6 +54,6 @@ class RunBudget {
   double seconds_ = 0;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_RUN_BUDGET_H_

@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::StatusOr<int64_t> ShapeElementCount(absl::Span<const int64_t> shape) {
   int64_t count = 1;
@@ -145,4 +145,4 @@ std::string Tensor::DebugString() const {
   return absl::StrCat(DTypeName(dtype_), ShapeToString(shape_));
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

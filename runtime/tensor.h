@@ -15,7 +15,7 @@
 #include "absl/types/span.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Alignment of owned storage, in bytes (one cache line, enough for AVX-512 loads).
 inline constexpr size_t kTensorAlignment = 64;
@@ -133,6 +133,6 @@ absl::StatusOr<Tensor> Tensor::FromValues(std::vector<int64_t> shape, absl::Span
   return tensor;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_TENSOR_H_

@@ -6,7 +6,7 @@
 #include <exception>
 #include <memory>
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 // Shared between the caller and helpers. Helpers hold a shared_ptr so a helper that starts
@@ -108,4 +108,4 @@ ThreadPool& ThreadPool::Default() {
   return *pool;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

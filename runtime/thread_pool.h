@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Fixed set of worker threads. Thread-safe; ParallelFor may be called from several
 /// threads at once and from inside a task (the caller then does the work itself).
@@ -48,6 +48,6 @@ class ThreadPool {
   std::atomic<int64_t> handoffs_{0};
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_THREAD_POOL_H_

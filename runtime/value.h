@@ -8,7 +8,7 @@
 
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// What flows along a graph edge. Tensors are held by shared_ptr so that Identity-like ops,
 /// sequences and subgraph outputs can pass them on without copying.
@@ -44,6 +44,6 @@ struct Value {
   bool is_none() const { return kind == Kind::kNone || kind == Kind::kOptionalNone; }
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_VALUE_H_

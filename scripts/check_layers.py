@@ -2,7 +2,9 @@
 """The layering of docs/architecture.md, enforced: every `#include "..."` of a library folder
 that names a project file in another layer must be one the table allows, the table itself must
 have no loop, no two project headers may include each other round a loop, and only the layers
-the table lists may include protobuf or libonnx directly.
+the table lists may include protobuf or libonnx directly. Every namespace a file declares is
+its folder's: `onnx_bcast::<top-level folder>` (and namespaces nested in it), so that a name's
+namespace tells where it lives; api/ alone declares the public `onnx_bcast`.
 
 The table is the fenced block tagged `layers` in docs/architecture.md (one source for the page
 and this check):
@@ -31,6 +33,24 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]')
 SOURCE_SUFFIXES = (".h", ".cc", ".inc")
 SKIP_DIRS = {"node_modules", "__pycache__"}
+NAMESPACE = re.compile(r'^\s*namespace\s+(onnx_bcast(?:::\w+)*)\s*(?:\{|=)', re.M)
+# The public API's header and its implementation declare the library's own namespace.
+PUBLIC_NAMESPACE_FOLDERS = {"api"}
+
+
+def namespace_problems(path, text):
+    """A problem for each `namespace onnx_bcast...` in `path` that is not its folder's."""
+    top = path.split("/")[0]
+    problems = []
+    for m in NAMESPACE.finditer(text):
+        name = m.group(1).split("::")
+        if top in PUBLIC_NAMESPACE_FOLDERS and len(name) == 1:
+            continue
+        if len(name) < 2 or name[1] != top:
+            line = text.count("\n", 0, m.start()) + 1
+            problems.append(f"{path}:{line}: declares namespace {m.group(1)}: files in {top}/ "
+                            f"declare onnx_bcast::{top} (docs/architecture.md)")
+    return problems
 
 
 def unit_of(path):
@@ -161,6 +181,7 @@ def main():
                     continue
                 with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
                     lines = f.readlines()
+                problems += namespace_problems(path, "".join(lines))
                 for n, line in enumerate(lines, 1):
                     m = ANY_INCLUDE.match(line)
                     if not m:

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::support {
 
 /// Receives steps one at a time (steps do not nest): Begin, any number of Update, then End.
 class ProgressSink {
@@ -69,6 +69,6 @@ inline std::string FormatCount(int64_t n) {
   return out;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::support
 
 #endif  // ONNX_BCAST_SUPPORT_PROGRESS_H_

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 void SetValueInfo(onnx::ValueInfoProto* vi, const std::string& name, int32_t elem,
@@ -23,7 +23,7 @@ void SetValueInfo(onnx::ValueInfoProto* vi, const std::string& name, int32_t ele
 
 std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::NodeProto& node,
                                          const std::vector<FragmentOperand>& operands,
-                                         int32_t out_elem, const bcast::Shape& out) {
+                                         int32_t out_elem, const broadcast::Shape& out) {
   if (node.output_size() != 1 || out_elem == 0) return std::nullopt;
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (a.has_g() || a.graphs_size() > 0 || !a.ref_attr_name().empty()) return std::nullopt;
@@ -64,4 +64,4 @@ std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::
   return f;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

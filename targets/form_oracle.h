@@ -26,7 +26,7 @@
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
 /// What the engine did with one fragment.
 struct LiveVerdict {
@@ -53,7 +53,7 @@ class FormOracle {
 /// One operand of a node, as a fragment takes it.
 struct FragmentOperand {
   std::string name;    ///< the tensor in the model (empty: an omitted optional input)
-  bcast::Shape shape;  ///< must be static
+  broadcast::Shape shape;  ///< must be static
   int32_t elem = 0;    ///< onnx::TensorProto::DataType; must be known
   const onnx::TensorProto* constant = nullptr;  ///< its value when it is a constant
 };
@@ -63,8 +63,8 @@ struct FragmentOperand {
 /// than one output or a graph attribute, or a constant's data is not at hand (external data).
 std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::NodeProto& node,
                                          const std::vector<FragmentOperand>& operands,
-                                         int32_t out_elem, const bcast::Shape& out);
+                                         int32_t out_elem, const broadcast::Shape& out);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets
 
 #endif  // ONNX_BCAST_TARGETS_FORM_ORACLE_H_

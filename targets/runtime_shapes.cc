@@ -14,7 +14,7 @@
 #include "support/status_macros.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 // The inputs of each op that carry a shape, extent, index or axis list: a static engine needs
@@ -36,8 +36,8 @@ bool DefaultDomain(const onnx::NodeProto& n) {
 class Finder {
  public:
   Finder(const proto::Model& model, std::string target,
-         const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
-         const ShapeTable* analysed)
+         const std::unordered_map<std::string, int>* original_index, const analysis::ShapeTables* tables,
+         const analysis::ShapeTable* analysed)
       : model_(model),
         target_(std::move(target)),
         original_index_(original_index),
@@ -54,7 +54,7 @@ class Finder {
   }
 
  private:
-  const bcast::Shape* ShapeOf(const std::string& name) const {
+  const broadcast::Shape* ShapeOf(const std::string& name) const {
     if (tables_ != nullptr) return tables_->FindShape(name);
     if (analysed_ != nullptr) {
       auto it = analysed_->find(name);
@@ -79,12 +79,12 @@ class Finder {
     bool unknown = false;
     auto scan = [&](const std::string& name) {
       if (name.empty()) return;
-      const bcast::Shape* s = ShapeOf(name);
+      const broadcast::Shape* s = ShapeOf(name);
       if (s == nullptr || !s->rank_known) {
         unknown = true;
         return;
       }
-      for (const bcast::Dim& d : s->dims) {
+      for (const broadcast::Dim& d : s->dims) {
         if (d.is_value()) continue;
         if (d.is_unknown()) {
           unknown = true;
@@ -93,7 +93,7 @@ class Finder {
         std::vector<std::string> syms;
         if (d.is_symbol()) {
           syms.push_back(d.symbol());
-        } else if (std::optional<bcast::Expr> e = d.expr()) {
+        } else if (std::optional<broadcast::Expr> e = d.expr()) {
           syms = e->Symbols();
         }
         for (const std::string& sym : syms) {
@@ -128,7 +128,7 @@ class Finder {
     t.op = n.op_type();
     std::vector<std::string> shapes;
     for (const std::string& in : n.input()) {
-      const bcast::Shape* s = in.empty() ? nullptr : ShapeOf(in);
+      const broadcast::Shape* s = in.empty() ? nullptr : ShapeOf(in);
       shapes.push_back(s != nullptr && main ? s->ToString() : "?");
     }
     t.shapes = absl::StrJoin(shapes, " and ");
@@ -224,8 +224,8 @@ class Finder {
   const proto::Model& model_;
   std::string target_;
   const std::unordered_map<std::string, int>* original_index_;
-  const ShapeTables* tables_;
-  const ShapeTable* analysed_;
+  const analysis::ShapeTables* tables_;
+  const analysis::ShapeTable* analysed_;
   std::unordered_set<std::string> input_symbols_;
   std::vector<TargetViolation> out_;
 };
@@ -248,15 +248,15 @@ std::string DataSymbolNode(const std::string& symbol, const std::string& at) {
 
 absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
     const proto::Model& model, const std::string& target,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables) {
-  std::optional<Analysis> analysis;
+    const std::unordered_map<std::string, int>* original_index, const analysis::ShapeTables* tables) {
+  std::optional<analysis::Analysis> analysis;
   if (tables == nullptr) {
-    AnalysisOptions options;
+    analysis::AnalysisOptions options;
     options.verdicts = false;
-    BCAST_ASSIGN_OR_RETURN(Analysis a, AnalyzeBroadcasts(model, options));
+    BCAST_ASSIGN_OR_RETURN(analysis::Analysis a, analysis::AnalyzeBroadcasts(model, options));
     analysis = std::move(a);
   }
-  const ShapeTable* analysed = nullptr;
+  const analysis::ShapeTable* analysed = nullptr;
   if (analysis.has_value()) {
     auto it = analysis->shapes.find("main");
     if (it != analysis->shapes.end()) analysed = &it->second;
@@ -265,4 +265,4 @@ absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
   return finder.Run();
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

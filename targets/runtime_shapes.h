@@ -15,7 +15,7 @@
 #include "analysis/shape_tables.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
 struct TargetViolation;
 
@@ -26,7 +26,7 @@ struct TargetViolation;
 absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
     const proto::Model& model, const std::string& target,
     const std::unordered_map<std::string, int>* original_index = nullptr,
-    const ShapeTables* tables = nullptr);
+    const analysis::ShapeTables* tables = nullptr);
 
 /// The node a symbol the analysis made for an extent it cannot know comes from: "<node>" of
 /// a fresh data-dependent symbol "<node>:<output>:<axis>" (NonZero, TopK, a Loop's count),
@@ -34,6 +34,6 @@ absl::StatusOr<std::vector<TargetViolation>> FindRuntimeShapeNodes(
 /// "depends on data at node N" instead of asking to bind a symbol no user can bind.
 std::string DataSymbolNode(const std::string& symbol, const std::string& at);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets
 
 #endif  // ONNX_BCAST_TARGETS_RUNTIME_SHAPES_H_

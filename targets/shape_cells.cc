@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 // `value` split at the commas outside brackets.
@@ -154,9 +154,9 @@ ShapeCell ShapeCellOf(absl::Span<const std::vector<int64_t>> extents, FormSuppor
 }
 
 const ShapeCell* FindShapeCell(absl::Span<const ShapeCell> cells,
-                               absl::Span<const bcast::Shape> inputs) {
+                               absl::Span<const broadcast::Shape> inputs) {
   std::vector<std::vector<int64_t>> extents;
-  for (const bcast::Shape& s : inputs) {
+  for (const broadcast::Shape& s : inputs) {
     std::optional<std::vector<int64_t>> e = s.Extents();
     if (!e) return nullptr;
     extents.push_back(*std::move(e));
@@ -184,4 +184,4 @@ const ShapeCell* FindShapeCell(absl::Span<const ShapeCell> cells,
   return nullptr;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

@@ -19,7 +19,7 @@
 #include "broadcast/shape.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
 /// Parses one `op.<Op>.<kinds>.shapes` value: comma-separated entries (commas inside `[...]`
 /// belong to the shape), each the operands' shapes separated by spaces, then optionally
@@ -39,8 +39,8 @@ ShapeCell ShapeCellOf(absl::Span<const std::vector<int64_t>> extents, FormSuppor
 /// The first cell of `cells` that `inputs` match (every shape static, ranks equal, each dim
 /// equal to the cell's number or above 1 for `N`), or null.
 const ShapeCell* FindShapeCell(absl::Span<const ShapeCell> cells,
-                               absl::Span<const bcast::Shape> inputs);
+                               absl::Span<const broadcast::Shape> inputs);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets
 
 #endif  // ONNX_BCAST_TARGETS_SHAPE_CELLS_H_

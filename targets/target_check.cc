@@ -26,7 +26,7 @@
 #include "targets/shape_cells.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
 namespace {
 
@@ -82,7 +82,7 @@ void CollectConstants(const onnx::GraphProto& g, std::set<std::string>* out) {
 // An unnamed main-graph node is labelled "<op>#<index>" by its index in the graph checked;
 // after a rewrite that index moved, so the label takes the index the node had in the model
 // the pipeline started from (found by its first output), as the passes' own logs do.
-std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
+std::string OriginalLabel(const onnx::GraphProto& g, const analysis::NodeVerdict& v,
                           const std::unordered_map<std::string, int>* original_index) {
   if (original_index == nullptr || original_index->empty() || v.graph != "main") return v.node;
   const std::string prefix = absl::StrCat(v.op, "#");
@@ -100,8 +100,8 @@ std::string OriginalLabel(const onnx::GraphProto& g, const NodeVerdict& v,
 
 // Every main-graph tensor with constant contents (initializers, Constant outputs): the live
 // oracle's fragments carry them, and an Expand's target is read from them.
-ConstantTensors MainConstants(const onnx::GraphProto& g) {
-  ConstantTensors values;
+analysis::ConstantTensors MainConstants(const onnx::GraphProto& g) {
+  analysis::ConstantTensors values;
   for (const onnx::TensorProto& t : g.initializer()) values.emplace(t.name(), &t);
   for (const onnx::NodeProto& n : g.node()) {
     if (n.op_type() != "Constant" || n.output_size() != 1) continue;
@@ -113,8 +113,8 @@ ConstantTensors MainConstants(const onnx::GraphProto& g) {
 }
 
 // How the target check decides main-graph node `index`: every text, no lints.
-DecideOptions MainGraphNode(int index) {
-  DecideOptions options;
+analysis::DecideOptions MainGraphNode(int index) {
+  analysis::DecideOptions options;
   options.main_graph_index = index;
   return options;
 }
@@ -161,7 +161,7 @@ std::string SymbolHint(const std::set<std::string>& symbols, const onnx::GraphPr
 
 // The violation of node `v` that `d` refused: its label, shapes and why, with what a user can
 // do (the producer of an unknown rank, the dims to bind).
-TargetViolation ViolationOf(const NodeVerdict& v, FormDecision d, const proto::Model& model,
+TargetViolation ViolationOf(const analysis::NodeVerdict& v, FormDecision d, const proto::Model& model,
                             const TargetProfile& p,
                             const std::unordered_map<std::string, int>* original_index,
                             std::optional<Producers>* producers) {
@@ -170,7 +170,7 @@ TargetViolation ViolationOf(const NodeVerdict& v, FormDecision d, const proto::M
   t.node = OriginalLabel(model.proto.graph(), v, original_index);
   t.op = v.op;
   std::vector<std::string> shapes;
-  for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+  for (const broadcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
   t.shapes = absl::StrJoin(shapes, " and ");
   t.why = std::move(d.why);
   if (d.unknown_rank_input >= 0) {
@@ -180,17 +180,17 @@ TargetViolation ViolationOf(const NodeVerdict& v, FormDecision d, const proto::M
                     (*producers)->Of(k < v.input_names.size() ? v.input_names[k] : ""));
   }
   // A conditional node is decided once its symbols are numbers: say which to bind.
-  if (v.verdict == bcast::Verdict::kConditional && !v.condition.empty()) {
+  if (v.verdict == broadcast::Verdict::kConditional && !v.condition.empty()) {
     const std::vector<std::string> syms = v.condition.Symbols();
     absl::StrAppend(&t.why, " (it broadcasts only if ", v.condition.ToString(), ": ",
                     SymbolHint({syms.begin(), syms.end()}, model.proto.graph(), t.node), ")");
-  } else if (!p.runtime_shapes && v.verdict != bcast::Verdict::kError) {
+  } else if (!p.runtime_shapes && v.verdict != broadcast::Verdict::kError) {
     // The rewrite that would fix it needs the output's extents, which a static engine takes
     // only as constants.
     std::set<std::string> symbols;
-    for (const bcast::Dim& dim : v.output.dims) {
+    for (const broadcast::Dim& dim : v.output.dims) {
       if (dim.is_symbol()) symbols.insert(dim.symbol());
-      if (std::optional<bcast::Expr> e = dim.is_expr() ? dim.expr() : std::nullopt) {
+      if (std::optional<broadcast::Expr> e = dim.is_expr() ? dim.expr() : std::nullopt) {
         for (const std::string& sym : e->Symbols()) symbols.insert(sym);
       }
     }
@@ -240,7 +240,7 @@ void AddRefusedConstants(const proto::Model& model, const TargetProfile& p,
 
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    const std::unordered_map<std::string, int>* original_index, const analysis::ShapeTables* tables,
     FormOracle* live) {
   std::vector<TargetViolation> out;
   std::optional<Producers> producers;  // built for the first unknown rank only
@@ -258,7 +258,7 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     return constants.count(name) > 0;
   };
   // One node's conformance (by `verdict` when the engine decided it live).
-  auto check = [&](const NodeVerdict& v, const LiveVerdict* verdict = nullptr) {
+  auto check = [&](const analysis::NodeVerdict& v, const LiveVerdict* verdict = nullptr) {
     FormDecision d;
     if (verdict != nullptr) {
       if (verdict->matches) return;
@@ -271,27 +271,27 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     out.push_back(ViolationOf(v, std::move(d), model, p, original_index, &producers));
   };
   // The live oracle decides the main graph's nodes of a single-graph model from the tables.
-  std::optional<ShapeTables> computed;
+  std::optional<analysis::ShapeTables> computed;
   if (live != nullptr && tables == nullptr && proto::IsSingleGraph(model.proto)) {
-    BCAST_ASSIGN_OR_RETURN(computed, ComputeShapeTables(model));
+    BCAST_ASSIGN_OR_RETURN(computed, analysis::ComputeShapeTables(model));
     tables = &*computed;
   }
   if (live != nullptr && tables != nullptr && proto::IsSingleGraph(model.proto)) {
     const onnx::GraphProto& g = model.proto.graph();
     const int64_t opset = proto::DefaultOpset(model.proto);
-    const ConstantTensors values = MainConstants(g);
+    const analysis::ConstantTensors values = MainConstants(g);
     // Every node first (table verdicts, or a fragment to run), then one batch of runs, then
     // the violations in node order.
-    std::vector<NodeVerdict> verdicts;
+    std::vector<analysis::NodeVerdict> verdicts;
     std::vector<std::optional<proto::Model>> fragments;
-    auto fragment = [&](const onnx::NodeProto& n, const bcast::Shape& out) {
+    auto fragment = [&](const onnx::NodeProto& n, const broadcast::Shape& out) {
       std::vector<FragmentOperand> ops;
       for (const std::string& in : n.input()) {
         FragmentOperand o;
         o.name = in;
         if (!in.empty()) {
-          const bcast::Shape* s = tables->FindShape(in);
-          o.shape = s != nullptr ? *s : bcast::Shape::UnknownRank();
+          const broadcast::Shape* s = tables->FindShape(in);
+          o.shape = s != nullptr ? *s : broadcast::Shape::UnknownRank();
           o.elem = tables->ElemOf(in);
           auto it = values.find(in);
           o.constant = it != values.end() ? it->second : nullptr;
@@ -300,14 +300,14 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
       }
       return NodeFragment(model, n, ops, tables->ElemOf(n.output(0)), out);
     };
-    const TableShapes shapes(*tables, &values, model.base_dir);
+    const analysis::TableShapes shapes(*tables, &values, model.base_dir);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
-      NodeVerdict v;
-      if (SkipsExpand(n, p) || !DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
+      analysis::NodeVerdict v;
+      if (SkipsExpand(n, p) || !analysis::DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
       // The Expands a live rewrite inserts were run with it: judged the same way.
       std::optional<proto::Model> f;
-      if (v.rule != bcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
+      if (v.rule != broadcast::RuleFamily::kLegacyAxis) f = fragment(n, v.output);
       verdicts.push_back(std::move(v));
       fragments.push_back(std::move(f));
     }
@@ -330,24 +330,24 @@ absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     // from its inputs' shapes, as the walk would, without walking the model again.
     const onnx::GraphProto& g = model.proto.graph();
     const int64_t opset = proto::DefaultOpset(model.proto);
-    NodeVerdict v;  // one record, its buffers reused node after node
+    analysis::NodeVerdict v;  // one record, its buffers reused node after node
     // The ids the last pass resolved per node, when they describe this node list.
     const proto::NodeTensorIds& hint = tables->node_ids();
     // Constants are read for Expand's target only.
-    std::optional<ConstantTensors> constants;
+    std::optional<analysis::ConstantTensors> constants;
     if (p.op_rules.count("Expand") > 0) constants = MainConstants(g);
-    TableShapes shapes(*tables, constants ? &*constants : nullptr, model.base_dir);
+    analysis::TableShapes shapes(*tables, constants ? &*constants : nullptr, model.base_dir);
     for (int i = 0; i < g.node_size(); ++i) {
       const onnx::NodeProto& n = g.node(i);
       shapes.SetInputIds(hint.Of(i, g.node_size(), n.input_size() + n.output_size()));
-      if (SkipsExpand(n, p) || !DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
+      if (SkipsExpand(n, p) || !analysis::DecideNode(n, opset, shapes, &v, MainGraphNode(i))) continue;
       check(v);
     }
   } else {
-    AnalysisOptions verdicts_only;
+    analysis::AnalysisOptions verdicts_only;
     verdicts_only.record_shapes = false;
-    BCAST_ASSIGN_OR_RETURN(const Analysis analysis, AnalyzeBroadcasts(model, verdicts_only));
-    for (const NodeVerdict& v : analysis.nodes) check(v);
+    BCAST_ASSIGN_OR_RETURN(const analysis::Analysis analysis, analysis::AnalyzeBroadcasts(model, verdicts_only));
+    for (const analysis::NodeVerdict& v : analysis.nodes) check(v);
   }
   if (!p.initializer_types.empty()) AddRefusedConstants(model, p, &out);
   if (!p.runtime_shapes) {
@@ -371,7 +371,7 @@ std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& g
 
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& p,
-    const std::unordered_map<std::string, int>* original_index, const ShapeTables* tables,
+    const std::unordered_map<std::string, int>* original_index, const analysis::ShapeTables* tables,
     FormOracle* live) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<TargetViolation> v,
                          CheckTarget(model, p, original_index, tables, live));
@@ -381,4 +381,4 @@ absl::StatusOr<std::vector<std::string>> FindTargetViolations(
   return out;
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

@@ -23,9 +23,9 @@
 #include "targets/runtime_shapes.h"
 #include "targets/shape_cells.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
-using Class = bcast::BroadcastClass;
+using Class = broadcast::BroadcastClass;
 namespace {
 
 const std::set<std::string>& KnownClasses() {
@@ -45,11 +45,11 @@ bool ReliableSymbol(const std::string& name) { return name.find('(') == std::str
 // True when `d` identifies an extent that compares reliably with another dim: a number, a
 // symbol, or a dim expression over such symbols (expressions are canonical, so equal extents
 // compare equal: `2*ceil(H/16)` is as good as `H`).
-bool Reliable(const bcast::Dim& d) {
+bool Reliable(const broadcast::Dim& d) {
   if (d.is_value()) return true;
   if (d.is_unknown()) return false;
   if (d.is_symbol()) return ReliableSymbol(d.symbol());
-  const std::optional<bcast::Expr> e = d.expr();
+  const std::optional<broadcast::Expr> e = d.expr();
   if (!e) return false;
   for (const std::string& sym : e->Symbols()) {
     if (!ReliableSymbol(sym)) return false;
@@ -58,16 +58,16 @@ bool Reliable(const bcast::Dim& d) {
 }
 
 // True when `s` has a dim that is not Reliable.
-bool Vague(const bcast::Shape& s) {
-  for (const bcast::Dim& d : s.dims) {
+bool Vague(const broadcast::Shape& s) {
+  for (const broadcast::Dim& d : s.dims) {
     if (!Reliable(d)) return true;
   }
   return false;
 }
 
-bool ScalarLike(const bcast::Shape& s) {
+bool ScalarLike(const broadcast::Shape& s) {
   if (!s.rank_known) return false;
-  for (const bcast::Dim& d : s.dims) {
+  for (const broadcast::Dim& d : s.dims) {
     if (!d.Is(1)) return false;
   }
   return true;
@@ -172,7 +172,7 @@ std::string_view FormSupportName(FormSupport support) {
   return "?";
 }
 
-std::string OperandKindPattern(const NodeVerdict& v,
+std::string OperandKindPattern(const analysis::NodeVerdict& v,
                                const std::function<bool(const std::string&)>& is_constant) {
   std::string letters;
   // Gemm's second operand is (M,N), the product of A and B: computed whatever A and B are.
@@ -186,14 +186,14 @@ std::string OperandKindPattern(const NodeVerdict& v,
   return letters.empty() ? "computed" : absl::StrCat("constant_", letters);
 }
 
-std::string FormClass(const NodeVerdict& v) {
-  if (v.verdict == bcast::Verdict::kError) return "";
+std::string FormClass(const analysis::NodeVerdict& v) {
+  if (v.verdict == broadcast::Verdict::kError) return "";
   if (v.op == "Expand") {
     // Its input against the target: which axes an engine must replicate.
     if (v.inputs.empty() || !v.inputs[0].rank_known || !v.output.rank_known) return "";
     if (v.inputs[0] == v.output) return "same";
-    const bcast::Shape both[] = {v.output, v.inputs[0]};
-    const bcast::BroadcastClass cls = bcast::Classify(both, v.output);
+    const broadcast::Shape both[] = {v.output, v.inputs[0]};
+    const broadcast::BroadcastClass cls = broadcast::Classify(both, v.output);
     // Engines replicate one axis at a time (OpenCV 4.6 imports only one): an Expand along
     // several axes is `general`, whatever the pattern of its 1s.
     const int64_t lead = v.output.rank() - v.inputs[0].rank();
@@ -202,42 +202,42 @@ std::string FormClass(const NodeVerdict& v) {
       const bool one = k < lead || v.inputs[0].dims[static_cast<size_t>(k - lead)].Is(1);
       axes += one && !v.output.dims[static_cast<size_t>(k)].Is(1);
     }
-    if (axes > 1 && cls != bcast::BroadcastClass::kScalar) return "general";
-    return std::string(bcast::BroadcastClassName(cls));
+    if (axes > 1 && cls != broadcast::BroadcastClass::kScalar) return "general";
+    return std::string(broadcast::BroadcastClassName(cls));
   }
   switch (v.rule) {
-    case bcast::RuleFamily::kNumpy:
-    case bcast::RuleFamily::kMatMul:
-      return BroadcastClassText(v);
-    case bcast::RuleFamily::kUnidirectional: {
+    case broadcast::RuleFamily::kNumpy:
+    case broadcast::RuleFamily::kMatMul:
+      return analysis::BroadcastClassText(v);
+    case broadcast::RuleFamily::kUnidirectional: {
       if (v.inputs.size() != 2) return "";
       // check's order: (X, slope) for PRelu, (C, (M,N)) for Gemm.
-      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
-      const bcast::Shape& target = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
-      const bcast::Shape both[] = {target, b};
-      return std::string(bcast::BroadcastClassName(bcast::Classify(both, target)));
+      const broadcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const broadcast::Shape& target = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+      const broadcast::Shape both[] = {target, b};
+      return std::string(broadcast::BroadcastClassName(broadcast::Classify(both, target)));
     }
     default:
       return "";
   }
 }
 
-bool OperandsAligned(const NodeVerdict& v) {
+bool OperandsAligned(const analysis::NodeVerdict& v) {
   if (v.op == "Expand") {
     return !v.inputs.empty() && v.inputs[0].rank_known && v.output.rank_known &&
            v.inputs[0].rank() == v.output.rank();
   }
-  if (v.rule == bcast::RuleFamily::kMatMul) {
+  if (v.rule == broadcast::RuleFamily::kMatMul) {
     return v.inputs.size() != 2 || v.inputs[0].rank() < 2 || v.inputs[1].rank() < 2 ||
            v.inputs[0].rank() == v.inputs[1].rank();
   }
-  for (const bcast::Shape& s : v.inputs) {
+  for (const broadcast::Shape& s : v.inputs) {
     if (!s.rank_known || s.rank() != v.inputs[0].rank()) return false;
   }
   return true;
 }
 
-bool ConstantsBelowOutputRank(const NodeVerdict& v,
+bool ConstantsBelowOutputRank(const analysis::NodeVerdict& v,
                               const std::function<bool(const std::string&)>& is_constant) {
   if (!v.output.rank_known) return false;
   // Gemm's C is compared with (M,N), which is rank 2 whatever A and B are.
@@ -254,12 +254,12 @@ bool ConstantsBelowOutputRank(const NodeVerdict& v,
   return any;
 }
 
-bool FirstOperandFull(const NodeVerdict& v) {
+bool FirstOperandFull(const analysis::NodeVerdict& v) {
   return !v.inputs.empty() && v.output.rank_known && v.inputs[0] == v.output;
 }
 
-bool TargetProfile::Runs(bcast::BroadcastClass broadcast_class) const {
-  return Runs(bcast::BroadcastClassName(broadcast_class));
+bool TargetProfile::Runs(broadcast::BroadcastClass broadcast_class) const {
+  return Runs(broadcast::BroadcastClassName(broadcast_class));
 }
 
 bool TargetProfile::Runs(std::string_view broadcast_class) const {
@@ -270,7 +270,7 @@ bool TargetProfile::Runs(std::string_view broadcast_class) const {
   return false;
 }
 
-int64_t TargetProfile::EffectiveRank(const bcast::Shape& shape) const {
+int64_t TargetProfile::EffectiveRank(const broadcast::Shape& shape) const {
   if (!shape.rank_known) return 0;
   int64_t rank = shape.rank();
   if (batch_axis && rank > 0 && (shape.dims[0].Is(1) || shape.dims[0].is_symbolic())) --rank;
@@ -308,7 +308,7 @@ bool TargetProfile::InitializerTypeAllowed(int32_t data_type) const {
          initializer_types.end();
 }
 
-bool TargetProfile::TooHighRank(const bcast::Shape& shape) const {
+bool TargetProfile::TooHighRank(const broadcast::Shape& shape) const {
   return max_rank > 0 && shape.rank_known && shape.rank() > max_rank &&
          EffectiveRank(shape) > max_rank;
 }
@@ -433,7 +433,7 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(std::string_view text, const st
                                  "': expected op.<Op>.min_rank, op.<Op>.max_rank or "
                                  "op.<Op>.<kinds>"));
       }
-      if (!IsBroadcastingOp(op)) {
+      if (!analysis::IsBroadcastingOp(op)) {
         return fail(absl::StrCat("'", key, "': '", op, "' is not a broadcasting op"));
       }
       OpRule& rule = p.op_rules[op];
@@ -583,18 +583,18 @@ namespace {
 // True when every other operand provably broadcasts to `x` unchanged at each aligned axis:
 // its dim there is 1 or reliably equal to x's (so `x` has the output shape and the pair is
 // not bidirectional), whatever values x's own vague dims take.
-bool Dominates(const bcast::Shape& x, absl::Span<const bcast::Shape> all,
-               const bcast::Shape& output) {
+bool Dominates(const broadcast::Shape& x, absl::Span<const broadcast::Shape> all,
+               const broadcast::Shape& output) {
   // An operand whose every dim is the output's (the analysis states a conditional broadcast's
   // output as max(a, b)) has the output shape wherever the broadcast is valid.
   if (output.rank_known && x == output && !Vague(x)) return true;
-  for (const bcast::Shape& o : all) {
+  for (const broadcast::Shape& o : all) {
     if (&o == &x) continue;
     if (o.rank() > x.rank()) return false;
     const int64_t off = x.rank() - o.rank();
     for (int64_t k = 0; k < o.rank(); ++k) {
-      const bcast::Dim& od = o.dims[static_cast<size_t>(k)];
-      const bcast::Dim& xd = x.dims[static_cast<size_t>(k + off)];
+      const broadcast::Dim& od = o.dims[static_cast<size_t>(k)];
+      const broadcast::Dim& xd = x.dims[static_cast<size_t>(k + off)];
       if (od.Is(1)) continue;
       if (!(Reliable(od) && od == xd)) return false;
     }
@@ -626,7 +626,7 @@ FormDecision Refused(FormDecision d, std::string why, bool cannot_prove = false)
 
 // What an op's measured rule (its rank limits and the forms measured for these operand kinds,
 // `forms` when the profile lists that pattern) says of node `v`, after the global keys.
-FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, const OpRule& op_rule,
+FormDecision DecideOpRuleForm(const analysis::NodeVerdict& v, const TargetProfile& p, const OpRule& op_rule,
                               const std::map<std::string, FormSupport>* forms,
                               const std::string& pattern,
                               const std::function<bool(const std::string&)>& is_constant) {
@@ -660,7 +660,7 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
   // The probe makes only the second operand constant, and that operand is the one that
   // broadcasts: a computed operand broadcasting against a constant one was never measured,
   // whatever the symmetric class name says.
-  if (v.rule == bcast::RuleFamily::kNumpy && pattern != "computed") {
+  if (v.rule == broadcast::RuleFamily::kNumpy && pattern != "computed") {
     for (size_t k = 0; k < v.inputs.size() && k < v.input_names.size(); ++k) {
       if (!is_constant(v.input_names[k]) && !(v.inputs[k] == v.output)) {
         return Refused(
@@ -719,17 +719,17 @@ FormDecision DecideOpRuleForm(const NodeVerdict& v, const TargetProfile& p, cons
 
 }  // namespace
 
-FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
+FormDecision DecideForm(const analysis::NodeVerdict& v, const TargetProfile& p,
                         const std::function<bool(const std::string&)>& is_constant) {
   FormDecision d;
   // Refusals keep what `d` learned before them (the deciding cell, the input of unknown rank).
   auto fail = [&d](std::string why, bool cannot_prove = false) {
     return Refused(std::move(d), std::move(why), cannot_prove);
   };
-  if (v.verdict == bcast::Verdict::kError) {
+  if (v.verdict == broadcast::Verdict::kError) {
     return fail(absl::StrCat("broadcast error: ", v.message));
   }
-  if (v.rule == bcast::RuleFamily::kLegacyAxis) {
+  if (v.rule == broadcast::RuleFamily::kLegacyAxis) {
     if (!p.Runs(Class::kLegacyAxis)) {
       return fail(
           absl::StrCat("legacy broadcast=1/axis form, which ", p.name, " does not run natively"));
@@ -755,7 +755,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
         d.shape_cell = absl::StrCat("op.", v.op, ".", pattern, ".shapes: ", ShapeCellShapes(*cell));
         if (cell->support == FormSupport::kRuns) return d;
         std::vector<std::string> shapes;
-        for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+        for (const broadcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
         return fail(absl::StrCat(absl::StrJoin(shapes, " and "), " with ", pattern,
                                  " operands, which ", p.name, " ", Measured(cell->support),
                                  " at these unit axes (op.", v.op, ".", pattern,
@@ -768,13 +768,13 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   // max_rank, and any class decision).
   bool class_matters = false;
   bool numpy_all = false;
-  if (v.rule == bcast::RuleFamily::kNumpy) {
+  if (v.rule == broadcast::RuleFamily::kNumpy) {
     numpy_all = p.Runs(Class::kSame) && p.Runs(Class::kScalar) && p.Runs(Class::kPerChannel) &&
                 p.Runs(Class::kInnerAxis) && p.Runs(Class::kOuterAxis) && p.Runs(Class::kGeneral);
     class_matters = !(numpy_all && p.Runs(Class::kBidirectional));
-  } else if (v.rule == bcast::RuleFamily::kUnidirectional) {
+  } else if (v.rule == broadcast::RuleFamily::kUnidirectional) {
     class_matters = !(p.Runs(Class::kSame) && p.Runs(Class::kUnidirectional));
-  } else if (v.rule == bcast::RuleFamily::kMatMul) {
+  } else if (v.rule == broadcast::RuleFamily::kMatMul) {
     class_matters = !p.Runs(Class::kMatMulBatch);
   }
   const bool ranks_matter = class_matters || p.equal_rank || p.max_rank > 0;
@@ -791,23 +791,23 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   }
   // The rank limit first: no rewrite lifts it.
   bool too_high = p.TooHighRank(v.output);
-  for (const bcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
+  for (const broadcast::Shape& s : v.inputs) too_high |= p.TooHighRank(s);
   if (too_high) {
     return fail(absl::StrCat("-> ", v.output.ToString(), " exceeds ", p.name, "'s maximum rank ",
                              p.max_rank));
   }
-  bcast::BroadcastClass cls = v.broadcast_class;
+  broadcast::BroadcastClass cls = v.broadcast_class;
   bool vague = false;
-  for (const bcast::Shape& s : v.inputs) vague |= Vague(s);
-  if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+  for (const broadcast::Shape& s : v.inputs) vague |= Vague(s);
+  if (v.rule == broadcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
     cls = v.inputs[0] == v.inputs[1] && !vague ? Class::kSame : Class::kUnidirectional;
   }
-  if (class_matters && vague && v.rule == bcast::RuleFamily::kNumpy) {
+  if (class_matters && vague && v.rule == broadcast::RuleFamily::kNumpy) {
     // Classes compare dims: an unknown or invented dim does not decide them. What can still be
     // shown: one operand dominates (not bidirectional), which settles targets that run every
     // other numpy class.
     bool dominated = false;
-    for (const bcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
+    for (const broadcast::Shape& s : v.inputs) dominated |= Dominates(s, v.inputs, v.output);
     if (dominated && numpy_all) {
       cls = Class::kGeneral;
     } else {
@@ -818,7 +818,7 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
     }
   }
   // Profiles name classes as text: the MatMul's batch class goes with it.
-  const std::string named = BroadcastClassText(cls, v.batch_class);
+  const std::string named = analysis::BroadcastClassText(cls, v.batch_class);
   if (class_matters && forms == nullptr && !p.Runs(named)) {
     if (vague && cls == Class::kUnidirectional && v.inputs[0] == v.inputs[1]) {
       return fail(absl::StrCat("cannot prove ", p.name,
@@ -830,17 +830,17 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   }
   if (p.equal_rank) {
     bool unequal = false;
-    if (v.rule == bcast::RuleFamily::kNumpy) {
+    if (v.rule == broadcast::RuleFamily::kNumpy) {
       int64_t rank = 0;
-      for (const bcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
-      for (const bcast::Shape& s : v.inputs) {
+      for (const broadcast::Shape& s : v.inputs) rank = std::max(rank, s.rank());
+      for (const broadcast::Shape& s : v.inputs) {
         if (s.rank() != rank && !(p.scalar_any_rank && ScalarLike(s))) unequal = true;
       }
-    } else if (v.rule == bcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
-      const bcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
-      const bcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
+    } else if (v.rule == broadcast::RuleFamily::kUnidirectional && v.inputs.size() == 2) {
+      const broadcast::Shape& b = v.op == "Gemm" ? v.inputs[0] : v.inputs[1];
+      const broadcast::Shape& t = v.op == "Gemm" ? v.inputs[1] : v.inputs[0];
       unequal = b.rank() != t.rank() && !(p.scalar_any_rank && ScalarLike(b));
-    } else if (v.rule == bcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
+    } else if (v.rule == broadcast::RuleFamily::kMatMul && v.inputs.size() == 2) {
       unequal = v.inputs[0].rank() >= 2 && v.inputs[1].rank() >= 2 &&
                 v.inputs[0].rank() != v.inputs[1].rank();
     }
@@ -854,13 +854,13 @@ FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& p,
   return DecideOpRuleForm(v, p, *op_rule, forms, pattern, is_constant);
 }
 
-FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
+FormDecision DecideExpandForm(const broadcast::Shape& input, const broadcast::Shape& output,
                               bool input_constant, const TargetProfile& profile) {
-  NodeVerdict v;
+  analysis::NodeVerdict v;
   v.op = "Expand";
-  v.rule = bcast::RuleFamily::kBidirectional;
-  v.verdict = bcast::Verdict::kOk;
-  v.broadcast_class = bcast::BroadcastClass::kBidirectional;
+  v.rule = broadcast::RuleFamily::kBidirectional;
+  v.verdict = broadcast::Verdict::kOk;
+  v.broadcast_class = broadcast::BroadcastClass::kBidirectional;
   v.input_names = {"input", "shape"};
   v.inputs = {input, output};  // the analysis records the target as the second operand
   v.output = output;
@@ -869,4 +869,4 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
   });
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

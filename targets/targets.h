@@ -68,9 +68,8 @@
 #include "broadcast/shape.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 
-struct NodeVerdict;
 class FormOracle;
 
 /// How an engine handles one form of an op's broadcast (a profile's per-op rule entry).
@@ -146,11 +145,11 @@ struct TargetProfile {
 
   /// True when `broadcast_class` is listed (a "matmul-batch:<class>" matches "matmul-batch").
   bool Runs(std::string_view broadcast_class) const;
-  bool Runs(bcast::BroadcastClass broadcast_class) const;
+  bool Runs(broadcast::BroadcastClass broadcast_class) const;
   /// The rank that counts toward max_rank.
-  int64_t EffectiveRank(const bcast::Shape& shape) const;
+  int64_t EffectiveRank(const broadcast::Shape& shape) const;
   /// True when `shape` exceeds max_rank.
-  bool TooHighRank(const bcast::Shape& shape) const;
+  bool TooHighRank(const broadcast::Shape& shape) const;
   /// True when an initializer of ONNX element type `data_type` is one the engine loads.
   bool InitializerTypeAllowed(int32_t data_type) const;
 };
@@ -184,25 +183,25 @@ std::string FormatTargetProfile(const TargetProfile& profile);
 /// The operand-kind pattern of `v` for OpRule::forms: "computed" when none of its operands (in
 /// v.input_names' order) is a constant per `is_constant`, else "constant_" and the letters of
 /// the constant ones ("constant_b": the second). Gemm's (M,N) is computed.
-std::string OperandKindPattern(const NodeVerdict& v,
+std::string OperandKindPattern(const analysis::NodeVerdict& v,
                                const std::function<bool(const std::string&)>& is_constant);
 
 /// The form class of `v` for OpRule::forms: the numpy class for numpy ops, the class of the
 /// operand against its target for PRelu's slope and Gemm's C, "matmul-batch:<class>" for
 /// MatMul, the input's class against the output for Expand (`general` along several axes);
 /// empty when the node has no class (an error, a legacy form).
-std::string FormClass(const NodeVerdict& v);
+std::string FormClass(const analysis::NodeVerdict& v);
 
 /// True when the operands whose ranks a broadcast aligns have equal rank (MatMul: the two
 /// operands when both have rank >= 2; a unidirectional operand and its target).
-bool OperandsAligned(const NodeVerdict& v);
+bool OperandsAligned(const analysis::NodeVerdict& v);
 
 /// True when `v`'s first operand has the output's shape: what `first-full` asks for.
-bool FirstOperandFull(const NodeVerdict& v);
+bool FirstOperandFull(const analysis::NodeVerdict& v);
 
 /// True when `v` has a constant operand (per `is_constant`) and every constant operand has a
 /// lower rank than the node's output (for Gemm, than (M,N)): what `unaligned` asks for.
-bool ConstantsBelowOutputRank(const NodeVerdict& v,
+bool ConstantsBelowOutputRank(const analysis::NodeVerdict& v,
                               const std::function<bool(const std::string&)>& is_constant);
 
 /// One broadcasting node that is not provably in a target's form.
@@ -242,12 +241,12 @@ struct FormDecision {
 /// output, `general` when it broadcasts along more than one axis (a profile without one lets
 /// every Expand fit). The texts are built only for a node
 /// that does not fit.
-FormDecision DecideForm(const NodeVerdict& v, const TargetProfile& profile,
+FormDecision DecideForm(const analysis::NodeVerdict& v, const TargetProfile& profile,
                         const std::function<bool(const std::string&)>& is_constant);
 
 /// DecideForm of an Expand from `input` (constant or computed) to `output` with a constant
 /// target shape: whether a rewrite may insert it.
-FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& output,
+FormDecision DecideExpandForm(const broadcast::Shape& input, const broadcast::Shape& output,
                               bool input_constant, const TargetProfile& profile);
 
 /// Every broadcasting node of every graph of `model` (main graph, If/Loop/Scan bodies, and
@@ -268,18 +267,18 @@ FormDecision DecideExpandForm(const bcast::Shape& input, const bcast::Shape& out
 absl::StatusOr<std::vector<TargetViolation>> CheckTarget(
     const proto::Model& model, const TargetProfile& profile,
     const std::unordered_map<std::string, int>* original_index = nullptr,
-    const ShapeTables* tables = nullptr, FormOracle* live = nullptr);
+    const analysis::ShapeTables* tables = nullptr, FormOracle* live = nullptr);
 
 /// CheckTarget as one message per node (TargetViolation::ToString).
 absl::StatusOr<std::vector<std::string>> FindTargetViolations(
     const proto::Model& model, const TargetProfile& profile,
     const std::unordered_map<std::string, int>* original_index = nullptr,
-    const ShapeTables* tables = nullptr, FormOracle* live = nullptr);
+    const analysis::ShapeTables* tables = nullptr, FormOracle* live = nullptr);
 
 /// First output name -> index of every unnamed-node-bearing main graph's nodes (empty when every
 /// node has a name): taken before a pipeline runs, for CheckTarget's labels.
 std::unordered_map<std::string, int> OriginalNodeIndex(const onnx::GraphProto& graph);
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets
 
 #endif  // ONNX_BCAST_TARGETS_TARGETS_H_

@@ -83,8 +83,8 @@ absl::StatusOr<pid_t> SpawnCheck(const std::string& self, const std::string& mod
 
 // The entry of a check that ended with wait status `status`: its stderr as text, its report
 // parsed (exit 0 or 1), a signal or a report that is not JSON as exit 2.
-passes::CheckSetEntry FinishedCheck(const Running& r, int status, const std::string& model) {
-  passes::CheckSetEntry e;
+report::CheckSetEntry FinishedCheck(const Running& r, int status, const std::string& model) {
+  report::CheckSetEntry e;
   e.path = model;
   e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
   e.text = ReadFile(r.err);
@@ -95,7 +95,7 @@ passes::CheckSetEntry FinishedCheck(const Running& r, int status, const std::str
     e.text = absl::StrCat(e.path, ": the check ended on signal ", WTERMSIG(status), "\n");
   }
   if (e.exit_code == 0 || e.exit_code == 1) {
-    absl::StatusOr<passes::Json> doc = passes::ParseJson(ReadFile(r.out));
+    absl::StatusOr<report::Json> doc = report::ParseJson(ReadFile(r.out));
     if (doc.ok()) {
       e.report = *std::move(doc);
     } else {
@@ -148,7 +148,7 @@ std::vector<std::string> FindModels(const std::vector<std::string>& paths) {
   return out;
 }
 
-absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
+absl::StatusOr<std::vector<report::CheckSetEntry>> CheckModels(
     const std::string& self, const std::vector<std::string>& models,
     const std::vector<std::string>& child_args, int jobs, const CheckDone& done) {
   std::string scratch_template = (fs::temp_directory_path() / "onnx-bcast-check.XXXXXX").string();
@@ -157,7 +157,7 @@ absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
         absl::StrCat("cannot create a scratch folder: ", std::strerror(errno)));
   }
   const std::string scratch = scratch_template;
-  std::vector<passes::CheckSetEntry> entries(models.size());
+  std::vector<report::CheckSetEntry> entries(models.size());
   std::map<pid_t, Running> running;
   size_t next = 0;
   size_t finished = 0;

@@ -22,13 +22,13 @@ std::vector<std::string> FindModels(const std::vector<std::string>& paths);
 
 /// Told of each model as its check ends (in the order they end): the entry, and how many of
 /// all are done.
-using CheckDone = std::function<void(const passes::CheckSetEntry&, size_t done, size_t total)>;
+using CheckDone = std::function<void(const report::CheckSetEntry&, size_t done, size_t total)>;
 
 /// Checks every model in a child `self check MODEL --json - -q <child_args>`, at most `jobs` at
 /// a time, and returns one entry per model in the order of `models` (exit code, the child's
 /// text from stderr, its JSON document). Errors only for what stops the whole run (no scratch
 /// folder, fork failing).
-absl::StatusOr<std::vector<passes::CheckSetEntry>> CheckModels(
+absl::StatusOr<std::vector<report::CheckSetEntry>> CheckModels(
     const std::string& self, const std::vector<std::string>& models,
     const std::vector<std::string>& child_args, int jobs, const CheckDone& done = nullptr);
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 namespace {
 
@@ -249,4 +249,4 @@ void PrintOut(std::string_view text, bool to_stderr) {
 
 bool StderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -17,7 +17,7 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 /// Exit codes, identical for every subcommand.
 enum ExitCode : int {
@@ -96,6 +96,6 @@ inline constexpr char kStdio[] = "-";
 /// True when stderr is a terminal (progress output is only printed then).
 bool StderrIsTerminal();
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools
 
 #endif  // ONNX_BCAST_TOOLS_CLI_H_

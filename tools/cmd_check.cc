@@ -23,7 +23,7 @@
 #include "tools/common_options.h"
 #include "tools/outputs.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 struct CheckArgs : CommonArgs {
@@ -92,14 +92,14 @@ std::optional<int> CheckSetUsage(const Command& cmd, const CheckArgs& args, int6
 }
 
 // --baseline FILE: a previous --json of the set; unreadable or malformed is a usage error.
-std::optional<int> ReadBaseline(const CheckArgs& args, std::optional<passes::Baseline>* baseline) {
+std::optional<int> ReadBaseline(const CheckArgs& args, std::optional<report::Baseline>* baseline) {
   if (!args.baseline.has_value()) return std::nullopt;
   absl::StatusOr<std::string> text = proto::ReadFileBytes(*args.baseline, int64_t{1} << 30);
   if (!text.ok()) {
     PrintError(absl::StrCat(*args.baseline, ": ", text.status().message()));
     return kExitUsage;
   }
-  absl::StatusOr<passes::Baseline> parsed = passes::ParseBaseline(*text);
+  absl::StatusOr<report::Baseline> parsed = report::ParseBaseline(*text);
   if (!parsed.ok()) {
     PrintError(absl::StrCat(*args.baseline, ": ", parsed.status().message()));
     return kExitUsage;
@@ -111,18 +111,18 @@ std::optional<int> ReadBaseline(const CheckArgs& args, std::optional<passes::Bas
 // Findings the baseline holds, its models matched to this run's however either names them
 // (`check zoo/` against `check ./zoo`, an absolute path, another working directory); a
 // baseline that matches none of the models checked is said, since every finding then counts.
-void MarkKnownFindings(const CheckArgs& args, const passes::Baseline& baseline,
-                       const std::vector<passes::CheckSetEntry>& entries,
-                       std::vector<passes::Finding>* findings) {
+void MarkKnownFindings(const CheckArgs& args, const report::Baseline& baseline,
+                       const std::vector<report::CheckSetEntry>& entries,
+                       std::vector<report::Finding>* findings) {
   std::error_code ec;
-  passes::BaselinePaths where;
+  report::BaselinePaths where;
   where.cwd = std::filesystem::current_path(ec).string();
   where.baseline_dir = std::filesystem::absolute(*args.baseline, ec).parent_path().string();
   std::vector<std::string> models;
-  for (const passes::CheckSetEntry& e : entries) models.push_back(e.path);
+  for (const report::CheckSetEntry& e : entries) models.push_back(e.path);
   const std::map<std::string, std::string> matched =
-      passes::MatchBaselineModels(baseline, models, where);
-  passes::ApplyBaseline(baseline, matched, findings);
+      report::MatchBaselineModels(baseline, models, where);
+  report::ApplyBaseline(baseline, matched, findings);
   if (matched.empty() && !baseline.models.empty()) {
     PrintError(absl::StrCat(
         "check: warning: --baseline ", *args.baseline, ": none of its ", baseline.models.size(),
@@ -157,12 +157,12 @@ std::vector<std::string> ChildArgs(const CheckArgs& args,
 
 // What a child's check found, in a few words for its progress line: "ok", "1 error,
 // 2 conditional", "unreadable (exit 2)".
-std::string CheckOutcomeWords(const passes::CheckSetEntry& e) {
+std::string CheckOutcomeWords(const report::CheckSetEntry& e) {
   if (e.exit_code != 0 && e.exit_code != 1)
     return absl::StrCat("unreadable (exit ", e.exit_code, ")");
-  const passes::Json summary = e.report.is_object() && e.report.contains("summary")
+  const report::Json summary = e.report.is_object() && e.report.contains("summary")
                                    ? e.report["summary"]
-                                   : passes::Json::object();
+                                   : report::Json::object();
   std::vector<std::string> parts;
   for (const char* kind : {"error", "conditional", "unknown"}) {
     const auto it = summary.find(kind);
@@ -177,7 +177,7 @@ std::string CheckOutcomeWords(const passes::CheckSetEntry& e) {
 // Each model is a step line as its child ends (on a terminal, or with --progress in a log):
 // a folder of large models is not minutes of silence (issue 44 item 8).
 std::optional<int> CheckEachModel(const CheckArgs& args, const std::vector<std::string>& child_args,
-                                  int64_t jobs, std::vector<passes::CheckSetEntry>* entries) {
+                                  int64_t jobs, std::vector<report::CheckSetEntry>* entries) {
   const std::vector<std::string> models = tools::FindModels(args.positionals);
   if (models.empty()) {
     PrintError("check: no *.onnx or *.onnxtxt model found in the given folders");
@@ -190,15 +190,15 @@ std::optional<int> CheckEachModel(const CheckArgs& args, const std::vector<std::
     return kExitBadModel;
   }
   self[n] = '\0';
-  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   tools::CheckDone done;
   if (progress != nullptr) {
-    done = [&progress](const passes::CheckSetEntry& e, size_t finished, size_t total) {
+    done = [&progress](const report::CheckSetEntry& e, size_t finished, size_t total) {
       progress->Finished(absl::StrCat("check ", finished, "/", total, ": ", e.path),
                          CheckOutcomeWords(e), e.seconds);
     };
   }
-  absl::StatusOr<std::vector<passes::CheckSetEntry>> checked =
+  absl::StatusOr<std::vector<report::CheckSetEntry>> checked =
       tools::CheckModels(self, models, child_args, static_cast<int>(jobs), done);
   if (!checked.ok()) {
     PrintError(absl::StrCat("check: ", checked.status().message()));
@@ -209,11 +209,11 @@ std::optional<int> CheckEachModel(const CheckArgs& args, const std::vector<std::
 }
 
 // The set's text (on stderr when a report takes stdout), then its reports.
-int ReportCheckSet(const CheckArgs& args, const std::vector<passes::CheckSetEntry>& entries,
-                   const std::vector<passes::Finding>& findings, bool has_baseline) {
+int ReportCheckSet(const CheckArgs& args, const std::vector<report::CheckSetEntry>& entries,
+                   const std::vector<report::Finding>& findings, bool has_baseline) {
   int stdout_users = 0;
   for (const auto* out : {&args.json, &args.junit, &args.sarif}) stdout_users += *out == kStdio;
-  std::string text = passes::FormatCheckSetText(entries, findings, args.strict, has_baseline);
+  std::string text = report::FormatCheckSetText(entries, findings, args.strict, has_baseline);
   if (args.quiet) {
     // --quiet: the summary line only, as for one model (the set's is the last line).
     const size_t start = text.rfind('\n', text.size() >= 2 ? text.size() - 2 : 0);
@@ -224,16 +224,16 @@ int ReportCheckSet(const CheckArgs& args, const std::vector<passes::CheckSetEntr
   const absl::StatusOr<proto::InputFiles> inputs = proto::InputFiles{};
   SideOutput json, junit, sarif;
   if ((args.json.has_value() &&
-       !json.Stage(*args.json, passes::FormatCheckSetJson(entries, findings, args.strict),
+       !json.Stage(*args.json, report::FormatCheckSetJson(entries, findings, args.strict),
                    inputs)) ||
       (args.junit.has_value() &&
-       !junit.Stage(*args.junit, passes::FormatJUnit(entries, findings, args.strict), inputs)) ||
+       !junit.Stage(*args.junit, report::FormatJUnit(entries, findings, args.strict), inputs)) ||
       (args.sarif.has_value() &&
-       !sarif.Stage(*args.sarif, passes::FormatSarif(entries, findings, BCAST_VERSION), inputs))) {
+       !sarif.Stage(*args.sarif, report::FormatSarif(entries, findings, BCAST_VERSION), inputs))) {
     return kExitCannotWrite;
   }
   if (!json.Commit() || !junit.Commit() || !sarif.Commit()) return kExitCannotWrite;
-  return passes::SetExitCode(entries, findings, args.strict);
+  return report::SetExitCode(entries, findings, args.strict);
 }
 
 int RunCheckSet(const Command& cmd, const CheckArgs& args) {
@@ -243,13 +243,13 @@ int RunCheckSet(const Command& cmd, const CheckArgs& args) {
   if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
-  std::optional<passes::Baseline> baseline;
+  std::optional<report::Baseline> baseline;
   if (std::optional<int> exit = ReadBaseline(args, &baseline)) return *exit;
-  std::vector<passes::CheckSetEntry> entries;
+  std::vector<report::CheckSetEntry> entries;
   if (std::optional<int> exit = CheckEachModel(args, ChildArgs(args, dims), jobs, &entries)) {
     return *exit;
   }
-  std::vector<passes::Finding> findings = passes::CollectFindings(entries);
+  std::vector<report::Finding> findings = report::CollectFindings(entries);
   if (baseline.has_value()) MarkKnownFindings(args, *baseline, entries, &findings);
   return ReportCheckSet(args, entries, findings, baseline.has_value());
 }
@@ -278,13 +278,13 @@ std::optional<int> CheckOneUsage(const Command& cmd, const CheckArgs& args) {
 
 // --annotate: the model with value_info for every inferred tensor, to -o OUT.
 bool SaveAnnotated(const CheckArgs& args, const proto::Model& model, proto::Model* annotated,
-                   passes::ProgressSink* progress) {
+                   support::ProgressSink* progress) {
   const bool model_to_stdout = args.output == kStdio;
   annotated->path = model.path;
   annotated->base_dir = model.base_dir;
   annotated->file_dev = model.file_dev;
   annotated->file_ino = model.file_ino;
-  passes::ProgressStep save_step(model_to_stdout ? nullptr : progress,
+  support::ProgressStep save_step(model_to_stdout ? nullptr : progress,
                                  absl::StrCat("saving ", *args.output));
   absl::Status s =
       model_to_stdout ? WriteModelToStdout(*annotated) : proto::SaveModel(*annotated, *args.output);
@@ -300,16 +300,16 @@ bool SaveAnnotated(const CheckArgs& args, const proto::Model& model, proto::Mode
 // 1 for a broadcast error (or a node failing at --dim); with --strict also for what remains
 // conditional or unknown.
 int CheckExitCode(const CheckArgs& args, const driver::CheckOutcome& outcome) {
-  const passes::Analysis& analysis = outcome.analysis;
-  const std::optional<passes::DimEvaluation>& at = outcome.at;
+  const analysis::Analysis& analysis = outcome.analysis;
+  const std::optional<analysis::DimEvaluation>& at = outcome.at;
   if (analysis.HasError() || (at && at->Fails(analysis))) return kExitFound;
   if (at) {
     // At bound dims a conditional node that holds there is fine.
     if (args.strict && (at->conditional > 0 || at->unknown > 0)) return kExitFound;
     return kExitOk;
   }
-  if (args.strict && (analysis.CountVerdict(bcast::Verdict::kConditional) > 0 ||
-                      analysis.CountVerdict(bcast::Verdict::kUnknown) > 0)) {
+  if (args.strict && (analysis.CountVerdict(broadcast::Verdict::kConditional) > 0 ||
+                      analysis.CountVerdict(broadcast::Verdict::kUnknown) > 0)) {
     return kExitFound;
   }
   return kExitOk;
@@ -319,27 +319,27 @@ int CheckExitCode(const CheckArgs& args, const driver::CheckOutcome& outcome) {
 // model, then commits the JSON: a failed save leaves neither.
 int ReportCheck(const CheckArgs& args, const proto::Model& model,
                 const driver::CheckOutcome& outcome, proto::Model* annotated,
-                passes::ProgressSink* progress) {
+                support::ProgressSink* progress) {
   const std::string& path = model.path;  // "<stdin>" for '-'
-  const passes::Analysis& analysis = outcome.analysis;
-  const passes::DimEvaluation* at = outcome.at ? &*outcome.at : nullptr;
-  const passes::CheckDetail detail = args.quiet     ? passes::CheckDetail::kSummary
-                                     : args.verbose ? passes::CheckDetail::kAll
-                                                    : passes::CheckDetail::kIssues;
+  const analysis::Analysis& analysis = outcome.analysis;
+  const analysis::DimEvaluation* at = outcome.at ? &*outcome.at : nullptr;
+  const report::CheckDetail detail = args.quiet     ? report::CheckDetail::kSummary
+                                     : args.verbose ? report::CheckDetail::kAll
+                                                    : report::CheckDetail::kIssues;
   // With the JSON or the model on stdout, the text report goes to stderr: a pipe gets nothing
   // but the machine-readable stream.
-  PrintOut(passes::FormatCheckText(analysis, path, args.lint, at, detail),
+  PrintOut(report::FormatCheckText(analysis, path, args.lint, at, detail),
            /*to_stderr=*/args.json == kStdio || args.output == kStdio);
   SideOutput json;
   if (args.json.has_value() &&
-      !json.Stage(*args.json, passes::FormatCheckJson(analysis, path, args.lint, at),
+      !json.Stage(*args.json, report::FormatCheckJson(analysis, path, args.lint, at),
                   proto::InputFilesOf(model))) {
     return kExitCannotWrite;
   }
   if (at != nullptr && at->first_failure >= 0) {
-    const passes::NodeVerdict& v = analysis.nodes[at->first_failure];
+    const analysis::NodeVerdict& v = analysis.nodes[at->first_failure];
     PrintError(
-        absl::StrCat(path, ": ", passes::LocatedMessage(v, at->nodes[at->first_failure].message)));
+        absl::StrCat(path, ": ", report::LocatedMessage(v, at->nodes[at->first_failure].message)));
   }
   if (args.annotate && !SaveAnnotated(args, model, annotated, progress)) return kExitCannotWrite;
   if (!json.Commit()) return kExitCannotWrite;
@@ -361,7 +361,7 @@ int RunCheck(const Command& cmd, const CheckArgs& args) {
   if (absl::Status s = ParseDimSpecs(args.dims, &request.dims); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
-  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   absl::StatusOr<proto::Model> model = Load(args.positionals[0], args, progress.get());
   if (!model.ok()) {
     PrintError(std::string(model.status().message()));
@@ -392,4 +392,4 @@ const Command& CheckCommand() {
   return kCommand;
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

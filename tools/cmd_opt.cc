@@ -34,7 +34,7 @@
 #include "tools/outputs.h"
 #include "verify/verify.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 struct OptArgs : CommonArgs {
@@ -159,7 +159,7 @@ int ListPassesAndTargets() {
   }
   if (passes::AllPasses().empty()) std::printf("  (none yet)\n");
   std::printf("\nTargets:\n");
-  for (const passes::TargetProfile& t : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
     std::printf("  %-32s %s\n", t.name.c_str(), absl::StrJoin(t.passes, ",").c_str());
   }
   return kExitOk;
@@ -207,13 +207,13 @@ class OptRun {
   driver::OptSettings settings_;
   passes::ResolvedPipeline pipeline_;
   driver::DimBindingRequest bind_;
-  std::map<std::string, rt::ValueRange> ranges_;  // --input-range
-  std::unique_ptr<passes::ProgressSink> progress_;
+  std::map<std::string, runtime::ValueRange> ranges_;  // --input-range
+  std::unique_ptr<support::ProgressSink> progress_;
   // The run.
   std::optional<proto::Model> model_;
   std::string label_;  // "<stdin>" for '-'
   absl::StatusOr<proto::InputFiles> inputs_ = proto::InputFiles{};
-  passes::OptReport report_;
+  report::OptReport report_;
   std::optional<proto::Model> original_;  // --verify
   std::optional<driver::OptimizeOutcome> outcome_;
 };
@@ -330,7 +330,7 @@ int OptRun::Refuse(int exit, std::string why) {
   report_.refused = std::move(why);
   if (args_.report.has_value()) {
     SideOutput report_file;
-    report_file.Write(*args_.report, passes::FormatOptJson(report_), inputs_);
+    report_file.Write(*args_.report, report::FormatOptJson(report_), inputs_);
   }
   return exit;
 }
@@ -465,7 +465,7 @@ std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) 
 int OptRun::WriteOutputs() {
   SideOutput report_file;
   if (args_.report.has_value() &&
-      !report_file.Stage(*args_.report, passes::FormatOptJson(report_), inputs_)) {
+      !report_file.Stage(*args_.report, report::FormatOptJson(report_), inputs_)) {
     return kExitCannotWrite;
   }
   if (args_.dry_run) return report_file.Commit() ? kExitOk : kExitCannotWrite;
@@ -480,7 +480,7 @@ int OptRun::WriteOutputs() {
   save.in_place = args_.in_place;
   save.external_data = args_.external_data;
   if (inputs_.ok()) save.inputs = &*inputs_;
-  passes::ProgressStep save_step(progress_.get(), absl::StrCat("saving ", output_));
+  support::ProgressStep save_step(progress_.get(), absl::StrCat("saving ", output_));
   const absl::Status saved = proto::SaveModel(*model_, output_, save);
   save_step.End(saved.ok() ? "" : "failed");
   if (!saved.ok()) {
@@ -596,4 +596,4 @@ const Command& OptCommand() {
   return kCommand;
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -14,7 +14,7 @@
 #include "tools/common_options.h"
 #include "tools/outputs.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 struct ProbeEngineArgs : CommonArgs {
@@ -37,7 +37,7 @@ void DeclareProbeEngine(CommandLine* cl, ProbeEngineArgs* a) {
 
 // The command line's mistakes, before the engine is touched.
 std::optional<int> CheckProbeArgs(const Command& cmd, const ProbeEngineArgs& args,
-                                  driver::ProbeOptions* options) {
+                                  engines::ProbeOptions* options) {
   if (args.positionals.size() != 1) {
     return Usage(cmd, absl::StrCat("expects exactly one ENGINE (built in: ",
                                    absl::StrJoin(engines::EngineNames(), ", "), ")"));
@@ -58,7 +58,7 @@ std::optional<int> CheckProbeArgs(const Command& cmd, const ProbeEngineArgs& arg
 }
 
 // The table and the profile, where the command line asked for them.
-int WriteProbeFiles(const ProbeEngineArgs& args, const driver::ProbeReport& report) {
+int WriteProbeFiles(const ProbeEngineArgs& args, const engines::ProbeReport& report) {
   std::string table_path = args.table.value_or("");
   std::string profile_path = args.profile_out.value_or("");
   if (args.out_dir) {
@@ -67,30 +67,30 @@ int WriteProbeFiles(const ProbeEngineArgs& args, const driver::ProbeReport& repo
   }
   const absl::StatusOr<proto::InputFiles> no_inputs = proto::InputFiles{};
   if (!table_path.empty() &&
-      !SideOutput().Write(table_path, driver::FormatProbeTable(report), no_inputs)) {
+      !SideOutput().Write(table_path, engines::FormatProbeTable(report), no_inputs)) {
     return kExitCannotWrite;
   }
   if (!profile_path.empty() &&
-      !SideOutput().Write(profile_path, driver::FormatProbeProfile(report), no_inputs)) {
+      !SideOutput().Write(profile_path, engines::FormatProbeProfile(report), no_inputs)) {
     return kExitCannotWrite;
   }
   return kExitOk;
 }
 
-void PrintProbeSummary(const driver::ProbeReport& report, const std::string& name,
+void PrintProbeSummary(const engines::ProbeReport& report, const std::string& name,
                        const std::string& version, double seconds) {
   std::fprintf(stderr,
                "%s %s: %zu cells in %.1f s: %lld runs-and-matches, %lld refused, %lld wrong, "
                "%lld crashed\n",
                name.c_str(), version.c_str(), report.cells.size(), seconds,
-               static_cast<long long>(report.Count(driver::CellResult::kRunsAndMatches)),
-               static_cast<long long>(report.Count(driver::CellResult::kRefused)),
-               static_cast<long long>(report.Count(driver::CellResult::kWrong)),
-               static_cast<long long>(report.Count(driver::CellResult::kCrashed)));
+               static_cast<long long>(report.Count(engines::CellResult::kRunsAndMatches)),
+               static_cast<long long>(report.Count(engines::CellResult::kRefused)),
+               static_cast<long long>(report.Count(engines::CellResult::kWrong)),
+               static_cast<long long>(report.Count(engines::CellResult::kCrashed)));
 }
 
 int RunProbeEngine(const Command& cmd, const ProbeEngineArgs& args) {
-  driver::ProbeOptions options;
+  engines::ProbeOptions options;
   if (std::optional<int> exit = CheckProbeArgs(cmd, args, &options)) return *exit;
   absl::StatusOr<engines::EngineFactory> factory = engines::FindEngine(args.positionals[0]);
   if (!factory.ok()) return Usage(cmd, std::string(factory.status().message()));
@@ -105,8 +105,8 @@ int RunProbeEngine(const Command& cmd, const ProbeEngineArgs& args) {
   const std::string build = (*engine)->build();
   engine->reset();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<driver::ProbeReport> report =
-      driver::ProbeEngine(*factory, name, version, options);
+  absl::StatusOr<engines::ProbeReport> report =
+      engines::ProbeEngine(*factory, name, version, options);
   if (!report.ok()) {
     PrintError(absl::StrCat("probe-engine ", name, ": ", report.status().message()));
     return kExitUnsupported;
@@ -131,4 +131,4 @@ const Command& ProbeEngineCommand() {
   return kCommand;
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -33,7 +33,7 @@
 #include "tools/outputs.h"
 #include "verify/inputs.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 struct RunArgs : CommonArgs {
@@ -151,7 +151,7 @@ int BadInput(const std::string& model_path, const std::string& source, const abs
 
 // One stderr line naming the value each symbol of the random inputs takes (a model run with
 // every symbol at 1 by default may compute on nothing: say so, and how to change it).
-void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& given,
+void PrintRandomBindings(const runtime::Graph& graph, const std::set<std::string>& given,
                          const std::map<std::string, int64_t>& dim_options,
                          const std::map<std::string, int64_t>& bound) {
   std::map<std::string, std::string> shown;
@@ -180,7 +180,7 @@ void PrintRandomBindings(const rt::Graph& graph, const std::set<std::string>& gi
 }
 
 // run --profile: the op types by total time, then the slowest nodes (at most 25).
-std::string FormatProfileText(const rt::RunProfile& p) {
+std::string FormatProfileText(const runtime::RunProfile& p) {
   const double runs = static_cast<double>(std::max<int64_t>(p.runs(), 1));
   const double total_ms = p.total_seconds() * 1000 / runs;
   auto share = [&](double seconds) {
@@ -190,19 +190,19 @@ std::string FormatProfileText(const rt::RunProfile& p) {
       "profile: %.3f ms per run over %lld run(s), main-graph nodes (control flow includes its "
       "bodies)\n%-24s %6s %12s %7s\n",
       total_ms, static_cast<long long>(p.runs()), "op", "nodes", "ms/run", "share");
-  for (const rt::RunProfile::OpTime& o : p.Ops()) {
+  for (const runtime::RunProfile::OpTime& o : p.Ops()) {
     absl::StrAppendFormat(&out, "%-24s %6lld %12.3f %6.1f%%\n", o.op,
                           static_cast<long long>(o.nodes), o.seconds * 1000 / runs,
                           share(o.seconds));
   }
-  const std::vector<rt::RunProfile::NodeTime> nodes = p.Nodes();
+  const std::vector<runtime::RunProfile::NodeTime> nodes = p.Nodes();
   // Plan-time cost (prepared state: weights packed, primitives built), apart from run time.
   absl::StrAppendFormat(&out, "plan time: %.3f ms once (not in ms/run), %.1f KiB prepared\n",
                         p.prepare_seconds() * 1000, p.prepared_bytes() / 1024.0);
   absl::StrAppendFormat(&out, "slowest nodes:\n%13s %7s  %-18s %-18s %10s %-11s %s\n", "ms/run",
                         "share", "op", "output", "plan ms", "path", "node");
   for (size_t i = 0; i < nodes.size() && i < 25; ++i) {
-    const rt::RunProfile::NodeTime& t = nodes[i];
+    const runtime::RunProfile::NodeTime& t = nodes[i];
     absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %10.3f %-11s %s\n",
                           t.seconds * 1000 / runs, share(t.seconds), t.op, t.output_shape,
                           t.prepare_seconds * 1000, t.prepared.empty() ? "-" : t.prepared, t.node);
@@ -211,32 +211,32 @@ std::string FormatProfileText(const rt::RunProfile& p) {
 }
 
 // run --profile-json: the same figures as data (docs/report-schema.md).
-passes::Json ProfileJson(const rt::RunProfile& p) {
+report::Json ProfileJson(const runtime::RunProfile& p) {
   const double runs = static_cast<double>(std::max<int64_t>(p.runs(), 1));
-  passes::Json doc;
-  doc["schema_version"] = passes::kReportSchemaVersion;
+  report::Json doc;
+  doc["schema_version"] = report::kReportSchemaVersion;
   doc["kind"] = "profile";
   doc["runs"] = p.runs();
-  doc["ms_per_run"] = passes::JsonNumber(p.total_seconds() * 1000 / runs);
+  doc["ms_per_run"] = report::JsonNumber(p.total_seconds() * 1000 / runs);
   auto share = [&](double seconds) {
-    return passes::JsonNumber(p.total_seconds() > 0 ? seconds / p.total_seconds() : 0.0);
+    return report::JsonNumber(p.total_seconds() > 0 ? seconds / p.total_seconds() : 0.0);
   };
-  passes::Json ops = passes::Json::array();
-  for (const rt::RunProfile::OpTime& o : p.Ops()) {
-    ops.push_back(passes::Json{{"op", o.op},
+  report::Json ops = report::Json::array();
+  for (const runtime::RunProfile::OpTime& o : p.Ops()) {
+    ops.push_back(report::Json{{"op", o.op},
                                {"nodes", o.nodes},
-                               {"ms_per_run", passes::JsonNumber(o.seconds * 1000 / runs)},
+                               {"ms_per_run", report::JsonNumber(o.seconds * 1000 / runs)},
                                {"share", share(o.seconds)}});
   }
   doc["ops"] = std::move(ops);
-  passes::Json nodes = passes::Json::array();
-  for (const rt::RunProfile::NodeTime& t : p.Nodes()) {
-    nodes.push_back(passes::Json{{"node", t.node},
+  report::Json nodes = report::Json::array();
+  for (const runtime::RunProfile::NodeTime& t : p.Nodes()) {
+    nodes.push_back(report::Json{{"node", t.node},
                                  {"op", t.op},
                                  {"output_shape", t.output_shape},
-                                 {"ms_per_run", passes::JsonNumber(t.seconds * 1000 / runs)},
+                                 {"ms_per_run", report::JsonNumber(t.seconds * 1000 / runs)},
                                  {"share", share(t.seconds)},
-                                 {"plan_ms", passes::JsonNumber(t.prepare_seconds * 1000)},
+                                 {"plan_ms", report::JsonNumber(t.prepare_seconds * 1000)},
                                  {"prepared_bytes", t.prepared_bytes},
                                  {"path", t.prepared}});
   }
@@ -256,8 +256,8 @@ class ModelRun {
   // One run per test data set, or one on random inputs.
   struct Job {
     std::string label;
-    rt::Feeds feeds;
-    std::vector<rt::Value> expected;
+    runtime::Feeds feeds;
+    std::vector<runtime::Value> expected;
     std::vector<std::string> expected_names;
   };
 
@@ -265,29 +265,29 @@ class ModelRun {
   std::optional<int> PrepareExecutor();
   std::optional<int> CheckDimNames() const;
   std::optional<int> ReadGivenInputs();
-  rt::Feeds WithGiven(rt::Feeds feeds) const;
+  runtime::Feeds WithGiven(runtime::Feeds feeds) const;
   std::optional<int> MakeJobs();
   std::optional<int> RunJob(const Job& job);
-  void PrintOutputs(const Job& job, const std::vector<rt::Value>& outputs) const;
-  std::optional<int> CollectOutputFiles(const Job& job, const std::vector<rt::Value>& outputs);
+  void PrintOutputs(const Job& job, const std::vector<runtime::Value>& outputs) const;
+  std::optional<int> CollectOutputFiles(const Job& job, const std::vector<runtime::Value>& outputs);
   std::optional<int> Bench();
   int WriteOutputs();
 
   const Command& cmd_;
   const RunArgs& args_;
-  rt::Tolerance tolerance_;
+  runtime::Tolerance tolerance_;
   double timeout_ = 0;
   int64_t max_memory_ = 0;
   std::map<std::string, int64_t> dims_;  // --dim
-  std::map<std::string, rt::ValueRange> ranges_;  // --input-range
+  std::map<std::string, runtime::ValueRange> ranges_;  // --input-range
   std::vector<std::pair<std::string, std::string>> input_files_;
-  std::unique_ptr<passes::ProgressSink> progress_;
+  std::unique_ptr<support::ProgressSink> progress_;
   std::optional<proto::Model> model_;
   int64_t max_tensor_elements_ = 0;  // the runs' bound, and the random inputs'
-  rt::RunProfile profile_;
+  runtime::RunProfile profile_;
   bool profiling_ = false;
-  std::unique_ptr<rt::Executor> exec_;
-  rt::Feeds given_;  // --input files
+  std::unique_ptr<runtime::Executor> exec_;
+  runtime::Feeds given_;  // --input files
   std::vector<Job> jobs_;
   std::optional<std::set<std::string>> random_skip_;  // set when the inputs are random
   std::map<std::string, int64_t> random_dims_;        // the symbols they were made at
@@ -334,14 +334,14 @@ std::optional<int> ModelRun::PrepareExecutor() {
   profiling_ = args_.profile || args_.profile_json.has_value();
   if (profiling_) settings.profile = &profile_;
   settings.progress = progress_.get();
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = driver::PrepareExecutor(*model_, settings);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = driver::PrepareExecutor(*model_, settings);
   if (!exec.ok()) {
     PrintError(absl::StrCat(model_->path, ": ", exec.status().message()));
     return LoadExitCode(exec.status());
   }
   exec_ = *std::move(exec);
   max_tensor_elements_ =
-      settings.max_tensor_elements.value_or(rt::RunOptions().max_tensor_elements);
+      settings.max_tensor_elements.value_or(runtime::RunOptions().max_tensor_elements);
   return std::nullopt;
 }
 
@@ -367,7 +367,7 @@ std::optional<int> ModelRun::ReadGivenInputs() {
       if (v.name() == name) type = &v.type();
     }
     if (type == nullptr) return Usage(cmd_, absl::StrCat("the model has no input '", name, "'"));
-    absl::StatusOr<rt::Value> value = rt::LoadValue(path, type);
+    absl::StatusOr<runtime::Value> value = runtime::LoadValue(path, type);
     if (!value.ok()) {
       PrintError(std::string(value.status().message()));
       return kExitBadModel;
@@ -378,7 +378,7 @@ std::optional<int> ModelRun::ReadGivenInputs() {
 }
 
 // `feeds` with the --input values in place of (or beside) theirs.
-rt::Feeds ModelRun::WithGiven(rt::Feeds feeds) const {
+runtime::Feeds ModelRun::WithGiven(runtime::Feeds feeds) const {
   for (const auto& [name, value] : given_) {
     // A structured binding cannot be captured by clang 14: capture a plain reference.
     const std::string& wanted = name;
@@ -396,9 +396,9 @@ rt::Feeds ModelRun::WithGiven(rt::Feeds feeds) const {
 // The test data sets, or random inputs; given inputs (files and test data) are checked against
 // the declaration before running (exit 65).
 std::optional<int> ModelRun::MakeJobs() {
-  const rt::Graph& graph = exec_->graph();
+  const runtime::Graph& graph = exec_->graph();
   for (const std::string& dir : args_.test_data) {
-    absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(*model_, dir);
+    absl::StatusOr<runtime::TestDataSet> set = runtime::LoadTestDataSet(*model_, dir);
     if (!set.ok()) {
       PrintError(std::string(set.status().message()));
       return set.status().code() == absl::StatusCode::kUnimplemented ? kExitUnsupported
@@ -408,7 +408,7 @@ std::optional<int> ModelRun::MakeJobs() {
                      std::move(set->output_names)});
   }
   for (const Job& job : jobs_) {
-    absl::StatusOr<rt::SymbolValues> bound = rt::CheckInputs(graph, job.feeds, dims_, "--dim");
+    absl::StatusOr<runtime::SymbolValues> bound = runtime::CheckInputs(graph, job.feeds, dims_, "--dim");
     if (!bound.ok()) return BadInput(model_->path, job.label, bound.status());
   }
   if (!jobs_.empty()) return std::nullopt;
@@ -438,10 +438,10 @@ std::optional<int> ModelRun::MakeJobs() {
 }
 
 // Each output, and whether the expected ones match (not with --bench: its line is the output).
-void ModelRun::PrintOutputs(const Job& job, const std::vector<rt::Value>& outputs) const {
-  const rt::Graph& graph = exec_->graph();
+void ModelRun::PrintOutputs(const Job& job, const std::vector<runtime::Value>& outputs) const {
+  const runtime::Graph& graph = exec_->graph();
   for (size_t k = 0; k < outputs.size(); ++k) {
-    const rt::Value& v = outputs[k];
+    const runtime::Value& v = outputs[k];
     std::string what = v.is_tensor()     ? v.tensor->DebugString()
                        : v.is_sequence() ? absl::StrCat("sequence of ", v.sequence.size())
                                          : std::string("empty optional");
@@ -457,8 +457,8 @@ void ModelRun::PrintOutputs(const Job& job, const std::vector<rt::Value>& output
 
 // --output-dir: the job's outputs as files, written once every run succeeded.
 std::optional<int> ModelRun::CollectOutputFiles(const Job& job,
-                                                const std::vector<rt::Value>& outputs) {
-  const rt::Graph& graph = exec_->graph();
+                                                const std::vector<runtime::Value>& outputs) {
+  const runtime::Graph& graph = exec_->graph();
   std::string dir = *args_.output_dir;
   if (jobs_.size() > 1) {
     const size_t slash = job.label.find_last_of('/');
@@ -471,7 +471,7 @@ std::optional<int> ModelRun::CollectOutputFiles(const Job& job,
                                       ? &model_->proto.graph().output(k).type()
                                       : nullptr;
     absl::StatusOr<proto::RawValue> raw =
-        rt::RawFromValue(outputs[k], k < graph.outputs.size() ? graph.outputs[k] : "", type);
+        runtime::RawFromValue(outputs[k], k < graph.outputs.size() ? graph.outputs[k] : "", type);
     absl::StatusOr<std::string> bytes = raw.ok() ? proto::SerializeValueFile(*raw) : raw.status();
     if (!bytes.ok()) return RunFailure(model_->path, bytes.status());
     output_files_.push_back({absl::StrCat(dir, "/output_", k, ".pb"), *std::move(bytes)});
@@ -481,9 +481,9 @@ std::optional<int> ModelRun::CollectOutputFiles(const Job& job,
 }
 
 std::optional<int> ModelRun::RunJob(const Job& job) {
-  const rt::Graph& graph = exec_->graph();
-  passes::ProgressStep run_step(progress_.get(), absl::StrCat("run ", job.label));
-  absl::StatusOr<std::vector<rt::Value>> outputs = exec_->Run(job.feeds);
+  const runtime::Graph& graph = exec_->graph();
+  support::ProgressStep run_step(progress_.get(), absl::StrCat("run ", job.label));
+  absl::StatusOr<std::vector<runtime::Value>> outputs = exec_->Run(job.feeds);
   run_step.End(outputs.ok() ? "" : "failed");
   if (!outputs.ok()) return RunFailure(model_->path, outputs.status());
   // Said once the run succeeded, so that a refusal stays one line.
@@ -491,8 +491,8 @@ std::optional<int> ModelRun::RunJob(const Job& job) {
     PrintRandomBindings(graph, *random_skip_, dims_, random_dims_);
   }
   for (size_t k = 0; k < job.expected.size() && k < outputs->size(); ++k) {
-    rt::Comparison c =
-        rt::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance_);
+    runtime::Comparison c =
+        runtime::CompareValues((*outputs)[k], job.expected[k], job.expected_names[k], tolerance_);
     if (!c.match) {
       PrintError(absl::StrCat(job.label, ": ", c.message));
       PrintError(absl::StrCat(job.label, ": ", c.Statistics(job.expected_names[k], tolerance_)));
@@ -500,10 +500,10 @@ std::optional<int> ModelRun::RunJob(const Job& job) {
     }
   }
   for (size_t k = 0; k < outputs->size() && k < graph.outputs.size(); ++k) {
-    const rt::Value& v = (*outputs)[k];
+    const runtime::Value& v = (*outputs)[k];
     if (v.is_tensor() && v.tensor != nullptr && v.tensor->num_elements() == 0) {
       PrintError(absl::StrCat(job.label, ": warning: output '", graph.outputs[k],
-                              "' is empty (shape ", rt::ShapeToString(v.tensor->shape()), ")"));
+                              "' is empty (shape ", runtime::ShapeToString(v.tensor->shape()), ")"));
     }
   }
   if (args_.bench == 0) PrintOutputs(job, *outputs);
@@ -515,11 +515,11 @@ std::optional<int> ModelRun::RunJob(const Job& job) {
 std::optional<int> ModelRun::Bench() {
   const int64_t bench = args_.bench;
   std::vector<double> ms;
-  passes::ProgressStep bench_step(progress_.get(), absl::StrCat("bench ", bench, " runs"));
+  support::ProgressStep bench_step(progress_.get(), absl::StrCat("bench ", bench, " runs"));
   for (int64_t i = 0; i < bench; ++i) {
     bench_step.Update(i, bench);
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<std::vector<rt::Value>> outputs = exec_->Run(jobs_[0].feeds);
+    absl::StatusOr<std::vector<runtime::Value>> outputs = exec_->Run(jobs_[0].feeds);
     const auto end = std::chrono::steady_clock::now();
     if (!outputs.ok()) {
       bench_step.End("failed");
@@ -602,4 +602,4 @@ const Command& RunCommand() {
   return kCommand;
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -16,7 +16,7 @@
 #include "tools/outputs.h"
 #include "verify/verify.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 // Upper bound of --samples (all held at once): far above any useful value, far below what
@@ -104,7 +104,7 @@ std::optional<int> VerifyOptionsFrom(const Command& cmd, const VerifyArgs& args,
   options->threads = static_cast<int>(args.threads);
   if (args.rtol.has_value() || args.atol.has_value()) {
     options->tolerance =
-        rt::Tolerance{args.rtol.value_or(1e-3), args.atol.value_or(1e-7), /*exact=*/false};
+        runtime::Tolerance{args.rtol.value_or(1e-3), args.atol.value_or(1e-7), /*exact=*/false};
   }
   if (args.positionals[0] == kStdio && args.positionals[1] == kStdio) {
     return Usage(cmd, "only one model can come from stdin ('-')");
@@ -142,11 +142,11 @@ int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
   if (absl::Status s = ParseDimSpecs(args.dims, &dims); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
-  std::map<std::string, rt::ValueRange> ranges;
+  std::map<std::string, runtime::ValueRange> ranges;
   if (absl::Status s = ParseInputRanges(args.input_ranges, &ranges); !s.ok()) {
     return Usage(cmd, std::string(s.message()));
   }
-  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
     absl::StatusOr<proto::Model> model = Load(path, args, progress.get());
@@ -190,7 +190,7 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
   verify::VerifyOptions options;
   double timeout = 0;
   if (std::optional<int> exit = VerifyOptionsFrom(cmd, args, &options, &timeout)) return *exit;
-  const std::unique_ptr<passes::ProgressSink> progress = MakeProgress(args);
+  const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   options.progress = progress.get();
   std::vector<proto::Model> models;
   for (const std::string& path : args.positionals) {
@@ -236,4 +236,4 @@ const Command& VerifyCommand() {
   return kCommand;
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -14,9 +14,9 @@
 #include "absl/strings/strip.h"
 #include "driver/driver.h"
 #include "runtime/memory_budget.h"
-#include "tools/progress.h"
+#include "tools/progress_display.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 // Progress (step lines with timings) is shown on stderr when it is a terminal; these turn it
 // off, or on for a log. check's --quiet has its own entry: it also shortens the report.
@@ -81,13 +81,13 @@ absl::StatusOr<proto::Limits> LimitsFrom(const CommonArgs& args) {
 }
 
 absl::StatusOr<proto::Model> Load(const std::string& path, const CommonArgs& args,
-                                  passes::ProgressSink* progress) {
+                                  support::ProgressSink* progress) {
   // Limits validated in ParseAndRun before any command runs.
   return driver::Load(path, *LimitsFrom(args), progress);
 }
 
-std::unique_ptr<passes::ProgressSink> MakeProgress(const CommonArgs& args) {
-  return cli::MakeProgress(args.quiet, args.progress);
+std::unique_ptr<support::ProgressSink> MakeProgress(const CommonArgs& args) {
+  return tools::MakeProgress(args.quiet, args.progress);
 }
 
 // --timeout: wall-clock seconds for the executions of run and verify; a Loop with a huge trip
@@ -102,7 +102,7 @@ absl::StatusOr<double> TimeoutFrom(const std::optional<double>& timeout) {
 }
 
 absl::StatusOr<int64_t> MaxMemoryFrom(const std::optional<int64_t>& max_memory) {
-  const int64_t bytes = max_memory.value_or(rt::DefaultMaxMemoryBytes());
+  const int64_t bytes = max_memory.value_or(runtime::DefaultMaxMemoryBytes());
   if (bytes <= 0) return absl::InvalidArgumentError("--max-memory must be positive");
   return bytes;
 }
@@ -142,10 +142,10 @@ void DeclareInputRange(CommandLine* cl, std::vector<std::string>* specs, const c
 // A malformed range is a usage error whatever the model; the names are checked against the
 // model's inputs once it is read.
 absl::Status ParseInputRanges(const std::vector<std::string>& specs,
-                              std::map<std::string, rt::ValueRange>* ranges) {
+                              std::map<std::string, runtime::ValueRange>* ranges) {
   for (const std::string& spec : specs) {
     std::pair<std::string, std::string> kv = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    absl::StatusOr<rt::ValueRange> range = rt::ParseValueRange(kv.second);
+    absl::StatusOr<runtime::ValueRange> range = runtime::ParseValueRange(kv.second);
     if (kv.first.empty() || !range.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input-range expects NAME=LO:HI, got '", spec, "'",
@@ -213,4 +213,4 @@ int ParseAndRun(const Command& cmd, CommandLine* command_line, CommonArgs* parse
   return RunGuarded(cmd, *parsed, run);
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -19,7 +19,7 @@
 #include "support/progress.h"
 #include "tools/cli.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 /// One subcommand: its names for --help, and how it runs a command line.
 struct Command {
@@ -76,10 +76,10 @@ absl::StatusOr<proto::Limits> LimitsFrom(const CommonArgs& args);
 
 /// driver::Load under the command line's limits (validated before any command runs).
 absl::StatusOr<proto::Model> Load(const std::string& path, const CommonArgs& args,
-                                  passes::ProgressSink* progress);
+                                  support::ProgressSink* progress);
 
 /// The progress sink of --quiet and --progress (null: none).
-std::unique_ptr<passes::ProgressSink> MakeProgress(const CommonArgs& args);
+std::unique_ptr<support::ProgressSink> MakeProgress(const CommonArgs& args);
 
 /// --timeout (run, verify): wall-clock seconds for the executions, default 600.
 absl::StatusOr<double> TimeoutFrom(const std::optional<double>& timeout);
@@ -92,11 +92,11 @@ absl::Status ParseDimSpecs(const std::vector<std::string>& specs,
                            std::map<std::string, int64_t>* dims);
 
 /// --input-range NAME=LO:HI (run, verify, opt): the values of one input's random elements
-/// (rt::ValueRange; repeatable, one input per flag). The names are checked against the model's
+/// (runtime::ValueRange; repeatable, one input per flag). The names are checked against the model's
 /// inputs once it is read.
 void DeclareInputRange(CommandLine* cl, std::vector<std::string>* specs, const char* where);
 absl::Status ParseInputRanges(const std::vector<std::string>& specs,
-                              std::map<std::string, rt::ValueRange>* ranges);
+                              std::map<std::string, runtime::ValueRange>* ranges);
 /// A message of driver::CheckInputRanges in the command line's words ("--input-range mask=0:1:
 /// the model has no input 'mask' ...").
 std::string InputRangeWords(absl::string_view message);
@@ -127,6 +127,6 @@ std::string CommandHelp(const Command& cmd) {
   return command_line.Help();
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools
 
 #endif  // ONNX_BCAST_TOOLS_COMMON_OPTIONS_H_

@@ -13,7 +13,7 @@
 #include <mimalloc.h>
 #endif
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 const std::vector<const Command*>& Commands() {
@@ -89,7 +89,7 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools
 
 int main(int argc, char** argv) {
 #ifdef BCAST_WITH_MIMALLOC
@@ -102,5 +102,5 @@ int main(int argc, char** argv) {
   // large graphs otherwise spend much of their time in first-touch page faults.
   mi_option_enable(mi_option_large_os_pages);
 #endif
-  return onnx_bcast::cli::Main(argc, argv);
+  return onnx_bcast::tools::Main(argc, argv);
 }

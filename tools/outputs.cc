@@ -11,7 +11,7 @@
 #include "support/status_macros.h"
 #include "tools/cli.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 bool SideOutput::Stage(const std::string& path, std::string text,
                        const absl::StatusOr<proto::InputFiles>& inputs) {
@@ -64,4 +64,4 @@ absl::Status WriteModelToStdout(const proto::Model& model) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -12,7 +12,7 @@
 #include "proto/model_io.h"
 #include "proto/safe_write.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 
 /// A side output (--json, --report): staged as soon as its text is known (the destination
 /// checked and the text written to a temporary beside it, or held for stdout for "-"),
@@ -46,6 +46,6 @@ bool SamePath(const std::string& a, const std::string& b);
 /// `-o -`: the model's bytes on stdout (a model with external data needs a file).
 absl::Status WriteModelToStdout(const proto::Model& model);
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools
 
 #endif  // ONNX_BCAST_TOOLS_OUTPUTS_H_

@@ -15,13 +15,13 @@ constexpr int64_t kSearchLimit = 1 << 17;
 constexpr int64_t kSmallLimit = 64;
 constexpr int64_t kSearchBudget = 200000;
 
-bool Allowed(const bcast::ConditionSet& c, const std::string& symbol, int64_t v) {
+bool Allowed(const broadcast::ConditionSet& c, const std::string& symbol, int64_t v) {
   auto it = c.symbol_sets().find(symbol);
   return it == c.symbol_sets().end() || it->second.Contains(v);
 }
 
 // The first allowed value >= `from` not in `avoid` (then any allowed value >= 2, then 1).
-int64_t Pick(const bcast::ConditionSet& c, const std::string& symbol, int64_t from,
+int64_t Pick(const broadcast::ConditionSet& c, const std::string& symbol, int64_t from,
              const std::set<int64_t>& avoid) {
   for (int64_t v = from; v < from + kSearchLimit; ++v) {
     if (avoid.count(v) == 0 && Allowed(c, symbol, v)) return v;
@@ -34,9 +34,9 @@ int64_t Pick(const bcast::ConditionSet& c, const std::string& symbol, int64_t fr
 
 // Symbols (of `symbols`) in the clauses over several symbols, in sorted order.
 std::vector<std::string> RelatedSymbols(const std::set<std::string>& symbols,
-                                        const bcast::ConditionSet& c) {
+                                        const broadcast::ConditionSet& c) {
   std::set<std::string> out;
-  for (const bcast::Clause& clause : c.clauses()) {
+  for (const broadcast::Clause& clause : c.clauses()) {
     const std::vector<std::string> syms = clause.Symbols();
     if (syms.size() < 2) continue;
     for (const std::string& s : syms) {
@@ -48,7 +48,7 @@ std::vector<std::string> RelatedSymbols(const std::set<std::string>& symbols,
 
 // Depth-first search for values of `order[i..]` (candidates: the preferred value, then other
 // small allowed values, those not yet used in the sample first) that leave `c` not false.
-bool Search(const bcast::ConditionSet& c, const std::vector<std::string>& order, size_t i,
+bool Search(const broadcast::ConditionSet& c, const std::vector<std::string>& order, size_t i,
             const Bindings& preferred, std::set<int64_t>* used, Bindings* b, int64_t* budget) {
   if (i == order.size()) return c.Evaluate(*b) != false;
   const std::string& s = order[i];
@@ -75,7 +75,7 @@ bool Search(const bcast::ConditionSet& c, const std::vector<std::string>& order,
 }  // namespace
 
 std::vector<Bindings> SampleBindings(const std::set<std::string>& symbols, int samples,
-                                     bool edge_cases, const bcast::ConditionSet& condition) {
+                                     bool edge_cases, const broadcast::ConditionSet& condition) {
   std::vector<Bindings> out;
   std::map<std::string, std::set<int64_t>> taken;  // values each symbol had in earlier samples
   const std::vector<std::string> related = RelatedSymbols(symbols, condition);
@@ -125,12 +125,12 @@ std::vector<Bindings> SampleBindings(const std::set<std::string>& symbols, int s
 }
 
 std::optional<Bindings> ViolatingBinding(const std::set<std::string>& symbols,
-                                         const bcast::ConditionSet& condition) {
+                                         const broadcast::ConditionSet& condition) {
   if (symbols.empty() || condition.empty()) return std::nullopt;
   // A satisfying binding with values > 1 to start from (sample 1).
   const std::vector<Bindings> base = SampleBindings(symbols, 2, false, condition);
   const Bindings& start = base.back();
-  for (const bcast::Clause& clause : condition.clauses()) {
+  for (const broadcast::Clause& clause : condition.clauses()) {
     for (const std::string& s : clause.Symbols()) {
       if (symbols.count(s) == 0) continue;
       for (int64_t v = 2; v <= kSmallLimit + 1; ++v) {
@@ -148,7 +148,7 @@ std::string BindingsToString(const Bindings& bindings) {
   return absl::StrJoin(bindings, ", ", absl::PairFormatter("="));
 }
 
-std::set<std::string> InputSymbols(const rt::Graph& graph) {
+std::set<std::string> InputSymbols(const runtime::Graph& graph) {
   std::set<std::string> symbols;
   for (const auto& names : graph.input_symbols) {
     for (const std::string& s : names) {

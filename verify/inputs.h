@@ -2,7 +2,7 @@
 // distinct values > 1 in the others (broadcast bugs hide at 1), chosen inside the model's
 // combined broadcast condition (check's analysis) so that both models can run there; and, for
 // --edge-cases, a binding outside it where both models must fail. Values come from
-// rt::RandomInputs / rt::RandomTensor (runtime/exec/random_inputs.h).
+// runtime::RandomInputs / runtime::RandomTensor (runtime/exec/random_inputs.h).
 #ifndef ONNX_BCAST_VERIFY_INPUTS_H_
 #define ONNX_BCAST_VERIFY_INPUTS_H_
 
@@ -29,19 +29,19 @@ using Bindings = std::map<std::string, int64_t>;
 /// tensors: outside the analysis's domain, the models must still agree or both fail).
 std::vector<Bindings> SampleBindings(const std::set<std::string>& symbols, int samples,
                                      bool edge_cases,
-                                     const bcast::ConditionSet& condition = bcast::ConditionSet());
+                                     const broadcast::ConditionSet& condition = broadcast::ConditionSet());
 
 /// A binding of `symbols` (values >= 1) under which `condition` is false, close to a
 /// satisfying one (one symbol changed); nullopt when the condition holds everywhere or only
 /// constrains other symbols (the search covers values up to 64).
 std::optional<Bindings> ViolatingBinding(const std::set<std::string>& symbols,
-                                         const bcast::ConditionSet& condition);
+                                         const broadcast::ConditionSet& condition);
 
 /// "N=1, T=1" for messages.
 std::string BindingsToString(const Bindings& bindings);
 
 /// The symbols of the graph's declared input shapes.
-std::set<std::string> InputSymbols(const rt::Graph& graph);
+std::set<std::string> InputSymbols(const runtime::Graph& graph);
 
 }  // namespace onnx_bcast::verify
 

@@ -18,25 +18,25 @@
 
 namespace onnx_bcast::verify::internal {
 
-rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
-                             std::shared_ptr<rt::MemoryBudget> memory);
+runtime::RunOptions RunOptionsFor(int threads, const runtime::RunBudget* budget,
+                             std::shared_ptr<runtime::MemoryBudget> memory);
 
 /// `model`'s executor under the verification's threads, deadline and memory budget.
-absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
+absl::StatusOr<std::unique_ptr<runtime::Executor>> Prepare(const proto::Model& model,
                                                       const VerifyOptions& verify);
 
 /// check's analysis of the original: its combined condition decides where samples may bind
 /// the symbols. A model the analysis cannot take gives none.
-std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original);
+std::optional<analysis::Analysis> AnalyzeOriginal(const proto::Model& original);
 
 /// The analysis' combined condition, or none (no constraint) when there is no analysis or its
 /// conditions contradict each other.
-bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a);
+broadcast::ConditionSet UsableCondition(const std::optional<analysis::Analysis>& a);
 
 /// Local mode: every broadcasting node of the original against its rewrite (the rewritten
 /// node and the nodes a rewrite inserted before it), each as a small model of its own.
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
-                                     const VerifyOptions& options, const rt::Tolerance& tolerance);
+                                     const VerifyOptions& options, const runtime::Tolerance& tolerance);
 
 }  // namespace onnx_bcast::verify::internal
 

@@ -48,10 +48,10 @@ bool AddInput(const std::string& name, const TypeTable& types, const Bindings& b
       it->second->tensor_type().elem_type() == 0) {
     return false;
   }
-  const bcast::Shape shape = proto::ShapeOfType(*it->second);
+  const broadcast::Shape shape = proto::ShapeOfType(*it->second);
   if (!shape.rank_known) return false;
   std::vector<int64_t> dims;
-  for (const bcast::Dim& d : shape.dims) {
+  for (const broadcast::Dim& d : shape.dims) {
     if (d.is_value()) {
       dims.push_back(d.value());
     } else if (d.is_symbol() && bindings.count(d.symbol()) > 0) {
@@ -63,7 +63,7 @@ bool AddInput(const std::string& name, const TypeTable& types, const Bindings& b
   auto* vi = g->add_input();
   vi->set_name(name);
   vi->mutable_type()->mutable_tensor_type()->set_elem_type(it->second->tensor_type().elem_type());
-  proto::SetShapeOfType(bcast::Shape::OfVector(dims), vi->mutable_type());
+  proto::SetShapeOfType(broadcast::Shape::OfVector(dims), vi->mutable_type());
   (*shapes)[name] = dims;
   (*elems)[name] = it->second->tensor_type().elem_type();
   return true;
@@ -168,7 +168,7 @@ constexpr size_t kMaxSliceNodes = 64;
 class LocalVerifier {
  public:
   LocalVerifier(const proto::Model& original, const proto::Model& rewritten,
-                const VerifyOptions& options, const rt::Tolerance& tolerance,
+                const VerifyOptions& options, const runtime::Tolerance& tolerance,
                 const onnx::ModelProto& annotated_a, const onnx::ModelProto& annotated_b)
       : original_(original),
         rewritten_(rewritten),
@@ -187,7 +187,7 @@ class LocalVerifier {
     for (int i = 0; i < gb.node_size(); ++i) node_b_[gb.node(i).name()] = i;
     std::set<std::string> symbols;
     for (const auto& [name, type] : types_a_.types) {
-      for (const bcast::Dim& d : proto::ShapeOfType(*type).dims) {
+      for (const broadcast::Dim& d : proto::ShapeOfType(*type).dims) {
         if (d.is_symbol() && d.symbol().rfind("unk__", 0) != 0) symbols.insert(d.symbol());
       }
     }
@@ -298,25 +298,25 @@ class LocalVerifier {
       lr->detail = std::string((!sa.ok() ? sa.status() : sb.status()).message());
       return;
     }
-    std::map<std::string, rt::Value> values;
+    std::map<std::string, runtime::Value> values;
     uint64_t k = 0;
     for (const auto& [name, dims] : shapes) {
-      absl::StatusOr<rt::Tensor> t = rt::RandomTensor(static_cast<rt::DType>(elems[name]), dims,
+      absl::StatusOr<runtime::Tensor> t = runtime::RandomTensor(static_cast<runtime::DType>(elems[name]), dims,
                                                       options_.seed * 7919u + s * 104729u + k++);
       if (!t.ok()) {
         lr->skipped = true;
         lr->detail = std::string(t.status().message());
         return;
       }
-      values[name] = rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*t)));
+      values[name] = runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(*t)));
     }
-    std::vector<std::vector<rt::Value>> results_ab;
+    std::vector<std::vector<runtime::Value>> results_ab;
     for (const SubModel* sub : {&*sa, &*sb}) {
-      absl::StatusOr<std::unique_ptr<rt::Executor>> ex = Prepare(sub->model, options_);
-      rt::Feeds feeds;
+      absl::StatusOr<std::unique_ptr<runtime::Executor>> ex = Prepare(sub->model, options_);
+      runtime::Feeds feeds;
       for (const std::string& name : sub->inputs) feeds.emplace_back(name, values[name]);
-      absl::StatusOr<std::vector<rt::Value>> out =
-          ex.ok() ? (*ex)->Run(feeds) : absl::StatusOr<std::vector<rt::Value>>(ex.status());
+      absl::StatusOr<std::vector<runtime::Value>> out =
+          ex.ok() ? (*ex)->Run(feeds) : absl::StatusOr<std::vector<runtime::Value>>(ex.status());
       if (!out.ok()) {
         lr->skipped = sub == &*sa;  // the original node itself cannot run: nothing to compare
         lr->match = sub == &*sa;
@@ -327,7 +327,7 @@ class LocalVerifier {
       results_ab.push_back(std::move(*out));
     }
     for (size_t o = 0; o < outs.size(); ++o) {
-      rt::Comparison c = rt::CompareValues(results_ab[1][o], results_ab[0][o], outs[o], tolerance_);
+      runtime::Comparison c = runtime::CompareValues(results_ab[1][o], results_ab[0][o], outs[o], tolerance_);
       if (!c.match) {
         lr->match = false;
         lr->detail = absl::StrCat(BindingsToString(samples_[s]), ": ", c.message);
@@ -340,7 +340,7 @@ class LocalVerifier {
   const proto::Model& original_;
   const proto::Model& rewritten_;
   const VerifyOptions& options_;
-  const rt::Tolerance& tolerance_;
+  const runtime::Tolerance& tolerance_;
   const TypeTable types_a_, types_b_;
   std::unordered_set<std::string> defined_a_;  // a rewritten slice stops at these
   const GraphIndex index_a_, index_b_;
@@ -351,13 +351,13 @@ class LocalVerifier {
 }  // namespace
 
 std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::Model& rewritten,
-                                     const VerifyOptions& options, const rt::Tolerance& tolerance) {
+                                     const VerifyOptions& options, const runtime::Tolerance& tolerance) {
   std::vector<LocalResult> results;
   // From here: the analyses of both models take as long as the checks on a large graph.
-  passes::ProgressStep step(options.progress, "verify node by node");
+  support::ProgressStep step(options.progress, "verify node by node");
   onnx::ModelProto annotated_a, annotated_b;
-  if (!passes::AnalyzeBroadcasts(original, {}, &annotated_a).ok() ||
-      !passes::AnalyzeBroadcasts(rewritten, {}, &annotated_b).ok()) {
+  if (!analysis::AnalyzeBroadcasts(original, {}, &annotated_a).ok() ||
+      !analysis::AnalyzeBroadcasts(rewritten, {}, &annotated_b).ok()) {
     return results;
   }
   const LocalVerifier verifier(original, rewritten, options, tolerance, annotated_a, annotated_b);
@@ -365,11 +365,11 @@ std::vector<LocalResult> LocalVerify(const proto::Model& original, const proto::
   for (int i = 0; i < ga.node_size(); ++i) {
     step.Update(i, ga.node_size());
     const onnx::NodeProto& na = ga.node(i);
-    if (!na.domain().empty() || !passes::IsBroadcastingOp(na.op_type())) continue;
+    if (!na.domain().empty() || !analysis::IsBroadcastingOp(na.op_type())) continue;
     results.push_back(verifier.VerifyNode(i));
   }
   if (step.active()) {
-    step.End(absl::StrCat(passes::FormatCount(static_cast<int64_t>(results.size())),
+    step.End(absl::StrCat(support::FormatCount(static_cast<int64_t>(results.size())),
                           " broadcasting nodes checked"));
   }
   return results;

@@ -31,29 +31,29 @@
 namespace onnx_bcast::verify {
 namespace internal {
 
-rt::RunOptions RunOptionsFor(int threads, const rt::RunBudget* budget,
-                             std::shared_ptr<rt::MemoryBudget> memory) {
-  rt::RunOptions options;
+runtime::RunOptions RunOptionsFor(int threads, const runtime::RunBudget* budget,
+                             std::shared_ptr<runtime::MemoryBudget> memory) {
+  runtime::RunOptions options;
   options.threads = threads;
   options.budget = budget;
   options.memory = std::move(memory);
   return options;
 }
 
-absl::StatusOr<std::unique_ptr<rt::Executor>> Prepare(const proto::Model& model,
+absl::StatusOr<std::unique_ptr<runtime::Executor>> Prepare(const proto::Model& model,
                                                       const VerifyOptions& verify) {
-  return rt::LoadExecutor(model, RunOptionsFor(verify.threads, verify.budget, verify.memory));
+  return runtime::LoadExecutor(model, RunOptionsFor(verify.threads, verify.budget, verify.memory));
 }
 
-std::optional<passes::Analysis> AnalyzeOriginal(const proto::Model& original) {
-  absl::StatusOr<passes::Analysis> a =
-      passes::AnalyzeBroadcasts(original, passes::AnalysisOptions());
+std::optional<analysis::Analysis> AnalyzeOriginal(const proto::Model& original) {
+  absl::StatusOr<analysis::Analysis> a =
+      analysis::AnalyzeBroadcasts(original, analysis::AnalysisOptions());
   if (!a.ok()) return std::nullopt;
   return *std::move(a);
 }
 
-bcast::ConditionSet UsableCondition(const std::optional<passes::Analysis>& a) {
-  if (!a || a->combined.contradictory()) return bcast::ConditionSet();
+broadcast::ConditionSet UsableCondition(const std::optional<analysis::Analysis>& a) {
+  if (!a || a->combined.contradictory()) return broadcast::ConditionSet();
   return a->combined;
 }
 
@@ -87,25 +87,25 @@ std::vector<std::string> OutputNames(const onnx::GraphProto& g) {
 }
 
 // A copy of `model` whose main graph also outputs `extra` (for bisecting intermediates).
-std::shared_ptr<const rt::Model> WithExtraOutputs(const rt::Model& model,
+std::shared_ptr<const runtime::Model> WithExtraOutputs(const runtime::Model& model,
                                                   const std::vector<std::string>& extra) {
-  auto graph = std::make_shared<rt::Graph>(*model.main);
+  auto graph = std::make_shared<runtime::Graph>(*model.main);
   for (const std::string& name : extra) graph->outputs.push_back(name);
-  auto copy = std::make_shared<rt::Model>(model);
+  auto copy = std::make_shared<runtime::Model>(model);
   copy->main = graph;
   return copy;
 }
 
-std::string ShapeOf(const rt::Value& v) {
-  if (v.is_tensor()) return rt::ShapeToString(v.tensor->shape());
+std::string ShapeOf(const runtime::Value& v) {
+  if (v.is_tensor()) return runtime::ShapeToString(v.tensor->shape());
   if (v.is_sequence()) return absl::StrCat("sequence(", v.sequence.size(), ")");
   return "none";
 }
 
 // The opt report: options.report, or parsed from report_path or report_json; null when none
 // is given.
-absl::StatusOr<std::optional<passes::OptReport>> LoadReport(const VerifyOptions& options) {
-  if (options.report != nullptr) return std::optional<passes::OptReport>(*options.report);
+absl::StatusOr<std::optional<report::OptReport>> LoadReport(const VerifyOptions& options) {
+  if (options.report != nullptr) return std::optional<report::OptReport>(*options.report);
   std::string text = options.report_json;
   std::string label = "the given report";
   if (!options.report_path.empty()) {
@@ -117,19 +117,19 @@ absl::StatusOr<std::optional<passes::OptReport>> LoadReport(const VerifyOptions&
     }
     text = *std::move(bytes);
   } else if (text.empty()) {
-    return std::optional<passes::OptReport>();
+    return std::optional<report::OptReport>();
   }
-  absl::StatusOr<passes::OptReport> report = passes::ParseOptReport(text);
+  absl::StatusOr<report::OptReport> report = report::ParseOptReport(text);
   if (!report.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(label, ": ", report.status().message()));
   }
-  return std::optional<passes::OptReport>(*std::move(report));
+  return std::optional<report::OptReport>(*std::move(report));
 }
 
 // Finds the pass and rewrite the report says touched the divergent node: by its first output,
 // which insertions do not shift (positional labels of unnamed nodes do), or by name for a report
 // written before outputs were recorded.
-void Attribute(const passes::OptReport& report, Divergence* d) {
+void Attribute(const report::OptReport& report, Divergence* d) {
   for (const passes::PassRun& run : report.runs) {
     for (const passes::Rewrite& rw : run.stats.log) {
       // The executor labels an unnamed node by its position in the rewritten graph, which
@@ -149,20 +149,20 @@ void Attribute(const passes::OptReport& report, Divergence* d) {
 
 // `original`: the original model as a proto, for a float64 reference of the intermediates when
 // `error_model` (null: compared with `tolerance`).
-std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const rt::Feeds& feeds,
-                                 const rt::Tolerance& tolerance, const std::string& label,
-                                 const passes::OptReport* report, int threads,
-                                 const rt::RunBudget* budget,
-                                 std::shared_ptr<rt::MemoryBudget> memory,
-                                 const proto::Model* original, const rt::ErrorModel* error_model) {
-  std::unordered_map<std::string, const rt::Node*> producer_b;
-  for (const rt::Node& n : b.main->nodes) {
+std::optional<Divergence> Bisect(const runtime::Model& a, const runtime::Model& b, const runtime::Feeds& feeds,
+                                 const runtime::Tolerance& tolerance, const std::string& label,
+                                 const report::OptReport* report, int threads,
+                                 const runtime::RunBudget* budget,
+                                 std::shared_ptr<runtime::MemoryBudget> memory,
+                                 const proto::Model* original, const runtime::ErrorModel* error_model) {
+  std::unordered_map<std::string, const runtime::Node*> producer_b;
+  for (const runtime::Node& n : b.main->nodes) {
     for (const std::string& o : n.outputs) {
       if (!o.empty()) producer_b[o] = &n;
     }
   }
   std::vector<std::string> common;
-  for (const rt::Node& n : a.main->nodes) {
+  for (const runtime::Node& n : a.main->nodes) {
     for (const std::string& o : n.outputs) {
       if (!o.empty() && producer_b.count(o) > 0) common.push_back(o);
     }
@@ -170,46 +170,46 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
   // Every intermediate of b, so the diverging node's input shapes can be reported.
   std::vector<std::string> all_b;
   for (const auto& [name, node] : producer_b) all_b.push_back(name);
-  const rt::RunOptions options = RunOptionsFor(threads, budget, std::move(memory));
-  absl::StatusOr<std::unique_ptr<rt::Executor>> ea =
-      rt::Executor::Create(WithExtraOutputs(a, common), options);
-  absl::StatusOr<std::unique_ptr<rt::Executor>> eb =
-      rt::Executor::Create(WithExtraOutputs(b, all_b), options);
+  const runtime::RunOptions options = RunOptionsFor(threads, budget, std::move(memory));
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> ea =
+      runtime::Executor::Create(WithExtraOutputs(a, common), options);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> eb =
+      runtime::Executor::Create(WithExtraOutputs(b, all_b), options);
   if (!ea.ok() || !eb.ok()) return std::nullopt;
-  absl::StatusOr<std::vector<rt::Value>> va = (*ea)->Run(feeds);
-  absl::StatusOr<std::vector<rt::Value>> vb = (*eb)->Run(feeds);
+  absl::StatusOr<std::vector<runtime::Value>> va = (*ea)->Run(feeds);
+  absl::StatusOr<std::vector<runtime::Value>> vb = (*eb)->Run(feeds);
   if (!va.ok() || !vb.ok()) return std::nullopt;
   const size_t base_a = a.main->outputs.size(), base_b = b.main->outputs.size();
-  std::unordered_map<std::string, const rt::Value*> values_b;
+  std::unordered_map<std::string, const runtime::Value*> values_b;
   for (size_t i = 0; i < all_b.size(); ++i) values_b[all_b[i]] = &(*vb)[base_b + i];
   for (const auto& [name, value] : feeds) values_b.emplace(name, &value);
   // The float64 reference of every common intermediate, when comparing under the error model.
-  std::optional<rt::Reference> reference;
+  std::optional<runtime::Reference> reference;
   if (original != nullptr && error_model != nullptr) {
-    rt::ReferenceOptions ro;
+    runtime::ReferenceOptions ro;
     ro.run = options;
     ro.model = *error_model;
     ro.extra_outputs = common;
-    absl::StatusOr<rt::Reference> r = rt::ComputeReference(*original, feeds, ro);
+    absl::StatusOr<runtime::Reference> r = runtime::ComputeReference(*original, feeds, ro);
     if (r.ok() && r->fallback.empty()) reference = *std::move(r);
   }
   for (size_t i = 0; i < common.size(); ++i) {
-    const rt::Value& x = (*va)[base_a + i];
-    const rt::Value& y = *values_b[common[i]];
-    rt::Comparison c;
+    const runtime::Value& x = (*va)[base_a + i];
+    const runtime::Value& y = *values_b[common[i]];
+    runtime::Comparison c;
     if (reference.has_value()) {
       const size_t at = a.main->outputs.size() + i;
       if (at >= reference->outputs.size()) continue;
-      c = rt::CompareToReference(y, reference->outputs[at], reference->model);
+      c = runtime::CompareToReference(y, reference->outputs[at], reference->model);
       if (!c.match) c.message = absl::StrCat("output '", common[i], "': ", c.message);
     } else {
-      c = rt::CompareValues(y, x, common[i], tolerance);
+      c = runtime::CompareValues(y, x, common[i], tolerance);
     }
     if (c.match) continue;
     Divergence d;
     d.sample = label;
     d.tensor = common[i];
-    const rt::Node* node = producer_b[common[i]];
+    const runtime::Node* node = producer_b[common[i]];
     d.node = node->name;
     d.node_output = node->outputs.empty() ? "" : node->outputs[0];
     d.op = node->op_type;
@@ -219,7 +219,7 @@ std::optional<Divergence> Bisect(const rt::Model& a, const rt::Model& b, const r
       if (auto it = values_b.find(in); it != values_b.end()) {
         shape = ShapeOf(*it->second);
       } else if (auto init = b.main->initializers.find(in); init != b.main->initializers.end()) {
-        shape = rt::ShapeToString(init->second->shape());
+        shape = runtime::ShapeToString(init->second->shape());
       }
       d.input_shapes.push_back(absl::StrCat(in, " ", shape));
     }
@@ -250,7 +250,7 @@ std::vector<std::string> StructuralDifferences(const std::vector<std::string>& o
 // A labelled input set of a whole-model run.
 struct InputSet {
   std::string label;
-  rt::Feeds feeds;
+  runtime::Feeds feeds;
 };
 
 // The whole-model verification of two models whose dims are already bound: prepare both, make
@@ -260,7 +260,7 @@ class WholeModelRun {
  public:
   WholeModelRun(const proto::Model& original, const proto::Model& rewritten,
                 const VerifyOptions& options, std::map<std::string, int64_t> bound_values,
-                const passes::OptReport* report, VerifyResult r)
+                const report::OptReport* report, VerifyResult r)
       : original_(original),
         rewritten_(rewritten),
         options_(options),
@@ -281,7 +281,7 @@ class WholeModelRun {
       return *std::move(done);
     }
     for (size_t k = 0; k < sets.size(); ++k) {
-      passes::ProgressStep step(
+      support::ProgressStep step(
           options_.progress, absl::StrCat("verify ", k + 1, "/", sets.size(), ": ", sets[k].label));
       if (must_fail_ == k) {
         BCAST_RETURN_IF_ERROR(RunExpectedFailure(sets[k], &step));
@@ -316,8 +316,8 @@ class WholeModelRun {
   // sample when the rewritten model is refused otherwise.
   std::optional<absl::StatusOr<VerifyResult>> PrepareBoth() {
     // Steps do not nest: each path out of this one ends it before Local starts its own.
-    passes::ProgressStep step(options_.progress, "preparing both models for the executor");
-    absl::StatusOr<std::unique_ptr<rt::Executor>> ea = Prepare(original_, options_);
+    support::ProgressStep step(options_.progress, "preparing both models for the executor");
+    absl::StatusOr<std::unique_ptr<runtime::Executor>> ea = Prepare(original_, options_);
     if (!ea.ok()) {
       step.End("the original cannot run");
       if (ea.status().code() == absl::StatusCode::kUnimplemented ||
@@ -326,7 +326,7 @@ class WholeModelRun {
       }
       return ea.status();
     }
-    absl::StatusOr<std::unique_ptr<rt::Executor>> eb = Prepare(rewritten_, options_);
+    absl::StatusOr<std::unique_ptr<runtime::Executor>> eb = Prepare(rewritten_, options_);
     step.End(eb.ok() ? "" : "the rewritten model cannot run");
     if (!eb.ok()) {
       if (eb.status().code() == absl::StatusCode::kUnimplemented) {
@@ -352,10 +352,10 @@ class WholeModelRun {
       BCAST_RETURN_IF_ERROR(TestDataSets(sets));
       return std::nullopt;
     }
-    passes::ProgressStep step(options_.progress, "choosing samples (analysis)");
+    support::ProgressStep step(options_.progress, "choosing samples (analysis)");
     const std::set<std::string> symbols = InputSymbols(ea_->graph());
-    const std::optional<passes::Analysis> analysis = AnalyzeOriginal(original_);
-    const bcast::ConditionSet condition = UsableCondition(analysis);
+    const std::optional<analysis::Analysis> analysis = AnalyzeOriginal(original_);
+    const broadcast::ConditionSet condition = UsableCondition(analysis);
     std::vector<Bindings> bindings =
         SampleBindings(symbols, options_.samples, options_.edge_cases, condition);
     if (options_.edge_cases) {
@@ -366,12 +366,12 @@ class WholeModelRun {
       }
     }
     for (size_t k = 0; k < bindings.size(); ++k) {
-      rt::RandomInputOptions random;
+      runtime::RandomInputOptions random;
       random.seed = options_.seed + k;
       random.dims = bindings[k];
       random.default_dim = 2;
       random.ranges = options_.ranges;
-      absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(ea_->graph(), random);
+      absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(ea_->graph(), random);
       if (!feeds.ok()) {
         step.End("failed");
         // A range the model cannot take is the caller's mistake, not a reason to go local.
@@ -388,13 +388,13 @@ class WholeModelRun {
 
   absl::Status TestDataSets(std::vector<InputSet>* sets) const {
     for (const std::string& dir : options_.test_data) {
-      BCAST_ASSIGN_OR_RETURN(rt::TestDataSet set, rt::LoadTestDataSet(original_, dir));
+      BCAST_ASSIGN_OR_RETURN(runtime::TestDataSet set, runtime::LoadTestDataSet(original_, dir));
       // An input a model's declaration refuses is never fed: `run` refuses it too.
-      const std::pair<const char*, const rt::Model*> both[] = {{"original", &ea_->model()},
+      const std::pair<const char*, const runtime::Model*> both[] = {{"original", &ea_->model()},
                                                                {"rewritten", &eb_->model()}};
       for (const auto& [which, loaded] : both) {
-        absl::StatusOr<rt::SymbolValues> fits =
-            rt::CheckInputs(*loaded->main, set.feeds, bound_values_, options_.dims_label);
+        absl::StatusOr<runtime::SymbolValues> fits =
+            runtime::CheckInputs(*loaded->main, set.feeds, bound_values_, options_.dims_label);
         if (!fits.ok()) {
           return BadInputError(absl::InvalidArgumentError(
               absl::StrCat(dir, ": the ", which,
@@ -407,14 +407,14 @@ class WholeModelRun {
   }
 
   // The node check says fails at `bad` (the symbols the analysis knows), or the condition.
-  static std::string WhyItMustFail(const passes::Analysis& analysis,
-                                   const bcast::ConditionSet& condition, const Bindings& bad) {
-    const std::vector<std::string> known = passes::AnalysisSymbols(analysis);
-    passes::DimBindings at;
+  static std::string WhyItMustFail(const analysis::Analysis& analysis,
+                                   const broadcast::ConditionSet& condition, const Bindings& bad) {
+    const std::vector<std::string> known = analysis::AnalysisSymbols(analysis);
+    analysis::DimBindings at;
     for (const auto& [s, v] : bad) {
       if (std::binary_search(known.begin(), known.end(), s)) at[s] = v;
     }
-    absl::StatusOr<passes::DimEvaluation> eval = passes::EvaluateAtDims(analysis, at);
+    absl::StatusOr<analysis::DimEvaluation> eval = analysis::EvaluateAtDims(analysis, at);
     return eval.ok() && eval->first_failure >= 0
                ? eval->nodes[eval->first_failure].message
                : absl::StrCat(condition.ToString(), " does not hold");
@@ -441,12 +441,12 @@ class WholeModelRun {
 
   // check says a node fails at these dims: a model that runs contradicts the analysis (or
   // hides a broadcast the rewrite should have kept).
-  absl::Status RunExpectedFailure(const InputSet& set, passes::ProgressStep* step) {
+  absl::Status RunExpectedFailure(const InputSet& set, support::ProgressStep* step) {
     SampleResult sample;
     sample.label = set.label;
     sample.expect_failure = true;
     for (int which = 0; which < 2; ++which) {
-      absl::StatusOr<std::vector<rt::Value>> v = (which == 0 ? ea_ : eb_)->Run(set.feeds);
+      absl::StatusOr<std::vector<runtime::Value>> v = (which == 0 ? ea_ : eb_)->Run(set.feeds);
       if (!v.ok() && EndsVerification(v.status())) return v.status();
       if (v.ok()) {
         sample.match = false;
@@ -466,8 +466,8 @@ class WholeModelRun {
 
   // One input set on both models, compared output by output; the first mismatch is bisected.
   std::optional<absl::StatusOr<VerifyResult>> RunSample(const InputSet& set,
-                                                        passes::ProgressStep* step) {
-    absl::StatusOr<std::vector<rt::Value>> va = ea_->Run(set.feeds);
+                                                        support::ProgressStep* step) {
+    absl::StatusOr<std::vector<runtime::Value>> va = ea_->Run(set.feeds);
     if (!va.ok() && EndsVerification(va.status())) return va.status();
     if (!va.ok()) {
       if (va.status().code() == absl::StatusCode::kUnimplemented) {
@@ -488,27 +488,27 @@ class WholeModelRun {
     ++ran_;
     SampleResult sample;
     sample.label = set.label;
-    absl::StatusOr<std::vector<rt::Value>> vb = eb_->Run(set.feeds);
+    absl::StatusOr<std::vector<runtime::Value>> vb = eb_->Run(set.feeds);
     if (!vb.ok() && EndsVerification(vb.status())) return vb.status();
     if (!vb.ok()) {
       sample.match = false;
       sample.error = absl::StrCat("the rewritten model fails where the original runs: ",
                                   vb.status().message());
     } else {
-      std::optional<rt::Reference> reference = ReferenceFor(set, *va);
+      std::optional<runtime::Reference> reference = ReferenceFor(set, *va);
       for (size_t i = 0; i < outs_a_.size(); ++i) {
         auto it = std::find(outs_b_.begin(), outs_b_.end(), outs_a_[i]);
         if (it == outs_b_.end()) continue;
         OutputResult o;
         o.name = outs_a_[i];
-        const rt::Value& got = (*vb)[it - outs_b_.begin()];
+        const runtime::Value& got = (*vb)[it - outs_b_.begin()];
         if (reference.has_value() && i < reference->outputs.size()) {
-          o.comparison = rt::CompareToReference(got, reference->outputs[i], reference->model);
+          o.comparison = runtime::CompareToReference(got, reference->outputs[i], reference->model);
           if (!o.comparison.match) {
             o.comparison.message = absl::StrCat("output '", o.name, "': ", o.comparison.message);
           }
         } else {
-          o.comparison = rt::CompareValues(got, (*va)[i], o.name, r_.tolerance);
+          o.comparison = runtime::CompareValues(got, (*va)[i], o.name, r_.tolerance);
         }
         sample.match &= o.comparison.match;
         sample.outputs.push_back(std::move(o));
@@ -529,14 +529,14 @@ class WholeModelRun {
   // The error model's reference for one input set (the original's float32 outputs `computed`
   // reused); nullopt when comparing with a tolerance, or when no float64 run is possible (the
   // result's reference_note says why; the tolerance rtol 1e-3, atol 1e-7 then applies).
-  std::optional<rt::Reference> ReferenceFor(const InputSet& set,
-                                            const std::vector<rt::Value>& computed) {
+  std::optional<runtime::Reference> ReferenceFor(const InputSet& set,
+                                            const std::vector<runtime::Value>& computed) {
     if (!r_.error_model) return std::nullopt;
-    rt::ReferenceOptions ro;
+    runtime::ReferenceOptions ro;
     ro.run = RunOptionsFor(options_.threads, options_.budget, options_.memory);
     ro.model = r_.model;
     ro.computed = &computed;
-    absl::StatusOr<rt::Reference> ref = rt::ComputeReference(original_, set.feeds, ro);
+    absl::StatusOr<runtime::Reference> ref = runtime::ComputeReference(original_, set.feeds, ro);
     if (!ref.ok() || !ref->fallback.empty()) {
       if (r_.reference_note.empty()) {
         r_.reference_note = ref.ok() ? ref->fallback : std::string(ref.status().message());
@@ -550,7 +550,7 @@ class WholeModelRun {
   // sample: past the deadline, or refused by the memory budget (other ResourceExhausted
   // refusals, such as --max-tensor-elements, are the inputs' doing).
   bool EndsVerification(const absl::Status& s) const {
-    const rt::MemoryBudget* memory = options_.memory.get();
+    const runtime::MemoryBudget* memory = options_.memory.get();
     return s.code() == absl::StatusCode::kDeadlineExceeded ||
            (s.code() == absl::StatusCode::kResourceExhausted && memory != nullptr &&
             memory->refusals() > 0);
@@ -560,10 +560,10 @@ class WholeModelRun {
   const proto::Model& rewritten_;
   const VerifyOptions& options_;
   const std::map<std::string, int64_t> bound_values_;
-  const passes::OptReport* report_;
+  const report::OptReport* report_;
   VerifyResult r_;
   const std::vector<std::string> outs_a_, outs_b_;
-  std::unique_ptr<rt::Executor> ea_, eb_;
+  std::unique_ptr<runtime::Executor> ea_, eb_;
   std::optional<size_t> must_fail_;  // the --edge-cases set, on which both must fail
   std::string must_fail_why_;
   int ran_ = 0;  // sets the original ran on
@@ -594,9 +594,9 @@ absl::StatusOr<VerifyResult> Verify(const proto::Model& original_given,
     if (options.max_memory_bytes <= 0) {
       return absl::InvalidArgumentError("the memory budget must be positive");
     }
-    options.memory = std::make_shared<rt::MemoryBudget>(options.max_memory_bytes);
+    options.memory = std::make_shared<runtime::MemoryBudget>(options.max_memory_bytes);
   }
-  BCAST_ASSIGN_OR_RETURN(const std::optional<passes::OptReport> report, LoadReport(options));
+  BCAST_ASSIGN_OR_RETURN(const std::optional<report::OptReport> report, LoadReport(options));
   VerifyResult r;
   // Only inputs both models accept say anything: a dim one declares as a number (opt --dim
   // wrote it) is that number in both, and the samples vary only the dims both leave free.

@@ -36,7 +36,7 @@ struct VerifyOptions {
   std::string dims_label = "--dim";
   uint64_t seed = 0;
   /// Value ranges of random inputs by input name (verify --input-range; issue 44 item 5).
-  std::map<std::string, rt::ValueRange> ranges;
+  std::map<std::string, runtime::ValueRange> ranges;
   int samples = 3;
   /// Adds a sample with every symbol bound to 0 (empty tensors; skipped when the original
   /// rejects it) and, when the model's combined broadcast condition can be violated, a sample
@@ -46,7 +46,7 @@ struct VerifyOptions {
   /// Squeeze, Expand, Shape, Identity, Constant, Flatten, Tile) were inserted or removed,
   /// otherwise the error model (runtime/exec/error_model.h): the rewritten model's outputs
   /// against the original run in float64, within the model's bound.
-  std::optional<rt::Tolerance> tolerance;
+  std::optional<runtime::Tolerance> tolerance;
   /// Verify node by node only (no whole-model run).
   bool local = false;
   /// An `opt --report` JSON file, or the document itself (report_json, used when report_path
@@ -55,24 +55,24 @@ struct VerifyOptions {
   std::string report_path;
   std::string report_json;
   /// The report in memory (opt --verify hands over its own); used before the two above.
-  const passes::OptReport* report = nullptr;
+  const report::OptReport* report = nullptr;
   int threads = 1;
   /// The deadline every run of the verification shares (the CLI's --timeout); null: none. A
   /// run past it ends the verification with DeadlineExceeded, not a mismatch.
-  const rt::RunBudget* budget = nullptr;
+  const runtime::RunBudget* budget = nullptr;
   /// The bytes the runs may hold at once (the CLI's --max-memory), both models' together; a
   /// run refused by it ends the verification with ResourceExhausted, not a mismatch.
-  int64_t max_memory_bytes = rt::DefaultMaxMemoryBytes();
+  int64_t max_memory_bytes = runtime::DefaultMaxMemoryBytes();
   /// The budget charged (null: Verify makes one from max_memory_bytes).
-  std::shared_ptr<rt::MemoryBudget> memory;
+  std::shared_ptr<runtime::MemoryBudget> memory;
   /// Told of each sample (or of the node-by-node checks) as a step; null: nobody listens.
-  passes::ProgressSink* progress = nullptr;
+  support::ProgressSink* progress = nullptr;
 };
 
 /// One graph output in one sample.
 struct OutputResult {
   std::string name;
-  rt::Comparison comparison;
+  runtime::Comparison comparison;
 };
 
 struct SampleResult {
@@ -106,7 +106,7 @@ struct Divergence {
   std::vector<std::string> input_shapes;  ///< "name [2,3]" of that node's inputs
   std::string pass;                       ///< from the report, when given and it names the node
   std::string rewrite;                    ///< the report's description of the rewrite
-  rt::Comparison comparison;
+  runtime::Comparison comparison;
 };
 
 /// One node checked in isolation (local mode).
@@ -122,12 +122,12 @@ struct VerifyResult {
   bool match = true;
   std::string mode;  ///< "whole-model" or "local"
   std::string note;  ///< why local mode was used
-  rt::Tolerance tolerance;
+  runtime::Tolerance tolerance;
   /// Compared under the error model (no tolerance given, not bit-exact): `error_model` its
   /// constants; `reference_note` says why a sample fell back to rtol 1e-3, atol 1e-7 (no
   /// float64 run), empty when none did.
   bool error_model = false;
-  rt::ErrorModel model;
+  runtime::ErrorModel model;
   std::string reference_note;
   /// Dims fixed for every sample and who fixed them (the text's first line says so); the
   /// samples vary only the symbols both models leave free.
@@ -157,7 +157,7 @@ std::string FormatVerifyText(const VerifyResult& result, const std::string& orig
 
 /// The same as data (verify --json, the API's VerifyResult::json, Python's verify dict):
 /// docs/report-schema.md.
-passes::Json VerifyResultJson(const VerifyResult& result, const std::string& original_path,
+report::Json VerifyResultJson(const VerifyResult& result, const std::string& original_path,
                               const std::string& rewritten_path);
 std::string FormatVerifyJson(const VerifyResult& result, const std::string& original_path,
                              const std::string& rewritten_path);

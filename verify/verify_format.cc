@@ -68,50 +68,50 @@ std::string FormatVerifyText(const VerifyResult& r, const std::string& original_
 
 namespace {
 
-passes::Json ComparisonJson(const rt::Comparison& c) {
-  passes::Json j;
+report::Json ComparisonJson(const runtime::Comparison& c) {
+  report::Json j;
   j["match"] = c.match;
   j["elements"] = c.elements;
   j["mismatches"] = c.mismatches;
-  j["max_abs_error"] = passes::JsonNumber(c.max_abs_error);
-  j["max_abs_at"] = passes::JsonStringOrNull(c.max_abs_at);
-  j["max_rel_error"] = passes::JsonNumber(c.max_rel_error);
-  j["max_rel_at"] = passes::JsonStringOrNull(c.max_rel_at);
+  j["max_abs_error"] = report::JsonNumber(c.max_abs_error);
+  j["max_abs_at"] = report::JsonStringOrNull(c.max_abs_at);
+  j["max_rel_error"] = report::JsonNumber(c.max_rel_error);
+  j["max_rel_at"] = report::JsonStringOrNull(c.max_rel_at);
   j["max_ulp"] = c.max_ulp;
-  j["passing_atol"] = c.passing_atol ? passes::JsonNumber(*c.passing_atol) : passes::Json();
-  j["passing_rtol"] = c.passing_rtol ? passes::JsonNumber(*c.passing_rtol) : passes::Json();
-  j["bound_ratio"] = c.error_model ? passes::JsonNumber(c.bound_ratio) : passes::Json();
-  j["message"] = passes::JsonStringOrNull(c.message);
+  j["passing_atol"] = c.passing_atol ? report::JsonNumber(*c.passing_atol) : report::Json();
+  j["passing_rtol"] = c.passing_rtol ? report::JsonNumber(*c.passing_rtol) : report::Json();
+  j["bound_ratio"] = c.error_model ? report::JsonNumber(c.bound_ratio) : report::Json();
+  j["message"] = report::JsonStringOrNull(c.message);
   return j;
 }
 
 }  // namespace
 
-passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original_path,
+report::Json VerifyResultJson(const VerifyResult& r, const std::string& original_path,
                               const std::string& rewritten_path) {
-  passes::Json doc;
-  doc["schema_version"] = passes::kReportSchemaVersion;
+  report::Json doc;
+  doc["schema_version"] = report::kReportSchemaVersion;
   doc["kind"] = "verify";
   doc["original"] = original_path;
   doc["rewritten"] = rewritten_path;
   doc["match"] = r.match;
   doc["mode"] = r.mode;
-  doc["note"] = passes::JsonStringOrNull(r.note);
-  doc["tolerance"] = passes::Json{{"exact", r.tolerance.exact},
-                                  {"rtol", passes::JsonNumber(r.tolerance.rtol)},
-                                  {"atol", passes::JsonNumber(r.tolerance.atol)},
+  doc["note"] = report::JsonStringOrNull(r.note);
+  doc["tolerance"] = report::Json{{"exact", r.tolerance.exact},
+                                  {"rtol", report::JsonNumber(r.tolerance.rtol)},
+                                  {"atol", report::JsonNumber(r.tolerance.atol)},
                                   {"error_model", r.error_model},
-                                  {"margin", passes::JsonNumber(r.model.margin)},
-                                  {"reference_note", passes::JsonStringOrNull(r.reference_note)}};
-  passes::Json bound = passes::Json::array();
+                                  {"margin", report::JsonNumber(r.model.margin)},
+                                  {"reference_note", report::JsonStringOrNull(r.reference_note)}};
+  report::Json bound = report::Json::array();
   for (const BoundDim& b : r.bound) {
-    bound.push_back(passes::Json{{"symbol", b.symbol}, {"value", b.value}, {"by", b.by}});
+    bound.push_back(report::Json{{"symbol", b.symbol}, {"value", b.value}, {"by", b.by}});
   }
   doc["bound"] = std::move(bound);
-  passes::Json structural = passes::Json::array();
+  report::Json structural = report::Json::array();
   for (const std::string& s : r.structural) structural.push_back(s);
   doc["structural"] = std::move(structural);
-  passes::Json samples = passes::Json::array();
+  report::Json samples = report::Json::array();
   double max_abs = 0;
   int64_t max_ulp = 0;
   for (const SampleResult& s : r.samples) {
@@ -120,16 +120,16 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
       if (!(o.comparison.max_abs_error <= max_abs)) max_abs = o.comparison.max_abs_error;
       max_ulp = std::max(max_ulp, o.comparison.max_ulp);
     }
-    passes::Json j;
+    report::Json j;
     j["sample"] = s.label;
     j["match"] = s.match;
     j["expect_failure"] = s.expect_failure;
     j["skipped"] = s.skipped;
-    j["error"] = passes::JsonStringOrNull(s.error);
-    j["note"] = passes::JsonStringOrNull(s.note);
-    passes::Json outputs = passes::Json::array();
+    j["error"] = report::JsonStringOrNull(s.error);
+    j["note"] = report::JsonStringOrNull(s.note);
+    report::Json outputs = report::Json::array();
     for (const OutputResult& o : s.outputs) {
-      passes::Json c;
+      report::Json c;
       c["output"] = o.name;
       c.update(ComparisonJson(o.comparison));
       outputs.push_back(std::move(c));
@@ -138,29 +138,29 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
     samples.push_back(std::move(j));
   }
   doc["samples"] = std::move(samples);
-  doc["max_abs_error"] = passes::JsonNumber(max_abs);
+  doc["max_abs_error"] = report::JsonNumber(max_abs);
   doc["max_ulp"] = max_ulp;
   if (r.divergence) {
     const Divergence& d = *r.divergence;
-    passes::Json j;
+    report::Json j;
     j["sample"] = d.sample;
     j["tensor"] = d.tensor;
     j["node"] = d.node;
     j["node_output"] = d.node_output;
     j["op"] = d.op;
-    passes::Json shapes = passes::Json::array();
+    report::Json shapes = report::Json::array();
     for (const std::string& s : d.input_shapes) shapes.push_back(s);
     j["input_shapes"] = std::move(shapes);
-    j["pass"] = passes::JsonStringOrNull(d.pass);
-    j["rewrite"] = passes::JsonStringOrNull(d.rewrite);
+    j["pass"] = report::JsonStringOrNull(d.pass);
+    j["rewrite"] = report::JsonStringOrNull(d.rewrite);
     j["comparison"] = ComparisonJson(d.comparison);
     doc["divergence"] = std::move(j);
   } else {
     doc["divergence"] = nullptr;
   }
-  passes::Json local = passes::Json::array();
+  report::Json local = report::Json::array();
   for (const LocalResult& l : r.local) {
-    local.push_back(passes::Json{{"node", l.node},
+    local.push_back(report::Json{{"node", l.node},
                                  {"op", l.op},
                                  {"match", l.match},
                                  {"skipped", l.skipped},
@@ -172,7 +172,7 @@ passes::Json VerifyResultJson(const VerifyResult& r, const std::string& original
 
 std::string FormatVerifyJson(const VerifyResult& r, const std::string& original_path,
                              const std::string& rewritten_path) {
-  return passes::DumpJson(VerifyResultJson(r, original_path, rewritten_path));
+  return report::DumpJson(VerifyResultJson(r, original_path, rewritten_path));
 }
 
 }  // namespace onnx_bcast::verify

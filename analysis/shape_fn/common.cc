@@ -18,7 +18,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 // ---------------------------------------------------------------------------------------------
 // Elements and dims.
@@ -115,12 +115,12 @@ std::optional<bool> IsEqual(const Elem& a, const Elem& b) {
   if (d.AsConst()) return d.IsConst(0);
   if (const std::optional<int64_t> lo = d.LowerBound(); lo && *lo > 0) return false;
   if (const std::optional<int64_t> hi = d.UpperBound(); hi && *hi < 0) return false;
-  switch (bcast::DecideEqual(*a, *b)) {
-    case bcast::Truth::kAlways:
+  switch (broadcast::DecideEqual(*a, *b)) {
+    case broadcast::Truth::kAlways:
       return true;
-    case bcast::Truth::kNever:
+    case broadcast::Truth::kNever:
       return false;
-    case bcast::Truth::kSometimes:
+    case broadcast::Truth::kSometimes:
       break;
   }
   return std::nullopt;
@@ -373,9 +373,9 @@ Shape BroadcastShapes(const Op& op, int first, int count) {
     shapes.push_back(t == nullptr ? Shape::UnknownRank() : t->shape);
   }
   if (shapes.empty()) return Shape::UnknownRank();
-  bcast::BroadcastResult r = bcast::BroadcastNumpy(shapes);
-  if (r.verdict == bcast::Verdict::kError) return Shape::UnknownRank();
+  broadcast::BroadcastResult r = broadcast::BroadcastNumpy(shapes);
+  if (r.verdict == broadcast::Verdict::kError) return Shape::UnknownRank();
   return r.output;
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

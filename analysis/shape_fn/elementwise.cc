@@ -19,7 +19,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 // ---------------------------------------------------------------------------------------------
 // Same-shape ops.
@@ -350,4 +350,4 @@ Outputs WhereFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

@@ -18,11 +18,11 @@
 #include "broadcast/shape.h"
 #include "proto/onnx.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
-using bcast::Dim;
-using bcast::Expr;
-using bcast::Shape;
+using broadcast::Dim;
+using broadcast::Expr;
+using broadcast::Shape;
 
 /// One element of a tracked integer tensor: an expression, or nullopt when not known.
 using Elem = std::optional<Expr>;
@@ -337,6 +337,6 @@ class Op {
   const onnx::NodeProto& node_;
 };
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn
 
 #endif  // ONNX_BCAST_ANALYSIS_SHAPE_FN_INTERNAL_H_

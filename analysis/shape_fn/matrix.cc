@@ -18,15 +18,15 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 Outputs MatMulFn(const Op& op) {
   const Shape* a = op.InShape(0);
   const Shape* b = op.InShape(1);
   SymTensor t = Tensor(FirstElem(op), Shape::UnknownRank());
   if (a == nullptr || b == nullptr) return Fit(op, One(std::move(t)));
-  bcast::BroadcastResult r = bcast::BroadcastMatMul(*a, *b);
-  if (r.verdict != bcast::Verdict::kError) t.shape = r.output;
+  broadcast::BroadcastResult r = broadcast::BroadcastMatMul(*a, *b);
+  if (r.verdict != broadcast::Verdict::kError) t.shape = r.output;
   return Fit(op, One(std::move(t)));
 }
 
@@ -183,8 +183,8 @@ Outputs EinsumFn(const Op& op) {
   }
   Shape ell = Shape::FromDims({});
   if (!ellipses.empty()) {
-    bcast::BroadcastResult r = bcast::BroadcastNumpy(ellipses);
-    if (r.verdict == bcast::Verdict::kError) return Fit(op, One(std::move(t)));
+    broadcast::BroadcastResult r = broadcast::BroadcastNumpy(ellipses);
+    if (r.verdict == broadcast::Verdict::kError) return Fit(op, One(std::move(t)));
     ell = r.output;
   }
   std::string rhs;
@@ -213,4 +213,4 @@ Outputs EinsumFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

@@ -20,7 +20,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 // ---------------------------------------------------------------------------------------------
 // Movement ops.
@@ -339,4 +339,4 @@ Outputs OneHotFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

@@ -19,7 +19,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 // Reads and validates the window attributes for `n` spatial axes; nullopt when malformed.
 std::optional<Window> ReadWindow(const Op& op, size_t n, const std::vector<Elem>* kernel_from_w) {
@@ -379,4 +379,4 @@ Outputs GridSampleFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

@@ -19,7 +19,7 @@
 #include "broadcast/rules.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes::shape_fn {
+namespace onnx_bcast::analysis::shape_fn {
 
 // ---------------------------------------------------------------------------------------------
 // Value-carrying ops.
@@ -549,8 +549,8 @@ bool ZeroImpliesZero(const Expr& e, const Expr& f) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   if (names.size() != 1) return false;
-  const std::optional<bcast::ZeroSetShape> a = bcast::ZeroSetPeriodicity(e);
-  const std::optional<bcast::ZeroSetShape> b = bcast::ZeroSetPeriodicity(f);
+  const std::optional<broadcast::ZeroSetShape> a = broadcast::ZeroSetPeriodicity(e);
+  const std::optional<broadcast::ZeroSetShape> b = broadcast::ZeroSetPeriodicity(f);
   if (!a || !b) return false;
   const int64_t period = std::lcm(a->period, b->period);
   const int64_t end = std::max(a->threshold, b->threshold) + period;
@@ -649,8 +649,8 @@ Outputs ExpandFn(const Op& op) {
   SymTensor t = Tensor(op.InElem(0), Shape::UnknownRank());
   const std::optional<std::vector<Dim>> target = ShapeFromTensor(op, 1);
   if (x == nullptr || !target) return Fit(op, One(std::move(t)));
-  bcast::BroadcastResult r = bcast::BroadcastBidirectional(x->shape, Shape::FromDims(*target));
-  if (r.verdict == bcast::Verdict::kError) return Fit(op, One(std::move(t)));
+  broadcast::BroadcastResult r = broadcast::BroadcastBidirectional(x->shape, Shape::FromDims(*target));
+  if (r.verdict == broadcast::Verdict::kError) return Fit(op, One(std::move(t)));
   t.shape = r.output;
   if (std::optional<Elems> v = ValueOf(x); v && t.shape.rank_known && t.shape.rank() <= 1) {
     const std::optional<int64_t> n = t.shape.NumElements();
@@ -691,4 +691,4 @@ Outputs TileFn(const Op& op) {
   return Fit(op, One(std::move(t)));
 }
 
-}  // namespace onnx_bcast::passes::shape_fn
+}  // namespace onnx_bcast::analysis::shape_fn

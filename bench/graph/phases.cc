@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({"explicit", "", {}});
   if (!pipeline.ok()) return Fail("opt", pipeline.status());
-  passes::OptReport report;
+  report::OptReport report;
   t = Clock::now();
   if (absl::Status s = driver::Optimize(&*model, *pipeline, driver::OptSettings(), &report);
       !s.ok()) {

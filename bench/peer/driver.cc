@@ -42,28 +42,28 @@ std::optional<Shape> ParseShape(const std::string& text) {
   return shape;
 }
 
-std::optional<rt::OpKind> ParseOp(const std::string& name) {
-  for (rt::OpKind op : {rt::OpKind::kAdd, rt::OpKind::kSub, rt::OpKind::kMul, rt::OpKind::kDiv,
-                        rt::OpKind::kMax, rt::OpKind::kMin, rt::OpKind::kAnd, rt::OpKind::kOr,
-                        rt::OpKind::kXor}) {
-    if (std::string(rt::OpKindName(op)) == name) return op;
+std::optional<runtime::OpKind> ParseOp(const std::string& name) {
+  for (runtime::OpKind op : {runtime::OpKind::kAdd, runtime::OpKind::kSub, runtime::OpKind::kMul, runtime::OpKind::kDiv,
+                        runtime::OpKind::kMax, runtime::OpKind::kMin, runtime::OpKind::kAnd, runtime::OpKind::kOr,
+                        runtime::OpKind::kXor}) {
+    if (std::string(runtime::OpKindName(op)) == name) return op;
   }
   return std::nullopt;
 }
 
-std::optional<rt::DType> ParseDType(const std::string& name) {
-  for (rt::DType t : {rt::DType::kFloat32, rt::DType::kInt32, rt::DType::kInt64,
-                      rt::DType::kBool, rt::DType::kFloat64}) {
-    if (std::string(rt::DTypeName(t)) == name) return t;
+std::optional<runtime::DType> ParseDType(const std::string& name) {
+  for (runtime::DType t : {runtime::DType::kFloat32, runtime::DType::kInt32, runtime::DType::kInt64,
+                      runtime::DType::kBool, runtime::DType::kFloat64}) {
+    if (std::string(runtime::DTypeName(t)) == name) return t;
   }
   return std::nullopt;
 }
 
 struct Case {
-  rt::OpKind op;
+  runtime::OpKind op;
   Shape sa, sb;
-  rt::Tensor a, b, out;
-  std::unique_ptr<rt::BroadcastPlan> plan;
+  runtime::Tensor a, b, out;
+  std::unique_ptr<runtime::BroadcastPlan> plan;
   std::unique_ptr<StreamArrays> stream;
   std::unique_ptr<StreamArrays> matched;
   int64_t bytes = 0;
@@ -110,17 +110,17 @@ int Main() {
         c->a = Filled(*t, *sa);
         c->b = Filled(*t, *sb);
         const Shape so = Broadcast(*sa, *sb);
-        c->out = Filled(rt::BinaryOutputDType(*k, *t), so);
-        auto plan = rt::BroadcastPlan::Create(*sa, *sb, so);
+        c->out = Filled(runtime::BinaryOutputDType(*k, *t), so);
+        auto plan = runtime::BroadcastPlan::Create(*sa, *sb, so);
         if (!plan.ok()) {
           reply = "error " + std::string(plan.status().message());
         } else {
-          c->plan = std::make_unique<rt::BroadcastPlan>(*std::move(plan));
+          c->plan = std::make_unique<runtime::BroadcastPlan>(*std::move(plan));
           c->bytes = BytesMoved(*sa, *sb, c->a.element_size(), c->out.element_size());
           c->stream = std::make_unique<StreamArrays>(BytesMoved(*sa, *sb, 4, 4));
           c->matched = std::make_unique<StreamArrays>(
               c->bytes, MatchingMix(*sa, *sb, c->a.element_size(), c->out.element_size()));
-          reply = "ok " + std::string(rt::KernelKindName(c->plan->kind()));
+          reply = "ok " + std::string(runtime::KernelKindName(c->plan->kind()));
         }
       }
     } else if (cmd == "info") {
@@ -133,12 +133,12 @@ int Main() {
       if (!c || !c->plan) {
         reply = "error no case";
       } else if (cmd == "ours") {
-        rt::BinaryOptions opts;
+        runtime::BinaryOptions opts;
         opts.threads = static_cast<int>(threads);
         const int64_t samples = x, batch = n < 1 ? 1 : n;
         bool failed = false;
         reply = Sample(samples, batch, [&] {
-          failed |= !rt::BinaryOp(c->op, *c->plan, c->a, c->b, &c->out, opts).ok();
+          failed |= !runtime::BinaryOp(c->op, *c->plan, c->a, c->b, &c->out, opts).ok();
         });
         if (failed) reply = "error BinaryOp failed";
       } else {

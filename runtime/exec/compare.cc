@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 template <class T>
@@ -305,4 +305,4 @@ Comparison CompareValues(const Value& actual, const Value& expected, const std::
   return out;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -11,7 +11,7 @@
 
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Tolerances for floating-point elements (the ONNX backend test defaults).
 struct Tolerance {
@@ -66,6 +66,6 @@ struct Comparison {
 Comparison CompareValues(const Value& actual, const Value& expected, const std::string& name,
                          const Tolerance& tolerance = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_COMPARE_H_

@@ -11,7 +11,7 @@
 #include "runtime/exec/model_loader.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::StatusOr<std::vector<onnx::TensorProto>> EvaluateConstantModel(
     const proto::Model& fragment, const RunOptions& options) {
@@ -35,4 +35,4 @@ absl::StatusOr<std::vector<onnx::TensorProto>> EvaluateConstantModel(
   return out;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

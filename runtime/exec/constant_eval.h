@@ -10,7 +10,7 @@
 #include "proto/model_io.h"
 #include "runtime/ops/op.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Runs `fragment`, a model whose main graph has no inputs (its nodes read initializers and
 /// each other), and returns its graph outputs as tensors named after them, in order.
@@ -19,6 +19,6 @@ namespace onnx_bcast::rt {
 absl::StatusOr<std::vector<onnx::TensorProto>> EvaluateConstantModel(
     const proto::Model& fragment, const RunOptions& options = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_CONSTANT_EVAL_H_

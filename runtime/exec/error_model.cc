@@ -17,7 +17,7 @@
 #include "runtime/exec/load_executor.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 // Ops that select, compare or move values: an engine rounds nothing there.
@@ -501,4 +501,4 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
   return out;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -44,7 +44,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// The constants of the model (docs/error-model.md says how they were chosen).
 struct ErrorModel {
@@ -123,6 +123,6 @@ Comparison CompareToReference(const Value& actual, const OutputReference& ref,
 /// FLT_MIN).
 double Float32Ulp(double v);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_ERROR_MODEL_H_

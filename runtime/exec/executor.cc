@@ -19,7 +19,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 // A chain of float elementwise nodes over one tensor x and scalar constants whose
 // intermediate values nothing else reads (GELU: Div, Erf, Add, Mul, Mul).
@@ -965,4 +965,4 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   return outputs;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

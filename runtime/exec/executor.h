@@ -20,7 +20,7 @@
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Named values fed to a run: graph inputs, or initializers to override.
 using Feeds = std::vector<std::pair<std::string, Value>>;
@@ -113,6 +113,6 @@ class Executor {
   int64_t blocked_outputs_ = 0;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 std::string DeclaredShape(const Graph& graph, size_t index) {
   if (index >= graph.input_shape_known.size() || !graph.input_shape_known[index]) {
@@ -83,4 +83,4 @@ absl::StatusOr<SymbolValues> CheckInputs(const Graph& graph, const Feeds& feeds,
   return bound;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -12,7 +12,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/graph.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Values of symbolic dims by name.
 using SymbolValues = std::map<std::string, int64_t>;
@@ -31,6 +31,6 @@ absl::StatusOr<SymbolValues> CheckInputs(const Graph& graph, const Feeds& feeds,
 /// The declared shape of graph input `index` as "[N,3,?]" (symbols by name, "?" unknown dims).
 std::string DeclaredShape(const Graph& graph, size_t index);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_INPUT_CHECK_H_

@@ -4,7 +4,7 @@
 
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::StatusOr<std::unique_ptr<Executor>> LoadExecutor(const proto::Model& model,
                                                        const RunOptions& options,
@@ -13,4 +13,4 @@ absl::StatusOr<std::unique_ptr<Executor>> LoadExecutor(const proto::Model& model
   return Executor::Create(std::move(runtime), options);
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

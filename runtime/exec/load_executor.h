@@ -12,7 +12,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Errors: LoadRuntimeModel's (InvalidArgument for a malformed model, Unimplemented for what
 /// the runtime cannot hold), then Executor::Create's; unprefixed.
@@ -20,6 +20,6 @@ absl::StatusOr<std::unique_ptr<Executor>> LoadExecutor(const proto::Model& model
                                                        const RunOptions& options = {},
                                                        const LoadOptions& load = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_LOAD_EXECUTOR_H_

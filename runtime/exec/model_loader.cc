@@ -1,4 +1,4 @@
-// proto::Model -> rt::Model: attributes and initializers decoded once, subgraphs converted
+// proto::Model -> runtime::Model: attributes and initializers decoded once, subgraphs converted
 // recursively, function calls inlined with per-node opsets taken from the function's imports.
 #include "runtime/exec/model_loader.h"
 
@@ -15,7 +15,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using OpsetMap = std::map<std::string, int64_t>;
@@ -363,4 +363,4 @@ absl::StatusOr<std::shared_ptr<const Model>> LoadRuntimeModel(const proto::Model
   return std::shared_ptr<const Model>(std::move(out));
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

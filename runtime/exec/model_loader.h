@@ -15,7 +15,7 @@
 #include "runtime/graph.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// How to load.
 struct LoadOptions {
@@ -40,6 +40,6 @@ absl::StatusOr<Tensor> TensorFromRaw(const proto::RawTensor& raw);
 /// The tensor as a decoded TensorProto named `name`.
 proto::RawTensor RawFromTensor(const Tensor& tensor, const std::string& name);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_MODEL_LOADER_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 RunProfile::NodeTime& RunProfile::Entry(const Node& node, const std::vector<Value>* outputs) {
   auto [it, inserted] = index_.emplace(&node, nodes_.size());
@@ -78,4 +78,4 @@ std::vector<RunProfile::OpTime> RunProfile::Ops() const {
   return out;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

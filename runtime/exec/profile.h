@@ -13,7 +13,7 @@
 #include "runtime/graph.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 class RunProfile {
  public:
@@ -67,6 +67,6 @@ class RunProfile {
   int64_t runs_ = 0;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_PROFILE_H_

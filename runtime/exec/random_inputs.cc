@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 std::string ValueRange::ToString() const {
   return absl::StrCat(lo, ":", hi, integers ? ":int" : "");
@@ -154,4 +154,4 @@ absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions&
   return feeds;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

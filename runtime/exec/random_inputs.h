@@ -14,7 +14,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/graph.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// The values one input's random elements take (run/verify/opt --input-range NAME=LO:HI):
 /// floating-point types uniform in [lo, hi]; integer types and bools whole numbers uniform in
@@ -63,6 +63,6 @@ absl::Status CheckValueRange(const std::string& input, DType dtype, const ValueR
 absl::StatusOr<Feeds> RandomInputs(const Graph& graph, const RandomInputOptions& options,
                                    const std::set<std::string>& skip = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_RANDOM_INPUTS_H_

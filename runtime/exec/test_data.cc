@@ -12,7 +12,7 @@
 #include "runtime/exec/model_loader.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 namespace fs = std::filesystem;
@@ -164,4 +164,4 @@ absl::Status SaveOutputs(const std::vector<Value>& outputs, const std::vector<st
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -13,7 +13,7 @@
 #include "runtime/graph.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// One test_data_set directory.
 struct TestDataSet {
@@ -48,6 +48,6 @@ absl::Status SaveOutputs(const std::vector<Value>& outputs, const std::vector<st
                          const std::string& dir,
                          const std::vector<const onnx::TypeProto*>& types = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_TEST_DATA_H_

@@ -13,7 +13,7 @@
 #include "runtime/kernels/stream_store.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using binary_internal::InnerFn;
@@ -327,4 +327,4 @@ absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& 
   return kernel.Run(inputs, out, opts);
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -17,7 +17,7 @@
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 namespace binary_internal {
 /// A flat loop: out[i] = f(in[0][i or 0], in[1][i or 0], ...) for i in [0, n).
@@ -104,6 +104,6 @@ absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor*
 absl::Status Where(const BroadcastPlan& plan, const Tensor& cond, const Tensor& x, const Tensor& y,
                    Tensor* out, const BinaryOptions& opts = {});
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_BINARY_H_

@@ -1,7 +1,7 @@
 // Inner-loop tables for the arithmetic ops (Add, Sub, Mul, Div, Max, Min, PRelu, Mod).
 #include "runtime/kernels/binary_loops.h"
 
-namespace onnx_bcast::rt::binary_internal {
+namespace onnx_bcast::runtime::binary_internal {
 
 InnerFns LookupArithmetic(ElemOp op, DType dtype) {
   switch (op) {
@@ -28,4 +28,4 @@ InnerFns LookupArithmetic(ElemOp op, DType dtype) {
   }
 }
 
-}  // namespace onnx_bcast::rt::binary_internal
+}  // namespace onnx_bcast::runtime::binary_internal

@@ -1,7 +1,7 @@
 // Inner-loop tables for comparisons, logic, bitwise ops, shifts and Where.
 #include "runtime/kernels/binary_loops.h"
 
-namespace onnx_bcast::rt::binary_internal {
+namespace onnx_bcast::runtime::binary_internal {
 namespace {
 
 // Where only moves elements, so one loop per element size serves every dtype.
@@ -96,4 +96,4 @@ InnerFns LookupWhere(size_t element_size) {
   }
 }
 
-}  // namespace onnx_bcast::rt::binary_internal
+}  // namespace onnx_bcast::runtime::binary_internal

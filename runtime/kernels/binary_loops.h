@@ -12,7 +12,7 @@
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/stream_store.h"
 
-namespace onnx_bcast::rt::binary_internal {
+namespace onnx_bcast::runtime::binary_internal {
 
 // InnerFn and InnerFns (the loops of one op and dtype tuple) are declared in binary.h, where
 // BinaryKernel holds them.
@@ -150,6 +150,6 @@ InnerFns LookupLogic(ElemOp op, DType dtype);
 /// Where on elements of `element_size` bytes; mask bits: 1 cond, 2 x, 4 y (binary_logic.cc).
 InnerFns LookupWhere(size_t element_size);
 
-}  // namespace onnx_bcast::rt::binary_internal
+}  // namespace onnx_bcast::runtime::binary_internal
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_BINARY_LOOPS_H_

@@ -1,7 +1,7 @@
 // Inner-loop tables for Pow, whose base (T) and exponent (T1) dtypes may differ.
 #include "runtime/kernels/binary_loops.h"
 
-namespace onnx_bcast::rt::binary_internal {
+namespace onnx_bcast::runtime::binary_internal {
 namespace {
 
 // float ** (one float exponent): x * x when the exponent is 2, the square every LayerNorm and
@@ -42,4 +42,4 @@ InnerFns LookupPow(DType a, DType b) {
   });
 }
 
-}  // namespace onnx_bcast::rt::binary_internal
+}  // namespace onnx_bcast::runtime::binary_internal

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 constexpr int64_t kPixelTile = 8;
@@ -135,4 +135,4 @@ void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels,
   AverageBaseline(x, blocks, spatial, block, y);
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// True for the blocks the layout comes in (8, 16, or `channels` itself: NHWC) when
 /// `channels` is a multiple of `block`.
@@ -30,6 +30,6 @@ void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t 
 void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial,
                                 int block, float* y);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_CHANNEL_BLOCKS_H_

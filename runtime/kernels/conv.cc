@@ -16,7 +16,7 @@
 #include "runtime/kernels/conv_onednn.h"
 #include "runtime/kernels/gemm.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 int64_t Prod(const std::vector<int64_t>& v) {
@@ -728,4 +728,4 @@ BCAST_CONV_INSTANTIATE(float)
 BCAST_CONV_INSTANTIATE(double)
 #undef BCAST_CONV_INSTANTIATE
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// Spatial geometry of a sliding window, one entry per spatial dim. Input coordinate of output
 /// position o and kernel offset k: o * strides - pads_begin + k * dilations.
@@ -129,6 +129,6 @@ template <class T>
 void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                    int64_t group, const T* x, const T* w, const T* bias, T* y);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_CONV_H_

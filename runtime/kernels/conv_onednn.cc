@@ -22,7 +22,7 @@
 #include "runtime/kernels/onednn_cache.h"
 #endif
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 #ifndef BCAST_HAVE_ONEDNN
 
@@ -387,4 +387,4 @@ std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64
 
 #endif  // BCAST_HAVE_ONEDNN
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/conv.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// True when this build has oneDNN and BCAST_CONV_ONEDNN is not "0" in the environment.
 bool OneDnnConvAvailable();
@@ -29,6 +29,6 @@ std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64
                                                   int64_t channels, int64_t maps, int64_t group,
                                                   const float* w, bool has_bias);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_CONV_ONEDNN_H_

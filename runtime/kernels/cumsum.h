@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// dst[o, i, n] = the sum of src[o, j, n] over j from the scan start (0, or dim - 1 when
 /// `reverse`) up to i, i itself excluded when `exclusive`. `dst` must not alias `src`.
@@ -41,6 +41,6 @@ void CumSum(const T* src, int64_t outer, int64_t dim, int64_t inner, bool exclus
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_CUMSUM_H_

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// out[b] = det(x[b]) for `batch` dense n x n matrices (1 when n is 0; 0 at the first zero
 /// pivot, so a NaN column keeps going and gives NaN).
@@ -48,6 +48,6 @@ void Determinants(const C* x, int64_t batch, int64_t n, C* out) {
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_DET_H_

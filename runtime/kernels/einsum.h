@@ -12,7 +12,7 @@
 
 #include "absl/types/span.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The accumulator of an Einsum over T: double for floating T, int64 for integers (products
 /// and sums wrap modulo 2^64, like the other integer kernels).
@@ -81,6 +81,6 @@ void EinsumContract(absl::Span<const T* const> inputs,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_EINSUM_H_

@@ -7,7 +7,7 @@
 
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// a + b: wrapping for integers, `or` for bool, through float for the half types.
 template <class T>
@@ -49,6 +49,6 @@ bool LessValues(T a, T b) {
   return x < y;
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ELEMENT_VALUES_H_

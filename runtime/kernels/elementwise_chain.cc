@@ -9,7 +9,7 @@
 #include "runtime/kernels/unary_ops.h"
 #include "runtime/kernels/vector_math.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 using Op = ChainStep::Op;
@@ -192,4 +192,4 @@ void RunChainReference(const std::vector<ChainStep>& steps, const float* scalars
   std::copy(regs.back().begin(), regs.back().end(), y);
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

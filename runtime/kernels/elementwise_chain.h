@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/conv.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// One step: register `dst` = op(a, b) (binary) or op(a) (kErf, kHardSigmoid). Register 0 is the
 /// chain's input x; step i writes register i + 1; the last step's register is the result.
@@ -44,6 +44,6 @@ void RunChain(const std::vector<ChainStep>& steps, const float* scalars, const f
 void RunChainReference(const std::vector<ChainStep>& steps, const float* scalars, const float* x,
                        float* y, int64_t n);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ELEMENTWISE_CHAIN_H_

@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::string_view OpKindName(OpKind op) {
   switch (op) {
@@ -131,4 +131,4 @@ absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAt
   return elem;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// ONNX binary ops with multidirectional broadcasting (PRelu's slope is unidirectional,
 /// which the caller's output shape already encodes).
@@ -368,6 +368,6 @@ inline auto Apply(A a, B b) {
 }
 
 }  // namespace elem
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ELEMENTWISE_OPS_H_

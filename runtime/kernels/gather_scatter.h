@@ -13,7 +13,7 @@
 #include "absl/types/span.h"
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// ScatterElements' and ScatterND's `reduction` attribute.
 enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
@@ -147,6 +147,6 @@ void ScatterND(T* data, absl::Span<const int64_t> data_shape, int64_t tuples, in
   });
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_GATHER_SCATTER_H_

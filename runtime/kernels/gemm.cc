@@ -8,7 +8,7 @@
 #include <atomic>
 #include <type_traits>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 template <class T>
@@ -67,4 +67,4 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
   BlasGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

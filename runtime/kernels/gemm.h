@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/matmul_fast.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// Largest M, N or K (and leading dimension) the BLAS path accepts (its ints are 32-bit).
 inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
@@ -106,6 +106,6 @@ void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_

@@ -12,7 +12,7 @@
 
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// out[i] = start + i * delta for i in [0, n). Integers wrap modulo 2^bits: a running sum in
 /// uint64 is that value modulo 2^64. Floating types compute each element afresh in their
@@ -45,6 +45,6 @@ inline void Diagonal(int64_t rows, int64_t cols, int64_t k, const void* one, siz
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_GENERATE_H_

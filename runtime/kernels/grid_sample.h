@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 enum class GridSampleMode { kBilinear, kNearest, kBicubic };
 enum class GridSamplePadding { kZeros, kBorder, kReflection };
@@ -136,6 +136,6 @@ void GridSample(const C* x, int64_t n, int64_t c, int64_t h, int64_t w, const C*
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_GRID_SAMPLE_H_

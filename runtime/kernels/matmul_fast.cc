@@ -20,7 +20,7 @@
 #include "runtime/kernels/onednn_cache.h"
 #endif
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 bool EnvOn(const char* name) {
@@ -158,4 +158,4 @@ bool OneDnnMatMul(int64_t m, int64_t n, int64_t k, const float* a, const float* 
 
 #endif  // BCAST_HAVE_ONEDNN
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

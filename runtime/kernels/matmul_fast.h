@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// Largest m, n and k SmallMatMuls takes: beyond it one product's arithmetic outweighs a
 /// BLAS call's overhead.
@@ -33,6 +33,6 @@ bool OneDnnMatMulAvailable();
 /// cached per (thread, m, n, k); on one thread (see conv_onednn.cc for why).
 bool OneDnnMatMul(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_MATMUL_FAST_H_

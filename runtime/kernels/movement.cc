@@ -6,7 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 // A dim of the copy: extent and strides (elements) on both sides.
@@ -427,4 +427,4 @@ void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k,
   }
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

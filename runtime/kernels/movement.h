@@ -12,7 +12,7 @@
 #include "absl/types/span.h"
 #include "runtime/thread_pool.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Row-major strides (in elements) of a dense tensor of `shape`.
 std::vector<int64_t> DenseStrides(absl::Span<const int64_t> shape);
@@ -87,6 +87,6 @@ void CopyElements(const void* src, int64_t count, size_t elem_size, void* dst);
 /// Writes `count` copies of the element at `value` to `dst`.
 void FillElements(const void* value, int64_t count, size_t elem_size, void* dst);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_MOVEMENT_H_

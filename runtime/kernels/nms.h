@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// NonMaxSuppression's inputs after the tensors (all optional there; these are the defaults).
 struct NmsOptions {
@@ -77,6 +77,6 @@ inline std::vector<int64_t> NonMaxSuppression(const double* boxes, const double*
   return selected;
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_NMS_H_

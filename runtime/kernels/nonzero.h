@@ -11,7 +11,7 @@
 #include "absl/types/span.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// Whether an element counts as nonzero.
 template <class T>
@@ -45,6 +45,6 @@ void NonZeroCoordinates(const T* x, absl::Span<const int64_t> shape, int64_t hit
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_NONZERO_H_

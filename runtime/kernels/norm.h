@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// Each of `rows` rows of `cols` elements: y = (x - mean) * inv_std * scale + bias, with
 /// inv_std = 1 / sqrt(variance + eps) (population variance, two passes). `scale` and `bias`
@@ -174,6 +174,6 @@ void MeanVarianceNormalize(const C* x, const std::vector<int64_t>& shape,
   walk([&](int64_t i, int64_t k) { y[i] = static_cast<C>((x[i] - s[k]) / ss[k]); });
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_NORM_H_

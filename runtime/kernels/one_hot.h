@@ -10,7 +10,7 @@
 
 #include "runtime/kernels/movement.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The position an index addresses on an axis of `depth` (negative counts from the end), or
 /// -1 when it lies outside [-depth, depth).
@@ -34,6 +34,6 @@ inline void OneHot(const int64_t* indices, int64_t outer, int64_t depth, int64_t
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ONE_HOT_H_

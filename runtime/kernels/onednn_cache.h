@@ -10,7 +10,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// One thread's oneDNN engine and stream, and its primitives (`Entry`) by what they depend on
 /// (`Key`).
@@ -43,6 +43,6 @@ struct OneDnnThreadState {
   }
 };
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ONEDNN_CACHE_H_

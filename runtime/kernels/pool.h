@@ -14,7 +14,7 @@
 
 #include "runtime/kernels/conv.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The pooling operators.
 enum class PoolKind { kMax, kAverage, kLp };
@@ -248,6 +248,6 @@ inline void MaxUnpool(const void* x, const int64_t* indices, int64_t count,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_POOL_H_

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// A per-slice parameter of a flat tensor: element i reads values[(i / inner) % count]; one
 /// value (count 1) is a per-tensor parameter.
@@ -77,6 +77,6 @@ inline void RoundToInt32(const double* acc, int64_t n, int32_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(std::llround(acc[i]));
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_QLINEAR_H_

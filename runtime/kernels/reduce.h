@@ -11,7 +11,7 @@
 
 #include "runtime/kernels/vector_math.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The Reduce* operators.
 enum class ReduceKind {
@@ -376,6 +376,6 @@ void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t in
   SoftmaxInDouble(kind, in, outer, n, inner, out);
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REDUCE_H_

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The taps of one dim: output index j reads input index[k] with weight[k] for k in
 /// [begin[j], begin[j+1]); extrapolate[j] marks outputs replaced by the extrapolation value.
@@ -122,6 +122,6 @@ void ResizeIntegers(const std::vector<int64_t>& shape, const std::vector<ResizeT
   StoreSaturated(yv.data(), out_count, round, y);
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_RESIZE_H_

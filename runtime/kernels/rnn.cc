@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "runtime/kernels/gemm.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 bool RnnActivation::Parse(const std::string& name, double alpha, double beta, RnnActivation* out) {
   struct Row {
@@ -56,4 +56,4 @@ template void RnnDirectionFast<double>(const RnnParams&, const double*, const do
                                        const double*, const double*, double*, int64_t, double*,
                                        double*);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// One activation function of a recurrent cell, with its alpha/beta.
 struct RnnActivation {
@@ -196,6 +196,6 @@ void RnnDirectionFast(const RnnParams& p, const T* x, const T* w, const T* r, co
                       const T* peep, const int64_t* lens, const T* h0, const T* c0, T* y,
                       int64_t y_step_stride, T* yh, T* yc);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_RNN_H_

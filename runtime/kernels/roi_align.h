@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// RoiAlign's attributes.
 struct RoiAlignOptions {
@@ -130,6 +130,6 @@ void RoiAlign(const C* x, int64_t c, int64_t h, int64_t w, const C* rois,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_ROI_ALIGN_H_

@@ -13,7 +13,7 @@
 #include <immintrin.h>
 #endif
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// Writes the 64-byte line at `src` (64-byte aligned, normally in L1) to `dst` (64-byte
 /// aligned) with non-temporal stores. Call StreamFence() before others may read `dst`.
@@ -55,6 +55,6 @@ inline void StreamFence() {
 #endif
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_STREAM_STORE_H_

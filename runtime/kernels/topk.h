@@ -12,7 +12,7 @@
 
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// values/indices [outer, k, inner]: the k largest (or smallest) elements of each line
 /// src[o, :, n] in order, and their positions on the axis. Requires 0 <= k <= dim.
@@ -43,6 +43,6 @@ void TopK(const T* src, int64_t outer, int64_t dim, int64_t inner, int64_t k, bo
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_TOPK_H_

@@ -17,7 +17,7 @@
 #include "runtime/kernels/vector_math.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using unary_internal::ForRange;
@@ -258,4 +258,4 @@ absl::Status Copy(const Tensor& x, Tensor* out) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -11,7 +11,7 @@
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// How to run a unary kernel.
 struct UnaryOptions {
@@ -48,6 +48,6 @@ uint16_t DoubleToHalfBits(double d);
 /// float64 -> bfloat16 bits, rounded once to nearest even.
 uint16_t DoubleToBFloat16Bits(double d);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_UNARY_H_

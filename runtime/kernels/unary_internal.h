@@ -8,7 +8,7 @@
 #include "runtime/kernels/unary.h"
 #include "runtime/thread_pool.h"
 
-namespace onnx_bcast::rt::unary_internal {
+namespace onnx_bcast::runtime::unary_internal {
 
 /// Runs fn(begin, end) over [0, n), split across threads for large n. Edges fall on
 /// multiples of 64 elements so results never depend on the thread count.
@@ -30,6 +30,6 @@ void ForRange(int64_t n, const UnaryOptions& opts, Fn&& fn) {
   });
 }
 
-}  // namespace onnx_bcast::rt::unary_internal
+}  // namespace onnx_bcast::runtime::unary_internal
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_UNARY_INTERNAL_H_

@@ -12,7 +12,7 @@
 #include "runtime/dtype.h"
 #include "runtime/kernels/elementwise_ops.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// ONNX unary elementwise ops (one input, one output of the same shape).
 enum class UnaryKind {
@@ -276,6 +276,6 @@ inline auto ApplyUnary(C x, const UnaryParams& p) {
 }
 
 }  // namespace elem
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_UNARY_OPS_H_

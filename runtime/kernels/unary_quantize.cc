@@ -12,7 +12,7 @@
 #include "runtime/kernels/unary_internal.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using unary_internal::ForRange;
@@ -195,4 +195,4 @@ absl::Status DynamicQuantizeLinear(const Tensor& x, Tensor* y, Tensor* scale, Te
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -9,7 +9,7 @@
 #include "runtime/kernels/unary.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// y[i] = saturate(round_half_even(x[i] / scale[c]) + zero_point[c]) with the channel
 /// c = (i / inner) % scale.num_elements(), computed in float. x is a floating-point type or
@@ -28,6 +28,6 @@ absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor
 /// allocated by the caller.
 absl::Status DynamicQuantizeLinear(const Tensor& x, Tensor* y, Tensor* scale, Tensor* zero_point);
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_UNARY_QUANTIZE_H_

@@ -13,7 +13,7 @@
 
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// The unique slices, in output order: ascending when sorted, else by first occurrence.
 struct UniqueGroups {
@@ -92,6 +92,6 @@ UniqueGroups UniqueSlices(const T* x, int64_t outer, int64_t dim, int64_t inner,
   return g;
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_UNIQUE_H_

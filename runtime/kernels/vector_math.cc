@@ -19,7 +19,7 @@ __attribute__((target("avx2"))) __m256 _ZGVdN8v_erff(__m256 x);
 }
 #endif
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 #ifdef BCAST_HAVE_MVEC
@@ -162,4 +162,4 @@ void SigmoidFloats(const float* in, float* out, int64_t n) {
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

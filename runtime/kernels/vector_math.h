@@ -10,7 +10,7 @@
 #include <xmmintrin.h>
 #endif
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 
 /// While alive, this thread's float results too small to be normal are flushed to zero and
 /// such inputs read as zero (x86 MXCSR FTZ and DAZ); the previous mode comes back after. For
@@ -60,6 +60,6 @@ void ErfFloats(const float* in, float* out, int64_t n);
 /// overflows), with the exps from ExpFloats; out may equal in.
 void SigmoidFloats(const float* in, float* out, int64_t n);
 
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_VECTOR_MATH_H_

@@ -9,7 +9,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using TensorPtr = std::shared_ptr<Tensor>;
@@ -424,4 +424,4 @@ constexpr OpRegistration kControlFlowOps[] = {
 
 absl::Span<const OpRegistration> ControlFlowOps() { return kControlFlowOps; }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

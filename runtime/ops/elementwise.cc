@@ -17,7 +17,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace elementwise_internal {
 
 absl::Status AsNodeError(const OpContext& ctx, const absl::Status& status) {
@@ -40,7 +40,7 @@ std::string ShapesToString(const std::vector<std::vector<int64_t>>& shapes) {
 // numpy output shape of `shapes`, or the node's InvalidArgument naming them.
 absl::StatusOr<std::vector<int64_t>> OutputShape(const OpContext& ctx,
                                                  const std::vector<std::vector<int64_t>>& shapes) {
-  absl::StatusOr<std::vector<int64_t>> out = bcast::BroadcastConcrete(shapes);
+  absl::StatusOr<std::vector<int64_t>> out = broadcast::BroadcastConcrete(shapes);
   if (!out.ok()) {
     return ctx.Error(absl::StrCat("inputs ", ShapesToString(shapes),
                                   " do not broadcast: ", out.status().message()));
@@ -76,7 +76,7 @@ constexpr bool HasLegacyBroadcast(OpKind op) {
 
 // B's shape for numpy broadcasting. Opset<7: `broadcast=0` requires equal shapes;
 // `broadcast=1` places B on A at `axis` (default suffix), which reshaping B to
-// bcast::LegacyToNumpyBShape turns into numpy broadcasting.
+// broadcast::LegacyToNumpyBShape turns into numpy broadcasting.
 absl::StatusOr<std::vector<int64_t>> LegacyBShape(const OpContext& ctx, const Tensor& a,
                                                   const Tensor& b) {
   const Node& node = ctx.node();
@@ -91,14 +91,14 @@ absl::StatusOr<std::vector<int64_t>> LegacyBShape(const OpContext& ctx, const Te
   }
   std::optional<int64_t> axis;
   if (node.Has("axis")) axis = node.GetInt("axis", -1);
-  const bcast::Shape sa = bcast::Shape::OfVector(a.shape());
-  const bcast::Shape sb = bcast::Shape::OfVector(b.shape());
-  const bcast::BroadcastResult legacy = bcast::BroadcastLegacyOnnx(sa, sb, true, axis);
+  const broadcast::Shape sa = broadcast::Shape::OfVector(a.shape());
+  const broadcast::Shape sb = broadcast::Shape::OfVector(b.shape());
+  const broadcast::BroadcastResult legacy = broadcast::BroadcastLegacyOnnx(sa, sb, true, axis);
   if (!legacy.ok()) {
     return ctx.Error(absl::StrCat("legacy broadcast of ", ShapesToString({a.shape(), b.shape()}),
                                   ": ", legacy.reason));
   }
-  std::optional<bcast::Shape> shaped = bcast::LegacyToNumpyBShape(sa, sb, axis);
+  std::optional<broadcast::Shape> shaped = broadcast::LegacyToNumpyBShape(sa, sb, axis);
   std::optional<std::vector<int64_t>> extents;
   if (shaped) extents = shaped->Extents();
   if (!extents) {
@@ -371,4 +371,4 @@ absl::Span<const OpRegistration> ElementwiseOps() {
   return *kRows;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

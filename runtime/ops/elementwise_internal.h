@@ -9,7 +9,7 @@
 #include "absl/types/span.h"
 #include "runtime/ops/op.h"
 
-namespace onnx_bcast::rt::elementwise_internal {
+namespace onnx_bcast::runtime::elementwise_internal {
 
 /// Broadcasting binary ops, variadic Sum/Mean/Max/Min, Where, PRelu (elementwise.cc).
 absl::Span<const OpRegistration> BinaryRows();
@@ -22,6 +22,6 @@ absl::Span<const OpRegistration> QuantizeRows();
 /// other codes pass through.
 absl::Status AsNodeError(const OpContext& ctx, const absl::Status& status);
 
-}  // namespace onnx_bcast::rt::elementwise_internal
+}  // namespace onnx_bcast::runtime::elementwise_internal
 
 #endif  // ONNX_BCAST_RUNTIME_OPS_ELEMENTWISE_INTERNAL_H_

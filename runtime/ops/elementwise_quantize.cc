@@ -8,7 +8,7 @@
 #include "runtime/ops/elementwise_internal.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using elementwise_internal::AsNodeError;
@@ -88,4 +88,4 @@ namespace elementwise_internal {
 absl::Span<const OpRegistration> QuantizeRows() { return kQuantizeRows; }
 }  // namespace elementwise_internal
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -12,7 +12,7 @@
 #include "runtime/ops/elementwise_internal.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using elementwise_internal::AsNodeError;
@@ -254,4 +254,4 @@ namespace elementwise_internal {
 absl::Span<const OpRegistration> UnaryRows() { return kUnaryRows; }
 }  // namespace elementwise_internal
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

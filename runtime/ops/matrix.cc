@@ -1,5 +1,5 @@
 // Op family table: matrix products. MatMul, MatMulInteger and QLinearMatMul (numpy batch
-// broadcasting through bcast::BroadcastMatMul), Gemm (C broadcast unidirectionally), Einsum
+// broadcasting through broadcast::BroadcastMatMul), Gemm (C broadcast unidirectionally), Einsum
 // (equation parsed here, contracted by kernels/einsum.h) and Det.
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 // The batch layout of a (possibly 1-D-promoted) matrix product.
@@ -36,8 +36,8 @@ struct MatMulPlan {
 absl::StatusOr<MatMulPlan> PlanMatMul(const OpContext& ctx, const std::vector<int64_t>& a_shape,
                                       const std::vector<int64_t>& b_shape) {
   if (a_shape.empty() || b_shape.empty()) return ctx.Error("MatMul inputs must have rank >= 1");
-  bcast::BroadcastResult r =
-      bcast::BroadcastMatMul(bcast::Shape::OfVector(a_shape), bcast::Shape::OfVector(b_shape));
+  broadcast::BroadcastResult r =
+      broadcast::BroadcastMatMul(broadcast::Shape::OfVector(a_shape), broadcast::Shape::OfVector(b_shape));
   if (!r.ok()) {
     return ctx.Error(absl::StrCat("shapes ", ShapeToString(a_shape), " and ",
                                   ShapeToString(b_shape), " do not multiply: ", r.reason));
@@ -56,7 +56,7 @@ absl::StatusOr<MatMulPlan> PlanMatMul(const OpContext& ctx, const std::vector<in
   }
   const std::vector<int64_t> a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
   absl::StatusOr<std::vector<int64_t>> batch_shape =
-      bcast::BroadcastConcrete(std::vector<std::vector<int64_t>>{a_batch, b_batch});
+      broadcast::BroadcastConcrete(std::vector<std::vector<int64_t>>{a_batch, b_batch});
   if (!batch_shape.ok()) return ctx.Error(std::string(batch_shape.status().message()));
   absl::StatusOr<int64_t> out_count = ShapeElementCount(plan.out_shape);
   if (!out_count.ok() || *out_count > ctx.options().max_tensor_elements) {
@@ -81,7 +81,7 @@ absl::StatusOr<MatMulPlan> PlanMatMul(const OpContext& ctx, const std::vector<in
   // Each batch's matrix offsets: the batch dims as a broadcast view (stride 0 where a or b is
   // broadcast), scaled by the matrix sizes.
   const std::vector<int64_t> batches[] = {a_batch, b_batch};
-  absl::StatusOr<bcast::BroadcastView> view = bcast::BroadcastView::Create(batches, *batch_shape);
+  absl::StatusOr<broadcast::BroadcastView> view = broadcast::BroadcastView::Create(batches, *batch_shape);
   if (!view.ok()) return ctx.Error(std::string(view.status().message()));
   plan.a_offset = view->Offsets(0, plan.m * plan.k);
   plan.b_offset = view->Offsets(1, plan.k * plan.n);
@@ -257,8 +257,8 @@ absl::Status GemmOp(OpContext& ctx) {
   }
   if (std::max({m, n, k}) > kernels::kMaxBlasDim) return ctx.Unsupported("dims above 2^30");
   if (c != nullptr) {
-    bcast::BroadcastResult r = bcast::BroadcastUnidirectional(bcast::Shape::Of({m, n}),
-                                                              bcast::Shape::OfVector(c->shape()));
+    broadcast::BroadcastResult r = broadcast::BroadcastUnidirectional(broadcast::Shape::Of({m, n}),
+                                                              broadcast::Shape::OfVector(c->shape()));
     if (!r.ok() || c->rank() > 2) {
       return ctx.Error(absl::StrCat("C ", ShapeToString(c->shape()), " does not broadcast to [", m,
                                     ",", n, "]: ", r.reason));
@@ -498,4 +498,4 @@ constexpr OpRegistration kMatrixOps[] = {
 
 absl::Span<const OpRegistration> MatrixOps() { return kMatrixOps; }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

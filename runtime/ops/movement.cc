@@ -11,7 +11,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace movement {
 namespace {
 
@@ -168,4 +168,4 @@ absl::Span<const OpRegistration> MovementOps() {
   return kOps;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

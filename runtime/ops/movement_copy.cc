@@ -11,7 +11,7 @@
 #include "runtime/ops/movement_util.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt::movement {
+namespace onnx_bcast::runtime::movement {
 namespace {
 
 CopyOptions Threads(const OpContext& ctx) { return ctx.ThreadedOptions<CopyOptions>(); }
@@ -46,24 +46,24 @@ absl::Status Expand(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* x, ctx.RequireInput(0));
   BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> target, InputInt64s(ctx, 1));
   // The plan depends on the target's values, not only on the inputs' shapes.
-  auto build = [&]() -> absl::StatusOr<bcast::BroadcastView> {
+  auto build = [&]() -> absl::StatusOr<broadcast::BroadcastView> {
     for (int64_t d : target) {
       if (d < 0) {
         return ctx.Error(absl::StrCat("negative dim in shape ", ShapeToString(target)));
       }
     }
     const std::vector<int64_t> shapes[] = {x->shape(), target};
-    absl::StatusOr<std::vector<int64_t>> shape = bcast::BroadcastConcrete(shapes);
+    absl::StatusOr<std::vector<int64_t>> shape = broadcast::BroadcastConcrete(shapes);
     if (!shape.ok()) {
       return ctx.Error(absl::StrCat("cannot expand ", x->DebugString(), " to ",
                                     ShapeToString(target), ": ", shape.status().message()));
     }
-    absl::StatusOr<bcast::BroadcastView> v = bcast::BroadcastView::Create(x->shape(), *shape);
+    absl::StatusOr<broadcast::BroadcastView> v = broadcast::BroadcastView::Create(x->shape(), *shape);
     if (!v.ok()) return ctx.Error(std::string(v.status().message()));
     return v;
   };
-  BCAST_ASSIGN_OR_RETURN(const bcast::BroadcastView* view,
-                         ctx.CachedPlan<bcast::BroadcastView>(target, build));
+  BCAST_ASSIGN_OR_RETURN(const broadcast::BroadcastView* view,
+                         ctx.CachedPlan<broadcast::BroadcastView>(target, build));
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), view->output_shape()));
   StridedCopy(x->raw_data(), 0, view->strides(0), view->dims(), x->element_size(), out->raw_data(),
               Threads(ctx));
@@ -413,7 +413,7 @@ absl::Status ReverseSequence(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
   // A zero-size tensor's other dims may multiply past int64 (UBSan): nothing to reverse.
   if (out->num_elements() == 0) return absl::OkStatus();
-  rt::ReverseSequence(x->raw_data(), batch, steps, DimProduct(d, 2, static_cast<int64_t>(d.size())),
+  runtime::ReverseSequence(x->raw_data(), batch, steps, DimProduct(d, 2, static_cast<int64_t>(d.size())),
                       batch_axis == 0, lens, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
@@ -431,9 +431,9 @@ absl::Status Trilu(OpContext& ctx) {
   const bool upper = ctx.node().GetInt("upper", 1) != 0;
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
   if (out->num_elements() == 0) return absl::OkStatus();
-  rt::Trilu(x->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
+  runtime::Trilu(x->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
             d[d.size() - 1], k, upper, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt::movement
+}  // namespace onnx_bcast::runtime::movement

@@ -13,7 +13,7 @@
 #include "runtime/ops/movement_util.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt::movement {
+namespace onnx_bcast::runtime::movement {
 namespace {
 
 int64_t DimProduct(const std::vector<int64_t>& dims, int64_t from, int64_t to) {
@@ -401,4 +401,4 @@ absl::Status CumSum(OpContext& ctx) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt::movement
+}  // namespace onnx_bcast::runtime::movement

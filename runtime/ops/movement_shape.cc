@@ -10,7 +10,7 @@
 #include "runtime/ops/movement_util.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt::movement {
+namespace onnx_bcast::runtime::movement {
 namespace {
 
 // Axes from the `axes` attribute (before opset 13) or input 1 (from 13); empty when absent.
@@ -265,4 +265,4 @@ absl::Status Range(OpContext& ctx) {
   });
 }
 
-}  // namespace onnx_bcast::rt::movement
+}  // namespace onnx_bcast::runtime::movement

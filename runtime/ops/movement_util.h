@@ -15,7 +15,7 @@
 #include "runtime/ops/op.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt::movement {
+namespace onnx_bcast::runtime::movement {
 
 /// The values of a numeric tensor as int64 (floats truncated toward zero and saturated, NaN
 /// as 0). Used for shapes, axes, indices, repeats and pads.
@@ -93,6 +93,6 @@ absl::Status TopK(OpContext& ctx);
 absl::Status Unique(OpContext& ctx);
 absl::Status CumSum(OpContext& ctx);
 
-}  // namespace onnx_bcast::rt::movement
+}  // namespace onnx_bcast::runtime::movement
 
 #endif  // ONNX_BCAST_RUNTIME_OPS_MOVEMENT_UTIL_H_

@@ -25,7 +25,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 // nn_resize.cc.
 absl::Status ResizeOp(OpContext& ctx);
@@ -695,8 +695,8 @@ absl::StatusOr<LayerNormPlan> PlanLayerNorm(const OpContext& ctx, const Tensor& 
     if (t->rank() > static_cast<int64_t>(norm_shape.size())) {
       return ctx.Error("parameter rank exceeds the normalized rank");
     }
-    absl::StatusOr<bcast::BroadcastView> view =
-        bcast::BroadcastView::Create(t->shape(), norm_shape);
+    absl::StatusOr<broadcast::BroadcastView> view =
+        broadcast::BroadcastView::Create(t->shape(), norm_shape);
     if (!view.ok()) {
       return ctx.Error("parameter " + ShapeToString(t->shape()) + " does not broadcast to " +
                        ShapeToString(norm_shape));
@@ -838,4 +838,4 @@ constexpr OpRegistration kNnOps[] = {
 
 absl::Span<const OpRegistration> NnOps() { return kNnOps; }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -18,7 +18,7 @@
 #include "runtime/ops/op.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt::nn {
+namespace onnx_bcast::runtime::nn {
 
 /// Element `i` of any numeric tensor as double.
 inline double LoadAsDouble(const Tensor& t, int64_t i) {
@@ -158,6 +158,6 @@ inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
   return a * b;
 }
 
-}  // namespace onnx_bcast::rt::nn
+}  // namespace onnx_bcast::runtime::nn
 
 #endif  // ONNX_BCAST_RUNTIME_OPS_NN_COMMON_H_

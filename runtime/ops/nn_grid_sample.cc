@@ -10,7 +10,7 @@
 #include "runtime/ops/op.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::Status GridSampleOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
@@ -46,4 +46,4 @@ absl::Status GridSampleOp(OpContext& ctx) {
   });
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

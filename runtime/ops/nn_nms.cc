@@ -9,7 +9,7 @@
 #include "runtime/ops/op.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::Status NonMaxSuppressionOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* bs, ctx.RequireInput(0));
@@ -45,4 +45,4 @@ absl::Status NonMaxSuppressionOp(OpContext& ctx) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

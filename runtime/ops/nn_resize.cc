@@ -13,7 +13,7 @@
 #include "runtime/ops/op.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using kernels::ResizeTaps;
@@ -258,4 +258,4 @@ absl::Status UpsampleOp(OpContext& ctx) {
   return RunResize(ctx, a, x, out_shape, scales, {});
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

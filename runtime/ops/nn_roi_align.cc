@@ -10,7 +10,7 @@
 #include "runtime/ops/op.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 absl::Status RoiAlignOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
@@ -69,4 +69,4 @@ absl::Status RoiAlignOp(OpContext& ctx) {
   });
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

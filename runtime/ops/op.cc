@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 OpContext::OpContext(const Node& node, std::vector<const Value*> inputs,
                      std::vector<Value>* outputs, const RunOptions& options,
@@ -155,4 +155,4 @@ absl::Status OpContext::Unsupported(const std::string& message) const {
                                                "', opset ", node_.opset, "): ", message));
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

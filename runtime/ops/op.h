@@ -24,7 +24,7 @@
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 /// The buffers of values past their last use, lent to outputs made later (the executor's
 /// memory plan): a run then holds about its live values at once, not every value it makes,
@@ -366,6 +366,6 @@ struct OpRegistration {
   OpKernelFn fn;
 };
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_OPS_OP_H_

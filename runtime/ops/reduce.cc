@@ -11,7 +11,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using kernels::ReduceKind;
@@ -191,4 +191,4 @@ constexpr OpRegistration kReduceOps[] = {
 
 absl::Span<const OpRegistration> ReduceOps() { return kReduceOps; }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using Key = std::pair<std::string, std::string>;
@@ -53,4 +53,4 @@ std::vector<std::string> RegisteredOps() {
   return names;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -8,7 +8,7 @@
 #include "absl/types/span.h"
 #include "runtime/ops/op.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 
 // One function per op family, each defined in its own file under runtime/ops/.
 absl::Span<const OpRegistration> ElementwiseOps();   ///< elementwise.cc: unary, binary, Cast, Clip...
@@ -28,6 +28,6 @@ const OpRegistration* FindOp(const std::string& domain, const std::string& op_ty
 /// Every registered (domain, op_type), sorted, for --help and the README.
 std::vector<std::string> RegisteredOps();
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_OPS_REGISTRY_H_

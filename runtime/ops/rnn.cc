@@ -16,7 +16,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using kernels::RnnActivation;
@@ -207,4 +207,4 @@ constexpr OpRegistration kRnnOps[] = {
 
 absl::Span<const OpRegistration> RnnOps() { return kRnnOps; }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -11,7 +11,7 @@
 #include "runtime/ops/registry.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using movement::InputInt64s;
@@ -258,4 +258,4 @@ absl::Span<const OpRegistration> SequenceOps() {
   return kOps;
 }
 
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -84,7 +84,7 @@ Result RunCase(const std::string& case_dir, const Options& options) {
   }
   if (options.fold) {
     const passes::ConstantEvaluator evaluator = [](const proto::Model& fragment) {
-      return rt::EvaluateConstantModel(fragment);
+      return runtime::EvaluateConstantModel(fragment);
     };
     passes::PassOptions po;
     po.evaluator = &evaluator;
@@ -107,40 +107,40 @@ Result RunCase(const std::string& case_dir, const Options& options) {
       return r;
     }
   }
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(*model);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> loaded = runtime::LoadRuntimeModel(*model);
   if (!loaded.ok()) {
     r.outcome = FromStatus(loaded.status());
     r.reason = absl::StrCat("load: ", loaded.status().message());
     return r;
   }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = runtime::Executor::Create(*loaded);
   if (!exec.ok()) {
     r.outcome = FromStatus(exec.status());
     r.reason = std::string(exec.status().message());
     return r;
   }
   (*exec)->set_deadline(absl::Now() + absl::Seconds(options.time_limit_s));
-  const std::vector<std::string> sets = rt::TestDataSetDirs(case_dir);
+  const std::vector<std::string> sets = runtime::TestDataSetDirs(case_dir);
   if (sets.empty()) {
     r.reason = "no test_data_set_*";
     return r;
   }
   for (const std::string& dir : sets) {
     const std::string set_name = fs::path(dir).filename().string();
-    absl::StatusOr<rt::TestDataSet> set = rt::LoadTestDataSet(*model, dir);
+    absl::StatusOr<runtime::TestDataSet> set = runtime::LoadTestDataSet(*model, dir);
     if (!set.ok()) {
       r.outcome = FromStatus(set.status());
       r.reason = absl::StrCat(set_name, ": ", set.status().message());
       return r;
     }
-    absl::StatusOr<std::vector<rt::Value>> outputs = (*exec)->Run(set->feeds);
+    absl::StatusOr<std::vector<runtime::Value>> outputs = (*exec)->Run(set->feeds);
     if (!outputs.ok()) {
       r.outcome = FromStatus(outputs.status());
       r.reason = absl::StrCat(set_name, ": ", outputs.status().message());
       return r;
     }
     for (size_t k = 0; k < set->expected.size(); ++k) {
-      rt::Comparison c = rt::CompareValues((*outputs)[k], set->expected[k], set->output_names[k]);
+      runtime::Comparison c = runtime::CompareValues((*outputs)[k], set->expected[k], set->output_names[k]);
       if (!c.match) {
         r.outcome = Outcome::kFail;
         r.reason = absl::StrCat(set_name, ": ", c.message);

@@ -23,7 +23,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Bindings = std::map<std::string, int64_t>;
@@ -60,7 +60,7 @@ Json CheckJson(const std::vector<std::string>& args) {
   full.push_back("-");
   test_support::CliResult r = RunCli(full);
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.err;
-  absl::StatusOr<Json> j = passes::ParseJson(r.out);
+  absl::StatusOr<Json> j = report::ParseJson(r.out);
   EXPECT_TRUE(j.ok()) << j.status() << r.out.substr(0, 400);
   return j.ok() ? *j : Json::object();
 }
@@ -169,8 +169,8 @@ std::optional<bool> EvalCondition(const Json& cond, const Bindings& b) {
     bool any = false, clause_unknown = false;
     for (const Json& atom : clause) {
       const std::string l_text = atom.at("lhs"), r_text = atom.at("rhs");
-      absl::StatusOr<bcast::Expr> lhs = bcast::Expr::Parse(l_text);
-      absl::StatusOr<bcast::Expr> rhs = bcast::Expr::Parse(r_text);
+      absl::StatusOr<broadcast::Expr> lhs = broadcast::Expr::Parse(l_text);
+      absl::StatusOr<broadcast::Expr> rhs = broadcast::Expr::Parse(r_text);
       EXPECT_TRUE(lhs.ok() && rhs.ok()) << l_text << " == " << r_text;
       if (!lhs.ok() || !rhs.ok()) return std::nullopt;
       std::optional<int64_t> l = lhs->Evaluate(b), r = rhs->Evaluate(b);
@@ -214,7 +214,7 @@ struct ManifestModel {
 };
 
 std::vector<ManifestModel> LoadManifest() {
-  absl::StatusOr<Json> m = passes::ParseJson(test_support::ReadAll(kCorpus + "manifest.json"));
+  absl::StatusOr<Json> m = report::ParseJson(test_support::ReadAll(kCorpus + "manifest.json"));
   EXPECT_TRUE(m.ok()) << m.status();
   std::vector<ManifestModel> out;
   if (!m.ok()) return out;

@@ -22,7 +22,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -132,7 +132,7 @@ TEST_F(Zoo, UnreadableModelIsExitTwoAndAJUnitError) {
 TEST_F(Zoo, SarifHasTheRequiredFieldsOneRulePerKindAndLevels) {
   const test_support::CliResult r = Run({Path("zoo"), "--lint", "--sarif", "-"});
   EXPECT_EQ(r.code, 1) << r.err;
-  absl::StatusOr<Json> doc = passes::ParseJson(r.out);
+  absl::StatusOr<Json> doc = report::ParseJson(r.out);
   ASSERT_TRUE(doc.ok()) << doc.status() << r.out;
   EXPECT_EQ((*doc)["version"], "2.1.0");
   ASSERT_EQ((*doc)["runs"].size(), 1u);

@@ -10,7 +10,7 @@
 // and a sample of the direct probe cells met live all run and match when run again (the claim
 // of docs/engines.md, which LiveProbeMeasurement checks on more cells when asked). (A form the
 // table accepts and the engine computes wrongly is shown with a scripted engine in
-// tests/unit/passes/live_oracle_test.cc: none was found on this engine.)
+// tests/unit/targets/live_oracle_test.cc: none was found on this engine.)
 #include "engines/live_probe.h"
 
 #include <unistd.h>
@@ -63,8 +63,8 @@ proto::Model Parse(const char* text) {
   return *std::move(m);
 }
 
-std::unique_ptr<driver::LiveProbe> Live(const std::string& cache = "") {
-  absl::StatusOr<std::unique_ptr<driver::LiveProbe>> live = driver::MakeLiveProbe("opencv", cache);
+std::unique_ptr<engines::LiveProbe> Live(const std::string& cache = "") {
+  absl::StatusOr<std::unique_ptr<engines::LiveProbe>> live = engines::MakeLiveProbe("opencv", cache);
   EXPECT_TRUE(live.ok()) << live.status();
   return live.ok() ? *std::move(live) : nullptr;
 }
@@ -73,21 +73,21 @@ std::unique_ptr<driver::LiveProbe> Live(const std::string& cache = "") {
 // `positive`: float inputs in [0.5, 1.5), as the probe feeds Div and Pow (a divisor computed by
 // Relu from a negative value is a zero, whose sign OpenCV's Relu and ours need not share).
 std::string RunsOnOpenCv(const proto::Model& model, bool positive = false) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> runtime = runtime::LoadRuntimeModel(model);
   if (!runtime.ok()) return std::string(runtime.status().message());
-  rt::RandomInputOptions options;
+  runtime::RandomInputOptions options;
   options.seed = 3;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, options);
+  absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(*(*runtime)->main, options);
   if (!feeds.ok()) return std::string(feeds.status().message());
   if (positive) {
     for (auto& [name, value] : *feeds) {
-      if (value.tensor->dtype() != rt::DType::kFloat32) continue;
-      auto t = std::make_shared<rt::Tensor>(value.tensor->Clone());
+      if (value.tensor->dtype() != runtime::DType::kFloat32) continue;
+      auto t = std::make_shared<runtime::Tensor>(value.tensor->Clone());
       for (float& v : t->values<float>()) v = std::fabs(v) + 0.5f;
-      value = rt::Value::Of(std::move(t));
+      value = runtime::Value::Of(std::move(t));
     }
   }
-  absl::StatusOr<rt::Reference> want = rt::ComputeReference(model, *feeds);
+  absl::StatusOr<runtime::Reference> want = runtime::ComputeReference(model, *feeds);
   if (!want.ok()) return std::string(want.status().message());
   engines::EngineJob job;
   job.model_bytes = *proto::SerializeModel(model.proto);
@@ -109,8 +109,8 @@ std::string RunsOnOpenCv(const proto::Model& model, bool positive = false) {
 
 // The profile without its exact-shape cells: the class rules alone, as opt decided without the
 // engine before issue 35 item 3.
-passes::TargetProfile ClassRulesOnly(const passes::TargetProfile& p) {
-  passes::TargetProfile out = p;
+targets::TargetProfile ClassRulesOnly(const targets::TargetProfile& p) {
+  targets::TargetProfile out = p;
   for (auto& [op, rule] : out.op_rules) rule.shape_cells.clear();
   return out;
 }
@@ -120,21 +120,21 @@ TEST(LiveProbe, TheT1CentringRunsOnTheEngineAndTheTableSaysSo) {
   // 4.6.0 here it runs and matches. The class (`scalar`, computed) refuses it; the profile's
   // exact-shape cell `[1,1,N] [1,1,1]` accepts it, as the engine and the live probe do.
   const proto::Model model = Parse(kCentring);
-  const passes::TargetProfile* opencv = passes::FindTarget("opencv");
+  const targets::TargetProfile* opencv = targets::FindTarget("opencv");
   ASSERT_NE(opencv, nullptr);
   absl::StatusOr<std::vector<std::string>> by_class =
-      passes::FindTargetViolations(model, ClassRulesOnly(*opencv));
+      targets::FindTargetViolations(model, ClassRulesOnly(*opencv));
   ASSERT_TRUE(by_class.ok()) << by_class.status();
   ASSERT_EQ(by_class->size(), 1u);
   EXPECT_THAT((*by_class)[0], testing::HasSubstr("op.Sub.computed"));
-  absl::StatusOr<std::vector<std::string>> table = passes::FindTargetViolations(model, *opencv);
+  absl::StatusOr<std::vector<std::string>> table = targets::FindTargetViolations(model, *opencv);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_THAT(*table, testing::IsEmpty());
   EXPECT_EQ(RunsOnOpenCv(model), "matches");
-  std::unique_ptr<driver::LiveProbe> live = Live();
+  std::unique_ptr<engines::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
   absl::StatusOr<std::vector<std::string>> named =
-      passes::FindTargetViolations(model, *opencv, nullptr, nullptr, live.get());
+      targets::FindTargetViolations(model, *opencv, nullptr, nullptr, live.get());
   ASSERT_TRUE(named.ok()) << named.status();
   EXPECT_THAT(*named, testing::IsEmpty());
   absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({.target = "opencv"});
@@ -142,7 +142,7 @@ TEST(LiveProbe, TheT1CentringRunsOnTheEngineAndTheTableSaysSo) {
   proto::Model rewritten = model;
   driver::OptSettings settings;
   settings.live = live.get();
-  passes::OptReport report;
+  report::OptReport report;
   ASSERT_TRUE(driver::Optimize(&rewritten, *pipeline, settings, &report).ok()) << report.error;
   EXPECT_THAT(report.violations, testing::IsEmpty());
   EXPECT_TRUE(proto::ModelsEqual(model.proto, rewritten.proto));
@@ -168,20 +168,20 @@ TEST(LiveProbe, TheFlatCentringIsNamedByTheEngineAndPlacedWhereItRunsAndMatches)
   absl::StatusOr<passes::ResolvedPipeline> class_pipeline = *pipeline;
   class_pipeline->profile = ClassRulesOnly(*pipeline->profile);
   proto::Model by_class = model;
-  passes::OptReport class_report;
+  report::OptReport class_report;
   ASSERT_TRUE(driver::Optimize(&by_class, *class_pipeline, {}, &class_report).ok());
   EXPECT_EQ(class_report.violations.size(), 1u);
   // The table with its exact-shape cells: placed, and the engine runs and matches it.
   proto::Model by_table = model;
-  passes::OptReport table_report;
+  report::OptReport table_report;
   ASSERT_TRUE(driver::Optimize(&by_table, *pipeline, {}, &table_report).ok());
   EXPECT_THAT(table_report.violations, testing::IsEmpty());
   EXPECT_EQ(RunsOnOpenCv(by_table), "matches") << proto::PrintGraph(by_table.proto.graph());
   // Live: the check names it as the engine refuses it...
-  std::unique_ptr<driver::LiveProbe> live = Live();
+  std::unique_ptr<engines::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
-  absl::StatusOr<std::vector<std::string>> named = passes::FindTargetViolations(
-      model, *passes::FindTarget("opencv"), nullptr, nullptr, live.get());
+  absl::StatusOr<std::vector<std::string>> named = targets::FindTargetViolations(
+      model, *targets::FindTarget("opencv"), nullptr, nullptr, live.get());
   ASSERT_TRUE(named.ok());
   ASSERT_EQ(named->size(), 1u);
   EXPECT_THAT((*named)[0], testing::HasSubstr("decided live on opencv"));
@@ -190,7 +190,7 @@ TEST(LiveProbe, TheFlatCentringIsNamedByTheEngineAndPlacedWhereItRunsAndMatches)
   proto::Model rewritten = model;
   driver::OptSettings settings;
   settings.live = live.get();
-  passes::OptReport report;
+  report::OptReport report;
   ASSERT_TRUE(driver::Optimize(&rewritten, *pipeline, settings, &report).ok()) << report.error;
   EXPECT_THAT(report.decided_by, testing::StartsWith("live on opencv"));
   ASSERT_THAT(report.violations, testing::IsEmpty());
@@ -204,7 +204,7 @@ TEST(LiveProbe, TheFlatCentringIsNamedByTheEngineAndPlacedWhereItRunsAndMatches)
   EXPECT_TRUE(live_rewrite);
   // Idempotent: a second opt changes nothing.
   proto::Model again = rewritten;
-  passes::OptReport second;
+  report::OptReport second;
   ASSERT_TRUE(driver::Optimize(&again, *pipeline, settings, &second).ok()) << second.error;
   EXPECT_TRUE(proto::ModelsEqual(rewritten.proto, again.proto));
 }
@@ -214,9 +214,9 @@ TEST(LiveProbe, TheFlatCentringIsNamedByTheEngineAndPlacedWhereItRunsAndMatches)
 // table (with its exact-shape cells, measured at other extents) must decide each model as
 // OpenCV 4.6 does when run; the class rules alone got some of them wrong.
 TEST(LiveProbe, TheTableDecidesTheIssuesShapesAsTheEngineRunsThem) {
-  const passes::TargetProfile* opencv = passes::FindTarget("opencv");
+  const targets::TargetProfile* opencv = targets::FindTarget("opencv");
   ASSERT_NE(opencv, nullptr);
-  const passes::TargetProfile by_class = ClassRulesOnly(*opencv);
+  const targets::TargetProfile by_class = ClassRulesOnly(*opencv);
   int class_disagrees = 0;
   for (const char* x : {"1,32", "1,1,32", "1,8,32", "1,1,1,384", "1,4,1,384"}) {
     std::string m = x;
@@ -229,13 +229,13 @@ TEST(LiveProbe, TheTableDecidesTheIssuesShapesAsTheEngineRunsThem) {
       ASSERT_TRUE(model.ok()) << model.status();
       const std::string engine = RunsOnOpenCv(*model);
       absl::StatusOr<std::vector<std::string>> table =
-          passes::FindTargetViolations(*model, *opencv);
+          targets::FindTargetViolations(*model, *opencv);
       ASSERT_TRUE(table.ok()) << table.status();
       EXPECT_EQ(table->empty(), engine == "matches")
           << op << " [" << x << "] [" << m << "]: OpenCV " << engine << "; the table "
           << (table->empty() ? "accepts it" : (*table)[0]);
       absl::StatusOr<std::vector<std::string>> classes =
-          passes::FindTargetViolations(*model, by_class);
+          targets::FindTargetViolations(*model, by_class);
       ASSERT_TRUE(classes.ok()) << classes.status();
       class_disagrees += classes->empty() != (engine == "matches");
     }
@@ -261,10 +261,10 @@ TEST(LiveProbe, ACellOpenCvComputesWronglyIsCalledRunsButWrong) {
   // Still wrong on this engine under the error model's comparison (not rounding): run whole.
   EXPECT_THAT(RunsOnOpenCv(model), testing::StartsWith("wrong: ")) << "cell 1061 now matches: "
                                                                    << "pick another wrong cell";
-  std::unique_ptr<driver::LiveProbe> live = Live();
+  std::unique_ptr<engines::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
-  absl::StatusOr<std::vector<std::string>> named = passes::FindTargetViolations(
-      model, *passes::FindTarget("opencv"), nullptr, nullptr, live.get());
+  absl::StatusOr<std::vector<std::string>> named = targets::FindTargetViolations(
+      model, *targets::FindTarget("opencv"), nullptr, nullptr, live.get());
   ASSERT_TRUE(named.ok()) << named.status();
   ASSERT_EQ(named->size(), 1u);
   EXPECT_THAT((*named)[0], testing::HasSubstr("Div"));
@@ -281,10 +281,10 @@ struct LiveCell {
   bool met = false;
   std::string ran;
 };
-LiveCell OptimizeCellLive(const std::vector<driver::ProbeCell>& grid, size_t i,
-                          const passes::ResolvedPipeline& pipeline, driver::LiveProbe* live) {
+LiveCell OptimizeCellLive(const std::vector<engines::ProbeCell>& grid, size_t i,
+                          const passes::ResolvedPipeline& pipeline, engines::LiveProbe* live) {
   LiveCell out;
-  absl::StatusOr<driver::ProbeModel> built = driver::BuildProbeModel(grid[i], 1 + i);
+  absl::StatusOr<engines::ProbeModel> built = engines::BuildProbeModel(grid[i], 1 + i);
   EXPECT_TRUE(built.ok()) << built.status();
   if (!built.ok()) return out;
   out.text = built->text;
@@ -293,7 +293,7 @@ LiveCell OptimizeCellLive(const std::vector<driver::ProbeCell>& grid, size_t i,
   if (!model.ok()) return out;
   driver::OptSettings settings;
   settings.live = live;
-  passes::OptReport report;
+  report::OptReport report;
   const absl::Status s = driver::Optimize(&*model, pipeline, settings, &report);
   EXPECT_TRUE(s.ok()) << s << " " << report.error;
   out.met = s.ok() && report.violations.empty();
@@ -302,10 +302,10 @@ LiveCell OptimizeCellLive(const std::vector<driver::ProbeCell>& grid, size_t i,
 }
 
 // The direct cells of the grid (one form per class, op and operands), in grid order.
-std::vector<size_t> DirectCells(const std::vector<driver::ProbeCell>& grid) {
+std::vector<size_t> DirectCells(const std::vector<engines::ProbeCell>& grid) {
   std::vector<size_t> direct;
   for (size_t i = 0; i < grid.size(); ++i) {
-    const driver::ProbeCell& c = grid[i];
+    const engines::ProbeCell& c = grid[i];
     if (c.op == "Reshape" || c.op == "Initializer" || c.form != "direct") continue;
     direct.push_back(i);
   }
@@ -319,9 +319,9 @@ std::vector<size_t> DirectCells(const std::vector<driver::ProbeCell>& grid) {
 TEST(LiveProbe, SampledCellsMetLiveRunAndMatchOnTheEngine) {
   absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({.target = "opencv"});
   ASSERT_TRUE(pipeline.ok());
-  std::unique_ptr<driver::LiveProbe> live = Live();
+  std::unique_ptr<engines::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
-  const std::vector<driver::ProbeCell> grid = driver::ProbeGrid();
+  const std::vector<engines::ProbeCell> grid = engines::ProbeGrid();
   const std::vector<size_t> direct = DirectCells(grid);
   int sampled = 0, met = 0;
   for (size_t k = 0; k < direct.size(); k += 97) {
@@ -339,13 +339,13 @@ TEST(LiveProbe, SampledCellsMetLiveRunAndMatchOnTheEngine) {
 
 // opt on `model` with a live probe caching in `dir`: the probe, for its counts (null, and a
 // failed test, when opt fails).
-std::unique_ptr<driver::LiveProbe> OptimizeLive(proto::Model* model,
+std::unique_ptr<engines::LiveProbe> OptimizeLive(proto::Model* model,
                                                 const passes::ResolvedPipeline& pipeline,
                                                 const std::string& dir) {
-  std::unique_ptr<driver::LiveProbe> live = Live(dir);
+  std::unique_ptr<engines::LiveProbe> live = Live(dir);
   driver::OptSettings settings;
   settings.live = live.get();
-  passes::OptReport report;
+  report::OptReport report;
   const absl::Status s = driver::Optimize(model, pipeline, settings, &report);
   EXPECT_TRUE(s.ok()) << s;
   return s.ok() ? std::move(live) : nullptr;
@@ -359,11 +359,11 @@ TEST(LiveProbe, TheDiskCacheAnswersASecondRunWithoutTheEngine) {
   proto::Model first = Parse(kFlat);
   proto::Model second = first;
   {
-    std::unique_ptr<driver::LiveProbe> live = OptimizeLive(&first, *pipeline, dir.string());
+    std::unique_ptr<engines::LiveProbe> live = OptimizeLive(&first, *pipeline, dir.string());
     ASSERT_NE(live, nullptr);
     EXPECT_GT(live->forms_run(), 0);
   }
-  std::unique_ptr<driver::LiveProbe> live = OptimizeLive(&second, *pipeline, dir.string());
+  std::unique_ptr<engines::LiveProbe> live = OptimizeLive(&second, *pipeline, dir.string());
   ASSERT_NE(live, nullptr);
   EXPECT_EQ(live->forms_run(), 0);
   EXPECT_GT(live->cache_hits(), 0);
@@ -382,7 +382,7 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
   const size_t stride = std::max(1, std::atoi(stride_env));
   absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({.target = "opencv"});
   ASSERT_TRUE(pipeline.ok());
-  std::unique_ptr<driver::LiveProbe> live = Live();
+  std::unique_ptr<engines::LiveProbe> live = Live();
   ASSERT_NE(live, nullptr);
   // The class rules alone (opt without the engine before the exact-shape cells), for the
   // before/after figures.
@@ -390,27 +390,27 @@ TEST(LiveProbeMeasurement, ProbeCellsMetLiveAndByTheTable) {
   class_pipeline.profile = ClassRulesOnly(*pipeline->profile);
   int cells = 0, table_met = 0, live_met = 0, live_only = 0, table_only = 0, live_matches = 0;
   int class_met = 0, class_agrees = 0, table_agrees = 0;
-  const std::vector<driver::ProbeCell> grid = driver::ProbeGrid();
+  const std::vector<engines::ProbeCell> grid = engines::ProbeGrid();
   size_t direct = 0;
   for (size_t i = 0; i < grid.size(); ++i) {
-    const driver::ProbeCell& c = grid[i];
+    const engines::ProbeCell& c = grid[i];
     if (c.op == "Reshape" || c.op == "Initializer" || c.form != "direct") continue;
     if (direct++ % stride != 0) continue;
-    absl::StatusOr<driver::ProbeModel> built = driver::BuildProbeModel(c, 1 + i);
+    absl::StatusOr<engines::ProbeModel> built = engines::BuildProbeModel(c, 1 + i);
     ASSERT_TRUE(built.ok());
     absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "cell");
     ASSERT_TRUE(model.ok());
     ++cells;
     proto::Model by_table = *model;
-    passes::OptReport tr;
+    report::OptReport tr;
     ASSERT_TRUE(driver::Optimize(&by_table, *pipeline, {}, &tr).ok());
     proto::Model by_live = *model;
     driver::OptSettings settings;
     settings.live = live.get();
-    passes::OptReport lr;
+    report::OptReport lr;
     ASSERT_TRUE(driver::Optimize(&by_live, *pipeline, settings, &lr).ok());
     proto::Model by_class = *model;
-    passes::OptReport cr;
+    report::OptReport cr;
     ASSERT_TRUE(driver::Optimize(&by_class, class_pipeline, {}, &cr).ok());
     const bool t = tr.violations.empty(), l = lr.violations.empty();
     const bool k = cr.violations.empty();

@@ -36,7 +36,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using test_support::Bindings;
 using test_support::Cell;
 using test_support::EmitTable;
@@ -103,7 +103,7 @@ OptSaid ReadOpt(const test_support::CliResult& r) {
 }
 
 TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
-  const passes::TargetProfile* mnn = passes::FindTarget("mnn");
+  const targets::TargetProfile* mnn = targets::FindTarget("mnn");
   ASSERT_NE(mnn, nullptr);
   const fs::path scratch = fs::temp_directory_path() / absl::StrCat("bcast_mnn_", ::getpid());
   fs::create_directories(scratch);

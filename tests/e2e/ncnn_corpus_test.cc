@@ -36,7 +36,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using test_support::Bindings;
 using test_support::Cell;
 using test_support::EmitTable;
@@ -95,7 +95,7 @@ Bindings NcnnBinding(const Json& manifest, const std::string& model,
 }
 
 TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
-  const passes::TargetProfile* ncnn = passes::FindTarget("ncnn");
+  const targets::TargetProfile* ncnn = targets::FindTarget("ncnn");
   ASSERT_NE(ncnn, nullptr);
   const fs::path scratch = fs::temp_directory_path() / absl::StrCat("bcast_ncnn_", ::getpid());
   fs::create_directories(scratch);

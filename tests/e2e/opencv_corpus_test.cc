@@ -46,7 +46,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using Bindings = test_support::CorpusBindings;
 using test_support::Cell;
 using test_support::EmitTable;
@@ -93,7 +93,7 @@ constexpr size_t kMetProbeCells = 1289;
 
 TEST(ReferenceGuard, RefusesConstantAndNanOnlyOutputs) {
   auto tensor = [](std::initializer_list<float> v) {
-    return rt::Tensor::FromValues<float>({static_cast<int64_t>(v.size())}, v).value();
+    return runtime::Tensor::FromValues<float>({static_cast<int64_t>(v.size())}, v).value();
   };
   const float nan = std::nanf("");
   EXPECT_EQ(test_support::UninformativeReference(tensor({1, 2, 3})), "");
@@ -212,16 +212,16 @@ TEST(OpenCvCorpus, EveryProbeCellOptRewritesAndCallsMetRunsAndMatches) {
   std::vector<std::string> labels;
   std::vector<bool> inserted_expand;
   int unmet = 0;
-  const std::vector<driver::ProbeCell> grid = driver::ProbeGrid();
+  const std::vector<engines::ProbeCell> grid = engines::ProbeGrid();
   for (size_t i = 0; i < grid.size(); ++i) {
-    const driver::ProbeCell& c = grid[i];
+    const engines::ProbeCell& c = grid[i];
     if (c.op == "Reshape" || c.form != "direct") continue;  // rewrites start from direct cells
-    absl::StatusOr<driver::ProbeModel> built = driver::BuildProbeModel(c, 1 + i);
+    absl::StatusOr<engines::ProbeModel> built = engines::BuildProbeModel(c, 1 + i);
     ASSERT_TRUE(built.ok()) << built.status();
     absl::StatusOr<proto::Model> model = proto::ParseModelText(built->text, "cell");
     ASSERT_TRUE(model.ok()) << model.status();
     proto::Model rewritten = *model;
-    passes::OptReport report;
+    report::OptReport report;
     ASSERT_TRUE(driver::Optimize(&rewritten, *pipeline, {}, &report).ok()) << built->text;
     if (!report.violations.empty()) {
       ++unmet;  // opt exits 3 and writes nothing

@@ -40,17 +40,17 @@ int Main(int argc, char** argv) {
   if (!original.ok() || !rewritten.ok()) {
     return Fail(2, std::string((!original.ok() ? original : rewritten).status().message()));
   }
-  absl::StatusOr<std::shared_ptr<const rt::Model>> ours = rt::LoadRuntimeModel(*original);
-  absl::StatusOr<std::shared_ptr<const rt::Model>> theirs = rt::LoadRuntimeModel(*rewritten);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> ours = runtime::LoadRuntimeModel(*original);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> theirs = runtime::LoadRuntimeModel(*rewritten);
   if (!ours.ok() || !theirs.ok()) {
     return Fail(2, std::string((!ours.ok() ? ours : theirs).status().message()));
   }
   // The inputs the rewritten model declares (static after --dim), fed to both.
-  rt::RandomInputOptions random;
+  runtime::RandomInputOptions random;
   random.seed = 7;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*theirs)->main, random);
+  absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(*(*theirs)->main, random);
   if (!feeds.ok()) return Fail(2, std::string(feeds.status().message()));
-  absl::StatusOr<rt::Reference> reference = rt::ComputeReference(*original, *feeds);
+  absl::StatusOr<runtime::Reference> reference = runtime::ComputeReference(*original, *feeds);
   if (!reference.ok()) {
     return Fail(2, absl::StrCat("our executor: ", reference.status().message()));
   }

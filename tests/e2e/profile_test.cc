@@ -38,7 +38,7 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
   const test_support::CliResult r =
       RunCli({"run", kModel, "--dim", "N=1,H=64,W=64", "--bench", "2", "--profile-json", "-"});
   ASSERT_EQ(r.code, 0) << r.err;
-  absl::StatusOr<passes::Json> doc = passes::ParseJson(r.out);
+  absl::StatusOr<report::Json> doc = report::ParseJson(r.out);
   ASSERT_TRUE(doc.ok()) << doc.status() << "\n" << r.out;
   EXPECT_EQ((*doc)["kind"], "profile");
   EXPECT_EQ((*doc)["runs"], 2);
@@ -46,7 +46,7 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
   EXPECT_THAT(r.err, HasSubstr("bench: runs=2"));
   absl::StatusOr<proto::Model> model = proto::LoadModel(kModel);
   ASSERT_TRUE(model.ok());
-  const passes::Json& nodes = (*doc)["nodes"];
+  const report::Json& nodes = (*doc)["nodes"];
   EXPECT_EQ(nodes.size(), static_cast<size_t>(model->proto.graph().node_size()));
   // The shares are defined against the sum of the node times, so their total says nothing;
   // what can go wrong is the aggregation and the timing itself. Each op's time must be the sum
@@ -55,7 +55,7 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
   const double total_ms = (*doc)["ms_per_run"].get<double>();
   std::map<std::string, std::pair<double, int64_t>> by_op;  // op -> (ms, nodes) from the nodes
   double node_ms = 0;
-  for (const passes::Json& n : nodes) {
+  for (const report::Json& n : nodes) {
     const double ms = n["ms_per_run"].get<double>();
     auto& [op_ms, op_count] = by_op[n["op"].get<std::string>()];
     op_ms += ms;
@@ -65,7 +65,7 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
   }
   EXPECT_NEAR(node_ms, total_ms, 1e-3 * total_ms);
   std::set<std::string> ops;
-  for (const passes::Json& o : (*doc)["ops"]) {
+  for (const report::Json& o : (*doc)["ops"]) {
     const std::string op = o["op"].get<std::string>();
     ops.insert(op);
     ASSERT_TRUE(by_op.count(op)) << op;

@@ -27,7 +27,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using Result = test_support::CliResult;
@@ -93,7 +93,7 @@ TEST_F(RoundTwo, OptWritesItsReportWhenTheTargetIsNotMet) {
   const Result dash =
       Cli({"opt", kUnknownRank, "-o", Path("out.onnx"), "--target", "ncnn", "--report", "-"});
   ASSERT_EQ(dash.code, 3);
-  absl::StatusOr<Json> doc = passes::ParseJson(dash.out);
+  absl::StatusOr<Json> doc = report::ParseJson(dash.out);
   ASSERT_TRUE(doc.ok()) << dash.out;
   EXPECT_EQ((*doc)["refused"]["exit"], 3);
   EXPECT_THAT(dash.err, HasSubstr("target ncnn not met"));
@@ -386,7 +386,7 @@ TEST_F(Baselines, ABaselineThatMatchesNothingIsSaid) {
 TEST_F(Baselines, SarifResultsHaveARegionAndAFingerprint) {
   const Result a = CliIn(Path("repo"), {"check", "zoo", "--sarif", "-"});
   const Result b = CliIn(Path("repo/sub"), {"check", "../zoo", "--sarif", "-"});
-  absl::StatusOr<Json> da = passes::ParseJson(a.out), db = passes::ParseJson(b.out);
+  absl::StatusOr<Json> da = report::ParseJson(a.out), db = report::ParseJson(b.out);
   ASSERT_TRUE(da.ok() && db.ok()) << a.out;
   const Json& ra = (*da)["runs"][0]["results"];
   const Json& rb = (*db)["runs"][0]["results"];

@@ -36,7 +36,7 @@ namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using passes::Json;
+using report::Json;
 using ::testing::HasSubstr;
 using Bindings = test_support::CorpusBindings;
 
@@ -199,7 +199,7 @@ TEST_P(CorpusTest, NcnnAtTestDimsIsStaticAndVerified) {
 // engine's verdicts are held to the engine in live_probe_test and the engine corpus tests).
 TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
   const std::string model = GetParam();
-  for (const passes::TargetProfile& target : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& target : targets::BuiltinTargets()) {
     SCOPED_TRACE(target.name);
     Scratch s;
     std::vector<std::string> args = {"opt",
@@ -221,7 +221,7 @@ TEST_P(CorpusTest, TargetCheckAgreesWithCheckOfTheWrittenModel) {
     ASSERT_EQ(r.code, 0) << r.err;
     absl::StatusOr<proto::Model> written = proto::LoadModel(s.Path("o.onnx"));
     ASSERT_TRUE(written.ok()) << written.status();
-    absl::StatusOr<std::vector<std::string>> fresh = passes::FindTargetViolations(*written, target);
+    absl::StatusOr<std::vector<std::string>> fresh = targets::FindTargetViolations(*written, target);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
     for (std::string& v : *fresh) v = UpToKeptConstant(v);
     EXPECT_EQ(Violations(ReadJson(s.Path("r.json"))), *fresh);

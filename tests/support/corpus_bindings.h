@@ -31,7 +31,7 @@ inline std::set<std::string> DeclaredSymbols(const onnx::GraphProto& graph) {
 }
 
 /// One manifest `bindings_ok` entry, restricted to `declared`.
-inline CorpusBindings DeclaredBinding(const passes::Json& entry,
+inline CorpusBindings DeclaredBinding(const report::Json& entry,
                                       const std::set<std::string>& declared) {
   CorpusBindings b;
   for (const auto& [sym, v] : entry.items()) {
@@ -42,7 +42,7 @@ inline CorpusBindings DeclaredBinding(const passes::Json& entry,
 
 /// `manifest`'s first `bindings_ok` entry of `model`, for the symbols `graph`'s inputs
 /// declare.
-inline CorpusBindings FirstBinding(const passes::Json& manifest, const std::string& model,
+inline CorpusBindings FirstBinding(const report::Json& manifest, const std::string& model,
                                    const onnx::GraphProto& graph) {
   return DeclaredBinding(manifest.at(model).at("bindings_ok").at(0), DeclaredSymbols(graph));
 }

@@ -38,33 +38,33 @@ using Bindings = CorpusBindings;
 struct Reference {
   engines::NamedTensors feeds;
   std::vector<std::string> output_names;
-  rt::Reference expected;  // the float64 reference and its bounds (runtime/exec/error_model.h)
+  runtime::Reference expected;  // the float64 reference and its bounds (runtime/exec/error_model.h)
 };
 
 inline absl::StatusOr<Reference> RunReference(const proto::Model& model, const Bindings& dims,
                                               const engines::NamedTensors* given = nullptr) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(model);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> runtime = runtime::LoadRuntimeModel(model);
   if (!runtime.ok()) return runtime.status();
-  rt::Feeds feeds;
+  runtime::Feeds feeds;
   Reference ref;
   if (given != nullptr) {
     for (const auto& [n, t] : *given) {
       ref.feeds.emplace_back(n, t.Clone());
-      feeds.emplace_back(n, rt::Value::Of(std::make_shared<rt::Tensor>(t.Clone())));
+      feeds.emplace_back(n, runtime::Value::Of(std::make_shared<runtime::Tensor>(t.Clone())));
     }
   } else {
-    rt::RandomInputOptions options;
+    runtime::RandomInputOptions options;
     options.seed = 7;
     options.dims = dims;
-    absl::StatusOr<rt::Feeds> random = rt::RandomInputs(*(*runtime)->main, options);
+    absl::StatusOr<runtime::Feeds> random = runtime::RandomInputs(*(*runtime)->main, options);
     if (!random.ok()) return random.status();
     feeds = *std::move(random);
     for (const auto& [n, v] : feeds) ref.feeds.emplace_back(n, v.tensor->Clone());
   }
-  absl::StatusOr<rt::Reference> expected = rt::ComputeReference(model, feeds);
+  absl::StatusOr<runtime::Reference> expected = runtime::ComputeReference(model, feeds);
   if (!expected.ok()) return expected.status();
   ref.output_names = (*runtime)->main->outputs;
-  for (const rt::OutputReference& o : expected->outputs) {
+  for (const runtime::OutputReference& o : expected->outputs) {
     if (!o.computed.is_tensor()) return absl::UnimplementedError("an output that is not a tensor");
   }
   ref.expected = *std::move(expected);

@@ -37,8 +37,8 @@ inline engines::EngineJob AddJob(const std::vector<int64_t>& shape) {
   engines::EngineJob job;
   job.model_bytes = ModelBytes(absl::StrCat("<ir_version: 8, opset_import: [\"\" : 13]>\ng (", t,
                                             " a, ", t, " b) => (", t, " y) { y = Add(a, b) }"));
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>(shape, {1, 2, 3, 4, 5, 6}));
-  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>(shape, {10, 20, 30, 40, 50, 60}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>(shape, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("b", *runtime::Tensor::FromValues<float>(shape, {10, 20, 30, 40, 50, 60}));
   job.output_names = {"y"};
   return job;
 }
@@ -46,7 +46,7 @@ inline engines::EngineJob AddJob(const std::vector<int64_t>& shape) {
 /// `o` is AddJob's result as a [2, 3] tensor (a leading 1 of AddJob's shape dropped).
 inline void ExpectAddRan(const engines::EngineOutcome& o) {
   ASSERT_EQ(o.kind, engines::OutcomeKind::kRan) << o.message;
-  const rt::Tensor& y = o.outputs.at(0).second;
+  const runtime::Tensor& y = o.outputs.at(0).second;
   EXPECT_THAT(y.shape(), ::testing::ElementsAre(2, 3));
   EXPECT_THAT(y.values<float>(), ::testing::ElementsAre(11, 22, 33, 44, 55, 66));
 }

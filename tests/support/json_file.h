@@ -14,10 +14,10 @@
 namespace onnx_bcast::test_support {
 
 /// The document in `path`; null (after a test failure) when it does not parse.
-inline passes::Json ReadJson(const std::string& path) {
-  absl::StatusOr<passes::Json> j = passes::ParseJson(ReadAll(path));
+inline report::Json ReadJson(const std::string& path) {
+  absl::StatusOr<report::Json> j = report::ParseJson(ReadAll(path));
   EXPECT_TRUE(j.ok()) << path << ": " << j.status();
-  return j.ok() ? *std::move(j) : passes::Json();
+  return j.ok() ? *std::move(j) : report::Json();
 }
 
 }  // namespace onnx_bcast::test_support

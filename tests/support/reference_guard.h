@@ -21,17 +21,17 @@ namespace onnx_bcast::test_support {
 /// Empty when `t` holds at least two distinct finite values (or has fewer than two elements);
 /// otherwise why a comparison against it cannot fail. Integers and bools count too: a mask
 /// that is all ones matches an engine that ignores it.
-inline std::string UninformativeReference(const rt::Tensor& t) {
+inline std::string UninformativeReference(const runtime::Tensor& t) {
   if (t.num_elements() < 2) return "";
-  if (!rt::IsNumeric(t.dtype()) && t.dtype() != rt::DType::kBool) return "";
+  if (!runtime::IsNumeric(t.dtype()) && t.dtype() != runtime::DType::kBool) return "";
   std::optional<double> first;
   bool distinct = false;
-  rt::VisitDType(t.dtype(), 0, [&](auto tag) {
+  runtime::VisitDType(t.dtype(), 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (const T& raw : t.values<T>()) {
       double v;
-      if constexpr (std::is_same_v<T, rt::Float16> || std::is_same_v<T, rt::BFloat16>) {
-        v = rt::ToFloat(raw);
+      if constexpr (std::is_same_v<T, runtime::Float16> || std::is_same_v<T, runtime::BFloat16>) {
+        v = runtime::ToFloat(raw);
       } else {
         v = static_cast<double>(raw);
       }
@@ -53,7 +53,7 @@ inline std::string UninformativeReference(const rt::Tensor& t) {
 /// The first of `outputs` (named by `names`, in order) that UninformativeReference refuses, as
 /// "output 'NAME' <why>"; empty when every one can tell a right engine from a wrong one.
 inline std::string FirstUninformativeOutput(const std::vector<std::string>& names,
-                                            const std::vector<rt::Tensor>& outputs) {
+                                            const std::vector<runtime::Tensor>& outputs) {
   for (size_t k = 0; k < outputs.size(); ++k) {
     const std::string why = UninformativeReference(outputs[k]);
     if (!why.empty()) {
@@ -64,8 +64,8 @@ inline std::string FirstUninformativeOutput(const std::vector<std::string>& name
 }
 
 /// The same over a reference's outputs (runtime/exec/error_model.h): our float32 values.
-inline std::string FirstUninformativeOutput(const rt::Reference& ref) {
-  for (const rt::OutputReference& o : ref.outputs) {
+inline std::string FirstUninformativeOutput(const runtime::Reference& ref) {
+  for (const runtime::OutputReference& o : ref.outputs) {
     if (!o.computed.is_tensor()) continue;
     const std::string why = UninformativeReference(*o.computed.tensor);
     if (!why.empty()) return absl::StrCat("output '", o.name, "' ", why);

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 namespace {
 
 // Checks that every input broadcasts to out's shape (right-aligned: 1 or equal).
@@ -145,4 +145,4 @@ absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor*
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference

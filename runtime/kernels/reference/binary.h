@@ -7,16 +7,16 @@
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 
 /// out = op(a, b), numpy broadcasting; `out` pre-allocated with the broadcast shape and the
-/// op's output dtype. Same element semantics as rt::BinaryOp, no plan, one thread.
+/// op's output dtype. Same element semantics as runtime::BinaryOp, no plan, one thread.
 absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,
                       const BinaryAttributes& attrs = {});
 
 /// out = cond ? x : y, broadcasting all three.
 absl::Status Where(const Tensor& cond, const Tensor& x, const Tensor& y, Tensor* out);
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_BINARY_H_

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Where NCHW element (n, c, s) lives in the blocked layout x[n][c / b][s][c % b].
 inline int64_t ChannelBlockedOffset(int64_t n, int64_t c, int64_t s, int64_t channels,
@@ -40,6 +40,6 @@ inline void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, i
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_CHANNEL_BLOCKS_H_

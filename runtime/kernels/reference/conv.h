@@ -8,7 +8,7 @@
 
 #include "runtime/kernels/conv.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Unravels `flat` into `coord` over `dims`.
 inline void Unravel(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>* coord) {
@@ -97,6 +97,6 @@ void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_CONV_H_

@@ -7,7 +7,7 @@
 
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::CumSum.
 template <class T>
@@ -32,6 +32,6 @@ void CumSum(const T* src, int64_t outer, int64_t dim, int64_t inner, bool exclus
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_CUMSUM_H_

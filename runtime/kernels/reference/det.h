@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::Determinants.
 template <class C>
@@ -40,6 +40,6 @@ void Determinants(const C* x, int64_t batch, int64_t n, C* out) {
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_DET_H_

@@ -9,7 +9,7 @@
 #include "absl/types/span.h"
 #include "runtime/kernels/einsum.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::EinsumContract.
 template <class T>
@@ -31,6 +31,6 @@ void EinsumContract(absl::Span<const T* const> inputs,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_EINSUM_H_

@@ -10,7 +10,7 @@
 #include "absl/types/span.h"
 #include "runtime/kernels/gather_scatter.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// The coordinates of flat position `flat` in a dense tensor of `shape`.
 inline std::vector<int64_t> Unravel(int64_t flat, absl::Span<const int64_t> shape) {
@@ -81,6 +81,6 @@ void ScatterND(T* data, absl::Span<const int64_t> data_shape, int64_t tuples, in
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_GATHER_SCATTER_H_

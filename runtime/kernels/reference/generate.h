@@ -10,7 +10,7 @@
 
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::Range.
 template <class T>
@@ -42,6 +42,6 @@ inline void Diagonal(int64_t rows, int64_t cols, int64_t k, const void* one, siz
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_GENERATE_H_

@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/grid_sample.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::GridSample.
 template <class C>
@@ -63,6 +63,6 @@ void GridSample(const C* x, int64_t n, int64_t c, int64_t h, int64_t w, const C*
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_GRID_SAMPLE_H_

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 
 void StridedCopy(const void* src, int64_t offset, absl::Span<const int64_t> strides,
                  absl::Span<const int64_t> shape, size_t elem_size, void* dst) {
@@ -150,4 +150,4 @@ void Trilu(const void* src, int64_t mats, int64_t rows, int64_t cols, int64_t k,
   }
 }
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference

@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/nms.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::NonMaxSuppression (scores without NaN).
 inline std::vector<int64_t> NonMaxSuppression(const double* boxes, const double* scores,
@@ -43,6 +43,6 @@ inline std::vector<int64_t> NonMaxSuppression(const double* boxes, const double*
   return selected;
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NMS_H_

@@ -9,7 +9,7 @@
 #include "absl/types/span.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// The coordinates of x's nonzero elements as [rank, hits], flattened.
 template <class T>
@@ -33,6 +33,6 @@ std::vector<int64_t> NonZero(const T* x, absl::Span<const int64_t> shape) {
   return out;
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NONZERO_H_

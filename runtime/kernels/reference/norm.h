@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Mean and population variance of the elements k of x (flat) for which `in(k)` holds.
 template <class C, class In>
@@ -145,6 +145,6 @@ void MeanVarianceNormalize(const C* x, const std::vector<int64_t>& shape,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_NORM_H_

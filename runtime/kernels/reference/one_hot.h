@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::OneHot.
 inline void OneHot(const int64_t* indices, int64_t outer, int64_t depth, int64_t inner,
@@ -24,6 +24,6 @@ inline void OneHot(const int64_t* indices, int64_t outer, int64_t depth, int64_t
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_ONE_HOT_H_

@@ -12,7 +12,7 @@
 #include "runtime/kernels/pool.h"
 #include "runtime/kernels/reference/conv.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::Pool.
 template <class T>
@@ -103,6 +103,6 @@ inline void MaxUnpool(const void* x, const int64_t* indices, int64_t count,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_POOL_H_

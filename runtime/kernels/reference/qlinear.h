@@ -8,7 +8,7 @@
 
 #include "runtime/kernels/qlinear.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::SubtractZeroPoint.
 template <class T, class Out>
@@ -36,6 +36,6 @@ inline void RoundToInt32(const double* acc, int64_t n, int32_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(std::llround(acc[i]));
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_QLINEAR_H_

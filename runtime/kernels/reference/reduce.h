@@ -9,7 +9,7 @@
 
 #include "runtime/kernels/reduce.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::Reduce.
 template <class T>
@@ -62,6 +62,6 @@ void Softmax(SoftmaxKind kind, const T* in, int64_t outer, int64_t n, int64_t in
   SoftmaxInDouble(kind, in, outer, n, inner, out);
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_REDUCE_H_

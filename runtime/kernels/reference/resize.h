@@ -10,7 +10,7 @@
 
 #include "runtime/kernels/resize.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::Resize.
 template <class T>
@@ -69,6 +69,6 @@ void StoreSaturated(const double* v, int64_t n, bool round, T* out) {
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_RESIZE_H_

@@ -7,7 +7,7 @@
 
 #include "runtime/kernels/rnn.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::RnnDirectionFast.
 template <class T>
@@ -29,6 +29,6 @@ void RnnDirection(const RnnParams& p, const T* x, const T* w, const T* r, const 
                            });
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_RNN_H_

@@ -10,7 +10,7 @@
 
 #include "runtime/kernels/roi_align.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Bilinear sample of a [h, w] plane at (y, x) with RoiAlign's edge rules; 0 outside. In max
 /// mode `max_term` gets the largest of the four weighted corners.
@@ -63,6 +63,6 @@ void RoiAlign(const C* x, int64_t c, int64_t h, int64_t w, const C* rois,
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_ROI_ALIGN_H_

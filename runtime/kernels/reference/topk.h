@@ -8,7 +8,7 @@
 
 #include "runtime/kernels/element_values.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::TopK.
 template <class T>
@@ -32,6 +32,6 @@ void TopK(const T* src, int64_t outer, int64_t dim, int64_t inner, int64_t k, bo
   }
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_TOPK_H_

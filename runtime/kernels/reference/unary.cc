@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 namespace {
 
 template <class T>
@@ -324,4 +324,4 @@ absl::Status Cast(const Tensor& x, Tensor* out) {
   });
 }
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference

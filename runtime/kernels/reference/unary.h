@@ -9,7 +9,7 @@
 #include "runtime/kernels/unary_ops.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 
 /// out = op(x); `out` pre-allocated with x's shape and UnaryOutputDType(op, x.dtype()).
 absl::Status Unary(UnaryKind op, const UnaryParams& params, const Tensor& x, Tensor* out);
@@ -17,7 +17,7 @@ absl::Status Unary(UnaryKind op, const UnaryParams& params, const Tensor& x, Ten
 /// numpy.clip(x, lo, hi); null bounds are absent.
 absl::Status Clip(const Tensor& x, const Tensor* lo, const Tensor* hi, Tensor* out);
 
-/// Converts x to out->dtype() with the same semantics as rt::Cast.
+/// Converts x to out->dtype() with the same semantics as runtime::Cast.
 absl::Status Cast(const Tensor& x, Tensor* out);
 
 /// Rounds d to the nearest binary16 (ties to even) by scaling to its quantum; returns bits.
@@ -26,6 +26,6 @@ uint16_t RoundToHalfBits(long double d);
 /// Rounds d to the nearest bfloat16 (ties to even) by scaling to its quantum; returns bits.
 uint16_t RoundToBFloat16Bits(long double d);
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_UNARY_H_

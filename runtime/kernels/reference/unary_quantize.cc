@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/elementwise_ops.h"
 
-namespace onnx_bcast::rt::reference {
+namespace onnx_bcast::runtime::reference {
 namespace {
 
 // Index along `axis` of flat element `i` of `shape`; 0 when there is one channel.
@@ -103,4 +103,4 @@ absl::Status DequantizeLinear(const Tensor& x, const Tensor& scale, const Tensor
   });
 }
 
-}  // namespace onnx_bcast::rt::reference
+}  // namespace onnx_bcast::runtime::reference

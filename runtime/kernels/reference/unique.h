@@ -10,7 +10,7 @@
 #include "runtime/kernels/element_values.h"
 #include "runtime/kernels/unique.h"
 
-namespace onnx_bcast::rt::kernels::reference {
+namespace onnx_bcast::runtime::kernels::reference {
 
 /// Same contract as kernels::UniqueSlices.
 template <class T>
@@ -57,6 +57,6 @@ UniqueGroups UniqueSlices(const T* x, int64_t outer, int64_t dim, int64_t inner,
   return g;
 }
 
-}  // namespace onnx_bcast::rt::kernels::reference
+}  // namespace onnx_bcast::runtime::kernels::reference
 
 #endif  // ONNX_BCAST_RUNTIME_KERNELS_REFERENCE_UNIQUE_H_

@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 Clause NMOr1() {
@@ -224,9 +224,9 @@ TEST(Condition, SimplifyIsIdempotent) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 Expr E(const char* text) { return *Expr::Parse(text); }
@@ -380,4 +380,4 @@ TEST(ExprCondition, SymbolSetBasics) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 Expr S(const char* name) { return Expr::Symbol(name); }
@@ -330,4 +330,4 @@ TEST(Expr, ThreadSafeInterning) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

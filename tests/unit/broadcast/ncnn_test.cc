@@ -10,10 +10,10 @@
 #include "gtest/gtest.h"
 #include "tests/unit/broadcast/test_util.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
-using ::onnx_bcast::bcast::testing::S;
+using ::onnx_bcast::broadcast::testing::S;
 
 struct NcnnRow {
   const char* ncnn_a;  // as written in seed 001, innermost first
@@ -226,4 +226,4 @@ TEST(NcnnClassify, FormNames) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -15,15 +15,15 @@
 #include "gtest/gtest.h"
 #include "tests/unit/broadcast/test_util.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
-using ::onnx_bcast::bcast::testing::IsConditional;
-using ::onnx_bcast::bcast::testing::IsError;
-using ::onnx_bcast::bcast::testing::IsOk;
-using ::onnx_bcast::bcast::testing::IsUnknown;
-using ::onnx_bcast::bcast::testing::Numpy2;
-using ::onnx_bcast::bcast::testing::S;
+using ::onnx_bcast::broadcast::testing::IsConditional;
+using ::onnx_bcast::broadcast::testing::IsError;
+using ::onnx_bcast::broadcast::testing::IsOk;
+using ::onnx_bcast::broadcast::testing::IsUnknown;
+using ::onnx_bcast::broadcast::testing::Numpy2;
+using ::onnx_bcast::broadcast::testing::S;
 
 BroadcastResult Numpy(std::initializer_list<const char*> shapes) {
   std::vector<Shape> parsed;
@@ -601,4 +601,4 @@ TEST(Names, VerdictsAndResultText) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

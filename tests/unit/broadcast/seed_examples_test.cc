@@ -11,13 +11,13 @@
 #include "gtest/gtest.h"
 #include "tests/unit/broadcast/test_util.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
-using ::onnx_bcast::bcast::testing::IsError;
-using ::onnx_bcast::bcast::testing::IsOk;
-using ::onnx_bcast::bcast::testing::Numpy2;
-using ::onnx_bcast::bcast::testing::S;
+using ::onnx_bcast::broadcast::testing::IsError;
+using ::onnx_bcast::broadcast::testing::IsOk;
+using ::onnx_bcast::broadcast::testing::Numpy2;
+using ::onnx_bcast::broadcast::testing::S;
 
 // numpy rule on two concrete shapes: the symbolic rule and the runtime helper
 // must agree on the output.
@@ -118,7 +118,7 @@ TEST(Seed002Broadcast3, ExplicitMode_HxW_to_NxHxWxC_axes1_2) {
 }
 // "such operations cannot be expressed with numpy": in numpy mode [C] aligns to W.
 TEST(Seed002Broadcast3, NumpyMode_C_to_NxCxHxW_NeedsC_equals_W) {
-  EXPECT_TRUE(::onnx_bcast::bcast::testing::IsConditional(
+  EXPECT_TRUE(::onnx_bcast::broadcast::testing::IsConditional(
       BroadcastNumpyOneWay(S("[C]"), S("[N,C,H,W]")), "[N,C,H,W]", "C == W or C == 1"));
 }
 TEST(Seed002Broadcast3, NumpyMode_16_to_1x16x50x50_Fails) {
@@ -210,4 +210,4 @@ TEST(Seed004Bidirectional, A3x1_B2x1x6) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

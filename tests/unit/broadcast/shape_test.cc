@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 TEST(Dim, Kinds) {
@@ -108,9 +108,9 @@ TEST(Shape, NumElementsOverflow) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 TEST(Dim, FromExprAndBack) {
@@ -159,4 +159,4 @@ TEST(Shape, ParsesExpressionItems) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

@@ -10,7 +10,7 @@
 #include "broadcast/shape.h"
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::bcast::testing {
+namespace onnx_bcast::broadcast::testing {
 
 /// Shorthand for `Shape::Parse`.
 inline Shape S(std::string_view text) { return Shape::Parse(text); }
@@ -69,6 +69,6 @@ inline BroadcastResult Numpy2(std::string_view a, std::string_view b) {
   return BroadcastNumpy(shapes);
 }
 
-}  // namespace onnx_bcast::bcast::testing
+}  // namespace onnx_bcast::broadcast::testing
 
 #endif  // ONNX_BCAST_TESTS_UNIT_BROADCAST_TEST_UTIL_H_

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::bcast {
+namespace onnx_bcast::broadcast {
 namespace {
 
 using ::testing::ElementsAre;
@@ -87,4 +87,4 @@ TEST(BroadcastView, OffsetsMatchIndexUnravellingOnRandomShapes) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::bcast
+}  // namespace onnx_bcast::broadcast

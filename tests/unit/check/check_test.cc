@@ -12,11 +12,11 @@
 #include "proto/shapes.h"
 #include "report/check_report.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 namespace fs = std::filesystem;
-using bcast::Verdict;
+using broadcast::Verdict;
 using ::testing::HasSubstr;
 
 Analysis Analyze(const std::string& text, bool lint = false,
@@ -205,7 +205,7 @@ TEST(Check, LegacyMessagesNameTheRule) {
   Analysis a = Analyze(Model("float[1,3,4,5] a, float[4] b", "float[1,3,4,5] y",
                              "y = Add<broadcast=1, axis=1>(a, b)", 6));
   EXPECT_THAT(Only(a).message, HasSubstr("legacy-axis rule"));
-  EXPECT_EQ(Only(a).rule, bcast::RuleFamily::kLegacyAxis);
+  EXPECT_EQ(Only(a).rule, broadcast::RuleFamily::kLegacyAxis);
   a = Analyze(Model("float[2,3] a, float[3] b", "float[2,3] y", "y = Mul(a, b)", 6));
   EXPECT_THAT(Only(a).message, HasSubstr("must have the same shape (none rule"));
 }
@@ -293,7 +293,7 @@ TEST(Check, ShapesFlowThroughNonBroadcastingOps) {
   const NodeVerdict& v = Only(a);
   EXPECT_EQ(v.inputs[0].ToString(), "[N,3,4]");
   EXPECT_EQ(v.verdict, Verdict::kOk);
-  EXPECT_EQ(v.broadcast_class, bcast::BroadcastClass::kInnerAxis);
+  EXPECT_EQ(v.broadcast_class, broadcast::BroadcastClass::kInnerAxis);
 }
 
 TEST(Check, ClassesOfTheExampleModel) {
@@ -365,14 +365,14 @@ TEST(Check, AnnotateWritesExpressionDimsAsDimParams) {
 
 TEST(Check, JsonCarriesEveryField) {
   Analysis a = Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"));
-  const std::string json = FormatCheckJson(a, "m.onnx", false);
+  const std::string json = report::FormatCheckJson(a, "m.onnx", false);
   for (const char* field :
        {"\"node\": \"Add#0\"", "\"op\": \"Add\"", "\"shape\": [\"N\", 3]", "\"rule\": \"numpy\"",
         "\"class\": \"general\"", "\"verdict\": \"conditional\"", "\"text\": \"N ∈ {1, 5}\"",
         "\"conditional\": 1", "\"summary\""}) {
     EXPECT_THAT(json, HasSubstr(field));
   }
-  const std::string text = FormatCheckText(a, "m.onnx", false);
+  const std::string text = report::FormatCheckText(a, "m.onnx", false);
   EXPECT_THAT(text, HasSubstr("1 conditional"));
   EXPECT_THAT(text, HasSubstr("combined: N ∈ {1, 5}"));
 }
@@ -398,7 +398,7 @@ size_t Occurrences(const std::string& text, const std::string& what) {
 
 TEST(CheckReport, SummaryThenErrorsConditionsUnknownsEachNodeOnce) {
   const Analysis a = Analyze(kMixedModel);
-  const std::string text = FormatCheckText(a, "m.onnx", false);
+  const std::string text = report::FormatCheckText(a, "m.onnx", false);
   EXPECT_THAT(text, ::testing::StartsWith(
                         "m.onnx: 4 broadcasting nodes: 1 ok, 1 error, 1 conditional, 1 unknown\n"));
   const size_t errors = text.find("\nErrors:\n  Sub 'Sub#4': A [2,3] and B [4,3]");
@@ -420,13 +420,13 @@ TEST(CheckReport, SummaryThenErrorsConditionsUnknownsEachNodeOnce) {
   // Ok nodes are counted, not listed.
   EXPECT_THAT(text, ::testing::Not(HasSubstr("Mul")));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("By class")));
-  EXPECT_EQ(text, FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kIssues));
+  EXPECT_EQ(text, report::FormatCheckText(a, "m.onnx", false, nullptr, report::CheckDetail::kIssues));
 }
 
 TEST(CheckReport, SummaryDetailIsTheFirstLineAlone) {
   const Analysis a = Analyze(kMixedModel, /*lint=*/true);
-  const std::string full = FormatCheckText(a, "m.onnx", true);
-  const std::string summary = FormatCheckText(a, "m.onnx", true, nullptr, CheckDetail::kSummary);
+  const std::string full = report::FormatCheckText(a, "m.onnx", true);
+  const std::string summary = report::FormatCheckText(a, "m.onnx", true, nullptr, report::CheckDetail::kSummary);
   EXPECT_EQ(summary, full.substr(0, full.find('\n') + 1));
   EXPECT_EQ(Occurrences(summary, "\n"), 1u);
   EXPECT_THAT(summary, HasSubstr("lint warnings"));
@@ -434,8 +434,8 @@ TEST(CheckReport, SummaryDetailIsTheFirstLineAlone) {
 
 TEST(CheckReport, AllDetailAddsEveryNodeByClassAfterTheIssues) {
   const Analysis a = Analyze(kMixedModel);
-  const std::string issues = FormatCheckText(a, "m.onnx", false);
-  const std::string all = FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kAll);
+  const std::string issues = report::FormatCheckText(a, "m.onnx", false);
+  const std::string all = report::FormatCheckText(a, "m.onnx", false, nullptr, report::CheckDetail::kAll);
   EXPECT_THAT(all, ::testing::StartsWith(issues));
   const std::string listing = all.substr(issues.size());
   EXPECT_THAT(listing, ::testing::StartsWith("\nBy class:\n"));
@@ -449,7 +449,7 @@ TEST(CheckReport, LintComesAfterTheIssues) {
   const Analysis a = Analyze(Model("float[2,2] x, float[2] s, float[N,2] c, float[3,2] d",
                                    "float[2,2] y, float[3,2] z", "y = Add(x, s)\n z = Add(c, d)"),
                              /*lint=*/true);
-  const std::string text = FormatCheckText(a, "m.onnx", true);
+  const std::string text = report::FormatCheckText(a, "m.onnx", true);
   const size_t lint = text.find("\nLint:\n  warning [ncnn-outer-axis] ");
   ASSERT_NE(lint, std::string::npos) << text;
   EXPECT_LT(text.find("\nConditions:\n"), lint);
@@ -484,9 +484,9 @@ TEST(CheckReport, NodesInIfBranchesHaveShortPaths) {
   ASSERT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.nodes[0].short_graph, "If#0/then");
   EXPECT_EQ(a.nodes[1].short_graph, "If#0/else");
-  EXPECT_EQ(NodePath(a.nodes[1]), "If#0/else/Mul#0");
-  EXPECT_EQ(NodePath(a.nodes[2]), "gate/else/Sub#0");
-  const std::string text = FormatCheckText(a, "m.onnx", false, nullptr, CheckDetail::kAll);
+  EXPECT_EQ(report::NodePath(a.nodes[1]), "If#0/else/Mul#0");
+  EXPECT_EQ(report::NodePath(a.nodes[2]), "gate/else/Sub#0");
+  const std::string text = report::FormatCheckText(a, "m.onnx", false, nullptr, report::CheckDetail::kAll);
   EXPECT_THAT(text, HasSubstr("\nErrors:\n  Add 'If#0/then/Add#0': A [2,3] and B [4,3] are not "
                               "broadcastable (numpy rule, axis 0: 2 vs 4)\n"
                               "  Sub 'gate/else/Sub#0': A [2,3] and B [4,3]"));
@@ -494,7 +494,7 @@ TEST(CheckReport, NodesInIfBranchesHaveShortPaths) {
   // The long path stays the analysis's (and the JSON's) name of the graph.
   EXPECT_EQ(a.nodes[0].graph, "main/If 'If#0'.then_branch");
   EXPECT_THAT(text, ::testing::Not(HasSubstr("then_branch")));
-  EXPECT_THAT(FormatCheckJson(a, "m.onnx", false),
+  EXPECT_THAT(report::FormatCheckJson(a, "m.onnx", false),
               HasSubstr("\"graph\": \"main/If 'If#0'.then_branch\""));
 }
 
@@ -516,9 +516,9 @@ TEST(CheckReport, NodesInFunctionBodiesHaveShortPaths) {
     })",
                                   1, "outer");
   ASSERT_EQ(a.nodes.size(), 2u);
-  EXPECT_EQ(NodePath(a.nodes[0]), "F#0/F/Add#0");
-  EXPECT_EQ(NodePath(a.nodes[1]), "outer/G/If#0/then/Mul#0");
-  const std::string text = FormatCheckText(a, "m.onnx", false);
+  EXPECT_EQ(report::NodePath(a.nodes[0]), "F#0/F/Add#0");
+  EXPECT_EQ(report::NodePath(a.nodes[1]), "outer/G/If#0/then/Mul#0");
+  const std::string text = report::FormatCheckText(a, "m.onnx", false);
   EXPECT_THAT(text, HasSubstr("\n  Add 'F#0/F/Add#0': A [2,3] and B [4,3] are not broadcastable"));
   EXPECT_THAT(text, HasSubstr("\n  Mul 'outer/G/If#0/then/Mul#0': A [2,3] and B [4,3]"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("function local")));
@@ -530,12 +530,12 @@ TEST(CheckReport, MessagesOfAnotherFormGetTheGraphAppended) {
   v.short_graph = "L/body";
   v.node = "Add#1";
   v.op = "Add";
-  EXPECT_EQ(LocatedMessage(v, "Add 'Add#1': x"), "Add 'L/body/Add#1': x");
-  EXPECT_EQ(LocatedMessage(v, "something else"), "something else [in L/body]");
+  EXPECT_EQ(report::LocatedMessage(v, "Add 'Add#1': x"), "Add 'L/body/Add#1': x");
+  EXPECT_EQ(report::LocatedMessage(v, "something else"), "something else [in L/body]");
   v.short_graph.clear();  // an Analysis built by hand: the long path, never nothing
-  EXPECT_EQ(NodePath(v), "main/Loop 'L'.body/Add#1");
+  EXPECT_EQ(report::NodePath(v), "main/Loop 'L'.body/Add#1");
   v.graph = "main";
-  EXPECT_EQ(LocatedMessage(v, "Add 'Add#1': x"), "Add 'Add#1': x");
+  EXPECT_EQ(report::LocatedMessage(v, "Add 'Add#1': x"), "Add 'Add#1': x");
 }
 
 // Every model of the ONNX test data: no error verdict, and inferred output shapes agree with
@@ -574,4 +574,4 @@ TEST(Check, TestDataModelsHaveNoErrorsAndShapesAgree) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 using ::testing::ElementsAre;
@@ -101,10 +101,10 @@ g (float[2,3,4,5] x, float[3,4] b, float[3] s, float[4,3] a, float[3,5] w, float
 // One verdict on one line: every field ExpectSameVerdict compares but the place.
 std::string Line(const NodeVerdict& v) {
   std::vector<std::string> inputs;
-  for (const bcast::Shape& s : v.inputs) inputs.push_back(s.ToString());
+  for (const broadcast::Shape& s : v.inputs) inputs.push_back(s.ToString());
   std::string line =
-      absl::StrCat(v.node, " ", std::string(bcast::RuleName(v.rule)), " ", BroadcastClassText(v),
-                   " ", std::string(bcast::VerdictName(v.verdict)), " ", absl::StrJoin(inputs, " "),
+      absl::StrCat(v.node, " ", std::string(broadcast::RuleName(v.rule)), " ", BroadcastClassText(v),
+                   " ", std::string(broadcast::VerdictName(v.verdict)), " ", absl::StrJoin(inputs, " "),
                    " -> ", v.output.ToString());
   if (v.legacy_axis) absl::StrAppend(&line, " axis ", *v.legacy_axis);
   if (const std::string c = v.condition.ToString(); !c.empty() && c != "true") {
@@ -180,10 +180,10 @@ void ExpectEverySourceAgrees(const std::string& text, const std::vector<std::str
     }
     if (n.op_type() != "Expand") {
       // A pass hands the shapes in the node's input order.
-      std::vector<bcast::Shape> given;
+      std::vector<broadcast::Shape> given;
       for (const std::string& in : n.input()) {
-        const bcast::Shape* s = tables->FindShape(in);
-        given.push_back(s != nullptr ? *s : bcast::Shape::UnknownRank());
+        const broadcast::Shape* s = tables->FindShape(in);
+        given.push_back(s != nullptr ? *s : broadcast::Shape::UnknownRank());
       }
       NodeVerdict p;
       ASSERT_TRUE(DecideNode(n, opset, GivenShapes(given), &p, main));
@@ -211,31 +211,31 @@ TEST(DecideNode, GemmPReluAndLegacyAxisKeepTheirRules) {
   const Analysis modern = Analyze(Parse(kFamilies));
   const NodeVerdict& prelu = modern.nodes[6];
   EXPECT_EQ(prelu.op, "PRelu");
-  EXPECT_EQ(prelu.rule, bcast::RuleFamily::kUnidirectional);
+  EXPECT_EQ(prelu.rule, broadcast::RuleFamily::kUnidirectional);
   EXPECT_EQ(BroadcastClassText(prelu), "unidirectional");
-  EXPECT_EQ(prelu.verdict, bcast::Verdict::kOk);
+  EXPECT_EQ(prelu.verdict, broadcast::Verdict::kOk);
   const NodeVerdict& gemm = modern.nodes[7];
-  EXPECT_EQ(gemm.rule, bcast::RuleFamily::kUnidirectional);
-  EXPECT_EQ(gemm.verdict, bcast::Verdict::kOk);
+  EXPECT_EQ(gemm.rule, broadcast::RuleFamily::kUnidirectional);
+  EXPECT_EQ(gemm.verdict, broadcast::Verdict::kOk);
   EXPECT_THAT(gemm.input_names, ElementsAre("c", "(M,N) of a·w"));
   EXPECT_EQ(gemm.inputs[1].ToString(), "[4,5]");  // transB: N from w's first axis
   EXPECT_EQ(BroadcastClassText(modern.nodes[8]), "matmul-batch:bidirectional");
 
   const Analysis legacy = Analyze(Parse(kLegacy));
   ASSERT_EQ(legacy.nodes.size(), 7u);
-  EXPECT_EQ(legacy.nodes[0].rule, bcast::RuleFamily::kLegacyAxis);
+  EXPECT_EQ(legacy.nodes[0].rule, broadcast::RuleFamily::kLegacyAxis);
   EXPECT_EQ(legacy.nodes[0].legacy_axis, 1);
   EXPECT_EQ(BroadcastClassText(legacy.nodes[0]), "legacy-axis");
-  EXPECT_EQ(legacy.nodes[0].verdict, bcast::Verdict::kOk);
-  EXPECT_EQ(legacy.nodes[2].rule, bcast::RuleFamily::kLegacyAxis);  // per-channel slope
+  EXPECT_EQ(legacy.nodes[0].verdict, broadcast::Verdict::kOk);
+  EXPECT_EQ(legacy.nodes[2].rule, broadcast::RuleFamily::kLegacyAxis);  // per-channel slope
   EXPECT_EQ(legacy.nodes[2].legacy_axis, 1);
-  EXPECT_EQ(legacy.nodes[2].verdict, bcast::Verdict::kOk);
-  EXPECT_EQ(legacy.nodes[3].rule, bcast::RuleFamily::kUnidirectional);
-  EXPECT_EQ(legacy.nodes[4].rule, bcast::RuleFamily::kNone);  // Gemm-6 without broadcast
-  EXPECT_EQ(legacy.nodes[4].verdict, bcast::Verdict::kOk);
-  EXPECT_EQ(legacy.nodes[5].rule, bcast::RuleFamily::kNone);
+  EXPECT_EQ(legacy.nodes[2].verdict, broadcast::Verdict::kOk);
+  EXPECT_EQ(legacy.nodes[3].rule, broadcast::RuleFamily::kUnidirectional);
+  EXPECT_EQ(legacy.nodes[4].rule, broadcast::RuleFamily::kNone);  // Gemm-6 without broadcast
+  EXPECT_EQ(legacy.nodes[4].verdict, broadcast::Verdict::kOk);
+  EXPECT_EQ(legacy.nodes[5].rule, broadcast::RuleFamily::kNone);
   EXPECT_EQ(BroadcastClassText(legacy.nodes[5]), "same");
-  EXPECT_EQ(legacy.nodes[6].verdict, bcast::Verdict::kError);  // [3,4] at axis 2 of [2,3,4,5]
+  EXPECT_EQ(legacy.nodes[6].verdict, broadcast::Verdict::kError);  // [3,4] at axis 2 of [2,3,4,5]
   EXPECT_EQ(BroadcastClassText(legacy.nodes[6]), "invalid");
 }
 
@@ -244,24 +244,24 @@ TEST(DecideNode, DecideAgainKeepsGemmsOperandOrderAndTheLegacyAxis) {
   const Analysis modern = Analyze(Parse(kFamilies));
   const NodeVerdict& gemm = modern.nodes[7];
   NodeVerdict v;
-  ASSERT_TRUE(DecideAgain(gemm, {bcast::Shape::Of({3}), bcast::Shape::Of({4, 5})}, &v));
-  EXPECT_EQ(v.verdict, bcast::Verdict::kError);
+  ASSERT_TRUE(DecideAgain(gemm, {broadcast::Shape::Of({3}), broadcast::Shape::Of({4, 5})}, &v));
+  EXPECT_EQ(v.verdict, broadcast::Verdict::kError);
   EXPECT_EQ(v.message,
             "Gemm 'Gemm#7': C [3] is not unidirectionally broadcastable to (M,N) [4,5] (axis 1: "
             "3 vs 5)");
-  ASSERT_TRUE(DecideAgain(gemm, {bcast::Shape::Of({4, 1}), bcast::Shape::Of({4, 5})}, &v));
-  EXPECT_EQ(v.verdict, bcast::Verdict::kOk);
+  ASSERT_TRUE(DecideAgain(gemm, {broadcast::Shape::Of({4, 1}), broadcast::Shape::Of({4, 5})}, &v));
+  EXPECT_EQ(v.verdict, broadcast::Verdict::kOk);
   EXPECT_THAT(v.input_names, ElementsAre("c", "(M,N) of a·w"));
 
   const Analysis legacy = Analyze(Parse(kLegacy));
   ASSERT_TRUE(
-      DecideAgain(legacy.nodes[0], {bcast::Shape::Of({2, 3, 4, 5}), bcast::Shape::Of({4, 5})}, &v));
-  EXPECT_EQ(v.verdict, bcast::Verdict::kError);  // axis 1 still: [4,5] against 3,4
+      DecideAgain(legacy.nodes[0], {broadcast::Shape::Of({2, 3, 4, 5}), broadcast::Shape::Of({4, 5})}, &v));
+  EXPECT_EQ(v.verdict, broadcast::Verdict::kError);  // axis 1 still: [4,5] against 3,4
   EXPECT_EQ(v.legacy_axis, 1);
-  ASSERT_TRUE(DecideAgain(legacy.nodes[4], {bcast::Shape::Of({5}), bcast::Shape::Of({4, 5})}, &v));
-  EXPECT_EQ(v.rule, bcast::RuleFamily::kNone);
-  EXPECT_EQ(v.verdict, bcast::Verdict::kError);
+  ASSERT_TRUE(DecideAgain(legacy.nodes[4], {broadcast::Shape::Of({5}), broadcast::Shape::Of({4, 5})}, &v));
+  EXPECT_EQ(v.rule, broadcast::RuleFamily::kNone);
+  EXPECT_EQ(v.verdict, broadcast::Verdict::kError);
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

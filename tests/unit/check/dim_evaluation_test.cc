@@ -16,7 +16,7 @@
 #include "report/check_report.h"
 #include "report/report_json.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 using ::testing::ElementsAre;
@@ -50,7 +50,7 @@ DimEvaluation Eval(const Analysis& a, const DimBindings& b) {
 TEST(DimEvaluation, ConditionalNodeHoldsExactlyWhereItsConditionDoes) {
   const Analysis a = AnalyzeFile("symbolic_batch.onnxtxt");
   ASSERT_EQ(a.nodes.size(), 1u);
-  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional);
+  ASSERT_EQ(a.nodes[0].verdict, broadcast::Verdict::kConditional);
   for (int64_t n = 1; n <= 12; ++n) {
     const DimEvaluation e = Eval(a, {{"N", n}});
     const bool holds = n == 1 || n == 5;
@@ -62,7 +62,7 @@ TEST(DimEvaluation, ConditionalNodeHoldsExactlyWhereItsConditionDoes) {
   const DimEvaluation e = Eval(a, {{"N", 3}});
   EXPECT_EQ(e.nodes[0].message,
             "Add 'Add#0': A [3,3] and B [5,3] are not broadcastable (numpy rule, axis 0: 3 vs 5)");
-  EXPECT_THAT(e.nodes[0].inputs, ElementsAre(bcast::Shape::Of({3, 3}), bcast::Shape::Of({5, 3})));
+  EXPECT_THAT(e.nodes[0].inputs, ElementsAre(broadcast::Shape::Of({3, 3}), broadcast::Shape::Of({5, 3})));
 }
 
 TEST(DimEvaluation, UnboundSymbolsStayConditional) {
@@ -160,8 +160,8 @@ TEST(DimEvaluation, FailingMessageEqualsTheProvenErrorWithNumbersWrittenIn) {
     const Analysis concrete = AnalyzeText(Bind(c.model, c.failing));
     ASSERT_EQ(a.nodes.size(), 1u) << symbolic;
     ASSERT_EQ(concrete.nodes.size(), 1u);
-    EXPECT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
-    ASSERT_EQ(concrete.nodes[0].verdict, bcast::Verdict::kError) << concrete.nodes[0].message;
+    EXPECT_EQ(a.nodes[0].verdict, broadcast::Verdict::kConditional) << a.nodes[0].message;
+    ASSERT_EQ(concrete.nodes[0].verdict, broadcast::Verdict::kError) << concrete.nodes[0].message;
     const DimEvaluation e = Eval(a, c.failing);
     EXPECT_EQ(e.nodes[0].outcome, DimOutcome::kFails) << symbolic;
     EXPECT_EQ(e.nodes[0].message, concrete.nodes[0].message) << symbolic;
@@ -217,7 +217,7 @@ TEST(DimEvaluation, ValuesThatOverflowAreUnknownNotConditional) {
         z = Add(c, m)
       })");
   ASSERT_EQ(a.nodes.size(), 1u);
-  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
+  ASSERT_EQ(a.nodes[0].verdict, broadcast::Verdict::kConditional) << a.nodes[0].message;
   EXPECT_EQ(Eval(a, {{"A", 2}, {"B", 3}, {"T", 5}}).nodes[0].outcome, DimOutcome::kHolds);
   EXPECT_EQ(Eval(a, {{"A", 2}, {"B", 3}, {"T", 4}}).nodes[0].outcome, DimOutcome::kFails);
   const DimEvaluation e = Eval(a, {{"A", INT64_MAX}, {"B", 5}, {"T", 4}});
@@ -232,7 +232,7 @@ TEST(DimEvaluation, MultiSymbolConditionsEvaluateExactly) {
   const Analysis a = AnalyzeText(R"(<ir_version: 8, opset_import: ["" : 15]>
       g (float[?,3] x, float[?,1] m) => (float[?,3] y) { y = Add(x, m) })");
   ASSERT_EQ(a.nodes.size(), 1u);
-  ASSERT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional);
+  ASSERT_EQ(a.nodes[0].verdict, broadcast::Verdict::kConditional);
   for (int64_t p = 1; p <= 6; ++p) {
     for (int64_t q = 1; q <= 6; ++q) {
       const DimEvaluation e = Eval(a, {{"x:0", p}, {"m:0", q}});
@@ -245,17 +245,17 @@ TEST(DimEvaluation, MultiSymbolConditionsEvaluateExactly) {
 TEST(DimEvaluationReport, TextNamesFailuresAndUnboundSymbols) {
   const Analysis a = AnalyzeFile("golden_fpn_lateral.onnxtxt");
   DimEvaluation e = Eval(a, {{"H", 3}, {"W", 4}});
-  std::string text = FormatCheckText(a, "m.onnx", false, &e);
+  std::string text = report::FormatCheckText(a, "m.onnx", false, &e);
   EXPECT_THAT(text, HasSubstr("\nAt H=3, W=4: 1 fail, 0 hold, 0 still conditional, 0 unknown\n"
                               "  fails: Add 'Add#3': A [N,1,3,4] and B [N,1,4,4] are not "
                               "broadcastable (numpy rule, axis 2: 3 vs 4)\n"));
   e = Eval(a, {{"H", 4}});
-  text = FormatCheckText(a, "m.onnx", false, &e);
+  text = report::FormatCheckText(a, "m.onnx", false, &e);
   EXPECT_THAT(text, HasSubstr("At H=4: 0 fail, 0 hold, 1 still conditional (symbols not bound: "
                               "W), 0 unknown\n  conditional: Add 'Add#3' needs "));
   // Without bindings the report is unchanged.
-  EXPECT_EQ(FormatCheckText(a, "m.onnx", false), FormatCheckText(a, "m.onnx", false, nullptr));
-  EXPECT_THAT(FormatCheckText(a, "m.onnx", false), ::testing::Not(HasSubstr("\nAt ")));
+  EXPECT_EQ(report::FormatCheckText(a, "m.onnx", false), report::FormatCheckText(a, "m.onnx", false, nullptr));
+  EXPECT_THAT(report::FormatCheckText(a, "m.onnx", false), ::testing::Not(HasSubstr("\nAt ")));
 }
 
 TEST(DimEvaluationReport, JsonGivesConditionsAsDataAndTheEvaluation) {
@@ -266,39 +266,39 @@ TEST(DimEvaluationReport, JsonGivesConditionsAsDataAndTheEvaluation) {
       })");
   ASSERT_EQ(a.nodes.size(), 2u);
   const DimEvaluation e = Eval(a, {{"N", 5}, {"S", 4}, {"T", 3}});
-  absl::StatusOr<Json> j = ParseJson(FormatCheckJson(a, "m.onnx", false, &e));
+  absl::StatusOr<report::Json> j = report::ParseJson(report::FormatCheckJson(a, "m.onnx", false, &e));
   ASSERT_TRUE(j.ok()) << j.status();
-  EXPECT_EQ((*j)["schema_version"], kReportSchemaVersion);
+  EXPECT_EQ((*j)["schema_version"], report::kReportSchemaVersion);
   EXPECT_EQ((*j)["kind"], "check");
-  const Json& nodes = (*j)["nodes"];
+  const report::Json& nodes = (*j)["nodes"];
   ASSERT_EQ(nodes.size(), 2u);
   // Node 0: N ∈ {1, 5}, holds at N=5.
-  const Json& add = nodes[0];
-  const Json& cond = add["condition"];
+  const report::Json& add = nodes[0];
+  const report::Json& cond = add["condition"];
   ASSERT_TRUE(cond.is_object());
-  EXPECT_EQ(cond["symbols"], Json::array({"N"}));
-  const Json& atom = cond["clauses"][0][0];
+  EXPECT_EQ(cond["symbols"], report::Json::array({"N"}));
+  const report::Json& atom = cond["clauses"][0][0];
   EXPECT_EQ(atom["lhs"], "N");
   EXPECT_EQ(atom["rhs"], "1");
   EXPECT_EQ(atom["symbols"][0], "N");
-  const Json& set = cond["sets"]["N"];
+  const report::Json& set = cond["sets"]["N"];
   EXPECT_EQ(set["text"], "N ∈ {1, 5}");
   EXPECT_EQ(set["small"].size(), 2u);
   EXPECT_TRUE(set["residues"].empty());
   EXPECT_EQ(add["at_dims"]["outcome"], "holds");
   // Node 1: S == T or S == 1 or T == 1 (several symbols), fails at S=4, T=3.
-  const Json& z = nodes[1];
-  const Json& zc = z["condition"];
+  const report::Json& z = nodes[1];
+  const report::Json& zc = z["condition"];
   ASSERT_EQ(zc["symbols"].size(), 2u);
   bool related = false;
-  for (const Json& clause : zc["clauses"]) {
-    for (const Json& at : clause) related |= at["symbols"].size() == 2;
+  for (const report::Json& clause : zc["clauses"]) {
+    for (const report::Json& at : clause) related |= at["symbols"].size() == 2;
   }
   EXPECT_TRUE(related);
   EXPECT_EQ(z["at_dims"]["outcome"], "fails");
   EXPECT_THAT(z["at_dims"]["message"].get<std::string>(), HasSubstr("A [P,4] and B [3]"));
   // The combined condition per symbol, with the node imposing each part.
-  const Json& per = (*j)["combined_condition"]["per_symbol"];
+  const report::Json& per = (*j)["combined_condition"]["per_symbol"];
   EXPECT_EQ(per["N"]["set"], "N ∈ {1, 5}");
   ASSERT_EQ(per["N"]["imposed_by"].size(), 1u);
   EXPECT_EQ(per["N"]["imposed_by"][0]["node"], "Add#0");
@@ -306,18 +306,18 @@ TEST(DimEvaluationReport, JsonGivesConditionsAsDataAndTheEvaluation) {
   EXPECT_EQ(per["S"]["clauses"].size(), 1u);
   EXPECT_EQ(per["T"]["imposed_by"][0]["node"], "Add#1");
   // The document's evaluation.
-  const Json& at = (*j)["at_dims"];
+  const report::Json& at = (*j)["at_dims"];
   EXPECT_EQ(at["bindings"]["N"], 5);
   EXPECT_EQ(at["fails"], 1);
   EXPECT_EQ(at["holds"], 1);
   EXPECT_EQ(at["combined"], false);
   EXPECT_EQ(at["first_failure"]["node"], "Add#1");
   // Without bindings: no evaluation members.
-  j = ParseJson(FormatCheckJson(a, "m.onnx", false));
+  j = report::ParseJson(report::FormatCheckJson(a, "m.onnx", false));
   ASSERT_TRUE(j.ok());
   EXPECT_FALSE(j->contains("at_dims"));
   EXPECT_FALSE((*j)["nodes"][0].contains("at_dims"));
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

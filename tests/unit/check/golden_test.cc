@@ -13,7 +13,7 @@
 #include "proto/model_io.h"
 #include "report/check_report.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ TEST_P(Golden, ReportMatches) {
   const std::string name = GetParam();
   const Analysis a = AnalyzeFixture(name);
   // The verbose form: the default report and every node's shapes (what the analysis knows).
-  const std::string text = FormatCheckText(a, name, /*lint=*/false, nullptr, CheckDetail::kAll);
+  const std::string text = report::FormatCheckText(a, name, /*lint=*/false, nullptr, report::CheckDetail::kAll);
   const fs::path expected_path = kDir / (fs::path(name).stem().string() + ".expected");
   if (std::getenv("BCAST_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(expected_path, std::ios::binary) << text;
@@ -77,7 +77,7 @@ const NodeVerdict& Find(const Analysis& a, const std::string& op, int nth = 0) {
 // The printed shapes of `v`'s inputs.
 std::vector<std::string> InputShapes(const NodeVerdict& v) {
   std::vector<std::string> shapes;
-  for (const bcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
+  for (const broadcast::Shape& s : v.inputs) shapes.push_back(s.ToString());
   return shapes;
 }
 
@@ -85,7 +85,7 @@ TEST(Walk, IfWithConstantConditionTakesItsBranch) {
   const Analysis a = AnalyzeFixture("golden_if_constant.onnxtxt");
   const NodeVerdict& add = Find(a, "Add");
   EXPECT_EQ(add.inputs[0].ToString(), "[N,3]");
-  EXPECT_EQ(add.verdict, bcast::Verdict::kOk) << add.message;
+  EXPECT_EQ(add.verdict, broadcast::Verdict::kOk) << add.message;
 }
 
 TEST(Walk, IfWithUnknownConditionMergesBranches) {
@@ -94,15 +94,15 @@ TEST(Walk, IfWithUnknownConditionMergesBranches) {
   // N agrees, 3 vs 5 becomes a fresh symbol named after the If node (printed quoted: '#' and
   // ':' are not part of plain symbol names).
   EXPECT_EQ(add.inputs[0].ToString(), "[N,`If#0:0:1`]");
-  EXPECT_EQ(add.verdict, bcast::Verdict::kConditional);
+  EXPECT_EQ(add.verdict, broadcast::Verdict::kConditional);
   EXPECT_EQ(add.condition.ToString(), "`If#0:0:1` ∈ {1, 3}");
 }
 
 TEST(Walk, FunctionBodiesPerCallSite) {
   const Analysis a = AnalyzeFixture("golden_function_call_sites.onnxtxt");
   ASSERT_EQ(a.nodes.size(), 2u);
-  EXPECT_EQ(a.nodes[0].verdict, bcast::Verdict::kOk) << a.nodes[0].message;
-  EXPECT_EQ(a.nodes[1].verdict, bcast::Verdict::kError);
+  EXPECT_EQ(a.nodes[0].verdict, broadcast::Verdict::kOk) << a.nodes[0].message;
+  EXPECT_EQ(a.nodes[1].verdict, broadcast::Verdict::kError);
   EXPECT_THAT(a.nodes[1].graph, HasSubstr("AddBias#1"));
   EXPECT_EQ(a.shapes.at("main").at("y").ToString(), "[N,3]");
 }
@@ -111,7 +111,7 @@ TEST(Walk, LoopBodySeesOuterScopeAndStacksScanOutputs) {
   const Analysis a = AnalyzeFixture("golden_loop_outer_scope.onnxtxt");
   const NodeVerdict& add = Find(a, "Add");
   EXPECT_THAT(InputShapes(add), ElementsAre("[N,3]", "[3]"));
-  EXPECT_EQ(add.verdict, bcast::Verdict::kOk);
+  EXPECT_EQ(add.verdict, broadcast::Verdict::kOk);
   // The trip count is the constant 4 and nothing stops the loop early.
   EXPECT_EQ(a.shapes.at("main").at("steps").ToString(), "[4,N,3]");
   EXPECT_EQ(a.shapes.at("main").at("y").ToString(), "[N,3]");
@@ -121,7 +121,7 @@ TEST(Walk, LoopBodyIsCheckedWithTheShapesOfLaterIterations) {
   const Analysis a = AnalyzeFixture("golden_loop_growing_carried.onnxtxt");
   ASSERT_EQ(a.nodes.size(), 1u) << "the first walk's verdicts are replaced, not repeated";
   EXPECT_EQ(a.nodes[0].inputs[0].ToString(), "[N,`Loop#0:0:1`]");
-  EXPECT_EQ(a.nodes[0].verdict, bcast::Verdict::kConditional) << a.nodes[0].message;
+  EXPECT_EQ(a.nodes[0].verdict, broadcast::Verdict::kConditional) << a.nodes[0].message;
   EXPECT_EQ(a.combined.ToString(), "`Loop#0:0:1` ∈ {1, 3}");
 }
 
@@ -129,13 +129,13 @@ TEST(Walk, UnnamedInputDimsAreNamedAfterTheirInput) {
   const Analysis a = AnalyzeFixture("golden_unnamed_dims.onnxtxt");
   const NodeVerdict& mul = Find(a, "Mul");
   EXPECT_THAT(InputShapes(mul), ElementsAre("[x:0,3]", "[mask:0,3]"));
-  EXPECT_EQ(mul.verdict, bcast::Verdict::kConditional);
+  EXPECT_EQ(mul.verdict, broadcast::Verdict::kConditional);
 }
 
 TEST(Walk, UnknownNamesTheNodeItComesFrom) {
   const Analysis a = AnalyzeFixture("golden_data_dependent.onnxtxt");
   const NodeVerdict& custom = Find(a, "Add", 1);
-  EXPECT_EQ(custom.verdict, bcast::Verdict::kUnknown);
+  EXPECT_EQ(custom.verdict, broadcast::Verdict::kUnknown);
   EXPECT_THAT(custom.message,
               HasSubstr("the shape of 'k' comes from custom op Foo 'Foo#3' (domain custom) "
                         "with no shape function"));
@@ -143,8 +143,8 @@ TEST(Walk, UnknownNamesTheNodeItComesFrom) {
 
 TEST(Walk, ScalarExponentIsOkForAnyShape) {
   const Analysis a = AnalyzeFixture("golden_pow_scalar.onnxtxt");
-  EXPECT_EQ(Find(a, "Pow").verdict, bcast::Verdict::kOk);
+  EXPECT_EQ(Find(a, "Pow").verdict, broadcast::Verdict::kOk);
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -14,7 +14,7 @@
 #include "proto/onnx_checks.h"
 #include "proto/shapes.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,10 +36,10 @@ void CompareGraph(const onnx::GraphProto& g, const std::string& path, const Anal
   auto compare = [&](const onnx::ValueInfoProto& vi) {
     // Declared value_info for names nothing makes (text-form declarations) are not tensors.
     if (!vi.type().has_tensor_type() || produced.count(vi.name()) == 0) return;
-    const bcast::Shape theirs = proto::ShapeOfType(vi.type());
+    const broadcast::Shape theirs = proto::ShapeOfType(vi.type());
     auto it = shapes.find(vi.name());
     ASSERT_NE(it, shapes.end()) << label << ": " << path << " " << vi.name();
-    const bcast::Shape& ours = it->second;
+    const broadcast::Shape& ours = it->second;
     if (!theirs.rank_known) return;
     ++*compared;
     ASSERT_TRUE(ours.rank_known) << label << ": " << path << " " << vi.name() << " libonnx "
@@ -179,4 +179,4 @@ TEST(NodeByNode, WhereHasTheTypeOfItsValues) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -107,7 +107,7 @@ TEST(ExplainKeptConstants, GivesTheReasonFoldConstantsNoted) {
   const std::string advice =
       "has only constant inputs: fold it (fold-constants; raise --fold-limit if opt --report "
       "says it was kept for its size)";
-  std::vector<passes::TargetViolation> v(3);
+  std::vector<targets::TargetViolation> v(3);
   v[0] = {"main", "Less#0", "Less", "[3] and [3]", advice};
   v[1] = {"main", "big", "Tile", "[1,1] and [2]", advice};
   v[2] = {"main", "other", "Add", "[3] and [3]", advice};

@@ -44,7 +44,7 @@ class ScriptedEngine : public EngineAdapter {
                                    const std::vector<std::string>& output_names) override {
     if (script_ == "refuse-run") return absl::InternalError("bad input shape");
     NamedTensors out;
-    rt::Tensor t = inputs.at(0).second.Clone();
+    runtime::Tensor t = inputs.at(0).second.Clone();
     for (float& v : t.values<float>()) v *= 2;
     out.emplace_back(output_names.at(0), std::move(t));
     return out;
@@ -63,7 +63,7 @@ EngineFactory Scripted() {
 EngineJob Job(const std::string& script) {
   EngineJob job;
   job.model_bytes = script;
-  job.inputs.emplace_back("x", *rt::Tensor::FromValues<float>({3}, {1, 2, 3}));
+  job.inputs.emplace_back("x", *runtime::Tensor::FromValues<float>({3}, {1, 2, 3}));
   job.output_names = {"y"};
   return job;
 }

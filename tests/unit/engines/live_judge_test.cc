@@ -51,7 +51,7 @@ class ScriptedEngine : public EngineAdapter {
   }
   absl::StatusOr<NamedTensors> Run(const NamedTensors& inputs,
                                    const std::vector<std::string>& names) override {
-    const rt::Tensor& x = inputs.at(0).second;  // LeakyRelu with alpha 1: the same values
+    const runtime::Tensor& x = inputs.at(0).second;  // LeakyRelu with alpha 1: the same values
     const std::vector<int64_t>& s = x.shape();
     const float* a = x.data<float>();
     NamedTensors out;
@@ -59,7 +59,7 @@ class ScriptedEngine : public EngineAdapter {
       const int64_t rows = x.num_elements() / s.back(), k = s.back(), n = constant_dims_[1];
       std::vector<int64_t> shape = s;
       shape.back() = n;
-      rt::Tensor y = rt::Tensor::Allocate(rt::DType::kFloat32, shape).value();
+      runtime::Tensor y = runtime::Tensor::Allocate(runtime::DType::kFloat32, shape).value();
       for (int64_t i = 0; i < rows; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           float sum = 0;
@@ -70,7 +70,7 @@ class ScriptedEngine : public EngineAdapter {
       out.emplace_back(names.at(0), std::move(y));
     } else if (op_ == "Add") {
       // x [1,C,W] + b [C,1]: b[c] along C; the wrong axis takes b[w mod C] along W.
-      rt::Tensor y = x.Clone();
+      runtime::Tensor y = x.Clone();
       const int64_t c = s[1], w = s[2];
       for (int64_t i = 0; i < c; ++i) {
         for (int64_t j = 0; j < w; ++j) {
@@ -79,7 +79,7 @@ class ScriptedEngine : public EngineAdapter {
       }
       out.emplace_back(names.at(0), std::move(y));
     } else {  // PRelu: x [1,C,H,W], slope [C,1,1]
-      rt::Tensor y = x.Clone();
+      runtime::Tensor y = x.Clone();
       const int64_t plane = s[2] * s[3];
       for (int64_t k = 0; k < x.num_elements(); ++k) {
         float& v = y.data<float>()[k];
@@ -123,25 +123,25 @@ proto::Model Fragment(const std::string& op, const std::string& in, const std::s
   return *std::move(m);
 }
 
-passes::LiveVerdict Decide(Fault fault, const proto::Model& fragment) {
-  driver::LiveProbe live(Scripted(fault), "scripted", "1.0", "");
-  std::vector<absl::StatusOr<passes::LiveVerdict>> v = live.Decide({&fragment});
+targets::LiveVerdict Decide(Fault fault, const proto::Model& fragment) {
+  engines::LiveProbe live(Scripted(fault), "scripted", "1.0", "");
+  std::vector<absl::StatusOr<targets::LiveVerdict>> v = live.Decide({&fragment});
   EXPECT_EQ(v.size(), 1u);
   EXPECT_TRUE(v[0].ok()) << v[0].status();
-  return v[0].ok() ? *v[0] : passes::LiveVerdict{};
+  return v[0].ok() ? *v[0] : targets::LiveVerdict{};
 }
 
 // The MatMul, [1,16,128] x [128,32]: rounding of another summation order is no error.
 TEST(LiveJudge, RoundingOfAnotherSummationOrderMatches) {
   const proto::Model f = Fragment("MatMul", "[1,16,128]", "[128,32]", 128 * 32, "[1,16,32]");
-  const passes::LiveVerdict v = Decide(Fault::kReorder, f);
+  const targets::LiveVerdict v = Decide(Fault::kReorder, f);
   EXPECT_TRUE(v.matches) << v.why;
 }
 
 TEST(LiveJudge, ABiasAlongTheWrongAxisIsWrong) {
   const proto::Model f = Fragment("Add", "[1,4,8]", "[4,1]", 4, "[1,4,8]");
   EXPECT_TRUE(Decide(Fault::kNone, f).matches);
-  const passes::LiveVerdict v = Decide(Fault::kWrongAxis, f);
+  const targets::LiveVerdict v = Decide(Fault::kWrongAxis, f);
   EXPECT_FALSE(v.matches);
   EXPECT_THAT(v.why, StartsWith("runs, but wrong: "));
   EXPECT_THAT(v.why, HasSubstr("elements differ"));
@@ -152,14 +152,14 @@ TEST(LiveJudge, ABiasAlongTheWrongAxisIsWrong) {
 TEST(LiveJudge, ASlopeIgnoredOnNegativeValuesIsWrong) {
   const proto::Model f = Fragment("PRelu", "[1,3,4,4]", "[3,1,1]", 3, "[1,3,4,4]");
   EXPECT_TRUE(Decide(Fault::kNone, f).matches);
-  const passes::LiveVerdict v = Decide(Fault::kIgnoreNegativeSlope, f);
+  const targets::LiveVerdict v = Decide(Fault::kIgnoreNegativeSlope, f);
   EXPECT_FALSE(v.matches);
   EXPECT_THAT(v.why, StartsWith("runs, but wrong: "));
 }
 
 TEST(LiveJudge, ARefusalIsRefused) {
   const proto::Model f = Fragment("Add", "[1,4,8]", "[4,1]", 4, "[1,4,8]");
-  const passes::LiveVerdict v = Decide(Fault::kRefuse, f);
+  const targets::LiveVerdict v = Decide(Fault::kRefuse, f);
   EXPECT_FALSE(v.matches);
   EXPECT_THAT(v.why, HasSubstr("refused (load): layer Foo not supported"));
 }
@@ -170,18 +170,18 @@ TEST(LiveJudge, ARefusalIsRefused) {
 // failing on main, so a verify-engine that called a wrong engine running went unjudged).
 TEST(VerifyEngineJudge, AWrongEngineIsWrongARightOneRuns) {
   const proto::Model m = Fragment("Add", "[1,4,8]", "[4,1]", 4, "[1,4,8]");
-  absl::StatusOr<driver::EngineVerdict> right =
-      driver::VerifyOnEngine(m, m, Scripted(Fault::kNone), "scripted", {});
+  absl::StatusOr<engines::EngineVerdict> right =
+      engines::VerifyOnEngine(m, m, Scripted(Fault::kNone), "scripted", {});
   ASSERT_TRUE(right.ok()) << right.status();
   EXPECT_EQ(right->outcome, "ran") << right->line;
   EXPECT_THAT(right->line, StartsWith("scripted: runs, max abs"));
-  absl::StatusOr<driver::EngineVerdict> wrong =
-      driver::VerifyOnEngine(m, m, Scripted(Fault::kWrongAxis), "scripted", {});
+  absl::StatusOr<engines::EngineVerdict> wrong =
+      engines::VerifyOnEngine(m, m, Scripted(Fault::kWrongAxis), "scripted", {});
   ASSERT_TRUE(wrong.ok()) << wrong.status();
   EXPECT_EQ(wrong->outcome, "wrong") << wrong->line;
   EXPECT_THAT(wrong->line, StartsWith("scripted: wrong: "));
-  absl::StatusOr<driver::EngineVerdict> refused =
-      driver::VerifyOnEngine(m, m, Scripted(Fault::kRefuse), "scripted", {});
+  absl::StatusOr<engines::EngineVerdict> refused =
+      engines::VerifyOnEngine(m, m, Scripted(Fault::kRefuse), "scripted", {});
   ASSERT_TRUE(refused.ok()) << refused.status();
   EXPECT_NE(refused->outcome, "ran") << refused->line;
   EXPECT_THAT(refused->line, HasSubstr("refused at load"));

@@ -43,12 +43,12 @@ TEST(MnnEngine, KeepsABatchOtherThanOne) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,1,3] a, float[2,2,1] b) => (float[2,2,3] y) { y = Sub(a, b) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6}));
-  job.inputs.emplace_back("b", *rt::Tensor::FromValues<float>({2, 2, 1}, {1, 2, 3, 4}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("b", *runtime::Tensor::FromValues<float>({2, 2, 1}, {1, 2, 3, 4}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
-  const rt::Tensor& y = o.outputs.at(0).second;
+  const runtime::Tensor& y = o.outputs.at(0).second;
   EXPECT_THAT(y.shape(), ElementsAre(2, 2, 3));
   EXPECT_THAT(y.values<float>(), ElementsAre(0, 1, 2, -1, 0, 1, 1, 2, 3, 0, 1, 2));
 }
@@ -60,11 +60,11 @@ TEST(MnnEngine, FeedsInt64AsMnnComputesIt) {
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (int64[1,3] ids) => (float[1,3,2] y) <float[4,2] w = {0,1,10,11,20,21,30,31}> "
       "{ y = Gather(w, ids) }");
-  job.inputs.emplace_back("ids", *rt::Tensor::FromValues<int64_t>({1, 3}, {3, 0, 2}));
+  job.inputs.emplace_back("ids", *runtime::Tensor::FromValues<int64_t>({1, 3}, {3, 0, 2}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
-  const rt::Tensor& y = o.outputs.at(0).second;
+  const runtime::Tensor& y = o.outputs.at(0).second;
   EXPECT_THAT(y.shape(), ElementsAre(1, 3, 2));
   EXPECT_THAT(y.values<float>(), ElementsAre(30, 31, 0, 1, 20, 21));
 }
@@ -77,7 +77,7 @@ TEST(MnnEngine, ABroadcastTheConverterRefusesIsRefusedAtLoadThoughItWritesTheMod
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) <float[4,3] b = {1,2,3,4,5,6,7,8,9,10,11,12}, "
       "float[2,3] c = {1,2,3,4,5,6}> { t = Add(c, b)\n y = Add(a, t) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);
@@ -92,7 +92,7 @@ TEST(MnnEngine, ABroadcastTheRuntimeRefusesIsRefusedAtRunInItsWords) {
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) <float[4,3] b = {1,2,3,4,5,6,7,8,9,10,11,12}> "
       "{ y = Add(a, b) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);
@@ -107,7 +107,7 @@ TEST(MnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) { y = Hardmax(a) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);
@@ -121,7 +121,7 @@ TEST(MnnEngine, AnInputNothingReadsIsNotFed) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[1,3,4,5] x) => (int64[4] y) { y = Shape(x) }");
-  job.inputs.emplace_back("x", *rt::Tensor::Allocate(rt::DType::kFloat32, {1, 3, 4, 5}));
+  job.inputs.emplace_back("x", *runtime::Tensor::Allocate(runtime::DType::kFloat32, {1, 3, 4, 5}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   ASSERT_EQ(o.kind, OutcomeKind::kRan) << o.message;
@@ -134,7 +134,7 @@ TEST(MnnEngine, AShapeOnlyTheDataDecidesIsRefusedBySessionsInMnnsWords) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] x) => (int64[2,K] y) { y = NonZero(x) }");
-  job.inputs.emplace_back("x", *rt::Tensor::FromValues<float>({2, 3}, {0, 1, 0, 2, 0, 3}));
+  job.inputs.emplace_back("x", *runtime::Tensor::FromValues<float>({2, 3}, {0, 1, 0, 2, 0, 3}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);

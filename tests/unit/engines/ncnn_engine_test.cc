@@ -39,7 +39,7 @@ TEST(NcnnEngine, RefusesABatchOtherThanOne) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) { y = Relu(a) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);
@@ -53,7 +53,7 @@ TEST(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[1,3] a) => (float[1,2,3] y) <int64[3] s = {1,2,3}> { y = Expand(a, s) }");
-  job.inputs.emplace_back("a", *rt::Tensor::FromValues<float>({1, 3}, {1, 2, 3}));
+  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({1, 3}, {1, 2, 3}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
   EXPECT_EQ(o.kind, OutcomeKind::kRefused);

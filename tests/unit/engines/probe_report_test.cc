@@ -14,10 +14,10 @@
 #include "runtime/tensor.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::driver {
+namespace onnx_bcast::engines {
 namespace {
 
-using passes::FormSupport;
+using targets::FormSupport;
 using ::testing::HasSubstr;
 
 ProbeCell Cell(const std::string& op, const std::string& pattern, const std::string& cls,
@@ -66,15 +66,15 @@ ProbeReport Report() {
 }
 
 TEST(ProfileFromProbe, MapsCellsToRulesMechanically) {
-  const passes::TargetProfile p = ProfileFromProbe(Report());
+  const targets::TargetProfile p = ProfileFromProbe(Report());
   EXPECT_EQ(p.name, "toy-2.7");
-  const passes::OpRule& add = p.op_rules.at("Add");
+  const targets::OpRule& add = p.op_rules.at("Add");
   EXPECT_EQ(add.max_rank, 4);
   EXPECT_EQ(add.forms.at("computed").at("same"), FormSupport::kRuns);
   EXPECT_EQ(add.forms.at("computed").at("inner-axis"), FormSupport::kRunsAligned);
   EXPECT_EQ(add.forms.at("constant_b").at("general"), FormSupport::kWrong);  // worst
   EXPECT_EQ(add.forms.at("constant_b").at("scalar"), FormSupport::kRuns);
-  const passes::OpRule& pow = p.op_rules.at("Pow");
+  const targets::OpRule& pow = p.op_rules.at("Pow");
   EXPECT_EQ(pow.max_rank, 0);
   EXPECT_EQ(pow.min_rank, 2);  // rank 1 fails, 2 runs
   EXPECT_EQ(pow.forms.at("computed").at("same"), FormSupport::kRuns);
@@ -112,8 +112,8 @@ TEST(ProfileFromProbe, ExactCellsBecomeShapeLinesOutsideTheClassRules) {
   ProbeCell expand = Exact("Expand", "constant_b", {1, 1}, {2}, CellResult::kRunsAndMatches);
   expand.operands[1].int64_values = {1, 6};
   r.cells.push_back(expand);
-  const passes::TargetProfile p = ProfileFromProbe(r);
-  const passes::TargetProfile without = ProfileFromProbe(Report());
+  const targets::TargetProfile p = ProfileFromProbe(r);
+  const targets::TargetProfile without = ProfileFromProbe(Report());
   // The class rules are the grid's alone.
   EXPECT_EQ(p.op_rules.at("Add").forms, without.op_rules.at("Add").forms);
   const std::string text = FormatProbeProfile(r);
@@ -121,8 +121,8 @@ TEST(ProfileFromProbe, ExactCellsBecomeShapeLinesOutsideTheClassRules) {
                               "[1,1,1,N] [1,1,1,1]\n"));
   EXPECT_THAT(text, HasSubstr("op.Add.constant_b.shapes = [1,N,N] [1,N,1]: refused\n"));
   EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
-  absl::StatusOr<passes::TargetProfile> back =
-      passes::ParseTargetProfile(text.substr(text.find("name = ")), "probe.profile");
+  absl::StatusOr<targets::TargetProfile> back =
+      targets::ParseTargetProfile(text.substr(text.find("name = ")), "probe.profile");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->op_rules, p.op_rules);
   const std::string table = FormatProbeTable(r);
@@ -188,7 +188,7 @@ TEST(ProfileFromProbe, UnalignedWhenOnlyLowerRankConstantsRunAndRuntimeShapesMea
   shape.form = "runtime-shape";
   shape.result = CellResult::kWrong;
   r.cells.push_back(shape);
-  const passes::TargetProfile p = ProfileFromProbe(r);
+  const targets::TargetProfile p = ProfileFromProbe(r);
   EXPECT_FALSE(p.runtime_shapes);
   EXPECT_EQ(p.op_rules.count("Reshape"), 0u);
   EXPECT_THAT(p.passes, ::testing::ElementsAre("upgrade-legacy-broadcast", "fold-constants",
@@ -209,7 +209,7 @@ TEST(ProfileFromProbe, FirstFullAndPerRankEntries) {
   // per-channel: runs at rank 2 whatever the order, refused at rank 3.
   r.cells.push_back(Cell("Add", "computed", "per-channel", 2, true, ok));
   r.cells.push_back(Cell("Add", "computed", "per-channel", 3, true, CellResult::kRefused));
-  const passes::OpRule add = ProfileFromProbe(r).op_rules.at("Add");
+  const targets::OpRule add = ProfileFromProbe(r).op_rules.at("Add");
   const auto& forms = add.forms.at("computed");
   EXPECT_EQ(forms.at("outer-axis"), FormSupport::kRunsFirstFull);
   EXPECT_EQ(forms.count("outer-axis@2"), 0u);  // same as the class: no entry
@@ -223,10 +223,10 @@ TEST(ProfileFromProbe, TheFileParsesBackToTheSameProfile) {
   const std::string text = FormatProbeProfile(r);
   EXPECT_THAT(text, HasSubstr("# toy 2.7.1, measured by"));
   EXPECT_THAT(text, HasSubstr("op.Add.computed = inner-axis:aligned, same\n"));
-  absl::StatusOr<passes::TargetProfile> back = passes::ParseTargetProfile(text, "toy");
+  absl::StatusOr<targets::TargetProfile> back = targets::ParseTargetProfile(text, "toy");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->op_rules, ProfileFromProbe(r).op_rules);
-  EXPECT_EQ(passes::FormatTargetProfile(*back), passes::FormatTargetProfile(ProfileFromProbe(r)));
+  EXPECT_EQ(targets::FormatTargetProfile(*back), targets::FormatTargetProfile(ProfileFromProbe(r)));
 }
 
 TEST(FormatProbeTable, OneRowPerCellAndTheCounts) {
@@ -250,34 +250,34 @@ TEST(ProbeGrid, CoversEveryClassCheckReportsAtRanksOneToSix) {
   EXPECT_THAT(ranks, ::testing::IsSupersetOf({1u, 2u, 3u, 4u, 5u, 6u}));
 }
 
-// ---- The engine comparison (rt::CompareToReference in the engine's representation): every
+// ---- The engine comparison (runtime::CompareToReference in the engine's representation): every
 // element type is read, and the types themselves compared ----
 
 // An engine's `actual` against our `expected` without a float64 reference (the comparison's
 // fallback rule for floats; integers and bools exactly).
-rt::Comparison EngineCompare(const rt::Tensor& expected, const rt::Tensor& actual) {
-  rt::OutputReference ref;
+runtime::Comparison EngineCompare(const runtime::Tensor& expected, const runtime::Tensor& actual) {
+  runtime::OutputReference ref;
   ref.name = "y";
-  ref.computed = rt::Value::Of(std::make_shared<rt::Tensor>(expected.Clone()));
-  rt::CompareOptions options;
+  ref.computed = runtime::Value::Of(std::make_shared<runtime::Tensor>(expected.Clone()));
+  runtime::CompareOptions options;
   options.engine_representation = true;
-  return rt::CompareToReference(rt::Value::Of(std::make_shared<rt::Tensor>(actual.Clone())), ref,
-                                rt::ErrorModel{}, options);
+  return runtime::CompareToReference(runtime::Value::Of(std::make_shared<runtime::Tensor>(actual.Clone())), ref,
+                                runtime::ErrorModel{}, options);
 }
 
 // A tensor of `dtype` and shape [4] holding 0, 1, 2, 3 (with `last` in place of 3), written
 // through float for the half types.
-rt::Tensor Ramp(rt::DType dtype, double last = 3) {
-  rt::Tensor t = rt::Tensor::Allocate(dtype, {4}).value();
-  rt::VisitDType(dtype, 0, [&](auto tag) {
+runtime::Tensor Ramp(runtime::DType dtype, double last = 3) {
+  runtime::Tensor t = runtime::Tensor::Allocate(dtype, {4}).value();
+  runtime::VisitDType(dtype, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (int k = 0; k < 4; ++k) {
       const double v = k == 3 ? last : k;
-      if constexpr (std::is_same_v<T, rt::Float16>) {
-        p[k] = rt::ToFloat16(static_cast<float>(v));
-      } else if constexpr (std::is_same_v<T, rt::BFloat16>) {
-        p[k] = rt::ToBFloat16(static_cast<float>(v));
+      if constexpr (std::is_same_v<T, runtime::Float16>) {
+        p[k] = runtime::ToFloat16(static_cast<float>(v));
+      } else if constexpr (std::is_same_v<T, runtime::BFloat16>) {
+        p[k] = runtime::ToBFloat16(static_cast<float>(v));
       } else if constexpr (std::is_same_v<T, bool>) {
         p[k] = v != 0 && k % 2 == 1;
       } else {
@@ -290,11 +290,11 @@ rt::Tensor Ramp(rt::DType dtype, double last = 3) {
 }
 
 TEST(EngineComparison, ReadsEveryElementTypeAndSeesADifference) {
-  for (rt::DType dtype : rt::kAllDTypes) {
-    SCOPED_TRACE(rt::DTypeName(dtype));
+  for (runtime::DType dtype : runtime::kAllDTypes) {
+    SCOPED_TRACE(runtime::DTypeName(dtype));
     EXPECT_TRUE(EngineCompare(Ramp(dtype), Ramp(dtype)).match);
-    if (dtype == rt::DType::kBool) {
-      rt::Tensor flipped = Ramp(dtype);
+    if (dtype == runtime::DType::kBool) {
+      runtime::Tensor flipped = Ramp(dtype);
       flipped.data<bool>()[0] = true;
       EXPECT_FALSE(EngineCompare(Ramp(dtype), flipped).match);
     } else {
@@ -307,34 +307,34 @@ TEST(EngineComparison, ReadsEveryElementTypeAndSeesADifference) {
 TEST(EngineComparison, ComparesTheElementTypes) {
   // An engine's wider or float representation of integers and bools holds their values: the
   // values decide, exactly.
-  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kInt64), Ramp(rt::DType::kInt32)).match);
+  EXPECT_TRUE(EngineCompare(Ramp(runtime::DType::kInt64), Ramp(runtime::DType::kInt32)).match);
   // Ramp's bools are 0, 1, 0, 1.
-  const rt::Tensor as_float = rt::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
-  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kBool), as_float).match);
-  const rt::Tensor wrong_float = rt::Tensor::FromValues<float>({4}, {0, 1, 1, 1}).value();
-  EXPECT_FALSE(EngineCompare(Ramp(rt::DType::kBool), wrong_float).match);
-  rt::Tensor near = Ramp(rt::DType::kFloat32, 3.0001);
-  EXPECT_FALSE(EngineCompare(Ramp(rt::DType::kInt64), near).match);
+  const runtime::Tensor as_float = runtime::Tensor::FromValues<float>({4}, {0, 1, 0, 1}).value();
+  EXPECT_TRUE(EngineCompare(Ramp(runtime::DType::kBool), as_float).match);
+  const runtime::Tensor wrong_float = runtime::Tensor::FromValues<float>({4}, {0, 1, 1, 1}).value();
+  EXPECT_FALSE(EngineCompare(Ramp(runtime::DType::kBool), wrong_float).match);
+  runtime::Tensor near = Ramp(runtime::DType::kFloat32, 3.0001);
+  EXPECT_FALSE(EngineCompare(Ramp(runtime::DType::kInt64), near).match);
   // A float expected and an integer returned: truncation must not pass unseen.
-  const rt::Comparison a = EngineCompare(Ramp(rt::DType::kFloat32), Ramp(rt::DType::kInt32));
+  const runtime::Comparison a = EngineCompare(Ramp(runtime::DType::kFloat32), Ramp(runtime::DType::kInt32));
   EXPECT_FALSE(a.match);
   EXPECT_THAT(a.message, testing::HasSubstr("element type int32, expected float32"));
-  EXPECT_TRUE(EngineCompare(Ramp(rt::DType::kFloat16), Ramp(rt::DType::kFloat32)).match);
+  EXPECT_TRUE(EngineCompare(Ramp(runtime::DType::kFloat16), Ramp(runtime::DType::kFloat32)).match);
 }
 
 // An engine's shape compares up to dims of 1 (OpenCV's N x 1 for a 1-D tensor, ncnn's dropped
 // batch of 1), never beyond: the same values in another arrangement differ.
 TEST(EngineComparison, ShapesCompareUpToOnes) {
-  const rt::Tensor want = rt::Tensor::FromValues<float>({4}, {0, 1, 2, 3}).value();
+  const runtime::Tensor want = runtime::Tensor::FromValues<float>({4}, {0, 1, 2, 3}).value();
   EXPECT_TRUE(
-      EngineCompare(want, rt::Tensor::FromValues<float>({4, 1}, {0, 1, 2, 3}).value()).match);
+      EngineCompare(want, runtime::Tensor::FromValues<float>({4, 1}, {0, 1, 2, 3}).value()).match);
   EXPECT_TRUE(
-      EngineCompare(want, rt::Tensor::FromValues<float>({1, 4}, {0, 1, 2, 3}).value()).match);
-  const rt::Comparison square =
-      EngineCompare(want, rt::Tensor::FromValues<float>({2, 2}, {0, 1, 2, 3}).value());
+      EngineCompare(want, runtime::Tensor::FromValues<float>({1, 4}, {0, 1, 2, 3}).value()).match);
+  const runtime::Comparison square =
+      EngineCompare(want, runtime::Tensor::FromValues<float>({2, 2}, {0, 1, 2, 3}).value());
   EXPECT_FALSE(square.match);
   EXPECT_THAT(square.message, testing::HasSubstr("output shape [2,2], expected [4]"));
-  EXPECT_FALSE(EngineCompare(want, rt::Tensor::FromValues<float>({3}, {0, 1, 2}).value()).match);
+  EXPECT_FALSE(EngineCompare(want, runtime::Tensor::FromValues<float>({3}, {0, 1, 2}).value()).match);
 }
 
 // A rank-0 `same` cell that runs counts as passing (ncnn's rank-0 cells): the limit above it
@@ -353,14 +353,14 @@ TEST(ProfileFromProbe, RankZeroPassesAndConverterRefusalsNameTheOp) {
   ProbeCell expand = Cell("Expand", "computed", "same", 2, true, CellResult::kRefused);
   expand.message = "load: Expand not supported yet!";
   r.cells.push_back(expand);
-  const passes::TargetProfile p = ProfileFromProbe(r);
+  const targets::TargetProfile p = ProfileFromProbe(r);
   EXPECT_EQ(p.name, "ncnn-20260722");  // the date tells ncnn builds apart, not "1.0"
   EXPECT_EQ(p.op_rules.at("Add").max_rank, 5);
   EXPECT_EQ(p.op_rules.at("Add").forms.at("computed").at("same"), FormSupport::kRuns);
   EXPECT_EQ(p.op_rules.count("Gather"), 0u);
   EXPECT_THAT(p.unsupported_ops, ::testing::ElementsAre("Expand", "Gather"));
-  absl::StatusOr<passes::TargetProfile> back =
-      passes::ParseTargetProfile(passes::FormatTargetProfile(p), "t");
+  absl::StatusOr<targets::TargetProfile> back =
+      targets::ParseTargetProfile(targets::FormatTargetProfile(p), "t");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->unsupported_ops, p.unsupported_ops);
 }
@@ -405,7 +405,7 @@ TEST(ProfileFromProbe, MnnIsNamedByItsDateAndItsConvertersRefusalsNameTheOp) {
                      "[Dropout]; Create execution error : 21");
   op_cell("Det", "load: MNNConvert crashed (signal 11)");
   op_cell("Max", "load: These Op Not Support: ONNX::MaxRoiPool");
-  const passes::TargetProfile p = ProfileFromProbe(r);
+  const targets::TargetProfile p = ProfileFromProbe(r);
   EXPECT_EQ(p.name, "mnn-20260820");
   EXPECT_THAT(p.unsupported_ops, ::testing::ElementsAre("Dropout", "Hardmax"));
   // The table says where the extra cells come from.
@@ -442,4 +442,4 @@ TEST(ProbeGridFor, MnnKeepsItsBatchAxesAndAddsTheExtraCells) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::driver
+}  // namespace onnx_bcast::engines

@@ -9,7 +9,7 @@
 //   pass: align-ranks
 //   fold-limit: 0                      (optional; both the broadcast and the constant limit)
 //   target: ncnn                       (optional: the target the pass works for)
-//   live-wrong: Sub@3                  (optional: a scripted live oracle, see test_util.h)
+//   live-wrong: Sub@3                  (optional: a scripted live oracle, see tests/support/pass_test_util.h)
 //   differential: exact | 1e-5         (optional: our executor on input and result agree)
 //   expect: change | no-change | error INVALID_ARGUMENT
 //   error: substring of the message    (with expect: error)
@@ -38,7 +38,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -100,28 +100,28 @@ std::string CaseName(const ::testing::TestParamInfo<std::string>& info) {
 // so that exactness is shown on them too).
 std::vector<std::vector<float>> RunSeeded(const proto::Model& m) {
   std::vector<std::vector<float>> out;
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(m);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> runtime = runtime::LoadRuntimeModel(m);
   EXPECT_TRUE(runtime.ok()) << runtime.status();
   if (!runtime.ok()) return out;
-  rt::RandomInputOptions o;
+  runtime::RandomInputOptions o;
   o.seed = 5;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, o);
+  absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(*(*runtime)->main, o);
   EXPECT_TRUE(feeds.ok()) << feeds.status();
   if (!feeds.ok()) return out;
   for (auto& [name, v] : *feeds) {
-    if (v.tensor->dtype() != rt::DType::kFloat32) continue;
+    if (v.tensor->dtype() != runtime::DType::kFloat32) continue;
     absl::Span<float> x = v.tensor->values<float>();
     const float specials[] = {INFINITY, -INFINITY, -0.0f, NAN};
     for (size_t i = 0; i < x.size() && i < 4; ++i) x[i] = specials[i];
   }
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = runtime::Executor::Create(*runtime);
   EXPECT_TRUE(exec.ok()) << exec.status();
   if (!exec.ok()) return out;
-  absl::StatusOr<std::vector<rt::Value>> values = (*exec)->Run(*feeds);
+  absl::StatusOr<std::vector<runtime::Value>> values = (*exec)->Run(*feeds);
   EXPECT_TRUE(values.ok()) << values.status();
   if (!values.ok()) return out;
-  for (const rt::Value& v : *values) {
-    if (v.kind != rt::Value::Kind::kTensor || v.tensor->dtype() != rt::DType::kFloat32) continue;
+  for (const runtime::Value& v : *values) {
+    if (v.kind != runtime::Value::Kind::kTensor || v.tensor->dtype() != runtime::DType::kFloat32) continue;
     const absl::Span<const float> x = v.tensor->values<float>();
     out.emplace_back(x.begin(), x.end());
   }
@@ -144,12 +144,12 @@ TEST_P(GoldenTest, Matches) {
   // The target a pass works for: `target: NAME` in the header; `legalize` reads ncnn's table
   // by default. Other passes run as `--passes` runs them, without a target.
   if (c.header.count("target")) {
-    options.target = FindTarget(c.header.at("target"));
+    options.target = targets::FindTarget(c.header.at("target"));
     ASSERT_NE(options.target, nullptr) << c.file << ": unknown target";
   } else if (pass == "legalize") {
-    options.target = FindTarget("ncnn");
+    options.target = targets::FindTarget("ncnn");
   }
-  // `live-wrong: Sub@3, ...`: decided by a scripted live oracle (test_util.h) for which those
+  // `live-wrong: Sub@3, ...`: decided by a scripted live oracle (tests/support/pass_test_util.h) for which those
   // forms compute wrongly and every other form runs and matches.
   std::optional<testing::ScriptedOracle> oracle;
   if (c.header.count("live-wrong")) {

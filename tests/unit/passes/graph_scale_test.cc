@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "proto/graph.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
 namespace onnx_bcast::passes {
 namespace {

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/sanitizer.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -37,9 +37,9 @@ TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
 // and the tables see the editor's names without shapes.
 TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
   proto::Model m = testing::Parse(kAddMul);
-  ShapeTables tables;
-  tables.SetShape("elsewhere", bcast::Shape::Of({7}));
-  tables.SetShape("t", bcast::Shape::Of({2}));
+  analysis::ShapeTables tables;
+  tables.SetShape("elsewhere", broadcast::Shape::Of({7}));
+  tables.SetShape("t", broadcast::Shape::Of({2}));
   proto::GraphEditor g(m.proto.mutable_graph(), tables.mutable_ids());
   EXPECT_EQ(g.Producer("t"), 0);
   EXPECT_EQ(g.Producer("elsewhere"), -1);
@@ -47,7 +47,7 @@ TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
   EXPECT_EQ(g.Consumers("t").size(), 2u);
   EXPECT_NE(g.Initializer("w"), nullptr);
   EXPECT_EQ(tables.FindShape("x"), nullptr);  // interned by the editor, no shape
-  tables.SetShape("x", bcast::Shape::Of({2}));
+  tables.SetShape("x", broadcast::Shape::Of({2}));
   EXPECT_EQ(tables.FindShape("x")->ToString(), "[2]");
   EXPECT_EQ(tables.FindShape("t")->ToString(), "[2]");
   g.SetInput(1, 1, "x");

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "proto/onnx_checks.h"
 #include "tests/support/sanitizer.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
 namespace onnx_bcast::passes {
 namespace {
@@ -42,7 +42,7 @@ TEST(TestData, EveryTargetKeepsEveryModelValid) {
     const bool valid = proto::CheckModel(*original, true).ok();
     proto::Model none_out;
     bool none_ok = false;
-    for (const TargetProfile& t : BuiltinTargets()) {
+    for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
       proto::Model m = *original;
       std::vector<PassRun> runs;
       const absl::Status s = testing::RunTarget(t, &m, &runs);
@@ -74,7 +74,7 @@ TEST(TestData, EveryTargetKeepsEveryModelValid) {
       }
     }
     if (none_ok) {
-      const absl::Status s = testing::RunTarget(*FindTarget("canonical"), &none_out);
+      const absl::Status s = testing::RunTarget(*targets::FindTarget("canonical"), &none_out);
       ASSERT_TRUE(s.ok()) << path << ": " << s;
       const ModelSummary before = Summarize(original->proto);
       const ModelSummary after = Summarize(none_out.proto);
@@ -86,7 +86,7 @@ TEST(TestData, EveryTargetKeepsEveryModelValid) {
     }
   }
   EXPECT_GT(loaded * static_cast<int>(stride), 1000);
-  for (const TargetProfile& t : BuiltinTargets()) {
+  for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
     std::printf("%-10s changed %4d models, refused %3d\n", t.name.c_str(), changed[t.name],
                 refused[t.name]);
   }

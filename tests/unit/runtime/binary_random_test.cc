@@ -14,7 +14,7 @@
 #include "runtime/thread_pool.h"
 #include "tests/unit/runtime/test_util.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::BroadcastShapes;
@@ -336,4 +336,4 @@ TEST(BinaryKernelTest, TwoThreadsMatchOneThreadAboveTheDefaultThreshold) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -10,7 +10,7 @@
 #include "runtime/kernels/binary.h"
 #include "runtime/kernels/reference/binary.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using ::testing::ElementsAre;
@@ -290,4 +290,4 @@ TEST(BinarySemanticsTest, ErrorsNameOpShapesAndDTypes) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -17,7 +17,7 @@
 #include "runtime/thread_pool.h"
 #include "tests/unit/runtime/test_util.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::BroadcastShapes;
@@ -205,4 +205,4 @@ TEST(BinaryThreadingTest, SmallOutputsNeverReachThePool) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -10,7 +10,7 @@
 #include "runtime/kernels/reference/cumsum.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 template <class T>
@@ -47,4 +47,4 @@ TEST(CumSumKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

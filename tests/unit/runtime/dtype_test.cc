@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 TEST(DTypeTest, NumbersFollowOnnxTensorProto) {
@@ -138,4 +138,4 @@ TEST(DTypeTest, BFloat16RoundTripsAndRounds) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

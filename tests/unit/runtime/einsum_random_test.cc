@@ -9,7 +9,7 @@
 #include "runtime/kernels/reference/einsum.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 int64_t Below(std::mt19937* rng, int64_t n) { return static_cast<int64_t>((*rng)() % n); }
@@ -97,4 +97,4 @@ TEST(EinsumKernels, ReferenceMatMulByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -26,7 +26,7 @@
 #include "tests/unit/runtime/exec_harness.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::ExpectNear;
@@ -298,4 +298,4 @@ TEST(BlockedExecutor, ConvStacksMatchThePlainRun) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

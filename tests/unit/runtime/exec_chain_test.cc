@@ -21,7 +21,7 @@
 #include "tests/unit/runtime/exec_harness.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::ExpectSameBits;
@@ -305,4 +305,4 @@ TEST(ConvRelu, FusedMatchesTheTwoNodes) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

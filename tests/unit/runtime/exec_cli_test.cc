@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "runtime/exec/test_data.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,4 +110,4 @@ TEST_F(RunCli, BadDimIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -16,7 +16,7 @@
 #include "runtime/exec/compare.h"
 #include "runtime/exec/error_model.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 proto::Model Parse(const std::string& text) {
@@ -302,4 +302,4 @@ g (float[1,1,2,2] x, int64[2] n) => (float[1,1,4,4] y, float[2] c, float[3,2] z)
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -17,7 +17,7 @@
 #include "runtime/ops/registry.h"
 #include "tests/unit/runtime/exec_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using ::testing::ElementsAre;
@@ -595,9 +595,9 @@ TEST(TestData, PresentOptionalsRoundTripWrapped) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 // Each planning op (Add, Expand, MatMul, Where, Sum, LayerNormalization) builds its plan at
@@ -657,4 +657,4 @@ TEST(Executor, PlansAreBuiltOncePerShapeTuple) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -12,7 +12,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 
-namespace onnx_bcast::rt::testing {
+namespace onnx_bcast::runtime::testing {
 
 /// `proto` loaded as a runtime model (the tests that build their graph in code).
 inline absl::StatusOr<std::shared_ptr<const Model>> LoadProto(const onnx::ModelProto& proto) {
@@ -33,6 +33,6 @@ inline absl::StatusOr<std::unique_ptr<Executor>> ExecutorFromText(const std::str
   return Executor::Create(*loaded, options);
 }
 
-}  // namespace onnx_bcast::rt::testing
+}  // namespace onnx_bcast::runtime::testing
 
 #endif  // ONNX_BCAST_TESTS_UNIT_RUNTIME_EXEC_HARNESS_H_

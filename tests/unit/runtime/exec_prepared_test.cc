@@ -19,7 +19,7 @@
 #include "runtime/kernels/reference/conv.h"
 #include "tests/unit/runtime/exec_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 std::vector<float> Seeded(uint64_t seed, size_t n) {
@@ -269,4 +269,4 @@ TEST(Prepared, ProfileReportsPlanTimeApartFromRunTime) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

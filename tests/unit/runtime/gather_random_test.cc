@@ -9,7 +9,7 @@
 #include "runtime/kernels/movement.h"
 #include "runtime/kernels/reference/movement.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 std::vector<uint8_t> RandomBytes(std::mt19937* rng, int64_t n) {
@@ -73,4 +73,4 @@ TEST(GatherKernels, TuplesMatchReference) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -11,7 +11,7 @@
 #include "runtime/kernels/reference/gather_scatter.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 constexpr ScatterReduction kReductions[] = {ScatterReduction::kNone, ScatterReduction::kAdd,
@@ -131,4 +131,4 @@ TEST(GatherScatterKernels, ReferenceScatterByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

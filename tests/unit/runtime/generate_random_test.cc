@@ -12,7 +12,7 @@
 #include "runtime/kernels/reference/generate.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 template <class T>
@@ -60,4 +60,4 @@ TEST(GenerateKernels, ReferencesByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

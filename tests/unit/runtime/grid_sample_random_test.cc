@@ -11,7 +11,7 @@
 #include "runtime/kernels/reference/grid_sample.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 constexpr GridSampleMode kModes[] = {GridSampleMode::kBilinear, GridSampleMode::kNearest,
@@ -83,4 +83,4 @@ TEST(GridSampleKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "runtime/dtype.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 
 /// A draw in [0, n).
 inline int64_t Below(std::mt19937* rng, int64_t n) { return static_cast<int64_t>((*rng)() % n); }
@@ -99,6 +99,6 @@ template <class E>
   return ::testing::AssertionSuccess();
 }
 
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test
 
 #endif  // ONNX_BCAST_TESTS_UNIT_RUNTIME_KERNEL_RANDOM_UTIL_H_

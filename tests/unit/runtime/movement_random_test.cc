@@ -11,7 +11,7 @@
 #include "runtime/kernels/reference/movement.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 std::vector<uint8_t> RandomBytes(std::mt19937* rng, int64_t n) {
@@ -123,4 +123,4 @@ TEST(MovementKernels, ReferencesByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

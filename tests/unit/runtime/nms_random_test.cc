@@ -8,7 +8,7 @@
 #include "runtime/kernels/nms.h"
 #include "runtime/kernels/reference/nms.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 int64_t Below(std::mt19937* rng, int64_t n) { return static_cast<int64_t>((*rng)() % n); }
@@ -60,4 +60,4 @@ TEST(NmsKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -13,7 +13,7 @@
 #include "runtime/kernels/reference/norm.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 std::vector<float> RandomFloats(std::mt19937* rng, int64_t n, float lo = -2, float hi = 2) {
@@ -188,4 +188,4 @@ TEST(NormKernels, LrnAndMvnReferencesByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

@@ -9,7 +9,7 @@
 #include "runtime/kernels/reference/one_hot.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 template <class E>
@@ -44,4 +44,4 @@ TEST(OneHotKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using ::testing::ElementsAre;
@@ -421,4 +421,4 @@ TEST(ElementwiseQuantize, DynamicQuantizeLinearOutputsScaleAndZeroPoint) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -20,7 +20,7 @@
 #include "runtime/ops/registry.h"
 #include "runtime/thread_pool.h"
 
-namespace onnx_bcast::rt::testing {
+namespace onnx_bcast::runtime::testing {
 
 /// Runs `node` (its op looked up in the registry at node.opset) on `inputs` (nullptr entries
 /// are omitted optional inputs) and returns its outputs.
@@ -139,6 +139,6 @@ inline kernels::ParallelFor PoolParallel(ThreadPool* pool) {
   return [pool](int64_t n, const std::function<void(int64_t)>& fn) { pool->ParallelFor(n, 3, fn); };
 }
 
-}  // namespace onnx_bcast::rt::testing
+}  // namespace onnx_bcast::runtime::testing
 
 #endif  // ONNX_BCAST_TESTS_UNIT_RUNTIME_OPS_HARNESS_H_

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::MakeNode;
@@ -68,4 +68,4 @@ TEST(RequireInputs, OpsWithNoInputsKeepTheirOwnText) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -11,7 +11,7 @@
 #include "runtime/kernels/reference/gemm.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::FloatAttr;
@@ -254,9 +254,9 @@ TEST(DetOp, BatchOfMatrices) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 TEST(QLinearMatMulOp, RequantizesWithZeroPointAndSaturates) {
@@ -274,4 +274,4 @@ TEST(QLinearMatMulOp, RequantizesWithZeroPointAndSaturates) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -12,15 +12,15 @@
 #include "tests/unit/runtime/ops_harness.h"
 #include "tests/unit/runtime/test_util.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
-using ::onnx_bcast::rt::testing::FloatAttr;
-using ::onnx_bcast::rt::testing::IntAttr;
-using ::onnx_bcast::rt::testing::IntsAttr;
-using ::onnx_bcast::rt::testing::MakeNode;
-using ::onnx_bcast::rt::testing::RunNode;
-using ::onnx_bcast::rt::testing::StringAttr;
+using ::onnx_bcast::runtime::testing::FloatAttr;
+using ::onnx_bcast::runtime::testing::IntAttr;
+using ::onnx_bcast::runtime::testing::IntsAttr;
+using ::onnx_bcast::runtime::testing::MakeNode;
+using ::onnx_bcast::runtime::testing::RunNode;
+using ::onnx_bcast::runtime::testing::StringAttr;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -674,4 +674,4 @@ TEST(Movement, EveryOpCopesWithZeroSizeInputs) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -21,7 +21,7 @@
 #include "runtime/thread_pool.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::AddAxis;
@@ -837,4 +837,4 @@ TEST(Threads, PoolingAndSoftmaxAreIdenticalOnAnyThreadCount) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

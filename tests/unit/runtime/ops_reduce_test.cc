@@ -11,7 +11,7 @@
 #include "runtime/kernels/reference/reduce.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using kernels::ReduceKind;
@@ -280,4 +280,4 @@ TEST(SoftmaxOps, Float16GoesThroughFloat) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

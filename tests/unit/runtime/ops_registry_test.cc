@@ -2,7 +2,7 @@
 #include "gtest/gtest.h"
 #include "runtime/ops/registry.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 TEST(Registry, UnknownOpIsNotFound) {
@@ -17,4 +17,4 @@ TEST(Registry, NamesAreSortedAndUnique) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -9,7 +9,7 @@
 #include "runtime/kernels/rnn.h"
 #include "tests/unit/runtime/ops_harness.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using kernels::RnnCell;
@@ -127,4 +127,4 @@ TEST(GruOp, WrongWeightShapeIsAnError) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -7,11 +7,11 @@
 #include "tests/unit/runtime/ops_harness.h"
 #include "tests/unit/runtime/test_util.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
-using ::onnx_bcast::rt::testing::IntAttr;
-using ::onnx_bcast::rt::testing::MakeNode;
+using ::onnx_bcast::runtime::testing::IntAttr;
+using ::onnx_bcast::runtime::testing::MakeNode;
 using ::testing::ElementsAre;
 
 std::shared_ptr<Tensor> Iota(std::vector<int64_t> shape, float from = 0) {
@@ -126,4 +126,4 @@ TEST(Optional, WrapTestAndUnwrap) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

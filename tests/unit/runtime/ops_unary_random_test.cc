@@ -17,7 +17,7 @@
 #include "runtime/thread_pool.h"
 #include "tests/unit/runtime/test_util.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using testing::FirstMismatch;
@@ -361,4 +361,4 @@ TEST(UnaryEdges, FloorCeilRoundMatchLibmIncludingSignedZeros) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -13,7 +13,7 @@
 #include "runtime/kernels/reference/qlinear.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 template <class T, class Out>
@@ -118,4 +118,4 @@ TEST(QLinearKernels, ReferencesByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

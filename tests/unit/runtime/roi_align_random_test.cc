@@ -10,7 +10,7 @@
 #include "runtime/kernels/roi_align.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels {
+namespace onnx_bcast::runtime::kernels {
 namespace {
 
 int64_t Below(std::mt19937* rng, int64_t n) { return static_cast<int64_t>((*rng)() % n); }
@@ -69,4 +69,4 @@ TEST(RoiAlignKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels
+}  // namespace onnx_bcast::runtime::kernels

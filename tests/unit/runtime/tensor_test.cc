@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 using ::testing::ElementsAre;
@@ -71,9 +71,9 @@ TEST(TensorTest, RejectsBadShapesAndDTypes) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 TEST(TensorHugePageTest, LargeBuffersAreHugePageAlignedAndZeroed) {
@@ -90,4 +90,4 @@ TEST(TensorHugePageTest, LargeBuffersAreHugePageAlignedAndZeroed) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

@@ -17,7 +17,7 @@
 #include "runtime/dtype.h"
 #include "runtime/tensor.h"
 
-namespace onnx_bcast::rt::testing {
+namespace onnx_bcast::runtime::testing {
 
 /// numpy broadcast of two shapes (the test's own rule; inputs assumed compatible).
 inline std::vector<int64_t> BroadcastShapes(const std::vector<int64_t>& a,
@@ -157,6 +157,6 @@ inline int64_t FirstMismatch(const Tensor& a, const Tensor& b) {
   });
 }
 
-}  // namespace onnx_bcast::rt::testing
+}  // namespace onnx_bcast::runtime::testing
 
 #endif  // ONNX_BCAST_TESTS_UNIT_RUNTIME_TEST_UTIL_H_

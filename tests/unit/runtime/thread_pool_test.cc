@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace onnx_bcast::rt {
+namespace onnx_bcast::runtime {
 namespace {
 
 TEST(ThreadPoolTest, RunsEveryTaskOnce) {
@@ -77,4 +77,4 @@ TEST(ThreadPoolTest, ConcurrentAndNestedCallers) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt
+}  // namespace onnx_bcast::runtime

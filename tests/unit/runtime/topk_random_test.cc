@@ -12,7 +12,7 @@
 #include "runtime/kernels/topk.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 // Values from {-2, -1, -0, 0, 1, 2} and NaN for floating types (ties are common), any bits for
@@ -75,4 +75,4 @@ TEST(TopKKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

@@ -11,7 +11,7 @@
 #include "runtime/kernels/unique.h"
 #include "tests/unit/runtime/kernel_random_util.h"
 
-namespace onnx_bcast::rt::kernels::kernel_test {
+namespace onnx_bcast::runtime::kernels::kernel_test {
 namespace {
 
 // Values from a set of `choices` (so slices repeat; bool has two); floats include -0 and NaN.
@@ -64,4 +64,4 @@ TEST(UniqueKernels, ReferenceByHand) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::rt::kernels::kernel_test
+}  // namespace onnx_bcast::runtime::kernels::kernel_test

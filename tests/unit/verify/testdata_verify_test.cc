@@ -27,7 +27,7 @@ TEST(TestDataVerify, EveryTargetComputesWhatTheOriginalDid) {
   std::sort(cases.begin(), cases.end());
   ASSERT_GT(cases.size(), 1000u);
   std::map<std::string, int> whole, local, unchanged, refused;
-  for (const passes::TargetProfile& target : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& target : targets::BuiltinTargets()) {
     absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline =
         passes::ResolvePasses(target.passes);
     ASSERT_TRUE(pipeline.ok());
@@ -62,7 +62,7 @@ TEST(TestDataVerify, EveryTargetComputesWhatTheOriginalDid) {
       ++(r->mode == "local" ? local : whole)[target.name];
     }
   }
-  for (const passes::TargetProfile& target : passes::BuiltinTargets()) {
+  for (const targets::TargetProfile& target : targets::BuiltinTargets()) {
     std::printf(
         "target %-10s rewritten and verified: %d whole-model, %d local; %d unchanged, "
         "%d refused\n",

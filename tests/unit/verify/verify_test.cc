@@ -230,23 +230,23 @@ TEST(Inputs, SymbolsAreOneThenDistinctAboveOne) {
   EXPECT_EQ(b[3].at("N"), 0);
 }
 
-bcast::Expr Sym(const char* s) { return bcast::Expr::Symbol(s); }
+broadcast::Expr Sym(const char* s) { return broadcast::Expr::Symbol(s); }
 
 // Conditions as the analysis states them: a finite set, a congruence, a relation of several
 // symbols; every sample must satisfy them, values > 1 distinct where the sets allow.
 TEST(Inputs, SamplesSatisfyTheCombinedCondition) {
-  bcast::ConditionSet in_set;  // N ∈ {1, 5}
-  in_set.Add(bcast::Clause::InSet("N", {1, 5}));
-  bcast::ConditionSet even;  // H mod 2 == 0 (1 is not allowed)
-  even.Add(bcast::Atom::EqExpr(*bcast::Expr::Mod(Sym("H"), bcast::Expr::Const(2)),
-                               bcast::Expr::Const(0)));
-  bcast::ConditionSet mask;  // total == past + seq or total == 1, and total <= past + seq
-  mask.Add(bcast::Clause::Of(
-      {bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), bcast::Atom::Eq("total", 1)}));
-  mask.Add(bcast::Atom::EqExpr(bcast::Expr::Max(Sym("total"), Sym("past") + Sym("seq")),
+  broadcast::ConditionSet in_set;  // N ∈ {1, 5}
+  in_set.Add(broadcast::Clause::InSet("N", {1, 5}));
+  broadcast::ConditionSet even;  // H mod 2 == 0 (1 is not allowed)
+  even.Add(broadcast::Atom::EqExpr(*broadcast::Expr::Mod(Sym("H"), broadcast::Expr::Const(2)),
+                               broadcast::Expr::Const(0)));
+  broadcast::ConditionSet mask;  // total == past + seq or total == 1, and total <= past + seq
+  mask.Add(broadcast::Clause::Of(
+      {broadcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), broadcast::Atom::Eq("total", 1)}));
+  mask.Add(broadcast::Atom::EqExpr(broadcast::Expr::Max(Sym("total"), Sym("past") + Sym("seq")),
                                Sym("past") + Sym("seq")));
   const std::set<std::string> symbols = {"B", "H", "N", "past", "seq", "total"};
-  for (const bcast::ConditionSet* c : {&in_set, &even, &mask}) {
+  for (const broadcast::ConditionSet* c : {&in_set, &even, &mask}) {
     const std::vector<Bindings> b = SampleBindings(symbols, 5, /*edge_cases=*/false, *c);
     ASSERT_EQ(b.size(), 5u);
     for (size_t k = 0; k < b.size(); ++k) {
@@ -278,23 +278,23 @@ TEST(Inputs, SamplesSatisfyTheCombinedCondition) {
 }
 
 TEST(Inputs, ViolatingBindingBreaksTheCondition) {
-  bcast::ConditionSet mask;
-  mask.Add(bcast::Clause::Of(
-      {bcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), bcast::Atom::Eq("total", 1)}));
+  broadcast::ConditionSet mask;
+  mask.Add(broadcast::Clause::Of(
+      {broadcast::Atom::EqExpr(Sym("total"), Sym("past") + Sym("seq")), broadcast::Atom::Eq("total", 1)}));
   const std::set<std::string> symbols = {"N", "past", "seq", "total"};
   std::optional<Bindings> bad = ViolatingBinding(symbols, mask);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(mask.Evaluate(*bad), false) << BindingsToString(*bad);
   for (const auto& [s, v] : *bad) EXPECT_GE(v, 1);
-  bcast::ConditionSet in_set;
-  in_set.Add(bcast::Clause::InSet("N", {1, 5}));
+  broadcast::ConditionSet in_set;
+  in_set.Add(broadcast::Clause::InSet("N", {1, 5}));
   bad = ViolatingBinding(symbols, in_set);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->at("N"), 2);
   // Nothing to violate: no condition, or one on symbols the inputs do not have.
-  EXPECT_FALSE(ViolatingBinding(symbols, bcast::ConditionSet()).has_value());
-  bcast::ConditionSet other;
-  other.Add(bcast::Clause::InSet("nz:0:0", {1, 3}));
+  EXPECT_FALSE(ViolatingBinding(symbols, broadcast::ConditionSet()).has_value());
+  broadcast::ConditionSet other;
+  other.Add(broadcast::Clause::InSet("nz:0:0", {1, 3}));
   EXPECT_FALSE(ViolatingBinding(symbols, other).has_value());
 }
 
@@ -359,30 +359,30 @@ TEST(Verify, AModelThatRunsWhereCheckSaysItMustFailIsReported) {
 
 TEST(Compare, ReportsFiguresUlpsAndExactness) {
   auto v = [](std::vector<int64_t> shape, std::initializer_list<float> values) {
-    return rt::Value::Of(
-        std::make_shared<rt::Tensor>(*rt::Tensor::FromValues<float>(shape, values)));
+    return runtime::Value::Of(
+        std::make_shared<runtime::Tensor>(*runtime::Tensor::FromValues<float>(shape, values)));
   };
-  rt::Comparison c =
-      rt::CompareValues(v({2, 2}, {1, 2.5f, NAN, 4}), v({2, 2}, {1, 2, NAN, 4}), "y");
+  runtime::Comparison c =
+      runtime::CompareValues(v({2, 2}, {1, 2.5f, NAN, 4}), v({2, 2}, {1, 2, NAN, 4}), "y");
   EXPECT_FALSE(c.match);
   EXPECT_EQ(c.mismatches, 1);
   EXPECT_DOUBLE_EQ(c.max_abs_error, 0.5);
   EXPECT_THAT(c.message, HasSubstr("index 1 [0,1]"));
   EXPECT_THAT(c.message, HasSubstr("max ULP"));
-  EXPECT_TRUE(rt::CompareValues(v({2}, {1, 2.5f}), v({2}, {1, 2}), "y", {0.5, 0}).match);
+  EXPECT_TRUE(runtime::CompareValues(v({2}, {1, 2.5f}), v({2}, {1, 2}), "y", {0.5, 0}).match);
   // One ULP apart: within the default tolerance, not bit-exact.
   const float one_up = std::nextafter(1.0f, 2.0f);
-  EXPECT_TRUE(rt::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y").match);
-  rt::Comparison exact = rt::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y", {0, 0, true});
+  EXPECT_TRUE(runtime::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y").match);
+  runtime::Comparison exact = runtime::CompareValues(v({1}, {one_up}), v({1}, {1.0f}), "y", {0, 0, true});
   EXPECT_FALSE(exact.match);
   EXPECT_EQ(exact.max_ulp, 1);
-  EXPECT_FALSE(rt::CompareValues(v({1}, {-0.0f}), v({1}, {0.0f}), "y", {0, 0, true}).match);
-  EXPECT_THAT(rt::CompareValues(v({4}, {1, 2, 3, 4}), v({2, 2}, {1, 2, 3, 4}), "y").message,
+  EXPECT_FALSE(runtime::CompareValues(v({1}, {-0.0f}), v({1}, {0.0f}), "y", {0, 0, true}).match);
+  EXPECT_THAT(runtime::CompareValues(v({4}, {1, 2, 3, 4}), v({2, 2}, {1, 2, 3, 4}), "y").message,
               HasSubstr("shape"));
 }
 
-passes::OptReport ReportNamingTheAdd() {
-  passes::OptReport report;
+report::OptReport ReportNamingTheAdd() {
+  report::OptReport report;
   passes::PassRun run;
   run.pass = "align-ranks";
   passes::Rewrite rw;
@@ -400,7 +400,7 @@ passes::OptReport ReportNamingTheAdd() {
 }
 
 // Options that read the rewrites from `report`.
-VerifyOptions ReportedBy(const passes::OptReport& report) {
+VerifyOptions ReportedBy(const report::OptReport& report) {
   VerifyOptions options;
   options.report = &report;
   return options;
@@ -409,7 +409,7 @@ VerifyOptions ReportedBy(const passes::OptReport& report) {
 TEST(Verify, UnnamedNodeIsAttributedByItsOutputThroughInsertions) {
   const proto::Model a = Parse(kOriginal);
   const proto::Model b = Parse(kWrongAxis);
-  const passes::OptReport report = ReportNamingTheAdd();
+  const report::OptReport report = ReportNamingTheAdd();
   VerifyOptions options = ReportedBy(report);
   absl::StatusOr<VerifyResult> r = Verify(a, b, options);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -421,7 +421,7 @@ TEST(Verify, UnnamedNodeIsAttributedByItsOutputThroughInsertions) {
 
   // The same through the JSON document, as `verify --report FILE` reads it.
   VerifyOptions from_json;
-  from_json.report_json = passes::FormatOptJson(report);
+  from_json.report_json = report::FormatOptJson(report);
   r = Verify(a, b, from_json);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(r->divergence.has_value());
@@ -453,20 +453,20 @@ TEST(Verify, MalformedReportsAreErrors) {
 TEST(VerifyJson, OneDocumentWithTheSchemaVersion) {
   const proto::Model a = Parse(kOriginal);
   const proto::Model b = Parse(kWrongAxis);
-  const passes::OptReport report = ReportNamingTheAdd();
+  const report::OptReport report = ReportNamingTheAdd();
   VerifyOptions options = ReportedBy(report);
   options.samples = 2;
   absl::StatusOr<VerifyResult> r = Verify(a, b, options);
   ASSERT_TRUE(r.ok()) << r.status();
-  absl::StatusOr<passes::Json> j = passes::ParseJson(FormatVerifyJson(*r, "a.onnx", "b.onnx"));
+  absl::StatusOr<report::Json> j = report::ParseJson(FormatVerifyJson(*r, "a.onnx", "b.onnx"));
   ASSERT_TRUE(j.ok()) << j.status();
-  EXPECT_EQ((*j)["schema_version"], passes::kReportSchemaVersion);
+  EXPECT_EQ((*j)["schema_version"], report::kReportSchemaVersion);
   EXPECT_EQ((*j)["kind"], "verify");
   EXPECT_EQ((*j)["original"], "a.onnx");
   EXPECT_EQ((*j)["rewritten"], "b.onnx");
   EXPECT_EQ((*j)["match"], false);
   ASSERT_EQ((*j)["samples"].size(), 2u);
-  const passes::Json& out = (*j)["samples"][0]["outputs"][0];
+  const report::Json& out = (*j)["samples"][0]["outputs"][0];
   EXPECT_EQ(out["output"], "y");
   EXPECT_EQ(out["match"], false);
   EXPECT_GT(out["mismatches"].get<int64_t>(), 0);
@@ -479,15 +479,15 @@ TEST(VerifyJson, OneDocumentWithTheSchemaVersion) {
 }
 
 TEST(ReportJson, ParsesAndRejects) {
-  absl::StatusOr<passes::Json> v = passes::ParseJson(
+  absl::StatusOr<report::Json> v = report::ParseJson(
       R"({"passes": [{"pass": "align-ranks", "rewrites": [{"node": "n\u00e9", "x": [1, 2.5, true, null]}]}]})");
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ((*v)["passes"][0]["rewrites"][0]["node"], "né");
   EXPECT_EQ((*v)["passes"][0]["rewrites"][0]["x"][1], 2.5);
-  EXPECT_THAT(std::string(passes::ParseJson("{\"a\": }").status().message()), HasSubstr("byte"));
+  EXPECT_THAT(std::string(report::ParseJson("{\"a\": }").status().message()), HasSubstr("byte"));
   // Nesting costs no stack: the parser and destructor are iterative.
-  EXPECT_TRUE(passes::ParseJson(std::string(100000, '[') + std::string(100000, ']')).ok());
-  EXPECT_FALSE(passes::ParseJson(std::string(500, '[')).ok());
+  EXPECT_TRUE(report::ParseJson(std::string(100000, '[') + std::string(100000, ']')).ok());
+  EXPECT_FALSE(report::ParseJson(std::string(500, '[')).ok());
 }
 
 // ---- what each model accepts (issue 31 item 1) ------------------------------------------
@@ -636,15 +636,15 @@ TEST(VerifyBound, TestDataThatContradictsADeclarationIsRefused) {
 }
 
 TEST(ReportJson, OptReportRoundTrips) {
-  passes::OptReport report = ReportNamingTheAdd();
+  report::OptReport report = ReportNamingTheAdd();
   report.model_path = "m.onnx";
   report.target = "explicit";
   report.before.nodes = 2;
   report.after.nodes = 4;
   report.violations = {"Add 'x': rank"};
-  absl::StatusOr<passes::OptReport> back = passes::ParseOptReport(passes::FormatOptJson(report));
+  absl::StatusOr<report::OptReport> back = report::ParseOptReport(report::FormatOptJson(report));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(passes::FormatOptJson(*back), passes::FormatOptJson(report));
+  EXPECT_EQ(report::FormatOptJson(*back), report::FormatOptJson(report));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "passes/pass_manager.h"
 #include "proto/model_io.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::support {
 namespace {
 
 using ::testing::ElementsAre;
@@ -59,18 +59,18 @@ TEST(Progress, StepWithoutSinkDoesNothingAndAnOpenStepEndsFailed) {
 TEST(Progress, PipelineReportsEachPass) {
   absl::StatusOr<proto::Model> model = proto::LoadModel(BCAST_SOURCE_DIR "/models/cnn_block.onnx");
   ASSERT_TRUE(model.ok()) << model.status();
-  absl::StatusOr<ResolvedPipeline> pipeline = ResolvePipeline({});  // the default target
+  absl::StatusOr<passes::ResolvedPipeline> pipeline = passes::ResolvePipeline({});  // the default target
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-  TargetProfile profile = *pipeline->profile;
+  targets::TargetProfile profile = *pipeline->profile;
   RecordingSink sink;
-  PipelineOptions options;
+  passes::PipelineOptions options;
   options.pass_options.target = &profile;
   options.progress = &sink;
-  std::vector<PassRun> runs;
-  ASSERT_TRUE(RunPipeline(&*model, pipeline->passes, options, &runs).ok());
+  std::vector<passes::PassRun> runs;
+  ASSERT_TRUE(passes::RunPipeline(&*model, pipeline->passes, options, &runs).ok());
   EXPECT_THAT(sink.calls, ElementsAre("begin pass upgrade-legacy-broadcast", "end no change",
                                       "begin pass align-ranks", "end 4 initializers rewritten"));
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::support

@@ -14,9 +14,9 @@
 #include "gtest/gtest.h"
 #include "passes/pass_manager.h"
 #include "targets/targets.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
 using ::testing::HasSubstr;
@@ -33,36 +33,36 @@ const char kModel[] = R"(
     w = Mul(a, x)
   })";
 
-std::vector<const PassInfo*> Explicit() {
-  absl::StatusOr<std::vector<const PassInfo*>> p = ResolvePasses(FindTarget("explicit")->passes);
+std::vector<const passes::PassInfo*> Explicit() {
+  absl::StatusOr<std::vector<const passes::PassInfo*>> p = passes::ResolvePasses(targets::FindTarget("explicit")->passes);
   EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *p : std::vector<const PassInfo*>{};
+  return p.ok() ? *p : std::vector<const passes::PassInfo*>{};
 }
 
 TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
-  proto::Model model = testing::Parse(kModel);
+  proto::Model model = passes::testing::Parse(kModel);
   AnalysisManager analyses(&model);
-  PipelineOptions options;
+  passes::PipelineOptions options;
   options.analyses = &analyses;
   options.verify_each = true;  // compares the kept tables with a fresh analysis after each pass
-  std::vector<PassRun> runs;
-  const absl::Status s = RunPipeline(&model, Explicit(), options, &runs);
+  std::vector<passes::PassRun> runs;
+  const absl::Status s = passes::RunPipeline(&model, Explicit(), options, &runs);
   ASSERT_TRUE(s.ok()) << s;
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_TRUE(runs[1].stats.changed());  // align-ranks rewrote the graph
   EXPECT_EQ(analyses.computations(), 1);
   ASSERT_NE(analyses.held(), nullptr);
-  EXPECT_TRUE(VerifyShapeTables(model, *analyses.held()).ok());
+  EXPECT_TRUE(passes::VerifyShapeTables(model, *analyses.held()).ok());
   // The target check over the kept tables finds what a fresh analysis finds (here: nothing).
-  const TargetProfile& target = *FindTarget("explicit");
-  absl::StatusOr<std::vector<TargetViolation>> from_tables =
-      CheckTarget(model, target, nullptr, analyses.held());
-  absl::StatusOr<std::vector<TargetViolation>> fresh = CheckTarget(model, target);
+  const targets::TargetProfile& target = *targets::FindTarget("explicit");
+  absl::StatusOr<std::vector<targets::TargetViolation>> from_tables =
+      targets::CheckTarget(model, target, nullptr, analyses.held());
+  absl::StatusOr<std::vector<targets::TargetViolation>> fresh = targets::CheckTarget(model, target);
   ASSERT_TRUE(from_tables.ok() && fresh.ok());
   EXPECT_TRUE(from_tables->empty());
   EXPECT_TRUE(fresh->empty());
   // A second pipeline starts from the held tables: no new analysis.
-  ASSERT_TRUE(RunPipeline(&model, Explicit(), options, &runs).ok());
+  ASSERT_TRUE(passes::RunPipeline(&model, Explicit(), options, &runs).ok());
   EXPECT_EQ(analyses.computations(), 1);
 }
 
@@ -71,14 +71,14 @@ TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
 // fold) it hands that analysis on, and the next pass and the check use it: one analysis in all.
 // When it folds, the next pass analyses the folded graph afresh.
 TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) {
-  const std::vector<const PassInfo*> pipeline = [] {
-    absl::StatusOr<std::vector<const PassInfo*>> p =
-        ResolvePasses(std::vector<std::string>{"fold-constants", "align-ranks"});
+  const std::vector<const passes::PassInfo*> pipeline = [] {
+    absl::StatusOr<std::vector<const passes::PassInfo*>> p =
+        passes::ResolvePasses(std::vector<std::string>{"fold-constants", "align-ranks"});
     EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : std::vector<const PassInfo*>{};
+    return p.ok() ? *p : std::vector<const passes::PassInfo*>{};
   }();
   ASSERT_EQ(pipeline.size(), 2u);
-  proto::Model model = testing::Parse(R"(
+  proto::Model model = passes::testing::Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3] x, float[3] b) => (float[N,3] z) {
       s = Shape(x)
@@ -86,19 +86,19 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
       z = Add(r, b)
     })");
   AnalysisManager analyses(&model);
-  PipelineOptions options;
+  passes::PipelineOptions options;
   options.analyses = &analyses;
   options.verify_each = true;  // the handed-on tables must equal a fresh analysis
-  std::vector<PassRun> runs;
-  absl::Status s = RunPipeline(&model, pipeline, options, &runs);
+  std::vector<passes::PassRun> runs;
+  absl::Status s = passes::RunPipeline(&model, pipeline, options, &runs);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_FALSE(runs[0].stats.changed());
   EXPECT_TRUE(runs[1].stats.changed());   // align-ranks rewrote the Add
   EXPECT_EQ(analyses.computations(), 0);  // align-ranks took fold-constants' tables
   ASSERT_NE(analyses.held(), nullptr);
-  EXPECT_TRUE(VerifyShapeTables(model, *analyses.held()).ok());
+  EXPECT_TRUE(passes::VerifyShapeTables(model, *analyses.held()).ok());
 
-  proto::Model folds = testing::Parse(R"(
+  proto::Model folds = passes::testing::Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, float[3] b) => (float[2,3] z) {
       s = Shape(x)
@@ -108,7 +108,7 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
   AnalysisManager fresh(&folds);
   options.analyses = &fresh;
   runs.clear();
-  s = RunPipeline(&folds, pipeline, options, &runs);
+  s = passes::RunPipeline(&folds, pipeline, options, &runs);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_TRUE(runs[0].stats.changed());  // Shape of static dims folded
   EXPECT_EQ(fresh.computations(), 1);    // the folded graph analysed again, once
@@ -117,18 +117,18 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
 // Without a reader of the rewrite list the pipeline counts the rewrites and keeps none, and
 // rewrites exactly as it does with the list kept.
 TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
-  proto::Model logged = testing::Parse(kModel);
-  proto::Model counted = testing::Parse(kModel);
-  PipelineOptions options;
-  std::vector<PassRun> logged_runs, counted_runs;
-  ASSERT_TRUE(RunPipeline(&logged, Explicit(), options, &logged_runs).ok());
+  proto::Model logged = passes::testing::Parse(kModel);
+  proto::Model counted = passes::testing::Parse(kModel);
+  passes::PipelineOptions options;
+  std::vector<passes::PassRun> logged_runs, counted_runs;
+  ASSERT_TRUE(passes::RunPipeline(&logged, Explicit(), options, &logged_runs).ok());
   options.keep_rewrite_log = false;
-  ASSERT_TRUE(RunPipeline(&counted, Explicit(), options, &counted_runs).ok());
+  ASSERT_TRUE(passes::RunPipeline(&counted, Explicit(), options, &counted_runs).ok());
   ASSERT_EQ(logged_runs.size(), counted_runs.size());
   int64_t total = 0;
   for (size_t i = 0; i < logged_runs.size(); ++i) {
-    const PassStats& a = logged_runs[i].stats;
-    const PassStats& b = counted_runs[i].stats;
+    const passes::PassStats& a = logged_runs[i].stats;
+    const passes::PassStats& b = counted_runs[i].stats;
     EXPECT_EQ(static_cast<int64_t>(a.log.size()), a.rewrites) << logged_runs[i].pass;
     EXPECT_EQ(a.rewrites, b.rewrites) << logged_runs[i].pass;
     EXPECT_EQ(a.changed(), b.changed()) << logged_runs[i].pass;
@@ -145,16 +145,16 @@ TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
 // node. Ids that no longer match the node's names are looked up by name: the violations are
 // those of a check by name alone.
 TEST(AnalysisManager, TargetCheckIdHintsAreCheckedByName) {
-  proto::Model model = testing::Parse(kModel);  // not aligned: explicit finds the two Adds
+  proto::Model model = passes::testing::Parse(kModel);  // not aligned: explicit finds the two Adds
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok()) << tables.status();
-  const TargetProfile& target = *FindTarget("explicit");
+  const targets::TargetProfile& target = *targets::FindTarget("explicit");
   const auto violations = [&](const ShapeTables& t) {
-    absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, target, nullptr, &t);
+    absl::StatusOr<std::vector<targets::TargetViolation>> v = targets::CheckTarget(model, target, nullptr, &t);
     EXPECT_TRUE(v.ok()) << v.status();
     std::vector<std::string> out;
     if (v.ok()) {
-      for (const TargetViolation& x : *v) out.push_back(x.ToString());
+      for (const targets::TargetViolation& x : *v) out.push_back(x.ToString());
     }
     return out;
   };
@@ -174,19 +174,19 @@ TEST(AnalysisManager, TargetCheckIdHintsAreCheckedByName) {
 // Shapes are stored once per distinct value: equal shapes share one record, and the records
 // outlive the tables that made them as long as a copy lives.
 TEST(ShapeTablesTest, EqualShapesAreSharedAndCopiesKeepThemValid) {
-  const bcast::Shape nchw = bcast::Shape::FromDims(
-      {bcast::Dim::Symbol("N"), bcast::Dim::Value(8), bcast::Dim::Value(6), bcast::Dim::Value(5)});
+  const broadcast::Shape nchw = broadcast::Shape::FromDims(
+      {broadcast::Dim::Symbol("N"), broadcast::Dim::Value(8), broadcast::Dim::Value(6), broadcast::Dim::Value(5)});
   std::optional<ShapeTables> tables(std::in_place);
   tables->SetShape("a", nchw);
   tables->SetShape("b", nchw);
-  tables->SetShape("c", bcast::Shape::Of({8, 6, 5}));
-  tables->SetShape("u", bcast::Shape::UnknownRank());
+  tables->SetShape("c", broadcast::Shape::Of({8, 6, 5}));
+  tables->SetShape("u", broadcast::Shape::UnknownRank());
   EXPECT_EQ(tables->FindShape("a"), tables->FindShape("b"));
   EXPECT_NE(tables->FindShape("a"), tables->FindShape("c"));
   EXPECT_FALSE(tables->FindShape("u")->rank_known);
   ShapeTables copy = *tables;
-  const bcast::Shape* a = copy.FindShape("a");
-  copy.SetShape("d", bcast::Shape::Of({1}));  // the shared pool grows
+  const broadcast::Shape* a = copy.FindShape("a");
+  copy.SetShape("d", broadcast::Shape::Of({1}));  // the shared pool grows
   tables.reset();
   EXPECT_EQ(a->ToString(), "[N,8,6,5]");
   EXPECT_EQ(copy.FindShape("d")->ToString(), "[1]");
@@ -203,12 +203,12 @@ TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
   EXPECT_EQ(t.ElemOf("x"), 0);
   t.SetElem("x", 1);  // an element type alone records no shape
   EXPECT_EQ(t.FindShape("x"), nullptr);
-  t.SetShape("u", bcast::Shape::UnknownRank());
+  t.SetShape("u", broadcast::Shape::UnknownRank());
   ASSERT_NE(t.FindShape("u"), nullptr);  // recorded as unknown: not absent
-  t.SetShape("x", bcast::Shape::Parse("[N,3]"));
-  const bcast::Shape* x = t.FindShape("x");
+  t.SetShape("x", broadcast::Shape::Parse("[N,3]"));
+  const broadcast::Shape* x = t.FindShape("x");
   // RewriteContext::ShapeOf hands out references while passes record new tensors.
-  for (int i = 0; i < 10000; ++i) t.SetShape("t" + std::to_string(i), bcast::Shape::Of({i}));
+  for (int i = 0; i < 10000; ++i) t.SetShape("t" + std::to_string(i), broadcast::Shape::Of({i}));
   EXPECT_EQ(t.FindShape("x"), x);
   EXPECT_EQ(x->ToString(), "[N,3]");
   EXPECT_EQ(t.ElemOf("x"), 1);
@@ -216,49 +216,49 @@ TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
   EXPECT_EQ(t.FindShape("x"), nullptr);
   EXPECT_EQ(t.ElemOf("x"), 1);
   std::vector<std::string> seen;
-  t.ForEachShape([&](std::string_view name, const bcast::Shape&) {
+  t.ForEachShape([&](std::string_view name, const broadcast::Shape&) {
     if (seen.size() < 2) seen.emplace_back(name);
   });
   EXPECT_EQ(seen, (std::vector<std::string>{"u", "t0"}));  // recording order, erased skipped
 }
 
 TEST(AnalysisManager, VerifyFindsAStaleShape) {
-  proto::Model model = testing::Parse(kModel);
+  proto::Model model = passes::testing::Parse(kModel);
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok());
-  EXPECT_TRUE(VerifyShapeTables(model, *tables).ok());
-  tables->SetShape("w", bcast::Shape::Parse("[N,3]"));
-  const absl::Status s = VerifyShapeTables(model, *tables);
+  EXPECT_TRUE(passes::VerifyShapeTables(model, *tables).ok());
+  tables->SetShape("w", broadcast::Shape::Parse("[N,3]"));
+  const absl::Status s = passes::VerifyShapeTables(model, *tables);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("tensor 'w': kept shape [N,3], a fresh analysis gives"));
   tables->EraseShape("w");
-  EXPECT_THAT(VerifyShapeTables(model, *tables).message(), HasSubstr("'w': kept shape none"));
+  EXPECT_THAT(passes::VerifyShapeTables(model, *tables).message(), HasSubstr("'w': kept shape none"));
 }
 
 // A pass that edits the graph behind RewriteContext's back and says so.
-class RenameOutputPass : public Pass {
+class RenameOutputPass : public passes::Pass {
  public:
-  absl::Status Run(proto::Model* model, const PassOptions&, PassStats*) override {
+  absl::Status Run(proto::Model* model, const passes::PassOptions&, passes::PassStats*) override {
     model->proto.mutable_graph()->mutable_node(3)->set_op_type("Add");
     return absl::OkStatus();
   }
 };
 
 TEST(AnalysisManager, APassThatDoesNotPreserveDropsTheTables) {
-  proto::Model model = testing::Parse(kModel);
+  proto::Model model = passes::testing::Parse(kModel);
   AnalysisManager analyses(&model);
-  PipelineOptions options;
+  passes::PipelineOptions options;
   options.analyses = &analyses;
-  std::vector<PassRun> runs;
-  ASSERT_TRUE(RunPipeline(&model, Explicit(), options, &runs).ok());
+  std::vector<passes::PassRun> runs;
+  ASSERT_TRUE(passes::RunPipeline(&model, Explicit(), options, &runs).ok());
   ASSERT_NE(analyses.held(), nullptr);
-  const PassInfo editing{"test-edit", "edits without keeping the tables",
-                         [] { return std::unique_ptr<Pass>(new RenameOutputPass()); },
+  const passes::PassInfo editing{"test-edit", "edits without keeping the tables",
+                         [] { return std::unique_ptr<passes::Pass>(new RenameOutputPass()); },
                          /*needs_target=*/false, /*preserves_shapes=*/false};
-  const PassInfo* pipeline[] = {&editing};
-  ASSERT_TRUE(RunPipeline(&model, pipeline, options, &runs).ok());
+  const passes::PassInfo* pipeline[] = {&editing};
+  ASSERT_TRUE(passes::RunPipeline(&model, pipeline, options, &runs).ok());
   EXPECT_EQ(analyses.held(), nullptr);
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

@@ -19,12 +19,12 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::analysis {
 namespace {
 
-using bcast::Dim;
-using bcast::Expr;
-using bcast::Shape;
+using broadcast::Dim;
+using broadcast::Expr;
+using broadcast::Shape;
 
 class TestSymbols : public SymbolSource {
  public:
@@ -1309,9 +1309,9 @@ TEST(ShapeFunctions, RandomHostileNodesNeverCrash) {
 void ExpectMatchesExecutor(const std::string& text, int64_t c, const std::vector<std::string>& outs,
                            int64_t min_hw, int64_t even = 1) {
   Walk w(text);
-  absl::StatusOr<std::shared_ptr<const rt::Model>> loaded = rt::LoadRuntimeModel(w.model());
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> loaded = runtime::LoadRuntimeModel(w.model());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*loaded);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = runtime::Executor::Create(*loaded);
   ASSERT_TRUE(exec.ok()) << exec.status();
   std::mt19937 rng(13);
   for (const std::string& o : outs) {
@@ -1325,10 +1325,10 @@ void ExpectMatchesExecutor(const std::string& text, int64_t c, const std::vector
     const int64_t wd = even * std::uniform_int_distribution<int64_t>(min_hw, 41)(rng);
     const std::map<std::string, int64_t> bind = {{"N", n}, {"H", h}, {"W", wd}};
     std::vector<float> data(static_cast<size_t>(n * c * h * wd), 1.0f);
-    absl::StatusOr<rt::Tensor> x = rt::Tensor::FromValues<float>({n, c, h, wd}, data);
+    absl::StatusOr<runtime::Tensor> x = runtime::Tensor::FromValues<float>({n, c, h, wd}, data);
     ASSERT_TRUE(x.ok());
-    absl::StatusOr<std::vector<rt::Value>> r =
-        (*exec)->Run({{"x", rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*x)))}});
+    absl::StatusOr<std::vector<runtime::Value>> r =
+        (*exec)->Run({{"x", runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(*x)))}});
     ASSERT_TRUE(r.ok()) << r.status() << " at N=" << n << " H=" << h << " W=" << wd;
     for (size_t k = 0; k < outs.size(); ++k) {
       const std::vector<int64_t>& got = (*r)[k].tensor->shape();
@@ -1420,4 +1420,4 @@ TEST(ShapeFunctions, MoreExpressionsMatchTheExecutorAtRandomBindings) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::analysis

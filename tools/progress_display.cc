@@ -1,5 +1,5 @@
 // The CLI's progress display (see progress.h).
-#include "tools/progress.h"
+#include "tools/progress_display.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace onnx_bcast::cli {
+namespace onnx_bcast::tools {
 namespace {
 
 // Redraws of a bar at most this often: a million-iteration loop must not become a million
@@ -102,11 +102,11 @@ void StderrProgress::Draw(std::string line, bool final) {
   drawn_ = final ? 0 : width;
 }
 
-std::unique_ptr<passes::ProgressSink> MakeProgress(bool quiet, bool progress) {
+std::unique_ptr<support::ProgressSink> MakeProgress(bool quiet, bool progress) {
   if (quiet) return nullptr;
   const bool terminal = StderrIsTerminal();
   if (!terminal && !progress) return nullptr;
   return std::make_unique<StderrProgress>(terminal);
 }
 
-}  // namespace onnx_bcast::cli
+}  // namespace onnx_bcast::tools

@@ -31,7 +31,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 namespace fs = std::filesystem;
@@ -81,7 +81,7 @@ std::vector<Case> Cases() {
   std::ifstream in(std::string(kExported) + "manifest.json");
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<Json> manifest = ParseJson(text.str());
+  absl::StatusOr<report::Json> manifest = report::ParseJson(text.str());
   EXPECT_TRUE(manifest.ok()) << manifest.status();
   if (manifest.ok()) {
     for (const auto& [name, entry] : manifest->items()) {
@@ -265,13 +265,13 @@ std::vector<int64_t> Broadcast(const std::vector<std::vector<int64_t>>& shapes) 
 }
 
 // Why node `n` with these concrete input shapes breaks `p`'s promise ("" when it keeps it).
-std::string Broken(const TargetProfile& p, const rt::Node& n,
-                   const std::vector<const rt::Value*>& ins) {
+std::string Broken(const TargetProfile& p, const runtime::Node& n,
+                   const std::vector<const runtime::Value*>& ins) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return "";
-  const BroadcastOp op = ClassifyBroadcastOp(n.op_type, n.opset);
-  if (op.kind == BroadcastOpKind::kNone || op.kind == BroadcastOpKind::kExpand) return "";
+  const analysis::BroadcastOp op = analysis::ClassifyBroadcastOp(n.op_type, n.opset);
+  if (op.kind == analysis::BroadcastOpKind::kNone || op.kind == analysis::BroadcastOpKind::kExpand) return "";
   std::vector<std::vector<int64_t>> shapes;
-  for (const rt::Value* v : ins) {
+  for (const runtime::Value* v : ins) {
     if (v == nullptr || !v->is_tensor()) continue;
     shapes.push_back(v->tensor->shape());
   }
@@ -299,14 +299,14 @@ std::string Broken(const TargetProfile& p, const rt::Node& n,
     return "";
   }
   if (op.legacy) return "";
-  if (op.kind == BroadcastOpKind::kPRelu && shapes.size() == 2) {
+  if (op.kind == analysis::BroadcastOpKind::kPRelu && shapes.size() == 2) {
     if (p.equal_rank && shapes[0].size() != shapes[1].size() &&
         !(p.scalar_any_rank && ScalarLike(shapes[1]))) {
       return head + "slope rank differs from X";
     }
     if (!p.Runs("unidirectional") && shapes[0] != shapes[1]) return head + "slope is broadcast";
   }
-  if (op.kind == BroadcastOpKind::kGemm && shapes.size() == 3) {
+  if (op.kind == analysis::BroadcastOpKind::kGemm && shapes.size() == 3) {
     const bool ta = n.GetInt("transA", 0) != 0, tb = n.GetInt("transB", 0) != 0;
     const std::vector<int64_t> mn = {shapes[0][ta ? 1 : 0], shapes[1][tb ? 0 : 1]};
     if (p.equal_rank && shapes[2].size() != 2 && !(p.scalar_any_rank && ScalarLike(shapes[2]))) {
@@ -314,31 +314,31 @@ std::string Broken(const TargetProfile& p, const rt::Node& n,
     }
     if (!p.Runs("unidirectional") && shapes[2] != mn) return head + "C is broadcast";
   }
-  if (op.kind == BroadcastOpKind::kMatMul && shapes.size() == 2 && p.equal_rank &&
+  if (op.kind == analysis::BroadcastOpKind::kMatMul && shapes.size() == 2 && p.equal_rank &&
       shapes[0].size() >= 2 && shapes[1].size() >= 2 && shapes[0].size() != shapes[1].size()) {
     return head + "MatMul batch ranks differ";
   }
   return "";
 }
 
-absl::StatusOr<rt::Feeds> Feeds(const rt::Graph& graph, const Case& c, size_t k) {
-  rt::RandomInputOptions options;
+absl::StatusOr<runtime::Feeds> Feeds(const runtime::Graph& graph, const Case& c, size_t k) {
+  runtime::RandomInputOptions options;
   options.seed = 17 + k;
   options.dims = c.bindings[k];
   std::set<std::string> skip;
   for (const auto& [name, v] : c.bools) skip.insert(name);
   for (const auto& [name, v] : c.int64s) skip.insert(name);
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(graph, options, skip);
+  absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(graph, options, skip);
   if (!feeds.ok()) return feeds.status();
   for (const auto& [name, v] : c.bools) {
-    absl::StatusOr<rt::Tensor> t = rt::Tensor::FromValues<bool>({}, {static_cast<bool>(v[k])});
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromValues<bool>({}, {static_cast<bool>(v[k])});
     if (!t.ok()) return t.status();
-    feeds->push_back({name, rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*t)))});
+    feeds->push_back({name, runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(*t)))});
   }
   for (const auto& [name, v] : c.int64s) {
-    absl::StatusOr<rt::Tensor> t = rt::Tensor::FromValues<int64_t>(v.first, v.second[k]);
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromValues<int64_t>(v.first, v.second[k]);
     if (!t.ok()) return t.status();
-    feeds->push_back({name, rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*t)))});
+    feeds->push_back({name, runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(*t)))});
   }
   return feeds;
 }
@@ -355,7 +355,7 @@ class TargetPromise : public ::testing::TestWithParam<std::string> {};
 TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
   const TargetProfile* target = FindTarget(GetParam());
   ASSERT_NE(target, nullptr);
-  absl::StatusOr<std::vector<const PassInfo*>> pipeline = ResolvePasses(target->passes);
+  absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(target->passes);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   int kept = 0;
   // Nodes of the original models that break the promise when run: the rewrites had work to do
@@ -379,19 +379,19 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
     const proto::Model original = *loaded;
     proto::Model model = *loaded;
     const std::unordered_map<std::string, int> index = OriginalNodeIndex(model.proto.graph());
-    PipelineOptions po;
+    passes::PipelineOptions po;
     po.pass_options.target = target;
-    const ConstantEvaluator evaluator = [](const proto::Model& fragment) {
-      return rt::EvaluateConstantModel(fragment);
+    const passes::ConstantEvaluator evaluator = [](const proto::Model& fragment) {
+      return runtime::EvaluateConstantModel(fragment);
     };
     po.pass_options.evaluator = &evaluator;
     // verify_each also compares the tables the passes kept with a fresh analysis after every
     // pass (VerifyShapeTables).
     po.verify_each = true;
-    AnalysisManager analyses(&model);
+    analysis::AnalysisManager analyses(&model);
     po.analyses = &analyses;
-    std::vector<PassRun> runs;
-    const absl::Status ran = RunPipeline(&model, *pipeline, po, &runs);
+    std::vector<passes::PassRun> runs;
+    const absl::Status ran = passes::RunPipeline(&model, *pipeline, po, &runs);
     ASSERT_TRUE(ran.ok()) << ran;
     absl::StatusOr<std::vector<TargetViolation>> violations = CheckTarget(model, *target, &index);
     ASSERT_TRUE(violations.ok()) << violations.status();
@@ -423,8 +423,8 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
     for (size_t k = 0; k < got.size(); ++k) EXPECT_THAT(got[k], ::testing::HasSubstr(want[k]));
     // Idempotence: the pipeline a second time changes nothing.
     const proto::Model once = model;
-    std::vector<PassRun> again;
-    ASSERT_TRUE(RunPipeline(&model, *pipeline, po, &again).ok());
+    std::vector<passes::PassRun> again;
+    ASSERT_TRUE(passes::RunPipeline(&model, *pipeline, po, &again).ok());
     std::string diff;
     EXPECT_TRUE(proto::ModelsEqual(once.proto, model.proto, &diff)) << diff;
     // Measured targets (opencv) state their promise as the engine's per-op table, which the
@@ -436,40 +436,40 @@ TEST_P(TargetPromise, EveryModelKeepsThePromiseOrListsWhatItCannotDo) {
     // The outputs as before at two bindings, whether or not every node met the target: a
     // partial rewrite (opt --allow-partial) must compute the same too. Where the promise is
     // kept, the shapes our executor meets obey the target's rule.
-    absl::StatusOr<std::shared_ptr<const rt::Model>> before = rt::LoadRuntimeModel(original);
-    absl::StatusOr<std::shared_ptr<const rt::Model>> after = rt::LoadRuntimeModel(model);
+    absl::StatusOr<std::shared_ptr<const runtime::Model>> before = runtime::LoadRuntimeModel(original);
+    absl::StatusOr<std::shared_ptr<const runtime::Model>> after = runtime::LoadRuntimeModel(model);
     ASSERT_TRUE(before.ok()) << before.status();
     ASSERT_TRUE(after.ok()) << after.status();
     std::vector<std::string> broken;
     int observed = 0;
-    rt::RunOptions watch;
-    watch.observe_node = [&](const rt::Node& n, const std::vector<const rt::Value*>& ins) {
-      const BroadcastOp op = ClassifyBroadcastOp(n.op_type, n.opset);
-      observed += op.kind != BroadcastOpKind::kNone && op.kind != BroadcastOpKind::kExpand;
+    runtime::RunOptions watch;
+    watch.observe_node = [&](const runtime::Node& n, const std::vector<const runtime::Value*>& ins) {
+      const analysis::BroadcastOp op = analysis::ClassifyBroadcastOp(n.op_type, n.opset);
+      observed += op.kind != analysis::BroadcastOpKind::kNone && op.kind != analysis::BroadcastOpKind::kExpand;
       std::string why = Broken(*target, n, ins);
       if (!why.empty()) broken.push_back(std::move(why));
     };
-    rt::RunOptions watch_before;
-    watch_before.observe_node = [&](const rt::Node& n, const std::vector<const rt::Value*>& ins) {
+    runtime::RunOptions watch_before;
+    watch_before.observe_node = [&](const runtime::Node& n, const std::vector<const runtime::Value*>& ins) {
       broken_before += structural && !Broken(*target, n, ins).empty();
     };
-    absl::StatusOr<std::unique_ptr<rt::Executor>> run_before =
-        rt::Executor::Create(*before, watch_before);
-    absl::StatusOr<std::unique_ptr<rt::Executor>> run_after = rt::Executor::Create(*after, watch);
+    absl::StatusOr<std::unique_ptr<runtime::Executor>> run_before =
+        runtime::Executor::Create(*before, watch_before);
+    absl::StatusOr<std::unique_ptr<runtime::Executor>> run_after = runtime::Executor::Create(*after, watch);
     ASSERT_TRUE(run_before.ok()) << run_before.status();
     ASSERT_TRUE(run_after.ok()) << run_after.status();
     ASSERT_EQ(c.bindings.size(), 2u);
     for (size_t k = 0; k < c.bindings.size(); ++k) {
-      absl::StatusOr<rt::Feeds> feeds = Feeds(*(*before)->main, run_case, k);
+      absl::StatusOr<runtime::Feeds> feeds = Feeds(*(*before)->main, run_case, k);
       ASSERT_TRUE(feeds.ok()) << feeds.status();
-      absl::StatusOr<std::vector<rt::Value>> want_out = (*run_before)->Run(*feeds);
+      absl::StatusOr<std::vector<runtime::Value>> want_out = (*run_before)->Run(*feeds);
       ASSERT_TRUE(want_out.ok()) << want_out.status();
-      absl::StatusOr<std::vector<rt::Value>> got_out = (*run_after)->Run(*feeds);
+      absl::StatusOr<std::vector<runtime::Value>> got_out = (*run_after)->Run(*feeds);
       ASSERT_TRUE(got_out.ok()) << got_out.status();
       ASSERT_EQ(got_out->size(), want_out->size());
       for (size_t o = 0; o < got_out->size(); ++o) {
-        const rt::Comparison cmp =
-            rt::CompareValues((*got_out)[o], (*want_out)[o], absl::StrCat("output ", o));
+        const runtime::Comparison cmp =
+            runtime::CompareValues((*got_out)[o], (*want_out)[o], absl::StrCat("output ", o));
         EXPECT_TRUE(cmp.match) << cmp.message;
       }
     }
@@ -492,7 +492,7 @@ INSTANTIATE_TEST_SUITE_P(Builtin, TargetPromise, ::testing::ValuesIn(BuiltinTarg
 
 // The promise check itself fails on a model the pipeline did not touch: the rule is real.
 TEST(TargetPromiseRule, FlagsUnequalRanksAndBroadcastOperands) {
-  rt::Node add;
+  runtime::Node add;
   add.name = "a";
   add.op_type = "Add";
   add.opset = 15;
@@ -502,10 +502,10 @@ TEST(TargetPromiseRule, FlagsUnequalRanksAndBroadcastOperands) {
       for (int64_t d : shape) n *= d;
       return n;
     }())));
-    absl::StatusOr<rt::Tensor> t = rt::Tensor::FromValues<float>(shape, data);
-    return rt::Value::Of(std::make_shared<rt::Tensor>(std::move(*t)));
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromValues<float>(shape, data);
+    return runtime::Value::Of(std::make_shared<runtime::Tensor>(std::move(*t)));
   };
-  const rt::Value x = value({2, 3}), row = value({3}), row2 = value({1, 3}), col = value({2, 1});
+  const runtime::Value x = value({2, 3}), row = value({3}), row2 = value({1, 3}), col = value({2, 1});
   EXPECT_THAT(Broken(*FindTarget("explicit"), add, {&x, &row}), ::testing::HasSubstr("unequal"));
   EXPECT_EQ(Broken(*FindTarget("explicit"), add, {&x, &row2}), "");
   EXPECT_THAT(Broken(*FindTarget("none"), add, {&x, &row2}), ::testing::HasSubstr("broadcast"));
@@ -522,4 +522,4 @@ TEST(TargetPromiseRule, FlagsUnequalRanksAndBroadcastOperands) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

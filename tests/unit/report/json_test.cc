@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "report/report_json.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::report {
 namespace {
 
 std::string Quoted(const std::string& s) {
@@ -94,4 +94,4 @@ TEST(ReportJson, ShortArraysStayOnOneLineAndNonFiniteNumbersAreStrings) {
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::report

@@ -1,5 +1,5 @@
-// Helpers shared by the pass tests (see test_util.h).
-#include "tests/unit/passes/test_util.h"
+// Helpers shared by the pass tests (see pass_test_util.h).
+#include "tests/support/pass_test_util.h"
 
 #include <algorithm>
 #include <map>
@@ -37,7 +37,7 @@ proto::Model Parse(const std::string& text) {
 
 const ConstantEvaluator* Executor() {
   static const auto* const kEvaluator = new ConstantEvaluator(
-      [](const proto::Model& fragment) { return rt::EvaluateConstantModel(fragment); });
+      [](const proto::Model& fragment) { return runtime::EvaluateConstantModel(fragment); });
   return kEvaluator;
 }
 
@@ -51,7 +51,7 @@ absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* st
   return info->factory()->Run(model, with_executor, stats != nullptr ? stats : &local);
 }
 
-absl::Status RunTarget(const TargetProfile& target, proto::Model* model, std::vector<PassRun>* runs,
+absl::Status RunTarget(const targets::TargetProfile& target, proto::Model* model, std::vector<PassRun>* runs,
                        const PassOptions& options) {
   absl::StatusOr<std::vector<const PassInfo*>> pipeline = ResolvePasses(target.passes);
   if (!pipeline.ok()) return pipeline.status();
@@ -68,27 +68,27 @@ namespace {
 
 std::vector<std::string> Mismatches(const proto::Model& model, bool shapes) {
   std::vector<std::string> out;
-  absl::StatusOr<Analysis> a = AnalyzeBroadcasts(model, AnalysisOptions());
+  absl::StatusOr<analysis::Analysis> a = analysis::AnalyzeBroadcasts(model, analysis::AnalysisOptions());
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return out;
-  for (const NodeVerdict& v : a->nodes) {
-    if (v.graph != "main" || v.rule != bcast::RuleFamily::kNumpy) continue;
+  for (const analysis::NodeVerdict& v : a->nodes) {
+    if (v.graph != "main" || v.rule != broadcast::RuleFamily::kNumpy) continue;
     bool known = true;
-    for (const bcast::Shape& s : v.inputs) {
+    for (const broadcast::Shape& s : v.inputs) {
       known &= s.rank_known;
       // Unknown dims and symbols libonnx invents per run (unk__N, and the analysis's
       // bcast(...) of them) decide nothing.
-      for (const bcast::Dim& d : s.dims) {
+      for (const broadcast::Dim& d : s.dims) {
         known &=
             !d.is_unknown() && !(d.is_symbol() && (d.symbol().find("unk__") != std::string::npos));
       }
     }
     if (!known || v.inputs.empty()) continue;
-    for (const bcast::Shape& s : v.inputs) {
+    for (const broadcast::Shape& s : v.inputs) {
       const bool differ = shapes ? !(s == v.inputs[0]) : s.rank() != v.inputs[0].rank();
       if (differ) {
         std::vector<std::string> texts;
-        for (const bcast::Shape& t : v.inputs) texts.push_back(t.ToString());
+        for (const broadcast::Shape& t : v.inputs) texts.push_back(t.ToString());
         out.push_back(absl::StrCat(v.op, " '", v.node, "': ", absl::StrJoin(texts, " and ")));
         break;
       }
@@ -111,9 +111,9 @@ std::vector<std::string> ShapeMismatches(const proto::Model& model) {
 
 namespace onnx_bcast::passes::testing {
 
-std::vector<absl::StatusOr<LiveVerdict>> ScriptedOracle::Decide(
+std::vector<absl::StatusOr<targets::LiveVerdict>> ScriptedOracle::Decide(
     const std::vector<const proto::Model*>& fragments) {
-  std::vector<absl::StatusOr<LiveVerdict>> out;
+  std::vector<absl::StatusOr<targets::LiveVerdict>> out;
   for (const proto::Model* f : fragments) {
     ++calls;
     const onnx::GraphProto& g = f->proto.graph();
@@ -130,7 +130,7 @@ std::vector<absl::StatusOr<LiveVerdict>> ScriptedOracle::Decide(
     for (const onnx::TensorProto& t : g.initializer()) {
       dims[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
     }
-    LiveVerdict v;
+    targets::LiveVerdict v;
     v.matches = true;
     for (const onnx::NodeProto& n : g.node()) {
       auto it = dims.find(n.output(0));
@@ -158,27 +158,27 @@ std::vector<absl::StatusOr<LiveVerdict>> ScriptedOracle::Decide(
   return out;
 }
 
-std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
-                                        const ShapeTables* tables) {
-  absl::StatusOr<std::vector<TargetViolation>> v = CheckTarget(model, profile, nullptr, tables);
+std::vector<std::string> ViolationLines(const proto::Model& model, const targets::TargetProfile& profile,
+                                        const analysis::ShapeTables* tables) {
+  absl::StatusOr<std::vector<targets::TargetViolation>> v = targets::CheckTarget(model, profile, nullptr, tables);
   EXPECT_TRUE(v.ok()) << v.status();
   std::vector<std::string> lines;
   if (v.ok()) {
-    for (const TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
+    for (const targets::TargetViolation& t : *v) lines.push_back(t.node + ": " + t.why);
   }
   return lines;
 }
 
 std::string ProfileLineError(const std::string& line) {
   return std::string(
-      ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
+      targets::ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
 }
 
-void ExpectProfileRoundTrips(const TargetProfile& p, const std::string& text) {
-  absl::StatusOr<TargetProfile> back = ParseTargetProfile(text, "again");
+void ExpectProfileRoundTrips(const targets::TargetProfile& p, const std::string& text) {
+  absl::StatusOr<targets::TargetProfile> back = targets::ParseTargetProfile(text, "again");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->op_rules, p.op_rules);
-  EXPECT_EQ(FormatTargetProfile(*back), text);
+  EXPECT_EQ(targets::FormatTargetProfile(*back), text);
 }
 
 }  // namespace onnx_bcast::passes::testing

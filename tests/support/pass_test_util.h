@@ -1,7 +1,7 @@
 // Helpers shared by the pass tests: a stable printed form of a model for golden comparisons,
 // and running a pass or a target in-process.
-#ifndef ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_
-#define ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_
+#ifndef ONNX_BCAST_TESTS_SUPPORT_PASS_TEST_UTIL_H_
+#define ONNX_BCAST_TESTS_SUPPORT_PASS_TEST_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -31,18 +31,18 @@ absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* st
                      const PassOptions& options = {});
 
 /// Runs a target's pipeline (with verify_each).
-absl::Status RunTarget(const TargetProfile& target, proto::Model* model,
+absl::Status RunTarget(const targets::TargetProfile& target, proto::Model* model,
                        std::vector<PassRun>* runs = nullptr, const PassOptions& options = {});
 
 /// A live form oracle by rule, for tests without an engine: every fragment runs and matches
 /// except those with a node listed in `wrong` as "Op@rank" (the node's output rank), e.g.
 /// {"Sub@3"}: OpenCV 4.6's `[1,1,32] - [1,1,1]` (issue 35), or "Op@rank*" (only where an
 /// operand's dims differ from the output's). Counts the fragments it saw.
-class ScriptedOracle : public FormOracle {
+class ScriptedOracle : public targets::FormOracle {
  public:
   explicit ScriptedOracle(std::vector<std::string> wrong) : wrong_(std::move(wrong)) {}
   std::string label() const override { return "scripted 1.0"; }
-  std::vector<absl::StatusOr<LiveVerdict>> Decide(
+  std::vector<absl::StatusOr<targets::LiveVerdict>> Decide(
       const std::vector<const proto::Model*>& fragments) override;
   std::string Summary() const override { return "scripted 1.0"; }
   int calls = 0;
@@ -54,15 +54,15 @@ class ScriptedOracle : public FormOracle {
 
 /// "node: why" for each violation CheckTarget finds (over `tables` when given); a failed check
 /// fails the test.
-std::vector<std::string> ViolationLines(const proto::Model& model, const TargetProfile& profile,
-                                        const ShapeTables* tables = nullptr);
+std::vector<std::string> ViolationLines(const proto::Model& model, const targets::TargetProfile& profile,
+                                        const analysis::ShapeTables* tables = nullptr);
 
 /// The message ParseTargetProfile gives for a profile file "f" of a name, the class `same` and
 /// `line` (line 3).
 std::string ProfileLineError(const std::string& line);
 
 /// `text`, the printed form of `p`, parses back to `p`'s op rules and prints as `text` again.
-void ExpectProfileRoundTrips(const TargetProfile& p, const std::string& text);
+void ExpectProfileRoundTrips(const targets::TargetProfile& p, const std::string& text);
 
 /// Every broadcasting node (main graph) with operands of different rank / different shape.
 std::vector<std::string> RankMismatches(const proto::Model& model);
@@ -70,4 +70,4 @@ std::vector<std::string> ShapeMismatches(const proto::Model& model);
 
 }  // namespace onnx_bcast::passes::testing
 
-#endif  // ONNX_BCAST_TESTS_UNIT_PASSES_TEST_UTIL_H_
+#endif  // ONNX_BCAST_TESTS_SUPPORT_PASS_TEST_UTIL_H_

@@ -13,16 +13,16 @@
 #include "passes/pass.h"
 #include "proto/model_io.h"
 #include "targets/targets.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using testing::ViolationLines;
+using passes::testing::ViolationLines;
 
 constexpr int64_t N = ShapeCell::kAnyExtent;
 
@@ -47,11 +47,11 @@ TEST(ShapeCells, ProfileLinesParseAndRoundTrip) {
   EXPECT_THAT(text, HasSubstr("op.Sub.computed.shapes = [1,N] [1,1]: refused, [1,1,N] [1,1,1]: "
                               "wrong, [1,1,1,N] [1,1,1,1], [] []: crashed, [1,32] [1,1]\n"));
   EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
-  testing::ExpectProfileRoundTrips(*p, text);
+  passes::testing::ExpectProfileRoundTrips(*p, text);
 }
 
 TEST(ShapeCells, ErrorsNameTheLineKeyAndEntry) {
-  const auto& error = testing::ProfileLineError;
+  const auto& error = passes::testing::ProfileLineError;
   EXPECT_THAT(error("op.Sub.computed.shapes = [1,M] [1,1]"),
               HasSubstr("f:3: op.Sub.computed.shapes: '[1,M] [1,1]': dim 'M' of '[1,M]' is "
                         "neither a number nor N"));
@@ -76,7 +76,7 @@ TEST(ShapeCells, AnOlderProfileLoadsAndDecidesByClass) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(p->op_rules.at("Sub").shape_cells, IsEmpty());
   EXPECT_THAT(FormatTargetProfile(*p), ::testing::Not(HasSubstr(".shapes")));
-  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,1,1,384] c, float[1,1,1,1] m, float[4,384] x, float[384] w) => (float[1,1,1,384] d, float[4,384] e) {
   d = Sub (c, m)
   e = Sub (x, w)
@@ -93,8 +93,8 @@ TEST(ShapeCells, FindMatchesUnitAxesAndNumbersOnly) {
       {{{1, 1, 1, N}, {1, 1, 1, 1}}, FormSupport::kRuns},
   };
   auto find = [&](std::vector<std::vector<int64_t>> shapes) {
-    std::vector<bcast::Shape> in;
-    for (const auto& s : shapes) in.push_back(bcast::Shape::OfVector(s));
+    std::vector<broadcast::Shape> in;
+    for (const auto& s : shapes) in.push_back(broadcast::Shape::OfVector(s));
     return FindShapeCell(cells, in);
   };
   EXPECT_EQ(find({{1, 32}, {1, 1}}), &cells[0]);  // a number before N: the first match
@@ -104,9 +104,9 @@ TEST(ShapeCells, FindMatchesUnitAxesAndNumbersOnly) {
   EXPECT_EQ(find({{1, 4, 1, 384}, {1, 1, 1, 1}}), nullptr);
   EXPECT_EQ(find({{1, 1, 384}, {1, 1, 1}}), nullptr);  // another rank
   EXPECT_EQ(find({{1, 32}}), nullptr);                 // another operand count
-  std::vector<bcast::Shape> symbolic = {bcast::Shape::OfVector({1, 1, 1, 384}),
-                                        bcast::Shape::OfVector({1, 1, 1, 1})};
-  symbolic[0].dims[3] = bcast::Dim::Symbol("C");
+  std::vector<broadcast::Shape> symbolic = {broadcast::Shape::OfVector({1, 1, 1, 384}),
+                                        broadcast::Shape::OfVector({1, 1, 1, 1})};
+  symbolic[0].dims[3] = broadcast::Dim::Symbol("C");
   EXPECT_EQ(FindShapeCell(cells, symbolic), nullptr);  // only static shapes match
   EXPECT_EQ(ShapeCellOf({{1, 32}, {1, 1}, {}, {0, 5}}, FormSupport::kRuns),
             (ShapeCell{{{1, N}, {1, 1}, {}, {0, N}}, FormSupport::kRuns}));
@@ -120,7 +120,7 @@ TEST(ShapeCells, TheOpenCvTableDecidesTheShapeDependentCasesAsTheEngine) {
   ASSERT_FALSE(opencv->op_rules.at("Sub").shape_cells.at("computed").empty());
   TargetProfile class_only = *opencv;
   for (auto& [op, rule] : class_only.op_rules) rule.shape_cells.clear();
-  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
   m = ReduceMean <axes = [-1]> (c)
   d = Sub (c, m)
@@ -137,11 +137,11 @@ g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
 }
 
 // What legalize-measured logs on `model`; nothing, and a failed test, when the pass fails.
-std::vector<Rewrite> LegalizeLog(proto::Model* model, const PassOptions& options) {
-  PassStats stats;
-  const absl::Status s = testing::RunPass("legalize-measured", model, &stats, options);
+std::vector<passes::Rewrite> LegalizeLog(proto::Model* model, const passes::PassOptions& options) {
+  passes::PassStats stats;
+  const absl::Status s = passes::testing::RunPass("legalize-measured", model, &stats, options);
   EXPECT_TRUE(s.ok()) << s;
-  return s.ok() ? stats.log : std::vector<Rewrite>();
+  return s.ok() ? stats.log : std::vector<passes::Rewrite>();
 }
 
 // The rewrite's log says which cell decided the placed node (opt --report, --debug), and a
@@ -149,31 +149,31 @@ std::vector<Rewrite> LegalizeLog(proto::Model* model, const PassOptions& options
 TEST(ShapeCells, TheRewriteLogNamesTheCellThatDecided) {
   const TargetProfile* opencv = FindTarget("opencv");
   ASSERT_NE(opencv, nullptr);
-  PassOptions options;
+  passes::PassOptions options;
   options.target = opencv;
-  proto::Model model = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
   w = Max (x, s)
 })");
-  const std::vector<Rewrite> log = LegalizeLog(&model, options);
+  const std::vector<passes::Rewrite> log = LegalizeLog(&model, options);
   ASSERT_FALSE(log.empty());
-  for (const Rewrite& r : log) {
+  for (const passes::Rewrite& r : log) {
     EXPECT_THAT(r.detail, HasSubstr("decided by the table (op.Max.computed.shapes: [1,1,N] "
                                     "[1,1,1])"));
   }
   // LayerNorm's weight [8] times a [1,5,8] activation: placed on a [5,8] view, which the class
   // entry inner-axis@2 runs (no cell has that pattern).
-  proto::Model weight = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 14]>
+  proto::Model weight = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[1,5,8] x) => (float[1,5,8] y) <float[8] w = {1,2,3,4,5,6,7,8}> {
   y = Mul (x, w)
 })");
-  const std::vector<Rewrite> by_class = LegalizeLog(&weight, options);
+  const std::vector<passes::Rewrite> by_class = LegalizeLog(&weight, options);
   ASSERT_FALSE(by_class.empty());
-  for (const Rewrite& r : by_class) {
+  for (const passes::Rewrite& r : by_class) {
     EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
     EXPECT_THAT(r.detail, ::testing::Not(HasSubstr(".shapes")));
   }
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets

@@ -16,15 +16,15 @@
 #include "runtime/exec/random_inputs.h"
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
-#include "tests/unit/passes/test_util.h"
+#include "tests/support/pass_test_util.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::targets {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using testing::ScriptedOracle;
+using passes::testing::ScriptedOracle;
 
 constexpr char kCentring[] = R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,1,32] x) => (float[1,1,32] y) {
@@ -50,23 +50,23 @@ absl::StatusOr<std::vector<std::string>> LiveViolations(const proto::Model& m, F
 }
 
 // legalize-measured for OpenCV on `m`, asking `oracle` (none: the table alone decides).
-absl::Status Legalize(proto::Model* m, PassStats* stats, FormOracle* oracle) {
-  PassOptions options;
+absl::Status Legalize(proto::Model* m, passes::PassStats* stats, FormOracle* oracle) {
+  passes::PassOptions options;
   options.target = &OpenCv();
   options.live = oracle;
-  return testing::RunPass("legalize-measured", m, stats, options);
+  return passes::testing::RunPass("legalize-measured", m, stats, options);
 }
 
 std::vector<float> Outputs(const proto::Model& m) {
-  absl::StatusOr<std::shared_ptr<const rt::Model>> runtime = rt::LoadRuntimeModel(m);
+  absl::StatusOr<std::shared_ptr<const runtime::Model>> runtime = runtime::LoadRuntimeModel(m);
   EXPECT_TRUE(runtime.ok()) << runtime.status();
-  rt::RandomInputOptions o;
+  runtime::RandomInputOptions o;
   o.seed = 11;
-  absl::StatusOr<rt::Feeds> feeds = rt::RandomInputs(*(*runtime)->main, o);
+  absl::StatusOr<runtime::Feeds> feeds = runtime::RandomInputs(*(*runtime)->main, o);
   EXPECT_TRUE(feeds.ok());
-  absl::StatusOr<std::unique_ptr<rt::Executor>> exec = rt::Executor::Create(*runtime);
+  absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = runtime::Executor::Create(*runtime);
   EXPECT_TRUE(exec.ok());
-  absl::StatusOr<std::vector<rt::Value>> out = (*exec)->Run(*feeds);
+  absl::StatusOr<std::vector<runtime::Value>> out = (*exec)->Run(*feeds);
   EXPECT_TRUE(out.ok()) << out.status();
   const absl::Span<const float> v = (*out)[0].tensor->values<float>();
   return std::vector<float>(v.begin(), v.end());
@@ -81,7 +81,7 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   y = Div (x, m)
 }
 )";
-  const proto::Model m = testing::Parse(kDiv);
+  const proto::Model m = passes::testing::Parse(kDiv);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   EXPECT_THAT(*table, IsEmpty());
@@ -98,24 +98,24 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   EXPECT_EQ(oracle.seen[0].output(0).name(), "out");
   // legalize-measured places it where the engine runs it; the check then agrees; exact.
   proto::Model placed = m;
-  PassStats stats;
+  passes::PassStats stats;
   ASSERT_TRUE(Legalize(&placed, &stats, &oracle).ok());
   EXPECT_TRUE(stats.changed());
   absl::StatusOr<std::vector<std::string>> after = LiveViolations(placed, &oracle);
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(placed.proto);
+  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(placed.proto);
   EXPECT_EQ(Outputs(placed), Outputs(m));
 }
 
 TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
-  proto::Model m = testing::Parse(kCentring);
+  proto::Model m = passes::testing::Parse(kCentring);
   const std::vector<float> before = Outputs(m);
   ScriptedOracle oracle({"Sub@3"});
-  PassStats stats;
+  passes::PassStats stats;
   ASSERT_TRUE(Legalize(&m, &stats, &oracle).ok());
   ASSERT_TRUE(stats.changed());
   bool live = false;
-  for (const Rewrite& r : stats.log)
+  for (const passes::Rewrite& r : stats.log)
     live |= absl::StrContains(r.detail, "decided live on scripted");
   EXPECT_TRUE(live);
   // Every fragment the oracle saw after the node itself was a candidate; the one applied is
@@ -123,24 +123,24 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   ScriptedOracle check({"Sub@3"});
   absl::StatusOr<std::vector<std::string>> after = LiveViolations(m, &check);
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(m.proto);
+  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(m.proto);
   // Exact: a view of the same elements.
   EXPECT_EQ(Outputs(m), before);
   // Idempotent.
   proto::Model again = m;
-  PassStats second;
+  passes::PassStats second;
   ASSERT_TRUE(Legalize(&again, &second, &oracle).ok());
   EXPECT_FALSE(second.changed());
   EXPECT_TRUE(proto::ModelsEqual(m.proto, again.proto));
 }
 
 TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
-  proto::Model m = testing::Parse(kHead);
+  proto::Model m = passes::testing::Parse(kHead);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->size(), 1u);  // the table refuses it
   ScriptedOracle oracle({});
-  PassStats stats;
+  passes::PassStats stats;
   ASSERT_TRUE(Legalize(&m, &stats, &oracle).ok());
   EXPECT_FALSE(stats.changed());
   absl::StatusOr<std::vector<std::string>> live = LiveViolations(m, &oracle);
@@ -160,23 +160,23 @@ g (float[1,32] i) => (float[1,32] y) {
 )";
 
 TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
-  proto::Model m = testing::Parse(kFlat);
+  proto::Model m = passes::testing::Parse(kFlat);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->size(), 1u);  // the table refuses it as it is
   const std::vector<float> before = Outputs(m);
-  PassStats stats;
+  passes::PassStats stats;
   ASSERT_TRUE(Legalize(&m, &stats, nullptr).ok());
   // The table refuses the node as it is, so legalize rewrites it: a legalize that did nothing
   // would pass a loop over an empty log (issue 43 item 4).
   EXPECT_TRUE(stats.changed());
   ASSERT_FALSE(stats.log.empty());
-  for (const Rewrite& r : stats.log) EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
+  for (const passes::Rewrite& r : stats.log) EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
   absl::StatusOr<std::vector<std::string>> after = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << testing::GoldenForm(m.proto);
+  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(m.proto);
   EXPECT_EQ(Outputs(m), before);
 }
 
 }  // namespace
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::targets
