@@ -127,8 +127,8 @@ void MergeShrunkConstants(RewriteContext& ctx, const std::set<std::string>& shru
       first.emplace(key, e.name);
       continue;
     }
-    if ((shrunk.count(e.name) == 0 && shrunk.count(it->second) == 0) ||
-        g.IsGraphOutput(e.name) || g.IsUsedBySubgraph(e.name)) {
+    if ((shrunk.count(e.name) == 0 && shrunk.count(it->second) == 0) || g.IsGraphOutput(e.name) ||
+        g.IsUsedBySubgraph(e.name)) {
       continue;
     }
     const std::vector<proto::Use> uses = g.Consumers(e.name);
