@@ -10,9 +10,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "onnx/onnx_pb.h"
 #include "passes/pass.h"
 #include "proto/model_io.h"
+#include "proto/onnx.h"
 
 namespace onnx_bcast::passes::fold {
 
