@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "proto/graph.h"
 #include "proto/graph_structure.h"
 #include "targets/form_oracle.h"
 
@@ -153,19 +154,10 @@ class LayerNormDecomposer {
       node.add_input(
           ctx_->Int64Constant(axes, absl::StrCat("axes_", absl::StrJoin(axes, "_")), anchor));
     } else {
-      onnx::AttributeProto* a = node.add_attribute();
-      a->set_name("axes");
-      a->set_type(onnx::AttributeProto::INTS);
-      for (int64_t v : axes) a->add_ints(v);
+      proto::AddIntsAttribute(&node, "axes", axes);
     }
-    onnx::AttributeProto* k = node.add_attribute();
-    k->set_name("keepdims");
-    k->set_type(onnx::AttributeProto::INT);
-    k->set_i(1);
-    const std::string name = ctx_->FreshName(base);
-    node.add_output(name);
-    ctx_->graph().InsertBefore(anchor, std::move(node));
-    ++ctx_->stats().nodes_inserted;
+    proto::AddIntAttribute(&node, "keepdims", 1);
+    const std::string name = ctx_->InsertBuiltNode(std::move(node), base, anchor);
     ctx_->SetShape(name, onnx::TensorProto::FLOAT, out);
     return name;
   }
