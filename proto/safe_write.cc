@@ -281,25 +281,51 @@ absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs, 
   return absl::OkStatus();
 }
 
+namespace {
+
+// The temporary for `path`, checked as CheckDestination says, filled by `produce` and
+// finished (fsynced); messages start with `path`.
+absl::StatusOr<std::unique_ptr<PendingFile>> StageOne(
+    const std::string& path, const InputFiles& inputs,
+    absl::FunctionRef<absl::Status(StagedOutputFiles::Sink)> produce) {
+  auto fail = [&path](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(path, ": cannot write: ", s.message()));
+  };
+  std::string name;
+  absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
+      OpenDestination(path, inputs, /*in_place=*/false, &name);
+  if (!dir.ok()) return fail(dir.status());
+  auto file = std::make_unique<PendingFile>(*dir, name);
+  absl::Status s = file->Create();
+  if (s.ok()) {
+    s = produce([&file](std::string_view piece) { return file->Append(piece.data(), piece.size()); });
+  }
+  if (s.ok()) s = file->Finish();
+  if (!s.ok()) return fail(s);
+  return file;
+}
+
+}  // namespace
+
 absl::StatusOr<StagedOutputFiles> StagedOutputFiles::Stage(const std::vector<OutputFile>& files,
                                                            const InputFiles& inputs) {
   StagedOutputFiles staged;
   for (const OutputFile& f : files) {
-    auto fail = [&f](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat(f.path, ": cannot write: ", s.message()));
-    };
-    std::string name;
-    absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
-        OpenDestination(f.path, inputs, /*in_place=*/false, &name);
-    if (!dir.ok()) return fail(dir.status());
-    auto file = std::make_unique<PendingFile>(*dir, name);
-    absl::Status s = file->Create();
-    if (s.ok()) s = file->Append(f.bytes.data(), f.bytes.size());
-    if (s.ok()) s = file->Finish();
-    if (!s.ok()) return fail(s);
+    BCAST_ASSIGN_OR_RETURN(std::unique_ptr<PendingFile> file,
+                           StageOne(f.path, inputs, [&f](Sink sink) { return sink(f.bytes); }));
     staged.paths_.push_back(f.path);
     staged.pending_.push_back(std::move(file));
   }
+  return staged;
+}
+
+absl::StatusOr<StagedOutputFiles> StagedOutputFiles::StageStreamed(
+    const std::string& path, const InputFiles& inputs,
+    absl::FunctionRef<absl::Status(Sink)> produce) {
+  StagedOutputFiles staged;
+  BCAST_ASSIGN_OR_RETURN(std::unique_ptr<PendingFile> file, StageOne(path, inputs, produce));
+  staged.paths_.push_back(path);
+  staged.pending_.push_back(std::move(file));
   return staged;
 }
 

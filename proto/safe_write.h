@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/external_data.h"
@@ -139,6 +140,14 @@ class StagedOutputFiles {
   /// beside it (fsynced); nothing is renamed. Messages start with the offending path.
   static absl::StatusOr<StagedOutputFiles> Stage(const std::vector<OutputFile>& files,
                                                  const InputFiles& inputs);
+  /// Appends the bytes it is given to the file being staged.
+  using Sink = absl::FunctionRef<absl::Status(std::string_view)>;
+  /// Stage for one file whose bytes `produce` hands, piece by piece, to the sink it is given:
+  /// written as they come, so a large report is never whole in memory. An error of `produce`
+  /// (or of a write) stages nothing and is returned with the path in front.
+  static absl::StatusOr<StagedOutputFiles> StageStreamed(
+      const std::string& path, const InputFiles& inputs,
+      absl::FunctionRef<absl::Status(Sink)> produce);
   /// Renames every temporary onto its destination (in order); messages start with the path.
   absl::Status Commit();
 

@@ -272,11 +272,32 @@ std::string FormatCheckText(const analysis::Analysis& a, const std::string& mode
 
 std::string FormatCheckJson(const analysis::Analysis& a, const std::string& model_path, bool lint,
                             const analysis::DimEvaluation* at) {
-  // Streamed: at 100k nodes the document as one DOM took several times the analysis's memory.
   std::string text;
   // About 300 bytes a node: one allocation instead of doublings whose last copy briefly held
   // the report twice.
   text.reserve(a.nodes.size() * 320 + 4096);
+  // Appending to a string cannot fail.
+  (void)WriteCheckJson(a, model_path, lint, at, [&text](std::string_view piece) {
+    text.append(piece);
+    return absl::OkStatus();
+  });
+  return text;
+}
+
+absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& model_path, bool lint,
+                            const analysis::DimEvaluation* at, JsonSink sink) {
+  // Written member by member, not as a DOM (at 100k nodes that took several times the
+  // analysis's memory), and handed on in pieces (the whole text cost as much as the analysis).
+  constexpr size_t kPiece = 64 << 10;
+  std::string text;
+  text.reserve(kPiece + 4096);
+  // The writers only append, so the buffer can be emptied between nodes.
+  auto flush = [&text, &sink](size_t at_least) {
+    if (text.size() < at_least) return absl::OkStatus();
+    absl::Status s = sink(text);
+    text.clear();
+    return s;
+  };
   JsonStreamWriter doc(&text);
   doc.Member("schema_version", kReportSchemaVersion);
   doc.Member("kind", "check");
@@ -326,6 +347,7 @@ std::string FormatCheckJson(const analysis::Analysis& a, const std::string& mode
       n.Value("lint", lints);
     }
     n.End();
+    if (absl::Status s = flush(kPiece); !s.ok()) return s;
   }
   doc.EndArray();
   doc.Member("combined_condition",
@@ -362,7 +384,7 @@ std::string FormatCheckJson(const analysis::Analysis& a, const std::string& mode
   if (lint) summary["lint"] = LintCount(a);
   doc.Member("summary", summary);
   doc.End();
-  return text;
+  return flush(1);
 }
 
 }  // namespace onnx_bcast::report

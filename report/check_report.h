@@ -3,7 +3,10 @@
 #define ONNX_BCAST_REPORT_CHECK_REPORT_H_
 
 #include <string>
+#include <string_view>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
 
@@ -44,6 +47,15 @@ std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& me
 /// "conditional", "unknown", "unbound", "combined", "first_failure"}.
 std::string FormatCheckJson(const analysis::Analysis& analysis, const std::string& model_path, bool lint,
                             const analysis::DimEvaluation* at = nullptr);
+
+/// Receives a report's bytes piece by piece, in order; an error stops the writing.
+using JsonSink = absl::FunctionRef<absl::Status(std::string_view)>;
+
+/// FormatCheckJson's bytes, handed to `sink` in pieces of about 64 KiB as they are written: at
+/// 100k nodes the whole document (about 300 bytes a node) cost as much memory as the analysis.
+/// Returns the first error of `sink`.
+absl::Status WriteCheckJson(const analysis::Analysis& analysis, const std::string& model_path,
+                            bool lint, const analysis::DimEvaluation* at, JsonSink sink);
 
 }  // namespace onnx_bcast::report
 

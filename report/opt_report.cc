@@ -83,7 +83,7 @@ std::string FormatOptText(const OptReport& report, bool rewrites, bool debug) {
   return out;
 }
 
-Json OptReportJson(const OptReport& report) {
+Json OptReportJson(const OptReport& report, bool with_rewrites) {
   Json doc;
   doc["schema_version"] = kReportSchemaVersion;
   doc["kind"] = "opt";
@@ -108,6 +108,7 @@ Json OptReportJson(const OptReport& report) {
     Json rewrites = Json::array();
     for (const passes::Rewrite& r : run.stats.log) {
       ++total;
+      if (!with_rewrites) continue;
       rewrites.push_back(Json{{"node", r.node},
                               {"output", r.output},
                               {"op", r.op},
@@ -164,7 +165,51 @@ Json OptReportJson(const OptReport& report) {
   return doc;
 }
 
-std::string FormatOptJson(const OptReport& report) { return DumpJson(OptReportJson(report)); }
+std::string FormatOptJson(const OptReport& report) {
+  // OptReportJson's bytes, with the rewrites written one by one: at 1M nodes the quarter of a
+  // million rewrites as a DOM took more memory than the whole opt did without --report
+  // (issue 46). The members around them are small and go through the DOM.
+  const Json rest = OptReportJson(report, /*with_rewrites=*/false);
+  std::string text;
+  JsonStreamWriter doc(&text);
+  for (auto it = rest.begin(); it != rest.end(); ++it) {
+    if (it.key() != "passes") {
+      doc.Member(it.key(), it.value());
+      continue;
+    }
+    doc.BeginArray("passes");
+    size_t i = 0;
+    for (const Json& run_json : it.value()) {
+      const passes::PassRun& run = report.runs[i++];
+      JsonObjectWriter p = doc.ObjectElement();
+      for (auto m = run_json.begin(); m != run_json.end(); ++m) {
+        if (m.key() != "rewrites") {
+          p.Value(m.key(), m.value());
+          continue;
+        }
+        p.BeginArray("rewrites");
+        for (const passes::Rewrite& r : run.stats.log) {
+          JsonObjectWriter w = p.ObjectElement();
+          w.String("node", r.node);
+          w.String("output", r.output);
+          w.String("op", r.op);
+          w.String("action", r.action);
+          w.String("tensor", r.tensor);
+          w.String("before", r.before);
+          w.String("after", r.after);
+          w.String("detail", r.detail);
+          w.Int("bytes", r.bytes);
+          w.End();
+        }
+        p.EndArray();
+      }
+      p.End();
+    }
+    doc.EndArray();
+  }
+  doc.End();
+  return text;
+}
 
 namespace {
 

@@ -65,8 +65,11 @@ struct OptReport {
 /// below its pass; with `debug`, the "does not apply" reasons too.
 std::string FormatOptText(const OptReport& report, bool rewrites, bool debug);
 
-/// The --report JSON document (docs/report-schema.md), as data and as text.
-Json OptReportJson(const OptReport& report);
+/// The --report JSON document (docs/report-schema.md), as data and as text. Without
+/// `with_rewrites` every pass's "rewrites" is left empty (FormatOptJson writes them itself,
+/// one by one, so the text has the same bytes without the quarter-million-record DOM of a
+/// 1M-node model).
+Json OptReportJson(const OptReport& report, bool with_rewrites = true);
 std::string FormatOptJson(const OptReport& report);
 
 /// Reads an --report document back (verify names the pass behind a divergence with it).

@@ -331,9 +331,14 @@ int ReportCheck(const CheckArgs& args, const proto::Model& model,
   PrintOut(report::FormatCheckText(analysis, path, args.lint, at, detail),
            /*to_stderr=*/args.json == kStdio || args.output == kStdio);
   SideOutput json;
+  // Streamed to its file (or to stdout when no model is saved after it).
   if (args.json.has_value() &&
-      !json.Stage(*args.json, report::FormatCheckJson(analysis, path, args.lint, at),
-                  proto::InputFilesOf(model))) {
+      !json.StageStreamed(
+          *args.json,
+          [&](proto::StagedOutputFiles::Sink sink) {
+            return report::WriteCheckJson(analysis, path, args.lint, at, sink);
+          },
+          proto::InputFilesOf(model), /*stdout_now=*/!args.annotate)) {
     return kExitCannotWrite;
   }
   if (at != nullptr && at->first_failure >= 0) {

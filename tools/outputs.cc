@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
@@ -20,10 +21,45 @@ bool SideOutput::Stage(const std::string& path, std::string text,
     stdout_text_ = std::move(text);
     return true;
   }
+  // Built in place: an initializer list would copy the text (a report of a 1M-node model is
+  // hundreds of MiB).
+  std::vector<proto::OutputFile> files(1);
+  files[0].path = path;
+  files[0].bytes = std::move(text);
   absl::StatusOr<proto::StagedOutputFiles> staged =
-      inputs.ok()
-          ? proto::StagedOutputFiles::Stage({proto::OutputFile{path, std::move(text)}}, *inputs)
-          : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+      inputs.ok() ? proto::StagedOutputFiles::Stage(files, *inputs)
+                  : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
+  if (!staged.ok()) {
+    PrintError(inputs.ok() ? std::string(staged.status().message())
+                           : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+    return false;
+  }
+  file_ = *std::move(staged);
+  return true;
+}
+
+bool SideOutput::StageStreamed(
+    const std::string& path,
+    absl::FunctionRef<absl::Status(proto::StagedOutputFiles::Sink)> produce,
+    const absl::StatusOr<proto::InputFiles>& inputs, bool stdout_now) {
+  path_ = path;
+  if (path == "-") {
+    std::string held;
+    // Writes to stdout are not checked, as Commit's are not.
+    (void)produce([&held, stdout_now](std::string_view piece) {
+      if (stdout_now) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+      } else {
+        held.append(piece);
+      }
+      return absl::OkStatus();
+    });
+    if (!stdout_now) stdout_text_ = std::move(held);
+    return true;
+  }
+  absl::StatusOr<proto::StagedOutputFiles> staged =
+      inputs.ok() ? proto::StagedOutputFiles::StageStreamed(path, *inputs, produce)
+                  : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
   if (!staged.ok()) {
     PrintError(inputs.ok() ? std::string(staged.status().message())
                            : absl::StrCat(path, ": cannot write: ", staged.status().message()));

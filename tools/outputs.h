@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/model_io.h"
@@ -25,6 +26,13 @@ class SideOutput {
   /// False (after printing the error) when the destination is refused or cannot be written.
   bool Stage(const std::string& path, std::string text,
              const absl::StatusOr<proto::InputFiles>& inputs);
+  /// Stage for a text that `produce` hands, piece by piece, to the sink it is given: a file
+  /// gets each piece as it comes (a 100k-node check --json is never whole in memory). For "-"
+  /// the pieces go to stdout at once when `stdout_now` (nothing the command writes later can
+  /// fail), else they are held until Commit.
+  bool StageStreamed(const std::string& path,
+                     absl::FunctionRef<absl::Status(proto::StagedOutputFiles::Sink)> produce,
+                     const absl::StatusOr<proto::InputFiles>& inputs, bool stdout_now);
   /// False (after printing the error) when the rename fails. Nothing staged: nothing to do.
   bool Commit();
   /// Stage and Commit at once, for a side output that is the command's last write.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/shape_propagation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -375,6 +376,35 @@ TEST(Check, JsonCarriesEveryField) {
   const std::string text = report::FormatCheckText(a, "m.onnx", false);
   EXPECT_THAT(text, HasSubstr("1 conditional"));
   EXPECT_THAT(text, HasSubstr("combined: N ∈ {1, 5}"));
+}
+
+// check --json is handed on in pieces as it is written (issue 46 item 4): a large report is
+// never whole in memory, the pieces make FormatCheckJson's bytes, and a failing sink stops it.
+TEST(Check, JsonIsWrittenInBoundedPieces) {
+  std::string body = "t0 = Add(a, b)";
+  constexpr int kNodes = 800;  // about 300 bytes of JSON each: several 64 KiB pieces
+  for (int i = 1; i < kNodes; ++i) absl::StrAppend(&body, "\n t", i, " = Add(t", i - 1, ", b)");
+  Analysis a = Analyze(Model("float[N,3] a, float[1,3] b", absl::StrCat("float[N,3] t", kNodes - 1),
+                             body));
+  ASSERT_EQ(a.nodes.size(), static_cast<size_t>(kNodes));
+  std::vector<size_t> pieces;
+  std::string joined;
+  ASSERT_TRUE(report::WriteCheckJson(a, "m.onnx", true, nullptr, [&](std::string_view piece) {
+                pieces.push_back(piece.size());
+                joined.append(piece);
+                return absl::OkStatus();
+              }).ok());
+  EXPECT_EQ(joined, report::FormatCheckJson(a, "m.onnx", true));
+  EXPECT_GE(pieces.size(), 3u);
+  for (size_t size : pieces) EXPECT_LE(size, size_t{80} << 10);
+  int calls = 0;
+  const absl::Status failed =
+      report::WriteCheckJson(a, "m.onnx", false, nullptr, [&calls](std::string_view) {
+        ++calls;
+        return absl::UnavailableError("disk full");
+      });
+  EXPECT_EQ(failed, absl::UnavailableError("disk full"));
+  EXPECT_EQ(calls, 1);
 }
 
 // The report's order and detail levels (issue 16): a model whose graph order is the reverse

@@ -5,6 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/opt_report.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::driver {
 namespace {
@@ -127,6 +129,30 @@ TEST(TargetCoverage, ANormalFormIsNoEngine) {
     EXPECT_THAT(line, ::testing::Not(::testing::HasSubstr("has a layer"))) << target;
     EXPECT_THAT(line, ::testing::HasSubstr("a normal form of ONNX, not an engine")) << target;
   }
+}
+
+// opt --report writes the rewrites one by one (issue 46): the same bytes as the DOM gives,
+// for a pass with rewrites and notes, one without any, and names that need escaping.
+TEST(OptReportJson, StreamedRewritesHaveTheDomsBytes) {
+  report::OptReport report;
+  report.model_path = "m.onnx";
+  report.output_path = "out.onnx";
+  report.target = "explicit";
+  report.bindings = {{"N", 1}};
+  passes::PassRun aligned;
+  aligned.pass = "align-ranks";
+  aligned.seconds = 0.25;
+  aligned.stats.nodes_inserted = 1;
+  aligned.stats.initializers_rewritten = 1;
+  aligned.stats.log.push_back({"Add \"q\"\x01", "y", "Add", "inserted", "b", "Unsqueeze axes [0]",
+                               "[3]", "[1,3]", 0});
+  aligned.stats.log.push_back({"Mul#2", "", "Mul", "shrunk", "w", "", "[4,3]", "[1,3]", -36});
+  aligned.stats.notes = {"kept 'c': too large"};
+  passes::PassRun idle;
+  idle.pass = "fold-constants";
+  report.runs = {aligned, idle};
+  report.violations = {"Add 'x': rank"};
+  EXPECT_EQ(report::FormatOptJson(report), report::DumpJson(report::OptReportJson(report)));
 }
 
 }  // namespace

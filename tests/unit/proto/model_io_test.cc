@@ -17,6 +17,7 @@
 #include "proto/external_data.h"
 #include "proto/onnx_checks.h"
 #include "proto/onnx_text.h"
+#include "proto/safe_write.h"
 #include "proto/tensor_util.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
@@ -568,6 +569,32 @@ TEST(Checks, CheckerAcceptsValidAndRejectsInvalid) {
   absl::Status s = CheckModel(m, /*full=*/false);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);
+}
+
+// A report staged piece by piece (check --json, issue 46 item 4): the file is the pieces in
+// order and appears only at Commit; a producer that fails leaves no file and no temporary.
+TEST(StagedOutput, StreamedPiecesAppearOnlyAtCommit) {
+  TempDir dir;
+  absl::StatusOr<StagedOutputFiles> staged =
+      StagedOutputFiles::StageStreamed(dir / "r.json", InputFiles(), [](StagedOutputFiles::Sink sink) {
+        for (const char* piece : {"{", "\"a\": 1", "}\n"}) {
+          if (absl::Status s = sink(piece); !s.ok()) return s;
+        }
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_FALSE(fs::exists(dir / "r.json"));
+  ASSERT_TRUE(staged->Commit().ok());
+  EXPECT_EQ(ReadAll(dir / "r.json"), "{\"a\": 1}\n");
+
+  absl::StatusOr<StagedOutputFiles> failed =
+      StagedOutputFiles::StageStreamed(dir / "f.json", InputFiles(), [](StagedOutputFiles::Sink sink) {
+        (void)sink("half a report");
+        return absl::DataLossError("the writer stopped");
+      });
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(failed.status().message(), HasSubstr("f.json: cannot write: the writer stopped"));
+  EXPECT_EQ(dir.Files(), std::vector<std::string>{"r.json"});
 }
 
 }  // namespace
