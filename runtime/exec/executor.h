@@ -82,6 +82,12 @@ class Executor {
   /// Runs `plan`'s nodes over `frame`. With `reuse_constants`, nodes that depend on constants
   /// only keep the outputs of their first run (false when a run feeds an initializer).
   absl::Status Execute(GraphPlan& plan, Frame& frame, bool reuse_constants = true);
+  /// Before a run of `plan`: a graph output's buffer that someone still holds from an earlier
+  /// run (the caller, a Loop's carried state) is exchanged for the spare one when that is free,
+  /// and kept as the spare otherwise. A caller keeping run N's outputs through run N+1 thus
+  /// finds them intact, and from the third run on nothing is allocated. Every buffer a run
+  /// writes has no other holder (OpContext::Allocate's use-count test), so outputs never alias.
+  void SwapHeldOutputs(GraphPlan& plan);
   /// Clears `slot` after its last use and lends its producer's buffer to later outputs
   /// (options_.buffers) when nothing else holds it.
   void FreeSlot(GraphPlan& plan, Frame& frame, int slot);
