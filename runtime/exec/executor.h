@@ -43,6 +43,9 @@ class Executor {
   /// subgraphs the chain of enclosing nodes. An output may be a view (a Reshape of another
   /// value: Tensor::owns_data() false) whose storage only its shared_ptr keeps alive: keep the
   /// shared_ptr or Clone() the tensor; never move the Tensor out of it.
+  /// A later run never writes a buffer the caller still holds; holding one run's outputs
+  /// through the next costs no allocation after the second run (one spare buffer per output,
+  /// kept by the executor: SwapHeldOutputs).
   absl::StatusOr<std::vector<Value>> Run(const Feeds& feeds);
 
   /// Runs stop with DeadlineExceeded once `deadline` has passed: checked between nodes, per
