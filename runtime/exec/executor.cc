@@ -42,6 +42,10 @@ struct Executor::GraphPlan {
     std::vector<bool> constant_inputs;
     /// The node's outputs, kept across runs so Allocate() can reuse their buffers.
     std::vector<Value> held;
+    /// Per output that is a graph output: a second buffer, so that a caller (or a Loop's
+    /// carried state) holding one run's outputs through the next run does not make every run
+    /// allocate, and fault in, a fresh buffer (SwapHeldOutputs).
+    std::vector<Value> spare;
     /// The op's plan, valid for the input signature below (see Signature).
     NodeCache cache;
     std::vector<int64_t> signature;
@@ -701,8 +705,31 @@ void Executor::FreeSlot(GraphPlan& plan, Frame& frame, int slot) {
   held = Value();
 }
 
+void Executor::SwapHeldOutputs(GraphPlan& plan) {
+  for (int slot : plan.output_slots) {
+    const auto [pos, i] = plan.producer[slot];
+    if (pos < 0) continue;  // a graph input or initializer
+    GraphPlan::NodePlan& np = plan.nodes[pos];
+    if (np.constant) continue;  // its outputs are the same every run: handed out, never rewritten
+    Value& held = np.held[i];
+    // Only owned buffers someone outside the executor still holds: the op would not reuse them.
+    if (!held.is_tensor() || held.tensor == nullptr || !held.tensor->owns_data() ||
+        held.tensor.use_count() == 1) {
+      continue;
+    }
+    np.spare.resize(np.held.size());
+    Value& spare = np.spare[i];
+    if (spare.is_tensor() && spare.tensor != nullptr && spare.tensor.use_count() == 1) {
+      std::swap(held, spare);  // this run writes the buffer the holder of the one before let go
+    } else {
+      spare = held;  // kept, so that it comes back here once its holder lets it go
+    }
+  }
+}
+
 absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constants) {
   kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
+  SwapHeldOutputs(plan);
   // Observers see every node run, so they get no held constants and no fused chains.
   const bool skip_constants = reuse_constants && plan.constants_ready && !options_.observe_node;
   const bool fuse = options_.fuse_elementwise && !options_.observe_node && FuseFromEnvironment();

@@ -43,6 +43,9 @@ class Executor {
   /// subgraphs the chain of enclosing nodes. An output may be a view (a Reshape of another
   /// value: Tensor::owns_data() false) whose storage only its shared_ptr keeps alive: keep the
   /// shared_ptr or Clone() the tensor; never move the Tensor out of it.
+  /// A later run never writes a buffer the caller still holds; holding one run's outputs
+  /// through the next costs no allocation after the second run (one spare buffer per output,
+  /// kept by the executor: SwapHeldOutputs).
   absl::StatusOr<std::vector<Value>> Run(const Feeds& feeds);
 
   /// Runs stop with DeadlineExceeded once `deadline` has passed: checked between nodes, per
@@ -82,6 +85,12 @@ class Executor {
   /// Runs `plan`'s nodes over `frame`. With `reuse_constants`, nodes that depend on constants
   /// only keep the outputs of their first run (false when a run feeds an initializer).
   absl::Status Execute(GraphPlan& plan, Frame& frame, bool reuse_constants = true);
+  /// Before a run of `plan`: a graph output's buffer that someone still holds from an earlier
+  /// run (the caller, a Loop's carried state) is exchanged for the spare one when that is free,
+  /// and kept as the spare otherwise. A caller keeping run N's outputs through run N+1 thus
+  /// finds them intact, and from the third run on nothing is allocated. Every buffer a run
+  /// writes has no other holder (OpContext::Allocate's use-count test), so outputs never alias.
+  void SwapHeldOutputs(GraphPlan& plan);
   /// Clears `slot` after its last use and lends its producer's buffer to later outputs
   /// (options_.buffers) when nothing else holds it.
   void FreeSlot(GraphPlan& plan, Frame& frame, int slot);

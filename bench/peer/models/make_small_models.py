@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Two models that are run small in practice, for the size sweep of compare_models.sh (issue #32).
+"""Models that are run small in practice, for the size sweep of compare_models.sh (issues #32, #46).
 
   detector_head_crop.onnx  a detector's backbone and head on an image crop [1, 3, H, W]: four
                            stride-2 3x3 convs (3->16->32->64->96), a two-conv 3x3 head of 96
@@ -9,6 +9,11 @@
                            [1, 1, 49, 10] (49 frames of 10 MFCCs, 20 ms hop): a 10x4 stride-2
                            conv to 64 maps, four depthwise-separable blocks, average pooling
                            and a 12-way classifier (the "Hello Edge" small DS-CNN's shape).
+  squeezenet_fire.onnx     a small classification CNN of fire modules [1, 3, H, W] (issue #46
+                           item 2): SqueezeNet 1.1's layout at half its width (stem 3->32 3x3
+                           stride 2, max pools, eight fire modules: a 1x1 squeeze, then 1x1
+                           and 3x3 expands joined by Concat), a 1x1 conv to 100 classes and
+                           global average pooling.
 
 Weights are seeded (He-scaled normals), so the files are reproducible:
   /usr/bin/python3 bench/peer/models/make_small_models.py [OUT_DIR]
@@ -105,9 +110,48 @@ def kws_dscnn():
     return graph
 
 
+def squeezenet_fire():
+    b = Builder(3203)
+    x = "image"
+
+    def pool(h):
+        p = b.name("maxpool")
+        b.nodes.append(helper.make_node("MaxPool", [h], [p], name=p, kernel_shape=[3, 3],
+                                        strides=[2, 2], ceil_mode=1))
+        return p
+
+    def fire(h, c, squeeze, expand):
+        s = b.conv(h, c, squeeze, 1, pad=[0, 0, 0, 0])
+        e1 = b.conv(s, squeeze, expand, 1, pad=[0, 0, 0, 0])
+        e3 = b.conv(s, squeeze, expand, 3)
+        y = b.name("fire")
+        b.nodes.append(helper.make_node("Concat", [e1, e3], [y], name=y, axis=1))
+        return y, 2 * expand
+
+    h = pool(b.conv(x, 3, 32, 3, 2, pad=[0, 0, 0, 0]))
+    c = 32
+    for i, (squeeze, expand) in enumerate(
+            ((8, 32), (8, 32), (16, 64), (16, 64), (24, 96), (24, 96), (32, 128), (32, 128))):
+        h, c = fire(h, c, squeeze, expand)
+        if i in (1, 3):
+            h = pool(h)
+    h = b.conv(h, c, 100, 1, pad=[0, 0, 0, 0])
+    p = b.name("pool")
+    b.nodes.append(helper.make_node("GlobalAveragePool", [h], [p], name=p))
+    out = "class_logits"
+    b.nodes.append(helper.make_node("Flatten", [p], [out], name=out, axis=1))
+    graph = helper.make_graph(
+        b.nodes, "squeezenet_fire",
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 3, "H", "W"])],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 100])],
+        b.inits)
+    return graph
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    for name, make in (("detector_head_crop", detector_head), ("kws_dscnn", kws_dscnn)):
+    for name, make in (("detector_head_crop", detector_head), ("kws_dscnn", kws_dscnn),
+                       ("squeezenet_fire", squeezenet_fire)):
         model = helper.make_model(make(), opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="make_small_models.py")
         model.ir_version = 7
