@@ -158,7 +158,9 @@ struct TargetProfile {
 /// "type <n>" for one it does not name).
 std::string ElementTypeName(int32_t data_type);
 
-/// The built-in targets: explicit, ncnn, none, canonical.
+/// The built-in targets: explicit, none and canonical, and one for each measured profile under
+/// engines/profiles/ (named after its file, `ncnn-20260722.profile` -> `ncnn`), which the build
+/// embeds; listed in the order of engines/profiles/builtin_order.txt.
 absl::Span<const TargetProfile> BuiltinTargets();
 
 /// The built-in target named `name`, or null.
