@@ -331,32 +331,21 @@ TargetProfile Builtin(std::string name, std::string description, std::vector<std
 }
 
 // A measured profile of engines/profiles/ as the build embeds it (targets/CMakeLists.txt finds
-// the files): the target's name (the file's up to its first '-'), the file and its text.
+// the files): the file's name and its text.
 struct EmbeddedProfile {
-  const char* target;
   const char* file;
   const char* text;
 };
 
 constexpr EmbeddedProfile kEmbeddedProfiles[] = {
 #include "targets/builtin_profiles.inc"
-    {nullptr, nullptr, nullptr}};
+    {nullptr, nullptr}};
 
 // The order the built-in targets are listed in (engines/profiles/builtin_order.txt; may be
 // empty): a target it does not name follows those it names, in its own order.
 constexpr const char* kBuiltinOrder[] = {
 #include "targets/builtin_order.inc"
     nullptr};
-
-// A committed profile as its built-in target; nullopt when it does not parse (targets_test
-// parses the files themselves and names the line).
-std::optional<TargetProfile> MeasuredBuiltin(const EmbeddedProfile& e) {
-  absl::StatusOr<TargetProfile> p =
-      ParseTargetProfile(e.text, absl::StrCat("engines/profiles/", e.file, " (built in)"));
-  if (!p.ok()) return std::nullopt;
-  p->name = e.target;
-  return *std::move(p);
-}
 
 // `targets` ordered by kBuiltinOrder, the rest after in their order.
 std::vector<TargetProfile> InBuiltinOrder(std::vector<TargetProfile> targets) {
@@ -376,6 +365,15 @@ std::vector<TargetProfile> InBuiltinOrder(std::vector<TargetProfile> targets) {
 }
 
 }  // namespace
+
+absl::StatusOr<TargetProfile> ProfileTarget(std::string_view file_name, std::string_view text) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      text, absl::StrCat("engines/profiles/", std::string(file_name), " (built in)"));
+  if (!p.ok()) return p.status();
+  const std::string_view stem = file_name.substr(0, file_name.find('.'));
+  p->name = std::string(stem.substr(0, stem.find('-')));
+  return p;
+}
 
 absl::Span<const TargetProfile> BuiltinTargets() {
   static const auto* const kTargets = [] {
@@ -399,9 +397,9 @@ absl::Span<const TargetProfile> BuiltinTargets() {
     // targets_test parses the files themselves and names the line, so here the target is only
     // left out. Of two profiles of one engine, the later file name (the later version or
     // date) is the target.
-    for (const EmbeddedProfile* e = kEmbeddedProfiles; e->target != nullptr; ++e) {
-      std::optional<TargetProfile> p = MeasuredBuiltin(*e);
-      if (!p) continue;
+    for (const EmbeddedProfile* e = kEmbeddedProfiles; e->file != nullptr; ++e) {
+      absl::StatusOr<TargetProfile> p = ProfileTarget(e->file, e->text);
+      if (!p.ok()) continue;
       auto same = std::find_if(targets.begin(), targets.end(),
                                [&p](const TargetProfile& t) { return t.name == p->name; });
       if (same != targets.end()) {

@@ -163,6 +163,12 @@ std::string ElementTypeName(int32_t data_type);
 /// embeds; listed in the order of engines/profiles/builtin_order.txt.
 absl::Span<const TargetProfile> BuiltinTargets();
 
+/// A measured profile file (`<engine>-<version>.profile`) as the built-in target it becomes:
+/// its rules, named after its engine, the file's name up to its first '-' or '.'
+/// (`ncnn-20260722.profile` -> `ncnn`), the name the engine's adapter has in
+/// engines/registry.cc. What BuiltinTargets() makes of every file of engines/profiles/.
+absl::StatusOr<TargetProfile> ProfileTarget(std::string_view file_name, std::string_view text);
+
 /// The built-in target named `name`, or null.
 const TargetProfile* FindTarget(std::string_view name);
 
