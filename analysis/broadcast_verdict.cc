@@ -88,30 +88,19 @@ void PReluLint(NodeVerdict* v) {
                   "the last axis; reshape it to [C,1,...]")});
 }
 
-void NcnnLint(NodeVerdict* v) {
-  if (v->inputs.size() != 2 || !v->inputs[0].rank_known || !v->inputs[1].rank_known) return;
-  if (v->inputs[0].rank() == v->inputs[1].rank()) return;
-  const broadcast::NcnnBinaryForm form = broadcast::ClassifyNcnn(v->inputs[0], v->inputs[1]);
-  if (form.form == broadcast::NcnnForm::kUnsupported || form.matches_numpy) return;
-  v->lints.push_back(
-      {"ncnn-outer-axis",
-       absl::StrCat(v->op, " '", v->node, "': ncnn's ", std::string(broadcast::NcnnFormName(form.form)),
-                    " broadcast of ", v->inputs[0].ToString(), " and ", v->inputs[1].ToString(),
-                    " aligns the lower-rank operand differently from numpy; align ranks "
-                    "first ('opt --target ncnn')")});
-}
-
 }  // namespace
 
 // Portability warnings of a decided broadcasting node (check --lint).
-void Lint(int64_t opset, const BroadcastOp& info, const BroadcastResult& result, NodeVerdict* v) {
+void Lint(int64_t opset, const BroadcastOp& info, const BroadcastResult& result,
+          absl::Span<const BinaryLint> binary_lints, NodeVerdict* v) {
   if (info.kind == BroadcastOpKind::kPRelu) {
     if (!info.legacy) PReluLint(v);
     return;
   }
   if (info.kind != BroadcastOpKind::kBinary) return;
   if (!info.legacy) {
-    if (result.verdict != Verdict::kError) NcnnLint(v);
+    if (result.verdict == Verdict::kError) return;
+    for (const BinaryLint lint : binary_lints) lint(v);
     return;
   }
   if (v->rule != RuleFamily::kLegacyAxis) return;

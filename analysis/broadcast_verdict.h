@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "analysis/broadcast_ops.h"
 #include "analysis/shape_propagation.h"
 #include "broadcast/rules.h"
@@ -26,9 +27,10 @@ std::optional<int64_t> IntAttr(const onnx::NodeProto& node, const std::string& n
 std::string Describe(const NodeVerdict& v, const std::vector<std::string>& roles,
                      const broadcast::BroadcastResult& r);
 
-/// Portability warnings of a decided broadcasting node (check --lint).
+/// Portability warnings of a decided broadcasting node (check --lint); `binary_lints` are the
+/// engines' own, run on a valid non-legacy binary broadcast.
 void Lint(int64_t opset, const BroadcastOp& info, const broadcast::BroadcastResult& result,
-          NodeVerdict* v);
+          absl::Span<const BinaryLint> binary_lints, NodeVerdict* v);
 
 }  // namespace onnx_bcast::analysis::verdict
 

@@ -291,7 +291,7 @@ bool DecideNode(const onnx::NodeProto& node, int64_t opset, const ShapeSource& s
         DecideRule(node, options.caller, info, options.classify, v, &roles);
     if (!decided) return false;
     result = *std::move(decided);
-    if (options.lint) verdict::Lint(opset, info, result, v);
+    if (options.lint) verdict::Lint(opset, info, result, options.binary_lints, v);
   }
   v->verdict = result.verdict;
   // A class describes a valid broadcast; a proven error has none.

@@ -88,6 +88,8 @@ struct DecideOptions {
   bool describe = true;
   /// Add the portability warnings of `check --lint`.
   bool lint = false;
+  /// With `lint`, the lints of the layers above (AnalysisOptions::binary_lints).
+  absl::Span<const BinaryLint> binary_lints;
   /// >= 0: the node is main-graph node `main_graph_index`, and DecideNode sets its place
   /// (graph "main", its name or "<op>#<index>"), only for a node it decides.
   int main_graph_index = -1;

@@ -78,8 +78,15 @@ struct KnownValue {
   std::vector<int64_t> values;  ///< row-major
 };
 
+/// A portability lint of a valid numpy broadcast of a binary op (Add, Mul, ...) that a layer
+/// above supplies (engines/: how an engine aligns operands); it may append to `v->lints`.
+using BinaryLint = void (*)(NodeVerdict* v);
+
 struct AnalysisOptions {
   bool lint = false;
+  /// With `lint`, also these, in order, after the analysis's own (driver/ hands in
+  /// engines::EngineLints(); the analysis itself knows no engine).
+  std::vector<BinaryLint> binary_lints;
   /// Maximum depth of model-local function calls followed; deeper is an Unimplemented
   /// error naming the call (the analysis cannot vouch for what it did not see).
   int max_function_depth = 16;

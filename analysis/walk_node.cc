@@ -249,6 +249,7 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
   decide.classify = options_.verdicts;
   decide.describe = options_.verdicts;
   decide.lint = options_.lint && options_.verdicts;
+  decide.binary_lints = options_.binary_lints;
   if (!DecideNode(node, opset, LiveShapes(ins, model_.base_dir), &v, decide)) return {};
   if (info.kind == BroadcastOpKind::kWhere) {
     if (const Value* x = ins[1]; x != nullptr) elem = x->t.elem;

@@ -292,7 +292,6 @@ constexpr std::pair<RuleFamily, std::string_view> kRuleNames[] = {
     {RuleFamily::kBidirectional, "bidirectional"},
     {RuleFamily::kExplicit, "explicit"},
     {RuleFamily::kMatMul, "matmul"},
-    {RuleFamily::kNcnn, "ncnn"},
 };
 }  // namespace
 
@@ -545,24 +544,6 @@ BroadcastResult BroadcastMatMul(const Shape& a, const Shape& b) {
   return out.Finish(std::move(output));
 }
 
-std::string_view NcnnFormName(NcnnForm form) {
-  switch (form) {
-    case NcnnForm::kSameShape:
-      return "same";
-    case NcnnForm::kScalarLike:
-      return "scalar-like";
-    case NcnnForm::kExplicit:
-      return "explicit";
-    case NcnnForm::kInnerAxis:
-      return "inner-axis";
-    case NcnnForm::kOuterAxisRank1:
-      return "outer-axis-rank1";
-    case NcnnForm::kUnsupported:
-      break;
-  }
-  return "unsupported";
-}
-
 namespace {
 
 bool AllOnes(const Shape& shape) {
@@ -572,15 +553,7 @@ bool AllOnes(const Shape& shape) {
   return true;
 }
 
-// True when every dim of `b` is 1 or structurally equal to `a`'s (equal rank).
-bool OneOrEqual(const Shape& a, const Shape& b) {
-  for (int64_t i = 0; i < a.rank(); ++i) {
-    if (!b.dims[i].Is(1) && !(b.dims[i] == a.dims[i])) return false;
-  }
-  return true;
-}
-
-// `b` padded with 1s to `rank`, in front (numpy) or at the back (ncnn inner-axis).
+// `b` padded with 1s to `rank`, in front (numpy) or at the back.
 Shape PadTo(const Shape& b, int64_t rank, bool at_back) {
   Shape padded = b;
   const std::vector<Dim> ones(rank - b.rank(), Dim::Value(1));
@@ -589,49 +562,6 @@ Shape PadTo(const Shape& b, int64_t rank, bool at_back) {
 }
 
 }  // namespace
-
-NcnnBinaryForm ClassifyNcnn(const Shape& a_in, const Shape& b_in) {
-  NcnnBinaryForm result;
-  if (!a_in.rank_known || !b_in.rank_known || a_in.rank() > 4 || b_in.rank() > 4) return result;
-  for (const Shape* shape : {&a_in, &b_in}) {
-    for (const Dim& dim : shape->dims) {
-      if (dim.is_unknown()) return result;
-    }
-  }
-  // ncnn swaps operands so that A is the larger one.
-  const bool swap =
-      b_in.rank() > a_in.rank() ||
-      (b_in.rank() == a_in.rank() && !OneOrEqual(a_in, b_in) && OneOrEqual(b_in, a_in));
-  const Shape& a = swap ? b_in : a_in;
-  const Shape& b = swap ? a_in : b_in;
-  const int64_t rank_a = a.rank();
-  const int64_t rank_b = b.rank();
-
-  bool b_at_back = false;  // ncnn aligns b to the outer numpy axes
-  if (a == b) {
-    result.form = NcnnForm::kSameShape;
-  } else if (AllOnes(b)) {
-    result.form = NcnnForm::kScalarLike;
-  } else if (rank_a == rank_b && OneOrEqual(a, b)) {
-    result.form = NcnnForm::kExplicit;
-  } else if (rank_b >= 1 && rank_b < rank_a &&
-             std::equal(b.dims.begin(), b.dims.end(), a.dims.begin())) {
-    result.form = NcnnForm::kInnerAxis;
-    b_at_back = true;
-  } else if (rank_b == 1 && rank_a >= 2 && b.dims[0] == a.dims[rank_a - 1]) {
-    result.form = NcnnForm::kOuterAxisRank1;
-  } else {
-    return result;
-  }
-  result.output = a;
-  const Shape ncnn_b = PadTo(b, rank_a, b_at_back);
-  const Shape numpy_b = PadTo(b, rank_a, false);
-  const Shape pair[] = {a_in, b_in};
-  const BroadcastResult numpy = BroadcastNumpy(pair);
-  result.matches_numpy =
-      numpy.verdict == Verdict::kOk && numpy.output == result.output && ncnn_b == numpy_b;
-  return result;
-}
 
 std::string_view BroadcastClassName(BroadcastClass broadcast_class) {
   switch (broadcast_class) {

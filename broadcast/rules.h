@@ -1,6 +1,7 @@
 // Every broadcast rule family of the seeds, one function each: ONNX
 // multidirectional (numpy) and unidirectional, OpenVINO none/pdpd/explicit/
-// bidirectional, ONNX opset<7 legacy axis, numpy matmul and ncnn BinaryOp.
+// bidirectional, ONNX opset<7 legacy axis and numpy matmul. An engine's own
+// rules live with its adapter in engines/.
 // Shapes may hold symbols; results keep the conditions under which they hold.
 #ifndef ONNX_BCAST_BROADCAST_RULES_H_
 #define ONNX_BCAST_BROADCAST_RULES_H_
@@ -65,11 +66,10 @@ enum class RuleFamily {
   kBidirectional,
   kExplicit,
   kMatMul,
-  kNcnn,
 };
 
 /// "numpy", "unidirectional", "none", "pdpd", "legacy-axis", "bidirectional",
-/// "explicit", "matmul", "ncnn".
+/// "explicit", "matmul".
 std::string_view RuleName(RuleFamily rule);
 /// The inverse of `RuleName`.
 std::optional<RuleFamily> RuleFromName(std::string_view name);
@@ -150,37 +150,6 @@ BroadcastResult BroadcastExplicit(const Shape& input, const Shape& target,
 /// give equalities; error_axis -1 and reason "K: 3 vs 4"); batch dims broadcast
 /// with the numpy rule (error_axis in output coordinates).
 BroadcastResult BroadcastMatMul(const Shape& a, const Shape& b);
-
-/// How ncnn's BinaryOp would run a pair natively (seed 001).
-enum class NcnnForm {
-  kSameShape,       ///< Identical shapes.
-  kScalarLike,      ///< The smaller side is a scalar or all 1s.
-  kExplicit,        ///< Equal rank, one side's dims are each 1 or equal.
-  kInnerAxis,       ///< The lower-rank side equals the leading numpy dims of the other;
-                    ///< ncnn aligns it to the OUTER numpy axes (opposite of numpy).
-  kOuterAxisRank1,  ///< Rank-1 side equals the last numpy dim of the other (as numpy).
-  kUnsupported,     ///< None of the above, or rank > 4.
-};
-
-/// "same", "scalar-like", "explicit", "inner-axis", "outer-axis-rank1", "unsupported".
-std::string_view NcnnFormName(NcnnForm form);
-
-/// ncnn's treatment of a pair (numpy-order shapes in).
-struct NcnnBinaryForm {
-  NcnnForm form = NcnnForm::kUnsupported;
-  /// ncnn's output shape (numpy order); rank unknown when unsupported.
-  Shape output = Shape::UnknownRank();
-  /// True when ncnn computes what numpy (ONNX) computes for this pair: same
-  /// output shape and same element pairing. False when unsupported.
-  bool matches_numpy = false;
-};
-
-/// Classifies (a, b) the way ncnn's BinaryOp does; either operand may be the
-/// larger one (ncnn swaps). Checks in order: same shape, scalar-like, explicit,
-/// inner-axis, rank-1 outer-axis (so inner wins on a tie, e.g. (2,2)+(2,)).
-/// Dims are compared structurally (a symbol equals only itself); unknown dims
-/// and ranks make a pair unsupported.
-NcnnBinaryForm ClassifyNcnn(const Shape& a, const Shape& b);
 
 /// Report classes of an elementwise broadcast.
 enum class BroadcastClass {

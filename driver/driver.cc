@@ -16,6 +16,7 @@
 #include "driver/opt_text.h"
 #include "driver/run.h"
 #include "engines/engine_bisect.h"
+#include "engines/lints.h"
 #include "engines/live_probe.h"
 #include "engines/registry.h"
 #include "proto/graph_structure.h"
@@ -60,6 +61,7 @@ absl::StatusOr<proto::Model> Admit(proto::Model model, const proto::Limits& limi
 absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest& request) {
   support::ProgressStep step(request.progress, "analysis");
   analysis::AnalysisOptions options = request.analysis;
+  if (options.lint && options.binary_lints.empty()) options.binary_lints = engines::EngineLints();
   // Every tensor's shape is read only by the evaluation at dims (the symbols the model has);
   // without dims the tables would be built and dropped unread (a third of check's memory at
   // 100k nodes).

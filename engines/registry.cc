@@ -2,6 +2,7 @@
 #include "engines/registry.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -33,46 +34,54 @@ bool Enabled(std::string_view name) {
   return false;
 }
 
-}  // namespace
-
-std::vector<std::string> EngineNames() {
-  std::vector<std::string> names;
+// The adapters built in, one line each, in the order EngineNames() lists them: the one place a
+// new engine's adapter is named (its target comes from its profile, engines/profiles/).
+constexpr EngineEntry kEngines[] = {
 #ifdef BCAST_WITH_OPENCV
-  if (Enabled("opencv")) names.push_back("opencv");
+    {"opencv", &MakeOpenCvEngine},
 #endif
 #ifdef BCAST_WITH_NCNN
-  if (Enabled("ncnn")) names.push_back("ncnn");
+    {"ncnn", &MakeNcnnEngine},
 #endif
 #ifdef BCAST_WITH_MNN
-  if (Enabled("mnn")) names.push_back("mnn");
+    {"mnn", &MakeMnnEngine},
 #endif
+    {nullptr, nullptr}};
+
+absl::Span<const EngineEntry> BuiltinEngines() {
+  return absl::MakeConstSpan(kEngines, std::size(kEngines) - 1);
+}
+
+}  // namespace
+
+std::vector<std::string> EngineNames() { return EngineNamesIn(BuiltinEngines()); }
+
+std::vector<std::string> EngineNamesIn(absl::Span<const EngineEntry> engines) {
+  std::vector<std::string> names;
+  for (const EngineEntry& e : engines) {
+    if (Enabled(e.name)) names.push_back(e.name);
+  }
   return names;
 }
 
 absl::StatusOr<EngineFactory> FindEngine(std::string_view name) {
+  return FindEngineIn(BuiltinEngines(), name);
+}
+
+absl::StatusOr<EngineFactory> FindEngineIn(absl::Span<const EngineEntry> engines,
+                                           std::string_view name) {
   if (!Enabled(name)) {
     return absl::NotFoundError(
         absl::StrCat("engine '", std::string(name), "' is left out by BCAST_ENGINES"));
   }
-#ifdef BCAST_WITH_OPENCV
-  if (name == "opencv") {
-    return EngineFactory(
-        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeOpenCvEngine(); });
+  for (const EngineEntry& e : engines) {
+    if (name == e.name) {
+      return EngineFactory([make = e.make]() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> {
+        return make();
+      });
+    }
   }
-#endif
-#ifdef BCAST_WITH_NCNN
-  if (name == "ncnn") {
-    return EngineFactory(
-        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeNcnnEngine(); });
-  }
-#endif
-#ifdef BCAST_WITH_MNN
-  if (name == "mnn") {
-    return EngineFactory(
-        []() -> absl::StatusOr<std::unique_ptr<EngineAdapter>> { return MakeMnnEngine(); });
-  }
-#endif
-  const std::vector<std::string> names = EngineNames();
+  const std::vector<std::string> names = EngineNamesIn(engines);
   return absl::NotFoundError(absl::StrCat("unknown engine '", std::string(name), "' (built in: ",
                                           names.empty()
                                               ? "none; install libopencv-dnn-dev or build ncnn "

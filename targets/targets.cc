@@ -330,39 +330,54 @@ TargetProfile Builtin(std::string name, std::string description, std::vector<std
   return p;
 }
 
-// The measured OpenCV profile (engines/profiles/, written by `onnx-bcast probe-engine opencv`),
-// compiled in by passes/CMakeLists.txt.
-constexpr char kOpenCvProfile[] =
-#include "targets/builtin_opencv_profile.inc"
-    ;
+// A measured profile of engines/profiles/ as the build embeds it (targets/CMakeLists.txt finds
+// the files): the file's name and its text.
+struct EmbeddedProfile {
+  const char* file;
+  const char* text;
+};
 
-// The measured ncnn profile (engines/profiles/, written by `onnx-bcast probe-engine ncnn` on
-// an ncnn built by scripts/engines/build-ncnn.sh), compiled in the same way.
-constexpr char kNcnnProfile[] =
-#include "targets/builtin_ncnn_profile.inc"
-    ;
+constexpr EmbeddedProfile kEmbeddedProfiles[] = {
+#include "targets/builtin_profiles.inc"
+    {nullptr, nullptr}};
 
-// The measured MNN profile (written by `onnx-bcast probe-engine mnn` on an MNN built by
-// scripts/engines/build-mnn.sh), compiled in the same way.
-constexpr char kMnnProfile[] =
-#include "targets/builtin_mnn_profile.inc"
-    ;
+// The order the built-in targets are listed in (engines/profiles/builtin_order.txt; may be
+// empty): a target it does not name follows those it names, in its own order.
+constexpr const char* kBuiltinOrder[] = {
+#include "targets/builtin_order.inc"
+    nullptr};
 
-// A committed profile as a built-in target named `name`; nullopt when it does not parse
-// (targets_test parses the files themselves and names the line).
-std::optional<TargetProfile> MeasuredBuiltin(const char* text, const char* name) {
-  absl::StatusOr<TargetProfile> p =
-      ParseTargetProfile(text, absl::StrCat("engines/profiles/", name, " (built in)"));
-  if (!p.ok()) return std::nullopt;
-  p->name = name;
-  return *std::move(p);
+// `targets` ordered by kBuiltinOrder, the rest after in their order.
+std::vector<TargetProfile> InBuiltinOrder(std::vector<TargetProfile> targets) {
+  std::vector<TargetProfile> ordered;
+  for (const char* const* name = kBuiltinOrder; *name != nullptr; ++name) {
+    for (TargetProfile& t : targets) {
+      if (!t.name.empty() && t.name == *name) {
+        ordered.push_back(std::move(t));
+        t.name.clear();  // taken
+      }
+    }
+  }
+  for (TargetProfile& t : targets) {
+    if (!t.name.empty()) ordered.push_back(std::move(t));
+  }
+  return ordered;
 }
 
 }  // namespace
 
+absl::StatusOr<TargetProfile> ProfileTarget(std::string_view file_name, std::string_view text) {
+  absl::StatusOr<TargetProfile> p = ParseTargetProfile(
+      text, absl::StrCat("engines/profiles/", std::string(file_name), " (built in)"));
+  if (!p.ok()) return p.status();
+  const std::string_view stem = file_name.substr(0, file_name.find('.'));
+  p->name = std::string(stem.substr(0, stem.find('-')));
+  return p;
+}
+
 absl::Span<const TargetProfile> BuiltinTargets() {
   static const auto* const kTargets = [] {
-    auto* targets = new std::vector<TargetProfile>{
+    std::vector<TargetProfile> targets{
         Builtin("explicit",
                 "every broadcast between operands of equal rank (leading 1s made explicit)",
                 {"upgrade-legacy-broadcast", "align-ranks"},
@@ -380,17 +395,20 @@ absl::Span<const TargetProfile> BuiltinTargets() {
     };
     // The engines' measured tables. A profile that does not parse is a build error in spirit;
     // targets_test parses the files themselves and names the line, so here the target is only
-    // left out. ncnn keeps its place after `explicit`.
-    if (std::optional<TargetProfile> ncnn = MeasuredBuiltin(kNcnnProfile, "ncnn")) {
-      targets->insert(targets->begin() + 1, *std::move(ncnn));
+    // left out. Of two profiles of one engine, the later file name (the later version or
+    // date) is the target.
+    for (const EmbeddedProfile* e = kEmbeddedProfiles; e->file != nullptr; ++e) {
+      absl::StatusOr<TargetProfile> p = ProfileTarget(e->file, e->text);
+      if (!p.ok()) continue;
+      auto same = std::find_if(targets.begin(), targets.end(),
+                               [&p](const TargetProfile& t) { return t.name == p->name; });
+      if (same != targets.end()) {
+        *same = *std::move(p);
+      } else {
+        targets.push_back(*std::move(p));
+      }
     }
-    if (std::optional<TargetProfile> opencv = MeasuredBuiltin(kOpenCvProfile, "opencv")) {
-      targets->push_back(*std::move(opencv));
-    }
-    if (std::optional<TargetProfile> mnn = MeasuredBuiltin(kMnnProfile, "mnn")) {
-      targets->push_back(*std::move(mnn));
-    }
-    return targets;
+    return new std::vector<TargetProfile>(InBuiltinOrder(std::move(targets)));
   }();
   return *kTargets;
 }

@@ -158,8 +158,16 @@ struct TargetProfile {
 /// "type <n>" for one it does not name).
 std::string ElementTypeName(int32_t data_type);
 
-/// The built-in targets: explicit, ncnn, none, canonical.
+/// The built-in targets: explicit, none and canonical, and one for each measured profile under
+/// engines/profiles/ (named after its file, `ncnn-20260722.profile` -> `ncnn`), which the build
+/// embeds; listed in the order of engines/profiles/builtin_order.txt.
 absl::Span<const TargetProfile> BuiltinTargets();
+
+/// A measured profile file (`<engine>-<version>.profile`) as the built-in target it becomes:
+/// its rules, named after its engine, the file's name up to its first '-' or '.'
+/// (`ncnn-20260722.profile` -> `ncnn`), the name the engine's adapter has in
+/// engines/registry.cc. What BuiltinTargets() makes of every file of engines/profiles/.
+absl::StatusOr<TargetProfile> ProfileTarget(std::string_view file_name, std::string_view text);
 
 /// The built-in target named `name`, or null.
 const TargetProfile* FindTarget(std::string_view name);

@@ -194,6 +194,23 @@ TEST(ApiTest, CheckFindsTheBroadcastErrorAndNamesTheNode) {
   EXPECT_TRUE(fixture->HasError());
 }
 
+TEST(ApiTest, CheckLintGivesTheEnginesLints) {
+  // The analysis names no engine: the front door hands it the engines' lints (engines/lints.h),
+  // here ncnn's, which aligns b [3] of [3,3] + [3] to the outer axis.
+  onnx::ModelProto m = AddModel(3);
+  for (auto* list : {m.mutable_graph()->mutable_input(), m.mutable_graph()->mutable_output()}) {
+    list->Mutable(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(3);
+  }
+  onnx_bcast::CheckOptions options;
+  options.lint = true;
+  absl::StatusOr<onnx_bcast::CheckResult> r = onnx_bcast::Check(m, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->nodes.size(), 1u);
+  EXPECT_THAT(r->nodes[0].lints,
+              testing::ElementsAre(HasSubstr("ncnn-outer-axis: Add 'the_add': ncnn's inner-axis")));
+  EXPECT_THAT(onnx_bcast::Check(m)->nodes[0].lints, testing::IsEmpty());
+}
+
 TEST(ApiTest, CheckConditionalVerdictCarriesTheCondition) {
   absl::StatusOr<onnx_bcast::CheckResult> r =
       onnx_bcast::Check(kFixtures + "/symbolic_batch.onnxtxt");

@@ -1,6 +1,6 @@
 // One test per example row of seeds 000 (ONNX Broadcasting.md), 002 (OpenVINO
 // Broadcast-3), 003 (MNN BinaryOp) and 004 (OpenVINO broadcast rules), failing
-// rows included. Seed 001 (ncnn) lives in ncnn_test.cc.
+// rows included. Seed 001 (an engine's own rule) lives in tests/unit/engines/ncnn_rules_test.cc.
 #include <cstdint>
 #include <string>
 #include <string_view>

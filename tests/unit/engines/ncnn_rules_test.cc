@@ -1,18 +1,26 @@
 // Seed 001 (ncnn BinaryOp broadcast table): every row, with its shapes written
-// as in the seed ([w,h,c], innermost first) and translated to numpy order.
+// as in the seed ([w,h,c], innermost first) and translated to numpy order; and the lint
+// `check --lint` gives from it (engines/ncnn_rules.h).
 #include <algorithm>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "broadcast/rules.h"
 #include "broadcast/shape.h"
+#include "engines/lints.h"
+#include "engines/ncnn_rules.h"
 #include "gtest/gtest.h"
 #include "tests/unit/broadcast/test_util.h"
 
-namespace onnx_bcast::broadcast {
+namespace onnx_bcast::engines {
 namespace {
 
+namespace testing = ::onnx_bcast::broadcast::testing;
+using ::onnx_bcast::broadcast::BroadcastResult;
+using ::onnx_bcast::broadcast::Dim;
+using ::onnx_bcast::broadcast::Shape;
+using ::onnx_bcast::broadcast::Verdict;
 using ::onnx_bcast::broadcast::testing::S;
 
 struct NcnnRow {
@@ -225,5 +233,41 @@ TEST(NcnnClassify, FormNames) {
   EXPECT_EQ(NcnnFormName(NcnnForm::kUnsupported), "unsupported");
 }
 
+TEST(NcnnClassify, DimExpressionsCompareCanonically) {
+  // Moved from broadcast's rules_test with the family: expressions are canonical, so equal
+  // extents written apart compare equal.
+  EXPECT_EQ(ClassifyNcnn(S("[ceil(H/2),4]"), S("[floor((H + 1)/2),4]")).form, NcnnForm::kSameShape);
+}
+
+analysis::NodeVerdict Binary(const char* a, const char* b) {
+  analysis::NodeVerdict v;
+  v.op = "Add";
+  v.node = "add";
+  v.inputs = {S(a), S(b)};
+  return v;
+}
+
+TEST(NcnnLint, WarnsWhereNcnnAlignsTheLowerRankOperandElsewhere) {
+  analysis::NodeVerdict v = Binary("[2,2]", "[2]");
+  NcnnOuterAxisLint(&v);
+  ASSERT_EQ(v.lints.size(), 1u);
+  EXPECT_EQ(v.lints[0].lint_class, "ncnn-outer-axis");
+  EXPECT_EQ(v.lints[0].message,
+            "Add 'add': ncnn's inner-axis broadcast of [2,2] and [2] aligns the lower-rank "
+            "operand differently from numpy; align ranks first ('opt --target ncnn')");
+  // Equal ranks, a form ncnn pairs as numpy does, and a pair ncnn does not run: silent.
+  for (const auto& [a, b] : {std::pair{"[2,3]", "[1,3]"}, std::pair{"[2,3]", "[3]"},
+                             std::pair{"[3,2]", "[4]"}}) {
+    analysis::NodeVerdict quiet = Binary(a, b);
+    NcnnOuterAxisLint(&quiet);
+    EXPECT_TRUE(quiet.lints.empty()) << a << " " << b;
+  }
+}
+
+TEST(NcnnLint, IsOneOfTheEngineLints) {
+  const std::vector<analysis::BinaryLint> lints = EngineLints();
+  EXPECT_NE(std::find(lints.begin(), lints.end(), &NcnnOuterAxisLint), lints.end());
+}
+
 }  // namespace
-}  // namespace onnx_bcast::broadcast
+}  // namespace onnx_bcast::engines
