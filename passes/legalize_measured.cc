@@ -77,7 +77,7 @@ class NodeLegalizer {
       return s;
     }
     // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
-    // mask of Swin) up to the limit fold-constants works under, rather than no placement.
+    // mask of a windowed transformer) up to the limit fold-constants works under, rather than no placement.
     const int64_t wider = ctx_->options().constant_fold_limit_bytes;
     if (wider > ctx_->fold_limit_bytes()) {
       ctx_->SetFoldLimitBytes(wider);
