@@ -77,7 +77,8 @@ class NodeLegalizer {
       return s;
     }
     // Last resort: a constant broadcast beyond the fold limit (a 2048-element attention
-    // mask of a windowed transformer) up to the limit fold-constants works under, rather than no placement.
+    // mask of a windowed transformer) up to the limit fold-constants works under, rather than no
+    // placement.
     const int64_t wider = ctx_->options().constant_fold_limit_bytes;
     if (wider > ctx_->fold_limit_bytes()) {
       ctx_->SetFoldLimitBytes(wider);
@@ -159,8 +160,7 @@ class NodeLegalizer {
       }
       ops.push_back(std::move(o));
     }
-    return targets::NodeFragment(ctx_->model(), n, ops, ctx_->ElemOf(n.output(0)),
-                                 node_.output);
+    return targets::NodeFragment(ctx_->model(), n, ops, ctx_->ElemOf(n.output(0)), node_.output);
   }
 
   absl::StatusOr<targets::LiveVerdict> DecideLive(const proto::Model& fragment) {

@@ -18,8 +18,7 @@ using broadcast::Shape;
 // The (axis, copies) Concats that give operand `slot` (aligned to full's rank) the static
 // shape `full`; empty when not possible (a dim neither 1 nor full's, too many copies or axes,
 // a shape not static).
-std::vector<std::pair<int64_t, int64_t>> ConcatAxes(const Node& node, int slot,
-                                                    const Shape& full) {
+std::vector<std::pair<int64_t, int64_t>> ConcatAxes(const Node& node, int slot, const Shape& full) {
   const Shape& shape = node.shapes[slot];
   const std::optional<std::vector<int64_t>> f = full.Extents();
   const std::optional<std::vector<int64_t>> e =

@@ -19,9 +19,8 @@ bool FoldOffered(const Node& node) {
   bool all_constant = count > 0;
   for (int k = 0; k < count; ++k) all_constant = all_constant && node.constant[k];
   return all_constant && ctx->options().evaluator != nullptr &&
-         !ctx->graph().IsGraphOutput(n.output(0)) &&
-         !ctx->graph().IsUsedBySubgraph(n.output(0)) && n.output_size() == 1 &&
-         ctx->path() == "main";
+         !ctx->graph().IsGraphOutput(n.output(0)) && !ctx->graph().IsUsedBySubgraph(n.output(0)) &&
+         n.output_size() == 1 && ctx->path() == "main";
 }
 
 absl::Status ApplyFold(Node* node, const ConstantTypes& types) {
@@ -61,4 +60,3 @@ absl::Status ApplyFold(Node* node, const ConstantTypes& types) {
 }
 
 }  // namespace onnx_bcast::passes::legalize
-

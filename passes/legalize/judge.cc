@@ -33,7 +33,7 @@ bool Judge::Decide(const onnx::NodeProto& n, absl::Span<const Shape> shapes,
 }
 
 std::function<bool(const std::string&)> Judge::IsConstantFn(const onnx::NodeProto& n,
-                                                           const std::vector<bool>& constant) {
+                                                            const std::vector<bool>& constant) {
   std::set<std::string> names;
   for (int k = 0; k < n.input_size() && k < static_cast<int>(constant.size()); ++k) {
     if (constant[k]) names.insert(n.input(k));
@@ -95,8 +95,8 @@ bool Judge::FitsEdits(const Plan& plan) {
         // Apply aligns the operand, then expands it: that Expand must be in a running cell
         // too (an engine may import only some axis patterns).
         if (!folds &&
-            !targets::DecideExpandForm(PrependOnes(shapes[k], full.rank() - shapes[k].rank()),
-                                       full, constant[k], profile_)
+            !targets::DecideExpandForm(PrependOnes(shapes[k], full.rank() - shapes[k].rank()), full,
+                                       constant[k], profile_)
                  .fits) {
           return false;
         }

@@ -17,8 +17,7 @@ namespace onnx_bcast::passes::legalize {
 
 class Judge {
  public:
-  Judge(const Node& node, const targets::TargetProfile& profile)
-      : node_(node), profile_(profile) {}
+  Judge(const Node& node, const targets::TargetProfile& profile) : node_(node), profile_(profile) {}
 
   /// The verdict of `n` (this node, or a candidate for it) at `shapes`, given in its input
   /// order: what the target check would find once the rewrite is made.

@@ -12,8 +12,7 @@ namespace {
 
 using broadcast::Shape;
 
-std::nullopt_t Skip(RewriteContext* ctx, int id, const onnx::NodeProto& n,
-                    const std::string& why) {
+std::nullopt_t Skip(RewriteContext* ctx, int id, const onnx::NodeProto& n, const std::string& why) {
   ctx->Debug(id, absl::StrCat(n.op_type(), " '", ctx->Label(id), "': not decomposed: ", why));
   return std::nullopt;
 }

@@ -30,8 +30,7 @@ struct LayerNormPlan {
 std::optional<LayerNormPlan> LayerNormCandidate(RewriteContext* ctx, int id);
 
 /// Replaces node `id` by `plan`'s chain, Y under its own name; `how` ends the record's detail.
-void ApplyLayerNorm(RewriteContext* ctx, int id, const LayerNormPlan& plan,
-                    const std::string& how);
+void ApplyLayerNorm(RewriteContext* ctx, int id, const LayerNormPlan& plan, const std::string& how);
 
 }  // namespace onnx_bcast::passes::legalize
 

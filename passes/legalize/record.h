@@ -13,8 +13,7 @@ namespace onnx_bcast::passes::legalize {
 /// its shape `before` and `after` (either may be empty), `detail`, and `bytes` of initializers
 /// added.
 void RecordRewrite(RewriteContext* ctx, int id, std::string action, std::string tensor,
-                   std::string before, std::string after, std::string detail,
-                   int64_t bytes = 0);
+                   std::string before, std::string after, std::string detail, int64_t bytes = 0);
 
 }  // namespace onnx_bcast::passes::legalize
 

@@ -36,8 +36,8 @@ void ApplySwap(Node* node) {
   g.SetInput(node->id, 0, b);
   g.SetInput(node->id, 1, a);
   RecordRewrite(node->ctx, node->id, "converted", a, "", "",
-                absl::StrCat("operands swapped: ", before, "(", a, ", ", b, ") -> ",
-                             m->op_type(), "(", b, ", ", a, ")"));
+                absl::StrCat("operands swapped: ", before, "(", a, ", ", b, ") -> ", m->op_type(),
+                             "(", b, ", ", a, ")"));
   std::swap(node->shapes[0], node->shapes[1]);
   node->constant.swap(node->constant[0], node->constant[1]);
 }

@@ -188,8 +188,8 @@ absl::Status ApplyView(Node* node, const Plan& plan) {
   g.InsertBefore(id, std::move(reshape));
   ++ctx->stats().nodes_inserted;
   RecordRewrite(ctx, id, "converted", out_name, node->output.ToString(), view_out.ToString(),
-                absl::StrCat("computed as ", plan.swap ? SwappedOp(n.op_type()) : n.op_type(),
-                             "(", absl::StrJoin(texts, ", "), ") -> ", view_out.ToString(),
+                absl::StrCat("computed as ", plan.swap ? SwappedOp(n.op_type()) : n.op_type(), "(",
+                             absl::StrJoin(texts, ", "), ") -> ", view_out.ToString(),
                              view.transpose ? ", transposed back" : "", ", reshaped to ",
                              node->output.ToString()));
   g.RemoveNode(id);  // drops the output's value_info: written again below
