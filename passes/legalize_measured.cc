@@ -15,11 +15,11 @@
 #include "analysis/decide_node.h"
 #include "passes/legalize/apply.h"
 #include "passes/legalize/candidates.h"
+#include "passes/legalize/gemm_layout.h"
 #include "passes/legalize/judge.h"
 #include "passes/legalize/layernorm.h"
 #include "passes/legalize/node.h"
-#include "passes/legalize_gemm.h"
-#include "passes/legalize_views.h"
+#include "passes/legalize/unsqueeze_as_reshape.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "proto/graph_structure.h"
@@ -328,8 +328,8 @@ class LegalizeMeasured : public Pass {
     if (decomposed) ctx.Commit();
     // Views and Gemm layouts the engine refuses (live only): a Reshape to a constant shape,
     // B transposed with transB = 1.
-    BCAST_RETURN_IF_ERROR(LegalizeViews(ctx));
-    BCAST_RETURN_IF_ERROR(LegalizeGemmLayout(ctx));
+    BCAST_RETURN_IF_ERROR(legalize::LegalizeViews(ctx));
+    BCAST_RETURN_IF_ERROR(legalize::LegalizeGemmLayout(ctx));
     for (int id = 0; id < ctx.graph().original_node_count(); ++id) {
       if (!ctx.graph().alive(id)) continue;
       const std::optional<analysis::BroadcastOp> op = ctx.NumpyFormBroadcast(id);
