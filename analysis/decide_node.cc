@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/broadcast_ops.h"
 #include "analysis/broadcast_verdict.h"
+#include "proto/graph.h"
 #include "proto/shapes.h"
 
 namespace onnx_bcast::analysis {
@@ -315,16 +316,8 @@ bool DecideAgain(const NodeVerdict& decided, absl::Span<const Shape> inputs, Nod
     for (const std::string& name : decided.input_names) node.add_input(name);
   }
   if (info.legacy) {
-    onnx::AttributeProto* broadcast = node.add_attribute();
-    broadcast->set_name("broadcast");
-    broadcast->set_type(onnx::AttributeProto::INT);
-    broadcast->set_i(decided.rule == RuleFamily::kNone ? 0 : 1);
-    if (decided.legacy_axis) {
-      onnx::AttributeProto* axis = node.add_attribute();
-      axis->set_name("axis");
-      axis->set_type(onnx::AttributeProto::INT);
-      axis->set_i(*decided.legacy_axis);
-    }
+    proto::AddIntAttribute(&node, "broadcast", decided.rule == RuleFamily::kNone ? 0 : 1);
+    if (decided.legacy_axis) proto::AddIntAttribute(&node, "axis", *decided.legacy_axis);
   }
   v->graph = decided.graph;
   v->short_graph = decided.short_graph;

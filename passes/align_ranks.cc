@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "passes/broadcast_nodes.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 
@@ -19,43 +20,44 @@ class AlignRanks : public Pass {
 
  private:
   static absl::Status AlignGraph(RewriteContext& ctx) {
-    proto::GraphEditor& g = ctx.graph();
     analysis::NodeVerdict v;  // one record for every node (DecideNode reuses its buffers)
-    for (int id = 0; id < g.original_node_count(); ++id) {
-      const std::optional<analysis::BroadcastOp> found = ctx.NumpyFormBroadcast(id);
-      if (!found) continue;
-      const analysis::BroadcastOp op = *found;
-      const onnx::NodeProto& n = g.node(id);
-      auto rank = [&](int k) -> int64_t {
-        if (k >= n.input_size() || n.input(k).empty()) return -1;
-        const broadcast::Shape& s = ctx.ShapeOfInput(id, k);
-        return s.rank_known ? s.rank() : -1;
-      };
-      if (op.multidirectional()) {
-        bool known = true;
-        for (int k = 0; k < n.input_size(); ++k) known &= rank(k) >= 0;
-        if (!known) {
-          ctx.Debug(id, "an operand has an unknown rank");
-          continue;
-        }
-        if (ctx.Decide(id, &v) && v.verdict == broadcast::Verdict::kError) {
-          return absl::InvalidArgumentError(v.message);
-        }
-        // Every operand wants the highest rank (OperandRank's rule for these ops), which
-        // aligning one operand does not change: computed once, not once per operand.
-        int64_t wanted = 0;
-        for (int k = 0; k < n.input_size(); ++k) {
-          wanted = std::max(wanted, ctx.ShapeOfInput(id, k).rank());
-        }
-        for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
-        continue;
-      } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
-        const int64_t a = rank(0), b = rank(1);
-        if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
+    return ForEachNumpyFormBroadcast(
+        ctx, [&](int id, const analysis::BroadcastOp& op) { return AlignNode(ctx, id, op, &v); });
+  }
+
+  static absl::Status AlignNode(RewriteContext& ctx, int id, const analysis::BroadcastOp& op,
+                                analysis::NodeVerdict* verdict) {
+    analysis::NodeVerdict& v = *verdict;
+    const onnx::NodeProto& n = ctx.graph().node(id);
+    auto rank = [&](int k) -> int64_t {
+      if (k >= n.input_size() || n.input(k).empty()) return -1;
+      const broadcast::Shape& s = ctx.ShapeOfInput(id, k);
+      return s.rank_known ? s.rank() : -1;
+    };
+    if (op.multidirectional()) {
+      bool known = true;
+      for (int k = 0; k < n.input_size(); ++k) known &= rank(k) >= 0;
+      if (!known) {
+        ctx.Debug(id, "an operand has an unknown rank");
+        return absl::OkStatus();
       }
+      if (ctx.Decide(id, &v) && v.verdict == broadcast::Verdict::kError) {
+        return absl::InvalidArgumentError(v.message);
+      }
+      // Every operand wants the highest rank (OperandRank's rule for these ops), which
+      // aligning one operand does not change: computed once, not once per operand.
+      int64_t wanted = 0;
       for (int k = 0; k < n.input_size(); ++k) {
-        if (const std::optional<int64_t> r = ctx.OperandRank(id, k)) ctx.AlignOperand(id, k, *r);
+        wanted = std::max(wanted, ctx.ShapeOfInput(id, k).rank());
       }
+      for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
+      return absl::OkStatus();
+    } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
+      const int64_t a = rank(0), b = rank(1);
+      if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
+    }
+    for (int k = 0; k < n.input_size(); ++k) {
+      if (const std::optional<int64_t> r = ctx.OperandRank(id, k)) ctx.AlignOperand(id, k, *r);
     }
     return absl::OkStatus();
   }

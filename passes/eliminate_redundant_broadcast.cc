@@ -1,16 +1,17 @@
-// eliminate-redundant-broadcast (see eliminate_redundant_broadcast.h).
+// eliminate-redundant-broadcast (see eliminate_redundant_broadcast.h): the node half; the
+// consumer test is broadcast_consumers.h, the constant half shrink_constants.h.
 #include "passes/eliminate_redundant_broadcast.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broadcast/rules.h"
+#include "passes/broadcast_consumers.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
+#include "passes/shrink_constants.h"
 #include "proto/shapes.h"
 #include "proto/tensor_data.h"
 #include "proto/tensor_util.h"
@@ -22,9 +23,6 @@ namespace {
 
 using broadcast::Shape;
 
-// Constants larger than this are not scanned for uniform axes.
-constexpr int64_t kMaxShrinkScanBytes = int64_t{64} << 20;
-
 class EliminateRedundantBroadcast : public Pass {
  public:
   absl::Status Run(proto::Model* model, const PassOptions& options, PassStats* stats) override {
@@ -33,7 +31,7 @@ class EliminateRedundantBroadcast : public Pass {
                                // Per graph (function trials have their own stats).
                                ctx_ = &ctx;
                                stats_ = &ctx.stats();
-                               shrunk_.clear();
+                               consumers_.emplace(ctx);
                                proto::GraphEditor& g = ctx.graph();
                                for (int id = g.original_node_count() - 1; id >= 0; --id) {
                                  if (!g.alive(id)) continue;
@@ -42,8 +40,7 @@ class EliminateRedundantBroadcast : public Pass {
                                // Under equal ranks the constants are align-ranks'
                                // to shape: shrinking them would undo it every run.
                                if (!KeepRanks()) {
-                                 ShrinkConstants();
-                                 MergeShrunkConstants();
+                                 MergeShrunkConstants(ctx, ShrinkConstants(ctx, *consumers_));
                                }
                                return absl::OkStatus();
                              });
@@ -112,71 +109,6 @@ class EliminateRedundantBroadcast : public Pass {
     return "not a broadcast op";
   }
 
-  // True when every use of `y` (of shape `sy`) would compute the same output shape reading a
-  // tensor of shape `sx` instead (numpy broadcasting then gives the same values).
-  // True when `sy` is `sx` with leading 1s and another operand already has sy's rank: the
-  // leading 1s then change neither the broadcast result nor its values, whatever the other
-  // extents are (unknown ones included).
-  static bool LeadingOnesOnly(const Shape& sy, const Shape& sx, const std::vector<Shape>& after) {
-    if (!sy.rank_known || !sx.rank_known || sy.rank() < sx.rank()) return false;
-    const int64_t lead = sy.rank() - sx.rank();
-    for (int64_t i = 0; i < sy.rank(); ++i) {
-      if (i < lead ? !sy.dims[i].Is(1)
-                   : sy.dims[i].is_unknown() || !(sy.dims[i] == sx.dims[i - lead])) {
-        return false;
-      }
-    }
-    for (const Shape& other : after) {
-      if (other.rank_known && other.rank() >= sy.rank()) return true;
-    }
-    return false;
-  }
-
-  bool ConsumersAccept(const std::string& y, const Shape& sy, const Shape& sx, std::string* why) {
-    proto::GraphEditor& g = ctx_->graph();
-    if (g.IsGraphOutput(y) || g.IsUsedBySubgraph(y)) {
-      *why = "output is a graph output or read by a subgraph";
-      return false;
-    }
-    const std::vector<proto::Use> uses = g.Consumers(y);
-    if (uses.empty()) {
-      *why = "output has no consumer";
-      return false;
-    }
-    for (const proto::Use& use : uses) {
-      const onnx::NodeProto& c = g.node(use.node);
-      const analysis::BroadcastOp op = ctx_->OpOf(use.node);
-      std::vector<Shape> before, after;
-      for (int k = 0; k < c.input_size(); ++k) {
-        before.push_back(c.input(k) == y ? sy : ctx_->ShapeOf(c.input(k)));
-        after.push_back(c.input(k) == y ? sx : before.back());
-      }
-      // The consumer decided at both shapes (the routine `check` uses): the operand may go
-      // when both are fine with the same output. Only operands that broadcast count: PRelu's
-      // slope, Gemm's C, every operand of the numpy forms.
-      const bool operand_broadcasts = op.multidirectional() ||
-                                      (!op.legacy && op.kind == analysis::BroadcastOpKind::kPRelu &&
-                                       c.input_size() == 2 && c.input(0) != y) ||
-                                      (!op.legacy && op.kind == analysis::BroadcastOpKind::kGemm &&
-                                       c.input_size() >= 3 && c.input(0) != y && c.input(1) != y);
-      bool ok = operand_broadcasts && ctx_->DecideWith(use.node, before, &before_v_) &&
-                ctx_->DecideWith(use.node, after, &after_v_) &&
-                before_v_.verdict == broadcast::Verdict::kOk &&
-                after_v_.verdict == broadcast::Verdict::kOk && before_v_.output == after_v_.output;
-      if (!ok && op.multidirectional()) ok = LeadingOnesOnly(sy, sx, after);
-      if (!ok) {
-        std::vector<std::string> b, a;
-        for (const Shape& t : before) b.push_back(t.ToString());
-        for (const Shape& t : after) a.push_back(t.ToString());
-        *why = absl::StrCat("consumer ", ctx_->Label(use.node), " (", c.op_type(),
-                            ") would change or does not broadcast: ", absl::StrJoin(b, " and "),
-                            " vs ", absl::StrJoin(a, " and "));
-        return false;
-      }
-    }
-    return true;
-  }
-
   absl::Status TryRemove(int id) {
     proto::GraphEditor& g = ctx_->graph();
     const onnx::NodeProto& n = g.node(id);
@@ -192,14 +124,14 @@ class EliminateRedundantBroadcast : public Pass {
     const std::string y = n.output(0);
     const Shape sx = ctx_->ShapeOf(x);
     Shape sy = ctx_->ShapeOf(y);
-    if (op == "Expand" && n.input_size() == 2 && sx.rank_known && ctx_->Decide(id, &before_v_)) {
+    if (op == "Expand" && n.input_size() == 2 && sx.rank_known && ctx_->Decide(id, &own_v_)) {
       // Its own verdict: a constant target it cannot reach is a proven error, and a decided
       // output is y's shape. For Expand(x, Shape(z)) that is x broadcast with z's shape, where
       // the tables may hold symbols libonnx invented for Shape's value, hiding the equality.
-      if (before_v_.verdict == broadcast::Verdict::kError) {
-        return absl::InvalidArgumentError(before_v_.message);
+      if (own_v_.verdict == broadcast::Verdict::kError) {
+        return absl::InvalidArgumentError(own_v_.message);
       }
-      if (before_v_.verdict == broadcast::Verdict::kOk) sy = before_v_.output;
+      if (own_v_.verdict == broadcast::Verdict::kOk) sy = own_v_.output;
     }
     if (!sx.rank_known || !sy.rank_known) {
       ctx_->Debug(id, "input or output rank unknown");
@@ -217,7 +149,7 @@ class EliminateRedundantBroadcast : public Pass {
       return absl::OkStatus();
     }
     std::string why;
-    if (!ConsumersAccept(y, sy, sx, &why)) {
+    if (!consumers_->Accept(y, sy, sx, &why)) {
       ctx_->Debug(id, why);
       return absl::OkStatus();
     }
@@ -277,144 +209,10 @@ class EliminateRedundantBroadcast : public Pass {
     }
   }
 
-  // Constants that are broadcasts of a smaller tensor are cut back to it.
-  void ShrinkConstants() {
-    proto::GraphEditor& g = ctx_->graph();
-    std::vector<std::string> names;
-    for (const auto& t : g.graph()->initializer()) names.push_back(t.name());
-    for (int id = 0; id < g.original_node_count(); ++id) {
-      const onnx::NodeProto& n = g.node(id);
-      if (g.alive(id) && n.op_type() == "Constant" && n.output_size() == 1) {
-        names.push_back(n.output(0));
-      }
-    }
-    for (const std::string& name : names) {
-      onnx::TensorProto* t = g.MutableConstantValue(name);
-      if (t == nullptr || g.Consumers(name).empty()) continue;
-      if (!proto::HasFixedWidthPayload(t->data_type())) continue;
-      const Shape s = proto::ShapeOfTensor(*t);
-      std::string why;
-      if (!ConsumersAccept(name, s, s, &why)) continue;  // only broadcast consumers qualify
-      Shape smaller = s;
-      std::vector<int64_t> axes;
-      bool has_wide_axis = false;
-      for (int64_t d : t->dims()) has_wide_axis |= d > 1;
-      if (has_wide_axis) {
-        absl::StatusOr<std::vector<int64_t>> uniform =
-            proto::UniformAxes(*t, ctx_->model().base_dir, kMaxShrinkScanBytes);
-        if (uniform.ok()) axes = *uniform;
-        for (int64_t a : axes) smaller.dims[a] = broadcast::Dim::Value(1);
-        if (!axes.empty() && !ConsumersAccept(name, s, smaller, &why)) {
-          axes.clear();
-          smaller = s;
-        }
-      }
-      // Leading 1s the consumers would prepend anyway (keeping rank >= 1), unless the target
-      // needs equal ranks (align-ranks would add them back).
-      int64_t leading = 0;
-      while (!KeepRanks() && leading + 1 < smaller.rank() && smaller.dims[leading].Is(1)) {
-        ++leading;
-      }
-      Shape stripped = Shape::FromDims({smaller.dims.begin() + leading, smaller.dims.end()});
-      if (leading > 0 && !ConsumersAccept(name, s, stripped, &why)) {
-        leading = 0;
-        stripped = smaller;
-      }
-      if (axes.empty() && leading == 0) continue;
-      if (!axes.empty()) {
-        absl::StatusOr<onnx::TensorProto> cut =
-            proto::SliceToOne(*t, axes, ctx_->model().base_dir, kMaxShrinkScanBytes);
-        if (!cut.ok()) continue;
-        cut->set_name(t->name());
-        *t = std::move(*cut);
-      }
-      t->clear_dims();
-      for (const broadcast::Dim& d : stripped.dims) t->add_dims(d.value());
-      const int64_t before = proto::RawByteSize(t->data_type(), s.NumElements().value_or(0));
-      const int64_t after = proto::RawByteSize(t->data_type(), stripped.NumElements().value_or(0));
-      shrunk_.insert(name);
-      ctx_->ConstantShapeChanged(name, stripped);
-      ++stats_->initializers_rewritten;
-      stats_->bytes_added += after - before;
-      Rewrite r;
-      r.node = "<initializers>";
-      r.action = "shrunk";
-      r.tensor = name;
-      r.before = s.ToString();
-      r.after = stripped.ToString();
-      r.bytes = after - before;
-      std::vector<std::string> what;
-      if (!axes.empty()) {
-        what.push_back(
-            absl::StrCat("equal along axes [", absl::StrJoin(axes, ","), "] cut to extent 1"));
-      }
-      if (leading > 0) what.push_back(absl::StrCat(leading, " leading 1s dropped"));
-      r.detail =
-          absl::StrCat("constant ", absl::StrJoin(what, ", "), " (its consumers broadcast it)");
-      stats_->Log(std::move(r));
-    }
-  }
-
-  // A shrunk constant identical to another constant (type, dims, bytes) is replaced by it:
-  // materialize-broadcast's per-shape copies of one constant come back together.
-  void MergeShrunkConstants() {
-    if (shrunk_.empty()) return;
-    proto::GraphEditor& g = ctx_->graph();
-    struct Entry {
-      std::string name;
-      int node = -1;  // producing Constant node, or -1 for an initializer
-    };
-    std::vector<Entry> entries;
-    for (const auto& t : g.graph()->initializer()) {
-      if (!g.IsGraphInput(t.name())) entries.push_back({t.name(), -1});
-    }
-    for (int id = 0; id < g.original_node_count(); ++id) {
-      const onnx::NodeProto& n = g.node(id);
-      if (g.alive(id) && n.op_type() == "Constant" && n.output_size() == 1) {
-        entries.push_back({n.output(0), id});
-      }
-    }
-    std::map<std::string, std::string> first;  // content key -> name
-    for (const Entry& e : entries) {
-      const onnx::TensorProto* t = g.ConstantValue(e.name);
-      if (t == nullptr || !proto::HasFixedWidthPayload(t->data_type())) continue;
-      absl::StatusOr<std::string> bytes = proto::ReadRawBytes(*t, ctx_->model().base_dir, 4096);
-      if (!bytes.ok()) continue;
-      const std::string key =
-          absl::StrCat(t->data_type(), "|", absl::StrJoin(t->dims(), ","), "|", *bytes);
-      auto it = first.find(key);
-      if (it == first.end()) {
-        first.emplace(key, e.name);
-        continue;
-      }
-      if ((shrunk_.count(e.name) == 0 && shrunk_.count(it->second) == 0) ||
-          g.IsGraphOutput(e.name) || g.IsUsedBySubgraph(e.name)) {
-        continue;
-      }
-      const std::vector<proto::Use> uses = g.Consumers(e.name);
-      for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, it->second);
-      Rewrite r;
-      r.node = e.node >= 0 ? ctx_->Label(e.node) : "<initializers>";
-      r.op = e.node >= 0 ? "Constant" : "";
-      r.action = "removed";
-      r.tensor = e.name;
-      r.detail = absl::StrCat("identical to constant '", it->second, "'");
-      r.bytes = -static_cast<int64_t>(bytes->size());
-      stats_->bytes_added += r.bytes;
-      stats_->Log(std::move(r));
-      if (e.node >= 0) {
-        g.RemoveNode(e.node);
-        ++stats_->nodes_removed;
-      } else {
-        g.RemoveInitializer(e.name);
-      }
-    }
-  }
-
   RewriteContext* ctx_ = nullptr;
   PassStats* stats_ = nullptr;
-  analysis::NodeVerdict before_v_, after_v_;  // ConsumersAccept's records, buffers reused
-  std::set<std::string> shrunk_;
+  std::optional<BroadcastConsumers> consumers_;
+  analysis::NodeVerdict own_v_;  // TryRemove's record of the node itself, buffer reused
 };
 
 }  // namespace

@@ -295,6 +295,15 @@ std::string RewriteContext::Int64Constant(const std::vector<int64_t>& values,
   return name;
 }
 
+std::string RewriteContext::InsertBuiltNode(onnx::NodeProto node, const std::string& out_base,
+                                            int anchor) {
+  const std::string out = FreshName(out_base);
+  node.add_output(out);
+  graph_->InsertBefore(anchor, std::move(node));
+  ++stats_->nodes_inserted;
+  return out;
+}
+
 std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vector<int64_t>& axes,
                                             int anchor) {
   const auto key = std::make_pair(x, axes);
@@ -307,15 +316,9 @@ std::string RewriteContext::InsertUnsqueeze(const std::string& x, const std::vec
     node.add_input(
         Int64Constant(axes, absl::StrCat("unsqueeze_axes_", absl::StrJoin(axes, "_")), anchor));
   } else {
-    auto* attr = node.add_attribute();
-    attr->set_name("axes");
-    attr->set_type(onnx::AttributeProto::INTS);
-    for (int64_t a : axes) attr->add_ints(a);
+    proto::AddIntsAttribute(&node, "axes", axes);
   }
-  const std::string out = FreshName(absl::StrCat(x, "_unsqueezed"));
-  node.add_output(out);
-  graph_->InsertBefore(anchor, std::move(node));
-  ++stats_->nodes_inserted;
+  const std::string out = InsertBuiltNode(std::move(node), absl::StrCat(x, "_unsqueezed"), anchor);
   Shape s = ShapeOf(x);
   if (s.rank_known) {
     const int64_t rank = s.rank() + static_cast<int64_t>(axes.size());
@@ -343,15 +346,9 @@ std::string RewriteContext::InsertReshape(const std::string& x, const std::vecto
   node.add_input(
       Int64Constant(shape, absl::StrCat("reshape_shape_", absl::StrJoin(shape, "_")), anchor));
   if (opset_ >= 14 && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
-    auto* attr = node.add_attribute();
-    attr->set_name("allowzero");
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(1);
+    proto::AddIntAttribute(&node, "allowzero", 1);
   }
-  const std::string out = FreshName(absl::StrCat(x, "_reshaped"));
-  node.add_output(out);
-  graph_->InsertBefore(anchor, std::move(node));
-  ++stats_->nodes_inserted;
+  const std::string out = InsertBuiltNode(std::move(node), absl::StrCat(x, "_reshaped"), anchor);
   SetShape(out, ElemOf(x), out_shape);
   return out;
 }
@@ -366,10 +363,7 @@ std::string RewriteContext::InsertShape(const std::string& x, int anchor) {
   node.set_op_type("Shape");
   node.set_name(FreshName(absl::StrCat(x, "_shape_node")));
   node.add_input(x);
-  const std::string out = FreshName(absl::StrCat(x, "_shape"));
-  node.add_output(out);
-  graph_->InsertBefore(anchor, std::move(node));
-  ++stats_->nodes_inserted;
+  const std::string out = InsertBuiltNode(std::move(node), absl::StrCat(x, "_shape"), anchor);
   const Shape s = ShapeOf(x);
   SetShape(out, onnx::TensorProto::INT64,
            s.rank_known ? Shape::Of({s.rank()}) : Shape::FromDims({broadcast::Dim::Unknown()}));
@@ -384,10 +378,7 @@ std::string RewriteContext::InsertExpand(const std::string& x, const std::string
   node.set_name(FreshName(absl::StrCat(x, "_expand")));
   node.add_input(x);
   node.add_input(shape_tensor);
-  const std::string out = FreshName(absl::StrCat(x, "_expanded"));
-  node.add_output(out);
-  graph_->InsertBefore(anchor, std::move(node));
-  ++stats_->nodes_inserted;
+  const std::string out = InsertBuiltNode(std::move(node), absl::StrCat(x, "_expanded"), anchor);
   SetShape(out, ElemOf(x), out_shape);
   return out;
 }
@@ -402,15 +393,9 @@ std::string RewriteContext::InsertNode(const std::string& op,
   node.set_name(FreshName(absl::StrCat(out_base, "_node")));
   for (const std::string& in : inputs) node.add_input(in);
   for (const auto& [name, value] : ints) {
-    auto* attr = node.add_attribute();
-    attr->set_name(name);
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(value);
+    proto::AddIntAttribute(&node, name, value);
   }
-  const std::string out = FreshName(out_base);
-  node.add_output(out);
-  graph_->InsertBefore(anchor, std::move(node));
-  ++stats_->nodes_inserted;
+  const std::string out = InsertBuiltNode(std::move(node), out_base, anchor);
   SetShape(out, elem, out_shape);
   return out;
 }

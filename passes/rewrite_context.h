@@ -128,6 +128,9 @@ class RewriteContext {
   std::string InsertExpand(const std::string& x, const std::string& shape_tensor,
                            const broadcast::Shape& out, int anchor);
 
+  /// Inserts the built `node` before `anchor` with one output, FreshName(out_base), and counts
+  /// it; returns the output's name (its shape is the caller's to set). Every builder ends here.
+  std::string InsertBuiltNode(onnx::NodeProto node, const std::string& out_base, int anchor);
   /// `op(inputs)` before `anchor` with integer attributes `ints`, one output named after
   /// `out_base`, of element type `elem` and shape `out`.
   std::string InsertNode(const std::string& op, const std::vector<std::string>& inputs,

@@ -35,6 +35,21 @@ void ReplaceAll(std::vector<T> items, google::protobuf::RepeatedPtrField<T>* fie
 
 }  // namespace
 
+void AddIntAttribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void AddIntsAttribute(onnx::NodeProto* node, const std::string& name,
+                      const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
 GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids, const NodeTensorIds* hint)
     : graph_(graph),
       original_count_(graph->node_size()),

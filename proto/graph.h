@@ -38,6 +38,12 @@ void ForEachSubgraphRead(const onnx::NodeProto& node, const Fn& read) {
   }
 }
 
+/// Appends the INT attribute `name` = `value` to `node`.
+void AddIntAttribute(onnx::NodeProto* node, const std::string& name, int64_t value);
+/// Appends the INTS attribute `name` = `values` to `node`.
+void AddIntsAttribute(onnx::NodeProto* node, const std::string& name,
+                      const std::vector<int64_t>& values);
+
 /// One use of a tensor as a node input.
 struct Use {
   int node = -1;  ///< node id (see GraphEditor)

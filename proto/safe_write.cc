@@ -244,19 +244,35 @@ absl::Status PendingFile::CommitNoReplace(const std::string& name) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The directory `path` is written in, opened, with the file's `name`; an error (unprefixed)
+// when `path` names a directory, the directory does not open, or CheckDestination refuses.
+absl::StatusOr<std::shared_ptr<const OutputDir>> OpenDestination(const std::string& path,
+                                                                 const InputFiles& inputs,
+                                                                 bool in_place, std::string* name) {
+  const fs::path p(path);
+  *name = p.filename().string();
+  if (name->empty() || *name == "." || *name == "..") {
+    return absl::FailedPreconditionError("is a directory");
+  }
+  absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
+      OutputDir::Open(p.parent_path().empty() ? "." : p.parent_path().string());
+  if (!dir.ok()) return dir.status();
+  if (absl::Status s = CheckDestination(**dir, *name, inputs, in_place); !s.ok()) return s;
+  return dir;
+}
+
+}  // namespace
+
 absl::Status CheckOutputPath(const std::string& path, const InputFiles& inputs, bool in_place) {
   auto fail = [&path](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   };
-  const fs::path p(path);
-  const std::string name = p.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    return fail(absl::FailedPreconditionError("is a directory"));
-  }
+  std::string name;
   absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
-      OutputDir::Open(p.parent_path().empty() ? "." : p.parent_path().string());
+      OpenDestination(path, inputs, in_place, &name);
   if (!dir.ok()) return fail(dir.status());
-  if (absl::Status s = CheckDestination(**dir, name, inputs, in_place); !s.ok()) return fail(s);
   // The temporary is created in the directory: one we cannot write in fails the save.
   if (::faccessat((*dir)->fd(), ".", W_OK, AT_EACCESS) != 0) {
     return fail(absl::PermissionDeniedError(
@@ -272,15 +288,10 @@ absl::StatusOr<StagedOutputFiles> StagedOutputFiles::Stage(const std::vector<Out
     auto fail = [&f](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat(f.path, ": cannot write: ", s.message()));
     };
-    const fs::path p(f.path);
-    const std::string name = p.filename().string();
-    if (name.empty() || name == "." || name == "..") {
-      return fail(absl::FailedPreconditionError("is a directory"));
-    }
+    std::string name;
     absl::StatusOr<std::shared_ptr<const OutputDir>> dir =
-        OutputDir::Open(p.parent_path().empty() ? "." : p.parent_path().string());
+        OpenDestination(f.path, inputs, /*in_place=*/false, &name);
     if (!dir.ok()) return fail(dir.status());
-    if (absl::Status s = CheckDestination(**dir, name, inputs); !s.ok()) return fail(s);
     auto file = std::make_unique<PendingFile>(*dir, name);
     absl::Status s = file->Create();
     if (s.ok()) s = file->Append(f.bytes.data(), f.bytes.size());

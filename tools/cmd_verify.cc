@@ -136,6 +136,21 @@ bool WriteVerifyJson(const VerifyArgs& args, const std::vector<proto::Model>& mo
       *args.json, verify::FormatVerifyJson(result, models[0].path, models[1].path), inputs);
 }
 
+// Every positional model into `models`; the exit code (after printing why) of the first that
+// does not load.
+std::optional<int> LoadEach(const VerifyArgs& args, support::ProgressSink* progress,
+                            std::vector<proto::Model>* models) {
+  for (const std::string& path : args.positionals) {
+    absl::StatusOr<proto::Model> model = Load(path, args, progress);
+    if (!model.ok()) {
+      PrintError(std::string(model.status().message()));
+      return LoadExitCode(model.status());
+    }
+    models->push_back(*std::move(model));
+  }
+  return std::nullopt;
+}
+
 // verify MODEL --engine NAME, or ORIGINAL REWRITTEN --engine NAME: engine bisection.
 int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
   std::map<std::string, int64_t> dims;
@@ -148,14 +163,7 @@ int RunOnEngine(const Command& cmd, const VerifyArgs& args) {
   }
   const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   std::vector<proto::Model> models;
-  for (const std::string& path : args.positionals) {
-    absl::StatusOr<proto::Model> model = Load(path, args, progress.get());
-    if (!model.ok()) {
-      PrintError(std::string(model.status().message()));
-      return LoadExitCode(model.status());
-    }
-    models.push_back(*std::move(model));
-  }
+  if (std::optional<int> exit = LoadEach(args, progress.get(), &models)) return *exit;
   const proto::Model& reference = models.front();
   const proto::Model& on_engine = models.back();
   if (absl::Status s = driver::CheckInputRanges(reference.proto.graph(), ranges); !s.ok()) {
@@ -193,14 +201,7 @@ int RunVerify(const Command& cmd, const VerifyArgs& args) {
   const std::unique_ptr<support::ProgressSink> progress = MakeProgress(args);
   options.progress = progress.get();
   std::vector<proto::Model> models;
-  for (const std::string& path : args.positionals) {
-    absl::StatusOr<proto::Model> model = Load(path, args, progress.get());
-    if (!model.ok()) {
-      PrintError(std::string(model.status().message()));
-      return LoadExitCode(model.status());
-    }
-    models.push_back(*std::move(model));
-  }
+  if (std::optional<int> exit = LoadEach(args, progress.get(), &models)) return *exit;
   // Ranges name the original's inputs (the random values both models are fed).
   if (absl::Status s = driver::CheckInputRanges(models[0].proto.graph(), options.ranges); !s.ok()) {
     return Usage(cmd, absl::StrCat(models[0].path, ": ", InputRangeWords(s.message())));

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/legalize/record.h"
+#include "proto/graph.h"
 #include "proto/tensor_codec.h"
 #include "targets/form_oracle.h"
 
@@ -49,10 +50,7 @@ void SetTransB(onnx::NodeProto* n) {
       return;
     }
   }
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name("transB");
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(1);
+  proto::AddIntAttribute(n, "transB", 1);
 }
 
 }  // namespace

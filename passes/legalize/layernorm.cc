@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/legalize/record.h"
+#include "proto/graph.h"
 
 namespace onnx_bcast::passes::legalize {
 namespace {
@@ -47,19 +48,10 @@ std::string Reduce(RewriteContext* ctx, const std::string& x, const std::vector<
     node.add_input(
         ctx->Int64Constant(axes, absl::StrCat("axes_", absl::StrJoin(axes, "_")), anchor));
   } else {
-    onnx::AttributeProto* a = node.add_attribute();
-    a->set_name("axes");
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : axes) a->add_ints(v);
+    proto::AddIntsAttribute(&node, "axes", axes);
   }
-  onnx::AttributeProto* k = node.add_attribute();
-  k->set_name("keepdims");
-  k->set_type(onnx::AttributeProto::INT);
-  k->set_i(1);
-  const std::string name = ctx->FreshName(base);
-  node.add_output(name);
-  ctx->graph().InsertBefore(anchor, std::move(node));
-  ++ctx->stats().nodes_inserted;
+  proto::AddIntAttribute(&node, "keepdims", 1);
+  const std::string name = ctx->InsertBuiltNode(std::move(node), base, anchor);
   ctx->SetShape(name, onnx::TensorProto::FLOAT, out);
   return name;
 }

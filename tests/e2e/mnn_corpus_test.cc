@@ -84,14 +84,8 @@ struct OptSaid {
 
 OptSaid ReadOpt(const test_support::CliResult& r) {
   OptSaid said;
+  test_support::ReadTargetLines(r.err, &said.lacking, &said.outside);
   for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
-    if (const size_t at = line.find("has no layer for "); at != absl::string_view::npos) {
-      const absl::string_view rest = line.substr(at + 17);
-      said.lacking.emplace_back(rest.substr(0, rest.find(" (")));
-    }
-    if (const size_t at = line.find("not in its form; "); at != absl::string_view::npos) {
-      said.outside.emplace_back(line.substr(line.find("): ", at) + 3));
-    }
     if (const size_t at = line.find(": on mnn: "); at != absl::string_view::npos) {
       said.engine = std::string(line.substr(at + 2));
     }
@@ -120,28 +114,29 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
   };
   std::vector<Row> rows;
   std::vector<engines::EngineJob> jobs;
-  for (const auto& [name, entry] : manifest.items()) {
+  absl::StatusOr<std::vector<test_support::CorpusModel>> corpus =
+      test_support::LoadCorpus(kCorpus, manifest, scratch);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  for (const test_support::CorpusModel& m : *corpus) {
+    const std::string& name = m.name;
     Row row;
     row.model = name;
-    const std::string path = kCorpus + name + ".onnx";
-    absl::StatusOr<proto::Model> original = proto::LoadModel(path);
-    ASSERT_TRUE(original.ok()) << original.status();
-    row.dims = test_support::FirstBinding(manifest, name, original->proto.graph());
-    const std::string before = (scratch / (name + ".before.onnx")).string();
-    const std::string after = (scratch / (name + ".after.onnx")).string();
-    test_support::CliResult r = test_support::RunCliIn(
-        BCAST_CLI, OptArgs(path, before, {"--passes", "none"}, row.dims), scratch.string());
+    row.dims = test_support::FirstBinding(manifest, name, m.original.proto.graph());
+    const std::string& before = m.before;
+    const std::string& after = m.after;
+    test_support::CliResult r =
+        test_support::WriteAsExported(BCAST_CLI, m, row.dims, scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     // After opt --target mnn, as a user runs it: nothing is written on exit 1 (the engine
     // refuses the result or computes it wrongly) or 3 (a node outside the table).
-    r = test_support::RunCliIn(BCAST_CLI, OptArgs(path, after, {"--target", "mnn"}, row.dims),
+    r = test_support::RunCliIn(BCAST_CLI, OptArgs(m.path, after, {"--target", "mnn"}, row.dims),
                                scratch.string());
     row.opt_exit = r.code;
     ASSERT_TRUE(r.code == 0 || r.code == 1 || r.code == 3) << name << ": " << r.err;
     row.said = ReadOpt(r);
     if (r.code == 3) EXPECT_FALSE(row.said.outside.empty()) << name << ": exit 3 naming no node";
     if (r.code != 0) EXPECT_FALSE(fs::exists(after)) << name << ": written with exit " << r.code;
-    absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
+    absl::StatusOr<Reference> ref = RunReference(m.original, row.dims);
     ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
     row.ref = *std::move(ref);
     row.uninformative = test_support::FirstUninformativeOutput(row.ref.expected);
@@ -155,8 +150,8 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
   absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
       RunJobs(Mnn(), jobs, absl::Seconds(60));
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  int before_ok = 0, after_ok = 0, written = 0;
-  std::set<std::string> ran_after;
+  test_support::CorpusTally tally;
+  int written = 0;
   std::string table =
       "| model | dims | as exported | after `opt --target mnn` | ops MNN has no layer for |\n"
       "|---|---|---|---|---|\n";
@@ -181,36 +176,17 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
     } else {
       after.text = absl::StrCat("not written (opt exit 1, its engine check): ", row.said.engine);
     }
-    if (!row.uninformative.empty()) {
-      for (Verdict* v : {&before, &after}) {
-        if (v->matches) v->text = "runs; not judged: the reference " + row.uninformative;
-        v->matches = false;
-      }
-    }
-    if (before.matches) {
-      EXPECT_TRUE(after.matches) << row.model << ": ran and matched as exported, after opt "
-                                 << after.text;
-    }
-    if (after.matches) ran_after.insert(row.model);
-    before_ok += before.matches;
-    after_ok += after.matches;
+    test_support::UnjudgedWhenUninformative(row.uninformative, &before, &after);
+    tally.Add(row.model, before, after);
     absl::StrAppend(&table, "| ", row.model, " | ", test_support::DimList(row.dims), " | ",
                     Cell(before.text), " | ", Cell(after.text), " | ",
                     absl::StrJoin(row.said.lacking, ", "), " |\n");
   }
-  for (const std::string& model : MustRunAfterOpt()) {
-    EXPECT_TRUE(ran_after.count(model) > 0)
-        << model << " ran and matched on MNN after opt --target mnn; now it does not\n"
-        << table;
-  }
-  for (const std::string& model : ran_after) {
-    EXPECT_TRUE(MustRunAfterOpt().count(model) > 0)
-        << model << " now runs and matches on MNN after opt: add it to MustRunAfterOpt and "
-        << "docs/engines-mnn.md";
-  }
-  absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
-                  after_ok, " of ", rows.size(), " after opt (", written, " written by opt, ",
-                  rows.size() - written, " not written)\n");
+  test_support::ExpectHeldByName(MustRunAfterOpt(), tally.ran_after, "MNN", "mnn",
+                                 "docs/engines-mnn.md", table);
+  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", rows.size(),
+                  " as exported, ", tally.after_ok, " of ", rows.size(), " after opt (", written,
+                  " written by opt, ", rows.size() - written, " not written)\n");
   EmitTable(table);
   fs::remove_all(scratch);
 }

@@ -114,20 +114,21 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
   };
   std::vector<Row> rows;
   std::vector<engines::EngineJob> jobs;
-  for (const auto& [name, entry] : manifest.items()) {
+  absl::StatusOr<std::vector<test_support::CorpusModel>> corpus =
+      test_support::LoadCorpus(kCorpus, manifest, scratch);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  for (const test_support::CorpusModel& m : *corpus) {
+    const std::string& name = m.name;
     Row row;
     row.model = name;
-    const std::string path = kCorpus + name + ".onnx";
-    absl::StatusOr<proto::Model> original = proto::LoadModel(path);
-    ASSERT_TRUE(original.ok()) << original.status();
-    row.dims = NcnnBinding(manifest, name, original->proto.graph());
-    const std::string before = (scratch / (name + ".before.onnx")).string();
-    const std::string after = (scratch / (name + ".after.onnx")).string();
-    test_support::CliResult r = test_support::RunCliIn(
-        BCAST_CLI, OptArgs(path, before, {"--passes", "none"}, row.dims), scratch.string());
+    row.dims = NcnnBinding(manifest, name, m.original.proto.graph());
+    const std::string& before = m.before;
+    const std::string& after = m.after;
+    test_support::CliResult r =
+        test_support::WriteAsExported(BCAST_CLI, m, row.dims, scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     // After opt --target ncnn, as a user runs it: exit 3 writes nothing and names the nodes.
-    r = test_support::RunCliIn(BCAST_CLI, OptArgs(path, after, {"--target", "ncnn"}, row.dims),
+    r = test_support::RunCliIn(BCAST_CLI, OptArgs(m.path, after, {"--target", "ncnn"}, row.dims),
                                scratch.string());
     row.opt_exit = r.code;
     // 1: the engine itself refused or computed the written model wrongly (issue 42: it is the
@@ -144,17 +145,9 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
         }
       }
     }
-    for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
-      if (const size_t at = line.find("has no layer for "); at != absl::string_view::npos) {
-        const absl::string_view rest = line.substr(at + 17);
-        row.lacking.emplace_back(rest.substr(0, rest.find(" (")));
-      }
-      if (const size_t at = line.find("not in its form; "); at != absl::string_view::npos) {
-        row.outside.emplace_back(line.substr(line.find("): ", at) + 3));
-      }
-    }
+    test_support::ReadTargetLines(r.err, &row.lacking, &row.outside);
     if (r.code == 3) EXPECT_FALSE(row.outside.empty()) << name << ": exit 3 naming no node";
-    absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
+    absl::StatusOr<Reference> ref = RunReference(m.original, row.dims);
     ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
     row.ref = *std::move(ref);
     // A reference the comparison cannot fail against (constant, or NaN only) judges nothing:
@@ -171,8 +164,8 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
   absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
       RunJobs(Ncnn(), jobs, absl::Seconds(60));
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  int before_ok = 0, after_ok = 0, written = 0;
-  std::set<std::string> ran_after;
+  test_support::CorpusTally tally;
+  int written = 0;
   std::string table =
       "| model | dims | as exported | after `opt --target ncnn` | ops ncnn has no layer for |\n"
       "|---|---|---|---|---|\n";
@@ -195,40 +188,21 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
       after.text = absl::StrCat("not written (opt exit 3): ", row.outside.size(),
                                 " node(s) outside the table, first: ", row.outside.front());
     }
-    if (!row.uninformative.empty()) {
-      for (Verdict* v : {&before, &after}) {
-        if (v->matches) v->text = "runs; not judged: the reference " + row.uninformative;
-        v->matches = false;
-      }
-    }
-    if (before.matches) {
-      EXPECT_TRUE(after.matches) << row.model << ": ran and matched as exported, after opt "
-                                 << after.text;
-    }
-    if (after.matches) ran_after.insert(row.model);
-    before_ok += before.matches;
-    after_ok += after.matches;
+    test_support::UnjudgedWhenUninformative(row.uninformative, &before, &after);
+    tally.Add(row.model, before, after);
     absl::StrAppend(&table, "| ", row.model, " | ", test_support::DimList(row.dims), " | ",
                     Cell(before.text), " | ", Cell(after.text), " | ",
                     row.lacking.empty() ? "" : absl::StrJoin(row.lacking, ", "), " |\n");
   }
-  for (const std::string& model : MustRunAfterOpt()) {
-    EXPECT_TRUE(ran_after.count(model) > 0)
-        << model << " ran and matched on ncnn after opt --target ncnn; now it does not\n"
-        << table;
-  }
-  // Held by name both ways: a model that now runs is recorded, so a later loss shows.
-  for (const std::string& model : ran_after) {
-    EXPECT_TRUE(MustRunAfterOpt().count(model) > 0)
-        << model << " now runs and matches on ncnn after opt: add it to MustRunAfterOpt and "
-        << "docs/engines-ncnn.md";
-  }
-  absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
-                  after_ok, " of ", rows.size(), " after opt (", written, " written by opt, ",
-                  rows.size() - written, " stopped by the target check or the engine)\n");
+  test_support::ExpectHeldByName(MustRunAfterOpt(), tally.ran_after, "ncnn", "ncnn",
+                                 "docs/engines-ncnn.md", table);
+  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", rows.size(),
+                  " as exported, ", tally.after_ok, " of ", rows.size(), " after opt (", written,
+                  " written by opt, ", rows.size() - written,
+                  " stopped by the target check or the engine)\n");
   EmitTable(table);
-  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines-ncnn.md", before_ok,
-                                        after_ok, rows.size());
+  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines-ncnn.md", tally.before_ok,
+                                        tally.after_ok, rows.size());
   fs::remove_all(scratch);
 }
 

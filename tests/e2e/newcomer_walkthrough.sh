@@ -8,21 +8,8 @@
 set -uo pipefail
 cli=$1 opencv_run=$2 src=$3 scratch=$4
 model=$src/tests/fixtures/exported/torchvision_vit_op14.onnx
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# step NAME EXPECTED_EXIT CMD...: runs CMD with stdout and stderr in NAME.out and NAME.err.
-step() {
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$name.out" 2>"$name.err"
-  local code=$?
-  echo "== $name: exit $code"; cat "$name.out" "$name.err"
-  [ "$code" = "$want" ] || fail "$name: exit $code, expected $want"
-}
-has() { grep -qF -- "$2" "$1" || fail "$1 lacks: $2"; }
+# shellcheck source=walkthrough_lib.sh
+source "$src/tests/e2e/walkthrough_lib.sh"
 
 # 1. check: no broadcast error in the export.
 step check 0 "$cli" check "$model"

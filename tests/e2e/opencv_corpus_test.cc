@@ -120,22 +120,23 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
   };
   std::vector<Row> rows;
   std::vector<engines::EngineJob> jobs;
-  for (const auto& [name, entry] : manifest.items()) {
+  absl::StatusOr<std::vector<test_support::CorpusModel>> corpus =
+      test_support::LoadCorpus(kCorpus, manifest, scratch);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  for (const test_support::CorpusModel& m : *corpus) {
+    const std::string& name = m.name;
     Row row;
     row.model = name;
-    const std::string path = kCorpus + name + ".onnx";
-    absl::StatusOr<proto::Model> original = proto::LoadModel(path);
-    ASSERT_TRUE(original.ok()) << original.status();
-    row.dims = test_support::FirstBinding(manifest, name, original->proto.graph());
+    row.dims = test_support::FirstBinding(manifest, name, m.original.proto.graph());
     // As exported, with the dims bound only; and after opt --target opencv (written even
     // when some node stays outside the table, which stderr lists).
-    const std::string before = (scratch / (name + ".before.onnx")).string();
-    const std::string after = (scratch / (name + ".after.onnx")).string();
-    test_support::CliResult r = test_support::RunCliIn(
-        BCAST_CLI, OptArgs(path, before, {"--passes", "none"}, row.dims), scratch.string());
+    const std::string& before = m.before;
+    const std::string& after = m.after;
+    test_support::CliResult r =
+        test_support::WriteAsExported(BCAST_CLI, m, row.dims, scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     r = test_support::RunCliIn(
-        BCAST_CLI, OptArgs(path, after, {"--target", "opencv", "--allow-partial"}, row.dims),
+        BCAST_CLI, OptArgs(m.path, after, {"--target", "opencv", "--allow-partial"}, row.dims),
         scratch.string());
     ASSERT_EQ(r.code, 0) << name << ": " << r.err;
     // The report on stdout: "target opencv: N node(s) outside its table".
@@ -146,7 +147,7 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     ASSERT_TRUE(absl::SimpleAtoi(
         absl::string_view(r.out).substr(from, r.out.find(' ', from) - from), &row.outside))
         << r.out;
-    absl::StatusOr<Reference> ref = RunReference(*original, row.dims);
+    absl::StatusOr<Reference> ref = RunReference(m.original, row.dims);
     ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
     row.ref = *std::move(ref);
     // A reference the comparison cannot fail against (constant, or NaN only) is refused.
@@ -161,8 +162,7 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
   absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
       RunJobs(OpenCv(), jobs, absl::Seconds(30));
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  int before_ok = 0, after_ok = 0;
-  std::set<std::string> ran_after;
+  test_support::CorpusTally tally;
   std::string table =
       "| model | dims | as exported | after `opt --target opencv` | nodes outside the table |\n"
       "|---|---|---|---|---|\n";
@@ -171,13 +171,7 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     const Verdict after = Judge((*outcomes)[row.after_job], row.ref);
     EXPECT_FALSE(before.crashed) << row.model << " as exported: " << before.text;
     EXPECT_FALSE(after.crashed) << row.model << " after opt: " << after.text;
-    if (before.matches) {
-      EXPECT_TRUE(after.matches) << row.model << ": ran and matched as exported, after opt "
-                                 << after.text;
-    }
-    before_ok += before.matches;
-    after_ok += after.matches;
-    if (after.matches) ran_after.insert(row.model);
+    tally.Add(row.model, before, after);
     if (kRunAfterOpt.count(row.model)) {
       EXPECT_TRUE(after.matches) << row.model << " must run and match after opt: " << after.text;
     }
@@ -192,15 +186,15 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
         std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.model == model; }))
         << model << " is no longer in the corpus";
   }
-  for (const std::string& model : ran_after) {
+  for (const std::string& model : tally.ran_after) {
     EXPECT_TRUE(kRunAfterOpt.count(model))
         << model << " now runs and matches after opt: add it to kRunAfterOpt and docs/engines.md";
   }
-  absl::StrAppend(&table, "\nruns and matches: ", before_ok, " of ", rows.size(), " as exported, ",
-                  after_ok, " of ", rows.size(), " after opt\n");
+  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", rows.size(),
+                  " as exported, ", tally.after_ok, " of ", rows.size(), " after opt\n");
   EmitTable(table);
-  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines.md", before_ok, after_ok,
-                                        rows.size());
+  test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines.md", tally.before_ok,
+                                        tally.after_ok, rows.size());
   fs::remove_all(scratch);
 }
 

@@ -12,22 +12,8 @@ fixtures=$src/tests/fixtures
 unet=$fixtures/newcomer/unet_skip_op13.onnx
 googlenet=$fixtures/newcomer/googlenet_like_op13.onnx
 bert=$fixtures/exported/bert_mask_op14.onnx
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# step NAME EXPECTED_EXIT CMD...: runs CMD with stdout and stderr in NAME.out and NAME.err.
-step() {
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$name.out" 2>"$name.err"
-  local code=$?
-  echo "== $name: exit $code"; cat "$name.out" "$name.err"
-  [ "$code" = "$want" ] || fail "$name: exit $code, expected $want"
-}
-has() { grep -qF -- "$2" "$1" || fail "$1 lacks: $2"; }
-lacks() { ! grep -qF -- "$2" "$1" || fail "$1 has: $2"; }
+# shellcheck source=walkthrough_lib.sh
+source "$src/tests/e2e/walkthrough_lib.sh"
 # engine NAME ORIGINAL WRITTEN: OpenCV DNN runs the written model and matches the original.
 engine() {
   if [ -n "$opencv_run" ]; then

@@ -1,16 +1,18 @@
 // Test support: a real engine against our executor on a model, for the corpus tests of the
-// engines (engines.OpenCvCorpus, engines.NcnnCorpus): the reference run on the original model
-// and the verdict on one engine outcome. Header-only; the test links the driver, the engine
-// probe and the executor.
+// engines (engines.OpenCvCorpus, engines.NcnnCorpus, engines.MnnCorpus): the reference run on
+// the original model, the verdict on one engine outcome, and the tally and checks every corpus
+// table shares. Header-only; the test links the driver, the engine probe and the executor.
 #ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 #define ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,15 +20,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engines/isolated_run.h"
 #include "engines/judge.h"
 #include "gtest/gtest.h"
 #include "proto/model_io.h"
+#include "report/report_json.h"
 #include "runtime/exec/error_model.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "tests/support/cli_process.h"
 #include "tests/support/corpus_bindings.h"
 
 namespace onnx_bcast::test_support {
@@ -158,6 +164,105 @@ inline std::string Cell(std::string s) {
     if (c == '|' || c == '\n') c = ' ';
   }
   return s;
+}
+
+/// One model of the exporter corpus, opened for a corpus test: the original, and where opt
+/// writes it as exported (`before`: dims bound, no pass) and after a target's passes (`after`).
+struct CorpusModel {
+  std::string name;
+  std::string path;
+  std::string before;
+  std::string after;
+  proto::Model original;
+};
+
+/// The models `manifest` lists (in its order), loaded from `corpus`, written to `scratch`.
+inline absl::StatusOr<std::vector<CorpusModel>> LoadCorpus(const std::string& corpus,
+                                                           const report::Json& manifest,
+                                                           const std::filesystem::path& scratch) {
+  std::vector<CorpusModel> models;
+  for (const auto& [name, entry] : manifest.items()) {
+    CorpusModel m;
+    m.name = name;
+    m.path = corpus + name + ".onnx";
+    absl::StatusOr<proto::Model> original = proto::LoadModel(m.path);
+    if (!original.ok()) return original.status();
+    m.original = *std::move(original);
+    m.before = (scratch / (name + ".before.onnx")).string();
+    m.after = (scratch / (name + ".after.onnx")).string();
+    models.push_back(std::move(m));
+  }
+  return models;
+}
+
+/// `cli opt --passes none` of `m` at `dims` into `m.before`, run in `scratch`: the model as
+/// exported, only its dims bound.
+inline CliResult WriteAsExported(const std::string& cli, const CorpusModel& m, const Bindings& dims,
+                                 const std::string& scratch) {
+  return RunCliIn(cli, OptArgs(m.path, m.before, {"--passes", "none"}, dims), scratch);
+}
+
+/// What opt's stderr says about a target besides its verdict: the ops the engine has no layer
+/// for (its warnings, into `lacking`) and the nodes outside the table (exit 3, into `outside`).
+inline void ReadTargetLines(const std::string& err, std::vector<std::string>* lacking,
+                            std::vector<std::string>* outside) {
+  for (absl::string_view line : absl::StrSplit(err, '\n', absl::SkipEmpty())) {
+    if (const size_t at = line.find("has no layer for "); at != absl::string_view::npos) {
+      const absl::string_view rest = line.substr(at + 17);
+      lacking->emplace_back(rest.substr(0, rest.find(" (")));
+    }
+    if (const size_t at = line.find("not in its form; "); at != absl::string_view::npos) {
+      outside->emplace_back(line.substr(line.find("): ", at) + 3));
+    }
+  }
+}
+
+/// A model whose reference no comparison can fail against (`uninformative`: why, or "") judges
+/// nothing: neither verdict counts as running and matching.
+inline void UnjudgedWhenUninformative(const std::string& uninformative, Verdict* before,
+                                      Verdict* after) {
+  if (uninformative.empty()) return;
+  for (Verdict* v : {before, after}) {
+    if (v->matches) v->text = "runs; not judged: the reference " + uninformative;
+    v->matches = false;
+  }
+}
+
+/// The corpus models that run and match after opt, counted, with the promise every corpus test
+/// holds: a model that ran and matched as exported still does after opt.
+struct CorpusTally {
+  int before_ok = 0;
+  int after_ok = 0;
+  std::set<std::string> ran_after;
+
+  void Add(const std::string& model, const Verdict& before, const Verdict& after) {
+    if (before.matches) {
+      EXPECT_TRUE(after.matches) << model << ": ran and matched as exported, after opt "
+                                 << after.text;
+    }
+    if (after.matches) ran_after.insert(model);
+    before_ok += before.matches;
+    after_ok += after.matches;
+  }
+};
+
+/// The models held by name (`held`) against those that ran and matched on `engine` after
+/// `opt --target TARGET`, both ways: losing one fails even when another is gained, and a gained
+/// one must be recorded (in the test and on `page`) so that a later loss shows.
+inline void ExpectHeldByName(const std::set<std::string>& held,
+                             const std::set<std::string>& ran_after, absl::string_view engine,
+                             absl::string_view target, absl::string_view page,
+                             const std::string& table) {
+  for (const std::string& model : held) {
+    EXPECT_TRUE(ran_after.count(model) > 0)
+        << model << " ran and matched on " << engine << " after opt --target " << target
+        << "; now it does not\n"
+        << table;
+  }
+  for (const std::string& model : ran_after) {
+    EXPECT_TRUE(held.count(model) > 0) << model << " now runs and matches on " << engine
+                                       << " after opt: add it to MustRunAfterOpt and " << page;
+  }
 }
 
 }  // namespace onnx_bcast::test_support
