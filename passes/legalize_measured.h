@@ -4,7 +4,8 @@
 // target check uses, on the shapes and operand kinds the node would have after the rewrite;
 // a node already in a running cell is never touched.
 //
-// Before (OpenCV 4.6: Div(small, big) computes wrongly unless both have the output's shape):
+// Before (a target whose table marks Div(small, big) as computing wrongly unless both operands
+// have the output's shape):
 //   g (float[2,3,4,5] x, float[3,4,5] d) => (float[2,3,4,5] z) {
 //     z = Div (d, x)
 //   }
@@ -13,19 +14,20 @@
 //   d_reshaped_expanded = Expand (d_reshaped, expand_shape)   # one leading axis: runs
 //   z = Div (d_reshaped_expanded, x)                           # computed, same shape: runs
 //
-// Candidates, cheapest first (costs add up; the first that fits is applied):
-//   - swap the operands of a commutative op (Add, Mul, Max, Min, Sum, Mean, Equal, And, Or,
-//     Xor, Bitwise*), or of Greater/Less (and ...OrEqual), which then become Less/Greater;
-//   - fold a node whose operands are all constant into one initializer (with the driver's
-//     evaluator);
-//   - per operand: align its rank (a constant gets leading 1s folded in; a computed operand a
-//     Reshape to a constant shape when static, which static engines run where a multi-axis
-//     Unsqueeze is refused, else an Unsqueeze), or give it the output's shape (a constant is
-//     broadcast into a new initializer up to the fold limit; otherwise the operand is aligned,
-//     then expanded to a constant shape, or to a run-time shape where the target allows it).
-//     PRelu's slope takes X's rank or shape; MatMul operands only align.
-//   - on a view of the operands (static shapes): reshaped to the collapsed broadcast, the two
-//     axes of a rank-2 view optionally transposed, the result reshaped back (see View);
+// Candidates come from the strategies in passes/legalize/, one file each, which know no engine
+// (costs add up; the first candidate that fits is applied, ties in enumeration order):
+//   - fold_node: a node whose operands are all constant computed into one initializer (with
+//     the driver's evaluator);
+//   - swap: the operands of a commutative op, or of Greater/Less (and ...OrEqual) swapped;
+//   - per operand: align (its rank raised), expand (the output's shape), multiply_by_ones
+//     (the output's shape as Mul(ones, operand)), concat (as Concat of copies; live only).
+//     PRelu's slope takes X's rank or shape; MatMul operands only align;
+//   - view: computed on the collapsed broadcast of its operands (static shapes), the axes of
+//     a rank-2 view optionally transposed, the result reshaped back; rank_raise: the same
+//     view with unit axes inserted at every placement up to the op's measured rank.
+// LayerNormalization comes first: decomposed (layernorm) where the target does not run it.
+// Each candidate is judged (legalize/judge.h) by DecideNode and DecideForm at the shapes and
+// operand kinds the node would have, or run on the engine when a live oracle is given.
 // When none lands, the candidates are tried once more with constants broadcast up to
 // fold-constants' limit (PassOptions::constant_fold_limit_bytes) instead of --fold-limit.
 // A node no candidate places is left as it is with a debug reason; the target check lists it

@@ -1,5 +1,5 @@
-// legalize-measured's Gemm strategy (see legalize_gemm.h).
-#include "passes/legalize_gemm.h"
+// legalize-measured's Gemm strategy (see gemm_layout.h).
+#include "passes/legalize/gemm_layout.h"
 
 #include <cstring>
 #include <optional>
@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "passes/legalize/record.h"
 #include "proto/graph.h"
 #include "proto/tensor_codec.h"
 #include "targets/form_oracle.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::passes::legalize {
 namespace {
 
 int64_t IntAttr(const onnx::NodeProto& n, const std::string& name, int64_t fallback) {
@@ -92,7 +93,8 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     candidate.set_input(1, bt->name());
     SetTransB(&candidate);
     const int32_t elem = ctx.ElemOf(n.output(0));
-    const std::optional<proto::Model> here = targets::NodeFragment(ctx.model(), n, as_is, elem, out);
+    const std::optional<proto::Model> here =
+        targets::NodeFragment(ctx.model(), n, as_is, elem, out);
     const std::optional<proto::Model> there =
         targets::NodeFragment(ctx.model(), candidate, flipped, elem, out);
     if (!here || !there) continue;
@@ -105,16 +107,12 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     ctx.AllowInitializers();
     ctx.graph().AddInitializer(std::move(tensor));
     ctx.SetShape(name, onnx::TensorProto::FLOAT, broadcast::Shape::Of({b->dims(1), b->dims(0)}));
-    Rewrite r;
-    r.action = "converted";
-    r.tensor = old_b;
-    r.detail = absl::StrCat("B transposed into a new initializer '", name,
-                            "', transB = 1 (decided live on ", live->label(),
-                            ": the Gemm as it is ", v[0]->why, ")");
-    r.before = ctx.ShapeOf(old_b).ToString();
-    r.after = broadcast::Shape::Of({b->dims(1), b->dims(0)}).ToString();
-    r.bytes = static_cast<int64_t>(bt->raw_data().size());
-    ctx.Record(id, std::move(r));
+    RecordRewrite(&ctx, id, "converted", old_b, ctx.ShapeOf(old_b).ToString(),
+                  broadcast::Shape::Of({b->dims(1), b->dims(0)}).ToString(),
+                  absl::StrCat("B transposed into a new initializer '", name,
+                               "', transB = 1 (decided live on ", live->label(),
+                               ": the Gemm as it is ", v[0]->why, ")"),
+                  static_cast<int64_t>(bt->raw_data().size()));
     ctx.graph().SetInput(id, 1, name);
     SetTransB(ctx.graph().mutable_node(id));
     ctx.DropIfUnused(old_b);
@@ -122,4 +120,4 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::passes::legalize

@@ -1,5 +1,5 @@
-// legalize-measured's view strategy (see legalize_views.h).
-#include "passes/legalize_views.h"
+// legalize-measured's unsqueeze-as-reshape strategy (see unsqueeze_as_reshape.h).
+#include "passes/legalize/unsqueeze_as_reshape.h"
 
 #include <optional>
 #include <string>
@@ -7,9 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "passes/legalize/record.h"
 #include "targets/form_oracle.h"
 
-namespace onnx_bcast::passes {
+namespace onnx_bcast::passes::legalize {
 namespace {
 
 onnx::TensorProto Int64Tensor(const std::vector<int64_t>& values) {
@@ -42,17 +43,18 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
     std::vector<targets::FragmentOperand> as_is(2), reshaped(2);
     as_is[0] = reshaped[0] = targets::FragmentOperand{n.input(0), in, elem, nullptr};
     as_is[1] = targets::FragmentOperand{n.input(1), ctx.ShapeOfInput(id, 1), ctx.ElemOf(n.input(1)),
-                               ctx.graph().ConstantValue(n.input(1))};
+                                        ctx.graph().ConstantValue(n.input(1))};
     if (as_is[1].constant == nullptr) continue;
     const onnx::TensorProto shape_value = Int64Tensor(*extents);
-    reshaped[1] = targets::FragmentOperand{"shape", broadcast::Shape::Of({out.rank()}), onnx::TensorProto::INT64,
-                                  &shape_value};
+    reshaped[1] = targets::FragmentOperand{"shape", broadcast::Shape::Of({out.rank()}),
+                                           onnx::TensorProto::INT64, &shape_value};
     onnx::NodeProto reshape;
     reshape.set_op_type("Reshape");
     reshape.add_input(n.input(0));
     reshape.add_input("shape");
     reshape.add_output(n.output(0));
-    const std::optional<proto::Model> here = targets::NodeFragment(ctx.model(), n, as_is, elem, out);
+    const std::optional<proto::Model> here =
+        targets::NodeFragment(ctx.model(), n, as_is, elem, out);
     const std::optional<proto::Model> there =
         targets::NodeFragment(ctx.model(), reshape, reshaped, elem, out);
     if (!here || !there) continue;
@@ -68,15 +70,10 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
     const std::string axes = n.input(1);
     const std::string shape = ctx.Int64Constant(
         *extents, absl::StrCat("reshape_shape_", absl::StrJoin(*extents, "_")), id);
-    Rewrite r;
-    r.action = "converted";
-    r.tensor = n.output(0);
-    r.detail = absl::StrCat(n.op_type(), " -> Reshape to [", absl::StrJoin(*extents, ","),
-                            "] (decided live on ", live->label(), ": the ", n.op_type(), " ",
-                            v[0]->why, ")");
-    r.before = in.ToString();
-    r.after = out.ToString();
-    ctx.Record(id, std::move(r));
+    RecordRewrite(&ctx, id, "converted", n.output(0), in.ToString(), out.ToString(),
+                  absl::StrCat(n.op_type(), " -> Reshape to [", absl::StrJoin(*extents, ","),
+                               "] (decided live on ", live->label(), ": the ", n.op_type(), " ",
+                               v[0]->why, ")"));
     onnx::NodeProto* m = ctx.graph().mutable_node(id);
     m->set_op_type("Reshape");
     m->clear_attribute();
@@ -86,4 +83,4 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
   return absl::OkStatus();
 }
 
-}  // namespace onnx_bcast::passes
+}  // namespace onnx_bcast::passes::legalize
