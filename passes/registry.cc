@@ -33,7 +33,7 @@ absl::Span<const PassInfo> AllPasses() {
        "move every broadcasting node the target's engine does not run into a form it runs "
        "(swap, align, fold, expand or Mul-by-ones an operand, fold constants, compute on a "
        "reshaped or rank-raised view, decompose LayerNormalization), decided live on the "
-       "installed engine at exact shapes, else by the measured table; --target opencv",
+       "installed engine at exact shapes, else by the measured table; part of every engine target",
        CreateLegalizeMeasuredPass, /*needs_target=*/true, /*preserves_shapes=*/true},
       // The one fit decider is DecideForm, through legalize-measured: `legalize`, which profile
       // files name, is the same pass under its older name.
