@@ -544,25 +544,6 @@ BroadcastResult BroadcastMatMul(const Shape& a, const Shape& b) {
   return out.Finish(std::move(output));
 }
 
-namespace {
-
-bool AllOnes(const Shape& shape) {
-  for (const Dim& dim : shape.dims) {
-    if (!dim.Is(1)) return false;
-  }
-  return true;
-}
-
-// `b` padded with 1s to `rank`, in front (numpy) or at the back.
-Shape PadTo(const Shape& b, int64_t rank, bool at_back) {
-  Shape padded = b;
-  const std::vector<Dim> ones(rank - b.rank(), Dim::Value(1));
-  padded.dims.insert(at_back ? padded.dims.end() : padded.dims.begin(), ones.begin(), ones.end());
-  return padded;
-}
-
-}  // namespace
-
 std::string_view BroadcastClassName(BroadcastClass broadcast_class) {
   switch (broadcast_class) {
     case BroadcastClass::kSame:
@@ -598,7 +579,7 @@ BroadcastClass ClassifyOperand(const Shape& input, const Shape& output) {
   if (input.rank() > output.rank()) return BroadcastClass::kGeneral;
   if (AllOnes(input)) return BroadcastClass::kScalar;
   const int64_t rank = output.rank();
-  const Shape aligned = PadTo(input, rank, false);
+  const Shape aligned = PadWithOnes(input, rank, false);
   // Positions where the aligned input is not 1 must hold the output's dim.
   std::vector<int64_t> varying;
   for (int64_t i = 0; i < rank; ++i) {

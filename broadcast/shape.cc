@@ -227,4 +227,19 @@ Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst) {
   return out;
 }
 
+bool AllOnes(const Shape& shape) {
+  for (const Dim& dim : shape.dims) {
+    if (!dim.Is(1)) return false;
+  }
+  return true;
+}
+
+Shape PadWithOnes(const Shape& shape, int64_t rank, bool at_back) {
+  Shape padded = shape;
+  if (rank <= shape.rank()) return padded;
+  const std::vector<Dim> ones(rank - shape.rank(), Dim::Value(1));
+  padded.dims.insert(at_back ? padded.dims.end() : padded.dims.begin(), ones.begin(), ones.end());
+  return padded;
+}
+
 }  // namespace onnx_bcast::broadcast

@@ -112,6 +112,13 @@ struct Shape {
 /// its substituted, simplified expression); an unknown rank stays unknown.
 Shape Substitute(const Shape& shape, const std::map<std::string, Expr>& subst);
 
+/// True when every dim of `shape` is the value 1 (a rank-0 shape too).
+bool AllOnes(const Shape& shape);
+
+/// `shape` padded with 1s to `rank` (at least its own), in front (numpy's alignment) or at the
+/// back (an engine that aligns the lower-rank operand to the leading axes).
+Shape PadWithOnes(const Shape& shape, int64_t rank, bool at_back);
+
 }  // namespace onnx_bcast::broadcast
 
 #endif  // ONNX_BCAST_BROADCAST_SHAPE_H_

@@ -10,8 +10,10 @@
 
 namespace onnx_bcast::engines {
 
+using broadcast::AllOnes;
 using broadcast::BroadcastResult;
 using broadcast::Dim;
+using broadcast::PadWithOnes;
 using broadcast::Shape;
 using broadcast::Verdict;
 
@@ -35,27 +37,12 @@ std::string_view NcnnFormName(NcnnForm form) {
 
 namespace {
 
-bool AllOnes(const Shape& shape) {
-  for (const Dim& dim : shape.dims) {
-    if (!dim.Is(1)) return false;
-  }
-  return true;
-}
-
 // True when every dim of `b` is 1 or structurally equal to `a`'s (equal rank).
 bool OneOrEqual(const Shape& a, const Shape& b) {
   for (int64_t i = 0; i < a.rank(); ++i) {
     if (!b.dims[i].Is(1) && !(b.dims[i] == a.dims[i])) return false;
   }
   return true;
-}
-
-// `b` padded with 1s to `rank`, in front (numpy) or at the back (ncnn inner-axis).
-Shape PadTo(const Shape& b, int64_t rank, bool at_back) {
-  Shape padded = b;
-  const std::vector<Dim> ones(rank - b.rank(), Dim::Value(1));
-  padded.dims.insert(at_back ? padded.dims.end() : padded.dims.begin(), ones.begin(), ones.end());
-  return padded;
 }
 
 }  // namespace
@@ -94,8 +81,8 @@ NcnnBinaryForm ClassifyNcnn(const Shape& a_in, const Shape& b_in) {
     return result;
   }
   result.output = a;
-  const Shape ncnn_b = PadTo(b, rank_a, b_at_back);
-  const Shape numpy_b = PadTo(b, rank_a, false);
+  const Shape ncnn_b = PadWithOnes(b, rank_a, b_at_back);
+  const Shape numpy_b = PadWithOnes(b, rank_a, false);
   const Shape pair[] = {a_in, b_in};
   const BroadcastResult numpy = broadcast::BroadcastNumpy(pair);
   result.matches_numpy =

@@ -14,6 +14,18 @@
 
 namespace onnx_bcast::tools {
 
+bool SideOutput::Keep(const std::string& path, absl::StatusOr<proto::StagedOutputFiles> staged,
+                      bool inputs_ok) {
+  if (!staged.ok()) {
+    // A failure of the inputs' listing has no path in its message; a staging failure has.
+    PrintError(inputs_ok ? std::string(staged.status().message())
+                         : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+    return false;
+  }
+  file_ = *std::move(staged);
+  return true;
+}
+
 bool SideOutput::Stage(const std::string& path, std::string text,
                        const absl::StatusOr<proto::InputFiles>& inputs) {
   path_ = path;
@@ -29,13 +41,7 @@ bool SideOutput::Stage(const std::string& path, std::string text,
   absl::StatusOr<proto::StagedOutputFiles> staged =
       inputs.ok() ? proto::StagedOutputFiles::Stage(files, *inputs)
                   : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
-  if (!staged.ok()) {
-    PrintError(inputs.ok() ? std::string(staged.status().message())
-                           : absl::StrCat(path, ": cannot write: ", staged.status().message()));
-    return false;
-  }
-  file_ = *std::move(staged);
-  return true;
+  return Keep(path, std::move(staged), inputs.ok());
 }
 
 bool SideOutput::StageStreamed(
@@ -60,13 +66,7 @@ bool SideOutput::StageStreamed(
   absl::StatusOr<proto::StagedOutputFiles> staged =
       inputs.ok() ? proto::StagedOutputFiles::StageStreamed(path, *inputs, produce)
                   : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
-  if (!staged.ok()) {
-    PrintError(inputs.ok() ? std::string(staged.status().message())
-                           : absl::StrCat(path, ": cannot write: ", staged.status().message()));
-    return false;
-  }
-  file_ = *std::move(staged);
-  return true;
+  return Keep(path, std::move(staged), inputs.ok());
 }
 
 bool SideOutput::Commit() {
