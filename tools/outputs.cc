@@ -14,18 +14,6 @@
 
 namespace onnx_bcast::tools {
 
-bool SideOutput::Keep(const std::string& path, absl::StatusOr<proto::StagedOutputFiles> staged,
-                      bool inputs_ok) {
-  if (!staged.ok()) {
-    // A failure of the inputs' listing has no path in its message; a staging failure has.
-    PrintError(inputs_ok ? std::string(staged.status().message())
-                         : absl::StrCat(path, ": cannot write: ", staged.status().message()));
-    return false;
-  }
-  file_ = *std::move(staged);
-  return true;
-}
-
 bool SideOutput::Stage(const std::string& path, std::string text,
                        const absl::StatusOr<proto::InputFiles>& inputs) {
   path_ = path;
@@ -33,15 +21,10 @@ bool SideOutput::Stage(const std::string& path, std::string text,
     stdout_text_ = std::move(text);
     return true;
   }
-  // Built in place: an initializer list would copy the text (a report of a 1M-node model is
-  // hundreds of MiB).
-  std::vector<proto::OutputFile> files(1);
-  files[0].path = path;
-  files[0].bytes = std::move(text);
-  absl::StatusOr<proto::StagedOutputFiles> staged =
-      inputs.ok() ? proto::StagedOutputFiles::Stage(files, *inputs)
-                  : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
-  return Keep(path, std::move(staged), inputs.ok());
+  // The same staging as a streamed output, handed the whole text as one piece (no copy).
+  return StageStreamed(
+      path, [&text](proto::StagedOutputFiles::Sink sink) { return sink(text); }, inputs,
+      /*stdout_now=*/false);
 }
 
 bool SideOutput::StageStreamed(
@@ -66,7 +49,14 @@ bool SideOutput::StageStreamed(
   absl::StatusOr<proto::StagedOutputFiles> staged =
       inputs.ok() ? proto::StagedOutputFiles::StageStreamed(path, *inputs, produce)
                   : absl::StatusOr<proto::StagedOutputFiles>(inputs.status());
-  return Keep(path, std::move(staged), inputs.ok());
+  if (!staged.ok()) {
+    // A failure of the inputs' listing has no path in its message; a staging failure has.
+    PrintError(inputs.ok() ? std::string(staged.status().message())
+                           : absl::StrCat(path, ": cannot write: ", staged.status().message()));
+    return false;
+  }
+  file_ = *std::move(staged);
+  return true;
 }
 
 bool SideOutput::Commit() {

@@ -42,11 +42,6 @@ class SideOutput {
   }
 
  private:
-  // Keeps `staged` for Commit, or prints its error (prefixed with `path` when the inputs'
-  // listing failed) and returns false.
-  bool Keep(const std::string& path, absl::StatusOr<proto::StagedOutputFiles> staged,
-            bool inputs_ok);
-
   std::string path_;
   std::optional<std::string> stdout_text_;
   proto::StagedOutputFiles file_;
