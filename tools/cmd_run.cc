@@ -179,7 +179,9 @@ void PrintRandomBindings(const runtime::Graph& graph, const std::set<std::string
                           " (set with --dim NAME=VALUE)"));
 }
 
-// run --profile: the op types by total time, then the slowest nodes (at most 25).
+// run --profile: the op types by total time, then the slowest nodes (at most 25). Each time is
+// given twice: the median over the runs (what a typical run took: one preempted run on a
+// shared machine does not move it) and the mean (the shares add up to the run with it).
 std::string FormatProfileText(const runtime::RunProfile& p) {
   const double runs = static_cast<double>(std::max<int64_t>(p.runs(), 1));
   const double total_ms = p.total_seconds() * 1000 / runs;
@@ -187,25 +189,30 @@ std::string FormatProfileText(const runtime::RunProfile& p) {
     return p.total_seconds() > 0 ? 100 * seconds / p.total_seconds() : 0.0;
   };
   std::string out = absl::StrFormat(
-      "profile: %.3f ms per run over %lld run(s), main-graph nodes (control flow includes its "
-      "bodies)\n%-24s %6s %12s %7s\n",
-      total_ms, static_cast<long long>(p.runs()), "op", "nodes", "ms/run", "share");
+      "profile: %.3f ms per run (median; mean %.3f ms) over %lld run(s)%s, main-graph nodes "
+      "(control flow includes its bodies)\n%-24s %6s %12s %12s %7s\n",
+      p.median_run_seconds() * 1000, total_ms, static_cast<long long>(p.runs()),
+      p.median_runs() < p.runs() ? absl::StrFormat(" (medians over the first %lld)",
+                                                   static_cast<long long>(p.median_runs()))
+                                 : "",
+      "op", "nodes", "median ms", "mean ms", "share");
   for (const runtime::RunProfile::OpTime& o : p.Ops()) {
-    absl::StrAppendFormat(&out, "%-24s %6lld %12.3f %6.1f%%\n", o.op,
-                          static_cast<long long>(o.nodes), o.seconds * 1000 / runs,
-                          share(o.seconds));
+    absl::StrAppendFormat(&out, "%-24s %6lld %12.3f %12.3f %6.1f%%\n", o.op,
+                          static_cast<long long>(o.nodes), o.median_seconds * 1000,
+                          o.seconds * 1000 / runs, share(o.seconds));
   }
   const std::vector<runtime::RunProfile::NodeTime> nodes = p.Nodes();
   // Plan-time cost (prepared state: weights packed, primitives built), apart from run time.
-  absl::StrAppendFormat(&out, "plan time: %.3f ms once (not in ms/run), %.1f KiB prepared\n",
+  absl::StrAppendFormat(&out, "plan time: %.3f ms once (not in the run times), %.1f KiB prepared\n",
                         p.prepare_seconds() * 1000, p.prepared_bytes() / 1024.0);
-  absl::StrAppendFormat(&out, "slowest nodes:\n%13s %7s  %-18s %-18s %10s %-11s %s\n", "ms/run",
-                        "share", "op", "output", "plan ms", "path", "node");
+  absl::StrAppendFormat(&out, "slowest nodes:\n%13s %13s %7s  %-18s %-18s %10s %-11s %s\n",
+                        "median ms", "mean ms", "share", "op", "output", "plan ms", "path", "node");
   for (size_t i = 0; i < nodes.size() && i < 25; ++i) {
     const runtime::RunProfile::NodeTime& t = nodes[i];
-    absl::StrAppendFormat(&out, "%10.3f ms %6.1f%%  %-18s %-18s %10.3f %-11s %s\n",
-                          t.seconds * 1000 / runs, share(t.seconds), t.op, t.output_shape,
-                          t.prepare_seconds * 1000, t.prepared.empty() ? "-" : t.prepared, t.node);
+    absl::StrAppendFormat(&out, "%10.3f ms %10.3f ms %6.1f%%  %-18s %-18s %10.3f %-11s %s\n",
+                          t.median_seconds * 1000, t.seconds * 1000 / runs, share(t.seconds), t.op,
+                          t.output_shape, t.prepare_seconds * 1000,
+                          t.prepared.empty() ? "-" : t.prepared, t.node);
   }
   return out;
 }
@@ -218,6 +225,8 @@ report::Json ProfileJson(const runtime::RunProfile& p) {
   doc["kind"] = "profile";
   doc["runs"] = p.runs();
   doc["ms_per_run"] = report::JsonNumber(p.total_seconds() * 1000 / runs);
+  doc["median_ms_per_run"] = report::JsonNumber(p.median_run_seconds() * 1000);
+  doc["median_runs"] = p.median_runs();
   auto share = [&](double seconds) {
     return report::JsonNumber(p.total_seconds() > 0 ? seconds / p.total_seconds() : 0.0);
   };
@@ -226,6 +235,7 @@ report::Json ProfileJson(const runtime::RunProfile& p) {
     ops.push_back(report::Json{{"op", o.op},
                                {"nodes", o.nodes},
                                {"ms_per_run", report::JsonNumber(o.seconds * 1000 / runs)},
+                               {"median_ms_per_run", report::JsonNumber(o.median_seconds * 1000)},
                                {"share", share(o.seconds)}});
   }
   doc["ops"] = std::move(ops);
@@ -235,6 +245,7 @@ report::Json ProfileJson(const runtime::RunProfile& p) {
                                  {"op", t.op},
                                  {"output_shape", t.output_shape},
                                  {"ms_per_run", report::JsonNumber(t.seconds * 1000 / runs)},
+                                 {"median_ms_per_run", report::JsonNumber(t.median_seconds * 1000)},
                                  {"share", share(t.seconds)},
                                  {"plan_ms", report::JsonNumber(t.prepare_seconds * 1000)},
                                  {"prepared_bytes", t.prepared_bytes},

@@ -80,6 +80,16 @@ TEST(RunProfile, JsonCoversEveryNodeAndEachOpSumsItsNodes) {
   // Two runs: the median is their mean, and the node times are measured inside them.
   EXPECT_LE(total_ms, median_ms * 1.02 + 0.01) << r.err;
   EXPECT_TRUE(ops.count("Conv"));
+  // The medians beside the means: over both runs, within the runs' wall time, one per op and
+  // node.
+  EXPECT_EQ((*doc)["median_runs"], 2);
+  const double median_total = (*doc)["median_ms_per_run"].get<double>();
+  EXPECT_GT(median_total, 0);
+  EXPECT_LE(median_total, median_ms * 1.02 + 0.01) << r.err;
+  for (const report::Json& o : (*doc)["ops"]) EXPECT_GE(o["median_ms_per_run"].get<double>(), 0);
+  double node_median_ms = 0;
+  for (const report::Json& n : nodes) node_median_ms += n["median_ms_per_run"].get<double>();
+  EXPECT_GT(node_median_ms, 0);
   EXPECT_GT((*doc)["ms_per_run"].get<double>(), 0);
   // Slowest first.
   for (size_t i = 1; i < nodes.size(); ++i) {
@@ -92,6 +102,7 @@ TEST(RunProfile, TextNamesOpsAndSlowestNodes) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("profile: "));
   EXPECT_THAT(r.out, HasSubstr("over 1 run(s)"));
+  EXPECT_THAT(r.out, HasSubstr("median ms"));
   EXPECT_THAT(r.out, HasSubstr("Conv "));
   EXPECT_THAT(r.out, HasSubstr("slowest nodes:"));
   EXPECT_THAT(r.out, HasSubstr("/features/features.0/features.0.0/Conv"));
