@@ -1,5 +1,5 @@
 // Every broadcast rule family of the seeds, one function each: ONNX
-// multidirectional (numpy) and unidirectional, OpenVINO none/pdpd/explicit/
+// multidirectional (numpy) and unidirectional, the Broadcast-3 modes none/pdpd/explicit/
 // bidirectional, ONNX opset<7 legacy axis and numpy matmul. An engine's own
 // rules live with its adapter in engines/.
 // Shapes may hold symbols; results keep the conditions under which they hold.
@@ -94,14 +94,14 @@ BroadcastResult BroadcastNumpyOf(absl::Span<const Shape* const> inputs);
 /// b=N vs 5 -> N ∈ {1, 5}; b=5 vs N -> N == 5; b=N vs M -> N == M or N == 1.
 BroadcastResult BroadcastUnidirectional(const Shape& target, const Shape& b);
 
-/// OpenVINO Broadcast-3 `numpy` mode: `input` broadcast to `target` only.
+/// Broadcast-3 `numpy` mode: `input` broadcast to `target` only.
 /// Identical to `BroadcastUnidirectional(target, input)`.
 BroadcastResult BroadcastNumpyOneWay(const Shape& input, const Shape& target);
 
-/// OpenVINO `none`: all shapes must match exactly (symbols give equalities).
+/// Broadcast-3 `none`: all shapes must match exactly (symbols give equalities).
 BroadcastResult BroadcastNone(absl::Span<const Shape> inputs);
 
-/// OpenVINO `pdpd`: rank(b) <= rank(a); `axis` -1 means rank(a) - rank(b)
+/// Broadcast-3 `pdpd`: rank(b) <= rank(a); `axis` -1 means rank(a) - rank(b)
 /// (computed before trimming); trailing 1s of b are ignored (they may run past
 /// the last axis of a); b's dims must match a's starting at `axis`, where a b
 /// dim of 1 broadcasts. Output is a's shape. `axis` < -1 is an error.
@@ -111,7 +111,7 @@ BroadcastResult BroadcastPdpd(const Shape& a, const Shape& b, int64_t axis);
 /// equal (`BroadcastNone`). `broadcast` true: b is placed on a starting at
 /// `axis` (default: suffix-aligned), the `BroadcastPdpd` rule, so a
 /// 1-element b (scalar, [1], [1,1]) always works. Note: the ONNX-1 text says
-/// "1-dim expansion doesn't work yet"; like OpenVINO's pdpd we accept b dims
+/// "1-dim expansion doesn't work yet"; like the `pdpd` mode we accept b dims
 /// of 1 anywhere since the numpy rewrite computes the same values.
 BroadcastResult BroadcastLegacyOnnx(const Shape& a, const Shape& b, bool broadcast,
                                     std::optional<int64_t> axis);
@@ -133,12 +133,12 @@ std::optional<std::vector<int64_t>> LegacyToNumpyUnsqueezeAxes(const Shape& a, c
 std::optional<Shape> LegacyToNumpyBShape(const Shape& a, const Shape& b,
                                          std::optional<int64_t> axis);
 
-/// ONNX Expand / OpenVINO `bidirectional`: `input * ones(target_shape)`, the
+/// ONNX Expand / Broadcast-3 `bidirectional`: `input * ones(target_shape)`, the
 /// numpy rule on two shapes. The output may differ from `target_shape` when it
 /// has 1s or a lower rank than `input`.
 BroadcastResult BroadcastBidirectional(const Shape& input, const Shape& target_shape);
 
-/// OpenVINO Broadcast-3 `explicit`: `axes_mapping[k]` is the output axis of
+/// Broadcast-3 `explicit`: `axes_mapping[k]` is the output axis of
 /// input axis k; it must have rank(input) entries, strictly increasing, each in
 /// [0, rank(target)). Each input dim must be 1 or equal to the target dim at its
 /// mapped axis. Output is `target`.

@@ -65,6 +65,6 @@ class AlignRanks : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateAlignRanksPass() { return std::make_unique<AlignRanks>(); }
+BCAST_DEFINE_PASS(AlignRanks)
 
 }  // namespace onnx_bcast::passes

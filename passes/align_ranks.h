@@ -1,6 +1,6 @@
 // align-ranks: gives the lower-rank operands of every broadcasting op leading 1s, so that each
 // broadcast is between operands of equal rank (pnnx insert_reshape_numpy_binaryop_broadcast,
-// OpenVINO AlignEltwiseInputRanks), in one linear walk.
+// and converters' other rank-alignment passes), in one linear walk.
 //
 // Before:
 //   g (float[N,8,16,16] x, float[16] v) => (float[N,8,16,16] y) <float[8,1,1] b = {...}> {
@@ -25,13 +25,11 @@
 #ifndef ONNX_BCAST_PASSES_ALIGN_RANKS_H_
 #define ONNX_BCAST_PASSES_ALIGN_RANKS_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
-std::unique_ptr<Pass> CreateAlignRanksPass();
+BCAST_DECLARE_PASS(AlignRanks);
 
 }  // namespace onnx_bcast::passes
 

@@ -141,7 +141,7 @@ class EliminateRedundantBroadcast : public Pass {
       ctx_->Debug(id, why);
       return absl::OkStatus();
     }
-    // A target that needs equal ranks (ncnn runs this pass before align-ranks) keeps every
+    // A target that needs equal ranks (its pipeline runs this pass before align-ranks) keeps every
     // rank-raising node: align-ranks would put it back, and the pipeline would not be
     // idempotent. Expand and Tile of the same rank still go.
     if (KeepRanks() && sy.rank() != sx.rank()) {
@@ -217,8 +217,6 @@ class EliminateRedundantBroadcast : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass() {
-  return std::make_unique<EliminateRedundantBroadcast>();
-}
+BCAST_DEFINE_PASS(EliminateRedundantBroadcast)
 
 }  // namespace onnx_bcast::passes

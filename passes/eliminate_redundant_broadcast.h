@@ -22,21 +22,19 @@
 // eliminate_nop_expand once got this wrong, its issue 275). Shape/Constant nodes and
 // initializers left without uses are removed too. Nodes are visited last to first, so chains
 // (Expand of an Unsqueeze) go in one run.
-// Working for a target with equal ranks (ncnn runs it before align-ranks), only nodes that
-// keep the rank go (Expand, Tile): nothing that raises a rank is removed and no constant is
-// shrunk, since align-ranks would put them back and the pipeline would not be idempotent.
+// Working for a target with equal ranks (whose pipeline runs it before align-ranks), only
+// nodes that keep the rank go (Expand, Tile): nothing that raises a rank is removed and no constant
+// is shrunk, since align-ranks would put them back and the pipeline would not be idempotent.
 // Requires: nothing; an Expand whose input cannot be expanded to its constant shape is an
 // InvalidArgument error. Guarantees: same values and output shapes. Idempotent: yes.
 #ifndef ONNX_BCAST_PASSES_ELIMINATE_REDUNDANT_BROADCAST_H_
 #define ONNX_BCAST_PASSES_ELIMINATE_REDUNDANT_BROADCAST_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
-std::unique_ptr<Pass> CreateEliminateRedundantBroadcastPass();
+BCAST_DECLARE_PASS(EliminateRedundantBroadcast);
 
 }  // namespace onnx_bcast::passes
 

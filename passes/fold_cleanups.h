@@ -12,8 +12,8 @@ namespace onnx_bcast::passes::fold {
 /// Constant nodes (of a type the target loads, not graph outputs) become initializers.
 bool ConstantNodesToInitializers(FoldGraph& fg);
 
-/// An omitted optional input may be written as an empty name or left out; OpenCV 4.6's
-/// importer looks an empty trailing name up as a constant and refuses the model (PyTorch's
+/// An omitted optional input may be written as an empty name or left out; an engine's
+/// importer may look an empty trailing name up as a constant and refuse the model (PyTorch's
 /// Pad without a value), so trailing empty names go.
 void TrimTrailingEmptyInputs(FoldGraph& fg);
 

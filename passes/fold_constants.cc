@@ -240,6 +240,6 @@ class FoldConstants : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateFoldConstantsPass() { return std::make_unique<FoldConstants>(); }
+BCAST_DEFINE_PASS(FoldConstants)
 
 }  // namespace onnx_bcast::passes

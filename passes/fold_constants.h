@@ -1,8 +1,9 @@
 // fold-constants: replaces with an initializer every value of the main graph that can be
-// computed without the graph's inputs, so that a static engine (ncnn's converter, OpenCV's
-// importer) is never handed a shape to compute at run time. What onnxsim does with fixed input
-// shapes, on our own analysis (which knows more: symbolic values through Shape, Gather, Concat,
-// Reshape, Conv arithmetic) and with our own executor (one implementation of every op).
+// computed without the graph's inputs, so that a static engine (a converter or importer that
+// takes shapes only as constants) is never handed a shape to compute at run time. What onnxsim
+// does with fixed input shapes, on our own analysis (which knows more: symbolic values through
+// Shape, Gather, Concat, Reshape, Conv arithmetic) and with our own executor (one implementation of
+// every op).
 //
 // Before (input x: float[1,3,32,32]):
 //   s = Shape(x)
@@ -16,7 +17,7 @@
 //   - Constant nodes become initializers;
 //   - Identity nodes go (their readers read the input), and so does Dropout at inference
 //     (training_mode omitted or a constant false, its mask unread);
-//   - trailing empty optional input names are dropped (OpenCV 4.6 looks them up as constants);
+//   - trailing empty optional input names are dropped (an importer may look them up as constants);
 //   - Shape/Size of a tensor whose dims (those sliced by start/end) are numbers;
 //   - a tensor whose every element the analysis knows as a number (shape arithmetic);
 //   - every node whose inputs are all constant (deterministic default-domain ops without
@@ -43,13 +44,11 @@
 #ifndef ONNX_BCAST_PASSES_FOLD_CONSTANTS_H_
 #define ONNX_BCAST_PASSES_FOLD_CONSTANTS_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
-std::unique_ptr<Pass> CreateFoldConstantsPass();
+BCAST_DECLARE_PASS(FoldConstants);
 
 }  // namespace onnx_bcast::passes
 

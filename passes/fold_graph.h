@@ -48,7 +48,7 @@ class FoldGraph {
   void Index();
   std::string Label(int i) const;
   /// Whether the target loads a constant of this element type (a node whose result it does
-  /// not load stays a node: OpenCV 4.6 refuses a model with a bool initializer at load).
+  /// not load stays a node: an engine may refuse a model with a bool initializer at load).
   bool TypeLoads(int32_t data_type) const;
   void AddInitializer(onnx::TensorProto t);
   void Log(int i, std::string action, const std::string& tensor, std::string detail,

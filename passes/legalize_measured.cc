@@ -343,6 +343,6 @@ class LegalizeMeasured : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateLegalizeMeasuredPass() { return std::make_unique<LegalizeMeasured>(); }
+BCAST_DEFINE_PASS(LegalizeMeasured)
 
 }  // namespace onnx_bcast::passes

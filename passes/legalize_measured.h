@@ -39,14 +39,12 @@
 #ifndef ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 #define ONNX_BCAST_PASSES_LEGALIZE_MEASURED_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
 /// legalize-measured: the table in PassOptions::target (FailedPrecondition when none is given).
-std::unique_ptr<Pass> CreateLegalizeMeasuredPass();
+BCAST_DECLARE_PASS(LegalizeMeasured);
 
 }  // namespace onnx_bcast::passes
 

@@ -70,8 +70,6 @@ class MaterializeBroadcast : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateMaterializeBroadcastPass() {
-  return std::make_unique<MaterializeBroadcast>();
-}
+BCAST_DEFINE_PASS(MaterializeBroadcast)
 
 }  // namespace onnx_bcast::passes

@@ -25,13 +25,11 @@
 #ifndef ONNX_BCAST_PASSES_MATERIALIZE_BROADCAST_H_
 #define ONNX_BCAST_PASSES_MATERIALIZE_BROADCAST_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
-std::unique_ptr<Pass> CreateMaterializeBroadcastPass();
+BCAST_DECLARE_PASS(MaterializeBroadcast);
 
 }  // namespace onnx_bcast::passes
 

@@ -110,4 +110,12 @@ class Pass {
 
 }  // namespace onnx_bcast::passes
 
+// A pass's public face is its factory, `std::unique_ptr<Pass> Create<Name>Pass()`, which the
+// registry's table holds; its header adds only the comment saying what it requires and
+// guarantees. Declare it (in namespace onnx_bcast::passes) with BCAST_DECLARE_PASS(Name) and
+// define it, in the pass's .cc beside `class Name : public Pass`, with BCAST_DEFINE_PASS(Name).
+#define BCAST_DECLARE_PASS(Name) std::unique_ptr<Pass> Create##Name##Pass()
+#define BCAST_DEFINE_PASS(Name) \
+  std::unique_ptr<Pass> Create##Name##Pass() { return std::make_unique<Name>(); }
+
 #endif  // ONNX_BCAST_PASSES_PASS_H_

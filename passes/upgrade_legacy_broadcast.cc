@@ -225,8 +225,6 @@ class UpgradeLegacyBroadcast : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> CreateUpgradeLegacyBroadcastPass() {
-  return std::make_unique<UpgradeLegacyBroadcast>();
-}
+BCAST_DEFINE_PASS(UpgradeLegacyBroadcast)
 
 }  // namespace onnx_bcast::passes

@@ -23,13 +23,11 @@
 #ifndef ONNX_BCAST_PASSES_UPGRADE_LEGACY_BROADCAST_H_
 #define ONNX_BCAST_PASSES_UPGRADE_LEGACY_BROADCAST_H_
 
-#include <memory>
-
 #include "passes/pass.h"
 
 namespace onnx_bcast::passes {
 
-std::unique_ptr<Pass> CreateUpgradeLegacyBroadcastPass();
+BCAST_DECLARE_PASS(UpgradeLegacyBroadcast);
 
 }  // namespace onnx_bcast::passes
 

@@ -64,4 +64,20 @@ std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::
   return f;
 }
 
+std::optional<std::vector<absl::StatusOr<LiveVerdict>>> DecideReplacement(
+    FormOracle& oracle, const proto::Model& model, const onnx::NodeProto& node,
+    const std::vector<FragmentOperand>& operands, const onnx::NodeProto& replacement,
+    const std::vector<FragmentOperand>& replacement_operands, int32_t out_elem,
+    const broadcast::Shape& out) {
+  const std::optional<proto::Model> here = NodeFragment(model, node, operands, out_elem, out);
+  const std::optional<proto::Model> there =
+      NodeFragment(model, replacement, replacement_operands, out_elem, out);
+  if (!here || !there) return std::nullopt;
+  return oracle.Decide({&*here, &*there});
+}
+
+bool OnlyReplacementRuns(const std::vector<absl::StatusOr<LiveVerdict>>& v) {
+  return v.size() == 2 && v[0].ok() && v[1].ok() && !v[0]->matches && v[1]->matches;
+}
+
 }  // namespace onnx_bcast::targets

@@ -1,6 +1,6 @@
 // The live form oracle: what an installed engine does with one node (or the few nodes a rewrite
 // makes of it) at its exact bound shapes, element types and constness, as opposed to what a
-// table of broadcast classes measured on other shapes says. OpenCV 4.6 runs `[1,1,1,384] -
+// table of broadcast classes measured on other shapes says. An engine measured runs `[1,1,1,384] -
 // [1,1,1,1]` (its table refuses inner-axis Sub) and computes `[1,1,32] - [1,1,1]` with one
 // element instead of 32 (its table accepts it): only the exact form decides.
 //
@@ -39,7 +39,7 @@ struct LiveVerdict {
 class FormOracle {
  public:
   virtual ~FormOracle() = default;
-  /// "<engine> <version>", e.g. "opencv 4.6.0" (reports and messages).
+  /// "<engine> <version>", as the adapter names them (reports and messages).
   virtual std::string label() const = 0;
   /// One verdict per fragment, in order. An error for a fragment the oracle cannot decide
   /// (our executor fails on it, the children cannot be started): the caller falls back to the
@@ -64,6 +64,19 @@ struct FragmentOperand {
 std::optional<proto::Model> NodeFragment(const proto::Model& model, const onnx::NodeProto& node,
                                          const std::vector<FragmentOperand>& operands,
                                          int32_t out_elem, const broadcast::Shape& out);
+
+/// Node `node` of `model` and a `replacement` for it (each with its operands, as NodeFragment
+/// takes them, at output `out` of type `out_elem`), decided by `oracle` in one call: the two
+/// verdicts in that order; nullopt when either fragment cannot be made.
+std::optional<std::vector<absl::StatusOr<LiveVerdict>>> DecideReplacement(
+    FormOracle& oracle, const proto::Model& model, const onnx::NodeProto& node,
+    const std::vector<FragmentOperand>& operands, const onnx::NodeProto& replacement,
+    const std::vector<FragmentOperand>& replacement_operands, int32_t out_elem,
+    const broadcast::Shape& out);
+
+/// Whether DecideReplacement's verdicts `v` say that the node does not run and match as it is
+/// and its replacement does: the only case in which a live strategy rewrites.
+bool OnlyReplacementRuns(const std::vector<absl::StatusOr<LiveVerdict>>& v);
 
 }  // namespace onnx_bcast::targets
 

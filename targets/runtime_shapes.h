@@ -1,9 +1,10 @@
-// Run-time shape computation, as a target with `runtime_shapes = false` (ncnn's converter, a
-// static engine) must not receive it: the nodes of a model that compute a shape while it runs
-// (Shape, Size), take a shape, extent or index input that is not a constant (Reshape, Expand,
-// Tile, Resize, Slice, ConstantOfShape, ...), or have only constant inputs (fold-constants
-// would have folded them). Each is named with what would make it static: the graph-input
-// symbols to bind with --dim, or the data-dependent node it comes from when no binding can.
+// Run-time shape computation, as a target with `runtime_shapes = false` (a static engine, whose
+// converter takes shapes only as constants) must not receive it: the nodes of a model that
+// compute a shape while it runs (Shape, Size), take a shape, extent or index input that is not a
+// constant (Reshape, Expand, Tile, Resize, Slice, ConstantOfShape, ...), or have only constant
+// inputs (fold-constants would have folded them). Each is named with what would make it static: the
+// graph-input symbols to bind with --dim, or the data-dependent node it comes from when no binding
+// can.
 #ifndef ONNX_BCAST_TARGETS_RUNTIME_SHAPES_H_
 #define ONNX_BCAST_TARGETS_RUNTIME_SHAPES_H_
 

@@ -1,7 +1,7 @@
 // Exact-shape cells of a target profile (issue 35 item 3): the value of an
 // `op.<Op>.<kinds>.shapes` line, and the lookup DecideForm makes before the class rules.
 //
-// A class table decides by broadcast class, but OpenCV 4.6 runs `[1,1,1,384] - [1,1,1,1]`
+// A class table decides by broadcast class, but an engine may run `[1,1,1,384] - [1,1,1,1]`
 // (inner-axis Sub, which the class refuses) and computes `[1,1,32] - [1,1,1]` with one element
 // instead of 32 (a per-channel Sub, which the class accepts). `probe-engine` measures such forms
 // with unit axes in every position and writes them as cells keyed by where the 1s are; a node

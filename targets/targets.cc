@@ -194,7 +194,7 @@ std::string FormClass(const analysis::NodeVerdict& v) {
     if (v.inputs[0] == v.output) return "same";
     const broadcast::Shape both[] = {v.output, v.inputs[0]};
     const broadcast::BroadcastClass cls = broadcast::Classify(both, v.output);
-    // Engines replicate one axis at a time (OpenCV 4.6 imports only one): an Expand along
+    // Engines replicate one axis at a time (an importer may take only one): an Expand along
     // several axes is `general`, whatever the pattern of its 1s.
     const int64_t lead = v.output.rank() - v.inputs[0].rank();
     int axes = 0;
@@ -723,8 +723,8 @@ FormDecision DecideOpRuleForm(const analysis::NodeVerdict& v, const TargetProfil
                        " operands, the first not of the output's shape; ", p.name,
                        " runs it only with the first operand of the output's shape (", key, ")"));
     default:
-      // A class's cell was measured at other shapes (issue 42: ncnn's scalar Gemm C is wrong
-      // against [1,5] and runs against [1,1]); said so, and the engine, where it is at hand,
+      // A class's cell was measured at other shapes (issue 42: an engine's scalar Gemm C was wrong
+      // against [1,5] and ran against [1,1]); said so, and the engine, where it is at hand,
       // decides the node itself (live, and the check of the written model).
       return Refused({}, absl::StrCat("broadcast as '", support->first, "' with ", pattern,
                                       " operands, which ", p.name, " ", Measured(support->second),
@@ -765,7 +765,7 @@ FormDecision DecideForm(const analysis::NodeVerdict& v, const TargetProfile& p,
     const auto it = op_rule->forms.find(pattern);
     if (it != op_rule->forms.end()) forms = &it->second;
     // A cell measured at these very unit axes decides before any class: the engine's behaviour
-    // depends on the dims there (OpenCV 4.6 runs `[1,1,1,384] - [1,1,1,1]`, which its class
+    // depends on the dims there (an engine measured runs `[1,1,1,384] - [1,1,1,1]`, which its class
     // refuses, and computes `[1,1,32] - [1,1,1]` wrongly, which its class accepts).
     if (const auto cells = op_rule->shape_cells.find(pattern);
         cells != op_rule->shape_cells.end()) {

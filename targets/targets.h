@@ -79,7 +79,7 @@ enum class FormSupport {
   kRunsUnaligned,  ///< runs and matches only when each constant operand's rank is below the
                    ///< output's
   kRunsFirstFull,  ///< runs and matches only when the first operand has the output's shape
-                   ///< (OpenCV's eltwise layers broadcast their second input only)
+                   ///< (an engine whose eltwise layers broadcast only their second input)
   kRefused,        ///< the engine refuses the model
   kWrong,          ///< the engine runs it and computes something else
   kCrashed,        ///< the engine aborts, crashes or hangs
@@ -93,7 +93,7 @@ std::string_view FormSupportName(FormSupport support);
 /// One exact-shape cell of a profile (`op.<Op>.<kinds>.shapes`, targets/shape_cells.h): what
 /// the engine did with the op at operands of these shapes, in check's operand order. A dim is
 /// a number (that extent only) or kAnyExtent ("N": any extent above 1), so that a cell measured
-/// at `[1,4,6] - [1,4,1]` decides `[1,128,384] - [1,128,1]`: OpenCV 4.6's behaviour follows
+/// at `[1,4,6] - [1,4,1]` decides `[1,128,384] - [1,128,1]`: an engine's behaviour may follow
 /// where the unit axes are, which no broadcast class says.
 struct ShapeCell {
   static constexpr int64_t kAnyExtent = -1;
@@ -127,13 +127,13 @@ struct TargetProfile {
   bool batch_axis = false;       ///< a leading axis of extent 1 or symbolic is not counted
   bool equal_rank = false;       ///< broadcast operands must have equal rank
   bool scalar_any_rank = false;  ///< scalar-like operands are exempt from equal_rank
-  /// False: the engine takes shapes only as constants (ncnn's converter): rewrites never
-  /// insert a Shape-derived Expand, and the target check names every node that computes a
-  /// shape at run time (targets/runtime_shapes.h) with the dims to bind.
+  /// False: the engine takes shapes only as constants (a converter that binds every shape):
+  /// rewrites never insert a Shape-derived Expand, and the target check names every node that
+  /// computes a shape at run time (targets/runtime_shapes.h) with the dims to bind.
   bool runtime_shapes = true;
   /// Element types the engine loads as initializers or Constant nodes ("float32", "int64",
   /// ...; empty: any). fold-constants creates no initializer of another type, and the target
-  /// check names every one left (OpenCV 4.6 refuses a bool tensor at load).
+  /// check names every one left (an engine may refuse a bool tensor at load).
   std::vector<std::string> initializer_types;
   /// Ops the engine has no layer for, as measured (a probe cell refused with the converter's
   /// "<op> not supported yet"). Not broadcast forms: `opt` lists a model's nodes of these ops
@@ -159,13 +159,13 @@ struct TargetProfile {
 std::string ElementTypeName(int32_t data_type);
 
 /// The built-in targets: explicit, none and canonical, and one for each measured profile under
-/// engines/profiles/ (named after its file, `ncnn-20260722.profile` -> `ncnn`), which the build
-/// embeds; listed in the order of engines/profiles/builtin_order.txt.
+/// engines/profiles/ (named after its file, `<engine>-20260722.profile` -> `<engine>`), which
+/// the build embeds; listed in the order of engines/profiles/builtin_order.txt.
 absl::Span<const TargetProfile> BuiltinTargets();
 
 /// A measured profile file (`<engine>-<version>.profile`) as the built-in target it becomes:
 /// its rules, named after its engine, the file's name up to its first '-' or '.'
-/// (`ncnn-20260722.profile` -> `ncnn`), the name the engine's adapter has in
+/// (`<engine>-20260722.profile` -> `<engine>`), the name the engine's adapter has in
 /// engines/registry.cc. What BuiltinTargets() makes of every file of engines/profiles/.
 absl::StatusOr<TargetProfile> ProfileTarget(std::string_view file_name, std::string_view text);
 

@@ -12,13 +12,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engines/tool_process.h"
 #include "support/status_macros.h"
 
 extern char** environ;
@@ -40,13 +39,6 @@ bool Within(const fs::path& inner, const fs::path& root) {
     if (i == inner.end() || *i != *r) return false;
   }
   return true;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 struct Running {
@@ -87,7 +79,7 @@ report::CheckSetEntry FinishedCheck(const Running& r, int status, const std::str
   report::CheckSetEntry e;
   e.path = model;
   e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-  e.text = ReadFile(r.err);
+  e.text = engines::ReadWholeFile(r.err);
   if (WIFEXITED(status)) {
     e.exit_code = WEXITSTATUS(status);
   } else {
@@ -95,7 +87,7 @@ report::CheckSetEntry FinishedCheck(const Running& r, int status, const std::str
     e.text = absl::StrCat(e.path, ": the check ended on signal ", WTERMSIG(status), "\n");
   }
   if (e.exit_code == 0 || e.exit_code == 1) {
-    absl::StatusOr<report::Json> doc = report::ParseJson(ReadFile(r.out));
+    absl::StatusOr<report::Json> doc = report::ParseJson(engines::ReadWholeFile(r.out));
     if (doc.ok()) {
       e.report = *std::move(doc);
     } else {

@@ -93,13 +93,9 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
     candidate.set_input(1, bt->name());
     SetTransB(&candidate);
     const int32_t elem = ctx.ElemOf(n.output(0));
-    const std::optional<proto::Model> here =
-        targets::NodeFragment(ctx.model(), n, as_is, elem, out);
-    const std::optional<proto::Model> there =
-        targets::NodeFragment(ctx.model(), candidate, flipped, elem, out);
-    if (!here || !there) continue;
-    std::vector<absl::StatusOr<targets::LiveVerdict>> v = live->Decide({&*here, &*there});
-    if (v.size() != 2 || !v[0].ok() || !v[1].ok() || v[0]->matches || !v[1]->matches) continue;
+    const std::optional<std::vector<absl::StatusOr<targets::LiveVerdict>>> v =
+        targets::DecideReplacement(*live, ctx.model(), n, as_is, candidate, flipped, elem, out);
+    if (!v || !targets::OnlyReplacementRuns(*v)) continue;
     const std::string old_b = n.input(1);
     onnx::TensorProto tensor = *bt;
     const std::string name = ctx.FreshName(absl::StrCat(old_b, "_t"));
@@ -111,7 +107,7 @@ absl::Status LegalizeGemmLayout(RewriteContext& ctx) {
                   broadcast::Shape::Of({b->dims(1), b->dims(0)}).ToString(),
                   absl::StrCat("B transposed into a new initializer '", name,
                                "', transB = 1 (decided live on ", live->label(),
-                               ": the Gemm as it is ", v[0]->why, ")"),
+                               ": the Gemm as it is ", (*v)[0]->why, ")"),
                   static_cast<int64_t>(bt->raw_data().size()));
     ctx.graph().SetInput(id, 1, name);
     SetTransB(ctx.graph().mutable_node(id));

@@ -4,7 +4,7 @@
 // Linear form, which converters map to a fully connected layer. A converter may write a
 // generic Gemm layer for transB = 0 that treats a flattened [1,K] activation as a column and
 // answers [K,N] (or dies loading the model), and a fully connected layer for transB = 1, which
-// runs and matches (docs/engines-ncnn.md).
+// runs and matches, as measured (the engine pages, docs/engines-*.md).
 //
 // Before (B [8,10] constant):   y = Gemm (a, B, c)
 // After:                         y = Gemm <transB = 1> (a, Bt, c)    # Bt = B^T [10,8]

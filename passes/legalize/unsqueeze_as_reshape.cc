@@ -53,13 +53,11 @@ absl::Status LegalizeViews(RewriteContext& ctx) {
     reshape.add_input(n.input(0));
     reshape.add_input("shape");
     reshape.add_output(n.output(0));
-    const std::optional<proto::Model> here =
-        targets::NodeFragment(ctx.model(), n, as_is, elem, out);
-    const std::optional<proto::Model> there =
-        targets::NodeFragment(ctx.model(), reshape, reshaped, elem, out);
-    if (!here || !there) continue;
-    std::vector<absl::StatusOr<targets::LiveVerdict>> v = live->Decide({&*here, &*there});
-    if (v.size() != 2 || !v[0].ok() || !v[1].ok() || v[0]->matches || !v[1]->matches) {
+    const std::optional<std::vector<absl::StatusOr<targets::LiveVerdict>>> decided =
+        targets::DecideReplacement(*live, ctx.model(), n, as_is, reshape, reshaped, elem, out);
+    if (!decided) continue;
+    const std::vector<absl::StatusOr<targets::LiveVerdict>>& v = *decided;
+    if (!targets::OnlyReplacementRuns(v)) {
       if (v.size() == 2 && v[0].ok() && !v[0]->matches) {
         ctx.Debug(id, absl::StrCat(n.op_type(), " '", ctx.Label(id), "': ", live->label(),
                                    " (decided live): ", v[0]->why,

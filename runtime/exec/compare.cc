@@ -41,17 +41,6 @@ int64_t OrderedBits(T v) {
   }
 }
 
-std::string MultiIndex(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (int64_t a = static_cast<int64_t>(shape.size()) - 1; a >= 0; --a) {
-    if (shape[a] > 0) {
-      index[a] = flat % shape[a];
-      flat /= shape[a];
-    }
-  }
-  return absl::StrCat("[", absl::StrJoin(index, ","), "]");
-}
-
 std::string Format(double v, bool floating) {
   return floating ? absl::StrFormat("%.9g", v) : absl::StrFormat("%.0f", v);
 }
@@ -218,6 +207,17 @@ const char* KindName(const Value& v) {
 }
 
 }  // namespace
+
+std::string MultiIndex(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (int64_t a = static_cast<int64_t>(shape.size()) - 1; a >= 0; --a) {
+    if (shape[a] > 0) {
+      index[a] = flat % shape[a];
+      flat /= shape[a];
+    }
+  }
+  return absl::StrCat("[", absl::StrJoin(index, ","), "]");
+}
 
 std::string Comparison::Figures() const {
   std::string out = absl::StrFormat("max abs %.3g, max rel %.3g, max ULP %d", max_abs_error,

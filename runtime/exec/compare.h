@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/value.h"
 
@@ -61,6 +62,10 @@ struct Comparison {
   /// figure), e.g. "output 'y': max abs error 0.25 at 5 [0,1,1], max rel error ...".
   std::string Statistics(const std::string& name, const Tolerance& tolerance) const;
 };
+
+/// The position of element `flat` (row-major) in a tensor of `shape`, as "[0,1,1]": where a
+/// comparison's message says an error is.
+std::string MultiIndex(int64_t flat, const std::vector<int64_t>& shape);
 
 /// Compares `actual` with `expected`; `name` labels the output in the message.
 Comparison CompareValues(const Value& actual, const Value& expected, const std::string& name,

@@ -103,17 +103,6 @@ std::string ShapeText(const std::vector<int64_t>& d) {
   return absl::StrCat("[", absl::StrJoin(d, ","), "]");
 }
 
-std::string MultiIndex(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (int64_t a = static_cast<int64_t>(shape.size()) - 1; a >= 0; --a) {
-    if (shape[a] > 0) {
-      index[a] = flat % shape[a];
-      flat /= shape[a];
-    }
-  }
-  return ShapeText(index);
-}
-
 std::vector<int64_t> Squeezed(const std::vector<int64_t>& d) {
   std::vector<int64_t> out;
   for (int64_t x : d) {

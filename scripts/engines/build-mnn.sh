@@ -48,14 +48,8 @@ if git -C "$src" rev-parse HEAD >/dev/null 2>&1; then
   fi
 fi
 
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
-generator=()
-if command -v ninja >/dev/null 2>&1; then
-  generator=(-G Ninja)
-fi
+# shellcheck source=scripts/engines/cmake_tools.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cmake_tools.sh"
 
 # MNN_SEP_BUILD=OFF: one libMNN.so (CPU backend and Express inside) instead of
 # libMNN + libMNN_Express + one library per backend.

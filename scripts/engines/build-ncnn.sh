@@ -46,14 +46,8 @@ fi
 version_args=()
 if [[ -n "$version_date" ]]; then version_args=(-DNCNN_VERSION="$version_date"); fi
 
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
-generator=()
-if command -v ninja >/dev/null 2>&1; then
-  generator=(-G Ninja)
-fi
+# shellcheck source=scripts/engines/cmake_tools.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cmake_tools.sh"
 
 cmake -S "$src" -B "$build" "${generator[@]}" "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=Release "${version_args[@]}" \

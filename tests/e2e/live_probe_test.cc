@@ -43,6 +43,7 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "targets/targets.h"
+#include "tests/support/centring_models.h"
 
 namespace onnx_bcast {
 namespace {
@@ -50,12 +51,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // LayerNorm's centring at T = 1: [1,1,32] - ReduceMean over the last axis [1,1,1].
-constexpr char kCentring[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,1,32] x) => (float[1,1,32] y) {
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Sub (x, m)
-}
-)";
+constexpr const char* kCentring = test_support::kCentringModel;
 
 proto::Model Parse(const char* text) {
   absl::StatusOr<proto::Model> m = proto::ParseModelText(text, "centring");
@@ -151,13 +147,7 @@ TEST(LiveProbe, TheT1CentringRunsOnTheEngineAndTheTableSaysSo) {
 // LayerNorm's centring over a flattened vector, `[1,32] - [1,1]`: refused by OpenCV 4.6 and by
 // the table. The class rules alone vouch for no rewrite (opt --no-live-probe exited 3); with the
 // exact-shape cells the table places it too, in a form the engine runs and matches.
-constexpr char kFlat[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,32] i) => (float[1,32] y) {
-  x = Relu (i)
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Sub (x, m)
-}
-)";
+constexpr const char* kFlat = test_support::kFlatCentringModel;
 
 TEST(LiveProbe, TheFlatCentringIsNamedByTheEngineAndPlacedWhereItRunsAndMatches) {
   const proto::Model model = Parse(kFlat);

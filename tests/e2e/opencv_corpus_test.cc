@@ -37,22 +37,17 @@
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
 #include "tests/support/cli_process.h"
-#include "tests/support/corpus_bindings.h"
 #include "tests/support/engine_corpus.h"
-#include "tests/support/json_file.h"
 #include "tests/support/reference_guard.h"
 
 namespace onnx_bcast {
 namespace {
 
 namespace fs = std::filesystem;
-using report::Json;
-using Bindings = test_support::CorpusBindings;
 using test_support::Cell;
 using test_support::EmitTable;
 using test_support::JobOn;
 using test_support::Judge;
-using test_support::OptArgs;
 using test_support::Reference;
 using test_support::RunJobs;
 using test_support::RunReference;
@@ -61,8 +56,6 @@ using test_support::Verdict;
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
 engines::EngineFactory OpenCv() { return engines::MakeOpenCvEngine; }
-
-using test_support::ReadJson;
 
 // Corpus models that run and match on OpenCV 4.6 after opt --target opencv (docs/engines.md),
 // held by name: losing one fails even when another is gained (add a gained one here).
@@ -109,66 +102,34 @@ TEST(ReferenceGuard, RefusesConstantAndNanOnlyOutputs) {
 TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
   const fs::path scratch = fs::temp_directory_path() / absl::StrCat("bcast_ocv_", ::getpid());
   fs::create_directories(scratch);
-  const Json manifest = ReadJson(kCorpus + "manifest.json");
-  struct Row {
-    std::string model;
-    Bindings dims;
-    int opt_exit = -1;
-    int outside = 0;  // nodes outside the table after opt
-    Reference ref;
-    size_t before_job = 0, after_job = 0;
-  };
-  std::vector<Row> rows;
-  std::vector<engines::EngineJob> jobs;
-  absl::StatusOr<std::vector<test_support::CorpusModel>> corpus =
-      test_support::LoadCorpus(kCorpus, manifest, scratch);
-  ASSERT_TRUE(corpus.ok()) << corpus.status();
-  for (const test_support::CorpusModel& m : *corpus) {
-    const std::string& name = m.name;
-    Row row;
-    row.model = name;
-    row.dims = test_support::FirstBinding(manifest, name, m.original.proto.graph());
-    // As exported, with the dims bound only; and after opt --target opencv (written even
-    // when some node stays outside the table, which stderr lists).
-    const std::string& before = m.before;
-    const std::string& after = m.after;
-    test_support::CliResult r =
-        test_support::WriteAsExported(BCAST_CLI, m, row.dims, scratch.string());
-    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
-    r = test_support::RunCliIn(
-        BCAST_CLI, OptArgs(m.path, after, {"--target", "opencv", "--allow-partial"}, row.dims),
-        scratch.string());
-    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
-    // The report on stdout: "target opencv: N node(s) outside its table".
-    const std::string tag = "target opencv: ";
-    const size_t at = r.out.find(tag);
-    ASSERT_NE(at, std::string::npos) << name << ": " << r.out;
-    const size_t from = at + tag.size();
-    ASSERT_TRUE(absl::SimpleAtoi(
-        absl::string_view(r.out).substr(from, r.out.find(' ', from) - from), &row.outside))
-        << r.out;
-    absl::StatusOr<Reference> ref = RunReference(m.original, row.dims);
-    ASSERT_TRUE(ref.ok()) << name << ": " << ref.status();
-    row.ref = *std::move(ref);
-    // A reference the comparison cannot fail against (constant, or NaN only) is refused.
-    EXPECT_EQ(test_support::FirstUninformativeOutput(row.ref.expected), "")
-        << name << " at the test's inputs; re-export it with informative weights";
-    for (const std::string& file : {before, after}) {
-      (file == before ? row.before_job : row.after_job) = jobs.size();
-      jobs.push_back(JobOn(test_support::ReadAll(file), row.ref));
-    }
-    rows.push_back(std::move(row));
-  }
-  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
-      RunJobs(OpenCv(), jobs, absl::Seconds(30));
-  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  // After opt --target opencv: written even when some node stays outside the table, which
+  // stderr lists.
+  test_support::CorpusRun run;
+  test_support::RunCorpus(
+      BCAST_CLI, kCorpus, scratch, OpenCv(),
+      {.opt_flags = {"--target", "opencv", "--allow-partial"}, .timeout = absl::Seconds(30)}, &run);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
   test_support::CorpusTally tally;
   std::string table =
       "| model | dims | as exported | after `opt --target opencv` | nodes outside the table |\n"
       "|---|---|---|---|---|\n";
-  for (const Row& row : rows) {
-    const Verdict before = Judge((*outcomes)[row.before_job], row.ref);
-    const Verdict after = Judge((*outcomes)[row.after_job], row.ref);
+  for (const test_support::CorpusRow& row : run.rows) {
+    const std::string& out = row.opt.out;
+    ASSERT_EQ(row.opt.code, 0) << row.model << ": " << row.opt.err;
+    // The report on stdout: "target opencv: N node(s) outside its table".
+    const std::string tag = "target opencv: ";
+    const size_t at = out.find(tag);
+    ASSERT_NE(at, std::string::npos) << row.model << ": " << out;
+    const size_t from = at + tag.size();
+    int outside = 0;
+    ASSERT_TRUE(
+        absl::SimpleAtoi(absl::string_view(out).substr(from, out.find(' ', from) - from), &outside))
+        << out;
+    // A reference the comparison cannot fail against (constant, or NaN only) is refused.
+    EXPECT_EQ(row.uninformative, "")
+        << row.model << " at the test's inputs; re-export it with informative weights";
+    const Verdict before = run.Before(row);
+    const Verdict after = run.After(row);
     EXPECT_FALSE(before.crashed) << row.model << " as exported: " << before.text;
     EXPECT_FALSE(after.crashed) << row.model << " after opt: " << after.text;
     tally.Add(row.model, before, after);
@@ -178,23 +139,24 @@ TEST(OpenCvCorpus, AsExportedAndAfterOptOnTheEngine) {
     std::vector<std::string> dims;
     for (const auto& [s, v] : row.dims) dims.push_back(absl::StrCat(s, "=", v));
     absl::StrAppend(&table, "| ", row.model, " | ", absl::StrJoin(dims, ", "), " | ",
-                    Cell(before.text), " | ", Cell(after.text), " | ", row.outside, " |\n");
+                    Cell(before.text), " | ", Cell(after.text), " | ", outside, " |\n");
   }
   // The models docs/engines.md names: each one present, and none gained unrecorded.
   for (const std::string& model : kRunAfterOpt) {
-    EXPECT_TRUE(
-        std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.model == model; }))
+    EXPECT_TRUE(std::any_of(run.rows.begin(), run.rows.end(),
+                            [&](const test_support::CorpusRow& r) { return r.model == model; }))
         << model << " is no longer in the corpus";
   }
   for (const std::string& model : tally.ran_after) {
     EXPECT_TRUE(kRunAfterOpt.count(model))
         << model << " now runs and matches after opt: add it to kRunAfterOpt and docs/engines.md";
   }
-  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", rows.size(),
-                  " as exported, ", tally.after_ok, " of ", rows.size(), " after opt\n");
+  const size_t n = run.rows.size();
+  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", n, " as exported, ",
+                  tally.after_ok, " of ", n, " after opt\n");
   EmitTable(table);
   test_support::ExpectPageStatesFigures(BCAST_SOURCE_DIR "/docs/engines.md", tally.before_ok,
-                                        tally.after_ok, rows.size());
+                                        tally.after_ok, n);
   fs::remove_all(scratch);
 }
 

@@ -1,13 +1,15 @@
 // Test support: a real engine against our executor on a model, for the corpus tests of the
 // engines (engines.OpenCvCorpus, engines.NcnnCorpus, engines.MnnCorpus): the reference run on
-// the original model, the verdict on one engine outcome, and the tally and checks every corpus
-// table shares. Header-only; the test links the driver, the engine probe and the executor.
+// the original model, the verdict on one engine outcome, the run of the whole corpus as
+// exported and after opt, and the tally, table and checks every corpus test shares.
+// Header-only; the test links the driver, the engine probe and the executor.
 #ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 #define ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -32,8 +35,11 @@
 #include "runtime/exec/executor.h"
 #include "runtime/exec/model_loader.h"
 #include "runtime/exec/random_inputs.h"
+#include "targets/targets.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/corpus_bindings.h"
+#include "tests/support/json_file.h"
+#include "tests/support/reference_guard.h"
 
 namespace onnx_bcast::test_support {
 
@@ -262,6 +268,160 @@ inline void ExpectHeldByName(const std::set<std::string>& held,
   for (const std::string& model : ran_after) {
     EXPECT_TRUE(held.count(model) > 0) << model << " now runs and matches on " << engine
                                        << " after opt: add it to MustRunAfterOpt and " << page;
+  }
+}
+
+/// One model of a corpus test: its dims, what opt did with the test's flags, the reference, and
+/// its jobs on the engine (as exported; after opt only when opt wrote the model, else -1).
+struct CorpusRow {
+  std::string model;
+  Bindings dims;
+  CliResult opt;  ///< `opt MODEL -o AFTER FLAGS --dim DIMS`
+  Reference ref;
+  /// Why no comparison against the reference can fail (a constant or NaN-only output), or "".
+  std::string uninformative;
+  int before_job = -1, after_job = -1;
+};
+
+/// What a corpus test asks of every model.
+struct CorpusSetup {
+  /// The dims a model runs at: the manifest's first valid binding unless the engine needs
+  /// another.
+  std::function<Bindings(const report::Json& manifest, const std::string& model,
+                         const onnx::GraphProto& graph)>
+      bind = FirstBinding;
+  std::vector<std::string> opt_flags;          ///< e.g. {"--target", "mnn"}
+  absl::Duration timeout = absl::Seconds(60);  ///< each engine job's
+};
+
+/// A corpus test's rows, in manifest order, and the engine's outcome of every job.
+struct CorpusRun {
+  std::vector<CorpusRow> rows;
+  std::vector<engines::EngineOutcome> outcomes;
+
+  Verdict Before(const CorpusRow& row) const { return Judge(outcomes[row.before_job], row.ref); }
+  /// The verdict on what opt wrote (a row without an after job: an empty verdict).
+  Verdict After(const CorpusRow& row) const {
+    return row.after_job < 0 ? Verdict() : Judge(outcomes[row.after_job], row.ref);
+  }
+};
+
+/// Every model of the exporter corpus `corpus` (its manifest.json) at `setup.bind`'s dims,
+/// in `scratch`: written as exported, then by `cli opt` with `setup.opt_flags` (exit 0, or 1
+/// and 3, which write nothing), its reference computed; both run on `engine`. A fatal test
+/// failure where something else happens (the caller checks HasFatalFailure()).
+inline void RunCorpus(const std::string& cli, const std::string& corpus,
+                      const std::filesystem::path& scratch, const engines::EngineFactory& engine,
+                      const CorpusSetup& setup, CorpusRun* run) {
+  const report::Json manifest = ReadJson(corpus + "manifest.json");
+  absl::StatusOr<std::vector<CorpusModel>> models = LoadCorpus(corpus, manifest, scratch);
+  ASSERT_TRUE(models.ok()) << models.status();
+  std::vector<engines::EngineJob> jobs;
+  for (const CorpusModel& m : *models) {
+    CorpusRow row;
+    row.model = m.name;
+    row.dims = setup.bind(manifest, m.name, m.original.proto.graph());
+    const CliResult as_exported = WriteAsExported(cli, m, row.dims, scratch.string());
+    ASSERT_EQ(as_exported.code, 0) << m.name << ": " << as_exported.err;
+    row.opt = RunCliIn(cli, OptArgs(m.path, m.after, setup.opt_flags, row.dims), scratch.string());
+    const int code = row.opt.code;
+    ASSERT_TRUE(code == 0 || code == 1 || code == 3) << m.name << ": " << row.opt.err;
+    if (code != 0) {
+      EXPECT_FALSE(std::filesystem::exists(m.after)) << m.name << ": written with exit " << code;
+    }
+    absl::StatusOr<Reference> ref = RunReference(m.original, row.dims);
+    ASSERT_TRUE(ref.ok()) << m.name << ": " << ref.status();
+    row.ref = *std::move(ref);
+    row.uninformative = FirstUninformativeOutput(row.ref.expected);
+    row.before_job = static_cast<int>(jobs.size());
+    jobs.push_back(JobOn(ReadAll(m.before), row.ref));
+    if (code == 0) {
+      row.after_job = static_cast<int>(jobs.size());
+      jobs.push_back(JobOn(ReadAll(m.after), row.ref));
+    }
+    run->rows.push_back(std::move(row));
+  }
+  absl::StatusOr<std::vector<engines::EngineOutcome>> outcomes =
+      RunJobs(engine, jobs, setup.timeout);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  run->outcomes = *std::move(outcomes);
+}
+
+/// What `opt --target T` said besides its verdict, when its engine check is on (exit 1: the
+/// engine refused or computed the written model wrongly; 3: nodes outside the table).
+struct OptSaid {
+  std::vector<std::string> outside;  ///< the target check's lines when opt exits 3
+  std::vector<std::string> lacking;  ///< ops the engine has no layer for (opt's warnings)
+  std::string engine;                ///< the engine's answer when opt exits 1
+};
+
+/// A corpus test of a target whose opt runs the engine check: what differs between engines.
+struct CheckedCorpus {
+  std::string target;  ///< opt --target's name ("ncnn")
+  std::string engine;  ///< as the table's heading and messages name the engine ("MNN")
+  std::string page;    ///< the docs page that quotes the table ("docs/engines-ncnn.md")
+  /// The models that run and match after opt, held by name (ExpectHeldByName).
+  const std::set<std::string>* held = nullptr;
+  /// Reads what opt said (the engine's own line differs between adapters).
+  std::function<OptSaid(const CorpusRow& row)> read_opt;
+  /// How the engine's refusal names op `op` (an op the table decides never stops a written
+  /// model).
+  std::function<std::string(const std::string& op)> stops_at;
+  std::string exit_1;     ///< a row opt did not write on the engine's answer, before that answer
+  std::string unwritten;  ///< the summary's words for the models opt did not write
+  /// `page` on disk, held to the figures measured (ExpectPageStatesFigures); "": not checked.
+  std::string page_file;
+};
+
+/// The checks and the table of a CheckedCorpus test over `run`: what opt writes runs and
+/// matches on the engine and never stops at an op whose forms the table measured; a model
+/// that ran and matched as exported is written and still does (CorpusTally); exit 3 names a
+/// node; the models held by name run and match after opt.
+inline void ExpectCheckedCorpus(const CheckedCorpus& c, const CorpusRun& run) {
+  const targets::TargetProfile* profile = targets::FindTarget(c.target);
+  ASSERT_NE(profile, nullptr);
+  CorpusTally tally;
+  int written = 0;
+  std::string table =
+      absl::StrCat("| model | dims | as exported | after `opt --target ", c.target, "` | ops ",
+                   c.engine, " has no layer for |\n", "|---|---|---|---|---|\n");
+  for (const CorpusRow& row : run.rows) {
+    const OptSaid said = c.read_opt(row);
+    if (row.opt.code == 3)
+      EXPECT_FALSE(said.outside.empty()) << row.model << ": exit 3 naming no node";
+    Verdict before = run.Before(row);
+    Verdict after = run.After(row);
+    if (row.after_job >= 0) {
+      ++written;
+      // The promise: what opt writes, the engine runs and computes as the original does.
+      EXPECT_TRUE(after.matches) << row.model << ": opt --target " << c.target << " exited 0, "
+                                 << c.engine << ": " << after.text;
+      // What the table decides, the target check names: a written model never stops at an
+      // op whose forms the table measured.
+      for (const auto& [op, rule] : profile->op_rules) {
+        EXPECT_FALSE(absl::StrContains(after.text, c.stops_at(op)))
+            << row.model << ": written by opt --target " << c.target << ", stops at " << op
+            << ", which the table decides: " << after.text;
+      }
+    } else if (row.opt.code == 3) {
+      after.text = absl::StrCat("not written (opt exit 3): ", said.outside.size(),
+                                " node(s) outside the table, first: ", said.outside.front());
+    } else {
+      after.text = absl::StrCat(c.exit_1, said.engine);
+    }
+    UnjudgedWhenUninformative(row.uninformative, &before, &after);
+    tally.Add(row.model, before, after);
+    absl::StrAppend(&table, "| ", row.model, " | ", DimList(row.dims), " | ", Cell(before.text),
+                    " | ", Cell(after.text), " | ", absl::StrJoin(said.lacking, ", "), " |\n");
+  }
+  ExpectHeldByName(*c.held, tally.ran_after, c.engine, c.target, c.page, table);
+  const size_t n = run.rows.size();
+  absl::StrAppend(&table, "\nruns and matches: ", tally.before_ok, " of ", n, " as exported, ",
+                  tally.after_ok, " of ", n, " after opt (", written, " written by opt, ",
+                  n - written, " ", c.unwritten, ")\n");
+  EmitTable(table);
+  if (!c.page_file.empty()) {
+    ExpectPageStatesFigures(c.page_file, tally.before_ok, tally.after_ok, n);
   }
 }
 

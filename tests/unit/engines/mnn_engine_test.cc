@@ -22,23 +22,20 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// The adapter's own maker: std::function converts its unique_ptr to the StatusOr.
-EngineFactory Mnn() { return MakeMnnEngine; }
+using MnnEngine = test_support::AdapterTest<MakeMnnEngine>;
 
-EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(Mnn(), std::move(job)); }
-
-TEST(MnnEngine, ReportsItsVersionAndBuild) {
+TEST_F(MnnEngine, ReportsItsVersionAndBuild) {
   // MNN's version and the date of the commit built from (scripts/engines/build-mnn.sh).
-  test_support::ExpectNameAndVersion(Mnn(), "mnn", "[0-9]+\\.[0-9]+\\.[0-9]+\\+[0-9]{8}");
+  test_support::ExpectNameAndVersion(Engine(), "mnn", "[0-9]+\\.[0-9]+\\.[0-9]+\\+[0-9]{8}");
   absl::StatusOr<std::unique_ptr<EngineAdapter>> e = MakeMnnEngine();
   EXPECT_THAT((*e)->build(), ::testing::MatchesRegex("github.com/alibaba/MNN commit [0-9a-f]{40}"));
 }
 
-TEST(MnnEngine, RunsAnAddInAChild) {
+TEST_F(MnnEngine, RunsAnAddInAChild) {
   test_support::ExpectAddRan(RunOne(test_support::AddJob({2, 3})));
 }
 
-TEST(MnnEngine, KeepsABatchOtherThanOne) {
+TEST_F(MnnEngine, KeepsABatchOtherThanOne) {
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -53,7 +50,7 @@ TEST(MnnEngine, KeepsABatchOtherThanOne) {
   EXPECT_THAT(y.values<float>(), ElementsAre(0, 1, 2, -1, 0, 1, 1, 2, 3, 0, 1, 2));
 }
 
-TEST(MnnEngine, FeedsInt64AsMnnComputesIt) {
+TEST_F(MnnEngine, FeedsInt64AsMnnComputesIt) {
   // A Gather of int64 indices: MNN runs integer tensors as int32.
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
@@ -69,53 +66,38 @@ TEST(MnnEngine, FeedsInt64AsMnnComputesIt) {
   EXPECT_THAT(y.values<float>(), ElementsAre(30, 31, 0, 1, 20, 21));
 }
 
-TEST(MnnEngine, ABroadcastTheConverterRefusesIsRefusedAtLoadThoughItWritesTheModel) {
+TEST_F(MnnEngine, ABroadcastTheConverterRefusesIsRefusedAtLoadThoughItWritesTheModel) {
   // [2,3] + [4,3] is no broadcast. Between two constants MNNConvert folds it: it logs its
   // shape error, then writes a model and says "Converted Success!".
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
+  const EngineOutcome o = RunOne(test_support::JobFeedingA(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) <float[4,3] b = {1,2,3,4,5,6,7,8,9,10,11,12}, "
-      "float[2,3] c = {1,2,3,4,5,6}> { t = Add(c, b)\n y = Add(a, t) }");
-  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "load");
+      "float[2,3] c = {1,2,3,4,5,6}> { t = Add(c, b)\n y = Add(a, t) }"));
+  test_support::ExpectRefusedAt(o, "load");
   EXPECT_EQ(o.message, "Broad cast error, dim1 = 4, dim2 = 2");
 }
 
-TEST(MnnEngine, ABroadcastTheRuntimeRefusesIsRefusedAtRunInItsWords) {
+TEST_F(MnnEngine, ABroadcastTheRuntimeRefusesIsRefusedAtRunInItsWords) {
   // With a graph input the converter computes no shape; MNN's session does, when resized.
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
+  const EngineOutcome o = RunOne(test_support::JobFeedingA(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
       "g (float[2,3] a) => (float[2,3] y) <float[4,3] b = {1,2,3,4,5,6,7,8,9,10,11,12}> "
-      "{ y = Add(a, b) }");
-  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "run");
+      "{ y = Add(a, b) }"));
+  test_support::ExpectRefusedAt(o, "run");
   EXPECT_EQ(o.message,
             "resizeSession failed to compute the shapes: Broad cast error, dim1 = 4, dim2 = 2; "
             "Compute Shape Error for y");
 }
 
-TEST(MnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
-      "g (float[2,3] a) => (float[2,3] y) { y = Hardmax(a) }");
-  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "load");
+TEST_F(MnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
+  const EngineOutcome o =
+      RunOne(test_support::JobFeedingA("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                                       "g (float[2,3] a) => (float[2,3] y) { y = Hardmax(a) }"));
+  test_support::ExpectRefusedAt(o, "load");
   EXPECT_EQ(o.message, "These Op Not Support: ONNX::Hardmax");
 }
 
-TEST(MnnEngine, AnInputNothingReadsIsNotFed) {
+TEST_F(MnnEngine, AnInputNothingReadsIsNotFed) {
   // MNNConvert folds Shape(x) of a static x: the session keeps x as an input without memory.
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
@@ -128,7 +110,7 @@ TEST(MnnEngine, AnInputNothingReadsIsNotFed) {
   EXPECT_THAT(o.outputs.at(0).second.values<int32_t>(), ElementsAre(1, 3, 4, 5));
 }
 
-TEST(MnnEngine, AShapeOnlyTheDataDecidesIsRefusedBySessionsInMnnsWords) {
+TEST_F(MnnEngine, AShapeOnlyTheDataDecidesIsRefusedBySessionsInMnnsWords) {
   // MNN's Interpreter sessions compute every shape before running; NonZero's needs the data.
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
@@ -137,15 +119,14 @@ TEST(MnnEngine, AShapeOnlyTheDataDecidesIsRefusedBySessionsInMnnsWords) {
   job.inputs.emplace_back("x", *runtime::Tensor::FromValues<float>({2, 3}, {0, 1, 0, 2, 0, 3}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "load");
+  test_support::ExpectRefusedAt(o, "load");
   // MNN's banner ("The device supports: ...") is left out.
   EXPECT_EQ(o.message,
             "Interpreter::createSession failed: Interpreter don't support case for shape compute "
             "need input content, please use module api instead");
 }
 
-TEST(MnnEngine, RunAvailableReturnsTheIntermediateTensorsTheConvertedModelHolds) {
+TEST_F(MnnEngine, RunAvailableReturnsTheIntermediateTensorsTheConvertedModelHolds) {
   // Bisection asks for every tensor; MNN keeps those asked for (saveTensors) and leaves out
   // the ones the converter did not keep.
   EngineJob job = test_support::AddJob({2, 3});

@@ -20,35 +20,27 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// The adapter's own maker: std::function converts its unique_ptr to the StatusOr.
-EngineFactory Ncnn() { return MakeNcnnEngine; }
+using NcnnEngine = test_support::AdapterTest<MakeNcnnEngine>;
 
-EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(Ncnn(), std::move(job)); }
-
-TEST(NcnnEngine, ReportsItsVersionAndBuild) {
-  test_support::ExpectNameAndVersion(Ncnn(), "ncnn", "1\\.0\\.[0-9]{8}");
+TEST_F(NcnnEngine, ReportsItsVersionAndBuild) {
+  test_support::ExpectNameAndVersion(Engine(), "ncnn", "1\\.0\\.[0-9]{8}");
 }
 
-TEST(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
+TEST_F(NcnnEngine, RunsAnAddWithTheBatchAxisDroppedInAChild) {
   // [2, 3] out: ncnn's Mat has no batch axis.
   test_support::ExpectAddRan(RunOne(test_support::AddJob({1, 2, 3})));
 }
 
-TEST(NcnnEngine, RefusesABatchOtherThanOne) {
-  EngineJob job;
-  job.model_bytes = test_support::ModelBytes(
-      "<ir_version: 8, opset_import: [\"\" : 13]>\n"
-      "g (float[2,3] a) => (float[2,3] y) { y = Relu(a) }");
-  job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({2, 3}, {1, 2, 3, 4, 5, 6}));
-  job.output_names = {"y"};
-  const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "run");
+TEST_F(NcnnEngine, RefusesABatchOtherThanOne) {
+  const EngineOutcome o =
+      RunOne(test_support::JobFeedingA("<ir_version: 8, opset_import: [\"\" : 13]>\n"
+                                       "g (float[2,3] a) => (float[2,3] y) { y = Relu(a) }"));
+  test_support::ExpectRefusedAt(o, "run");
   EXPECT_THAT(o.message, HasSubstr("ncnn has no batch axis"));
   EXPECT_THAT(o.message, HasSubstr("batch 2"));
 }
 
-TEST(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
+TEST_F(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
   EngineJob job;
   job.model_bytes = test_support::ModelBytes(
       "<ir_version: 8, opset_import: [\"\" : 13]>\n"
@@ -56,8 +48,7 @@ TEST(NcnnEngine, AnOpTheConverterLacksIsRefusedInItsOwnWords) {
   job.inputs.emplace_back("a", *runtime::Tensor::FromValues<float>({1, 3}, {1, 2, 3}));
   job.output_names = {"y"};
   const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "load");
+  test_support::ExpectRefusedAt(o, "load");
   EXPECT_EQ(o.message, "Expand not supported yet!");
 }
 

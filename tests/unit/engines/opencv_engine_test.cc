@@ -18,25 +18,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The adapter's own maker: std::function converts its unique_ptr to the StatusOr.
-EngineFactory OpenCv() { return MakeOpenCvEngine; }
+using OpenCvEngine = test_support::AdapterTest<MakeOpenCvEngine>;
 
-EngineOutcome RunOne(EngineJob job) { return test_support::RunOne(OpenCv(), std::move(job)); }
-
-TEST(OpenCvEngine, ReportsItsVersion) {
-  test_support::ExpectNameAndVersion(OpenCv(), "opencv", "[0-9]+\\.[0-9]+\\.[0-9]+.*");
+TEST_F(OpenCvEngine, ReportsItsVersion) {
+  test_support::ExpectNameAndVersion(Engine(), "opencv", "[0-9]+\\.[0-9]+\\.[0-9]+.*");
 }
 
-TEST(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
+TEST_F(OpenCvEngine, RunsAnAddOfEqualShapesInAChild) {
   test_support::ExpectAddRan(RunOne(test_support::AddJob({2, 3})));
 }
 
-TEST(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {
+TEST_F(OpenCvEngine, ARefusalCarriesTheExceptionsCause) {
   EngineJob job;
   job.model_bytes = "not a model";
   const EngineOutcome o = RunOne(std::move(job));
-  EXPECT_EQ(o.kind, OutcomeKind::kRefused);
-  EXPECT_EQ(o.stage, "load");
+  test_support::ExpectRefusedAt(o, "load");
   // The cause, without the banner and the build's source directories.
   EXPECT_THAT(o.message, HasSubstr("error: ("));
   EXPECT_THAT(o.message, ::testing::Not(HasSubstr("OpenCV(")));

@@ -16,6 +16,7 @@
 #include "runtime/exec/random_inputs.h"
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
+#include "tests/support/centring_models.h"
 #include "tests/support/pass_test_util.h"
 
 namespace onnx_bcast::targets {
@@ -26,12 +27,7 @@ using ::testing::IsEmpty;
 
 using passes::testing::ScriptedOracle;
 
-constexpr char kCentring[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,1,32] x) => (float[1,1,32] y) {
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Sub (x, m)
-}
-)";
+constexpr const char* kCentring = test_support::kCentringModel;
 
 // [1,1,1,384] / [1,1,1,1], both computed: inner-axis... refused by the table at rank 4;
 // OpenCV 4.6 runs it (issue 35's table).
@@ -151,13 +147,7 @@ TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
 // LayerNorm's centring over a flattened vector, `[1,32] - [1,1]`, both computed: refused by
 // the table as it is, placed by its exact-shape cells (tests/e2e/live_probe_test.cc runs the
 // result on OpenCV).
-constexpr char kFlat[] = R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,32] i) => (float[1,32] y) {
-  x = Relu (i)
-  m = ReduceMean <axes = [-1], keepdims = 1> (x)
-  y = Sub (x, m)
-}
-)";
+constexpr const char* kFlat = test_support::kFlatCentringModel;
 
 TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
   proto::Model m = passes::testing::Parse(kFlat);
