@@ -1,6 +1,6 @@
-// What every rewrite pass shares: the main graph's use-def index, the shapes and element types
-// of its tensors (computed once per pass by the broadcast analysis and kept current as the pass
-// edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
+// What every rewrite pass shares: the use-def index of the graph it edits, the shapes and
+// element types of its tensors (the pipeline's analysis, analysis_manager.h, kept current as the
+// pass edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
 // constants), the two operand rewrites (align a rank, expand to a shape) and the rewrite log.
 #ifndef ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 #define ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
@@ -239,7 +239,11 @@ class RewriteContext {
 /// own shapes. Call sites that cannot be retargeted (inside another function body) leave such a
 /// function as it is, with a debug reason; the target check then lists its nodes. Graphs
 /// nested inside function bodies are not rewritten either. A model without bodies or functions
-/// takes the single-graph path (Init, with the pipeline's tables).
+/// takes the single-graph path (Init, with the pipeline's tables). Otherwise every graph's tables
+/// come from options.analyses (AnalysisManager::TakeModel: held, or one analysis of the model)
+/// and go back to it kept current with the edits, under the paths a fresh analysis would give
+/// them; when a path cannot be followed (a pass that added or removed a body or a call) only the
+/// main graph's are handed back.
 absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const PassOptions& options, PassStats* stats,
                                const std::function<absl::Status(RewriteContext&)>& rewrite);
