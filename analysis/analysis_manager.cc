@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "analysis/shape_propagation.h"
 #include "support/status_macros.h"
 
@@ -59,8 +58,9 @@ absl::Status CompareShapeTables(const ShapeTables& kept, const ShapeTables& fres
   // Every tensor the fresh analysis knows, in name order (the first difference is reported);
   // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
   std::vector<std::pair<std::string_view, const broadcast::Shape*>> order;
-  fresh.ForEachShape(
-      [&](std::string_view name, const broadcast::Shape& shape) { order.emplace_back(name, &shape); });
+  fresh.ForEachShape([&](std::string_view name, const broadcast::Shape& shape) {
+    order.emplace_back(name, &shape);
+  });
   std::sort(order.begin(), order.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   // A size that depends on data is a symbol named after its node's label, "<op>#<index>" when

@@ -62,7 +62,8 @@ absl::Status VerifyModelTables(const proto::Model& model, const analysis::ShapeT
     if (it == graphs.end()) {
       return absl::InternalError(absl::StrCat("graph ", path, ": no kept tables"));
     }
-    if (absl::Status s = analysis::CompareShapeTables(it->second, table, /*elems=*/false); !s.ok()) {
+    if (absl::Status s = analysis::CompareShapeTables(it->second, table, /*elems=*/false);
+        !s.ok()) {
       return absl::InternalError(absl::StrCat("graph ", path, ": ", s.message()));
     }
   }
@@ -199,10 +200,10 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
       }
     }
     if (options.verify_each && analyses->held() != nullptr) {
-      if (absl::Status c = analyses->held_graphs() != nullptr
-                               ? VerifyModelTables(*model, *analyses->held(),
-                                                   *analyses->held_graphs())
-                               : VerifyShapeTables(*model, *analyses->held());
+      if (absl::Status c =
+              analyses->held_graphs() != nullptr
+                  ? VerifyModelTables(*model, *analyses->held(), *analyses->held_graphs())
+                  : VerifyShapeTables(*model, *analyses->held());
           !c.ok()) {
         return absl::InternalError(absl::StrCat(info->name, " left stale shapes: ", c.message()));
       }

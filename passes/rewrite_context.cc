@@ -1100,10 +1100,10 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     for (size_t k = 0; k < keys.size(); ++k) {
       std::unordered_set<std::string> trial_names;
       PassStats trial;
-      BCAST_ASSIGN_OR_RETURN(onnx::GraphProto body,
-                             RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names,
-                                                 &names, pass, options, &trial, rewrite,
-                                                 &trial_tables[k]));
+      BCAST_ASSIGN_OR_RETURN(
+          onnx::GraphProto body,
+          RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names, &names, pass,
+                              options, &trial, rewrite, &trial_tables[k]));
       std::string text = NodesText(body);
       if (groups.count(text) == 0) group_order.push_back(text);
       groups[text].push_back(k);

@@ -260,7 +260,6 @@ TEST(AnalysisManager, APassThatDoesNotPreserveDropsTheTables) {
   EXPECT_EQ(analyses.held(), nullptr);
 }
 
-
 // Every graph's tables (ModelTables): a model with If/Loop bodies or model-local functions is
 // analysed once per pipeline too, and after every pass the manager holds, for the main graph and
 // for every path a fresh analysis walks, tables that agree with that fresh analysis.
