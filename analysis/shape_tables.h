@@ -5,6 +5,7 @@
 #ifndef ONNX_BCAST_ANALYSIS_SHAPE_TABLES_H_
 #define ONNX_BCAST_ANALYSIS_SHAPE_TABLES_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -43,6 +44,8 @@ class ShapeTables {
   }
   /// Records `elem` (0 forgets it).
   void SetElem(std::string_view name, int32_t elem) { elems_[Slot(name)] = elem; }
+  /// Forgets every element type (a body's are not tracked; see AnalysisManager).
+  void ClearElems() { std::fill(elems_.begin(), elems_.end(), 0); }
   void EraseShape(std::string_view name) {
     const size_t id = Index(name);
     if (id < shapes_.size()) shapes_[id] = nullptr;

@@ -50,55 +50,29 @@ std::string PassOutcome(const PassStats& stats) {
 
 absl::Status VerifyShapeTables(const proto::Model& model, const analysis::ShapeTables& kept) {
   BCAST_ASSIGN_OR_RETURN(analysis::ShapeTables fresh, analysis::ComputeShapeTables(model));
-  // Every tensor the fresh analysis knows, in name order (the first difference is reported);
-  // entries of tensors a pass removed may linger in the kept tables (nothing reads them).
-  std::vector<std::pair<std::string_view, const broadcast::Shape*>> order;
-  fresh.ForEachShape(
-      [&](std::string_view name, const broadcast::Shape& shape) { order.emplace_back(name, &shape); });
-  std::sort(order.begin(), order.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  // A size that depends on data is a symbol named after its node's label, "<op>#<index>" when
-  // the node is unnamed, and an insertion before the node shifts that index in a new analysis:
-  // the tables agree when they agree up to a one-to-one renaming of symbols, learned from the
-  // dims that are one symbol on both sides.
-  std::map<std::string, broadcast::Expr> rename;  // fresh symbol -> kept symbol
-  std::map<std::string, std::string> renamed_from;
-  for (const auto& [name, fresh_shape] : order) {
-    const broadcast::Shape* kept_shape = kept.FindShape(name);
-    if (kept_shape == nullptr || !fresh_shape->rank_known || !kept_shape->rank_known ||
-        fresh_shape->rank() != kept_shape->rank()) {
-      continue;
+  return analysis::CompareShapeTables(kept, fresh, /*elems=*/true);
+}
+
+absl::Status VerifyModelTables(const proto::Model& model, const analysis::ShapeTables& main,
+                               const std::map<std::string, analysis::ShapeTables>& graphs) {
+  BCAST_ASSIGN_OR_RETURN(analysis::ModelTables fresh, analysis::ComputeModelTables(model));
+  BCAST_RETURN_IF_ERROR(analysis::CompareShapeTables(main, fresh.main, /*elems=*/true));
+  for (const auto& [path, table] : fresh.graphs) {
+    auto it = graphs.find(path);
+    if (it == graphs.end()) {
+      return absl::InternalError(absl::StrCat("graph ", path, ": no kept tables"));
     }
-    for (size_t i = 0; i < fresh_shape->dims.size(); ++i) {
-      const broadcast::Dim& f = fresh_shape->dims[i];
-      const broadcast::Dim& k = kept_shape->dims[i];
-      if (!f.is_symbol() || !k.is_symbol() || f.symbol() == k.symbol()) continue;
-      if (rename.count(f.symbol()) == 0 && renamed_from.count(k.symbol()) == 0) {
-        rename.emplace(f.symbol(), broadcast::Expr::Symbol(k.symbol()));
-        renamed_from.emplace(k.symbol(), f.symbol());
-      }
+    if (absl::Status s = analysis::CompareShapeTables(it->second, table, /*elems=*/false);
+        !s.ok()) {
+      return absl::InternalError(absl::StrCat("graph ", path, ": ", s.message()));
     }
   }
-  for (const auto& [name, fresh_shape] : order) {
-    const broadcast::Shape* kept_shape = kept.FindShape(name);
-    const broadcast::Shape shape = Substitute(*fresh_shape, rename);
-    if (kept_shape == nullptr || !(*kept_shape == shape)) {
+  for (const auto& [path, table] : graphs) {
+    if (fresh.graphs.count(path) == 0) {
       return absl::InternalError(
-          absl::StrCat("tensor '", std::string(name), "': kept shape ",
-                       kept_shape == nullptr ? std::string("none") : kept_shape->ToString(),
-                       ", a fresh analysis gives ", fresh_shape->ToString()));
+          absl::StrCat("graph ", path, ": kept tables of a graph a fresh analysis does not walk"));
     }
   }
-  absl::Status elems_agree = absl::OkStatus();
-  fresh.ForEachElem([&](std::string_view name, int32_t elem) {
-    const int32_t kept_elem = kept.ElemOf(name);
-    if (elems_agree.ok() && kept_elem != elem) {
-      elems_agree =
-          absl::InternalError(absl::StrCat("tensor '", std::string(name), "': kept element type ",
-                                           kept_elem, ", a fresh analysis gives ", elem));
-    }
-  });
-  if (!elems_agree.ok()) return elems_agree;
   return absl::OkStatus();
 }
 
@@ -226,7 +200,11 @@ absl::Status RunPipeline(proto::Model* model, absl::Span<const PassInfo* const> 
       }
     }
     if (options.verify_each && analyses->held() != nullptr) {
-      if (absl::Status c = VerifyShapeTables(*model, *analyses->held()); !c.ok()) {
+      if (absl::Status c =
+              analyses->held_graphs() != nullptr
+                  ? VerifyModelTables(*model, *analyses->held(), *analyses->held_graphs())
+                  : VerifyShapeTables(*model, *analyses->held());
+          !c.ok()) {
         return absl::InternalError(absl::StrCat(info->name, " left stale shapes: ", c.message()));
       }
     }

@@ -6,6 +6,7 @@
 #ifndef ONNX_BCAST_PASSES_PASS_MANAGER_H_
 #define ONNX_BCAST_PASSES_PASS_MANAGER_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ ModelSummary Summarize(const onnx::ModelProto& model);
 /// naming the first tensor whose shape or element type differs (run after every pass with
 /// `verify_each`).
 absl::Status VerifyShapeTables(const proto::Model& model, const analysis::ShapeTables& kept);
+/// The same for every graph's tables (AnalysisManager::held_graphs): the main graph's, and one
+/// per analysis path a fresh analysis walks, no more and no fewer.
+absl::Status VerifyModelTables(const proto::Model& model, const analysis::ShapeTables& main,
+                               const std::map<std::string, analysis::ShapeTables>& graphs);
 
 /// Runs `pipeline` over `model` in order, appending one PassRun per pass that ran (also the
 /// failing one). The first error stops the pipeline and is returned with the pass named.

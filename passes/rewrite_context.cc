@@ -51,8 +51,16 @@ RewriteContext::RewriteContext(proto::Model* model, std::string pass, const Pass
     : model_(model), pass_(std::move(pass)), options_(options), stats_(stats) {}
 
 RewriteContext::~RewriteContext() {
-  // Scoped contexts (RewriteEveryGraph) hold copies of one graph's table: nothing to hand on.
-  if (options_.analyses == nullptr || graph_ == nullptr || scoped_) return;
+  if (graph_ == nullptr) return;
+  if (scoped_) {
+    // RewriteEveryGraph collects every graph's tables and hands them to the pass manager.
+    if (hand_back_ == nullptr) return;
+    // A fresh analysis gives a body no element types; the ones recorded here go with it.
+    if (scope_.body) tables_.ClearElems();
+    *hand_back_ = std::move(tables_);
+    return;
+  }
+  if (options_.analyses == nullptr) return;
   // The tables were kept current with every edit; the pass manager decides whether to keep
   // them (the pass's registry entry says whether it preserves them).
   options_.analyses->Return(std::move(tables_));
@@ -73,15 +81,15 @@ absl::Status RewriteContext::Init() {
   return absl::OkStatus();
 }
 
-void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope, analysis::ShapeTable shapes,
-                                analysis::ElemTable elems) {
+void RewriteContext::InitScoped(onnx::GraphProto* graph, GraphScope scope,
+                                analysis::ShapeTables tables, analysis::ShapeTables* hand_back) {
   scoped_ = true;
+  hand_back_ = hand_back;
   scope_ = std::move(scope);
   opset_ = scope_.function ? scope_.opset : proto::DefaultOpset(model_->proto);
-  tables_ = analysis::ShapeTables();
-  tables_.Reserve(shapes.size());
-  for (auto& [name, shape] : shapes) tables_.SetShape(name, std::move(shape));
-  for (const auto& [name, elem] : elems) tables_.SetElem(name, elem);
+  tables_ = std::move(tables);
+  // The editor has its own id space here: the analysis's per-node ids would go stale.
+  tables_.TakeNodeIds();
   // A body's interface types are not tracked (see GraphScope::body).
   analysis::ApplyDeclaredElems(*graph, /*interface=*/!scope_.body, &tables_);
   graph_ = std::make_unique<proto::GraphEditor>(graph);
@@ -149,9 +157,8 @@ const Shape& RewriteContext::ShapeOf(const std::string& name) const {
   static const Shape* const kUnknown = new Shape(Shape::UnknownRank());
   if (const Shape* shape = tables_.FindShape(name)) return *shape;
   // A body reads the enclosing graphs' values (outer scope).
-  for (const analysis::ShapeTable* outer : scope_.outer) {
-    auto o = outer->find(name);
-    if (o != outer->end()) return o->second;
+  for (const analysis::ShapeTables* outer : scope_.outer) {
+    if (const Shape* shape = outer->FindShape(name)) return *shape;
   }
   return *kUnknown;
 }
@@ -940,16 +947,20 @@ struct CallRef {
 
 // Lists the bodies of `g` in pre-order (parents before their bodies) and the function calls
 // of `g` and its bodies, with the analysis's paths.
+// `order` gets every path listed (bodies and calls) in the order met, a call marked by a
+// leading 'c' and a body by 'b'.
 void Enumerate(onnx::GraphProto* g, const std::string& path, int self,
                const std::map<FunctionKey, onnx::FunctionProto*>& functions,
                std::vector<BodyRef>* bodies,
-               std::map<onnx::FunctionProto*, std::vector<CallRef>>* calls) {
+               std::map<onnx::FunctionProto*, std::vector<CallRef>>* calls,
+               std::vector<std::string>* order) {
   for (int i = 0; i < g->node_size(); ++i) {
     onnx::NodeProto* n = g->mutable_node(i);
     if (auto f = functions.find({n->domain(), n->op_type()}); f != functions.end()) {
       (*calls)[f->second].push_back(
           {n, absl::StrCat(path, "/", n->op_type(), " '", PathNodeName(*n, i), "' (function ",
                            f->second->domain(), ".", f->second->name(), ")")});
+      order->push_back(absl::StrCat("c", (*calls)[f->second].back().key));
     }
     for (auto& a : *n->mutable_attribute()) {
       if (!a.has_g() && a.graphs_size() == 0) continue;
@@ -957,14 +968,16 @@ void Enumerate(onnx::GraphProto* g, const std::string& path, int self,
           absl::StrCat(path, "/", n->op_type(), " '", PathNodeName(*n, i), "'.", a.name());
       if (a.has_g()) {
         bodies->push_back({a.mutable_g(), sub, self});
+        order->push_back(absl::StrCat("b", sub));
         const int me = static_cast<int>(bodies->size()) - 1;
-        Enumerate(a.mutable_g(), sub, me, functions, bodies, calls);
+        Enumerate(a.mutable_g(), sub, me, functions, bodies, calls, order);
       }
       for (int k = 0; k < a.graphs_size(); ++k) {
         const std::string item = absl::StrCat(sub, "[", k, "]");
         bodies->push_back({a.mutable_graphs(k), item, self});
+        order->push_back(absl::StrCat("b", item));
         const int me = static_cast<int>(bodies->size()) - 1;
-        Enumerate(a.mutable_graphs(k), item, me, functions, bodies, calls);
+        Enumerate(a.mutable_graphs(k), item, me, functions, bodies, calls, order);
       }
     }
   }
@@ -977,13 +990,14 @@ int64_t FunctionOpset(const onnx::FunctionProto& fn, const onnx::ModelProto& m) 
   return proto::DefaultOpset(m);
 }
 
-// `fn`'s body rewritten for the shapes `table` of one call site (names drawn from `names`).
+// `fn`'s body rewritten for the shapes `table` of one call site (names drawn from `names`);
+// `edited` gets the table kept current with the rewrite.
 absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
     proto::Model* model, const onnx::FunctionProto& fn, const std::string& label,
-    const analysis::ShapeTable& table, std::unordered_set<std::string>* names,
+    const analysis::ShapeTables& table, std::unordered_set<std::string>* names,
     const std::unordered_set<std::string>* frozen_names, const std::string& pass,
     const PassOptions& options, PassStats* stats,
-    const std::function<absl::Status(RewriteContext&)>& rewrite) {
+    const std::function<absl::Status(RewriteContext&)>& rewrite, analysis::ShapeTables* edited) {
   onnx::GraphProto body;
   *body.mutable_node() = fn.node();
   for (const std::string& in : fn.input()) body.add_input()->set_name(in);
@@ -996,7 +1010,7 @@ absl::StatusOr<onnx::GraphProto> RewriteFunctionBody(
   scope.body = true;
   scope.function = true;
   scope.opset = FunctionOpset(fn, model->proto);
-  ctx.InitScoped(&body, std::move(scope), table, {});
+  ctx.InitScoped(&body, std::move(scope), table, edited);
   if (absl::Status s = rewrite(ctx); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
   }
@@ -1027,16 +1041,22 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     return absl::OkStatus();
   }
   // One analysis serves every graph: bodies see their outer scope with its shapes, and each
-  // function call site has its own table.
-  // The scoped contexts below keep copies of each graph's table and hand nothing back.
-  if (options.analyses != nullptr) options.analyses->Invalidate();
-  analysis::AnalysisOptions shapes_only;
-  shapes_only.verdicts = false;
-  BCAST_ASSIGN_OR_RETURN(analysis::Analysis analysis, analysis::AnalyzeBroadcasts(*model, shapes_only));
-  static const analysis::ShapeTable* const kEmpty = new analysis::ShapeTable();
-  auto table = [&](const std::string& path) -> analysis::ShapeTable* {
-    auto it = analysis.shapes.find(path);
-    return it == analysis.shapes.end() ? nullptr : &it->second;
+  // function call site has its own table. The pass manager holds it across passes; each
+  // context below edits its graph's table with the graph and hands it back, so a pass that
+  // preserves shapes leaves every graph's table current for the next one.
+  analysis::ModelTables tables;
+  if (options.analyses != nullptr) {
+    BCAST_ASSIGN_OR_RETURN(tables, options.analyses->TakeModel());
+  } else {
+    BCAST_ASSIGN_OR_RETURN(tables, analysis::ComputeModelTables(*model));
+  }
+  // Paths whose tables could not be kept current (see below): the pass manager then holds only
+  // the main graph's, and the next pass that needs the others analyses the model again.
+  bool graphs_current = true;
+  static const analysis::ShapeTables* const kEmpty = new analysis::ShapeTables();
+  auto table = [&](const std::string& path) -> analysis::ShapeTables* {
+    auto it = tables.graphs.find(path);
+    return it == tables.graphs.end() ? nullptr : &it->second;
   };
   std::unordered_set<std::string> names;
   AddNames(model->proto.graph(), &names);
@@ -1049,7 +1069,9 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
   for (auto& f : *model->proto.mutable_functions()) functions[{f.domain(), f.name()}] = &f;
   std::vector<BodyRef> bodies;
   std::map<onnx::FunctionProto*, std::vector<CallRef>> calls;
-  Enumerate(model->proto.mutable_graph(), "main", -1, functions, &bodies, &calls);
+  std::vector<std::string> paths_before;
+  Enumerate(model->proto.mutable_graph(), "main", -1, functions, &bodies, &calls, &paths_before);
+  bool function_bodies_changed = false;
 
   // Function bodies first: call nodes are retargeted to copies before any graph is edited.
   std::vector<onnx::FunctionProto*> order;
@@ -1060,7 +1082,7 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     const std::string suffix = absl::StrCat(" (function ", fn->domain(), ".", fn->name(), ")");
     // Every walk of this body: call sites in graphs and inside other function bodies.
     std::vector<std::string> keys;
-    for (const auto& [path, t] : analysis.shapes) {
+    for (const auto& [path, t] : tables.graphs) {
       if (path.size() > suffix.size() &&
           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
         keys.push_back(path);
@@ -1074,12 +1096,14 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
     std::vector<std::string> results;
     std::map<std::string, std::vector<size_t>> groups;  // body text -> keys
     std::vector<std::string> group_order;
+    std::vector<analysis::ShapeTables> trial_tables(keys.size());
     for (size_t k = 0; k < keys.size(); ++k) {
       std::unordered_set<std::string> trial_names;
       PassStats trial;
-      BCAST_ASSIGN_OR_RETURN(onnx::GraphProto body,
-                             RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names,
-                                                 &names, pass, options, &trial, rewrite));
+      BCAST_ASSIGN_OR_RETURN(
+          onnx::GraphProto body,
+          RewriteFunctionBody(model, *fn, label, *table(keys[k]), &trial_names, &names, pass,
+                              options, &trial, rewrite, &trial_tables[k]));
       std::string text = NodesText(body);
       if (groups.count(text) == 0) group_order.push_back(text);
       groups[text].push_back(k);
@@ -1094,10 +1118,13 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
             pass, ": ", label,
             ": call sites need different rewrites and one is inside another function body; "
             "the function is left as is"));
-        continue;
+        continue;  // the body is not edited: its tables stay as they are
       }
     }
     const onnx::FunctionProto original = *fn;  // every group starts from the original body
+    onnx::GraphProto original_body;
+    *original_body.mutable_node() = original.node();
+    function_bodies_changed |= group_order.size() > 1 || group_order[0] != NodesText(original_body);
     for (size_t gi = 0; gi < group_order.size(); ++gi) {
       const std::vector<size_t>& members = groups[group_order[gi]];
       onnx::FunctionProto* target = fn;
@@ -1122,47 +1149,130 @@ absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
         for (size_t k : members) absl::StrAppend(&r.detail, k == members[0] ? ": " : ", ", keys[k]);
         stats->Log(std::move(r));
       }
-      // The body rewritten again with the model-wide names (the trial used a snapshot).
+      // The body rewritten again with the model-wide names (the trial used a snapshot). The
+      // names as they were before it, when the group's other call sites may need them below.
+      std::optional<std::unordered_set<std::string>> names_before;
+      if (gi > 0 && members.size() > 1) names_before = names;
+      analysis::ShapeTables edited;
       BCAST_ASSIGN_OR_RETURN(
           onnx::GraphProto body,
           RewriteFunctionBody(model, original, target_label, *table(keys[members[0]]), &names,
-                              nullptr, pass, options, stats, rewrite));
+                              nullptr, pass, options, stats, rewrite, &edited));
+      // Each call site's table describes the body as rewritten for it: the first member's is
+      // the one just edited; the others' trials describe it too when it came out the same,
+      // names included (the trials drew theirs against the model-wide names, which only an
+      // earlier group's rewrite has added to since). Otherwise each of the others is rewritten
+      // once more against the names as this rewrite found them, which draws the same names: a
+      // rewrite of a small body, where the analysis could only walk the whole model again.
+      const std::string text = NodesText(body);
+      const bool trials_current = text == group_order[gi];
       *target->mutable_node() = std::move(*body.mutable_node());
+      *table(keys[members[0]]) = std::move(edited);
+      for (size_t m = 1; m < members.size(); ++m) {
+        if (trials_current) {
+          *table(keys[members[m]]) = std::move(trial_tables[members[m]]);
+          continue;
+        }
+        analysis::ShapeTables redone;
+        bool same = false;
+        if (names_before.has_value()) {
+          std::unordered_set<std::string> redo_names;
+          PassStats redo;
+          BCAST_ASSIGN_OR_RETURN(
+              onnx::GraphProto again,
+              RewriteFunctionBody(model, original, target_label, *table(keys[members[m]]),
+                                  &redo_names, &*names_before, pass, options, &redo, rewrite,
+                                  &redone));
+          same = NodesText(again) == text;
+        }
+        if (same) {
+          *table(keys[members[m]]) = std::move(redone);
+        } else {
+          graphs_current = false;  // not expected; never a stale table
+        }
+      }
     }
   }
 
   // If/Loop/Scan bodies, innermost first (pre-order reversed): a body's own table moves into
-  // its context once every body nested in it, which reads it as outer scope, is done.
+  // its context once every body nested in it, which reads it as outer scope, is done, and
+  // comes back as the context ends.
   for (int i = static_cast<int>(bodies.size()) - 1; i >= 0; --i) {
     GraphScope scope;
     scope.path = bodies[i].path;
     scope.names = &names;
     scope.body = true;
     for (int p = bodies[i].parent; p >= 0; p = bodies[p].parent) {
-      const analysis::ShapeTable* t = table(bodies[p].path);
+      const analysis::ShapeTables* t = table(bodies[p].path);
       scope.outer.push_back(t != nullptr ? t : kEmpty);
     }
-    const analysis::ShapeTable* main_table = table("main");
-    scope.outer.push_back(main_table != nullptr ? main_table : kEmpty);
-    analysis::ShapeTable own;
-    if (analysis::ShapeTable* t = table(bodies[i].path)) own = std::move(*t);
+    scope.outer.push_back(&tables.main);
+    analysis::ShapeTables* own = table(bodies[i].path);
     RewriteContext ctx(model, pass, options, stats);
-    ctx.InitScoped(bodies[i].graph, std::move(scope), std::move(own), {});
+    // A body the analysis did not walk gets no table back (a fresh analysis has none).
+    ctx.InitScoped(bodies[i].graph, std::move(scope),
+                   own != nullptr ? std::move(*own) : analysis::ShapeTables(), own);
     if (absl::Status s = rewrite(ctx); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(bodies[i].path, ": ", s.message()));
     }
     ctx.Commit();
   }
 
-  GraphScope scope;
-  scope.names = &names;
-  analysis::ShapeTable own;
-  if (analysis::ShapeTable* t = table("main")) own = std::move(*t);
-  RewriteContext ctx(model, pass, options, stats);
-  ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(own),
-                 std::move(analysis.elems));
-  BCAST_RETURN_IF_ERROR(rewrite(ctx));
-  ctx.Commit();
+  {
+    GraphScope scope;
+    scope.names = &names;
+    RewriteContext ctx(model, pass, options, stats);
+    ctx.InitScoped(model->proto.mutable_graph(), std::move(scope), std::move(tables.main),
+                   &tables.main);
+    BCAST_RETURN_IF_ERROR(rewrite(ctx));
+    ctx.Commit();
+  }
+  if (options.analyses == nullptr) return absl::OkStatus();
+
+  // The paths name their owning nodes, "<op>#<index>" when unnamed, and the functions called:
+  // insertions before an owner and retargeted calls rename them. Passes insert and remove only
+  // nodes without bodies or calls, so the graphs' owners are met in the same order as before:
+  // each old path maps to the one met at its place now.
+  std::vector<BodyRef> bodies_after;
+  std::map<onnx::FunctionProto*, std::vector<CallRef>> calls_after;
+  std::vector<std::string> paths_after;
+  functions.clear();
+  for (auto& f : *model->proto.mutable_functions()) functions[{f.domain(), f.name()}] = &f;
+  Enumerate(model->proto.mutable_graph(), "main", -1, functions, &bodies_after, &calls_after,
+            &paths_after);
+  std::map<std::string, std::string> renamed;  // old path -> new
+  bool same_structure = paths_before.size() == paths_after.size();
+  for (size_t i = 0; same_structure && i < paths_before.size(); ++i) {
+    same_structure = paths_before[i][0] == paths_after[i][0] &&
+                     renamed.emplace(paths_before[i].substr(1), paths_after[i].substr(1)).second;
+  }
+  if (!same_structure) graphs_current = false;
+  std::map<std::string, analysis::ShapeTables> graphs;
+  for (auto& [path, t] : tables.graphs) {
+    if (!graphs_current) break;
+    // The longest listed path that `path` is or lies under; what lies under a call is a walk
+    // inside a function body, named by that body's nodes, which is renamed only when no
+    // function body changed.
+    std::string prefix = path;
+    auto it = renamed.find(prefix);
+    while (it == renamed.end()) {
+      const size_t slash = prefix.rfind('/');
+      if (slash == std::string::npos || slash == 0) break;
+      prefix.resize(slash);
+      it = renamed.find(prefix);
+    }
+    if (it == renamed.end() || (prefix != path && function_bodies_changed)) {
+      graphs_current = false;
+      break;
+    }
+    graphs.emplace(it->second + path.substr(prefix.size()), std::move(t));
+  }
+  if (graphs_current && graphs.size() == tables.graphs.size()) {
+    tables.graphs = std::move(graphs);
+    options.analyses->ReturnModel(std::move(tables));
+  } else {
+    options.analyses->Return(std::move(tables.main));
+  }
   return absl::OkStatus();
 }
 

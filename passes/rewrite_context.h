@@ -1,6 +1,6 @@
-// What every rewrite pass shares: the main graph's use-def index, the shapes and element types
-// of its tensors (computed once per pass by the broadcast analysis and kept current as the pass
-// edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
+// What every rewrite pass shares: the use-def index of the graph it edits, the shapes and
+// element types of its tensors (the pipeline's analysis, analysis_manager.h, kept current as the
+// pass edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
 // constants), the two operand rewrites (align a rank, expand to a shape) and the rewrite log.
 #ifndef ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 #define ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
@@ -33,7 +33,7 @@ struct GraphScope {
   /// The analysis path of the graph ("main/If 'c'.then_branch", or a function call site).
   std::string path = "main";
   /// The enclosing graphs' shape tables, innermost first (outer-scope values of a body).
-  std::vector<const analysis::ShapeTable*> outer;
+  std::vector<const analysis::ShapeTables*> outer;
   /// Every name of every graph and function body of the model; fresh names avoid them all.
   std::unordered_set<std::string>* names = nullptr;
   /// Names also taken but not to be added to (a trial rewrite's view of the model's names).
@@ -54,7 +54,8 @@ class RewriteContext {
  public:
   RewriteContext(proto::Model* model, std::string pass, const PassOptions& options,
                  PassStats* stats);
-  /// Hands the shape tables, kept current with every edit, back to options.analyses.
+  /// Hands the shape tables, kept current with every edit, back: to options.analyses (Init), or
+  /// to where InitScoped was told.
   ~RewriteContext();
   RewriteContext(const RewriteContext&) = delete;
   RewriteContext& operator=(const RewriteContext&) = delete;
@@ -62,9 +63,12 @@ class RewriteContext {
   /// Takes the main graph's shape tables (options.analyses; computed when it holds none) and
   /// indexes the main graph. Call once, before anything else.
   absl::Status Init();
-  /// Instead of Init: works on `graph` (the main graph or a body) with shapes and element
-  /// types already computed by the one analysis of the model (RewriteEveryGraph).
-  void InitScoped(onnx::GraphProto* graph, GraphScope scope, analysis::ShapeTable shapes, analysis::ElemTable elems);
+  /// Instead of Init: works on `graph` (the main graph or a body) with `tables` from the one
+  /// analysis of the model (RewriteEveryGraph), and hands them back to `hand_back` (when not
+  /// null) as the context ends, kept current with every edit (a body's with no element types,
+  /// as the analysis gives them).
+  void InitScoped(onnx::GraphProto* graph, GraphScope scope, analysis::ShapeTables tables,
+                  analysis::ShapeTables* hand_back);
   /// The analysis path of the graph this context edits ("main" for the main graph).
   const std::string& path() const { return scope_.path; }
   /// A name unused anywhere in the model (and in this graph), starting with `base`.
@@ -215,6 +219,7 @@ class RewriteContext {
   std::unique_ptr<proto::GraphEditor> graph_;
   int64_t opset_ = 0;
   bool scoped_ = false;  // set up by InitScoped (RewriteEveryGraph)
+  analysis::ShapeTables* hand_back_ = nullptr;  // where a scoped context's tables go
   int64_t fold_limit_override_ = -1;
   bool shared_ids_ = false;  // the editor indexes into the tables' ids (Init)
   analysis::ShapeTables tables_;
@@ -234,7 +239,11 @@ class RewriteContext {
 /// own shapes. Call sites that cannot be retargeted (inside another function body) leave such a
 /// function as it is, with a debug reason; the target check then lists its nodes. Graphs
 /// nested inside function bodies are not rewritten either. A model without bodies or functions
-/// takes the single-graph path (Init, with the pipeline's tables).
+/// takes the single-graph path (Init, with the pipeline's tables). Otherwise every graph's tables
+/// come from options.analyses (AnalysisManager::TakeModel: held, or one analysis of the model)
+/// and go back to it kept current with the edits, under the paths a fresh analysis would give
+/// them; when a path cannot be followed (a pass that added or removed a body or a call) only the
+/// main graph's are handed back.
 absl::Status RewriteEveryGraph(proto::Model* model, const std::string& pass,
                                const PassOptions& options, PassStats* stats,
                                const std::function<absl::Status(RewriteContext&)>& rewrite);

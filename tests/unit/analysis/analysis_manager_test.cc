@@ -260,5 +260,89 @@ TEST(AnalysisManager, APassThatDoesNotPreserveDropsTheTables) {
   EXPECT_EQ(analyses.held(), nullptr);
 }
 
+// Every graph's tables (ModelTables): a model with If/Loop bodies or model-local functions is
+// analysed once per pipeline too, and after every pass the manager holds, for the main graph and
+// for every path a fresh analysis walks, tables that agree with that fresh analysis.
+
+// Runs each pass of `names` as its own pipeline over one manager and checks after each that the
+// held tables are every graph's, current (VerifyModelTables), from one analysis.
+void RunAndCheckEveryGraph(proto::Model* model, const std::vector<std::string>& names) {
+  AnalysisManager analyses(model);
+  passes::PipelineOptions options;
+  options.analyses = &analyses;
+  options.pass_options.evaluator = passes::testing::Executor();
+  absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  bool changed = false;
+  for (const passes::PassInfo* info : *pipeline) {
+    SCOPED_TRACE(info->name);
+    std::vector<passes::PassRun> runs;
+    const passes::PassInfo* one[] = {info};
+    const absl::Status s = passes::RunPipeline(model, one, options, &runs);
+    ASSERT_TRUE(s.ok()) << s;
+    changed |= runs.back().stats.changed();
+    EXPECT_EQ(analyses.computations(), 1);
+    ASSERT_NE(analyses.held(), nullptr);
+    ASSERT_NE(analyses.held_graphs(), nullptr);
+    EXPECT_FALSE(analyses.held_graphs()->empty());
+    const absl::Status fresh =
+        passes::VerifyModelTables(*model, *analyses.held(), *analyses.held_graphs());
+    EXPECT_TRUE(fresh.ok()) << fresh;
+  }
+  EXPECT_TRUE(changed);  // the passes had something to keep current
+}
+
+const std::vector<std::string> kPreserving = {"align-ranks", "materialize-broadcast",
+                                              "eliminate-redundant-broadcast"};
+
+TEST(AnalysisManager, IfAndLoopBodiesAreAnalysedOnceAndKeptCurrent) {
+  absl::StatusOr<proto::Model> model = proto::LoadModel(
+      std::string(BCAST_SOURCE_DIR) + "/tests/fixtures/exported/scripted_if_loop_op15.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  RunAndCheckEveryGraph(&*model, kPreserving);
+}
+
+// Unnamed owners after an insertion (their paths name their index), a function called from the
+// main graph and from a body, three call sites that need the same rewrite (one body, a table
+// each) and two that need another (a copy of the function, their calls renamed, its body's
+// names drawn after the first group's).
+const char kFunctionsAndBodies[] = R"(
+  <ir_version: 8, opset_import: ["" : 15, "local" : 1]>
+  g (bool c, float[N,20,120] x, float[120] row, float[20,120] m) => (float[N,20,120] y) {
+    a = Add (x, row)
+    t = local.scale (a, row)
+    u = local.scale (t, row)
+    v = local.scale (u, m)
+    w = local.scale (v, m)
+    y = If (c) <
+      then_branch = then_g () => (float[N,20,120] p) { p = Mul (w, row) },
+      else_branch = else_g () => (float[N,20,120] q) { q = local.scale (w, row) }
+    >
+  }
+  <domain: "local", opset_import: ["" : 15]>
+  scale (k, b) => (o) {
+    o = Mul (k, b)
+  })";
+
+TEST(AnalysisManager, FunctionCallSitesAndBodiesAreAnalysedOnceAndKeptCurrent) {
+  proto::Model model = passes::testing::Parse(kFunctionsAndBodies);
+  RunAndCheckEveryGraph(&model, kPreserving);
+  // The copy exists: the last two call sites' tables moved to the copy's path.
+  ASSERT_EQ(model.proto.functions_size(), 2);
+}
+
+TEST(AnalysisManager, EveryGraphsTablesAreKeptThroughTheWholePipeline) {
+  proto::Model model = passes::testing::Parse(kFunctionsAndBodies);
+  AnalysisManager analyses(&model);
+  passes::PipelineOptions options;
+  options.analyses = &analyses;
+  options.verify_each = true;  // VerifyModelTables after every pass
+  std::vector<passes::PassRun> runs;
+  const absl::Status s = passes::RunPipeline(&model, Explicit(), options, &runs);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(analyses.computations(), 1);
+  ASSERT_NE(analyses.held_graphs(), nullptr);
+}
+
 }  // namespace
 }  // namespace onnx_bcast::analysis
