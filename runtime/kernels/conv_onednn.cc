@@ -32,7 +32,7 @@ bool OneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, con
   return false;
 }
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t,
-                                                  int64_t, const float*, bool) {
+                                                  int64_t, const float*, bool, int) {
   return nullptr;
 }
 
@@ -195,6 +195,11 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 
 namespace {
 
+// Multiply-adds below which a part of a split convolution (Split) is not worth handing to
+// another thread: a hand-off costs some tens of microseconds on a busy machine, and a
+// multiply-add about 0.03 ns at oneDNN's rate on one AVX-512 core.
+constexpr int64_t kSplitMinMacsPerPart = int64_t{1} << 20;
+
 // The engine prepared convolutions are built on (one per process: an engine may be shared by
 // threads) and each thread's stream on it.
 const dnnl::engine& SharedEngine() {
@@ -221,32 +226,163 @@ class OneDnnPreparedConv : public PreparedConv {
     stream.wait();
   }
 
-  bool Run(const float* x, const float*, const float* bias, float* y, const ParallelFor*) override {
-    omp_set_num_threads(1);  // as OneDnnConv2D: no spinning OpenMP team
-    try {
-      Execute(x, bias, y);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    return true;
+  bool Run(const float* x, const float* w, const float* bias, float* y,
+           const ParallelFor* parallel) override {
+    return RunBlocked(x, 0, w, bias, y, 0, parallel);
   }
 
-  void Execute(const float* x, const float* bias, float* y) {
-    dnnl::stream& stream = Stream();
-    Entry& e = *e_;
-    e.user_src.set_data_handle(const_cast<float*>(x));
-    e.user_dst.set_data_handle(y);
-    if (e.reorder_src) e.to_src.execute(stream, e.user_src, e.src);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.reorder_src ? e.src : e.user_src},
-                                            {DNNL_ARG_WEIGHTS, e.wei},
-                                            {DNNL_ARG_DST, e.reorder_dst ? e.dst : e.user_dst}};
-    if (bias != nullptr) {
-      e.bias.set_data_handle(const_cast<float*>(bias));
-      args.emplace(DNNL_ARG_BIAS, e.bias);
+  // Splits the convolution into `parts` primitives run as tasks of the caller's ParallelFor:
+  // oneDNN's own threading is OpenMP, kept at one thread (OneDnnConv2D says why), so without
+  // this a 2-thread run computed every convolution on one core. Only for batch 1 and one group,
+  // and only where a part's input and output are contiguous slices: with an NHWC source and
+  // destination (oneDNN's choice for few channels on AVX-512) a band of output rows, otherwise
+  // (NCHW, nChw16c, nChw8c destinations) a slice of the maps. Each part has its own primitive,
+  // its own scratchpad (parts run at the same time) and, for slices of the maps, its weights
+  // reordered once. Left unsplit when oneDNN would compute a part with another implementation
+  // than the whole (a slower one, or none).
+  void Split(int parts, const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+             int64_t group, const float* w, bool has_bias) {
+    if (parts < 2 || batch != 1 || group != 1) return;
+    const int64_t oh = g.out[0], ow = g.out[1], ksize = g.kernel_size();
+    if (maps * oh * ow * channels * ksize < parts * kSplitMinMacsPerPart) return;
+    const memory::dims full_src{batch, channels, g.in[0], g.in[1]};
+    const memory::dims full_dst{batch, maps, oh, ow};
+    const bool rows = e_->reorder_src && e_->reorder_dst &&
+                      e_->src.get_desc() == memory::desc(full_src, kF32, Tag::nhwc) &&
+                      e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nhwc);
+    Tag dst_tag = Tag::nchw;
+    if (rows) {
+      if (oh < parts) return;
+      dst_tag = Tag::nhwc;
+    } else {
+      if (maps % parts != 0) return;
+      const int64_t mp = maps / parts;
+      if (e_->reorder_dst) {
+        if (mp % 16 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
+          dst_tag = Tag::nChw16c;
+        } else if (mp % 8 == 0 &&
+                   e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
+          dst_tag = Tag::nChw8c;
+        } else {
+          return;
+        }
+      }
     }
-    e.conv.execute(stream, args);
-    if (e.reorder_dst) e.from_dst.execute(stream, e.dst, e.user_dst);
-    stream.wait();
+    const Tag src_tag = rows ? Tag::nhwc : Tag::undef;  // maps: the whole's source layout
+    const dnnl::engine& engine = SharedEngine();
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::dims strides{g.strides[0], g.strides[1]};
+    const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
+    const int64_t reach = (g.kernel[0] - 1) * g.dilations[0] + 1;  // input rows of one output row
+    std::vector<Part> built;
+    try {
+      dnnl::stream& stream = Stream();
+      for (int i = 0; i < parts; ++i) {
+        Part part;
+        // This part's output rows [r0, r1) and maps [m0, m1), and the input rows it reads.
+        int64_t r0 = 0, r1 = oh, m0 = 0, m1 = maps, in0 = 0, in1 = g.in[0];
+        int64_t pad_t = g.pads_begin[0], pad_b = g.pads_end[0];
+        if (rows) {
+          r0 = oh * i / parts;
+          r1 = oh * (i + 1) / parts;
+          const int64_t first = r0 * g.strides[0] - g.pads_begin[0];  // may be in the padding
+          const int64_t end = (r1 - 1) * g.strides[0] - g.pads_begin[0] + reach;
+          in0 = std::max<int64_t>(0, first);
+          in1 = std::min<int64_t>(g.in[0], end);
+          pad_t = in0 - first;
+          pad_b = end - in1;
+          if (in1 <= in0) return;  // a band wholly in the padding: not worth the care
+          part.src_offset = in0 * g.in[1] * channels;
+          part.dst_offset = r0 * ow * maps;
+        } else {
+          m0 = maps * i / parts;
+          m1 = maps * (i + 1) / parts;
+          part.dst_offset = m0 * oh * ow;
+        }
+        part.m0 = m0;
+        const memory::desc src_desc =
+            rows ? memory::desc({batch, channels, in1 - in0, g.in[1]}, kF32, src_tag)
+                 : (e_->reorder_src ? e_->src.get_desc() : e_->user_src.get_desc());
+        const memory::dims part_dst{batch, m1 - m0, r1 - r0, ow};
+        const memory::desc dst_desc(part_dst, kF32, dst_tag);
+        const memory::dims wei_dims{m1 - m0, channels, g.kernel[0], g.kernel[1]};
+        const memory::desc bias_desc({m1 - m0}, kF32, Tag::x);
+        const memory::desc wei_desc =
+            rows ? e_->wei.get_desc() : memory::desc(wei_dims, kF32, Tag::any);
+        const memory::dims pad_l{pad_t, g.pads_begin[1]}, pad_r{pad_b, g.pads_end[1]};
+        const auto desc =
+            has_bias ? dnnl::convolution_forward::desc(
+                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                           src_desc, wei_desc, bias_desc, dst_desc, strides, dilations, pad_l, pad_r)
+                     : dnnl::convolution_forward::desc(
+                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                           src_desc, wei_desc, dst_desc, strides, dilations, pad_l, pad_r);
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+        if (pd.impl_info_str() != e_->impl) return;
+        part.conv = dnnl::convolution_forward(pd);
+        part.src = memory(src_desc, engine, nullptr);
+        part.dst = memory(dst_desc, engine, nullptr);
+        if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
+        part.scratch = memory(pd.scratchpad_desc(), engine);
+        if (rows) {
+          if (pd.weights_desc() != e_->wei.get_desc()) return;
+          part.wei = e_->wei;  // every band reads all the weights: the whole's, shared
+        } else {
+          part.wei = memory(pd.weights_desc(), engine);
+          part.own_weights = true;
+          memory from(memory::desc(wei_dims, kF32, Tag::oihw), engine,
+                      const_cast<float*>(w + m0 * channels * ksize));
+          dnnl::reorder(from, part.wei).execute(stream, from, part.wei);
+        }
+        if (e_->reorder_dst) {
+          // This part's slice of the NCHW output (rows of every map: strided).
+          const memory::dims nchw_strides{maps * oh * ow, oh * ow, ow, 1};
+          part.user_dst = memory(memory::desc(part_dst, kF32, nchw_strides), engine, nullptr);
+          part.user_offset = m0 * oh * ow + r0 * ow;
+          part.from_dst = dnnl::reorder(part.dst, part.user_dst);
+        }
+        built.push_back(std::move(part));
+      }
+      stream.wait();
+    } catch (const dnnl::error&) {
+      return;  // no split: the whole primitive runs
+    }
+    parts_ = std::move(built);
+    split_rows_ = rows;
+  }
+
+  // Runs the parts on `parallel`: `src` is the primitive's source, ready; `y` the
+  // destination in block `y_block` (0: NCHW).
+  void RunParts(const memory& src, const float* bias, float* y, int y_block,
+                const ParallelFor& parallel) {
+    Entry& e = *e_;
+    float* blocked = e.reorder_dst ? static_cast<float*>(e.dst.get_data_handle()) : nullptr;
+    auto* source = static_cast<float*>(src.get_data_handle());
+    parallel(static_cast<int64_t>(parts_.size()), [&](int64_t t) {
+      omp_set_num_threads(1);  // this thread's OpenMP team too: none
+      Part& part = parts_[static_cast<size_t>(t)];
+      dnnl::stream& stream = Stream();
+      part.src.set_data_handle(source + part.src_offset);
+      // Written straight into y when y is in the primitive's own layout (NCHW, or the block
+      // asked for); otherwise into the blocked buffer, then this part's slice reordered.
+      const bool direct = !e.reorder_dst || y_block != 0;
+      part.dst.set_data_handle((direct ? y : blocked) + part.dst_offset);
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, part.src},
+                                              {DNNL_ARG_WEIGHTS, part.wei},
+                                              {DNNL_ARG_DST, part.dst},
+                                              {DNNL_ARG_SCRATCHPAD, part.scratch}};
+      if (bias != nullptr) {
+        part.bias.set_data_handle(const_cast<float*>(bias + part.m0));
+        args.emplace(DNNL_ARG_BIAS, part.bias);
+      }
+      part.conv.execute(stream, args);
+      if (!direct) {
+        part.user_dst.set_data_handle(y + part.user_offset);
+        part.from_dst.execute(stream, part.dst, part.user_dst);
+      }
+      stream.wait();
+    });
   }
 
   // The blocked layouts this primitive reads and writes directly (kernels/channel_blocks.h):
@@ -272,7 +408,7 @@ class OneDnnPreparedConv : public PreparedConv {
   }
 
   bool RunBlocked(const float* x, int x_block, const float*, const float* bias, float* y,
-                  int y_block, const ParallelFor*) override {
+                  int y_block, const ParallelFor* parallel) override {
     if (!takes_block(x_block) || (y_block != 0 && y_block != out_block_)) return false;
     omp_set_num_threads(1);
     try {
@@ -290,6 +426,11 @@ class OneDnnPreparedConv : public PreparedConv {
         } else {
           bs.to_src.execute(stream, bs.user, e.src);
         }
+      }
+      if (!parts_.empty() && parallel != nullptr) {
+        stream.wait();  // the source is ready before any part reads it
+        RunParts(src, bias, y, y_block, *parallel);
+        return true;
       }
       memory dst = e.reorder_dst ? e.dst : e.user_dst;
       if (y_block != 0) {
@@ -318,10 +459,20 @@ class OneDnnPreparedConv : public PreparedConv {
     int64_t total = static_cast<int64_t>(e_->wei.get_desc().get_size());
     if (e_->reorder_src) total += static_cast<int64_t>(e_->src.get_desc().get_size());
     if (e_->reorder_dst) total += static_cast<int64_t>(e_->dst.get_desc().get_size());
+    for (const Part& part : parts_) {
+      total += static_cast<int64_t>(part.scratch.get_desc().get_size());
+      if (part.own_weights) total += static_cast<int64_t>(part.wei.get_desc().get_size());
+    }
     return total;
   }
   ConvPath path() const override { return ConvPath::kOneDnn; }
-  const char* label() const override { return e_->reorder_src ? "onednn" : "onednn-nchw"; }
+  const char* label() const override {
+    if (!parts_.empty()) {
+      if (split_rows_) return "onednn-split-rows";
+      return e_->reorder_src ? "onednn-split-maps" : "onednn-nchw-split-maps";
+    }
+    return e_->reorder_src ? "onednn" : "onednn-nchw";
+  }
 
   static dnnl::stream& Stream() {
     thread_local dnnl::stream stream(SharedEngine());
@@ -359,7 +510,19 @@ class OneDnnPreparedConv : public PreparedConv {
     return bs;
   }
 
+  // One part of a split convolution (Split): a band of output rows or a slice of the maps
+  // as its own primitive. Offsets are in floats from the start of each buffer.
+  struct Part {
+    int64_t m0 = 0;  ///< first map (bias offset)
+    int64_t src_offset = 0, dst_offset = 0, user_offset = 0;
+    bool own_weights = false;  ///< false: the whole's weights, shared
+    dnnl::convolution_forward conv;
+    memory src, wei, dst, bias, scratch, user_dst;
+    dnnl::reorder from_dst;
+  };
   std::unique_ptr<Entry> e_;
+  std::vector<Part> parts_;
+  bool split_rows_ = false;  ///< parts are bands of rows (else slices of the maps)
   int out_block_ = 0;
   int64_t channels_ = 0;
   memory::dims src_dims_;
@@ -371,7 +534,7 @@ class OneDnnPreparedConv : public PreparedConv {
 
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
                                                   int64_t channels, int64_t maps, int64_t group,
-                                                  const float* w, bool has_bias) {
+                                                  const float* w, bool has_bias, int threads) {
   if (!OneDnnConvAvailable() || g.rank() != 2) return nullptr;
   omp_set_num_threads(1);  // read when the primitive is built
   try {
@@ -379,6 +542,7 @@ std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64
         BuildBest(SharedEngine(), g, batch, channels, maps, group, has_bias));
     prepared->PackWeights(w, OneDnnPreparedConv::Stream());
     prepared->FindBlocks(g, batch, channels, maps);
+    prepared->Split(threads, g, batch, channels, maps, group, w, has_bias);
     return prepared;
   } catch (const dnnl::error&) {
     return nullptr;

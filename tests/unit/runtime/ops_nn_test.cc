@@ -244,6 +244,33 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
   }
 }
 
+// Convolutions of one band (small maps, many channels) on the banded path with a pool: the
+// GEMM is split over slices of the maps (conv.cc, Conv2DBands), pointwise and 3x3, against the
+// reference.
+TEST(ConvKernel, OneBandSlicesMatchReference) {
+  std::mt19937_64 rng(4647);
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = PoolParallel(&pool);
+  for (int trial = 0; trial < 12; ++trial) {
+    kernels::WindowGeometry g;
+    const bool pointwise = trial % 2 == 0;
+    const int64_t side = rng() % 6 + 9;
+    for (int d = 0; d < 2; ++d) {
+      AddAxis(&g, side, pointwise ? 1 : 3, 1, 1, pointwise ? 0 : 1, pointwise ? 0 : 1, side);
+    }
+    const int64_t c = pointwise ? 256 + rng() % 64 : 128 + rng() % 32;
+    const int64_t m = (trial % 4 < 2) ? 16 + rng() % 40 : 64 + rng() % 60;
+    const std::vector<float> x = RandomFloats(rng, c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * c * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const float* bias = trial % 3 ? b.data() : nullptr;
+    std::vector<float> fast(m * g.out_size(), std::nanf("")), ref(fast.size());
+    kernels::ConvNoOneDnn<float>(g, 1, c, m, 1, x.data(), w.data(), bias, fast.data(), &parallel);
+    kernels::reference::Conv<float>(g, 1, c, m, 1, x.data(), w.data(), bias, ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-3) << trial << " " << i;
+  }
+}
+
 // The small-map kernel in double (ConvOp's path for double weights on small maps) against the
 // reference.
 TEST(ConvKernel, SmallMapDoubleMatchesReference) {
