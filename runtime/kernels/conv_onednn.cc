@@ -247,16 +247,17 @@ class OneDnnPreparedConv : public PreparedConv {
     if (maps * oh * ow * channels * ksize < parts * kSplitMinMacsPerPart) return;
     const memory::dims full_src{batch, channels, g.in[0], g.in[1]};
     const memory::dims full_dst{batch, maps, oh, ow};
-    const bool rows = e_->reorder_src && e_->reorder_dst &&
+    const bool nhwc = e_->reorder_src && e_->reorder_dst &&
                       e_->src.get_desc() == memory::desc(full_src, kF32, Tag::nhwc) &&
                       e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nhwc);
+    // Slices of the maps where they are whole blocks of the destination; otherwise bands of
+    // rows, in NHWC as plain buffers, in other layouts as oneDNN sub-memory views of the whole
+    // source and destination (the offset is in the view: handles are the buffers' starts).
     Tag dst_tag = Tag::nchw;
-    if (rows) {
-      if (oh < parts) return;
-      dst_tag = Tag::nhwc;
-    } else {
-      if (maps % parts != 0) return;
+    bool rows = true;
+    if (!nhwc && maps % parts == 0) {
       const int64_t mp = maps / parts;
+      rows = false;
       if (e_->reorder_dst) {
         if (mp % 16 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
           dst_tag = Tag::nChw16c;
@@ -264,11 +265,31 @@ class OneDnnPreparedConv : public PreparedConv {
                    e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
           dst_tag = Tag::nChw8c;
         } else {
-          return;
+          rows = true;
         }
       }
     }
-    const Tag src_tag = rows ? Tag::nhwc : Tag::undef;  // maps: the whole's source layout
+    if (rows && oh < parts) return;
+    // A band of rows of any other layout is a strided view, which oneDNN computes with its
+    // reference kernel; for an NCHW source (stems: oneDNN reads it directly) each band is
+    // copied into a buffer of its own instead, and written to one of its own unless it is one
+    // contiguous piece of the destination (a single channel block).
+    const bool copy_src = rows && !nhwc && !e_->reorder_src;
+    if (rows && !nhwc && !copy_src) return;
+    Tag whole_tag = Tag::undef;
+    int64_t single_block = 0;
+    if (copy_src) {
+      for (Tag tag : {Tag::nchw, Tag::nChw16c, Tag::nChw8c, Tag::nhwc}) {
+        if (whole_tag == Tag::undef && whole_dst_desc() == memory::desc(full_dst, kF32, tag)) {
+          whole_tag = tag;
+        }
+      }
+      if (whole_tag == Tag::undef) return;
+      if (whole_tag == Tag::nChw16c && maps <= 16) single_block = 16;
+      if (whole_tag == Tag::nChw8c && maps <= 8) single_block = 8;
+    }
+    const memory::desc whole_src = e_->reorder_src ? e_->src.get_desc() : e_->user_src.get_desc();
+    const memory::desc whole_dst = whole_dst_desc();
     const dnnl::engine& engine = SharedEngine();
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -293,19 +314,34 @@ class OneDnnPreparedConv : public PreparedConv {
           pad_t = in0 - first;
           pad_b = end - in1;
           if (in1 <= in0) return;  // a band wholly in the padding: not worth the care
-          part.src_offset = in0 * g.in[1] * channels;
-          part.dst_offset = r0 * ow * maps;
+          if (nhwc) {
+            part.src_offset = in0 * g.in[1] * channels;
+            part.dst_offset = r0 * ow * maps;
+          }
+          part.in0 = in0;
+          part.in_rows = in1 - in0;
         } else {
           m0 = maps * i / parts;
           m1 = maps * (i + 1) / parts;
           part.dst_offset = m0 * oh * ow;
         }
         part.m0 = m0;
-        const memory::desc src_desc =
-            rows ? memory::desc({batch, channels, in1 - in0, g.in[1]}, kF32, src_tag)
-                 : (e_->reorder_src ? e_->src.get_desc() : e_->user_src.get_desc());
+        const memory::dims part_src{batch, channels, in1 - in0, g.in[1]};
         const memory::dims part_dst{batch, m1 - m0, r1 - r0, ow};
-        const memory::desc dst_desc(part_dst, kF32, dst_tag);
+        memory::desc src_desc = whole_src, dst_desc(part_dst, kF32, dst_tag);
+        if (nhwc) {
+          src_desc = memory::desc(part_src, kF32, Tag::nhwc);
+          dst_desc = memory::desc(part_dst, kF32, Tag::nhwc);
+        } else if (copy_src) {
+          src_desc = memory::desc(part_src, kF32, Tag::nchw);
+          dst_desc = memory::desc(part_dst, kF32, whole_tag);
+          part.copy_src = true;
+          if (single_block != 0) {
+            part.dst_offset = r0 * ow * single_block;
+          } else {
+            part.own_dst = true;
+          }
+        }
         const memory::dims wei_dims{m1 - m0, channels, g.kernel[0], g.kernel[1]};
         const memory::desc bias_desc({m1 - m0}, kF32, Tag::x);
         const memory::desc wei_desc =
@@ -321,8 +357,14 @@ class OneDnnPreparedConv : public PreparedConv {
         const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
         if (pd.impl_info_str() != e_->impl) return;
         part.conv = dnnl::convolution_forward(pd);
-        part.src = memory(src_desc, engine, nullptr);
-        part.dst = memory(dst_desc, engine, nullptr);
+        part.src = part.copy_src ? memory(src_desc, engine) : memory(src_desc, engine, nullptr);
+        part.dst = part.own_dst ? memory(dst_desc, engine) : memory(dst_desc, engine, nullptr);
+        if (part.own_dst && out_block_ != 0) {
+          // Blocked output asked for: this band goes to its rows of the whole.
+          part.whole_view = memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine,
+                                   nullptr);
+          part.to_whole = dnnl::reorder(part.dst, part.whole_view);
+        }
         if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
         part.scratch = memory(pd.scratchpad_desc(), engine);
         if (rows) {
@@ -335,7 +377,7 @@ class OneDnnPreparedConv : public PreparedConv {
                       const_cast<float*>(w + m0 * channels * ksize));
           dnnl::reorder(from, part.wei).execute(stream, from, part.wei);
         }
-        if (e_->reorder_dst) {
+        if (e_->reorder_dst || part.own_dst) {
           // This part's slice of the NCHW output (rows of every map: strided).
           const memory::dims nchw_strides{maps * oh * ow, oh * ow, ow, 1};
           part.user_dst = memory(memory::desc(part_dst, kF32, nchw_strides), engine, nullptr);
@@ -352,6 +394,10 @@ class OneDnnPreparedConv : public PreparedConv {
     split_rows_ = rows;
   }
 
+  memory::desc whole_dst_desc() const {
+    return e_->reorder_dst ? e_->dst.get_desc() : e_->user_dst.get_desc();
+  }
+
   // Runs the parts on `parallel`: `src` is the primitive's source, ready; `y` the
   // destination in block `y_block` (0: NCHW).
   void RunParts(const memory& src, const float* bias, float* y, int y_block,
@@ -363,11 +409,21 @@ class OneDnnPreparedConv : public PreparedConv {
       omp_set_num_threads(1);  // this thread's OpenMP team too: none
       Part& part = parts_[static_cast<size_t>(t)];
       dnnl::stream& stream = Stream();
-      part.src.set_data_handle(source + part.src_offset);
+      if (part.copy_src) {
+        auto* band = static_cast<float*>(part.src.get_data_handle());
+        const int64_t h = src_dims_[2], w = src_dims_[3], plane = part.in_rows * w;
+        for (int64_t c = 0; c < channels_; ++c) {
+          std::memcpy(band + c * plane, source + (c * h + part.in0) * w,
+                      static_cast<size_t>(plane) * sizeof(float));
+        }
+      } else {
+        part.src.set_data_handle(source + part.src_offset);
+      }
       // Written straight into y when y is in the primitive's own layout (NCHW, or the block
-      // asked for); otherwise into the blocked buffer, then this part's slice reordered.
-      const bool direct = !e.reorder_dst || y_block != 0;
-      part.dst.set_data_handle((direct ? y : blocked) + part.dst_offset);
+      // asked for); otherwise into the blocked buffer (or the part's own), then this part's
+      // slice reordered.
+      const bool direct = !part.own_dst && (!e.reorder_dst || y_block != 0);
+      if (!part.own_dst) part.dst.set_data_handle((direct ? y : blocked) + part.dst_offset);
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, part.src},
                                               {DNNL_ARG_WEIGHTS, part.wei},
                                               {DNNL_ARG_DST, part.dst},
@@ -377,7 +433,10 @@ class OneDnnPreparedConv : public PreparedConv {
         args.emplace(DNNL_ARG_BIAS, part.bias);
       }
       part.conv.execute(stream, args);
-      if (!direct) {
+      if (part.own_dst && y_block != 0) {
+        part.whole_view.set_data_handle(y);
+        part.to_whole.execute(stream, part.dst, part.whole_view);
+      } else if (!direct) {
         part.user_dst.set_data_handle(y + part.user_offset);
         part.from_dst.execute(stream, part.dst, part.user_dst);
       }
@@ -462,13 +521,15 @@ class OneDnnPreparedConv : public PreparedConv {
     for (const Part& part : parts_) {
       total += static_cast<int64_t>(part.scratch.get_desc().get_size());
       if (part.own_weights) total += static_cast<int64_t>(part.wei.get_desc().get_size());
+      if (part.copy_src) total += static_cast<int64_t>(part.src.get_desc().get_size());
+      if (part.own_dst) total += static_cast<int64_t>(part.dst.get_desc().get_size());
     }
     return total;
   }
   ConvPath path() const override { return ConvPath::kOneDnn; }
   const char* label() const override {
     if (!parts_.empty()) {
-      if (split_rows_) return "onednn-split-rows";
+      if (split_rows_) return e_->reorder_src ? "onednn-split-rows" : "onednn-nchw-split-rows";
       return e_->reorder_src ? "onednn-split-maps" : "onednn-nchw-split-maps";
     }
     return e_->reorder_src ? "onednn" : "onednn-nchw";
@@ -515,7 +576,12 @@ class OneDnnPreparedConv : public PreparedConv {
   struct Part {
     int64_t m0 = 0;  ///< first map (bias offset)
     int64_t src_offset = 0, dst_offset = 0, user_offset = 0;
+    int64_t in0 = 0, in_rows = 0;  ///< the input rows a band reads
     bool own_weights = false;  ///< false: the whole's weights, shared
+    bool copy_src = false;     ///< src is the part's own buffer, its rows copied in per run
+    bool own_dst = false;      ///< dst is the part's own buffer, reordered out per run
+    memory whole_view;         ///< own_dst: its rows of the whole blocked output
+    dnnl::reorder to_whole;
     dnnl::convolution_forward conv;
     memory src, wei, dst, bias, scratch, user_dst;
     dnnl::reorder from_dst;

@@ -180,26 +180,27 @@ TEST(ConvKernel, BlockedLayoutsMatchReference) {
 }
 
 // Prepared oneDNN convolutions split over two threads (PrepareConv2D's `threads`): bands of
-// rows (NHWC source and destination) and slices of the maps (NCHW, nChw16c, nChw8c), in every
+// rows (NHWC source and destination, or an NCHW source copied per band into nChw16c/nChw8c
+// destinations of one block or of several) and slices of the maps (NCHW, nChw16c, nChw8c), in every
 // input and output layout they accept, against the reference kernel and against the same
 // convolution prepared for one thread.
 TEST(ConvKernel, SplitOverThreadsMatchesReference) {
   if (!kernels::OneDnnConvAvailable()) GTEST_SKIP() << "built without oneDNN";
   std::mt19937_64 rng(4646);
   static constexpr int64_t kChannels[] = {3, 8, 16, 24, 32, 64};
-  static constexpr int64_t kMaps[] = {32, 48, 64, 96};
+  static constexpr int64_t kMaps[] = {8, 16, 32, 48, 64, 96};
   ThreadPool pool(2);
   const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
   std::map<std::string, int> labels;
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < 80; ++trial) {
     kernels::WindowGeometry g;
     const int64_t k = rng() % 4 == 0 ? 1 : 3;
-    const int64_t c = kChannels[rng() % 6], m = kMaps[rng() % 4];
+    const int64_t c = kChannels[rng() % 6], m = kMaps[rng() % 6];
     for (int d = 0; d < 2; ++d) {
       const int64_t s = rng() % 3 == 0 ? 2 : 1, dl = rng() % 4 == 0 ? 2 : 1;
       const int64_t pb = rng() % 2, pe = rng() % 2, span = (k - 1) * dl + 1;
       // Few channels (stems, NCHW): larger maps, or the work is too small to split.
-      const int64_t in = rng() % 14 + (c <= 8 ? 56 : 16);
+      const int64_t in = rng() % 14 + (c <= 8 ? 80 : 24);
       testing::AddAxis(&g, in, k, s, dl, pb, pe, (in + pb + pe - span) / s + 1);
     }
     const std::vector<float> x = RandomFloats(rng, c * g.in_size());
@@ -250,6 +251,7 @@ TEST(ConvKernel, SplitOverThreadsMatchesReference) {
     }
   }
   EXPECT_GE(labels["onednn-split-rows"], 5);
+  EXPECT_GE(labels["onednn-nchw-split-rows"], 5);  // NCHW bands copied out
   EXPECT_GE(labels["onednn-split-maps"] + labels["onednn-nchw-split-maps"], 4);
 }
 
