@@ -195,9 +195,9 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 
 namespace {
 
-// Multiply-adds below which a part of a split convolution (Split) is not worth handing to
-// another thread: a hand-off costs some tens of microseconds on a busy machine, and a
-// multiply-add about 0.03 ns at oneDNN's rate on one AVX-512 core.
+// Multiply-adds below which a part of a split convolution (Split) is not worth its own
+// primitive call and hand-off: about 30 us of oneDNN's work on one AVX-512 core (0.03 ns a
+// multiply-add), against a few microseconds of overhead per part.
 constexpr int64_t kSplitMinMacsPerPart = int64_t{1} << 20;
 
 // The engine prepared convolutions are built on (one per process: an engine may be shared by
@@ -240,36 +240,42 @@ class OneDnnPreparedConv : public PreparedConv {
   // its own scratchpad (parts run at the same time) and, for slices of the maps, its weights
   // reordered once. Left unsplit when oneDNN would compute a part with another implementation
   // than the whole (a slower one, or none).
-  void Split(int parts, const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
-             int64_t group, const float* w, bool has_bias) {
-    if (parts < 2 || batch != 1 || group != 1) return;
+  void Split(int threads, const WindowGeometry& g, int64_t batch, int64_t channels,
+             int64_t maps, int64_t group, const float* w, bool has_bias) {
+    if (threads < 2 || batch != 1 || group != 1) return;
     const int64_t oh = g.out[0], ow = g.out[1], ksize = g.kernel_size();
-    if (maps * oh * ow * channels * ksize < parts * kSplitMinMacsPerPart) return;
+    // Up to two parts a thread, each of at least kSplitMinMacsPerPart: threads take parts
+    // from a shared counter, so a thread the busy machine deschedules holds back a quarter of
+    // the convolution, not half (four a thread cost more in per-part calls than they saved).
+    const int64_t max_parts =
+        std::min<int64_t>(2 * threads, maps * oh * ow * channels * ksize / kSplitMinMacsPerPart);
+    if (max_parts < threads) return;
     const memory::dims full_src{batch, channels, g.in[0], g.in[1]};
     const memory::dims full_dst{batch, maps, oh, ow};
     const bool nhwc = e_->reorder_src && e_->reorder_dst &&
                       e_->src.get_desc() == memory::desc(full_src, kF32, Tag::nhwc) &&
                       e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nhwc);
-    // Slices of the maps where they are whole blocks of the destination; otherwise bands of
-    // rows, in NHWC as plain buffers, in other layouts as oneDNN sub-memory views of the whole
-    // source and destination (the offset is in the view: handles are the buffers' starts).
+    // Slices of the maps where they are whole blocks of the destination (as many as fit);
+    // otherwise bands of rows.
     Tag dst_tag = Tag::nchw;
     bool rows = true;
-    if (!nhwc && maps % parts == 0) {
-      const int64_t mp = maps / parts;
-      rows = false;
-      if (e_->reorder_dst) {
-        if (mp % 16 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
-          dst_tag = Tag::nChw16c;
-        } else if (mp % 8 == 0 &&
-                   e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
-          dst_tag = Tag::nChw8c;
-        } else {
-          rows = true;
-        }
+    int64_t parts = std::min(max_parts, oh);
+    for (int64_t p = max_parts; p >= threads && rows && !nhwc; --p) {
+      if (maps % p != 0) continue;
+      const int64_t mp = maps / p;
+      if (!e_->reorder_dst) {
+        rows = false;
+      } else if (mp % 16 == 0 &&
+                 e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
+        dst_tag = Tag::nChw16c;
+        rows = false;
+      } else if (mp % 8 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
+        dst_tag = Tag::nChw8c;
+        rows = false;
       }
+      if (!rows) parts = p;
     }
-    if (rows && oh < parts) return;
+    if (parts < threads) return;
     // A band of rows of any other layout is a strided view, which oneDNN computes with its
     // reference kernel; for an NCHW source (stems: oneDNN reads it directly) each band is
     // copied into a buffer of its own instead, and written to one of its own unless it is one
@@ -384,6 +390,12 @@ class OneDnnPreparedConv : public PreparedConv {
           part.user_offset = m0 * oh * ow + r0 * ow;
           part.from_dst = dnnl::reorder(part.dst, part.user_dst);
         }
+        // Memories are handles: the map sees the data handles set per run.
+        part.args = {{DNNL_ARG_SRC, part.src},
+                     {DNNL_ARG_WEIGHTS, part.wei},
+                     {DNNL_ARG_DST, part.dst},
+                     {DNNL_ARG_SCRATCHPAD, part.scratch}};
+        if (has_bias) part.args.emplace(DNNL_ARG_BIAS, part.bias);
         built.push_back(std::move(part));
       }
       stream.wait();
@@ -424,15 +436,8 @@ class OneDnnPreparedConv : public PreparedConv {
       // slice reordered.
       const bool direct = !part.own_dst && (!e.reorder_dst || y_block != 0);
       if (!part.own_dst) part.dst.set_data_handle((direct ? y : blocked) + part.dst_offset);
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, part.src},
-                                              {DNNL_ARG_WEIGHTS, part.wei},
-                                              {DNNL_ARG_DST, part.dst},
-                                              {DNNL_ARG_SCRATCHPAD, part.scratch}};
-      if (bias != nullptr) {
-        part.bias.set_data_handle(const_cast<float*>(bias + part.m0));
-        args.emplace(DNNL_ARG_BIAS, part.bias);
-      }
-      part.conv.execute(stream, args);
+      if (bias != nullptr) part.bias.set_data_handle(const_cast<float*>(bias + part.m0));
+      part.conv.execute(stream, part.args);
       if (part.own_dst && y_block != 0) {
         part.whole_view.set_data_handle(y);
         part.to_whole.execute(stream, part.dst, part.whole_view);
@@ -582,6 +587,7 @@ class OneDnnPreparedConv : public PreparedConv {
     bool own_dst = false;      ///< dst is the part's own buffer, reordered out per run
     memory whole_view;         ///< own_dst: its rows of the whole blocked output
     dnnl::reorder to_whole;
+    std::unordered_map<int, memory> args;  ///< the primitive's arguments, built once
     dnnl::convolution_forward conv;
     memory src, wei, dst, bias, scratch, user_dst;
     dnnl::reorder from_dst;
