@@ -200,6 +200,15 @@ namespace {
 // multiply-add), against a few microseconds of overhead per part.
 constexpr int64_t kSplitMinMacsPerPart = int64_t{1} << 20;
 
+// BCAST_CONV_SPLIT=0 in the environment: no split (Split), for measuring against it.
+bool SplitAllowed() {
+  static const bool allowed = [] {
+    const char* env = std::getenv("BCAST_CONV_SPLIT");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return allowed;
+}
+
 // The engine prepared convolutions are built on (one per process: an engine may be shared by
 // threads) and each thread's stream on it.
 const dnnl::engine& SharedEngine() {
@@ -242,7 +251,7 @@ class OneDnnPreparedConv : public PreparedConv {
   // than the whole (a slower one, or none).
   void Split(int threads, const WindowGeometry& g, int64_t batch, int64_t channels,
              int64_t maps, int64_t group, const float* w, bool has_bias) {
-    if (threads < 2 || batch != 1 || group != 1) return;
+    if (threads < 2 || batch != 1 || group != 1 || !SplitAllowed()) return;
     const int64_t oh = g.out[0], ow = g.out[1], ksize = g.kernel_size();
     // Up to two parts a thread, each of at least kSplitMinMacsPerPart: threads take parts
     // from a shared counter, so a thread the busy machine deschedules holds back a quarter of
