@@ -4,6 +4,7 @@
 // (what Conv runs when the build has it and the geometry qualifies). `conv` is what Conv
 // picks; the others force one path.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -15,6 +16,7 @@
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/conv_onednn.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/thread_pool.h"
 
 namespace onnx_bcast::bench {
 namespace {
@@ -50,7 +52,19 @@ std::vector<float> Random(int64_t n) {
 
 // kConv..kWhole: per-call kernels (weights packed on every call). kPrepared*: the executor's
 // per-node state for constant weights (PrepareConv2D once, then only Run is timed).
-enum class Path { kConv, kOneDnn, kBanded, kWhole, kPrepared, kPreparedOneDnn, kSmallMap };
+// kSplit2: oneDNN prepared for two threads (split into parts) and run on a two-thread pool;
+// kSplit2Serial: the same parts run one after the other on the caller (their own cost).
+enum class Path {
+  kConv,
+  kOneDnn,
+  kBanded,
+  kWhole,
+  kPrepared,
+  kPreparedOneDnn,
+  kSmallMap,
+  kSplit2,
+  kSplit2Serial
+};
 
 void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   kernels::SetBlasThreads(1);
@@ -60,21 +74,32 @@ void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
   const std::vector<float> b = Random(cc.m);
   std::vector<float> y(static_cast<size_t>(cc.m * g.out_size()));
   std::unique_ptr<kernels::PreparedConv> prepared;
-  if (path == Path::kPrepared || path == Path::kPreparedOneDnn || path == Path::kSmallMap) {
+  const bool split = path == Path::kSplit2 || path == Path::kSplit2Serial;
+  runtime::ThreadPool pool(1);
+  const kernels::ParallelFor on_pool = [&](int64_t n, const std::function<void(int64_t)>& fn) {
+    pool.ParallelFor(n, 2, fn);
+  };
+  const kernels::ParallelFor serial = [](int64_t n, const std::function<void(int64_t)>& fn) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  };
+  const kernels::ParallelFor* parallel =
+      path == Path::kSplit2 ? &on_pool : path == Path::kSplit2Serial ? &serial : nullptr;
+  if (path == Path::kPrepared || path == Path::kPreparedOneDnn || path == Path::kSmallMap ||
+      split) {
     const kernels::ConvPath forced =
         path == Path::kSmallMap ? kernels::ConvPath::kSmallMap : kernels::ConvPath::kOneDnn;
     prepared = kernels::PrepareConv2D(g, 1, cc.c, cc.m, cc.group, w.data(), true,
                                       kernels::DefaultConvChoice(),
-                                      path == Path::kPrepared ? nullptr : &forced);
+                                      path == Path::kPrepared ? nullptr : &forced, split ? 2 : 1);
     if (prepared == nullptr) {
       state.SkipWithError("path does not apply");
       return;
     }
-    state.SetLabel(kernels::ConvPathName(prepared->path()));
+    state.SetLabel(prepared->label());
   }
   for (auto _ : state) {
     if (prepared != nullptr) {
-      prepared->Run(x.data(), w.data(), b.data(), y.data(), nullptr);
+      prepared->Run(x.data(), w.data(), b.data(), y.data(), parallel);
       benchmark::DoNotOptimize(y.data());
       benchmark::ClobberMemory();
       continue;
@@ -132,7 +157,8 @@ void RegisterAll() {
         {Path::kConv, "conv"},         {Path::kOneDnn, "onednn"},
         {Path::kBanded, "banded"},     {Path::kWhole, "whole"},
         {Path::kPrepared, "prepared"}, {Path::kPreparedOneDnn, "prepared_onednn"},
-        {Path::kSmallMap, "small_map"}};
+        {Path::kSmallMap, "small_map"},  {Path::kSplit2, "split2"},
+        {Path::kSplit2Serial, "split2_serial"}};
     for (const auto& [path, label] : paths) {
       benchmark::RegisterBenchmark(absl::StrCat("Conv/", c.name, "/", label).c_str(), BM_Conv, c,
                                    path)

@@ -43,6 +43,7 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<int64_t> queued_{0};  ///< queue_.size(), read without the lock by polling workers
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   std::atomic<int64_t> handoffs_{0};

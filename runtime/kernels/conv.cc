@@ -228,6 +228,9 @@ class ScopedSingleThreadedBlas {
 // a 112x112 map is 3.6 MB per 8 channels, written once and read back from memory.
 constexpr int64_t kBandElements = 32 * 1024;
 constexpr int64_t kMinBandColumns = 256;
+// Multiply-adds of a one-band convolution below which its GEMM is not split over threads (a
+// hand-off costs some tens of microseconds on a busy machine).
+constexpr int64_t kSliceMinMacs = int64_t{1} << 21;
 
 // 2-D convolution in bands of output rows: per band, im2col of those rows into a scratch of
 // about kBandElements, then one GEMM [mg, K] x [K, rows * ow] straight into y (the band's
@@ -271,12 +274,44 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
     }
   };
   const int64_t tasks = batch * group * bands;
-  if (parallel == nullptr || tasks < 2) {
+  if (parallel == nullptr) {
     for (int64_t t = 0; t < tasks; ++t) task(t);
     return;
   }
+  // Our threads only, never OpenBLAS's as well: its threaded sgemm on a small map (one band)
+  // took 40x its one-thread time with two threads on a busy 2-core machine (a 48 -> 32 1x1
+  // conv over 13x13: 1.5 against 0.036 ms), waiting for its own threads to be scheduled.
   ScopedSingleThreadedBlas single;
-  (*parallel)(tasks, task);
+  if (tasks >= 2) {
+    (*parallel)(tasks, task);
+    return;
+  }
+  // One band: its GEMM in slices of the maps instead, when there is enough work to share.
+  const int64_t cols = oh * ow;
+  const int64_t slices = mg >= 64 ? 4 : mg >= 16 ? 2 : 1;
+  if (slices < 2 || mg * cols * k < kSliceMinMacs) {
+    task(0);
+    return;
+  }
+  const T* col = x;  // batch 1, one group, one band: x itself when pointwise
+  int64_t ldb = isize;
+  if (!pointwise) {
+    T* scratch = ColumnScratch<T>(static_cast<size_t>(k * cols));
+    Im2ColBand2D(g, cg, x, 0, oh, scratch);
+    col = scratch;
+    ldb = cols;
+  }
+  (*parallel)(slices, [&](int64_t s) {
+    const int64_t m0 = mg * s / slices, m1 = mg * (s + 1) / slices;
+    T* ys = y + m0 * osize;
+    Gemm(false, false, m1 - m0, cols, k, T(1), w + m0 * k, k, col, ldb, T(0), ys, osize);
+    if (bias != nullptr) {
+      for (int64_t m = m0; m < m1; ++m) {
+        T* ym = y + m * osize;
+        for (int64_t i = 0; i < cols; ++i) ym[i] += bias[m];
+      }
+    }
+  });
 }
 
 // The small-map kernel (ConvSmallMap). Output pixels are packed in panels of kLanes columns
@@ -588,10 +623,10 @@ class InPlacePrepared : public PreparedConv {
 };
 
 std::unique_ptr<PreparedConv> MakePrepared(ConvPath path, const ConvShape& s, const float* w,
-                                           bool has_bias) {
+                                           bool has_bias, int threads) {
   switch (path) {
     case ConvPath::kOneDnn:
-      return PrepareOneDnnConv2D(s.g, s.batch, s.channels, s.maps, s.group, w, has_bias);
+      return PrepareOneDnnConv2D(s.g, s.batch, s.channels, s.maps, s.group, w, has_bias, threads);
     case ConvPath::kSmallMap:
       if (s.g.out_size() > kSmallMapMaxPixels) return nullptr;
       return std::make_unique<InPlacePrepared>(s, path, &ConvSmallMap<float>);
@@ -606,10 +641,10 @@ std::unique_ptr<PreparedConv> MakePrepared(ConvPath path, const ConvShape& s, co
 std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t batch,
                                             int64_t channels, int64_t maps, int64_t group,
                                             const float* w, bool has_bias, ConvChoice choice,
-                                            const ConvPath* forced) {
+                                            const ConvPath* forced, int threads) {
   if (g.rank() != 2) return nullptr;
   const ConvShape s{g, batch, channels, maps, group};
-  if (forced != nullptr) return MakePrepared(*forced, s, w, has_bias);
+  if (forced != nullptr) return MakePrepared(*forced, s, w, has_bias, threads);
   const int64_t ksize = g.kernel_size();
   const bool pointwise = IsPointwise(g);
   const bool depthwise = channels == group && group > 1 && ksize > 1;
@@ -622,7 +657,7 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
     std::unique_ptr<PreparedConv> best;
     double best_seconds = 0;
     for (ConvPath path : {ConvPath::kOneDnn, ConvPath::kSmallMap, ConvPath::kBands}) {
-      std::unique_ptr<PreparedConv> p = MakePrepared(path, s, w, has_bias);
+      std::unique_ptr<PreparedConv> p = MakePrepared(path, s, w, has_bias, threads);
       if (p == nullptr) continue;
       double seconds = 0;
       bool ok = true;
@@ -646,14 +681,14 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
   // Without oneDNN, maps of one panel stream the weights once (small-map: 1.3x OpenBLAS on
   // 512 maps over 2x3); OpenBLAS's AVX-512 kernels won on wider ones.
   if (!pointwise || g.out_size() <= kPointwiseOneDnnMaxPixels) {
-    if (std::unique_ptr<PreparedConv> p = MakePrepared(ConvPath::kOneDnn, s, w, has_bias)) {
+    if (std::unique_ptr<PreparedConv> p = MakePrepared(ConvPath::kOneDnn, s, w, has_bias, threads)) {
       return p;
     }
   }
   if (!depthwise && g.out_size() <= kSmallMapRulePixels) {
-    return MakePrepared(ConvPath::kSmallMap, s, w, has_bias);
+    return MakePrepared(ConvPath::kSmallMap, s, w, has_bias, threads);
   }
-  return MakePrepared(ConvPath::kBands, s, w, has_bias);
+  return MakePrepared(ConvPath::kBands, s, w, has_bias, threads);
 }
 
 template <class T>

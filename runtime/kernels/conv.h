@@ -115,12 +115,14 @@ ConvChoice DefaultConvChoice();
 
 /// Prepares Conv for a 2-D float geometry with constant weights `w` ([M, C/group, kh, kw]).
 /// `forced` (tests, benchmarks) takes that path when it applies; null when it does not (e.g.
-/// kOneDnn without oneDNN). Without `forced`, never null (kBands always applies).
+/// kOneDnn without oneDNN). Without `forced`, never null (kBands always applies). `threads`:
+/// the run's thread count, which a oneDNN path splits its larger convolutions for
+/// (PrepareOneDnnConv2D).
 std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t batch,
                                             int64_t channels, int64_t maps, int64_t group,
                                             const float* w, bool has_bias,
                                             ConvChoice choice = ConvChoice::kRule,
-                                            const ConvPath* forced = nullptr);
+                                            const ConvPath* forced = nullptr, int threads = 1);
 
 /// y[N, M, out...] = conv_transpose(x[N, C, in...], w[C, M/group, kernel...]) + bias[M]: each
 /// input position i scatters into output i * strides - pads_begin + k * dilations. `g.in` is

@@ -32,7 +32,7 @@ bool OneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t, int64_t, con
   return false;
 }
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry&, int64_t, int64_t, int64_t,
-                                                  int64_t, const float*, bool) {
+                                                  int64_t, const float*, bool, int) {
   return nullptr;
 }
 
@@ -195,6 +195,20 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 
 namespace {
 
+// Multiply-adds below which a part of a split convolution (Split) is not worth its own
+// primitive call and hand-off: about 30 us of oneDNN's work on one AVX-512 core (0.03 ns a
+// multiply-add), against a few microseconds of overhead per part.
+constexpr int64_t kSplitMinMacsPerPart = int64_t{1} << 20;
+
+// BCAST_CONV_SPLIT=0 in the environment: no split (Split), for measuring against it.
+bool SplitAllowed() {
+  static const bool allowed = [] {
+    const char* env = std::getenv("BCAST_CONV_SPLIT");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return allowed;
+}
+
 // The engine prepared convolutions are built on (one per process: an engine may be shared by
 // threads) and each thread's stream on it.
 const dnnl::engine& SharedEngine() {
@@ -221,32 +235,227 @@ class OneDnnPreparedConv : public PreparedConv {
     stream.wait();
   }
 
-  bool Run(const float* x, const float*, const float* bias, float* y, const ParallelFor*) override {
-    omp_set_num_threads(1);  // as OneDnnConv2D: no spinning OpenMP team
-    try {
-      Execute(x, bias, y);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    return true;
+  bool Run(const float* x, const float* w, const float* bias, float* y,
+           const ParallelFor* parallel) override {
+    return RunBlocked(x, 0, w, bias, y, 0, parallel);
   }
 
-  void Execute(const float* x, const float* bias, float* y) {
-    dnnl::stream& stream = Stream();
-    Entry& e = *e_;
-    e.user_src.set_data_handle(const_cast<float*>(x));
-    e.user_dst.set_data_handle(y);
-    if (e.reorder_src) e.to_src.execute(stream, e.user_src, e.src);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e.reorder_src ? e.src : e.user_src},
-                                            {DNNL_ARG_WEIGHTS, e.wei},
-                                            {DNNL_ARG_DST, e.reorder_dst ? e.dst : e.user_dst}};
-    if (bias != nullptr) {
-      e.bias.set_data_handle(const_cast<float*>(bias));
-      args.emplace(DNNL_ARG_BIAS, e.bias);
+  // Splits the convolution into `parts` primitives run as tasks of the caller's ParallelFor:
+  // oneDNN's own threading is OpenMP, kept at one thread (OneDnnConv2D says why), so without
+  // this a 2-thread run computed every convolution on one core. Only for batch 1 and one group,
+  // and only where a part's input and output are contiguous slices: with an NHWC source and
+  // destination (oneDNN's choice for few channels on AVX-512) a band of output rows, otherwise
+  // (NCHW, nChw16c, nChw8c destinations) a slice of the maps. Each part has its own primitive,
+  // its own scratchpad (parts run at the same time) and, for slices of the maps, its weights
+  // reordered once. Left unsplit when oneDNN would compute a part with another implementation
+  // than the whole (a slower one, or none).
+  void Split(int threads, const WindowGeometry& g, int64_t batch, int64_t channels,
+             int64_t maps, int64_t group, const float* w, bool has_bias) {
+    if (threads < 2 || batch != 1 || group != 1 || !SplitAllowed()) return;
+    const int64_t oh = g.out[0], ow = g.out[1], ksize = g.kernel_size();
+    // Up to two parts a thread, each of at least kSplitMinMacsPerPart: threads take parts
+    // from a shared counter, so a thread the busy machine deschedules holds back a quarter of
+    // the convolution, not half (four a thread cost more in per-part calls than they saved).
+    const int64_t max_parts =
+        std::min<int64_t>(2 * threads, maps * oh * ow * channels * ksize / kSplitMinMacsPerPart);
+    if (max_parts < threads) return;
+    const memory::dims full_src{batch, channels, g.in[0], g.in[1]};
+    const memory::dims full_dst{batch, maps, oh, ow};
+    const bool nhwc = e_->reorder_src && e_->reorder_dst &&
+                      e_->src.get_desc() == memory::desc(full_src, kF32, Tag::nhwc) &&
+                      e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nhwc);
+    // Slices of the maps where they are whole blocks of the destination (as many as fit);
+    // otherwise bands of rows.
+    Tag dst_tag = Tag::nchw;
+    bool rows = true;
+    int64_t parts = std::min(max_parts, oh);
+    for (int64_t p = max_parts; p >= threads && rows && !nhwc; --p) {
+      if (maps % p != 0) continue;
+      const int64_t mp = maps / p;
+      if (!e_->reorder_dst) {
+        rows = false;
+      } else if (mp % 16 == 0 &&
+                 e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
+        dst_tag = Tag::nChw16c;
+        rows = false;
+      } else if (mp % 8 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
+        dst_tag = Tag::nChw8c;
+        rows = false;
+      }
+      if (!rows) parts = p;
     }
-    e.conv.execute(stream, args);
-    if (e.reorder_dst) e.from_dst.execute(stream, e.dst, e.user_dst);
-    stream.wait();
+    if (parts < threads) return;
+    // A band of rows of any other layout is a strided view, which oneDNN computes with its
+    // reference kernel; for an NCHW source (stems: oneDNN reads it directly) each band is
+    // copied into a buffer of its own instead, and written to one of its own unless it is one
+    // contiguous piece of the destination (a single channel block).
+    const bool copy_src = rows && !nhwc && !e_->reorder_src;
+    if (rows && !nhwc && !copy_src) return;
+    Tag whole_tag = Tag::undef;
+    int64_t single_block = 0;
+    if (copy_src) {
+      for (Tag tag : {Tag::nchw, Tag::nChw16c, Tag::nChw8c, Tag::nhwc}) {
+        if (whole_tag == Tag::undef && whole_dst_desc() == memory::desc(full_dst, kF32, tag)) {
+          whole_tag = tag;
+        }
+      }
+      if (whole_tag == Tag::undef) return;
+      if (whole_tag == Tag::nChw16c && maps <= 16) single_block = 16;
+      if (whole_tag == Tag::nChw8c && maps <= 8) single_block = 8;
+    }
+    const memory::desc whole_src = e_->reorder_src ? e_->src.get_desc() : e_->user_src.get_desc();
+    const memory::desc whole_dst = whole_dst_desc();
+    const dnnl::engine& engine = SharedEngine();
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::dims strides{g.strides[0], g.strides[1]};
+    const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
+    const int64_t reach = (g.kernel[0] - 1) * g.dilations[0] + 1;  // input rows of one output row
+    std::vector<Part> built;
+    try {
+      dnnl::stream& stream = Stream();
+      for (int i = 0; i < parts; ++i) {
+        Part part;
+        // This part's output rows [r0, r1) and maps [m0, m1), and the input rows it reads.
+        int64_t r0 = 0, r1 = oh, m0 = 0, m1 = maps, in0 = 0, in1 = g.in[0];
+        int64_t pad_t = g.pads_begin[0], pad_b = g.pads_end[0];
+        if (rows) {
+          r0 = oh * i / parts;
+          r1 = oh * (i + 1) / parts;
+          const int64_t first = r0 * g.strides[0] - g.pads_begin[0];  // may be in the padding
+          const int64_t end = (r1 - 1) * g.strides[0] - g.pads_begin[0] + reach;
+          in0 = std::max<int64_t>(0, first);
+          in1 = std::min<int64_t>(g.in[0], end);
+          pad_t = in0 - first;
+          pad_b = end - in1;
+          if (in1 <= in0) return;  // a band wholly in the padding: not worth the care
+          if (nhwc) {
+            part.src_offset = in0 * g.in[1] * channels;
+            part.dst_offset = r0 * ow * maps;
+          }
+          part.in0 = in0;
+          part.in_rows = in1 - in0;
+        } else {
+          m0 = maps * i / parts;
+          m1 = maps * (i + 1) / parts;
+          part.dst_offset = m0 * oh * ow;
+        }
+        part.m0 = m0;
+        const memory::dims part_src{batch, channels, in1 - in0, g.in[1]};
+        const memory::dims part_dst{batch, m1 - m0, r1 - r0, ow};
+        memory::desc src_desc = whole_src, dst_desc(part_dst, kF32, dst_tag);
+        if (nhwc) {
+          src_desc = memory::desc(part_src, kF32, Tag::nhwc);
+          dst_desc = memory::desc(part_dst, kF32, Tag::nhwc);
+        } else if (copy_src) {
+          src_desc = memory::desc(part_src, kF32, Tag::nchw);
+          dst_desc = memory::desc(part_dst, kF32, whole_tag);
+          part.copy_src = true;
+          if (single_block != 0) {
+            part.dst_offset = r0 * ow * single_block;
+          } else {
+            part.own_dst = true;
+          }
+        }
+        const memory::dims wei_dims{m1 - m0, channels, g.kernel[0], g.kernel[1]};
+        const memory::desc bias_desc({m1 - m0}, kF32, Tag::x);
+        const memory::desc wei_desc =
+            rows ? e_->wei.get_desc() : memory::desc(wei_dims, kF32, Tag::any);
+        const memory::dims pad_l{pad_t, g.pads_begin[1]}, pad_r{pad_b, g.pads_end[1]};
+        const auto desc =
+            has_bias ? dnnl::convolution_forward::desc(
+                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                           src_desc, wei_desc, bias_desc, dst_desc, strides, dilations, pad_l, pad_r)
+                     : dnnl::convolution_forward::desc(
+                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                           src_desc, wei_desc, dst_desc, strides, dilations, pad_l, pad_r);
+        const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+        if (pd.impl_info_str() != e_->impl) return;
+        part.conv = dnnl::convolution_forward(pd);
+        part.src = part.copy_src ? memory(src_desc, engine) : memory(src_desc, engine, nullptr);
+        part.dst = part.own_dst ? memory(dst_desc, engine) : memory(dst_desc, engine, nullptr);
+        if (part.own_dst && out_block_ != 0) {
+          // Blocked output asked for: this band goes to its rows of the whole.
+          part.whole_view = memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine,
+                                   nullptr);
+          part.to_whole = dnnl::reorder(part.dst, part.whole_view);
+        }
+        if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
+        part.scratch = memory(pd.scratchpad_desc(), engine);
+        if (rows) {
+          if (pd.weights_desc() != e_->wei.get_desc()) return;
+          part.wei = e_->wei;  // every band reads all the weights: the whole's, shared
+        } else {
+          part.wei = memory(pd.weights_desc(), engine);
+          part.own_weights = true;
+          memory from(memory::desc(wei_dims, kF32, Tag::oihw), engine,
+                      const_cast<float*>(w + m0 * channels * ksize));
+          dnnl::reorder(from, part.wei).execute(stream, from, part.wei);
+        }
+        if (e_->reorder_dst || part.own_dst) {
+          // This part's slice of the NCHW output (rows of every map: strided).
+          const memory::dims nchw_strides{maps * oh * ow, oh * ow, ow, 1};
+          part.user_dst = memory(memory::desc(part_dst, kF32, nchw_strides), engine, nullptr);
+          part.user_offset = m0 * oh * ow + r0 * ow;
+          part.from_dst = dnnl::reorder(part.dst, part.user_dst);
+        }
+        // Memories are handles: the map sees the data handles set per run.
+        part.args = {{DNNL_ARG_SRC, part.src},
+                     {DNNL_ARG_WEIGHTS, part.wei},
+                     {DNNL_ARG_DST, part.dst},
+                     {DNNL_ARG_SCRATCHPAD, part.scratch}};
+        if (has_bias) part.args.emplace(DNNL_ARG_BIAS, part.bias);
+        built.push_back(std::move(part));
+      }
+      stream.wait();
+    } catch (const dnnl::error&) {
+      return;  // no split: the whole primitive runs
+    }
+    parts_ = std::move(built);
+    split_rows_ = rows;
+  }
+
+  memory::desc whole_dst_desc() const {
+    return e_->reorder_dst ? e_->dst.get_desc() : e_->user_dst.get_desc();
+  }
+
+  // Runs the parts on `parallel`: `src` is the primitive's source, ready; `y` the
+  // destination in block `y_block` (0: NCHW).
+  void RunParts(const memory& src, const float* bias, float* y, int y_block,
+                const ParallelFor& parallel) {
+    Entry& e = *e_;
+    float* blocked = e.reorder_dst ? static_cast<float*>(e.dst.get_data_handle()) : nullptr;
+    auto* source = static_cast<float*>(src.get_data_handle());
+    parallel(static_cast<int64_t>(parts_.size()), [&](int64_t t) {
+      omp_set_num_threads(1);  // this thread's OpenMP team too: none
+      Part& part = parts_[static_cast<size_t>(t)];
+      dnnl::stream& stream = Stream();
+      if (part.copy_src) {
+        auto* band = static_cast<float*>(part.src.get_data_handle());
+        const int64_t h = src_dims_[2], w = src_dims_[3], plane = part.in_rows * w;
+        for (int64_t c = 0; c < channels_; ++c) {
+          std::memcpy(band + c * plane, source + (c * h + part.in0) * w,
+                      static_cast<size_t>(plane) * sizeof(float));
+        }
+      } else {
+        part.src.set_data_handle(source + part.src_offset);
+      }
+      // Written straight into y when y is in the primitive's own layout (NCHW, or the block
+      // asked for); otherwise into the blocked buffer (or the part's own), then this part's
+      // slice reordered.
+      const bool direct = !part.own_dst && (!e.reorder_dst || y_block != 0);
+      if (!part.own_dst) part.dst.set_data_handle((direct ? y : blocked) + part.dst_offset);
+      if (bias != nullptr) part.bias.set_data_handle(const_cast<float*>(bias + part.m0));
+      part.conv.execute(stream, part.args);
+      if (part.own_dst && y_block != 0) {
+        part.whole_view.set_data_handle(y);
+        part.to_whole.execute(stream, part.dst, part.whole_view);
+      } else if (!direct) {
+        part.user_dst.set_data_handle(y + part.user_offset);
+        part.from_dst.execute(stream, part.dst, part.user_dst);
+      }
+      stream.wait();
+    });
   }
 
   // The blocked layouts this primitive reads and writes directly (kernels/channel_blocks.h):
@@ -272,7 +481,7 @@ class OneDnnPreparedConv : public PreparedConv {
   }
 
   bool RunBlocked(const float* x, int x_block, const float*, const float* bias, float* y,
-                  int y_block, const ParallelFor*) override {
+                  int y_block, const ParallelFor* parallel) override {
     if (!takes_block(x_block) || (y_block != 0 && y_block != out_block_)) return false;
     omp_set_num_threads(1);
     try {
@@ -290,6 +499,11 @@ class OneDnnPreparedConv : public PreparedConv {
         } else {
           bs.to_src.execute(stream, bs.user, e.src);
         }
+      }
+      if (!parts_.empty() && parallel != nullptr) {
+        stream.wait();  // the source is ready before any part reads it
+        RunParts(src, bias, y, y_block, *parallel);
+        return true;
       }
       memory dst = e.reorder_dst ? e.dst : e.user_dst;
       if (y_block != 0) {
@@ -318,10 +532,22 @@ class OneDnnPreparedConv : public PreparedConv {
     int64_t total = static_cast<int64_t>(e_->wei.get_desc().get_size());
     if (e_->reorder_src) total += static_cast<int64_t>(e_->src.get_desc().get_size());
     if (e_->reorder_dst) total += static_cast<int64_t>(e_->dst.get_desc().get_size());
+    for (const Part& part : parts_) {
+      total += static_cast<int64_t>(part.scratch.get_desc().get_size());
+      if (part.own_weights) total += static_cast<int64_t>(part.wei.get_desc().get_size());
+      if (part.copy_src) total += static_cast<int64_t>(part.src.get_desc().get_size());
+      if (part.own_dst) total += static_cast<int64_t>(part.dst.get_desc().get_size());
+    }
     return total;
   }
   ConvPath path() const override { return ConvPath::kOneDnn; }
-  const char* label() const override { return e_->reorder_src ? "onednn" : "onednn-nchw"; }
+  const char* label() const override {
+    if (!parts_.empty()) {
+      if (split_rows_) return e_->reorder_src ? "onednn-split-rows" : "onednn-nchw-split-rows";
+      return e_->reorder_src ? "onednn-split-maps" : "onednn-nchw-split-maps";
+    }
+    return e_->reorder_src ? "onednn" : "onednn-nchw";
+  }
 
   static dnnl::stream& Stream() {
     thread_local dnnl::stream stream(SharedEngine());
@@ -359,7 +585,25 @@ class OneDnnPreparedConv : public PreparedConv {
     return bs;
   }
 
+  // One part of a split convolution (Split): a band of output rows or a slice of the maps
+  // as its own primitive. Offsets are in floats from the start of each buffer.
+  struct Part {
+    int64_t m0 = 0;  ///< first map (bias offset)
+    int64_t src_offset = 0, dst_offset = 0, user_offset = 0;
+    int64_t in0 = 0, in_rows = 0;  ///< the input rows a band reads
+    bool own_weights = false;  ///< false: the whole's weights, shared
+    bool copy_src = false;     ///< src is the part's own buffer, its rows copied in per run
+    bool own_dst = false;      ///< dst is the part's own buffer, reordered out per run
+    memory whole_view;         ///< own_dst: its rows of the whole blocked output
+    dnnl::reorder to_whole;
+    std::unordered_map<int, memory> args;  ///< the primitive's arguments, built once
+    dnnl::convolution_forward conv;
+    memory src, wei, dst, bias, scratch, user_dst;
+    dnnl::reorder from_dst;
+  };
   std::unique_ptr<Entry> e_;
+  std::vector<Part> parts_;
+  bool split_rows_ = false;  ///< parts are bands of rows (else slices of the maps)
   int out_block_ = 0;
   int64_t channels_ = 0;
   memory::dims src_dims_;
@@ -371,7 +615,7 @@ class OneDnnPreparedConv : public PreparedConv {
 
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
                                                   int64_t channels, int64_t maps, int64_t group,
-                                                  const float* w, bool has_bias) {
+                                                  const float* w, bool has_bias, int threads) {
   if (!OneDnnConvAvailable() || g.rank() != 2) return nullptr;
   omp_set_num_threads(1);  // read when the primitive is built
   try {
@@ -379,6 +623,7 @@ std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64
         BuildBest(SharedEngine(), g, batch, channels, maps, group, has_bias));
     prepared->PackWeights(w, OneDnnPreparedConv::Stream());
     prepared->FindBlocks(g, batch, channels, maps);
+    prepared->Split(threads, g, batch, channels, maps, group, w, has_bias);
     return prepared;
   } catch (const dnnl::error&) {
     return nullptr;

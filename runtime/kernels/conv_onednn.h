@@ -25,9 +25,13 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 /// A oneDNN convolution prepared once (PreparedConv, path kOneDnn): the primitive, the weights
 /// reordered into its layout, and its blocked source and destination buffers. Only the
 /// activations are reordered per Run. Null when oneDNN is unavailable or refuses the geometry.
+/// With `threads` > 1, a large enough convolution of one image and group is also split into
+/// `threads` primitives over slices of its maps, which Run and RunBlocked hand to their
+/// ParallelFor (labels "onednn-split-rows", "onednn-split-maps", "onednn-nchw-split-*");
+/// BCAST_CONV_SPLIT=0 in the environment turns the split off.
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
                                                   int64_t channels, int64_t maps, int64_t group,
-                                                  const float* w, bool has_bias);
+                                                  const float* w, bool has_bias, int threads = 1);
 
 }  // namespace onnx_bcast::runtime::kernels
 

@@ -34,10 +34,42 @@ struct PoolOptions {
   int64_t index_base = 0;
 };
 
+/// One output row's run [0, len) of MaxPool2D outputs whose windows lie wholly inside the
+/// input: each tap, in the scalar loop's order, is folded into all of them at once
+/// (acc = v > acc ? v : acc, element by element), so every output keeps the scalar loop's bits
+/// and the loop vectorizes. The scalar loop is one dependent max per tap per output, bound by
+/// its latency (1.2 ms for a 3x3/2 pool of 32 x 111 x 111, three quarters of ORT's whole
+/// SqueezeNet). `kStride` is the stride along W when it is 1 or 2 (then a constant the
+/// compiler sees), 0 for `sw`. `row0` points at the first window's top-left tap.
+template <int kStride, class T>
+void MaxPoolRowRun(const T* row0, int64_t len, int64_t sw, int64_t in_w, int64_t kh_taps,
+                   int64_t dh, int64_t kw_taps, int64_t dw, T* y) {
+  const int64_t s = kStride != 0 ? kStride : sw;
+  constexpr int64_t kChunk = 64;
+  T acc[kChunk];
+  for (int64_t o0 = 0; o0 < len; o0 += kChunk) {
+    const int64_t n = std::min(kChunk, len - o0);
+    const T* base = row0 + o0 * s;
+    for (int64_t i = 0; i < n; ++i) acc[i] = base[i * s];
+    for (int64_t kh = 0; kh < kh_taps; ++kh) {
+      const T* row = base + kh * dh * in_w;
+      for (int64_t kw = kh == 0 ? 1 : 0; kw < kw_taps; ++kw) {
+        const T* src = row + kw * dw;
+        for (int64_t i = 0; i < n; ++i) {
+          const T v = src[i * s];
+          acc[i] = v > acc[i] ? v : acc[i];
+        }
+      }
+    }
+    std::copy(acc, acc + n, y + o0);
+  }
+}
+
 /// MaxPool over 2 spatial dims without indices, the common CNN case, with the general
 /// loop's exact semantics (the first tap starts the maximum, so a NaN there stays; a later
 /// NaN never wins; an empty window gives 0) but no per-tap odometer or double accumulator.
-/// k_begin/k_end: the valid kernel offsets per dim and output position.
+/// k_begin/k_end: the valid kernel offsets per dim and output position. Outputs whose window
+/// is whole along W go through MaxPoolRowRun; the others (borders) through the scalar loop.
 template <class T>
 void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
                const std::vector<std::vector<int64_t>>& k_begin,
@@ -45,27 +77,52 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
   const int64_t sh = g.strides[0], sw = g.strides[1], ph = g.pads_begin[0], pw = g.pads_begin[1];
   const int64_t dh = g.dilations[0], dw = g.dilations[1];
+  // [run_lo, run_hi): the outputs along W whose window has every tap (a contiguous range).
+  int64_t run_lo = out_w, run_hi = out_w;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    if (k_begin[1][ow] == 0 && k_end[1][ow] == g.kernel[1]) {
+      if (run_lo == out_w) run_lo = ow;
+      run_hi = ow + 1;
+    }
+  }
+  const auto scalar = [&](const T* xp, T* yrow, int64_t h0, int64_t khb, int64_t khe,
+                          int64_t ow) {
+    const int64_t w0 = ow * sw - pw, kwb = k_begin[1][ow], kwe = k_end[1][ow];
+    if (khb >= khe || kwb >= kwe) {
+      yrow[ow] = T(0);
+      return;
+    }
+    T acc = xp[(h0 + khb * dh) * in_w + w0 + kwb * dw];
+    for (int64_t kh = khb; kh < khe; ++kh) {
+      const T* row = xp + (h0 + kh * dh) * in_w + w0;
+      for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+        const T v = row[kw * dw];
+        acc = v > acc ? v : acc;
+      }
+    }
+    yrow[ow] = acc;
+  };
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T* xp = x + plane * in_h * in_w;
     T* yp = y + plane * out_h * out_w;
     for (int64_t oh = 0; oh < out_h; ++oh) {
       const int64_t h0 = oh * sh - ph, khb = k_begin[0][oh], khe = k_end[0][oh];
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t w0 = ow * sw - pw, kwb = k_begin[1][ow], kwe = k_end[1][ow];
-        if (khb >= khe || kwb >= kwe) {
-          yp[oh * out_w + ow] = T(0);
-          continue;
-        }
-        T acc = xp[(h0 + khb * dh) * in_w + w0 + kwb * dw];
-        for (int64_t kh = khb; kh < khe; ++kh) {
-          const T* row = xp + (h0 + kh * dh) * in_w + w0;
-          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-            const T v = row[kw * dw];
-            acc = v > acc ? v : acc;
-          }
-        }
-        yp[oh * out_w + ow] = acc;
+      T* yrow = yp + oh * out_w;
+      if (khb >= khe || run_lo >= run_hi) {
+        for (int64_t ow = 0; ow < out_w; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
+        continue;
       }
+      for (int64_t ow = 0; ow < run_lo; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
+      const T* row0 = xp + (h0 + khb * dh) * in_w + run_lo * sw - pw;
+      const int64_t len = run_hi - run_lo, kh_taps = khe - khb, kw_taps = g.kernel[1];
+      if (sw == 1) {
+        MaxPoolRowRun<1>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+      } else if (sw == 2) {
+        MaxPoolRowRun<2>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+      } else {
+        MaxPoolRowRun<0>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+      }
+      for (int64_t ow = run_hi; ow < out_w; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
     }
   }
 }

@@ -150,13 +150,13 @@ absl::Status ConvCompute(OpContext& ctx) {
   }
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out)));
   if (y->num_elements() == 0) return absl::OkStatus();
-  const kernels::ParallelFor parallel = [&](int64_t tasks, const std::function<void(int64_t)>& fn) {
-    if (ctx.pool() == nullptr || ctx.threads() <= 1) {
-      for (int64_t t = 0; t < tasks; ++t) fn(t);
-    } else {
-      ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
-    }
+  const kernels::ParallelFor parallel_for = [&](int64_t tasks,
+                                                const std::function<void(int64_t)>& fn) {
+    ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
   };
+  // Null on one thread: the kernels then neither split work nor touch OpenBLAS's threads.
+  const kernels::ParallelFor* parallel =
+      ctx.pool() != nullptr && ctx.threads() > 1 ? &parallel_for : nullptr;
   // Constant float weights of a 2-D convolution: path chosen and weights packed once per node
   // and shape (issue #32); a run only computes. Weights fed by the run are packed per call.
   if (x.dtype() == DType::kFloat32 && g.rank() == 2 && ctx.input_constant(1) &&
@@ -164,7 +164,7 @@ absl::Status ConvCompute(OpContext& ctx) {
     const float* wd = w.data<float>();
     kernels::PreparedConv* prepared = ctx.Prepared<kernels::PreparedConv>(wd, [&] {
       return kernels::PrepareConv2D(g, n, c, m, group, wd, b != nullptr,
-                                    kernels::DefaultConvChoice());
+                                    kernels::DefaultConvChoice(), nullptr, ctx.threads());
     });
     if (prepared != nullptr) {
       // Channel-blocked activations in and out where the path and the executor allow them
@@ -177,7 +177,7 @@ absl::Status ConvCompute(OpContext& ctx) {
       const int y_block = ctx.output_block_allowed() ? prepared->out_block() : 0;
       if (prepared->RunBlocked(ctx.input(0)->data<float>(), x_block, wd,
                                b != nullptr ? b->data<float>() : nullptr, y->data<float>(),
-                               y_block, &parallel)) {
+                               y_block, parallel)) {
         ctx.set_output_block(y_block);
         return absl::OkStatus();
       }
@@ -193,7 +193,7 @@ absl::Status ConvCompute(OpContext& ctx) {
     if (b != nullptr) bv.emplace(*b);
     nn::ComputeOut<C> yv(y);
     kernels::Conv<C>(g, n, c, m, group, xv.data(), wv.data(), bv ? bv->data() : nullptr, yv.data(),
-                     ctx.threads(), &parallel);
+                     ctx.threads(), parallel);
     yv.Finish();
     return absl::OkStatus();
   });

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -176,6 +177,82 @@ TEST(ConvKernel, BlockedLayoutsMatchReference) {
   EXPECT_GE(blocked_in, 40);
   EXPECT_GE(blocked_out, 40);
   EXPECT_GE(odd_out, 5);  // NHWC outputs of channel counts no block of 8 divides
+}
+
+// Prepared oneDNN convolutions split over two threads (PrepareConv2D's `threads`): bands of
+// rows (NHWC source and destination, or an NCHW source copied per band into nChw16c/nChw8c
+// destinations of one block or of several) and slices of the maps (NCHW, nChw16c, nChw8c), in every
+// input and output layout they accept, against the reference kernel and against the same
+// convolution prepared for one thread.
+TEST(ConvKernel, SplitOverThreadsMatchesReference) {
+  if (!kernels::OneDnnConvAvailable()) GTEST_SKIP() << "built without oneDNN";
+  std::mt19937_64 rng(4646);
+  static constexpr int64_t kChannels[] = {3, 8, 16, 24, 32, 64};
+  static constexpr int64_t kMaps[] = {8, 16, 32, 48, 64, 96};
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
+  std::map<std::string, int> labels;
+  for (int trial = 0; trial < 80; ++trial) {
+    kernels::WindowGeometry g;
+    const int64_t k = rng() % 4 == 0 ? 1 : 3;
+    const int64_t c = kChannels[rng() % 6], m = kMaps[rng() % 6];
+    for (int d = 0; d < 2; ++d) {
+      const int64_t s = rng() % 3 == 0 ? 2 : 1, dl = rng() % 4 == 0 ? 2 : 1;
+      const int64_t pb = rng() % 2, pe = rng() % 2, span = (k - 1) * dl + 1;
+      // Few channels (stems, NCHW): larger maps, or the work is too small to split.
+      const int64_t in = rng() % 14 + (c <= 8 ? 80 : 24);
+      testing::AddAxis(&g, in, k, s, dl, pb, pe, (in + pb + pe - span) / s + 1);
+    }
+    const std::vector<float> x = RandomFloats(rng, c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * c * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const float* bias = rng() % 2 ? b.data() : nullptr;
+    const kernels::ConvPath onednn = kernels::ConvPath::kOneDnn;
+    std::unique_ptr<kernels::PreparedConv> split = kernels::PrepareConv2D(
+        g, 1, c, m, 1, w.data(), bias != nullptr, kernels::ConvChoice::kRule, &onednn, 2);
+    std::unique_ptr<kernels::PreparedConv> whole = kernels::PrepareConv2D(
+        g, 1, c, m, 1, w.data(), bias != nullptr, kernels::ConvChoice::kRule, &onednn, 1);
+    ASSERT_TRUE(split != nullptr && whole != nullptr) << trial;
+    ++labels[split->label()];
+    std::vector<float> ref(m * g.out_size()), plain(ref.size(), std::nanf(""));
+    kernels::reference::Conv<float>(g, 1, c, m, 1, x.data(), w.data(), bias, ref.data());
+    ASSERT_TRUE(whole->Run(x.data(), w.data(), bias, plain.data(), nullptr));
+    const int out = split->out_block();
+    ASSERT_EQ(out, whole->out_block()) << trial;
+    for (int x_block : {0, 8, 16, static_cast<int>(c)}) {
+      if (x_block != 0 && (!kernels::ChannelBlocksFit(c, x_block) || !split->takes_block(x_block))) {
+        continue;
+      }
+      std::vector<float> xb(x.size());
+      if (x_block == 0) {
+        xb = x;
+      } else {
+        kernels::reference::ToChannelBlocks(x.data(), 1, c, g.in_size(), x_block, xb.data());
+      }
+      for (int y_block : {0, out}) {
+        for (int rep = 0; rep < 2; ++rep) {  // on the pool, then on the caller alone
+          std::vector<float> yb(ref.size(), std::nanf("")), y(ref.size(), std::nanf(""));
+          ASSERT_TRUE(split->RunBlocked(xb.data(), x_block, w.data(), bias, yb.data(), y_block,
+                                        rep == 0 ? &parallel : nullptr))
+              << trial;
+          if (y_block == 0) {
+            y = yb;
+          } else {
+            kernels::reference::FromChannelBlocks(yb.data(), 1, m, g.out_size(), y_block,
+                                                  y.data());
+          }
+          const std::string what = "trial " + std::to_string(trial) + " " + split->label() +
+                                   " x_block " + std::to_string(x_block) + " y_block " +
+                                   std::to_string(y_block) + " rep " + std::to_string(rep);
+          ExpectNear(y.data(), ref.data(), static_cast<int64_t>(ref.size()), 2e-4f, what);
+          ExpectSameBits(y.data(), plain.data(), static_cast<int64_t>(y.size()), what);
+        }
+      }
+    }
+  }
+  EXPECT_GE(labels["onednn-split-rows"], 5);
+  EXPECT_GE(labels["onednn-nchw-split-rows"], 5);  // NCHW bands copied out
+  EXPECT_GE(labels["onednn-split-maps"] + labels["onednn-nchw-split-maps"], 4);
 }
 
 std::string TextValues(std::mt19937_64& rng, int64_t count) {

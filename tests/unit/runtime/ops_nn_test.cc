@@ -244,6 +244,33 @@ TEST(ConvKernel, PreparedPathsMatchReferenceOnRandomGeometries) {
   }
 }
 
+// Convolutions of one band (small maps, many channels) on the banded path with a pool: the
+// GEMM is split over slices of the maps (conv.cc, Conv2DBands), pointwise and 3x3, against the
+// reference.
+TEST(ConvKernel, OneBandSlicesMatchReference) {
+  std::mt19937_64 rng(4647);
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = PoolParallel(&pool);
+  for (int trial = 0; trial < 12; ++trial) {
+    kernels::WindowGeometry g;
+    const bool pointwise = trial % 2 == 0;
+    const int64_t side = rng() % 6 + 9;
+    for (int d = 0; d < 2; ++d) {
+      AddAxis(&g, side, pointwise ? 1 : 3, 1, 1, pointwise ? 0 : 1, pointwise ? 0 : 1, side);
+    }
+    const int64_t c = pointwise ? 256 + rng() % 64 : 128 + rng() % 32;
+    const int64_t m = (trial % 4 < 2) ? 16 + rng() % 40 : 64 + rng() % 60;
+    const std::vector<float> x = RandomFloats(rng, c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * c * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const float* bias = trial % 3 ? b.data() : nullptr;
+    std::vector<float> fast(m * g.out_size(), std::nanf("")), ref(fast.size());
+    kernels::ConvNoOneDnn<float>(g, 1, c, m, 1, x.data(), w.data(), bias, fast.data(), &parallel);
+    kernels::reference::Conv<float>(g, 1, c, m, 1, x.data(), w.data(), bias, ref.data());
+    for (size_t i = 0; i < fast.size(); ++i) ASSERT_NEAR(fast[i], ref[i], 1e-3) << trial << " " << i;
+  }
+}
+
 // The small-map kernel in double (ConvOp's path for double weights on small maps) against the
 // reference.
 TEST(ConvKernel, SmallMapDoubleMatchesReference) {
@@ -413,6 +440,44 @@ TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
       if (std::isnan(ref[i])) {
         ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
       } else {
+        ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(PoolKernel, MaxPool2DWideRowsMatchReferenceBitForBit) {
+  // Rows wider than MaxPoolRowRun's chunk of 64 outputs, strides 1, 2 (compile-time) and 3,
+  // with pads, dilation and ceil-mode overhang at both ends, NaNs at first and later taps, and
+  // signed zeros, whose bits only the scalar loop's tap order keeps.
+  std::mt19937_64 rng(4602);
+  for (int iter = 0; iter < 60; ++iter) {
+    kernels::WindowGeometry g;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t k = rng() % 3 + 2, s = rng() % 3 + 1, dl = rng() % 4 == 0 ? 2 : 1;
+      const int64_t ek = (k - 1) * dl + 1;
+      const int64_t pb = rng() % 2, pe = rng() % 2;
+      const int64_t in = d == 0 ? rng() % 9 + ek : rng() % 180 + ek + 60;
+      const int64_t out = (in + pb + pe - ek) / s + 1 + (rng() % 3 == 0 ? 1 : 0);
+      AddAxis(&g, in, k, s, dl, pb, pe, out);
+    }
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kMax;
+    const int64_t planes = rng() % 2 + 1;
+    std::vector<float> x = RandomFloats(rng, planes * g.in_size());
+    for (float& v : x) {
+      if (rng() % 5 == 0) v = rng() % 2 ? 0.0f : -0.0f;
+    }
+    for (int k = 0; k < 6; ++k) x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> fast(planes * g.out_size()), ref(fast.size());
+    std::vector<int64_t> ref_idx(fast.size());
+    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
+    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+    for (size_t i = 0; i < fast.size(); ++i) {
+      if (std::isnan(ref[i])) {
+        ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
+      } else {
+        ASSERT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << iter << " at " << i;
         ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
       }
     }
