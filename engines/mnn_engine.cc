@@ -76,10 +76,6 @@ class MnnEngine : public EngineAdapter {
       // releaseSession is implied: the interpreter owns its sessions.
       MNN::Interpreter::destroy(net_);
     }
-    if (!dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
   }
 
   std::string name() const override { return "mnn"; }
@@ -91,19 +87,17 @@ class MnnEngine : public EngineAdapter {
     return date.empty() ? MNN::getVersion() : absl::StrCat(MNN::getVersion(), "+", date);
   }
   std::string build() const override {
-    return std::string(BCAST_MNN_COMMIT).empty()
-               ? ""
-               : absl::StrCat("github.com/alibaba/MNN commit ", BCAST_MNN_COMMIT);
+    return CommitLabel("github.com/alibaba/MNN", BCAST_MNN_COMMIT);
   }
 
   absl::Status Load(std::string_view model_bytes) override {
-    BCAST_ASSIGN_OR_RETURN(dir_, MakeScratchDir("onnx-bcast-mnn"));
-    const std::string onnx = dir_ + "/model.onnx";
-    const std::string mnn = dir_ + "/model.mnn";
+    BCAST_RETURN_IF_ERROR(dir_.Create("onnx-bcast-mnn"));
+    const std::string onnx = dir_.File("model.onnx");
+    const std::string mnn = dir_.File("model.mnn");
     BCAST_RETURN_IF_ERROR(WriteWholeFile(onnx, model_bytes));
     BCAST_ASSIGN_OR_RETURN(ToolRun convert, RunTool({MnnConvertPath(), "-f", "ONNX", "--modelFile",
                                                      onnx, "--MNNModel", mnn, "--bizCode", "biz"},
-                                                    dir_ + "/convert.log"));
+                                                    dir_.File("convert.log")));
     if (convert.signaled) {
       const std::string refusal = MnnConvertRefusal(convert.log);
       return absl::FailedPreconditionError(
@@ -124,7 +118,7 @@ class MnnEngine : public EngineAdapter {
           absl::StrCat("MNNConvert exited with status ", convert.exit_code,
                        convert.exit_code == 0 ? " without writing a model" : "", ": ", last));
     }
-    OutputCapture capture(dir_ + "/load.log", /*stdout_too=*/true);
+    OutputCapture capture(dir_.File("load.log"), /*stdout_too=*/true);
     net_ = MNN::Interpreter::createFromFile(mnn.c_str());
     if (net_ == nullptr) {
       return absl::FailedPreconditionError(
@@ -151,7 +145,7 @@ class MnnEngine : public EngineAdapter {
     // A session frees or reuses every tensor but its outputs: one of its own keeps the tensors
     // asked for (saveTensors; a name the converted model no longer has, fused or folded away,
     // is only logged by MNN, "Bad outputname").
-    OutputCapture capture(dir_ + "/bisect.log", /*stdout_too=*/true);
+    OutputCapture capture(dir_.File("bisect.log"), /*stdout_too=*/true);
     MNN::Session* keeping = net_->createSession(Config(names));
     const std::string said = capture.Take();
     if (keeping == nullptr) {
@@ -180,7 +174,7 @@ class MnnEngine : public EngineAdapter {
   absl::StatusOr<NamedTensors> RunSession(MNN::Session* session, const NamedTensors& inputs,
                                           const std::vector<std::string>& names,
                                           bool only_present) {
-    OutputCapture capture(dir_ + "/run.log", /*stdout_too=*/true);
+    OutputCapture capture(dir_.File("run.log"), /*stdout_too=*/true);
     auto refused = [&](const std::string& what) {
       return absl::FailedPreconditionError(absl::StrCat(what, Said(capture.Take())));
     };
@@ -298,7 +292,8 @@ class MnnEngine : public EngineAdapter {
     }
     const std::vector<int> dims = host.shape();
     BCAST_ASSIGN_OR_RETURN(
-        runtime::Tensor t, runtime::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
+        runtime::Tensor t,
+        runtime::Tensor::Allocate(dtype, std::vector<int64_t>(dims.begin(), dims.end())));
     if (static_cast<int64_t>(host.usize()) < static_cast<int64_t>(t.byte_size())) {
       return absl::InternalError(
           absl::StrCat("output '", name, "': ", host.usize(), " bytes for ", t.byte_size()));
@@ -310,7 +305,7 @@ class MnnEngine : public EngineAdapter {
   MNN::Interpreter* net_ = nullptr;
   MNN::Session* session_ = nullptr;
   MNN::BackendConfig backend_;
-  std::string dir_;
+  ScratchDir dir_;  // removed after ~MnnEngine has destroyed the interpreter
 };
 
 }  // namespace

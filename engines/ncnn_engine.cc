@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <utility>
 
@@ -44,30 +43,21 @@ class NcnnEngine : public EngineAdapter {
     net_.opt.use_bf16_storage = false;
     net_.opt.use_int8_inference = false;
   }
-  ~NcnnEngine() override {
-    if (!dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
-  }
-
   std::string name() const override { return "ncnn"; }
   std::string version() const override { return NCNN_VERSION_STRING; }
   std::string build() const override {
-    return std::string(BCAST_NCNN_COMMIT).empty()
-               ? ""
-               : absl::StrCat("github.com/Tencent/ncnn commit ", BCAST_NCNN_COMMIT);
+    return CommitLabel("github.com/Tencent/ncnn", BCAST_NCNN_COMMIT);
   }
 
   absl::Status Load(std::string_view model_bytes) override {
-    BCAST_ASSIGN_OR_RETURN(dir_, MakeScratchDir("onnx-bcast-ncnn"));
-    const std::string onnx = dir_ + "/model.onnx";
-    const std::string param = dir_ + "/model.ncnn.param";
-    const std::string bin = dir_ + "/model.ncnn.bin";
+    BCAST_RETURN_IF_ERROR(dir_.Create("onnx-bcast-ncnn"));
+    const std::string onnx = dir_.File("model.onnx");
+    const std::string param = dir_.File("model.ncnn.param");
+    const std::string bin = dir_.File("model.ncnn.bin");
     BCAST_RETURN_IF_ERROR(WriteWholeFile(onnx, model_bytes));
     // onnx2ncnn MODEL PARAM BIN, its stdout and stderr into the log.
-    BCAST_ASSIGN_OR_RETURN(ToolRun convert,
-                           RunTool({Onnx2NcnnPath(), onnx, param, bin}, dir_ + "/onnx2ncnn.log"));
+    BCAST_ASSIGN_OR_RETURN(
+        ToolRun convert, RunTool({Onnx2NcnnPath(), onnx, param, bin}, dir_.File("onnx2ncnn.log")));
     if (convert.signaled) {
       return absl::FailedPreconditionError(
           absl::StrCat("onnx2ncnn crashed (signal ", convert.signal, ")"));
@@ -85,7 +75,7 @@ class NcnnEngine : public EngineAdapter {
       return absl::FailedPreconditionError(
           absl::StrCat("onnx2ncnn exited with status ", convert.exit_code, ": ", last));
     }
-    OutputCapture capture(dir_ + "/load.log", /*stdout_too=*/false);
+    OutputCapture capture(dir_.File("load.log"), /*stdout_too=*/false);
     const int p = net_.load_param(param.c_str());
     const int m = p == 0 ? net_.load_model(bin.c_str()) : 0;
     const std::string said = UniqueLines(capture.Take());
@@ -114,7 +104,7 @@ class NcnnEngine : public EngineAdapter {
     NamedTensors result;
     for (const std::string& name : output_names) {
       ncnn::Mat out;
-      OutputCapture capture(dir_ + "/run.log", /*stdout_too=*/false);
+      OutputCapture capture(dir_.File("run.log"), /*stdout_too=*/false);
       const int r = ex.extract(name.c_str(), out);
       const std::string said = UniqueLines(capture.Take());
       if (r != 0 || out.empty()) {
@@ -221,7 +211,8 @@ class NcnnEngine : public EngineAdapter {
         shape = {m.c, m.d, m.h, m.w};
         break;
     }
-    BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::Tensor::Allocate(runtime::DType::kFloat32, shape));
+    BCAST_ASSIGN_OR_RETURN(runtime::Tensor t,
+                           runtime::Tensor::Allocate(runtime::DType::kFloat32, shape));
     const int64_t plane = static_cast<int64_t>(m.w) * m.h * m.d;
     float* dst = t.data<float>();
     for (int q = 0; q < m.c; ++q) {
@@ -231,7 +222,7 @@ class NcnnEngine : public EngineAdapter {
   }
 
   ncnn::Net net_;
-  std::string dir_;
+  ScratchDir dir_;
   bool loaded_ = false;
 };
 

@@ -34,6 +34,31 @@ absl::StatusOr<std::string> MakeScratchDir(const std::string& prefix) {
   return tmpl;
 }
 
+ScratchDir::~ScratchDir() { Remove(); }
+
+absl::Status ScratchDir::Create(const std::string& prefix) {
+  absl::StatusOr<std::string> made = MakeScratchDir(prefix);
+  if (!made.ok()) return made.status();
+  Remove();
+  path_ = *std::move(made);
+  return absl::OkStatus();
+}
+
+std::string ScratchDir::File(const std::string& name) const {
+  return absl::StrCat(path_, "/", name);
+}
+
+void ScratchDir::Remove() {
+  if (path_.empty()) return;
+  std::error_code ec;  // best effort: a leftover in the temporary directory harms nothing
+  std::filesystem::remove_all(path_, ec);
+  path_.clear();
+}
+
+std::string CommitLabel(const std::string& repo, const std::string& commit) {
+  return commit.empty() ? "" : absl::StrCat(repo, " commit ", commit);
+}
+
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

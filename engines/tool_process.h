@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace onnx_bcast::engines {
@@ -16,6 +17,29 @@ namespace onnx_bcast::engines {
 /// A fresh directory under the system's temporary directory, named `prefix` and a unique
 /// suffix. Unavailable when it cannot be created.
 absl::StatusOr<std::string> MakeScratchDir(const std::string& prefix);
+
+/// An adapter's scratch directory (MakeScratchDir), removed with all it holds when this goes
+/// or a new one replaces it, so that no converted model outlives the adapter.
+class ScratchDir {
+ public:
+  ScratchDir() = default;
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  /// Makes a fresh directory named after `prefix`. Unavailable when it cannot.
+  absl::Status Create(const std::string& prefix);
+  /// `name` inside the directory.
+  std::string File(const std::string& name) const;
+
+ private:
+  void Remove();
+  std::string path_;  // empty: none yet
+};
+
+/// The build an engine was made from, "github.com/REPO commit COMMIT"; empty when the commit
+/// is not known (the build was configured without one).
+std::string CommitLabel(const std::string& repo, const std::string& commit);
 
 /// The whole file at `path` (empty when it cannot be read).
 std::string ReadWholeFile(const std::string& path);

@@ -117,15 +117,22 @@ def weight_reads(cmd, weights):
     return read_bytes, maps, kernel_bytes
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_shared_args(ap, tools_help, workdir_help):
+    """The options run.py and scale.py both take: the binaries, the model sizes, the repeats,
+    where models go and where the figures' JSON goes."""
     ap.add_argument("--cli", required=True, help="the onnx-bcast binary")
-    ap.add_argument("--tools", required=True, help="directory of bench_graph_* binaries")
+    ap.add_argument("--tools", required=True, help=tools_help)
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--external-mib", type=int, default=1024)
-    ap.add_argument("--workdir", default=None, help="where models go (default: a temp dir)")
+    ap.add_argument("--workdir", default=None, help=workdir_help)
     ap.add_argument("--json", default=None, help="also write the figures as JSON here")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_shared_args(ap, "directory of bench_graph_* binaries",
+                    "where models go (default: a temp dir)")
+    ap.add_argument("--external-mib", type=int, default=1024)
     args = ap.parse_args()
 
     gen = os.path.join(args.tools, "bench_graph_gen")

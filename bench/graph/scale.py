@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import Child, machine  # noqa: E402  (the same rusage collection as run.py)
+from run import Child, add_shared_args, machine  # noqa: E402  (run.py's rusage collection, options)
 
 COMMANDS = ("check", "check --json", "opt", "opt --report")
 
@@ -43,12 +43,8 @@ def command(cli, name, model, work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cli", required=True, help="the onnx-bcast binary")
-    ap.add_argument("--tools", required=True, help="directory holding bench_graph_gen")
-    ap.add_argument("--sizes", default="10000,100000,1000000")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--workdir", default=None, help="where models go (kept; default: a temp dir)")
-    ap.add_argument("--json", default=None, help="also write the figures as JSON here")
+    add_shared_args(ap, "directory holding bench_graph_gen",
+                    "where models go (kept; default: a temp dir)")
     args = ap.parse_args()
 
     work = args.workdir or tempfile.mkdtemp(prefix="bench-scale-")

@@ -264,6 +264,15 @@ int Usage() {
 
 int Main(int argc, char** argv) {
   Options options;
+  // The flags that only switch something on, and those whose value is kept as given.
+  const std::map<std::string, bool*> switches = {
+      {"--list", &options.list}, {"--no-fork", &options.no_fork}, {"--fold", &options.fold}};
+  const std::map<std::string, std::string*> texts = {{"--data", &options.data},
+                                                     {"--filter", &options.filter},
+                                                     {"--check", &options.check},
+                                                     {"--update", &options.update},
+                                                     {"--folded-check", &options.folded_check},
+                                                     {"--folded-update", &options.folded_update}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) {
@@ -272,24 +281,10 @@ int Main(int argc, char** argv) {
       return true;
     };
     std::string v;
-    if (arg == "--list") {
-      options.list = true;
-    } else if (arg == "--no-fork") {
-      options.no_fork = true;
-    } else if (arg == "--fold") {
-      options.fold = true;
-    } else if (arg == "--data") {
-      if (!value(&options.data)) return Usage();
-    } else if (arg == "--filter") {
-      if (!value(&options.filter)) return Usage();
-    } else if (arg == "--check") {
-      if (!value(&options.check)) return Usage();
-    } else if (arg == "--update") {
-      if (!value(&options.update)) return Usage();
-    } else if (arg == "--folded-check") {
-      if (!value(&options.folded_check)) return Usage();
-    } else if (arg == "--folded-update") {
-      if (!value(&options.folded_update)) return Usage();
+    if (auto on = switches.find(arg); on != switches.end()) {
+      *on->second = true;
+    } else if (auto text = texts.find(arg); text != texts.end()) {
+      if (!value(text->second)) return Usage();
     } else if (arg == "--jobs") {
       if (!value(&v) || !absl::SimpleAtoi(v, &options.jobs) || options.jobs < 1) return Usage();
     } else if (arg == "--time-limit") {

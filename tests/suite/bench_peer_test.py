@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from suite_common import make_stubs, report
+
 FAKE_ORT = r"""
 // A stand-in for onnxruntime-node: one model, y = 2x over x float32[2,3]; FAKE_ORT=wrong adds
 // 1, FAKE_ORT=fail refuses every model.
@@ -92,11 +94,7 @@ def make_tree(src, cli, tmp):
     open(os.path.join(build, "CMakeCache.txt"), "w").close()
     os.symlink(cli, os.path.join(build, "bin", "onnx-bcast"))
     stubs = os.path.join(tmp, "stubs")
-    os.makedirs(stubs)
-    for tool in ("cmake", "npm"):
-        with open(os.path.join(stubs, tool), "w") as f:
-            f.write(STUB)
-        os.chmod(os.path.join(stubs, tool), 0o755)
+    make_stubs(stubs, ("cmake", "npm"), STUB)
     return peer, build, stubs
 
 
@@ -133,12 +131,8 @@ def main():
             if "cmake --build" not in calls:
                 failures.append(f"ORT {mode}: onnx-bcast was not brought up to date (cmake "
                                 f"--build never ran; calls: {calls!r})")
-    for f in failures:
-        print(f"bench_peer_models: {f}")
-    if not failures:
-        print("bench_peer_models: a wrong or refused model fails the comparison, named; the "
-              "binary is rebuilt first")
-    return 1 if failures else 0
+    return report("bench_peer_models", failures, "a wrong or refused model fails the "
+                  "comparison, named; the binary is rebuilt first")
 
 
 if __name__ == "__main__":

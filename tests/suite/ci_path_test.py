@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from suite_common import make_stubs, report, write_executable
+
 SEP = "\x1f"
 STUB = """#!/bin/sh
 # Records one call: the tool's name and its arguments, separated by US.
@@ -40,15 +42,8 @@ def run_ci(src, env_extra):
             os.makedirs(os.path.dirname(os.path.join(tree, rel)), exist_ok=True)
             shutil.copy2(os.path.join(src, rel), os.path.join(tree, rel))
         stubs = os.path.join(tmp, "bin")
-        os.makedirs(stubs)
-        for tool in ("cmake", "ctest"):
-            with open(os.path.join(stubs, tool), "w") as f:
-                f.write(STUB)
-            os.chmod(os.path.join(stubs, tool), 0o755)
-        setup = os.path.join(tree, "scripts", "setup.sh")
-        with open(setup, "w") as f:
-            f.write(STUB)
-        os.chmod(setup, 0o755)
+        make_stubs(stubs, ("cmake", "ctest"), STUB)
+        write_executable(os.path.join(tree, "scripts", "setup.sh"), STUB)
         log = os.path.join(tmp, "calls.log")
         open(log, "w").close()
         env = {k: v for k, v in os.environ.items()
@@ -130,12 +125,9 @@ def main():
     failures = []
     check_ci_path(src, failures)
     check_dependency_script(src, failures)
-    for f in failures:
-        print(f"ci_path: {f}")
-    if not failures:
-        print("ci_path: .ci/run requires every dependency, skips nothing, keeps the fuzzing "
-              "time of fuzz/CMakeLists.txt unless told; dependency_test.sh answers as documented")
-    return 1 if failures else 0
+    return report("ci_path", failures, ".ci/run requires every dependency, skips nothing, keeps "
+                  "the fuzzing time of fuzz/CMakeLists.txt unless told; dependency_test.sh "
+                  "answers as documented")
 
 
 if __name__ == "__main__":

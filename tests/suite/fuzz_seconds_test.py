@@ -10,6 +10,8 @@ usage: fuzz_seconds_test.py SOURCE_DIR
 import re
 import sys
 
+from suite_common import report
+
 
 def main() -> int:
     src = sys.argv[1]
@@ -25,11 +27,8 @@ def main() -> int:
     if stated != [str(seconds)]:
         failures.append(f"docs/hostile-input.md states {stated or 'no time'} per harness, "
                         f"fuzz/CMakeLists.txt sets {seconds} s")
-    for f in failures:
-        print(f"fuzz_seconds_documented: {f}")
-    if not failures:
-        print(f"fuzz_seconds_documented: {seconds} s per harness, in one place and documented")
-    return 1 if failures else 0
+    return report("fuzz_seconds_documented", failures,
+                  f"{seconds} s per harness, in one place and documented")
 
 
 if __name__ == "__main__":

@@ -131,6 +131,16 @@ targets::LiveVerdict Decide(Fault fault, const proto::Model& fragment) {
   return v[0].ok() ? *v[0] : targets::LiveVerdict{};
 }
 
+// What a wrong engine's verdict must be: `fragment` matches on the engine without a fault, and
+// with `fault` it runs but is called wrong (the returned verdict, for what else its why says).
+targets::LiveVerdict ExpectWrongOnlyWith(Fault fault, const proto::Model& fragment) {
+  EXPECT_TRUE(Decide(Fault::kNone, fragment).matches);
+  targets::LiveVerdict v = Decide(fault, fragment);
+  EXPECT_FALSE(v.matches);
+  EXPECT_THAT(v.why, StartsWith("runs, but wrong: "));
+  return v;
+}
+
 // The MatMul, [1,16,128] x [128,32]: rounding of another summation order is no error.
 TEST(LiveJudge, RoundingOfAnotherSummationOrderMatches) {
   const proto::Model f = Fragment("MatMul", "[1,16,128]", "[128,32]", 128 * 32, "[1,16,32]");
@@ -140,21 +150,14 @@ TEST(LiveJudge, RoundingOfAnotherSummationOrderMatches) {
 
 TEST(LiveJudge, ABiasAlongTheWrongAxisIsWrong) {
   const proto::Model f = Fragment("Add", "[1,4,8]", "[4,1]", 4, "[1,4,8]");
-  EXPECT_TRUE(Decide(Fault::kNone, f).matches);
-  const targets::LiveVerdict v = Decide(Fault::kWrongAxis, f);
-  EXPECT_FALSE(v.matches);
-  EXPECT_THAT(v.why, StartsWith("runs, but wrong: "));
-  EXPECT_THAT(v.why, HasSubstr("elements differ"));
+  EXPECT_THAT(ExpectWrongOnlyWith(Fault::kWrongAxis, f).why, HasSubstr("elements differ"));
 }
 
 // PRelu's slope only shows on negative values: a probe fed only positive values calls an
 // engine that ignores it a match.
 TEST(LiveJudge, ASlopeIgnoredOnNegativeValuesIsWrong) {
   const proto::Model f = Fragment("PRelu", "[1,3,4,4]", "[3,1,1]", 3, "[1,3,4,4]");
-  EXPECT_TRUE(Decide(Fault::kNone, f).matches);
-  const targets::LiveVerdict v = Decide(Fault::kIgnoreNegativeSlope, f);
-  EXPECT_FALSE(v.matches);
-  EXPECT_THAT(v.why, StartsWith("runs, but wrong: "));
+  ExpectWrongOnlyWith(Fault::kIgnoreNegativeSlope, f);
 }
 
 TEST(LiveJudge, ARefusalIsRefused) {

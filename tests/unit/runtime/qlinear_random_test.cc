@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -31,14 +32,18 @@ void CheckZeroPoint(std::mt19937* rng, int trial) {
   EXPECT_TRUE(SameBits(fast, ref)) << "trial " << trial;
 }
 
+// ForEachTrial over the kernels' type pairs, std::pair<storage, wide type>: int8 and uint8 with
+// double (the float path), then with int32 (the integer path).
+template <class Check>
+void ForEachQuantTrial(uint32_t seed, Check&& check) {
+  ForEachTrial<std::pair<int8_t, double>, std::pair<uint8_t, double>, std::pair<int8_t, int32_t>,
+               std::pair<uint8_t, int32_t>>(seed, 300, check);
+}
+
 TEST(QLinearKernels, SubtractZeroPointMatchesReference) {
-  std::mt19937 rng(121);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckZeroPoint<int8_t, double>(&rng, trial);
-    CheckZeroPoint<uint8_t, double>(&rng, trial);
-    CheckZeroPoint<int8_t, int32_t>(&rng, trial);
-    CheckZeroPoint<uint8_t, int32_t>(&rng, trial);
-  }
+  ForEachQuantTrial(121, []<class P>(std::mt19937* rng, int trial) {
+    CheckZeroPoint<typename P::first_type, typename P::second_type>(rng, trial);
+  });
 }
 
 std::vector<double> RandomScales(std::mt19937* rng, int64_t n) {
@@ -82,13 +87,9 @@ void CheckRequantize(std::mt19937* rng, int trial) {
 }
 
 TEST(QLinearKernels, RequantizeMatchesReference) {
-  std::mt19937 rng(122);
-  for (int trial = 0; trial < 300; ++trial) {
-    CheckRequantize<double, int8_t>(&rng, trial);
-    CheckRequantize<double, uint8_t>(&rng, trial);
-    CheckRequantize<int32_t, int8_t>(&rng, trial);
-    CheckRequantize<int32_t, uint8_t>(&rng, trial);
-  }
+  ForEachQuantTrial(122, []<class P>(std::mt19937* rng, int trial) {
+    CheckRequantize<typename P::second_type, typename P::first_type>(rng, trial);
+  });
 }
 
 TEST(QLinearKernels, RoundToInt32MatchesReference) {
