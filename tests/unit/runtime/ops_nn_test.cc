@@ -416,6 +416,25 @@ TEST(PoolKernel, MaxUnpoolMatchesReference) {
   }
 }
 
+// The fast 2-D pool against the reference on `x`, bit for bit: NaN where the reference has
+// NaN, else the same value with the same sign (a zero's sign shows the taps' order).
+void ExpectPoolMatchesReferenceBits(const kernels::PoolOptions& opt,
+                                    const kernels::WindowGeometry& g, int64_t planes,
+                                    const std::vector<float>& x, int iter) {
+  std::vector<float> fast(planes * g.out_size()), ref(fast.size());
+  std::vector<int64_t> ref_idx(fast.size());
+  kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
+  kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
+  for (size_t i = 0; i < fast.size(); ++i) {
+    if (std::isnan(ref[i])) {
+      ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
+    } else {
+      ASSERT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << iter << " at " << i;
+      ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
+    }
+  }
+}
+
 TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
   // The 2-D MaxPool fast path (no indices): random geometries with padding, dilation,
   // windows past the padded input, and NaNs placed at first and later taps.
@@ -432,17 +451,8 @@ TEST(PoolKernel, MaxPool2DWithoutIndicesMatchesReference) {
     if (iter % 4 == 0) {
       for (int k = 0; k < 3; ++k) x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
     }
-    std::vector<float> fast(planes * g.out_size()), ref(fast.size());
-    std::vector<int64_t> ref_idx(fast.size());
-    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
-    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
-    for (size_t i = 0; i < fast.size(); ++i) {
-      if (std::isnan(ref[i])) {
-        ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
-      } else {
-        ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
-      }
-    }
+    ExpectPoolMatchesReferenceBits(opt, g, planes, x, iter);
+    if (HasFailure()) return;
   }
 }
 
@@ -469,18 +479,8 @@ TEST(PoolKernel, MaxPool2DWideRowsMatchReferenceBitForBit) {
       if (rng() % 5 == 0) v = rng() % 2 ? 0.0f : -0.0f;
     }
     for (int k = 0; k < 6; ++k) x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
-    std::vector<float> fast(planes * g.out_size()), ref(fast.size());
-    std::vector<int64_t> ref_idx(fast.size());
-    kernels::Pool<float>(opt, g, planes, x.data(), fast.data(), nullptr);
-    kernels::reference::Pool<float>(opt, g, planes, x.data(), ref.data(), ref_idx.data());
-    for (size_t i = 0; i < fast.size(); ++i) {
-      if (std::isnan(ref[i])) {
-        ASSERT_TRUE(std::isnan(fast[i])) << iter << " at " << i;
-      } else {
-        ASSERT_EQ(std::signbit(fast[i]), std::signbit(ref[i])) << iter << " at " << i;
-        ASSERT_EQ(fast[i], ref[i]) << iter << " at " << i;
-      }
-    }
+    ExpectPoolMatchesReferenceBits(opt, g, planes, x, iter);
+    if (HasFailure()) return;
   }
 }
 
