@@ -5,23 +5,42 @@
 
 namespace onnx_bcast::proto {
 
-TensorIds::TensorIds(const TensorIds& other) { *this = other; }
+TensorIds::TensorIds() { Init(); }
+
+void TensorIds::Init() {
+  names_ = std::make_unique<Names>();
+  ids_ = Table(0, Hash{names_.get()}, Eq{names_.get()});
+  blocks_.clear();
+  free_ = nullptr;
+  left_ = 0;
+}
+
+TensorIds::TensorIds(const TensorIds& other) : TensorIds() { *this = other; }
 
 TensorIds& TensorIds::operator=(const TensorIds& other) {
   if (this == &other) return *this;
-  *this = TensorIds();
-  Reserve(other.names_.size());
-  for (std::string_view name : other.names_) Intern(name);
+  Init();
+  Reserve(static_cast<size_t>(other.size()));
+  for (int id = 0; id < other.size(); ++id) Intern(other.name(id));
   return *this;
 }
 
 int TensorIds::Intern(std::string_view name) {
-  // One probe: a new name is inserted under the caller's bytes, then its key is pointed at our
-  // copy, which hashes and compares equal, so the table stays valid (half of all calls are
+  if (names_ == nullptr) Init();
+  // One probe: the slot is found by the caller's bytes and filled with the new id only after
+  // its name is copied and listed, so the id hashes as the name did (half of all calls are
   // first sights: each tensor is interned once as an output before its reads).
-  const int next = static_cast<int>(names_.size());
-  const auto [it, inserted] = ids_.try_emplace(name, next);
-  if (!inserted) return it->second;
+  const int next = static_cast<int>(names_->size());
+  bool inserted = false;
+  const auto it = ids_.lazy_emplace(name, [&](const Table::constructor& construct) {
+    inserted = true;
+    names_->push_back(Keep(name));
+    construct(next);
+  });
+  return inserted ? next : *it;
+}
+
+std::string_view TensorIds::Keep(std::string_view name) {
   if (left_ < name.size()) {
     // A long name gets a block of its own; blocks never move, so keys stay valid.
     constexpr size_t kBlock = size_t{1} << 16;
@@ -34,14 +53,13 @@ int TensorIds::Intern(std::string_view name) {
   const std::string_view key(free_, name.size());
   free_ += name.size();
   left_ -= name.size();
-  const_cast<std::string_view&>(it->first) = key;
-  names_.push_back(key);
-  return next;
+  return key;
 }
 
 void TensorIds::Reserve(size_t n) {
+  if (names_ == nullptr) Init();
   ids_.reserve(n);
-  names_.reserve(n);
+  names_->reserve(n);
 }
 
 }  // namespace onnx_bcast::proto
