@@ -2,6 +2,7 @@
 #include "proto/tensor_ids.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace onnx_bcast::proto {
 
@@ -40,20 +41,23 @@ int TensorIds::Intern(std::string_view name) {
   return inserted ? next : *it;
 }
 
-std::string_view TensorIds::Keep(std::string_view name) {
-  if (left_ < name.size()) {
+const char* TensorIds::Keep(std::string_view name) {
+  const uint32_t size = static_cast<uint32_t>(name.size());  // protobuf strings are < 2 GiB
+  const size_t need = sizeof(size) + name.size();
+  if (left_ < need) {
     // A long name gets a block of its own; blocks never move, so keys stay valid.
     constexpr size_t kBlock = size_t{1} << 16;
-    const size_t size = std::max(kBlock, name.size());
-    blocks_.emplace_back(new char[size]);  // not zero-filled: every byte is copied over
+    const size_t bytes = std::max(kBlock, need);
+    blocks_.emplace_back(new char[bytes]);  // not zero-filled: every byte is copied over
     free_ = blocks_.back().get();
-    left_ = size;
+    left_ = bytes;
   }
-  std::copy(name.begin(), name.end(), free_);
-  const std::string_view key(free_, name.size());
-  free_ += name.size();
-  left_ -= name.size();
-  return key;
+  const char* kept = free_;
+  std::memcpy(free_, &size, sizeof(size));
+  std::copy(name.begin(), name.end(), free_ + sizeof(size));
+  free_ += need;
+  left_ -= need;
+  return kept;
 }
 
 void TensorIds::Reserve(size_t n) {
