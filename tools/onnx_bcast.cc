@@ -98,10 +98,9 @@ int main(int argc, char** argv) {
   // Allocation failures are reported by us, in one line; mimalloc prints nothing.
   mi_option_disable(mi_option_show_errors);
   mi_option_disable(mi_option_verbose);
-  // No 2 MiB pages (mi_option_large_os_pages): they made opt on a million-node graph peak
-  // 17 MiB higher (a large page is committed whole and never partly given back) for no CPU
-  // gain: the kernel's zeroing of whole 2 MiB pages outweighed the fewer faults (issue #46
-  // item 5, docs/performance.md).
+  // 2 MiB pages (transparent huge pages when none are reserved) for the allocator's segments:
+  // large graphs otherwise spend much of their time in first-touch page faults.
+  mi_option_enable(mi_option_large_os_pages);
 #endif
   return onnx_bcast::tools::Main(argc, argv);
 }
