@@ -32,7 +32,7 @@ bool BroadcastConsumers::Accept(const std::string& y, const Shape& sy, const Sha
     *why = "output is a graph output or read by a subgraph";
     return false;
   }
-  const std::vector<proto::Use> uses = g.Consumers(y);
+  const std::vector<proto::Use> uses = g.ConsumerList(y);
   if (uses.empty()) {
     *why = "output has no consumer";
     return false;

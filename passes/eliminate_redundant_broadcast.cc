@@ -153,7 +153,7 @@ class EliminateRedundantBroadcast : public Pass {
       ctx_->Debug(id, why);
       return absl::OkStatus();
     }
-    const std::vector<proto::Use> uses = g.Consumers(y);
+    const std::vector<proto::Use> uses = g.ConsumerList(y);
     for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, x);
     Rewrite r;
     r.action = "removed";

@@ -131,7 +131,7 @@ void MergeShrunkConstants(RewriteContext& ctx, const std::set<std::string>& shru
         g.IsUsedBySubgraph(e.name)) {
       continue;
     }
-    const std::vector<proto::Use> uses = g.Consumers(e.name);
+    const std::vector<proto::Use> uses = g.ConsumerList(e.name);
     for (const proto::Use& use : uses) g.SetInput(use.node, use.slot, it->second);
     Rewrite r;
     r.node = e.node >= 0 ? ctx.Label(e.node) : "<initializers>";

@@ -10,11 +10,6 @@
 namespace onnx_bcast::proto {
 namespace {
 
-const std::vector<Use>& NoUses() {
-  static const auto* const kEmpty = new std::vector<Use>();
-  return *kEmpty;
-}
-
 // The elements of `field` whose name is not in `dropped`, moved out in order.
 template <class T>
 std::vector<T> TakeKept(google::protobuf::RepeatedPtrField<T>* field,
@@ -72,6 +67,13 @@ GraphEditor::GraphEditor(onnx::GraphProto* graph, TensorIds* ids, const NodeTens
   };
   // A hint in another id space (the editor's own) is ignored.
   if (ids == nullptr) hint = nullptr;
+  // Sized once (grown by doubling they held up to twice their size at the peak).
+  size_t slots = 0;
+  for (const auto& n : graph_->node()) {
+    slots += static_cast<size_t>(n.input_size()) + static_cast<size_t>(n.output_size());
+  }
+  node_ids_.reserve(slots);
+  node_at_.reserve(static_cast<size_t>(original_count_));
   for (int id = 0; id < original_count_; ++id) {
     const onnx::NodeProto& n = graph_->node(id);
     Index(id, hint == nullptr ? nullptr
@@ -172,7 +174,7 @@ void GraphEditor::Index(int id, const int* hinted) {
     }
     const int t = id_of(n.input(k), k);
     node_ids_.push_back(t);
-    tensors_[static_cast<size_t>(t)].consumers.push_back({id, k});
+    AddUse(t, {id, k});
   }
   for (int k = 0; k < n.output_size(); ++k) {
     const std::string& out = n.output(k);
@@ -188,10 +190,7 @@ void GraphEditor::Unindex(int id) {
     if (n.input(k).empty()) continue;
     const int t = ids_->Find(n.input(k));
     if (t < 0 || static_cast<size_t>(t) >= tensors_.size()) continue;
-    auto& uses = tensors_[static_cast<size_t>(t)].consumers;
-    uses.erase(std::remove_if(uses.begin(), uses.end(),
-                              [&](const Use& u) { return u.node == id && u.slot == k; }),
-               uses.end());
+    RemoveUse(t, {id, k});
   }
   for (const std::string& out : n.output()) {
     const int t = ids_->Find(out);
@@ -229,9 +228,43 @@ int GraphEditor::Producer(const std::string& name) const {
   return t == nullptr ? -1 : t->producer;
 }
 
-const std::vector<Use>& GraphEditor::Consumers(const std::string& name) const {
+absl::Span<const Use> GraphEditor::UsesOf(const Tensor& t) const {
+  if (t.spill >= 0) return spills_[static_cast<size_t>(t.spill)];
+  return t.one.node >= 0 ? absl::Span<const Use>(&t.one, 1) : absl::Span<const Use>();
+}
+
+void GraphEditor::AddUse(int t, Use use) {
+  Tensor& tensor = tensors_[static_cast<size_t>(t)];
+  if (tensor.spill >= 0) {
+    spills_[static_cast<size_t>(tensor.spill)].push_back(use);
+  } else if (tensor.one.node < 0) {
+    tensor.one = use;
+  } else {
+    tensor.spill = static_cast<int>(spills_.size());
+    spills_.push_back({tensor.one, use});
+    tensor.one = Use();
+  }
+}
+
+void GraphEditor::RemoveUse(int t, Use use) {
+  Tensor& tensor = tensors_[static_cast<size_t>(t)];
+  const auto same = [&](const Use& u) { return u.node == use.node && u.slot == use.slot; };
+  if (tensor.spill >= 0) {
+    std::vector<Use>& uses = spills_[static_cast<size_t>(tensor.spill)];
+    uses.erase(std::remove_if(uses.begin(), uses.end(), same), uses.end());
+  } else if (same(tensor.one)) {
+    tensor.one = Use();
+  }
+}
+
+absl::Span<const Use> GraphEditor::Consumers(const std::string& name) const {
   const Tensor* t = TensorOf(name);
-  return t == nullptr ? NoUses() : t->consumers;
+  return t == nullptr ? absl::Span<const Use>() : UsesOf(*t);
+}
+
+std::vector<Use> GraphEditor::ConsumerList(const std::string& name) const {
+  const absl::Span<const Use> uses = Consumers(name);
+  return std::vector<Use>(uses.begin(), uses.end());
 }
 
 int GraphEditor::UseCount(const std::string& name) const {
@@ -337,15 +370,10 @@ void GraphEditor::SetInput(int id, int slot, const std::string& name) {
   onnx::NodeProto* n = mutable_node(id);
   const std::string old = n->input(slot);
   if (old == name) return;
-  if (!old.empty()) {
-    auto& uses = tensors_[static_cast<size_t>(Intern(old))].consumers;
-    uses.erase(std::remove_if(uses.begin(), uses.end(),
-                              [&](const Use& u) { return u.node == id && u.slot == slot; }),
-               uses.end());
-  }
+  if (!old.empty()) RemoveUse(Intern(old), {id, slot});
   n->set_input(slot, name);
   const int t = name.empty() ? -1 : Intern(name);
-  if (t >= 0) tensors_[static_cast<size_t>(t)].consumers.push_back({id, slot});
+  if (t >= 0) AddUse(t, {id, slot});
   if (static_cast<size_t>(id) < node_at_.size() && node_at_[static_cast<size_t>(id)] >= 0) {
     const size_t at = static_cast<size_t>(node_at_[static_cast<size_t>(id)] + slot);
     if (at < node_ids_.size()) node_ids_[at] = t;
@@ -393,12 +421,18 @@ void GraphEditor::SetValueInfo(const std::string& name, int32_t elem, const broa
   }
   vi.mutable_type()->mutable_tensor_type()->set_elem_type(elem);
   SetShapeOfType(shape, vi.mutable_type());
-  dropped_value_info_.insert(name);  // the old entry, if any
+  NoteDroppedValueInfo(name);  // the old entry, if any
   new_value_info_[name] = std::move(vi);
 }
 
+void GraphEditor::NoteDroppedValueInfo(const std::string& name) {
+  // Only the graph's own entries are dropped at Commit, and the graph's value_info changes only
+  // there: a graph without any (the usual case, a million names at 1M nodes) needs no list.
+  if (graph_->value_info_size() > 0) dropped_value_info_.insert(name);
+}
+
 void GraphEditor::DropValueInfo(const std::string& name) {
-  dropped_value_info_.insert(name);
+  NoteDroppedValueInfo(name);
   new_value_info_.erase(name);
 }
 
@@ -454,8 +488,10 @@ void GraphEditor::Commit() {
   dead_.assign(original_count_, false);
   for (Tensor& t : tensors_) {
     t.producer = -1;
-    t.consumers.clear();
+    t.spill = -1;
+    t.one = Use();
   }
+  spills_.clear();
   node_at_.assign(static_cast<size_t>(original_count_), -1);
   node_ids_.clear();
   for (int id = 0; id < original_count_; ++id) Index(id);

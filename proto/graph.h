@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "broadcast/shape.h"
 #include "proto/onnx.h"
 #include "proto/tensor_ids.h"
@@ -85,8 +86,11 @@ class GraphEditor {
   /// over the graph. Right after Commit node ids are graph indices; other times it is stale
   /// (a hint is checked by name, so that costs time only).
   NodeTensorIds ExportNodeIds() const;
-  /// Live node inputs reading `name` (subgraph and graph-output uses are not listed).
-  const std::vector<Use>& Consumers(const std::string& name) const;
+  /// Live node inputs reading `name` (subgraph and graph-output uses are not listed), valid
+  /// until the next edit.
+  absl::Span<const Use> Consumers(const std::string& name) const;
+  /// Consumers(name) copied, for a caller that edits while it walks them.
+  std::vector<Use> ConsumerList(const std::string& name) const;
   /// Consumers + 1 if a graph output + 1 if read inside a subgraph.
   int UseCount(const std::string& name) const;
   bool IsGraphInput(const std::string& name) const;
@@ -131,10 +135,14 @@ class GraphEditor {
   void Index(int id, const int* hinted = nullptr);
   void Unindex(int id);
   void AddName(const std::string& name);
+  // Queues the graph's value_info entry of `name`, if any, to go at Commit.
+  void NoteDroppedValueInfo(const std::string& name);
   void CollectNames(const onnx::GraphProto& g, bool nested);
   void CollectAllNames();
 
-  // What the index knows of one tensor name.
+  // What the index knows of one tensor name: 24 bytes, one per tensor (a std::vector of uses
+  // in each took 40 bytes plus a heap block: 84 MiB on a million-node graph, where most
+  // tensors have one reader).
   struct Tensor {
     int producer = -1;
     /// >= 0: index into the graph's initializers; < 0: -(k + 1) into new_initializers_.
@@ -142,13 +150,19 @@ class GraphEditor {
     bool graph_input = false;
     bool graph_output = false;
     bool subgraph_use = false;
-    std::vector<Use> consumers;
+    /// >= 0: the uses are spills_[spill] (once the tensor had two at a time); else `one`.
+    int spill = -1;
+    Use one;  ///< the only use while spill < 0 (node -1: none)
   };
   static constexpr int kNoInitializer = -(1 << 30);
 
   // The id of `name`, interned on first sight (tensors_ grows with ids_).
   int Intern(std::string_view name);
   const Tensor* TensorOf(const std::string& name) const;
+  // The uses of tensor `t`, in the order they were added.
+  absl::Span<const Use> UsesOf(const Tensor& t) const;
+  void AddUse(int t, Use use);
+  void RemoveUse(int t, Use use);
 
   onnx::GraphProto* graph_;
   int original_count_;
@@ -157,6 +171,7 @@ class GraphEditor {
   TensorIds own_ids_;
   TensorIds* ids_;  // own_ids_ or the caller's
   std::vector<Tensor> tensors_;
+  std::vector<std::vector<Use>> spills_;  // uses of the tensors read more than once
   // Node id -> offset of its input ids, then its output ids, in node_ids_ (-1: not indexed);
   // kept by SetInput.
   std::vector<int> node_at_;

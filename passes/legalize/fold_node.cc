@@ -48,7 +48,7 @@ absl::Status ApplyFold(Node* node, const ConstantTypes& types) {
   ctx->AllowInitializers();
   g.AddInitializer(std::move(t));
   ctx->SetShape(folded, ctx->ElemOf(n.output(0)), ctx->ShapeOf(n.output(0)));
-  const std::vector<proto::Use> uses = g.Consumers(n.output(0));
+  const std::vector<proto::Use> uses = g.ConsumerList(n.output(0));
   for (const proto::Use& u : uses) g.SetInput(u.node, u.slot, folded);
   RecordRewrite(ctx, id, "folded", n.output(0), "", node->output.ToString(),
                 absl::StrCat("constant operands computed into initializer '", folded, "'"));

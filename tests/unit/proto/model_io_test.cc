@@ -193,6 +193,32 @@ TEST(RoundTrip, TextFormLoads) {
   EXPECT_EQ(std::string(bad.status().message()).find('\n'), std::string::npos);
 }
 
+// Load parses the binary form as it reads it, 1 MiB at a time: a model of several reads, with
+// a payload and names across their boundaries, must come out as protobuf parses it whole.
+TEST(RoundTrip, ModelLargerThanOneReadLoadsWhole) {
+  TempDir dir;
+  onnx::ModelProto m = SmallModel();
+  onnx::TensorProto* big = m.mutable_graph()->add_initializer();
+  big->set_name("big");
+  big->set_data_type(onnx::TensorProto::UINT8);
+  big->add_dims(3 << 20);
+  std::string payload(3 << 20, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 131 + 7);
+  big->set_raw_data(payload);
+  for (int i = 0; i < 60000; ++i) {
+    onnx::NodeProto* n = m.mutable_graph()->add_node();
+    n->set_op_type("Identity");
+    n->add_input(i == 0 ? "y" : "r" + std::to_string(i - 1));
+    n->add_output("r" + std::to_string(i));
+  }
+  const std::string bytes = m.SerializeAsString();
+  ASSERT_GT(bytes.size(), size_t{4} << 20);
+  WriteFile(dir / "big.onnx", bytes);
+  absl::StatusOr<Model> loaded = LoadModel(dir / "big.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->proto.SerializeAsString(), bytes);
+}
+
 // ---------------------------------------------------------------- refusals at load
 
 struct LoadCase {

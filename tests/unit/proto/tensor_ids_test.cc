@@ -53,5 +53,26 @@ TEST(TensorIdsTest, CopiesOwnTheirNamesAndMovesKeepThem) {
   EXPECT_EQ(moved.Find("new"), -1);
 }
 
+// The table holds ids hashed through the names: after a move it must still find them through
+// the names the move handed over, also once it grows (a rehash hashes every id again), and the
+// moved-from space starts over.
+TEST(TensorIdsTest, MovedSpacesGrowAndTheSourceStartsOver) {
+  auto original = std::make_unique<TensorIds>();
+  for (int i = 0; i < 100; ++i) original->Intern("a" + std::to_string(i));
+  TensorIds moved(std::move(*original));
+  TensorIds assigned;
+  assigned.Intern("old");
+  assigned = std::move(moved);
+  EXPECT_EQ(original->Find("a1"), -1);
+  EXPECT_EQ(original->size(), 0);
+  EXPECT_EQ(original->Intern("b"), 0);
+  EXPECT_EQ(original->Find("b"), 0);
+  original.reset();
+  for (int i = 100; i < 50000; ++i) ASSERT_EQ(assigned.Intern("a" + std::to_string(i)), i);
+  for (int i = 0; i < 50000; ++i) ASSERT_EQ(assigned.Find("a" + std::to_string(i)), i);
+  EXPECT_EQ(assigned.Find("old"), -1);
+  EXPECT_EQ(assigned.Find("b"), -1);
+}
+
 }  // namespace
 }  // namespace onnx_bcast::proto
