@@ -72,6 +72,24 @@ struct Entry {
 
 using ThreadState = OneDnnThreadState<Key, Entry>;
 
+// The descriptor of a forward-inference direct convolution over `g`'s strides and dilations
+// (oneDNN counts dilation from 0: ONNX's dilation - 1), with a bias when `bias` is given.
+dnnl::convolution_forward::desc ConvDesc(const WindowGeometry& g, const memory::desc& src,
+                                         const memory::desc& wei, const memory::desc* bias,
+                                         const memory::desc& dst, const memory::dims& pad_l,
+                                         const memory::dims& pad_r) {
+  const memory::dims strides{g.strides[0], g.strides[1]};
+  const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  if (bias != nullptr) {
+    return dnnl::convolution_forward::desc(prop, algo, src, wei, *bias, dst, strides, dilations,
+                                           pad_l, pad_r);
+  }
+  return dnnl::convolution_forward::desc(prop, algo, src, wei, dst, strides, dilations, pad_l,
+                                         pad_r);
+}
+
 // `plain_src`: the primitive reads x in NCHW itself (no source reorder); otherwise oneDNN
 // picks the source layout.
 std::unique_ptr<Entry> Build(const dnnl::engine& engine, const WindowGeometry& g, int64_t batch,
@@ -82,23 +100,12 @@ std::unique_ptr<Entry> Build(const dnnl::engine& engine, const WindowGeometry& g
   const memory::dims dst_dims{batch, maps, g.out[0], g.out[1]};
   const memory::dims wei_dims = group == 1 ? memory::dims{maps, cg, g.kernel[0], g.kernel[1]}
                                            : memory::dims{group, mg, cg, g.kernel[0], g.kernel[1]};
-  // oneDNN counts dilation from 0 (ONNX's dilation - 1).
-  const memory::dims strides{g.strides[0], g.strides[1]};
-  const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
-  const memory::dims pad_l{g.pads_begin[0], g.pads_begin[1]};
-  const memory::dims pad_r{g.pads_end[0], g.pads_end[1]};
   const memory::desc src_any(src_dims, kF32, plain_src ? Tag::nchw : Tag::any);
   const memory::desc dst_any(dst_dims, kF32, Tag::any);
   const memory::desc wei_any(wei_dims, kF32, Tag::any);
   const memory::desc bias_desc({maps}, kF32, Tag::x);
-  const auto desc =
-      has_bias
-          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                            dnnl::algorithm::convolution_direct, src_any, wei_any,
-                                            bias_desc, dst_any, strides, dilations, pad_l, pad_r)
-          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                            dnnl::algorithm::convolution_direct, src_any, wei_any,
-                                            dst_any, strides, dilations, pad_l, pad_r);
+  const auto desc = ConvDesc(g, src_any, wei_any, has_bias ? &bias_desc : nullptr, dst_any,
+                             {g.pads_begin[0], g.pads_begin[1]}, {g.pads_end[0], g.pads_end[1]});
   const dnnl::convolution_forward::primitive_desc pd(desc, engine);
   auto e = std::make_unique<Entry>();
   e->conv = dnnl::convolution_forward(pd);
@@ -308,8 +315,6 @@ class OneDnnPreparedConv : public PreparedConv {
     const dnnl::engine& engine = SharedEngine();
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const memory::dims strides{g.strides[0], g.strides[1]};
-    const memory::dims dilations{g.dilations[0] - 1, g.dilations[1] - 1};
     const int64_t reach = (g.kernel[0] - 1) * g.dilations[0] + 1;  // input rows of one output row
     std::vector<Part> built;
     try {
@@ -362,13 +367,8 @@ class OneDnnPreparedConv : public PreparedConv {
         const memory::desc wei_desc =
             rows ? e_->wei.get_desc() : memory::desc(wei_dims, kF32, Tag::any);
         const memory::dims pad_l{pad_t, g.pads_begin[1]}, pad_r{pad_b, g.pads_end[1]};
-        const auto desc =
-            has_bias ? dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                           src_desc, wei_desc, bias_desc, dst_desc, strides, dilations, pad_l, pad_r)
-                     : dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                           src_desc, wei_desc, dst_desc, strides, dilations, pad_l, pad_r);
+        const auto desc = ConvDesc(g, src_desc, wei_desc, has_bias ? &bias_desc : nullptr, dst_desc,
+                                   pad_l, pad_r);
         const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
         if (pd.impl_info_str() != e_->impl) return;
         part.conv = dnnl::convolution_forward(pd);
@@ -376,8 +376,8 @@ class OneDnnPreparedConv : public PreparedConv {
         part.dst = part.own_dst ? memory(dst_desc, engine) : memory(dst_desc, engine, nullptr);
         if (part.own_dst && out_block_ != 0) {
           // Blocked output asked for: this band goes to its rows of the whole.
-          part.whole_view = memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine,
-                                   nullptr);
+          part.whole_view =
+              memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine, nullptr);
           part.to_whole = dnnl::reorder(part.dst, part.whole_view);
         }
         if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
