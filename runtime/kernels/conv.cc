@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -250,28 +251,35 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
       std::max(kBandElements / std::max<int64_t>(k * ow, 1), (kMinBandColumns + ow - 1) / ow), 1,
       oh);
   const int64_t bands = (oh + rows - 1) / rows;
-  auto task = [&](int64_t t) {
-    const int64_t band = t % bands, gi = (t / bands) % group, n = t / bands / group;
-    const int64_t r0 = band * rows, r1 = std::min(oh, r0 + rows), cols = (r1 - r0) * ow;
-    const T* xg = x + (n * channels + gi * cg) * isize;
-    T* yb = y + (n * maps + gi * mg) * osize + r0 * ow;
-    const T* b = xg + r0 * ow;
-    int64_t ldb = isize;
-    if (!pointwise) {
-      T* col = ColumnScratch<T>(static_cast<size_t>(k * cols));
-      Im2ColBand2D(g, cg, xg, r0, r1, col);
-      b = col;
-      ldb = cols;
-    }
-    Gemm(false, false, mg, cols, k, T(1), w + gi * mg * k, k, b, ldb, T(0), yb, osize);
+  // Maps [m0, m1) of group `gi` over one band: their weights times the band's column matrix
+  // `col` (row stride `ldb`, `cols` columns) into yb, the band's place in the group's first
+  // map, then their bias, added while the band is still in cache, not in a second pass over y.
+  auto gemm_maps = [&](int64_t gi, int64_t m0, int64_t m1, const T* col, int64_t ldb, int64_t cols,
+                       T* yb) {
+    Gemm(false, false, m1 - m0, cols, k, T(1), w + (gi * mg + m0) * k, k, col, ldb, T(0),
+         yb + m0 * osize, osize);
     if (bias != nullptr) {
-      // Added while the band is still in cache, not in a second pass over y.
-      for (int64_t m = 0; m < mg; ++m) {
+      for (int64_t m = m0; m < m1; ++m) {
         T* ym = yb + m * osize;
         const T bm = bias[gi * mg + m];
         for (int64_t i = 0; i < cols; ++i) ym[i] += bm;
       }
     }
+  };
+  // The column matrix of output rows [r0, r1) of one image and group `xg`, and its row stride:
+  // the band of x itself when pointwise, else its im2col in this thread's scratch.
+  auto columns = [&](const T* xg, int64_t r0, int64_t r1) -> std::pair<const T*, int64_t> {
+    if (pointwise) return {xg + r0 * ow, isize};
+    const int64_t cols = (r1 - r0) * ow;
+    T* col = ColumnScratch<T>(static_cast<size_t>(k * cols));
+    Im2ColBand2D(g, cg, xg, r0, r1, col);
+    return {col, cols};
+  };
+  auto task = [&](int64_t t) {
+    const int64_t band = t % bands, gi = (t / bands) % group, n = t / bands / group;
+    const int64_t r0 = band * rows, r1 = std::min(oh, r0 + rows), cols = (r1 - r0) * ow;
+    const auto [col, ldb] = columns(x + (n * channels + gi * cg) * isize, r0, r1);
+    gemm_maps(gi, 0, mg, col, ldb, cols, y + (n * maps + gi * mg) * osize + r0 * ow);
   };
   const int64_t tasks = batch * group * bands;
   if (parallel == nullptr) {
@@ -293,24 +301,9 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
     task(0);
     return;
   }
-  const T* col = x;  // batch 1, one group, one band: x itself when pointwise
-  int64_t ldb = isize;
-  if (!pointwise) {
-    T* scratch = ColumnScratch<T>(static_cast<size_t>(k * cols));
-    Im2ColBand2D(g, cg, x, 0, oh, scratch);
-    col = scratch;
-    ldb = cols;
-  }
+  const std::pair<const T*, int64_t> col = columns(x, 0, oh);  // batch 1, one group, one band
   (*parallel)(slices, [&](int64_t s) {
-    const int64_t m0 = mg * s / slices, m1 = mg * (s + 1) / slices;
-    T* ys = y + m0 * osize;
-    Gemm(false, false, m1 - m0, cols, k, T(1), w + m0 * k, k, col, ldb, T(0), ys, osize);
-    if (bias != nullptr) {
-      for (int64_t m = m0; m < m1; ++m) {
-        T* ym = y + m * osize;
-        for (int64_t i = 0; i < cols; ++i) ym[i] += bias[m];
-      }
-    }
+    gemm_maps(0, mg * s / slices, mg * (s + 1) / slices, col.first, col.second, cols, y);
   });
 }
 
