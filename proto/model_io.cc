@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -49,6 +50,19 @@ std::string DirName(const std::string& path) {
 absl::Status WithPath(const std::string& path, const absl::Status& status) {
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
+}
+
+// Parses one whole model from `in` under `recursion_limit` (protobuf's own log silenced: a
+// refusal is ours to word). The coded stream is gone on return, so `in` has taken back any
+// bytes it had buffered past the message.
+bool ParseCoded(google::protobuf::io::ZeroCopyInputStream* in, int recursion_limit,
+                onnx::ModelProto* proto) {
+  google::protobuf::LogSilencer silence;
+  google::protobuf::io::CodedInputStream coded(in);
+  coded.SetTotalBytesLimit(INT_MAX);
+  coded.SetRecursionLimit(recursion_limit);
+  proto->Clear();
+  return proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
 // A model file, read through the descriptor that was checked. Not mmap: a file truncated by
@@ -115,20 +129,13 @@ class ModelFile {
       *read_error = absl::InvalidArgumentError(absl::StrCat("cannot read: ", Errno()));
       return false;
     }
-    google::protobuf::LogSilencer silence;
     google::protobuf::io::FileInputStream file(fd_, kReadBytes);
     google::protobuf::io::LimitingInputStream limited(&file, static_cast<int64_t>(size_));
-    bool ok = false;
-    {
-      google::protobuf::io::CodedInputStream coded(&limited);
-      coded.SetTotalBytesLimit(INT_MAX);
-      coded.SetRecursionLimit(recursion_limit);
-      proto->Clear();
-      ok = proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-    }  // hands unparsed bytes back to `limited`, so ByteCount is what was parsed
+    // Unparsed bytes are handed back to `limited`, so ByteCount is what was parsed.
+    const bool ok = ParseCoded(&limited, recursion_limit, proto);
     if (file.GetErrno() != 0) {
-      *read_error = absl::InvalidArgumentError(
-          absl::StrCat("cannot read: ", std::strerror(file.GetErrno())));
+      *read_error =
+          absl::InvalidArgumentError(absl::StrCat("cannot read: ", std::strerror(file.GetErrno())));
       return false;
     }
     // A parse that ran out of bytes early may still have ended on a field boundary; one that
@@ -156,13 +163,8 @@ class ModelFile {
 };
 
 bool ParseWithLimit(std::string_view bytes, int recursion_limit, onnx::ModelProto* proto) {
-  google::protobuf::LogSilencer silence;
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  google::protobuf::io::CodedInputStream coded(&stream);
-  coded.SetTotalBytesLimit(INT_MAX);
-  coded.SetRecursionLimit(recursion_limit);
-  proto->Clear();
-  return proto->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  return ParseCoded(&stream, recursion_limit, proto);
 }
 
 // Where a validated item sits ("graph 'g' node 'n' (Add) attribute 'value'"), as pieces that
@@ -395,6 +397,30 @@ absl::StatusOr<Model> FinishLoad(Model model, const Limits& limits) {
   return model;
 }
 
+namespace {
+
+// Parses `proto` with `parse` (false: no valid model; an error: the bytes could not be read)
+// under limits.max_nesting; a failure tells a model nested too deep apart from a corrupt one
+// by retrying with a larger (still bounded) limit. Messages start with `label`.
+absl::Status ParseWithin(
+    const std::string& label, const Limits& limits, onnx::ModelProto* proto,
+    const std::function<absl::StatusOr<bool>(int limit, onnx::ModelProto* proto)>& parse) {
+  absl::StatusOr<bool> ok = parse(limits.max_nesting, proto);
+  if (!ok.ok()) return WithPath(label, ok.status());
+  if (*ok) return absl::OkStatus();
+  onnx::ModelProto probe;
+  ok = parse(std::max(limits.max_nesting * 4, 400), &probe);
+  if (!ok.ok()) return WithPath(label, ok.status());
+  if (*ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": messages nested deeper than the limit of ", limits.max_nesting));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      label, ": not a valid ONNX model (protobuf parse failed: truncated or corrupt data)"));
+}
+
+}  // namespace
+
 absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string& label,
                                       const std::string& base_dir, const Limits& limits) {
   Model model;
@@ -408,18 +434,10 @@ absl::StatusOr<Model> ParseModelBytes(std::string_view bytes, const std::string&
                                                      " bytes, more than the limit of ",
                                                      limits.max_file_bytes));
   }
-  if (!ParseWithLimit(bytes, limits.max_nesting, &model.proto)) {
-    // Tell nesting apart from corruption by retrying with a larger (still bounded) limit.
-    onnx::ModelProto probe;
-    if (ParseWithLimit(bytes, std::max(limits.max_nesting * 4, 400), &probe)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, ": messages nested deeper than the limit of ", limits.max_nesting));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat(label,
-                     ": not a valid ONNX model (protobuf parse failed: truncated or "
-                     "corrupt data)"));
-  }
+  BCAST_RETURN_IF_ERROR(ParseWithin(
+      label, limits, &model.proto, [&](int limit, onnx::ModelProto* proto) -> absl::StatusOr<bool> {
+        return ParseWithLimit(bytes, limit, proto);
+      }));
   return FinishLoad(std::move(model), limits);
 }
 
@@ -431,21 +449,13 @@ absl::StatusOr<Model> ParseModelFile(ModelFile* file, const std::string& path,
   Model model;
   model.path = path;
   model.base_dir = DirName(path);
-  absl::Status read_error;
-  if (!file->Parse(limits.max_nesting, &model.proto, &read_error)) {
-    if (!read_error.ok()) return WithPath(path, read_error);
-    // Tell nesting apart from corruption by retrying with a larger (still bounded) limit.
-    onnx::ModelProto probe;
-    if (file->Parse(std::max(limits.max_nesting * 4, 400), &probe, &read_error)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": messages nested deeper than the limit of ", limits.max_nesting));
-    }
-    if (!read_error.ok()) return WithPath(path, read_error);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path,
-                     ": not a valid ONNX model (protobuf parse failed: truncated or "
-                     "corrupt data)"));
-  }
+  BCAST_RETURN_IF_ERROR(ParseWithin(
+      path, limits, &model.proto, [&](int limit, onnx::ModelProto* proto) -> absl::StatusOr<bool> {
+        absl::Status read_error;
+        const bool ok = file->Parse(limit, proto, &read_error);
+        if (!read_error.ok()) return read_error;
+        return ok;
+      }));
   return FinishLoad(std::move(model), limits);
 }
 
