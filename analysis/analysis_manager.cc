@@ -26,25 +26,34 @@ void ApplyDeclaredElems(const onnx::GraphProto& graph, bool interface, ShapeTabl
   for (const auto& t : graph.initializer()) tables->SetElem(t.name(), t.data_type());
 }
 
+namespace {
+
+// The shapes-only analysis of `model`, recording the main graph's tables into `main` (the
+// declared element types of its interface and initializers taking precedence) and, with
+// `values`, its tensors known as numbers.
+absl::StatusOr<Analysis> AnalyzeShapes(const proto::Model& model, ShapeTables* main,
+                                       absl::flat_hash_map<std::string, KnownValue>* values) {
+  AnalysisOptions shapes_only;
+  shapes_only.verdicts = false;
+  shapes_only.main_tables = main;
+  shapes_only.main_values = values;
+  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(model, shapes_only));
+  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, main);
+  return analysis;
+}
+
+}  // namespace
+
 absl::StatusOr<ShapeTables> ComputeShapeTables(
     const proto::Model& model, absl::flat_hash_map<std::string, KnownValue>* values) {
   ShapeTables tables;
-  AnalysisOptions shapes_only;
-  shapes_only.verdicts = false;
-  shapes_only.main_tables = &tables;
-  shapes_only.main_values = values;
-  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(model, shapes_only));
-  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables);
+  BCAST_RETURN_IF_ERROR(AnalyzeShapes(model, &tables, values).status());
   return tables;
 }
 
 absl::StatusOr<ModelTables> ComputeModelTables(const proto::Model& model) {
   ModelTables tables;
-  AnalysisOptions shapes_only;
-  shapes_only.verdicts = false;
-  shapes_only.main_tables = &tables.main;
-  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeBroadcasts(model, shapes_only));
-  ApplyDeclaredElems(model.proto.graph(), /*interface=*/true, &tables.main);
+  BCAST_ASSIGN_OR_RETURN(Analysis analysis, AnalyzeShapes(model, &tables.main, nullptr));
   for (auto& [path, shapes] : analysis.shapes) {
     if (path == "main") continue;  // recorded in tables.main
     ShapeTables& t = tables.graphs[path];
