@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/broadcast_nodes.h"
+#include "passes/operand_rewrites.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 
@@ -50,14 +51,14 @@ class AlignRanks : public Pass {
       for (int k = 0; k < n.input_size(); ++k) {
         wanted = std::max(wanted, ctx.ShapeOfInput(id, k).rank());
       }
-      for (int k = 0; k < n.input_size(); ++k) ctx.AlignOperand(id, k, wanted);
+      for (int k = 0; k < n.input_size(); ++k) AlignOperand(ctx, id, k, wanted);
       return absl::OkStatus();
     } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
       const int64_t a = rank(0), b = rank(1);
       if ((a < 2 || b < 2) && a != b) ctx.Debug(id, "MatMul with a 1-D or unknown-rank operand");
     }
     for (int k = 0; k < n.input_size(); ++k) {
-      if (const std::optional<int64_t> r = ctx.OperandRank(id, k)) ctx.AlignOperand(id, k, *r);
+      if (const std::optional<int64_t> r = OperandRank(ctx, id, k)) AlignOperand(ctx, id, k, *r);
     }
     return absl::OkStatus();
   }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/broadcast_nodes.h"
+#include "passes/operand_rewrites.h"
 #include "passes/registry.h"
 #include "passes/rewrite_context.h"
 #include "support/status_macros.h"
@@ -49,7 +50,7 @@ class MaterializeBroadcast : public Pass {
       const broadcast::Shape out = v.output;
       const std::vector<std::string> operands(n.input().begin(), n.input().end());
       for (int k = 0; k < n.input_size(); ++k) {
-        BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, k, out, &operands).status());
+        BCAST_RETURN_IF_ERROR(ExpandOperand(ctx, id, k, out, &operands).status());
       }
     } else if (op.kind == analysis::BroadcastOpKind::kPRelu) {
       // The slope expands to X, symbolic extents included (Expand to Shape(X)).
@@ -57,10 +58,10 @@ class MaterializeBroadcast : public Pass {
         ctx.Debug(id, "slope not provably broadcastable to X");
         return absl::OkStatus();
       }
-      BCAST_RETURN_IF_ERROR(ctx.ExpandOperand(id, 1, v.inputs[0]).status());
+      BCAST_RETURN_IF_ERROR(ExpandOperand(ctx, id, 1, v.inputs[0]).status());
     } else if (op.kind == analysis::BroadcastOpKind::kGemm && n.input_size() >= 3 &&
                !n.input(2).empty()) {
-      BCAST_RETURN_IF_ERROR(ctx.ExpandGemmC(id));
+      BCAST_RETURN_IF_ERROR(ExpandGemmC(ctx, id));
     } else if (op.kind == analysis::BroadcastOpKind::kMatMul) {
       ctx.Debug(id, "MatMul batch broadcast left to the engine");
     }

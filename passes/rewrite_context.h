@@ -1,7 +1,8 @@
 // What every rewrite pass shares: the use-def index of the graph it edits, the shapes and
 // element types of its tensors (the pipeline's analysis, analysis_manager.h, kept current as the
 // pass edits), deterministic builders for the nodes passes insert (Unsqueeze, Expand, Shape,
-// constants), the two operand rewrites (align a rank, expand to a shape) and the rewrite log.
+// constants) and the rewrite log. The operand rewrites built on it (align a rank, expand to a
+// shape) are in operand_rewrites.h.
 #ifndef ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 #define ONNX_BCAST_PASSES_REWRITE_CONTEXT_H_
 
@@ -141,51 +142,12 @@ class RewriteContext {
                          const std::vector<std::pair<std::string, int64_t>>& ints,
                          const std::string& out_base, int32_t elem, const broadcast::Shape& out,
                          int anchor);
-  /// Points input `slot` of node `id` at `Expand(input, shape_tensor)`, whose shape is `out`
-  /// (the caller built `shape_tensor` to hold exactly `out`'s extents at run time).
-  absl::Status ExpandOperandTo(int id, int slot, const std::string& shape_tensor,
-                               const broadcast::Shape& out);
-
-  /// Makes Gemm `id`'s C have exactly shape (M,N) (from A, B, transA, transB): a constant
-  /// Expand target when static, else one read at run time (see the definition). A no-op with a
-  /// debug reason when A or B is not known to be 2-D or C does not provably broadcast.
-  absl::Status ExpandGemmC(int id);
-
-  /// Gives input `slot` of node `id` leading 1s up to `rank`: folded into a constant (in
-  /// place when every use of it wants the same rank, else a copy up to the fold limit), or
-  /// an inserted Unsqueeze (rank-only, correct for symbolic and zero dims). No-op when the
-  /// rank is already `rank` or unknown.
-  void AlignOperand(int id, int slot, int64_t rank);
-
-  /// Makes input `slot` of node `id` have exactly shape `out` (the node's broadcast output):
-  /// a constant is broadcast into a new initializer when that costs at most the fold limit;
-  /// otherwise `Expand` to a constant shape (static `out`) or to `Shape` of the other
-  /// operands (symbolic). False (with a debug reason) when it does not apply; Unimplemented
-  /// when Expand needs an opset the model cannot be raised to.
-  /// `operands` (default: the node's current inputs) are the tensors whose Shape the
-  /// symbolic form expands against.
-  absl::StatusOr<bool> ExpandOperand(int id, int slot, const broadcast::Shape& out,
-                                     const std::vector<std::string>* operands = nullptr);
-
-  /// True when ExpandOperand would broadcast constant `name` into a new constant of shape
-  /// `out` (static, within the fold limit) rather than insert an Expand.
-  bool FoldsToConstant(const std::string& name, const broadcast::Shape& out);
   /// The broadcast fold limit in force: PassOptions::fold_limit_bytes, or what
   /// SetFoldLimitBytes set (legalize-measured's last resort for one node; -1 restores).
   int64_t fold_limit_bytes() const {
     return fold_limit_override_ >= 0 ? fold_limit_override_ : options_.fold_limit_bytes;
   }
   void SetFoldLimitBytes(int64_t bytes) { fold_limit_override_ = bytes; }
-
-  /// The rank input `slot` of node `id` has once its broadcast is explicit: the largest input
-  /// rank of a numpy-form op, X's rank for PRelu's slope, 2 for Gemm's C, the larger rank for
-  /// MatMul operands of rank >= 2; nullopt for other operands, legacy forms and unknown ranks.
-  /// The one rule align-ranks, the legalize passes and constant folding follow.
-  std::optional<int64_t> OperandRank(int id, int slot);
-
-  /// The rank every use of `name` wants (OperandRank), or nullopt when uses disagree or a use
-  /// is not a broadcast operand.
-  std::optional<int64_t> CommonWantedRank(const std::string& name);
 
   /// Adds `rewrite` to the log (node label and op filled from `id` when >= 0).
   void Record(int id, Rewrite rewrite);
@@ -204,13 +166,20 @@ class RewriteContext {
 
   /// Constants folded by this pass keep their value_info in sync.
   void ConstantShapeChanged(const std::string& name, const broadcast::Shape& shape);
+  /// Records the shape and element type of a new initializer (which has no value_info).
+  void NoteInitializerShape(const std::string& name, int32_t elem, const broadcast::Shape& shape);
+
+  /// The copies of shared constants the operand rewrites (operand_rewrites.h) made in this
+  /// graph: another use that wants the same copy reads it instead of a second one.
+  struct ConstantCopies {
+    /// (constant, rank) -> the copy with leading 1s up to that rank.
+    std::map<std::pair<std::string, int64_t>, std::string> aligned;
+    /// (constant, shape text) -> the copy broadcast to that shape.
+    std::map<std::pair<std::string, std::string>, std::string> broadcast;
+  };
+  ConstantCopies& constant_copies() { return constant_copies_; }
 
  private:
-  // When `name` is the only use of an Unsqueeze's output, adds `missing` leading axes to that
-  // Unsqueeze instead of inserting another one.
-  bool FoldIntoProducerUnsqueeze(const std::string& name, int64_t missing,
-                                 const broadcast::Shape& aligned);
-
   proto::Model* model_;
   GraphScope scope_;
   std::string pass_;
@@ -225,9 +194,8 @@ class RewriteContext {
   analysis::ShapeTables tables_;
   std::map<std::vector<int64_t>, std::string> int64_constants_;
   std::map<std::pair<std::string, std::vector<int64_t>>, std::string> unsqueezes_;
-  std::map<std::pair<std::string, int64_t>, std::string> aligned_copies_;
   std::map<std::string, std::string> shape_of_;
-  std::map<std::pair<std::string, std::string>, std::string> folded_copies_;
+  ConstantCopies constant_copies_;
 };
 
 /// Runs `rewrite` over every graph of `model` that a rewrite can reach, then commits each:

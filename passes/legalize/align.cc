@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "passes/legalize/record.h"
+#include "passes/operand_rewrites.h"
 
 namespace onnx_bcast::passes::legalize {
 
@@ -25,7 +26,7 @@ void AlignOperandRank(RewriteContext* ctx, int id, int slot, int64_t rank) {
   const Shape aligned = PrependOnes(s, rank - s.rank());
   const std::optional<std::vector<int64_t>> extents = aligned.Extents();
   if (g.ConstantValue(name) != nullptr || !extents) {
-    ctx->AlignOperand(id, slot, rank);
+    AlignOperand(*ctx, id, slot, rank);
     return;
   }
   const std::string out = ctx->InsertReshape(name, *extents, aligned, id);

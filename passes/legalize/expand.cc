@@ -5,6 +5,7 @@
 #include <string>
 
 #include "passes/legalize/align.h"
+#include "passes/operand_rewrites.h"
 #include "support/status_macros.h"
 
 namespace onnx_bcast::passes::legalize {
@@ -21,19 +22,19 @@ bool ExpandOffered(const Node& node, int slot) {
   // A constant too large to fold would become an Expand with only constant inputs, which a
   // target without run-time shapes refuses as well.
   return !(node.constant[slot] && !ctx->RuntimeShapesAllowed() &&
-           !ctx->FoldsToConstant(n.input(slot), *full));
+           !FoldsToConstant(*ctx, n.input(slot), *full));
 }
 
 absl::Status ApplyExpand(Node* node, int slot) {
   RewriteContext* ctx = node->ctx;
   const Shape full = *FullShape(*node, slot);
   const std::string name = ctx->graph().node(node->id).input(slot);
-  if (!ctx->FoldsToConstant(name, full)) {
+  if (!FoldsToConstant(*ctx, name, full)) {
     // Expand with an input of the output's rank: the form static engines import (some refuse
     // a lower-rank Expand input).
     AlignOperandRank(ctx, node->id, slot, full.rank());
   }
-  BCAST_RETURN_IF_ERROR(ctx->ExpandOperand(node->id, slot, full).status());
+  BCAST_RETURN_IF_ERROR(ExpandOperand(*ctx, node->id, slot, full).status());
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "passes/legalize/multiply_by_ones.h"
 #include "passes/legalize/swap.h"
+#include "passes/operand_rewrites.h"
 
 namespace onnx_bcast::passes::legalize {
 namespace {
@@ -91,7 +92,7 @@ bool Judge::FitsEdits(const Plan& plan) {
       }
       case Edit::kFull: {
         const Shape full = *FullShape(node_, orig);
-        const bool folds = constant[k] && node_.ctx->FoldsToConstant(n.input(orig), full);
+        const bool folds = constant[k] && FoldsToConstant(*node_.ctx, n.input(orig), full);
         // Apply aligns the operand, then expands it: that Expand must be in a running cell
         // too (an engine may import only some axis patterns).
         if (!folds &&
