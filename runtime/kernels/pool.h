@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/kernels/conv.h"
+#include "runtime/kernels/pool_simd.h"
 
 namespace onnx_bcast::runtime::kernels {
 
@@ -69,7 +70,8 @@ void MaxPoolRowRun(const T* row0, int64_t len, int64_t sw, int64_t in_w, int64_t
 /// loop's exact semantics (the first tap starts the maximum, so a NaN there stays; a later
 /// NaN never wins; an empty window gives 0) but no per-tap odometer or double accumulator.
 /// k_begin/k_end: the valid kernel offsets per dim and output position. Outputs whose window
-/// is whole along W go through MaxPoolRowRun; the others (borders) through the scalar loop.
+/// is whole along W go through MaxPoolRowRun (for float with strides 1 and 2, its AVX-512 or
+/// AVX2 form, pool_simd.h); the others (borders) through the scalar loop.
 template <class T>
 void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
                const std::vector<std::vector<int64_t>>& k_begin,
@@ -115,7 +117,14 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
       for (int64_t ow = 0; ow < run_lo; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
       const T* row0 = xp + (h0 + khb * dh) * in_w + run_lo * sw - pw;
       const int64_t len = run_hi - run_lo, kh_taps = khe - khb, kw_taps = g.kernel[1];
-      if (sw == 1) {
+      bool vector_row = false;
+      if constexpr (std::is_same_v<T, float>) {
+        vector_row = MaxPoolRowRunVector({row0, len, sw, in_w, kh_taps, dh, kw_taps, dw},
+                                         yrow + run_lo);
+      }
+      if (vector_row) {
+        // done on AVX-512 or AVX2 (pool_simd.h), the same bits
+      } else if (sw == 1) {
         MaxPoolRowRun<1>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
       } else if (sw == 2) {
         MaxPoolRowRun<2>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);

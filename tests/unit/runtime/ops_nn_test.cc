@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/pool.h"
+#include "runtime/kernels/pool_simd.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/pool.h"
 #include "runtime/kernels/reference/resize.h"
@@ -481,6 +482,48 @@ TEST(PoolKernel, MaxPool2DWideRowsMatchReferenceBitForBit) {
     for (int k = 0; k < 6; ++k) x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
     ExpectPoolMatchesReferenceBits(opt, g, planes, x, iter);
     if (HasFailure()) return;
+  }
+}
+
+// Each vector row kernel the CPU has (AVX-512, AVX2) against the plain MaxPoolRowRun, bit for
+// bit: strides 1 and 2, runs of 1 to 100 outputs (every tail of the 16- and 8-wide blocks and
+// of the four blocks a pass keeps), 1 to 4 taps each way, dilations 1 and 2, NaN at first and
+// later taps and signed zeros. The row is the last thing in its buffer, so a load past the
+// last tap a window needs reads outside it (the sanitizer build sees that).
+TEST(PoolKernel, MaxPoolVectorRowsMatchThePlainRun) {
+  using Kernel = void (*)(const kernels::MaxPoolRow&, float*);
+  std::vector<std::pair<const char*, Kernel>> kernels_here;
+  if (kernels::HasAvx512ForPool()) kernels_here.push_back({"avx512", kernels::MaxPoolRowRunAvx512});
+  if (kernels::HasAvx2ForPool()) kernels_here.push_back({"avx2", kernels::MaxPoolRowRunAvx2});
+  if (kernels_here.empty()) GTEST_SKIP() << "neither AVX-512 nor AVX2 on this CPU";
+  std::mt19937_64 rng(1129);
+  for (int iter = 0; iter < 400; ++iter) {
+    const int64_t sw = rng() % 2 + 1, len = rng() % 100 + 1, kh = rng() % 4 + 1,
+                  kw = rng() % 4 + 1, dh = rng() % 2 + 1, dw = rng() % 2 + 1;
+    // Rows of in_w elements, the last window ending at the last element of the last row.
+    const int64_t span_w = (len - 1) * sw + (kw - 1) * dw + 1;
+    const int64_t in_w = span_w + static_cast<int64_t>(rng() % 3);
+    const int64_t rows = (kh - 1) * dh + 1;
+    std::vector<float> x = RandomFloats(rng, rows * in_w);
+    for (float& v : x) {
+      if (rng() % 6 == 0) v = rng() % 2 ? 0.0f : -0.0f;
+      if (rng() % 40 == 0) v = std::numeric_limits<float>::quiet_NaN();
+    }
+    const float* row0 = x.data() + (in_w - span_w);
+    std::vector<float> want(len);
+    kernels::MaxPoolRowRun<0>(row0, len, sw, in_w, kh, dh, kw, dw, want.data());
+    for (const auto& [name, kernel] : kernels_here) {
+      std::vector<float> got(len + 1, 7.0f);  // got[len] must stay: nothing past the run
+      kernel({row0, len, sw, in_w, kh, dh, kw, dw}, got.data());
+      for (int64_t i = 0; i < len; ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &got[i], 4);
+        std::memcpy(&b, &want[i], 4);
+        ASSERT_EQ(a, b) << name << " iter " << iter << " output " << i << " of " << len
+                        << " stride " << sw;
+      }
+      ASSERT_EQ(got[len], 7.0f) << name << " iter " << iter;
+    }
   }
 }
 
