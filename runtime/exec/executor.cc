@@ -444,10 +444,11 @@ void MarkConstants(Executor::GraphPlan* plan) {
 }
 
 // Marks where activations may stay in oneDNN's channel-blocked layout between nodes: a Conv
-// writes it and a Conv or a GlobalAveragePool reads it as input 0; an elementwise chain over
-// scalars (FindChains) runs on it as on any order of the same elements. A value may be left
-// blocked when each of its uses is such a read; at run time the producer decides (the path
-// it takes), and a reader that cannot take it after all gets the NCHW copy (Executor::Unblock).
+// writes it and a Conv or a GlobalAveragePool reads it as input 0, a MaxPool reads and writes
+// it (in the same block); an elementwise chain over scalars (FindChains) runs on it as on any
+// order of the same elements. A value may be left blocked when each of its uses is such a
+// read; at run time the producer decides (the path it takes), and a reader that cannot take it
+// after all gets the NCHW copy (Executor::Unblock).
 void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
                 const NameSet& keep) {
   const size_t n = plan->nodes.size();
@@ -457,12 +458,15 @@ void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
     Executor::GraphPlan::NodePlan& np = plan->nodes[pos];
     if (np.constant) continue;
     const bool conv = PlainOp(*np.node, "Conv");
-    if ((conv || PlainOp(*np.node, "GlobalAveragePool")) && !np.inputs.empty() &&
+    // MaxPool without its Indices output: pooled in the blocks, into blocks.
+    const bool max_pool = PlainOp(*np.node, "MaxPool") &&
+                          (np.outputs.size() == 1 || (np.outputs.size() == 2 && np.outputs[1] < 0));
+    if ((conv || max_pool || PlainOp(*np.node, "GlobalAveragePool")) && !np.inputs.empty() &&
         np.inputs[0] >= 0 && std::count(np.inputs.begin(), np.inputs.end(), np.inputs[0]) == 1) {
       np.reads_blocks = true;
       ++block_reads[np.inputs[0]];
     }
-    np.writes_blocks = conv && np.outputs.size() == 1;
+    np.writes_blocks = (conv && np.outputs.size() == 1) || max_pool;
     if (np.chain != nullptr) {
       for (int member : np.chain->members) {
         const std::vector<int>& in = plan->nodes[member].inputs;

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "runtime/kernels/conv.h"
+
 namespace onnx_bcast::runtime::kernels {
 
 /// True for the blocks the layout comes in (8, 16, or `channels` itself: NHWC) when
@@ -29,6 +31,18 @@ void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t 
 /// tensor, so the same bits; the block's channels are summed side by side.
 void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial,
                                 int block, float* y);
+
+/// MaxPool over 2 spatial dims (`g`) of the blocked planes [p0, p1) of x into the same planes of
+/// y: a plane is one block of channels of one batch item, [in_h, in_w, block] in x (batch *
+/// channels / block planes in all). y is in the same block when `blocked_out` ([out_h, out_w,
+/// block] a plane), else NCHW ([block, out_h, out_w] a plane). Each channel folds the taps of the
+/// NCHW kernel (kernels::Pool without indices) in its order, so the same bits; the block's
+/// channels side by side in the vector lanes.
+void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+                          int block, bool blocked_out, float* y);
+/// The same without explicit vectors (what CPUs without AVX2 run), for tests.
+void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+                               int block, bool blocked_out, float* y);
 
 }  // namespace onnx_bcast::runtime::kernels
 

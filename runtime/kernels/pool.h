@@ -35,6 +35,37 @@ struct PoolOptions {
   int64_t index_base = 0;
 };
 
+/// Per dim of a window geometry and output position along it: the first and last+1 kernel
+/// offsets whose taps lie inside the input (begin == end: none), and how many lie inside the
+/// padded input (AveragePool's divisor with count_include_pad).
+struct WindowTaps {
+  std::vector<std::vector<int64_t>> begin, end, padded;
+};
+
+inline WindowTaps TapsOf(const WindowGeometry& g) {
+  const int64_t rank = g.rank();
+  WindowTaps t;
+  t.begin.resize(rank);
+  t.end.resize(rank);
+  t.padded.resize(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    for (int64_t o = 0; o < g.out[d]; ++o) {
+      // Taps k with 0 <= start + k * dilation < in are a contiguous range; computed in
+      // closed form so that huge kernels cost nothing per output.
+      const int64_t start = o * g.strides[d] - g.pads_begin[d], dl = g.dilations[d];
+      const int64_t kb = start >= 0 ? 0 : (-start + dl - 1) / dl;
+      const int64_t last = g.in[d] - 1 - start;  // largest k * dl still inside
+      const int64_t ke = last < 0 ? kb : std::min(g.kernel[d], last / dl + 1);
+      const int64_t padded_last = g.in[d] + g.pads_end[d] - 1 - start;
+      const int64_t pc = padded_last < 0 ? 0 : std::min(g.kernel[d], padded_last / dl + 1);
+      t.begin[d].push_back(kb);
+      t.end[d].push_back(ke > kb ? ke : kb);
+      t.padded[d].push_back(pc);
+    }
+  }
+  return t;
+}
+
 /// One output row's run [0, len) of MaxPool2D outputs whose windows lie wholly inside the
 /// input: each tap, in the scalar loop's order, is folded into all of them at once
 /// (acc = v > acc ? v : acc, element by element), so every output keeps the scalar loop's bits
@@ -87,8 +118,7 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
       run_hi = ow + 1;
     }
   }
-  const auto scalar = [&](const T* xp, T* yrow, int64_t h0, int64_t khb, int64_t khe,
-                          int64_t ow) {
+  const auto scalar = [&](const T* xp, T* yrow, int64_t h0, int64_t khb, int64_t khe, int64_t ow) {
     const int64_t w0 = ow * sw - pw, kwb = k_begin[1][ow], kwe = k_end[1][ow];
     if (khb >= khe || kwb >= kwe) {
       yrow[ow] = T(0);
@@ -119,8 +149,8 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
       const int64_t len = run_hi - run_lo, kh_taps = khe - khb, kw_taps = g.kernel[1];
       bool vector_row = false;
       if constexpr (std::is_same_v<T, float>) {
-        vector_row = MaxPoolRowRunVector({row0, len, sw, in_w, kh_taps, dh, kw_taps, dw},
-                                         yrow + run_lo);
+        vector_row =
+            MaxPoolRowRunVector({row0, len, sw, in_w, kh_taps, dh, kw_taps, dw}, yrow + run_lo);
       }
       if (vector_row) {
         // done on AVX-512 or AVX2 (pool_simd.h), the same bits
@@ -142,25 +172,10 @@ template <class T>
 void Pool(const PoolOptions& opt, const WindowGeometry& g, int64_t planes, const T* x, T* y,
           int64_t* indices) {
   const int64_t rank = g.rank(), isize = g.in_size(), osize = g.out_size();
-  // Per dim, for each output position: the first and last+1 valid kernel offsets and the
-  // count of window positions inside the padded input.
-  std::vector<std::vector<int64_t>> k_begin(rank), k_end(rank), padded(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    for (int64_t o = 0; o < g.out[d]; ++o) {
-      // Taps k with 0 <= start + k * dilation < in are a contiguous range; computed in
-      // closed form so that huge kernels cost nothing per output.
-      const int64_t start = o * g.strides[d] - g.pads_begin[d], dl = g.dilations[d];
-      const int64_t kb = start >= 0 ? 0 : (-start + dl - 1) / dl;
-      const int64_t last = g.in[d] - 1 - start;  // largest k * dl still inside
-      const int64_t ke = last < 0 ? kb : std::min(g.kernel[d], last / dl + 1);
-      const int64_t padded_last = g.in[d] + g.pads_end[d] - 1 - start;
-      const int64_t pc = padded_last < 0 ? 0 : std::min(g.kernel[d], padded_last / dl + 1);
-      const bool seen = ke > kb;
-      k_begin[d].push_back(kb);
-      k_end[d].push_back(seen ? ke : kb);
-      padded[d].push_back(pc);
-    }
-  }
+  const WindowTaps taps = TapsOf(g);
+  const std::vector<std::vector<int64_t>>& k_begin = taps.begin;
+  const std::vector<std::vector<int64_t>>& k_end = taps.end;
+  const std::vector<std::vector<int64_t>>& padded = taps.padded;
   // Integers too: their maxima are exact, and there is no NaN to order.
   if constexpr (std::is_arithmetic_v<T>) {
     if (opt.kind == PoolKind::kMax && indices == nullptr && rank == 2) {

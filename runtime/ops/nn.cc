@@ -440,16 +440,67 @@ absl::Status WithPoolData(OpContext& ctx, const Tensor& x, Tensor* y, Fn&& fn) {
   });
 }
 
-template <kernels::PoolKind kKind>
-absl::Status PoolOp(OpContext& ctx) {
-  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
-  const Tensor& x = *xs;
+// The window of a pooling node over x, its taps bounded before starting: one plane of a huge
+// window cannot be interrupted.
+absl::StatusOr<WindowGeometry> PoolWindow(OpContext& ctx, const Tensor& x) {
   const Node& node = ctx.node();
   BCAST_ASSIGN_OR_RETURN(std::vector<int64_t> in, Spatial(ctx, x));
   std::vector<int64_t> kernel = node.GetInts("kernel_shape");
   if (kernel.empty()) return ctx.Error("kernel_shape is required");
   BCAST_ASSIGN_OR_RETURN(WindowGeometry g,
                          MakeGeometry(ctx, in, kernel, node.GetInt("ceil_mode", 0)));
+  const int64_t n = x.shape()[0], c = x.shape()[1];
+  int64_t taps = 0;
+  if (__builtin_mul_overflow(n * c, g.out_size(), &taps) ||
+      __builtin_mul_overflow(taps, g.kernel_size(), &taps) || taps > ctx.options().max_node_work) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(node.Label(), ": ", n * c, " planes of ", g.out_size(), " outputs of a ",
+                     g.kernel_size(), "-element window are more than ", ctx.options().max_node_work,
+                     " steps, the work limit of one node"));
+  }
+  return g;
+}
+
+// MaxPool of a float input the executor passed in channel blocks (a convolution's blocked
+// output): pooled in the blocks, so the convolution before writes them without a reorder, and
+// written in the same blocks when every reader of the output takes them (else in NCHW), with
+// the NCHW kernel's bits. False (nothing done) where it does not apply; the caller then makes
+// the input NCHW.
+absl::StatusOr<bool> MaxPoolBlocked(OpContext& ctx) {
+  const Tensor* x = ctx.input(0);
+  const int block = ctx.input_block();
+  if (x == nullptr || x->dtype() != DType::kFloat32 || x->rank() != 4 || ctx.output_wanted(1) ||
+      !kernels::ChannelBlocksFit(x->shape()[1], block)) {
+    return false;
+  }
+  BCAST_ASSIGN_OR_RETURN(WindowGeometry g, PoolWindow(ctx, *x));
+  const int64_t n = x->shape()[0], c = x->shape()[1];
+  BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x->dtype(), OutShape(n, c, g.out)));
+  const float* xv = x->data<float>();
+  float* yv = y->data<float>();
+  const bool blocked_out = ctx.output_block_allowed();
+  nn::ParallelChunks(ctx, n * (c / block), g.out_size() * g.kernel_size() * block,
+                     [&](int64_t p0, int64_t p1) {
+                       kernels::MaxPoolChannelBlocks(g, xv, p0, p1, block, blocked_out, yv);
+                     });
+  if (blocked_out) ctx.set_output_block(block);
+  return true;
+}
+
+template <kernels::PoolKind kKind>
+absl::Status PoolOp(OpContext& ctx) {
+  if (ctx.input_block() != 0) {
+    // Only MaxPool reads blocked inputs (the executor's FindBlocks).
+    if constexpr (kKind == kernels::PoolKind::kMax) {
+      BCAST_ASSIGN_OR_RETURN(const bool done, MaxPoolBlocked(ctx));
+      if (done) return absl::OkStatus();
+    }
+    BCAST_RETURN_IF_ERROR(ctx.UnblockInput());
+  }
+  BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
+  const Tensor& x = *xs;
+  const Node& node = ctx.node();
+  BCAST_ASSIGN_OR_RETURN(WindowGeometry g, PoolWindow(ctx, x));
   kernels::PoolOptions opt;
   opt.kind = kKind;
   opt.count_include_pad = node.GetInt("count_include_pad", 0) != 0;
@@ -461,15 +512,6 @@ absl::Status PoolOp(OpContext& ctx) {
   const int64_t n = x.shape()[0], c = x.shape()[1];
   const std::vector<int64_t> out_shape = OutShape(n, c, g.out);
   const int64_t in_size = g.in_size(), out_size = g.out_size();
-  // The window taps, bounded before starting: one plane of a huge window cannot be interrupted.
-  int64_t taps = 0;
-  if (__builtin_mul_overflow(n * c, out_size, &taps) ||
-      __builtin_mul_overflow(taps, g.kernel_size(), &taps) || taps > ctx.options().max_node_work) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(node.Label(), ": ", n * c, " planes of ", out_size, " outputs of a ",
-                     g.kernel_size(), "-element window are more than ", ctx.options().max_node_work,
-                     " steps, the work limit of one node"));
-  }
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), out_shape));
   int64_t* indices = nullptr;
   if (kKind == kernels::PoolKind::kMax && ctx.output_wanted(1)) {

@@ -108,6 +108,70 @@ TEST(ChannelBlocks, GlobalAverageMatchesPoolExactly) {
   }
 }
 
+// MaxPool on the blocked layout (the vector kernel the CPU takes and the plain loop), into
+// blocks and into NCHW, keeps the NCHW kernel's bits: random geometries with pads, strides,
+// dilations, windows past the padded input, NaNs at first and later taps, signed zeros, and a
+// range of planes [p0, p1) (the split over threads) that leaves the others untouched.
+TEST(ChannelBlocks, MaxPoolMatchesPoolExactly) {
+  std::mt19937_64 rng(1130);
+  for (int trial = 0; trial < 160; ++trial) {
+    const auto [c, block] = RandomBlocked(rng);
+    const int64_t n = rng() % 2 + 1;
+    kernels::WindowGeometry g;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t k = rng() % 3 + 1, s = rng() % 2 + 1, dl = rng() % 4 == 0 ? 2 : 1;
+      const int64_t pb = rng() % 2, pe = rng() % 2, span = (k - 1) * dl + 1;
+      const int64_t in = rng() % 12 + std::max<int64_t>(1, span - pb - pe);
+      const int64_t out = (in + pb + pe - span) / s + 1 + (rng() % 4 == 0 ? 1 : 0);
+      testing::AddAxis(&g, in, k, s, dl, pb, pe, out);
+    }
+    std::vector<float> x = RandomFloats(rng, n * c * g.in_size());
+    for (float& v : x) {
+      if (rng() % 6 == 0) v = rng() % 2 ? 0.0f : -0.0f;
+      if (rng() % 30 == 0) v = std::nanf("");
+    }
+    std::vector<float> blocked(x.size());
+    kernels::reference::ToChannelBlocks(x.data(), n, c, g.in_size(), block, blocked.data());
+    kernels::PoolOptions opt;
+    opt.kind = kernels::PoolKind::kMax;
+    const int64_t out_size = n * c * g.out_size(), planes = n * (c / block);
+    std::vector<float> want(out_size);
+    kernels::Pool(opt, g, n * c, x.data(), want.data(), nullptr);
+    const int64_t p0 = rng() % planes, p1 = p0 + 1 + rng() % (planes - p0);
+    const int64_t plane_size = block * g.out_size();
+    for (bool vector : {true, false}) {
+      for (bool blocked_out : {true, false}) {
+        std::vector<float> got(out_size, 7.0f);
+        if (vector) {
+          kernels::MaxPoolChannelBlocks(g, blocked.data(), p0, p1, block, blocked_out, got.data());
+        } else {
+          kernels::MaxPoolChannelBlocksPlain(g, blocked.data(), p0, p1, block, blocked_out,
+                                             got.data());
+        }
+        const std::string what = "trial " + std::to_string(trial) + (vector ? " vector" : " plain") +
+                                 (blocked_out ? " into blocks" : " into NCHW");
+        std::vector<float> nchw(out_size, 7.0f);
+        if (blocked_out) {
+          kernels::reference::FromChannelBlocks(got.data(), n, c, g.out_size(), block,
+                                                nchw.data());
+        } else {
+          nchw = got;
+        }
+        // Planes [p0, p1) hold the pool; the others are untouched.
+        for (int64_t i = 0; i < out_size; ++i) {
+          const int64_t plane = blocked_out ? i / plane_size : (i / g.out_size()) / block;
+          if (plane >= p0 && plane < p1) continue;
+          ASSERT_EQ(got[i], 7.0f) << what << " wrote plane " << plane << " outside [" << p0 << ", "
+                                  << p1 << ")";
+        }
+        ExpectSameBits(nchw.data() + p0 * plane_size, want.data() + p0 * plane_size,
+                       (p1 - p0) * plane_size, what);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 // Prepared oneDNN convolutions with x and y in every layout they accept: y (back in NCHW)
 // matches the reference kernel, and has the bits of the NCHW run (the same primitive computes
 // both). Channel counts include ones no block divides (5, 24, 40 against 16), and geometries
@@ -376,6 +440,55 @@ TEST(BlockedExecutor, ConvStacksMatchThePlainRun) {
   }
   if (kernels::OneDnnConvAvailable()) {
     EXPECT_GE(blocked_total, 30);
+  }
+}
+
+// MaxPool between convolutions reads and writes the blocked layout: a convolution's blocked
+// output pooled into blocks for a convolution that takes them, into NCHW for a reader that
+// does not (Add), with ceil mode, pads and dilations; fused and plain runs give the same bits,
+// and the pools' outputs are among the blocked ones.
+TEST(BlockedExecutor, MaxPoolBetweenConvolutionsMatchesThePlainRun) {
+  std::mt19937_64 rng(1131);
+  static constexpr int64_t kMaps[] = {8, 16, 24, 32, 48};
+  int64_t blocked_total = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const int64_t c0 = rng() % 3 + 2, m1 = kMaps[rng() % 5], m2 = kMaps[rng() % 5];
+    const int64_t h = rng() % 16 + 10, w = rng() % 16 + 10;
+    const int64_t k = rng() % 2 + 2, s = rng() % 2 + 1, d = rng() % 3 == 0 ? 2 : 1;
+    const std::string pool_attrs =
+        "kernel_shape = [" + std::to_string(k) + ", " + std::to_string(k) + "], strides = [" +
+        std::to_string(s) + ", " + std::to_string(s) + "], dilations = [" + std::to_string(d) +
+        ", " + std::to_string(d) + "], pads = [0, 1, 1, 0], ceil_mode = " +
+        std::to_string(trial % 2);
+    const std::string inits =
+        "float[" + std::to_string(m1) + ", " + std::to_string(c0) +
+        ", 3, 3] w1 = " + TextValues(rng, m1 * c0 * 9) + ", float[" + std::to_string(m2) + ", " +
+        std::to_string(m1) + ", 3, 3] w2 = " + TextValues(rng, m2 * m1 * 9);
+    // Tails: the second pool read by a graph output's Add (NCHW), or by GlobalAveragePool.
+    const std::string tail = trial % 4 < 2 ? "y = Add(p2, p2)" : "y = GlobalAveragePool(p2)";
+    const std::string text =
+        R"(<ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, )" +
+        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
+        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+      c1 = Conv <pads = [1, 1, 1, 1]> (x, w1)
+      r1 = Relu(c1)
+      p1 = MaxPool <)" +
+        pool_attrs + R"(> (r1)
+      c2 = Conv <pads = [1, 1, 1, 1]> (p1, w2)
+      p2 = MaxPool <)" +
+        pool_attrs + R"(> (c2)
+      )" + tail + "\n    }";
+    const std::vector<float> xv = RandomFloats(rng, c0 * h * w);
+    const Value x = Value::Of(std::make_shared<Tensor>(
+        *Tensor::FromValues<float>({1, c0, h, w}, absl::Span<const float>(xv))));
+    const int64_t blocked = ExpectBlockedMatchesPlain(text, x);
+    ASSERT_GE(blocked, 0) << trial;
+    blocked_total += blocked;
+  }
+  if (kernels::OneDnnConvAvailable()) {
+    // Per trial at least c1 (or its Relu) and p1 when oneDNN writes blocks for these maps.
+    EXPECT_GE(blocked_total, 16);
   }
 }
 
