@@ -1,11 +1,16 @@
 // MaxPool2D's vector row runs (see pool_simd.h).
 #include "runtime/kernels/pool_simd.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BCAST_POOL_SIMD 1
+#endif
+
 namespace onnx_bcast::runtime::kernels {
+
+#ifdef BCAST_POOL_SIMD
 namespace {
 
 // Independent accumulators a pass keeps at most: one vector max has a latency of several
@@ -195,6 +200,15 @@ void MaxPoolRowRunAvx2(const MaxPoolRow& row, float* y) {
     Rows<2, 8, Avx2Pass>(row, y);
   }
 }
+
+#else  // not x86-64: no vector kernels; MaxPool2D runs the plain row run
+
+bool HasAvx512ForPool() { return false; }
+bool HasAvx2ForPool() { return false; }
+void MaxPoolRowRunAvx512(const MaxPoolRow&, float*) {}
+void MaxPoolRowRunAvx2(const MaxPoolRow&, float*) {}
+
+#endif  // BCAST_POOL_SIMD
 
 bool MaxPoolRowRunVector(const MaxPoolRow& row, float* y) {
   if (row.sw != 1 && row.sw != 2) return false;
