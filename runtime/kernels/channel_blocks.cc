@@ -148,7 +148,7 @@ namespace {
 template <int kBlock>
 inline __attribute__((always_inline)) void MaxPoolBlocks(const WindowGeometry& g,
                                                          const WindowTaps& t, const float* x,
-                                                         int64_t p0, int64_t p1, int block_arg,
+                                                         int64_t r0, int64_t r1, int block_arg,
                                                          bool blocked_out, float* y) {
   const int64_t block = kBlock != 0 ? kBlock : block_arg;
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
@@ -158,32 +158,31 @@ inline __attribute__((always_inline)) void MaxPoolBlocks(const WindowGeometry& g
   float acc_fixed[kBlock != 0 ? kBlock : 1];
   std::vector<float> acc_heap(kBlock != 0 ? 0 : block);
   float* acc = kBlock != 0 ? acc_fixed : acc_heap.data();
-  for (int64_t p = p0; p < p1; ++p) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t p = r / out_h, oh = r % out_h;
     const float* xp = x + p * in_h * in_w * block;
     float* yp = y + p * out_hw * block;
-    for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int64_t h0 = oh * sh - ph, khb = t.begin[0][oh], khe = t.end[0][oh];
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t w0 = ow * sw - pw, kwb = t.begin[1][ow], kwe = t.end[1][ow];
-        if (khb >= khe || kwb >= kwe) {
-          std::fill(acc, acc + block, 0.0f);  // the NCHW kernel's empty window
-        } else {
-          const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
-          std::copy(first, first + block, acc);
-          for (int64_t kh = khb; kh < khe; ++kh) {
-            const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-            for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-              const float* v = row + kw * dw * block;
-              for (int64_t l = 0; l < block; ++l) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
-            }
+    const int64_t h0 = oh * sh - ph, khb = t.begin[0][oh], khe = t.end[0][oh];
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const int64_t w0 = ow * sw - pw, kwb = t.begin[1][ow], kwe = t.end[1][ow];
+      if (khb >= khe || kwb >= kwe) {
+        std::fill(acc, acc + block, 0.0f);  // the NCHW kernel's empty window
+      } else {
+        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
+        std::copy(first, first + block, acc);
+        for (int64_t kh = khb; kh < khe; ++kh) {
+          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
+          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+            const float* v = row + kw * dw * block;
+            for (int64_t l = 0; l < block; ++l) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
           }
         }
-        const int64_t pixel = oh * out_w + ow;
-        if (blocked_out) {
-          std::copy(acc, acc + block, yp + pixel * block);
-        } else {
-          for (int64_t l = 0; l < block; ++l) yp[l * out_hw + pixel] = acc[l];
-        }
+      }
+      const int64_t pixel = oh * out_w + ow;
+      if (blocked_out) {
+        std::copy(acc, acc + block, yp + pixel * block);
+      } else {
+        for (int64_t l = 0; l < block; ++l) yp[l * out_hw + pixel] = acc[l];
       }
     }
   }
@@ -191,14 +190,14 @@ inline __attribute__((always_inline)) void MaxPoolBlocks(const WindowGeometry& g
 
 inline __attribute__((always_inline)) void MaxPoolAnyBlock(const WindowGeometry& g,
                                                            const WindowTaps& t, const float* x,
-                                                           int64_t p0, int64_t p1, int block,
+                                                           int64_t r0, int64_t r1, int block,
                                                            bool blocked_out, float* y) {
   if (block == 16) {
-    MaxPoolBlocks<16>(g, t, x, p0, p1, block, blocked_out, y);
+    MaxPoolBlocks<16>(g, t, x, r0, r1, block, blocked_out, y);
   } else if (block == 8) {
-    MaxPoolBlocks<8>(g, t, x, p0, p1, block, blocked_out, y);
+    MaxPoolBlocks<8>(g, t, x, r0, r1, block, blocked_out, y);
   } else {
-    MaxPoolBlocks<0>(g, t, x, p0, p1, block, blocked_out, y);
+    MaxPoolBlocks<0>(g, t, x, r0, r1, block, blocked_out, y);
   }
 }
 
@@ -209,7 +208,7 @@ inline __attribute__((always_inline)) void MaxPoolAnyBlock(const WindowGeometry&
 // acc) is v > acc ? v : acc, the same bits as the loop above.
 template <int kVecs>
 __attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, const WindowTaps& t,
-                                                       const float* x, int64_t p0, int64_t p1,
+                                                       const float* x, int64_t r0, int64_t r1,
                                                        int64_t block, bool blocked_out, float* y) {
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
   const int64_t out_hw = out_h * out_w;
@@ -219,52 +218,51 @@ __attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, 
   // NCHW output: each output row pooled into `row_out` in blocks, then written out a channel at
   // a time (contiguous stores instead of `block` scattered ones a pixel).
   std::vector<float> row_out(blocked_out ? 0 : out_w * block);
-  for (int64_t p = p0; p < p1; ++p) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t p = r / out_h, oh = r % out_h;
     const float* xp = x + p * in_h * in_w * block;
     float* yp = y + p * out_hw * block;
-    for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int64_t h0 = oh * sh - ph, khb = t.begin[0][oh], khe = t.end[0][oh];
-      float* out_row = blocked_out ? yp + oh * out_w * block : row_out.data();
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const int64_t w0 = ow * sw - pw, kwb = t.begin[1][ow], kwe = t.end[1][ow];
-        float* out = out_row + ow * block;
-        if (khb >= khe || kwb >= kwe) {
-          std::fill(out, out + block, 0.0f);  // the NCHW kernel's empty window
-        } else if constexpr (kVecs > 0) {
-          const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
-          for (int v = 0; v < kVecs; ++v) acc[v] = _mm256_loadu_ps(first + 8 * v);
-          for (int64_t kh = khb; kh < khe; ++kh) {
-            const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-            for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-              const float* src = row + kw * dw * block;
-              for (int v = 0; v < kVecs; ++v) {
-                acc[v] = _mm256_max_ps(_mm256_loadu_ps(src + 8 * v), acc[v]);
-              }
+    const int64_t h0 = oh * sh - ph, khb = t.begin[0][oh], khe = t.end[0][oh];
+    float* out_row = blocked_out ? yp + oh * out_w * block : row_out.data();
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const int64_t w0 = ow * sw - pw, kwb = t.begin[1][ow], kwe = t.end[1][ow];
+      float* out = out_row + ow * block;
+      if (khb >= khe || kwb >= kwe) {
+        std::fill(out, out + block, 0.0f);  // the NCHW kernel's empty window
+      } else if constexpr (kVecs > 0) {
+        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
+        for (int v = 0; v < kVecs; ++v) acc[v] = _mm256_loadu_ps(first + 8 * v);
+        for (int64_t kh = khb; kh < khe; ++kh) {
+          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
+          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+            const float* src = row + kw * dw * block;
+            for (int v = 0; v < kVecs; ++v) {
+              acc[v] = _mm256_max_ps(_mm256_loadu_ps(src + 8 * v), acc[v]);
             }
           }
-          for (int v = 0; v < kVecs; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
-        } else {
-          const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
-          std::copy(first, first + block, out);
-          for (int64_t kh = khb; kh < khe; ++kh) {
-            const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-            for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-              const float* src = row + kw * dw * block;
-              int64_t l = 0;
-              for (; l + 8 <= block; l += 8) {
-                _mm256_storeu_ps(out + l,
-                                 _mm256_max_ps(_mm256_loadu_ps(src + l), _mm256_loadu_ps(out + l)));
-              }
-              for (; l < block; ++l) out[l] = src[l] > out[l] ? src[l] : out[l];
+        }
+        for (int v = 0; v < kVecs; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+      } else {
+        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
+        std::copy(first, first + block, out);
+        for (int64_t kh = khb; kh < khe; ++kh) {
+          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
+          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+            const float* src = row + kw * dw * block;
+            int64_t l = 0;
+            for (; l + 8 <= block; l += 8) {
+              _mm256_storeu_ps(out + l,
+                               _mm256_max_ps(_mm256_loadu_ps(src + l), _mm256_loadu_ps(out + l)));
             }
+            for (; l < block; ++l) out[l] = src[l] > out[l] ? src[l] : out[l];
           }
         }
       }
-      if (!blocked_out) {
-        for (int64_t l = 0; l < block; ++l) {
-          float* dst = yp + l * out_hw + oh * out_w;
-          for (int64_t ow = 0; ow < out_w; ++ow) dst[ow] = out_row[ow * block + l];
-        }
+    }
+    if (!blocked_out) {
+      for (int64_t l = 0; l < block; ++l) {
+        float* dst = yp + l * out_hw + oh * out_w;
+        for (int64_t ow = 0; ow < out_w; ++ow) dst[ow] = out_row[ow * block + l];
       }
     }
   }
@@ -273,23 +271,23 @@ __attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, 
 
 }  // namespace
 
-void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                           int block, bool blocked_out, float* y) {
   const WindowTaps taps = TapsOf(g);
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) {
-    if (block == 16) return MaxPoolBlocksAvx2<2>(g, taps, x, p0, p1, block, blocked_out, y);
-    if (block == 8) return MaxPoolBlocksAvx2<1>(g, taps, x, p0, p1, block, blocked_out, y);
-    return MaxPoolBlocksAvx2<0>(g, taps, x, p0, p1, block, blocked_out, y);
+    if (block == 16) return MaxPoolBlocksAvx2<2>(g, taps, x, r0, r1, block, blocked_out, y);
+    if (block == 8) return MaxPoolBlocksAvx2<1>(g, taps, x, r0, r1, block, blocked_out, y);
+    return MaxPoolBlocksAvx2<0>(g, taps, x, r0, r1, block, blocked_out, y);
   }
 #endif
-  MaxPoolAnyBlock(g, taps, x, p0, p1, block, blocked_out, y);
+  MaxPoolAnyBlock(g, taps, x, r0, r1, block, blocked_out, y);
 }
 
-void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                                int block, bool blocked_out, float* y) {
-  MaxPoolAnyBlock(g, TapsOf(g), x, p0, p1, block, blocked_out, y);
+  MaxPoolAnyBlock(g, TapsOf(g), x, r0, r1, block, blocked_out, y);
 }
 
 }  // namespace onnx_bcast::runtime::kernels

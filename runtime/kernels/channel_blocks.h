@@ -32,16 +32,18 @@ void FromChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t 
 void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels, int64_t spatial,
                                 int block, float* y);
 
-/// MaxPool over 2 spatial dims (`g`) of the blocked planes [p0, p1) of x into the same planes of
-/// y: a plane is one block of channels of one batch item, [in_h, in_w, block] in x (batch *
-/// channels / block planes in all). y is in the same block when `blocked_out` ([out_h, out_w,
-/// block] a plane), else NCHW ([block, out_h, out_w] a plane). Each channel folds the taps of the
-/// NCHW kernel (kernels::Pool without indices) in its order, so the same bits; the block's
-/// channels side by side in the vector lanes.
-void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+/// MaxPool over 2 spatial dims (`g`) of a blocked x into y, for the output rows [r0, r1) of all
+/// planes taken in order (row r is row r % out_h of plane r / out_h): a plane is one block of
+/// channels of one batch item, [in_h, in_w, block] in x (batch * channels / block planes in
+/// all). y is in the same block when `blocked_out` ([out_h, out_w, block] a plane), else NCHW
+/// ([block, out_h, out_w] a plane). Each channel folds the taps of the NCHW kernel
+/// (kernels::Pool without indices) in its order, so the same bits; the block's channels side by
+/// side in the vector lanes.
+void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                           int block, bool blocked_out, float* y);
+
 /// The same without explicit vectors (what CPUs without AVX2 run), for tests.
-void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t p0, int64_t p1,
+void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                                int block, bool blocked_out, float* y);
 
 }  // namespace onnx_bcast::runtime::kernels

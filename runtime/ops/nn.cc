@@ -479,9 +479,10 @@ absl::StatusOr<bool> MaxPoolBlocked(OpContext& ctx) {
   const float* xv = x->data<float>();
   float* yv = y->data<float>();
   const bool blocked_out = ctx.output_block_allowed();
-  nn::ParallelChunks(ctx, n * (c / block), g.out_size() * g.kernel_size() * block,
-                     [&](int64_t p0, int64_t p1) {
-                       kernels::MaxPoolChannelBlocks(g, xv, p0, p1, block, blocked_out, yv);
+  // Split over output rows, not planes: few channels make one plane (NHWC, or a block of 8).
+  nn::ParallelChunks(ctx, n * (c / block) * g.out[0], g.out[1] * g.kernel_size() * block,
+                     [&](int64_t r0, int64_t r1) {
+                       kernels::MaxPoolChannelBlocks(g, xv, r0, r1, block, blocked_out, yv);
                      });
   if (blocked_out) ctx.set_output_block(block);
   return true;

@@ -111,7 +111,8 @@ TEST(ChannelBlocks, GlobalAverageMatchesPoolExactly) {
 // MaxPool on the blocked layout (the vector kernel the CPU takes and the plain loop), into
 // blocks and into NCHW, keeps the NCHW kernel's bits: random geometries with pads, strides,
 // dilations, windows past the padded input, NaNs at first and later taps, signed zeros, and a
-// range of planes [p0, p1) (the split over threads) that leaves the others untouched.
+// range of planes (given as their output rows, as the split over threads gives them) that
+// leaves the others untouched.
 TEST(ChannelBlocks, MaxPoolMatchesPoolExactly) {
   std::mt19937_64 rng(1130);
   for (int trial = 0; trial < 160; ++trial) {
@@ -142,10 +143,11 @@ TEST(ChannelBlocks, MaxPoolMatchesPoolExactly) {
     for (bool vector : {true, false}) {
       for (bool blocked_out : {true, false}) {
         std::vector<float> got(out_size, 7.0f);
+        const int64_t r0 = p0 * g.out[0], r1 = p1 * g.out[0];
         if (vector) {
-          kernels::MaxPoolChannelBlocks(g, blocked.data(), p0, p1, block, blocked_out, got.data());
+          kernels::MaxPoolChannelBlocks(g, blocked.data(), r0, r1, block, blocked_out, got.data());
         } else {
-          kernels::MaxPoolChannelBlocksPlain(g, blocked.data(), p0, p1, block, blocked_out,
+          kernels::MaxPoolChannelBlocksPlain(g, blocked.data(), r0, r1, block, blocked_out,
                                              got.data());
         }
         const std::string what = "trial " + std::to_string(trial) + (vector ? " vector" : " plain") +
