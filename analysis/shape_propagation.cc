@@ -81,25 +81,6 @@ std::string ShortAttributeName(const std::string& attr) {
   return attr;
 }
 
-// A dim as written into a proto for people and tools: value, or the printed symbol/expression.
-void WriteShape(const Shape& shape, onnx::TypeProto* type) {
-  auto* tt = type->mutable_tensor_type();
-  if (!shape.rank_known) {
-    tt->clear_shape();
-    return;
-  }
-  auto* s = tt->mutable_shape();
-  s->clear_dim();
-  for (const Dim& d : shape.dims) {
-    auto* dim = s->add_dim();
-    if (d.is_value()) {
-      dim->set_dim_value(d.value());
-    } else if (!d.is_unknown()) {
-      dim->set_dim_param(d.ToString());
-    }
-  }
-}
-
 // A declared dim (value_info, graph outputs, body inputs): unnamed dims are unknown.
 SymTensor DeclaredTensor(const onnx::TypeProto& type) {
   SymTensor t;
@@ -447,7 +428,7 @@ void Analyzer::Annotate(const Scope* scope, onnx::GraphProto* annotate) {
       auto* vi = annotate->add_value_info();
       vi->set_name(name);
       vi->mutable_type()->mutable_tensor_type()->set_elem_type(v->t.elem);
-      WriteShape(v->t.shape, vi->mutable_type());
+      proto::SetShapeOfType(v->t.shape, vi->mutable_type(), proto::SymbolText::kPrinted);
     }
   }
   for (auto& vi : *annotate->mutable_output()) {
@@ -458,7 +439,7 @@ void Analyzer::Annotate(const Scope* scope, onnx::GraphProto* annotate) {
     if (tt->elem_type() == 0) tt->set_elem_type(t.elem);
     if (!t.shape.rank_known) continue;
     if (!tt->has_shape()) {
-      WriteShape(t.shape, vi.mutable_type());
+      proto::SetShapeOfType(t.shape, vi.mutable_type(), proto::SymbolText::kPrinted);
     } else if (tt->shape().dim_size() == t.shape.rank()) {
       for (int k = 0; k < tt->shape().dim_size(); ++k) {
         auto* dim = tt->mutable_shape()->mutable_dim(k);

@@ -170,9 +170,6 @@ std::string NodeName(const onnx::NodeProto& node, int index);
 // names (Loop and Scan's "body").
 std::string ShortAttributeName(const std::string& attr);
 
-// A dim as written into a proto for people and tools: value, or the printed symbol/expression.
-void WriteShape(const Shape& shape, onnx::TypeProto* type);
-
 // A declared dim (value_info, graph outputs, body inputs): unnamed dims are unknown.
 SymTensor DeclaredTensor(const onnx::TypeProto& type);
 

@@ -82,22 +82,11 @@ absl::StatusOr<Runnable> MakeRunnable(const proto::Model& canonical) {
     const int32_t elem = in->type().tensor_type().elem_type();
     std::vector<int64_t> dims;
     for (const auto& d : in->type().tensor_type().shape().dim()) dims.push_back(d.dim_value());
-    runtime::DType dtype;
-    switch (elem) {
-      case onnx::TensorProto::FLOAT:
-        dtype = runtime::DType::kFloat32;
-        break;
-      case onnx::TensorProto::BOOL:
-        dtype = runtime::DType::kBool;
-        break;
-      case onnx::TensorProto::INT64:
-        dtype = runtime::DType::kInt64;
-        break;
-      case onnx::TensorProto::INT32:
-        dtype = runtime::DType::kInt32;
-        break;
-      default:
-        return absl::UnimplementedError(absl::StrCat("an input of element type ", elem));
+    // DType's values are ONNX's element types; the probe models feed only these four.
+    const auto dtype = static_cast<runtime::DType>(elem);
+    if (dtype != runtime::DType::kFloat32 && dtype != runtime::DType::kBool &&
+        dtype != runtime::DType::kInt64 && dtype != runtime::DType::kInt32) {
+      return absl::UnimplementedError(absl::StrCat("an input of element type ", elem));
     }
     BCAST_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::RandomTensor(dtype, dims, 1 + k));
     if (dtype == runtime::DType::kFloat32) {

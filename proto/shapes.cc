@@ -27,7 +27,7 @@ broadcast::Shape ShapeOfType(const onnx::TypeProto& type) {
   return broadcast::Shape::FromDims(std::move(dims));
 }
 
-void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type) {
+void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type, SymbolText symbols) {
   auto* tensor = type->mutable_tensor_type();
   if (!shape.rank_known) {
     tensor->clear_shape();
@@ -37,9 +37,13 @@ void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type) {
   s->clear_dim();
   for (const broadcast::Dim& d : shape.dims) {
     auto* dim = s->add_dim();
-    if (d.is_value()) dim->set_dim_value(d.value());
-    if (d.is_symbol()) dim->set_dim_param(d.symbol());
-    if (d.is_expr()) dim->set_dim_param(d.ToString());
+    if (d.is_value()) {
+      dim->set_dim_value(d.value());
+    } else if (d.is_symbol() && symbols == SymbolText::kBareName) {
+      dim->set_dim_param(d.symbol());
+    } else if (d.is_symbolic()) {
+      dim->set_dim_param(d.ToString());
+    }
   }
 }
 

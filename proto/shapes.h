@@ -17,8 +17,15 @@ namespace onnx_bcast::proto {
 /// no shape at all -> unknown rank.
 broadcast::Shape ShapeOfType(const onnx::TypeProto& type);
 
-/// Writes `shape` into `type`'s tensor shape (unknown rank clears it).
-void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type);
+/// How a symbol reads in a dim_param: its bare name (ShapeOfType reads it back as the same
+/// symbol), or as people read it (Dim::ToString: backquoted unless a plain name), as the
+/// shapes analysis writes value_info. Expressions are printed either way.
+enum class SymbolText { kBareName, kPrinted };
+
+/// Writes `shape` into `type`'s tensor shape (unknown rank clears it; an unknown dim has
+/// neither field).
+void SetShapeOfType(const broadcast::Shape& shape, onnx::TypeProto* type,
+                    SymbolText symbols = SymbolText::kBareName);
 
 /// The dims of an initializer or constant.
 broadcast::Shape ShapeOfTensor(const onnx::TensorProto& tensor);

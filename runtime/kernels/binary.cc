@@ -195,19 +195,8 @@ absl::Status CheckOutput(absl::string_view op_name, const BroadcastPlan& plan, c
 }  // namespace
 
 DType BinaryOutputDType(OpKind op, DType a) {
-  switch (op) {
-    case OpKind::kAnd:
-    case OpKind::kOr:
-    case OpKind::kXor:
-    case OpKind::kEqual:
-    case OpKind::kGreater:
-    case OpKind::kGreaterOrEqual:
-    case OpKind::kLess:
-    case OpKind::kLessOrEqual:
-      return DType::kBool;
-    default:
-      return a;
-  }
+  // The attributes never change the output dtype (Mod and BitShift keep the input's).
+  return ElemOpOutputDType(ElemOpOf(op, BinaryAttributes()), a);
 }
 
 absl::Status BinaryOp(OpKind op, const Tensor& a, const Tensor& b, Tensor* out,

@@ -1,4 +1,8 @@
 // Inner-loop tables for comparisons, logic, bitwise ops, shifts and Where.
+#include <iterator>
+#include <type_traits>
+#include <utility>
+
 #include "runtime/kernels/binary_loops.h"
 
 namespace onnx_bcast::runtime::binary_internal {
@@ -18,31 +22,20 @@ void WhereLoop(const void* const* in, void* out, int64_t n) {
   }
 }
 
-template <class T>
-InnerFns MakeWhereFns() {
+// The loop of each scalar mask (bit 0 the condition, 1 x, 2 y), and its streaming form for
+// every mask but 7 (all three inputs one element), as MakeBinaryFns leaves its mask 3.
+template <class T, size_t... kMasks>
+InnerFns MakeWhereFns(std::index_sequence<kMasks...>) {
   InnerFns fns;
-  fns.fn[0] = &WhereLoop<T, false, false, false>;
-  fns.fn[1] = &WhereLoop<T, true, false, false>;
-  fns.fn[2] = &WhereLoop<T, false, true, false>;
-  fns.fn[3] = &WhereLoop<T, true, true, false>;
-  fns.fn[4] = &WhereLoop<T, false, false, true>;
-  fns.fn[5] = &WhereLoop<T, true, false, true>;
-  fns.fn[6] = &WhereLoop<T, false, true, true>;
-  fns.fn[7] = &WhereLoop<T, true, true, true>;
-  fns.stream[0] =
-      PickStreamingLoop<&WhereLoop<T, false, false, false>, sizeof(T), 0, 1, sizeof(T), sizeof(T)>();
-  fns.stream[1] =
-      PickStreamingLoop<&WhereLoop<T, true, false, false>, sizeof(T), 1, 1, sizeof(T), sizeof(T)>();
-  fns.stream[2] =
-      PickStreamingLoop<&WhereLoop<T, false, true, false>, sizeof(T), 2, 1, sizeof(T), sizeof(T)>();
-  fns.stream[3] =
-      PickStreamingLoop<&WhereLoop<T, true, true, false>, sizeof(T), 3, 1, sizeof(T), sizeof(T)>();
-  fns.stream[4] =
-      PickStreamingLoop<&WhereLoop<T, false, false, true>, sizeof(T), 4, 1, sizeof(T), sizeof(T)>();
-  fns.stream[5] =
-      PickStreamingLoop<&WhereLoop<T, true, false, true>, sizeof(T), 5, 1, sizeof(T), sizeof(T)>();
-  fns.stream[6] =
-      PickStreamingLoop<&WhereLoop<T, false, true, true>, sizeof(T), 6, 1, sizeof(T), sizeof(T)>();
+  auto set = [&fns](auto mask) {
+    constexpr size_t m = decltype(mask)::value;
+    constexpr InnerFn loop = &WhereLoop<T, (m & 1) != 0, (m & 2) != 0, (m & 4) != 0>;
+    fns.fn[m] = loop;
+    if constexpr (m != 7) {
+      fns.stream[m] = PickStreamingLoop<loop, sizeof(T), m, 1, sizeof(T), sizeof(T)>();
+    }
+  };
+  (set(std::integral_constant<size_t, kMasks>()), ...);
   return fns;
 }
 
@@ -82,15 +75,16 @@ InnerFns LookupLogic(ElemOp op, DType dtype) {
 }
 
 InnerFns LookupWhere(size_t element_size) {
+  constexpr auto kMasks = std::make_index_sequence<std::size(InnerFns().fn)>();
   switch (element_size) {
     case 1:
-      return MakeWhereFns<uint8_t>();
+      return MakeWhereFns<uint8_t>(kMasks);
     case 2:
-      return MakeWhereFns<uint16_t>();
+      return MakeWhereFns<uint16_t>(kMasks);
     case 4:
-      return MakeWhereFns<uint32_t>();
+      return MakeWhereFns<uint32_t>(kMasks);
     case 8:
-      return MakeWhereFns<uint64_t>();
+      return MakeWhereFns<uint64_t>(kMasks);
     default:
       return InnerFns{};
   }

@@ -26,6 +26,16 @@ int64_t Prod(const std::vector<int64_t>& v) {
   return p;
 }
 
+// What every grouped-convolution kernel below computes with: a group's input channels (cg)
+// and maps (mg), and the sizes of the kernel, of an input plane and of an output plane.
+struct GroupSizes {
+  int64_t cg, mg, ksize, isize, osize;
+};
+
+GroupSizes GroupSizesOf(const WindowGeometry& g, int64_t channels, int64_t maps, int64_t group) {
+  return {channels / group, maps / group, g.kernel_size(), g.in_size(), g.out_size()};
+}
+
 // 1x1 kernel, stride 1, no pads: x already is the im2col matrix.
 bool IsPointwise(const WindowGeometry& g) {
   bool pointwise = g.kernel_size() == 1;
@@ -241,8 +251,7 @@ template <class T>
 void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                  int64_t group, const T* x, const T* w, const T* bias, T* y,
                  const ParallelFor* parallel) {
-  const int64_t cg = channels / group, mg = maps / group;
-  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
   const int64_t oh = g.out[0], ow = g.out[1], k = cg * ksize;
   const bool pointwise = IsPointwise(g);
   // At least kMinBandColumns output columns per band: OpenBLAS is slow on very narrow
@@ -517,8 +526,7 @@ template <class T>
 void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                   int64_t group, const T* x, const T* w, const T* bias, T* y,
                   const ParallelFor* parallel) {
-  const int64_t cg = channels / group, mg = maps / group;
-  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
   const int64_t k = cg * ksize;
   const int np = static_cast<int>((osize + kLanes - 1) / kLanes);
   const bool pointwise = IsPointwise(g);
@@ -687,8 +695,7 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
 template <class T>
 void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                      int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const int64_t cg = channels / group, mg = maps / group;
-  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
   const bool pointwise = IsPointwise(g);
   T* col = pointwise ? nullptr : ColumnScratch<T>(static_cast<size_t>(cg * ksize * osize));
   for (int64_t n = 0; n < batch; ++n) {
@@ -715,8 +722,7 @@ void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, i
 template <class T>
 void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                    int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const int64_t cg = channels / group, mg = maps / group;
-  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
+  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
   // col2im works on the "forward" view: the transposed conv's output is the forward conv's
   // input, so swap in/out in the geometry.
   const WindowGeometry fwd{g.out, g.in, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end};

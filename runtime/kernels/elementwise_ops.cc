@@ -53,7 +53,7 @@ absl::string_view OpKindName(OpKind op) {
   return "UnknownOp";
 }
 
-absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAttributes& attrs) {
+ElemOp ElemOpOf(OpKind op, const BinaryAttributes& attrs) {
   ElemOp elem = ElemOp::kAdd;
   switch (op) {
     case OpKind::kAdd:
@@ -72,10 +72,6 @@ absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAt
       elem = ElemOp::kPow;
       break;
     case OpKind::kMod:
-      if (IsFloatingPoint(a) && !attrs.fmod) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Mod on ", DTypeName(a), " requires fmod=1 (ONNX defines fmod=0 for integers only)"));
-      }
       elem = attrs.fmod ? ElemOp::kModTrunc : ElemOp::kModFloor;
       break;
     case OpKind::kBitShift:
@@ -124,6 +120,15 @@ absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAt
       elem = ElemOp::kPRelu;
       break;
   }
+  return elem;
+}
+
+absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAttributes& attrs) {
+  if (op == OpKind::kMod && IsFloatingPoint(a) && !attrs.fmod) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Mod on ", DTypeName(a), " requires fmod=1 (ONNX defines fmod=0 for integers only)"));
+  }
+  const ElemOp elem = ElemOpOf(op, attrs);
   if (!ElemOpAccepts(elem, a, b)) {
     return absl::InvalidArgumentError(
         absl::StrCat(OpKindName(op), " is not defined for ", DTypeName(a), " and ", DTypeName(b)));

@@ -144,6 +144,9 @@ constexpr DType ElemOpOutputDType(ElemOp op, DType a) {
   }
 }
 
+/// `op` with `attrs` folded in (Mod's fmod, BitShift's direction), whatever the dtypes.
+ElemOp ElemOpOf(OpKind op, const BinaryAttributes& attrs);
+
 /// Folds attributes into the op and checks dtypes; InvalidArgumentError naming the op and
 /// dtypes when ONNX does not define the combination (e.g. float Mod with fmod=0).
 absl::StatusOr<ElemOp> ResolveElemOp(OpKind op, DType a, DType b, const BinaryAttributes& attrs);

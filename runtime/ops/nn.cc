@@ -628,12 +628,22 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
   return absl::OkStatus();
 }
 
+// X's [N, C, rest] layout, which BatchNormalization, InstanceNormalization and LRN compute
+// over: N images of C channels of `inner` elements each.
+struct ChannelLayout {
+  int64_t n = 0, c = 0, inner = 0;
+};
+
+absl::StatusOr<ChannelLayout> ReadChannelLayout(const OpContext& ctx, const Tensor& x) {
+  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
+  return ChannelLayout{x.shape()[0], x.shape()[1], nn::Product(x.shape(), 2, x.rank())};
+}
+
 absl::Status BatchNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(5));
   const Tensor& x = *in[0];
-  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
-  const int64_t n = x.shape()[0], c = x.shape()[1];
-  const int64_t inner = nn::Product(x.shape(), 2, x.rank());
+  BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
+  const auto [n, c, inner] = layout;
   for (int i = 1; i < 5; ++i) {
     if (in[i]->num_elements() != c) {
       return ctx.Unsupported("parameters must have C elements (spatial=0 is not supported)");
@@ -693,9 +703,8 @@ absl::Status BatchNormOp(OpContext& ctx) {
 absl::Status InstanceNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor& x = *in[0];
-  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
-  const int64_t n = x.shape()[0], c = x.shape()[1];
-  const int64_t inner = nn::Product(x.shape(), 2, x.rank());
+  BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
+  const auto [n, c, inner] = layout;
   if (in[1]->num_elements() != c || in[2]->num_elements() != c) {
     return ctx.Error("scale and B must have C elements");
   }
@@ -815,13 +824,13 @@ absl::Status LayerNormOp(OpContext& ctx) {
 absl::Status LrnOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
   const Tensor& x = *xs;
-  if (x.rank() < 2) return ctx.Error("X must have rank >= 2");
+  BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
+  const auto [n, c, inner] = layout;
   const Node& node = ctx.node();
   const int64_t size = node.GetInt("size", 0);
   if (size <= 0) return ctx.Error("size must be positive");
   const double alpha = node.GetFloat("alpha", 1e-4f), beta = node.GetFloat("beta", 0.75f);
   const double bias = node.GetFloat("bias", 1.0f);
-  const int64_t n = x.shape()[0], c = x.shape()[1], inner = nn::Product(x.shape(), 2, x.rank());
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), x.shape()));
   return nn::VisitFloat(ctx, x.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;

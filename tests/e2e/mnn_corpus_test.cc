@@ -9,9 +9,6 @@
 // written by opt and still does; the models held by name run and match after opt, and none
 // runs unrecorded. Writes the table (docs/engines-mnn.md quotes it) to $BCAST_ENGINES_TABLE
 // when set.
-#include <unistd.h>
-
-#include <filesystem>
 #include <set>
 #include <string>
 
@@ -24,8 +21,6 @@
 
 namespace onnx_bcast {
 namespace {
-
-namespace fs = std::filesystem;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
 
@@ -69,13 +64,8 @@ test_support::OptSaid ReadOpt(const test_support::CorpusRow& row) {
 }
 
 TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
-  const fs::path scratch = fs::temp_directory_path() / absl::StrCat("bcast_mnn_", ::getpid());
-  fs::create_directories(scratch);
-  test_support::CorpusRun run;
-  test_support::RunCorpus(BCAST_CLI, kCorpus, scratch, engines::MakeMnnEngine,
-                          {.opt_flags = {"--target", "mnn"}}, &run);
-  ASSERT_FALSE(::testing::Test::HasFatalFailure());
-  test_support::ExpectCheckedCorpus(
+  test_support::RunCheckedCorpus(
+      BCAST_CLI, kCorpus, engines::MakeMnnEngine, {.opt_flags = {"--target", "mnn"}},
       {.target = "mnn",
        .engine = "MNN",
        .page = "docs/engines-mnn.md",
@@ -83,9 +73,7 @@ TEST(MnnCorpus, AsExportedAndAfterOptOnTheEngine) {
        .read_opt = ReadOpt,
        .stops_at = [](const std::string& op) { return absl::StrCat("ONNX::", op, " "); },
        .exit_1 = "not written (opt exit 1, its engine check): ",
-       .unwritten = "not written"},
-      run);
-  fs::remove_all(scratch);
+       .unwritten = "not written"});
 }
 
 }  // namespace

@@ -8,9 +8,6 @@
 // written by opt and still does; the models held by name run and match after opt. Crashes and FPEs
 // inside ncnn are outcomes, shown in the table. Writes the table (docs/engines-ncnn.md quotes it)
 // to $BCAST_ENGINES_TABLE when set.
-#include <unistd.h>
-
-#include <filesystem>
 #include <set>
 #include <string>
 
@@ -26,7 +23,6 @@
 namespace onnx_bcast {
 namespace {
 
-namespace fs = std::filesystem;
 using test_support::Bindings;
 
 const std::string kCorpus = BCAST_SOURCE_DIR "/tests/fixtures/exported/";
@@ -99,13 +95,9 @@ test_support::OptSaid ReadOpt(const test_support::CorpusRow& row) {
 // model never counts as running and matching (the nn.Transformers' outputs are NaN at ncnn's
 // batch of 1 with these seeds; they stop at Expand and Where on ncnn anyway).
 TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
-  const fs::path scratch = fs::temp_directory_path() / absl::StrCat("bcast_ncnn_", ::getpid());
-  fs::create_directories(scratch);
-  test_support::CorpusRun run;
-  test_support::RunCorpus(BCAST_CLI, kCorpus, scratch, engines::MakeNcnnEngine,
-                          {.bind = NcnnBinding, .opt_flags = {"--target", "ncnn"}}, &run);
-  ASSERT_FALSE(::testing::Test::HasFatalFailure());
-  test_support::ExpectCheckedCorpus(
+  test_support::RunCheckedCorpus(
+      BCAST_CLI, kCorpus, engines::MakeNcnnEngine,
+      {.bind = NcnnBinding, .opt_flags = {"--target", "ncnn"}},
       {.target = "ncnn",
        .engine = "ncnn",
        .page = "docs/engines-ncnn.md",
@@ -115,9 +107,7 @@ TEST(NcnnCorpus, AsExportedAndAfterOptOnTheEngine) {
        .stops_at = [](const std::string& op) { return absl::StrCat(op, " not supported yet"); },
        .exit_1 = "not written (opt exit 1): ",
        .unwritten = "stopped by the target check or the engine",
-       .page_file = BCAST_SOURCE_DIR "/docs/engines-ncnn.md"},
-      run);
-  fs::remove_all(scratch);
+       .page_file = BCAST_SOURCE_DIR "/docs/engines-ncnn.md"});
 }
 
 }  // namespace

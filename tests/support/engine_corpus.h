@@ -6,6 +6,8 @@
 #ifndef ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 #define ONNX_BCAST_TESTS_SUPPORT_ENGINE_CORPUS_H_
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -423,6 +425,21 @@ inline void ExpectCheckedCorpus(const CheckedCorpus& c, const CorpusRun& run) {
   if (!c.page_file.empty()) {
     ExpectPageStatesFigures(c.page_file, tally.before_ok, tally.after_ok, n);
   }
+}
+
+/// A CheckedCorpus test whole: the exporter corpus `corpus` (RunCorpus with `setup`, in a
+/// scratch directory of the test's own, removed when the checks ran) and `c`'s checks.
+inline void RunCheckedCorpus(const std::string& cli, const std::string& corpus,
+                             const engines::EngineFactory& engine, const CorpusSetup& setup,
+                             const CheckedCorpus& c) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / absl::StrCat("bcast_", c.target, "_", ::getpid());
+  std::filesystem::create_directories(scratch);
+  CorpusRun run;
+  RunCorpus(cli, corpus, scratch, engine, setup, &run);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  ExpectCheckedCorpus(c, run);
+  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace onnx_bcast::test_support

@@ -98,12 +98,10 @@ TEST(Expr, ParseRoundTrip) {
     EXPECT_EQ(*again, e) << text << " printed as " << e.ToString();
   }
   EXPECT_EQ(P("`batch size`"), S("batch size"));
-  EXPECT_FALSE(Expr::Parse("").ok());
-  EXPECT_FALSE(Expr::Parse("H +").ok());
-  EXPECT_FALSE(Expr::Parse("floor(H/N)").ok());
-  EXPECT_FALSE(Expr::Parse("H mod 0").ok());
-  EXPECT_FALSE(Expr::Parse("bcast(M,N)").ok());
-  EXPECT_FALSE(Expr::Parse("99999999999999999999").ok());
+  for (const char* malformed :
+       {"", "H +", "floor(H/N)", "H mod 0", "bcast(M,N)", "99999999999999999999"}) {
+    EXPECT_FALSE(Expr::Parse(malformed).ok()) << malformed;
+  }
 }
 
 // Evaluates every expression against a direct computation for H in 1..300.

@@ -53,13 +53,9 @@ TEST(Shape, ParseAndPrint) {
 }
 
 TEST(Shape, ParseRejectsMalformedText) {
-  EXPECT_FALSE(Shape::TryParse("").ok());
-  EXPECT_FALSE(Shape::TryParse("[1,,2]").ok());
-  EXPECT_FALSE(Shape::TryParse("[-1]").ok());
-  EXPECT_FALSE(Shape::TryParse("[1x]").ok());
-  EXPECT_FALSE(Shape::TryParse("2,3").ok());
-  EXPECT_FALSE(Shape::TryParse("[f(a]").ok());
-  EXPECT_FALSE(Shape::TryParse("[1,2").ok());
+  for (const char* malformed : {"", "[1,,2]", "[-1]", "[1x]", "2,3", "[f(a]", "[1,2"}) {
+    EXPECT_FALSE(Shape::TryParse(malformed).ok()) << malformed;
+  }
   EXPECT_EQ(Shape::TryParse("[-1]").status().message(),
             "dim \"-1\" is not a non-negative integer in \"[-1]\"");
 }

@@ -367,6 +367,20 @@ TEST(Check, AnnotateWritesExpressionDimsAsDimParams) {
             "max(M, N)");
 }
 
+TEST(Check, AnnotateWritesASymbolAsPeopleReadIt) {
+  // A fresh symbol (TopK's computed K) is no plain name: its dim_param is backquoted, as the
+  // analysis prints it; a plain one is written as it is.
+  onnx::ModelProto annotated;
+  Analyze(Model("float[N,8] x, int64[1] k", "float[N,?] y", "t, i = TopK(x, k)\n y = Relu(t)"),
+          false, &annotated);
+  std::string t_dims;
+  for (const auto& vi : annotated.graph().value_info()) {
+    if (vi.name() != "t") continue;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) t_dims += d.dim_param() + ";";
+  }
+  EXPECT_EQ(t_dims, "N;`TopK#0:0:1`;");
+}
+
 TEST(Check, JsonCarriesEveryField) {
   Analysis a = Analyze(Model("float[N,3] a, float[5,3] b", "float[5,3] y", "y = Add(a, b)"));
   const std::string json = report::FormatCheckJson(a, "m.onnx", false);
