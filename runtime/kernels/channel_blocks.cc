@@ -2,11 +2,8 @@
 // the strided side and the contiguous side stay in L1 and the inner loops vectorize.
 #include "runtime/kernels/channel_blocks.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "runtime/kernels/pool.h"
@@ -143,78 +140,40 @@ void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels,
 
 namespace {
 
-// The baseline loop (CPUs without AVX2). kBlock 0: the block is `block` (NHWC, any channel
-// count), with the accumulators in `acc_heap`.
-template <int kBlock>
-inline __attribute__((always_inline)) void MaxPoolBlocks(const WindowGeometry& g,
-                                                         const WindowTaps& t, const float* x,
-                                                         int64_t r0, int64_t r1, int block_arg,
-                                                         bool blocked_out, float* y) {
-  const int64_t block = kBlock != 0 ? kBlock : block_arg;
-  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
-  const int64_t out_hw = out_h * out_w;
-  const int64_t sh = g.strides[0], sw = g.strides[1], ph = g.pads_begin[0], pw = g.pads_begin[1];
-  const int64_t dh = g.dilations[0], dw = g.dilations[1];
-  float acc_fixed[kBlock != 0 ? kBlock : 1];
-  std::vector<float> acc_heap(kBlock != 0 ? 0 : block);
-  float* acc = kBlock != 0 ? acc_fixed : acc_heap.data();
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t p = r / out_h, oh = r % out_h;
-    const float* xp = x + p * in_h * in_w * block;
-    float* yp = y + p * out_hw * block;
-    const int64_t h0 = oh * sh - ph, khb = t.begin[0][oh], khe = t.end[0][oh];
-    for (int64_t ow = 0; ow < out_w; ++ow) {
-      const int64_t w0 = ow * sw - pw, kwb = t.begin[1][ow], kwe = t.end[1][ow];
-      if (khb >= khe || kwb >= kwe) {
-        std::fill(acc, acc + block, 0.0f);  // the NCHW kernel's empty window
-      } else {
-        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
-        std::copy(first, first + block, acc);
-        for (int64_t kh = khb; kh < khe; ++kh) {
-          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-            const float* v = row + kw * dw * block;
-            for (int64_t l = 0; l < block; ++l) acc[l] = v[l] > acc[l] ? v[l] : acc[l];
-          }
-        }
-      }
-      const int64_t pixel = oh * out_w + ow;
-      if (blocked_out) {
-        std::copy(acc, acc + block, yp + pixel * block);
-      } else {
-        for (int64_t l = 0; l < block; ++l) yp[l * out_hw + pixel] = acc[l];
-      }
-    }
-  }
+// Eight floats as one GCC vector: the pooling loop below is written once and compiled for the
+// baseline and for AVX2 (the wrappers' targets), each in its widest registers. The compiler
+// alone unrolled a 16-channel loop into scalar maxss; these keep a block in one or two vectors.
+typedef float Floats8 __attribute__((vector_size(32)));
+// The baseline build passes Floats8 by value only between always-inlined functions: GCC's note
+// that this changes the ABI without AVX does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+inline __attribute__((always_inline)) Floats8 Load8(const float* p) {
+  Floats8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
-inline __attribute__((always_inline)) void MaxPoolAnyBlock(const WindowGeometry& g,
-                                                           const WindowTaps& t, const float* x,
-                                                           int64_t r0, int64_t r1, int block,
-                                                           bool blocked_out, float* y) {
-  if (block == 16) {
-    MaxPoolBlocks<16>(g, t, x, r0, r1, block, blocked_out, y);
-  } else if (block == 8) {
-    MaxPoolBlocks<8>(g, t, x, r0, r1, block, blocked_out, y);
-  } else {
-    MaxPoolBlocks<0>(g, t, x, r0, r1, block, blocked_out, y);
-  }
+inline __attribute__((always_inline)) void Store8(float* p, Floats8 v) {
+  std::memcpy(p, &v, sizeof v);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// The same on AVX2 with explicit vectors (the compiler unrolled the block loop above into
-// scalar maxss): blocks of 8 and 16 keep their accumulators in kVecs registers; kVecs 0 is any
-// block (NHWC), accumulated in memory 8 lanes at a time with a scalar tail. _mm256_max_ps(v,
-// acc) is v > acc ? v : acc, the same bits as the loop above.
+// Lane by lane v > acc ? v : acc, the NCHW kernel's fold (what vmaxps(v, acc) computes).
+inline __attribute__((always_inline)) Floats8 Max8(Floats8 v, Floats8 acc) {
+  return v > acc ? v : acc;
+}
+
+// The pixels of output rows [r0, r1) (see MaxPoolChannelBlocks). kVecs 1 and 2: blocks of 8 and
+// 16, their accumulators in vectors; kVecs 0: any block (NHWC), accumulated in the output row
+// 8 lanes at a time with a scalar tail.
 template <int kVecs>
-__attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, const WindowTaps& t,
+inline __attribute__((always_inline)) void MaxPoolRows(const WindowGeometry& g, const WindowTaps& t,
                                                        const float* x, int64_t r0, int64_t r1,
                                                        int64_t block, bool blocked_out, float* y) {
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
   const int64_t out_hw = out_h * out_w;
   const int64_t sh = g.strides[0], sw = g.strides[1], ph = g.pads_begin[0], pw = g.pads_begin[1];
   const int64_t dh = g.dilations[0], dw = g.dilations[1];
-  __m256 acc[kVecs > 0 ? kVecs : 1];
   // NCHW output: each output row pooled into `row_out` in blocks, then written out a channel at
   // a time (contiguous stores instead of `block` scattered ones a pixel).
   std::vector<float> row_out(blocked_out ? 0 : out_w * block);
@@ -229,34 +188,30 @@ __attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, 
       float* out = out_row + ow * block;
       if (khb >= khe || kwb >= kwe) {
         std::fill(out, out + block, 0.0f);  // the NCHW kernel's empty window
-      } else if constexpr (kVecs > 0) {
-        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
-        for (int v = 0; v < kVecs; ++v) acc[v] = _mm256_loadu_ps(first + 8 * v);
-        for (int64_t kh = khb; kh < khe; ++kh) {
-          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-            const float* src = row + kw * dw * block;
-            for (int v = 0; v < kVecs; ++v) {
-              acc[v] = _mm256_max_ps(_mm256_loadu_ps(src + 8 * v), acc[v]);
-            }
-          }
-        }
-        for (int v = 0; v < kVecs; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+        continue;
+      }
+      const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
+      Floats8 acc[kVecs > 0 ? kVecs : 1];
+      if constexpr (kVecs > 0) {
+        for (int v = 0; v < kVecs; ++v) acc[v] = Load8(first + 8 * v);
       } else {
-        const float* first = xp + ((h0 + khb * dh) * in_w + w0 + kwb * dw) * block;
         std::copy(first, first + block, out);
-        for (int64_t kh = khb; kh < khe; ++kh) {
-          const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
-          for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
-            const float* src = row + kw * dw * block;
+      }
+      for (int64_t kh = khb; kh < khe; ++kh) {
+        const float* row = xp + ((h0 + kh * dh) * in_w + w0) * block;
+        for (int64_t kw = kh == khb ? kwb + 1 : kwb; kw < kwe; ++kw) {
+          const float* src = row + kw * dw * block;
+          if constexpr (kVecs > 0) {
+            for (int v = 0; v < kVecs; ++v) acc[v] = Max8(Load8(src + 8 * v), acc[v]);
+          } else {
             int64_t l = 0;
-            for (; l + 8 <= block; l += 8) {
-              _mm256_storeu_ps(out + l,
-                               _mm256_max_ps(_mm256_loadu_ps(src + l), _mm256_loadu_ps(out + l)));
-            }
+            for (; l + 8 <= block; l += 8) Store8(out + l, Max8(Load8(src + l), Load8(out + l)));
             for (; l < block; ++l) out[l] = src[l] > out[l] ? src[l] : out[l];
           }
         }
+      }
+      if constexpr (kVecs > 0) {
+        for (int v = 0; v < kVecs; ++v) Store8(out + 8 * v, acc[v]);
       }
     }
     if (!blocked_out) {
@@ -267,6 +222,26 @@ __attribute__((target("avx2"))) void MaxPoolBlocksAvx2(const WindowGeometry& g, 
     }
   }
 }
+
+inline __attribute__((always_inline)) void MaxPoolAnyBlock(const WindowGeometry& g,
+                                                           const WindowTaps& t, const float* x,
+                                                           int64_t r0, int64_t r1, int block,
+                                                           bool blocked_out, float* y) {
+  if (block == 16) {
+    MaxPoolRows<2>(g, t, x, r0, r1, block, blocked_out, y);
+  } else if (block == 8) {
+    MaxPoolRows<1>(g, t, x, r0, r1, block, blocked_out, y);
+  } else {
+    MaxPoolRows<0>(g, t, x, r0, r1, block, blocked_out, y);
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void MaxPoolAvx2(const WindowGeometry& g, const WindowTaps& t,
+                                                 const float* x, int64_t r0, int64_t r1, int block,
+                                                 bool blocked_out, float* y) {
+  MaxPoolAnyBlock(g, t, x, r0, r1, block, blocked_out, y);
+}
 #endif
 
 }  // namespace
@@ -276,11 +251,7 @@ void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t r0, i
   const WindowTaps taps = TapsOf(g);
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
-    if (block == 16) return MaxPoolBlocksAvx2<2>(g, taps, x, r0, r1, block, blocked_out, y);
-    if (block == 8) return MaxPoolBlocksAvx2<1>(g, taps, x, r0, r1, block, blocked_out, y);
-    return MaxPoolBlocksAvx2<0>(g, taps, x, r0, r1, block, blocked_out, y);
-  }
+  if (avx2) return MaxPoolAvx2(g, taps, x, r0, r1, block, blocked_out, y);
 #endif
   MaxPoolAnyBlock(g, taps, x, r0, r1, block, blocked_out, y);
 }

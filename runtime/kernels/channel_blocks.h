@@ -42,7 +42,7 @@ void GlobalAverageChannelBlocks(const float* x, int64_t batch, int64_t channels,
 void MaxPoolChannelBlocks(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                           int block, bool blocked_out, float* y);
 
-/// The same without explicit vectors (what CPUs without AVX2 run), for tests.
+/// The same compiled for the baseline (what CPUs without AVX2 run), for tests.
 void MaxPoolChannelBlocksPlain(const WindowGeometry& g, const float* x, int64_t r0, int64_t r1,
                                int block, bool blocked_out, float* y);
 
