@@ -67,7 +67,7 @@ enum class Path {
 };
 
 void BM_Conv(benchmark::State& state, ConvCase cc, Path path) {
-  kernels::SetBlasThreads(1);
+  kernels::KeepBlasSingleThreaded();
   const kernels::WindowGeometry g = Geometry(cc);
   const std::vector<float> x = Random(cc.c * g.in_size());
   const std::vector<float> w = Random(cc.m * (cc.c / cc.group) * g.kernel_size());

@@ -732,7 +732,7 @@ void Executor::SwapHeldOutputs(GraphPlan& plan) {
 }
 
 absl::Status Executor::Execute(GraphPlan& plan, Frame& frame, bool reuse_constants) {
-  kernels::SetBlasThreads(options_.threads);  // BLAS-backed ops use the run's threads
+  kernels::KeepBlasSingleThreaded();  // products split over the run's own threads instead
   SwapHeldOutputs(plan);
   // Observers see every node run, so they get no held constants and no fused chains.
   const bool skip_constants = reuse_constants && plan.constants_ready && !options_.observe_node;

@@ -222,18 +222,6 @@ void Im2ColBand2D(const WindowGeometry& g, int64_t cg, const T* x, int64_t r0, i
   }
 }
 
-// Restores OpenBLAS's thread count on scope exit: bands already run on the caller's threads,
-// and a threaded sgemm inside each would oversubscribe the cores (OpenBLAS also serializes
-// concurrent threaded calls).
-class ScopedSingleThreadedBlas {
- public:
-  ScopedSingleThreadedBlas() : previous_(BlasThreads()) { SetBlasThreads(1); }
-  ~ScopedSingleThreadedBlas() { SetBlasThreads(previous_); }
-
- private:
-  int previous_;
-};
-
 // Elements of the column band (about 128 KiB of floats): small enough to stay in L2 between
 // im2col writing it and the GEMM reading it. The whole-image column matrix of a 3x3 conv on
 // a 112x112 map is 3.6 MB per 8 channels, written once and read back from memory.
@@ -295,10 +283,9 @@ void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64
     for (int64_t t = 0; t < tasks; ++t) task(t);
     return;
   }
-  // Our threads only, never OpenBLAS's as well: its threaded sgemm on a small map (one band)
-  // took 40x its one-thread time with two threads on a busy 2-core machine (a 48 -> 32 1x1
-  // conv over 13x13: 1.5 against 0.036 ms), waiting for its own threads to be scheduled.
-  ScopedSingleThreadedBlas single;
+  // Our threads only, never OpenBLAS's as well (KeepBlasSingleThreaded): its threaded sgemm on
+  // a small map (one band) took 40x its one-thread time with two threads on a busy 2-core
+  // machine (a 48 -> 32 1x1 conv over 13x13: 1.5 against 0.036 ms).
   if (tasks >= 2) {
     (*parallel)(tasks, task);
     return;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <type_traits>
 
 namespace onnx_bcast::runtime::kernels {
@@ -43,18 +44,37 @@ void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alp
 
 }  // namespace
 
-namespace {
-std::atomic<int> blas_threads{0};  // 0: never set
-}  // namespace
+// OpenBLAS's own call that ends its threads (exported, not in cblas.h). Weak: a BLAS without it
+// keeps its threads, asleep once openblas_set_num_threads(1) holds.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
-void SetBlasThreads(int threads) {
-  threads = std::max(1, threads);
-  if (blas_threads.exchange(threads, std::memory_order_relaxed) != threads) {
-    openblas_set_num_threads(threads);
-  }
+void KeepBlasSingleThreaded() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+  });
 }
 
-int BlasThreads() { return std::max(1, blas_threads.load(std::memory_order_relaxed)); }
+namespace {
+
+// Multiply-adds a part of a split product takes at least: above OpenBLAS's small-matrix
+// kernels (1e6), and tens of microseconds of work against a few of hand-off.
+constexpr int64_t kProductPartMinWork = int64_t{1} << 21;
+
+}  // namespace
+
+void ProductRows(const ParallelFor* parallel, int64_t m, int64_t work,
+                 const std::function<void(int64_t, int64_t)>& fn) {
+  // Up to 8 parts, taken from the pool's shared counter: a thread that starts late costs a
+  // fraction of the product, not half.
+  const int64_t parts = std::min<int64_t>({m, work / kProductPartMinWork, 8});
+  if (parallel == nullptr || parts < 2) {
+    fn(0, m);
+    return;
+  }
+  (*parallel)(parts, [&](int64_t p) { fn(m * p / parts, m * (p + 1) / parts); });
+}
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

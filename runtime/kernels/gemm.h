@@ -4,9 +4,11 @@
 #define ONNX_BCAST_RUNTIME_KERNELS_GEMM_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
+#include "runtime/kernels/conv.h"
 #include "runtime/kernels/matmul_fast.h"
 
 namespace onnx_bcast::runtime::kernels {
@@ -14,13 +16,20 @@ namespace onnx_bcast::runtime::kernels {
 /// Largest M, N or K (and leading dimension) the BLAS path accepts (its ints are 32-bit).
 inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
 
-/// Threads OpenBLAS may use in the Gemm calls below (process-wide; the executor sets it to
-/// the run's thread count). Left alone, OpenBLAS starts one thread per core and its idle
-/// threads spin in sched_yield, which on a busy or single-threaded run costs more than the
-/// products. Cheap when unchanged.
-void SetBlasThreads(int threads);
-/// The count last set by SetBlasThreads (1 before any call).
-int BlasThreads();
+/// Makes OpenBLAS single-threaded for the rest of the process and ends the threads it started
+/// when it loaded (idempotent; the executor calls it before every run). Products run on the
+/// caller's threads instead (the ParallelFor of BatchedMatMul and GemmRows). Left alone,
+/// OpenBLAS keeps a thread per core that spins in sched_yield for about 0.1 s after it starts
+/// and after every threaded call: on a machine with as many cores as the run has threads it
+/// takes a core from the run's own threads (issue #46: a 2-thread run on 2 vCPUs took 1.2-1.3 ms
+/// in most runs where one thread takes 0.82).
+void KeepBlasSingleThreaded();
+
+/// Runs fn(r0, r1) over row ranges [r0, r1) covering [0, m) of a product of `work`
+/// multiply-adds: as tasks of `parallel` when it is given and the product is large enough to
+/// share, else fn(0, m) on the caller.
+void ProductRows(const ParallelFor* parallel, int64_t m, int64_t work,
+                 const std::function<void(int64_t, int64_t)>& fn);
 
 /// Row-major GEMM: c[M,N] = alpha * op(a) * op(b) + beta * c, where op(a) is [M,K] (a is
 /// [K,M] when `trans_a`) and op(b) is [K,N]; lda/ldb/ldc are row strides. With beta == 0, c
@@ -69,10 +78,13 @@ void GemmLoops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doub
 inline constexpr int64_t kOneDnnMatMulMinWork = int64_t{1} << 15;
 
 /// Batched matrix product: for each of `batch` products, a[a_offset[i]..] [M,K] times
-/// b[b_offset[i]..] [K,N] into out + i*M*N. T is float, double or an integer type.
+/// b[b_offset[i]..] [K,N] into out + i*M*N. T is float, double or an integer type. With
+/// `parallel`, a large product is split over its rows (one product) or its batch (several), each
+/// part computed as a product of its own on one thread.
 template <class T>
 void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
-                   const int64_t* a_offset, const T* b, const int64_t* b_offset, T* out) {
+                   const int64_t* a_offset, const T* b, const int64_t* b_offset, T* out,
+                   const ParallelFor* parallel = nullptr) {
   // Every product sharing one b, with a's matrices back to back (a weight applied to a batch
   // of rows: Linear layers, Swin's windows): one [batch * m, k] x [k, n] product. A BLAS call
   // per window cost more than its arithmetic (196 calls of [16, 16] x [16, 48] in a Swin).
@@ -83,13 +95,26 @@ void BatchedMatMul(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a,
     }
     if (one_product) {
       const int64_t first_a = a_offset[0], first_b = b_offset[0];
-      BatchedMatMul<T>(1, batch * m, n, k, a, &first_a, b, &first_b, out);
+      BatchedMatMul<T>(1, batch * m, n, k, a, &first_a, b, &first_b, out, parallel);
       return;
     }
   }
+  if (parallel != nullptr) {
+    if (batch == 1) {
+      ProductRows(parallel, m, m * n * k, [&](int64_t r0, int64_t r1) {
+        const int64_t a0 = a_offset[0] + r0 * k;
+        BatchedMatMul<T>(1, r1 - r0, n, k, a, &a0, b, b_offset, out + r0 * n);
+      });
+    } else {
+      ProductRows(parallel, batch, batch * m * n * k, [&](int64_t i0, int64_t i1) {
+        BatchedMatMul<T>(i1 - i0, m, n, k, a, a_offset + i0, b, b_offset + i0, out + i0 * m * n);
+      });
+    }
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
-    // One OpenMP thread in oneDNN: with more, OpenBLAS's threads do better.
-    if (batch == 1 && m * n * k >= kOneDnnMatMulMinWork && BlasThreads() == 1 &&
+    // One OpenMP thread in oneDNN (a split product runs a part a thread).
+    if (batch == 1 && m * n * k >= kOneDnnMatMulMinWork &&
         OneDnnMatMul(m, n, k, a + a_offset[0], b + b_offset[0], out)) {
       return;
     }

@@ -118,9 +118,11 @@ absl::Status MatMulOp(OpContext& ctx) {
   if (out->num_elements() == 0) return absl::OkStatus();
   const DType dtype = a->dtype();
   if (IsFloatingPoint(dtype)) {
+    kernels::ParallelFor parallel_for;
+    const kernels::ParallelFor* parallel = nn::KernelThreads(ctx, &parallel_for);
     return VisitFloatProduct(ctx, *a, *b, out, [&](const auto* x, const auto* y, auto* z) {
       kernels::BatchedMatMul(plan->batch, plan->m, plan->n, plan->k, x, plan->a_offset.data(), y,
-                             plan->b_offset.data(), z);
+                             plan->b_offset.data(), z, parallel);
     });
   }
   if (!IsInteger(dtype)) return ctx.Unsupported("MatMul on " + std::string(DTypeName(dtype)));
@@ -275,8 +277,15 @@ absl::Status GemmOp(OpContext& ctx) {
         nn::ComputeIn<C> cc(*c);
         FillBroadcastC(cc.data(), c->shape(), m, n, z);
       }
-      kernels::Gemm(ta, tb, m, n, k, static_cast<C>(alpha), x, lda, y, ldb,
-                    c != nullptr ? static_cast<C>(beta) : C(0), z, n);
+      // Row slices of op(A) and C, each a product of its own on one thread.
+      kernels::ParallelFor parallel_for;
+      kernels::ProductRows(nn::KernelThreads(ctx, &parallel_for), m, m * n * k,
+                           [&](int64_t r0, int64_t r1) {
+                             kernels::Gemm(ta, tb, r1 - r0, n, k, static_cast<C>(alpha),
+                                           x + (ta ? r0 : r0 * lda), lda, y, ldb,
+                                           c != nullptr ? static_cast<C>(beta) : C(0), z + r0 * n,
+                                           n);
+                           });
     });
   }
   return VisitDType(dtype, ctx.Unsupported("Gemm on " + std::string(DTypeName(dtype))),

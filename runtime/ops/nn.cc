@@ -150,13 +150,8 @@ absl::Status ConvCompute(OpContext& ctx) {
   }
   BCAST_ASSIGN_OR_RETURN(auto* y, ctx.Allocate(0, x.dtype(), OutShape(n, m, g.out)));
   if (y->num_elements() == 0) return absl::OkStatus();
-  const kernels::ParallelFor parallel_for = [&](int64_t tasks,
-                                                const std::function<void(int64_t)>& fn) {
-    ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
-  };
-  // Null on one thread: the kernels then neither split work nor touch OpenBLAS's threads.
-  const kernels::ParallelFor* parallel =
-      ctx.pool() != nullptr && ctx.threads() > 1 ? &parallel_for : nullptr;
+  kernels::ParallelFor parallel_for;
+  const kernels::ParallelFor* parallel = nn::KernelThreads(ctx, &parallel_for);
   // Constant float weights of a 2-D convolution: path chosen and weights packed once per node
   // and shape (issue #32); a run only computes. Weights fed by the run are packed per call.
   if (x.dtype() == DType::kFloat32 && g.rank() == 2 && ctx.input_constant(1) &&

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/dtype.h"
+#include "runtime/kernels/conv.h"
 #include "runtime/ops/op.h"
 #include "runtime/tensor.h"
 
@@ -117,6 +118,17 @@ absl::Status VisitFloat(const OpContext& ctx, DType dtype, Fn&& fn) {
     default:
       return ctx.Unsupported(absl::StrCat("dtype ", DTypeName(dtype), " is not supported"));
   }
+}
+
+/// The context's pool as the kernels' ParallelFor, kept in `storage`; null on one thread (the
+/// kernels then split nothing).
+inline const kernels::ParallelFor* KernelThreads(const OpContext& ctx,
+                                                 kernels::ParallelFor* storage) {
+  if (ctx.pool() == nullptr || ctx.threads() <= 1) return nullptr;
+  *storage = [&ctx](int64_t tasks, const std::function<void(int64_t)>& fn) {
+    ctx.pool()->ParallelFor(tasks, ctx.threads(), fn);
+  };
+  return storage;
 }
 
 /// Runs fn(begin, end) over [0, n) split into contiguous chunks on the context's pool when it

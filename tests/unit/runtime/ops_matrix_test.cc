@@ -9,6 +9,7 @@
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/matmul_fast.h"
 #include "runtime/kernels/reference/gemm.h"
+#include "runtime/thread_pool.h"
 #include "tests/unit/runtime/ops_harness.h"
 
 namespace onnx_bcast::runtime {
@@ -186,6 +187,63 @@ TEST(MatMulOp, Int64UsesLoops) {
   auto out = RunNode(node, {&a, &b});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].tensor->data<int64_t>()[0], 39);
+}
+
+// Products split over a two-thread pool (the run's threads; OpenBLAS itself stays on one):
+// one large product by rows, several by batch, and the Gemm op by rows of op(A) with
+// transposes and C, against the reference. The pool must have taken the work.
+TEST(GemmKernel, SplitProductsMatchReference) {
+  ThreadPool pool(2);
+  const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
+  std::mt19937_64 rng(4647);
+  for (const int64_t batch : {1, 3}) {
+    const int64_t m = 200 + rng() % 40, n = 100 + rng() % 20, k = 250 + rng() % 30;
+    std::vector<float> a = testing::RandomFloats(rng, batch * m * k);
+    std::vector<float> b = testing::RandomFloats(rng, batch * k * n);
+    std::vector<int64_t> a_off(batch), b_off(batch);
+    for (int64_t i = 0; i < batch; ++i) {
+      a_off[i] = i * m * k;
+      b_off[i] = i * k * n;
+    }
+    std::vector<float> out(batch * m * n, std::nanf("")), ref(out.size());
+    const int64_t before = pool.handoffs();
+    kernels::BatchedMatMul<float>(batch, m, n, k, a.data(), a_off.data(), b.data(), b_off.data(),
+                                  out.data(), &parallel);
+    EXPECT_GT(pool.handoffs(), before) << "batch " << batch << ": not split";
+    for (int64_t i = 0; i < batch; ++i) {
+      kernels::reference::Gemm<float>(false, false, m, n, k, 1.0, a.data() + a_off[i], k,
+                                      b.data() + b_off[i], n, 0.0, ref.data() + i * m * n, n);
+    }
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << batch << " " << i;
+  }
+  for (const bool ta : {false, true}) {
+    const int64_t m = 256, n = 96, k = 256;
+    Node node = MakeNode("Gemm", 3, 1, 13);
+    node.attrs["transA"] = IntAttr(ta ? 1 : 0);
+    node.attrs["beta"] = FloatAttr(0.5f);
+    std::vector<float> av = testing::RandomFloats(rng, m * k),
+                       bv = testing::RandomFloats(rng, k * n);
+    std::vector<float> cv = testing::RandomFloats(rng, n);
+    Tensor a = Floats(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, av);
+    Tensor b = Floats({k, n}, bv);
+    Tensor c = Floats({n}, cv);
+    RunOptions options;
+    options.pool = &pool;
+    options.threads = 2;
+    const int64_t before = pool.handoffs();
+    auto out = RunNode(node, {&a, &b, &c}, options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_GT(pool.handoffs(), before) << "Gemm not split";
+    std::vector<float> ref(m * n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) ref[i * n + j] = 0.5f * cv[j];
+    }
+    kernels::reference::Gemm<float>(ta, false, m, n, k, 1.0, av.data(), ta ? m : k, bv.data(), n,
+                                    1.0, ref.data(), n);
+    const float* got = (*out)[0].tensor->data<float>();
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_NEAR(got[i], ref[i], 1e-4) << "transA " << ta << " " << i;
+  }
 }
 
 TEST(GemmOp, TransposesAlphaBetaAndRowBias) {
