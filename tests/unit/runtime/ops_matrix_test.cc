@@ -191,7 +191,9 @@ TEST(MatMulOp, Int64UsesLoops) {
 
 // Products split over a two-thread pool (the run's threads; OpenBLAS itself stays on one):
 // one large product by rows, several by batch, and the Gemm op by rows of op(A) with
-// transposes and C, against the reference. The pool must have taken the work.
+// transposes and C, against the reference and bit for bit against one thread (each part is
+// at least 2^21 multiply-adds, so it takes the whole product's path). The pool must have
+// taken the work.
 TEST(GemmKernel, SplitProductsMatchReference) {
   ThreadPool pool(2);
   const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
@@ -210,6 +212,11 @@ TEST(GemmKernel, SplitProductsMatchReference) {
     kernels::BatchedMatMul<float>(batch, m, n, k, a.data(), a_off.data(), b.data(), b_off.data(),
                                   out.data(), &parallel);
     EXPECT_GT(pool.handoffs(), before) << "batch " << batch << ": not split";
+    std::vector<float> whole(out.size());
+    kernels::BatchedMatMul<float>(batch, m, n, k, a.data(), a_off.data(), b.data(), b_off.data(),
+                                  whole.data());
+    testing::ExpectSameBits(out.data(), whole.data(), static_cast<int64_t>(out.size()),
+                            "split against one thread");
     for (int64_t i = 0; i < batch; ++i) {
       kernels::reference::Gemm<float>(false, false, m, n, k, 1.0, a.data() + a_off[i], k,
                                       b.data() + b_off[i], n, 0.0, ref.data() + i * m * n, n);
@@ -241,6 +248,10 @@ TEST(GemmKernel, SplitProductsMatchReference) {
     kernels::reference::Gemm<float>(ta, false, m, n, k, 1.0, av.data(), ta ? m : k, bv.data(), n,
                                     1.0, ref.data(), n);
     const float* got = (*out)[0].tensor->data<float>();
+    auto one_thread = RunNode(node, {&a, &b, &c});
+    ASSERT_TRUE(one_thread.ok()) << one_thread.status();
+    testing::ExpectSameBits(got, (*one_thread)[0].tensor->data<float>(), m * n,
+                            "Gemm split against one thread");
     for (int64_t i = 0; i < m * n; ++i)
       ASSERT_NEAR(got[i], ref[i], 1e-4) << "transA " << ta << " " << i;
   }
