@@ -28,6 +28,8 @@ int64_t Prod(const std::vector<int64_t>& v) {
 
 // What every grouped-convolution kernel below computes with: a group's input channels (cg)
 // and maps (mg), and the sizes of the kernel, of an input plane and of an output plane.
+// Copied into plain locals at each use: C++17 lambdas cannot capture structured bindings
+// (GCC accepts it, clang does not).
 struct GroupSizes {
   int64_t cg, mg, ksize, isize, osize;
 };
@@ -239,7 +241,9 @@ template <class T>
 void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                  int64_t group, const T* x, const T* w, const T* bias, T* y,
                  const ParallelFor* parallel) {
-  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
+  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
+  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
+                osize = sizes.osize;
   const int64_t oh = g.out[0], ow = g.out[1], k = cg * ksize;
   const bool pointwise = IsPointwise(g);
   // At least kMinBandColumns output columns per band: OpenBLAS is slow on very narrow
@@ -513,7 +517,9 @@ template <class T>
 void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                   int64_t group, const T* x, const T* w, const T* bias, T* y,
                   const ParallelFor* parallel) {
-  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
+  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
+  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
+                osize = sizes.osize;
   const int64_t k = cg * ksize;
   const int np = static_cast<int>((osize + kLanes - 1) / kLanes);
   const bool pointwise = IsPointwise(g);
@@ -669,7 +675,8 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
   // Without oneDNN, maps of one panel stream the weights once (small-map: 1.3x OpenBLAS on
   // 512 maps over 2x3); OpenBLAS's AVX-512 kernels won on wider ones.
   if (!pointwise || g.out_size() <= kPointwiseOneDnnMaxPixels) {
-    if (std::unique_ptr<PreparedConv> p = MakePrepared(ConvPath::kOneDnn, s, w, has_bias, threads)) {
+    if (std::unique_ptr<PreparedConv> p =
+            MakePrepared(ConvPath::kOneDnn, s, w, has_bias, threads)) {
       return p;
     }
   }
@@ -682,7 +689,9 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
 template <class T>
 void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                      int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
+  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
+  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
+                osize = sizes.osize;
   const bool pointwise = IsPointwise(g);
   T* col = pointwise ? nullptr : ColumnScratch<T>(static_cast<size_t>(cg * ksize * osize));
   for (int64_t n = 0; n < batch; ++n) {
@@ -709,7 +718,9 @@ void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, i
 template <class T>
 void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                    int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const auto [cg, mg, ksize, isize, osize] = GroupSizesOf(g, channels, maps, group);
+  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
+  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
+                osize = sizes.osize;
   // col2im works on the "forward" view: the transposed conv's output is the forward conv's
   // input, so swap in/out in the geometry.
   const WindowGeometry fwd{g.out, g.in, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end};
