@@ -638,7 +638,8 @@ absl::Status BatchNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(5));
   const Tensor& x = *in[0];
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  const auto [n, c, inner] = layout;
+  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
+  const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   for (int i = 1; i < 5; ++i) {
     if (in[i]->num_elements() != c) {
       return ctx.Unsupported("parameters must have C elements (spatial=0 is not supported)");
@@ -699,7 +700,8 @@ absl::Status InstanceNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor& x = *in[0];
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  const auto [n, c, inner] = layout;
+  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
+  const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   if (in[1]->num_elements() != c || in[2]->num_elements() != c) {
     return ctx.Error("scale and B must have C elements");
   }
@@ -820,7 +822,8 @@ absl::Status LrnOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
   const Tensor& x = *xs;
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  const auto [n, c, inner] = layout;
+  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
+  const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   const Node& node = ctx.node();
   const int64_t size = node.GetInt("size", 0);
   if (size <= 0) return ctx.Error("size must be positive");
