@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/kernels/parallel_for.h"
+
 namespace onnx_bcast::runtime::kernels {
 
 /// Spatial geometry of a sliding window, one entry per spatial dim. Input coordinate of output
@@ -20,10 +22,6 @@ struct WindowGeometry {
   int64_t out_size() const;
   int64_t kernel_size() const;
 };
-
-/// Runs fn(i) for every i in [0, n), possibly on several threads at once (tasks are
-/// independent). Kernels take it so they need not know the executor's pool.
-using ParallelFor = std::function<void(int64_t n, const std::function<void(int64_t)>& fn)>;
 
 /// y[N, M, out...] = conv(x[N, C, in...], w[M, C/group, kernel...]) + bias[M] (bias may be
 /// null). T is float or double. Float 2-D convolutions go through oneDNN on up to `threads`

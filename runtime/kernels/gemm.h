@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "runtime/kernels/conv.h"
 #include "runtime/kernels/matmul_fast.h"
+#include "runtime/kernels/parallel_for.h"
 
 namespace onnx_bcast::runtime::kernels {
 
@@ -18,7 +18,7 @@ inline constexpr int64_t kMaxBlasDim = int64_t{1} << 30;
 
 /// Makes OpenBLAS single-threaded for the rest of the process and ends the threads it started
 /// when it loaded (idempotent; the executor calls it before every run). Products run on the
-/// caller's threads instead (the ParallelFor of BatchedMatMul and GemmRows). Left alone,
+/// caller's threads instead (the ParallelFor of BatchedMatMul and ProductRows). Left alone,
 /// OpenBLAS keeps a thread per core that spins in sched_yield for about 0.1 s after it starts
 /// and after every threaded call: on a machine with as many cores as the run has threads it
 /// takes a core from the run's own threads (issue #46: a 2-thread run on 2 vCPUs took 1.2-1.3 ms
