@@ -14,7 +14,17 @@
 #include "proto/opsets.h"
 #include "runtime/exec/constant_eval.h"
 
-namespace onnx_bcast::passes::testing {
+namespace onnx_bcast::test_support {
+
+using passes::ConstantEvaluator;
+using passes::FindPass;
+using passes::PassInfo;
+using passes::PassOptions;
+using passes::PassRun;
+using passes::PassStats;
+using passes::PipelineOptions;
+using passes::ResolvePasses;
+using passes::RunPipeline;
 
 std::string GoldenForm(const onnx::ModelProto& model) {
   std::string out = absl::StrCat("opset: ", proto::DefaultOpset(model), "\n");
@@ -51,8 +61,8 @@ absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* st
   return info->factory()->Run(model, with_executor, stats != nullptr ? stats : &local);
 }
 
-absl::Status RunTarget(const targets::TargetProfile& target, proto::Model* model, std::vector<PassRun>* runs,
-                       const PassOptions& options) {
+absl::Status RunTarget(const targets::TargetProfile& target, proto::Model* model,
+                       std::vector<PassRun>* runs, const PassOptions& options) {
   absl::StatusOr<std::vector<const PassInfo*>> pipeline = ResolvePasses(target.passes);
   if (!pipeline.ok()) return pipeline.status();
   PipelineOptions po;
@@ -68,7 +78,8 @@ namespace {
 
 std::vector<std::string> Mismatches(const proto::Model& model, bool shapes) {
   std::vector<std::string> out;
-  absl::StatusOr<analysis::Analysis> a = analysis::AnalyzeBroadcasts(model, analysis::AnalysisOptions());
+  absl::StatusOr<analysis::Analysis> a =
+      analysis::AnalyzeBroadcasts(model, analysis::AnalysisOptions());
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return out;
   for (const analysis::NodeVerdict& v : a->nodes) {
@@ -107,9 +118,9 @@ std::vector<std::string> ShapeMismatches(const proto::Model& model) {
   return Mismatches(model, true);
 }
 
-}  // namespace onnx_bcast::passes::testing
+}  // namespace onnx_bcast::test_support
 
-namespace onnx_bcast::passes::testing {
+namespace onnx_bcast::test_support {
 
 std::vector<absl::StatusOr<targets::LiveVerdict>> ScriptedOracle::Decide(
     const std::vector<const proto::Model*>& fragments) {
@@ -158,9 +169,11 @@ std::vector<absl::StatusOr<targets::LiveVerdict>> ScriptedOracle::Decide(
   return out;
 }
 
-std::vector<std::string> ViolationLines(const proto::Model& model, const targets::TargetProfile& profile,
+std::vector<std::string> ViolationLines(const proto::Model& model,
+                                        const targets::TargetProfile& profile,
                                         const analysis::ShapeTables* tables) {
-  absl::StatusOr<std::vector<targets::TargetViolation>> v = targets::CheckTarget(model, profile, nullptr, tables);
+  absl::StatusOr<std::vector<targets::TargetViolation>> v =
+      targets::CheckTarget(model, profile, nullptr, tables);
   EXPECT_TRUE(v.ok()) << v.status();
   std::vector<std::string> lines;
   if (v.ok()) {
@@ -170,8 +183,9 @@ std::vector<std::string> ViolationLines(const proto::Model& model, const targets
 }
 
 std::string ProfileLineError(const std::string& line) {
-  return std::string(
-      targets::ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f").status().message());
+  return std::string(targets::ParseTargetProfile("name = e\nclasses = same\n" + line + "\n", "f")
+                         .status()
+                         .message());
 }
 
 void ExpectProfileRoundTrips(const targets::TargetProfile& p, const std::string& text) {
@@ -181,4 +195,4 @@ void ExpectProfileRoundTrips(const targets::TargetProfile& p, const std::string&
   EXPECT_EQ(targets::FormatTargetProfile(*back), text);
 }
 
-}  // namespace onnx_bcast::passes::testing
+}  // namespace onnx_bcast::test_support

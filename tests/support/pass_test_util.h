@@ -13,7 +13,7 @@
 #include "targets/form_oracle.h"
 #include "targets/targets.h"
 
-namespace onnx_bcast::passes::testing {
+namespace onnx_bcast::test_support {
 
 /// "opset: N", one "init NAME: TYPE[dims]" line per initializer, then libonnx's printed graph
 /// (whose printer leaves initializers out), then each model-local function.
@@ -24,15 +24,16 @@ proto::Model Parse(const std::string& text);
 
 /// The bundled executor as fold-constants' evaluator (RunPass and RunTarget use it when the
 /// options name none).
-const ConstantEvaluator* Executor();
+const passes::ConstantEvaluator* Executor();
 
 /// Runs the named pass once.
-absl::Status RunPass(const std::string& name, proto::Model* model, PassStats* stats = nullptr,
-                     const PassOptions& options = {});
+absl::Status RunPass(const std::string& name, proto::Model* model,
+                     passes::PassStats* stats = nullptr, const passes::PassOptions& options = {});
 
 /// Runs a target's pipeline (with verify_each).
 absl::Status RunTarget(const targets::TargetProfile& target, proto::Model* model,
-                       std::vector<PassRun>* runs = nullptr, const PassOptions& options = {});
+                       std::vector<passes::PassRun>* runs = nullptr,
+                       const passes::PassOptions& options = {});
 
 /// A live form oracle by rule, for tests without an engine: every fragment runs and matches
 /// except those with a node listed in `wrong` as "Op@rank" (the node's output rank), e.g.
@@ -54,7 +55,8 @@ class ScriptedOracle : public targets::FormOracle {
 
 /// "node: why" for each violation CheckTarget finds (over `tables` when given); a failed check
 /// fails the test.
-std::vector<std::string> ViolationLines(const proto::Model& model, const targets::TargetProfile& profile,
+std::vector<std::string> ViolationLines(const proto::Model& model,
+                                        const targets::TargetProfile& profile,
                                         const analysis::ShapeTables* tables = nullptr);
 
 /// The message ParseTargetProfile gives for a profile file "f" of a name, the class `same` and
@@ -68,6 +70,6 @@ void ExpectProfileRoundTrips(const targets::TargetProfile& p, const std::string&
 std::vector<std::string> RankMismatches(const proto::Model& model);
 std::vector<std::string> ShapeMismatches(const proto::Model& model);
 
-}  // namespace onnx_bcast::passes::testing
+}  // namespace onnx_bcast::test_support
 
 #endif  // ONNX_BCAST_TESTS_SUPPORT_PASS_TEST_UTIL_H_

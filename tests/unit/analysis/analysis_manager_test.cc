@@ -40,7 +40,7 @@ std::vector<const passes::PassInfo*> Explicit() {
 }
 
 TEST(AnalysisManager, OneAnalysisServesEveryPassAndTheTargetCheck) {
-  proto::Model model = passes::testing::Parse(kModel);
+  proto::Model model = test_support::Parse(kModel);
   AnalysisManager analyses(&model);
   passes::PipelineOptions options;
   options.analyses = &analyses;
@@ -78,7 +78,7 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
     return p.ok() ? *p : std::vector<const passes::PassInfo*>{};
   }();
   ASSERT_EQ(pipeline.size(), 2u);
-  proto::Model model = passes::testing::Parse(R"(
+  proto::Model model = test_support::Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3] x, float[3] b) => (float[N,3] z) {
       s = Shape(x)
@@ -98,7 +98,7 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
   ASSERT_NE(analyses.held(), nullptr);
   EXPECT_TRUE(passes::VerifyShapeTables(model, *analyses.held()).ok());
 
-  proto::Model folds = passes::testing::Parse(R"(
+  proto::Model folds = test_support::Parse(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,3] x, float[3] b) => (float[2,3] z) {
       s = Shape(x)
@@ -117,8 +117,8 @@ TEST(AnalysisManager, FoldConstantsHandsOnItsAnalysisWhenItEditsNothingAfterIt) 
 // Without a reader of the rewrite list the pipeline counts the rewrites and keeps none, and
 // rewrites exactly as it does with the list kept.
 TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
-  proto::Model logged = passes::testing::Parse(kModel);
-  proto::Model counted = passes::testing::Parse(kModel);
+  proto::Model logged = test_support::Parse(kModel);
+  proto::Model counted = test_support::Parse(kModel);
   passes::PipelineOptions options;
   std::vector<passes::PassRun> logged_runs, counted_runs;
   ASSERT_TRUE(passes::RunPipeline(&logged, Explicit(), options, &logged_runs).ok());
@@ -145,7 +145,7 @@ TEST(PassManager, AnUnkeptRewriteLogStillCountsAndChangesNothingElse) {
 // node. Ids that no longer match the node's names are looked up by name: the violations are
 // those of a check by name alone.
 TEST(AnalysisManager, TargetCheckIdHintsAreCheckedByName) {
-  proto::Model model = passes::testing::Parse(kModel);  // not aligned: explicit finds the two Adds
+  proto::Model model = test_support::Parse(kModel);  // not aligned: explicit finds the two Adds
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok()) << tables.status();
   const targets::TargetProfile& target = *targets::FindTarget("explicit");
@@ -223,7 +223,7 @@ TEST(ShapeTablesTest, AbsentIsNotUnknownAndReferencesSurviveGrowth) {
 }
 
 TEST(AnalysisManager, VerifyFindsAStaleShape) {
-  proto::Model model = passes::testing::Parse(kModel);
+  proto::Model model = test_support::Parse(kModel);
   absl::StatusOr<ShapeTables> tables = ComputeShapeTables(model);
   ASSERT_TRUE(tables.ok());
   EXPECT_TRUE(passes::VerifyShapeTables(model, *tables).ok());
@@ -245,7 +245,7 @@ class RenameOutputPass : public passes::Pass {
 };
 
 TEST(AnalysisManager, APassThatDoesNotPreserveDropsTheTables) {
-  proto::Model model = passes::testing::Parse(kModel);
+  proto::Model model = test_support::Parse(kModel);
   AnalysisManager analyses(&model);
   passes::PipelineOptions options;
   options.analyses = &analyses;
@@ -270,7 +270,7 @@ void RunAndCheckEveryGraph(proto::Model* model, const std::vector<std::string>& 
   AnalysisManager analyses(model);
   passes::PipelineOptions options;
   options.analyses = &analyses;
-  options.pass_options.evaluator = passes::testing::Executor();
+  options.pass_options.evaluator = test_support::Executor();
   absl::StatusOr<std::vector<const passes::PassInfo*>> pipeline = passes::ResolvePasses(names);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   bool changed = false;
@@ -325,14 +325,14 @@ const char kFunctionsAndBodies[] = R"(
   })";
 
 TEST(AnalysisManager, FunctionCallSitesAndBodiesAreAnalysedOnceAndKeptCurrent) {
-  proto::Model model = passes::testing::Parse(kFunctionsAndBodies);
+  proto::Model model = test_support::Parse(kFunctionsAndBodies);
   RunAndCheckEveryGraph(&model, kPreserving);
   // The copy exists: the last two call sites' tables moved to the copy's path.
   ASSERT_EQ(model.proto.functions_size(), 2);
 }
 
 TEST(AnalysisManager, EveryGraphsTablesAreKeptThroughTheWholePipeline) {
-  proto::Model model = passes::testing::Parse(kFunctionsAndBodies);
+  proto::Model model = test_support::Parse(kFunctionsAndBodies);
   AnalysisManager analyses(&model);
   passes::PipelineOptions options;
   options.analyses = &analyses;

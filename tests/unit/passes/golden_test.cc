@@ -44,7 +44,7 @@ namespace onnx_bcast::passes {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::GoldenForm;
+using test_support::GoldenForm;
 
 const char kGoldenDir[] = BCAST_SOURCE_DIR "/tests/unit/passes/golden";
 
@@ -151,7 +151,7 @@ TEST_P(GoldenTest, Matches) {
   }
   // `live-wrong: Sub@3, ...`: decided by a scripted live oracle (tests/support/pass_test_util.h) for which those
   // forms compute wrongly and every other form runs and matches.
-  std::optional<testing::ScriptedOracle> oracle;
+  std::optional<test_support::ScriptedOracle> oracle;
   if (c.header.count("live-wrong")) {
     std::vector<std::string> wrong;
     for (absl::string_view w : absl::StrSplit(c.header.at("live-wrong"), ',', absl::SkipEmpty())) {
@@ -160,10 +160,10 @@ TEST_P(GoldenTest, Matches) {
     oracle.emplace(std::move(wrong));
     options.live = &*oracle;
   }
-  proto::Model model = testing::Parse(c.sections.at("input"));
+  proto::Model model = test_support::Parse(c.sections.at("input"));
   const proto::Model original = model;
   PassStats stats;
-  const absl::Status status = testing::RunPass(pass, &model, &stats, options);
+  const absl::Status status = test_support::RunPass(pass, &model, &stats, options);
   if (expect.rfind("error", 0) == 0) {
     const std::string code = std::string(absl::StripAsciiWhitespace(expect.substr(5)));
     ASSERT_FALSE(status.ok()) << c.file << ": expected an error, got\n" << GoldenForm(model.proto);
@@ -240,7 +240,7 @@ TEST_P(GoldenTest, Matches) {
   // Idempotence: a second run changes nothing.
   const proto::Model once = model;
   PassStats again;
-  ASSERT_TRUE(testing::RunPass(pass, &model, &again, options).ok()) << c.file;
+  ASSERT_TRUE(test_support::RunPass(pass, &model, &again, options).ok()) << c.file;
   EXPECT_TRUE(proto::ModelsEqual(once.proto, model.proto, &diff))
       << c.file << ": second run changed the model\n"
       << diff;

@@ -22,7 +22,7 @@ onnx::NodeProto Node(const std::string& op_type, const std::string& name, const 
 }
 
 TEST(GraphEditorScale, LazyNamesSeeQueuedInsertionsAndInitializers) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) {
   y = Relu (x)
 })");
@@ -41,7 +41,7 @@ g (float[2] x) => (float[2] y) {
 }
 
 TEST(GraphEditorScale, CommitOfInputChangesKeepsTheIndex) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x, float[2] z) => (float[2] y) {
   t = Relu (x)
   y = Add (t, x)

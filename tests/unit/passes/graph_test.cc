@@ -22,7 +22,7 @@ g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
 })";
 
 TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
-  proto::Model m = testing::Parse(kAddMul);
+  proto::Model m = test_support::Parse(kAddMul);
   proto::GraphEditor g(m.proto.mutable_graph());
   EXPECT_EQ(g.Producer("t"), 0);
   EXPECT_EQ(g.Producer("x"), -1);
@@ -36,7 +36,7 @@ TEST(GraphEditor, IndexesProducersConsumersAndConstants) {
 // (some the graph never mentions): ids skip ahead, lookups of unknown names find nothing,
 // and the tables see the editor's names without shapes.
 TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
-  proto::Model m = testing::Parse(kAddMul);
+  proto::Model m = test_support::Parse(kAddMul);
   analysis::ShapeTables tables;
   tables.SetShape("elsewhere", broadcast::Shape::Of({7}));
   tables.SetShape("t", broadcast::Shape::Of({2}));
@@ -60,7 +60,7 @@ TEST(GraphEditor, SharedIdSpaceWithTheShapeTables) {
 // node count are looked up again, and the index comes out the same.
 TEST(GraphEditor, NodeIdHintsAreUsedOnlyWhereTheirNamesMatch) {
   const auto index_of = [](const proto::NodeTensorIds* hint) {
-    proto::Model m = testing::Parse(kAddMul);
+    proto::Model m = test_support::Parse(kAddMul);
     proto::TensorIds ids;
     for (const char* name : {"x", "w", "t", "y", "elsewhere"}) ids.Intern(name);
     proto::GraphEditor g(m.proto.mutable_graph(), &ids, hint);
@@ -86,7 +86,7 @@ TEST(GraphEditor, NodeIdHintsAreUsedOnlyWhereTheirNamesMatch) {
 }
 
 TEST(GraphEditor, InitializerThatIsAGraphInputIsNotAConstant) {
-  proto::Model m = testing::Parse(R"(<ir_version: 3, opset_import: ["" : 6]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 3, opset_import: ["" : 6]>
 g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1, 2}> {
   y = Add (x, w)
 })");
@@ -96,7 +96,7 @@ g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1, 2}> {
 }
 
 TEST(GraphEditor, FreshNamesAvoidEveryNameIncludingSubgraphs) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (bool c, float[2] x) => (float[2] y) {
   y = If (c) <then_branch = g1 () => (float[2] x_1) { x_1 = Identity (x) },
               else_branch = g2 () => (float[2] x_2) { x_2 = Identity (x) }>
@@ -110,7 +110,7 @@ g (bool c, float[2] x) => (float[2] y) {
 }
 
 TEST(GraphEditor, InsertionsLandBeforeTheirAnchorInOrder) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) {
   a = Relu (x)
   y = Neg (a)
@@ -136,7 +136,7 @@ g (float[2] x) => (float[2] y) {
 }
 
 TEST(GraphEditor, RemoveNodeAndInitializer) {
-  proto::Model m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) <float[2] w = {1, 2}> {
   t = Add (x, w)
   y = Relu (x)
@@ -157,7 +157,7 @@ proto::Model Chain(int n) {
   for (int i = 0; i < n; ++i) {
     absl::StrAppend(&body, "  v", i, " = Relu (v)\n  t", i + 1, " = Add (t", i, ", v", i, ")\n");
   }
-  return testing::Parse(absl::StrCat(R"(<ir_version: 8, opset_import: ["" : 13]>
+  return test_support::Parse(absl::StrCat(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,4] t0, float[4] v) => (float[2,4] t)",
                                      n, R"() {
 )",
@@ -168,7 +168,7 @@ double AlignSeconds(int n, int64_t* inserted) {
   proto::Model m = Chain(n);
   PassStats stats;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(testing::RunPass("align-ranks", &m, &stats).ok());
+  EXPECT_TRUE(test_support::RunPass("align-ranks", &m, &stats).ok());
   *inserted = stats.nodes_inserted;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -45,7 +45,7 @@ TEST(TestData, EveryTargetKeepsEveryModelValid) {
     for (const targets::TargetProfile& t : targets::BuiltinTargets()) {
       proto::Model m = *original;
       std::vector<PassRun> runs;
-      const absl::Status s = testing::RunTarget(t, &m, &runs);
+      const absl::Status s = test_support::RunTarget(t, &m, &runs);
       ASSERT_NE(s.code(), absl::StatusCode::kInternal) << path << " " << t.name << ": " << s;
       if (!s.ok()) {
         // Refusals are allowed (a rank ncnn cannot run, an opset the converter cannot reach,
@@ -65,16 +65,16 @@ TEST(TestData, EveryTargetKeepsEveryModelValid) {
             << path << " " << t.name << ": " << proto::CheckModel(m, true);
       }
       if (t.name == "explicit") {
-        EXPECT_THAT(testing::RankMismatches(m), ::testing::IsEmpty()) << path;
+        EXPECT_THAT(test_support::RankMismatches(m), ::testing::IsEmpty()) << path;
       }
       if (t.name == "none") {
-        EXPECT_THAT(testing::ShapeMismatches(m), ::testing::IsEmpty()) << path;
+        EXPECT_THAT(test_support::ShapeMismatches(m), ::testing::IsEmpty()) << path;
         none_out = m;
         none_ok = true;
       }
     }
     if (none_ok) {
-      const absl::Status s = testing::RunTarget(*targets::FindTarget("canonical"), &none_out);
+      const absl::Status s = test_support::RunTarget(*targets::FindTarget("canonical"), &none_out);
       ASSERT_TRUE(s.ok()) << path << ": " << s;
       const ModelSummary before = Summarize(original->proto);
       const ModelSummary after = Summarize(none_out.proto);

@@ -25,7 +25,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using passes::testing::ScriptedOracle;
+using test_support::ScriptedOracle;
 
 constexpr const char* kCentring = test_support::kCentringModel;
 
@@ -50,7 +50,7 @@ absl::Status Legalize(proto::Model* m, passes::PassStats* stats, FormOracle* ora
   passes::PassOptions options;
   options.target = &OpenCv();
   options.live = oracle;
-  return passes::testing::RunPass("legalize-measured", m, stats, options);
+  return test_support::RunPass("legalize-measured", m, stats, options);
 }
 
 std::vector<float> Outputs(const proto::Model& m) {
@@ -77,7 +77,7 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   y = Div (x, m)
 }
 )";
-  const proto::Model m = passes::testing::Parse(kDiv);
+  const proto::Model m = test_support::Parse(kDiv);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   EXPECT_THAT(*table, IsEmpty());
@@ -99,12 +99,12 @@ g (float[2,1,32] x) => (float[2,1,32] y) {
   EXPECT_TRUE(stats.changed());
   absl::StatusOr<std::vector<std::string>> after = LiveViolations(placed, &oracle);
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(placed.proto);
+  EXPECT_THAT(*after, IsEmpty()) << test_support::GoldenForm(placed.proto);
   EXPECT_EQ(Outputs(placed), Outputs(m));
 }
 
 TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
-  proto::Model m = passes::testing::Parse(kCentring);
+  proto::Model m = test_support::Parse(kCentring);
   const std::vector<float> before = Outputs(m);
   ScriptedOracle oracle({"Sub@3"});
   passes::PassStats stats;
@@ -119,7 +119,7 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
   ScriptedOracle check({"Sub@3"});
   absl::StatusOr<std::vector<std::string>> after = LiveViolations(m, &check);
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(m.proto);
+  EXPECT_THAT(*after, IsEmpty()) << test_support::GoldenForm(m.proto);
   // Exact: a view of the same elements.
   EXPECT_EQ(Outputs(m), before);
   // Idempotent.
@@ -131,7 +131,7 @@ TEST(LiveOracle, LegalizeMeasuredPlacesItWhereTheOracleAccepts) {
 }
 
 TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
-  proto::Model m = passes::testing::Parse(kHead);
+  proto::Model m = test_support::Parse(kHead);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->size(), 1u);  // the table refuses it
@@ -150,7 +150,7 @@ TEST(LiveOracle, ANodeTheTableRefusesStaysWhenTheEngineRunsIt) {
 constexpr const char* kFlat = test_support::kFlatCentringModel;
 
 TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
-  proto::Model m = passes::testing::Parse(kFlat);
+  proto::Model m = test_support::Parse(kFlat);
   absl::StatusOr<std::vector<std::string>> table = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->size(), 1u);  // the table refuses it as it is
@@ -164,7 +164,7 @@ TEST(LiveOracle, WithoutTheOracleTheTableDecidesAndSaysSo) {
   for (const passes::Rewrite& r : stats.log) EXPECT_THAT(r.detail, HasSubstr("decided by the table"));
   absl::StatusOr<std::vector<std::string>> after = FindTargetViolations(m, OpenCv());
   ASSERT_TRUE(after.ok());
-  EXPECT_THAT(*after, IsEmpty()) << passes::testing::GoldenForm(m.proto);
+  EXPECT_THAT(*after, IsEmpty()) << test_support::GoldenForm(m.proto);
   EXPECT_EQ(Outputs(m), before);
 }
 

@@ -22,7 +22,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using passes::testing::ViolationLines;
+using test_support::ViolationLines;
 
 constexpr int64_t N = ShapeCell::kAnyExtent;
 
@@ -47,11 +47,11 @@ TEST(ShapeCells, ProfileLinesParseAndRoundTrip) {
   EXPECT_THAT(text, HasSubstr("op.Sub.computed.shapes = [1,N] [1,1]: refused, [1,1,N] [1,1,1]: "
                               "wrong, [1,1,1,N] [1,1,1,1], [] []: crashed, [1,32] [1,1]\n"));
   EXPECT_THAT(text, HasSubstr("op.Expand.constant_b.shapes = [1,1] [1,N]\n"));
-  passes::testing::ExpectProfileRoundTrips(*p, text);
+  test_support::ExpectProfileRoundTrips(*p, text);
 }
 
 TEST(ShapeCells, ErrorsNameTheLineKeyAndEntry) {
-  const auto& error = passes::testing::ProfileLineError;
+  const auto& error = test_support::ProfileLineError;
   EXPECT_THAT(error("op.Sub.computed.shapes = [1,M] [1,1]"),
               HasSubstr("f:3: op.Sub.computed.shapes: '[1,M] [1,1]': dim 'M' of '[1,M]' is "
                         "neither a number nor N"));
@@ -76,7 +76,7 @@ TEST(ShapeCells, AnOlderProfileLoadsAndDecidesByClass) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_THAT(p->op_rules.at("Sub").shape_cells, IsEmpty());
   EXPECT_THAT(FormatTargetProfile(*p), ::testing::Not(HasSubstr(".shapes")));
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,1,1,384] c, float[1,1,1,1] m, float[4,384] x, float[384] w) => (float[1,1,1,384] d, float[4,384] e) {
   d = Sub (c, m)
   e = Sub (x, w)
@@ -120,7 +120,7 @@ TEST(ShapeCells, TheOpenCvTableDecidesTheShapeDependentCasesAsTheEngine) {
   ASSERT_FALSE(opencv->op_rules.at("Sub").shape_cells.at("computed").empty());
   TargetProfile class_only = *opencv;
   for (auto& [op, rule] : class_only.op_rules) rule.shape_cells.clear();
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
   m = ReduceMean <axes = [-1]> (c)
   d = Sub (c, m)
@@ -139,7 +139,7 @@ g (float[1,1,1,384] c, float[1,32] x) => (float[1,1,1,384] d, float[1,32] e) {
 // What legalize-measured logs on `model`; nothing, and a failed test, when the pass fails.
 std::vector<passes::Rewrite> LegalizeLog(proto::Model* model, const passes::PassOptions& options) {
   passes::PassStats stats;
-  const absl::Status s = passes::testing::RunPass("legalize-measured", model, &stats, options);
+  const absl::Status s = test_support::RunPass("legalize-measured", model, &stats, options);
   EXPECT_TRUE(s.ok()) << s;
   return s.ok() ? stats.log : std::vector<passes::Rewrite>();
 }
@@ -151,7 +151,7 @@ TEST(ShapeCells, TheRewriteLogNamesTheCellThatDecided) {
   ASSERT_NE(opencv, nullptr);
   passes::PassOptions options;
   options.target = opencv;
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
   w = Max (x, s)
 })");
@@ -163,7 +163,7 @@ g (float[1,3,4,5] x, float[1] s) => (float[1,3,4,5] w) {
   }
   // LayerNorm's weight [8] times a [1,5,8] activation: placed on a [5,8] view, which the class
   // entry inner-axis@2 runs (no cell has that pattern).
-  proto::Model weight = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 14]>
+  proto::Model weight = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 14]>
 g (float[1,5,8] x) => (float[1,5,8] y) <float[8] w = {1,2,3,4,5,6,7,8}> {
   y = Mul (x, w)
 })");

@@ -24,7 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-using passes::testing::ViolationLines;
+using test_support::ViolationLines;
 
 TEST(Targets, BuiltinsNameRegisteredPassesAndKnownClasses) {
   ASSERT_EQ(BuiltinTargets().size(), 6u);
@@ -98,25 +98,25 @@ TEST(Targets, ProfileFileDrivesTheGenericLegalizePass) {
       "scalar_any_rank = true\n",
       "tiny.profile");
   ASSERT_TRUE(p.ok()) << p.status();
-  proto::Model m = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,3,4] x, float[4] b, float[1] s, float[3,1] c) => (float[2,3,4] y) {
   t = Add (x, b)
   u = Mul (t, s)
   y = Sub (u, c)
 })");
-  ASSERT_TRUE(passes::testing::RunTarget(*p, &m).ok());
+  ASSERT_TRUE(test_support::RunTarget(*p, &m).ok());
   absl::StatusOr<std::vector<std::string>> v = FindTargetViolations(m, *p);
   ASSERT_TRUE(v.ok());
   EXPECT_THAT(*v, IsEmpty());
   EXPECT_TRUE(proto::CheckModel(m, true).ok());
   // The rank limit is refused with the node named.
-  proto::Model big = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model big = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,2,3,4] x, float[4] b) => (float[2,2,3,4] y) {
   y = Add (x, b)
 })");
   // The pass leaves it; the target check lists it (opt then exits 3).
   const std::unordered_map<std::string, int> index = OriginalNodeIndex(big.proto.graph());
-  ASSERT_TRUE(passes::testing::RunTarget(*p, &big).ok());
+  ASSERT_TRUE(test_support::RunTarget(*p, &big).ok());
   absl::StatusOr<std::vector<TargetViolation>> bv = CheckTarget(big, *p, &index);
   ASSERT_TRUE(bv.ok());
   ASSERT_EQ(bv->size(), 1u);
@@ -152,11 +152,11 @@ TEST(Targets, OpRuleKeysParseAndRoundTrip) {
   const std::string text = FormatTargetProfile(*p);
   EXPECT_THAT(text, HasSubstr("op.Pow.min_rank = 2\nop.Pow.max_rank = 4\n"));
   EXPECT_THAT(text, HasSubstr("op.Pow.computed = inner-axis:aligned, same, scalar:refused\n"));
-  passes::testing::ExpectProfileRoundTrips(*p, text);
+  test_support::ExpectProfileRoundTrips(*p, text);
 }
 
 TEST(Targets, OpRuleErrorsNameTheLineAndKey) {
-  const auto& error = passes::testing::ProfileLineError;
+  const auto& error = test_support::ProfileLineError;
   EXPECT_THAT(error("op.Conv.computed = same"),
               HasSubstr("f:3: 'op.Conv.computed': 'Conv' is not a broadcasting op"));
   EXPECT_THAT(error("op.Add.sometimes = same"),
@@ -186,7 +186,7 @@ TEST(Targets, CheckTargetAppliesOpRulesByOperandKind) {
       "op.Add.computed = same, inner-axis:aligned\n",
       "eng");
   ASSERT_TRUE(p.ok()) << p.status();
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,3] x, float[2,3,4] z, float[4] r, float[1,1,4] r3, float[2,2,2,2] w) => (float[2,3] y, float[2,3] y2, float[2,3] y3, float[2,3,4] y4, float[2,3,4] y5, float[2,2,2,2] y6, float[2,3] y7) <float k = {2.0}, float[2,3] full = {1,2,3,4,5,6}> {
   y = Pow (x, k)
   two = Constant <value = float {2.0}> ()
@@ -224,7 +224,7 @@ TEST(Targets, UnalignedFormsAndOpRulesOverGlobalClasses) {
             FormSupport::kRunsUnaligned);
   EXPECT_THAT(FormatTargetProfile(*p),
               HasSubstr("op.Add.constant_b = per-channel:unaligned, same"));
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,8,4,4] x, float[1,8,1,1] s) => (float[1,8,4,4] y, float[1,8,4,4] y2, float[1,8,4,4] y3, float[1,8,4,4] y4) <float[8,1,1] b = {1,2,3,4,5,6,7,8}, float[1,8,1,1] b4 = {1,2,3,4,5,6,7,8}> {
   y = Add (x, b)
   y2 = Add (x, b4)
@@ -260,7 +260,7 @@ TEST(Targets, FirstFullAndPerRankEntries) {
   EXPECT_EQ(again->op_rules, p->op_rules);
   EXPECT_FALSE(ParseTargetProfile("name = e\nop.Sub.computed = same@x\n", "e").ok());
   EXPECT_FALSE(ParseTargetProfile("name = e\nop.Sub.computed = nothing@2\n", "e").ok());
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[4,3] x, float[1,3] m, float[2,4,3] x3, float[1,1,3] m3, float[1,4,1] c) => (float[4,3] y1, float[4,3] y2, float[2,4,3] y3, float[2,4,3] y4, float[2,4,3] y5) {
   y1 = Sub (x, m)
   y2 = Sub (m, x)
@@ -295,7 +295,7 @@ TEST(Targets, ExpandFormsAndConstantTypesAreJudgedByTheProfile) {
   EXPECT_THAT(FormatTargetProfile(*p), HasSubstr("initializer_types = float32, int64\n"));
   EXPECT_FALSE(
       ParseTargetProfile("name = e\nclasses = same\ninitializer_types = float\n", "e").ok());
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,3,4] x, float[2,3,1] z, float[1,1,4] w) => (float[2,3,4] y, float[2,3,4] y2, float[2,3,4] y3, float[1] c) <int64[3] s = {2,3,4}, bool[1] m = {1}> {
   y = Expand (x, s)
   y2 = Expand (z, s)
@@ -327,7 +327,7 @@ TEST(Targets, ExpandToANegativeExtentIsAnErrorFromTheTablesAsInTheWalk) {
       "op.Expand.constant_b = same, inner-axis, outer-axis, general\n",
       "eng");
   ASSERT_TRUE(p.ok()) << p.status();
-  proto::Model model = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model model = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[3,1] x) => (float[2,3,4] y, float[2,3,4] z) <int64[3] s = {2,-1,4}> {
   y = Expand (x, s)
   t = Constant <value = int64[3] {2,3,-4}> ()
@@ -360,13 +360,13 @@ TEST(Targets, LegalizeMeasuredInsertsOnlyRunningExpands) {
       "op.Expand.constant_b = same, inner-axis, outer-axis:refused, general:refused\n",
       "eng");
   ASSERT_TRUE(p.ok()) << p.status();
-  proto::Model m = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,3,4] x, float[3,4] b, float[2,3,1] c) => (float[2,3,4] y, float[2,3,4] z, bool[2] e) <float[2] k = {1, 2}> {
   y = Add (x, b)
   z = Add (x, c)
   e = Equal (k, k)
 })");
-  ASSERT_TRUE(passes::testing::RunTarget(*p, &m).ok());
+  ASSERT_TRUE(test_support::RunTarget(*p, &m).ok());
   std::vector<std::string> ops;
   for (const auto& n : m.proto.graph().node()) ops.push_back(n.op_type());
   EXPECT_THAT(ops, ::testing::ElementsAre("Reshape", "Expand", "Add", "Add", "Equal"));
@@ -397,11 +397,11 @@ g (float[2,3,4] x) => (float[2,3,4] y) <float[2,1,4] c = {1, 2, 3, 4, 5, 6, 7, 8
   y = Add (x, c)
 })";
   for (const int64_t wider : {int64_t{1} << 20, int64_t{64}}) {
-    proto::Model m = passes::testing::Parse(text);
+    proto::Model m = test_support::Parse(text);
     passes::PassOptions options;
     options.fold_limit_bytes = 16;  // c broadcast to [2,3,4] is 96 bytes
     options.constant_fold_limit_bytes = wider;
-    ASSERT_TRUE(passes::testing::RunTarget(*p, &m, nullptr, options).ok());
+    ASSERT_TRUE(test_support::RunTarget(*p, &m, nullptr, options).ok());
     absl::StatusOr<std::vector<std::string>> v = FindTargetViolations(m, *p);
     ASSERT_TRUE(v.ok());
     if (wider > 96) {
@@ -470,7 +470,7 @@ TEST(Targets, AWrongClassCellSaysItWasMeasuredAtOtherShapes) {
   ASSERT_NE(ncnn, nullptr);
   ASSERT_EQ(ncnn->op_rules.at("Gemm").forms.at("constant_a").at("scalar"), FormSupport::kWrong);
   for (int n : {1, 5}) {
-    const proto::Model m = passes::testing::Parse(absl::StrCat(
+    const proto::Model m = test_support::Parse(absl::StrCat(
         "<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[1,8] x) => (float[1,", n,
         "] y) <float[", n, ",8] w = {", absl::StrJoin(std::vector<int>(8 * n, 1), ", "),
         "}, float[1] c = {0.5}> {\n  y = Gemm <transB = 1> (x, w, c)\n}\n"));
@@ -485,7 +485,7 @@ TEST(Targets, AWrongClassCellSaysItWasMeasuredAtOtherShapes) {
 // A size only the data decides (NonZero's count) is not a dim a user can bind: the hint names
 // the node it comes from, not the analysis's symbol (issue 34 item 8).
 TEST(Targets, AHintForADataDependentSizeNamesTheNodeNotTheSymbol) {
-  const proto::Model m = passes::testing::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
+  const proto::Model m = test_support::Parse(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2,3] x) => (float[K] y) <int64 zero = {0}, float k = {1.5}> {
   nz = NonZero (x)
   c = Cast <to = 1> (nz)
@@ -513,7 +513,7 @@ TEST(Targets, EveryTargetOnTheExampleModelsSatisfiesItsTable) {
     ASSERT_TRUE(original.ok()) << original.status();
     for (const TargetProfile& t : BuiltinTargets()) {
       proto::Model m = *original;
-      ASSERT_TRUE(passes::testing::RunTarget(t, &m).ok()) << path << " " << t.name;
+      ASSERT_TRUE(test_support::RunTarget(t, &m).ok()) << path << " " << t.name;
       // (mlp.onnx's external weights are only found from its own directory.)
       if (proto::CheckModel(*original, true).ok()) {
         EXPECT_TRUE(proto::CheckModel(m, true).ok()) << path << " " << t.name;
@@ -533,14 +533,14 @@ TEST(Targets, EveryTargetOnTheExampleModelsSatisfiesItsTable) {
         EXPECT_THAT(*v, IsEmpty()) << path << " " << t.name;
       }
       if (t.name == "explicit") {
-        EXPECT_THAT(passes::testing::RankMismatches(m), IsEmpty()) << path;
+        EXPECT_THAT(test_support::RankMismatches(m), IsEmpty()) << path;
       }
       if (t.name == "none") {
-        EXPECT_THAT(passes::testing::ShapeMismatches(m), IsEmpty()) << path;
+        EXPECT_THAT(test_support::ShapeMismatches(m), IsEmpty()) << path;
       }
       // Idempotent as a whole.
       proto::Model again = m;
-      ASSERT_TRUE(passes::testing::RunTarget(t, &again).ok());
+      ASSERT_TRUE(test_support::RunTarget(t, &again).ok());
       EXPECT_TRUE(proto::ModelsEqual(m.proto, again.proto)) << path << " " << t.name;
     }
   }
@@ -554,8 +554,8 @@ TEST(Targets, CanonicalUndoesNone) {
       passes::PassOptions options;
       options.fold_limit_bytes = fold_limit;
       proto::Model m = *original;
-      ASSERT_TRUE(passes::testing::RunTarget(*FindTarget("none"), &m, nullptr, options).ok());
-      ASSERT_TRUE(passes::testing::RunTarget(*FindTarget("canonical"), &m, nullptr, options).ok());
+      ASSERT_TRUE(test_support::RunTarget(*FindTarget("none"), &m, nullptr, options).ok());
+      ASSERT_TRUE(test_support::RunTarget(*FindTarget("canonical"), &m, nullptr, options).ok());
       const passes::ModelSummary before = passes::Summarize(original->proto);
       const passes::ModelSummary after = passes::Summarize(m.proto);
       // legacy_axis gains the Unsqueeze the upgrade needs; nothing else may grow.
@@ -621,7 +621,7 @@ Tensor Eval(const onnx::GraphProto& g, std::map<std::string, Tensor> values) {
 TEST(UpgradeLegacyBroadcast, Axis1MatchesHandComputedValues) {
   absl::StatusOr<proto::Model> m = proto::LoadModel(BCAST_SOURCE_DIR "/models/legacy_axis.onnx");
   ASSERT_TRUE(m.ok());
-  ASSERT_TRUE(passes::testing::RunPass("upgrade-legacy-broadcast", &*m).ok());
+  ASSERT_TRUE(test_support::RunPass("upgrade-legacy-broadcast", &*m).ok());
   // a = 0..59 in shape (1,3,4,5); b = {1, 10, 100} from the model's initializer.
   Tensor a{{1, 3, 4, 5}, {}};
   for (int i = 0; i < 60; ++i) a.data.push_back(static_cast<float>(i));
