@@ -5,7 +5,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <type_traits>
 
