@@ -26,18 +26,6 @@ int64_t Prod(const std::vector<int64_t>& v) {
   return p;
 }
 
-// What every grouped-convolution kernel below computes with: a group's input channels (cg)
-// and maps (mg), and the sizes of the kernel, of an input plane and of an output plane.
-// Copied into plain locals at each use: C++17 lambdas cannot capture structured bindings
-// (GCC accepts it, clang does not).
-struct GroupSizes {
-  int64_t cg, mg, ksize, isize, osize;
-};
-
-GroupSizes GroupSizesOf(const WindowGeometry& g, int64_t channels, int64_t maps, int64_t group) {
-  return {channels / group, maps / group, g.kernel_size(), g.in_size(), g.out_size()};
-}
-
 // 1x1 kernel, stride 1, no pads: x already is the im2col matrix.
 bool IsPointwise(const WindowGeometry& g) {
   bool pointwise = g.kernel_size() == 1;
@@ -241,9 +229,8 @@ template <class T>
 void Conv2DBands(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                  int64_t group, const T* x, const T* w, const T* bias, T* y,
                  const ParallelFor* parallel) {
-  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
-  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
-                osize = sizes.osize;
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   const int64_t oh = g.out[0], ow = g.out[1], k = cg * ksize;
   const bool pointwise = IsPointwise(g);
   // At least kMinBandColumns output columns per band: OpenBLAS is slow on very narrow
@@ -517,9 +504,8 @@ template <class T>
 void ConvSmallMap(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                   int64_t group, const T* x, const T* w, const T* bias, T* y,
                   const ParallelFor* parallel) {
-  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
-  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
-                osize = sizes.osize;
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   const int64_t k = cg * ksize;
   const int np = static_cast<int>((osize + kLanes - 1) / kLanes);
   const bool pointwise = IsPointwise(g);
@@ -689,9 +675,8 @@ std::unique_ptr<PreparedConv> PrepareConv2D(const WindowGeometry& g, int64_t bat
 template <class T>
 void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                      int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
-  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
-                osize = sizes.osize;
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   const bool pointwise = IsPointwise(g);
   T* col = pointwise ? nullptr : ColumnScratch<T>(static_cast<size_t>(cg * ksize * osize));
   for (int64_t n = 0; n < batch; ++n) {
@@ -718,9 +703,8 @@ void ConvIm2colWhole(const WindowGeometry& g, int64_t batch, int64_t channels, i
 template <class T>
 void ConvTranspose(const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
                    int64_t group, const T* x, const T* w, const T* bias, T* y) {
-  const GroupSizes sizes = GroupSizesOf(g, channels, maps, group);
-  const int64_t cg = sizes.cg, mg = sizes.mg, ksize = sizes.ksize, isize = sizes.isize,
-                osize = sizes.osize;
+  const int64_t cg = channels / group, mg = maps / group;
+  const int64_t ksize = g.kernel_size(), isize = g.in_size(), osize = g.out_size();
   // col2im works on the "forward" view: the transposed conv's output is the forward conv's
   // input, so swap in/out in the geometry.
   const WindowGeometry fwd{g.out, g.in, g.kernel, g.strides, g.dilations, g.pads_begin, g.pads_end};

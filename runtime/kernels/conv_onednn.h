@@ -26,9 +26,9 @@ bool OneDnnConv2D(const WindowGeometry& g, int64_t batch, int64_t channels, int6
 /// reordered into its layout, and its blocked source and destination buffers. Only the
 /// activations are reordered per Run. Null when oneDNN is unavailable or refuses the geometry.
 /// With `threads` > 1, a large enough convolution of one image and group is also split into
-/// `threads` primitives over slices of its maps, which Run and RunBlocked hand to their
-/// ParallelFor (labels "onednn-split-rows", "onednn-split-maps", "onednn-nchw-split-*");
-/// BCAST_CONV_SPLIT=0 in the environment turns the split off.
+/// up to two primitives a thread, over bands of output rows or slices of its maps, which Run
+/// and RunBlocked hand to their ParallelFor (labels "onednn-split-rows", "onednn-split-maps",
+/// "onednn-nchw-split-*"); BCAST_CONV_SPLIT=0 in the environment turns the split off.
 std::unique_ptr<PreparedConv> PrepareOneDnnConv2D(const WindowGeometry& g, int64_t batch,
                                                   int64_t channels, int64_t maps, int64_t group,
                                                   const float* w, bool has_bias, int threads = 1);

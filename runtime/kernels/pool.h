@@ -147,19 +147,20 @@ void MaxPool2D(const WindowGeometry& g, int64_t planes, const T* x, T* y,
       for (int64_t ow = 0; ow < run_lo; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
       const T* row0 = xp + (h0 + khb * dh) * in_w + run_lo * sw - pw;
       const int64_t len = run_hi - run_lo, kh_taps = khe - khb, kw_taps = g.kernel[1];
+      // Float rows at strides 1 and 2 on AVX-512 or AVX2 (pool_simd.h), with the same bits.
       bool vector_row = false;
       if constexpr (std::is_same_v<T, float>) {
         vector_row =
             MaxPoolRowRunVector({row0, len, sw, in_w, kh_taps, dh, kw_taps, dw}, yrow + run_lo);
       }
-      if (vector_row) {
-        // done on AVX-512 or AVX2 (pool_simd.h), the same bits
-      } else if (sw == 1) {
-        MaxPoolRowRun<1>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
-      } else if (sw == 2) {
-        MaxPoolRowRun<2>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
-      } else {
-        MaxPoolRowRun<0>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+      if (!vector_row) {
+        if (sw == 1) {
+          MaxPoolRowRun<1>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+        } else if (sw == 2) {
+          MaxPoolRowRun<2>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+        } else {
+          MaxPoolRowRun<0>(row0, len, sw, in_w, kh_taps, dh, kw_taps, dw, yrow + run_lo);
+        }
       }
       for (int64_t ow = run_hi; ow < out_w; ++ow) scalar(xp, yrow, h0, khb, khe, ow);
     }

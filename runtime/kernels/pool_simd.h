@@ -3,7 +3,8 @@
 // build turns into scalar shuffles, 5x onnxruntime's time on SqueezeNet's 3x3/2 pools. These
 // fold the same taps in the same order into each output (acc = v > acc ? v : acc, which is
 // what vmaxps(v, acc) computes, NaN and signed zeros included), so every output keeps the plain
-// loop's bits. Tests compare each with MaxPoolRowRun (pool_simd_test in ops_nn_test.cc).
+// loop's bits. PoolKernel.MaxPoolVectorRowsMatchThePlainRun (ops_nn_test.cc) compares each
+// with MaxPoolRowRun.
 #ifndef ONNX_BCAST_RUNTIME_KERNELS_POOL_SIMD_H_
 #define ONNX_BCAST_RUNTIME_KERNELS_POOL_SIMD_H_
 

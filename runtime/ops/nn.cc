@@ -624,7 +624,8 @@ absl::Status MaxUnpoolOp(OpContext& ctx) {
 }
 
 // X's [N, C, rest] layout, which BatchNormalization, InstanceNormalization and LRN compute
-// over: N images of C channels of `inner` elements each.
+// over: N images of C channels of `inner` elements each. Callers copy the fields into plain
+// locals: their lambdas read them, and C++17 lambdas cannot capture structured bindings.
 struct ChannelLayout {
   int64_t n = 0, c = 0, inner = 0;
 };
@@ -638,7 +639,6 @@ absl::Status BatchNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(5));
   const Tensor& x = *in[0];
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
   const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   for (int i = 1; i < 5; ++i) {
     if (in[i]->num_elements() != c) {
@@ -700,7 +700,6 @@ absl::Status InstanceNormOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> in, ctx.RequireInputs(3));
   const Tensor& x = *in[0];
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
   const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   if (in[1]->num_elements() != c || in[2]->num_elements() != c) {
     return ctx.Error("scale and B must have C elements");
@@ -822,7 +821,6 @@ absl::Status LrnOp(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(const Tensor* xs, ctx.RequireInput(0));
   const Tensor& x = *xs;
   BCAST_ASSIGN_OR_RETURN(const ChannelLayout layout, ReadChannelLayout(ctx, x));
-  // Plain locals: C++17 lambdas cannot capture structured bindings (clang refuses).
   const int64_t n = layout.n, c = layout.c, inner = layout.inner;
   const Node& node = ctx.node();
   const int64_t size = node.GetInt("size", 0);

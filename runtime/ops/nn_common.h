@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/dtype.h"
-#include "runtime/kernels/conv.h"
+#include "runtime/kernels/parallel_for.h"
 #include "runtime/ops/op.h"
 #include "runtime/tensor.h"
 
