@@ -8,10 +8,11 @@
 # bench/peer/models static at its test dims (image models at 224x224; `opt --passes none --dim
 # ...`), runs ORT once on each and ours on the same inputs (`run --test-data`, within --rtol
 # (1e-3) and --atol (1e-4) of ORT's outputs), then alternates our `run --bench` with ORT's runs
-# (ort_models.mjs) and prints medians and ratios. --baseline runs a second binary in each round
-# too. --sizes runs the image models at each H x W (others once) and ends with a table of
-# ours/ORT per model and size (--json: one file per size). Exits 1 when a model fails on either
-# side or our outputs differ from ORT's (each named; a failed model is never silently dropped).
+# (ort_models.mjs) in 5 rounds and prints medians and ratios (ours/ORT: the median of the rounds'
+# own ratios). --baseline runs a second binary in each round too. --sizes runs the image models
+# at each H x W (others once) and ends with a table of ours/ORT per model and size (--json: one
+# file per size). Exits 1 when a model fails on either side or our outputs differ from ORT's
+# (each named; a failed model is never silently dropped).
 set -euo pipefail
 peer_name=compare_models.sh peer_usage_lines=14
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -20,7 +21,7 @@ root="$peer_root"
 build="$root/build"
 threads="1"
 runs=20
-rounds=3
+rounds=5
 only=""
 json=""
 baseline=""

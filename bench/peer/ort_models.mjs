@@ -5,7 +5,11 @@
 //   ORT  - onnxruntime-node, all graph optimizations, T intra-op threads, N timed runs after a
 //          warm-up (median of the profiler's model_run events: the Node binding's copies are
 //          not counted),
-// and prints the median of each side over the rounds and the ratio ours / ORT. With
+// and prints the median of each side over the rounds and the ratio ours / ORT: the median over
+// the rounds of each round's own ratio. A round's two sides run back to back, and the side that
+// goes first alternates from round to round. On a shared VM a slow spell of the host (seen here
+// lasting seconds, hitting whichever process runs then: 0.51 -> 0.68 ms on the same model)
+// then moves both sides of a round, or only one round, instead of one side's median. With
 // --baseline BIN, a second onnx-bcast (say, a build of the previous commit) takes its turn in
 // every round too, so a change is measured side by side with its peer. With --check-dir DIR,
 // each model's ORT outputs on its inputs are written first as ONNX test data
@@ -89,10 +93,11 @@ async function ortRun(model, threads, runs, profileDir) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv, kFlags, { threads: [1], runs: 20, rounds: 3, models: [] });
+  const args = parseArgs(process.argv, kFlags, { threads: [1], runs: 20, rounds: 5, models: [] });
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcast-models-'));
   console.log(`onnxruntime-node ${ort.env.versions?.common ?? ''}; ${args.rounds} alternating ` +
-              `rounds of ${args.runs} runs per side; medians in ms`);
+              `rounds of ${args.runs} runs per side; medians in ms; ours/ORT is the median of ` +
+              `the rounds' own ratios`);
   const base = args.baseline !== undefined;
   console.log(['model', 'thr', ...(base ? ['before'] : []), 'ours', 'ORT',
                ...(base ? ['before/ORT'] : []), 'ours/ORT'].join('\t'));
@@ -116,11 +121,15 @@ async function main() {
       let side = 'ours';
       try {
         for (let r = 0; r < args.rounds; ++r) {
-          side = 'ours';
-          if (base) before.push(oursModelMs(args.baseline, model, threads, args.runs));
-          ours.push(oursModelMs(args.onnxBcast, model, threads, args.runs));
+          const oursTurn = () => {
+            side = 'ours';
+            if (base) before.push(oursModelMs(args.baseline, model, threads, args.runs));
+            ours.push(oursModelMs(args.onnxBcast, model, threads, args.runs));
+          };
+          if (r % 2 === 0) oursTurn();
           side = 'ORT';
           theirs.push(await ortRun(model, threads, args.runs, profileDir));
+          if (r % 2 === 1) oursTurn();
         }
       } catch (e) {
         const why = `${side}: ${String(e.message).split('\n')[0]}`;
@@ -129,12 +138,13 @@ async function main() {
         rows.push({ model: name, threads, failed: why });
         continue;
       }
+      const pairedRatio = (side) => median(side.map((ms, r) => ms / theirs[r]));
       const row = { model: path.basename(model, '.onnx'), threads, ours_ms: median(ours),
-                    ort_ms: median(theirs) };
-      row.ratio = row.ours_ms / row.ort_ms;
+                    ort_ms: median(theirs), ratio: pairedRatio(ours),
+                    round_ratios: ours.map((ms, r) => ms / theirs[r]) };
       if (base) {
         row.before_ms = median(before);
-        row.before_ratio = row.before_ms / row.ort_ms;
+        row.before_ratio = pairedRatio(before);
       }
       rows.push(row);
       console.log([row.model, threads, ...(base ? [row.before_ms.toFixed(3)] : []),

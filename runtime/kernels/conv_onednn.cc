@@ -256,8 +256,8 @@ class OneDnnPreparedConv : public PreparedConv {
   // its own scratchpad (parts run at the same time) and, for slices of the maps, its weights
   // reordered once. Left unsplit when oneDNN would compute a part with another implementation
   // than the whole (a slower one, or none).
-  void Split(int threads, const WindowGeometry& g, int64_t batch, int64_t channels,
-             int64_t maps, int64_t group, const float* w, bool has_bias) {
+  void Split(int threads, const WindowGeometry& g, int64_t batch, int64_t channels, int64_t maps,
+             int64_t group, const float* w, bool has_bias) {
     if (threads < 2 || batch != 1 || group != 1 || !SplitAllowed()) return;
     const int64_t oh = g.out[0], ow = g.out[1], ksize = g.kernel_size();
     // Up to two parts a thread, each of at least kSplitMinMacsPerPart: threads take parts
@@ -281,8 +281,7 @@ class OneDnnPreparedConv : public PreparedConv {
       const int64_t mp = maps / p;
       if (!e_->reorder_dst) {
         rows = false;
-      } else if (mp % 16 == 0 &&
-                 e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
+      } else if (mp % 16 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw16c)) {
         dst_tag = Tag::nChw16c;
         rows = false;
       } else if (mp % 8 == 0 && e_->dst.get_desc() == memory::desc(full_dst, kF32, Tag::nChw8c)) {
@@ -316,103 +315,113 @@ class OneDnnPreparedConv : public PreparedConv {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const int64_t reach = (g.kernel[0] - 1) * g.dilations[0] + 1;  // input rows of one output row
-    std::vector<Part> built;
-    try {
-      dnnl::stream& stream = Stream();
-      for (int i = 0; i < parts; ++i) {
-        Part part;
-        // This part's output rows [r0, r1) and maps [m0, m1), and the input rows it reads.
-        int64_t r0 = 0, r1 = oh, m0 = 0, m1 = maps, in0 = 0, in1 = g.in[0];
-        int64_t pad_t = g.pads_begin[0], pad_b = g.pads_end[0];
-        if (rows) {
-          r0 = oh * i / parts;
-          r1 = oh * (i + 1) / parts;
-          const int64_t first = r0 * g.strides[0] - g.pads_begin[0];  // may be in the padding
-          const int64_t end = (r1 - 1) * g.strides[0] - g.pads_begin[0] + reach;
-          in0 = std::max<int64_t>(0, first);
-          in1 = std::min<int64_t>(g.in[0], end);
-          pad_t = in0 - first;
-          pad_b = end - in1;
-          if (in1 <= in0) return;  // a band wholly in the padding: not worth the care
-          if (nhwc) {
-            part.src_offset = in0 * g.in[1] * channels;
-            part.dst_offset = r0 * ow * maps;
-          }
-          part.in0 = in0;
-          part.in_rows = in1 - in0;
-        } else {
-          m0 = maps * i / parts;
-          m1 = maps * (i + 1) / parts;
-          part.dst_offset = m0 * oh * ow;
-        }
-        part.m0 = m0;
-        const memory::dims part_src{batch, channels, in1 - in0, g.in[1]};
-        const memory::dims part_dst{batch, m1 - m0, r1 - r0, ow};
-        memory::desc src_desc = whole_src, dst_desc(part_dst, kF32, dst_tag);
-        if (nhwc) {
-          src_desc = memory::desc(part_src, kF32, Tag::nhwc);
-          dst_desc = memory::desc(part_dst, kF32, Tag::nhwc);
-        } else if (copy_src) {
-          src_desc = memory::desc(part_src, kF32, Tag::nchw);
-          dst_desc = memory::desc(part_dst, kF32, whole_tag);
-          part.copy_src = true;
-          if (single_block != 0) {
-            part.dst_offset = r0 * ow * single_block;
+    // The parts of `count`, kept if oneDNN computes each with the whole's implementation.
+    const auto try_parts = [&](int64_t count) {
+      std::vector<Part> built;
+      try {
+        dnnl::stream& stream = Stream();
+        for (int i = 0; i < count; ++i) {
+          Part part;
+          // This part's output rows [r0, r1) and maps [m0, m1), and the input rows it reads.
+          int64_t r0 = 0, r1 = oh, m0 = 0, m1 = maps, in0 = 0, in1 = g.in[0];
+          int64_t pad_t = g.pads_begin[0], pad_b = g.pads_end[0];
+          if (rows) {
+            r0 = oh * i / count;
+            r1 = oh * (i + 1) / count;
+            const int64_t first = r0 * g.strides[0] - g.pads_begin[0];  // may be in the padding
+            const int64_t end = (r1 - 1) * g.strides[0] - g.pads_begin[0] + reach;
+            in0 = std::max<int64_t>(0, first);
+            in1 = std::min<int64_t>(g.in[0], end);
+            pad_t = in0 - first;
+            pad_b = end - in1;
+            if (in1 <= in0) return false;  // a band wholly in the padding: not worth the care
+            if (nhwc) {
+              part.src_offset = in0 * g.in[1] * channels;
+              part.dst_offset = r0 * ow * maps;
+            }
+            part.in0 = in0;
+            part.in_rows = in1 - in0;
           } else {
-            part.own_dst = true;
+            m0 = maps * i / count;
+            m1 = maps * (i + 1) / count;
+            part.dst_offset = m0 * oh * ow;
           }
+          part.m0 = m0;
+          const memory::dims part_src{batch, channels, in1 - in0, g.in[1]};
+          const memory::dims part_dst{batch, m1 - m0, r1 - r0, ow};
+          memory::desc src_desc = whole_src, dst_desc(part_dst, kF32, dst_tag);
+          if (nhwc) {
+            src_desc = memory::desc(part_src, kF32, Tag::nhwc);
+            dst_desc = memory::desc(part_dst, kF32, Tag::nhwc);
+          } else if (copy_src) {
+            src_desc = memory::desc(part_src, kF32, Tag::nchw);
+            dst_desc = memory::desc(part_dst, kF32, whole_tag);
+            part.copy_src = true;
+            if (single_block != 0) {
+              part.dst_offset = r0 * ow * single_block;
+            } else {
+              part.own_dst = true;
+            }
+          }
+          const memory::dims wei_dims{m1 - m0, channels, g.kernel[0], g.kernel[1]};
+          const memory::desc bias_desc({m1 - m0}, kF32, Tag::x);
+          const memory::desc wei_desc =
+              rows ? e_->wei.get_desc() : memory::desc(wei_dims, kF32, Tag::any);
+          const memory::dims pad_l{pad_t, g.pads_begin[1]}, pad_r{pad_b, g.pads_end[1]};
+          const auto desc = ConvDesc(g, src_desc, wei_desc, has_bias ? &bias_desc : nullptr,
+                                     dst_desc, pad_l, pad_r);
+          const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+          if (pd.impl_info_str() != e_->impl) return false;
+          part.conv = dnnl::convolution_forward(pd);
+          part.src = part.copy_src ? memory(src_desc, engine) : memory(src_desc, engine, nullptr);
+          part.dst = part.own_dst ? memory(dst_desc, engine) : memory(dst_desc, engine, nullptr);
+          if (part.own_dst && out_block_ != 0) {
+            // Blocked output asked for: this band goes to its rows of the whole.
+            part.whole_view =
+                memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine, nullptr);
+            part.to_whole = dnnl::reorder(part.dst, part.whole_view);
+          }
+          if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
+          part.scratch = memory(pd.scratchpad_desc(), engine);
+          if (rows) {
+            if (pd.weights_desc() != e_->wei.get_desc()) return false;
+            part.wei = e_->wei;  // every band reads all the weights: the whole's, shared
+          } else {
+            part.wei = memory(pd.weights_desc(), engine);
+            part.own_weights = true;
+            memory from(memory::desc(wei_dims, kF32, Tag::oihw), engine,
+                        const_cast<float*>(w + m0 * channels * ksize));
+            dnnl::reorder(from, part.wei).execute(stream, from, part.wei);
+          }
+          if (e_->reorder_dst || part.own_dst) {
+            // This part's slice of the NCHW output (rows of every map: strided).
+            const memory::dims nchw_strides{maps * oh * ow, oh * ow, ow, 1};
+            part.user_dst = memory(memory::desc(part_dst, kF32, nchw_strides), engine, nullptr);
+            part.user_offset = m0 * oh * ow + r0 * ow;
+            part.from_dst = dnnl::reorder(part.dst, part.user_dst);
+          }
+          // Memories are handles: the map sees the data handles set per run.
+          part.args = {{DNNL_ARG_SRC, part.src},
+                       {DNNL_ARG_WEIGHTS, part.wei},
+                       {DNNL_ARG_DST, part.dst},
+                       {DNNL_ARG_SCRATCHPAD, part.scratch}};
+          if (has_bias) part.args.emplace(DNNL_ARG_BIAS, part.bias);
+          built.push_back(std::move(part));
         }
-        const memory::dims wei_dims{m1 - m0, channels, g.kernel[0], g.kernel[1]};
-        const memory::desc bias_desc({m1 - m0}, kF32, Tag::x);
-        const memory::desc wei_desc =
-            rows ? e_->wei.get_desc() : memory::desc(wei_dims, kF32, Tag::any);
-        const memory::dims pad_l{pad_t, g.pads_begin[1]}, pad_r{pad_b, g.pads_end[1]};
-        const auto desc = ConvDesc(g, src_desc, wei_desc, has_bias ? &bias_desc : nullptr, dst_desc,
-                                   pad_l, pad_r);
-        const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-        if (pd.impl_info_str() != e_->impl) return;
-        part.conv = dnnl::convolution_forward(pd);
-        part.src = part.copy_src ? memory(src_desc, engine) : memory(src_desc, engine, nullptr);
-        part.dst = part.own_dst ? memory(dst_desc, engine) : memory(dst_desc, engine, nullptr);
-        if (part.own_dst && out_block_ != 0) {
-          // Blocked output asked for: this band goes to its rows of the whole.
-          part.whole_view =
-              memory(whole_dst.submemory_desc(part_dst, {0, 0, r0, 0}), engine, nullptr);
-          part.to_whole = dnnl::reorder(part.dst, part.whole_view);
-        }
-        if (has_bias) part.bias = memory(bias_desc, engine, nullptr);
-        part.scratch = memory(pd.scratchpad_desc(), engine);
-        if (rows) {
-          if (pd.weights_desc() != e_->wei.get_desc()) return;
-          part.wei = e_->wei;  // every band reads all the weights: the whole's, shared
-        } else {
-          part.wei = memory(pd.weights_desc(), engine);
-          part.own_weights = true;
-          memory from(memory::desc(wei_dims, kF32, Tag::oihw), engine,
-                      const_cast<float*>(w + m0 * channels * ksize));
-          dnnl::reorder(from, part.wei).execute(stream, from, part.wei);
-        }
-        if (e_->reorder_dst || part.own_dst) {
-          // This part's slice of the NCHW output (rows of every map: strided).
-          const memory::dims nchw_strides{maps * oh * ow, oh * ow, ow, 1};
-          part.user_dst = memory(memory::desc(part_dst, kF32, nchw_strides), engine, nullptr);
-          part.user_offset = m0 * oh * ow + r0 * ow;
-          part.from_dst = dnnl::reorder(part.dst, part.user_dst);
-        }
-        // Memories are handles: the map sees the data handles set per run.
-        part.args = {{DNNL_ARG_SRC, part.src},
-                     {DNNL_ARG_WEIGHTS, part.wei},
-                     {DNNL_ARG_DST, part.dst},
-                     {DNNL_ARG_SCRATCHPAD, part.scratch}};
-        if (has_bias) part.args.emplace(DNNL_ARG_BIAS, part.bias);
-        built.push_back(std::move(part));
+        stream.wait();
+      } catch (const dnnl::error&) {
+        return false;  // no split: the whole primitive runs
       }
-      stream.wait();
-    } catch (const dnnl::error&) {
-      return;  // no split: the whole primitive runs
+      parts_ = std::move(built);
+      split_rows_ = rows;
+      return true;
+    };
+    // Bands of rows: fewer and taller ones where oneDNN would compute a short band with
+    // another kernel (96 maps of 14 rows: in four bands "ref:any", in two the whole's
+    // "brgconv").
+    for (int64_t count = parts; count >= (rows ? threads : parts); --count) {
+      if (try_parts(count)) return;
     }
-    parts_ = std::move(built);
-    split_rows_ = rows;
   }
 
   memory::desc whole_dst_desc() const {
@@ -591,10 +600,10 @@ class OneDnnPreparedConv : public PreparedConv {
     int64_t m0 = 0;  ///< first map (bias offset)
     int64_t src_offset = 0, dst_offset = 0, user_offset = 0;
     int64_t in0 = 0, in_rows = 0;  ///< the input rows a band reads
-    bool own_weights = false;  ///< false: the whole's weights, shared
-    bool copy_src = false;     ///< src is the part's own buffer, its rows copied in per run
-    bool own_dst = false;      ///< dst is the part's own buffer, reordered out per run
-    memory whole_view;         ///< own_dst: its rows of the whole blocked output
+    bool own_weights = false;      ///< false: the whole's weights, shared
+    bool copy_src = false;         ///< src is the part's own buffer, its rows copied in per run
+    bool own_dst = false;          ///< dst is the part's own buffer, reordered out per run
+    memory whole_view;             ///< own_dst: its rows of the whole blocked output
     dnnl::reorder to_whole;
     std::unordered_map<int, memory> args;  ///< the primitive's arguments, built once
     dnnl::convolution_forward conv;

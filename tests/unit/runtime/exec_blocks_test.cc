@@ -326,6 +326,36 @@ TEST(ConvKernel, SplitOverThreadsMatchesReference) {
   EXPECT_GE(labels["onednn-split-maps"] + labels["onednn-nchw-split-maps"], 4);
 }
 
+// detector_head_crop's 96-map convolutions on 14 rows: on AVX-512 oneDNN computes a band of
+// 3-4 of those rows with its reference kernel, so four bands were refused and one thread did
+// the whole; two bands of 7 run on the whole's kernel. Whatever the ISA, two threads split it,
+// to the bits of the one-thread convolution.
+TEST(ConvKernel, ShortMapsSplitIntoFewerBands) {
+  if (!kernels::OneDnnConvAvailable()) GTEST_SKIP() << "built without oneDNN";
+  std::mt19937_64 rng(96);
+  for (const int64_t stride : {1, 2}) {
+    const int64_t c = stride == 1 ? 96 : 64, in = 14 * stride, m = 96;
+    kernels::WindowGeometry g;
+    for (int d = 0; d < 2; ++d) testing::AddAxis(&g, in, 3, stride, 1, 1, 1, 14);
+    const std::vector<float> x = RandomFloats(rng, c * g.in_size());
+    const std::vector<float> w = RandomFloats(rng, m * c * g.kernel_size());
+    const std::vector<float> b = RandomFloats(rng, m);
+    const kernels::ConvPath onednn = kernels::ConvPath::kOneDnn;
+    std::unique_ptr<kernels::PreparedConv> split = kernels::PrepareConv2D(
+        g, 1, c, m, 1, w.data(), true, kernels::ConvChoice::kRule, &onednn, 2);
+    std::unique_ptr<kernels::PreparedConv> whole = kernels::PrepareConv2D(
+        g, 1, c, m, 1, w.data(), true, kernels::ConvChoice::kRule, &onednn, 1);
+    ASSERT_TRUE(split != nullptr && whole != nullptr);
+    EXPECT_NE(std::string(split->label()).find("split"), std::string::npos) << split->label();
+    ThreadPool pool(2);
+    const kernels::ParallelFor parallel = testing::PoolParallel(&pool);
+    std::vector<float> y(m * g.out_size(), std::nanf("")), plain(y.size(), std::nanf(""));
+    ASSERT_TRUE(whole->Run(x.data(), w.data(), b.data(), plain.data(), nullptr));
+    ASSERT_TRUE(split->Run(x.data(), w.data(), b.data(), y.data(), &parallel));
+    ExpectSameBits(y.data(), plain.data(), static_cast<int64_t>(y.size()), split->label());
+  }
+}
+
 std::string TextValues(std::mt19937_64& rng, int64_t count) {
   std::uniform_real_distribution<float> dist(-1, 1);
   std::string out = "{";
