@@ -64,8 +64,10 @@ struct Executor::GraphPlan {
     int relu_pos = -1;
     bool relu_in_conv = false;
     /// Channel-blocked activations (FindBlocks): input 0 may be passed in channel blocks
-    /// (Conv, GlobalAveragePool), and output 0 may be written in them (Conv).
+    /// (Conv, GlobalAveragePool), and output 0 may be written in them (Conv). A Concat of
+    /// channels takes every input in blocks when all come in the same one (`reads_all_blocks`).
     bool reads_blocks = false;
+    bool reads_all_blocks = false;
     bool writes_blocks = false;
   };
   const Graph* graph = nullptr;
@@ -218,6 +220,17 @@ std::vector<int> UseCounts(const Executor::GraphPlan& plan,
     for (const std::string& name : uses[pos]) ++use_count[plan.slot_of.at(name)];
   }
   return use_count;
+}
+
+// The block every one of `inputs` is in (frame blocks), or 0 when one is NCHW, absent, or in
+// another block.
+int CommonBlock(const std::vector<int>& inputs, const std::vector<int>& blocks) {
+  int common = 0;
+  for (int slot : inputs) {
+    if (slot < 0 || blocks[slot] == 0 || (common != 0 && blocks[slot] != common)) return 0;
+    common = blocks[slot];
+  }
+  return common;
 }
 
 // The default domain's op `op`.
@@ -445,10 +458,12 @@ void MarkConstants(Executor::GraphPlan* plan) {
 
 // Marks where activations may stay in oneDNN's channel-blocked layout between nodes: a Conv
 // writes it and a Conv or a GlobalAveragePool reads it as input 0, a MaxPool reads and writes
-// it (in the same block); an elementwise chain over scalars (FindChains) runs on it as on any
-// order of the same elements. A value may be left blocked when each of its uses is such a
-// read; at run time the producer decides (the path it takes), and a reader that cannot take it
-// after all gets the NCHW copy (Executor::Unblock).
+// it (in the same block), a Concat on axis 1 reads every input in it and writes it (the
+// fire and inception modules: their branches' convolutions then write no NCHW copy); an
+// elementwise chain over scalars (FindChains) runs on it as on any order of the same elements. A
+// value may be left blocked when each of its uses is such a read; at run time the producer decides
+// (the path it takes), and a reader that cannot take it after all gets the NCHW copy
+// (Executor::Unblock).
 void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::string>>& uses,
                 const NameSet& keep) {
   const size_t n = plan->nodes.size();
@@ -466,7 +481,16 @@ void FindBlocks(Executor::GraphPlan* plan, const std::vector<std::vector<std::st
       np.reads_blocks = true;
       ++block_reads[np.inputs[0]];
     }
-    np.writes_blocks = (conv && np.outputs.size() == 1) || max_pool;
+    // Concat's axis is checked again at run time, where the rank is known (ops: Concat).
+    const bool concat = PlainOp(*np.node, "Concat") && np.outputs.size() == 1 &&
+                        np.node->GetInt("axis", np.node->opset < 4 ? 1 : 0) == 1;
+    if (concat) {
+      np.reads_all_blocks = true;
+      for (int slot : np.inputs) {
+        if (slot >= 0) ++block_reads[slot];
+      }
+    }
+    np.writes_blocks = (conv && np.outputs.size() == 1) || max_pool || concat;
     if (np.chain != nullptr) {
       for (int member : np.chain->members) {
         const std::vector<int>& in = plan->nodes[member].inputs;
@@ -781,7 +805,15 @@ absl::Status Executor::RunNode(GraphPlan& plan, Frame& frame, size_t pos, bool r
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   // Blocked inputs: passed on to an op that reads them, made NCHW for any other reader.
-  for (size_t i = 0; i < np.inputs.size(); ++i) {
+  // A Concat gets them all in their block when they share it (UnblockInput: all made NCHW).
+  const int all_block = np.reads_all_blocks ? CommonBlock(np.inputs, frame.blocks) : 0;
+  if (all_block != 0) {
+    ctx.set_input_block(all_block, [this, &plan, &frame, &np] {
+      for (int slot : np.inputs) BCAST_RETURN_IF_ERROR(Unblock(plan, frame, slot, *np.node));
+      return absl::OkStatus();
+    });
+  }
+  for (size_t i = 0; i < np.inputs.size() && all_block == 0; ++i) {
     const int slot = np.inputs[i];
     if (slot < 0 || frame.blocks[slot] == 0) continue;
     if (i == 0 && np.reads_blocks) {

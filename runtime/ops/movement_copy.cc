@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "broadcast/rules.h"
 #include "broadcast/view.h"
+#include "runtime/kernels/channel_blocks.h"
 #include "runtime/kernels/movement.h"
 #include "runtime/ops/movement_util.h"
 #include "support/status_macros.h"
@@ -58,7 +59,8 @@ absl::Status Expand(OpContext& ctx) {
       return ctx.Error(absl::StrCat("cannot expand ", x->DebugString(), " to ",
                                     ShapeToString(target), ": ", shape.status().message()));
     }
-    absl::StatusOr<broadcast::BroadcastView> v = broadcast::BroadcastView::Create(x->shape(), *shape);
+    absl::StatusOr<broadcast::BroadcastView> v =
+        broadcast::BroadcastView::Create(x->shape(), *shape);
     if (!v.ok()) return ctx.Error(std::string(v.status().message()));
     return v;
   };
@@ -92,15 +94,40 @@ absl::Status Transpose(OpContext& ctx) {
   return PermutedCopy(ctx, *x, x->shape(), perm, std::move(out_shape));
 }
 
+// True when the inputs the executor passed in channel blocks (every one in ctx.input_block(),
+// kernels/channel_blocks.h) concatenate in that block into an output in it: on axis 1 of
+// float [N, C, spatial...] tensors, each C and the sum a count the block fits, and the output
+// allowed in blocks. Each input is then [N][C_k * spatial] as in NCHW, so the NCHW
+// concatenation below is the blocked one too.
+bool ConcatKeepsBlocks(const OpContext& ctx, const std::vector<const Tensor*>& parts,
+                       int64_t axis) {
+  const int block = ctx.input_block();
+  if (block == 0 || axis != 1 || !ctx.output_block_allowed()) return false;
+  int64_t channels = 0;
+  for (const Tensor* t : parts) {
+    if (t->dtype() != DType::kFloat32 || t->rank() < 3 ||
+        !kernels::ChannelBlocksFit(t->shape()[1], block)) {
+      return false;
+    }
+    channels += t->shape()[1];
+  }
+  return kernels::ChannelBlocksFit(channels, block);
+}
+
 absl::Status Concat(OpContext& ctx) {
-  BCAST_ASSIGN_OR_RETURN(const std::vector<const Tensor*> parts,
-                         ctx.RequireInputs(ctx.num_inputs()));
+  BCAST_ASSIGN_OR_RETURN(std::vector<const Tensor*> parts, ctx.RequireInputs(ctx.num_inputs()));
   if (parts.empty()) return ctx.Error("no inputs");
-  const Tensor& first = *parts[0];
-  const int64_t rank = first.rank();
+  const int64_t rank = parts[0]->rank();
   if (rank == 0) return ctx.Error("cannot concatenate scalars");
   BCAST_ASSIGN_OR_RETURN(
       int64_t axis, NormalizeAxis(ctx, ctx.node().GetInt("axis", ctx.opset() < 4 ? 1 : 0), rank));
+  const int block = ConcatKeepsBlocks(ctx, parts, axis) ? ctx.input_block() : 0;
+  if (block == 0 && ctx.input_block() != 0) {
+    // Unblocking replaces the inputs: looked up again.
+    BCAST_RETURN_IF_ERROR(ctx.UnblockInput());
+    BCAST_ASSIGN_OR_RETURN(parts, ctx.RequireInputs(ctx.num_inputs()));
+  }
+  const Tensor& first = *parts[0];
   std::vector<int64_t> shape = first.shape();
   shape[axis] = 0;
   for (const Tensor* t : parts) {
@@ -123,6 +150,7 @@ absl::Status Concat(OpContext& ctx) {
     blocks.push_back(t->shape()[axis] * inner);
   }
   ConcatBlocks(sources, blocks, DimProduct(shape, 0, axis), first.element_size(), out->raw_data());
+  ctx.set_output_block(block);
   return absl::OkStatus();
 }
 
@@ -397,7 +425,8 @@ absl::Status ReverseSequence(OpContext& ctx) {
   const int64_t time_axis = ctx.node().GetInt("time_axis", 0);
   const std::vector<int64_t>& d = x->shape();
   // Each axis compared on its own: the attributes are any int64 and their sum may overflow.
-  if (d.size() < 2 || !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
+  if (d.size() < 2 ||
+      !((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
     return ctx.Error("needs rank >= 2 and batch_axis, time_axis being 0 and 1");
   }
   const int64_t batch = d[batch_axis];
@@ -413,8 +442,9 @@ absl::Status ReverseSequence(OpContext& ctx) {
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
   // A zero-size tensor's other dims may multiply past int64 (UBSan): nothing to reverse.
   if (out->num_elements() == 0) return absl::OkStatus();
-  runtime::ReverseSequence(x->raw_data(), batch, steps, DimProduct(d, 2, static_cast<int64_t>(d.size())),
-                      batch_axis == 0, lens, x->element_size(), out->raw_data());
+  runtime::ReverseSequence(x->raw_data(), batch, steps,
+                           DimProduct(d, 2, static_cast<int64_t>(d.size())), batch_axis == 0, lens,
+                           x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 
@@ -431,8 +461,8 @@ absl::Status Trilu(OpContext& ctx) {
   const bool upper = ctx.node().GetInt("upper", 1) != 0;
   BCAST_ASSIGN_OR_RETURN(auto* out, ctx.Allocate(0, x->dtype(), d));
   if (out->num_elements() == 0) return absl::OkStatus();
-  runtime::Trilu(x->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2), d[d.size() - 2],
-            d[d.size() - 1], k, upper, x->element_size(), out->raw_data());
+  runtime::Trilu(x->raw_data(), DimProduct(d, 0, static_cast<int64_t>(d.size()) - 2),
+                 d[d.size() - 2], d[d.size() - 1], k, upper, x->element_size(), out->raw_data());
   return absl::OkStatus();
 }
 

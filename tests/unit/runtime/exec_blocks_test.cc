@@ -150,12 +150,12 @@ TEST(ChannelBlocks, MaxPoolMatchesPoolExactly) {
           kernels::MaxPoolChannelBlocksPlain(g, blocked.data(), r0, r1, block, blocked_out,
                                              got.data());
         }
-        const std::string what = "trial " + std::to_string(trial) + (vector ? " vector" : " plain") +
+        const std::string what = "trial " + std::to_string(trial) +
+                                 (vector ? " vector" : " plain") +
                                  (blocked_out ? " into blocks" : " into NCHW");
         std::vector<float> nchw(out_size, 7.0f);
         if (blocked_out) {
-          kernels::reference::FromChannelBlocks(got.data(), n, c, g.out_size(), block,
-                                                nchw.data());
+          kernels::reference::FromChannelBlocks(got.data(), n, c, g.out_size(), block, nchw.data());
         } else {
           nchw = got;
         }
@@ -291,7 +291,8 @@ TEST(ConvKernel, SplitOverThreadsMatchesReference) {
     const int out = split->out_block();
     ASSERT_EQ(out, whole->out_block()) << trial;
     for (int x_block : {0, 8, 16, static_cast<int>(c)}) {
-      if (x_block != 0 && (!kernels::ChannelBlocksFit(c, x_block) || !split->takes_block(x_block))) {
+      if (x_block != 0 &&
+          (!kernels::ChannelBlocksFit(c, x_block) || !split->takes_block(x_block))) {
         continue;
       }
       std::vector<float> xb(x.size());
@@ -309,8 +310,7 @@ TEST(ConvKernel, SplitOverThreadsMatchesReference) {
           if (y_block == 0) {
             y = yb;
           } else {
-            kernels::reference::FromChannelBlocks(yb.data(), 1, m, g.out_size(), y_block,
-                                                  y.data());
+            kernels::reference::FromChannelBlocks(yb.data(), 1, m, g.out_size(), y_block, y.data());
           }
           const std::string what = "trial " + std::to_string(trial) + " " + split->label() +
                                    " x_block " + std::to_string(x_block) + " y_block " +
@@ -493,12 +493,12 @@ TEST(BlockedExecutor, MaxPoolBetweenConvolutionsMatchesThePlainRun) {
     const std::string pool_attrs =
         "kernel_shape = [" + std::to_string(k) + ", " + std::to_string(k) + "], strides = [" +
         std::to_string(s) + ", " + std::to_string(s) + "], dilations = [" + std::to_string(d) +
-        ", " + std::to_string(d) + "], pads = [0, 1, 1, 0], ceil_mode = " +
-        std::to_string(trial % 2);
-    const std::string inits =
-        "float[" + std::to_string(m1) + ", " + std::to_string(c0) +
-        ", 3, 3] w1 = " + TextValues(rng, m1 * c0 * 9) + ", float[" + std::to_string(m2) + ", " +
-        std::to_string(m1) + ", 3, 3] w2 = " + TextValues(rng, m2 * m1 * 9);
+        ", " + std::to_string(d) +
+        "], pads = [0, 1, 1, 0], ceil_mode = " + std::to_string(trial % 2);
+    const std::string inits = "float[" + std::to_string(m1) + ", " + std::to_string(c0) +
+                              ", 3, 3] w1 = " + TextValues(rng, m1 * c0 * 9) + ", float[" +
+                              std::to_string(m2) + ", " + std::to_string(m1) +
+                              ", 3, 3] w2 = " + TextValues(rng, m2 * m1 * 9);
     // Tails: the second pool read by a graph output's Add (NCHW), or by GlobalAveragePool.
     const std::string tail = trial % 4 < 2 ? "y = Add(p2, p2)" : "y = GlobalAveragePool(p2)";
     const std::string text =
@@ -513,13 +513,66 @@ TEST(BlockedExecutor, MaxPoolBetweenConvolutionsMatchesThePlainRun) {
       c2 = Conv <pads = [1, 1, 1, 1]> (p1, w2)
       p2 = MaxPool <)" +
         pool_attrs + R"(> (c2)
-      )" + tail + "\n    }";
+      )" +
+        tail + "\n    }";
     blocked_total += ExpectBlockedMatchesPlain(text, RandomImage(rng, c0, h, w));
     if (HasFailure()) return;
   }
   // Per trial at least c1 (or its Relu) and p1 when oneDNN writes blocks for these maps.
   if (kernels::OneDnnConvAvailable()) {
     EXPECT_GE(blocked_total, 16);
+  }
+}
+
+// Concat on axis 1 of two convolution branches (a fire or inception module) reads and writes
+// the blocked layout when both branches come in the same block, and makes them NCHW when they
+// do not (different blocks, a third input that is NCHW, a repeated input): fused and plain
+// runs give the same bits, and the concatenations are among the blocked outputs.
+TEST(BlockedExecutor, ConcatOfBranchesMatchesThePlainRun) {
+  std::mt19937_64 rng(1129);
+  static constexpr int64_t kMaps[] = {8, 16, 32, 48};
+  int concat_trials = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    // The branches mostly alike, of 8 or 16 maps (one block of them is also their NHWC, which
+    // oneDNN writes on AVX-512), every fourth trial apart.
+    const int64_t c0 = rng() % 3 + 2, m1 = kMaps[rng() % 4], ma = kMaps[rng() % 2],
+                  mb = trial % 4 == 3 ? kMaps[rng() % 4] : ma;
+    const int64_t h = rng() % 12 + 8, w = rng() % 12 + 8;
+    const std::string inits =
+        "float[" + std::to_string(m1) + ", " + std::to_string(c0) +
+        ", 3, 3] w1 = " + TextValues(rng, m1 * c0 * 9) + ", float[" + std::to_string(ma) + ", " +
+        std::to_string(m1) + ", 3, 3] wa = " + TextValues(rng, ma * m1 * 9) + ", float[" +
+        std::to_string(mb) + ", " + std::to_string(m1) +
+        ", 3, 3] wb = " + TextValues(rng, mb * m1 * 9) + ", float[16, " +
+        std::to_string(2 * (ma + mb)) + ", 1, 1] w2 = " + TextValues(rng, 16 * 2 * (ma + mb));
+    // Concat forms: two branches, then the result twice; then with the branches again; with x
+    // (NCHW) as a third input, then without it on axis -3.
+    static const char* kConcats[] = {
+        "cat = Concat <axis = 1> (a, b)\n      cat2 = Concat <axis = 1> (cat, cat)",
+        "cat = Concat <axis = 1> (a, b)\n      cat2 = Concat <axis = 1> (b, cat, a)",
+        "cat = Concat <axis = 1> (a, x, b)\n      cat2 = Concat <axis = -3> (a, b, a, b)",
+    };
+    // Tails: a pool and a convolution (both take blocks), or an Add (NCHW).
+    const std::string tail =
+        trial % 4 != 1 ? "p = MaxPool <kernel_shape = [2, 2]> (cat2)\n      y = Conv (p, w2)"
+                       : "y = Add(cat2, cat2)";
+    const std::string text =
+        R"(<ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, )" +
+        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
+        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+      c1 = Conv <pads = [1, 1, 1, 1]> (x, w1)
+      r1 = Relu(c1)
+      a = Conv <pads = [1, 1, 1, 1]> (r1, wa)
+      b = Conv <pads = [1, 1, 1, 1]> (r1, wb)
+      )" +
+        kConcats[trial % 3] + "\n      " + tail + "\n    }";
+    // r1, a, b, cat and more: the concatenations kept them blocked.
+    concat_trials += ExpectBlockedMatchesPlain(text, RandomImage(rng, c0, h, w)) >= 3;
+    if (HasFailure()) return;
+  }
+  if (kernels::OneDnnConvAvailable()) {
+    EXPECT_GE(concat_trials, 4);
   }
 }
 
