@@ -36,6 +36,11 @@ export const median = (xs) => {
   return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 };
 
+// Side a against side b measured in rounds (a[r] and b[r] back to back): the median of the
+// rounds' own ratios a[r] / b[r]. A slow spell of a shared machine then moves both sides of a
+// round, or one round, rather than one side's median.
+export const pairedRatio = (a, b) => median(a.map((x, r) => x / b[r]));
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ONNX type strings (session metadata) and ORT dtype names to [ORT dtype, typed array].

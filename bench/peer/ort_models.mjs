@@ -6,10 +6,10 @@
 //          warm-up (median of the profiler's model_run events: the Node binding's copies are
 //          not counted),
 // and prints the median of each side over the rounds and the ratio ours / ORT: the median over
-// the rounds of each round's own ratio. A round's two sides run back to back, and the side that
-// goes first alternates from round to round. On a shared VM a slow spell of the host (seen here
-// lasting seconds, hitting whichever process runs then: 0.51 -> 0.68 ms on the same model)
-// then moves both sides of a round, or only one round, instead of one side's median. With
+// the rounds of each round's own ratio (pairedRatio). A round's two sides run back to back, and
+// the side that goes first alternates from round to round. On a shared VM a slow spell (seen
+// here lasting seconds: the same model 0.51 or 0.68 ms a process) then moves both sides of a
+// round, or one round, instead of one side's median. With
 // --baseline BIN, a second onnx-bcast (say, a build of the previous commit) takes its turn in
 // every round too, so a change is measured side by side with its peer. With --check-dir DIR,
 // each model's ORT outputs on its inputs are written first as ONNX test data
@@ -21,8 +21,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  endProfiling, isModelRun, median, oursModelMs, ort, parseArgs, randomInput, sessionFeeds,
-  sessionOptions,
+  endProfiling, isModelRun, median, oursModelMs, ort, pairedRatio, parseArgs, randomInput,
+  sessionFeeds, sessionOptions,
 } from './ort_common.mjs';
 
 const kFlags = {
@@ -138,13 +138,12 @@ async function main() {
         rows.push({ model: name, threads, failed: why });
         continue;
       }
-      const pairedRatio = (side) => median(side.map((ms, r) => ms / theirs[r]));
       const row = { model: path.basename(model, '.onnx'), threads, ours_ms: median(ours),
-                    ort_ms: median(theirs), ratio: pairedRatio(ours),
+                    ort_ms: median(theirs), ratio: pairedRatio(ours, theirs),
                     round_ratios: ours.map((ms, r) => ms / theirs[r]) };
       if (base) {
         row.before_ms = median(before);
-        row.before_ratio = pairedRatio(before);
+        row.before_ratio = pairedRatio(before, theirs);
       }
       rows.push(row);
       console.log([row.model, threads, ...(base ? [row.before_ms.toFixed(3)] : []),

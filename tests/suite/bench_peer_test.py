@@ -7,7 +7,9 @@ wrongly (2x + 1) or refuses it, with cmake stubbed (it records its calls) and np
 - wrong: exit 1, naming the model whose outputs differ from ORT's (a fast wrong kernel must not
   improve the ratio: ours is checked on ORT's inputs against ORT's outputs);
 - refused by ORT: exit 1, naming the model (once dropped from the table silently, exit 0);
-- every run brings onnx-bcast up to date (`cmake --build`), never reusing a stale binary.
+- every run brings onnx-bcast up to date (`cmake --build`), never reusing a stale binary;
+- ours/ORT is the median of the rounds' own ratios (pairedRatio): a slow spell moving both
+  sides of a round, or one side of one round, leaves it alone.
 usage: bench_peer_test.py SOURCE_DIR ONNX_BCAST
 """
 import json
@@ -131,6 +133,16 @@ def main():
             if "cmake --build" not in calls:
                 failures.append(f"ORT {mode}: onnx-bcast was not brought up to date (cmake "
                                 f"--build never ran; calls: {calls!r})")
+        # pairedRatio on rounds a slow spell hit: both sides of rounds 2-3 (x1.5), and ours
+        # alone in round 4. Each side's median would give 1.5 / 1.0; the rounds' own ratios
+        # are 1, 1, 1, 1.5, 1.
+        probe = ("import { pairedRatio } from './ort_common.mjs';"
+                 "console.log(pairedRatio([2, 2, 3, 3, 3], [2, 2, 3, 3, 2]), "
+                 "pairedRatio([1, 4], [1, 1]))")
+        r = subprocess.run(["node", "--input-type=module", "-e", probe], cwd=peer,
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0 or r.stdout.split() != ["1", "2.5"]:
+            failures.append(f"pairedRatio: want '1 2.5', got {r.stdout!r} {r.stderr!r}")
     return report("bench_peer_models", failures, "a wrong or refused model fails the "
                   "comparison, named; the binary is rebuilt first")
 
