@@ -370,6 +370,16 @@ Value RandomImage(std::mt19937_64& rng, int64_t c, int64_t h, int64_t w) {
       *Tensor::FromValues<float>({1, c, h, w}, absl::Span<const float>(xv))));
 }
 
+// A graph text of one float input x [1, c0, h, w] and one output y, with `inits` and the
+// nodes of `body`.
+std::string ImageGraph(int64_t c0, int64_t h, int64_t w, const std::string& inits,
+                       const std::string& body) {
+  return R"(<ir_version: 8, opset_import: ["" : 14]>
+    g (float[1, )" +
+         std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) +
+         "] x) => (float[Y0, Y1, Y2, Y3] y) <" + inits + "> {" + body + "\n    }";
+}
+
 // Runs `text` on x with fusion (blocked layouts allowed) and without, twice each (the second on
 // reused buffers and prepared state), and checks every output has the same bits. Returns the
 // blocked node outputs of the fused executor's second run.
@@ -450,26 +460,24 @@ TEST(BlockedExecutor, ConvStacksMatchThePlainRun) {
     };
     const int tail = trial % 4;
     const std::string text =
-        R"(<ir_version: 8, opset_import: ["" : 14]>
-    g (float[1, )" +
-        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
-        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+        ImageGraph(c0, h, w, inits,
+                   R"(
       sq = Constant <value = float {1.4142135}> ()
       one = Constant <value = float {1.0}> ()
       c1 = Conv <pads = [1, 1, 1, 1], strides = [)" +
-        std::to_string(s1) + ", " + std::to_string(s1) + R"(]> (x, w1, b1)
+                       std::to_string(s1) + ", " + std::to_string(s1) + R"(]> (x, w1, b1)
       r1 = Relu(c1)
       c2 = Conv <pads = [)" +
-        std::to_string(d2) + ", " + std::to_string(d2) + ", " + std::to_string(d2) + ", " +
-        std::to_string(d2) + "], dilations = [" + std::to_string(d2) + ", " + std::to_string(d2) +
-        R"(]> (r1, w2)
+                       std::to_string(d2) + ", " + std::to_string(d2) + ", " + std::to_string(d2) +
+                       ", " + std::to_string(d2) + "], dilations = [" + std::to_string(d2) + ", " +
+                       std::to_string(d2) +
+                       R"(]> (r1, w2)
       r2 = Relu(c2)
       cd = Conv <pads = [1, 0, 1, 2], group = )" +
-        std::to_string(m2) + R"(> (r2, wd)
+                       std::to_string(m2) + R"(> (r2, wd)
       pw = Conv (cd, w3)
       c3 = Conv <pads = [1, 1, 1, 1]> (pw, w4)
-      )" +
-        kTails[tail] + "\n    }";
+      )" + kTails[tail]);
     blocked_total += ExpectBlockedMatchesPlain(text, RandomImage(rng, c0, h, w));
     if (HasFailure()) return;
   }
@@ -501,20 +509,13 @@ TEST(BlockedExecutor, MaxPoolBetweenConvolutionsMatchesThePlainRun) {
                               ", 3, 3] w2 = " + TextValues(rng, m2 * m1 * 9);
     // Tails: the second pool read by a graph output's Add (NCHW), or by GlobalAveragePool.
     const std::string tail = trial % 4 < 2 ? "y = Add(p2, p2)" : "y = GlobalAveragePool(p2)";
-    const std::string text =
-        R"(<ir_version: 8, opset_import: ["" : 14]>
-    g (float[1, )" +
-        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
-        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+    const std::string text = ImageGraph(c0, h, w, inits, R"(
       c1 = Conv <pads = [1, 1, 1, 1]> (x, w1)
       r1 = Relu(c1)
-      p1 = MaxPool <)" +
-        pool_attrs + R"(> (r1)
+      p1 = MaxPool <)" + pool_attrs + R"(> (r1)
       c2 = Conv <pads = [1, 1, 1, 1]> (p1, w2)
-      p2 = MaxPool <)" +
-        pool_attrs + R"(> (c2)
-      )" +
-        tail + "\n    }";
+      p2 = MaxPool <)" + pool_attrs + R"(> (c2)
+      )" + tail);
     blocked_total += ExpectBlockedMatchesPlain(text, RandomImage(rng, c0, h, w));
     if (HasFailure()) return;
   }
@@ -556,17 +557,12 @@ TEST(BlockedExecutor, ConcatOfBranchesMatchesThePlainRun) {
     const std::string tail =
         trial % 4 != 1 ? "p = MaxPool <kernel_shape = [2, 2]> (cat2)\n      y = Conv (p, w2)"
                        : "y = Add(cat2, cat2)";
-    const std::string text =
-        R"(<ir_version: 8, opset_import: ["" : 14]>
-    g (float[1, )" +
-        std::to_string(c0) + ", " + std::to_string(h) + ", " + std::to_string(w) + "] x) => (" +
-        "float[Y0, Y1, Y2, Y3] y) <" + inits + R"(> {
+    const std::string text = ImageGraph(c0, h, w, inits, R"(
       c1 = Conv <pads = [1, 1, 1, 1]> (x, w1)
       r1 = Relu(c1)
       a = Conv <pads = [1, 1, 1, 1]> (r1, wa)
       b = Conv <pads = [1, 1, 1, 1]> (r1, wb)
-      )" +
-        kConcats[trial % 3] + "\n      " + tail + "\n    }";
+      )" + std::string(kConcats[trial % 3]) + "\n      " + tail);
     // r1, a, b, cat and more: the concatenations kept them blocked.
     concat_trials += ExpectBlockedMatchesPlain(text, RandomImage(rng, c0, h, w)) >= 3;
     if (HasFailure()) return;
