@@ -26,9 +26,13 @@ template <class T>
 void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  // OpenBLAS skips reading C when beta == 0, but clear it first so K == 0 is well defined.
-  if (k == 0 || beta == 0) FillScaled(m, n, beta, c, ldc);
-  if (k == 0) return;
+  // K == 0 is C = beta * C, which BLAS may leave alone. Otherwise OpenBLAS does not read C when
+  // beta == 0 (GemmKernel.BetaZeroNeverReadsC: NaN in C), so C is not cleared first: that
+  // was a second pass over every product's output (4% of a fire-module CNN at 320x320).
+  if (k == 0) {
+    FillScaled(m, n, beta, c, ldc);
+    return;
+  }
   const auto blas = [] {
     if constexpr (std::is_same_v<T, float>) {
       return &cblas_sgemm;
