@@ -231,7 +231,7 @@ void Analyzer::WalkGraph(const onnx::GraphProto& g, const std::string& path, Sco
     if (vi.has_type()) declared[vi.name()] = &vi.type();
   }
   const int64_t opset = DefaultOpset(opsets);
-  if (options_.verdicts && options_.keep_ok) {
+  if (options_.verdicts) {
     size_t broadcasting = 0;
     for (const auto& node : g.node()) {
       broadcasting += ClassifyBroadcastOp(node.op_type(), opset).kind != BroadcastOpKind::kNone;
@@ -733,7 +733,6 @@ std::vector<Value> Analyzer::WalkBody(const onnx::NodeProto& node, int index,
                                       std::vector<Value>* body_in, size_t in_first,
                                       size_t out_first, size_t n) {
   const size_t mark = out_->nodes.size();
-  const int64_t ok_mark = out_->ok_not_kept;
   const broadcast::ConditionSet combined = out_->combined;
   const std::string contradiction = out_->contradiction;
   auto bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
@@ -751,7 +750,6 @@ std::vector<Value> Analyzer::WalkBody(const onnx::NodeProto& node, int index,
   }
   if (!changed) return body_out;
   out_->nodes.resize(mark);
-  out_->ok_not_kept = ok_mark;
   out_->combined = combined;
   out_->contradiction = contradiction;
   bodies = WalkSubgraphs(node, index, path, scope, opsets, caller, fn_depth, annotate,
@@ -824,7 +822,7 @@ using walk::Analyzer;
 using walk::Value;
 
 int64_t Analysis::CountVerdict(broadcast::Verdict v) const {
-  int64_t n = v == broadcast::Verdict::kOk ? ok_not_kept : 0;
+  int64_t n = 0;
   for (const NodeVerdict& node : nodes) n += node.verdict == v;
   return n;
 }

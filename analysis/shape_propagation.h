@@ -95,10 +95,6 @@ struct AnalysisOptions {
   bool verdicts = true;
   /// False: `shapes` and `elems` stay empty (callers that read only the verdicts).
   bool record_shapes = true;
-  /// False: an ok verdict without lint warnings is counted (Analysis::ok_not_kept), not kept
-  /// in `nodes`: for a report that only counts them (check's text without -v), which at 1M
-  /// nodes held 370 MB of them.
-  bool keep_ok = true;
   /// With record_shapes, the main graph's shapes and element types go here (dense, as the
   /// pass manager keeps them) instead of `shapes["main"]` and `elems`.
   ShapeTables* main_tables = nullptr;
@@ -111,8 +107,6 @@ struct AnalysisOptions {
 /// Everything `check` reports.
 struct Analysis {
   std::vector<NodeVerdict> nodes;
-  /// Ok verdicts left out of `nodes` (AnalysisOptions::keep_ok false).
-  int64_t ok_not_kept = 0;
   /// The conditions of all nodes combined (symbols are model-wide).
   broadcast::ConditionSet combined;
   /// Non-empty when the combined conditions contradict: names the symbol and the nodes.
@@ -125,8 +119,6 @@ struct Analysis {
   std::string inference_note;
 
   int64_t CountVerdict(broadcast::Verdict v) const;
-  /// Every broadcasting node analyzed: those in `nodes` and the ok ones left out.
-  int64_t broadcasting_nodes() const { return static_cast<int64_t>(nodes.size()) + ok_not_kept; }
   /// True when a node is proven wrong or the combined conditions contradict.
   bool HasError() const;
 };

@@ -293,11 +293,7 @@ std::vector<Value> Analyzer::VisitBroadcast(const onnx::NodeProto& node, int ind
   }
   out.t.shape = v.output;
   if (v.verdict == Verdict::kError) out.t.shape = Shape::UnknownRank();
-  if (!options_.keep_ok && v.verdict == Verdict::kOk && v.lints.empty()) {
-    ++out_->ok_not_kept;
-  } else {
-    out_->nodes.push_back(std::move(v));
-  }
+  out_->nodes.push_back(std::move(v));
   return Single(std::move(out));
 }
 

@@ -66,11 +66,9 @@ absl::StatusOr<CheckOutcome> Check(const proto::Model& model, const CheckRequest
   // without dims the tables would be built and dropped unread (a third of check's memory at
   // 100k nodes).
   if (request.dims.empty()) options.record_shapes = false;
-  // The evaluation at dims reads every verdict.
-  if (!request.dims.empty()) options.keep_ok = true;
   BCAST_ASSIGN_OR_RETURN(analysis::Analysis analysis,
                          analysis::AnalyzeBroadcasts(model, options, request.annotated));
-  step.End(absl::StrCat(support::FormatCount(analysis.broadcasting_nodes()),
+  step.End(absl::StrCat(support::FormatCount(static_cast<int64_t>(analysis.nodes.size())),
                         " broadcasting nodes"));
   CheckOutcome out;
   out.analysis = std::move(analysis);

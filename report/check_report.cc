@@ -190,7 +190,7 @@ std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& me
 
 std::string FormatCheckText(const analysis::Analysis& a, const std::string& model_path, bool lint,
                             const analysis::DimEvaluation* at, CheckDetail detail) {
-  std::string out = absl::StrCat(model_path, ": ", a.broadcasting_nodes(),
+  std::string out = absl::StrCat(model_path, ": ", a.nodes.size(),
                                  " broadcasting nodes: ", a.CountVerdict(broadcast::Verdict::kOk),
                                  " ok, ", a.CountVerdict(broadcast::Verdict::kError), " error, ",
                                  a.CountVerdict(broadcast::Verdict::kConditional), " conditional, ",
@@ -376,7 +376,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
     doc.Member("at_dims", e);
   }
   Json summary;
-  summary["nodes"] = a.broadcasting_nodes();
+  summary["nodes"] = static_cast<int64_t>(a.nodes.size());
   summary["ok"] = a.CountVerdict(broadcast::Verdict::kOk);
   summary["error"] = a.CountVerdict(broadcast::Verdict::kError);
   summary["conditional"] = a.CountVerdict(broadcast::Verdict::kConditional);

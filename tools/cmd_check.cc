@@ -373,8 +373,6 @@ int RunCheck(const Command& cmd, const CheckArgs& args) {
     return LoadExitCode(model.status());
   }
   request.analysis.lint = args.lint;
-  // The text report without -v only counts the ok nodes; -v lists them and the JSON writes them.
-  request.analysis.keep_ok = args.verbose || args.json.has_value();
   request.progress = progress.get();
   proto::Model annotated;
   if (args.annotate) request.annotated = &annotated.proto;

@@ -59,33 +59,6 @@ TEST_P(Golden, ReportMatches) {
   EXPECT_EQ(text, expected.str());
 }
 
-// check's text report without -v counts the ok verdicts and keeps the rest
-// (AnalysisOptions::keep_ok false): the same report, the same counts, with lints and without,
-// and a loop body walked twice counts its ok nodes once.
-TEST_P(Golden, OkVerdictsCountedNotKeptGiveTheSameReport) {
-  const std::string name = GetParam();
-  absl::StatusOr<proto::Model> m = proto::LoadModel((kDir / name).string());
-  ASSERT_TRUE(m.ok()) << m.status();
-  for (const bool lint : {false, true}) {
-    AnalysisOptions options;
-    options.lint = lint;
-    // A lint on every binary node (as an engine's may be): an ok verdict with one is kept.
-    options.binary_lints = {[](NodeVerdict* v) { v->lints.push_back({"test", "a lint"}); }};
-    absl::StatusOr<Analysis> kept = AnalyzeBroadcasts(*m, options);
-    options.keep_ok = false;
-    absl::StatusOr<Analysis> counted = AnalyzeBroadcasts(*m, options);
-    ASSERT_TRUE(kept.ok() && counted.ok()) << kept.status() << counted.status();
-    EXPECT_EQ(report::FormatCheckText(*counted, name, lint, nullptr, report::CheckDetail::kIssues),
-              report::FormatCheckText(*kept, name, lint, nullptr, report::CheckDetail::kIssues));
-    EXPECT_EQ(counted->broadcasting_nodes(), static_cast<int64_t>(kept->nodes.size()));
-    EXPECT_EQ(counted->ok_not_kept + static_cast<int64_t>(counted->nodes.size()),
-              static_cast<int64_t>(kept->nodes.size()));
-    for (const NodeVerdict& v : counted->nodes) {
-      EXPECT_TRUE(v.verdict != broadcast::Verdict::kOk || !v.lints.empty()) << v.node;
-    }
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(Check, Golden, ::testing::ValuesIn(Fixtures()), [](const auto& info) {
   std::string n = fs::path(info.param).stem().string();
   return n.substr(std::string("golden_").size());
