@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/kernels/gemm.h"
+#include "runtime/exec/executor.h"
 #include "tools/cli.h"
 #include "tools/common_options.h"
 #ifdef BCAST_WITH_MIMALLOC
@@ -103,10 +103,9 @@ int main(int argc, char** argv) {
   // large graphs otherwise spend much of their time in first-touch page faults.
   mi_option_enable(mi_option_large_os_pages);
 #endif
-  // OpenBLAS starts a thread per core as it loads, and each spins in sched_yield for about
-  // 0.1 s: CPU that check and opt, which never multiply, gave away on every call (0.10-0.11 s
-  // of system time on a 100k-node check taking 0.22 s). The executor makes it single-threaded
-  // anyway (gemm.h); ending its threads here stops the spin at the start.
-  onnx_bcast::runtime::kernels::KeepBlasSingleThreaded();
+  // OpenBLAS's threads spin for about 0.1 s after it loads: CPU that check and opt, which
+  // never multiply, gave away on every call (0.11 s of system time on a 100k-node check
+  // taking 0.22 s).
+  onnx_bcast::runtime::EndBlasThreads();
   return onnx_bcast::tools::Main(argc, argv);
 }

@@ -1028,4 +1028,6 @@ absl::StatusOr<std::vector<Value>> Executor::Run(const Feeds& feeds) {
   return outputs;
 }
 
+void EndBlasThreads() { kernels::KeepBlasSingleThreaded(); }
+
 }  // namespace onnx_bcast::runtime

@@ -122,6 +122,12 @@ class Executor {
   int64_t blocked_outputs_ = 0;
 };
 
+/// Ends the threads OpenBLAS started when it loaded and keeps it single-threaded
+/// (kernels::KeepBlasSingleThreaded), as every Executor::Run does first. Left alone until then,
+/// they spin in sched_yield for about 0.1 s: a program that may never run a model (the CLI's
+/// check and opt) calls this at its start.
+void EndBlasThreads();
+
 }  // namespace onnx_bcast::runtime
 
 #endif  // ONNX_BCAST_RUNTIME_EXEC_EXECUTOR_H_
