@@ -821,11 +821,42 @@ using broadcast::Shape;
 using walk::Analyzer;
 using walk::Value;
 
-int64_t Analysis::CountVerdict(broadcast::Verdict v) const {
-  int64_t n = 0;
-  for (const NodeVerdict& node : nodes) n += node.verdict == v;
-  return n;
+int64_t VerdictCounts::of(broadcast::Verdict v) const {
+  switch (v) {
+    case broadcast::Verdict::kOk:
+      return ok;
+    case broadcast::Verdict::kError:
+      return error;
+    case broadcast::Verdict::kConditional:
+      return conditional;
+    case broadcast::Verdict::kUnknown:
+      return unknown;
+  }
+  return 0;
 }
+
+VerdictCounts Analysis::CountVerdicts() const {
+  VerdictCounts counts;
+  for (const NodeVerdict& node : nodes) {
+    switch (node.verdict) {
+      case broadcast::Verdict::kOk:
+        ++counts.ok;
+        break;
+      case broadcast::Verdict::kError:
+        ++counts.error;
+        break;
+      case broadcast::Verdict::kConditional:
+        ++counts.conditional;
+        break;
+      case broadcast::Verdict::kUnknown:
+        ++counts.unknown;
+        break;
+    }
+  }
+  return counts;
+}
+
+int64_t Analysis::CountVerdict(broadcast::Verdict v) const { return CountVerdicts().of(v); }
 
 bool Analysis::HasError() const {
   return CountVerdict(broadcast::Verdict::kError) > 0 || !contradiction.empty();

@@ -104,6 +104,12 @@ struct AnalysisOptions {
   absl::flat_hash_map<std::string, KnownValue>* main_values = nullptr;
 };
 
+/// The nodes of each verdict (Analysis::CountVerdicts).
+struct VerdictCounts {
+  int64_t ok = 0, error = 0, conditional = 0, unknown = 0;
+  int64_t of(broadcast::Verdict v) const;
+};
+
 /// Everything `check` reports.
 struct Analysis {
   std::vector<NodeVerdict> nodes;
@@ -118,6 +124,9 @@ struct Analysis {
   /// Kept for API compatibility; the walk infers node by node and leaves it empty.
   std::string inference_note;
 
+  /// Every verdict's count in one pass over the nodes: a report needing several asks once
+  /// (each CountVerdict reads every node again: 219 MB of them at 1M nodes).
+  VerdictCounts CountVerdicts() const;
   int64_t CountVerdict(broadcast::Verdict v) const;
   /// True when a node is proven wrong or the combined conditions contradict.
   bool HasError() const;

@@ -2,7 +2,6 @@
 #include "report/check_report.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <set>
 #include <vector>
@@ -23,19 +22,6 @@ const std::string& ShortGraph(const analysis::NodeVerdict& v) {
   if (v.graph == "main") return kMain;
   return v.short_graph.empty() ? v.graph : v.short_graph;
 }
-
-// The nodes of each verdict, counted in one pass: a report asks for them up to eight times,
-// and each Analysis::CountVerdict reads every verdict again (219 MB of them at 1M nodes).
-class Tally {
- public:
-  explicit Tally(const analysis::Analysis& a) {
-    for (const analysis::NodeVerdict& v : a.nodes) ++count_[static_cast<size_t>(v.verdict)];
-  }
-  int64_t of(broadcast::Verdict v) const { return count_[static_cast<size_t>(v)]; }
-
- private:
-  std::array<int64_t, 4> count_{};
-};
 
 int64_t LintCount(const analysis::Analysis& a) {
   int64_t n = 0;
@@ -204,12 +190,10 @@ std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& me
 
 std::string FormatCheckText(const analysis::Analysis& a, const std::string& model_path, bool lint,
                             const analysis::DimEvaluation* at, CheckDetail detail) {
-  const Tally tally(a);
-  std::string out = absl::StrCat(model_path, ": ", a.nodes.size(),
-                                 " broadcasting nodes: ", tally.of(broadcast::Verdict::kOk),
-                                 " ok, ", tally.of(broadcast::Verdict::kError), " error, ",
-                                 tally.of(broadcast::Verdict::kConditional), " conditional, ",
-                                 tally.of(broadcast::Verdict::kUnknown), " unknown");
+  const analysis::VerdictCounts counts = a.CountVerdicts();
+  std::string out = absl::StrCat(model_path, ": ", a.nodes.size(), " broadcasting nodes: ",
+                                 counts.ok, " ok, ", counts.error, " error, ", counts.conditional,
+                                 " conditional, ", counts.unknown, " unknown");
   if (lint) absl::StrAppend(&out, ", ", LintCount(a), " lint warnings");
   absl::StrAppend(&out, "\n");
   if (detail == CheckDetail::kSummary) return out;
@@ -220,7 +204,7 @@ std::string FormatCheckText(const analysis::Analysis& a, const std::string& mode
   // What needs attention first: a 300-node model's report must not bury its one error under
   // the ok nodes (those are only counted unless every node is asked for).
   auto section = [&](broadcast::Verdict verdict, const char* title) {
-    if (tally.of(verdict) == 0) return;
+    if (counts.of(verdict) == 0) return;
     absl::StrAppend(&out, "\n", title, ":\n");
     for (const analysis::NodeVerdict& v : a.nodes) {
       if (v.verdict == verdict) absl::StrAppend(&out, "  ", LocatedMessage(v, v.message), "\n");
@@ -228,7 +212,7 @@ std::string FormatCheckText(const analysis::Analysis& a, const std::string& mode
   };
   section(broadcast::Verdict::kError, "Errors");
   if (!a.contradiction.empty()) {
-    if (tally.of(broadcast::Verdict::kError) == 0) absl::StrAppend(&out, "\nErrors:\n");
+    if (counts.error == 0) absl::StrAppend(&out, "\nErrors:\n");
     absl::StrAppend(&out, "  ", a.contradiction, "\n");
   }
   section(broadcast::Verdict::kConditional, "Conditions");
@@ -392,11 +376,11 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
   }
   Json summary;
   summary["nodes"] = static_cast<int64_t>(a.nodes.size());
-  const Tally tally(a);
-  summary["ok"] = tally.of(broadcast::Verdict::kOk);
-  summary["error"] = tally.of(broadcast::Verdict::kError);
-  summary["conditional"] = tally.of(broadcast::Verdict::kConditional);
-  summary["unknown"] = tally.of(broadcast::Verdict::kUnknown);
+  const analysis::VerdictCounts counts = a.CountVerdicts();
+  summary["ok"] = counts.ok;
+  summary["error"] = counts.error;
+  summary["conditional"] = counts.conditional;
+  summary["unknown"] = counts.unknown;
   if (lint) summary["lint"] = LintCount(a);
   doc.Member("summary", summary);
   doc.End();

@@ -308,9 +308,9 @@ int CheckExitCode(const CheckArgs& args, const driver::CheckOutcome& outcome) {
     if (args.strict && (at->conditional > 0 || at->unknown > 0)) return kExitFound;
     return kExitOk;
   }
-  if (args.strict && (analysis.CountVerdict(broadcast::Verdict::kConditional) > 0 ||
-                      analysis.CountVerdict(broadcast::Verdict::kUnknown) > 0)) {
-    return kExitFound;
+  if (args.strict) {
+    const analysis::VerdictCounts counts = analysis.CountVerdicts();
+    if (counts.conditional > 0 || counts.unknown > 0) return kExitFound;
   }
   return kExitOk;
 }
