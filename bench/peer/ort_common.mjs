@@ -39,7 +39,8 @@ export const median = (xs) => {
 // Side a against side b measured in rounds (a[r] and b[r] back to back): the median of the
 // rounds' own ratios a[r] / b[r]. A slow spell of a shared machine then moves both sides of a
 // round, or one round, rather than one side's median.
-export const pairedRatio = (a, b) => median(a.map((x, r) => x / b[r]));
+export const roundRatios = (a, b) => a.map((x, r) => x / b[r]);
+export const pairedRatio = (a, b) => median(roundRatios(a, b));
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   endProfiling, isModelRun, median, oursModelMs, ort, pairedRatio, parseArgs, randomInput,
-  sessionFeeds, sessionOptions,
+  roundRatios, sessionFeeds, sessionOptions,
 } from './ort_common.mjs';
 
 const kFlags = {
@@ -140,7 +140,7 @@ async function main() {
       }
       const row = { model: path.basename(model, '.onnx'), threads, ours_ms: median(ours),
                     ort_ms: median(theirs), ratio: pairedRatio(ours, theirs),
-                    round_ratios: ours.map((ms, r) => ms / theirs[r]) };
+                    round_ratios: roundRatios(ours, theirs) };
       if (base) {
         row.before_ms = median(before);
         row.before_ratio = pairedRatio(before, theirs);
