@@ -821,38 +821,30 @@ using broadcast::Shape;
 using walk::Analyzer;
 using walk::Value;
 
-int64_t VerdictCounts::of(broadcast::Verdict v) const {
+namespace {
+
+// The field of VerdictCounts that counts `v`.
+int64_t VerdictCounts::*CountOf(broadcast::Verdict v) {
   switch (v) {
     case broadcast::Verdict::kOk:
-      return ok;
+      return &VerdictCounts::ok;
     case broadcast::Verdict::kError:
-      return error;
+      return &VerdictCounts::error;
     case broadcast::Verdict::kConditional:
-      return conditional;
+      return &VerdictCounts::conditional;
     case broadcast::Verdict::kUnknown:
-      return unknown;
+      break;
   }
-  return 0;
+  return &VerdictCounts::unknown;
 }
+
+}  // namespace
+
+int64_t VerdictCounts::of(broadcast::Verdict v) const { return this->*CountOf(v); }
 
 VerdictCounts Analysis::CountVerdicts() const {
   VerdictCounts counts;
-  for (const NodeVerdict& node : nodes) {
-    switch (node.verdict) {
-      case broadcast::Verdict::kOk:
-        ++counts.ok;
-        break;
-      case broadcast::Verdict::kError:
-        ++counts.error;
-        break;
-      case broadcast::Verdict::kConditional:
-        ++counts.conditional;
-        break;
-      case broadcast::Verdict::kUnknown:
-        ++counts.unknown;
-        break;
-    }
-  }
+  for (const NodeVerdict& node : nodes) ++(counts.*CountOf(node.verdict));
   return counts;
 }
 
