@@ -203,6 +203,14 @@ absl::Status PendingFile::Create() {
 absl::Status PendingFile::Append(const char* data, size_t size) {
   BCAST_RETURN_IF_ERROR(WriteAll(fd_, data, size));
   written_ += static_cast<int64_t>(size);
+  // Starts the disk write of each few MiB now, so that Finish's fsync waits for the tail
+  // only instead of the whole file (29 MB of check --json at 100k nodes: 10 ms of fsync).
+  // Advisory: the call starts writeback and returns; a failure is Finish's fsync's to report.
+  constexpr int64_t kWritebackStep = 4 << 20;
+  if (written_ - written_back_ >= kWritebackStep) {
+    ::sync_file_range(fd_, written_back_, written_ - written_back_, SYNC_FILE_RANGE_WRITE);
+    written_back_ = written_;
+  }
   return absl::OkStatus();
 }
 

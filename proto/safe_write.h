@@ -115,6 +115,7 @@ class PendingFile {
   std::string name_, temp_;
   int fd_ = -1;
   int64_t written_ = 0;
+  int64_t written_back_ = 0;  // bytes whose writeback Append has started
   FileId id_;
   bool committed_ = false;
 };

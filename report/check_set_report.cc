@@ -368,7 +368,7 @@ std::string FormatCheckSetText(const std::vector<CheckSetEntry>& entries,
 
 std::string FormatCheckSetJson(const std::vector<CheckSetEntry>& entries,
                                const std::vector<Finding>& findings, bool strict) {
-  std::string text;
+  JsonText text;
   JsonStreamWriter doc(&text);
   doc.Member("schema_version", kReportSchemaVersion);
   doc.Member("kind", "check-set");
@@ -397,7 +397,7 @@ std::string FormatCheckSetJson(const std::vector<CheckSetEntry>& entries,
                              {"known", known},
                              {"exit", SetExitCode(entries, findings, strict)}});
   doc.End();
-  return text;
+  return std::move(text).Release();
 }
 
 std::string FormatJUnit(const std::vector<CheckSetEntry>& entries,

@@ -170,7 +170,7 @@ std::string FormatOptJson(const OptReport& report) {
   // million rewrites as a DOM took more memory than the whole opt did without --report
   // (issue 46). The members around them are small and go through the DOM.
   const Json rest = OptReportJson(report, /*with_rewrites=*/false);
-  std::string text;
+  JsonText text;
   JsonStreamWriter doc(&text);
   for (auto it = rest.begin(); it != rest.end(); ++it) {
     if (it.key() != "passes") {
@@ -208,7 +208,7 @@ std::string FormatOptJson(const OptReport& report) {
     doc.EndArray();
   }
   doc.End();
-  return text;
+  return std::move(text).Release();
 }
 
 namespace {

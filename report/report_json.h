@@ -6,6 +6,7 @@
 #define ONNX_BCAST_REPORT_REPORT_JSON_H_
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -34,8 +35,43 @@ Json JsonStringOrNull(std::string_view value);
 /// that are printable ASCII and integers are written directly, every other scalar by nlohmann.)
 std::string DumpJson(const Json& document);
 
+/// The text the streaming writers below append to. A report written by the hundred thousand
+/// records is millions of short pieces (check --json at 100k nodes: 29 MB in about 1.5M
+/// pieces); std::string's append and push_back are out-of-line calls with their own checks,
+/// and cost more than the bytes, so pieces are copied through a cursor into spare room that is
+/// grown geometrically. The bytes live in a std::string, handed over without a copy.
+class JsonText {
+ public:
+  JsonText() = default;
+  explicit JsonText(size_t capacity) { buffer_.resize(capacity); }
+  void Append(std::string_view piece) {
+    if (!piece.empty()) std::memcpy(Extend(piece.size()), piece.data(), piece.size());
+  }
+  void Append(char c) { *Extend(1) = c; }
+  /// `count` bytes at the end, for the caller to fill.
+  char* Extend(size_t count) {
+    if (buffer_.size() - size_ < count) Grow(count);
+    char* at = buffer_.data() + size_;
+    size_ += count;
+    return at;
+  }
+  void AppendInt(int64_t value);
+  void AppendUnsigned(uint64_t value);
+  std::string_view view() const { return {buffer_.data(), size_}; }
+  size_t size() const { return size_; }
+  /// Empties the text and keeps its room.
+  void clear() { size_ = 0; }
+  /// The text, leaving this empty.
+  std::string Release() &&;
+
+ private:
+  void Grow(size_t count);
+  std::string buffer_;  // size() is the room; size_ bytes of it are the text
+  size_t size_ = 0;
+};
+
 /// Appends `text` as a JSON string, escaped as DumpJson escapes it.
-void AppendJsonString(std::string_view text, std::string* out);
+void AppendJsonString(std::string_view text, JsonText* out);
 
 /// One object written member by member in DumpJson's layout at a given depth, without a DOM:
 /// for records written by the hundred thousand (check --json's nodes), where building each as
@@ -43,13 +79,13 @@ void AppendJsonString(std::string_view text, std::string* out);
 class JsonObjectWriter {
  public:
   /// Opens the object at `depth` (0 for a document; an element of a top-level array is at 2).
-  JsonObjectWriter(std::string* out, int depth) : out_(out), depth_(depth) {}
+  JsonObjectWriter(JsonText* out, int depth) : out_(out), depth_(depth) {}
   void String(std::string_view key, std::string_view value);
   void Int(std::string_view key, int64_t value);
   /// Any value, through DumpJson's layout.
   void Value(std::string_view key, const Json& value);
   /// Writes the key; the caller appends one scalar, `null`, or a one-line scalar array.
-  std::string* Raw(std::string_view key);
+  JsonText* Raw(std::string_view key);
   /// An array member whose elements are objects: each is a writer of its own, ended before the
   /// next begins.
   void BeginArray(std::string_view key);
@@ -64,7 +100,7 @@ class JsonObjectWriter {
  private:
   void Key(std::string_view key);
   void NextElement();
-  std::string* out_;
+  JsonText* out_;
   int depth_;
   bool any_member_ = false;
   bool any_element_ = false;
@@ -76,7 +112,7 @@ class JsonObjectWriter {
 /// document never lives as a DOM. Members must be given in the order DumpJson would write them.
 class JsonStreamWriter {
  public:
-  explicit JsonStreamWriter(std::string* out) : out_(out), root_(out, 0) {}
+  explicit JsonStreamWriter(JsonText* out) : out_(out), root_(out, 0) {}
   /// A top-level member.
   void Member(std::string_view key, const Json& value) { root_.Value(key, value); }
   /// Opens a top-level array member whose elements are objects or arrays (never all scalars:
@@ -85,15 +121,19 @@ class JsonStreamWriter {
   void Element(const Json& value) { root_.Element(value); }
   /// An element written without a DOM: the writer's End() closes it.
   JsonObjectWriter ObjectElement() { return root_.ObjectElement(); }
+  /// ObjectElement's separator and writer, into `out` instead of the document's text: for
+  /// elements written apart (on another thread) that the caller hands on in order. Not for an
+  /// array's first element, which ObjectElement writes.
+  static JsonObjectWriter NextObjectElementIn(JsonText* out);
   void EndArray() { root_.EndArray(); }
   /// Closes the document (trailing newline).
   void End() {
     root_.End();
-    out_->push_back('\n');
+    out_->Append('\n');
   }
 
  private:
-  std::string* out_;
+  JsonText* out_;
   JsonObjectWriter root_;
 };
 

@@ -1,5 +1,6 @@
 // `check` analysis: verdicts, messages, conditions combined across nodes, subgraphs and
 // functions, lint, annotation, JSON; and agreement with the ONNX test data's recorded outputs.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "proto/model_io.h"
 #include "proto/shapes.h"
 #include "report/check_report.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::analysis {
 namespace {
@@ -422,6 +424,52 @@ TEST(Check, JsonIsWrittenInBoundedPieces) {
       });
   EXPECT_EQ(failed, absl::UnavailableError("disk full"));
   EXPECT_EQ(calls, 1);
+}
+
+// Above a few thousand nodes a helper thread writes every other chunk of records (issue 46
+// item 4). The document must still be in DumpJson's layout (it reads back and dumps to the
+// same bytes), list the nodes in the analysis's order, come in bounded pieces, and stop at a
+// failing sink without waiting on the helper.
+TEST(Check, JsonOfThousandsOfNodesKeepsTheirOrderAndLayout) {
+  std::string body = "t0 = Add(a, b)";
+  constexpr int kNodes = 5000;
+  for (int i = 1; i < kNodes; ++i) {
+    // Every fifth node conditional, so records differ in size and content.
+    absl::StrAppend(&body, "\n t", i, " = ", i % 5 == 0 ? "Mul(t" : "Add(t", i - 1,
+                    i % 5 == 0 ? ", c)" : ", b)");
+  }
+  Analysis a = Analyze(Model("float[N,3] a, float[1,3] b, float[M,3] c",
+                             absl::StrCat("float[N,3] t", kNodes - 1), body));
+  ASSERT_EQ(a.nodes.size(), static_cast<size_t>(kNodes));
+  std::string joined;
+  std::vector<size_t> pieces;
+  ASSERT_TRUE(report::WriteCheckJson(a, "m.onnx", true, nullptr, [&](std::string_view piece) {
+                pieces.push_back(piece.size());
+                joined.append(piece);
+                return absl::OkStatus();
+              }).ok());
+  // The last piece is the document's tail, whose combined condition names each of the 999
+  // conditional nodes.
+  ASSERT_GE(pieces.size(), 10u);
+  EXPECT_LE(*std::max_element(pieces.begin(), pieces.end() - 1), size_t{80} << 10);
+  absl::StatusOr<report::Json> doc = report::ParseJson(joined);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(report::DumpJson(*doc), joined);
+  const report::Json& nodes = (*doc)["nodes"];
+  ASSERT_EQ(nodes.size(), a.nodes.size());
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    ASSERT_EQ(nodes[i]["node"], a.nodes[i].node) << "record " << i;
+    ASSERT_EQ(nodes[i]["verdict"], std::string(broadcast::VerdictName(a.nodes[i].verdict)));
+  }
+  for (int fail_at : {1, 2, 5, 20}) {
+    int calls = 0;
+    const absl::Status failed =
+        report::WriteCheckJson(a, "m.onnx", false, nullptr, [&](std::string_view) {
+          return ++calls == fail_at ? absl::UnavailableError("disk full") : absl::OkStatus();
+        });
+    EXPECT_EQ(failed, absl::UnavailableError("disk full"));
+    EXPECT_EQ(calls, fail_at);
+  }
 }
 
 // The report's order and detail levels (issue 16): a model whose graph order is the reverse

@@ -63,11 +63,29 @@ TEST(ReportJson, KeysAndScalarsWrittenDirectlyMatchTheDump) {
   for (const Json& scalar : doc.begin().value()) {
     if (!scalar.is_string()) EXPECT_EQ(DumpJson(scalar), scalar.dump() + "\n");
   }
-  std::string streamed;
+  JsonText streamed;
   JsonStreamWriter w(&streamed);
   w.Member("k\x1b[2J\xc2\x9b\xff\"\\", doc.begin().value());
   w.End();
-  EXPECT_EQ(streamed, want);
+  EXPECT_EQ(streamed.view(), want);
+}
+
+// Strings are scanned eight bytes at a time: every byte value at every position of a word
+// (and of the tail after the last whole word) must be found when it needs escaping, and a
+// string of plain bytes must be written as it is.
+TEST(ReportJson, EveryByteAtEveryPositionIsEscapedOrKeptAsTheByteRulesSay) {
+  auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; };
+  for (int position = 0; position < 19; ++position) {
+    for (int byte = 0; byte < 256; ++byte) {
+      std::string text(19, 'a');
+      text[position] = static_cast<char>(byte);
+      JsonText out;
+      AppendJsonString(text, &out);
+      const bool kept = out.view() == "\"" + text + "\"";
+      ASSERT_EQ(kept, plain(static_cast<unsigned char>(byte)))
+          << "byte " << byte << " at " << position << ": " << out.view();
+    }
+  }
 }
 
 TEST(ReportJson, ShortArraysStayOnOneLineAndNonFiniteNumbersAreStrings) {
