@@ -193,8 +193,8 @@ absl::Status Flush(size_t at_least, JsonText* text, JsonSink sink) {
 // others and hands both on in order: the records of check --json at 100k nodes took as long
 // as a quarter of the analysis on one thread. The helper works at most two chunks ahead, so
 // memory stays bounded. `write` must only read what it shares.
-constexpr size_t kChunk = 128;  // about 60 KB of check --json
-constexpr size_t kParallelRecords = 16 * kChunk;
+constexpr size_t kChunk = 512;  // about 240 KB of check --json
+constexpr size_t kParallelRecords = 4 * kChunk;
 
 absl::Status WriteInOrder(size_t begin, size_t end,
                           absl::FunctionRef<void(size_t, JsonText*)> write, JsonText* text,
