@@ -2,11 +2,8 @@
 #include "report/check_report.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -14,7 +11,6 @@
 #include "absl/strings/str_join.h"
 #include "analysis/dim_evaluation.h"
 #include "report/report_json.h"
-#include "support/status_macros.h"
 
 namespace onnx_bcast::report {
 namespace {
@@ -175,99 +171,6 @@ void AppendShape(const broadcast::Shape& s, JsonText* out) {
   out->Append(']');
 }
 
-// The pieces WriteCheckJson hands on: about 64 KiB.
-constexpr size_t kPiece = 64 << 10;
-
-// Hands `text` on once it holds `at_least` bytes. The writers only append, so it can be
-// emptied between records.
-absl::Status Flush(size_t at_least, JsonText* text, JsonSink sink) {
-  if (text->size() < at_least) return absl::OkStatus();
-  absl::Status s = sink(text->view());
-  text->clear();
-  return s;
-}
-
-// Writes records [begin, end) with `write(i, out)` and hands them to `sink` in order, after
-// what `text` holds. From kParallelRecords on, with a second hardware thread, a helper writes
-// every other chunk of kChunk records into a buffer of its own while this thread writes the
-// others and hands both on in order: the records of check --json at 100k nodes took as long
-// as a quarter of the analysis on one thread. The helper works at most two chunks ahead, so
-// memory stays bounded. `write` must only read what it shares.
-constexpr size_t kChunk = 512;  // about 240 KB of check --json
-constexpr size_t kParallelRecords = 4 * kChunk;
-
-absl::Status WriteInOrder(size_t begin, size_t end,
-                          absl::FunctionRef<void(size_t, JsonText*)> write, JsonText* text,
-                          JsonSink sink) {
-  if (end <= begin || end - begin < kParallelRecords || std::thread::hardware_concurrency() < 2) {
-    for (size_t i = begin; i < end; ++i) {
-      write(i, text);
-      BCAST_RETURN_IF_ERROR(Flush(kPiece, text, sink));
-    }
-    return absl::OkStatus();
-  }
-  const size_t chunks = (end - begin + kChunk - 1) / kChunk;
-  auto first = [begin](size_t chunk) { return begin + chunk * kChunk; };
-  auto last = [begin, end](size_t chunk) { return std::min(end, begin + (chunk + 1) * kChunk); };
-  // The helper's odd chunks alternate between two slots.
-  std::mutex mu;
-  std::condition_variable changed;
-  JsonText slot[2];
-  bool full[2] = {false, false};
-  bool stop = false;
-  std::thread helper([&] {
-    for (size_t c = 1; c < chunks; c += 2) {
-      const size_t s = (c / 2) % 2;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        changed.wait(lock, [&] { return !full[s] || stop; });
-        if (stop) return;
-      }
-      slot[s].clear();
-      for (size_t i = first(c); i < last(c); ++i) write(i, &slot[s]);
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        full[s] = true;
-      }
-      changed.notify_all();
-    }
-  });
-  absl::Status status;
-  for (size_t c = 0; c < chunks && status.ok(); ++c) {
-    if (c % 2 == 0) {
-      for (size_t i = first(c); i < last(c) && status.ok(); ++i) {
-        write(i, text);
-        status = Flush(kPiece, text, sink);
-      }
-      continue;
-    }
-    status = Flush(1, text, sink);  // this thread's records come first
-    if (!status.ok()) break;
-    const size_t s = (c / 2) % 2;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      changed.wait(lock, [&] { return full[s]; });
-    }
-    // In slices, so pieces stay about kPiece whatever a chunk's records weigh.
-    const std::string_view chunk = slot[s].view();
-    for (size_t at = 0; at < chunk.size() && status.ok(); at += kPiece) {
-      status = sink(chunk.substr(at, kPiece));
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      full[s] = false;
-    }
-    changed.notify_all();
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    stop = true;
-  }
-  changed.notify_all();
-  helper.join();
-  return status;
-}
-
 }  // namespace
 
 std::string NodePath(const analysis::NodeVerdict& v) {
@@ -384,15 +287,24 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
                             const analysis::DimEvaluation* at, JsonSink sink) {
   // Written member by member, not as a DOM (at 100k nodes that took several times the
   // analysis's memory), and handed on in pieces (the whole text cost as much as the analysis).
+  constexpr size_t kPiece = 64 << 10;
   JsonText text(kPiece + 4096);
+  // The writers only append, so the buffer can be emptied between nodes.
+  auto flush = [&text, &sink](size_t at_least) {
+    if (text.size() < at_least) return absl::OkStatus();
+    absl::Status s = sink(text.view());
+    text.clear();
+    return s;
+  };
   JsonStreamWriter doc(&text);
   doc.Member("schema_version", kReportSchemaVersion);
   doc.Member("kind", "check");
   doc.Member("model", model_path);
   doc.BeginArray("nodes");
-  // Reads the analysis only: WriteInOrder calls it on two threads.
-  auto write_node = [&a, lint, at](size_t i, JsonObjectWriter n) {
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    // Written member by member: a DOM per node cost more than the analysis at 100k nodes.
     const analysis::NodeVerdict& v = a.nodes[i];
+    JsonObjectWriter n = doc.ObjectElement();
     n.String("node", v.node);
     n.String("op", v.op);
     n.String("graph", v.graph);
@@ -437,14 +349,8 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
       n.Value("lint", lints);
     }
     n.End();
-  };
-  if (!a.nodes.empty()) write_node(0, doc.ObjectElement());
-  BCAST_RETURN_IF_ERROR(WriteInOrder(
-      1, a.nodes.size(),
-      [&write_node](size_t i, JsonText* out) {
-        write_node(i, JsonStreamWriter::NextObjectElementIn(out));
-      },
-      &text, sink));
+    if (absl::Status s = flush(kPiece); !s.ok()) return s;
+  }
   doc.EndArray();
   doc.Member("combined_condition",
              a.combined.contradictory() ? Json(nullptr) : Condition(a.combined, &a));
@@ -481,7 +387,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
   if (lint) summary["lint"] = LintCount(a);
   doc.Member("summary", summary);
   doc.End();
-  return Flush(1, &text, sink);
+  return flush(1);
 }
 
 }  // namespace onnx_bcast::report

@@ -52,7 +52,7 @@ std::string FormatCheckJson(const analysis::Analysis& analysis, const std::strin
 using JsonSink = absl::FunctionRef<absl::Status(std::string_view)>;
 
 /// FormatCheckJson's bytes, handed to `sink` in pieces of about 64 KiB as they are written: at
-/// 100k nodes the whole document (about 300 bytes a node) cost as much memory as the analysis.
+/// 100k nodes the whole document (about 470 bytes a node) cost as much memory as the analysis.
 /// Returns the first error of `sink`.
 absl::Status WriteCheckJson(const analysis::Analysis& analysis, const std::string& model_path,
                             bool lint, const analysis::DimEvaluation* at, JsonSink sink);

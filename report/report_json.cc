@@ -265,12 +265,6 @@ JsonObjectWriter JsonObjectWriter::ObjectElement() {
   return JsonObjectWriter(out_, depth_ + 2);
 }
 
-JsonObjectWriter JsonStreamWriter::NextObjectElementIn(JsonText* out) {
-  out->Append(',');
-  Newline(2, out);
-  return JsonObjectWriter(out, 2);
-}
-
 void JsonObjectWriter::Element(const Json& value) {
   NextElement();
   Write(value, depth_ + 2, out_);

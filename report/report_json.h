@@ -121,10 +121,6 @@ class JsonStreamWriter {
   void Element(const Json& value) { root_.Element(value); }
   /// An element written without a DOM: the writer's End() closes it.
   JsonObjectWriter ObjectElement() { return root_.ObjectElement(); }
-  /// ObjectElement's separator and writer, into `out` instead of the document's text: for
-  /// elements written apart (on another thread) that the caller hands on in order. Not for an
-  /// array's first element, which ObjectElement writes.
-  static JsonObjectWriter NextObjectElementIn(JsonText* out);
   void EndArray() { root_.EndArray(); }
   /// Closes the document (trailing newline).
   void End() {

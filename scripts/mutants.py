@@ -324,12 +324,6 @@ MUTANTS = [
          targets=[],
          tests=r"^ci_path$"),
     # ---- check --json (report/): its bytes are what CI systems read ----
-    dict(name="check --json: the helper's records are handed on before the main thread's",
-         file="report/check_report.cc",
-         old="    status = Flush(1, text, sink);  // this thread's records come first\n",
-         new="",
-         targets=["check_test"],
-         tests=r"Check\.JsonOfThousandsOfNodes"),
     dict(name="check --json: the word scan misses a quote",
          file="report/report_json.cc",
          old="has_zero(w ^ ('\"' * kOnes)) | ",

@@ -426,10 +426,10 @@ TEST(Check, JsonIsWrittenInBoundedPieces) {
   EXPECT_EQ(calls, 1);
 }
 
-// Above a few thousand nodes a helper thread writes every other chunk of records (issue 46
-// item 4). The document must still be in DumpJson's layout (it reads back and dumps to the
-// same bytes), list the nodes in the analysis's order, come in bounded pieces, and stop at a
-// failing sink without waiting on the helper.
+// check --json is written through JsonText and its word-at-a-time scan (issue 46 item 4). A
+// report of thousands of nodes of several kinds must be in DumpJson's layout (it reads back
+// and dumps to the same bytes), list the nodes in the analysis's order, come in bounded
+// pieces, and stop at whichever piece the sink fails.
 TEST(Check, JsonOfThousandsOfNodesKeepsTheirOrderAndLayout) {
   std::string body = "t0 = Add(a, b)";
   constexpr int kNodes = 5000;
