@@ -112,6 +112,13 @@ bool MayFold(const onnx::GraphProto& g) {
 // constant (an input, a computed value) is never captured: such a node stays. Recursive, outer
 // constants visible in nested bodies; each body in order, one sweep (a folded node's result is
 // a constant for the nodes after it).
+// The node in a body's path: its name, else its first output, else (a hostile model's node
+// with neither) its index.
+std::string BodyLabel(const onnx::NodeProto& n, int index) {
+  if (!n.name().empty()) return n.name();
+  return n.output_size() > 0 ? n.output(0) : absl::StrCat("#", index);
+}
+
 class BodyFolder {
  public:
   BodyFolder(proto::Model* model, const PassOptions& options, PassStats* stats)
@@ -146,9 +153,9 @@ class BodyFolder {
         }
       }
       for (auto& a : *n->mutable_attribute()) {
+        if (!a.has_g() && a.graphs_size() == 0) continue;
         const std::string where =
-            absl::StrCat(path, "/", n->op_type(), " '",
-                         n->name().empty() ? n->output(0) : n->name(), "'.", a.name());
+            absl::StrCat(path, "/", n->op_type(), " '", BodyLabel(*n, i), "'.", a.name());
         if (a.has_g()) {
           BCAST_RETURN_IF_ERROR(Graph(a.mutable_g(), constants, where, false));
         }
