@@ -635,6 +635,19 @@ std::vector<Row> GraphFaults() {
     m.mutable_graph()->mutable_node(0)->clear_output();
     return m;
   });
+  // Found by fuzz_opt: fold-constants named each attribute's node by its first output, and read
+  // the output of an unnamed legacy Add that has none and an attribute the upgrade to opset 7
+  // keeps (protobuf CHECK failure, abort).
+  auto legacy_add_without_output = Model([] {
+    onnx::ModelProto m = Text(R"(
+      <ir_version: 3, opset_import: ["" : 6]>
+      g (float[2,3] x, float[3] b) => (float[2,3] y) {
+        t = Add <broadcast = 1, note = 1> (x, b)
+        y = Relu(x)
+      })");
+    m.mutable_graph()->mutable_node(0)->clear_output();
+    return m;
+  });
   // Scan-9 with its required num_scan_inputs missing (renamed, as the fuzzer did).
   auto scan_model = [] {
     return Text(R"(
@@ -747,6 +760,10 @@ std::vector<Row> GraphFaults() {
       // opt cannot prove the none target's form on these Gemms: exit 3, nothing written.
       {"GemmWithoutOutputOptNone", gemm_without_output,
        {"opt", "{in}m.onnx", "--dry-run", "--target", "none"}, 3, "not in its form"},
+      {"LegacyAddWithoutOutputOptNcnn", legacy_add_without_output,
+       {"opt", "{in}m.onnx", "--dry-run", "--target", "ncnn", "--no-live-probe",
+        "--no-verify-engine", "-q"},
+       0, "fold-constants", Stream::kStdout},
       {"ConvRankMismatchCheck", text(conv_rank_mismatch), kCheck, 0, "", Stream::kStdout},
       {"ConvRankMismatchRun", text(conv_rank_mismatch), kRun, 2, "Conv"},
       {"ScanWithoutNumScanInputsCheck", scan_without_count, kCheck, 0, "", Stream::kStdout},
