@@ -287,15 +287,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
                             const analysis::DimEvaluation* at, JsonSink sink) {
   // Written member by member, not as a DOM (at 100k nodes that took several times the
   // analysis's memory), and handed on in pieces (the whole text cost as much as the analysis).
-  constexpr size_t kPiece = 64 << 10;
-  JsonText text(kPiece + 4096);
-  // The writers only append, so the buffer can be emptied between nodes.
-  auto flush = [&text, &sink](size_t at_least) {
-    if (text.size() < at_least) return absl::OkStatus();
-    absl::Status s = sink(text.view());
-    text.clear();
-    return s;
-  };
+  JsonText text(kJsonPiece + 4096);
   JsonStreamWriter doc(&text);
   doc.Member("schema_version", kReportSchemaVersion);
   doc.Member("kind", "check");
@@ -349,7 +341,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
       n.Value("lint", lints);
     }
     n.End();
-    if (absl::Status s = flush(kPiece); !s.ok()) return s;
+    if (absl::Status s = FlushJsonText(kJsonPiece, &text, sink); !s.ok()) return s;
   }
   doc.EndArray();
   doc.Member("combined_condition",
@@ -387,7 +379,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
   if (lint) summary["lint"] = LintCount(a);
   doc.Member("summary", summary);
   doc.End();
-  return flush(1);
+  return FlushJsonText(1, &text, sink);
 }
 
 }  // namespace onnx_bcast::report

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"
+#include "report/report_json.h"
 
 namespace onnx_bcast::report {
 
@@ -47,9 +48,6 @@ std::string LocatedMessage(const analysis::NodeVerdict& v, const std::string& me
 /// "conditional", "unknown", "unbound", "combined", "first_failure"}.
 std::string FormatCheckJson(const analysis::Analysis& analysis, const std::string& model_path, bool lint,
                             const analysis::DimEvaluation* at = nullptr);
-
-/// Receives a report's bytes piece by piece, in order; an error stops the writing.
-using JsonSink = absl::FunctionRef<absl::Status(std::string_view)>;
 
 /// FormatCheckJson's bytes, handed to `sink` in pieces of about 64 KiB as they are written: at
 /// 100k nodes the whole document (about 470 bytes a node) cost as much memory as the analysis.

@@ -166,11 +166,21 @@ Json OptReportJson(const OptReport& report, bool with_rewrites) {
 }
 
 std::string FormatOptJson(const OptReport& report) {
+  std::string text;
+  // Appending to a string cannot fail.
+  (void)WriteOptJson(report, [&text](std::string_view piece) {
+    text.append(piece);
+    return absl::OkStatus();
+  });
+  return text;
+}
+
+absl::Status WriteOptJson(const OptReport& report, JsonSink sink) {
   // OptReportJson's bytes, with the rewrites written one by one: at 1M nodes the quarter of a
   // million rewrites as a DOM took more memory than the whole opt did without --report
   // (issue 46). The members around them are small and go through the DOM.
+  JsonText text(kJsonPiece + 4096);
   const Json rest = OptReportJson(report, /*with_rewrites=*/false);
-  JsonText text;
   JsonStreamWriter doc(&text);
   for (auto it = rest.begin(); it != rest.end(); ++it) {
     if (it.key() != "passes") {
@@ -200,6 +210,7 @@ std::string FormatOptJson(const OptReport& report) {
           w.String("detail", r.detail);
           w.Int("bytes", r.bytes);
           w.End();
+          if (absl::Status s = FlushJsonText(kJsonPiece, &text, sink); !s.ok()) return s;
         }
         p.EndArray();
       }
@@ -208,7 +219,7 @@ std::string FormatOptJson(const OptReport& report) {
     doc.EndArray();
   }
   doc.End();
-  return std::move(text).Release();
+  return FlushJsonText(1, &text, sink);
 }
 
 namespace {

@@ -189,6 +189,13 @@ std::string JsonText::Release() && {
   return std::move(buffer_);
 }
 
+absl::Status FlushJsonText(size_t at_least, JsonText* text, JsonSink sink) {
+  if (text->size() < at_least) return absl::OkStatus();
+  absl::Status s = sink(text->view());
+  text->clear();
+  return s;
+}
+
 Json JsonNumber(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
@@ -69,6 +71,16 @@ class JsonText {
   std::string buffer_;  // size() is the room; size_ bytes of it are the text
   size_t size_ = 0;
 };
+
+/// Receives a report's bytes piece by piece, in order; an error stops the writing.
+using JsonSink = absl::FunctionRef<absl::Status(std::string_view)>;
+
+/// The pieces streamed reports are handed on in: about 64 KiB, flushed between records.
+inline constexpr size_t kJsonPiece = 64 << 10;
+
+/// Hands `text` to `sink` and empties it once it holds `at_least` bytes (the writers only
+/// append, so the text can be emptied between records); the sink's error.
+absl::Status FlushJsonText(size_t at_least, JsonText* text, JsonSink sink);
 
 /// Appends `text` as a JSON string, escaped as DumpJson escapes it.
 void AppendJsonString(std::string_view text, JsonText* out);

@@ -464,8 +464,13 @@ std::optional<int> OptRun::ReportEngine(const driver::OptimizeOutcome& outcome) 
 // report that cannot be written stops opt before the model is saved.
 int OptRun::WriteOutputs() {
   SideOutput report_file;
+  // Streamed to its temporary (77 MB at 1M nodes, never whole in memory); on stdout it is
+  // held until the model is saved.
+  auto write_report = [this](proto::StagedOutputFiles::Sink sink) {
+    return report::WriteOptJson(report_, sink);
+  };
   if (args_.report.has_value() &&
-      !report_file.Stage(*args_.report, report::FormatOptJson(report_), inputs_)) {
+      !report_file.StageStreamed(*args_.report, write_report, inputs_, /*stdout_now=*/false)) {
     return kExitCannotWrite;
   }
   if (args_.dry_run) return report_file.Commit() ? kExitOk : kExitCannotWrite;
