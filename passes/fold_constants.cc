@@ -106,12 +106,6 @@ bool MayFold(const onnx::GraphProto& g) {
   return false;
 }
 
-// Inside If/Loop/Scan bodies: a node whose every input is a constant of its own body (an
-// initializer or a Constant node) or of an enclosing graph becomes a Constant node with the same
-// output name (bodies hold constants as nodes). A value of an enclosing graph that is not a
-// constant (an input, a computed value) is never captured: such a node stays. Recursive, outer
-// constants visible in nested bodies; each body in order, one sweep (a folded node's result is
-// a constant for the nodes after it).
 // The node in a body's path: its name, else its first output, else (a hostile model's node
 // with neither) its index.
 std::string BodyLabel(const onnx::NodeProto& n, int index) {
@@ -119,6 +113,12 @@ std::string BodyLabel(const onnx::NodeProto& n, int index) {
   return n.output_size() > 0 ? n.output(0) : absl::StrCat("#", index);
 }
 
+// Inside If/Loop/Scan bodies: a node whose every input is a constant of its own body (an
+// initializer or a Constant node) or of an enclosing graph becomes a Constant node with the same
+// output name (bodies hold constants as nodes). A value of an enclosing graph that is not a
+// constant (an input, a computed value) is never captured: such a node stays. Recursive, outer
+// constants visible in nested bodies; each body in order, one sweep (a folded node's result is
+// a constant for the nodes after it).
 class BodyFolder {
  public:
   BodyFolder(proto::Model* model, const PassOptions& options, PassStats* stats)

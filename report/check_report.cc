@@ -300,11 +300,7 @@ absl::Status WriteCheckJson(const analysis::Analysis& a, const std::string& mode
     n.String("node", v.node);
     n.String("op", v.op);
     n.String("graph", v.graph);
-    if (ShortGraph(v).empty()) {
-      n.String("path", v.node);  // NodePath without its copy
-    } else {
-      n.String("path", NodePath(v));
-    }
+    n.String("path", NodePath(v));
     n.Int("opset", v.opset);
     n.BeginArray("inputs");
     for (size_t k = 0; k < v.inputs.size(); ++k) {

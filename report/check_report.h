@@ -3,9 +3,7 @@
 #define ONNX_BCAST_REPORT_CHECK_REPORT_H_
 
 #include <string>
-#include <string_view>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "analysis/dim_evaluation.h"
 #include "analysis/shape_propagation.h"

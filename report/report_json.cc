@@ -166,17 +166,21 @@ void Write(const Json& value, int depth, JsonText* out) {
 
 }  // namespace
 
-void JsonText::AppendInt(int64_t value) {
-  char* at = Extend(20);  // "-9223372036854775808"
-  const char* end = std::to_chars(at, at + 20, value).ptr;
-  size_ -= static_cast<size_t>(at + 20 - end);
+namespace {
+
+// 20 characters hold any int64_t ("-9223372036854775808") and uint64_t.
+template <typename Integer>
+void AppendDecimal(Integer value, JsonText* out) {
+  char digits[20];
+  const char* end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out->Append(std::string_view(digits, static_cast<size_t>(end - digits)));
 }
 
-void JsonText::AppendUnsigned(uint64_t value) {
-  char* at = Extend(20);  // "18446744073709551615"
-  const char* end = std::to_chars(at, at + 20, value).ptr;
-  size_ -= static_cast<size_t>(at + 20 - end);
-}
+}  // namespace
+
+void JsonText::AppendInt(int64_t value) { AppendDecimal(value, this); }
+
+void JsonText::AppendUnsigned(uint64_t value) { AppendDecimal(value, this); }
 
 void JsonText::Grow(size_t count) {
   // Geometric, as std::string grows; the new room is zero-filled once, by resize.
@@ -217,20 +221,9 @@ std::string DumpJson(const Json& document) {
 void AppendJsonString(std::string_view text, JsonText* out) { StringScalar(text, out); }
 
 void JsonObjectWriter::Key(std::string_view key) {
-  // The brace or comma, newline and indentation in one copy: a check report has 15 keys a
-  // node.
-  static constexpr std::string_view kBrace =
-      "{\n                                                                ";
-  static constexpr std::string_view kComma =
-      ",\n                                                                ";
-  const size_t size = 2 + static_cast<size_t>(depth_ + 1) * 2;
-  if (size <= kBrace.size()) {
-    out_->Append((any_member_ ? kComma : kBrace).substr(0, size));
-  } else {
-    out_->Append(any_member_ ? ',' : '{');
-    Newline(depth_ + 1, out_);
-  }
+  out_->Append(any_member_ ? ',' : '{');
   any_member_ = true;
+  Newline(depth_ + 1, out_);
   StringScalar(key, out_);
   out_->Append(": ");
 }
